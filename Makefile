@@ -1,0 +1,76 @@
+# Front door of the OSN build. CMake + Ninja do the real work; this file only strings the steps
+# together so that one word does each job:
+#
+#   make               install missing Debian packages, configure build/, build (build/osn)
+#   make demo          build, then scripts/demo.sh (a solve and a small lambda sweep, into demo/)
+#   make check         build and run the tests in build/, then again with ASan + UBSan in
+#                      build-asan/, then the clang-format gate (what .ci/run calls)
+#   make bench         build, then bench/run.sh (our solver against the SciPy peer)
+#   make format        clang-format -i on every C file in the repository
+#   make format-check  clang-format --dry-run --Werror on the same files
+#   make clean         remove build/, build-asan/ and demo/
+#
+# The steps are sequential even under `make -j`: each one runs ninja, which is parallel itself.
+
+BUILD        ?= build
+ASAN_BUILD   ?= build-asan
+CMAKE        ?= cmake
+CTEST        ?= ctest
+NINJA        ?= ninja
+CLANG_FORMAT ?= clang-format
+
+# Tracked C files plus new ones not yet added, but never those in build trees inside the
+# repository (CMake writes CMakeCCompilerId.c there): in a clean clone, the same set as
+# `git ls-files '*.c' '*.h'`.
+C_FILES = git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' ':!:build*/**'
+
+.NOTPARALLEL:
+.PHONY: all deps deps-bench configure build asan demo check test test-asan bench format \
+	format-check clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+deps-bench:
+	@scripts/deps.sh bench
+
+$(BUILD)/build.ninja:
+	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+$(ASAN_BUILD)/build.ninja:
+	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOSN_SANITIZE=ON
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	$(NINJA) -C $(BUILD)
+
+test: build
+	$(CTEST) --test-dir $(BUILD) --output-on-failure
+
+asan: deps $(ASAN_BUILD)/build.ninja
+	$(NINJA) -C $(ASAN_BUILD)
+
+test-asan: asan
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure
+
+check: test test-asan format-check
+
+demo: build
+	bash scripts/demo.sh $(BUILD)/osn
+
+bench: deps-bench build
+	OSN_BUILD=$(BUILD) bash bench/run.sh
+
+format:
+	$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) -i
+
+format-check:
+	@echo "clang-format --dry-run --Werror (all C files)"
+	@$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) demo

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Benchmark of the structured solver against a SciPy peer (run by `make bench`).
+#
+# For R = 1e3 .. 1e6 it runs build/bench_solve R (OSN, one R per process) and
+# bench/scipy_peer.py R (the same chain as a sparse matrix, solved by SuperLU), then prints one
+# table with both and the ratio of the peer's time to ours. Both solve the two-loop
+# M|M|1|<L,H>|<H,R> model with L = R/4, H = R/2, lambda = 1.2, lambda' = 0.6, mu = 1, and both
+# print P0 and T_ret, which must agree. The peer is skipped, with a note, when Debian's
+# python3-scipy is missing (scripts/deps.sh bench installs it). It measures; it never fails on
+# time. OSN_BUILD names the build directory (default build); OSN_BENCH_R overrides the R list.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+build=${OSN_BUILD:-build}
+bench="$build/bench_solve"
+peer_py=/usr/bin/python3 # Debian's python, which has python3-scipy; the PATH one may not
+read -r -a sizes <<<"${OSN_BENCH_R:-1e3 1e4 1e5 1e6}"
+
+if [[ ! -x "$bench" ]]; then
+    echo "run.sh: $bench not found; build first (make, or ninja -C $build bench_solve)" >&2
+    exit 1
+fi
+have_peer=1
+if ! "$peer_py" -c 'import scipy' 2>/dev/null; then
+    have_peer=0
+fi
+
+# Value of key=... in a line of key=value pairs, or "-".
+kv() {
+    local v
+    v=$(tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p")
+    echo "${v:--}"
+}
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+echo "OSN solver benchmark: two-loop M|M|1|<L,H>|<H,R>, L=R/4, H=R/2, lambda=1.2, lambda'=0.6, mu=1"
+echo "machine: ${cpu:-unknown CPU}, nproc=$(nproc), $(uname -sr)"
+if ((have_peer)); then
+    echo "peer: SciPy $("$peer_py" -c 'import scipy; print(scipy.__version__)') spsolve (SuperLU), one pinned state"
+else
+    echo "peer: skipped, $peer_py has no scipy (install it with: scripts/deps.sh bench)"
+fi
+echo
+
+ours=()
+theirs=()
+for r in "${sizes[@]}"; do
+    line=$("$bench" "$r")
+    echo "$line"
+    ours+=("$line")
+    if ((have_peer)); then
+        line=$("$peer_py" bench/scipy_peer.py "$r" || echo "scipy_peer R=$r failed")
+        echo "$line"
+        theirs+=("$line")
+    else
+        theirs+=("")
+    fi
+done
+
+echo
+printf '%9s %9s | %10s %10s %8s | %10s %10s %10s %8s | %8s | %-14s %s\n' \
+    R states "osn s" "states/s" "RSS MiB" "scipy s" "solve s" "states/s" "RSS MiB" \
+    "peer/osn" "T_ret osn" "T_ret scipy"
+for i in "${!ours[@]}"; do
+    o=${ours[$i]}
+    p=${theirs[$i]}
+    os=$(kv "$o" median_s)
+    ps=$(kv "$p" median_s)
+    ratio=-
+    if [[ "$os" != - && "$ps" != - ]]; then
+        ratio=$(awk -v a="$ps" -v b="$os" 'BEGIN { printf "%.1f", a / b }')
+    fi
+    printf '%9s %9s | %10s %10s %8s | %10s %10s %10s %8s | %8s | %-14s %s\n' \
+        "$(kv "$o" R)" "$(kv "$o" states)" "$os" "$(kv "$o" states_per_s)" \
+        "$(kv "$o" peak_rss_mib)" "$ps" "$(kv "$p" solve_s)" "$(kv "$p" states_per_s)" \
+        "$(kv "$p" peak_rss_mib)" "$ratio" "$(kv "$o" T_ret)" "$(kv "$p" T_ret)"
+done
+echo
+echo "Times are medians of 3..50 repeats (at least 0.5 s in all) of one whole solve; 'scipy s' is"
+echo "assembly + spsolve + measures, 'solve s' spsolve alone; peer/osn > 1 means OSN is faster."
+echo "These machines are shared and noisy (timings vary by 10-30% between runs): read the figures"
+echo "as medians and orders of magnitude. The peer's RSS includes about 40 MiB of Python + SciPy."

@@ -1,0 +1,108 @@
+/*
+ * Exact analysis of the hysteretic overload-control models (shared/MODELS.md).
+ *
+ * One server, FIFO, at most R customers, modes 0 (normal), 1 (overload), 2 (discard) with
+ * bi-level thresholds 0 <= L1 < H1 < H2 <= R, L1 < L2 < H2. The named cases two-loop <L,H>|<H,R>
+ * and single-loop <L,H>|B are bi-level thresholds with L2, H2 filled in by osn_model_resolve().
+ * Input is one Poisson flow (thinned to an overload rate in mode 1) or two Poisson flows where
+ * flow 1 keeps priority; service is exponential. Every measure is an osn_xd, because cycle
+ * times and discard probabilities leave the double range at extreme loads.
+ */
+#ifndef OSN_MODEL_H
+#define OSN_MODEL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "osn/xd.h"
+
+enum osn_model_kind {
+    OSN_KIND_TWO_LOOP,    /* <L,H>|<H,R>: L1=L, H1=H, L2=H, H2=R */
+    OSN_KIND_SINGLE_LOOP, /* <L,H>|B: L1=L, H1=H, L2=R-1, H2=R */
+    OSN_KIND_BI_LEVEL,    /* L1, H1, L2, H2, R given */
+};
+
+enum osn_policy {
+    OSN_POLICY_I = 1,  /* mode changes at the threshold-crossing instants */
+    OSN_POLICY_II = 2, /* mode re-evaluated only at service completions */
+};
+
+enum osn_method {
+    OSN_METHOD_AUTO,    /* closed form where one exists, else the structured solver */
+    OSN_METHOD_GENERAL, /* the structured block-tridiagonal solver */
+    OSN_METHOD_CLOSED,  /* closed forms: two-loop, one flow, policy I only */
+};
+
+/* Largest R accepted at all; memory is checked separately by osn_model_check(). */
+#define OSN_R_MAX 1000000000L
+
+struct osn_model {
+    enum osn_model_kind kind;
+    enum osn_policy policy;
+    long L, H;              /* two-loop and single-loop */
+    long L1, H1, L2, H2, R; /* bi-level, or filled in by osn_model_resolve() */
+    int flows;              /* 1, or 2 with flow 1 keeping priority */
+    double rate;            /* one flow: offered rate lambda */
+    double overload_rate;   /* one flow: accepted rate lambda' in mode 1 */
+    double rate1, rate2;    /* two flows: offered rates; flow 2 is blocked in mode 1 */
+    double mu;              /* service rate (exponential service) */
+};
+
+/* Fills L1..H2 from L, H, R for the named kinds. */
+void osn_model_resolve(struct osn_model *m);
+
+/*
+ * Checks a resolved model. On failure returns OSN_ECONFIG (or OSN_ETOOBIG when R cannot fit in
+ * memory), sets *bad_key to the scenario key at fault ("thresholds.H", "arrivals.rate", ...) and
+ * writes a sentence into msg. bad_key and msg may be NULL.
+ */
+int osn_model_check(const struct osn_model *m, const char **bad_key, char *msg, size_t msgsize);
+
+/* Accepted arrival rate in mode s (0, 1, 2). */
+double osn_model_accept_rate(const struct osn_model *m, int s);
+
+/* Bytes the structured solver may need for this model: an upper bound (about 2.5x the peak). */
+size_t osn_model_solver_bytes(const struct osn_model *m);
+
+struct osn_measures {
+    struct osn_xd P[3];             /* time in mode 0, 1, 2 */
+    struct osn_xd p00;              /* p(0,0): empty and normal */
+    struct osn_xd N_mean;           /* mean number in system */
+    struct osn_xd throughput;       /* departures per second */
+    struct osn_xd sojourn;          /* mean sojourn N_mean / throughput */
+    struct osn_xd T_ret, T_ret_sd;  /* return time from overload onset to mode 0 */
+    struct osn_xd T_ret_renewal;    /* (P1+P2)/nu01, the renewal identity */
+    struct osn_xd T_cyc;            /* mean control cycle 1/nu01 */
+    struct osn_xd T_norm;           /* T_cyc - T_ret */
+    struct osn_xd T_disc;           /* mean discard visit P2/nu12; NaN when never entered */
+    struct osn_xd nu01, nu12;       /* overload and discard onset rates */
+    struct osn_xd mode_change_rate; /* mode changes per second, 2(nu01+nu12) */
+    struct osn_xd theta;            /* offered traffic not accepted (all flows) */
+    struct osn_xd loss_flow1;       /* per-flow losses; with one flow, flow 1 = the flow */
+    struct osn_xd loss_flow2;
+    struct osn_xd prob_sum; /* sum of the stationary vector (1 up to rounding) */
+    long states;            /* states of the chain */
+    enum osn_method method; /* the method that ran (never AUTO) */
+    bool have_sd;           /* T_ret_sd computed by this method */
+};
+
+/* The value of T_disc when the model never enters discard mode (nu12 = 0). */
+#define OSN_XD_UNDEFINED ((struct osn_xd){NAN, 0})
+
+/* Called once per state in (mode, n) order with its stationary probability. */
+typedef int (*osn_dist_fn)(int mode, long n, struct osn_xd p, void *arg);
+
+/*
+ * Solves a resolved, checked model. `dist`, when not NULL, receives the stationary
+ * distribution (with the closed method too). Returns 0, OSN_ENOTSUP when `method` cannot handle
+ * the model (closed forms exist only for the one-flow two-loop model under policy I),
+ * OSN_ENOMEM, or the first non-zero value returned by `dist`.
+ */
+int osn_solve(const struct osn_model *m, enum osn_method method, struct osn_measures *out,
+              osn_dist_fn dist, void *arg);
+
+/* "general" / "closed" / "auto". */
+const char *osn_method_name(enum osn_method method);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * Private interface of the `osn` command: the version string and the subcommand entry points
+ * that main.c dispatches to. Each subcommand parses its own arguments, prints its own --help,
+ * and returns the process exit status (0 success, 2 any error).
+ */
+#ifndef OSN_CLI_H
+#define OSN_CLI_H
+
+#include <stdio.h>
+
+#ifndef OSN_VERSION
+#define OSN_VERSION "0.1.0" /* keep in step with project(osn VERSION ...) in CMakeLists.txt */
+#endif
+
+/* Exit status of every failed command: bad scenario, bad option, I/O or solver failure. */
+#define OSN_EXIT_ERROR 2
+
+/* `osn solve`: argv[0] is "solve". Returns the exit status. */
+int osn_cmd_solve(int argc, char **argv);
+
+/* Writes the full `osn solve --help` text to f. */
+void osn_cmd_solve_usage(FILE *f);
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * `osn solve`: exact measures of one hysteretic model.
+ *
+ * Thin by design: parse the options, load the scenario (src/io/scenario.c), run osn_solve(),
+ * print. Output files are all written to temporaries first and renamed into place only after
+ * every output, standard output included, was written without error; so a failed run leaves no
+ * file behind and reports exactly one line on stderr, "osn solve: ...", with exit status 2.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "osn/err.h"
+#include "osn/io.h"
+#include "osn/model.h"
+
+struct solve_opts {
+    const char *scenario; /* NULL: defaults only */
+    const char **sets;    /* the --set values, borrowed from argv */
+    int nsets;
+    enum osn_method method;
+    const char *json, *csv, *dist; /* NULL when not requested, "-" for stdout */
+    bool quiet;
+    bool help;
+};
+
+void osn_cmd_solve_usage(FILE *f)
+{
+    fputs("Usage: osn solve [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"
+          "                 [--method auto|general|closed] [--json FILE|-] [--csv FILE|-]\n"
+          "                 [--dist FILE|-] [-q|--quiet]\n"
+          "\n"
+          "Exact stationary measures of a hysteretic overload-control model: one\n"
+          "exponential server, FIFO, at most R customers, modes 0 normal, 1 overload,\n"
+          "2 discard.\n"
+          "\n"
+          "Options:\n"
+          "  --set SECTION.KEY=VALUE  override a scenario key; repeatable, applied after\n"
+          "                           the file (e.g. --set arrivals.rate=1.5)\n"
+          "  --method METHOD          auto (default): the general solver, which gives\n"
+          "                           every measure of every model\n"
+          "                           general: structured block-tridiagonal solver\n"
+          "                           closed: closed forms; only the one-flow two-loop\n"
+          "                           model under policy I (otherwise an error)\n"
+          "  --json FILE|-            write the measures and the scenario as JSON\n"
+          "  --csv FILE|-             write a header line and one row of measures as CSV\n"
+          "  --dist FILE|-            write the stationary distribution as CSV: mode,n,p\n"
+          "  -q, --quiet              do not print the table\n"
+          "  -h, --help               show this help\n"
+          "\n"
+          "Scenario file: INI, '[section]' and 'key = value' lines; comments are lines\n"
+          "starting with ';' or '#', or ' ; ...' after a value. Defaults in brackets.\n"
+          "  [model]\n"
+          "    kind             two-loop | single-loop | bi-level          [two-loop]\n"
+          "    policy           I: modes change at threshold crossings     [I]\n"
+          "                     II: modes change only at departures\n"
+          "  [thresholds]       whole numbers\n"
+          "    two-loop         <L,H>|<H,R>: L, H, R                       [5, 10, 20]\n"
+          "    single-loop      <L,H>|B: L, H, B (R is a synonym of B)     [5, 10, 20]\n"
+          "    bi-level         L1, H1, L2, H2, R                  [5, 10, 10, 20, 20]\n"
+          "                     0 <= L1 < H1 < H2 <= R, L1 < L2 < H2\n"
+          "  [arrivals]         rates in 1/s\n"
+          "    flows            1 | 2                                      [1]\n"
+          "    rate             one flow: offered rate lambda > 0          [1.2]\n"
+          "    overload_rate    one flow: rate lambda' accepted in         [rate/2]\n"
+          "                     overload, 0 <= lambda' <= lambda\n"
+          "    overload_accept  one flow: lambda' = a*lambda, a in (0,1]\n"
+          "                     (give overload_rate or overload_accept)\n"
+          "    rate1, rate2     two flows, >= 0, not both 0; flow 1 has    [0.6, 0.6]\n"
+          "                     priority, flow 2 is blocked in overload\n"
+          "  [service]\n"
+          "    law              exp (other laws are not supported yet)     [exp]\n"
+          "    rate             service rate mu > 0                        [1]\n"
+          "Without a file: two-loop, L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I.\n"
+          "A key given twice in the file, or one that does not belong to the chosen kind\n"
+          "or number of flows, is an error.\n"
+          "\n"
+          "Output: a table of the measures on stdout (P0 P1 P2 N_mean throughput sojourn\n"
+          "T_ret T_ret_sd T_cyc T_norm T_disc mode_change_rate theta nu01 nu12\n"
+          "T_ret_renewal prob_sum; times in s, rates in 1/s), left out with -q or when\n"
+          "--json, --csv or --dist writes to stdout. JSON and CSV give numbers to 17\n"
+          "digits; a value outside the double range (e.g. T_cyc = 1e+2000) is written as\n"
+          "a string and listed in the JSON array \"beyond_double_range\". Files are\n"
+          "written to a temporary file and renamed, so a failed run leaves none behind.\n"
+          "\n"
+          "Exit status: 0 on success; 2 on any error (bad scenario: the message names\n"
+          "FILE:LINE or the --set flag, and the key; bad option; unsupported method; I/O\n"
+          "or solver failure).\n"
+          "\n"
+          "Example:\n"
+          "  osn solve examples/two_loop_l1.2_10_15.ini --set arrivals.rate=1.5 \\\n"
+          "            --json out.json\n",
+          f);
+}
+
+/* Prints "osn solve: <message>" on stderr. Returns the error exit status. */
+static int die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("osn solve: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return OSN_EXIT_ERROR;
+}
+
+/*
+ * Matches option `name` at argv[*i], as "--name VALUE" or "--name=VALUE". Returns 1 with *value
+ * set, 0 when argv[*i] is another option, -1 when the value is missing.
+ */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, struct solve_opts *o)
+{
+    static const char *const valued[] = {"--set", "--method", "--json", "--csv", "--dist"};
+    bool only_args = false;
+
+    o->sets = malloc(sizeof *o->sets * (size_t)(argc > 0 ? argc : 1));
+    if (!o->sets)
+        return die("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int r = 0;
+
+        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (o->scenario)
+                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
+            o->scenario = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_args = true;
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = true;
+            continue;
+        }
+        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+            continue;
+        }
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
+            r = opt_value(argc, argv, &i, valued[k], &v);
+            if (r < 0)
+                return die("option '%s' needs a value (see 'osn solve --help')", valued[k]);
+            if (r == 0)
+                continue;
+            if (k == 0) {
+                o->sets[o->nsets++] = v;
+            } else if (k == 1) {
+                if (strcmp(v, "auto") == 0)
+                    o->method = OSN_METHOD_AUTO;
+                else if (strcmp(v, "general") == 0)
+                    o->method = OSN_METHOD_GENERAL;
+                else if (strcmp(v, "closed") == 0)
+                    o->method = OSN_METHOD_CLOSED;
+                else
+                    return die("--method '%s': expected auto, general or closed", v);
+            } else if (!v[0]) {
+                return die("option '%s' needs a file name (or - for stdout)", valued[k]);
+            } else if (k == 2) {
+                o->json = v;
+            } else if (k == 3) {
+                o->csv = v;
+            } else {
+                o->dist = v;
+            }
+        }
+        if (r == 0)
+            return die("unknown option '%s' (see 'osn solve --help')", a);
+    }
+    if (o->scenario && strcmp(o->scenario, "-") == 0)
+        return die("reading the scenario from stdin is not supported; give a file");
+    /* Two outputs renamed onto one path would silently keep only the last. */
+    const char *outs[3] = {o->json, o->csv, o->dist};
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++)
+            if (outs[a] && outs[b] && strcmp(outs[a], "-") != 0 && strcmp(outs[a], outs[b]) == 0)
+                return die("'%s' is given for two outputs", outs[a]);
+    return 0;
+}
+
+/* osn_solve() dist callback: one "mode,n,p" row, p to 17 significant digits. */
+static int dist_row(int mode, long n, struct osn_xd p, void *arg)
+{
+    FILE *f = arg;
+    char buf[64];
+
+    if (fprintf(f, "%d,%ld,%s\n", mode, n, osn_xd_format(p, 17, buf, sizeof buf)) < 0)
+        return OSN_EIO;
+    return 0;
+}
+
+/* True when the path names a real file (not stdout). */
+static bool is_file(const char *path)
+{
+    return path && strcmp(path, "-") != 0;
+}
+
+int osn_cmd_solve(int argc, char **argv)
+{
+    struct solve_opts o = {0};
+    struct osn_scenario *sc = NULL;
+    struct osn_measures ms;
+    struct osn_afile dist = {0}, json = {0}, csv = {0};
+    char err[1024];
+    bool to_stdout;
+    int rc, status = OSN_EXIT_ERROR;
+
+    err[0] = '\0';
+    if (parse_args(argc, argv, &o) != 0)
+        goto out;
+    if (o.help) {
+        osn_cmd_solve_usage(stdout);
+        status = 0;
+        goto out;
+    }
+    /* The scenario holds 64 key records: keep it off the stack. */
+    sc = malloc(sizeof *sc);
+    if (!sc) {
+        die("out of memory");
+        goto out;
+    }
+    rc = osn_scenario_load(sc, o.scenario, o.sets, o.nsets, err, sizeof err);
+    if (rc) {
+        die("%s", err[0] ? err : osn_strerror(rc));
+        goto out;
+    }
+
+    if (o.dist) {
+        if (osn_afile_open(&dist, o.dist, err, sizeof err) != 0) {
+            die("--dist: %s", err);
+            goto out;
+        }
+        if (fputs("mode,n,p\n", dist.f) == EOF) {
+            die("--dist %s: write failed: %s", o.dist, strerror(errno));
+            goto out;
+        }
+    }
+    rc = osn_solve(&sc->model, o.method, &ms, o.dist ? dist_row : NULL, o.dist ? dist.f : NULL);
+    if (rc == OSN_ENOTSUP && o.method == OSN_METHOD_CLOSED) {
+        die("--method %s: no closed forms for this model (they exist only for the one-flow "
+            "two-loop model under policy I); use --method general or auto",
+            osn_method_name(o.method));
+        goto out;
+    }
+    if (rc == OSN_EIO && o.dist) {
+        die("--dist %s: write failed: %s", o.dist, strerror(errno));
+        goto out;
+    }
+    if (rc) {
+        die("solver failed: %s", osn_strerror(rc));
+        goto out;
+    }
+    to_stdout = (o.json && !is_file(o.json)) || (o.csv && !is_file(o.csv)) ||
+                (o.dist && !is_file(o.dist));
+
+    /* Files first, into their temporaries; nothing is renamed yet. */
+    if (is_file(o.json)) {
+        if (osn_afile_open(&json, o.json, err, sizeof err) != 0) {
+            die("--json: %s", err); /* the message names the file */
+            goto out;
+        }
+        if (osn_report_json_write(json.f, sc, &ms, err, sizeof err) != 0) {
+            die("--json %s: %s", o.json, err);
+            goto out;
+        }
+    }
+    if (is_file(o.csv)) {
+        if (osn_afile_open(&csv, o.csv, err, sizeof err) != 0) {
+            die("--csv: %s", err);
+            goto out;
+        }
+        if (osn_report_csv_write(csv.f, sc, &ms, err, sizeof err) != 0) {
+            die("--csv %s: %s", o.csv, err);
+            goto out;
+        }
+    }
+    /* Then standard output, whose failure still lets us take the files back. */
+    if (o.json && !is_file(o.json) && osn_report_json_write(stdout, sc, &ms, err, sizeof err)) {
+        die("--json -: %s", err);
+        goto out;
+    }
+    if (o.csv && !is_file(o.csv) && osn_report_csv_write(stdout, sc, &ms, err, sizeof err)) {
+        die("--csv -: %s", err);
+        goto out;
+    }
+    if (!o.quiet && !to_stdout)
+        osn_report_table(stdout, sc, &ms);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        die("cannot write to standard output: %s", strerror(errno));
+        goto out;
+    }
+    /*
+     * Everything is written: put the files in place. A rename in the directory we just created
+     * a file in practically cannot fail; if one does, the files renamed before it stay.
+     */
+    if (o.dist && osn_afile_commit(&dist, err, sizeof err) != 0) {
+        die("--dist: %s", err);
+        goto out;
+    }
+    if (is_file(o.json) && osn_afile_commit(&json, err, sizeof err) != 0) {
+        die("--json: %s", err);
+        goto out;
+    }
+    if (is_file(o.csv) && osn_afile_commit(&csv, err, sizeof err) != 0) {
+        die("--csv: %s", err);
+        goto out;
+    }
+    status = 0;
+out:
+    /* Abort is a no-op on a committed or never-opened file. */
+    osn_afile_abort(&dist);
+    osn_afile_abort(&json);
+    osn_afile_abort(&csv);
+    free(sc);
+    free(o.sets);
+    return status;
+}

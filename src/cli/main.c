@@ -1,0 +1,135 @@
+/*
+ * The `osn` command: git-style dispatch to subcommands.
+ *
+ *     osn solve ...        exact measures of a hysteretic model (src/cli/cmd_solve.c)
+ *     osn help [COMMAND]   overview, or a subcommand's full help
+ *     osn --help | --version
+ *
+ * This file only dispatches; each subcommand parses its own options and prints its own help.
+ * Subcommands the design names but that do not exist yet are listed in the overview as not yet
+ * available and rejected like any unknown command (exit status 2).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+    void (*usage)(FILE *f);
+};
+
+static const struct command commands[] = {
+        {"solve", "exact measures of a hysteretic overload-control model", osn_cmd_solve,
+         osn_cmd_solve_usage},
+};
+
+/* Designed (shared/DESIGN.md) but not written yet: listed so the plan is visible. */
+static const char *const planned[][2] = {
+        {"optimize", "best thresholds under constraints"},
+        {"sim", "discrete-event simulation (single node or SIP network)"},
+        {"fluid", "fluid-model trajectories"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+#define NPLANNED  (sizeof planned / sizeof planned[0])
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static bool is_planned(const char *name)
+{
+    for (size_t i = 0; i < NPLANNED; i++)
+        if (strcmp(planned[i][0], name) == 0)
+            return true;
+    return false;
+}
+
+static void print_overview(FILE *f)
+{
+    fprintf(f, "Usage: osn COMMAND [ARGS]...\n"
+               "       osn help COMMAND   (or: osn COMMAND --help)\n"
+               "       osn --version\n"
+               "\n"
+               "OSN, a toolkit for SIP server overload control.\n"
+               "\n"
+               "Commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nNot yet available:\n");
+    for (size_t i = 0; i < NPLANNED; i++)
+        fprintf(f, "  %-10s %s\n", planned[i][0], planned[i][1]);
+    fprintf(f, "\nExit status: 0 on success, 2 on any error.\n");
+}
+
+/* Reports a command that does not exist (or not yet) on stderr. Returns the exit status. */
+static int unknown_command(const char *name)
+{
+    if (is_planned(name))
+        fprintf(stderr, "osn: '%s' is not yet available (see 'osn --help')\n", name);
+    else
+        fprintf(stderr, "osn: unknown command '%s' (see 'osn --help')\n", name);
+    return OSN_EXIT_ERROR;
+}
+
+/* `osn help [COMMAND]`. */
+static int run_help(int argc, char **argv)
+{
+    const struct command *c;
+
+    if (argc < 2) {
+        print_overview(stdout);
+        return 0;
+    }
+    if (argc > 2) {
+        fprintf(stderr, "osn help: expected one command name\n");
+        return OSN_EXIT_ERROR;
+    }
+    c = find_command(argv[1]);
+    if (!c)
+        return unknown_command(argv[1]);
+    c->usage(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const struct command *c;
+    const char *name;
+    int status;
+
+    if (argc < 2) {
+        print_overview(stderr);
+        return OSN_EXIT_ERROR;
+    }
+    name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        print_overview(stdout);
+        status = 0;
+    } else if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("osn %s\n", OSN_VERSION);
+        status = 0;
+    } else if (strcmp(name, "help") == 0) {
+        status = run_help(argc - 1, argv + 1);
+    } else if (name[0] == '-') {
+        fprintf(stderr, "osn: unknown option '%s' (see 'osn --help')\n", name);
+        status = OSN_EXIT_ERROR;
+    } else if ((c = find_command(name))) {
+        status = c->run(argc - 1, argv + 1);
+    } else {
+        status = unknown_command(name);
+    }
+    if (fflush(stdout) != 0 && status == 0) {
+        fprintf(stderr, "osn: cannot write to standard output\n");
+        status = OSN_EXIT_ERROR;
+    }
+    return status;
+}

@@ -1,0 +1,394 @@
+/*
+ * Linear level reduction for level chains (see model_int.h): the stationary vector and the
+ * solution of (-Q) x = b for transient chains, at a cost linear in the number of levels.
+ *
+ * Levels are eliminated from the top. With U_n, D_n the up and down blocks and W_n the
+ * within-level block of level n, the censored generator of levels <= n has the diagonal block
+ *
+ *     S_n = W_n + R_n D_{n+1},     R_n = U_n (-S_{n+1})^-1,     S_hi = W_hi,
+ *
+ * and the stationary vector satisfies pi_{n+1} = pi_n R_n, with pi_lo stationary for S_lo.
+ * For (-Q) x = b: c_n = b_n + R_n c_{n+1}, x_n = (-S_n)^-1 (c_n + D_n x_{n-1}).
+ *
+ * Why it stays exact: -S_n is a non-singular M-matrix, and its diagonal is never formed by
+ * subtraction. Its off-diagonal entries are sums of non-negative products, and its row sums are
+ * known: (-S_n) 1 = D_n 1 + g_n with g_n = kill_n + R_n g_{n+1} (the rate of leaving the chain).
+ * The inverse is computed by Gaussian elimination that recomputes each pivot from the row sums
+ * (the GTH idea), so every operation adds non-negative numbers: no cancellation, no negative
+ * probabilities. All quantities are osn_xd, because R_n entries and the pi_n span far more than
+ * the double range (a return to mode 0 at heavy load has probability (mu/lambda')^(H-L)).
+ */
+#include "model_int.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "osn/err.h"
+
+typedef struct osn_xd xd;
+
+/* ---- small dense kernels ---- */
+
+/*
+ * inv = (-S)^-1 for the M-matrix -S with off-diagonal magnitudes off[i][j] (i != j) and row
+ * sums ex[i] >= 0. Subtraction-free Gaussian elimination without pivoting.
+ */
+static int minv(int m, xd off[OSN__B][OSN__B], const xd ex[OSN__B], xd inv[OSN__B][OSN__B])
+{
+    if (m == 1) {
+        if (osn_xd_is_zero(ex[0]))
+            return -1;
+        inv[0][0] = osn_xd_div(osn_xd(1), ex[0]);
+        return 0;
+    }
+    if (m == 2) {
+        /* With a00 = e0 + b, a11 = e1 + c: det = a00 a11 - b c = e0 e1 + e0 c + b e1. */
+        const xd b = off[0][1], c = off[1][0];
+        const xd a00 = osn_xd_add(ex[0], b), a11 = osn_xd_add(ex[1], c);
+        const xd det = osn_xd_add(osn_xd_add(osn_xd_mul(ex[0], ex[1]), osn_xd_mul(ex[0], c)),
+                                  osn_xd_mul(b, ex[1]));
+        if (osn_xd_is_zero(det))
+            return -1;
+        inv[0][0] = osn_xd_div(a11, det);
+        inv[0][1] = osn_xd_div(b, det);
+        inv[1][0] = osn_xd_div(c, det);
+        inv[1][1] = osn_xd_div(a00, det);
+        return 0;
+    }
+    xd w[OSN__B][OSN__B], e[OSN__B], piv[OSN__B];
+    for (int i = 0; i < m; i++) {
+        e[i] = ex[i];
+        for (int j = 0; j < m; j++) {
+            w[i][j] = off[i][j];
+            inv[i][j] = osn_xd(i == j ? 1.0 : 0.0);
+        }
+    }
+    for (int k = 0; k < m; k++) {
+        xd p = e[k];
+        for (int j = k + 1; j < m; j++)
+            p = osn_xd_add(p, w[k][j]);
+        if (osn_xd_is_zero(p))
+            return -1;
+        piv[k] = p;
+        for (int i = k + 1; i < m; i++) {
+            if (osn_xd_is_zero(w[i][k]))
+                continue;
+            xd l = osn_xd_div(w[i][k], p);
+            for (int j = k + 1; j < m; j++)
+                if (j != i)
+                    w[i][j] = osn_xd_add(w[i][j], osn_xd_mul(l, w[k][j]));
+            e[i] = osn_xd_add(e[i], osn_xd_mul(l, e[k]));
+            for (int c = 0; c < m; c++)
+                inv[i][c] = osn_xd_add(inv[i][c], osn_xd_mul(l, inv[k][c]));
+        }
+    }
+    for (int k = m - 1; k >= 0; k--) {
+        for (int c = 0; c < m; c++) {
+            xd s = inv[k][c];
+            for (int j = k + 1; j < m; j++)
+                s = osn_xd_add(s, osn_xd_mul(w[k][j], inv[j][c]));
+            inv[k][c] = osn_xd_div(s, piv[k]);
+        }
+    }
+    return 0;
+}
+
+/* Stationary vector of a generator given by its off-diagonal rates (GTH), scaled to max 1. */
+static void gth(int m, xd off[OSN__B][OSN__B], xd pi[OSN__B])
+{
+    xd a[OSN__B][OSN__B], s[OSN__B];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            a[i][j] = off[i][j];
+    for (int k = m - 1; k >= 1; k--) {
+        xd sum = osn_xd(0);
+        for (int j = 0; j < k; j++)
+            sum = osn_xd_add(sum, a[k][j]);
+        s[k] = sum;
+        for (int i = 0; i < k; i++) {
+            if (osn_xd_is_zero(a[i][k]))
+                continue;
+            xd f = osn_xd_div(a[i][k], sum);
+            for (int j = 0; j < k; j++)
+                if (j != i)
+                    a[i][j] = osn_xd_add(a[i][j], osn_xd_mul(f, a[k][j]));
+        }
+    }
+    pi[0] = osn_xd(1);
+    for (int k = 1; k < m; k++) {
+        xd v = osn_xd(0);
+        for (int i = 0; i < k; i++)
+            v = osn_xd_add(v, osn_xd_mul(pi[i], a[i][k]));
+        pi[k] = osn_xd_div(v, s[k]);
+    }
+    xd mx = pi[0];
+    for (int k = 1; k < m; k++)
+        if (osn_xd_cmp(pi[k], mx) > 0)
+            mx = pi[k];
+    for (int k = 0; k < m; k++)
+        pi[k] = osn_xd_div(pi[k], mx);
+}
+
+/* Level n during elimination: its description, (-S_n)^-1 and its kill excess g_n. */
+struct elim {
+    struct osn__lvl lv;
+    xd inv[OSN__B][OSN__B];
+    xd g[OSN__B];
+};
+
+/*
+ * One elimination step at level n given level n+1 (above; NULL at the top level): computes
+ * R_n (m_n x m_{n+1}), (-S_n)^-1 and g_n. When no state of the level can leave downwards (the
+ * bottom of a stationary problem) *singular is set and cur->inv holds the off-diagonal rates of
+ * S_n instead, for gth(). Returns -1 on a zero pivot (a chain that cannot leave the level).
+ */
+static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OSN__B],
+                     int *singular)
+{
+    const struct osn__lvl *lv = &cur->lv;
+    const int m = lv->m;
+    xd off[OSN__B][OSN__B], ex[OSN__B];
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < m; j++)
+            off[i][j] = osn_xd(0);
+        cur->g[i] = osn_xd(lv->kill[i]);
+    }
+    if (above) {
+        const int ma = above->lv.m;
+        for (int i = 0; i < m; i++) {
+            int t = lv->up_to[i];
+            for (int k = 0; k < ma; k++)
+                r[i][k] = t >= 0 ? osn_xd_muld(above->inv[t][k], lv->up_rate[i]) : osn_xd(0);
+            if (t < 0)
+                continue;
+            for (int k = 0; k < ma; k++) {
+                if (osn_xd_is_zero(r[i][k]))
+                    continue;
+                cur->g[i] = osn_xd_add(cur->g[i], osn_xd_mul(r[i][k], above->g[k]));
+                int j = above->lv.dn_to[k];
+                if (j >= 0 && j != i)
+                    off[i][j] = osn_xd_add(off[i][j], osn_xd_muld(r[i][k], above->lv.dn_rate[k]));
+            }
+        }
+    }
+    int all_zero = 1;
+    for (int i = 0; i < m; i++) {
+        ex[i] = osn_xd_add(cur->g[i], osn_xd(lv->dn_to[i] >= 0 ? lv->dn_rate[i] : 0));
+        all_zero &= osn_xd_is_zero(ex[i]);
+    }
+    *singular = all_zero;
+    if (!all_zero)
+        return minv(m, off, ex, cur->inv);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            cur->inv[i][j] = off[i][j];
+    return 0;
+}
+
+/* ---- stationary vector ---- */
+
+struct osn__stat {
+    struct osn__lchain lc;
+    uint8_t *size; /* m_n for n = lo..hi */
+    xd *r;         /* R_n blocks, n = lo..hi-1, row-major, stored bottom-up */
+    xd pi_lo[OSN__B];
+};
+
+struct osn__stat *osn__stat_free(struct osn__stat *s)
+{
+    if (s) {
+        free(s->size);
+        free(s->r);
+        free(s);
+    }
+    return NULL;
+}
+
+int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
+{
+    struct osn__stat *s = calloc(1, sizeof *s);
+    if (!s)
+        return OSN_ENOMEM;
+    s->lc = *lc;
+    long nlev = lc->hi - lc->lo + 1;
+    s->size = malloc((size_t)nlev);
+    if (!s->size)
+        goto nomem;
+    size_t total = 0;
+    for (long n = lc->lo; n <= lc->hi; n++) {
+        s->size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
+        if (n > lc->lo)
+            total += (size_t)s->size[n - lc->lo - 1] * (size_t)s->size[n - lc->lo];
+    }
+    s->r = malloc((total ? total : 1) * sizeof *s->r);
+    if (!s->r)
+        goto nomem;
+
+    struct elim e[2];
+    struct elim *cur = &e[0], *above = NULL;
+    size_t pos = total;
+    for (long n = lc->hi; n >= lc->lo; n--) {
+        xd r[OSN__B][OSN__B];
+        int singular;
+        lc->fill(lc->ctx, n, &cur->lv);
+        if (eliminate(cur, above, r, &singular))
+            goto numeric;
+        if (above) {
+            int m = cur->lv.m, ma = above->lv.m;
+            pos -= (size_t)m * (size_t)ma;
+            for (int i = 0; i < m; i++)
+                for (int k = 0; k < ma; k++)
+                    s->r[pos + (size_t)(i * ma + k)] = r[i][k];
+        }
+        if (n == lc->lo) {
+            if (!singular) /* a chain that leaks at the bottom has no stationary vector */
+                goto numeric;
+            gth(cur->lv.m, cur->inv, s->pi_lo);
+        } else if (singular) {
+            goto numeric;
+        }
+        above = cur;
+        cur = cur == &e[0] ? &e[1] : &e[0];
+    }
+    *sp = s;
+    return 0;
+numeric:
+    osn__stat_free(s);
+    return OSN_ENUMERIC;
+nomem:
+    osn__stat_free(s);
+    return OSN_ENOMEM;
+}
+
+int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
+{
+    const struct osn__lchain *lc = &s->lc;
+    struct osn__lvl lvs[3];
+    struct osn__lvl *below = &lvs[0], *lv = &lvs[1], *above = &lvs[2];
+    xd pi[2][OSN__B];
+    xd *cur = pi[0], *prev = pi[1];
+    size_t pos = 0;
+    lc->fill(lc->ctx, lc->lo, lv);
+    for (long n = lc->lo; n <= lc->hi; n++) {
+        if (n < lc->hi)
+            lc->fill(lc->ctx, n + 1, above);
+        if (n == lc->lo) {
+            for (int j = 0; j < lv->m; j++)
+                cur[j] = s->pi_lo[j];
+        } else {
+            int mp = s->size[n - lc->lo - 1];
+            for (int j = 0; j < lv->m; j++) {
+                xd v = osn_xd(0);
+                for (int i = 0; i < mp; i++)
+                    v = osn_xd_add(v, osn_xd_mul(prev[i], s->r[pos + (size_t)(i * lv->m + j)]));
+                cur[j] = v;
+            }
+            pos += (size_t)mp * (size_t)lv->m;
+        }
+        int err = visit(n, lv, cur, n > lc->lo ? below : NULL, n < lc->hi ? above : NULL, arg);
+        if (err)
+            return err;
+        xd *t = prev;
+        prev = cur;
+        cur = t;
+        struct osn__lvl *l = below;
+        below = lv;
+        lv = above;
+        above = l;
+    }
+    return 0;
+}
+
+/* ---- transient systems ---- */
+
+int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg, xd *x)
+{
+    long nlev = lc->hi - lc->lo + 1;
+    uint8_t *size = malloc((size_t)nlev);
+    long *off = malloc((size_t)nlev * sizeof *off);
+    if (!size || !off) {
+        free(size);
+        free(off);
+        return OSN_ENOMEM;
+    }
+    size_t zt = 0;
+    long states = 0;
+    for (long n = lc->lo; n <= lc->hi; n++) {
+        size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
+        off[n - lc->lo] = states;
+        states += size[n - lc->lo];
+        if (n > lc->lo)
+            zt += (size_t)size[n - lc->lo - 1] * (size_t)size[n - lc->lo];
+    }
+    /* y_n is kept in x itself; Z_n = (-S_n)^-1 D_n is stored bottom-up. */
+    xd *z = malloc((zt ? zt : 1) * sizeof *z);
+    if (!z) {
+        free(size);
+        free(off);
+        return OSN_ENOMEM;
+    }
+    struct elim e[2];
+    struct elim *cur = &e[0], *above = NULL;
+    xd c_above[OSN__B];
+    size_t pos = zt;
+    int err = 0;
+    for (long n = lc->hi; n >= lc->lo; n--) {
+        xd r[OSN__B][OSN__B], b[OSN__B], c[OSN__B];
+        int singular;
+        lc->fill(lc->ctx, n, &cur->lv);
+        if (eliminate(cur, above, r, &singular) || singular) {
+            err = OSN_ENUMERIC;
+            break;
+        }
+        const int m = cur->lv.m;
+        rhs(n, &cur->lv, b, arg);
+        for (int i = 0; i < m; i++) {
+            c[i] = b[i];
+            if (above)
+                for (int k = 0; k < above->lv.m; k++)
+                    c[i] = osn_xd_add(c[i], osn_xd_mul(r[i][k], c_above[k]));
+        }
+        xd *y = x + off[n - lc->lo];
+        for (int i = 0; i < m; i++) {
+            xd v = osn_xd(0);
+            for (int k = 0; k < m; k++)
+                v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
+            y[i] = v;
+        }
+        if (n > lc->lo) {
+            int mb = size[n - lc->lo - 1];
+            pos -= (size_t)m * (size_t)mb;
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < mb; j++)
+                    z[pos + (size_t)(i * mb + j)] = osn_xd(0);
+                for (int k = 0; k < m; k++) {
+                    int j = cur->lv.dn_to[k];
+                    if (j >= 0)
+                        z[pos + (size_t)(i * mb + j)] =
+                                osn_xd_add(z[pos + (size_t)(i * mb + j)],
+                                           osn_xd_muld(cur->inv[i][k], cur->lv.dn_rate[k]));
+                }
+            }
+        }
+        for (int i = 0; i < m; i++)
+            c_above[i] = c[i];
+        above = cur;
+        cur = cur == &e[0] ? &e[1] : &e[0];
+    }
+    if (!err) {
+        pos = 0;
+        for (long n = lc->lo + 1; n <= lc->hi; n++) {
+            int m = size[n - lc->lo], mb = size[n - lc->lo - 1];
+            xd *xn = x + off[n - lc->lo];
+            const xd *xb = x + off[n - lc->lo - 1];
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < mb; j++)
+                    xn[i] = osn_xd_add(xn[i], osn_xd_mul(z[pos + (size_t)(i * mb + j)], xb[j]));
+            pos += (size_t)m * (size_t)mb;
+        }
+    }
+    free(z);
+    free(size);
+    free(off);
+    return err;
+}

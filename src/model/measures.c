@@ -1,0 +1,313 @@
+/*
+ * The measures of shared/MODELS.md from the level chain: one stationary solve for the
+ * probabilities and flow rates, then two first-passage solves on the overload states (modes 1
+ * and 2) for the mean and the variance of the return time.
+ *
+ * Rates of events (overload onsets, discard onsets, mode changes, losses) are computed as flows
+ * of the stationary vector along the chain's own transitions, so they hold for both switching
+ * policies without special cases. The return time starts at the state overload is entered in,
+ * weighted by the flow into it (one state, (1,H1), under policy I; a distribution under II).
+ */
+#include "model_int.h"
+
+#include <stdlib.h>
+
+#include "osn/err.h"
+
+typedef struct osn_xd xd;
+
+struct acc {
+    xd tot, P[3], N, p00, busy, lost[2], nu01, nu12, changes;
+    double kill;           /* must stay 0 for the full chain */
+    xd *entry;             /* flow from mode 0 into each overload state, or NULL */
+    const long *entry_off; /* offsets of overload levels in entry[] */
+    long entry_lo;         /* first overload level */
+    long states;
+};
+
+/* Index of state j of level lv among the overload (mode != 0) states of that level. */
+static int overload_index(const struct osn__lvl *lv, int j)
+{
+    return j - (lv->m > 0 && lv->mode[0] == 0);
+}
+
+/* Accounts the stationary flow f from a state of mode `from` into state to_j of level to_n. */
+static void flow(struct acc *a, int from, int to, long to_n, int to_j, const struct osn__lvl *tl,
+                 xd f)
+{
+    if (from == to)
+        return;
+    a->changes = osn_xd_add(a->changes, f);
+    if (from == 0) {
+        a->nu01 = osn_xd_add(a->nu01, f);
+        xd *e = &a->entry[a->entry_off[to_n - a->entry_lo] + overload_index(tl, to_j)];
+        *e = osn_xd_add(*e, f);
+    }
+    if (to == 2)
+        a->nu12 = osn_xd_add(a->nu12, f);
+}
+
+static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct osn__lvl *below,
+                 const struct osn__lvl *above, void *arg)
+{
+    struct acc *a = arg;
+    for (int i = 0; i < lv->m; i++) {
+        const xd p = pi[i];
+        const int s = lv->mode[i];
+        a->tot = osn_xd_add(a->tot, p);
+        a->P[s] = osn_xd_add(a->P[s], p);
+        a->N = osn_xd_add(a->N, osn_xd_muld(p, (double)n));
+        if (n == 0 && s == 0)
+            a->p00 = osn_xd_add(a->p00, p);
+        else
+            a->busy = osn_xd_add(a->busy, p);
+        for (int f = 0; f < 2; f++)
+            a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
+        a->kill += lv->kill[i];
+        if (lv->up_to[i] >= 0) {
+            int j = lv->up_to[i];
+            flow(a, s, above->mode[j], n + 1, j, above, osn_xd_muld(p, lv->up_rate[i]));
+        }
+        if (lv->dn_to[i] >= 0) {
+            int j = lv->dn_to[i];
+            flow(a, s, below->mode[j], n - 1, j, below, osn_xd_muld(p, lv->dn_rate[i]));
+        }
+    }
+    a->states += lv->m;
+    return 0;
+}
+
+struct dist_out {
+    xd tot;
+    osn_dist_fn fn;
+    void *arg;
+};
+
+static int visit_dist(long n, const struct osn__lvl *lv, const xd *pi, const struct osn__lvl *below,
+                      const struct osn__lvl *above, void *arg)
+{
+    struct dist_out *d = arg;
+    (void)below;
+    (void)above;
+    for (int i = 0; i < lv->m; i++) {
+        int err = d->fn(lv->mode[i], n, osn_xd_div(pi[i], d->tot), d->arg);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+/* Right-hand sides of the first-passage systems. */
+struct passage {
+    const long *off; /* offsets of overload levels in m1[] */
+    long lo, hi;
+    const xd *m1; /* mean passage times */
+};
+
+/* (-Q) m2 = 2 m1 gives the second moments. */
+static void rhs_second(long n, const struct osn__lvl *lv, xd *b, void *arg)
+{
+    const struct passage *p = arg;
+    const xd *here = p->m1 + p->off[n - p->lo];
+    for (int i = 0; i < lv->m; i++)
+        b[i] = osn_xd_muld(here[i], 2);
+}
+
+static void rhs_ones(long n, const struct osn__lvl *lv, xd *b, void *arg)
+{
+    (void)n;
+    (void)arg;
+    for (int i = 0; i < lv->m; i++)
+        b[i] = osn_xd(1);
+}
+
+/*
+ * Variance of the passage time T_x directly: (-Q) v = b with
+ *   b(x) = 1/q_x + sum_y q_xy (m1(y) - m1(x) + 1/q_x)^2,
+ * summing over every transition of x (m1 = 0 outside the overload states). Unlike
+ * E[T^2] - m1^2 it does not cancel when the variance is small next to the squared mean; it does
+ * cancel in m1(y) - m1(x) when the means of neighbours agree to many digits (a return time that
+ * is nearly exponential), which is exactly when E[T^2] - m1^2 is safe. return_time() picks.
+ */
+static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
+{
+    const struct passage *p = arg;
+    const xd *here = p->m1 + p->off[n - p->lo];
+    for (int i = 0; i < lv->m; i++) {
+        double q = lv->kill[i] + lv->up_rate[i] + lv->dn_rate[i];
+        xd inv_q = osn_xd(1.0 / q);
+        xd base = osn_xd_sub(inv_q, here[i]); /* 1/q - m1(x) */
+        xd sum = inv_q;
+        if (lv->up_to[i] >= 0) {
+            xd d = osn_xd_add(base, p->m1[p->off[n + 1 - p->lo] + lv->up_to[i]]);
+            sum = osn_xd_add(sum, osn_xd_muld(osn_xd_mul(d, d), lv->up_rate[i]));
+        }
+        if (lv->dn_to[i] >= 0) {
+            xd d = osn_xd_add(base, p->m1[p->off[n - 1 - p->lo] + lv->dn_to[i]]);
+            sum = osn_xd_add(sum, osn_xd_muld(osn_xd_mul(d, d), lv->dn_rate[i]));
+        }
+        if (lv->kill[i] > 0)
+            sum = osn_xd_add(sum, osn_xd_muld(osn_xd_mul(base, base), lv->kill[i]));
+        b[i] = sum;
+    }
+}
+
+static long *level_offsets(const struct osn__lchain *lc, long *states)
+{
+    long nlev = lc->hi - lc->lo + 1;
+    long *off = malloc((size_t)nlev * sizeof *off);
+    if (!off)
+        return NULL;
+    long total = 0;
+    for (long n = lc->lo; n <= lc->hi; n++) {
+        off[n - lc->lo] = total;
+        total += lc->count(lc->ctx, n);
+    }
+    *states = total;
+    return off;
+}
+
+/*
+ * Below this squared coefficient of variation E[T^2] - E[T]^2 would lose over 6 digits (leaving
+ * about 1e-10 relative); the return time of a model with D = H - L levels has CV^2 >= about 1/D,
+ * so the direct system is a safety net for huge D rather than the common path.
+ */
+#define CV2_SAFE 1e-6
+
+/*
+ * Mean and standard deviation of the return time, weighting entry states by entry[]. The
+ * variance comes from the second moment unless CV^2 < CV2_SAFE, else from the direct variance
+ * system.
+ */
+static int return_time(const struct osn__lchain *oc, const long *off, long nstates, const xd *entry,
+                       struct osn_measures *out)
+{
+    xd *m1 = calloc((size_t)nstates, sizeof *m1);
+    xd *v = calloc((size_t)nstates, sizeof *v);
+    int err = OSN_ENOMEM;
+    if (!m1 || !v)
+        goto out;
+    err = osn__transient_solve(oc, rhs_ones, NULL, m1);
+    if (err)
+        goto out;
+    struct passage p = {off, oc->lo, oc->hi, m1};
+    err = osn__transient_solve(oc, rhs_second, &p, v);
+    if (err)
+        goto out;
+    xd wsum = osn_xd(0), mean = osn_xd(0), second = osn_xd(0);
+    for (long k = 0; k < nstates; k++) {
+        if (osn_xd_is_zero(entry[k]))
+            continue;
+        wsum = osn_xd_add(wsum, entry[k]);
+        mean = osn_xd_add(mean, osn_xd_mul(entry[k], m1[k]));
+        second = osn_xd_add(second, osn_xd_mul(entry[k], v[k]));
+    }
+    mean = osn_xd_div(mean, wsum);
+    second = osn_xd_div(second, wsum);
+    xd msq = osn_xd_mul(mean, mean);
+    xd var = osn_xd_sub(second, msq);
+    if (osn_xd_cmp(var, osn_xd_muld(msq, CV2_SAFE)) < 0) {
+        err = osn__transient_solve(oc, rhs_var, &p, v);
+        if (err)
+            goto out;
+        /* Var of a mixture: E[Var(T|X)] + Var(E[T|X]), both sums of non-negative terms. */
+        var = osn_xd(0);
+        for (long k = 0; k < nstates; k++) {
+            if (osn_xd_is_zero(entry[k]))
+                continue;
+            xd d = osn_xd_sub(m1[k], mean);
+            var = osn_xd_add(var, osn_xd_mul(entry[k], osn_xd_add(v[k], osn_xd_mul(d, d))));
+        }
+        var = osn_xd_div(var, wsum);
+    }
+    out->T_ret = mean;
+    out->T_ret_sd = osn_xd_sqrt(var);
+    out->have_sd = true;
+out:
+    free(m1);
+    free(v);
+    return err;
+}
+
+static xd ratio(xd a, xd b)
+{
+    return osn_xd_is_zero(b) ? osn_xd(0) : osn_xd_div(a, b);
+}
+
+int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
+                       void *arg)
+{
+    struct osn__chain fc, oc;
+    struct osn__lchain flc, olc;
+    osn__chain_init(&fc, m, 0);
+    osn__chain_init(&oc, m, 1);
+    osn__chain_levels(&fc, &flc);
+    osn__chain_levels(&oc, &olc);
+
+    struct osn__stat *st = NULL;
+    long ostates = 0;
+    long *ooff = level_offsets(&olc, &ostates);
+    xd *entry = ooff ? calloc((size_t)ostates, sizeof *entry) : NULL;
+    int err = OSN_ENOMEM;
+    if (!entry)
+        goto out;
+    err = osn__stat_new(&st, &flc);
+    if (err)
+        goto out;
+
+    struct acc a = {0};
+    a.tot = a.N = a.p00 = a.busy = a.nu01 = a.nu12 = a.changes = osn_xd(0);
+    for (int s = 0; s < 3; s++)
+        a.P[s] = osn_xd(0);
+    a.lost[0] = a.lost[1] = osn_xd(0);
+    a.entry = entry;
+    a.entry_off = ooff;
+    a.entry_lo = olc.lo;
+    err = osn__stat_sweep(st, visit, &a);
+    if (err)
+        goto out;
+    if (a.kill != 0) {
+        err = OSN_ENUMERIC; /* a transition of the full chain leads nowhere: a chain.c bug */
+        goto out;
+    }
+    if (dist) {
+        struct dist_out d = {a.tot, dist, arg};
+        err = osn__stat_sweep(st, visit_dist, &d);
+        if (err)
+            goto out;
+    }
+    st = osn__stat_free(st); /* the R blocks are not needed by the passage solves */
+
+    const xd tot = a.tot;
+    for (int s = 0; s < 3; s++)
+        out->P[s] = osn_xd_div(a.P[s], tot);
+    out->prob_sum = osn_xd_add(osn_xd_add(out->P[0], out->P[1]), out->P[2]);
+    out->p00 = osn_xd_div(a.p00, tot);
+    out->N_mean = osn_xd_div(a.N, tot);
+    out->throughput = osn_xd_muld(osn_xd_div(a.busy, tot), m->mu);
+    out->sojourn = ratio(out->N_mean, out->throughput);
+    out->nu01 = osn_xd_div(a.nu01, tot);
+    out->nu12 = osn_xd_div(a.nu12, tot);
+    out->mode_change_rate = osn_xd_div(a.changes, tot);
+    const double offered[2] = {fc.offered[0], fc.offered[1]};
+    xd lost = osn_xd_div(osn_xd_add(a.lost[0], a.lost[1]), tot);
+    out->theta = osn_xd_div(lost, osn_xd(offered[0] + offered[1]));
+    out->loss_flow1 =
+            offered[0] > 0 ? osn_xd_div(osn_xd_div(a.lost[0], tot), osn_xd(offered[0])) : osn_xd(0);
+    out->loss_flow2 =
+            offered[1] > 0 ? osn_xd_div(osn_xd_div(a.lost[1], tot), osn_xd(offered[1])) : osn_xd(0);
+    xd overload = osn_xd_add(out->P[1], out->P[2]);
+    out->T_cyc = ratio(osn_xd(1), out->nu01);
+    out->T_ret_renewal = ratio(overload, out->nu01);
+    out->T_norm = ratio(out->P[0], out->nu01); /* = T_cyc - T_ret, without the subtraction */
+    out->T_disc = osn_xd_is_zero(out->nu12) ? OSN_XD_UNDEFINED : osn_xd_div(out->P[2], out->nu12);
+    out->states = a.states;
+    out->method = OSN_METHOD_GENERAL;
+
+    err = return_time(&olc, ooff, ostates, entry, out);
+out:
+    osn__stat_free(st);
+    free(entry);
+    free(ooff);
+    return err;
+}

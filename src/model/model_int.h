@@ -1,0 +1,107 @@
+/*
+ * Model private interface: the level-structured chain and its solver.
+ *
+ * Every model of this module is a continuous-time Markov chain whose states are grouped by the
+ * number in system n (a "level"); transitions move one level up (an accepted arrival) or down (a
+ * departure), possibly changing the mode on the way, or stay in the level (phase changes, later).
+ * Each state has at most one up and one down transition, so a level is described by small
+ * per-state target arrays instead of dense blocks. lsolve.c eliminates levels from the top
+ * (linear level reduction), subtraction-free, in extended-range arithmetic, at a cost linear in
+ * the number of levels.
+ */
+#ifndef OSN_MODEL_INT_H
+#define OSN_MODEL_INT_H
+
+#include "osn/model.h"
+#include "osn/xd.h"
+
+/* Most states one level may hold: three modes. */
+#define OSN__B 3
+
+struct osn__lvl {
+    int m;             /* states in this level (0..OSN__B) */
+    int mode[OSN__B];  /* mode of each state, ascending */
+    int up_to[OSN__B]; /* index in level n+1, or -1 */
+    double up_rate[OSN__B];
+    int dn_to[OSN__B]; /* index in level n-1, or -1 */
+    double dn_rate[OSN__B];
+    double kill[OSN__B];    /* rate of leaving the chain (first-passage problems) */
+    double lost[OSN__B][2]; /* offered minus accepted arrival rate, per flow */
+};
+
+/* Fills level n. ctx is the caller's (a struct osn__chain for the models here). */
+typedef void (*osn__lvl_fn)(const void *ctx, long n, struct osn__lvl *lv);
+
+/* Number of states of level n (what fill would put in lv->m, but cheaper). */
+typedef int (*osn__count_fn)(const void *ctx, long n);
+
+/* A chain on levels lo..hi; every level in between has at least one state. */
+struct osn__lchain {
+    long lo, hi;
+    osn__lvl_fn fill;
+    osn__count_fn count;
+    const void *ctx;
+};
+
+/* The hysteretic model as a level chain (chain.c). */
+struct osn__chain {
+    const struct osn_model *m;
+    double lam[3];          /* accepted arrival rate per mode */
+    double offered[2];      /* offered rate per flow */
+    int only_overload;      /* restrict to modes 1 and 2 (the return-time problem) */
+    long first[3], last[3]; /* levels where each mode exists (first > last: nowhere) */
+};
+
+void osn__chain_init(struct osn__chain *c, const struct osn_model *m, int only_overload);
+
+/* The chain of all states (levels 0..R) or of the overload states (modes 1, 2). */
+void osn__chain_levels(const struct osn__chain *c, struct osn__lchain *lc);
+
+/* Number of states in all levels of a level chain. */
+long osn__lchain_states(const struct osn__lchain *lc);
+
+/* ---- Stationary vector (lsolve.c) ---- */
+
+struct osn__stat;
+
+/* Backward pass: eliminates levels from the top, keeping R_n = U_n (-S_{n+1})^-1. */
+int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc);
+struct osn__stat *osn__stat_free(struct osn__stat *s);
+
+/*
+ * Forward pass: calls visit(n, lv, pi_n, below, above) for n = lo..hi with the unnormalised
+ * stationary vector of each level (pi_lo is the censored chain's stationary vector scaled to
+ * max 1) and the neighbouring levels (NULL beyond lo and hi).
+ */
+typedef int (*osn__visit_fn)(long n, const struct osn__lvl *lv, const struct osn_xd *pi,
+                             const struct osn__lvl *below, const struct osn__lvl *above, void *arg);
+int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg);
+
+/* ---- Linear systems (-Q_AA) x = b on a transient level chain (lsolve.c) ---- */
+
+/* Right-hand side of level n into b[0..lv->m-1]. */
+typedef void (*osn__rhs_fn)(long n, const struct osn__lvl *lv, struct osn_xd *b, void *arg);
+
+/*
+ * Solves (-Q) x = b where Q is the sub-generator of the chain (kill rates leave it). x receives
+ * the solution for all states, level by level from lo (osn__lchain_states() entries). Returns 0
+ * or OSN_ENOMEM.
+ */
+int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg,
+                         struct osn_xd *x);
+
+/* ---- Closed forms (closed.c) ---- */
+
+/* Every measure except T_ret_sd of the one-flow two-loop model, policy I. */
+int osn__closed_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
+                      void *arg);
+
+/* The T_ret formula of MODELS.md as printed there (loses digits when lambda' is near mu). */
+double osn__closed_T_ret_formula(const struct osn_model *m);
+
+/* ---- Measures from the level chain (measures.c) ---- */
+
+int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
+                       void *arg);
+
+#endif

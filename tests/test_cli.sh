@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# Command-line tests of `osn` (run by CTest as: bash tests/test_cli.sh PATH_TO_osn REPO_ROOT).
+#
+# Checks exit statuses (0 on success, 2 on every error), that error messages name FILE:LINE and
+# the key, that a failed run leaves no output file behind, that --json parses and echoes the
+# scenario, that --dist sums to 1, that every example runs and reproduces the reference table,
+# and that the help texts work. Prints "N passed, M failed" last; exits non-zero on any failure.
+set -u
+
+OSN=${1:?usage: test_cli.sh PATH_TO_osn REPO_ROOT}
+ROOT=${2:?usage: test_cli.sh PATH_TO_osn REPO_ROOT}
+PY=${PYTHON:-python3}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/osn_test_cli.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+passed=0
+failed=0
+
+ok() {
+    passed=$((passed + 1))
+}
+
+bad() {
+    failed=$((failed + 1))
+    echo "FAIL: $*"
+}
+
+# run EXPECTED_STATUS NAME -- ARGS...: runs osn, keeps stdout/stderr in $TMP/out, $TMP/err.
+run() {
+    local want=$1 name=$2
+    shift 3
+    "$OSN" "$@" >"$TMP/out" 2>"$TMP/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then
+        ok
+    else
+        bad "$name: exit status $got, expected $want (osn $*)"
+        sed 's/^/    stderr: /' "$TMP/err" | head -5
+    fi
+}
+
+# expect_err NAME TEXT...: each TEXT must appear in the last stderr.
+expect_err() {
+    local name=$1
+    shift
+    for t in "$@"; do
+        if grep -qF -- "$t" "$TMP/err"; then
+            ok
+        else
+            bad "$name: stderr lacks '$t': $(head -c 300 "$TMP/err")"
+        fi
+    done
+}
+
+# one_line NAME: the error is exactly one line starting "osn solve: ".
+one_line() {
+    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^osn solve: ' "$TMP/err"; then
+        ok
+    else
+        bad "$1: expected one 'osn solve: ...' line on stderr, got: $(head -c 300 "$TMP/err")"
+    fi
+}
+
+# no_file NAME PATH: nothing at PATH and no temporary next to it.
+no_file() {
+    if [ -e "$2" ] || compgen -G "$2.tmp.*" >/dev/null; then
+        bad "$1: $2 (or a temporary) exists after a failed run"
+    else
+        ok
+    fi
+}
+
+scenario() { # scenario NAME CONTENT: writes $TMP/NAME.ini
+    printf '%s\n' "$2" >"$TMP/$1.ini"
+}
+
+# ---- help and dispatch ----
+run 0 "osn --help" -- --help
+grep -q 'solve' "$TMP/out" && ok || bad "osn --help does not list solve"
+run 0 "osn --version" -- --version
+grep -q '^osn [0-9]' "$TMP/out" && ok || bad "osn --version: $(cat "$TMP/out")"
+run 0 "osn solve --help" -- solve --help
+for t in 'Usage: osn solve' '--set SECTION.KEY=VALUE' '--method' '--json' '--csv' '--dist' \
+    'overload_accept' 'Exit status' 'Example'; do
+    grep -qF -- "$t" "$TMP/out" && ok || bad "osn solve --help lacks '$t'"
+done
+cp "$TMP/out" "$TMP/solve_help"
+run 0 "osn help solve" -- help solve
+cmp -s "$TMP/out" "$TMP/solve_help" && ok || bad "osn help solve differs from osn solve --help"
+run 2 "unknown subcommand" -- frobnicate
+expect_err "unknown subcommand" "frobnicate"
+run 2 "planned subcommand" -- sim
+expect_err "planned subcommand" "not yet available"
+run 2 "no arguments" --
+
+# ---- success and the default table ----
+run 0 "defaults" -- solve
+for t in "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I" \
+    'method: ' 'T_ret' 'T_cyc' 'P0'; do
+    grep -qF -- "$t" "$TMP/out" && ok || bad "default table lacks '$t'"
+done
+run 0 "quiet" -- solve -q
+[ -s "$TMP/out" ] && bad "-q still printed: $(head -1 "$TMP/out")" || ok
+
+# ---- errors: exit 2, one line, FILE:LINE and key ----
+scenario unknown_key '[arrivals]
+rate = 1.2
+burst = 3'
+run 2 "unknown key" -- solve "$TMP/unknown_key.ini"
+expect_err "unknown key" "$TMP/unknown_key.ini:3" "arrivals.burst"
+one_line "unknown key"
+
+scenario bad_number '[model]
+kind = two-loop
+
+[service]
+rate = 1.o'
+run 2 "bad number" -- solve "$TMP/bad_number.ini"
+expect_err "bad number" "$TMP/bad_number.ini:5" "service.rate" "not a number"
+one_line "bad number"
+
+run 2 "missing file" -- solve "$TMP/no_such.ini"
+expect_err "missing file" "$TMP/no_such.ini"
+one_line "missing file"
+
+scenario order '[thresholds]
+L = 10
+H = 5
+R = 20'
+run 2 "thresholds out of order" -- solve "$TMP/order.ini"
+expect_err "thresholds out of order" "$TMP/order.ini:3" "thresholds.H"
+one_line "thresholds out of order"
+
+run 2 "bad --set syntax" -- solve --set arrivals.rate
+expect_err "bad --set syntax" "--set arrivals.rate" "SECTION.KEY=VALUE"
+run 2 "bad --set value" -- solve --set arrivals.rate=fast
+expect_err "bad --set value" "--set arrivals.rate=fast" "arrivals.rate"
+run 2 "--set unknown key" -- solve --set service.law=det
+expect_err "--set unknown key" "not supported yet"
+run 2 "unknown flag" -- solve --frobnicate
+expect_err "unknown flag" "--frobnicate"
+one_line "unknown flag"
+run 2 "missing option value" -- solve --json
+expect_err "missing option value" "--json"
+run 2 "bad method" -- solve --method fastest
+expect_err "bad method" "--method"
+run 2 "two scenario files" -- solve "$TMP/order.ini" "$TMP/order.ini"
+
+run 2 "closed on bi-level" -- solve "$ROOT/examples/bi_level.ini" --method closed
+expect_err "closed on bi-level" "--method closed"
+one_line "closed on bi-level"
+run 0 "closed on two-loop" -- solve "$ROOT/examples/exact_tiny.ini" --method closed
+grep -q '^method: closed' "$TMP/out" && ok || bad "--method closed did not run closed forms"
+
+scenario too_big '[thresholds]
+R = 1000000000'
+run 2 "R too big" -- solve "$TMP/too_big.ini"
+expect_err "R too big" "$TMP/too_big.ini:2" "thresholds.R"
+
+# ---- nothing written by a failed run ----
+run 2 "failed run, --json file" -- solve "$TMP/unknown_key.ini" --json "$TMP/fail.json" \
+    --csv "$TMP/fail.csv" --dist "$TMP/fail_dist.csv"
+no_file "failed run" "$TMP/fail.json"
+no_file "failed run" "$TMP/fail.csv"
+no_file "failed run" "$TMP/fail_dist.csv"
+run 2 "failed solve, --dist file" -- solve "$ROOT/examples/bi_level.ini" --method closed \
+    --json "$TMP/fail2.json" --dist "$TMP/fail2_dist.csv"
+no_file "failed solve" "$TMP/fail2.json"
+no_file "failed solve" "$TMP/fail2_dist.csv"
+# The JSON temporary is already written when the CSV cannot be created: it must go too.
+run 2 "output into a missing directory" -- solve --json "$TMP/ok.json" \
+    --csv "$TMP/no/such/dir/out.csv" --dist "$TMP/ok_dist.csv"
+no_file "output into a missing directory" "$TMP/ok.json"
+no_file "output into a missing directory" "$TMP/ok_dist.csv"
+expect_err "output into a missing directory" "$TMP/no/such/dir/out.csv"
+one_line "output into a missing directory"
+# A failed run does not touch an existing file either.
+echo old >"$TMP/keep.json"
+run 2 "failed run keeps old file" -- solve --set thresholds.H=99 --json "$TMP/keep.json"
+[ "$(cat "$TMP/keep.json")" = old ] && ok || bad "failed run changed an existing output file"
+compgen -G "$TMP/keep.json.tmp.*" >/dev/null && bad "temporary left next to keep.json" || ok
+
+# ---- JSON ----
+run 0 "json file" -- solve "$ROOT/examples/two_flows.ini" --set thresholds.R=25 \
+    --json "$TMP/out.json"
+[ -s "$TMP/out" ] && ok || bad "--json FILE suppressed the table"
+if "$PY" - "$TMP/out.json" "$ROOT/examples/two_flows.ini" <<'EOF'; then ok; else bad "json content"; fi
+import json, sys
+d = json.load(open(sys.argv[1]))
+need = ("P0 P1 P2 N_mean throughput sojourn T_ret T_ret_sd T_cyc T_norm T_disc mode_change_rate "
+        "theta states nu01 nu12 T_ret_renewal prob_sum method loss_flow1 loss_flow2 "
+        "beyond_double_range scenario").split()
+missing = [k for k in need if k not in d]
+assert not missing, missing
+s = d["scenario"]
+assert s["kind"] == "two-loop" and s["policy"] == "I", s
+assert s["L"] == 5 and s["H"] == 10 and s["R"] == 25 and s["H2"] == 25, s
+assert s["flows"] == 2 and s["rate1"] == 0.6 and s["rate2"] == 0.6 and s["mu"] == 1, s
+assert s["source"] == sys.argv[2], s["source"]
+assert s["keys"]["thresholds.R"] == "25", s["keys"]
+assert s["keys"]["arrivals.flows"] == "2", s["keys"]
+assert abs(d["P0"] + d["P1"] + d["P2"] - 1) < 1e-12
+assert abs(d["loss_flow2"] - (d["P1"] + d["P2"])) < 1e-12
+assert d["beyond_double_range"] == []
+EOF
+
+run 0 "json stdout" -- solve --json -
+if "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["scenario"]["source"] is None and d["scenario"]["keys"] == {} and "loss_flow2" not in d and d["loss_flow1"] == d["theta"]' "$TMP/out"; then
+    ok
+else
+    bad "--json - is not the bare JSON of the defaults: $(head -c 200 "$TMP/out")"
+fi
+
+run 0 "json beyond double range" -- solve "$ROOT/examples/extreme_load.ini" --json "$TMP/big.json" -q
+if "$PY" - "$TMP/big.json" <<'EOF'; then ok; else bad "beyond_double_range"; fi
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["beyond_double_range"]
+assert "T_cyc" in b and "P0" in b, b
+for k in b:
+    assert isinstance(d[k], str) and "e" in d[k], (k, d[k])
+assert "e+14" in d["T_cyc"] and "e-14" in d["P0"], (d["T_cyc"], d["P0"])
+assert isinstance(d["P1"], float)
+EOF
+grep -q 'inf' "$TMP/out" && bad "table printed inf" || ok
+
+# ---- CSV ----
+run 0 "csv" -- solve --csv "$TMP/out.csv" -q
+if "$PY" - "$TMP/out.csv" <<'EOF'; then ok; else bad "csv content"; fi
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert len(rows) == 2 and len(rows[0]) == len(rows[1]), rows
+r = dict(zip(*rows))
+assert abs(float(r["P0"]) + float(r["P1"]) + float(r["P2"]) - 1) < 1e-12
+assert r["method"] in ("general", "closed")
+EOF
+
+# ---- stationary distribution ----
+run 0 "dist" -- solve "$ROOT/examples/two_loop_l1.2_10_15.ini" --dist "$TMP/dist.csv" -q
+if "$PY" - "$TMP/dist.csv" <<'EOF'; then ok; else bad "dist does not sum to 1"; fi
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0].keys()) == ["mode", "n", "p"], rows[0].keys()
+s = sum(float(r["p"]) for r in rows)
+assert abs(s - 1) < 1e-12, s
+assert {r["mode"] for r in rows} == {"0", "1", "2"}
+EOF
+run 0 "dist tiny" -- solve "$ROOT/examples/exact_tiny.ini" --dist - --method closed
+if "$PY" -c 'import sys; l=open(sys.argv[1]).read().split(); assert l[0]=="mode,n,p" and len(l)==6 and abs(sum(float(x.split(",")[2]) for x in l[1:])-1)<1e-15, l' "$TMP/out"; then
+    ok
+else
+    bad "--dist - on the tiny model: $(cat "$TMP/out")"
+fi
+
+# ---- every example runs; the reference rows are reproduced ----
+for f in "$ROOT"/examples/*.ini; do
+    run 0 "example $(basename "$f")" -- solve "$f" -q
+done
+if "$PY" - "$OSN" "$ROOT" <<'EOF'; then ok; else bad "examples do not reproduce two_loop_mm1.csv"; fi
+import csv, json, os, subprocess, sys
+osn, root = sys.argv[1], sys.argv[2]
+ref = os.path.join(root, "..", "shared", "reference", "two_loop_mm1.csv")
+if not os.path.exists(ref):
+    sys.exit(0)  # reference table not shipped with this tree
+cols = {"P0": "P0", "P1": "P1", "P2": "P2", "Nbar": "N_mean", "T_ret": "T_ret",
+        "SD_T_ret": "T_ret_sd", "T_cyc": "T_cyc"}
+for r in csv.DictReader(open(ref)):
+    ini = os.path.join(root, "examples", "two_loop_l%s_%s_%s.ini" % (r["lambda"], r["L"], r["H"]))
+    d = json.loads(subprocess.run([osn, "solve", ini, "--json", "-", "--method", "general"],
+                                  check=True, capture_output=True, text=True).stdout)
+    for c, k in cols.items():
+        want, got = float(r[c]), d[k]
+        assert abs(got - want) <= 1e-9 * abs(want), (ini, k, got, want)
+EOF
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,558 @@
+/*
+ * Unit tests of scenario loading (src/io/scenario.c) and atomic output files (src/io/afile.c).
+ *
+ * Every error kind must come back as OSN_ECONFIG, OSN_EIO or OSN_ETOOBIG with one message that
+ * names where the bad value was set (the file and line, the --set flag, or "(default)") and the
+ * key, so each error test writes a scenario to a temporary file under /tmp and checks the
+ * message for all three. The rest checks values: defaults, overrides winning over the file,
+ * overload_accept, the synonyms and kind-specific keys, and that a failed load leaves the
+ * caller's scenario untouched.
+ */
+#include <setjmp.h> /* cmocka needs these before its header */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "osn/err.h"
+#include "osn/io.h"
+
+/* A scenario written to a temporary file; removed by drop(). */
+struct tmpfile {
+    char path[64];
+};
+
+static void write_scenario(struct tmpfile *t, const char *text)
+{
+    snprintf(t->path, sizeof t->path, "/tmp/osn_test_scenario_XXXXXX");
+    int fd = mkstemp(t->path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void drop(struct tmpfile *t)
+{
+    unlink(t->path);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Asserts that `hay` contains `needle`, printing both when it does not. */
+static void assert_contains(const char *hay, const char *needle)
+{
+    if (!strstr(hay, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", hay, needle);
+}
+
+/*
+ * Loads `text` (and the overrides) and checks the failure: code `rc`, and a message naming the
+ * file with line `line` (0: the file is not named at all by design), the key, and `extra`.
+ */
+static void expect_error(const char *text, const char *const *sets, int nsets, int rc, int line,
+                         const char *key, const char *extra)
+{
+    struct tmpfile t;
+    struct osn_scenario *sc = calloc(1, sizeof *sc);
+    char err[1024], where[128];
+
+    assert_non_null(sc);
+    write_scenario(&t, text);
+    assert_int_equal(osn_scenario_load(sc, t.path, sets, nsets, err, sizeof err), rc);
+    if (line > 0) {
+        snprintf(where, sizeof where, "%s:%d:", t.path, line);
+        assert_contains(err, where);
+    }
+    if (key)
+        assert_contains(err, key);
+    if (extra)
+        assert_contains(err, extra);
+    assert_null(strchr(err, '\n'));
+    drop(&t);
+    free(sc);
+}
+
+static void load_ok(struct osn_scenario *sc, const char *text, const char *const *sets, int nsets)
+{
+    struct tmpfile t;
+    char err[1024] = "";
+    int rc;
+
+    write_scenario(&t, text);
+    rc = osn_scenario_load(sc, t.path, sets, nsets, err, sizeof err);
+    if (rc)
+        fail_msg("load failed: %s (%s)", err, osn_err_name(rc));
+    drop(&t);
+}
+
+/* ---- values ---- */
+
+static void test_defaults(void **state)
+{
+    struct osn_scenario sc;
+    char err[256];
+    (void)state;
+
+    assert_int_equal(osn_scenario_load(&sc, NULL, NULL, 0, err, sizeof err), 0);
+    assert_int_equal(sc.model.kind, OSN_KIND_TWO_LOOP);
+    assert_int_equal(sc.model.policy, OSN_POLICY_I);
+    assert_int_equal(sc.model.flows, 1);
+    assert_int_equal(sc.model.L, 5);
+    assert_int_equal(sc.model.H, 10);
+    assert_int_equal(sc.model.R, 20);
+    /* Resolved: two-loop means L1=L, H1=H, L2=H, H2=R. */
+    assert_int_equal(sc.model.L1, 5);
+    assert_int_equal(sc.model.H1, 10);
+    assert_int_equal(sc.model.L2, 10);
+    assert_int_equal(sc.model.H2, 20);
+    assert_true(sc.model.rate == 1.2);
+    assert_true(sc.model.overload_rate == 0.6);
+    assert_true(sc.model.mu == 1.0);
+    assert_int_equal(sc.nkeys, 0);
+    assert_string_equal(sc.path, "");
+}
+
+static void test_file_values_and_origins(void **state)
+{
+    struct osn_scenario sc;
+    (void)state;
+
+    load_ok(&sc,
+            "; comment line\n"
+            "# another comment\n"
+            "\n"
+            "[model]\n"
+            "kind = two-loop\n"
+            "policy = II\n"
+            "[thresholds]\n"
+            "L = 10   ; inline comment\n"
+            "  H = 15\n" /* indented: a key, not a continuation of L */
+            "R = 20\n"
+            "[arrivals]\n"
+            "rate = 1.2\n"
+            "overload_rate = 0.6\n"
+            "[service]\n"
+            "law = exp\n"
+            "rate = 1\n",
+            NULL, 0);
+    assert_int_equal(sc.model.policy, OSN_POLICY_II);
+    assert_int_equal(sc.model.L, 10);
+    assert_int_equal(sc.model.H, 15);
+    assert_int_equal(sc.model.R, 20);
+    assert_true(sc.model.overload_rate == 0.6);
+    assert_int_equal(sc.nkeys, 9);
+    assert_string_equal(sc.keys[2].key, "thresholds.L");
+    assert_string_equal(sc.keys[2].value, "10");
+    /* Line 8: comments and blank lines are counted. */
+    assert_non_null(strstr(sc.keys[2].where, ":8"));
+    assert_string_equal(sc.keys[3].key, "thresholds.H");
+    assert_non_null(strstr(sc.keys[3].where, ":9"));
+    assert_string_equal(sc.keys[8].key, "service.rate");
+    assert_non_null(strstr(sc.keys[8].where, ":16"));
+}
+
+static void test_overrides_win(void **state)
+{
+    struct osn_scenario sc;
+    const char *sets[] = {"arrivals.rate=2", "thresholds.H = 12", "service.rate=3"};
+    (void)state;
+
+    load_ok(&sc, "[arrivals]\nrate = 1.2\noverload_rate = 0.6\n[thresholds]\nH = 11\n", sets, 3);
+    assert_true(sc.model.rate == 2.0);
+    assert_true(sc.model.overload_rate == 0.6);
+    assert_int_equal(sc.model.H, 12);
+    assert_true(sc.model.mu == 3.0);
+    /* One record per key, showing the final value and where it came from. */
+    assert_int_equal(sc.nkeys, 4);
+    assert_string_equal(sc.keys[0].key, "arrivals.rate");
+    assert_string_equal(sc.keys[0].value, "2");
+    assert_string_equal(sc.keys[0].where, "--set arrivals.rate=2");
+    assert_string_equal(sc.keys[2].value, "12");
+    assert_string_equal(sc.keys[3].key, "service.rate");
+}
+
+static void test_override_replaces_bad_file_value(void **state)
+{
+    struct osn_scenario sc;
+    const char *sets[] = {"arrivals.rate=1.5"};
+    (void)state;
+
+    load_ok(&sc, "[arrivals]\nrate = oops\n", sets, 1);
+    assert_true(sc.model.rate == 1.5);
+}
+
+static void test_overload_accept(void **state)
+{
+    struct osn_scenario sc;
+    const char *sets[] = {"arrivals.rate=2"};
+    (void)state;
+
+    load_ok(&sc, "[arrivals]\nrate = 2\noverload_accept = 0.25\n", NULL, 0);
+    assert_true(sc.model.overload_rate == 0.5);
+    load_ok(&sc, "[arrivals]\noverload_accept = 1\n", sets, 1);
+    assert_true(sc.model.overload_rate == 2.0);
+    /* Without either key lambda' = lambda/2. */
+    load_ok(&sc, "[arrivals]\nrate = 3\n", NULL, 0);
+    assert_true(sc.model.overload_rate == 1.5);
+}
+
+static void test_single_loop_and_b(void **state)
+{
+    struct osn_scenario sc;
+    (void)state;
+
+    load_ok(&sc, "[model]\nkind = single-loop\n[thresholds]\nL = 3\nH = 8\nB = 12\n", NULL, 0);
+    assert_int_equal(sc.model.kind, OSN_KIND_SINGLE_LOOP);
+    assert_int_equal(sc.model.R, 12);
+    assert_int_equal(sc.model.L2, 11);
+    assert_int_equal(sc.model.H2, 12);
+    load_ok(&sc, "[model]\nkind = single-loop\n[thresholds]\nR = 13\n", NULL, 0);
+    assert_int_equal(sc.model.R, 13);
+}
+
+static void test_bi_level_and_two_flows(void **state)
+{
+    struct osn_scenario sc;
+    (void)state;
+
+    load_ok(&sc,
+            "[model]\nkind = bi-level\n[thresholds]\nL1 = 2\nH1 = 6\nL2 = 9\nH2 = 14\nR = 16\n"
+            "[arrivals]\nflows = 2\nrate1 = 0.7\nrate2 = 0\n",
+            NULL, 0);
+    assert_int_equal(sc.model.kind, OSN_KIND_BI_LEVEL);
+    assert_int_equal(sc.model.L1, 2);
+    assert_int_equal(sc.model.H1, 6);
+    assert_int_equal(sc.model.L2, 9);
+    assert_int_equal(sc.model.H2, 14);
+    assert_int_equal(sc.model.R, 16);
+    assert_int_equal(sc.model.flows, 2);
+    assert_true(sc.model.rate1 == 0.7);
+    assert_true(sc.model.rate2 == 0.0);
+}
+
+static void test_failure_leaves_scenario_alone(void **state)
+{
+    struct osn_scenario sc;
+    const char *sets[] = {"arrivals.rate=-1"};
+    char err[256];
+    (void)state;
+
+    memset(&sc, 0x5a, sizeof sc);
+    assert_int_equal(osn_scenario_load(&sc, NULL, sets, 1, err, sizeof err), OSN_ECONFIG);
+    assert_int_equal(sc.nkeys, 0x5a5a5a5a);
+}
+
+/* ---- errors ---- */
+
+static void test_err_unknown_section(void **state)
+{
+    (void)state;
+    expect_error("[model]\nkind = two-loop\n[modle]\nkind = two-loop\n", NULL, 0, OSN_ECONFIG, 3,
+                 "modle", "unknown section");
+    /* A section without keys is caught too. */
+    expect_error("[thresholds]\nL = 1\n\n[servise]\n", NULL, 0, OSN_ECONFIG, 4, "servise",
+                 "unknown section");
+}
+
+static void test_err_unknown_key(void **state)
+{
+    (void)state;
+    expect_error("[arrivals]\nrate = 1\nrat = 2\n", NULL, 0, OSN_ECONFIG, 3, "arrivals.rat",
+                 "unknown key");
+    expect_error("rate = 1\n", NULL, 0, OSN_ECONFIG, 1, "rate", "outside any section");
+}
+
+static void test_err_bad_numbers(void **state)
+{
+    (void)state;
+    expect_error("[arrivals]\nrate = 1.2x\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.rate",
+                 "not a number");
+    expect_error("[arrivals]\n\nrate = nan\n", NULL, 0, OSN_ECONFIG, 3, "arrivals.rate", "finite");
+    expect_error("[arrivals]\nrate = inf\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.rate", "finite");
+    expect_error("[arrivals]\nrate =\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.rate", "empty");
+    expect_error("[arrivals]\nrate = 1.2 # comment\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.rate",
+                 "';'");
+    expect_error("[thresholds]\nL = 2.5\n", NULL, 0, OSN_ECONFIG, 2, "thresholds.L",
+                 "whole number");
+    expect_error("[thresholds]\nR = 99999999999999999999999\n", NULL, 0, OSN_ECONFIG, 2,
+                 "thresholds.R", "largest");
+    expect_error("[thresholds]\nL = -1\n", NULL, 0, OSN_ECONFIG, 2, "thresholds.L", "negative");
+    expect_error("[arrivals]\nflows = 3\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.flows", "1 or 2");
+}
+
+static void test_err_rates_out_of_range(void **state)
+{
+    (void)state;
+    expect_error("[arrivals]\nrate = 0\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.rate",
+                 "greater than 0");
+    expect_error("[service]\nrate = -1\n", NULL, 0, OSN_ECONFIG, 2, "service.rate",
+                 "greater than 0");
+    expect_error("[arrivals]\noverload_rate = -0.1\n", NULL, 0, OSN_ECONFIG, 2,
+                 "arrivals.overload_rate", "negative");
+    expect_error("[arrivals]\nrate = 1\noverload_rate = 2\n", NULL, 0, OSN_ECONFIG, 3,
+                 "arrivals.overload_rate", "exceeds");
+    expect_error("[arrivals]\noverload_accept = 1.5\n", NULL, 0, OSN_ECONFIG, 2,
+                 "arrivals.overload_accept", "(0, 1]");
+    expect_error("[arrivals]\noverload_accept = 0\n", NULL, 0, OSN_ECONFIG, 2,
+                 "arrivals.overload_accept", NULL);
+    /* overload_rate = 0 is allowed (all traffic refused in overload). */
+    struct osn_scenario sc;
+    load_ok(&sc, "[arrivals]\noverload_rate = 0\n", NULL, 0);
+    assert_true(sc.model.overload_rate == 0.0);
+}
+
+static void test_err_thresholds_order(void **state)
+{
+    (void)state;
+    /* The model check names thresholds.H; it was set on line 3. */
+    expect_error("[thresholds]\nL = 10\nH = 8\nR = 20\n", NULL, 0, OSN_ECONFIG, 3, "thresholds.H",
+                 "greater than L");
+    expect_error("[thresholds]\nL = 3\nH = 25\nR = 20\n", NULL, 0, OSN_ECONFIG, 3, "thresholds.H",
+                 "less than R");
+    /* Bi-level: H2 derived nowhere, set on line 6. */
+    expect_error("[model]\nkind = bi-level\n[thresholds]\nL1 = 2\nH1 = 6\nH2 = 5\nL2 = 4\n"
+                 "R = 10\n",
+                 NULL, 0, OSN_ECONFIG, 6, "thresholds.H2", NULL);
+    /* Single-loop with B: a complaint about R maps to B. */
+    expect_error("[model]\nkind = single-loop\n[thresholds]\nB = 1\n", NULL, 0, OSN_ECONFIG, 4,
+                 "thresholds.B", NULL);
+}
+
+static void test_err_default_blamed(void **state)
+{
+    struct osn_scenario sc;
+    const char *sets[] = {"thresholds.L=12"};
+    char err[512];
+    (void)state;
+
+    /* H keeps its default 10, which is now below L. */
+    expect_error("[thresholds]\nL = 12\n", NULL, 0, OSN_ECONFIG, 0, "thresholds.H", "(default)");
+    assert_int_equal(osn_scenario_load(&sc, NULL, sets, 1, err, sizeof err), OSN_ECONFIG);
+    assert_contains(err, "(default)");
+    assert_contains(err, "thresholds.H");
+}
+
+static void test_err_too_big(void **state)
+{
+    (void)state;
+    expect_error("[thresholds]\nL = 5\nH = 10\nR = 1000000000\n", NULL, 0, OSN_ETOOBIG, 4,
+                 "thresholds.R", "memory");
+}
+
+static void test_err_missing_and_unreadable(void **state)
+{
+    struct osn_scenario sc;
+    char err[512], dir[] = "/tmp/osn_test_dir_XXXXXX";
+    (void)state;
+
+    assert_int_equal(osn_scenario_load(&sc, "/tmp/osn-no-such-file.ini", NULL, 0, err, sizeof err),
+                     OSN_EIO);
+    assert_contains(err, "/tmp/osn-no-such-file.ini");
+    assert_contains(err, "No such file");
+    /* A directory opens but cannot be read. */
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(osn_scenario_load(&sc, dir, NULL, 0, err, sizeof err), OSN_EIO);
+    assert_contains(err, dir);
+    rmdir(dir);
+}
+
+static void test_err_malformed_line(void **state)
+{
+    (void)state;
+    expect_error("[arrivals]\nrate = 1\nthis line has no equals sign\n", NULL, 0, OSN_ECONFIG, 3,
+                 NULL, "malformed");
+    expect_error("[arrivals\nrate = 1\n", NULL, 0, OSN_ECONFIG, 1, NULL, "malformed");
+    /* A malformed line before a key error is the one reported. */
+    expect_error("[arrivals]\ngarbage\nbogus = 1\n", NULL, 0, OSN_ECONFIG, 2, NULL, "malformed");
+    /* An over-long line is an error, not silently split. */
+    char text[6000] = "[arrivals]\nrate = 1";
+    size_t n = strlen(text);
+    memset(text + n, '0', 5000);
+    text[n + 5000] = '\n';
+    text[n + 5001] = '\0';
+    expect_error(text, NULL, 0, OSN_ECONFIG, 2, NULL, "longer than");
+}
+
+static void test_err_duplicate_key(void **state)
+{
+    (void)state;
+    expect_error("[arrivals]\nrate = 1\n[thresholds]\nL = 1\n[arrivals]\nrate = 2\n", NULL, 0,
+                 OSN_ECONFIG, 6, "arrivals.rate", "given twice");
+    /* Names are case-insensitive, so this is the same key. */
+    expect_error("[thresholds]\nl = 1\nL = 2\n", NULL, 0, OSN_ECONFIG, 3, "thresholds.L",
+                 "given twice");
+}
+
+static void test_err_key_for_other_kind(void **state)
+{
+    (void)state;
+    expect_error("[thresholds]\nL1 = 1\n", NULL, 0, OSN_ECONFIG, 2, "thresholds.L1", "two-loop");
+    expect_error("[thresholds]\nB = 10\n", NULL, 0, OSN_ECONFIG, 2, "thresholds.B", "two-loop");
+    expect_error("[thresholds]\nL = 1\n[model]\nkind = bi-level\n", NULL, 0, OSN_ECONFIG, 2,
+                 "thresholds.L", "bi-level");
+    expect_error("[model]\nkind = single-loop\n[thresholds]\nH2 = 10\n", NULL, 0, OSN_ECONFIG, 4,
+                 "thresholds.H2", "single-loop");
+    expect_error("[model]\nkind = single-loop\n[thresholds]\nR = 10\nB = 10\n", NULL, 0,
+                 OSN_ECONFIG, 5, "thresholds.B", "not both");
+    expect_error("[arrivals]\nrate1 = 1\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.rate1", "flows = 2");
+    expect_error("[arrivals]\nflows = 2\nrate = 1\n", NULL, 0, OSN_ECONFIG, 3, "arrivals.rate",
+                 "flows = 2");
+    expect_error("[arrivals]\noverload_rate = 0.5\noverload_accept = 0.5\n", NULL, 0, OSN_ECONFIG,
+                 3, "arrivals.overload_accept", "not both");
+}
+
+static void test_err_enums(void **state)
+{
+    (void)state;
+    expect_error("[model]\nkind = three-loop\n", NULL, 0, OSN_ECONFIG, 2, "model.kind", NULL);
+    expect_error("[model]\npolicy = III\n", NULL, 0, OSN_ECONFIG, 2, "model.policy", NULL);
+    expect_error("[service]\nlaw = det\n", NULL, 0, OSN_ECONFIG, 2, "service.law",
+                 "not supported yet");
+}
+
+static void test_err_set_flags(void **state)
+{
+    struct osn_scenario sc;
+    char err[512];
+    (void)state;
+
+    const char *bad_syntax[] = {"arrivals.rate"};
+    assert_int_equal(osn_scenario_load(&sc, NULL, bad_syntax, 1, err, sizeof err), OSN_ECONFIG);
+    assert_contains(err, "--set arrivals.rate");
+    assert_contains(err, "SECTION.KEY=VALUE");
+
+    const char *no_dot[] = {"rate=1"};
+    assert_int_equal(osn_scenario_load(&sc, NULL, no_dot, 1, err, sizeof err), OSN_ECONFIG);
+    assert_contains(err, "--set rate=1");
+
+    const char *bad_value[] = {"service.rate=fast"};
+    assert_int_equal(osn_scenario_load(&sc, NULL, bad_value, 1, err, sizeof err), OSN_ECONFIG);
+    assert_contains(err, "--set service.rate=fast");
+    assert_contains(err, "service.rate");
+
+    const char *unknown[] = {"arrivals.burst=2"};
+    assert_int_equal(osn_scenario_load(&sc, NULL, unknown, 1, err, sizeof err), OSN_ECONFIG);
+    assert_contains(err, "--set arrivals.burst=2");
+    assert_contains(err, "unknown key");
+
+    /* The file is fine; the override breaks the threshold order and is named. */
+    const char *order[] = {"thresholds.H=30"};
+    expect_error("[thresholds]\nL = 5\nH = 10\nR = 20\n", order, 1, OSN_ECONFIG, 0,
+                 "--set thresholds.H=30", "thresholds.H");
+}
+
+/* ---- atomic files ---- */
+
+static void test_afile_abort_leaves_nothing(void **state)
+{
+    struct osn_afile af;
+    char err[256], path[] = "/tmp/osn_test_afile_XXXXXX";
+    int fd;
+    (void)state;
+
+    fd = mkstemp(path); /* reserve a unique name, then remove it */
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+
+    assert_int_equal(osn_afile_open(&af, path, err, sizeof err), 0);
+    assert_true(fputs("half a result", af.f) >= 0);
+    assert_true(exists(af.tmp));
+    char tmp[sizeof af.tmp];
+    snprintf(tmp, sizeof tmp, "%s", af.tmp);
+    osn_afile_abort(&af);
+    assert_false(exists(path));
+    assert_false(exists(tmp));
+    osn_afile_abort(&af); /* twice is harmless */
+}
+
+static void test_afile_commit(void **state)
+{
+    struct osn_afile af;
+    char err[256], buf[64] = "", path[] = "/tmp/osn_test_afile_XXXXXX";
+    int fd;
+    FILE *f;
+    (void)state;
+
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, "old", 3) == 3);
+    close(fd);
+
+    assert_int_equal(osn_afile_open(&af, path, err, sizeof err), 0);
+    fputs("new", af.f);
+    /* Until the commit the old file is untouched. */
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "old");
+    char tmp[sizeof af.tmp];
+    snprintf(tmp, sizeof tmp, "%s", af.tmp);
+    assert_int_equal(osn_afile_commit(&af, err, sizeof err), 0);
+    assert_false(exists(tmp));
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "new");
+    osn_afile_abort(&af); /* after a commit: a no-op, the file stays */
+    assert_true(exists(path));
+    unlink(path);
+}
+
+static void test_afile_bad_directory(void **state)
+{
+    struct osn_afile af;
+    char err[256];
+    (void)state;
+
+    assert_int_equal(osn_afile_open(&af, "/tmp/osn-no-such-dir/out.json", err, sizeof err),
+                     OSN_EIO);
+    assert_contains(err, "/tmp/osn-no-such-dir/out.json");
+    osn_afile_abort(&af);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_defaults),
+            cmocka_unit_test(test_file_values_and_origins),
+            cmocka_unit_test(test_overrides_win),
+            cmocka_unit_test(test_override_replaces_bad_file_value),
+            cmocka_unit_test(test_overload_accept),
+            cmocka_unit_test(test_single_loop_and_b),
+            cmocka_unit_test(test_bi_level_and_two_flows),
+            cmocka_unit_test(test_failure_leaves_scenario_alone),
+            cmocka_unit_test(test_err_unknown_section),
+            cmocka_unit_test(test_err_unknown_key),
+            cmocka_unit_test(test_err_bad_numbers),
+            cmocka_unit_test(test_err_rates_out_of_range),
+            cmocka_unit_test(test_err_thresholds_order),
+            cmocka_unit_test(test_err_default_blamed),
+            cmocka_unit_test(test_err_too_big),
+            cmocka_unit_test(test_err_missing_and_unreadable),
+            cmocka_unit_test(test_err_malformed_line),
+            cmocka_unit_test(test_err_duplicate_key),
+            cmocka_unit_test(test_err_key_for_other_kind),
+            cmocka_unit_test(test_err_enums),
+            cmocka_unit_test(test_err_set_flags),
+            cmocka_unit_test(test_afile_abort_leaves_nothing),
+            cmocka_unit_test(test_afile_commit),
+            cmocka_unit_test(test_afile_bad_directory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
