@@ -82,20 +82,33 @@ done
 mv "$sweep.tmp" "$sweep"
 echo
 
-cat <<'EOF'
+# The narrative quotes the sweep it follows, so its numbers are this run's.
+read -r ret_lo ret_hi p2_lo p2_hi lam_lo lam_hi cyc_min lam_min < <(awk -F, '
+    NR == 2 { ret_lo = $2; p2_lo = $4; lam_lo = $1; cyc_min = $3; lam_min = $1 }
+    NR > 1 {
+        ret_hi = $2; p2_hi = $4; lam_hi = $1
+        if ($3 + 0 < cyc_min + 0) { cyc_min = $3; lam_min = $1 }
+    }
+    END {
+        printf "%.3g %.3g %.2g %.2g %s %s %.3g %s\n", ret_lo, ret_hi, p2_lo, p2_hi, lam_lo,
+            lam_hi, cyc_min, lam_min
+    }' "$sweep")
+
+cat <<EOF
 What this shows. A server that goes into overload control when its queue reaches H = 10 and
 leaves it when the queue has drained to L = 5 (in control it accepts only half the traffic, and
 it discards everything while the queue drains from R = 20 back to H). Times are in mean service
 times (mu = 1):
 
 - T_ret, the mean time from the onset of overload control back to normal operation, grows with
-  the load, from about 6 at lambda = 0.3 to about 190 at lambda = 3: the heavier the traffic,
-  the longer the server stays throttled once it starts.
+  the load, from $ret_lo at lambda = $lam_lo to $ret_hi at lambda = $lam_hi: the heavier the
+  traffic, the longer the server stays throttled once it starts.
 - T_cyc, the mean time between two onsets, is huge at light load (overload is rare), falls to a
-  minimum of about 28 near lambda = 1.5, then grows again: at heavy load a cycle is almost all
+  minimum of $cyc_min at lambda = $lam_min, then grows again: at heavy load a cycle is almost all
   return time (T_cyc - T_ret, the normal period, shrinks to a few service times).
-- P2, the share of time spent discarding, is negligible at light load (1e-13 at lambda = 0.3)
-  and reaches about a third once even the halved traffic exceeds the service rate (lambda > 2).
+- P2, the share of time spent discarding, goes from $p2_lo at lambda = $lam_lo to $p2_hi at
+  lambda = $lam_hi: negligible at light load, large once even the halved traffic exceeds the
+  service rate.
 
 The sweep is in demo/sweep.csv; the reference solve is in demo/solve.json, demo/solve.csv and
 demo/dist.csv.

@@ -207,6 +207,13 @@ static void test_overload_accept(void **state)
     /* Without either key lambda' = lambda/2. */
     load_ok(&sc, "[arrivals]\nrate = 3\n", NULL, 0);
     assert_true(sc.model.overload_rate == 1.5);
+    /* An override of one synonym replaces the other one from the file. */
+    const char *accept[] = {"arrivals.overload_accept=0.25"};
+    load_ok(&sc, "[arrivals]\nrate = 2\noverload_rate = 1.5\n", accept, 1);
+    assert_true(sc.model.overload_rate == 0.5);
+    const char *b[] = {"thresholds.B=30"};
+    load_ok(&sc, "[model]\nkind = single-loop\n[thresholds]\nR = 10\n", b, 1);
+    assert_int_equal(sc.model.R, 30);
 }
 
 static void test_single_loop_and_b(void **state)

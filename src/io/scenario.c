@@ -560,6 +560,17 @@ static const struct osn_key_origin *origin_of(const struct osn_scenario *sc, con
 }
 
 /* Second pass: parses the collected values into the model, resolves and checks it. */
+
+/*
+ * True when `later` (an override) replaces `earlier`, a synonym set in the file: an override of
+ * overload_accept drops the file's overload_rate, and of B the file's R. Two synonyms from the
+ * same source stay an error.
+ */
+static bool replaces(const struct osn_key_origin *later, const struct osn_key_origin *earlier)
+{
+    return strncmp(later->where, "--set", 5) == 0 && strncmp(earlier->where, "--set", 5) != 0;
+}
+
 static int apply(struct loader *ld)
 {
     struct osn_scenario *sc = ld->sc;
@@ -593,7 +604,7 @@ static int apply(struct loader *ld)
             if ((rc = parse_threshold(ld, o, &v)))
                 return rc;
             if (strcmp(t, "R") == 0 || strcmp(t, "B") == 0) {
-                if (rkey)
+                if (rkey && !replaces(o, rkey))
                     return fail(ld, OSN_ECONFIG, 0,
                                 "%s: key '%s': give thresholds.R or thresholds.B, not both "
                                 "(other one at %s)",
@@ -617,6 +628,8 @@ static int apply(struct loader *ld)
             if ((rc = parse_rate(ld, o, true, &rate)))
                 return rc;
         } else if (is_key(o, "arrivals.overload_rate") || is_key(o, "arrivals.overload_accept")) {
+            if ((orate || accept) && replaces(o, orate ? orate : accept))
+                orate = accept = NULL;
             if (orate || accept)
                 return fail(ld, OSN_ECONFIG, 0,
                             "%s: key '%s': give arrivals.overload_rate or "
