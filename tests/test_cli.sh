@@ -136,8 +136,10 @@ run 2 "bad --set syntax" -- solve --set arrivals.rate
 expect_err "bad --set syntax" "--set arrivals.rate" "SECTION.KEY=VALUE"
 run 2 "bad --set value" -- solve --set arrivals.rate=fast
 expect_err "bad --set value" "--set arrivals.rate=fast" "arrivals.rate"
-run 2 "--set unknown key" -- solve --set service.law=det
-expect_err "--set unknown key" "not supported yet"
+run 2 "--set unknown law" -- solve --set service.law=weibull
+expect_err "--set unknown law" "--set service.law=weibull" "service.law" "expected one of"
+run 2 "--set unknown key" -- solve --set service.shape=2
+expect_err "--set unknown key" "--set service.shape=2" "unknown key 'service.shape'"
 run 2 "unknown flag" -- solve --frobnicate
 expect_err "unknown flag" "--frobnicate"
 one_line "unknown flag"

@@ -71,7 +71,7 @@ static void expect_error(const char *text, const char *const *sets, int nsets, i
 
     assert_non_null(sc);
     write_scenario(&t, text);
-    assert_int_equal(osn_scenario_load(sc, t.path, sets, nsets, err, sizeof err), rc);
+    assert_int_equal(osn_scenario_load(sc, t.path, sets, nsets, NULL, err, sizeof err), rc);
     if (line > 0) {
         snprintf(where, sizeof where, "%s:%d:", t.path, line);
         assert_contains(err, where);
@@ -92,7 +92,7 @@ static void load_ok(struct osn_scenario *sc, const char *text, const char *const
     int rc;
 
     write_scenario(&t, text);
-    rc = osn_scenario_load(sc, t.path, sets, nsets, err, sizeof err);
+    rc = osn_scenario_load(sc, t.path, sets, nsets, NULL, err, sizeof err);
     if (rc)
         fail_msg("load failed: %s (%s)", err, osn_err_name(rc));
     drop(&t);
@@ -106,7 +106,7 @@ static void test_defaults(void **state)
     char err[256];
     (void)state;
 
-    assert_int_equal(osn_scenario_load(&sc, NULL, NULL, 0, err, sizeof err), 0);
+    assert_int_equal(osn_scenario_load(&sc, NULL, NULL, 0, NULL, err, sizeof err), 0);
     assert_int_equal(sc.model.kind, OSN_KIND_TWO_LOOP);
     assert_int_equal(sc.model.policy, OSN_POLICY_I);
     assert_int_equal(sc.model.flows, 1);
@@ -121,8 +121,8 @@ static void test_defaults(void **state)
     assert_true(sc.model.rate == 1.2);
     assert_true(sc.model.overload_rate == 0.6);
     assert_true(sc.model.mu == 1.0);
-    assert_int_equal(sc.nkeys, 0);
-    assert_string_equal(sc.path, "");
+    assert_int_equal(sc.ini.nkeys, 0);
+    assert_string_equal(sc.ini.path, "");
 }
 
 static void test_file_values_and_origins(void **state)
@@ -153,15 +153,15 @@ static void test_file_values_and_origins(void **state)
     assert_int_equal(sc.model.H, 15);
     assert_int_equal(sc.model.R, 20);
     assert_true(sc.model.overload_rate == 0.6);
-    assert_int_equal(sc.nkeys, 9);
-    assert_string_equal(sc.keys[2].key, "thresholds.L");
-    assert_string_equal(sc.keys[2].value, "10");
+    assert_int_equal(sc.ini.nkeys, 9);
+    assert_string_equal(sc.ini.keys[2].key, "thresholds.L");
+    assert_string_equal(sc.ini.keys[2].value, "10");
     /* Line 8: comments and blank lines are counted. */
-    assert_non_null(strstr(sc.keys[2].where, ":8"));
-    assert_string_equal(sc.keys[3].key, "thresholds.H");
-    assert_non_null(strstr(sc.keys[3].where, ":9"));
-    assert_string_equal(sc.keys[8].key, "service.rate");
-    assert_non_null(strstr(sc.keys[8].where, ":16"));
+    assert_non_null(strstr(sc.ini.keys[2].where, ":8"));
+    assert_string_equal(sc.ini.keys[3].key, "thresholds.H");
+    assert_non_null(strstr(sc.ini.keys[3].where, ":9"));
+    assert_string_equal(sc.ini.keys[8].key, "service.rate");
+    assert_non_null(strstr(sc.ini.keys[8].where, ":16"));
 }
 
 static void test_overrides_win(void **state)
@@ -176,12 +176,12 @@ static void test_overrides_win(void **state)
     assert_int_equal(sc.model.H, 12);
     assert_true(sc.model.mu == 3.0);
     /* One record per key, showing the final value and where it came from. */
-    assert_int_equal(sc.nkeys, 4);
-    assert_string_equal(sc.keys[0].key, "arrivals.rate");
-    assert_string_equal(sc.keys[0].value, "2");
-    assert_string_equal(sc.keys[0].where, "--set arrivals.rate=2");
-    assert_string_equal(sc.keys[2].value, "12");
-    assert_string_equal(sc.keys[3].key, "service.rate");
+    assert_int_equal(sc.ini.nkeys, 4);
+    assert_string_equal(sc.ini.keys[0].key, "arrivals.rate");
+    assert_string_equal(sc.ini.keys[0].value, "2");
+    assert_string_equal(sc.ini.keys[0].where, "--set arrivals.rate=2");
+    assert_string_equal(sc.ini.keys[2].value, "12");
+    assert_string_equal(sc.ini.keys[3].key, "service.rate");
 }
 
 static void test_override_replaces_bad_file_value(void **state)
@@ -258,8 +258,8 @@ static void test_failure_leaves_scenario_alone(void **state)
     (void)state;
 
     memset(&sc, 0x5a, sizeof sc);
-    assert_int_equal(osn_scenario_load(&sc, NULL, sets, 1, err, sizeof err), OSN_ECONFIG);
-    assert_int_equal(sc.nkeys, 0x5a5a5a5a);
+    assert_int_equal(osn_scenario_load(&sc, NULL, sets, 1, NULL, err, sizeof err), OSN_ECONFIG);
+    assert_int_equal(sc.ini.nkeys, 0x5a5a5a5a);
 }
 
 /* ---- errors ---- */
@@ -347,7 +347,7 @@ static void test_err_default_blamed(void **state)
 
     /* H keeps its default 10, which is now below L. */
     expect_error("[thresholds]\nL = 12\n", NULL, 0, OSN_ECONFIG, 0, "thresholds.H", "(default)");
-    assert_int_equal(osn_scenario_load(&sc, NULL, sets, 1, err, sizeof err), OSN_ECONFIG);
+    assert_int_equal(osn_scenario_load(&sc, NULL, sets, 1, NULL, err, sizeof err), OSN_ECONFIG);
     assert_contains(err, "(default)");
     assert_contains(err, "thresholds.H");
 }
@@ -365,13 +365,14 @@ static void test_err_missing_and_unreadable(void **state)
     char err[512], dir[] = "/tmp/osn_test_dir_XXXXXX";
     (void)state;
 
-    assert_int_equal(osn_scenario_load(&sc, "/tmp/osn-no-such-file.ini", NULL, 0, err, sizeof err),
-                     OSN_EIO);
+    assert_int_equal(
+            osn_scenario_load(&sc, "/tmp/osn-no-such-file.ini", NULL, 0, NULL, err, sizeof err),
+            OSN_EIO);
     assert_contains(err, "/tmp/osn-no-such-file.ini");
     assert_contains(err, "No such file");
     /* A directory opens but cannot be read. */
     assert_non_null(mkdtemp(dir));
-    assert_int_equal(osn_scenario_load(&sc, dir, NULL, 0, err, sizeof err), OSN_EIO);
+    assert_int_equal(osn_scenario_load(&sc, dir, NULL, 0, NULL, err, sizeof err), OSN_EIO);
     assert_contains(err, dir);
     rmdir(dir);
 }
@@ -426,8 +427,16 @@ static void test_err_enums(void **state)
     (void)state;
     expect_error("[model]\nkind = three-loop\n", NULL, 0, OSN_ECONFIG, 2, "model.kind", NULL);
     expect_error("[model]\npolicy = III\n", NULL, 0, OSN_ECONFIG, 2, "model.policy", NULL);
-    expect_error("[service]\nlaw = det\n", NULL, 0, OSN_ECONFIG, 2, "service.law",
-                 "not supported yet");
+    expect_error("[service]\nlaw = weibull\n", NULL, 0, OSN_ECONFIG, 2, "service.law",
+                 "expected one of");
+    expect_error("[service]\nlaw = det\nk = 3\n", NULL, 0, OSN_ECONFIG, 3, "service.k",
+                 "does not apply");
+    expect_error("[service]\nlaw = hyperexp\nprobs = 0.5, 0.6\nrates = 1, 2\n", NULL, 0,
+                 OSN_ECONFIG, 3, "service.probs", "sum to");
+    expect_error("[arrivals]\nprocess = mmpp\nphase_rates = 1, 2\nphase_switch = 1\n", NULL, 0,
+                 OSN_ECONFIG, 4, "arrivals.phase_switch", "off-diagonal");
+    expect_error("[arrivals]\nphase_rates = 1, 2\n", NULL, 0, OSN_ECONFIG, 2,
+                 "arrivals.phase_rates", "mmpp");
 }
 
 static void test_err_set_flags(void **state)
@@ -437,21 +446,23 @@ static void test_err_set_flags(void **state)
     (void)state;
 
     const char *bad_syntax[] = {"arrivals.rate"};
-    assert_int_equal(osn_scenario_load(&sc, NULL, bad_syntax, 1, err, sizeof err), OSN_ECONFIG);
+    assert_int_equal(osn_scenario_load(&sc, NULL, bad_syntax, 1, NULL, err, sizeof err),
+                     OSN_ECONFIG);
     assert_contains(err, "--set arrivals.rate");
     assert_contains(err, "SECTION.KEY=VALUE");
 
     const char *no_dot[] = {"rate=1"};
-    assert_int_equal(osn_scenario_load(&sc, NULL, no_dot, 1, err, sizeof err), OSN_ECONFIG);
+    assert_int_equal(osn_scenario_load(&sc, NULL, no_dot, 1, NULL, err, sizeof err), OSN_ECONFIG);
     assert_contains(err, "--set rate=1");
 
     const char *bad_value[] = {"service.rate=fast"};
-    assert_int_equal(osn_scenario_load(&sc, NULL, bad_value, 1, err, sizeof err), OSN_ECONFIG);
+    assert_int_equal(osn_scenario_load(&sc, NULL, bad_value, 1, NULL, err, sizeof err),
+                     OSN_ECONFIG);
     assert_contains(err, "--set service.rate=fast");
     assert_contains(err, "service.rate");
 
     const char *unknown[] = {"arrivals.burst=2"};
-    assert_int_equal(osn_scenario_load(&sc, NULL, unknown, 1, err, sizeof err), OSN_ECONFIG);
+    assert_int_equal(osn_scenario_load(&sc, NULL, unknown, 1, NULL, err, sizeof err), OSN_ECONFIG);
     assert_contains(err, "--set arrivals.burst=2");
     assert_contains(err, "unknown key");
 

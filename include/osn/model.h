@@ -34,6 +34,47 @@ enum osn_method {
     OSN_METHOD_CLOSED,  /* closed forms: two-loop, one flow, policy I only */
 };
 
+/* Service-time laws, shared with the simulator. `rate` is always 1/mean. */
+enum osn_law_kind {
+    OSN_LAW_EXP,       /* exponential */
+    OSN_LAW_DET,       /* constant 1/rate */
+    OSN_LAW_ERLANG,    /* k phases, each of rate k*rate */
+    OSN_LAW_HYPEREXP,  /* branch i with probability probs[i], exponential of rate rates[i] */
+    OSN_LAW_UNIFORM,   /* uniform with mean 1/rate and coefficient of variation cv <= 1/sqrt(3) */
+    OSN_LAW_LOGNORMAL, /* lognormal with mean 1/rate and coefficient of variation cv */
+    OSN_LAW_EMPIRICAL, /* drawn uniformly from samples[] */
+};
+
+#define OSN_LAW_MAX_BRANCHES 8
+
+struct osn_law {
+    enum osn_law_kind kind;
+    double rate; /* 1/mean, for every law (derived for hyperexp and empirical) */
+    int k;       /* erlang */
+    int nbranch; /* hyperexp */
+    double probs[OSN_LAW_MAX_BRANCHES], rates[OSN_LAW_MAX_BRANCHES];
+    double cv;       /* uniform, lognormal (lognormal sigma = sqrt(log(1 + cv^2))) */
+    double *samples; /* empirical: owned by the scenario that loaded it */
+    size_t nsamples;
+};
+
+/* Arrival processes, shared with the simulator. */
+enum osn_arrival_kind {
+    OSN_ARR_POISSON, /* one flow (rate, overload_rate) or two flows (rate1, rate2) */
+    OSN_ARR_MMPP,    /* Markov-modulated Poisson, K phases */
+    OSN_ARR_TRACE,   /* arrival instants from a file (simulation only) */
+};
+
+#define OSN_MMPP_MAX 8
+
+struct osn_mmpp {
+    int K;
+    double rate[OSN_MMPP_MAX];              /* arrival rate in each phase */
+    double gen[OSN_MMPP_MAX][OSN_MMPP_MAX]; /* phase switch rates, off-diagonal; diagonal 0 */
+    double accept[3][OSN_MMPP_MAX];         /* fraction accepted per mode and phase (a0 = 1,
+                                               a2 = 0 unless given) */
+};
+
 /* Largest R accepted at all; memory is checked separately by osn_model_check(). */
 #define OSN_R_MAX 1000000000L
 
@@ -46,10 +87,16 @@ struct osn_model {
     double rate;            /* one flow: offered rate lambda */
     double overload_rate;   /* one flow: accepted rate lambda' in mode 1 */
     double rate1, rate2;    /* two flows: offered rates; flow 2 is blocked in mode 1 */
-    double mu;              /* service rate (exponential service) */
+    double mu;              /* service rate 1/E[B], = service.rate */
+    enum osn_arrival_kind process;
+    struct osn_mmpp mmpp; /* process == OSN_ARR_MMPP */
+    double *trace;        /* process == OSN_ARR_TRACE: ascending arrival instants (s), owned
+                             by the scenario */
+    size_t ntrace;
+    struct osn_law service; /* service.kind == OSN_LAW_EXP for the CTMC models */
 };
 
-/* Fills L1..H2 from L, H, R for the named kinds. */
+/* Fills L1..H2 from L, H, R for the named kinds, and service.rate from mu. */
 void osn_model_resolve(struct osn_model *m);
 
 /*
@@ -58,6 +105,15 @@ void osn_model_resolve(struct osn_model *m);
  * writes a sentence into msg. bad_key and msg may be NULL.
  */
 int osn_model_check(const struct osn_model *m, const char **bad_key, char *msg, size_t msgsize);
+
+/*
+ * Stationary phase probabilities of an MMPP's phase generator (GTH, exact for any rates) into
+ * pi[0..K-1].
+ */
+void osn_mmpp_phase_probs(const struct osn_mmpp *p, double *pi);
+
+/* Long-run accepted arrival rate of an MMPP in mode s: sum_k pi_k a_s(k) lambda_k. */
+double osn_mmpp_mean_rate(const struct osn_mmpp *p, int s);
 
 /* Accepted arrival rate in mode s (0, 1, 2). */
 double osn_model_accept_rate(const struct osn_model *m, int s);
@@ -101,6 +157,13 @@ typedef int (*osn_dist_fn)(int mode, long n, struct osn_xd p, void *arg);
  */
 int osn_solve(const struct osn_model *m, enum osn_method method, struct osn_measures *out,
               osn_dist_fn dist, void *arg);
+
+/*
+ * NULL when osn_solve() can solve model m with `method`, else a sentence saying why not (closed
+ * forms exist only for the one-flow two-loop M|M|1 model under policy I; trace input is for
+ * simulation only; ...).
+ */
+const char *osn_solve_unsupported(const struct osn_model *m, enum osn_method method);
 
 /* "general" / "closed" / "auto". */
 const char *osn_method_name(enum osn_method method);

@@ -239,15 +239,20 @@ int osn_cmd_solve(int argc, char **argv)
         status = 0;
         goto out;
     }
-    /* The scenario holds 64 key records: keep it off the stack. */
-    sc = malloc(sizeof *sc);
+    /* The scenario holds its key records: keep it off the stack. */
+    sc = calloc(1, sizeof *sc);
     if (!sc) {
         die("out of memory");
         goto out;
     }
-    rc = osn_scenario_load(sc, o.scenario, o.sets, o.nsets, err, sizeof err);
+    rc = osn_scenario_load(sc, o.scenario, o.sets, o.nsets, NULL, err, sizeof err);
     if (rc) {
         die("%s", err[0] ? err : osn_strerror(rc));
+        goto out;
+    }
+    const char *why = osn_solve_unsupported(&sc->model, o.method);
+    if (why) {
+        die("%s%s", o.method == OSN_METHOD_CLOSED ? "--method closed: " : "", why);
         goto out;
     }
 
@@ -262,12 +267,6 @@ int osn_cmd_solve(int argc, char **argv)
         }
     }
     rc = osn_solve(&sc->model, o.method, &ms, o.dist ? dist_row : NULL, o.dist ? dist.f : NULL);
-    if (rc == OSN_ENOTSUP && o.method == OSN_METHOD_CLOSED) {
-        die("--method %s: no closed forms for this model (they exist only for the one-flow "
-            "two-loop model under policy I); use --method general or auto",
-            osn_method_name(o.method));
-        goto out;
-    }
     if (rc == OSN_EIO && o.dist) {
         die("--dist %s: write failed: %s", o.dist, strerror(errno));
         goto out;
@@ -337,6 +336,7 @@ out:
     osn_afile_abort(&dist);
     osn_afile_abort(&json);
     osn_afile_abort(&csv);
+    osn_scenario_release(sc);
     free(sc);
     free(o.sets);
     return status;

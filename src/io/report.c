@@ -143,8 +143,8 @@ void osn_report_table(FILE *f, const struct osn_scenario *sc, const struct osn_m
     char buf[64];
 
     print_model_line(f, &sc->model);
-    if (sc->path[0])
-        fprintf(f, "scenario: %s\n", sc->path);
+    if (sc->ini.path[0])
+        fprintf(f, "scenario: %s\n", sc->ini.path);
     if (ms->method == OSN_METHOD_CLOSED)
         fprintf(f, "method: closed (closed forms, %ld states)\n", ms->states);
     else
@@ -219,9 +219,9 @@ static json_t *scenario_json(const struct osn_scenario *sc)
     }
     err |= json_object_set_new(o, "law", json_string("exp"));
     err |= json_object_set_new(o, "mu", json_real(m->mu));
-    err |= json_object_set_new(o, "source", sc->path[0] ? json_string(sc->path) : json_null());
-    for (int i = 0; i < sc->nkeys; i++)
-        err |= json_object_set_new(keys, sc->keys[i].key, json_string(sc->keys[i].value));
+    err |= json_object_set_new(o, "source", sc->ini.path[0] ? json_string(sc->ini.path) : json_null());
+    for (int i = 0; i < sc->ini.nkeys; i++)
+        err |= json_object_set_new(keys, sc->ini.keys[i].key, json_string(sc->ini.keys[i].value));
     err |= json_object_set_new(o, "keys", keys);
     if (err) {
         json_decref(o);

@@ -1,24 +1,17 @@
 /*
- * Scenario loading: an INI file plus "--set section.key=value" overrides, turned into a
- * resolved, checked struct osn_model.
+ * Scenario files, second layer: the model's sections ([model], [thresholds], [arrivals],
+ * [service]) turned into a resolved, checked struct osn_model.
  *
- * Loading runs in two passes. The first pass collects assignments: inih parses the file through
- * a line-counting reader (the Debian inih handler gets no line number), every key is checked
- * against the table of known sections and keys, a key given twice in the file is an error, and
- * the overrides then replace file values. Each collected key remembers where it came from
- * ("FILE:LINE" or the "--set ..." flag text). The second pass parses the final values, checks
- * that each key belongs to the chosen model kind and number of flows, fills the model, and runs
- * osn_model_resolve() and osn_model_check(); a complaint from the model about a key is mapped
- * back to where that key (or the key it was derived from) was set, or to "(default)".
- *
- * Because values are parsed only in the second pass, an override replaces a bad file value
- * without the bad value ever being looked at.
+ * osn_ini_collect() gathers the assignments with their origins; this file parses the final
+ * values, checks that each key belongs to the chosen kind, number of flows, arrival process and
+ * service law, fills the model, and runs osn_model_resolve() and osn_model_check(). A complaint
+ * from the model about a key is mapped back to where that key (or the key it was derived from)
+ * was set, or to "(default)". Because values are parsed only after collection, an override
+ * replaces a bad file value without the bad value ever being looked at.
  */
 #include "osn/io.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -39,16 +32,7 @@
 #define DEF_RATE2  0.6
 #define DEF_MU     1.0
 
-/* Longest line the reader passes on to inih; longer lines are an error, not a silent split. */
-#define LINE_MAX_CHARS 4096
-
-struct keydef {
-    const char *section;
-    const char *name;
-};
-
-/* Every key the scenario format knows; which of them apply depends on kind and flows. */
-static const struct keydef keydefs[] = {
+static const struct osn_ini_keydef model_keys[] = {
         {"model", "kind"},
         {"model", "policy"},
         {"thresholds", "L"},
@@ -59,43 +43,48 @@ static const struct keydef keydefs[] = {
         {"thresholds", "H1"},
         {"thresholds", "L2"},
         {"thresholds", "H2"},
+        {"arrivals", "process"},
         {"arrivals", "flows"},
         {"arrivals", "rate"},
         {"arrivals", "overload_rate"},
         {"arrivals", "overload_accept"},
         {"arrivals", "rate1"},
         {"arrivals", "rate2"},
+        {"arrivals", "phase_rates"},
+        {"arrivals", "phase_switch"},
+        {"arrivals", "overload_rates"},
+        {"arrivals", "file"},
         {"service", "law"},
         {"service", "rate"},
+        {"service", "k"},
+        {"service", "probs"},
+        {"service", "rates"},
+        {"service", "cv"},
+        {"service", "sigma"},
+        {"service", "file"},
 };
 
-#define NKEYDEFS (sizeof keydefs / sizeof keydefs[0])
+const struct osn_ini_schema osn_model_schema = {model_keys,
+                                                sizeof model_keys / sizeof model_keys[0], NULL};
 
-static const char *const section_names[] = {"model", "thresholds", "arrivals", "service"};
-
-/* State of one load: the scenario being filled, the file being read and the first error. */
+/* One load: the scenario being filled and the caller's error buffer. */
 struct loader {
     struct osn_scenario *sc;
-    const char *path; /* scenario file, NULL when none */
-    FILE *f;
-    int lineno;     /* line most recently handed to inih */
-    int err;        /* first error, 0 while none */
-    int err_line;   /* its line in the file, 0 when not from the file */
-    int read_errno; /* errno of a failed read, 0 if none */
-    char *msg;      /* caller's error buffer */
+    char *msg;
     size_t msgsize;
-    char line[LINE_MAX_CHARS + 2];
 };
 
-/* Records the first error only: later ones are usually consequences of it. */
-static int fail(struct loader *ld, int err, int line, const char *fmt, ...)
+static const struct osn_key_origin *get(const struct loader *ld, const char *key)
+{
+    return osn_ini_get(&ld->sc->ini, key);
+}
+
+static int fail(struct loader *ld, int err, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static int fail(struct loader *ld, int err, const char *fmt, ...)
 {
     va_list ap;
-
-    if (ld->err)
-        return ld->err;
-    ld->err = err;
-    ld->err_line = line;
     if (ld->msg && ld->msgsize) {
         va_start(ap, fmt);
         vsnprintf(ld->msg, ld->msgsize, fmt, ap);
@@ -104,350 +93,82 @@ static int fail(struct loader *ld, int err, int line, const char *fmt, ...)
     return err;
 }
 
-/* The known section named `section` (any case, blanks around the name ignored), or NULL. */
-static const char *canonical_section(const char *section)
-{
-    size_t n;
-
-    while (isspace((unsigned char)*section))
-        section++;
-    n = strlen(section);
-    while (n > 0 && isspace((unsigned char)section[n - 1]))
-        n--;
-    for (size_t i = 0; i < sizeof section_names / sizeof section_names[0]; i++)
-        if (strlen(section_names[i]) == n && strncasecmp(section, section_names[i], n) == 0)
-            return section_names[i];
-    return NULL;
-}
-
-static const struct keydef *find_keydef(const char *section, const char *name)
-{
-    for (size_t i = 0; i < NKEYDEFS; i++)
-        if (strcmp(keydefs[i].section, section) == 0 && strcasecmp(keydefs[i].name, name) == 0)
-            return &keydefs[i];
-    return NULL;
-}
-
-/* "rate, overload_rate, ..." for the keys of one section, for error messages. */
-static void known_keys(const char *section, char *buf, size_t size)
-{
-    size_t used = 0;
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < NKEYDEFS && used < size; i++) {
-        if (strcmp(keydefs[i].section, section) != 0)
-            continue;
-        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", keydefs[i].name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-}
-
-static struct osn_key_origin *find_key(const struct osn_scenario *sc, const char *key)
-{
-    for (int i = 0; i < sc->nkeys; i++)
-        if (strcmp(sc->keys[i].key, key) == 0)
-            return (struct osn_key_origin *)&sc->keys[i];
-    return NULL;
-}
-
-/*
- * Records one assignment after checking its section and key names. `where` is "FILE:LINE" or
- * the --set text; `line` is the file line (0 for an override). A key given twice in the file is
- * an error; an override replaces whatever was there.
- */
-static int assign(struct loader *ld, const char *section, const char *name, const char *value,
-                  const char *where, int line)
-{
-    struct osn_scenario *sc = ld->sc;
-    const char *csec = canonical_section(section);
-    const struct keydef *kd;
-    struct osn_key_origin *o;
-    char key[64], known[160];
-
-    if (section[0] == '\0')
-        return fail(ld, OSN_ECONFIG, line,
-                    "%s: key '%s' is outside any section (put it under [model], [thresholds], "
-                    "[arrivals] or [service])",
-                    where, name);
-    if (!csec)
-        return fail(ld, OSN_ECONFIG, line,
-                    "%s: unknown section [%s] (known: model, thresholds, arrivals, service)", where,
-                    section);
-    kd = find_keydef(csec, name);
-    if (!kd) {
-        known_keys(csec, known, sizeof known);
-        return fail(ld, OSN_ECONFIG, line, "%s: unknown key '%s.%s' (known in [%s]: %s)", where,
-                    csec, name, csec, known);
-    }
-    snprintf(key, sizeof key, "%s.%s", kd->section, kd->name);
-    if (strlen(value) >= sizeof o->value)
-        return fail(ld, OSN_ECONFIG, line, "%s: key '%s': value longer than %zu characters", where,
-                    key, sizeof o->value - 1);
-
-    o = find_key(sc, key);
-    if (o && line > 0)
-        return fail(ld, OSN_ECONFIG, line, "%s: key '%s' given twice (first at %s)", where, key,
-                    o->where);
-    if (!o) {
-        if (sc->nkeys >= OSN_SCENARIO_MAX_KEYS) /* cannot happen: keys are unique */
-            return fail(ld, OSN_ECONFIG, line, "%s: too many keys", where);
-        o = &sc->keys[sc->nkeys++];
-    }
-    snprintf(o->key, sizeof o->key, "%s", key);
-    snprintf(o->value, sizeof o->value, "%s", value);
-    snprintf(o->where, sizeof o->where, "%s", where);
-    return 0;
-}
-
-/* inih handler: one name=value pair of the file. Returns nonzero to go on. */
-static int on_pair(void *user, const char *section, const char *name, const char *value)
-{
-    struct loader *ld = user;
-    char where[sizeof ld->sc->keys[0].where];
-
-    if (ld->err)
-        return 0;
-    snprintf(where, sizeof where, "%s:%d", ld->path, ld->lineno);
-    return assign(ld, section, name, value, where, ld->lineno) == 0;
-}
-
-/*
- * inih reader: hands over one line at a time, so that ld->lineno is the line of the pair being
- * handled. It also strips leading whitespace (inih would otherwise take an indented line as the
- * continuation of the previous value), drops comment lines (so that their length does not
- * matter), rejects other over-long lines instead of letting inih split them, and checks section
- * headers, which inih does not report for a section without keys.
- */
-static char *read_line(char *str, int num, void *stream)
-{
-    struct loader *ld = stream;
-    char *p;
-    size_t len;
-
-    if (!fgets(ld->line, sizeof ld->line, ld->f)) {
-        if (ferror(ld->f))
-            ld->read_errno = errno ? errno : EIO;
-        return NULL;
-    }
-    ld->lineno++;
-    len = strlen(ld->line);
-    if (len == sizeof ld->line - 1 && ld->line[len - 1] != '\n') {
-        int c;
-        while ((c = fgetc(ld->f)) != EOF && c != '\n')
-            ;
-        fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: line longer than %d characters", ld->path,
-             ld->lineno, LINE_MAX_CHARS);
-        ld->line[0] = '\0';
-    }
-    p = ld->line;
-    if (ld->lineno == 1 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
-        p += 3; /* UTF-8 byte-order mark */
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p == ';' || *p == '#')
-        p[0] = '\0'; /* a comment: inih need not see it, however long it is */
-    len = strlen(p);
-    if ((int)len >= num) {
-        fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: line longer than %d characters", ld->path,
-             ld->lineno, num - 2);
-        p[0] = '\0';
-        len = 0;
-    }
-    if (p[0] == '[') {
-        char name[128];
-        const char *close = strchr(p, ']');
-        size_t n = close ? (size_t)(close - p - 1) : 0;
-        /* Without the ']' inih reports a malformed line; a too-long name is unknown anyway. */
-        if (close) {
-            if (n >= sizeof name)
-                n = sizeof name - 1;
-            memcpy(name, p + 1, n);
-            name[n] = '\0';
-            if (!canonical_section(name))
-                fail(ld, OSN_ECONFIG, ld->lineno,
-                     "%s:%d: unknown section [%s] (known: model, thresholds, arrivals, service)",
-                     ld->path, ld->lineno, name);
-        }
-    }
-    memcpy(str, p, len + 1);
-    return str;
-}
-
-/* Parses the whole file into ld->sc->keys. */
-static int load_file(struct loader *ld)
-{
-    int rc;
-
-    ld->f = fopen(ld->path, "r");
-    if (!ld->f)
-        return fail(ld, OSN_EIO, 0, "%s: cannot open scenario: %s", ld->path, strerror(errno));
-    errno = 0;
-    rc = ini_parse_stream(read_line, ld, on_pair, ld);
-    if (ld->read_errno)
-        fail(ld, OSN_EIO, 0, "%s: cannot read scenario: %s", ld->path, strerror(ld->read_errno));
-    else if (rc > 0 && (!ld->err || rc < ld->err_line)) {
-        /* A line inih could not parse, before any error of ours: that one is the first. */
-        ld->err = 0;
-        fail(ld, OSN_ECONFIG, rc,
-             "%s:%d: malformed line (expected '[section]', 'key = value' or a comment "
-             "starting with ';' or '#')",
-             ld->path, rc);
-    } else if (rc < 0 && !ld->err)
-        fail(ld, OSN_EIO, 0, "%s: cannot parse scenario (inih error %d)", ld->path, rc);
-    fclose(ld->f);
-    ld->f = NULL;
-    return ld->err;
-}
-
-/* Splits one override "section.key=value" and records it. */
-static int load_set(struct loader *ld, const char *set)
-{
-    char where[sizeof ld->sc->keys[0].where];
-    char buf[512];
-    char *eq, *dot, *section, *name, *value, *e;
-
-    snprintf(where, sizeof where, "--set %s", set);
-    if (strlen(set) >= sizeof buf)
-        return fail(ld, OSN_ECONFIG, 0, "%s: override longer than %zu characters", where,
-                    sizeof buf - 1);
-    snprintf(buf, sizeof buf, "%s", set);
-    eq = strchr(buf, '=');
-    dot = strchr(buf, '.');
-    if (!eq || !dot || dot > eq)
-        return fail(ld, OSN_ECONFIG, 0, "%s: expected SECTION.KEY=VALUE (e.g. arrivals.rate=1.2)",
-                    where);
-    *eq = '\0';
-    *dot = '\0';
-    section = buf;
-    name = dot + 1;
-    value = eq + 1;
-    /* Trim blanks around each part, as inih does in files. */
-    while (isspace((unsigned char)*section))
-        section++;
-    for (e = section + strlen(section); e > section && isspace((unsigned char)e[-1]);)
-        *--e = '\0';
-    while (isspace((unsigned char)*name))
-        name++;
-    for (e = name + strlen(name); e > name && isspace((unsigned char)e[-1]);)
-        *--e = '\0';
-    while (isspace((unsigned char)*value))
-        value++;
-    for (e = value + strlen(value); e > value && isspace((unsigned char)e[-1]);)
-        *--e = '\0';
-    if (!section[0] || !name[0])
-        return fail(ld, OSN_ECONFIG, 0, "%s: expected SECTION.KEY=VALUE (e.g. arrivals.rate=1.2)",
-                    where);
-    return assign(ld, section, name, value, where, 0);
-}
-
-/* Reports a bad value: "WHERE: key 'K' = 'V': why". */
-static int bad_value(struct loader *ld, const struct osn_key_origin *o, const char *fmt, ...)
-{
-    char why[256];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    return fail(ld, OSN_ECONFIG, 0, "%s: key '%s' = '%s': %s", o->where, o->key, o->value, why);
-}
-
-/* A threshold: a whole number in 0..OSN_R_MAX, with nothing after it. */
-static int parse_threshold(struct loader *ld, const struct osn_key_origin *o, long *out)
-{
-    const char *s = o->value;
-    char *end;
-    long v;
-
-    if (!s[0])
-        return bad_value(ld, o, "empty value (expected a whole number)");
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (end == s || *end != '\0')
-        return bad_value(ld, o, "not a whole number%s",
-                         strchr(s, '#') ? " (inline comments start with ';')" : "");
-    if (errno == ERANGE || v > OSN_R_MAX)
-        return bad_value(ld, o, "larger than the largest supported threshold (%ld)", OSN_R_MAX);
-    if (v < 0)
-        return bad_value(ld, o, "must not be negative");
-    *out = v;
-    return 0;
-}
-
-/* A finite real number with nothing after it; `positive` demands > 0, else >= 0. */
-static int parse_rate(struct loader *ld, const struct osn_key_origin *o, bool positive, double *out)
-{
-    const char *s = o->value;
-    char *end;
-    double v;
-
-    if (!s[0])
-        return bad_value(ld, o, "empty value (expected a number)");
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || *end != '\0')
-        return bad_value(ld, o, "not a number%s",
-                         strchr(s, '#') ? " (inline comments start with ';')" : "");
-    if (!isfinite(v))
-        return bad_value(ld, o, "must be a finite number");
-    if (positive && !(v > 0))
-        return bad_value(ld, o, "must be greater than 0");
-    if (!positive && v < 0)
-        return bad_value(ld, o, "must not be negative");
-    *out = v;
-    return 0;
-}
-
 static bool is_key(const struct osn_key_origin *o, const char *key)
 {
     return strcmp(o->key, key) == 0;
 }
 
-/* Parses the keys that decide which other keys apply: kind, policy, flows, law. */
+static const char *const kind_names[] = {"two-loop", "single-loop", "bi-level", NULL};
+static const char *const process_names[] = {"poisson", "mmpp", "trace", NULL};
+static const char *const law_names[] = {"exp",     "det",       "erlang",    "hyperexp",
+                                        "uniform", "lognormal", "empirical", NULL};
+
+/* Parses the keys that decide which other keys apply: kind, policy, process, flows, law. */
 static int apply_shape(struct loader *ld, struct osn_model *m)
 {
     const struct osn_key_origin *o;
+    int v, rc;
 
-    if ((o = find_key(ld->sc, "model.kind"))) {
-        if (strcasecmp(o->value, "two-loop") == 0)
-            m->kind = OSN_KIND_TWO_LOOP;
-        else if (strcasecmp(o->value, "single-loop") == 0)
-            m->kind = OSN_KIND_SINGLE_LOOP;
-        else if (strcasecmp(o->value, "bi-level") == 0)
-            m->kind = OSN_KIND_BI_LEVEL;
-        else
-            return bad_value(ld, o,
-                             "unknown model kind (expected two-loop, single-loop or "
-                             "bi-level)");
+    if ((o = get(ld, "model.kind"))) {
+        if ((rc = osn_ini_choice(o, kind_names, &v, ld->msg, ld->msgsize)))
+            return rc;
+        m->kind = (enum osn_model_kind)v;
     }
-    if ((o = find_key(ld->sc, "model.policy"))) {
+    if ((o = get(ld, "model.policy"))) {
         if (strcasecmp(o->value, "I") == 0 || strcmp(o->value, "1") == 0)
             m->policy = OSN_POLICY_I;
         else if (strcasecmp(o->value, "II") == 0 || strcmp(o->value, "2") == 0)
             m->policy = OSN_POLICY_II;
         else
-            return bad_value(ld, o, "unknown switching policy (expected I or II)");
+            return osn_ini_bad(o, ld->msg, ld->msgsize,
+                               "unknown switching policy (expected I or II)");
     }
-    if ((o = find_key(ld->sc, "arrivals.flows"))) {
+    if ((o = get(ld, "arrivals.process"))) {
+        if ((rc = osn_ini_choice(o, process_names, &v, ld->msg, ld->msgsize)))
+            return rc;
+        m->process = (enum osn_arrival_kind)v;
+    }
+    if ((o = get(ld, "arrivals.flows"))) {
         if (strcmp(o->value, "1") == 0)
             m->flows = 1;
         else if (strcmp(o->value, "2") == 0)
             m->flows = 2;
         else
-            return bad_value(ld, o, "expected 1 or 2");
+            return osn_ini_bad(o, ld->msg, ld->msgsize, "expected 1 or 2");
+        if (m->process != OSN_ARR_POISSON && m->flows == 2)
+            return osn_ini_bad(o, ld->msg, ld->msgsize,
+                               "two flows are Poisson flows (arrivals.process = poisson)");
     }
-    if ((o = find_key(ld->sc, "service.law"))) {
-        if (strcasecmp(o->value, "exp") != 0)
-            return bad_value(ld, o,
-                             "service law not supported yet (only 'exp', exponential service, "
-                             "is implemented)");
+    if ((o = get(ld, "service.law"))) {
+        if ((rc = osn_ini_choice(o, law_names, &v, ld->msg, ld->msgsize)))
+            return rc;
+        m->service.kind = (enum osn_law_kind)v;
     }
     return 0;
 }
 
-/* Returns NULL when key `o` applies to the model's kind and flows, else the reason. */
+/* Which service keys each law takes (rate is taken by all but hyperexp and empirical). */
+static bool law_takes(enum osn_law_kind law, const char *name)
+{
+    if (strcmp(name, "law") == 0)
+        return true;
+    switch (law) {
+    case OSN_LAW_ERLANG:
+        return strcmp(name, "rate") == 0 || strcmp(name, "k") == 0;
+    case OSN_LAW_HYPEREXP:
+        return strcmp(name, "probs") == 0 || strcmp(name, "rates") == 0;
+    case OSN_LAW_UNIFORM:
+        return strcmp(name, "rate") == 0 || strcmp(name, "cv") == 0;
+    case OSN_LAW_LOGNORMAL:
+        return strcmp(name, "rate") == 0 || strcmp(name, "cv") == 0 || strcmp(name, "sigma") == 0;
+    case OSN_LAW_EMPIRICAL:
+        return strcmp(name, "file") == 0;
+    default:
+        return strcmp(name, "rate") == 0;
+    }
+}
+
+/* Returns NULL when key `o` applies to the model's shape, else the reason. */
 static const char *misplaced(const struct osn_model *m, const struct osn_key_origin *o)
 {
     const char *k = o->key;
@@ -472,7 +193,34 @@ static const char *misplaced(const struct osn_model *m, const struct osn_key_ori
                        "R)";
             break;
         }
-    } else if (m->flows == 2) {
+        return NULL;
+    }
+    if (strncmp(k, "service.", 8) == 0)
+        return law_takes(m->service.kind, k + 8) ? NULL
+                                                 : "does not apply to this service law (see "
+                                                   "'osn solve --help')";
+    if (is_key(o, "arrivals.process") || is_key(o, "arrivals.flows"))
+        return NULL;
+    switch (m->process) {
+    case OSN_ARR_MMPP:
+        if (is_key(o, "arrivals.phase_rates") || is_key(o, "arrivals.phase_switch") ||
+            is_key(o, "arrivals.overload_accept") || is_key(o, "arrivals.overload_rates"))
+            return NULL;
+        return "does not apply to MMPP input (it takes phase_rates, phase_switch and "
+               "overload_accept or overload_rates)";
+    case OSN_ARR_TRACE:
+        if (is_key(o, "arrivals.file") || is_key(o, "arrivals.overload_accept"))
+            return NULL;
+        return "does not apply to trace input (it takes file and overload_accept)";
+    default:
+        break;
+    }
+    if (is_key(o, "arrivals.phase_rates") || is_key(o, "arrivals.phase_switch") ||
+        is_key(o, "arrivals.overload_rates"))
+        return "applies only with arrivals.process = mmpp";
+    if (is_key(o, "arrivals.file"))
+        return "applies only with arrivals.process = trace";
+    if (m->flows == 2) {
         if (is_key(o, "arrivals.rate") || is_key(o, "arrivals.overload_rate") ||
             is_key(o, "arrivals.overload_accept"))
             return "does not apply with flows = 2 (give rate1 and rate2; flow 2 is blocked in "
@@ -523,12 +271,12 @@ static void model_value(const struct osn_model *m, const char *key, char *buf, s
  * rates of a two-flow model to rate1. Returns NULL when none was set (a default); *shown is then
  * the user-facing name of the key.
  */
-static const struct osn_key_origin *origin_of(const struct osn_scenario *sc, const char *bad,
+static const struct osn_key_origin *origin_of(const struct loader *ld, const char *bad,
                                               const char **shown)
 {
     const char *cand[3] = {bad, NULL, NULL};
     const struct osn_key_origin *o;
-    const struct osn_model *m = &sc->model;
+    const struct osn_model *m = &ld->sc->model;
 
     if (m->kind == OSN_KIND_TWO_LOOP) {
         if (strcmp(bad, "thresholds.L1") == 0)
@@ -554,12 +302,10 @@ static const struct osn_key_origin *origin_of(const struct osn_scenario *sc, con
 
     *shown = cand[0];
     for (int i = 0; i < 3 && cand[i]; i++)
-        if ((o = find_key(sc, cand[i])))
+        if ((o = get(ld, cand[i])))
             return o;
     return NULL;
 }
-
-/* Second pass: parses the collected values into the model, resolves and checks it. */
 
 /*
  * True when `later` (an override) replaces `earlier`, a synonym set in the file: an override of
@@ -571,12 +317,302 @@ static bool replaces(const struct osn_key_origin *later, const struct osn_key_or
     return strncmp(later->where, "--set", 5) == 0 && strncmp(earlier->where, "--set", 5) != 0;
 }
 
+/*
+ * Reads the numbers of a samples or trace file named by key `o` (relative paths are taken from
+ * the scenario file's directory when the key came from the file). Returns 0 with a new array.
+ */
+static int read_numbers(struct loader *ld, const struct osn_key_origin *o, bool ascending,
+                        double **out, size_t *count)
+{
+    char path[4096];
+    const char *scen = ld->sc->ini.path;
+    const char *slash = strrchr(scen, '/');
+    if (o->value[0] != '/' && strncmp(o->where, "--set", 5) != 0 && slash)
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - scen), scen, o->value);
+    else
+        snprintf(path, sizeof path, "%s", o->value);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return osn_ini_bad(o, ld->msg, ld->msgsize, "cannot open %s: %s", path, strerror(errno));
+    size_t n = 0, cap = 1024;
+    double *v = malloc(cap * sizeof *v);
+    char line[512];
+    int lineno = 0, rc = 0;
+    while (v && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line, *end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == ';' || *p == '\n' || *p == '\0')
+            continue;
+        double x = strtod(p, &end);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+            end++;
+        if (end == p || *end || !isfinite(x) || x < 0 || (ascending && n > 0 && x < v[n - 1])) {
+            rc = fail(ld, OSN_ECONFIG, "%s:%d: %s (from key '%s' at %s)", path, lineno,
+                      ascending ? "expected one arrival time per line, non-negative and "
+                                  "ascending"
+                                : "expected one non-negative number per line",
+                      o->key, o->where);
+            break;
+        }
+        if (n == cap) {
+            double *w = realloc(v, 2 * cap * sizeof *v);
+            if (!w) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = w;
+            cap *= 2;
+        }
+        v[n++] = x;
+    }
+    fclose(f);
+    if (!v)
+        return fail(ld, OSN_ENOMEM, "%s: out of memory reading %s", o->where, path);
+    if (!rc && n == 0)
+        rc = osn_ini_bad(o, ld->msg, ld->msgsize, "%s holds no numbers", path);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *count = n;
+    return 0;
+}
+
+/* [service]: the law's parameters, checked. */
+static int apply_service(struct loader *ld, struct osn_model *m)
+{
+    struct osn_law *law = &m->service;
+    const struct osn_key_origin *o, *probs = get(ld, "service.probs"),
+                                    *rates = get(ld, "service.rates");
+    char *msg = ld->msg;
+    size_t ms = ld->msgsize;
+    int rc;
+
+    law->rate = DEF_MU;
+    if ((o = get(ld, "service.rate")) && (rc = osn_ini_double(o, 0, true, &law->rate, msg, ms)))
+        return rc;
+    switch (law->kind) {
+    case OSN_LAW_ERLANG: {
+        long k = 2;
+        if ((o = get(ld, "service.k")) && (rc = osn_ini_long(o, 1, 1000000, &k, msg, ms)))
+            return rc;
+        law->k = (int)k;
+        break;
+    }
+    case OSN_LAW_HYPEREXP: {
+        int np = 0, nr = 0;
+        if (!probs || !rates)
+            return fail(ld, OSN_ECONFIG,
+                        "%s: service.law = hyperexp needs service.probs and service.rates",
+                        (o = get(ld, "service.law")) ? o->where : "(default)");
+        if ((rc = osn_ini_doubles(probs, law->probs, OSN_LAW_MAX_BRANCHES, &np, msg, ms)) ||
+            (rc = osn_ini_doubles(rates, law->rates, OSN_LAW_MAX_BRANCHES, &nr, msg, ms)))
+            return rc;
+        if (np != nr)
+            return osn_ini_bad(rates, msg, ms, "%d rates for %d probabilities", nr, np);
+        double sp = 0, mean = 0;
+        for (int i = 0; i < np; i++) {
+            if (!(law->rates[i] > 0))
+                return osn_ini_bad(rates, msg, ms, "every rate must be greater than 0");
+            sp += law->probs[i];
+            mean += law->probs[i] / law->rates[i];
+        }
+        if (fabs(sp - 1) > 1e-9)
+            return osn_ini_bad(probs, msg, ms, "probabilities sum to %.12g, not 1", sp);
+        law->nbranch = np;
+        law->rate = 1 / mean;
+        break;
+    }
+    case OSN_LAW_UNIFORM:
+    case OSN_LAW_LOGNORMAL: {
+        const struct osn_key_origin *cv = get(ld, "service.cv"), *sg = get(ld, "service.sigma");
+        law->cv = law->kind == OSN_LAW_UNIFORM ? 0.5 : 1;
+        if (cv && sg)
+            return osn_ini_bad(sg, msg, ms, "give service.cv or service.sigma, not both");
+        if (cv && (rc = osn_ini_double(cv, 0, false, &law->cv, msg, ms)))
+            return rc;
+        if (sg) {
+            double sigma;
+            if ((rc = osn_ini_double(sg, 0, false, &sigma, msg, ms)))
+                return rc;
+            law->cv = sqrt(expm1(sigma * sigma));
+        }
+        if (law->kind == OSN_LAW_UNIFORM && law->cv > 1 / sqrt(3.0) + 1e-12)
+            return osn_ini_bad(cv ? cv : get(ld, "service.law"), msg, ms,
+                               "a uniform law on [0, 2/rate] has the largest cv, 1/sqrt(3)");
+        break;
+    }
+    case OSN_LAW_EMPIRICAL: {
+        if (!(o = get(ld, "service.file")))
+            return fail(ld, OSN_ECONFIG, "%s: service.law = empirical needs service.file",
+                        get(ld, "service.law")->where);
+        if ((rc = read_numbers(ld, o, false, &law->samples, &law->nsamples)))
+            return rc;
+        double sum = 0;
+        for (size_t i = 0; i < law->nsamples; i++)
+            sum += law->samples[i];
+        if (!(sum > 0))
+            return osn_ini_bad(o, msg, ms, "the samples have mean 0");
+        law->rate = (double)law->nsamples / sum;
+        break;
+    }
+    default:
+        break;
+    }
+    m->mu = law->rate;
+    return 0;
+}
+
+/* [arrivals] with process = mmpp. */
+static int apply_mmpp(struct loader *ld, struct osn_model *m)
+{
+    struct osn_mmpp *p = &m->mmpp;
+    const struct osn_key_origin *pr = get(ld, "arrivals.phase_rates"),
+                                *ps = get(ld, "arrivals.phase_switch"),
+                                *acc = get(ld, "arrivals.overload_accept"),
+                                *ors = get(ld, "arrivals.overload_rates");
+    const char *where = get(ld, "arrivals.process")->where;
+    double sw[OSN_MMPP_MAX * OSN_MMPP_MAX];
+    int n = 0, ns = 0, rc;
+
+    if (!pr || !ps)
+        return fail(ld, OSN_ECONFIG,
+                    "%s: arrivals.process = mmpp needs arrivals.phase_rates and "
+                    "arrivals.phase_switch",
+                    where);
+    if ((rc = osn_ini_doubles(pr, p->rate, OSN_MMPP_MAX, &n, ld->msg, ld->msgsize)))
+        return rc;
+    if (n < 2)
+        return osn_ini_bad(pr, ld->msg, ld->msgsize, "an MMPP has at least 2 phases");
+    p->K = n;
+    if ((rc = osn_ini_doubles(ps, sw, OSN_MMPP_MAX * OSN_MMPP_MAX, &ns, ld->msg, ld->msgsize)))
+        return rc;
+    if (ns != n * (n - 1))
+        return osn_ini_bad(ps, ld->msg, ld->msgsize,
+                           "expected the %d off-diagonal switch rates of a %d-phase generator, "
+                           "row by row",
+                           n * (n - 1), n);
+    for (int i = 0, k = 0; i < n; i++) {
+        double out = 0;
+        for (int j = 0; j < n; j++) {
+            p->gen[i][j] = i == j ? 0 : sw[k++];
+            out += p->gen[i][j];
+        }
+        if (!(out > 0))
+            return osn_ini_bad(ps, ld->msg, ld->msgsize, "phase %d is never left", i + 1);
+    }
+    if (acc && ors)
+        return osn_ini_bad(ors, ld->msg, ld->msgsize,
+                           "give arrivals.overload_accept or arrivals.overload_rates, not both");
+    double a = DEF_ACCEPT;
+    if (acc && (rc = osn_ini_double(acc, 0, false, &a, ld->msg, ld->msgsize)))
+        return rc;
+    if (a > 1)
+        return osn_ini_bad(acc, ld->msg, ld->msgsize, "must be a fraction in [0, 1]");
+    double r1[OSN_MMPP_MAX];
+    if (ors) {
+        int nr = 0;
+        if ((rc = osn_ini_doubles(ors, r1, OSN_MMPP_MAX, &nr, ld->msg, ld->msgsize)))
+            return rc;
+        if (nr != n)
+            return osn_ini_bad(ors, ld->msg, ld->msgsize, "expected %d rates, one per phase", n);
+    }
+    for (int k = 0; k < n; k++) {
+        p->accept[0][k] = 1;
+        p->accept[2][k] = 0;
+        if (ors) {
+            if (r1[k] > p->rate[k])
+                return osn_ini_bad(ors, ld->msg, ld->msgsize,
+                                   "phase %d: %g exceeds its phase rate %g", k + 1, r1[k],
+                                   p->rate[k]);
+            p->accept[1][k] = p->rate[k] > 0 ? r1[k] / p->rate[k] : 0;
+        } else {
+            p->accept[1][k] = a;
+        }
+    }
+    /* The long-run rates stand for the flow in checks, messages and the echo. */
+    m->flows = 1;
+    m->rate = osn_mmpp_mean_rate(p, 0);
+    m->overload_rate = osn_mmpp_mean_rate(p, 1);
+    if (!(m->rate > 0))
+        return osn_ini_bad(pr, ld->msg, ld->msgsize, "every phase rate is 0");
+    return 0;
+}
+
+/* [arrivals] with process = poisson or trace, and the two-flow keys. */
+static int apply_poisson(struct loader *ld, struct osn_model *m)
+{
+    const struct osn_key_origin *o, *accept = NULL, *orate = NULL;
+    double rate = DEF_RATE, overload_rate = 0, accept_frac = DEF_ACCEPT;
+    int rc;
+
+    for (int i = 0; i < ld->sc->ini.nkeys; i++) {
+        o = &ld->sc->ini.keys[i];
+        if (is_key(o, "arrivals.rate")) {
+            if ((rc = osn_ini_double(o, 0, true, &rate, ld->msg, ld->msgsize)))
+                return rc;
+        } else if (is_key(o, "arrivals.overload_rate") || is_key(o, "arrivals.overload_accept")) {
+            if ((orate || accept) && replaces(o, orate ? orate : accept))
+                orate = accept = NULL;
+            if (orate || accept)
+                return fail(ld, OSN_ECONFIG,
+                            "%s: key '%s': give arrivals.overload_rate or "
+                            "arrivals.overload_accept, not both (other one at %s)",
+                            o->where, o->key, (orate ? orate : accept)->where);
+            if (is_key(o, "arrivals.overload_rate")) {
+                if ((rc = osn_ini_double(o, 0, false, &overload_rate, ld->msg, ld->msgsize)))
+                    return rc;
+                orate = o;
+            } else {
+                if ((rc = osn_ini_double(o, 0, true, &accept_frac, ld->msg, ld->msgsize)))
+                    return rc;
+                if (accept_frac > 1)
+                    return osn_ini_bad(o, ld->msg, ld->msgsize, "must be a fraction in (0, 1]");
+                accept = o;
+            }
+        } else if (is_key(o, "arrivals.rate1")) {
+            if ((rc = osn_ini_double(o, 0, false, &m->rate1, ld->msg, ld->msgsize)))
+                return rc;
+        } else if (is_key(o, "arrivals.rate2")) {
+            if ((rc = osn_ini_double(o, 0, false, &m->rate2, ld->msg, ld->msgsize)))
+                return rc;
+        }
+    }
+    if (m->process == OSN_ARR_TRACE) {
+        if (!(o = get(ld, "arrivals.file")))
+            return fail(ld, OSN_ECONFIG, "%s: arrivals.process = trace needs arrivals.file",
+                        get(ld, "arrivals.process")->where);
+        if ((rc = read_numbers(ld, o, true, &m->trace, &m->ntrace)))
+            return rc;
+        double span = m->trace[m->ntrace - 1];
+        rate = span > 0 ? (double)m->ntrace / span : 1;
+    }
+    if (m->flows == 1) {
+        m->rate = rate;
+        m->overload_rate = orate ? overload_rate : accept_frac * rate;
+        m->rate1 = m->rate2 = 0;
+        if (orate && overload_rate > rate)
+            return osn_ini_bad(orate, ld->msg, ld->msgsize,
+                               "exceeds arrivals.rate (%g): overload control only thins traffic",
+                               rate);
+    } else {
+        /* Two flows make the same (mode, n) chain as one flow thinned to flow 1. */
+        m->rate = m->rate1 + m->rate2;
+        m->overload_rate = m->rate1;
+    }
+    return 0;
+}
+
+/* Parses the collected values into the model, resolves and checks it. */
 static int apply(struct loader *ld)
 {
     struct osn_scenario *sc = ld->sc;
     struct osn_model *m = &sc->model;
-    const struct osn_key_origin *o, *accept = NULL, *orate = NULL, *rkey = NULL;
-    double rate = DEF_RATE, overload_rate = 0, accept_frac = DEF_ACCEPT;
+    const struct osn_key_origin *o, *rkey = NULL;
     const char *reason, *bad = NULL, *shown;
     char why[256], val[64];
     int rc;
@@ -585,93 +621,56 @@ static int apply(struct loader *ld)
     m->kind = OSN_KIND_TWO_LOOP;
     m->policy = OSN_POLICY_I;
     m->flows = 1;
+    m->process = OSN_ARR_POISSON;
+    m->service.kind = OSN_LAW_EXP;
     m->L = m->L1 = DEF_L;
     m->H = m->H1 = m->L2 = DEF_H;
     m->R = m->H2 = DEF_R;
     m->rate1 = DEF_RATE1;
     m->rate2 = DEF_RATE2;
-    m->mu = DEF_MU;
     if ((rc = apply_shape(ld, m)))
         return rc;
 
-    for (int i = 0; i < sc->nkeys; i++) {
-        o = &sc->keys[i];
+    for (int i = 0; i < sc->ini.nkeys; i++) {
+        o = &sc->ini.keys[i];
+        if (strncmp(o->key, "model.", 6) != 0 && strncmp(o->key, "thresholds.", 11) != 0 &&
+            strncmp(o->key, "arrivals.", 9) != 0 && strncmp(o->key, "service.", 8) != 0)
+            continue; /* a section of the caller's schema */
         if ((reason = misplaced(m, o)))
-            return fail(ld, OSN_ECONFIG, 0, "%s: key '%s' %s", o->where, o->key, reason);
-        if (strncmp(o->key, "thresholds.", 11) == 0) {
-            const char *t = o->key + 11;
-            long v = 0;
-            if ((rc = parse_threshold(ld, o, &v)))
-                return rc;
-            if (strcmp(t, "R") == 0 || strcmp(t, "B") == 0) {
-                if (rkey && !replaces(o, rkey))
-                    return fail(ld, OSN_ECONFIG, 0,
-                                "%s: key '%s': give thresholds.R or thresholds.B, not both "
-                                "(other one at %s)",
-                                o->where, o->key, rkey->where);
-                rkey = o;
-                m->R = v;
-            } else if (strcmp(t, "L") == 0) {
-                m->L = v;
-            } else if (strcmp(t, "H") == 0) {
-                m->H = v;
-            } else if (strcmp(t, "L1") == 0) {
-                m->L1 = v;
-            } else if (strcmp(t, "H1") == 0) {
-                m->H1 = v;
-            } else if (strcmp(t, "L2") == 0) {
-                m->L2 = v;
-            } else if (strcmp(t, "H2") == 0) {
-                m->H2 = v;
-            }
-        } else if (is_key(o, "arrivals.rate")) {
-            if ((rc = parse_rate(ld, o, true, &rate)))
-                return rc;
-        } else if (is_key(o, "arrivals.overload_rate") || is_key(o, "arrivals.overload_accept")) {
-            if ((orate || accept) && replaces(o, orate ? orate : accept))
-                orate = accept = NULL;
-            if (orate || accept)
-                return fail(ld, OSN_ECONFIG, 0,
-                            "%s: key '%s': give arrivals.overload_rate or "
-                            "arrivals.overload_accept, not both (other one at %s)",
-                            o->where, o->key, (orate ? orate : accept)->where);
-            if (is_key(o, "arrivals.overload_rate")) {
-                if ((rc = parse_rate(ld, o, false, &overload_rate)))
-                    return rc;
-                orate = o;
-            } else {
-                if ((rc = parse_rate(ld, o, true, &accept_frac)))
-                    return rc;
-                if (accept_frac > 1)
-                    return bad_value(ld, o, "must be a fraction in (0, 1]");
-                accept = o;
-            }
-        } else if (is_key(o, "arrivals.rate1")) {
-            if ((rc = parse_rate(ld, o, false, &m->rate1)))
-                return rc;
-        } else if (is_key(o, "arrivals.rate2")) {
-            if ((rc = parse_rate(ld, o, false, &m->rate2)))
-                return rc;
-        } else if (is_key(o, "service.rate")) {
-            if ((rc = parse_rate(ld, o, true, &m->mu)))
-                return rc;
+            return fail(ld, OSN_ECONFIG, "%s: key '%s' %s", o->where, o->key, reason);
+        if (strncmp(o->key, "thresholds.", 11) != 0)
+            continue;
+        const char *t = o->key + 11;
+        long v = 0;
+        if ((rc = osn_ini_long(o, 0, OSN_R_MAX, &v, ld->msg, ld->msgsize)))
+            return rc;
+        if (strcmp(t, "R") == 0 || strcmp(t, "B") == 0) {
+            if (rkey && !replaces(o, rkey))
+                return fail(ld, OSN_ECONFIG,
+                            "%s: key '%s': give thresholds.R or thresholds.B, not both "
+                            "(other one at %s)",
+                            o->where, o->key, rkey->where);
+            rkey = o;
+            m->R = v;
+        } else if (strcmp(t, "L") == 0) {
+            m->L = v;
+        } else if (strcmp(t, "H") == 0) {
+            m->H = v;
+        } else if (strcmp(t, "L1") == 0) {
+            m->L1 = v;
+        } else if (strcmp(t, "H1") == 0) {
+            m->H1 = v;
+        } else if (strcmp(t, "L2") == 0) {
+            m->L2 = v;
+        } else if (strcmp(t, "H2") == 0) {
+            m->H2 = v;
         }
     }
-
-    if (m->flows == 1) {
-        m->rate = rate;
-        m->overload_rate = orate ? overload_rate : accept_frac * rate;
-        m->rate1 = m->rate2 = 0;
-        if (orate && overload_rate > rate)
-            return bad_value(ld, orate,
-                             "exceeds arrivals.rate (%g): overload control only thins "
-                             "traffic",
-                             rate);
-    } else {
-        /* Two flows make the same (mode, n) chain as one flow thinned to flow 1. */
-        m->rate = m->rate1 + m->rate2;
-        m->overload_rate = m->rate1;
-    }
+    if ((rc = apply_service(ld, m)))
+        return rc;
+    rc = m->process == OSN_ARR_MMPP ? apply_mmpp(ld, m) : apply_poisson(ld, m);
+    if (rc)
+        return rc;
 
     osn_model_resolve(m);
     why[0] = '\0';
@@ -680,55 +679,53 @@ static int apply(struct loader *ld)
         if (!why[0])
             snprintf(why, sizeof why, "%s", osn_strerror(rc));
         if (!bad)
-            return fail(ld, rc, 0, "%s: %s", ld->path ? ld->path : "scenario", why);
-        o = origin_of(sc, bad, &shown);
+            return fail(ld, rc, "%s: %s", sc->ini.path[0] ? sc->ini.path : "scenario", why);
+        o = origin_of(ld, bad, &shown);
         if (o)
-            return fail(ld, rc, 0, "%s: key '%s' = '%s': %s", o->where, o->key, o->value, why);
+            return fail(ld, rc, "%s: key '%s' = '%s': %s", o->where, o->key, o->value, why);
         model_value(m, shown, val, sizeof val);
-        return fail(ld, rc, 0, "(default): key '%s' = '%s': %s", shown, val, why);
+        return fail(ld, rc, "(default): key '%s' = '%s': %s", shown, val, why);
     }
     return 0;
 }
 
-int osn_scenario_load(struct osn_scenario *sc, const char *path, const char *const *sets, int nsets,
-                      char *err, size_t errsize)
+void osn_scenario_release(struct osn_scenario *sc)
 {
-    /* Built aside and copied on success, so *sc is only written when the load succeeds. */
-    static const struct osn_scenario zero;
-    struct osn_scenario tmp = zero;
-    struct loader ld;
+    if (!sc)
+        return;
+    free(sc->model.service.samples);
+    free(sc->model.trace);
+    sc->model.service.samples = NULL;
+    sc->model.trace = NULL;
+    sc->model.service.nsamples = sc->model.ntrace = 0;
+}
 
+int osn_scenario_load(struct osn_scenario *sc, const char *path, const char *const *sets, int nsets,
+                      const struct osn_ini_schema *extra, char *err, size_t errsize)
+{
     if (err && errsize)
         err[0] = '\0';
-    if (!sc || nsets < 0 || (nsets > 0 && !sets)) {
+    if (!sc) {
         if (err && errsize)
             snprintf(err, errsize, "osn_scenario_load: invalid argument");
         return OSN_EINVAL;
     }
-    memset(&ld, 0, sizeof ld);
-    ld.sc = &tmp;
-    ld.path = path;
-    ld.msg = err;
-    ld.msgsize = errsize;
-
-    if (path) {
-        if (strlen(path) >= sizeof tmp.path)
-            fail(&ld, OSN_EIO, 0, "%s: scenario path longer than %zu characters", path,
-                 sizeof tmp.path - 1);
-        else
-            snprintf(tmp.path, sizeof tmp.path, "%s", path);
-        if (!ld.err)
-            load_file(&ld);
+    /* Built aside and copied on success, so *sc is only written when the load succeeds. */
+    struct osn_scenario *tmp = calloc(1, sizeof *tmp);
+    if (!tmp) {
+        if (err && errsize)
+            snprintf(err, errsize, "out of memory");
+        return OSN_ENOMEM;
     }
-    for (int i = 0; i < nsets && !ld.err; i++) {
-        if (!sets[i])
-            fail(&ld, OSN_EINVAL, 0, "--set: missing value");
-        else
-            load_set(&ld, sets[i]);
-    }
-    if (!ld.err)
-        apply(&ld);
-    if (!ld.err)
-        *sc = tmp;
-    return ld.err;
+    struct loader ld = {tmp, err, errsize};
+    int rc = osn_ini_collect(&tmp->ini, path, sets, nsets, extra ? extra : &osn_model_schema, err,
+                             errsize);
+    if (!rc)
+        rc = apply(&ld);
+    if (rc)
+        osn_scenario_release(tmp);
+    else
+        *sc = *tmp;
+    free(tmp);
+    return rc;
 }

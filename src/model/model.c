@@ -13,6 +13,8 @@
 
 void osn_model_resolve(struct osn_model *m)
 {
+    /* mu is the service rate; service.rate says the same for the simulator's laws. */
+    m->service.rate = m->mu;
     switch (m->kind) {
     case OSN_KIND_TWO_LOOP:
         m->L1 = m->L;
@@ -33,8 +35,48 @@ void osn_model_resolve(struct osn_model *m)
     }
 }
 
+void osn_mmpp_phase_probs(const struct osn_mmpp *p, double *pi)
+{
+    const int K = p->K;
+    double a[OSN_MMPP_MAX][OSN_MMPP_MAX], s[OSN_MMPP_MAX];
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++)
+            a[i][j] = p->gen[i][j];
+    for (int k = K - 1; k >= 1; k--) {
+        double sum = 0;
+        for (int j = 0; j < k; j++)
+            sum += a[k][j];
+        s[k] = sum;
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++)
+                if (j != i && sum > 0)
+                    a[i][j] += a[i][k] * a[k][j] / sum;
+    }
+    double tot = pi[0] = 1;
+    for (int k = 1; k < K; k++) {
+        double v = 0;
+        for (int i = 0; i < k; i++)
+            v += pi[i] * a[i][k];
+        pi[k] = s[k] > 0 ? v / s[k] : 0;
+        tot += pi[k];
+    }
+    for (int k = 0; k < K; k++)
+        pi[k] /= tot;
+}
+
+double osn_mmpp_mean_rate(const struct osn_mmpp *p, int s)
+{
+    double pi[OSN_MMPP_MAX], r = 0;
+    osn_mmpp_phase_probs(p, pi);
+    for (int k = 0; k < p->K; k++)
+        r += pi[k] * p->accept[s][k] * p->rate[k];
+    return r;
+}
+
 double osn_model_accept_rate(const struct osn_model *m, int s)
 {
+    if (m->process == OSN_ARR_MMPP)
+        return osn_mmpp_mean_rate(&m->mmpp, s);
     if (s == 2)
         return 0;
     if (m->flows == 2)

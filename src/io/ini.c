@@ -1,0 +1,468 @@
+/*
+ * Scenario files, first layer: collecting "section.key = value" assignments from an INI file
+ * and "--set section.key=value" overrides, each remembering where it came from.
+ *
+ * inih parses the file through a line-counting reader (the Debian inih handler gets no line
+ * number). Every key is checked against the caller's schema, a key given twice in the file is an
+ * error, and overrides then replace file values. The values are not interpreted here: each module
+ * reads its own keys with osn_ini_get() and the parsers below, which report a bad value as
+ * "WHERE: key 'K' = 'V': why".
+ */
+#include "osn/io.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "osn/err.h"
+
+/* Longest line the reader passes on to inih; longer lines are an error, not a silent split. */
+#define LINE_MAX_CHARS 4096
+
+/* State of one collection: the result being filled, the file being read and the first error. */
+struct loader {
+    struct osn_ini *ini;
+    const struct osn_ini_schema *schema;
+    const char *path; /* scenario file, NULL when none */
+    FILE *f;
+    int lineno;     /* line most recently handed to inih */
+    int err;        /* first error, 0 while none */
+    int err_line;   /* its line in the file, 0 when not from the file */
+    int read_errno; /* errno of a failed read, 0 if none */
+    char *msg;      /* caller's error buffer */
+    size_t msgsize;
+    char line[LINE_MAX_CHARS + 2];
+};
+
+/* Records the first error only: later ones are usually consequences of it. */
+static int fail(struct loader *ld, int err, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static int fail(struct loader *ld, int err, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (ld->err)
+        return ld->err;
+    ld->err = err;
+    ld->err_line = line;
+    if (ld->msg && ld->msgsize) {
+        va_start(ap, fmt);
+        vsnprintf(ld->msg, ld->msgsize, fmt, ap);
+        va_end(ap);
+    }
+    return err;
+}
+
+/* The schema's spelling of section `section` (any case, blanks around it ignored), or NULL. */
+static const char *canonical_section(const struct osn_ini_schema *schema, const char *section)
+{
+    size_t n;
+
+    while (isspace((unsigned char)*section))
+        section++;
+    n = strlen(section);
+    while (n > 0 && isspace((unsigned char)section[n - 1]))
+        n--;
+    for (const struct osn_ini_schema *s = schema; s; s = s->next)
+        for (size_t i = 0; i < s->n; i++)
+            if (strlen(s->defs[i].section) == n && strncasecmp(section, s->defs[i].section, n) == 0)
+                return s->defs[i].section;
+    return NULL;
+}
+
+static const struct osn_ini_keydef *find_keydef(const struct osn_ini_schema *schema,
+                                                const char *section, const char *name)
+{
+    for (const struct osn_ini_schema *s = schema; s; s = s->next)
+        for (size_t i = 0; i < s->n; i++)
+            if (strcmp(s->defs[i].section, section) == 0 && strcasecmp(s->defs[i].name, name) == 0)
+                return &s->defs[i];
+    return NULL;
+}
+
+/* Appends ", word" to buf unless it is there already. */
+static void append_word(char *buf, size_t size, const char *word)
+{
+    size_t used = strlen(buf), wl = strlen(word);
+    for (const char *p = buf; (p = strstr(p, word)); p += wl)
+        if ((p == buf || p[-1] == ' ') && (p[wl] == ',' || p[wl] == '\0'))
+            return;
+    snprintf(buf + used, size - used, "%s%s", used ? ", " : "", word);
+}
+
+/* "rate, overload_rate, ..." for the keys of one section, or the sections when NULL. */
+static void known_names(const struct osn_ini_schema *schema, const char *section, char *buf,
+                        size_t size)
+{
+    buf[0] = '\0';
+    for (const struct osn_ini_schema *s = schema; s; s = s->next)
+        for (size_t i = 0; i < s->n; i++) {
+            if (!section)
+                append_word(buf, size, s->defs[i].section);
+            else if (strcmp(s->defs[i].section, section) == 0)
+                append_word(buf, size, s->defs[i].name);
+        }
+}
+
+const struct osn_key_origin *osn_ini_get(const struct osn_ini *ini, const char *key)
+{
+    for (int i = 0; i < ini->nkeys; i++)
+        if (strcmp(ini->keys[i].key, key) == 0)
+            return &ini->keys[i];
+    return NULL;
+}
+
+/*
+ * Records one assignment after checking its section and key names. `where` is "FILE:LINE" or
+ * the --set text; `line` is the file line (0 for an override). A key given twice in the file is
+ * an error; an override replaces whatever was there.
+ */
+static int assign(struct loader *ld, const char *section, const char *name, const char *value,
+                  const char *where, int line)
+{
+    struct osn_ini *ini = ld->ini;
+    const char *csec = canonical_section(ld->schema, section);
+    const struct osn_ini_keydef *kd;
+    struct osn_key_origin *o;
+    char key[64], known[512];
+
+    if (section[0] == '\0') {
+        known_names(ld->schema, NULL, known, sizeof known);
+        return fail(ld, OSN_ECONFIG, line,
+                    "%s: key '%s' is outside any section (known sections: %s)", where, name, known);
+    }
+    if (!csec) {
+        known_names(ld->schema, NULL, known, sizeof known);
+        return fail(ld, OSN_ECONFIG, line, "%s: unknown section [%s] (known: %s)", where, section,
+                    known);
+    }
+    kd = find_keydef(ld->schema, csec, name);
+    if (!kd) {
+        known_names(ld->schema, csec, known, sizeof known);
+        return fail(ld, OSN_ECONFIG, line, "%s: unknown key '%s.%s' (known in [%s]: %s)", where,
+                    csec, name, csec, known);
+    }
+    snprintf(key, sizeof key, "%s.%s", kd->section, kd->name);
+    if (strlen(value) >= sizeof o->value)
+        return fail(ld, OSN_ECONFIG, line, "%s: key '%s': value longer than %zu characters", where,
+                    key, sizeof o->value - 1);
+
+    o = (struct osn_key_origin *)osn_ini_get(ini, key);
+    if (o && line > 0)
+        return fail(ld, OSN_ECONFIG, line, "%s: key '%s' given twice (first at %s)", where, key,
+                    o->where);
+    if (!o) {
+        if (ini->nkeys >= OSN_INI_MAX_KEYS)
+            return fail(ld, OSN_ECONFIG, line, "%s: more than %d keys", where, OSN_INI_MAX_KEYS);
+        o = &ini->keys[ini->nkeys++];
+    }
+    snprintf(o->key, sizeof o->key, "%s", key);
+    snprintf(o->value, sizeof o->value, "%s", value);
+    snprintf(o->where, sizeof o->where, "%s", where);
+    return 0;
+}
+
+/* inih handler: one name=value pair of the file. Returns nonzero to go on. */
+static int on_pair(void *user, const char *section, const char *name, const char *value)
+{
+    struct loader *ld = user;
+    char where[sizeof ld->ini->keys[0].where];
+
+    if (ld->err)
+        return 0;
+    snprintf(where, sizeof where, "%s:%d", ld->path, ld->lineno);
+    return assign(ld, section, name, value, where, ld->lineno) == 0;
+}
+
+/*
+ * inih reader: hands over one line at a time, so that ld->lineno is the line of the pair being
+ * handled. It also strips leading whitespace (inih would otherwise take an indented line as the
+ * continuation of the previous value), drops comment lines (so that their length does not
+ * matter), rejects other over-long lines instead of letting inih split them, and checks section
+ * headers, which inih does not report for a section without keys.
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+    struct loader *ld = stream;
+    char *p;
+    size_t len;
+
+    if (!fgets(ld->line, sizeof ld->line, ld->f)) {
+        if (ferror(ld->f))
+            ld->read_errno = errno ? errno : EIO;
+        return NULL;
+    }
+    ld->lineno++;
+    len = strlen(ld->line);
+    if (len == sizeof ld->line - 1 && ld->line[len - 1] != '\n') {
+        int c;
+        while ((c = fgetc(ld->f)) != EOF && c != '\n')
+            ;
+        fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: line longer than %d characters", ld->path,
+             ld->lineno, LINE_MAX_CHARS);
+        ld->line[0] = '\0';
+    }
+    p = ld->line;
+    if (ld->lineno == 1 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3; /* UTF-8 byte-order mark */
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == ';' || *p == '#')
+        p[0] = '\0'; /* a comment: inih need not see it, however long it is */
+    len = strlen(p);
+    if ((int)len >= num) {
+        fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: line longer than %d characters", ld->path,
+             ld->lineno, num - 2);
+        p[0] = '\0';
+        len = 0;
+    }
+    if (p[0] == '[') {
+        char name[128], known[512];
+        const char *close = strchr(p, ']');
+        size_t n = close ? (size_t)(close - p - 1) : 0;
+        /* Without the ']' inih reports a malformed line; a too-long name is unknown anyway. */
+        if (close) {
+            if (n >= sizeof name)
+                n = sizeof name - 1;
+            memcpy(name, p + 1, n);
+            name[n] = '\0';
+            if (!canonical_section(ld->schema, name)) {
+                known_names(ld->schema, NULL, known, sizeof known);
+                fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: unknown section [%s] (known: %s)",
+                     ld->path, ld->lineno, name, known);
+            }
+        }
+    }
+    memcpy(str, p, len + 1);
+    return str;
+}
+
+/* Parses the whole file into ld->ini. */
+static int load_file(struct loader *ld)
+{
+    int rc;
+
+    ld->f = fopen(ld->path, "r");
+    if (!ld->f)
+        return fail(ld, OSN_EIO, 0, "%s: cannot open scenario: %s", ld->path, strerror(errno));
+    errno = 0;
+    rc = ini_parse_stream(read_line, ld, on_pair, ld);
+    if (ld->read_errno)
+        fail(ld, OSN_EIO, 0, "%s: cannot read scenario: %s", ld->path, strerror(ld->read_errno));
+    else if (rc > 0 && (!ld->err || rc < ld->err_line)) {
+        /* A line inih could not parse, before any error of ours: that one is the first. */
+        ld->err = 0;
+        fail(ld, OSN_ECONFIG, rc,
+             "%s:%d: malformed line (expected '[section]', 'key = value' or a comment "
+             "starting with ';' or '#')",
+             ld->path, rc);
+    } else if (rc < 0 && !ld->err)
+        fail(ld, OSN_EIO, 0, "%s: cannot parse scenario (inih error %d)", ld->path, rc);
+    fclose(ld->f);
+    ld->f = NULL;
+    return ld->err;
+}
+
+/* Removes blanks at both ends of s in place; returns the new start. */
+static char *trim(char *s)
+{
+    char *e;
+    while (isspace((unsigned char)*s))
+        s++;
+    for (e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);)
+        *--e = '\0';
+    return s;
+}
+
+/* Splits one override "section.key=value" and records it. */
+static int load_set(struct loader *ld, const char *set)
+{
+    char where[sizeof ld->ini->keys[0].where];
+    char buf[512];
+    char *eq, *dot, *section, *name, *value;
+
+    snprintf(where, sizeof where, "--set %s", set);
+    if (strlen(set) >= sizeof buf)
+        return fail(ld, OSN_ECONFIG, 0, "%s: override longer than %zu characters", where,
+                    sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", set);
+    eq = strchr(buf, '=');
+    dot = strchr(buf, '.');
+    if (!eq || !dot || dot > eq)
+        return fail(ld, OSN_ECONFIG, 0, "%s: expected SECTION.KEY=VALUE (e.g. arrivals.rate=1.2)",
+                    where);
+    *eq = '\0';
+    *dot = '\0';
+    section = trim(buf);
+    name = trim(dot + 1);
+    value = trim(eq + 1);
+    if (!section[0] || !name[0])
+        return fail(ld, OSN_ECONFIG, 0, "%s: expected SECTION.KEY=VALUE (e.g. arrivals.rate=1.2)",
+                    where);
+    return assign(ld, section, name, value, where, 0);
+}
+
+int osn_ini_collect(struct osn_ini *ini, const char *path, const char *const *sets, int nsets,
+                    const struct osn_ini_schema *schema, char *err, size_t errsize)
+{
+    /* Built aside and copied on success, so *ini is only written when the load succeeds. */
+    struct osn_ini *tmp;
+    struct loader ld;
+
+    if (err && errsize)
+        err[0] = '\0';
+    if (!ini || !schema || nsets < 0 || (nsets > 0 && !sets)) {
+        if (err && errsize)
+            snprintf(err, errsize, "osn_ini_collect: invalid argument");
+        return OSN_EINVAL;
+    }
+    tmp = calloc(1, sizeof *tmp);
+    if (!tmp) {
+        if (err && errsize)
+            snprintf(err, errsize, "out of memory");
+        return OSN_ENOMEM;
+    }
+    memset(&ld, 0, sizeof ld);
+    ld.ini = tmp;
+    ld.schema = schema;
+    ld.path = path;
+    ld.msg = err;
+    ld.msgsize = errsize;
+
+    if (path) {
+        if (strlen(path) >= sizeof tmp->path)
+            fail(&ld, OSN_EIO, 0, "%s: scenario path longer than %zu characters", path,
+                 sizeof tmp->path - 1);
+        else
+            snprintf(tmp->path, sizeof tmp->path, "%s", path);
+        if (!ld.err)
+            load_file(&ld);
+    }
+    for (int i = 0; i < nsets && !ld.err; i++) {
+        if (!sets[i])
+            fail(&ld, OSN_EINVAL, 0, "--set: missing value");
+        else
+            load_set(&ld, sets[i]);
+    }
+    if (!ld.err)
+        *ini = *tmp;
+    free(tmp);
+    return ld.err;
+}
+
+/* ---- value parsers ---- */
+
+int osn_ini_bad(const struct osn_key_origin *o, char *err, size_t errsize, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (err && errsize)
+        snprintf(err, errsize, "%s: key '%s' = '%s': %s", o->where, o->key, o->value, why);
+    return OSN_ECONFIG;
+}
+
+static const char *comment_hint(const char *s)
+{
+    return strchr(s, '#') ? " (inline comments start with ';')" : "";
+}
+
+int osn_ini_long(const struct osn_key_origin *o, long lo, long hi, long *out, char *err,
+                 size_t errsize)
+{
+    const char *s = o->value;
+    char *end;
+    long v;
+
+    if (!s[0])
+        return osn_ini_bad(o, err, errsize, "empty value (expected a whole number)");
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (end == s || *end != '\0')
+        return osn_ini_bad(o, err, errsize, "not a whole number%s", comment_hint(s));
+    if (errno == ERANGE || v > hi)
+        return osn_ini_bad(o, err, errsize, "larger than the largest allowed value (%ld)", hi);
+    if (v < lo)
+        return osn_ini_bad(o, err, errsize,
+                           lo == 0 ? "must not be negative" : "must be at least %ld", lo);
+    *out = v;
+    return 0;
+}
+
+int osn_ini_double(const struct osn_key_origin *o, double lo, bool min_excl, double *out, char *err,
+                   size_t errsize)
+{
+    const char *s = o->value;
+    char *end;
+    double v;
+
+    if (!s[0])
+        return osn_ini_bad(o, err, errsize, "empty value (expected a number)");
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return osn_ini_bad(o, err, errsize, "not a number%s", comment_hint(s));
+    if (!isfinite(v))
+        return osn_ini_bad(o, err, errsize, "must be a finite number");
+    if (min_excl && !(v > lo))
+        return osn_ini_bad(o, err, errsize, "must be greater than %g", lo);
+    if (!min_excl && v < lo)
+        return osn_ini_bad(o, err, errsize,
+                           lo == 0 ? "must not be negative" : "must be at least %g", lo);
+    *out = v;
+    return 0;
+}
+
+int osn_ini_doubles(const struct osn_key_origin *o, double *out, int max, int *n, char *err,
+                    size_t errsize)
+{
+    const char *s = o->value;
+    int count = 0;
+
+    while (*s) {
+        while (*s == ',' || isspace((unsigned char)*s))
+            s++;
+        if (!*s)
+            break;
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (end == s || (*end && *end != ',' && !isspace((unsigned char)*end)))
+            return osn_ini_bad(o, err, errsize, "not a list of numbers%s", comment_hint(s));
+        if (!isfinite(v) || v < 0)
+            return osn_ini_bad(o, err, errsize, "list entries must be finite and >= 0");
+        if (count >= max)
+            return osn_ini_bad(o, err, errsize, "more than %d values", max);
+        out[count++] = v;
+        s = end;
+    }
+    if (count == 0)
+        return osn_ini_bad(o, err, errsize, "empty list (expected numbers separated by commas)");
+    *n = count;
+    return 0;
+}
+
+int osn_ini_choice(const struct osn_key_origin *o, const char *const *names, int *out, char *err,
+                   size_t errsize)
+{
+    char known[256] = "";
+    for (int i = 0; names[i]; i++) {
+        if (strcasecmp(o->value, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+        append_word(known, sizeof known, names[i]);
+    }
+    return osn_ini_bad(o, err, errsize, "expected one of: %s", known);
+}
