@@ -261,32 +261,38 @@ static void test_extremes(void **state)
 
 /* ---- a dense direct solve as the independent reference ---- */
 
+#define DMAX 160
+
 struct dense {
     int n; /* states */
-    int mode[128];
-    long lev[128];
-    long double q[128][128];
+    int mode[DMAX], phase[DMAX];
+    long lev[DMAX];
+    long double q[DMAX][DMAX];
 };
 
-static int dense_index(const struct dense *D, int s, long n)
+static int dense_index(const struct dense *D, int s, long n, int k)
 {
     for (int i = 0; i < D->n; i++)
-        if (D->mode[i] == s && D->lev[i] == n)
+        if (D->mode[i] == s && D->lev[i] == n && D->phase[i] == k)
             return i;
     return -1;
 }
 
 static void dense_add(struct dense *D, int from, int s, long n, double rate)
 {
-    int to = dense_index(D, s, n);
+    int to = dense_index(D, s, n, D->phase[from]);
     assert_true(to >= 0); /* a transition into a state the model does not have */
     D->q[from][to] += rate;
     D->q[from][from] -= rate;
 }
 
-/* The generator written straight from the rules of MODELS.md, on every (mode, n) it allows. */
+/*
+ * The generator written straight from the rules of MODELS.md, on every (mode, n) it allows,
+ * times the MMPP phases (phase changes with (mode, n) frozen).
+ */
 static void dense_build(struct dense *D, const struct osn_model *m)
 {
+    const int K = m->process == OSN_ARR_MMPP ? m->mmpp.K : 1;
     memset(D, 0, sizeof *D);
     for (int s = 0; s < 3; s++)
         for (long n = 0; n <= m->R; n++) {
@@ -297,15 +303,23 @@ static void dense_build(struct dense *D, const struct osn_model *m)
                               : n > m->L2 && n <= m->H2;
             else
                 in = s == 0 ? 1 : s == 1 ? n > m->L1 : n > m->L2;
-            if (in) {
+            for (int k = 0; in && k < K; k++) {
+                assert_true(D->n < DMAX);
                 D->mode[D->n] = s;
+                D->phase[D->n] = k;
                 D->lev[D->n++] = n;
             }
         }
     for (int i = 0; i < D->n; i++) {
-        int s = D->mode[i];
+        int s = D->mode[i], k = D->phase[i];
         long n = D->lev[i];
-        double a = osn_model_accept_rate(m, s);
+        double a = K > 1 ? m->mmpp.rate[k] * m->mmpp.accept[s][k] : osn_model_accept_rate(m, s);
+        for (int k2 = 0; K > 1 && k2 < K; k2++)
+            if (k2 != k && m->mmpp.gen[k][k2] > 0) {
+                int to = dense_index(D, s, n, k2);
+                D->q[i][to] += m->mmpp.gen[k][k2];
+                D->q[i][i] -= m->mmpp.gen[k][k2];
+            }
         if (m->policy == OSN_POLICY_I) {
             if (a > 0)
                 dense_add(D, i,
@@ -323,22 +337,22 @@ static void dense_build(struct dense *D, const struct osn_model *m)
             if (a > 0 && n < m->R)
                 dense_add(D, i, s, n + 1, a);
             if (n > 0) {
-                long k = n - 1;
+                long left = n - 1;
                 int t = s;
                 if (s == 0)
-                    t = k >= m->H2 ? 2 : k >= m->H1 ? 1 : 0;
+                    t = left >= m->H2 ? 2 : left >= m->H1 ? 1 : 0;
                 else if (s == 1)
-                    t = k <= m->L1 ? 0 : k >= m->H2 ? 2 : 1;
+                    t = left <= m->L1 ? 0 : left >= m->H2 ? 2 : 1;
                 else
-                    t = k <= m->L2 ? 1 : 2;
-                dense_add(D, i, t, k, m->mu);
+                    t = left <= m->L2 ? 1 : 2;
+                dense_add(D, i, t, left, m->mu);
             }
         }
     }
 }
 
 /* Solves A x = b (n x n) by Gaussian elimination with partial pivoting. */
-static void dense_lin(int n, long double a[128][129], long double *x)
+static void dense_lin(int n, long double a[DMAX][DMAX + 1], long double *x)
 {
     for (int k = 0; k < n; k++) {
         int p = k;
@@ -364,14 +378,14 @@ static void dense_lin(int n, long double a[128][129], long double *x)
     }
 }
 
-static long double A[128][129];
+static long double A[DMAX][DMAX + 1];
 
 static void dense_compare(const struct osn_model *m)
 {
     static struct dense D;
     dense_build(&D, m);
     int n = D.n;
-    long double pi[128], m1[128], m2[128];
+    long double pi[DMAX], m1[DMAX], m2[DMAX];
     /* pi Q = 0, sum pi = 1: transpose, last equation replaced by the normalisation. */
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++)
@@ -388,7 +402,7 @@ static void dense_compare(const struct osn_model *m)
                 nu01 += pi[i] * D.q[i][j];
     }
     /* Return time: (-Q_AA) m1 = 1, (-Q_AA) m2 = 2 m1 on modes 1, 2; entry by the flow from 0. */
-    int idx[128], na = 0;
+    int idx[DMAX], na = 0;
     for (int i = 0; i < n; i++)
         if (D.mode[i] != 0)
             idx[na++] = i;
@@ -578,6 +592,77 @@ static void test_dist(void **state)
     assert_int_equal(osn_solve(&m, OSN_METHOD_CLOSED, &ms, NULL, NULL), OSN_ENOTSUP);
 }
 
+/* ---- MMPP input ---- */
+
+static struct osn_model with_mmpp(struct osn_model m, int K, const double *rate, const double *gen,
+                                  const double *accept1)
+{
+    m.process = OSN_ARR_MMPP;
+    m.mmpp.K = K;
+    for (int i = 0; i < K; i++) {
+        m.mmpp.rate[i] = rate[i];
+        m.mmpp.accept[0][i] = 1;
+        m.mmpp.accept[1][i] = accept1[i];
+        m.mmpp.accept[2][i] = 0;
+        for (int j = 0; j < K; j++)
+            m.mmpp.gen[i][j] = i == j ? 0 : gen[i * K + j];
+    }
+    m.rate = osn_mmpp_mean_rate(&m.mmpp, 0);
+    m.overload_rate = osn_mmpp_mean_rate(&m.mmpp, 1);
+    return m;
+}
+
+static void test_mmpp_equal_phases_is_poisson(void **state)
+{
+    (void)state;
+    const double rate[3] = {1.2, 1.2, 1.2}, half[3] = {0.5, 0.5, 0.5};
+    const double gen[9] = {0, 0.3, 0.1, 2, 0, 0.5, 0.05, 0.7, 0};
+    for (int pol = OSN_POLICY_I; pol <= OSN_POLICY_II; pol++)
+        for (int K = 2; K <= 3; K++) {
+            struct osn_model p = two_loop(1.2, 0.6, 5, 10, 20);
+            p.policy = pol;
+            struct osn_model q = with_mmpp(p, K, rate, gen, half);
+            struct osn_measures a = solve_ok(&p, OSN_METHOD_GENERAL);
+            struct osn_measures b = solve_ok(&q, OSN_METHOD_GENERAL);
+            assert_same_chain(&a, &b);
+            assert_close(a.theta, b.theta, 1e-13, "theta");
+            assert_int_equal(b.states, K * a.states);
+            assert_int_equal(b.nphase, K);
+            /* Onsets in each phase in proportion to its stationary probability. */
+            double pi[OSN_MMPP_MAX];
+            osn_mmpp_phase_probs(&q.mmpp, pi);
+            for (int k = 0; k < K; k++) {
+                assert_near(d(b.onset_phase[k]), pi[k], 1e-12, "onset phase");
+                assert_close(b.T_ret_phase[k], a.T_ret, 1e-12, "T_ret by phase");
+            }
+        }
+}
+
+static void test_mmpp_dense_reference(void **state)
+{
+    (void)state;
+    const double rate2[2] = {0.3, 2.5}, acc2[2] = {0.6, 0.3}, gen2[4] = {0, 0.2, 0.9, 0};
+    const double rate3[3] = {0.1, 1.0, 4.0}, acc3[3] = {1, 0.5, 0.1};
+    const double gen3[9] = {0, 0.5, 0.01, 0.2, 0, 0.3, 1.5, 0.4, 0};
+    const long thr[][5] = {{2, 5, 4, 8, 10}, {0, 1, 1, 2, 2}, {3, 6, 6, 12, 12}, {1, 4, 8, 9, 12}};
+    for (int pol = OSN_POLICY_I; pol <= OSN_POLICY_II; pol++)
+        for (size_t k = 0; k < sizeof thr / sizeof thr[0]; k++) {
+            struct osn_model m =
+                    bi_level(thr[k][0], thr[k][1], thr[k][2], thr[k][3], thr[k][4], pol);
+            struct osn_model q = with_mmpp(m, 2, rate2, gen2, acc2);
+            dense_compare(&q);
+            q = with_mmpp(m, 3, rate3, gen3, acc3);
+            dense_compare(&q);
+            struct osn_measures ms = solve_ok(&q, OSN_METHOD_GENERAL);
+            /* The phase split of T_ret averages back to T_ret. */
+            struct osn_xd avg = osn_xd(0);
+            for (int p = 0; p < 3; p++)
+                if (!osn_xd_is_zero(ms.onset_phase[p]))
+                    avg = osn_xd_add(avg, osn_xd_mul(ms.onset_phase[p], ms.T_ret_phase[p]));
+            assert_close(avg, ms.T_ret, 1e-12, "T_ret = sum_k onset_k T_ret_k");
+        }
+}
+
 /* ---- model checks ---- */
 
 static void test_model_check(void **state)
@@ -611,10 +696,16 @@ static void test_model_check(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_reference_table), cmocka_unit_test(test_exact_checks),
-            cmocka_unit_test(test_closed_grid),     cmocka_unit_test(test_large_R),
-            cmocka_unit_test(test_extremes),        cmocka_unit_test(test_dense_reference),
-            cmocka_unit_test(test_reductions),      cmocka_unit_test(test_dist),
+            cmocka_unit_test(test_reference_table),
+            cmocka_unit_test(test_exact_checks),
+            cmocka_unit_test(test_closed_grid),
+            cmocka_unit_test(test_large_R),
+            cmocka_unit_test(test_extremes),
+            cmocka_unit_test(test_dense_reference),
+            cmocka_unit_test(test_reductions),
+            cmocka_unit_test(test_dist),
+            cmocka_unit_test(test_mmpp_equal_phases_is_poisson),
+            cmocka_unit_test(test_mmpp_dense_reference),
             cmocka_unit_test(test_model_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

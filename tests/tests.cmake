@@ -12,6 +12,7 @@ endfunction()
 
 osn_unit_test(test_xd)
 osn_unit_test(test_solve)
+osn_unit_test(test_service)
 osn_unit_test(test_scenario)
 
 add_test(NAME cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})

@@ -137,10 +137,13 @@ struct osn_measures {
     struct osn_xd theta;            /* offered traffic not accepted (all flows) */
     struct osn_xd loss_flow1;       /* per-flow losses; with one flow, flow 1 = the flow */
     struct osn_xd loss_flow2;
-    struct osn_xd prob_sum; /* sum of the stationary vector (1 up to rounding) */
-    long states;            /* states of the chain */
-    enum osn_method method; /* the method that ran (never AUTO) */
-    bool have_sd;           /* T_ret_sd computed by this method */
+    struct osn_xd prob_sum;                  /* sum of the stationary vector (1 up to rounding) */
+    int nphase;                              /* MMPP phases; 0 for Poisson input */
+    struct osn_xd onset_phase[OSN_MMPP_MAX]; /* fraction of overload onsets in each phase */
+    struct osn_xd T_ret_phase[OSN_MMPP_MAX]; /* mean return time by the phase at onset */
+    long states;                             /* states of the chain */
+    enum osn_method method;                  /* the method that ran (never AUTO) */
+    bool have_sd;                            /* T_ret_sd computed by this method */
 };
 
 /* The value of T_disc when the model never enters discard mode (nu12 = 0). */

@@ -139,6 +139,9 @@ bool osn_xd_fits_double(struct osn_xd a);
 /* log10 |a|; -inf for 0. Accurate to about 1e-15 absolute even for exponents of 1e7. */
 double osn_xd_log10(struct osn_xd a);
 
+/* exp(l) for any finite l (or 0 for -inf), e.g. a probability known by its logarithm. */
+struct osn_xd osn_xd_exp(double l);
+
 /* Square root of a non-negative value. */
 struct osn_xd osn_xd_sqrt(struct osn_xd a);
 

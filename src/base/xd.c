@@ -36,6 +36,17 @@ double osn_xd_log10(struct osn_xd a)
     return (double)l;
 }
 
+struct osn_xd osn_xd_exp(double l)
+{
+    if (isinf(l) && l < 0)
+        return osn_xd(0);
+    /* l = k ln 2 + r with |r| <= ln 2; ln 2 in two parts keeps r exact for |k| up to 2^20. */
+    const double ln2_hi = 0.693147180369123816490, ln2_lo = 1.90821492927058770002e-10;
+    double k = floor(l / 0.693147180559945309417);
+    double r = (l - k * ln2_hi) - k * ln2_lo;
+    return osn_xd_make(exp(r), (int64_t)k);
+}
+
 struct osn_xd osn_xd_sqrt(struct osn_xd a)
 {
     if (a.m <= 0)

@@ -97,25 +97,45 @@ static const char *policy_name(enum osn_policy policy)
     return policy == OSN_POLICY_II ? "II" : "I";
 }
 
+static const char *const law_names[] = {"exp",     "det",       "erlang",   "hyperexp",
+                                        "uniform", "lognormal", "empirical"};
+/* Kendall letters of the service laws. */
+static const char *const law_letters[] = {"M", "D", "E", "H", "U", "LN", "G"};
+
+static const char *input_letters(const struct osn_model *m, char *buf, size_t size)
+{
+    if (m->process == OSN_ARR_MMPP)
+        snprintf(buf, size, "MMPP%d", m->mmpp.K);
+    else if (m->process == OSN_ARR_TRACE)
+        snprintf(buf, size, "Trace");
+    else
+        snprintf(buf, size, "%s", m->flows == 2 ? "M2" : "M");
+    return buf;
+}
+
 /* "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I" */
 static void print_model_line(FILE *f, const struct osn_model *m)
 {
-    const char *input = m->flows == 2 ? "M2" : "M";
+    char ibuf[32];
+    const char *input = input_letters(m, ibuf, sizeof ibuf);
+    const char *law = law_letters[m->service.kind];
 
     switch (m->kind) {
     case OSN_KIND_TWO_LOOP:
-        fprintf(f, "two-loop %s|M|1 <L,H>|<H,R>: L=%ld H=%ld R=%ld", input, m->L, m->H, m->R);
+        fprintf(f, "two-loop %s|%s|1 <L,H>|<H,R>: L=%ld H=%ld R=%ld", input, law, m->L, m->H, m->R);
         break;
     case OSN_KIND_SINGLE_LOOP:
-        fprintf(f, "single-loop %s|M|1 <L,H>|B: L=%ld H=%ld B=%ld", input, m->L, m->H, m->R);
+        fprintf(f, "single-loop %s|%s|1 <L,H>|B: L=%ld H=%ld B=%ld", input, law, m->L, m->H, m->R);
         break;
     case OSN_KIND_BI_LEVEL:
-        fprintf(f, "bi-level %s|M|1: L1=%ld H1=%ld L2=%ld H2=%ld R=%ld", input, m->L1, m->H1, m->L2,
-                m->H2, m->R);
+        fprintf(f, "bi-level %s|%s|1: L1=%ld H1=%ld L2=%ld H2=%ld R=%ld", input, law, m->L1, m->H1,
+                m->L2, m->H2, m->R);
         break;
     }
     if (m->flows == 2)
         fprintf(f, ", lambda1=%.6g lambda2=%.6g", m->rate1, m->rate2);
+    else if (m->process == OSN_ARR_MMPP)
+        fprintf(f, ", mean lambda=%.6g lambda'=%.6g", m->rate, m->overload_rate);
     else
         fprintf(f, ", lambda=%.6g lambda'=%.6g", m->rate, m->overload_rate);
     fprintf(f, " mu=%.6g, policy %s\n", m->mu, policy_name(m->policy));
@@ -164,6 +184,14 @@ void osn_report_table(FILE *f, const struct osn_scenario *sc, const struct osn_m
                   "", "fraction of flow 1 (priority) arrivals lost");
         print_row(f, "loss_flow2", table_value(ms, "loss_flow2", ms->loss_flow2, buf, sizeof buf),
                   "", "fraction of flow 2 arrivals lost");
+    }
+    for (int k = 0; k < ms->nphase; k++) {
+        char key[32], meaning[96], b2[64];
+        snprintf(key, sizeof key, "T_ret_phase%d", k + 1);
+        snprintf(meaning, sizeof meaning,
+                 "mean return time after an onset in phase %d (%s of onsets)", k + 1,
+                 table_value(ms, key, ms->onset_phase[k], b2, sizeof b2));
+        print_row(f, key, table_value(ms, key, ms->T_ret_phase[k], buf, sizeof buf), "s", meaning);
     }
 }
 
@@ -217,9 +245,21 @@ static json_t *scenario_json(const struct osn_scenario *sc)
         err |= json_object_set_new(o, "rate", json_real(m->rate));
         err |= json_object_set_new(o, "overload_rate", json_real(m->overload_rate));
     }
-    err |= json_object_set_new(o, "law", json_string("exp"));
+    static const char *const process_names[] = {"poisson", "mmpp", "trace"};
+    err |= json_object_set_new(o, "process", json_string(process_names[m->process]));
+    if (m->process == OSN_ARR_MMPP) {
+        json_t *pr = json_array(), *a1 = json_array();
+        for (int k = 0; k < m->mmpp.K; k++) {
+            err |= json_array_append_new(pr, json_real(m->mmpp.rate[k]));
+            err |= json_array_append_new(a1, json_real(m->mmpp.accept[1][k]));
+        }
+        err |= json_object_set_new(o, "phase_rates", pr);
+        err |= json_object_set_new(o, "overload_accept", a1);
+    }
+    err |= json_object_set_new(o, "law", json_string(law_names[m->service.kind]));
     err |= json_object_set_new(o, "mu", json_real(m->mu));
-    err |= json_object_set_new(o, "source", sc->ini.path[0] ? json_string(sc->ini.path) : json_null());
+    err |= json_object_set_new(o, "source",
+                               sc->ini.path[0] ? json_string(sc->ini.path) : json_null());
     for (int i = 0; i < sc->ini.nkeys; i++)
         err |= json_object_set_new(keys, sc->ini.keys[i].key, json_string(sc->ini.keys[i].value));
     err |= json_object_set_new(o, "keys", keys);
@@ -263,6 +303,15 @@ static json_t *result_json(const struct osn_scenario *sc, const struct osn_measu
     } else {
         /* One flow: its loss is theta. */
         err |= json_object_set_new(root, "loss_flow1", xd_json(ms->theta, "loss_flow1", beyond));
+    }
+    if (ms->nphase > 0) {
+        json_t *on = json_array(), *tr = json_array();
+        for (int k = 0; k < ms->nphase; k++) {
+            err |= json_array_append_new(on, xd_json(ms->onset_phase[k], "onset_phase", beyond));
+            err |= json_array_append_new(tr, xd_json(ms->T_ret_phase[k], "T_ret_phase", beyond));
+        }
+        err |= json_object_set_new(root, "onset_phase", on);
+        err |= json_object_set_new(root, "T_ret_phase", tr);
     }
     err |= json_object_set_new(root, "beyond_double_range", beyond);
     err |= json_object_set_new(root, "scenario", scenario_json(sc));

@@ -11,6 +11,10 @@
  *   k re-evaluates the mode: 0 -> 2 if k >= H2, 0 -> 1 if k >= H1, 1 -> 0 if k <= L1,
  *   1 -> 2 if k >= H2, 2 -> 1 if k <= L2. Arrivals finding n = R are lost.
  * Mode 2 accepts no arrivals in either policy.
+ *
+ * With MMPP input every (mode, n) carries K phase states, ordered mode-major; an arrival in
+ * phase k at rate lambda_k a_s(k) and a departure keep the phase, and phase changes are
+ * within-level transitions with (mode, n) frozen.
  */
 #include "model_int.h"
 
@@ -23,6 +27,16 @@ void osn__chain_init(struct osn__chain *c, const struct osn_model *m, int only_o
         c->lam[s] = osn_model_accept_rate(m, s);
     c->offered[0] = m->flows == 2 ? m->rate1 : m->rate;
     c->offered[1] = m->flows == 2 ? m->rate2 : 0;
+    c->K = 1;
+    if (m->process == OSN_ARR_MMPP) {
+        c->K = m->mmpp.K;
+        c->offered[0] = 0;
+        double pi[OSN_MMPP_MAX];
+        osn_mmpp_phase_probs(&m->mmpp, pi);
+        for (int k = 0; k < c->K; k++)
+            c->offered[0] += pi[k] * m->mmpp.rate[k];
+        c->offered[1] = 0;
+    }
     c->only_overload = only_overload;
     if (m->policy == OSN_POLICY_I) {
         c->first[0] = 0, c->last[0] = m->H1 - 1;
@@ -42,25 +56,25 @@ static inline int present(const struct osn__chain *c, int s, long n)
     return n >= c->first[s] && n <= c->last[s];
 }
 
-/* Index of mode s among the states of level n, or -1 when absent or excluded. */
-static inline int index_of(const struct osn__chain *c, long n, int s)
+/* Index of (mode s, phase k) among the states of level n, or -1 when absent or excluded. */
+static inline int index_of(const struct osn__chain *c, long n, int s, int k)
 {
     if (!present(c, s, n))
         return -1;
     int i = 0;
     for (int t = 0; t < s; t++)
         i += present(c, t, n);
-    return i;
+    return i * c->K + k;
 }
 
 static int count(const void *ctx, long n)
 {
     const struct osn__chain *c = ctx;
-    return present(c, 0, n) + present(c, 1, n) + present(c, 2, n);
+    return (present(c, 0, n) + present(c, 1, n) + present(c, 2, n)) * c->K;
 }
 
 /* Mode after an accepted arrival in mode s makes n = k (policy I switches on the way up). */
-static int mode_after_arrival(const struct osn_model *m, int s, long k)
+int osn__mode_after_arrival(const struct osn_model *m, int s, long k)
 {
     if (m->policy == OSN_POLICY_I) {
         if (s == 0 && k == m->H1)
@@ -72,7 +86,7 @@ static int mode_after_arrival(const struct osn_model *m, int s, long k)
 }
 
 /* Mode after a departure in mode s leaves k. */
-static int mode_after_departure(const struct osn_model *m, int s, long k)
+int osn__mode_after_departure(const struct osn_model *m, int s, long k)
 {
     if (m->policy == OSN_POLICY_I) {
         if (s == 1 && k == m->L1)
@@ -91,11 +105,17 @@ static int mode_after_departure(const struct osn_model *m, int s, long k)
     }
 }
 
-/* Offered minus accepted rate of each flow in mode s at level n. */
-static void losses(const struct osn__chain *c, int s, long n, double lost[2])
+/* Offered minus accepted rate of each flow in mode s, phase k, at level n. */
+static void losses(const struct osn__chain *c, int s, int k, long n, double lost[2])
 {
     const struct osn_model *m = c->m;
     int full = n >= m->R;
+    if (m->process == OSN_ARR_MMPP) {
+        double a = m->mmpp.accept[s][k], r = m->mmpp.rate[k];
+        lost[0] = (full || s == 2) ? r : a >= 1 ? 0 : r * (1 - a);
+        lost[1] = 0;
+        return;
+    }
     if (m->flows == 2) {
         lost[0] = (s == 2 || full) ? m->rate1 : 0;
         lost[1] = (s != 0 || full) ? m->rate2 : 0;
@@ -110,41 +130,62 @@ static void losses(const struct osn__chain *c, int s, long n, double lost[2])
         lost[0] = 0;
 }
 
+/* Accepted arrival rate of (mode s, phase k). */
+static double accept_rate(const struct osn__chain *c, int s, int k)
+{
+    const struct osn_model *m = c->m;
+    if (m->process == OSN_ARR_MMPP)
+        return s == 2 ? 0 : m->mmpp.rate[k] * m->mmpp.accept[s][k];
+    return c->lam[s];
+}
+
 static void fill(const void *ctx, long n, struct osn__lvl *lv)
 {
     const struct osn__chain *c = ctx;
     const struct osn_model *m = c->m;
+    const int K = c->K;
     lv->m = 0;
+    lv->has_side = K > 1;
     for (int s = 0; s < 3; s++) {
         if (!present(c, s, n))
             continue;
-        int i = lv->m++;
-        lv->mode[i] = s;
-        lv->kill[i] = 0;
-        lv->up_to[i] = -1;
-        lv->up_rate[i] = 0;
-        lv->dn_to[i] = -1;
-        lv->dn_rate[i] = 0;
-        losses(c, s, n, lv->lost[i]);
-        if (c->lam[s] > 0 && n < m->R) {
-            int t = index_of(c, n + 1, mode_after_arrival(m, s, n + 1));
-            if (t >= 0) {
-                lv->up_to[i] = t;
-                lv->up_rate[i] = c->lam[s];
-            } else {
-                lv->kill[i] += c->lam[s];
+        for (int k = 0; k < K; k++) {
+            int i = lv->m++;
+            lv->mode[i] = s;
+            lv->phase[i] = k;
+            lv->kill[i] = 0;
+            lv->up_to[i] = -1;
+            lv->up_rate[i] = 0;
+            lv->dn_to[i] = -1;
+            lv->dn_rate[i] = 0;
+            losses(c, s, k, n, lv->lost[i]);
+            double a = accept_rate(c, s, k);
+            if (a > 0 && n < m->R) {
+                int t = index_of(c, n + 1, osn__mode_after_arrival(m, s, n + 1), k);
+                if (t >= 0) {
+                    lv->up_to[i] = t;
+                    lv->up_rate[i] = a;
+                } else {
+                    lv->kill[i] += a;
+                }
             }
-        }
-        if (n > 0) {
-            int t = index_of(c, n - 1, mode_after_departure(m, s, n - 1));
-            if (t >= 0) {
-                lv->dn_to[i] = t;
-                lv->dn_rate[i] = m->mu;
-            } else {
-                lv->kill[i] += m->mu;
+            if (n > 0) {
+                int t = index_of(c, n - 1, osn__mode_after_departure(m, s, n - 1), k);
+                if (t >= 0) {
+                    lv->dn_to[i] = t;
+                    lv->dn_rate[i] = m->mu;
+                } else {
+                    lv->kill[i] += m->mu;
+                }
             }
         }
     }
+    if (K > 1) /* states of one mode are consecutive: phase block on the diagonal */
+        for (int i = 0; i < lv->m; i++)
+            for (int j = 0; j < lv->m; j++)
+                lv->side[i][j] = (i != j && lv->mode[i] == lv->mode[j])
+                                         ? m->mmpp.gen[lv->phase[i]][lv->phase[j]]
+                                         : 0;
 }
 
 void osn__chain_levels(const struct osn__chain *c, struct osn__lchain *lc)

@@ -150,7 +150,7 @@ static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OS
     xd off[OSN__B][OSN__B], ex[OSN__B];
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < m; j++)
-            off[i][j] = osn_xd(0);
+            off[i][j] = lv->has_side && j != i ? osn_xd(lv->side[i][j]) : osn_xd(0);
         cur->g[i] = osn_xd(lv->kill[i]);
     }
     if (above) {

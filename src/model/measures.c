@@ -28,7 +28,10 @@ struct acc {
 /* Index of state j of level lv among the overload (mode != 0) states of that level. */
 static int overload_index(const struct osn__lvl *lv, int j)
 {
-    return j - (lv->m > 0 && lv->mode[0] == 0);
+    int zeros = 0;
+    while (zeros < lv->m && lv->mode[zeros] == 0)
+        zeros++;
+    return j - zeros;
 }
 
 /* Accounts the stationary flow f from a state of mode `from` into state to_j of level to_n. */
@@ -135,6 +138,8 @@ static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
     const xd *here = p->m1 + p->off[n - p->lo];
     for (int i = 0; i < lv->m; i++) {
         double q = lv->kill[i] + lv->up_rate[i] + lv->dn_rate[i];
+        for (int j = 0; lv->has_side && j < lv->m; j++)
+            q += j != i ? lv->side[i][j] : 0;
         xd inv_q = osn_xd(1.0 / q);
         xd base = osn_xd_sub(inv_q, here[i]); /* 1/q - m1(x) */
         xd sum = inv_q;
@@ -148,6 +153,12 @@ static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
         }
         if (lv->kill[i] > 0)
             sum = osn_xd_add(sum, osn_xd_muld(osn_xd_mul(base, base), lv->kill[i]));
+        for (int j = 0; lv->has_side && j < lv->m; j++) {
+            if (j == i || lv->side[i][j] == 0)
+                continue;
+            xd d = osn_xd_add(base, here[j]);
+            sum = osn_xd_add(sum, osn_xd_muld(osn_xd_mul(d, d), lv->side[i][j]));
+        }
         b[i] = sum;
     }
 }
@@ -179,8 +190,8 @@ static long *level_offsets(const struct osn__lchain *lc, long *states)
  * variance comes from the second moment unless CV^2 < CV2_SAFE, else from the direct variance
  * system.
  */
-static int return_time(const struct osn__lchain *oc, const long *off, long nstates, const xd *entry,
-                       struct osn_measures *out)
+static int return_time(const struct osn__lchain *oc, const long *off, long nstates, int K,
+                       const xd *entry, struct osn_measures *out)
 {
     xd *m1 = calloc((size_t)nstates, sizeof *m1);
     xd *v = calloc((size_t)nstates, sizeof *v);
@@ -223,6 +234,25 @@ static int return_time(const struct osn__lchain *oc, const long *off, long nstat
     out->T_ret = mean;
     out->T_ret_sd = osn_xd_sqrt(var);
     out->have_sd = true;
+    if (K > 1) {
+        /* By the phase at onset: overload states are mode-major blocks of K phases. */
+        xd w[OSN_MMPP_MAX], t[OSN_MMPP_MAX];
+        for (int k = 0; k < K; k++)
+            w[k] = t[k] = osn_xd(0);
+        for (long l = 0; l <= oc->hi - oc->lo; l++) {
+            long end = l < oc->hi - oc->lo ? off[l + 1] : nstates;
+            for (long x = off[l]; x < end; x++) {
+                int k = (int)((x - off[l]) % K);
+                w[k] = osn_xd_add(w[k], entry[x]);
+                t[k] = osn_xd_add(t[k], osn_xd_mul(entry[x], m1[x]));
+            }
+        }
+        out->nphase = K;
+        for (int k = 0; k < K; k++) {
+            out->onset_phase[k] = osn_xd_div(w[k], wsum);
+            out->T_ret_phase[k] = osn_xd_is_zero(w[k]) ? OSN_XD_UNDEFINED : osn_xd_div(t[k], w[k]);
+        }
+    }
 out:
     free(m1);
     free(v);
@@ -304,7 +334,7 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     out->states = a.states;
     out->method = OSN_METHOD_GENERAL;
 
-    err = return_time(&olc, ooff, ostates, entry, out);
+    err = return_time(&olc, ooff, ostates, fc.K, entry, out);
 out:
     osn__stat_free(st);
     free(entry);

@@ -89,8 +89,12 @@ double osn_model_accept_rate(const struct osn_model *m, int s)
 
 size_t osn_model_solver_bytes(const struct osn_model *m)
 {
-    double states = 3.0 * ((double)m->R + 1);
-    return (size_t)(states * BYTES_PER_STATE) + (1u << 20);
+    double K = m->process == OSN_ARR_MMPP ? m->mmpp.K : 1;
+    double states = 3.0 * K * ((double)m->R + 1);
+    double bytes = states * BYTES_PER_STATE + (1u << 20);
+    if (m->service.kind != OSN_LAW_EXP) /* the dense embedded matrix of extended doubles */
+        bytes += states * states * 16;
+    return bytes > 1e18 ? (size_t)1e18 : (size_t)bytes;
 }
 
 static int fail(const char **bad_key, char *msg, size_t msgsize, const char *key, int err,

@@ -15,13 +15,16 @@
 #include "osn/model.h"
 #include "osn/xd.h"
 
-/* Most states one level may hold: three modes. */
-#define OSN__B 3
+/* Most states one level may hold: three modes times the MMPP phases. */
+#define OSN__B (3 * OSN_MMPP_MAX)
 
 struct osn__lvl {
-    int m;             /* states in this level (0..OSN__B) */
-    int mode[OSN__B];  /* mode of each state, ascending */
-    int up_to[OSN__B]; /* index in level n+1, or -1 */
+    int m;                       /* states in this level (0..OSN__B) */
+    int mode[OSN__B];            /* mode of each state, ascending */
+    int phase[OSN__B];           /* arrival phase (0 for Poisson input) */
+    int has_side;                /* any within-level (phase change) rate below */
+    double side[OSN__B][OSN__B]; /* within-level rates, off-diagonal (phase changes) */
+    int up_to[OSN__B];           /* index in level n+1, or -1 */
     double up_rate[OSN__B];
     int dn_to[OSN__B]; /* index in level n-1, or -1 */
     double dn_rate[OSN__B];
@@ -48,11 +51,22 @@ struct osn__chain {
     const struct osn_model *m;
     double lam[3];          /* accepted arrival rate per mode */
     double offered[2];      /* offered rate per flow */
+    int K;                  /* arrival phases: 1 for Poisson input */
     int only_overload;      /* restrict to modes 1 and 2 (the return-time problem) */
     long first[3], last[3]; /* levels where each mode exists (first > last: nowhere) */
 };
 
 void osn__chain_init(struct osn__chain *c, const struct osn_model *m, int only_overload);
+
+/* True when mode s exists at level n in the chain c (see chain.c for the state spaces). */
+static inline int osn__present(const struct osn__chain *c, int s, long n)
+{
+    return n >= c->first[s] && n <= c->last[s];
+}
+
+/* The mode after an accepted arrival in mode s makes n = k, and after a departure leaves k. */
+int osn__mode_after_arrival(const struct osn_model *m, int s, long k);
+int osn__mode_after_departure(const struct osn_model *m, int s, long k);
 
 /* The chain of all states (levels 0..R) or of the overload states (modes 1, 2). */
 void osn__chain_levels(const struct osn__chain *c, struct osn__lchain *lc);
@@ -98,6 +112,19 @@ int osn__closed_solve(const struct osn_model *m, struct osn_measures *out, osn_d
 
 /* The T_ret formula of MODELS.md as printed there (loses digits when lambda' is near mu). */
 double osn__closed_T_ret_formula(const struct osn_model *m);
+
+/* ---- General service: the embedded chain at departures (embedded.c, mixpois.c) ---- */
+
+/*
+ * Mixed-Poisson weights of a service law B under uniformisation at rate lam:
+ * c[m] = E[exp(-lam B) (lam B)^m / m!] for m = 0..*M-1, truncated where the rest is negligible
+ * (below 1e-17) and renormalised to sum 1. Returns a new array, or NULL with *err set
+ * (OSN_ENOMEM, or OSN_ENOTSUP when the law is too heavy-tailed at this rate).
+ */
+struct osn_xd *osn__mixpois(const struct osn_law *law, double lam, long *M, int *err);
+
+int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
+                        void *arg);
 
 /* ---- Measures from the level chain (measures.c) ---- */
 

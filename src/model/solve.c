@@ -1,9 +1,10 @@
 /*
  * osn_solve(): picks the method and runs it.
  *
- * "auto" runs the structured solver, which handles every model and gives every measure
- * (including the spread of the return time); the closed forms exist for the one-flow two-loop
- * model only and serve as its independent check.
+ * "auto" and "general" run the structured level solver for exponential service (every measure,
+ * including the spread of the return time) and the embedded chain at departures for other
+ * service laws; the closed forms exist for the one-flow two-loop M|M|1 model only and serve as
+ * its independent check.
  */
 #include "model_int.h"
 
@@ -13,14 +14,14 @@ const char *osn_solve_unsupported(const struct osn_model *m, enum osn_method met
 {
     if (m->process == OSN_ARR_TRACE)
         return "trace input has no exact analysis (use osn sim)";
-    if (m->process == OSN_ARR_MMPP)
-        return "MMPP input is not supported by osn solve yet";
-    if (m->service.kind != OSN_LAW_EXP)
-        return "only exponential service (service.law = exp) is supported by osn solve yet";
+    if (m->process == OSN_ARR_MMPP && m->service.kind != OSN_LAW_EXP)
+        return "MMPP input needs exponential service in osn solve (the embedded chain for "
+               "general service takes Poisson input; use osn sim)";
     if (method == OSN_METHOD_CLOSED &&
-        !(m->kind == OSN_KIND_TWO_LOOP && m->flows == 1 && m->policy == OSN_POLICY_I))
-        return "closed forms exist only for the one-flow two-loop model under policy I; use "
-               "--method general or auto";
+        !(m->kind == OSN_KIND_TWO_LOOP && m->flows == 1 && m->policy == OSN_POLICY_I &&
+          m->process == OSN_ARR_POISSON && m->service.kind == OSN_LAW_EXP))
+        return "closed forms exist only for the one-flow two-loop M|M|1 model under policy I; "
+               "use --method general or auto";
     return NULL;
 }
 
@@ -34,5 +35,7 @@ int osn_solve(const struct osn_model *m, enum osn_method method, struct osn_meas
         return OSN_ENOTSUP;
     if (method == OSN_METHOD_CLOSED)
         return osn__closed_solve(m, out, dist, arg);
+    if (m->service.kind != OSN_LAW_EXP)
+        return osn__embedded_solve(m, out, dist, arg);
     return osn__general_solve(m, out, dist, arg);
 }

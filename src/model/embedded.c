@@ -1,0 +1,359 @@
+/*
+ * General service times: the hysteretic M|G|1 (and M2|G|1) models through the Markov chain
+ * embedded at departures (shared/MODELS.md, "General service").
+ *
+ * After a departure the state is (mode, n), n < R. During the next service only arrivals happen
+ * (after an idle period 1/lambda_0 in (0,0) when the system is empty), along a path whose rates
+ * depend on the mode: under policy I an onset switches the mode on the way up; under policy II
+ * the mode stays until the departure; the path stops rising at R or in mode 2. Uniformising the
+ * path at the largest arrival rate lam, the service ends in path state j with probability
+ *     p_j = sum_m c_m u_m(j),    and the expected time in path state j is
+ *     e_j = sum_m d_m u_m(j),    d_m = (1/lam) sum_{i>m} c_i,
+ * where c_m are the mixed-Poisson weights of the law (mixpois.c) and u_m the m-step
+ * distribution of the uniformised path. The departure then moves n down with the abatement
+ * switches. The embedded chain is solved by GTH state reduction (its transitions go at most one
+ * level down, so each elimination touches two levels), and turned into time-stationary
+ * probabilities by the expected occupation times per cycle. Rates of onsets and mode changes are
+ * counted per cycle (switching arrivals: occupation times rate; switching departures: the
+ * end-of-service probabilities), and T_ret, T_cyc, T_disc follow from the renewal identities.
+ *
+ * Everything is in extended range, like the level solver. Cost: O(states x terms x path) for
+ * the paths and O(states^2) for the reduction, so this method is for R up to a few thousand.
+ */
+#include "model_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "osn/err.h"
+
+typedef struct osn_xd xd;
+
+struct emb {
+    const struct osn_model *m;
+    struct osn__chain c;
+    long N;      /* embedded states: (mode, n) with n < R, level-major */
+    long *index; /* index[3 n + s], or -1 */
+    int *mode;   /* of each embedded state */
+    long *level;
+    xd *c_w, *d_w; /* mixed-Poisson weights and their tails / lam */
+    long M;
+    double lam; /* uniformisation rate */
+};
+
+/* Accepted arrival rate at (s, n): 0 in mode 2 and at R. */
+static double rate_at(const struct emb *e, int s, long n)
+{
+    return n >= e->m->R ? 0 : e->c.lam[s];
+}
+
+/* The arrival path of one service started in (s, n); returns its length. */
+static long build_path(const struct emb *e, int s, long n, int *ps, long *pn, double *pr)
+{
+    long len = 0;
+    for (;;) {
+        ps[len] = s;
+        pn[len] = n;
+        pr[len] = rate_at(e, s, n);
+        len++;
+        if (pr[len - 1] == 0)
+            break;
+        s = osn__mode_after_arrival(e->m, s, n + 1);
+        n++;
+    }
+    return len;
+}
+
+/*
+ * p[j] and occ[j] (expected time) of the path states for one service. u is scratch of the path
+ * length.
+ */
+static void service_end(const struct emb *e, long len, const double *pr, xd *p, xd *occ, xd *u)
+{
+    for (long j = 0; j < len; j++)
+        p[j] = occ[j] = u[j] = osn_xd(0);
+    u[0] = osn_xd(1);
+    long top = 0; /* highest j with u[j] != 0 */
+    for (long m = 0; m < e->M; m++) {
+        for (long j = 0; j <= top; j++) {
+            p[j] = osn_xd_add(p[j], osn_xd_mul(e->c_w[m], u[j]));
+            occ[j] = osn_xd_add(occ[j], osn_xd_mul(e->d_w[m], u[j]));
+        }
+        /* One uniformised step: up with r_j/lam, else stay. */
+        long ntop = top + 1 < len ? top + 1 : top;
+        for (long j = ntop; j >= 0; j--) {
+            xd stay = j <= top ? osn_xd_muld(u[j], (e->lam - pr[j]) / e->lam) : osn_xd(0);
+            xd in = j > 0 ? osn_xd_muld(u[j - 1], pr[j - 1] / e->lam) : osn_xd(0);
+            u[j] = osn_xd_add(stay, in);
+        }
+        top = ntop;
+    }
+}
+
+static void emb_free(struct emb *e)
+{
+    free(e->index);
+    free(e->mode);
+    free(e->level);
+    free(e->c_w);
+    free(e->d_w);
+}
+
+static int emb_init(struct emb *e, const struct osn_model *m)
+{
+    memset(e, 0, sizeof *e);
+    e->m = m;
+    osn__chain_init(&e->c, m, 0);
+    e->index = malloc(3 * (size_t)m->R * sizeof *e->index);
+    e->mode = malloc(3 * (size_t)m->R * sizeof *e->mode);
+    e->level = malloc(3 * (size_t)m->R * sizeof *e->level);
+    if (!e->index || !e->mode || !e->level)
+        return OSN_ENOMEM;
+    for (long n = 0; n < m->R; n++)
+        for (int s = 0; s < 3; s++) {
+            long k = 3 * n + s;
+            e->index[k] = osn__present(&e->c, s, n) ? e->N : -1;
+            if (e->index[k] >= 0) {
+                e->mode[e->N] = s;
+                e->level[e->N++] = n;
+            }
+        }
+    e->lam = e->c.lam[0] > e->c.lam[1] ? e->c.lam[0] : e->c.lam[1];
+    int err = 0;
+    e->c_w = osn__mixpois(&m->service, e->lam, &e->M, &err);
+    if (!e->c_w)
+        return err;
+    e->d_w = malloc((size_t)e->M * sizeof *e->d_w);
+    if (!e->d_w)
+        return OSN_ENOMEM;
+    xd tail = osn_xd(0);
+    for (long i = e->M - 1; i >= 0; i--) {
+        e->d_w[i] = osn_xd_div(tail, osn_xd(e->lam));
+        tail = osn_xd_add(tail, e->c_w[i]);
+    }
+    return 0;
+}
+
+/* Where a service started at embedded state x begins its path: (s, n), after idling at 0. */
+static void start_of(const struct emb *e, long x, int *s, long *n)
+{
+    *s = e->mode[x];
+    *n = e->level[x];
+    if (*n == 0) {
+        *s = osn__mode_after_arrival(e->m, *s, 1);
+        *n = 1;
+    }
+}
+
+/* GTH on the dense embedded matrix a (N x N, off-diagonal used); pi scaled to sum 1. */
+static int gth_dense(long N, xd *a, const long *level, xd *pi)
+{
+    xd *s = malloc((size_t)N * sizeof *s);
+    long *nz = malloc((size_t)N * sizeof *nz);
+    if (!s || !nz) {
+        free(s);
+        free(nz);
+        return OSN_ENOMEM;
+    }
+    for (long k = N - 1; k >= 1; k--) {
+        xd *row = a + k * N;
+        xd sum = osn_xd(0);
+        long cnt = 0;
+        /* Row k reaches at most one level down: start the scan there. */
+        long j0 = k;
+        while (j0 > 0 && level[j0 - 1] >= level[k] - 1)
+            j0--;
+        for (long j = j0; j < k; j++)
+            if (!osn_xd_is_zero(row[j])) {
+                sum = osn_xd_add(sum, row[j]);
+                nz[cnt++] = j;
+            }
+        if (osn_xd_is_zero(sum)) {
+            free(s);
+            free(nz);
+            return OSN_ENUMERIC;
+        }
+        s[k] = sum;
+        for (long i = 0; i < k; i++) {
+            xd aik = a[i * N + k];
+            if (osn_xd_is_zero(aik))
+                continue;
+            xd f = osn_xd_div(aik, sum);
+            for (long t = 0; t < cnt; t++) {
+                long j = nz[t];
+                if (j != i)
+                    a[i * N + j] = osn_xd_add(a[i * N + j], osn_xd_mul(f, row[j]));
+            }
+        }
+    }
+    pi[0] = osn_xd(1);
+    xd tot = pi[0];
+    for (long k = 1; k < N; k++) {
+        xd v = osn_xd(0);
+        for (long i = 0; i < k; i++)
+            if (!osn_xd_is_zero(a[i * N + k]))
+                v = osn_xd_add(v, osn_xd_mul(pi[i], a[i * N + k]));
+        pi[k] = osn_xd_div(v, s[k]);
+        tot = osn_xd_add(tot, pi[k]);
+    }
+    for (long k = 0; k < N; k++)
+        pi[k] = osn_xd_div(pi[k], tot);
+    free(s);
+    free(nz);
+    return 0;
+}
+
+/* Per-cycle expected counts of mode changes, accumulated with the embedded weights. */
+struct counts {
+    xd onsets, discards, changes;
+};
+
+static void count_switch(struct counts *c, int from, int to, xd w)
+{
+    if (from == to)
+        return;
+    c->changes = osn_xd_add(c->changes, w);
+    if (from == 0)
+        c->onsets = osn_xd_add(c->onsets, w);
+    if (to == 2)
+        c->discards = osn_xd_add(c->discards, w);
+}
+
+int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
+                        void *arg)
+{
+    struct emb e;
+    const long R = m->R;
+    xd *a = NULL, *pi = NULL, *p = NULL, *occ = NULL, *u = NULL, *time = NULL;
+    int *ps = NULL;
+    long *pn = NULL;
+    double *pr = NULL;
+    int err = emb_init(&e, m);
+    if (err)
+        goto out;
+    const long N = e.N;
+    a = calloc((size_t)N * (size_t)N, sizeof *a);
+    pi = malloc((size_t)N * sizeof *pi);
+    p = malloc((size_t)(R + 2) * sizeof *p);
+    occ = malloc((size_t)(R + 2) * sizeof *occ);
+    u = malloc((size_t)(R + 2) * sizeof *u);
+    time = calloc(3 * (size_t)(R + 1), sizeof *time);
+    ps = malloc((size_t)(R + 2) * sizeof *ps);
+    pn = malloc((size_t)(R + 2) * sizeof *pn);
+    pr = malloc((size_t)(R + 2) * sizeof *pr);
+    err = OSN_ENOMEM;
+    if (!a || !pi || !p || !occ || !u || !time || !ps || !pn || !pr)
+        goto out;
+
+    /* Pass 1: the embedded transition matrix. */
+    for (long x = 0; x < N; x++) {
+        int s;
+        long n;
+        start_of(&e, x, &s, &n);
+        long len = build_path(&e, s, n, ps, pn, pr);
+        service_end(&e, len, pr, p, occ, u);
+        for (long j = 0; j < len; j++) {
+            int t = osn__mode_after_departure(m, ps[j], pn[j] - 1);
+            long y = e.index[3 * (pn[j] - 1) + t];
+            if (y < 0) {
+                err = OSN_ENUMERIC; /* a departure into a state the model lacks: a bug */
+                goto out;
+            }
+            a[x * N + y] = osn_xd_add(a[x * N + y], p[j]);
+        }
+    }
+    err = gth_dense(N, a, e.level, pi);
+    if (err)
+        goto out;
+
+    /* Pass 2: occupation times and switch counts per cycle, weighted by pi. */
+    struct counts cnt = {osn_xd(0), osn_xd(0), osn_xd(0)};
+    xd cycle = osn_xd(0), lost[2] = {osn_xd(0), osn_xd(0)};
+    for (long x = 0; x < N; x++) {
+        int s;
+        long n;
+        start_of(&e, x, &s, &n);
+        if (e.level[x] == 0) { /* idle in (0,0), then an arrival that may switch */
+            xd idle = osn_xd_div(pi[x], osn_xd(e.c.lam[e.mode[x]]));
+            time[0] = osn_xd_add(time[0], idle);
+            count_switch(&cnt, e.mode[x], s, pi[x]);
+        }
+        long len = build_path(&e, s, n, ps, pn, pr);
+        service_end(&e, len, pr, p, occ, u);
+        for (long j = 0; j < len; j++) {
+            xd w = osn_xd_mul(pi[x], occ[j]);
+            time[3 * pn[j] + ps[j]] = osn_xd_add(time[3 * pn[j] + ps[j]], w);
+            if (j + 1 < len) /* arrivals from path state j: rate x time */
+                count_switch(&cnt, ps[j], ps[j + 1], osn_xd_muld(w, pr[j]));
+            count_switch(&cnt, ps[j], osn__mode_after_departure(m, ps[j], pn[j] - 1),
+                         osn_xd_mul(pi[x], p[j]));
+        }
+    }
+    for (long k = 0; k < 3 * (R + 1); k++)
+        cycle = osn_xd_add(cycle, time[k]);
+
+    /* Time-stationary measures. */
+    struct osn__lvl lv;
+    struct osn__lchain lc;
+    osn__chain_levels(&e.c, &lc);
+    xd P[3] = {osn_xd(0), osn_xd(0), osn_xd(0)}, N_mean = osn_xd(0);
+    long states = 0;
+    for (long n = 0; n <= R; n++) {
+        for (int s = 0; s < 3; s++) {
+            if (!osn__present(&e.c, s, n))
+                continue;
+            xd q = osn_xd_div(time[3 * n + s], cycle);
+            states++;
+            P[s] = osn_xd_add(P[s], q);
+            N_mean = osn_xd_add(N_mean, osn_xd_muld(q, (double)n));
+            if (dist && (err = dist(s, n, q, arg)))
+                goto out;
+        }
+        /* Losses by PASTA, with the level chain's per-state lost rates (exp or not alike). */
+        if (n >= lc.lo && n <= lc.hi) {
+            lc.fill(lc.ctx, n, &lv);
+            for (int i = 0; i < lv.m; i++)
+                for (int f = 0; f < 2; f++)
+                    lost[f] = osn_xd_add(lost[f],
+                                         osn_xd_muld(osn_xd_div(time[3 * n + lv.mode[i]], cycle),
+                                                     lv.lost[i][f]));
+        }
+    }
+    for (int s = 0; s < 3; s++)
+        out->P[s] = P[s];
+    out->prob_sum = osn_xd_add(osn_xd_add(P[0], P[1]), P[2]);
+    out->p00 = osn_xd_div(time[0], cycle);
+    out->N_mean = N_mean;
+    out->throughput = osn_xd_div(osn_xd(1), cycle); /* one departure per cycle */
+    out->sojourn = osn_xd_div(N_mean, out->throughput);
+    out->nu01 = osn_xd_div(cnt.onsets, cycle);
+    out->nu12 = osn_xd_div(cnt.discards, cycle);
+    out->mode_change_rate = osn_xd_div(cnt.changes, cycle);
+    const double off0 = e.c.offered[0], off1 = e.c.offered[1];
+    out->theta = osn_xd_div(osn_xd_add(lost[0], lost[1]), osn_xd(off0 + off1));
+    out->loss_flow1 = off0 > 0 ? osn_xd_div(lost[0], osn_xd(off0)) : osn_xd(0);
+    out->loss_flow2 = off1 > 0 ? osn_xd_div(lost[1], osn_xd(off1)) : osn_xd(0);
+    xd overload = osn_xd_add(out->P[1], out->P[2]);
+    out->T_cyc = osn_xd_div(osn_xd(1), out->nu01);
+    out->T_ret = osn_xd_div(overload, out->nu01);
+    out->T_ret_renewal = out->T_ret;
+    out->T_norm = osn_xd_div(out->P[0], out->nu01);
+    out->T_disc = osn_xd_is_zero(out->nu12) ? OSN_XD_UNDEFINED : osn_xd_div(out->P[2], out->nu12);
+    out->T_ret_sd = osn_xd(0);
+    out->have_sd = false;
+    out->states = states;
+    out->method = OSN_METHOD_GENERAL;
+    err = 0;
+out:
+    emb_free(&e);
+    free(a);
+    free(pi);
+    free(p);
+    free(occ);
+    free(u);
+    free(time);
+    free(ps);
+    free(pn);
+    free(pr);
+    return err;
+}
