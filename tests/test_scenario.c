@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,15 @@ static void test_overload_accept(void **state)
     /* Without either key lambda' = lambda/2. */
     load_ok(&sc, "[arrivals]\nrate = 3\n", NULL, 0);
     assert_true(sc.model.overload_rate == 1.5);
+    /* MMPP input with the other sections present. */
+    load_ok(&sc,
+            "[model]\nkind = two-loop\n[arrivals]\nprocess = mmpp\nphase_rates = 0.4, 3\n"
+            "phase_switch = 0.1, 0.2\noverload_rates = 0.2, 1\n[service]\nrate = 2\n",
+            NULL, 0);
+    assert_int_equal(sc.model.process, OSN_ARR_MMPP);
+    assert_int_equal(sc.model.mmpp.K, 2);
+    assert_true(sc.model.mmpp.accept[1][1] == 1.0 / 3);
+    assert_true(fabs(sc.model.rate - (0.4 * 2 + 3 * 1) / 3) < 1e-15);
     /* An override of one synonym replaces the other one from the file. */
     const char *accept[] = {"arrivals.overload_accept=0.25"};
     load_ok(&sc, "[arrivals]\nrate = 2\noverload_rate = 1.5\n", accept, 1);

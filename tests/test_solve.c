@@ -153,6 +153,28 @@ static void test_exact_checks(void **state)
     }
 }
 
+/*
+ * Policy II by hand: two-loop L = 0, H = 1, R = 2, lambda = 1, lambda' = 0.5, mu = 1. With
+ * H2 = R there is no discard mode; the states are (0,0), (0,1), (0,2), (1,1), (1,2) and the
+ * balance equations give p proportional to (2, 1, 1, 1, 0.5), so P0 = 8/11, P1 = 3/11; overload
+ * starts when (0,2) completes a service (nu01 = 2/11), T_ret = m(1,1) = 3/2 from
+ * m(1,1) = 2/3 + m(1,2)/3, m(1,2) = 1 + m(1,1); losses: 0.5 in (1,1), all in (0,2) and (1,2).
+ */
+static void test_policy_II_by_hand(void **state)
+{
+    (void)state;
+    struct osn_model m = two_loop(1, 0.5, 0, 1, 2);
+    m.policy = OSN_POLICY_II;
+    struct osn_measures ms = solve_ok(&m, OSN_METHOD_GENERAL);
+    assert_near(d(ms.P[0]), 8.0 / 11, 1e-15, "P0");
+    assert_near(d(ms.P[1]), 3.0 / 11, 1e-15, "P1");
+    assert_true(osn_xd_is_zero(ms.P[2]));
+    assert_near(d(ms.nu01), 2.0 / 11, 1e-15, "nu01");
+    assert_near(d(ms.T_ret), 1.5, 1e-15, "T_ret");
+    assert_near(d(ms.theta), 4.0 / 11, 1e-15, "theta");
+    assert_int_equal(ms.states, 5);
+}
+
 /* ---- closed forms over a grid ---- */
 
 static void compare_methods(const struct osn_model *m, double tol)
@@ -697,6 +719,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_reference_table),
+            cmocka_unit_test(test_policy_II_by_hand),
             cmocka_unit_test(test_exact_checks),
             cmocka_unit_test(test_closed_grid),
             cmocka_unit_test(test_large_R),

@@ -199,7 +199,8 @@ static const char *misplaced(const struct osn_model *m, const struct osn_key_ori
         return law_takes(m->service.kind, k + 8) ? NULL
                                                  : "does not apply to this service law (see "
                                                    "'osn solve --help')";
-    if (is_key(o, "arrivals.process") || is_key(o, "arrivals.flows"))
+    if (strncmp(k, "arrivals.", 9) != 0 || is_key(o, "arrivals.process") ||
+        is_key(o, "arrivals.flows"))
         return NULL;
     switch (m->process) {
     case OSN_ARR_MMPP:
