@@ -80,3 +80,45 @@ echo "Times are medians of 3..50 repeats (at least 0.5 s in all) of one whole so
 echo "assembly + spsolve + measures, 'solve s' spsolve alone; peer/osn > 1 means OSN is faster."
 echo "These machines are shared and noisy (timings vary by 10-30% between runs): read the figures"
 echo "as medians and orders of magnitude. The peer's RSS includes about 40 MiB of Python + SciPy."
+
+# Fluid model: one simulated hour at 50 ms slots (target: well under 0.1 s).
+echo
+if [[ -x "$build/bench_fluid" ]]; then
+    "$build/bench_fluid"
+else
+    echo "run.sh: $build/bench_fluid not found; build first (ninja -C $build bench_fluid)" >&2
+fi
+
+# ---- osn optimize: the whole (L, H) search, exponential and constant service ----
+echo
+if [[ -x "$build/bench_optimize" ]]; then
+    "$build/bench_optimize" ${OSN_BENCH_OPT_R:-100 200}
+else
+    echo "run.sh: $build/bench_optimize not found; skipped (ninja -C $build bench_optimize)"
+fi
+
+# ---- osn sim: the two-loop M|M|1 node, 1e8 events on one and two threads, SimPy peer ----
+# bench_sim runs L=10 H=15 R=20, lambda=1.2, lambda'=0.6, mu=1 in 4 replications; the peer is
+# the same node in SimPy (Debian python3-simpy) for a shorter run (OSN_BENCH_SIMPY_EVENTS,
+# default 1e6); the ratio compares events per second on one thread.
+echo
+if [[ -x "$build/bench_sim" ]]; then
+    sim_events=${OSN_BENCH_SIM_EVENTS:-1e8}
+    echo "OSN simulator benchmark: two-loop M|M|1 node, L=10 H=15 R=20, lambda=1.2 lambda'=0.6 mu=1, $sim_events events"
+    sim1=$("$build/bench_sim" "$sim_events" 1)
+    echo "$sim1"
+    sim2=$("$build/bench_sim" "$sim_events" 2)
+    echo "$sim2"
+    if "$peer_py" -c 'import simpy' 2>/dev/null || "$peer_py" -c 'import SimPy' 2>/dev/null; then
+        peer=$("$peer_py" bench/simpy_peer.py "${OSN_BENCH_SIMPY_EVENTS:-1e6}" || echo "simpy_peer failed")
+        echo "$peer"
+        awk -v a="$(kv "$sim1" events_per_s)" -v b="$(kv "$sim2" events_per_s)" \
+            -v p="$(kv "$peer" events_per_s)" 'BEGIN {
+            printf "osn sim: %.1f M events/s on 1 thread, %.1f M events/s on 2 (%.1f per thread)\n", a / 1e6, b / 1e6, b / 2e6
+            if (p + 0 > 0) printf "SimPy: %.3g M events/s; osn/SimPy = %.0f (one thread each)\n", p / 1e6, a / p }'
+    else
+        echo "peer: skipped, $peer_py has neither simpy nor SimPy (install it with: scripts/deps.sh bench)"
+    fi
+else
+    echo "run.sh: $build/bench_sim not found; skipped (ninja -C $build bench_sim)"
+fi

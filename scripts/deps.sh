@@ -3,8 +3,9 @@
 #
 #   scripts/deps.sh          build and test: compiler, cmake, ninja, pkg-config, the -dev
 #                            libraries, python3 (tests that parse JSON), clang-format (the
-#                            format gate of `make check`)
-#   scripts/deps.sh bench    the above plus python3-scipy, the peer of bench/scipy_peer.py
+#                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`)
+#   scripts/deps.sh bench    the above plus python3-scipy, the peer of bench/scipy_peer.py, and
+#                            python3-simpy (SimPy 2.3), the peer of bench/simpy_peer.py
 #
 # When everything is present it prints nothing and touches no network: each package is checked
 # with dpkg-query. Otherwise, as root, it runs apt-get install (non-interactive, no recommends);
@@ -14,8 +15,8 @@
 set -euo pipefail
 
 base=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev libcmocka-dev
-    python3 clang-format)
-bench=(python3-scipy)
+    python3 clang-format gnuplot-nox)
+bench=(python3-scipy python3-simpy)
 
 want=("${base[@]}")
 for group in "$@"; do

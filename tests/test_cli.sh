@@ -90,8 +90,8 @@ run 0 "osn help solve" -- help solve
 cmp -s "$TMP/out" "$TMP/solve_help" && ok || bad "osn help solve differs from osn solve --help"
 run 2 "unknown subcommand" -- frobnicate
 expect_err "unknown subcommand" "frobnicate"
-run 2 "planned subcommand" -- sim
-expect_err "planned subcommand" "not yet available"
+# (no subcommand is planned-only any more since `osn sim` exists; tests/test_cli_sim.sh)
+run 0 "osn help sim" -- help sim
 run 2 "no arguments" --
 
 # ---- success and the default table ----
@@ -283,6 +283,57 @@ for r in csv.DictReader(open(ref)):
         want, got = float(r[c]), d[k]
         assert abs(got - want) <= 1e-9 * abs(want), (ini, k, got, want)
 EOF
+
+# ---- osn optimize ----
+OPT="$ROOT/examples/optimize"
+run 0 "optimize --help" -- optimize --help
+for t in max_throttle max_loss max_discard min_cycle binding 'Exit status' 'Example'; do
+    grep -qF -- "$t" "$TMP/out" && ok || bad "osn optimize --help lacks '$t'"
+done
+for f in "$OPT"/*.ini; do
+    run 0 "optimize example $(basename "$f")" -- optimize "$f" -q
+done
+run 0 "optimize grid+json" -- optimize "$OPT/two_loop_constrained.ini" --grid "$TMP/grid.csv" \
+    --json "$TMP/opt.json" -q
+if "$PY" - "$TMP/grid.csv" "$TMP/opt.json" <<'PYEOF'; then ok; else bad "optimize --grid/--json"; fi
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+d = json.load(open(sys.argv[2]))
+assert len(rows) == d["evaluated"] == 190, (len(rows), d["evaluated"])
+assert sum(int(r["feasible"]) for r in rows) == d["feasible"] > 0
+for k in ["L", "H", "evaluated", "feasible", "binding", "found", "P0", "P2", "T_ret", "T_cyc",
+          "theta", "constraints", "scenario"]:
+    assert k in d, k
+assert d["found"] is True and d["binding"] == "max_discard", d["binding"]
+feas = [r for r in rows if r["feasible"] == "1"]
+best = min(feas, key=lambda r: float(r["T_ret"]))
+assert (int(best["L"]), int(best["H"])) == (d["L"], d["H"]), (best["L"], best["H"], d["L"], d["H"])
+assert d["scenario"]["L"] == d["L"] and d["scenario"]["H"] == d["H"]
+assert abs(float(best["T_ret"]) - d["T_ret"]) <= 1e-15 * d["T_ret"]
+assert d["P2"] <= 1e-3 and d["P1"] + d["P2"] <= 0.5 and d["T_cyc"] >= 20
+PYEOF
+run 0 "optimize infeasible" -- optimize "$OPT/infeasible.ini" --json -
+if "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["found"] is False and d["feasible"] == 0 and d["binding"] is None and (d["L"], d["H"]) == (0, 1), d' "$TMP/out"; then
+    ok
+else
+    bad "optimize infeasible --json: $(head -c 300 "$TMP/out")"
+fi
+run 0 "optimize infeasible summary" -- optimize "$OPT/infeasible.ini"
+grep -q "^no feasible pair" "$TMP/out" && grep -q "^closest pair: L=0 H=1" "$TMP/out" && ok ||
+    bad "optimize infeasible: summary lacks the closest pair"
+run 2 "optimize bad bound" -- optimize "$OPT/infeasible.ini" --set optimize.max_loss=-1
+expect_err "optimize bad bound" "optimize.max_loss"
+run 2 "optimize unknown key" -- optimize "$OPT/infeasible.ini" --set optimize.max_los=1
+expect_err "optimize unknown key" "max_los"
+printf '0.5\n1.0\n2.5\n' >"$TMP/trace.txt"
+run 2 "optimize unsupported" -- optimize "$OPT/infeasible.ini" --set arrivals.process=trace \
+    --set arrivals.file="$TMP/trace.txt"
+expect_err "optimize unsupported" "trace"
+run 2 "optimize bad option" -- optimize "$OPT/infeasible.ini" --frob
+rm -f "$TMP/nogrid.csv"
+run 2 "optimize failed run leaves no grid" -- optimize "$OPT/infeasible.ini" \
+    --grid "$TMP/nogrid.csv" --json "$TMP/no/such/dir/x.json"
+[ ! -e "$TMP/nogrid.csv" ] && ok || bad "a failed optimize left its --grid file behind"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -21,4 +21,10 @@ int osn_cmd_solve(int argc, char **argv);
 /* Writes the full `osn solve --help` text to f. */
 void osn_cmd_solve_usage(FILE *f);
 
+/* `osn optimize`: argv[0] is "optimize". Returns the exit status. */
+int osn_cmd_optimize(int argc, char **argv);
+
+/* Writes the full `osn optimize --help` text to f. */
+void osn_cmd_optimize_usage(FILE *f);
+
 #endif

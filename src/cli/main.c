@@ -2,6 +2,9 @@
  * The `osn` command: git-style dispatch to subcommands.
  *
  *     osn solve ...        exact measures of a hysteretic model (src/cli/cmd_solve.c)
+ *     osn optimize ...     best thresholds under constraints (src/cli/cmd_optimize.c)
+ *     osn fluid ...        fluid-model trajectories (src/cli/cmd_fluid.c)
+ *     osn sim ...          discrete-event simulation of the node (src/cli/cmd_sim.c)
  *     osn help [COMMAND]   overview, or a subcommand's full help
  *     osn --help | --version
  *
@@ -14,6 +17,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_fluid.h"
+#include "cmd_sim.h"
 
 struct command {
     const char *name;
@@ -25,17 +30,21 @@ struct command {
 static const struct command commands[] = {
         {"solve", "exact measures of a hysteretic overload-control model", osn_cmd_solve,
          osn_cmd_solve_usage},
+        {"optimize", "best thresholds (L, H) under constraints", osn_cmd_optimize,
+         osn_cmd_optimize_usage},
+        {"fluid", "fluid model of SIP retransmissions (burst, slowdown, tandem)", osn_cmd_fluid,
+         osn_cmd_fluid_usage},
+        {"sim", "discrete-event simulation of the hysteretic node (SIP networks: later)",
+         osn_cmd_sim, osn_cmd_sim_usage},
 };
 
-/* Designed (shared/DESIGN.md) but not written yet: listed so the plan is visible. */
+/* Designed (shared/DESIGN.md) but not written yet: listed so the plan is visible. The NULL
+ * row ends the list, which may be empty. */
 static const char *const planned[][2] = {
-        {"optimize", "best thresholds under constraints"},
-        {"sim", "discrete-event simulation (single node or SIP network)"},
-        {"fluid", "fluid-model trajectories"},
+        {NULL, NULL},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
-#define NPLANNED  (sizeof planned / sizeof planned[0])
 
 static const struct command *find_command(const char *name)
 {
@@ -47,7 +56,7 @@ static const struct command *find_command(const char *name)
 
 static bool is_planned(const char *name)
 {
-    for (size_t i = 0; i < NPLANNED; i++)
+    for (size_t i = 0; planned[i][0]; i++)
         if (strcmp(planned[i][0], name) == 0)
             return true;
     return false;
@@ -64,8 +73,9 @@ static void print_overview(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nNot yet available:\n");
-    for (size_t i = 0; i < NPLANNED; i++)
+    if (planned[0][0])
+        fprintf(f, "\nNot yet available:\n");
+    for (size_t i = 0; planned[i][0]; i++)
         fprintf(f, "  %-10s %s\n", planned[i][0], planned[i][1]);
     fprintf(f, "\nExit status: 0 on success, 2 on any error.\n");
 }

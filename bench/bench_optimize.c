@@ -1,0 +1,140 @@
+/*
+ * Benchmark of the threshold optimiser (osn optimize).
+ *
+ * Usage: bench_optimize [R...] (default 100 200). For each R it runs osn_optimize() on the
+ * two-loop model (lambda = 1.2, lambda' = 0.6, mu = 1, max_throttle = 0.5, max_discard = 1e-3,
+ * the search `osn optimize` runs) with exponential service, then with constant service, and
+ * prints one line of key=value pairs per run: wall time (median of 3 runs; 1 run for constant
+ * service above R = 100),
+ * pairs evaluated, pairs per second and the optimum. Constant service prints "not supported
+ * yet" with the solver's reason until osn_solve() handles it.
+ *
+ * Two more figures answer "does per-pair setup matter?": `loop_s` is the same R^2/2 solves as a
+ * bare loop of osn_solve() calls (exponential service only, -1 otherwise; the optimiser's own
+ * bookkeeping is the difference), and
+ * `fixed_us` is the cost of one solve of the smallest model (R = 2), an upper bound on the
+ * solver's per-call setup that a workspace reused across pairs could save. It measures; it never
+ * passes or fails on time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "osn/err.h"
+#include "osn/model.h"
+#include "osn/optimize.h"
+#include "osn/xd.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static struct osn_model model(long R, enum osn_law_kind law)
+{
+    struct osn_model m = {0};
+    m.kind = OSN_KIND_TWO_LOOP;
+    m.policy = OSN_POLICY_I;
+    m.L = 0;
+    m.H = 1;
+    m.R = R;
+    m.flows = 1;
+    m.rate = 1.2;
+    m.overload_rate = 0.6;
+    m.mu = 1;
+    m.process = OSN_ARR_POISSON;
+    m.service.kind = law;
+    m.service.rate = 1;
+    osn_model_resolve(&m);
+    return m;
+}
+
+/* The bare loop: every pair solved, nothing kept. Returns the wall time. */
+static double bare_loop(const struct osn_model *base)
+{
+    struct osn_measures ms;
+    struct osn_model m = *base;
+    double t0 = now_seconds();
+    for (long H = 1; H < m.R; H++)
+        for (long L = 0; L < H; L++) {
+            osn_optimize_set_pair(&m, L, H);
+            if (osn_solve(&m, OSN_METHOD_GENERAL, &ms, NULL, NULL) != 0)
+                return -1;
+        }
+    return now_seconds() - t0;
+}
+
+/* Mean time of one solve of the smallest model, in microseconds. */
+static double fixed_cost_us(void)
+{
+    struct osn_model m = model(2, OSN_LAW_EXP);
+    struct osn_measures ms;
+    const int n = 20000;
+    double t0 = now_seconds();
+    for (int i = 0; i < n; i++)
+        osn_solve(&m, OSN_METHOD_GENERAL, &ms, NULL, NULL);
+    return 1e6 * (now_seconds() - t0) / n;
+}
+
+static void run(long R, enum osn_law_kind law, const char *name)
+{
+    struct osn_model m = model(R, law);
+    struct osn_opt_cfg cfg = {0};
+    struct osn_opt_result res;
+    double t[3];
+    int reps = R > 100 && law != OSN_LAW_EXP ? 1 : 3, rc = 0;
+    char b[64];
+    const char *why = osn_solve_unsupported(&m, OSN_METHOD_GENERAL);
+
+    if (why) {
+        printf("bench_optimize R=%ld service=%s: not supported yet (%s)\n", R, name, why);
+        return;
+    }
+    cfg.has[OSN_OPT_THROTTLE] = cfg.has[OSN_OPT_DISCARD] = true;
+    cfg.bound[OSN_OPT_THROTTLE] = 0.5;
+    cfg.bound[OSN_OPT_DISCARD] = 1e-3;
+    for (int i = 0; i < reps && !rc; i++) {
+        double t0 = now_seconds();
+        rc = osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL);
+        t[i] = now_seconds() - t0;
+    }
+    if (rc) {
+        printf("bench_optimize R=%ld service=%s: failed: %s\n", R, name, osn_strerror(rc));
+        return;
+    }
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    double med = t[reps / 2], loop = law == OSN_LAW_EXP ? bare_loop(&m) : -1;
+    printf("bench_optimize R=%ld service=%s pairs=%ld feasible=%ld median_s=%.3f "
+           "pairs_per_s=%.0f us_per_pair=%.1f loop_s=%.3f L=%ld H=%ld T_ret=%s\n",
+           R, name, res.evaluated, res.feasible, med, (double)res.evaluated / med,
+           1e6 * med / (double)res.evaluated, loop, res.best.L, res.best.H,
+           osn_xd_format(res.best.ms.T_ret, 10, b, sizeof b));
+}
+
+int main(int argc, char **argv)
+{
+    long def[] = {100, 200};
+    int n = argc > 1 ? argc - 1 : 2;
+
+    printf("bench_optimize: two-loop, lambda=1.2 lambda'=0.6 mu=1, max_throttle=0.5 "
+           "max_discard=1e-3; fixed_us=%.1f (one solve at R=2)\n",
+           fixed_cost_us());
+    for (int i = 0; i < n; i++) {
+        long R = argc > 1 ? strtol(argv[i + 1], NULL, 10) : def[i];
+        if (R < 2 || R > 100000) {
+            fprintf(stderr, "usage: bench_optimize [R...]   (2 <= R <= 100000)\n");
+            return 2;
+        }
+        run(R, OSN_LAW_EXP, "exp");
+        run(R, OSN_LAW_DET, "det");
+    }
+    return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * Scenario files and result writers of the fluid model (`osn fluid`), in the io library.
+ *
+ * The sections are [fluid], [profile], [server] (single) or [server p1] / [server p2] (tandem)
+ * and [control]; `osn fluid --help` lists every key with its default. Values are collected by
+ * osn_ini_collect() and parsed here, so every error names FILE:LINE or the --set flag and the
+ * key, as for the other scenario formats.
+ */
+#ifndef OSN_FLUID_SCENARIO_H
+#define OSN_FLUID_SCENARIO_H
+
+#include <stdio.h>
+
+#include "osn/fluid.h"
+#include "osn/io.h"
+
+/* The keys of the fluid format. */
+extern const struct osn_ini_schema osn_fluid_schema;
+
+struct osn_fluid_scenario {
+    struct osn_fluid_cfg cfg; /* resolved and checked */
+    struct osn_ini ini;       /* every key set, with its origin */
+};
+
+/*
+ * Reads `path` (NULL: defaults and overrides only) and the `nsets` overrides, and fills sc.
+ * Returns 0, or OSN_ECONFIG / OSN_EIO / OSN_EINVAL with one line in err; *sc is written only
+ * on success.
+ */
+int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
+                            const char *const *sets, int nsets, char *err, size_t errsize);
+
+/* The summary as a table (key, value, unit, meaning). Errors stay in the stream's flag. */
+void osn_fluid_report_table(FILE *f, const struct osn_fluid_scenario *sc,
+                            const struct osn_fluid_result *res);
+
+/* The summary and the scenario as one JSON object. Returns 0, OSN_ENOMEM or OSN_EIO. */
+int osn_fluid_report_json_write(FILE *f, const struct osn_fluid_scenario *sc,
+                                const struct osn_fluid_result *res, char *err, size_t errsize);
+
+/* The time series, one row per slot (columns: `osn fluid --help`). Returns 0 or OSN_EIO. */
+int osn_fluid_report_csv_write(FILE *f, const struct osn_fluid_result *res, char *err,
+                               size_t errsize);
+
+/*
+ * Plots the queue(s) and the retransmission rate to a PNG through gnuplot (pngcairo), written
+ * atomically to `path`. Returns 0, or OSN_EIO with a message (gnuplot missing or failing).
+ */
+int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
+                   const struct osn_fluid_result *res, char *err, size_t errsize);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * Optimal thresholds (shared/MODELS.md, "Threshold optimisation").
+ *
+ *     minimise T_ret(L, H) over integers 0 <= L < H < R
+ *     subject to any subset of  P1 + P2 <= max_throttle,  theta <= max_loss,
+ *                               P2 <= max_discard,        T_cyc >= min_cycle
+ *
+ * For the two-loop and single-loop models the pair is (L, H); for the bi-level model it is
+ * (L1, H1) with L2, H2 and R fixed, and only the pairs for which osn_model_check() passes are
+ * evaluated. Every pair is solved by osn_solve(..., OSN_METHOD_GENERAL, ...), so the optimiser
+ * handles whatever model the solver handles. The search is exhaustive: the answer is the
+ * brute-force optimum by construction, and the whole grid of measures can be written out.
+ *
+ * Definitions (also in `osn optimize --help`):
+ *  - Feasible: every given constraint holds, compared in extended range (osn_xd_cmp) with the
+ *    bound included (P2 == max_discard is feasible).
+ *  - Optimum: the feasible pair with the smallest T_ret; ties go to the smaller H, then the
+ *    smaller L (the scan order).
+ *  - Relative violation of one constraint at a pair: the factor by which the measure misses its
+ *    bound, minus 1: value/bound - 1 for a max_* bound, bound/value - 1 for min_cycle, 0 when it
+ *    holds; for a max_* bound of 0 ("never") it is the value itself. The total violation is the
+ *    sum over the given constraints.
+ *  - Closest pair (reported when no pair is feasible): the smallest total violation; ties by T_ret,
+ *    then scan order.
+ *  - Next-better pair: among the pairs with a smaller T_ret than the optimum (all of them are
+ *    infeasible), the one with the largest T_ret, i.e. the pair that would win if the
+ *    constraints were relaxed a little; ties by scan order.
+ *  - Binding constraint: the constraint the next-better pair violates most (largest relative
+ *    violation). None when no pair beats the optimum's T_ret, i.e. the optimum is the
+ *    unconstrained one. The slack of each constraint at the optimum, 1 - value/bound
+ *    (1 - bound/value for min_cycle), is reported separately: on an integer grid no constraint is
+ *    met with equality, so "closest to its bound" would name a constraint even when relaxing it
+ *    changes nothing.
+ */
+#ifndef OSN_OPTIMIZE_H
+#define OSN_OPTIMIZE_H
+
+#include <stdbool.h>
+
+#include "osn/model.h"
+#include "osn/xd.h"
+
+enum osn_opt_con {
+    OSN_OPT_THROTTLE, /* P1 + P2 <= bound */
+    OSN_OPT_LOSS,     /* theta <= bound */
+    OSN_OPT_DISCARD,  /* P2 <= bound */
+    OSN_OPT_CYCLE,    /* T_cyc >= bound */
+    OSN_OPT_NCON
+};
+
+/* The constraints; a bound is used only when its `has` flag is set. Bounds must be >= 0. */
+struct osn_opt_cfg {
+    bool has[OSN_OPT_NCON];
+    double bound[OSN_OPT_NCON];
+};
+
+/* One evaluated pair, as passed to the visit callback. */
+struct osn_opt_pair {
+    long L, H; /* L1, H1 for the bi-level model */
+    bool feasible;
+    double violation;              /* total relative violation, 0 when feasible */
+    double viol[OSN_OPT_NCON];     /* per constraint, 0 when it holds or is not given */
+    const struct osn_measures *ms; /* borrowed for the duration of the call */
+    const struct osn_model *model; /* the model solved, borrowed likewise */
+};
+
+/* A reported pair: its thresholds and all its measures. */
+struct osn_opt_point {
+    bool found; /* false: no such pair (e.g. no next-better pair) */
+    long L, H;
+    double violation;
+    double viol[OSN_OPT_NCON];
+    struct osn_measures ms;
+};
+
+struct osn_opt_result {
+    long evaluated;               /* valid pairs solved */
+    long skipped;                 /* pairs rejected by osn_model_check() (bi-level only) */
+    long feasible;                /* feasible pairs among the evaluated */
+    struct osn_opt_point best;    /* the optimum; best.found false when no pair is feasible */
+    struct osn_opt_point closest; /* smallest total violation; == best when a pair is feasible */
+    struct osn_opt_point next;    /* next-better pair (see above); found false when none */
+    struct osn_opt_point free;    /* the unconstrained optimum (smallest T_ret of all) */
+    int binding;                  /* enum osn_opt_con, or -1 when no constraint binds */
+    double slack[OSN_OPT_NCON];   /* at the optimum (given constraints only) */
+};
+
+/* Called once per evaluated pair, in scan order (H ascending, then L ascending). */
+typedef int (*osn_opt_visit_fn)(const struct osn_opt_pair *p, void *arg);
+
+/* Called after each pair with the number of pairs done and the total to try. */
+typedef void (*osn_opt_progress_fn)(long done, long total, void *arg);
+
+/* The key of a constraint in the [optimize] section ("max_throttle", ...). */
+const char *osn_opt_con_name(enum osn_opt_con c);
+
+/* The measure a constraint bounds, for pair measures ms: P1+P2, theta, P2 or T_cyc. */
+struct osn_xd osn_opt_con_value(enum osn_opt_con c, const struct osn_measures *ms);
+
+/* Sets the searched pair of m (L, H; or L1, H1 for bi-level) and resolves m. */
+void osn_optimize_set_pair(struct osn_model *m, long L, long H);
+
+/*
+ * Number of (L, H) pairs the scan will try for model m (before the validity check); 0 when the
+ * model has no pair at all.
+ */
+long osn_optimize_pairs(const struct osn_model *m);
+
+/*
+ * Runs the search for the resolved, checked model m (borrowed; its L, H or L1, H1 are ignored)
+ * under cfg. `visit` and `progress` may be NULL. Returns 0 (also when no pair is feasible: see
+ * res->best.found), OSN_EINVAL for a bad cfg, OSN_ENOTSUP when osn_solve() cannot solve the model
+ * (osn_solve_unsupported() says why), OSN_ECONFIG when no pair is valid, OSN_ENOMEM, another
+ * solver error, or the first non-zero value returned by `visit`. *res is written in every case
+ * (partially on failure).
+ */
+int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
+                 struct osn_opt_result *res, osn_opt_visit_fn visit, void *visit_arg,
+                 osn_opt_progress_fn progress, void *progress_arg);
+
+#endif

@@ -1,0 +1,337 @@
+/*
+ * The RFC 3261 transaction layer, clock-free: the four transaction state machines of §17 with
+ * the RFC 6026 amendments, their timers, and the transaction table that matches messages to
+ * transactions (§17.1.3, §17.2.3). UDP only.
+ *
+ * A transaction never calls a clock, a timer or a socket. Each entry point takes `now` (seconds)
+ * and one event — a message from the transport, a response from the TU, a timer firing, a
+ * transport error — and fills a caller-provided struct osn_sip_out with the actions: messages
+ * to send (each marked original or retransmission), timers to set or cancel (absolute
+ * deadlines), and at most one notification for the TU. The discrete-event simulator drives it in
+ * virtual time, a real node with a monotonic clock and a socket; nothing is allocated per event.
+ *
+ * Timers. A transaction has at most two timers armed at once, one per slot: slot 0 holds the
+ * retransmission timer (A, E, G, or the 200 ms "100 Trying" timer of §17.2.1), slot 1 the
+ * lifetime timer (B, D, F, H, I, J, K, L, M). A "set" action on a slot replaces whatever that
+ * slot held, so a driver can embed two timer events per transaction, or one event at
+ * out->deadline. The transaction remembers what is armed: a firing of a timer that is no longer
+ * armed (a cancel the driver did not carry out) is ignored and counted, never acted on.
+ *
+ * Messages are numeric (struct osn_sip_msg): the simulator fills them directly. A text parser
+ * and printer (zero-copy, STYLE convention 11) that fill the same struct are the next step for
+ * the real node.
+ *
+ * Ownership. Transactions are caller-owned memory (embed a struct osn_sip_txn in a call or leg
+ * object and recover it with container_of, or keep a pool); the layer borrows it from the start
+ * call until the event whose out->terminated is true (or osn_sip_txn_abort()), and keeps it in
+ * its table meanwhile. The layer owns only its bucket array, which grows (amortised) when the
+ * number of live transactions exceeds the bucket count.
+ */
+#ifndef OSN_SIP_H
+#define OSN_SIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- messages ---- */
+
+enum osn_sip_method {
+    OSN_SIP_NOMETHOD = 0,
+    OSN_SIP_INVITE,
+    OSN_SIP_ACK,
+    OSN_SIP_BYE,
+    OSN_SIP_CANCEL,
+    OSN_SIP_OPTIONS,
+    OSN_SIP_REGISTER,
+    OSN_SIP_OTHER, /* any other non-INVITE method */
+    OSN_SIP_NMETHODS
+};
+
+/* RFC 7339 Via parameters, as numbers. flags says which are present. */
+#define OSN_SIP_OC_PRESENT  0x01 /* "oc" (valueless in a request: "I support overload control") */
+#define OSN_SIP_OC_VALUE    0x02 /* "oc=N": loss percentage (loss) or request rate (rate) */
+#define OSN_SIP_OC_VALIDITY 0x04 /* "oc-validity=ms" */
+#define OSN_SIP_OC_SEQ      0x08 /* "oc-seq=int.frac" */
+#define OSN_SIP_OC_ALGO     0x10 /* "oc-algo=..." */
+
+/* oc-algo as a bit set: a request offers several (loss MUST be among them, RFC 7339 4.2), a
+ * response names exactly one. Preference order is not kept: loss, then rate. */
+#define OSN_SIP_ALGO_LOSS 0x01
+#define OSN_SIP_ALGO_RATE 0x02 /* RFC 7415 */
+
+struct osn_sip_oc {
+    uint8_t flags;        /* OSN_SIP_OC_* */
+    uint8_t algo;         /* OSN_SIP_ALGO_* bits */
+    uint32_t value;       /* oc=N */
+    uint32_t validity_ms; /* oc-validity (RFC 7339 4.3: 500 ms when absent) */
+    uint32_t seq_frac;    /* oc-seq fraction normalised to 5 digits: "1.78" -> 78000 */
+    uint64_t seq_int;     /* oc-seq integer part */
+};
+
+/* A SIP message with its identities as integers. status == 0 makes it a request of `method`;
+ * 100..699 a response, whose `method` is its CSeq method. */
+struct osn_sip_msg {
+    uint8_t method;      /* enum osn_sip_method */
+    uint16_t status;     /* 0: request; else the status code */
+    uint32_t cseq;       /* CSeq number */
+    int32_t retry_after; /* Retry-After in seconds (RFC 3261 20.33), -1 when absent */
+    uint64_t call_id;
+    uint64_t branch;  /* top Via branch ("z9hG4bK" + this number) */
+    uint64_t sent_by; /* top Via sent-by (host:port) as a number */
+    uint64_t from_tag, to_tag; /* 0: no tag */
+    uint64_t user;             /* free for the caller; copied into the messages made from this one */
+    struct osn_sip_oc oc;      /* top Via overload-control parameters */
+};
+
+/* ---- configuration ---- */
+
+struct osn_sip_cfg {
+    double t1, t2, t4; /* RFC 3261 Table 4 (s): 0.5, 4, 5 */
+    double timer_d;    /* INVITE client Completed wait (s), > 32 on UDP: 32 */
+    /* INVITE server: delay before the layer sends 100 Trying itself when the TU has sent no
+     * response (RFC 3261 17.2.1, "200 ms"): 0.2. 0 sends it at once; < 0 never (the TU does). */
+    double trying_delay;
+    /* Retransmissions a client transaction sends at most before it times out at the next
+     * Timer A/E firing; -1: no limit (RFC: until Timer B/F). SIPp: 5 (INVITE), 9 (others). */
+    int invite_max_retrans, non_invite_max_retrans;
+    bool rfc6026;         /* Accepted states with Timers L, M (true); false: 2xx terminates */
+    bool timer_b_proceeding; /* keep Timer B after a 1xx (libre does; RFC 3261 17.1.1.2 does not) */
+    /* Whether the TU should honour Retry-After in a 503. The layer never acts on it: it only
+     * reports out->retry_after. true by default, false in SIPp mode. */
+    bool honor_retry_after;
+};
+
+/* RFC 3261 defaults: T1 = 0.5 s, T2 = 4 s, T4 = 5 s, D = 32 s, 100 Trying after 200 ms, no
+ * retransmission limit, RFC 6026 on, Timer B stops on a 1xx, Retry-After honoured. */
+void osn_sip_cfg_default(struct osn_sip_cfg *cfg);
+
+/* The defaults, then a SIPp-like client (protocols.md 1.9): at most 5 INVITE and 9 non-INVITE
+ * retransmissions, Retry-After ignored. */
+void osn_sip_cfg_sipp(struct osn_sip_cfg *cfg);
+
+/* ---- actions ---- */
+
+enum osn_sip_timer_id {
+    OSN_SIP_TIMER_NONE = 0,
+    OSN_SIP_TIMER_A, /* INVITE request retransmit, slot 0 */
+    OSN_SIP_TIMER_B, /* INVITE client timeout */
+    OSN_SIP_TIMER_D, /* INVITE client Completed */
+    OSN_SIP_TIMER_E, /* non-INVITE request retransmit, slot 0 */
+    OSN_SIP_TIMER_F, /* non-INVITE client timeout */
+    OSN_SIP_TIMER_G, /* INVITE final response retransmit, slot 0 */
+    OSN_SIP_TIMER_H, /* INVITE server wait for ACK */
+    OSN_SIP_TIMER_I, /* INVITE server Confirmed */
+    OSN_SIP_TIMER_J, /* non-INVITE server Completed */
+    OSN_SIP_TIMER_K, /* non-INVITE client Completed */
+    OSN_SIP_TIMER_L, /* INVITE server Accepted (RFC 6026) */
+    OSN_SIP_TIMER_M, /* INVITE client Accepted (RFC 6026) */
+    OSN_SIP_TIMER_TRYING, /* INVITE server: send 100 Trying (17.2.1), slot 0 */
+    OSN_SIP_NTIMERS
+};
+
+/* The slot (0: retransmission, 1: lifetime) a timer lives in. */
+static inline int osn_sip_timer_slot(int id)
+{
+    return id == OSN_SIP_TIMER_A || id == OSN_SIP_TIMER_E || id == OSN_SIP_TIMER_G ||
+                           id == OSN_SIP_TIMER_TRYING
+                   ? 0
+                   : 1;
+}
+
+enum osn_sip_tu_event {
+    OSN_SIP_TU_NONE = 0,
+    OSN_SIP_TU_REQUEST,  /* server: a new request for the TU (out->msg) */
+    OSN_SIP_TU_RESPONSE, /* client: a response for the TU (out->msg, out->retry_after) */
+    OSN_SIP_TU_ACK,      /* INVITE server, Accepted: an ACK for the TU (RFC 6026 7.1) */
+    OSN_SIP_TU_TIMEOUT,  /* B, F, H, or SIPp retransmissions exhausted: act as on 408 */
+    OSN_SIP_TU_TRANSPORT_ERROR, /* act as on 503 (RFC 3261 8.1.3.1) */
+    OSN_SIP_TU_STRAY, /* osn_sip_layer_recv: no transaction matched (out->msg) */
+};
+
+struct osn_sip_send {
+    struct osn_sip_msg msg; /* a copy: request (status 0, ACK included) or response */
+    bool retrans;           /* a retransmission of a message sent before */
+};
+
+struct osn_sip_timer {
+    uint8_t id;   /* enum osn_sip_timer_id */
+    uint8_t slot; /* osn_sip_timer_slot(id) */
+    bool set;     /* true: arm at `at`, replacing the slot's timer; false: cancel it */
+    double at;    /* absolute deadline (s) */
+};
+
+/* What one event produced. Every entry point resets it first. */
+struct osn_sip_out {
+    int nsend;
+    struct osn_sip_send send[2];
+    int ntimer;
+    struct osn_sip_timer timer[4];
+    int tu;                        /* enum osn_sip_tu_event */
+    const struct osn_sip_msg *msg; /* the message the TU event is about (borrowed input) */
+    int32_t retry_after;           /* Retry-After of a TU_RESPONSE, -1 when absent */
+    int timer_id;                  /* the timer behind a TU_TIMEOUT */
+    bool terminated; /* the transaction ended: out of the table, caller may reuse it */
+    double deadline; /* the transaction's earliest armed timer, INFINITY when none */
+};
+
+/* ---- transactions ---- */
+
+enum osn_sip_state {
+    OSN_SIP_NOSTATE = 0,
+    OSN_SIP_CALLING,    /* INVITE client */
+    OSN_SIP_TRYING,     /* non-INVITE client and server */
+    OSN_SIP_PROCEEDING, /* all four */
+    OSN_SIP_COMPLETED,  /* all four */
+    OSN_SIP_CONFIRMED,  /* INVITE server */
+    OSN_SIP_ACCEPTED,   /* INVITE client and server (RFC 6026) */
+    OSN_SIP_TERMINATED
+};
+
+enum osn_sip_role { OSN_SIP_CLIENT = 0, OSN_SIP_SERVER = 1 };
+
+/* A transaction. Caller-owned memory; the fields are the layer's (read them, don't write). */
+struct osn_sip_txn {
+    struct osn_sip_msg req;  /* the request that created it */
+    struct osn_sip_msg resp; /* server: last response sent; client: the final (for the ACK) */
+    double at[2];            /* deadlines of the armed timers, by slot */
+    double ival;             /* current retransmission interval of A, E or G (s) */
+    uint32_t nretrans;       /* retransmissions this transaction sent (requests or responses) */
+    uint32_t absorbed;       /* retransmitted requests (server) / responses (client) absorbed */
+    uint32_t hash;
+    uint8_t role;   /* enum osn_sip_role */
+    uint8_t state;  /* enum osn_sip_state */
+    uint8_t tid[2]; /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
+    bool has_resp;  /* resp is valid */
+    struct osn_sip_txn *hnext, **hprev; /* table chain; hprev NULL when not in a table */
+};
+
+/* ---- transaction table (§17.1.3, §17.2.3) ---- */
+
+/* Chained hash table with the links embedded in the transactions. Keys: a client transaction
+ * by (top-Via branch, CSeq method); a server transaction by (branch, sent-by, method), where an
+ * ACK looks up the INVITE. */
+struct osn_sip_table {
+    struct osn_sip_txn **b; /* buckets, a power of two of them */
+    size_t mask;            /* number of buckets - 1 */
+    size_t n;               /* transactions in the table */
+};
+
+/* Initialises an empty table sized for about `hint` transactions. 0 or OSN_ENOMEM. */
+int osn_sip_table_init(struct osn_sip_table *tb, size_t hint);
+
+/* Frees the bucket array; transactions still in it are forgotten (they are the caller's). */
+void osn_sip_table_release(struct osn_sip_table *tb);
+
+/* Adds `t` (borrowed until removed) under the key of t->role and t->req. O(1) amortised.
+ * Returns 0, OSN_EINVAL when it is in a table already or its key is taken, or OSN_ENOMEM when
+ * the bucket array could not grow (t is then not added). */
+int osn_sip_table_add(struct osn_sip_table *tb, struct osn_sip_txn *t);
+
+/* Removes `t` from the table it is in; no-op when in none. O(1). */
+void osn_sip_table_remove(struct osn_sip_table *tb, struct osn_sip_txn *t);
+
+/* The transaction of `role` that message `m` matches, or NULL. O(1). A response matches a
+ * client transaction (RFC 3261 17.1.3), a request a server transaction (17.2.3). */
+struct osn_sip_txn *osn_sip_table_find(const struct osn_sip_table *tb, int role,
+                                       const struct osn_sip_msg *m);
+
+/* ---- the layer ---- */
+
+struct osn_sip_stats {
+    uint64_t client_started, server_started, terminated;
+    uint64_t timeouts;         /* TU_TIMEOUT notifications */
+    uint64_t req_sent;         /* original requests sent (client; ACKs included) */
+    uint64_t req_retrans;      /* request retransmissions sent (A, E, re-sent ACKs) */
+    uint64_t resp_sent;        /* original responses sent (server; automatic 100s included) */
+    uint64_t resp_retrans;     /* response retransmissions sent (G, answers to absorbed requests) */
+    uint64_t req_absorbed;     /* retransmitted requests (ACKs included) absorbed by servers */
+    uint64_t resp_absorbed;    /* retransmitted responses absorbed by clients */
+    uint64_t trying_auto;      /* 100 Trying sent by the layer (17.2.1) */
+    uint64_t stale_timers;     /* firings of timers no longer armed, ignored */
+    uint64_t stray;            /* messages osn_sip_layer_recv matched to no transaction */
+};
+
+struct osn_sip_layer {
+    struct osn_sip_cfg cfg;
+    struct osn_sip_table table;
+    struct osn_sip_stats stats;
+};
+
+/* Initialises a layer with a copy of *cfg (NULL: the defaults), sized for about `hint` live
+ * transactions. Returns 0, OSN_EINVAL (T1, T2, T4 or D not positive and finite, T2 < T1) or
+ * OSN_ENOMEM. */
+int osn_sip_layer_init(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg, size_t hint);
+
+/* Frees the layer's table. Live transactions are forgotten (they are the caller's). */
+void osn_sip_layer_release(struct osn_sip_layer *l);
+
+/* The transaction `m` matches (a response: client; a request: server), or NULL. */
+struct osn_sip_txn *osn_sip_layer_match(const struct osn_sip_layer *l, const struct osn_sip_msg *m);
+
+/* The INVITE server transaction a CANCEL request cancels (RFC 3261 9.2), or NULL. */
+struct osn_sip_txn *osn_sip_layer_match_cancelled(const struct osn_sip_layer *l,
+                                                  const struct osn_sip_msg *cancel);
+
+/* Starts a client transaction on `t` (borrowed) for request `req` (copied; not an ACK): sends
+ * it, arms A/E and B/F (RFC 3261 17.1.1.2, 17.1.2.2) and adds it to the table. Returns 0,
+ * OSN_EINVAL (bad arguments, branch already in use) or OSN_ENOMEM. */
+int osn_sip_ctxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
+                       const struct osn_sip_msg *req, double now, struct osn_sip_out *out);
+
+/* Starts a server transaction on `t` (borrowed) for a request from the transport `req`
+ * (copied; not an ACK) that matched none: passes it to the TU (TU_REQUEST) and, for an INVITE,
+ * sends or schedules 100 Trying. Returns 0, OSN_EINVAL or OSN_ENOMEM. */
+int osn_sip_stxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
+                       const struct osn_sip_msg *req, double now, struct osn_sip_out *out);
+
+/* Gives `t` a message from the transport that matched it (a response for a client, a request
+ * for a server transaction). `m` is borrowed: out->msg may point to it. Returns 0 or OSN_EINVAL
+ * (bad arguments, terminated transaction, a message of the wrong kind). A message that has no
+ * meaning in the current state is absorbed or ignored: 0, with the actions it calls for. */
+int osn_sip_txn_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *m,
+                     double now, struct osn_sip_out *out);
+
+/* Passes the TU's response `resp` (copied; status 100..699, same method as the request) to the
+ * server transaction `t`, which sends it and changes state (RFC 3261 17.2.1, 17.2.2). A response
+ * the state no longer accepts (a second final) is discarded: 0, no actions. */
+int osn_sip_stxn_respond(struct osn_sip_layer *l, struct osn_sip_txn *t,
+                         const struct osn_sip_msg *resp, double now, struct osn_sip_out *out);
+
+/* Timer `id` of `t` fired at `now`. A timer that is not armed is ignored (0, no actions,
+ * stats.stale_timers). Returns 0 or OSN_EINVAL (now before the deadline, bad arguments). */
+int osn_sip_txn_timer(struct osn_sip_layer *l, struct osn_sip_txn *t, int id, double now,
+                      struct osn_sip_out *out);
+
+/* The transport failed to send for `t` (RFC 3261 17.1.1.2, 17.1.4, 17.2.4): TU_TRANSPORT_ERROR
+ * and termination, where the state allows. */
+int osn_sip_txn_transport_error(struct osn_sip_layer *l, struct osn_sip_txn *t, double now,
+                                struct osn_sip_out *out);
+
+/* Drops `t` at once, without actions (teardown); the caller cancels its own timer events. */
+void osn_sip_txn_abort(struct osn_sip_layer *l, struct osn_sip_txn *t);
+
+/* Convenience for a transport: matches `m` and hands it to its transaction (returns 0, *tp is
+ * the transaction); else, for a request other than ACK and a non-NULL `fresh`, starts a server
+ * transaction on `fresh` (returns 1, *tp = fresh); else reports TU_STRAY (returns 2, *tp = NULL):
+ * a response with no client transaction, or an ACK for a 2xx. Negative: an OSN_E* error. */
+int osn_sip_layer_recv(struct osn_sip_layer *l, const struct osn_sip_msg *m,
+                       struct osn_sip_txn *fresh, struct osn_sip_txn **tp, double now,
+                       struct osn_sip_out *out);
+
+/* ---- names for traces ---- */
+
+const char *osn_sip_statename(int state);   /* "Calling", ..., "?" */
+const char *osn_sip_timer_name(int id);     /* "A", ..., "100" */
+const char *osn_sip_method_name(int method);
+const char *osn_sip_tu_name(int tu_event);
+
+/* Orders two oc-seq values (RFC 7339 4.4): < 0, 0, > 0. */
+static inline int osn_sip_oc_seq_cmp(const struct osn_sip_oc *a, const struct osn_sip_oc *b)
+{
+    if (a->seq_int != b->seq_int)
+        return a->seq_int < b->seq_int ? -1 : 1;
+    return (a->seq_frac > b->seq_frac) - (a->seq_frac < b->seq_frac);
+}
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * `osn fluid`: trajectories of the discrete-time fluid model of SIP retransmissions.
+ *
+ * Thin by design: parse the options, load the scenario (src/io/fluid_scenario.c), run
+ * osn_fluid_run() (src/fluid/), print. As in `osn solve`, every output file is written to a
+ * temporary and renamed only after all outputs, standard output included, were written; a
+ * failed run leaves no file behind and prints one line "osn fluid: ..." with exit status 2.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_fluid.h"
+#include "osn/err.h"
+#include "osn/fluid.h"
+#include "osn/fluid_scenario.h"
+
+struct fluid_opts {
+    const char *scenario;
+    const char **sets; /* borrowed from argv */
+    int nsets;
+    const char *csv, *json, *plot; /* NULL when not requested; "-" is stdout (not for plot) */
+    bool quiet, help;
+};
+
+void osn_cmd_fluid_usage(FILE *f)
+{
+    fputs("Usage: osn fluid [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"
+          "                 [--csv FILE|-] [--json FILE|-] [--plot FILE.png] [-q|--quiet]\n"
+          "\n"
+          "Discrete-time fluid model of SIP INVITE retransmissions (RFC 3261 Timer A\n"
+          "from T1, doubling: copies at 0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5 s; Timer B at\n"
+          "64*T1 = 32 s; a 100 Trying stops them). One FIFO queue per server; mass that\n"
+          "waits longer than T1 is retransmitted, and the copies load the server.\n"
+          "\n"
+          "Options:\n"
+          "  --set SECTION.KEY=VALUE  override a scenario key; repeatable\n"
+          "                           (e.g. --set profile.burst_duration=2)\n"
+          "  --csv FILE|-             time series, one row per slot\n"
+          "  --json FILE|-            the summary and the scenario as JSON\n"
+          "  --plot FILE.png          queue(s) and retransmission rate, through gnuplot\n"
+          "  -q, --quiet              do not print the summary table\n"
+          "  -h, --help               show this help\n"
+          "\n"
+          "Scenario file: INI; comments start with ';' or '#'. Defaults in brackets.\n"
+          "  [fluid]\n"
+          "    topology         single: client -> server S                [single]\n"
+          "                     tandem: UAC -> P1 -> P2\n"
+          "    slot             time step, s, at most t1                  [0.05]\n"
+          "    horizon          simulated time, s                         [120]\n"
+          "    t1               RFC 3261 T1, s                            [0.5]\n"
+          "    retransmissions  INVITE retransmissions, 0..6: 6 as RFC    [6]\n"
+          "                     3261, 5 as SIPp\n"
+          "  [profile]          new INVITEs per second at the UAC\n"
+          "    shape            constant | step | burst | slowdown        [constant]\n"
+          "    base_rate        1/s                                       [60]\n"
+          "    step_time, step_rate        step: rate from then on        [0, 0]\n"
+          "    burst_start, burst_duration burst: window, s               [0, 0]\n"
+          "    burst_rate       burst: 1/s ADDED to base_rate             [0]\n"
+          "    slowdown_start, slowdown_duration  window, s               [0, 0]\n"
+          "    slowdown_factor  capacity multiplier in [0,1] of S or P2   [1]\n"
+          "  [server]           single only (tandem: [server p1], [server p2])\n"
+          "    rate             capacity, messages/s                      [100; P1 200]\n"
+          "    buffer           messages, or inf                          [inf]\n"
+          "    delay_up         one-way delay client -> server, s         [0]\n"
+          "    delay_down       one-way delay server -> client, s         [0]\n"
+          "    response_cost    [server p1]: work per response from P2    [1]\n"
+          "    retx_cost        [server p1]: work per retransmission sent [1]\n"
+          "  [control]          PI cap on the retransmission rate of the last hop's\n"
+          "                     client (U -> S, or P1 -> P2)\n"
+          "    algorithm        none | rrrc (redundant ratio) | rtd       [none]\n"
+          "                     (INVITE -> 100 Trying delay)\n"
+          "    interval         control period, s                         [0.1]\n"
+          "    target           rrrc: ratio [0.1]; rtd: delay, s [0.25]\n"
+          "    kp, ki           gains; rrrc [0.2*mu, 1*mu]; rtd: from crossover and\n"
+          "                     phase margin on the plant e^-s*theta/(mu*s),\n"
+          "                     theta = round trip + interval/2\n"
+          "    crossover        rtd: rad/s                                [1]\n"
+          "    phase_margin     rtd: degrees                              [45]\n"
+          "    max_rate         cap ceiling and start, 1/s                [server rate]\n"
+          "A key of another topology, shape or algorithm is an error.\n"
+          "\n"
+          "Output: a summary table (final_queue recovered goodput completed failed\n"
+          "pending offered peak_delay peak_queue retransmissions redundant lost), left\n"
+          "out with -q or when --csv/--json writes to stdout. recovered: every final\n"
+          "queue is at most one slot of its server's service. CSV columns: t (end of\n"
+          "the slot, s), offered, goodput, then per server (prefix p1_/p2_ in a tandem):\n"
+          "queue (msg), queue_delay (s), arrived, served, lost, originals, retrans,\n"
+          "retrans_1..retrans_J, withheld (by the cap), redundant, redundant_ratio\n"
+          "(redundant/originals arriving), answered (100 Trying reaching the client),\n"
+          "delay (their mean INVITE -> 100 Trying delay, s), failed (Timer B),\n"
+          "completed, allow (the cap); flows in 1/s, empty cells where undefined.\n"
+          "\n"
+          "Exit status: 0 on success; 2 on any error (the message names FILE:LINE or\n"
+          "the --set flag, and the key).\n"
+          "\n"
+          "Examples:\n"
+          "  osn fluid examples/fluid-burst.ini\n"
+          "  osn fluid examples/fluid-burst.ini --set profile.burst_duration=2 \\\n"
+          "            --csv burst2.csv --plot burst2.png\n",
+          f);
+}
+
+static int die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("osn fluid: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return OSN_EXIT_ERROR;
+}
+
+/* "--name VALUE" or "--name=VALUE": 1 with *value, 0 for another option, -1 when missing. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, struct fluid_opts *o)
+{
+    static const char *const valued[] = {"--set", "--csv", "--json", "--plot"};
+    bool only_args = false;
+
+    o->sets = malloc(sizeof *o->sets * (size_t)(argc > 0 ? argc : 1));
+    if (!o->sets)
+        return die("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int r = 0;
+
+        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (o->scenario)
+                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
+            o->scenario = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_args = true;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = true;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else {
+            for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
+                r = opt_value(argc, argv, &i, valued[k], &v);
+                if (r < 0)
+                    return die("option '%s' needs a value (see 'osn fluid --help')", valued[k]);
+                if (r == 0)
+                    continue;
+                if (k == 0)
+                    o->sets[o->nsets++] = v;
+                else if (!v[0])
+                    return die("option '%s' needs a file name", valued[k]);
+                else if (k == 1)
+                    o->csv = v;
+                else if (k == 2)
+                    o->json = v;
+                else if (strcmp(v, "-") == 0)
+                    return die("--plot needs a file name; a PNG does not go to stdout");
+                else
+                    o->plot = v;
+            }
+            if (r == 0)
+                return die("unknown option '%s' (see 'osn fluid --help')", a);
+        }
+    }
+    if (o->scenario && strcmp(o->scenario, "-") == 0)
+        return die("reading the scenario from stdin is not supported; give a file");
+    if (o->csv && o->json && strcmp(o->csv, "-") == 0 && strcmp(o->json, "-") == 0)
+        return die("--csv - and --json - cannot both write to stdout");
+    const char *outs[3] = {o->csv, o->json, o->plot};
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++)
+            if (outs[a] && outs[b] && strcmp(outs[a], "-") != 0 && strcmp(outs[a], outs[b]) == 0)
+                return die("'%s' is given for two outputs", outs[a]);
+    return 0;
+}
+
+static bool is_file(const char *path)
+{
+    return path && strcmp(path, "-") != 0;
+}
+
+int osn_cmd_fluid(int argc, char **argv)
+{
+    struct fluid_opts o = {0};
+    struct osn_fluid_scenario *sc = NULL;
+    struct osn_fluid_result *res = NULL;
+    struct osn_afile csv = {0}, json = {0};
+    char err[1024];
+    int rc, status = OSN_EXIT_ERROR;
+
+    err[0] = '\0';
+    if (parse_args(argc, argv, &o) != 0)
+        goto out;
+    if (o.help) {
+        osn_cmd_fluid_usage(stdout);
+        status = 0;
+        goto out;
+    }
+    sc = malloc(sizeof *sc); /* the collected keys are large: keep them off the stack */
+    if (!sc) {
+        die("out of memory");
+        goto out;
+    }
+    rc = osn_fluid_scenario_load(sc, o.scenario, o.sets, o.nsets, err, sizeof err);
+    if (rc) {
+        die("%s", err[0] ? err : osn_strerror(rc));
+        goto out;
+    }
+    rc = osn_fluid_run(&res, &sc->cfg, err, sizeof err);
+    if (rc) {
+        die("%s", err[0] ? err : osn_strerror(rc));
+        goto out;
+    }
+    if (is_file(o.csv) && (osn_afile_open(&csv, o.csv, err, sizeof err) != 0 ||
+                           osn_fluid_report_csv_write(csv.f, res, err, sizeof err) != 0)) {
+        die("--csv %s: %s", o.csv, err);
+        goto out;
+    }
+    if (is_file(o.json) && (osn_afile_open(&json, o.json, err, sizeof err) != 0 ||
+                            osn_fluid_report_json_write(json.f, sc, res, err, sizeof err) != 0)) {
+        die("--json %s: %s", o.json, err);
+        goto out;
+    }
+    if (o.csv && !is_file(o.csv) && osn_fluid_report_csv_write(stdout, res, err, sizeof err)) {
+        die("--csv -: %s", err);
+        goto out;
+    }
+    if (o.json && !is_file(o.json) &&
+        osn_fluid_report_json_write(stdout, sc, res, err, sizeof err)) {
+        die("--json -: %s", err);
+        goto out;
+    }
+    if (!o.quiet && !(o.csv && !is_file(o.csv)) && !(o.json && !is_file(o.json)))
+        osn_fluid_report_table(stdout, sc, res);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        die("cannot write to standard output: %s", strerror(errno));
+        goto out;
+    }
+    /* The PNG is renamed into place by osn_fluid_plot() itself: do it last but for renames. */
+    if (o.plot && osn_fluid_plot(o.plot, sc, res, err, sizeof err) != 0) {
+        die("--plot %s: %s", o.plot, err);
+        goto out;
+    }
+    if (is_file(o.csv) && osn_afile_commit(&csv, err, sizeof err) != 0) {
+        die("--csv: %s", err);
+        goto out;
+    }
+    if (is_file(o.json) && osn_afile_commit(&json, err, sizeof err) != 0) {
+        die("--json: %s", err);
+        goto out;
+    }
+    status = 0;
+out:
+    osn_afile_abort(&csv);
+    osn_afile_abort(&json);
+    osn_fluid_result_free(res);
+    free(sc);
+    free(o.sets);
+    return status;
+}

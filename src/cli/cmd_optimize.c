@@ -1,0 +1,387 @@
+/*
+ * `osn optimize`: the thresholds (L, H) with the smallest mean return time T_ret under
+ * constraints on throttling, loss, discard and the control-cycle time.
+ *
+ * Thin like `osn solve`: parse the options, load the scenario with the [optimize] section
+ * (src/io/optimize_scenario.c), run osn_optimize() (src/model/optimize.c), print. The grid, the
+ * JSON and the plot are written to temporaries and renamed only when every output was written;
+ * an error is one line on stderr, "osn optimize: ...", with exit status 2. No feasible pair is a
+ * result, not an error: exit status 0 with the closest pair named.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "optimize_out.h"
+#include "osn/err.h"
+#include "osn/io.h"
+#include "osn/model.h"
+#include "osn/optimize.h"
+#include "osn/optimize_scenario.h"
+
+struct opt_opts {
+    const char *scenario;
+    const char **sets; /* borrowed from argv, plus placeholders (see add_placeholders) */
+    int nsets;
+    const char *grid, *json, *plot;
+    bool quiet, help;
+    char placeholder[2][64];
+};
+
+void osn_cmd_optimize_usage(FILE *f)
+{
+    fputs("Usage: osn optimize [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--grid FILE|-]\n"
+          "                    [--json FILE|-] [--plot FILE.png] [-q|--quiet]\n"
+          "\n"
+          "Best hysteretic thresholds: minimises the mean return time from overload T_ret\n"
+          "over every pair of whole numbers 0 <= L < H < R (two-loop, single-loop), or\n"
+          "0 <= L1 < H1 < H2 with L2, H2, R fixed (bi-level; only pairs forming a valid\n"
+          "model), under the constraints of the [optimize] section. Each pair is solved\n"
+          "exactly, as by 'osn solve --method general'; the search is exhaustive.\n"
+          "\n"
+          "Options:\n"
+          "  --set SECTION.KEY=VALUE  override a scenario key, repeatable\n"
+          "                           (e.g. --set optimize.max_loss=0.1)\n"
+          "  --grid FILE|-            every evaluated pair as CSV, one row each (heat map):\n"
+          "                           L,H,feasible,violation,P0,P1,P2,throttle,theta,T_ret,\n"
+          "                           T_ret_sd,T_cyc,T_norm,T_disc,N_mean,throughput,\n"
+          "                           sojourn,mode_change_rate,nu01,nu12\n"
+          "                           (bi-level: L,H are L1,H1)\n"
+          "  --json FILE|-            the solve keys of the optimum (as osn solve --json),\n"
+          "                           plus L, H, evaluated, feasible, found, binding, ...\n"
+          "  --plot FILE.png          heat map of log10 T_ret with the feasible region and\n"
+          "                           the optimum (needs gnuplot)\n"
+          "  -q, --quiet              do not print the summary\n"
+          "  -h, --help               show this help\n"
+          "\n"
+          "Scenario: the keys and defaults of 'osn solve --help' ([model], [thresholds],\n"
+          "[arrivals], [service]); thresholds.L and H (L1 and H1 for bi-level) are the\n"
+          "search variables, so their values are ignored (when absent, placeholders 0 and\n"
+          "1 stand in). And:\n"
+          "  [optimize]         every constraint is optional; bounds >= 0\n"
+          "    objective        T_ret (the only one for now)                [T_ret]\n"
+          "    max_throttle     P1 + P2 <= bound: time the control is on\n"
+          "    max_loss         theta <= bound: offered traffic not accepted\n"
+          "    max_discard      P2 <= bound: time in discard mode\n"
+          "    min_cycle        T_cyc >= bound (s): mean time between onsets\n"
+          "A bound is met with equality too. Without constraints the answer is the\n"
+          "unconstrained minimum of T_ret; with only max_throttle and min_cycle it drifts\n"
+          "to H = R-1 (discard shortens the return): max_discard makes it sensible.\n"
+          "\n"
+          "Output: the optimum (L, H, T_ret), each constraint's value, bound and slack\n"
+          "(1 - value/bound; 1 - bound/value for min_cycle), the binding constraint, the\n"
+          "number of pairs evaluated and feasible, and the table of all measures at the\n"
+          "optimum. Ties in T_ret go to the smaller H, then the smaller L.\n"
+          "  binding: the pair with the largest T_ret below the optimum's (the next-better\n"
+          "    pair, which wins if the constraints are relaxed a little) is infeasible; the\n"
+          "    constraint it violates most, relatively, is binding. 'none' when no pair has\n"
+          "    a smaller T_ret, i.e. the optimum is unconstrained.\n"
+          "  relative violation: value/bound - 1 (bound/value - 1 for min_cycle), 0 when\n"
+          "    met; a max_* bound of 0 counts the value itself. A pair's total is the\n"
+          "    sum over the constraints.\n"
+          "  no feasible pair: said so, and the closest pair (smallest total violation;\n"
+          "    ties by T_ret) is shown instead; the exit status is still 0.\n"
+          "Progress goes to stderr when it is a terminal and the run takes over a second.\n"
+          "\n"
+          "Exit status: 0 when the search ran (feasible pairs or not); 2 on any error\n"
+          "(bad scenario: the message names FILE:LINE or the --set flag, and the key; bad\n"
+          "option; "
+          "a model osn solve does not support; I/O or solver failure).\n"
+          "\n"
+          "Example:\n"
+          "  osn optimize examples/optimize/two_loop_constrained.ini --grid grid.csv\n"
+          "  osn optimize examples/optimize/two_loop_constrained.ini \\\n"
+          "               --set optimize.max_discard=2e-3 --json -\n",
+          f);
+}
+
+/* Prints "osn optimize: <message>" on stderr. Returns the error exit status. */
+static int die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("osn optimize: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return OSN_EXIT_ERROR;
+}
+
+/* "--name VALUE" or "--name=VALUE": 1 with *value set, 0 for another option, -1 if missing. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, struct opt_opts *o)
+{
+    static const char *const valued[] = {"--set", "--grid", "--json", "--plot"};
+    const char **outs[] = {NULL, &o->grid, &o->json, &o->plot};
+    bool only_args = false;
+
+    o->sets = malloc(sizeof *o->sets * (size_t)(argc + 2));
+    if (!o->sets)
+        return die("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int r = 0;
+
+        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (o->scenario)
+                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
+            o->scenario = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_args = true;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = true;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else {
+            for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
+                r = opt_value(argc, argv, &i, valued[k], &v);
+                if (r < 0)
+                    return die("option '%s' needs a value (see 'osn optimize --help')", valued[k]);
+                if (r == 0)
+                    continue;
+                if (k == 0)
+                    o->sets[o->nsets++] = v;
+                else if (!v[0])
+                    return die("option '%s' needs a file name", valued[k]);
+                else
+                    *outs[k] = v;
+            }
+            if (r == 0)
+                return die("unknown option '%s' (see 'osn optimize --help')", a);
+        }
+    }
+    if (o->help)
+        return 0;
+    if (o->scenario && strcmp(o->scenario, "-") == 0)
+        return die("reading the scenario from stdin is not supported; give a file");
+    if (o->plot && strcmp(o->plot, "-") == 0)
+        return die("--plot needs a file name, not -");
+    const char *paths[3] = {o->grid, o->json, o->plot};
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++)
+            if (paths[a] && paths[b] && strcmp(paths[a], "-") != 0 &&
+                strcmp(paths[a], paths[b]) == 0)
+                return die("'%s' is given for two outputs", paths[a]);
+    if (o->grid && o->json && strcmp(o->grid, "-") == 0 && strcmp(o->json, "-") == 0)
+        return die("--grid - and --json - cannot both write to standard output");
+    return 0;
+}
+
+/*
+ * The scenario's L and H (L1 and H1 for bi-level) are the search variables, but the scenario
+ * must still load as a valid model: where the user gave none, 0 and 1 stand in (prepended, so
+ * any --set of the user's still wins), instead of the defaults 5 and 10 that need R > 10.
+ */
+static int add_placeholders(struct opt_opts *o, char *err, size_t errsize)
+{
+    struct osn_ini *ini = calloc(1, sizeof *ini);
+    const struct osn_key_origin *k;
+    const char *lkey = "thresholds.L", *hkey = "thresholds.H";
+    int rc, n = 0;
+
+    if (!ini)
+        return OSN_ENOMEM;
+    rc = osn_ini_collect(ini, o->scenario, o->sets, o->nsets, &osn_optimize_schema, err, errsize);
+    if (rc)
+        goto out;
+    if ((k = osn_ini_get(ini, "model.kind")) && strcasecmp(k->value, "bi-level") == 0) {
+        lkey = "thresholds.L1";
+        hkey = "thresholds.H1";
+    }
+    const struct osn_key_origin *lo = osn_ini_get(ini, lkey), *ho = osn_ini_get(ini, hkey);
+    if (!lo)
+        snprintf(o->placeholder[n++], sizeof o->placeholder[0], "%s=0", lkey);
+    if (!ho)
+        snprintf(o->placeholder[n++], sizeof o->placeholder[0], "%s=%ld", hkey,
+                 lo ? strtol(lo->value, NULL, 10) + 1 : 1);
+    if (n) {
+        memmove(o->sets + n, o->sets, sizeof *o->sets * (size_t)o->nsets);
+        for (int i = 0; i < n; i++)
+            o->sets[i] = o->placeholder[i];
+        o->nsets += n;
+    }
+out:
+    free(ini);
+    return rc;
+}
+
+/* Progress on stderr: only on a terminal, only after a second, at most 5 updates a second. */
+struct progress {
+    bool tty, shown;
+    double start, last;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_progress(long done, long total, void *arg)
+{
+    struct progress *p = arg;
+    double t;
+
+    if (!p->tty || (done & 15) != 0 || (t = now_s()) - p->start < 1 || t - p->last < 0.2)
+        return;
+    p->last = t;
+    p->shown = true;
+    fprintf(stderr, "\rosn optimize: %ld/%ld pairs (%.0f%%), %.0f s", done, total,
+            100.0 * (double)done / (double)total, t - p->start);
+}
+
+int osn_cmd_optimize(int argc, char **argv)
+{
+    struct opt_opts o = {0};
+    struct osn_scenario *sc = NULL, *at = NULL;
+    struct osn_opt_cfg cfg;
+    struct osn_opt_result res;
+    struct osn_afile grid = {0}, json = {0}, plot = {0};
+    struct osn_opt_grid g = {0};
+    struct progress prog = {0};
+    char err[1024];
+    int rc, status = OSN_EXIT_ERROR;
+
+    err[0] = '\0';
+    if (parse_args(argc, argv, &o) != 0)
+        goto out;
+    if (o.help) {
+        osn_cmd_optimize_usage(stdout);
+        status = 0;
+        goto out;
+    }
+    if ((rc = add_placeholders(&o, err, sizeof err)) == OSN_ENOMEM) {
+        die("out of memory");
+        goto out;
+    }
+    sc = calloc(1, sizeof *sc);
+    at = calloc(1, sizeof *at);
+    if (!sc || !at) {
+        die("out of memory");
+        goto out;
+    }
+    rc = osn_scenario_load(sc, o.scenario, o.sets, o.nsets, &osn_optimize_schema, err, sizeof err);
+    if (!rc)
+        rc = osn_optimize_cfg_load(&cfg, &sc->ini, err, sizeof err);
+    if (rc) {
+        die("%s", err[0] ? err : osn_strerror(rc));
+        goto out;
+    }
+    const char *why = osn_solve_unsupported(&sc->model, OSN_METHOD_GENERAL);
+    if (why) {
+        die("%s", why);
+        goto out;
+    }
+    if (o.grid) {
+        if (osn_afile_open(&grid, o.grid, err, sizeof err) != 0) {
+            die("--grid: %s", err);
+            goto out;
+        }
+        g.f = grid.f;
+        if (osn_opt_grid_header(grid.f) != 0) {
+            die("--grid %s: write failed: %s", o.grid, strerror(errno));
+            goto out;
+        }
+    }
+    g.R = sc->model.kind == OSN_KIND_BI_LEVEL ? sc->model.H2 : sc->model.R;
+    if (o.plot && osn_opt_plot_begin(&g, err, sizeof err) != 0) {
+        die("--plot: %s", err);
+        goto out;
+    }
+    prog.tty = isatty(STDERR_FILENO);
+    prog.start = prog.last = now_s();
+    rc = osn_optimize(&sc->model, &cfg, &res, (o.grid || o.plot) ? osn_opt_grid_row : NULL, &g,
+                      on_progress, &prog);
+    if (prog.shown)
+        fputs("\r\033[K", stderr);
+    if (rc == OSN_EIO) {
+        die("--grid %s: write failed: %s", o.grid ? o.grid : "", strerror(errno));
+        goto out;
+    }
+    if (rc == OSN_ECONFIG) {
+        die("%s: no valid (L, H) pair in this model", sc->ini.path[0] ? sc->ini.path : "scenario");
+        goto out;
+    }
+    if (rc) {
+        die("optimisation failed: %s", osn_strerror(rc));
+        goto out;
+    }
+
+    /* The scenario as solved at the reported pair, for the table and the JSON echo. */
+    const struct osn_opt_point *pt = res.best.found ? &res.best : &res.closest;
+    *at = *sc;
+    osn_optimize_set_pair(&at->model, pt->L, pt->H);
+    if (o.json && osn_afile_open(&json, o.json, err, sizeof err) != 0) {
+        die("--json: %s", err);
+        goto out;
+    }
+    if (o.json && osn_opt_json_write(json.f, at, &cfg, &res, err, sizeof err) != 0) {
+        die("--json %s: %s", o.json, err);
+        goto out;
+    }
+    if (o.plot) {
+        if (osn_afile_open(&plot, o.plot, err, sizeof err) != 0) {
+            die("--plot: %s", err);
+            goto out;
+        }
+        if (osn_opt_plot_end(&g, plot.tmp, &res, err, sizeof err) != 0) {
+            die("--plot %s: %s", o.plot, err);
+            goto out;
+        }
+    }
+    bool to_stdout = (o.grid && grid.is_stdout) || (o.json && json.is_stdout);
+    if (!o.quiet && !to_stdout)
+        osn_opt_summary(stdout, at, &cfg, &res);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        die("cannot write to standard output: %s", strerror(errno));
+        goto out;
+    }
+    if ((o.grid && osn_afile_commit(&grid, err, sizeof err) != 0) ||
+        (o.json && osn_afile_commit(&json, err, sizeof err) != 0) ||
+        (o.plot && osn_afile_commit(&plot, err, sizeof err) != 0)) {
+        die("%s", err);
+        goto out;
+    }
+    status = 0;
+out:
+    osn_afile_abort(&grid);
+    osn_afile_abort(&json);
+    osn_afile_abort(&plot);
+    osn_opt_plot_free(&g);
+    osn_scenario_release(sc); /* `at` is a shallow copy: not released */
+    free(sc);
+    free(at);
+    free(o.sets);
+    return status;
+}

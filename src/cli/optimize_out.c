@@ -1,0 +1,372 @@
+/*
+ * Outputs of `osn optimize`: the readable summary, the --grid CSV, the --json document and the
+ * --plot heat map (gnuplot).
+ *
+ * Numbers follow the conventions of src/io/report.c: the summary prints 7 significant digits at
+ * any magnitude (osn_xd_format), CSV and JSON write a value that fits a double to 17 digits and
+ * any other as a 12-digit decimal string. The JSON document is osn_report_json_write()'s own,
+ * read back and extended with the optimiser's keys, so its solve keys can never drift from
+ * `osn solve --json`.
+ */
+#include "optimize_out.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "osn/err.h"
+
+typedef struct osn_xd xd;
+
+static const char *const con_measure[OSN_OPT_NCON] = {"P1+P2", "theta", "P2", "T_cyc"};
+
+/* The names of the searched pair: L, H, or L1, H1 for the bi-level model. */
+static const char *lname(const struct osn_model *m)
+{
+    return m->kind == OSN_KIND_BI_LEVEL ? "L1" : "L";
+}
+
+static const char *hname(const struct osn_model *m)
+{
+    return m->kind == OSN_KIND_BI_LEVEL ? "H1" : "H";
+}
+
+static const char *fmt7(xd x, char *buf, size_t size)
+{
+    return isfinite(x.m) ? osn_xd_format(x, 7, buf, size) : "n/a";
+}
+
+/* ---- --grid ---- */
+
+static const char grid_header[] = "L,H,feasible,violation,P0,P1,P2,throttle,theta,T_ret,"
+                                  "T_ret_sd,T_cyc,T_norm,T_disc,N_mean,throughput,sojourn,"
+                                  "mode_change_rate,nu01,nu12\n";
+
+int osn_opt_grid_header(FILE *f)
+{
+    return fputs(grid_header, f) == EOF ? OSN_EIO : 0;
+}
+
+/* One CSV cell after a comma: %.17g, the 12-digit string beyond the double range, or empty. */
+static void cell(FILE *f, xd x)
+{
+    char buf[64];
+
+    fputc(',', f);
+    if (!isfinite(x.m))
+        return;
+    if (osn_xd_fits_double(x))
+        fprintf(f, "%.17g", osn_xd_to_double(x));
+    else
+        fputs(osn_xd_format(x, 12, buf, sizeof buf), f);
+}
+
+int osn_opt_grid_row(const struct osn_opt_pair *p, void *arg)
+{
+    struct osn_opt_grid *g = arg;
+    const struct osn_measures *ms = p->ms;
+
+    if (g->f) {
+        FILE *f = g->f;
+        fprintf(f, "%ld,%ld,%d,%.17g", p->L, p->H, p->feasible ? 1 : 0, p->violation);
+        const xd v[] = {ms->P[0],
+                        ms->P[1],
+                        ms->P[2],
+                        osn_xd_add(ms->P[1], ms->P[2]),
+                        ms->theta,
+                        ms->T_ret,
+                        ms->have_sd ? ms->T_ret_sd : OSN_XD_UNDEFINED,
+                        ms->T_cyc,
+                        ms->T_norm,
+                        ms->T_disc,
+                        ms->N_mean,
+                        ms->throughput,
+                        ms->sojourn,
+                        ms->mode_change_rate,
+                        ms->nu01,
+                        ms->nu12};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            cell(f, v[i]);
+        if (fputc('\n', f) == EOF || ferror(f))
+            return OSN_EIO;
+    }
+    if (g->plot) {
+        fprintf(g->plot, "%ld %ld %d %.9g\n", p->L, p->H, p->feasible ? 1 : 0,
+                osn_xd_log10(ms->T_ret));
+        if (ferror(g->plot))
+            return OSN_EIO;
+    }
+    return 0;
+}
+
+/* ---- summary ---- */
+
+static void print_constraints(FILE *f, const struct osn_opt_cfg *cfg,
+                              const struct osn_opt_point *pt, const struct osn_opt_result *res,
+                              bool at_optimum)
+{
+    char v[64], b[64];
+
+    fprintf(f, "  %-13s %-8s %-15s %-15s %s\n", "constraint", "measure", "value", "bound",
+            at_optimum ? "slack" : "violation");
+    for (int c = 0; c < OSN_OPT_NCON; c++) {
+        if (!cfg->has[c])
+            continue;
+        xd x = osn_opt_con_value((enum osn_opt_con)c, &pt->ms);
+        snprintf(b, sizeof b, "%s %.7g", c == OSN_OPT_CYCLE ? ">=" : "<=", cfg->bound[c]);
+        fprintf(f, "  %-13s %-8s %-15s %-15s ", osn_opt_con_name((enum osn_opt_con)c),
+                con_measure[c], fmt7(x, v, sizeof v), b);
+        if (at_optimum)
+            fprintf(f, "%.3g%%%s\n", 100 * res->slack[c], c == res->binding ? "  (binding)" : "");
+        else if (pt->viol[c] > 0)
+            fprintf(f, "%.4g (violated)\n", pt->viol[c]);
+        else
+            fprintf(f, "0 (met)\n");
+    }
+}
+
+void osn_opt_summary(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
+                     const struct osn_opt_result *res)
+{
+    const struct osn_model *m = &at->model;
+    const char *L = lname(m), *H = hname(m);
+    bool any = false;
+    char t[64], u[64];
+
+    if (m->kind == OSN_KIND_BI_LEVEL)
+        fprintf(f,
+                "osn optimize: minimise T_ret over 0 <= L1 < H1 < H2 = %ld, L1 < L2 = %ld (R = "
+                "%ld)\n",
+                m->H2, m->L2, m->R);
+    else
+        fprintf(f, "osn optimize: minimise T_ret over 0 <= L < H < %s = %ld\n",
+                m->kind == OSN_KIND_SINGLE_LOOP ? "B" : "R", m->R);
+    if (at->ini.path[0])
+        fprintf(f, "scenario: %s\n", at->ini.path);
+    fprintf(f, "constraints:");
+    for (int c = 0; c < OSN_OPT_NCON; c++)
+        if (cfg->has[c]) {
+            fprintf(f, "%s %s %s %.7g", any ? "," : "", con_measure[c],
+                    c == OSN_OPT_CYCLE ? ">=" : "<=", cfg->bound[c]);
+            any = true;
+        }
+    fprintf(f, "%s\n", any ? "" : " none");
+    fprintf(f, "evaluated %ld pairs", res->evaluated);
+    if (res->skipped)
+        fprintf(f, " (%ld more do not form a valid model)", res->skipped);
+    fprintf(f, ", %ld feasible\n\n", res->feasible);
+
+    if (res->best.found) {
+        fprintf(f, "optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->best.L, H, res->best.H,
+                fmt7(res->best.ms.T_ret, t, sizeof t));
+        if (any)
+            print_constraints(f, cfg, &res->best, res, true);
+        if (res->binding >= 0) {
+            const struct osn_opt_point *nx = &res->next;
+            xd x = osn_opt_con_value((enum osn_opt_con)res->binding, &nx->ms);
+            fprintf(f,
+                    "binding: %s: the next-better pair %s=%ld %s=%ld (T_ret = %s s) has %s = %s "
+                    "(relative violation %.3g)\n",
+                    osn_opt_con_name((enum osn_opt_con)res->binding), L, nx->L, H, nx->H,
+                    fmt7(nx->ms.T_ret, t, sizeof t), con_measure[res->binding],
+                    fmt7(x, u, sizeof u), nx->viol[res->binding]);
+            fprintf(f, "unconstrained optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->free.L, H,
+                    res->free.H, fmt7(res->free.ms.T_ret, t, sizeof t));
+        } else {
+            fprintf(f, "binding: none (no pair has a smaller T_ret: this is the unconstrained "
+                       "optimum)\n");
+        }
+        fprintf(f, "\nmeasures at the optimum:\n");
+    } else {
+        fprintf(f, "no feasible pair: none of the %ld pairs meets every constraint\n",
+                res->evaluated);
+        fprintf(f, "closest pair: %s=%ld %s=%ld, T_ret = %s s, total relative violation %.4g\n", L,
+                res->closest.L, H, res->closest.H, fmt7(res->closest.ms.T_ret, t, sizeof t),
+                res->closest.violation);
+        print_constraints(f, cfg, &res->closest, res, false);
+        fprintf(f, "\nmeasures at the closest pair:\n");
+    }
+    osn_report_table(f, at, res->best.found ? &res->best.ms : &res->closest.ms);
+}
+
+/* ---- --json ---- */
+
+/* An osn_xd as JSON: a real when it fits a double, else a 12-digit string; null if NaN. */
+static json_t *xd_json(xd x)
+{
+    char buf[64];
+
+    if (!isfinite(x.m))
+        return json_null();
+    if (osn_xd_fits_double(x))
+        return json_real(osn_xd_to_double(x));
+    return json_string(osn_xd_format(x, 12, buf, sizeof buf));
+}
+
+static json_t *pair_json(const struct osn_opt_point *pt)
+{
+    if (!pt->found)
+        return json_null();
+    return json_pack("{sIsIsosf}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "T_ret",
+                     xd_json(pt->ms.T_ret), "violation", pt->violation);
+}
+
+/* The solve document of the reported pair, read back from osn_report_json_write(). */
+static json_t *solve_doc(const struct osn_scenario *at, const struct osn_measures *ms, char *err,
+                         size_t errsize, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&buf, &len);
+    json_t *doc = NULL;
+
+    *rc = OSN_ENOMEM;
+    if (!mf) {
+        snprintf(err, errsize, "out of memory");
+        return NULL;
+    }
+    *rc = osn_report_json_write(mf, at, ms, err, errsize);
+    if (fclose(mf) != 0 && !*rc)
+        *rc = OSN_ENOMEM;
+    if (!*rc) {
+        json_error_t je;
+        doc = json_loadb(buf, len, 0, &je);
+        if (!doc) {
+            *rc = OSN_ENOMEM;
+            snprintf(err, errsize, "cannot re-read the solve document: %s", je.text);
+        }
+    }
+    free(buf);
+    return doc;
+}
+
+int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
+                       const struct osn_opt_result *res, char *err, size_t errsize)
+{
+    const struct osn_opt_point *pt = res->best.found ? &res->best : &res->closest;
+    json_t *doc, *cons;
+    int rc, e = 0;
+
+    doc = solve_doc(at, &pt->ms, err, errsize, &rc);
+    if (!doc)
+        return rc;
+    cons = json_object();
+    for (int c = 0; c < OSN_OPT_NCON && cons; c++) {
+        if (!cfg->has[c])
+            continue;
+        json_t *o = json_pack("{sssfsosf}", "measure", con_measure[c], "bound", cfg->bound[c],
+                              "value", xd_json(osn_opt_con_value((enum osn_opt_con)c, &pt->ms)),
+                              res->best.found ? "slack" : "violation",
+                              res->best.found ? res->slack[c] : pt->viol[c]);
+        e |= json_object_set_new(cons, osn_opt_con_name((enum osn_opt_con)c), o);
+    }
+    e |= json_object_set_new(doc, "L", json_integer(pt->L));
+    e |= json_object_set_new(doc, "H", json_integer(pt->H));
+    e |= json_object_set_new(doc, "found", json_boolean(res->best.found));
+    e |= json_object_set_new(doc, "evaluated", json_integer(res->evaluated));
+    e |= json_object_set_new(doc, "feasible", json_integer(res->feasible));
+    e |= json_object_set_new(doc, "skipped", json_integer(res->skipped));
+    e |= json_object_set_new(doc, "objective", json_string("T_ret"));
+    e |= json_object_set_new(doc, "binding",
+                             res->binding >= 0
+                                     ? json_string(osn_opt_con_name((enum osn_opt_con)res->binding))
+                                     : json_null());
+    e |= json_object_set_new(doc, "constraints", cons);
+    e |= json_object_set_new(doc, "next_better", pair_json(&res->next));
+    e |= json_object_set_new(doc, "unconstrained", pair_json(&res->free));
+    if (!res->best.found)
+        e |= json_object_set_new(doc, "closest_violation", json_real(res->closest.violation));
+    if (e) {
+        json_decref(doc);
+        snprintf(err, errsize, "out of memory building the JSON result");
+        return OSN_ENOMEM;
+    }
+    rc = 0;
+    if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
+        fputc('\n', f) == EOF || fflush(f) != 0) {
+        snprintf(err, errsize, "cannot write the JSON result: %s", strerror(errno));
+        rc = OSN_EIO;
+    }
+    json_decref(doc);
+    return rc;
+}
+
+/* ---- --plot ---- */
+
+int osn_opt_plot_begin(struct osn_opt_grid *g, char *err, size_t errsize)
+{
+    const char *dir = getenv("TMPDIR");
+    int fd;
+
+    snprintf(g->plot_path, sizeof g->plot_path, "%s/osn_optimize_XXXXXX",
+             dir && dir[0] && strlen(dir) < 40 ? dir : "/tmp");
+    fd = mkstemp(g->plot_path);
+    if (fd < 0 || !(g->plot = fdopen(fd, "w"))) {
+        snprintf(err, errsize, "cannot create a temporary file for the plot data: %s",
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        g->plot_path[0] = '\0';
+        return OSN_EIO;
+    }
+    return 0;
+}
+
+int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_opt_result *res,
+                     char *err, size_t errsize)
+{
+    const struct osn_opt_point *pt = res->best.found ? &res->best : &res->closest;
+    double ps = g->R > 0 ? fmin(2.5, fmax(0.25, 60.0 / (double)g->R)) : 1;
+    FILE *gp;
+    int st;
+
+    if (fflush(g->plot) != 0) {
+        snprintf(err, errsize, "cannot write the plot data: %s", strerror(errno));
+        return OSN_EIO;
+    }
+    if (strchr(png, '\'') || strchr(g->plot_path, '\'')) {
+        snprintf(err, errsize, "a file name with a quote (') cannot be passed to gnuplot");
+        return OSN_EIO;
+    }
+    gp = popen("gnuplot 2>/dev/null", "w");
+    if (!gp) {
+        snprintf(err, errsize, "cannot run gnuplot: %s", strerror(errno));
+        return OSN_EIO;
+    }
+    fprintf(gp,
+            "set terminal pngcairo size 900,760\n"
+            "set output '%s'\n"
+            "set title \"log10 T_ret over the (L, H) grid: filled = feasible, open = "
+            "infeasible\" noenhanced\n"
+            "set xlabel 'L'\nset ylabel 'H'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
+            "set palette rgbformulae 33,13,10\nset key outside bottom center horizontal\n"
+            "set grid\n"
+            "plot '%s' using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
+            "title 'feasible', \\\n"
+            "     '' using 1:2:($3==0?$4:1/0) with points pt 4 ps %.2f lc palette "
+            "title 'infeasible', \\\n"
+            "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'\n"
+            "%ld %ld\ne\n",
+            png, g->plot_path, ps, ps, res->best.found ? "optimum" : "closest (infeasible)", pt->L,
+            pt->H);
+    st = pclose(gp);
+    if (st != 0) {
+        snprintf(err, errsize, "gnuplot failed (status %d; is gnuplot installed?)", st);
+        return OSN_EIO;
+    }
+    return 0;
+}
+
+void osn_opt_plot_free(struct osn_opt_grid *g)
+{
+    if (g->plot)
+        fclose(g->plot);
+    g->plot = NULL;
+    if (g->plot_path[0])
+        unlink(g->plot_path);
+    g->plot_path[0] = '\0';
+}

@@ -1,0 +1,380 @@
+/*
+ * Result writers of the fluid model: the summary as a table or JSON, the time series as CSV,
+ * and a gnuplot PNG of the queues.
+ *
+ * The series hold masses per slot; every flow is written here as a rate (per second, divided
+ * by the slot length) and the queue in messages, so the CSV does not depend on the slot. Row n
+ * is the slot ending at t = (n + 1) x slot. A ratio or a mean with nothing to divide by (no
+ * originals or no answers in the slot) is an empty cell.
+ */
+#include "osn/fluid_scenario.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "osn/err.h"
+
+static const char *const hop_prefix[2][2] = {{"", ""}, {"p1_", "p2_"}};
+
+/* Total backlog over the servers at the horizon. */
+static double final_queue(const struct osn_fluid_result *res)
+{
+    double q = 0;
+
+    for (int h = 0; h < res->hops; h++)
+        q += res->sum.final_queue[h];
+    return q;
+}
+
+static void describe(FILE *f, const struct osn_fluid_scenario *sc,
+                     const struct osn_fluid_result *res)
+{
+    const struct osn_fluid_cfg *c = &res->cfg;
+    const struct osn_fluid_profile *p = &c->profile;
+    static const char *const name[2][2] = {{"S", ""}, {"P1", "P2"}};
+
+    fprintf(f, "fluid model, %s:", res->hops == 2 ? "tandem UAC -> P1 -> P2" : "single server");
+    for (int h = 0; h < res->hops; h++) {
+        if (isinf(c->server[h].buffer))
+            fprintf(f, " %s mu=%g/s buffer=inf", name[res->hops - 1][h], c->server[h].rate);
+        else
+            fprintf(f, " %s mu=%g/s buffer=%g", name[res->hops - 1][h], c->server[h].rate,
+                    c->server[h].buffer);
+    }
+    fprintf(f, "\nprofile %s: %g/s", osn_fluid_shape_name(p->shape), p->base_rate);
+    if (p->shape == OSN_FLUID_STEP)
+        fprintf(f, ", %g/s from %g s", p->step_rate, p->step_time);
+    else if (p->shape == OSN_FLUID_BURST)
+        fprintf(f, " + %g/s for %g s from %g s", p->burst_rate, p->burst_duration, p->burst_start);
+    else if (p->shape == OSN_FLUID_SLOWDOWN)
+        fprintf(f, ", capacity x %g for %g s from %g s", p->slowdown_factor, p->slowdown_duration,
+                p->slowdown_start);
+    fprintf(f, "; slot %g s, horizon %g s, %d retransmissions (T1 %g s), control %s\n", c->slot,
+            c->horizon, c->retx, c->t1, osn_fluid_ctl_name(c->control.algo));
+    if (sc && sc->ini.path[0])
+        fprintf(f, "scenario: %s\n", sc->ini.path);
+}
+
+static void row(FILE *f, const char *key, double v, const char *unit, const char *meaning)
+{
+    fprintf(f, "  %-17s %-12.7g %-4s %s\n", key, v, unit, meaning);
+}
+
+void osn_fluid_report_table(FILE *f, const struct osn_fluid_scenario *sc,
+                            const struct osn_fluid_result *res)
+{
+    const struct osn_fluid_summary *s = &res->sum;
+
+    describe(f, sc, res);
+    fprintf(f, "\n  %-17s %-12s %-4s %s\n", "measure", "value", "unit", "meaning");
+    row(f, "final_queue", final_queue(res), "msg", "backlog at the horizon (all servers)");
+    if (res->hops == 2) {
+        row(f, "final_queue_p1", s->final_queue[0], "msg", "P1's backlog at the horizon");
+        row(f, "final_queue_p2", s->final_queue[1], "msg", "P2's backlog at the horizon");
+    }
+    fprintf(f, "  %-17s %-12s %-4s %s\n", "recovered", s->recovered ? "yes" : "no", "",
+            "every queue back within one slot of service");
+    row(f, "goodput", s->goodput, "1/s", "calls answered before Timer B, per second");
+    row(f, "completed", s->completed, "", "calls answered in time");
+    row(f, "failed", s->failed, "", "calls failed by Timer B");
+    row(f, "pending", s->pending, "", "calls still in progress at the horizon");
+    row(f, "offered", s->offered, "", "calls originated");
+    row(f, "peak_delay", s->peak_delay, "s", "largest INVITE -> 100 Trying delay at the UAC");
+    row(f, "peak_queue",
+        res->hops == 2 && s->peak_queue[1] > s->peak_queue[0] ? s->peak_queue[1] : s->peak_queue[0],
+        "msg", "largest backlog of any server");
+    row(f, "retransmissions", s->retransmissions, "", "INVITE retransmissions sent");
+    row(f, "redundant", s->redundant, "", "retransmissions the server already had");
+    row(f, "lost", s->lost, "", "messages dropped by full buffers");
+}
+
+/* ---- JSON ---- */
+
+static json_t *server_json(const struct osn_fluid_server *s, bool p1)
+{
+    json_t *o = json_object();
+    int err = 0;
+
+    if (!o)
+        return NULL;
+    err |= json_object_set_new(o, "rate", json_real(s->rate));
+    err |= json_object_set_new(o, "buffer", isinf(s->buffer) ? json_null() : json_real(s->buffer));
+    err |= json_object_set_new(o, "delay_up", json_real(s->delay_up));
+    err |= json_object_set_new(o, "delay_down", json_real(s->delay_down));
+    if (p1) {
+        err |= json_object_set_new(o, "response_cost", json_real(s->response_cost));
+        err |= json_object_set_new(o, "retx_cost", json_real(s->retx_cost));
+    }
+    if (err) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *scenario_json(const struct osn_fluid_scenario *sc,
+                             const struct osn_fluid_result *res)
+{
+    const struct osn_fluid_cfg *c = &res->cfg;
+    const struct osn_fluid_profile *p = &c->profile;
+    json_t *o = json_object(), *prof = json_object(), *servers = json_array(), *ctl = json_object();
+    json_t *keys = json_object(), *ks = json_array();
+    int err = 0;
+
+    if (!o || !prof || !servers || !ctl || !keys || !ks) {
+        json_decref(o);
+        json_decref(prof);
+        json_decref(servers);
+        json_decref(ctl);
+        json_decref(keys);
+        json_decref(ks);
+        return NULL;
+    }
+    err |= json_object_set_new(o, "topology", json_string(osn_fluid_topology_name(c->topology)));
+    err |= json_object_set_new(o, "slot", json_real(c->slot));
+    err |= json_object_set_new(o, "horizon", json_real(c->horizon));
+    err |= json_object_set_new(o, "t1", json_real(c->t1));
+    err |= json_object_set_new(o, "retransmissions", json_integer(c->retx));
+    for (int j = 0; j <= c->retx; j++)
+        err |= json_array_append_new(ks, json_integer(res->k[j]));
+    err |= json_object_set_new(o, "copy_slots", ks);
+    err |= json_object_set_new(o, "timer_b_slots", json_integer(res->kb));
+    err |= json_object_set_new(prof, "shape", json_string(osn_fluid_shape_name(p->shape)));
+    err |= json_object_set_new(prof, "base_rate", json_real(p->base_rate));
+    if (p->shape == OSN_FLUID_STEP) {
+        err |= json_object_set_new(prof, "step_time", json_real(p->step_time));
+        err |= json_object_set_new(prof, "step_rate", json_real(p->step_rate));
+    } else if (p->shape == OSN_FLUID_BURST) {
+        err |= json_object_set_new(prof, "burst_start", json_real(p->burst_start));
+        err |= json_object_set_new(prof, "burst_duration", json_real(p->burst_duration));
+        err |= json_object_set_new(prof, "burst_rate", json_real(p->burst_rate));
+    } else if (p->shape == OSN_FLUID_SLOWDOWN) {
+        err |= json_object_set_new(prof, "slowdown_start", json_real(p->slowdown_start));
+        err |= json_object_set_new(prof, "slowdown_duration", json_real(p->slowdown_duration));
+        err |= json_object_set_new(prof, "slowdown_factor", json_real(p->slowdown_factor));
+    }
+    err |= json_object_set_new(o, "profile", prof);
+    for (int h = 0; h < res->hops; h++)
+        err |= json_array_append_new(servers, server_json(&c->server[h], res->hops == 2 && !h));
+    err |= json_object_set_new(o, "servers", servers);
+    err |= json_object_set_new(ctl, "algorithm", json_string(osn_fluid_ctl_name(c->control.algo)));
+    if (c->control.algo != OSN_FLUID_CTL_NONE) {
+        err |= json_object_set_new(ctl, "interval", json_real(c->control.interval));
+        err |= json_object_set_new(ctl, "target", json_real(c->control.target));
+        err |= json_object_set_new(ctl, "kp", json_real(c->control.kp));
+        err |= json_object_set_new(ctl, "ki", json_real(c->control.ki));
+        err |= json_object_set_new(ctl, "max_rate", json_real(c->control.max_rate));
+    }
+    err |= json_object_set_new(o, "control", ctl);
+    err |= json_object_set_new(o, "source",
+                               sc && sc->ini.path[0] ? json_string(sc->ini.path) : json_null());
+    for (int i = 0; sc && i < sc->ini.nkeys; i++)
+        err |= json_object_set_new(keys, sc->ini.keys[i].key, json_string(sc->ini.keys[i].value));
+    err |= json_object_set_new(o, "keys", keys);
+    if (err) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int osn_fluid_report_json_write(FILE *f, const struct osn_fluid_scenario *sc,
+                                const struct osn_fluid_result *res, char *err, size_t errsize)
+{
+    const struct osn_fluid_summary *s = &res->sum;
+    json_t *root = json_object();
+    int bad = 0, rc = 0;
+
+    if (!root)
+        goto nomem;
+    bad |= json_object_set_new(root, "final_queue", json_real(final_queue(res)));
+    if (res->hops == 2) {
+        bad |= json_object_set_new(root, "final_queue_p1", json_real(s->final_queue[0]));
+        bad |= json_object_set_new(root, "final_queue_p2", json_real(s->final_queue[1]));
+    }
+    bad |= json_object_set_new(root, "recovered", json_boolean(s->recovered));
+    bad |= json_object_set_new(root, "goodput", json_real(s->goodput));
+    bad |= json_object_set_new(root, "completed", json_real(s->completed));
+    bad |= json_object_set_new(root, "failed", json_real(s->failed));
+    bad |= json_object_set_new(root, "pending", json_real(s->pending));
+    bad |= json_object_set_new(root, "offered", json_real(s->offered));
+    bad |= json_object_set_new(root, "peak_delay", json_real(s->peak_delay));
+    bad |= json_object_set_new(root, "peak_queue",
+                               json_real(fmax(s->peak_queue[0], s->peak_queue[1])));
+    bad |= json_object_set_new(root, "retransmissions", json_real(s->retransmissions));
+    bad |= json_object_set_new(root, "redundant", json_real(s->redundant));
+    bad |= json_object_set_new(root, "lost", json_real(s->lost));
+    bad |= json_object_set_new(root, "scenario", scenario_json(sc, res));
+    if (bad)
+        goto nomem;
+    if (json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
+        fputc('\n', f) == EOF) {
+        if (err && errsize)
+            snprintf(err, errsize, "cannot write the JSON result");
+        rc = OSN_EIO;
+    }
+    json_decref(root);
+    return rc;
+nomem:
+    json_decref(root);
+    if (err && errsize)
+        snprintf(err, errsize, "out of memory building the JSON result");
+    return OSN_ENOMEM;
+}
+
+/* ---- CSV ---- */
+
+/* "%.10g" of v, or an empty cell for NaN. */
+static void cell(FILE *f, double v)
+{
+    fputc(',', f);
+    if (!isnan(v))
+        fprintf(f, "%.10g", v);
+}
+
+int osn_fluid_report_csv_write(FILE *f, const struct osn_fluid_result *res, char *err,
+                               size_t errsize)
+{
+    static const char *const names[] = {"queue",     "queue_delay",     "arrived",  "served",
+                                        "lost",      "originals",       "retrans",  "withheld",
+                                        "redundant", "redundant_ratio", "answered", "delay",
+                                        "failed",    "completed",       "allow"};
+    const double dt = res->cfg.slot;
+    const int J = res->cfg.retx;
+
+    fputs("t,offered,goodput", f);
+    for (int h = 0; h < res->hops; h++) {
+        const char *p = hop_prefix[res->hops - 1][h];
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            fprintf(f, ",%s%s", p, names[i]);
+            if (strcmp(names[i], "retrans") == 0)
+                for (int j = 1; j <= J; j++)
+                    fprintf(f, ",%sretrans_%d", p, j);
+        }
+    }
+    fputc('\n', f);
+    for (long n = 0; n < res->nslots; n++) {
+        fprintf(f, "%.10g", (double)(n + 1) * dt);
+        cell(f, res->offered[n] / dt);
+        cell(f, res->goodput[n] / dt);
+        for (int h = 0; h < res->hops; h++) {
+            double *const *c = res->hop[h].col;
+            double ans = c[OSN_FLUID_ANSWERED][n], orig = c[OSN_FLUID_ORIG_IN][n];
+            cell(f, c[OSN_FLUID_QUEUE][n]);
+            cell(f, c[OSN_FLUID_QDELAY][n]);
+            cell(f, c[OSN_FLUID_ARRIVED][n] / dt);
+            cell(f, c[OSN_FLUID_SERVED][n] / dt);
+            cell(f, c[OSN_FLUID_LOST][n] / dt);
+            cell(f, c[OSN_FLUID_ORIG][n] / dt);
+            cell(f, c[OSN_FLUID_RETX][n] / dt);
+            for (int j = 1; j <= J; j++)
+                cell(f, res->hop[h].retx[j][n] / dt);
+            cell(f, c[OSN_FLUID_WITHHELD][n] / dt);
+            cell(f, c[OSN_FLUID_REDUNDANT][n] / dt);
+            cell(f, orig > 0 ? c[OSN_FLUID_REDUNDANT][n] / orig : NAN);
+            cell(f, ans / dt);
+            cell(f, ans > 0 ? c[OSN_FLUID_DELAY_SUM][n] / ans : NAN);
+            cell(f, c[OSN_FLUID_FAILED][n] / dt);
+            cell(f, c[OSN_FLUID_COMPLETED][n] / dt);
+            cell(f, c[OSN_FLUID_ALLOW][n]);
+        }
+        fputc('\n', f);
+    }
+    if (fflush(f) != 0 || ferror(f)) {
+        if (err && errsize)
+            snprintf(err, errsize, "cannot write the CSV series: %s", strerror(errno));
+        return OSN_EIO;
+    }
+    return 0;
+}
+
+/* ---- gnuplot ---- */
+
+int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
+                   const struct osn_fluid_result *res, char *err, size_t errsize)
+{
+    struct osn_afile af = {0};
+    FILE *gp = NULL;
+    const double dt = res->cfg.slot;
+    const struct osn_fluid_profile *p = &res->cfg.profile;
+    double ymax = 0;
+    struct sigaction ign = {0}, old;
+    int rc, st;
+
+    (void)sc;
+    if (strpbrk(path, "'\"\n\\") || strcmp(path, "-") == 0) {
+        if (err && errsize)
+            snprintf(err, errsize, "%s: give a plain file name (no quotes, not -)", path);
+        return OSN_EIO;
+    }
+    /* gnuplot writes into the temporary; a gnuplot that is missing or dies must not kill us
+     * with SIGPIPE. */
+    rc = osn_afile_open(&af, path, err, errsize);
+    if (rc)
+        return rc;
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old);
+    gp = popen("gnuplot", "w");
+    if (!gp) {
+        if (err && errsize)
+            snprintf(err, errsize, "cannot run gnuplot: %s", strerror(errno));
+        rc = OSN_EIO;
+        goto out;
+    }
+    fprintf(gp, "set terminal pngcairo size 960,540 font 'sans,11'\nset output '%s'\n", af.tmp);
+    fprintf(gp, "$d << EOD\n");
+    for (long n = 0; n < res->nslots; n++) {
+        fprintf(gp, "%g", (double)(n + 1) * dt);
+        for (int h = 0; h < res->hops; h++)
+            fprintf(gp, " %g %g", res->hop[h].col[OSN_FLUID_QUEUE][n],
+                    res->hop[h].col[OSN_FLUID_RETX][n] / dt);
+        fputc('\n', gp);
+    }
+    fprintf(gp, "EOD\n");
+    for (int h = 0; h < res->hops; h++)
+        for (long n = 0; n < res->nslots; n++)
+            ymax = fmax(ymax, res->hop[h].col[OSN_FLUID_RETX][n] / dt);
+    fprintf(gp, "set y2range [0:%g]\n", ymax > 0 ? 1.05 * ymax : 1);
+    fprintf(gp, "set title \"%s, profile %s: %g/s",
+            res->hops == 2 ? "tandem UAC -> P1 -> P2" : "single server",
+            osn_fluid_shape_name(p->shape), p->base_rate);
+    if (p->shape == OSN_FLUID_BURST)
+        fprintf(gp, " + %g/s for %g s at %g s", p->burst_rate, p->burst_duration, p->burst_start);
+    else if (p->shape == OSN_FLUID_STEP)
+        fprintf(gp, ", %g/s from %g s", p->step_rate, p->step_time);
+    else if (p->shape == OSN_FLUID_SLOWDOWN)
+        fprintf(gp, ", capacity x %g for %g s at %g s", p->slowdown_factor, p->slowdown_duration,
+                p->slowdown_start);
+    fprintf(gp, ", control %s\" noenhanced\n", osn_fluid_ctl_name(res->cfg.control.algo));
+    fprintf(gp, "set xlabel 'time (s)'\nset ylabel 'queue (messages)'\n"
+                "set y2label 'retransmissions sent (1/s)'\nset y2tics\nset ytics nomirror\n"
+                "set grid\nset key top left\nset yrange [0:*]\n");
+    if (res->hops == 2)
+        fprintf(gp, "plot $d using 1:2 with lines lw 2 title 'P1 queue', "
+                    "$d using 1:4 with lines lw 2 title 'P2 queue', "
+                    "$d using 1:3 axes x1y2 with lines dt 2 title 'UAC retransmissions', "
+                    "$d using 1:5 axes x1y2 with lines dt 3 title 'P1 retransmissions'\n");
+    else
+        fprintf(gp, "plot $d using 1:2 with lines lw 2 title 'queue', "
+                    "$d using 1:3 axes x1y2 with lines dt 2 title 'retransmissions'\n");
+    st = pclose(gp);
+    gp = NULL;
+    if (st != 0) {
+        if (err && errsize)
+            snprintf(err, errsize,
+                     "gnuplot failed (status %d); is gnuplot (gnuplot-nox) installed?", st);
+        rc = OSN_EIO;
+        goto out;
+    }
+    rc = osn_afile_commit(&af, err, errsize);
+out:
+    if (gp)
+        pclose(gp);
+    sigaction(SIGPIPE, &old, NULL);
+    osn_afile_abort(&af);
+    return rc;
+}

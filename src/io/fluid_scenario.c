@@ -1,0 +1,334 @@
+/*
+ * Fluid scenarios: the [fluid], [profile], [server], [server p1], [server p2] and [control]
+ * sections turned into a checked struct osn_fluid_cfg.
+ *
+ * osn_ini_collect() gathers the assignments against osn_fluid_schema; this file parses each
+ * value with the shared osn_ini_* parsers, checks that every key belongs to the chosen
+ * topology, profile shape and control algorithm (a burst key in a constant profile is an
+ * error, not silently ignored), fills in the defaults that depend on other keys (P1's rate, the
+ * control gains) and runs osn_fluid_cfg_check(). Defaults are listed in `osn fluid --help`
+ * (src/cli/cmd_fluid.c); keep both in step.
+ */
+#include "osn/fluid_scenario.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "osn/err.h"
+
+#define DEF_P1_RATE     200.0 /* P1 processes each INVITE and P2's answer to it */
+#define DEF_RRRC_TARGET 0.1
+#define DEF_RTD_TARGET  0.25 /* s; must stay below T1 - RTT */
+#define DEF_CROSSOVER   1.0  /* rad/s */
+#define DEF_PM          45.0 /* degrees */
+
+static const struct osn_ini_keydef fluid_keys[] = {
+        {"fluid", "topology"},
+        {"fluid", "slot"},
+        {"fluid", "horizon"},
+        {"fluid", "t1"},
+        {"fluid", "retransmissions"},
+        {"profile", "shape"},
+        {"profile", "base_rate"},
+        {"profile", "step_time"},
+        {"profile", "step_rate"},
+        {"profile", "burst_start"},
+        {"profile", "burst_duration"},
+        {"profile", "burst_rate"},
+        {"profile", "slowdown_start"},
+        {"profile", "slowdown_duration"},
+        {"profile", "slowdown_factor"},
+        {"server", "rate"},
+        {"server", "buffer"},
+        {"server", "delay_up"},
+        {"server", "delay_down"},
+        {"server p1", "rate"},
+        {"server p1", "buffer"},
+        {"server p1", "delay_up"},
+        {"server p1", "delay_down"},
+        {"server p1", "response_cost"},
+        {"server p1", "retx_cost"},
+        {"server p2", "rate"},
+        {"server p2", "buffer"},
+        {"server p2", "delay_up"},
+        {"server p2", "delay_down"},
+        {"control", "algorithm"},
+        {"control", "interval"},
+        {"control", "target"},
+        {"control", "kp"},
+        {"control", "ki"},
+        {"control", "crossover"},
+        {"control", "phase_margin"},
+        {"control", "max_rate"},
+};
+
+const struct osn_ini_schema osn_fluid_schema = {fluid_keys,
+                                                sizeof fluid_keys / sizeof fluid_keys[0], NULL};
+
+static const char *const topology_names[] = {"single", "tandem", NULL};
+static const char *const shape_names[] = {"constant", "step", "burst", "slowdown", NULL};
+static const char *const ctl_names[] = {"none", "rrrc", "rtd", NULL};
+
+/* One load: the collected keys and the caller's error buffer. */
+struct loader {
+    const struct osn_ini *ini;
+    char *err;
+    size_t errsize;
+};
+
+/* Parses "section.key" as a number >= lo (> lo when excl) into *out when it is set. */
+static int num(const struct loader *ld, const char *key, double lo, bool excl, double *out)
+{
+    const struct osn_key_origin *o = osn_ini_get(ld->ini, key);
+
+    return o ? osn_ini_double(o, lo, excl, out, ld->err, ld->errsize) : 0;
+}
+
+/* A buffer size: a number >= 0, or inf / infinite / none for an unbounded queue. */
+static int buffer(const struct loader *ld, const char *key, double *out)
+{
+    const struct osn_key_origin *o = osn_ini_get(ld->ini, key);
+
+    if (!o)
+        return 0;
+    if (strcasecmp(o->value, "inf") == 0 || strcasecmp(o->value, "infinite") == 0 ||
+        strcasecmp(o->value, "none") == 0) {
+        *out = INFINITY;
+        return 0;
+    }
+    return osn_ini_double(o, 0, false, out, ld->err, ld->errsize);
+}
+
+/* Rejects the first key set in `section` among `names` (NULL-terminated) with `why`. */
+static int reject(const struct loader *ld, const char *section, const char *const *names,
+                  const char *why)
+{
+    char key[64];
+
+    for (int i = 0; names[i]; i++) {
+        const struct osn_key_origin *o;
+        snprintf(key, sizeof key, "%s.%s", section, names[i]);
+        if ((o = osn_ini_get(ld->ini, key)))
+            return osn_ini_bad(o, ld->err, ld->errsize, "%s", why);
+    }
+    return 0;
+}
+
+static int load_fluid(const struct loader *ld, struct osn_fluid_cfg *c)
+{
+    const struct osn_key_origin *o;
+    long retx;
+    int which, rc;
+
+    if ((o = osn_ini_get(ld->ini, "fluid.topology"))) {
+        if ((rc = osn_ini_choice(o, topology_names, &which, ld->err, ld->errsize)))
+            return rc;
+        c->topology = (enum osn_fluid_topology)which;
+    }
+    if ((rc = num(ld, "fluid.t1", 0, true, &c->t1)) ||
+        (rc = num(ld, "fluid.slot", 0, true, &c->slot)) ||
+        (rc = num(ld, "fluid.horizon", 0, true, &c->horizon)))
+        return rc;
+    if ((o = osn_ini_get(ld->ini, "fluid.slot")) && c->slot > c->t1)
+        return osn_ini_bad(o, ld->err, ld->errsize, "the slot must not exceed t1 = %g s", c->t1);
+    if ((o = osn_ini_get(ld->ini, "fluid.horizon")) && c->horizon < c->slot)
+        return osn_ini_bad(o, ld->err, ld->errsize, "the horizon must be at least one slot");
+    if ((o = osn_ini_get(ld->ini, "fluid.horizon")) && c->horizon / c->slot > 1e8)
+        return osn_ini_bad(o, ld->err, ld->errsize, "more than 1e8 slots of %g s", c->slot);
+    if ((o = osn_ini_get(ld->ini, "fluid.retransmissions"))) {
+        if ((rc = osn_ini_long(o, 0, OSN_FLUID_MAX_RETX, &retx, ld->err, ld->errsize)))
+            return rc;
+        c->retx = (int)retx;
+    }
+    return 0;
+}
+
+static int load_profile(const struct loader *ld, struct osn_fluid_profile *p)
+{
+    static const char *const step[] = {"step_time", "step_rate", NULL};
+    static const char *const burst[] = {"burst_start", "burst_duration", "burst_rate", NULL};
+    static const char *const slow[] = {"slowdown_start", "slowdown_duration", "slowdown_factor",
+                                       NULL};
+    const struct osn_key_origin *o;
+    char why[96];
+    int which, rc;
+
+    if ((o = osn_ini_get(ld->ini, "profile.shape"))) {
+        if ((rc = osn_ini_choice(o, shape_names, &which, ld->err, ld->errsize)))
+            return rc;
+        p->shape = (enum osn_fluid_shape)which;
+    }
+    snprintf(why, sizeof why, "not a key of profile shape '%s' (set profile.shape)",
+             osn_fluid_shape_name(p->shape));
+    if ((p->shape != OSN_FLUID_STEP && (rc = reject(ld, "profile", step, why))) ||
+        (p->shape != OSN_FLUID_BURST && (rc = reject(ld, "profile", burst, why))) ||
+        (p->shape != OSN_FLUID_SLOWDOWN && (rc = reject(ld, "profile", slow, why))))
+        return rc;
+    if ((rc = num(ld, "profile.base_rate", 0, false, &p->base_rate)) ||
+        (rc = num(ld, "profile.step_time", 0, false, &p->step_time)) ||
+        (rc = num(ld, "profile.step_rate", 0, false, &p->step_rate)) ||
+        (rc = num(ld, "profile.burst_start", 0, false, &p->burst_start)) ||
+        (rc = num(ld, "profile.burst_duration", 0, false, &p->burst_duration)) ||
+        (rc = num(ld, "profile.burst_rate", 0, false, &p->burst_rate)) ||
+        (rc = num(ld, "profile.slowdown_start", 0, false, &p->slowdown_start)) ||
+        (rc = num(ld, "profile.slowdown_duration", 0, false, &p->slowdown_duration)) ||
+        (rc = num(ld, "profile.slowdown_factor", 0, false, &p->slowdown_factor)))
+        return rc;
+    if ((o = osn_ini_get(ld->ini, "profile.slowdown_factor")) && p->slowdown_factor > 1)
+        return osn_ini_bad(o, ld->err, ld->errsize, "the capacity factor must be in [0, 1]");
+    return 0;
+}
+
+/* One server section ("server", "server p1" or "server p2") into *s. */
+static int load_server(const struct loader *ld, const char *section, struct osn_fluid_server *s)
+{
+    char key[64];
+    int rc;
+
+    snprintf(key, sizeof key, "%s.rate", section);
+    if ((rc = num(ld, key, 0, true, &s->rate)))
+        return rc;
+    snprintf(key, sizeof key, "%s.buffer", section);
+    if ((rc = buffer(ld, key, &s->buffer)))
+        return rc;
+    snprintf(key, sizeof key, "%s.delay_up", section);
+    if ((rc = num(ld, key, 0, false, &s->delay_up)))
+        return rc;
+    snprintf(key, sizeof key, "%s.delay_down", section);
+    if ((rc = num(ld, key, 0, false, &s->delay_down)))
+        return rc;
+    snprintf(key, sizeof key, "%s.response_cost", section);
+    if ((rc = num(ld, key, 0, false, &s->response_cost)))
+        return rc;
+    snprintf(key, sizeof key, "%s.retx_cost", section);
+    return num(ld, key, 0, false, &s->retx_cost);
+}
+
+static int load_servers(const struct loader *ld, struct osn_fluid_cfg *c)
+{
+    static const char *const keys[] = {"rate",          "buffer",    "delay_up", "delay_down",
+                                       "response_cost", "retx_cost", NULL};
+    int rc;
+
+    if (c->topology == OSN_FLUID_SINGLE) {
+        if ((rc = reject(ld, "server p1", keys, "a tandem key (set fluid.topology = tandem)")) ||
+            (rc = reject(ld, "server p2", keys, "a tandem key (set fluid.topology = tandem)")))
+            return rc;
+        return load_server(ld, "server", &c->server[0]);
+    }
+    if ((rc = reject(ld, "server", keys, "use [server p1] and [server p2] in a tandem")))
+        return rc;
+    c->server[0].rate = DEF_P1_RATE;
+    if ((rc = load_server(ld, "server p1", &c->server[0])))
+        return rc;
+    return load_server(ld, "server p2", &c->server[1]);
+}
+
+static int load_control(const struct loader *ld, struct osn_fluid_cfg *c)
+{
+    static const char *const tuning[] = {"interval",  "target",       "kp",       "ki",
+                                         "crossover", "phase_margin", "max_rate", NULL};
+    static const char *const design[] = {"crossover", "phase_margin", NULL};
+    struct osn_fluid_pi_cfg *ctl = &c->control;
+    const struct osn_fluid_server *srv = &c->server[c->topology == OSN_FLUID_TANDEM ? 1 : 0];
+    const struct osn_key_origin *o, *kp, *ki;
+    double wc = DEF_CROSSOVER, pm = DEF_PM, theta;
+    int which, rc;
+
+    if ((o = osn_ini_get(ld->ini, "control.algorithm"))) {
+        if ((rc = osn_ini_choice(o, ctl_names, &which, ld->err, ld->errsize)))
+            return rc;
+        ctl->algo = (enum osn_fluid_ctl)which;
+    }
+    if (ctl->algo == OSN_FLUID_CTL_NONE)
+        return reject(ld, "control", tuning, "no control runs (set control.algorithm)");
+    ctl->target = ctl->algo == OSN_FLUID_CTL_RRRC ? DEF_RRRC_TARGET : DEF_RTD_TARGET;
+    ctl->max_rate = srv->rate;
+    if ((rc = num(ld, "control.interval", c->slot, false, &ctl->interval)) ||
+        (rc = num(ld, "control.target", 0, false, &ctl->target)) ||
+        (rc = num(ld, "control.max_rate", 0, true, &ctl->max_rate)) ||
+        (rc = num(ld, "control.crossover", 0, true, &wc)) ||
+        (rc = num(ld, "control.phase_margin", 0, true, &pm)))
+        return rc;
+    kp = osn_ini_get(ld->ini, "control.kp");
+    ki = osn_ini_get(ld->ini, "control.ki");
+    if (ctl->algo == OSN_FLUID_CTL_RRRC) {
+        if ((rc = reject(ld, "control", design, "the phase-margin design is for rtd only")))
+            return rc;
+        /* psi = redundant/originals reacts to the cap with gain about 1/mu: tuned by runs. */
+        ctl->kp = 0.2 * srv->rate;
+        ctl->ki = 1.0 * srv->rate;
+    } else {
+        o = osn_ini_get(ld->ini, "control.crossover");
+        if (!o)
+            o = osn_ini_get(ld->ini, "control.phase_margin");
+        if ((kp || ki) && o)
+            return osn_ini_bad(o, ld->err, ld->errsize,
+                               "give either kp and ki, or crossover and phase_margin");
+        theta = srv->delay_up + srv->delay_down + ctl->interval / 2;
+        if (osn_fluid_pi_design(srv->rate, wc, pm, theta, &ctl->kp, &ctl->ki) != 0 && !(kp && ki)) {
+            o = osn_ini_get(ld->ini, "control.crossover");
+            if (!o)
+                o = osn_ini_get(ld->ini, "control.phase_margin");
+            if (!o)
+                o = osn_ini_get(ld->ini, "control.interval");
+            if (o)
+                return osn_ini_bad(o, ld->err, ld->errsize,
+                                   "phase margin + crossover x dead time %.3g s reaches 90 "
+                                   "degrees: lower the crossover or the margin",
+                                   theta);
+            snprintf(ld->err, ld->errsize, "control: the default PI design is infeasible");
+            return OSN_ECONFIG;
+        }
+    }
+    if ((rc = num(ld, "control.kp", 0, false, &ctl->kp)) ||
+        (rc = num(ld, "control.ki", 0, false, &ctl->ki)))
+        return rc;
+    if (ctl->algo == OSN_FLUID_CTL_RTD && (o = osn_ini_get(ld->ini, "control.target")) &&
+        ctl->target + srv->delay_up + srv->delay_down >= c->t1)
+        return osn_ini_bad(o, ld->err, ld->errsize,
+                           "target + round trip must stay below t1 = %g s, or the controller "
+                           "aims at a delay that triggers retransmissions",
+                           c->t1);
+    return 0;
+}
+
+int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
+                            const char *const *sets, int nsets, char *err, size_t errsize)
+{
+    struct osn_fluid_scenario *tmp;
+    struct loader ld;
+    char why[256];
+    int rc;
+
+    if (err && errsize)
+        err[0] = '\0';
+    if (!sc)
+        return OSN_EINVAL;
+    tmp = calloc(1, sizeof *tmp); /* the collected keys are large: keep them off the stack */
+    if (!tmp)
+        return OSN_ENOMEM;
+    rc = osn_ini_collect(&tmp->ini, path, sets, nsets, &osn_fluid_schema, err, errsize);
+    if (rc)
+        goto out;
+    ld = (struct loader){&tmp->ini, err, errsize};
+    osn_fluid_cfg_default(&tmp->cfg);
+    if ((rc = load_fluid(&ld, &tmp->cfg)) || (rc = load_profile(&ld, &tmp->cfg.profile)) ||
+        (rc = load_servers(&ld, &tmp->cfg)) || (rc = load_control(&ld, &tmp->cfg)))
+        goto out;
+    if (osn_fluid_cfg_check(&tmp->cfg, why, sizeof why) != 0) {
+        /* The per-key checks above should catch everything; this is the safety net. */
+        if (err && errsize)
+            snprintf(err, errsize, "%s: %s", path ? path : "(defaults)", why);
+        rc = OSN_ECONFIG;
+        goto out;
+    }
+    *sc = *tmp;
+out:
+    free(tmp);
+    return rc;
+}

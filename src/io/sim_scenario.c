@@ -1,0 +1,98 @@
+/*
+ * Simulation scenarios: the [sim] section (time, warmup, replications, seed, feedback_delay)
+ * on top of a model scenario. osn_scenario_load() collects every key against osn_sim_schema
+ * (which chains to osn_model_schema) and interprets the model's; this file reads the [sim]
+ * values with the shared osn_ini_* parsers and runs osn_sim_check(), mapping a complaint back
+ * to where the key was set. Defaults (osn_sim_cfg_default) are documented in `osn sim --help`.
+ */
+#include "osn/sim_scenario.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osn/err.h"
+
+static const struct osn_ini_keydef sim_keys[] = {
+        {"sim", "time"}, {"sim", "warmup"},         {"sim", "replications"},
+        {"sim", "seed"}, {"sim", "feedback_delay"},
+};
+
+const struct osn_ini_schema osn_sim_schema = {sim_keys, sizeof sim_keys / sizeof sim_keys[0],
+                                              &osn_model_schema};
+
+/* Reads the [sim] values that are set into *cfg. */
+static int parse_sim(const struct osn_ini *ini, struct osn_sim_cfg *cfg, char *err, size_t errsize)
+{
+    const struct osn_key_origin *o;
+    long v;
+    int rc = 0;
+
+    if (!rc && (o = osn_ini_get(ini, "sim.time")))
+        rc = osn_ini_double(o, 0, true, &cfg->time, err, errsize);
+    if (!rc && (o = osn_ini_get(ini, "sim.warmup")))
+        rc = osn_ini_double(o, 0, false, &cfg->warmup, err, errsize);
+    if (!rc && (o = osn_ini_get(ini, "sim.replications"))) {
+        rc = osn_ini_long(o, 1, 100000, &v, err, errsize);
+        cfg->replications = (int)v;
+    }
+    if (!rc && (o = osn_ini_get(ini, "sim.seed"))) {
+        rc = osn_ini_long(o, 0, 0x7fffffffffffffffL, &v, err, errsize);
+        cfg->seed = (uint64_t)v;
+    }
+    if (!rc && (o = osn_ini_get(ini, "sim.feedback_delay")))
+        rc = osn_ini_double(o, 0, false, &cfg->feedback_delay, err, errsize);
+    return rc;
+}
+
+int osn_sim_scenario_check(const struct osn_sim_scenario *s, char *err, size_t errsize)
+{
+    const char *key = NULL;
+    char why[256];
+    const struct osn_key_origin *o;
+
+    if (osn_sim_check(&s->sc.model, &s->cfg, &key, why, sizeof why) == 0)
+        return 0;
+    if (key && (o = osn_ini_get(&s->sc.ini, key)))
+        return osn_ini_bad(o, err, errsize, "%s", why);
+    if (err && errsize)
+        snprintf(err, errsize, "%s%s%s: %s", s->sc.ini.path[0] ? s->sc.ini.path : "scenario",
+                 key ? ": key " : "", key ? key : "", why);
+    return OSN_ECONFIG;
+}
+
+int osn_sim_scenario_load(struct osn_sim_scenario *s, const char *path, const char *const *sets,
+                          int nsets, char *err, size_t errsize)
+{
+    struct osn_sim_scenario *tmp;
+    int rc;
+
+    if (!s)
+        return OSN_EINVAL;
+    tmp = calloc(1, sizeof *tmp); /* 128 key records: off the stack */
+    if (!tmp) {
+        if (err && errsize)
+            snprintf(err, errsize, "out of memory");
+        return OSN_ENOMEM;
+    }
+    rc = osn_scenario_load(&tmp->sc, path, sets, nsets, &osn_sim_schema, err, errsize);
+    if (rc)
+        goto out;
+    osn_sim_cfg_default(&tmp->cfg);
+    rc = parse_sim(&tmp->sc.ini, &tmp->cfg, err, errsize);
+    if (!rc)
+        rc = osn_sim_scenario_check(tmp, err, errsize);
+    if (rc)
+        osn_scenario_release(&tmp->sc);
+    else
+        *s = *tmp;
+out:
+    free(tmp);
+    return rc;
+}
+
+void osn_sim_scenario_release(struct osn_sim_scenario *s)
+{
+    if (s)
+        osn_scenario_release(&s->sc);
+}

@@ -1,0 +1,273 @@
+/*
+ * Threshold optimisation: an exhaustive scan of the (L, H) grid, one osn_solve() per pair.
+ *
+ * Exhaustive on purpose. T_ret, the losses and T_cyc are not monotone in (L, H) jointly once
+ * discard is possible (MODELS.md: without a discard bound the optimum drifts to H = R-1), so a
+ * pruned or local search could miss the optimum; the scan is the brute force by construction and
+ * gives the whole grid for a heat map. Its cost is R^2/2 solves of O(R) each: R = 100 is 4,950
+ * solves of about 300 states (see bench/bench_optimize.c for the figures).
+ *
+ * What is set up once per run, not per pair: the unsupported-model check, the base model (every
+ * key but the two thresholds), the compact record of every pair that the next-better search needs
+ * and the counters. Each pair then costs one osn_model_resolve() + osn_model_check() (a few
+ * comparisons) and the solve itself. The solver's own per-call setup (allocating its level
+ * arrays) is inside osn_solve(); bench_optimize measures that it is a small part of a solve.
+ *
+ * All comparisons of measures are in extended range (osn_xd_cmp): T_cyc may be 1e+2000 and P2
+ * 1e-3000, and both still order correctly. Only the relative violations, which are used to rank
+ * infeasible pairs, are doubles (a ratio beyond the double range becomes +inf and still ranks).
+ */
+#include "osn/optimize.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osn/err.h"
+
+typedef struct osn_xd xd;
+
+/* What the next-better search keeps of every evaluated pair: 32 bytes. */
+struct rec {
+    xd T_ret;
+    int32_t L, H;
+    bool feasible;
+};
+
+static const char *const con_names[OSN_OPT_NCON] = {"max_throttle", "max_loss", "max_discard",
+                                                    "min_cycle"};
+
+const char *osn_opt_con_name(enum osn_opt_con c)
+{
+    return (unsigned)c < OSN_OPT_NCON ? con_names[c] : "?";
+}
+
+struct osn_xd osn_opt_con_value(enum osn_opt_con c, const struct osn_measures *ms)
+{
+    switch (c) {
+    case OSN_OPT_THROTTLE:
+        return osn_xd_add(ms->P[1], ms->P[2]);
+    case OSN_OPT_LOSS:
+        return ms->theta;
+    case OSN_OPT_DISCARD:
+        return ms->P[2];
+    case OSN_OPT_CYCLE:
+        return ms->T_cyc;
+    default:
+        return OSN_XD_UNDEFINED;
+    }
+}
+
+/* The pair (L, H) is L1, H1 in the bi-level model; H ranges below R, or below H2 there. */
+static long h_limit(const struct osn_model *m)
+{
+    return m->kind == OSN_KIND_BI_LEVEL ? m->H2 : m->R;
+}
+
+long osn_optimize_pairs(const struct osn_model *m)
+{
+    long top = m ? h_limit(m) : 0; /* H = 1 .. top-1, L = 0 .. H-1 */
+    return top < 2 ? 0 : top * (top - 1) / 2;
+}
+
+/* The model of pair (L, H): a copy of the base with the two thresholds replaced, resolved. */
+void osn_optimize_set_pair(struct osn_model *pm, long L, long H)
+{
+    if (pm->kind == OSN_KIND_BI_LEVEL) {
+        pm->L1 = L;
+        pm->H1 = H;
+    } else {
+        pm->L = L;
+        pm->H = H;
+    }
+    osn_model_resolve(pm);
+}
+
+/*
+ * Relative violation of constraint c at measures ms (0 when it holds): value/bound - 1 for an
+ * upper bound, bound/value - 1 for the lower bound on T_cyc. Feasibility itself is decided by
+ * osn_xd_cmp, so a value equal to its bound is feasible whatever the rounding here.
+ */
+static double violation(enum osn_opt_con c, double bound, const struct osn_measures *ms)
+{
+    xd v = osn_opt_con_value(c, ms), b = osn_xd(bound);
+    if (c == OSN_OPT_CYCLE) {
+        if (osn_xd_cmp(v, b) >= 0)
+            return 0;
+        if (osn_xd_is_zero(v) || !isfinite(v.m))
+            return INFINITY;
+        return fmax(0, osn_xd_to_double(osn_xd_div(b, v)) - 1);
+    }
+    if (!isfinite(v.m))
+        return INFINITY;
+    if (osn_xd_cmp(v, b) <= 0)
+        return 0;
+    if (bound == 0) /* "never": no ratio to miss it by, so the value itself */
+        return osn_xd_to_double(v);
+    return fmax(0, osn_xd_to_double(osn_xd_div(v, b)) - 1);
+}
+
+/* Fills the violations of a pair; returns whether it is feasible. */
+static bool assess(const struct osn_opt_cfg *cfg, const struct osn_measures *ms, double *viol,
+                   double *total)
+{
+    bool ok = true;
+    *total = 0;
+    for (int c = 0; c < OSN_OPT_NCON; c++) {
+        viol[c] = 0;
+        if (!cfg->has[c])
+            continue;
+        xd v = osn_opt_con_value((enum osn_opt_con)c, ms), b = osn_xd(cfg->bound[c]);
+        bool holds = isfinite(v.m) &&
+                     (c == OSN_OPT_CYCLE ? osn_xd_cmp(v, b) >= 0 : osn_xd_cmp(v, b) <= 0);
+        if (!holds) {
+            ok = false;
+            viol[c] = violation((enum osn_opt_con)c, cfg->bound[c], ms);
+            /* A violation too small to show as a double still counts as one. */
+            if (!(viol[c] > 0))
+                viol[c] = 0x1p-1074;
+        }
+        *total += viol[c];
+    }
+    return ok;
+}
+
+static void keep(struct osn_opt_point *pt, long L, long H, double total, const double *viol,
+                 const struct osn_measures *ms)
+{
+    pt->found = true;
+    pt->L = L;
+    pt->H = H;
+    pt->violation = total;
+    memcpy(pt->viol, viol, sizeof pt->viol);
+    pt->ms = *ms;
+}
+
+/* Strictly smaller T_ret (scan order breaks ties: the earlier pair is kept). */
+static bool better(const struct osn_measures *a, const struct osn_opt_point *b)
+{
+    return !b->found || osn_xd_cmp(a->T_ret, b->ms.T_ret) < 0;
+}
+
+static int check_cfg(const struct osn_opt_cfg *cfg)
+{
+    for (int c = 0; c < OSN_OPT_NCON; c++)
+        if (cfg->has[c] && !(isfinite(cfg->bound[c]) && cfg->bound[c] >= 0))
+            return OSN_EINVAL;
+    return 0;
+}
+
+/*
+ * The next-better pair: the largest T_ret below the optimum's among the records (all of them
+ * infeasible by definition of the optimum). Returns its index, or -1.
+ */
+static long find_next(const struct rec *recs, long n, xd best)
+{
+    long k = -1;
+    for (long i = 0; i < n; i++) {
+        if (osn_xd_cmp(recs[i].T_ret, best) >= 0)
+            continue;
+        if (k < 0 || osn_xd_cmp(recs[i].T_ret, recs[k].T_ret) > 0)
+            k = i;
+    }
+    return k;
+}
+
+int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
+                 struct osn_opt_result *res, osn_opt_visit_fn visit, void *visit_arg,
+                 osn_opt_progress_fn progress, void *progress_arg)
+{
+    struct osn_model pm;
+    struct osn_measures ms;
+    struct rec *recs = NULL;
+    double viol[OSN_OPT_NCON], total;
+    long total_pairs, done = 0, top;
+    int rc = 0;
+
+    if (!res)
+        return OSN_EINVAL;
+    memset(res, 0, sizeof *res);
+    res->binding = -1;
+    if (!m || !cfg || check_cfg(cfg))
+        return OSN_EINVAL;
+    if (osn_solve_unsupported(m, OSN_METHOD_GENERAL))
+        return OSN_ENOTSUP;
+    total_pairs = osn_optimize_pairs(m);
+    if (total_pairs == 0)
+        return OSN_ECONFIG;
+    if ((size_t)total_pairs > SIZE_MAX / sizeof *recs || h_limit(m) > INT32_MAX)
+        return OSN_ETOOBIG;
+    recs = malloc((size_t)total_pairs * sizeof *recs);
+    if (!recs)
+        return OSN_ENOMEM;
+
+    pm = *m;
+    top = h_limit(m);
+    for (long H = 1; H < top && !rc; H++) {
+        for (long L = 0; L < H && !rc; L++) {
+            osn_optimize_set_pair(&pm, L, H);
+            if (osn_model_check(&pm, NULL, NULL, 0) != 0) {
+                res->skipped++;
+            } else if ((rc = osn_solve(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL)) == 0) {
+                bool ok = assess(cfg, &ms, viol, &total);
+                struct rec *r = &recs[res->evaluated++];
+                r->T_ret = ms.T_ret;
+                r->L = (int32_t)L;
+                r->H = (int32_t)H;
+                r->feasible = ok;
+                if (ok)
+                    res->feasible++;
+                if (better(&ms, &res->free))
+                    keep(&res->free, L, H, total, viol, &ms);
+                if (ok && better(&ms, &res->best))
+                    keep(&res->best, L, H, total, viol, &ms);
+                if (!res->closest.found || total < res->closest.violation ||
+                    (total == res->closest.violation && better(&ms, &res->closest)))
+                    keep(&res->closest, L, H, total, viol, &ms);
+                if (visit) {
+                    struct osn_opt_pair p = {L, H, ok, total, {0}, &ms, &pm};
+                    memcpy(p.viol, viol, sizeof p.viol);
+                    rc = visit(&p, visit_arg);
+                }
+            }
+            done++;
+            if (progress)
+                progress(done, total_pairs, progress_arg);
+        }
+    }
+    if (rc)
+        goto out;
+    if (res->evaluated == 0) {
+        rc = OSN_ECONFIG;
+        goto out;
+    }
+    if (res->best.found) {
+        for (int c = 0; c < OSN_OPT_NCON; c++) {
+            if (!cfg->has[c])
+                continue;
+            double v = osn_xd_to_double(osn_opt_con_value((enum osn_opt_con)c, &res->best.ms));
+            double b = cfg->bound[c];
+            if (c == OSN_OPT_CYCLE)
+                res->slack[c] = v > 0 ? 1 - b / v : 0;
+            else
+                res->slack[c] = b > 0 ? 1 - v / b : 0;
+        }
+        long k = find_next(recs, res->evaluated, res->best.ms.T_ret);
+        if (k >= 0) {
+            /* One more solve, so that the next-better pair is reported with all its measures. */
+            osn_optimize_set_pair(&pm, recs[k].L, recs[k].H);
+            if ((rc = osn_solve(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL)))
+                goto out;
+            assess(cfg, &ms, viol, &total);
+            keep(&res->next, recs[k].L, recs[k].H, total, viol, &ms);
+            for (int c = 0; c < OSN_OPT_NCON; c++)
+                if (cfg->has[c] && viol[c] > 0 &&
+                    (res->binding < 0 || viol[c] > viol[res->binding]))
+                    res->binding = c;
+        }
+    }
+out:
+    free(recs);
+    return rc;
+}

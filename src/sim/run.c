@@ -1,0 +1,252 @@
+/*
+ * Replications of the node (include/osn/sim.h): checks, RNG streams, worker threads, progress
+ * and the estimates.
+ *
+ * Stream i is the master seed's state jumped i times, computed once up front in replication
+ * order; workers take replication numbers from an atomic counter and write only their own
+ * totals, and the estimates are formed from the totals in replication order afterwards. So the
+ * thread count changes the wall time and nothing else. Each estimate is f(pooled totals) with a
+ * jackknife half-width over the replications (f(totals without replication i), i = 1..n).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "osn/des.h"
+#include "osn/err.h"
+#include "osn/stats.h"
+#include "sim_int.h"
+
+#define MAX_REPLICATIONS 100000
+#define MAX_THREADS      256
+
+void osn_sim_cfg_default(struct osn_sim_cfg *cfg)
+{
+    *cfg = (struct osn_sim_cfg){0};
+    cfg->time = 1e5;
+    cfg->warmup = 1e3;
+    cfg->replications = 10;
+    cfg->seed = 1;
+    cfg->feedback_delay = 0;
+    cfg->threads = 1;
+    cfg->level = 0.95;
+}
+
+static int fail(const char **bad_key, const char *key, char *msg, size_t size, const char *what)
+{
+    if (bad_key)
+        *bad_key = key;
+    if (msg && size)
+        snprintf(msg, size, "%s", what);
+    return OSN_EINVAL;
+}
+
+/* The model as simulated: an exponential law without its own rate takes mu. */
+static struct osn_model sim_model(const struct osn_model *m)
+{
+    struct osn_model mm = *m;
+    if (mm.service.kind == OSN_LAW_EXP && !(mm.service.rate > 0))
+        mm.service.rate = mm.mu;
+    return mm;
+}
+
+int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, const char **bad_key,
+                  char *msg, size_t msgsize)
+{
+    char why[200];
+    struct osn_des_arr arr;
+
+    if (!m || !cfg)
+        return OSN_EINVAL;
+    if (!(isfinite(cfg->time) && cfg->time > 0))
+        return fail(bad_key, "sim.time", msg, msgsize, "the simulated time must be > 0");
+    if (!(isfinite(cfg->warmup) && cfg->warmup >= 0))
+        return fail(bad_key, "sim.warmup", msg, msgsize, "the warm-up must be >= 0");
+    if (cfg->replications < 1 || cfg->replications > MAX_REPLICATIONS)
+        return fail(bad_key, "sim.replications", msg, msgsize,
+                    "replications must be in 1 .. 100000");
+    if (!(isfinite(cfg->feedback_delay) && cfg->feedback_delay >= 0))
+        return fail(bad_key, "sim.feedback_delay", msg, msgsize,
+                    "the feedback delay must be >= 0 (s)");
+    if (cfg->threads < 1 || cfg->threads > MAX_THREADS)
+        return fail(bad_key, "--threads", msg, msgsize, "threads must be in 1 .. 256");
+    if (!(cfg->level > 0 && cfg->level < 1))
+        return fail(bad_key, "sim.level", msg, msgsize, "the confidence level must be in (0, 1)");
+    if (m->R < 1 || m->L1 < 0 || m->H1 <= m->L1 || m->H2 <= m->H1 || m->H2 > m->R ||
+        m->L2 <= m->L1 || m->L2 >= m->H2)
+        return fail(bad_key, "thresholds.R", msg, msgsize,
+                    "thresholds must satisfy 0 <= L1 < H1 < H2 <= R, L1 < L2 < H2");
+    struct osn_model mm = sim_model(m);
+    if (osn_des_law_check(&mm.service, why, sizeof why) != 0)
+        return fail(bad_key, "service.law", msg, msgsize, why);
+    if (osn_des_arr_init(&arr, &mm, why, sizeof why) != 0)
+        return fail(bad_key, "arrivals.process", msg, msgsize, why);
+    if (m->process == OSN_ARR_POISSON && m->flows != 2 &&
+        !(m->overload_rate >= 0 && m->overload_rate <= m->rate))
+        return fail(bad_key, "arrivals.overload_rate", msg, msgsize,
+                    "the overload rate must be in 0 .. rate");
+    if (m->process == OSN_ARR_TRACE && m->trace[m->ntrace - 1] <= cfg->warmup)
+        return fail(bad_key, "sim.warmup", msg, msgsize,
+                    "the warm-up reaches past the last instant of the trace");
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+struct job {
+    const struct osn_model *m;
+    const struct osn_sim_cfg *cfg;
+    struct osn_rng *streams;
+    struct osn__sim_rep *reps;
+    _Atomic double *now; /* simulated time of each replication, for progress */
+    int nrep;
+    atomic_int next, done, err;
+    _Atomic uint64_t events; /* of the replications done */
+};
+
+static void *worker(void *arg)
+{
+    struct job *j = arg;
+    for (;;) {
+        int i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->nrep || atomic_load(&j->err))
+            break;
+        int err = osn__sim_node_run(j->m, j->cfg, &j->streams[i], &j->reps[i], &j->now[i]);
+        if (err)
+            atomic_store(&j->err, err);
+        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
+        atomic_fetch_add(&j->events, j->reps[i].events);
+        atomic_fetch_add(&j->done, 1);
+    }
+    return NULL;
+}
+
+/* Calls the progress callback until every replication is done. */
+static void watch(struct job *j, double t0)
+{
+    const struct osn_sim_cfg *cfg = j->cfg;
+    const double span = (cfg->warmup + cfg->time) * j->nrep;
+    while (atomic_load(&j->done) < j->nrep && !atomic_load(&j->err)) {
+        struct timespec ts = {0, 200000000};
+        nanosleep(&ts, NULL);
+        double sofar = 0;
+        uint64_t events = atomic_load(&j->events);
+        for (int i = 0; i < j->nrep; i++)
+            sofar += atomic_load_explicit(&j->now[i], memory_order_relaxed);
+        cfg->progress(sofar / span, events, now_s() - t0, cfg->progress_arg);
+    }
+}
+
+/* Runs the job on cfg->threads threads (inline when one thread and no progress). */
+static int run_job(struct job *j, double t0)
+{
+    const struct osn_sim_cfg *cfg = j->cfg;
+    int nthr = cfg->threads < j->nrep ? cfg->threads : j->nrep;
+    pthread_t tid[MAX_THREADS];
+    int started = 0, err = 0;
+
+    if (nthr == 1 && !cfg->progress) {
+        worker(j);
+        return atomic_load(&j->err);
+    }
+    for (; started < nthr; started++)
+        if (pthread_create(&tid[started], NULL, worker, j) != 0)
+            break;
+    if (started == 0)
+        err = OSN_EIO;
+    else if (cfg->progress)
+        watch(j, t0);
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    return err ? err : atomic_load(&j->err);
+}
+
+static void estimate(const struct osn__sim_rep *reps, int nrep, double level,
+                     struct osn_sim_result *out, double *loo)
+{
+    double pooled[OSN__NTOT] = {0}, part[OSN__NTOT];
+
+    for (int i = 0; i < nrep; i++)
+        for (int k = 0; k < OSN__NTOT; k++)
+            pooled[k] += reps[i].tot[k];
+    for (int e = 0; e < OSN_SIM_NMEASURES; e++) {
+        struct osn_sim_est *est = &out->est[e];
+        est->value = osn__sim_measure(e, pooled, &est->n);
+        est->hw = NAN;
+        if (nrep < 2 || !isfinite(est->value))
+            continue;
+        for (int i = 0; i < nrep; i++) {
+            double n;
+            for (int k = 0; k < OSN__NTOT; k++)
+                part[k] = pooled[k] - reps[i].tot[k];
+            loo[i] = osn__sim_measure(e, part, &n);
+        }
+        est->hw = osn_stats_jackknife_halfwidth(loo, nrep, level);
+    }
+}
+
+int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
+                struct osn_sim_result *out, char *msg, size_t msgsize)
+{
+    struct osn_sim_cfg c;
+    struct job j = {0};
+    double *loo = NULL;
+    int err;
+
+    if (!out)
+        return OSN_EINVAL;
+    err = osn_sim_check(m, cfg, NULL, msg, msgsize);
+    if (err)
+        return err;
+    struct osn_model mm = sim_model(m);
+    c = *cfg;
+    /* A trace ends the observation at its last instant. */
+    if (mm.process == OSN_ARR_TRACE && c.warmup + c.time > mm.trace[mm.ntrace - 1])
+        c.time = mm.trace[mm.ntrace - 1] - c.warmup;
+
+    const double t0 = now_s();
+    size_t n = (size_t)c.replications;
+    j.m = &mm;
+    j.cfg = &c;
+    j.nrep = c.replications;
+    j.streams = malloc(n * sizeof *j.streams);
+    j.reps = calloc(n, sizeof *j.reps);
+    j.now = calloc(n, sizeof *j.now);
+    loo = malloc(n * sizeof *loo);
+    err = OSN_ENOMEM;
+    if (!j.streams || !j.reps || !j.now || !loo)
+        goto out;
+    osn_rng_seed(&j.streams[0], c.seed);
+    for (size_t i = 1; i < n; i++) {
+        j.streams[i] = j.streams[i - 1];
+        osn_rng_jump(&j.streams[i]);
+    }
+    err = run_job(&j, t0);
+    if (err)
+        goto out;
+
+    *out = (struct osn_sim_result){0};
+    estimate(j.reps, j.nrep, c.level, out, loo);
+    for (int i = 0; i < j.nrep; i++)
+        out->events += j.reps[i].events;
+    out->replications = j.nrep;
+    out->level = c.level;
+    out->threads = c.threads;
+    out->wall_s = now_s() - t0;
+    out->events_per_s = out->wall_s > 0 ? (double)out->events / out->wall_s : NAN;
+out:
+    if (err == OSN_ENOMEM && msg && msgsize)
+        snprintf(msg, msgsize, "out of memory");
+    free(j.streams);
+    free(j.reps);
+    free((void *)j.now);
+    free(loo);
+    return err;
+}

@@ -1,0 +1,54 @@
+/*
+ * Private interface of src/sim/: the totals one replication of the node produces, the node
+ * itself (node.c) and the measures as functions of totals (measures.c).
+ */
+#ifndef OSN_SIM_INT_H
+#define OSN_SIM_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "osn/rng.h"
+#include "osn/sim.h"
+
+/* Totals of one replication over its observation window (after the warm-up). */
+enum osn__sim_tot {
+    OSN__TOT_TIME,  /* length of the observation window (s) */
+    OSN__TOT_MODE0, /* time in mode 0, 1, 2 (s) */
+    OSN__TOT_MODE1,
+    OSN__TOT_MODE2,
+    OSN__TOT_AREA, /* integral of n dt */
+    OSN__TOT_DEP,  /* departures */
+    OSN__TOT_SOJ,  /* sum of the sojourn times of those departures */
+    OSN__TOT_OFF0, /* offered arrivals of flow 1, flow 2 */
+    OSN__TOT_OFF1,
+    OSN__TOT_LOST0, /* lost arrivals of flow 1, flow 2 (throttled or discarded) */
+    OSN__TOT_LOST1,
+    OSN__TOT_THR,     /* arrivals held back by the upstream */
+    OSN__TOT_DISC,    /* arrivals discarded by the server */
+    OSN__TOT_ONSET,   /* mode 0 -> 1 or 2 */
+    OSN__TOT_ENTRY2,  /* entries into mode 2 */
+    OSN__TOT_CHANGES, /* mode changes */
+    OSN__TOT_RET,     /* completed return periods: count, sum, sum of squares */
+    OSN__TOT_RET_SUM,
+    OSN__TOT_RET_SUM2,
+    OSN__NTOT
+};
+
+struct osn__sim_rep {
+    double tot[OSN__NTOT];
+    uint64_t events;
+};
+
+/*
+ * Runs one replication of the node on stream `rng` (consumed): warmup, then time seconds of
+ * observation. *now_t (may be NULL) is updated with the simulated time every 2^20 events for
+ * progress reports. Returns 0 or OSN_ENOMEM.
+ */
+int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, struct osn_rng *rng,
+                      struct osn__sim_rep *rep, _Atomic double *now_t);
+
+/* A measure from (pooled) totals; NaN when it has no observation. *n receives its sample size. */
+double osn__sim_measure(enum osn_sim_measure i, const double *tot, double *n);
+
+#endif

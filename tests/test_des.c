@@ -1,0 +1,281 @@
+/*
+ * The event engine: 10^5 random schedule / cancel / pop steps on the heap and two timer FIFOs
+ * against a plain array searched for its (time, seq) minimum; service laws against their
+ * means, variances and (exponential) distribution function; arrival processes against their
+ * rates.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "osn/des.h"
+#include "osn/err.h"
+#include "testutil.h"
+
+#define NEV 2000
+
+/* The reference: pending event ids with their times and schedule numbers. */
+struct ref {
+    int id[NEV];
+    double t[NEV];
+    uint64_t seq[NEV];
+    int n;
+};
+
+static int ref_min(const struct ref *r)
+{
+    int best = 0;
+    for (int i = 1; i < r->n; i++)
+        if (r->t[i] < r->t[best] || (r->t[i] == r->t[best] && r->seq[i] < r->seq[best]))
+            best = i;
+    return best;
+}
+
+static void ref_remove(struct ref *r, int i)
+{
+    r->n--;
+    r->id[i] = r->id[r->n];
+    r->t[i] = r->t[r->n];
+    r->seq[i] = r->seq[r->n];
+}
+
+static void test_random_steps_vs_array(void **state)
+{
+    (void)state;
+    static struct osn_des_ev ev[NEV];
+    static struct ref ref;
+    struct osn_des q;
+    struct osn_rng r;
+    int fifo[2];
+    uint64_t seq = 0;
+
+    ref.n = 0;
+    assert_int_equal(osn_des_init(&q, 4), 0); /* small: the heap must grow */
+    assert_int_equal(osn_des_timer_class(&q, 2.0, &fifo[0]), 0);
+    assert_int_equal(osn_des_timer_class(&q, 0.5, &fifo[1]), 0);
+    for (int i = 0; i < NEV; i++)
+        osn_des_ev_init(&ev[i], i);
+    osn_rng_seed(&r, 2024);
+    for (int step = 0; step < 100000; step++) {
+        double u = osn_rng_u01(&r);
+        int i = (int)(osn_rng_next(&r) % NEV);
+        if (u < 0.45 && !osn_des_pending(&ev[i])) {
+            /* Whole-number offsets half of the time, so that many events tie. */
+            double dt =
+                    osn_rng_u01(&r) < 0.5 ? (double)(osn_rng_next(&r) % 4) : 3 * osn_rng_u01(&r);
+            int how = (int)(osn_rng_next(&r) % 3);
+            if (how == 2)
+                assert_int_equal(osn_des_at(&q, &ev[i], q.now + dt), 0);
+            else
+                assert_int_equal(osn_des_timer(&q, &ev[i], fifo[how]), 0);
+            assert_true(ev[i].seq == seq);
+            ref.id[ref.n] = i;
+            ref.t[ref.n] = ev[i].t;
+            ref.seq[ref.n++] = seq++;
+            assert_int_equal(osn_des_at(&q, &ev[i], q.now + 1), OSN_EINVAL); /* pending */
+        } else if (u < 0.65) {
+            if (!osn_des_pending(&ev[i]))
+                continue;
+            osn_des_cancel(&q, &ev[i]);
+            assert_false(osn_des_pending(&ev[i]));
+            for (int k = 0; k < ref.n; k++)
+                if (ref.id[k] == i) {
+                    ref_remove(&ref, k);
+                    break;
+                }
+        } else {
+            struct osn_des_ev *e = osn_des_pop(&q);
+            if (ref.n == 0) {
+                assert_null(e);
+                continue;
+            }
+            int k = ref_min(&ref);
+            assert_non_null(e);
+            assert_int_equal(e->type, ref.id[k]);
+            assert_true(q.now == ref.t[k]);
+            assert_false(osn_des_pending(e));
+            ref_remove(&ref, k);
+        }
+        assert_int_equal((int)osn_des_count(&q), ref.n);
+        assert_true(osn_des_peek(&q) == (ref.n ? ref.t[ref_min(&ref)] : INFINITY));
+    }
+    assert_int_equal(osn_des_at(&q, &ev[0], q.now - 1), OSN_EINVAL);
+    osn_des_release(&q);
+}
+
+/* Events at one instant fire in the order they were scheduled, heap and FIFO mixed. */
+static void test_ties_fire_in_schedule_order(void **state)
+{
+    (void)state;
+    struct osn_des q;
+    struct osn_des_ev ev[6];
+    int f;
+    assert_int_equal(osn_des_init(&q, 0), 0);
+    assert_int_equal(osn_des_timer_class(&q, 1.0, &f), 0);
+    for (int i = 0; i < 6; i++)
+        osn_des_ev_init(&ev[i], i);
+    for (int i = 5; i >= 0; i--) /* reverse ids, so id order is not schedule order */
+        assert_int_equal(i % 2 ? osn_des_at(&q, &ev[i], 1.0) : osn_des_timer(&q, &ev[i], f), 0);
+    for (int i = 5; i >= 0; i--)
+        assert_int_equal(osn_des_pop(&q)->type, i);
+    assert_null(osn_des_pop(&q));
+    osn_des_release(&q);
+}
+
+static void check_law(const struct osn_law *law, double mean, double var, uint64_t seed)
+{
+    struct osn_rng r;
+    const int n = 400000;
+    double s = 0, s2 = 0;
+    assert_int_equal(osn_des_law_check(law, NULL, 0), 0);
+    assert_true(rel(osn_des_law_mean(law), mean) < 1e-12);
+    assert_true(fabs(osn_des_law_var(law) - var) < 1e-12 * (1 + var));
+    osn_rng_seed(&r, seed);
+    for (int i = 0; i < n; i++) {
+        double x = osn_des_law_draw(law, &r);
+        assert_true(x >= 0);
+        s += x;
+        s2 += x * x;
+    }
+    double m = s / n, v = s2 / n - m * m;
+    assert_true(fabs(m - mean) <= 5 * sqrt(var / n) + 1e-12);
+    assert_true(fabs(v - var) <= 0.05 * var + 1e-12);
+}
+
+static void test_laws(void **state)
+{
+    (void)state;
+    struct osn_law l = {0};
+    l.kind = OSN_LAW_EXP, l.rate = 2;
+    check_law(&l, 0.5, 0.25, 1);
+    l.kind = OSN_LAW_DET;
+    check_law(&l, 0.5, 0, 2);
+    l.kind = OSN_LAW_ERLANG, l.k = 11; /* more than one group of 8 phases */
+    check_law(&l, 0.5, 0.25 / 11, 3);
+    l.kind = OSN_LAW_UNIFORM, l.cv = 0.5;
+    check_law(&l, 0.5, 0.25 * 0.25, 4);
+    l.kind = OSN_LAW_LOGNORMAL, l.cv = 0.8;
+    check_law(&l, 0.5, 0.25 * 0.64, 5);
+    struct osn_law h = {0};
+    h.kind = OSN_LAW_HYPEREXP, h.nbranch = 2;
+    h.probs[0] = 0.25, h.rates[0] = 0.5, h.probs[1] = 0.75, h.rates[1] = 3;
+    /* mean 0.25/0.5 + 0.75/3 = 0.75; E[X^2] = 2(0.25/0.25 + 0.75/9) = 2.1666... */
+    check_law(&h, 0.75, 2 * (1 + 0.75 / 9) - 0.5625, 6);
+    double samples[4] = {1, 2, 3, 6};
+    struct osn_law e = {0};
+    e.kind = OSN_LAW_EMPIRICAL, e.samples = samples, e.nsamples = 4;
+    check_law(&e, 3, (4 + 1 + 0 + 9) / 4.0, 7);
+
+    struct osn_law badl = {0};
+    badl.kind = OSN_LAW_UNIFORM, badl.rate = 1, badl.cv = 0.7;
+    assert_int_equal(osn_des_law_check(&badl, NULL, 0), OSN_EINVAL);
+    badl.kind = OSN_LAW_EXP, badl.rate = 0;
+    assert_int_equal(osn_des_law_check(&badl, NULL, 0), OSN_EINVAL);
+    h.probs[1] = 0.7;
+    assert_int_equal(osn_des_law_check(&h, NULL, 0), OSN_EINVAL);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ziggurat exponential: Kolmogorov-Smirnov against 1 - e^-x, and the tail beyond r. */
+static void test_exponential_distribution(void **state)
+{
+    (void)state;
+    const int n = 1000000;
+    double *x = malloc(n * sizeof *x);
+    struct osn_rng r;
+    assert_non_null(x);
+    osn_rng_seed(&r, 77);
+    long tail = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = osn_des_exp1(&r);
+        tail += x[i] > 8;
+    }
+    qsort(x, n, sizeof *x, cmp_double);
+    double d = 0;
+    for (int i = 0; i < n; i++) {
+        double f = -expm1(-x[i]);
+        d = fmax(d, fmax(fabs(f - (double)i / n), fabs((double)(i + 1) / n - f)));
+    }
+    /* 1.95/sqrt(n) is the 0.1% critical value of the KS statistic. */
+    assert_true(d < 1.95 / sqrt(n));
+    /* P(X > 8) = e^-8: about 335 of 10^6, binomial sd about 18. */
+    assert_true(fabs((double)tail - n * exp(-8)) < 5 * sqrt(n * exp(-8)));
+    free(x);
+}
+
+static double count_rate(struct osn_des_arr *a, double horizon, uint64_t seed, long flows[2])
+{
+    struct osn_rng r;
+    long n = 0;
+    int flow;
+    osn_rng_seed(&r, seed);
+    flows[0] = flows[1] = 0;
+    while (osn_des_arr_next(a, &r, &flow) <= horizon) {
+        n++;
+        flows[flow]++;
+    }
+    return n / horizon;
+}
+
+static void test_arrivals(void **state)
+{
+    (void)state;
+    struct osn_model m = two_loop(1.5, 0.75, 5, 10, 20);
+    struct osn_des_arr a;
+    long flows[2];
+    const double T = 2e5;
+
+    assert_int_equal(osn_des_arr_init(&a, &m, NULL, 0), 0);
+    double rate = count_rate(&a, T, 1, flows);
+    assert_true(fabs(rate - 1.5) < 5 * sqrt(1.5 / T));
+
+    m.flows = 2, m.rate1 = 0.4, m.rate2 = 1.6;
+    assert_int_equal(osn_des_arr_init(&a, &m, NULL, 0), 0);
+    rate = count_rate(&a, T, 2, flows);
+    assert_true(fabs(rate - 2.0) < 5 * sqrt(2.0 / T));
+    assert_true(fabs((double)flows[0] / (flows[0] + flows[1]) - 0.2) < 5 * sqrt(0.16 / (2 * T)));
+
+    /* Two phases, rates 3 and 0.5, switching 0->1 at 0.2, 1->0 at 0.3: pi = (0.6, 0.4). */
+    m.flows = 1, m.process = OSN_ARR_MMPP;
+    m.mmpp.K = 2, m.mmpp.rate[0] = 3, m.mmpp.rate[1] = 0.5;
+    m.mmpp.gen[0][1] = 0.2, m.mmpp.gen[1][0] = 0.3;
+    assert_int_equal(osn_des_arr_init(&a, &m, NULL, 0), 0);
+    assert_true(rel(osn_des_arr_mean_rate(&a), 0.6 * 3 + 0.4 * 0.5) < 1e-14);
+    rate = count_rate(&a, T, 3, flows);
+    /* Bursty: the count's variance exceeds Poisson's; allow 3% (about 10 sd of the phase mix). */
+    assert_true(fabs(rate - 2.0) < 0.06);
+
+    double tr[5] = {0.5, 0.5, 1.25, 3, 7};
+    m.process = OSN_ARR_TRACE, m.trace = tr, m.ntrace = 5;
+    assert_int_equal(osn_des_arr_init(&a, &m, NULL, 0), 0);
+    struct osn_rng r;
+    int flow;
+    osn_rng_seed(&r, 1);
+    for (int i = 0; i < 5; i++)
+        assert_true(osn_des_arr_next(&a, &r, &flow) == tr[i]);
+    assert_true(isinf(osn_des_arr_next(&a, &r, &flow)));
+    tr[3] = 0.1; /* not ascending */
+    assert_int_equal(osn_des_arr_init(&a, &m, NULL, 0), OSN_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_random_steps_vs_array),
+            cmocka_unit_test(test_ties_fire_in_schedule_order),
+            cmocka_unit_test(test_laws),
+            cmocka_unit_test(test_exponential_distribution),
+            cmocka_unit_test(test_arrivals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,366 @@
+/*
+ * Tests of the fluid model (src/fluid) and its scenario files (src/io/fluid_scenario.c).
+ *
+ * References are independent of the code under test: the RFC 3261 schedule written out as
+ * numbers, a direct implementation of the section 7.2 infinite-buffer closed form (one delay
+ * per cohort, no cohort bookkeeping), conservation identities, the section 7.2 burst example
+ * and its collapse slope (7 copies per call once the delay passes 31.5 s: 7 x 60 - 100 =
+ * 320 messages/s), and PI steps worked out by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osn/err.h"
+#include "osn/fluid.h"
+#include "osn/fluid_scenario.h"
+
+#define COL(res, h, c) ((res)->hop[h].col[OSN_FLUID_##c])
+
+static struct osn_fluid_result *run(const struct osn_fluid_cfg *cfg)
+{
+    struct osn_fluid_result *res = NULL;
+    char err[256] = "";
+    int rc = osn_fluid_run(&res, cfg, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "osn_fluid_run: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(res);
+    return res;
+}
+
+/* The 60 % load server of section 7.2 with a burst of +100/s at 10 s lasting `dur` s. */
+static struct osn_fluid_cfg burst_cfg(double dur)
+{
+    struct osn_fluid_cfg c;
+    osn_fluid_cfg_default(&c);
+    c.profile.shape = OSN_FLUID_BURST;
+    c.profile.base_rate = 60;
+    c.profile.burst_start = 10;
+    c.profile.burst_duration = dur;
+    c.profile.burst_rate = 100;
+    return c;
+}
+
+/* One cohort of mass 1 in slot 0 whose 100 Trying arrives `answer` s after it was sent. */
+static struct osn_fluid_cfg impulse_cfg(double answer, int retx)
+{
+    struct osn_fluid_cfg c;
+    osn_fluid_cfg_default(&c);
+    c.profile.shape = OSN_FLUID_BURST;
+    c.profile.base_rate = 0;
+    c.profile.burst_start = 0;
+    c.profile.burst_duration = c.slot;
+    c.profile.burst_rate = 1 / c.slot;
+    c.server[0].delay_down = answer;
+    c.retx = retx;
+    c.horizon = 40;
+    return c;
+}
+
+static void test_schedule(void **state)
+{
+    static const double rfc[] = {0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5}; /* RFC 3261 17.1.1.2 */
+    (void)state;
+
+    for (int retx = 5; retx <= 6; retx++) {
+        struct osn_fluid_cfg c = impulse_cfg(40, retx); /* never answered before Timer B */
+        struct osn_fluid_result *res = run(&c);
+        double total = 0;
+        for (int j = 1; j <= retx; j++) {
+            assert_true(fabs((double)res->k[j] * c.slot - rfc[j]) < 1e-12);
+            assert_true(fabs(res->hop[0].retx[j][res->k[j]] - 1) < 1e-12);
+            for (long n = 0; n < res->nslots; n++)
+                total += res->hop[0].retx[j][n];
+        }
+        assert_true(fabs(total - retx) < 1e-12); /* nothing else, and no 7th copy */
+        assert_int_equal(res->kb, 640);          /* Timer B = 64 T1 = 32 s */
+        assert_true(fabs(COL(res, 0, FAILED)[640] - 1) < 1e-12);
+        assert_true(fabs(res->sum.failed - 1) < 1e-12);
+        osn_fluid_result_free(res);
+    }
+    /* A 100 Trying 2 s after the INVITE stops the copies due at 3.5 s and later. */
+    struct osn_fluid_cfg c = impulse_cfg(2, 6);
+    struct osn_fluid_result *res = run(&c);
+    assert_true(fabs(res->sum.retransmissions - 2) < 1e-12);
+    assert_true(fabs(res->hop[0].retx[2][30] - 1) < 1e-12);
+    assert_true(fabs(res->sum.redundant - 2) < 1e-12); /* the server had the original */
+    assert_true(fabs(res->sum.completed - 1) < 1e-12);
+    assert_true(fabs(res->sum.peak_delay - 2) < 1e-12);
+    assert_true(res->sum.failed == 0);
+    osn_fluid_result_free(res);
+}
+
+static void test_light_load(void **state)
+{
+    struct osn_fluid_cfg c;
+    (void)state;
+    osn_fluid_cfg_default(&c);
+    c.profile.base_rate = 30;
+    c.horizon = 60;
+    struct osn_fluid_result *res = run(&c);
+    assert_true(res->sum.retransmissions == 0);
+    assert_true(res->sum.peak_queue[0] == 0);
+    assert_true(res->sum.recovered);
+    assert_true(fabs(res->sum.offered - 1800) < 1e-6);
+    assert_true(fabs(res->sum.completed - res->sum.offered) < 1e-6);
+    assert_true(res->sum.failed == 0 && res->sum.pending == 0);
+    osn_fluid_result_free(res);
+}
+
+/* Per slot and in total: arrived = served + lost + (queue(n) - queue(n-1)). */
+static void check_conservation(const struct osn_fluid_result *res)
+{
+    for (int h = 0; h < res->hops; h++) {
+        double prev = 0, in = 0, out = 0;
+        for (long n = 0; n < res->nslots; n++) {
+            double a = COL(res, h, ARRIVED)[n], s = COL(res, h, SERVED)[n];
+            double l = COL(res, h, LOST)[n], q = COL(res, h, QUEUE)[n];
+            double scale = 1 + a + q;
+            assert_true(fabs(a - s - l - (q - prev)) <= 1e-9 * scale);
+            assert_true(q >= 0 && s >= 0 && l >= 0);
+            assert_true(q <= res->cfg.server[h].buffer * (1 + 1e-12) || res->hops == 2);
+            prev = q;
+            in += a;
+            out += s + l;
+        }
+        assert_true(fabs(in - out - prev) <= 1e-9 * (1 + in));
+    }
+}
+
+static void test_conservation(void **state)
+{
+    (void)state;
+    struct osn_fluid_cfg c = burst_cfg(2);
+    c.server[0].buffer = 60;
+    c.server[0].delay_up = 0.1;
+    c.server[0].delay_down = 0.15;
+    struct osn_fluid_result *res = run(&c);
+    assert_true(res->sum.lost > 0);
+    check_conservation(res);
+    /* Requests arriving are the copies sent d_u = 2 slots earlier. */
+    for (long n = 2; n < res->nslots; n++)
+        assert_true(fabs(COL(res, 0, ARRIVED)[n] - COL(res, 0, ORIG)[n - 2] -
+                         COL(res, 0, RETX)[n - 2]) < 1e-9);
+    assert_true(res->sum.pending >= 0);
+    osn_fluid_result_free(res);
+
+    c = burst_cfg(4);
+    c.topology = OSN_FLUID_TANDEM;
+    c.server[0].rate = 200;
+    c.server[1].buffer = 100;
+    res = run(&c);
+    check_conservation(res);
+    osn_fluid_result_free(res);
+}
+
+/* Section 7.2 closed form with B = infinity, written directly: R(m) = d_u + W(m + d_u) + d_d. */
+static void test_closed_form(void **state)
+{
+    (void)state;
+    struct osn_fluid_cfg c = burst_cfg(2);
+    c.horizon = 80;
+    c.server[0].delay_up = 0.1;    /* 2 slots */
+    c.server[0].delay_down = 0.15; /* 3 slots */
+    struct osn_fluid_result *res = run(&c);
+    const long N = res->nslots, du = 2, dd = 3, kb = 640;
+    static const long K[] = {0, 10, 30, 70, 150, 310, 630};
+    const double cs = 100 * 0.05;
+    double *a = calloc((size_t)N, sizeof *a), *q = calloc((size_t)N + 1, sizeof *q);
+    double *r = calloc((size_t)N * 7, sizeof *r);
+    long *W = calloc((size_t)N, sizeof *W);
+    double fail = 0, qmax = 0;
+    assert_non_null(a);
+    assert_non_null(q);
+    assert_non_null(r);
+    assert_non_null(W);
+    for (long n = 0; n < N; n++) /* burst edges 10 s and 12 s fall on slot boundaries */
+        a[n] = 0.05 * (60 + (n >= 200 && n < 240 ? 100 : 0));
+    for (long n = 0; n < N; n++) {
+        W[n] = (long)floor(q[n] / cs + 1e-9);
+        for (int j = 1; j <= 6; j++) {
+            long m = n - K[j];
+            if (m >= 0 && du + W[m + du] + dd > K[j])
+                r[n * 7 + j] = a[m];
+        }
+        if (n >= du) {
+            double A = a[n - du];
+            for (int j = 1; j <= 6; j++)
+                A += r[(n - du) * 7 + j];
+            q[n + 1] = fmax(0, q[n] + A - cs);
+        }
+        if (n - kb >= 0 && du + W[n - kb + du] + dd > kb)
+            fail += a[n - kb];
+        qmax = fmax(qmax, q[n + 1]);
+    }
+    for (long n = 0; n < N; n++) {
+        assert_true(fabs(COL(res, 0, QUEUE)[n] - q[n + 1]) <= 1e-9 * (1 + q[n + 1]));
+        for (int j = 1; j <= 6; j++)
+            assert_true(fabs(res->hop[0].retx[j][n] - r[n * 7 + j]) <= 1e-9);
+    }
+    assert_true(qmax > 1000); /* the reference did leave the trivial regime */
+    assert_true(fail > 0);
+    assert_true(fabs(res->sum.failed - fail) <= 1e-9 * fail);
+    /* B = inf: every copy that has arrived (all but those of the last d_u slots) is redundant. */
+    double arrived = 0;
+    for (long n = 0; n < N - du; n++)
+        arrived += COL(res, 0, RETX)[n];
+    assert_true(fabs(res->sum.redundant - arrived) < 1e-9 * arrived);
+    free(a);
+    free(q);
+    free(r);
+    free(W);
+    osn_fluid_result_free(res);
+}
+
+static void test_burst_example(void **state)
+{
+    (void)state;
+    struct osn_fluid_cfg c = burst_cfg(0.5);
+    struct osn_fluid_result *res = run(&c);
+    assert_true(res->sum.recovered);
+    assert_true(res->sum.final_queue[0] == 0);
+    assert_true(fabs(res->sum.peak_queue[0] - 30) < 1e-9); /* 0.5 s x (160 - 100)/s */
+    assert_true(fabs(res->sum.peak_delay - 0.3) < 1e-9);   /* below T1: no copies at all */
+    assert_true(res->sum.retransmissions == 0);
+    assert_true(fabs(res->sum.goodput * 120 - 7250) < 1e-6);
+    osn_fluid_result_free(res);
+
+    c = burst_cfg(2);
+    res = run(&c);
+    const double *q = COL(res, 0, QUEUE);
+    assert_false(res->sum.recovered);
+    /* protocols.md 7.2 toy check: q ~ 29 000 at 120 s. */
+    assert_true(fabs(res->sum.final_queue[0] - 29000) < 0.05 * 29000);
+    /* Once W > 31.5 s every call is sent 7 times: dq/dt = 7 x 60 - 100 = 320 per s. */
+    assert_true(COL(res, 0, QDELAY)[1399] > 32);
+    assert_true(fabs((q[2399] - q[1399]) / 50 - 320) < 1e-6);
+    assert_true(res->sum.peak_delay > 32);
+    assert_true(res->sum.failed > 0);
+    osn_fluid_result_free(res);
+}
+
+static void test_finite_buffer(void **state)
+{
+    (void)state;
+    /* B < mu (T1 - RTT) = 50: no delay-triggered copies, so none is redundant (section 7.2). */
+    struct osn_fluid_cfg c = burst_cfg(2);
+    c.server[0].buffer = 40;
+    struct osn_fluid_result *res = run(&c);
+    assert_true(res->sum.lost > 0);
+    assert_true(res->sum.retransmissions > 0);
+    assert_true(res->sum.redundant < 1e-9 * res->sum.retransmissions); /* rounding only */
+    assert_true(fabs(res->sum.lost - res->sum.retransmissions) < 1e-9 * res->sum.lost);
+    assert_true(res->sum.peak_queue[0] <= 40 + 1e-9);
+    assert_true(res->sum.recovered);
+    assert_true(res->sum.failed < 1e-6); /* lost copies were re-sent in time */
+    osn_fluid_result_free(res);
+}
+
+static void test_pi_by_hand(void **state)
+{
+    (void)state;
+    struct osn_fluid_pi_cfg cfg = {OSN_FLUID_CTL_RTD, 0.1, 1.0, 2.0, 10.0, 5.0};
+    struct osn_fluid_pi pi;
+    osn_fluid_pi_init(&pi, &cfg);
+    assert_true(pi.allow == 5);
+    /* e = -0.5, first sample: no proportional kick; 5 + 10 x 0.1 x (-0.5) = 4.5 */
+    assert_true(fabs(osn_fluid_pi_update(&pi, 1.5) - 4.5) < 1e-12);
+    /* e = -2: 4.5 + 2 (-2 + 0.5) + 1 x (-2) = -0.5, clamped to 0 */
+    assert_true(osn_fluid_pi_update(&pi, 3) == 0);
+    assert_true(osn_fluid_pi_update(&pi, NAN) == 0); /* nothing measured: hold */
+    /* e = 1: 0 + 2 (1 + 2) + 1 = 7, clamped to 5 */
+    assert_true(osn_fluid_pi_update(&pi, 0) == 5);
+    /* e = 0: 5 + 2 (0 - 1) = 3 */
+    assert_true(fabs(osn_fluid_pi_update(&pi, 1) - 3) < 1e-12);
+
+    /* The phase-margin design meets |L(j wc)| = 1 and the margin it was asked for. */
+    double kp, ki, mu = 100, wc = 1, pm = 45, theta = 0.05;
+    assert_int_equal(osn_fluid_pi_design(mu, wc, pm, theta, &kp, &ki), 0);
+    double mag = sqrt(ki * ki + kp * kp * wc * wc) / (mu * wc * wc);
+    double phase = -180 + atan(kp * wc / ki) * 180 / 3.14159265358979323846 -
+                   wc * theta * 180 / 3.14159265358979323846;
+    assert_true(fabs(mag - 1) < 1e-12);
+    assert_true(fabs(phase + 180 - pm) < 1e-9);
+    assert_int_equal(osn_fluid_pi_design(mu, 10, 60, 0.5, &kp, &ki), OSN_EINVAL);
+}
+
+static void test_control_recovers(void **state)
+{
+    (void)state;
+    for (int algo = OSN_FLUID_CTL_RRRC; algo <= OSN_FLUID_CTL_RTD; algo++) {
+        struct osn_fluid_cfg c = burst_cfg(2);
+        c.control.algo = (enum osn_fluid_ctl)algo;
+        if (algo == OSN_FLUID_CTL_RTD) {
+            c.control.target = 0.25;
+            assert_int_equal(osn_fluid_pi_design(100, 1, 45, 0.05, &c.control.kp, &c.control.ki),
+                             0);
+        } else {
+            c.control.target = 0.1;
+            c.control.kp = 20;
+            c.control.ki = 100;
+        }
+        struct osn_fluid_result *res = run(&c);
+        double amin = INFINITY;
+        for (long n = 0; n < res->nslots; n++)
+            amin = fmin(amin, COL(res, 0, ALLOW)[n]);
+        assert_true(res->sum.recovered);
+        assert_true(res->sum.failed == 0);
+        assert_true(amin < 50);                                  /* the cap did act */
+        assert_true(res->sum.retransmissions < 200);             /* vs 33 000 without control */
+        assert_true(COL(res, 0, ALLOW)[res->nslots - 1] == 100); /* and let go again */
+        osn_fluid_result_free(res);
+    }
+}
+
+static void test_scenario(void **state)
+{
+    struct osn_fluid_scenario sc;
+    char err[512];
+    (void)state;
+
+    assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", NULL,
+                                             0, err, sizeof err),
+                     0);
+    assert_int_equal(sc.cfg.profile.shape, OSN_FLUID_BURST);
+    assert_true(sc.cfg.profile.burst_duration == 0.5 && isinf(sc.cfg.server[0].buffer));
+    const char *sets[] = {"profile.burst_duration=2", "control.algorithm=rtd"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", sets,
+                                             2, err, sizeof err),
+                     0);
+    assert_true(sc.cfg.profile.burst_duration == 2 && sc.cfg.control.kp > 0);
+
+    const char *bad1[] = {"profile.step_rate=3"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", bad1,
+                                             1, err, sizeof err),
+                     OSN_ECONFIG);
+    assert_non_null(strstr(err, "--set profile.step_rate=3"));
+    assert_non_null(strstr(err, "shape 'burst'"));
+    const char *bad2[] = {"server p1.rate=3"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, bad2, 1, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, "tandem"));
+    const char *bad3[] = {"fluid.retransmissions=7"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, bad3, 1, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, "fluid.retransmissions"));
+    const char *tandem[] = {"fluid.topology=tandem", "server p2.buffer=inf"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, tandem, 2, err, sizeof err), 0);
+    assert_true(sc.cfg.server[0].rate == 200 && sc.cfg.server[1].rate == 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_schedule),      cmocka_unit_test(test_light_load),
+            cmocka_unit_test(test_conservation),  cmocka_unit_test(test_closed_form),
+            cmocka_unit_test(test_burst_example), cmocka_unit_test(test_finite_buffer),
+            cmocka_unit_test(test_pi_by_hand),    cmocka_unit_test(test_control_recovers),
+            cmocka_unit_test(test_scenario),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

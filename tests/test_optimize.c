@@ -1,0 +1,502 @@
+/*
+ * Tests of the threshold optimiser (src/model/optimize.c) against brute force.
+ *
+ * The reference here is written independently of the optimiser: it solves every pair itself,
+ * decides feasibility and ranks pairs with plain doubles (exact for these small cases, whose
+ * measures all fit a double), and applies the documented rules for the optimum, the closest
+ * pair, the next-better pair and the binding constraint. For the two-loop model it also takes
+ * its measures from the closed forms (--method closed) instead of the structured solver, so the
+ * optimum's values are checked against an independent computation too. Cases: R = 6..15, loads
+ * from light to heavy, every constraint alone and combined, with bounds set at quantiles of the
+ * grid's own values so that constraints really cut; single-loop, bi-level (invalid pairs
+ * skipped), two flows, policy II and constant service; an infeasible case; the drift of the optimum
+ * to H = R-1 without a discard bound (MODELS.md); and a case whose measures leave the double range.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "osn/err.h"
+#include "osn/io.h"
+#include "osn/optimize.h"
+#include "osn/optimize_scenario.h"
+#include "testutil.h"
+
+#define MAXP 512 /* pairs of the largest case, R = 30 (435), with room */
+
+/* One pair of the reference grid. */
+struct ref_pair {
+    long L, H;
+    struct osn_measures ms;
+};
+
+struct ref_grid {
+    int n, skipped;
+    struct ref_pair p[MAXP];
+};
+
+/* Solves every valid pair of m with `method`, in no particular relation to the optimiser. */
+static void ref_solve(const struct osn_model *base, enum osn_method method, struct ref_grid *g)
+{
+    long top = base->kind == OSN_KIND_BI_LEVEL ? base->H2 : base->R;
+    g->n = g->skipped = 0;
+    for (long H = 1; H < top; H++)
+        for (long L = 0; L < H; L++) {
+            struct osn_model m = *base;
+            if (m.kind == OSN_KIND_BI_LEVEL) {
+                m.L1 = L;
+                m.H1 = H;
+            } else {
+                m.L = L;
+                m.H = H;
+            }
+            osn_model_resolve(&m);
+            if (osn_model_check(&m, NULL, NULL, 0) != 0) {
+                g->skipped++;
+                continue;
+            }
+            assert_true(g->n < MAXP);
+            struct ref_pair *r = &g->p[g->n++];
+            r->L = L;
+            r->H = H;
+            assert_int_equal(osn_solve(&m, method, &r->ms, NULL, NULL), 0);
+        }
+}
+
+static double dv(struct osn_xd x)
+{
+    return osn_xd_to_double(x);
+}
+
+/* The bounded measure as a double. */
+static double con_value(int c, const struct osn_measures *ms)
+{
+    switch (c) {
+    case OSN_OPT_THROTTLE:
+        return dv(ms->P[1]) + dv(ms->P[2]);
+    case OSN_OPT_LOSS:
+        return dv(ms->theta);
+    case OSN_OPT_DISCARD:
+        return dv(ms->P[2]);
+    default:
+        return dv(ms->T_cyc);
+    }
+}
+
+static double ref_viol(const struct osn_opt_cfg *cfg, int c, const struct osn_measures *ms)
+{
+    double v = con_value(c, ms), b = cfg->bound[c];
+    if (!cfg->has[c])
+        return 0;
+    if (c == OSN_OPT_CYCLE)
+        return v >= b ? 0 : b / v - 1;
+    if (b == 0)
+        return v;
+    return v <= b ? 0 : v / b - 1;
+}
+
+static double ref_total(const struct osn_opt_cfg *cfg, const struct osn_measures *ms, bool *ok)
+{
+    double t = 0;
+    *ok = true;
+    for (int c = 0; c < OSN_OPT_NCON; c++) {
+        double v = ref_viol(cfg, c, ms);
+        if (v > 0)
+            *ok = false;
+        t += v;
+    }
+    return t;
+}
+
+struct ref_answer {
+    int feasible, best, closest, next, binding; /* indices into the grid, -1 for none */
+};
+
+/* The documented rules, applied by exhaustive search over the grid (scan order = index). */
+static struct ref_answer ref_answer(const struct ref_grid *g, const struct osn_opt_cfg *cfg)
+{
+    struct ref_answer a = {0, -1, -1, -1, -1};
+    double best_viol = 0;
+    for (int i = 0; i < g->n; i++) {
+        bool ok;
+        double t = ref_total(cfg, &g->p[i].ms, &ok), T = dv(g->p[i].ms.T_ret);
+        a.feasible += ok;
+        if (ok && (a.best < 0 || T < dv(g->p[a.best].ms.T_ret)))
+            a.best = i;
+        if (a.closest < 0 || t < best_viol ||
+            (t == best_viol && T < dv(g->p[a.closest].ms.T_ret))) {
+            a.closest = i;
+            best_viol = t;
+        }
+    }
+    if (a.best < 0)
+        return a;
+    double Tb = dv(g->p[a.best].ms.T_ret);
+    for (int i = 0; i < g->n; i++) {
+        double T = dv(g->p[i].ms.T_ret);
+        if (T < Tb && (a.next < 0 || T > dv(g->p[a.next].ms.T_ret)))
+            a.next = i;
+    }
+    if (a.next >= 0)
+        for (int c = 0; c < OSN_OPT_NCON; c++) {
+            double v = ref_viol(cfg, c, &g->p[a.next].ms);
+            if (v > 0 && (a.binding < 0 || v > ref_viol(cfg, a.binding, &g->p[a.next].ms)))
+                a.binding = c;
+        }
+    return a;
+}
+
+/* Counts visits and checks the scan order. */
+struct visit_log {
+    long n, feasible, lastL, lastH;
+};
+
+static int log_visit(const struct osn_opt_pair *p, void *arg)
+{
+    struct visit_log *v = arg;
+    assert_true(v->n == 0 || p->H > v->lastH || (p->H == v->lastH && p->L > v->lastL));
+    assert_true(p->L < p->H);
+    v->lastL = p->L;
+    v->lastH = p->H;
+    v->n++;
+    v->feasible += p->feasible;
+    return 0;
+}
+
+/* Runs the optimiser and compares it with the reference answer on grid g. */
+static void check_case(const struct osn_model *m, const struct osn_opt_cfg *cfg,
+                       const struct ref_grid *g, bool exact)
+{
+    struct osn_opt_result res;
+    struct visit_log vl = {0};
+    struct ref_answer a = ref_answer(g, cfg);
+
+    assert_int_equal(osn_optimize(m, cfg, &res, log_visit, &vl, NULL, NULL), 0);
+    assert_int_equal(res.evaluated, g->n);
+    assert_int_equal(res.skipped, g->skipped);
+    assert_int_equal(vl.n, g->n);
+    assert_int_equal(vl.feasible, res.feasible);
+    if (!exact) {
+        /* Reference from the closed forms: the same optimum value to 1e-9 (a near-tie or a
+           pair within 1e-9 of a bound may legitimately pick another pair with that value). */
+        if (a.best >= 0 && res.best.found)
+            assert_true(rel(dv(res.best.ms.T_ret), dv(g->p[a.best].ms.T_ret)) < 1e-9);
+        assert_true(labs(res.feasible - a.feasible) <= 1);
+        return;
+    }
+    assert_int_equal(res.feasible, a.feasible);
+    assert_int_equal(res.best.found, a.best >= 0);
+    if (a.best >= 0) {
+        assert_int_equal(res.best.L, g->p[a.best].L);
+        assert_int_equal(res.best.H, g->p[a.best].H);
+        assert_true(rel(dv(res.best.ms.T_ret), dv(g->p[a.best].ms.T_ret)) == 0);
+        assert_int_equal(res.closest.L, res.best.L);
+        assert_int_equal(res.closest.H, res.best.H);
+        assert_int_equal(res.next.found, a.next >= 0);
+        if (a.next >= 0) {
+            assert_int_equal(res.next.L, g->p[a.next].L);
+            assert_int_equal(res.next.H, g->p[a.next].H);
+        }
+        assert_int_equal(res.binding, a.binding);
+    } else {
+        assert_int_equal(res.binding, -1);
+    }
+    assert_int_equal(res.closest.L, g->p[a.closest].L);
+    assert_int_equal(res.closest.H, g->p[a.closest].H);
+    bool ok;
+    assert_true(rel(res.closest.violation, ref_total(cfg, &g->p[a.closest].ms, &ok)) < 1e-12);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/*
+ * A bound that really cuts: the q-quantile of constraint c's measure over the grid. With `between`
+ * it is the midpoint to the next larger value, so that no pair sits on the bound and a
+ * reference computed another way (closed forms) cannot flip a pair's feasibility by rounding;
+ * without it a pair meets the bound with equality, which must count as feasible.
+ */
+static double quantile(const struct ref_grid *g, int c, double q, bool between)
+{
+    double v[MAXP];
+    for (int i = 0; i < g->n; i++)
+        v[i] = con_value(c, &g->p[i].ms);
+    qsort(v, (size_t)g->n, sizeof v[0], cmp_double);
+    int i = (int)(q * (g->n - 1));
+    if (!between || i + 1 >= g->n)
+        return v[i];
+    return 0.5 * (v[i] + v[i + 1]);
+}
+
+/* Every subset of the four constraints (16), bounds at quantiles q of the grid. */
+static void all_subsets(const struct osn_model *m, const struct ref_grid *g, double q, bool exact)
+{
+    for (int mask = 0; mask < 16; mask++) {
+        struct osn_opt_cfg cfg = {0};
+        for (int c = 0; c < OSN_OPT_NCON; c++)
+            if (mask & (1 << c)) {
+                cfg.has[c] = true;
+                /* min_cycle keeps the top of T_cyc: the complementary quantile. */
+                cfg.bound[c] = quantile(g, c, c == OSN_OPT_CYCLE ? 1 - q : q, !exact);
+            }
+        check_case(m, &cfg, g, exact);
+    }
+}
+
+static void test_two_loop_brute_force(void **state)
+{
+    static const double loads[] = {0.5, 0.9, 1.2, 2.0};
+    static struct ref_grid g, gc;
+    (void)state;
+    for (long R = 6; R <= 15; R++)
+        for (size_t k = 0; k < sizeof loads / sizeof loads[0]; k++) {
+            struct osn_model m = two_loop(loads[k], loads[k] / 2, 0, 1, R);
+            ref_solve(&m, OSN_METHOD_GENERAL, &g);
+            ref_solve(&m, OSN_METHOD_CLOSED, &gc);
+            for (int qi = 0; qi < 3; qi++) {
+                double q = 0.3 + 0.2 * qi;
+                all_subsets(&m, &g, q, true);
+                all_subsets(&m, &gc, q, false);
+            }
+        }
+}
+
+static void test_other_models_brute_force(void **state)
+{
+    static struct ref_grid g;
+    (void)state;
+    for (long R = 6; R <= 15; R += 3) {
+        struct osn_model ms[5];
+        ms[0] = two_loop(1.3, 0.7, 0, 1, R); /* single-loop */
+        ms[0].kind = OSN_KIND_SINGLE_LOOP;
+        ms[1] = two_loop(1.1, 0.5, 0, 1, R); /* bi-level, L2 = R/2, H2 = R - 1 */
+        ms[1].kind = OSN_KIND_BI_LEVEL;
+        ms[1].L2 = R / 2;
+        ms[1].H2 = R - 1;
+        ms[2] = two_loop(0, 0, 0, 1, R); /* two flows */
+        ms[2].flows = 2;
+        ms[2].rate1 = 0.7;
+        ms[2].rate2 = 0.6;
+        ms[2].rate = 1.3;
+        ms[2].overload_rate = 0.7;
+        ms[3] = two_loop(1.2, 0.6, 0, 1, R); /* policy II */
+        ms[3].policy = OSN_POLICY_II;
+        ms[4] = two_loop(1.2, 0.6, 0, 1, R); /* constant service, when osn_solve has it */
+        ms[4].service.kind = OSN_LAW_DET;
+        ms[4].service.rate = 1;
+        for (int i = 0; i < 5; i++) {
+            if (osn_solve_unsupported(&ms[i], OSN_METHOD_GENERAL))
+                continue;
+            osn_model_resolve(&ms[i]);
+            assert_int_equal(osn_model_check(&ms[i], NULL, NULL, 0), 0);
+            ref_solve(&ms[i], OSN_METHOD_GENERAL, &g);
+            assert_true(g.n > 0);
+            if (i == 1)
+                assert_true(g.skipped > 0); /* L1 < L2 excludes some pairs */
+            all_subsets(&ms[i], &g, 0.5, true);
+        }
+    }
+}
+
+/* No pair meets the bounds: found is false, the closest pair is named, binding is none. */
+static void test_infeasible(void **state)
+{
+    static struct ref_grid g;
+    struct osn_model m = two_loop(1.2, 0.6, 0, 1, 10);
+    struct osn_opt_cfg cfg = {0};
+    struct osn_opt_result res;
+    (void)state;
+    ref_solve(&m, OSN_METHOD_GENERAL, &g);
+    cfg.has[OSN_OPT_DISCARD] = cfg.has[OSN_OPT_THROTTLE] = true;
+    cfg.bound[OSN_OPT_DISCARD] = 0.5 * quantile(&g, OSN_OPT_DISCARD, 0, false);
+    cfg.bound[OSN_OPT_THROTTLE] = 0.5;
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), 0);
+    assert_false(res.best.found);
+    assert_int_equal(res.feasible, 0);
+    assert_int_equal(res.evaluated, 45);
+    assert_true(res.closest.found && res.closest.violation > 0);
+    assert_true(res.closest.viol[OSN_OPT_DISCARD] > 0);
+    check_case(&m, &cfg, &g, true);
+}
+
+/*
+ * MODELS.md: with only a throttling bound and a cycle bound the optimum drifts to H = R-1
+ * (discard shortens the return); a discard bound makes it sensible.
+ */
+static void test_drift_to_r_minus_1(void **state)
+{
+    static const double loads[] = {0.9, 1.2}, cycles[] = {10, 30};
+    (void)state;
+    for (int k = 0; k < 4; k++) {
+        struct osn_model m = two_loop(loads[k / 2], loads[k / 2] / 2, 0, 1, 20);
+        struct osn_opt_cfg cfg = {0};
+        struct osn_opt_result res;
+        cfg.has[OSN_OPT_THROTTLE] = cfg.has[OSN_OPT_CYCLE] = true;
+        cfg.bound[OSN_OPT_THROTTLE] = 0.5;
+        cfg.bound[OSN_OPT_CYCLE] = cycles[k % 2];
+        assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), 0);
+        assert_true(res.best.found);
+        assert_int_equal(res.best.H, 19);
+        /* And the unconstrained optimum is the very top. */
+        assert_int_equal(res.free.H, 19);
+        assert_int_equal(res.free.L, 18);
+
+        cfg.has[OSN_OPT_DISCARD] = true;
+        cfg.bound[OSN_OPT_DISCARD] = 1e-3;
+        assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), 0);
+        assert_true(res.best.found);
+        assert_true(res.best.H <= 15);
+        assert_true(dv(res.best.ms.P[2]) <= 1e-3);
+        assert_int_equal(res.binding, OSN_OPT_DISCARD);
+    }
+}
+
+/* Measures beyond the double range still order: T_cyc >= 1e300 at lambda' = 1e12 mu. */
+static void test_extended_range(void **state)
+{
+    static struct ref_grid g;
+    struct osn_model m = two_loop(2e12, 1e12, 0, 1, 30);
+    struct osn_opt_cfg cfg = {0};
+    struct osn_opt_result res;
+    (void)state;
+    cfg.has[OSN_OPT_CYCLE] = true;
+    cfg.bound[OSN_OPT_CYCLE] = 1e300;
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), 0);
+    ref_solve(&m, OSN_METHOD_GENERAL, &g);
+    /* Reference in extended range: the smallest T_ret with T_cyc >= 1e300. */
+    int best = -1, feasible = 0, beyond = 0;
+    for (int i = 0; i < g.n; i++) {
+        const struct osn_measures *ms = &g.p[i].ms;
+        beyond += !osn_xd_fits_double(ms->T_cyc);
+        if (osn_xd_cmp(ms->T_cyc, osn_xd(1e300)) < 0)
+            continue;
+        feasible++;
+        if (best < 0 || osn_xd_cmp(ms->T_ret, g.p[best].ms.T_ret) < 0)
+            best = i;
+    }
+    assert_true(beyond > 0);
+    assert_true(best >= 0);
+    assert_int_equal(res.feasible, feasible);
+    assert_int_equal(res.best.L, g.p[best].L);
+    assert_int_equal(res.best.H, g.p[best].H);
+    assert_true(xd_relerr(res.best.ms.T_ret, g.p[best].ms.T_ret) == 0);
+}
+
+static int stop_visit(const struct osn_opt_pair *p, void *arg)
+{
+    (void)p;
+    return ++*(int *)arg == 3 ? OSN_EIO : 0;
+}
+
+static void count_progress(long done, long total, void *arg)
+{
+    long *last = arg;
+    assert_int_equal(done, *last + 1);
+    assert_int_equal(total, 45);
+    *last = done;
+}
+
+/* Arguments, the visit error path, progress, unsupported models. */
+static void test_api(void **state)
+{
+    struct osn_model m = two_loop(1.2, 0.6, 0, 1, 10);
+    struct osn_opt_cfg cfg = {0};
+    struct osn_opt_result res;
+    long last = 0;
+    int n = 0;
+    (void)state;
+    assert_int_equal(osn_optimize_pairs(&m), 45);
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, count_progress, &last), 0);
+    assert_int_equal(last, 45);
+    assert_int_equal(res.binding, -1); /* no constraint: the unconstrained optimum */
+    assert_int_equal(res.best.L, res.free.L);
+    assert_int_equal(res.best.H, res.free.H);
+    assert_int_equal(osn_optimize(&m, &cfg, &res, stop_visit, &n, NULL, NULL), OSN_EIO);
+    assert_int_equal(n, 3);
+    cfg.has[OSN_OPT_LOSS] = true;
+    cfg.bound[OSN_OPT_LOSS] = -1;
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), OSN_EINVAL);
+    cfg.bound[OSN_OPT_LOSS] = NAN;
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), OSN_EINVAL);
+    cfg.has[OSN_OPT_LOSS] = false;
+    assert_int_equal(osn_optimize(NULL, &cfg, &res, NULL, NULL, NULL, NULL), OSN_EINVAL);
+    m.process = OSN_ARR_TRACE;
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), OSN_ENOTSUP);
+    assert_string_equal(osn_opt_con_name(OSN_OPT_CYCLE), "min_cycle");
+}
+
+/* Writes text to a temporary scenario file; returns its path (static buffer). */
+static const char *scenario_file(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/osn_test_optimize_%ld.ini", (long)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* The [optimize] section: values, overrides, errors naming FILE:LINE and the key. */
+static void test_scenario_section(void **state)
+{
+    static struct osn_scenario sc;
+    struct osn_opt_cfg cfg;
+    char err[512];
+    const char *path = scenario_file("[thresholds]\nL = 0\nH = 1\nR = 12\n[optimize]\n"
+                                     "objective = t_ret\nmax_discard = 1e-3\nmin_cycle = 20\n");
+    const char *sets[] = {"optimize.max_loss=0.25"};
+    (void)state;
+    assert_int_equal(osn_scenario_load(&sc, path, sets, 1, &osn_optimize_schema, err, sizeof err),
+                     0);
+    assert_int_equal(osn_optimize_cfg_load(&cfg, &sc.ini, err, sizeof err), 0);
+    assert_true(cfg.has[OSN_OPT_DISCARD] && cfg.bound[OSN_OPT_DISCARD] == 1e-3);
+    assert_true(cfg.has[OSN_OPT_CYCLE] && cfg.bound[OSN_OPT_CYCLE] == 20);
+    assert_true(cfg.has[OSN_OPT_LOSS] && cfg.bound[OSN_OPT_LOSS] == 0.25);
+    assert_false(cfg.has[OSN_OPT_THROTTLE]);
+    osn_scenario_release(&sc);
+
+    path = scenario_file("[optimize]\nmax_throttle = -0.5\n");
+    assert_int_equal(osn_scenario_load(&sc, path, NULL, 0, &osn_optimize_schema, err, sizeof err),
+                     0);
+    assert_int_equal(osn_optimize_cfg_load(&cfg, &sc.ini, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, ":2:"));
+    assert_non_null(strstr(err, "optimize.max_throttle"));
+    osn_scenario_release(&sc);
+
+    path = scenario_file("[optimize]\nobjective = T_cyc\n");
+    assert_int_equal(osn_scenario_load(&sc, path, NULL, 0, &osn_optimize_schema, err, sizeof err),
+                     0);
+    assert_int_equal(osn_optimize_cfg_load(&cfg, &sc.ini, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, "optimize.objective"));
+    osn_scenario_release(&sc);
+
+    path = scenario_file("[optimize]\nmax_los = 0.1\n");
+    assert_int_equal(osn_scenario_load(&sc, path, NULL, 0, &osn_optimize_schema, err, sizeof err),
+                     OSN_ECONFIG);
+    assert_non_null(strstr(err, ":2:"));
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_two_loop_brute_force),
+            cmocka_unit_test(test_other_models_brute_force),
+            cmocka_unit_test(test_infeasible),
+            cmocka_unit_test(test_drift_to_r_minus_1),
+            cmocka_unit_test(test_extended_range),
+            cmocka_unit_test(test_api),
+            cmocka_unit_test(test_scenario_section),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
