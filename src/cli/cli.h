@@ -15,6 +15,16 @@
 /* Exit status of every failed command: bad scenario, bad option, I/O or solver failure. */
 #define OSN_EXIT_ERROR 2
 
+/* Prints "osn CMD: <message>" on stderr and returns OSN_EXIT_ERROR. */
+int osn_cli_die(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Matches option `name` at argv[*i], as "--name VALUE" or "--name=VALUE". Returns 1 with *value
+ * set (and *i advanced past a separate value), 0 when argv[*i] is another option, -1 when the
+ * value is missing.
+ */
+int osn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+
 /* `osn solve`: argv[0] is "solve". Returns the exit status. */
 int osn_cmd_solve(int argc, char **argv);
 

@@ -104,38 +104,7 @@ void osn_cmd_optimize_usage(FILE *f)
           f);
 }
 
-/* Prints "osn optimize: <message>" on stderr. Returns the error exit status. */
-static int die(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("osn optimize: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return OSN_EXIT_ERROR;
-}
-
-/* "--name VALUE" or "--name=VALUE": 1 with *value set, 0 for another option, -1 if missing. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *value = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *value = argv[++*i];
-    return 1;
-}
+#define die(...) osn_cli_die("optimize", __VA_ARGS__)
 
 static int parse_args(int argc, char **argv, struct opt_opts *o)
 {
@@ -164,7 +133,7 @@ static int parse_args(int argc, char **argv, struct opt_opts *o)
             o->quiet = true;
         } else {
             for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
-                r = opt_value(argc, argv, &i, valued[k], &v);
+                r = osn_cli_opt_value(argc, argv, &i, valued[k], &v);
                 if (r < 0)
                     return die("option '%s' needs a value (see 'osn optimize --help')", valued[k]);
                 if (r == 0)
