@@ -280,6 +280,12 @@ static void test_extreme_load(void **state)
     assert_true(osn_xd_log10(ms.T_ret) > 308);
     /* A return needs 60 departures without an arrival: each has probability e^-400. */
     assert_true(fabs(osn_xd_log10(ms.nu01) + 60 * 400 / log(10.0)) < 100);
+    /* Far past that, the embedded chain would take hours: refused with a reason, not run. */
+    m = two_loop(2000, 1000, 100, 500, 1000);
+    m.service.kind = OSN_LAW_DET;
+    assert_non_null(osn_solve_unsupported(&m, OSN_METHOD_GENERAL));
+    struct osn_measures none;
+    assert_int_equal(osn_solve(&m, OSN_METHOD_GENERAL, &none, NULL, NULL), OSN_ENOTSUP);
 }
 
 int main(void)

@@ -10,6 +10,23 @@
 
 #include "osn/err.h"
 
+#include <math.h>
+#include <stdio.h>
+
+/*
+ * Rough operation count of the embedded chain: every start state (about 2R) uniformises a path
+ * of at most min(M, R) states over M terms, M about the mean number of arrivals per service plus
+ * ten standard deviations. Past this budget (minutes of work) osn solve refuses and says why.
+ */
+#define EMBEDDED_BUDGET 4e9
+
+static double embedded_cost(const struct osn_model *m)
+{
+    double lam = fmax(osn_model_accept_rate(m, 0), osn_model_accept_rate(m, 1));
+    double x = lam / m->mu, M = x + 10 * sqrt(x) + 40;
+    return 2.0 * (double)m->R * M * fmin(M, (double)m->R);
+}
+
 const char *osn_solve_unsupported(const struct osn_model *m, enum osn_method method)
 {
     if (m->process == OSN_ARR_TRACE)
@@ -17,6 +34,10 @@ const char *osn_solve_unsupported(const struct osn_model *m, enum osn_method met
     if (m->process == OSN_ARR_MMPP && m->service.kind != OSN_LAW_EXP)
         return "MMPP input needs exponential service in osn solve (the embedded chain for "
                "general service takes Poisson input; use osn sim)";
+    if (m->service.kind != OSN_LAW_EXP && method != OSN_METHOD_CLOSED &&
+        embedded_cost(m) > EMBEDDED_BUDGET)
+        return "general service at this load and R is too costly for the embedded chain "
+               "(about R x (arrivals per service)^2 steps); lower R or the load, or use osn sim";
     if (method == OSN_METHOD_CLOSED &&
         !(m->kind == OSN_KIND_TWO_LOOP && m->flows == 1 && m->policy == OSN_POLICY_I &&
           m->process == OSN_ARR_POISSON && m->service.kind == OSN_LAW_EXP))
