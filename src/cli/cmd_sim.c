@@ -183,12 +183,16 @@ static int flag_long(const char *flag, const char *s, long lo, long hi, long *ou
     return 0;
 }
 
-/* Progress line on stderr: "osn sim: 42% 12.3 M events, 3.1 s". */
+/* Progress line on stderr: "osn sim:  42%  3.1 s elapsed, about 4.3 s left". */
 static void progress(double done, uint64_t events, double elapsed, void *arg)
 {
+    (void)events; /* counted per finished replication only: the fraction is finer */
     (void)arg;
-    fprintf(stderr, "\rosn sim: %3.0f%%  %.4g M events  %.1f s ", 100 * (done < 1 ? done : 1),
-            (double)events / 1e6, elapsed);
+    if (done > 1)
+        done = 1;
+    fprintf(stderr, "\rosn sim: %3.0f%%  %.1f s elapsed", 100 * done, elapsed);
+    if (done > 0.02)
+        fprintf(stderr, ", about %.0f s left ", elapsed * (1 - done) / done);
     fflush(stderr);
 }
 
