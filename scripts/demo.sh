@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A two-minute tour of `osn solve` (run by `make demo`).
+# A two-minute tour of OSN (run by `make demo`): exact analysis, simulation and the fluid model.
 #
 #   1. Solves a reference scenario (examples/two_loop_*.ini, or the same model given with --set
 #      flags when no example is there) and prints the readable table.
@@ -8,6 +8,10 @@
 #   3. Sweeps the offered load lambda from 0.3 to 3 on the two-loop model L=5, H=10, R=20, with
 #      the overload rate lambda' = lambda/2 and mu = 1, and prints T_ret, T_cyc and P2 per load
 #      (also kept as demo/sweep.csv).
+#   4. Simulates the reference scenario with osn sim and prints the exact and the simulated
+#      values side by side: the two ways OSN answers, checking each other.
+#   5. Runs the fluid model of a 60%-loaded server hit by a 2 s burst (osn fluid) and plots
+#      its queue into demo/fluid-burst.png when gnuplot is there.
 #
 # Usage: scripts/demo.sh [PATH/TO/osn]   (default build/osn)
 set -euo pipefail
@@ -113,3 +117,29 @@ times (mu = 1):
 The sweep is in demo/sweep.csv; the reference solve is in demo/solve.json, demo/solve.csv and
 demo/dist.csv.
 EOF
+
+echo
+echo "== 4. the same model simulated: osn sim ${scenario[*]} (10 replications of 2e4 s)"
+echo
+"$osn" solve "${scenario[@]}" --json demo/exact.json -q
+"$osn" sim "${scenario[@]}" --set sim.time=20000 --set sim.replications=10 --json demo/sim.json -q
+python3 - demo/exact.json demo/sim.json <<'PY'
+import json, sys
+ex, si = (json.load(open(f)) for f in sys.argv[1:3])
+print("  %-12s %14s %14s %12s  %s" % ("measure", "exact", "simulated", "+- (95%)", "inside?"))
+for k in ["P0", "P1", "P2", "N_mean", "T_ret", "T_ret_sd", "T_cyc", "theta"]:
+    e, s, h = float(ex[k]), float(si[k]), float(si[k + "_ci"])
+    print("  %-12s %14.6g %14.6g %12.2g  %s" % (k, e, s, h, "yes" if abs(e - s) <= h else "no"))
+PY
+echo
+echo "About one in twenty rows may say 'no' by chance: these are 95% intervals."
+
+echo
+echo "== 5. the fluid model: a 2 s burst tips a 60%-loaded server into lasting overload"
+echo
+plot=()
+command -v gnuplot >/dev/null 2>&1 && plot=(--plot demo/fluid-burst.png)
+"$osn" fluid examples/fluid-burst-2s.ini --csv demo/fluid-burst.csv "${plot[@]}"
+echo
+echo "The time series is in demo/fluid-burst.csv${plot:+, the plot in demo/fluid-burst.png}."
+echo "The same server recovers from a 0.5 s burst: osn fluid examples/fluid-burst.ini"
