@@ -10,7 +10,7 @@
  * mode is never visited) is "n/a" in the table, null in JSON and an empty CSV cell, as is
  * T_ret_sd when the method did not compute it.
  */
-#include "osn/io.h"
+#include "io_int.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -114,7 +114,7 @@ static const char *input_letters(const struct osn_model *m, char *buf, size_t si
 }
 
 /* "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I" */
-static void print_model_line(FILE *f, const struct osn_model *m)
+void osn__report_model_line(FILE *f, const struct osn_model *m)
 {
     char ibuf[32];
     const char *input = input_letters(m, ibuf, sizeof ibuf);
@@ -162,7 +162,7 @@ void osn_report_table(FILE *f, const struct osn_scenario *sc, const struct osn_m
 {
     char buf[64];
 
-    print_model_line(f, &sc->model);
+    osn__report_model_line(f, &sc->model);
     if (sc->ini.path[0])
         fprintf(f, "scenario: %s\n", sc->ini.path);
     if (ms->method == OSN_METHOD_CLOSED)
@@ -212,7 +212,7 @@ static json_t *xd_json(struct osn_xd x, const char *key, json_t *beyond)
 }
 
 /* The "scenario" object: the model as solved, where it came from and every key that was set. */
-static json_t *scenario_json(const struct osn_scenario *sc)
+json_t *osn__report_scenario_json(const struct osn_scenario *sc)
 {
     const struct osn_model *m = &sc->model;
     json_t *o = json_object();
@@ -314,7 +314,7 @@ static json_t *result_json(const struct osn_scenario *sc, const struct osn_measu
         err |= json_object_set_new(root, "T_ret_phase", tr);
     }
     err |= json_object_set_new(root, "beyond_double_range", beyond);
-    err |= json_object_set_new(root, "scenario", scenario_json(sc));
+    err |= json_object_set_new(root, "scenario", osn__report_scenario_json(sc));
     if (err) {
         json_decref(root);
         return NULL;

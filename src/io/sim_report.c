@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io_int.h"
 #include "osn/err.h"
 
 /* Measures not shown for this model: flow 2's loss with one flow. */
@@ -24,33 +25,13 @@ static bool shown(const struct osn_sim_scenario *s, enum osn_sim_measure i)
     return !(i == OSN_SIM_LOSS_FLOW2 && s->sc.model.flows != 2);
 }
 
-/* The first line of the solver's table ("two-loop M|M|1 <L,H>|<H,R>: ..."), into buf. */
-static void model_line(const struct osn_sim_scenario *s, char *buf, size_t size)
-{
-    struct osn_measures ms = {0};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-
-    buf[0] = '\0';
-    if (!f)
-        return;
-    osn_report_table(f, &s->sc, &ms);
-    if (fclose(f) == 0 && text) {
-        size_t n = strcspn(text, "\n");
-        snprintf(buf, size, "%.*s", (int)n, text);
-    }
-    free(text);
-}
-
 void osn_sim_report_table(FILE *f, const struct osn_sim_scenario *s,
                           const struct osn_sim_result *res)
 {
     const struct osn_sim_cfg *c = &s->cfg;
-    char line[512], val[64], hw[64];
+    char val[64], hw[64];
 
-    model_line(s, line, sizeof line);
-    fprintf(f, "%s\n", line);
+    osn__report_model_line(f, &s->sc.model);
     if (s->sc.ini.path[0])
         fprintf(f, "scenario: %s\n", s->sc.ini.path);
     fprintf(f,
@@ -85,27 +66,6 @@ void osn_sim_report_table(FILE *f, const struct osn_sim_scenario *s,
     }
 }
 
-/* The solver's "scenario" object for this scenario (new reference), or NULL. */
-static json_t *scenario_json(const struct osn_sim_scenario *s)
-{
-    struct osn_measures ms = {0};
-    char *text = NULL, err[128];
-    size_t len = 0;
-    json_t *doc = NULL, *o = NULL;
-    FILE *f = open_memstream(&text, &len);
-
-    if (!f)
-        return NULL;
-    int rc = osn_report_json_write(f, &s->sc, &ms, err, sizeof err);
-    if (fclose(f) == 0 && rc == 0 && text)
-        doc = json_loadb(text, len, 0, NULL);
-    free(text);
-    if (doc && (o = json_object_get(doc, "scenario")))
-        json_incref(o);
-    json_decref(doc);
-    return o;
-}
-
 static json_t *num_or_null(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();
@@ -114,7 +74,7 @@ static json_t *num_or_null(double x)
 int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
                               const struct osn_sim_result *res, char *err, size_t errsize)
 {
-    json_t *root = json_object(), *sc = scenario_json(s);
+    json_t *root = json_object(), *sc = osn__report_scenario_json(&s->sc);
     char key[80];
     int bad = !root || !sc, rc = 0;
 

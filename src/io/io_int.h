@@ -1,0 +1,19 @@
+/*
+ * io private interface: pieces of the result writers that the other writers of this module
+ * (the simulator's, the optimiser's) reuse, so that every command describes a model the same way.
+ */
+#ifndef OSN_IO_INT_H
+#define OSN_IO_INT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "osn/io.h"
+
+/* "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I\n" */
+void osn__report_model_line(FILE *f, const struct osn_model *m);
+
+/* The "scenario" JSON object: the model as solved, its source and every key set (new ref). */
+json_t *osn__report_scenario_json(const struct osn_scenario *sc);
+
+#endif
