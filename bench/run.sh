@@ -122,3 +122,7 @@ if [[ -x "$build/bench_sim" ]]; then
 else
     echo "run.sh: $build/bench_sim not found; skipped (ninja -C $build bench_sim)"
 fi
+
+# ---- SIP transaction layer: full INVITE client+server exchanges through the state machines ----
+echo
+if [[ -x "$build/bench_sip" ]]; then "$build/bench_sip"; else echo "run.sh: $build/bench_sip not found; skipped (ninja -C $build bench_sip)"; fi

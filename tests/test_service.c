@@ -86,12 +86,12 @@ static void test_exponential_is_ctmc(void **state)
             for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
                 struct osn_model m = base(kind, pol, loads[i][0], loads[i][1]);
                 struct osn_measures c = solve(&m), e;
-                assert_int_equal(osn__embedded_solve(&m, &e, NULL, NULL), 0);
+                assert_int_equal(osn__embedded_solve(&m, &e, NULL, NULL, NULL), 0);
                 assert_same(&c, &e, 1e-9);
                 /* Two flows as well. */
                 m.flows = 2, m.rate1 = loads[i][1], m.rate2 = loads[i][0] - loads[i][1];
                 c = solve(&m);
-                assert_int_equal(osn__embedded_solve(&m, &e, NULL, NULL), 0);
+                assert_int_equal(osn__embedded_solve(&m, &e, NULL, NULL, NULL), 0);
                 assert_same(&c, &e, 1e-9);
                 assert_close(c.loss_flow2, e.loss_flow2, 1e-9, "loss of flow 2");
                 /* Erlang-1 and a one-branch hyperexponential are exponential too. */
@@ -288,6 +288,31 @@ static void test_extreme_load(void **state)
     assert_int_equal(osn_solve(&m, OSN_METHOD_GENERAL, &none, NULL, NULL), OSN_ENOTSUP);
 }
 
+/* A cache shared by a scan gives exactly the uncached results, also across a change of law. */
+static void test_cache_changes_nothing(void **state)
+{
+    (void)state;
+    struct osn_solve_cache *cache;
+    assert_int_equal(osn_solve_cache_new(&cache), 0);
+    const enum osn_law_kind laws[] = {OSN_LAW_DET, OSN_LAW_ERLANG, OSN_LAW_DET};
+    for (size_t l = 0; l < sizeof laws / sizeof laws[0]; l++)
+        for (int pol = OSN_POLICY_I; pol <= OSN_POLICY_II; pol++)
+            for (long H = 1; H < 12; H++)
+                for (long L = 0; L < H; L++) {
+                    struct osn_model m = two_loop(1.3, 0.7, L, H, 12);
+                    m.policy = pol;
+                    m.service.kind = laws[l];
+                    m.service.k = 3;
+                    struct osn_measures a, b;
+                    assert_int_equal(osn_solve(&m, OSN_METHOD_GENERAL, &a, NULL, NULL), 0);
+                    assert_int_equal(
+                            osn_solve_cached(&m, OSN_METHOD_GENERAL, &b, NULL, NULL, cache), 0);
+                    assert_same(&a, &b, 0);
+                }
+    cache = osn_solve_cache_free(cache);
+    assert_null(cache);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +321,7 @@ int main(void)
             cmocka_unit_test(test_empirical),
             cmocka_unit_test(test_against_simulation),
             cmocka_unit_test(test_extreme_load),
+            cmocka_unit_test(test_cache_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

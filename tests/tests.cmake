@@ -22,6 +22,8 @@ target_link_libraries(test_des PRIVATE osn_des)
 osn_unit_test(test_sim)
 target_link_libraries(test_sim PRIVATE osn_sim)
 osn_unit_test(test_optimize)
+osn_unit_test(test_sip)
+target_link_libraries(test_sip PRIVATE osn_sip)
 
 add_test(NAME cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli PROPERTIES TIMEOUT 300)

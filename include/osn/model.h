@@ -168,6 +168,20 @@ int osn_solve(const struct osn_model *m, enum osn_method method, struct osn_meas
  */
 const char *osn_solve_unsupported(const struct osn_model *m, enum osn_method method);
 
+/*
+ * Work kept between solves of models that differ only in their thresholds (an optimiser's
+ * scan): the end-of-service distributions of the embedded chain for general service, which
+ * depend only on the arrival rates along a service's path. Not thread-safe; one per thread.
+ */
+struct osn_solve_cache;
+
+int osn_solve_cache_new(struct osn_solve_cache **cp);
+struct osn_solve_cache *osn_solve_cache_free(struct osn_solve_cache *c);
+
+/* osn_solve() with a cache (may be NULL). The results are the same with or without it. */
+int osn_solve_cached(const struct osn_model *m, enum osn_method method, struct osn_measures *out,
+                     osn_dist_fn dist, void *arg, struct osn_solve_cache *cache);
+
 /* "general" / "closed" / "auto". */
 const char *osn_method_name(enum osn_method method);
 

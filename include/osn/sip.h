@@ -77,11 +77,11 @@ struct osn_sip_msg {
     uint32_t cseq;       /* CSeq number */
     int32_t retry_after; /* Retry-After in seconds (RFC 3261 20.33), -1 when absent */
     uint64_t call_id;
-    uint64_t branch;  /* top Via branch ("z9hG4bK" + this number) */
-    uint64_t sent_by; /* top Via sent-by (host:port) as a number */
+    uint64_t branch;           /* top Via branch ("z9hG4bK" + this number) */
+    uint64_t sent_by;          /* top Via sent-by (host:port) as a number */
     uint64_t from_tag, to_tag; /* 0: no tag */
-    uint64_t user;             /* free for the caller; copied into the messages made from this one */
-    struct osn_sip_oc oc;      /* top Via overload-control parameters */
+    uint64_t user;        /* free for the caller; copied into the messages made from this one */
+    struct osn_sip_oc oc; /* top Via overload-control parameters */
 };
 
 /* ---- configuration ---- */
@@ -95,7 +95,7 @@ struct osn_sip_cfg {
     /* Retransmissions a client transaction sends at most before it times out at the next
      * Timer A/E firing; -1: no limit (RFC: until Timer B/F). SIPp: 5 (INVITE), 9 (others). */
     int invite_max_retrans, non_invite_max_retrans;
-    bool rfc6026;         /* Accepted states with Timers L, M (true); false: 2xx terminates */
+    bool rfc6026;            /* Accepted states with Timers L, M (true); false: 2xx terminates */
     bool timer_b_proceeding; /* keep Timer B after a 1xx (libre does; RFC 3261 17.1.1.2 does not) */
     /* Whether the TU should honour Retry-After in a 503. The layer never acts on it: it only
      * reports out->retry_after. true by default, false in SIPp mode. */
@@ -114,18 +114,18 @@ void osn_sip_cfg_sipp(struct osn_sip_cfg *cfg);
 
 enum osn_sip_timer_id {
     OSN_SIP_TIMER_NONE = 0,
-    OSN_SIP_TIMER_A, /* INVITE request retransmit, slot 0 */
-    OSN_SIP_TIMER_B, /* INVITE client timeout */
-    OSN_SIP_TIMER_D, /* INVITE client Completed */
-    OSN_SIP_TIMER_E, /* non-INVITE request retransmit, slot 0 */
-    OSN_SIP_TIMER_F, /* non-INVITE client timeout */
-    OSN_SIP_TIMER_G, /* INVITE final response retransmit, slot 0 */
-    OSN_SIP_TIMER_H, /* INVITE server wait for ACK */
-    OSN_SIP_TIMER_I, /* INVITE server Confirmed */
-    OSN_SIP_TIMER_J, /* non-INVITE server Completed */
-    OSN_SIP_TIMER_K, /* non-INVITE client Completed */
-    OSN_SIP_TIMER_L, /* INVITE server Accepted (RFC 6026) */
-    OSN_SIP_TIMER_M, /* INVITE client Accepted (RFC 6026) */
+    OSN_SIP_TIMER_A,      /* INVITE request retransmit, slot 0 */
+    OSN_SIP_TIMER_B,      /* INVITE client timeout */
+    OSN_SIP_TIMER_D,      /* INVITE client Completed */
+    OSN_SIP_TIMER_E,      /* non-INVITE request retransmit, slot 0 */
+    OSN_SIP_TIMER_F,      /* non-INVITE client timeout */
+    OSN_SIP_TIMER_G,      /* INVITE final response retransmit, slot 0 */
+    OSN_SIP_TIMER_H,      /* INVITE server wait for ACK */
+    OSN_SIP_TIMER_I,      /* INVITE server Confirmed */
+    OSN_SIP_TIMER_J,      /* non-INVITE server Completed */
+    OSN_SIP_TIMER_K,      /* non-INVITE client Completed */
+    OSN_SIP_TIMER_L,      /* INVITE server Accepted (RFC 6026) */
+    OSN_SIP_TIMER_M,      /* INVITE client Accepted (RFC 6026) */
     OSN_SIP_TIMER_TRYING, /* INVITE server: send 100 Trying (17.2.1), slot 0 */
     OSN_SIP_NTIMERS
 };
@@ -141,12 +141,12 @@ static inline int osn_sip_timer_slot(int id)
 
 enum osn_sip_tu_event {
     OSN_SIP_TU_NONE = 0,
-    OSN_SIP_TU_REQUEST,  /* server: a new request for the TU (out->msg) */
-    OSN_SIP_TU_RESPONSE, /* client: a response for the TU (out->msg, out->retry_after) */
-    OSN_SIP_TU_ACK,      /* INVITE server, Accepted: an ACK for the TU (RFC 6026 7.1) */
-    OSN_SIP_TU_TIMEOUT,  /* B, F, H, or SIPp retransmissions exhausted: act as on 408 */
+    OSN_SIP_TU_REQUEST,         /* server: a new request for the TU (out->msg) */
+    OSN_SIP_TU_RESPONSE,        /* client: a response for the TU (out->msg, out->retry_after) */
+    OSN_SIP_TU_ACK,             /* INVITE server, Accepted: an ACK for the TU (RFC 6026 7.1) */
+    OSN_SIP_TU_TIMEOUT,         /* B, F, H, or SIPp retransmissions exhausted: act as on 408 */
     OSN_SIP_TU_TRANSPORT_ERROR, /* act as on 503 (RFC 3261 8.1.3.1) */
-    OSN_SIP_TU_STRAY, /* osn_sip_layer_recv: no transaction matched (out->msg) */
+    OSN_SIP_TU_STRAY,           /* osn_sip_layer_recv: no transaction matched (out->msg) */
 };
 
 struct osn_sip_send {
@@ -199,10 +199,10 @@ struct osn_sip_txn {
     uint32_t nretrans;       /* retransmissions this transaction sent (requests or responses) */
     uint32_t absorbed;       /* retransmitted requests (server) / responses (client) absorbed */
     uint32_t hash;
-    uint8_t role;   /* enum osn_sip_role */
-    uint8_t state;  /* enum osn_sip_state */
-    uint8_t tid[2]; /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
-    bool has_resp;  /* resp is valid */
+    uint8_t role;                       /* enum osn_sip_role */
+    uint8_t state;                      /* enum osn_sip_state */
+    uint8_t tid[2];                     /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
+    bool has_resp;                      /* resp is valid */
     struct osn_sip_txn *hnext, **hprev; /* table chain; hprev NULL when not in a table */
 };
 
@@ -240,16 +240,16 @@ struct osn_sip_txn *osn_sip_table_find(const struct osn_sip_table *tb, int role,
 
 struct osn_sip_stats {
     uint64_t client_started, server_started, terminated;
-    uint64_t timeouts;         /* TU_TIMEOUT notifications */
-    uint64_t req_sent;         /* original requests sent (client; ACKs included) */
-    uint64_t req_retrans;      /* request retransmissions sent (A, E, re-sent ACKs) */
-    uint64_t resp_sent;        /* original responses sent (server; automatic 100s included) */
-    uint64_t resp_retrans;     /* response retransmissions sent (G, answers to absorbed requests) */
-    uint64_t req_absorbed;     /* retransmitted requests (ACKs included) absorbed by servers */
-    uint64_t resp_absorbed;    /* retransmitted responses absorbed by clients */
-    uint64_t trying_auto;      /* 100 Trying sent by the layer (17.2.1) */
-    uint64_t stale_timers;     /* firings of timers no longer armed, ignored */
-    uint64_t stray;            /* messages osn_sip_layer_recv matched to no transaction */
+    uint64_t timeouts;      /* TU_TIMEOUT notifications */
+    uint64_t req_sent;      /* original requests sent (client; ACKs included) */
+    uint64_t req_retrans;   /* request retransmissions sent (A, E, re-sent ACKs) */
+    uint64_t resp_sent;     /* original responses sent (server; automatic 100s included) */
+    uint64_t resp_retrans;  /* response retransmissions sent (G, answers to absorbed requests) */
+    uint64_t req_absorbed;  /* retransmitted requests (ACKs included) absorbed by servers */
+    uint64_t resp_absorbed; /* retransmitted responses absorbed by clients */
+    uint64_t trying_auto;   /* 100 Trying sent by the layer (17.2.1) */
+    uint64_t stale_timers;  /* firings of timers no longer armed, ignored */
+    uint64_t stray;         /* messages osn_sip_layer_recv matched to no transaction */
 };
 
 struct osn_sip_layer {
@@ -273,15 +273,16 @@ struct osn_sip_txn *osn_sip_layer_match(const struct osn_sip_layer *l, const str
 struct osn_sip_txn *osn_sip_layer_match_cancelled(const struct osn_sip_layer *l,
                                                   const struct osn_sip_msg *cancel);
 
-/* Starts a client transaction on `t` (borrowed) for request `req` (copied; not an ACK): sends
+/* Starts a client transaction on `t` (borrowed; zeroed memory or a transaction that has
+ * terminated or been aborted) for request `req` (copied; not an ACK): sends
  * it, arms A/E and B/F (RFC 3261 17.1.1.2, 17.1.2.2) and adds it to the table. Returns 0,
  * OSN_EINVAL (bad arguments, branch already in use) or OSN_ENOMEM. */
 int osn_sip_ctxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
                        const struct osn_sip_msg *req, double now, struct osn_sip_out *out);
 
-/* Starts a server transaction on `t` (borrowed) for a request from the transport `req`
- * (copied; not an ACK) that matched none: passes it to the TU (TU_REQUEST) and, for an INVITE,
- * sends or schedules 100 Trying. Returns 0, OSN_EINVAL or OSN_ENOMEM. */
+/* Starts a server transaction on `t` (borrowed, as for osn_sip_ctxn_start) for a request from the
+ * transport `req` (copied; not an ACK) that matched none: passes it to the TU (TU_REQUEST) and, for
+ * an INVITE, sends or schedules 100 Trying. Returns 0, OSN_EINVAL or OSN_ENOMEM. */
 int osn_sip_stxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
                        const struct osn_sip_msg *req, double now, struct osn_sip_out *out);
 
@@ -321,8 +322,8 @@ int osn_sip_layer_recv(struct osn_sip_layer *l, const struct osn_sip_msg *m,
 
 /* ---- names for traces ---- */
 
-const char *osn_sip_statename(int state);   /* "Calling", ..., "?" */
-const char *osn_sip_timer_name(int id);     /* "A", ..., "100" */
+const char *osn_sip_statename(int state); /* "Calling", ..., "?" */
+const char *osn_sip_timer_name(int id);   /* "A", ..., "100" */
 const char *osn_sip_method_name(int method);
 const char *osn_sip_tu_name(int tu_event);
 

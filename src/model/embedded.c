@@ -90,6 +90,28 @@ static void service_end(const struct emb *e, long len, const double *pr, xd *p, 
     }
 }
 
+static void start_of(const struct emb *e, long x, int *s, long *n);
+
+/*
+ * The end-of-service distribution of the service started by embedded state x: from the cache,
+ * or computed (into the scratch arrays) and stored there. *p and *occ stay valid until the next
+ * call.
+ */
+static int path_of(const struct emb *e, struct osn_solve_cache *cache, long x, int *ps, long *pn,
+                   double *pr, xd *p, xd *occ, xd *u, long *len, const xd **pp, const xd **po)
+{
+    int s;
+    long n;
+    start_of(e, x, &s, &n);
+    *len = build_path(e, s, n, ps, pn, pr);
+    if (osn__cache_get(cache, e->lam, &e->m->service, *len, pr, pp, po))
+        return 0;
+    service_end(e, *len, pr, p, occ, u);
+    *pp = p;
+    *po = occ;
+    return osn__cache_put(cache, *len, pr, p, occ);
+}
+
 static void emb_free(struct emb *e)
 {
     free(e->index);
@@ -220,15 +242,20 @@ static void count_switch(struct counts *c, int from, int to, xd w)
 }
 
 int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
-                        void *arg)
+                        void *arg, struct osn_solve_cache *cache)
 {
     struct emb e;
+    struct osn_solve_cache *own = NULL; /* a cache for this solve: pass 2 reuses pass 1 */
+    const xd *pp, *po;
+    long len;
     const long R = m->R;
     xd *a = NULL, *pi = NULL, *p = NULL, *occ = NULL, *u = NULL, *time = NULL;
     int *ps = NULL;
     long *pn = NULL;
     double *pr = NULL;
     int err = emb_init(&e, m);
+    if (!err && !cache && !(err = osn_solve_cache_new(&own)))
+        cache = own;
     if (err)
         goto out;
     const long N = e.N;
@@ -247,11 +274,8 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
 
     /* Pass 1: the embedded transition matrix. */
     for (long x = 0; x < N; x++) {
-        int s;
-        long n;
-        start_of(&e, x, &s, &n);
-        long len = build_path(&e, s, n, ps, pn, pr);
-        service_end(&e, len, pr, p, occ, u);
+        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
+            goto out;
         for (long j = 0; j < len; j++) {
             int t = osn__mode_after_departure(m, ps[j], pn[j] - 1);
             long y = e.index[3 * (pn[j] - 1) + t];
@@ -259,7 +283,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
                 err = OSN_ENUMERIC; /* a departure into a state the model lacks: a bug */
                 goto out;
             }
-            a[x * N + y] = osn_xd_add(a[x * N + y], p[j]);
+            a[x * N + y] = osn_xd_add(a[x * N + y], pp[j]);
         }
     }
     err = gth_dense(N, a, e.level, pi);
@@ -278,15 +302,15 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
             time[0] = osn_xd_add(time[0], idle);
             count_switch(&cnt, e.mode[x], s, pi[x]);
         }
-        long len = build_path(&e, s, n, ps, pn, pr);
-        service_end(&e, len, pr, p, occ, u);
+        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
+            goto out;
         for (long j = 0; j < len; j++) {
-            xd w = osn_xd_mul(pi[x], occ[j]);
+            xd w = osn_xd_mul(pi[x], po[j]);
             time[3 * pn[j] + ps[j]] = osn_xd_add(time[3 * pn[j] + ps[j]], w);
             if (j + 1 < len) /* arrivals from path state j: rate x time */
                 count_switch(&cnt, ps[j], ps[j + 1], osn_xd_muld(w, pr[j]));
             count_switch(&cnt, ps[j], osn__mode_after_departure(m, ps[j], pn[j] - 1),
-                         osn_xd_mul(pi[x], p[j]));
+                         osn_xd_mul(pi[x], pp[j]));
         }
     }
     for (long k = 0; k < 3 * (R + 1); k++)
@@ -345,6 +369,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     out->method = OSN_METHOD_GENERAL;
     err = 0;
 out:
+    osn_solve_cache_free(own);
     emb_free(&e);
     free(a);
     free(pi);

@@ -123,8 +123,18 @@ double osn__closed_T_ret_formula(const struct osn_model *m);
  */
 struct osn_xd *osn__mixpois(const struct osn_law *law, double lam, long *M, int *err);
 
+/*
+ * The end-of-service distribution of a path with arrival rates pr[0..len-1] under (lam, law):
+ * osn__cache_get() returns 1 with p and occ (owned by the cache, valid until the next put) or 0;
+ * osn__cache_put() stores a copy. A change of lam or law empties the cache first.
+ */
+int osn__cache_get(struct osn_solve_cache *c, double lam, const struct osn_law *law, long len,
+                   const double *pr, const struct osn_xd **p, const struct osn_xd **occ);
+int osn__cache_put(struct osn_solve_cache *c, long len, const double *pr, const struct osn_xd *p,
+                   const struct osn_xd *occ);
+
 int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
-                        void *arg);
+                        void *arg, struct osn_solve_cache *cache);
 
 /* ---- Measures from the level chain (measures.c) ---- */
 

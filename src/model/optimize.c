@@ -181,6 +181,7 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
     struct osn_model pm;
     struct osn_measures ms;
     struct rec *recs = NULL;
+    struct osn_solve_cache *cache = NULL; /* service paths shared by pairs with the same H */
     double viol[OSN_OPT_NCON], total;
     long total_pairs, done = 0, top;
     int rc = 0;
@@ -199,8 +200,10 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
     if ((size_t)total_pairs > SIZE_MAX / sizeof *recs || h_limit(m) > INT32_MAX)
         return OSN_ETOOBIG;
     recs = malloc((size_t)total_pairs * sizeof *recs);
-    if (!recs)
+    if (!recs || osn_solve_cache_new(&cache)) {
+        free(recs);
         return OSN_ENOMEM;
+    }
 
     pm = *m;
     top = h_limit(m);
@@ -209,7 +212,8 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
             osn_optimize_set_pair(&pm, L, H);
             if (osn_model_check(&pm, NULL, NULL, 0) != 0) {
                 res->skipped++;
-            } else if ((rc = osn_solve(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL)) == 0) {
+            } else if ((rc = osn_solve_cached(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL, cache)) ==
+                       0) {
                 bool ok = assess(cfg, &ms, viol, &total);
                 struct rec *r = &recs[res->evaluated++];
                 r->T_ret = ms.T_ret;
@@ -257,7 +261,7 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         if (k >= 0) {
             /* One more solve, so that the next-better pair is reported with all its measures. */
             osn_optimize_set_pair(&pm, recs[k].L, recs[k].H);
-            if ((rc = osn_solve(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL)))
+            if ((rc = osn_solve_cached(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL, cache)))
                 goto out;
             assess(cfg, &ms, viol, &total);
             keep(&res->next, recs[k].L, recs[k].H, total, viol, &ms);
@@ -268,6 +272,7 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         }
     }
 out:
+    osn_solve_cache_free(cache);
     free(recs);
     return rc;
 }

@@ -49,6 +49,12 @@ const char *osn_solve_unsupported(const struct osn_model *m, enum osn_method met
 int osn_solve(const struct osn_model *m, enum osn_method method, struct osn_measures *out,
               osn_dist_fn dist, void *arg)
 {
+    return osn_solve_cached(m, method, out, dist, arg, NULL);
+}
+
+int osn_solve_cached(const struct osn_model *m, enum osn_method method, struct osn_measures *out,
+                     osn_dist_fn dist, void *arg, struct osn_solve_cache *cache)
+{
     if (!m || !out)
         return OSN_EINVAL;
     *out = (struct osn_measures){0};
@@ -57,6 +63,6 @@ int osn_solve(const struct osn_model *m, enum osn_method method, struct osn_meas
     if (method == OSN_METHOD_CLOSED)
         return osn__closed_solve(m, out, dist, arg);
     if (m->service.kind != OSN_LAW_EXP)
-        return osn__embedded_solve(m, out, dist, arg);
+        return osn__embedded_solve(m, out, dist, arg, cache);
     return osn__general_solve(m, out, dist, arg);
 }
