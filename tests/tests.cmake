@@ -22,6 +22,8 @@ target_link_libraries(test_des PRIVATE osn_des)
 osn_unit_test(test_sim)
 target_link_libraries(test_sim PRIVATE osn_sim)
 osn_unit_test(test_optimize)
+osn_unit_test(test_ctl)
+target_link_libraries(test_ctl PRIVATE osn_ctl)
 osn_unit_test(test_sip)
 target_link_libraries(test_sip PRIVATE osn_sip)
 
