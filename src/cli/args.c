@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int osn_cli_die(const char *cmd, const char *fmt, ...)
@@ -38,4 +39,86 @@ int osn_cli_opt_value(int argc, char **argv, int *i, const char *name, const cha
         return -1;
     *value = argv[++*i];
     return 1;
+}
+
+/* Rejects two output options that name the same file (the second rename would win silently). */
+static int check_outputs(const char *cmd, const struct osn_cli_opt *opts)
+{
+    for (const struct osn_cli_opt *x = opts; x->name; x++) {
+        const char *px = x->kind >= OSN_CLI_OUTPUT ? *(const char **)x->dest : NULL;
+        if (!px || strcmp(px, "-") == 0)
+            continue;
+        for (const struct osn_cli_opt *y = x + 1; y->name; y++) {
+            const char *py = y->kind >= OSN_CLI_OUTPUT ? *(const char **)y->dest : NULL;
+            if (py && strcmp(px, py) == 0)
+                return osn_cli_die(cmd, "'%s' is given for two outputs", px);
+        }
+    }
+    return 0;
+}
+
+int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
+                  int extra_sets, struct osn_cli_args *a)
+{
+    bool only_args = false;
+
+    a->sets = malloc(sizeof *a->sets * (size_t)(argc + extra_sets + 1));
+    if (!a->sets)
+        return osn_cli_die(cmd, "out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v = NULL;
+        int r = 0;
+
+        if (only_args || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (a->scenario)
+                return osn_cli_die(cmd, "more than one scenario file ('%s' and '%s')", a->scenario,
+                                   arg);
+            a->scenario = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_args = true;
+            continue;
+        }
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            a->help = true;
+            continue;
+        }
+        if ((r = osn_cli_opt_value(argc, argv, &i, "--set", &v)) != 0) {
+            if (r < 0)
+                return osn_cli_die(cmd, "option '--set' needs a value (see 'osn %s --help')", cmd);
+            a->sets[a->nsets++] = v;
+            continue;
+        }
+        const struct osn_cli_opt *o;
+        for (o = opts; o->name; o++) {
+            if (o->kind == OSN_CLI_FLAG) {
+                if (strcmp(arg, o->name) == 0 || (o->alias && strcmp(arg, o->alias) == 0)) {
+                    *(bool *)o->dest = true;
+                    break;
+                }
+                continue;
+            }
+            r = osn_cli_opt_value(argc, argv, &i, o->name, &v);
+            if (r == 0)
+                continue;
+            if (r < 0)
+                return osn_cli_die(cmd, "option '%s' needs a value (see 'osn %s --help')", o->name,
+                                   cmd);
+            if (!v[0])
+                return osn_cli_die(cmd, "option '%s' needs %s", o->name,
+                                   o->kind == OSN_CLI_VALUE    ? "a value"
+                                   : o->kind == OSN_CLI_OUTPUT ? "a file name (or - for stdout)"
+                                                               : "a file name");
+            if (o->kind == OSN_CLI_FILE && strcmp(v, "-") == 0)
+                return osn_cli_die(cmd, "option '%s' needs a file name, not -", o->name);
+            *(const char **)o->dest = v;
+            break;
+        }
+        if (!o->name)
+            return osn_cli_die(cmd, "unknown option '%s' (see 'osn %s --help')", arg, cmd);
+    }
+    if (a->scenario && strcmp(a->scenario, "-") == 0)
+        return osn_cli_die(cmd, "reading the scenario from stdin is not supported; give a file");
+    return check_outputs(cmd, opts);
 }

@@ -15,6 +15,8 @@
 /* Exit status of every failed command: bad scenario, bad option, I/O or solver failure. */
 #define OSN_EXIT_ERROR 2
 
+#include <stdbool.h>
+
 /* Prints "osn CMD: <message>" on stderr and returns OSN_EXIT_ERROR. */
 int osn_cli_die(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -24,6 +26,37 @@ int osn_cli_die(const char *cmd, const char *fmt, ...) __attribute__((format(pri
  * value is missing.
  */
 int osn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+
+/* One option of a subcommand, for osn_cli_parse(). */
+struct osn_cli_opt {
+    const char *name;  /* "--json" */
+    const char *alias; /* "-q", or NULL */
+    enum {
+        OSN_CLI_FLAG,   /* dest is a bool *, set to true */
+        OSN_CLI_VALUE,  /* dest is a const char **: any non-empty value */
+        OSN_CLI_OUTPUT, /* dest is a const char **: a file name, or - for stdout */
+        OSN_CLI_FILE,   /* dest is a const char **: a file name, not - */
+    } kind;
+    void *dest;
+};
+
+/* What every subcommand takes besides its options. */
+struct osn_cli_args {
+    const char *scenario; /* the one positional argument, or NULL */
+    const char **sets;    /* the --set values, in order (owned: free()) */
+    int nsets;
+    bool help; /* -h or --help */
+};
+
+/*
+ * Parses argv (argv[0] is the subcommand `cmd`): the scenario, --set (room is left for
+ * `extra_sets` more entries in a->sets), -h/--help, "--" and the options of `opts` (ended by an
+ * entry with name NULL). Rejects an unknown option, a missing or empty value, a second scenario,
+ * "-" as the scenario, "-" for a FILE option, and one file named by two output options. Returns
+ * 0, or OSN_EXIT_ERROR after printing why.
+ */
+int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
+                  int extra_sets, struct osn_cli_args *a);
 
 /* `osn solve`: argv[0] is "solve". Returns the exit status. */
 int osn_cmd_solve(int argc, char **argv);

@@ -109,61 +109,24 @@ void osn_cmd_fluid_usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct fluid_opts *o)
 {
-    static const char *const valued[] = {"--set", "--csv", "--json", "--plot"};
-    bool only_args = false;
+    const struct osn_cli_opt opts[] = {
+            {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet},
+            {"--csv", NULL, OSN_CLI_OUTPUT, &o->csv},
+            {"--json", NULL, OSN_CLI_OUTPUT, &o->json},
+            {"--plot", NULL, OSN_CLI_FILE, &o->plot},
+            {NULL, NULL, 0, NULL},
+    };
+    struct osn_cli_args a = {0};
+    int rc = osn_cli_parse("fluid", argc, argv, opts, 0, &a);
 
-    o->sets = malloc(sizeof *o->sets * (size_t)(argc > 0 ? argc : 1));
-    if (!o->sets)
-        return die("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int r = 0;
-
-        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (o->scenario)
-                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
-            o->scenario = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_args = true;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = true;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-        } else {
-            for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
-                r = osn_cli_opt_value(argc, argv, &i, valued[k], &v);
-                if (r < 0)
-                    return die("option '%s' needs a value (see 'osn fluid --help')", valued[k]);
-                if (r == 0)
-                    continue;
-                if (k == 0)
-                    o->sets[o->nsets++] = v;
-                else if (!v[0])
-                    return die("option '%s' needs a file name", valued[k]);
-                else if (k == 1)
-                    o->csv = v;
-                else if (k == 2)
-                    o->json = v;
-                else if (strcmp(v, "-") == 0)
-                    return die("--plot needs a file name; a PNG does not go to stdout");
-                else
-                    o->plot = v;
-            }
-            if (r == 0)
-                return die("unknown option '%s' (see 'osn fluid --help')", a);
-        }
-    }
-    if (o->scenario && strcmp(o->scenario, "-") == 0)
-        return die("reading the scenario from stdin is not supported; give a file");
+    o->scenario = a.scenario;
+    o->sets = a.sets;
+    o->nsets = a.nsets;
+    o->help = a.help;
+    if (rc)
+        return rc;
     if (o->csv && o->json && strcmp(o->csv, "-") == 0 && strcmp(o->json, "-") == 0)
         return die("--csv - and --json - cannot both write to stdout");
-    const char *outs[3] = {o->csv, o->json, o->plot};
-    for (int a = 0; a < 3; a++)
-        for (int b = a + 1; b < 3; b++)
-            if (outs[a] && outs[b] && strcmp(outs[a], "-") != 0 && strcmp(outs[a], outs[b]) == 0)
-                return die("'%s' is given for two outputs", outs[a]);
     return 0;
 }
 

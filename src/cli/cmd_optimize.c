@@ -108,59 +108,23 @@ void osn_cmd_optimize_usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opt_opts *o)
 {
-    static const char *const valued[] = {"--set", "--grid", "--json", "--plot"};
-    const char **outs[] = {NULL, &o->grid, &o->json, &o->plot};
-    bool only_args = false;
+    const struct osn_cli_opt opts[] = {
+            {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet},
+            {"--grid", NULL, OSN_CLI_OUTPUT, &o->grid},
+            {"--json", NULL, OSN_CLI_OUTPUT, &o->json},
+            {"--plot", NULL, OSN_CLI_FILE, &o->plot},
+            {NULL, NULL, 0, NULL},
+    };
+    struct osn_cli_args a = {0};
+    /* Room for the two placeholders of add_placeholders(). */
+    int rc = osn_cli_parse("optimize", argc, argv, opts, 2, &a);
 
-    o->sets = malloc(sizeof *o->sets * (size_t)(argc + 2));
-    if (!o->sets)
-        return die("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int r = 0;
-
-        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (o->scenario)
-                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
-            o->scenario = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_args = true;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = true;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-        } else {
-            for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
-                r = osn_cli_opt_value(argc, argv, &i, valued[k], &v);
-                if (r < 0)
-                    return die("option '%s' needs a value (see 'osn optimize --help')", valued[k]);
-                if (r == 0)
-                    continue;
-                if (k == 0)
-                    o->sets[o->nsets++] = v;
-                else if (!v[0])
-                    return die("option '%s' needs a file name", valued[k]);
-                else
-                    *outs[k] = v;
-            }
-            if (r == 0)
-                return die("unknown option '%s' (see 'osn optimize --help')", a);
-        }
-    }
-    if (o->help)
-        return 0;
-    if (o->scenario && strcmp(o->scenario, "-") == 0)
-        return die("reading the scenario from stdin is not supported; give a file");
-    if (o->plot && strcmp(o->plot, "-") == 0)
-        return die("--plot needs a file name, not -");
-    const char *paths[3] = {o->grid, o->json, o->plot};
-    for (int a = 0; a < 3; a++)
-        for (int b = a + 1; b < 3; b++)
-            if (paths[a] && paths[b] && strcmp(paths[a], "-") != 0 &&
-                strcmp(paths[a], paths[b]) == 0)
-                return die("'%s' is given for two outputs", paths[a]);
+    o->scenario = a.scenario;
+    o->sets = a.sets;
+    o->nsets = a.nsets;
+    o->help = a.help;
+    if (rc || o->help)
+        return rc;
     if (o->grid && o->json && strcmp(o->grid, "-") == 0 && strcmp(o->json, "-") == 0)
         return die("--grid - and --json - cannot both write to standard output");
     return 0;

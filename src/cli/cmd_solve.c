@@ -118,72 +118,29 @@ void osn_cmd_solve_usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct solve_opts *o)
 {
-    static const char *const valued[] = {"--set", "--method", "--json", "--csv", "--dist"};
-    bool only_args = false;
+    const char *method = NULL;
+    const struct osn_cli_opt opts[] = {
+            {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet}, {"--method", NULL, OSN_CLI_VALUE, &method},
+            {"--json", NULL, OSN_CLI_OUTPUT, &o->json}, {"--csv", NULL, OSN_CLI_OUTPUT, &o->csv},
+            {"--dist", NULL, OSN_CLI_OUTPUT, &o->dist}, {NULL, NULL, 0, NULL},
+    };
+    struct osn_cli_args a = {0};
+    int rc = osn_cli_parse("solve", argc, argv, opts, 0, &a);
 
-    o->sets = malloc(sizeof *o->sets * (size_t)(argc > 0 ? argc : 1));
-    if (!o->sets)
-        return die("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int r = 0;
-
-        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (o->scenario)
-                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
-            o->scenario = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_args = true;
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = true;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-            continue;
-        }
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
-            r = osn_cli_opt_value(argc, argv, &i, valued[k], &v);
-            if (r < 0)
-                return die("option '%s' needs a value (see 'osn solve --help')", valued[k]);
-            if (r == 0)
-                continue;
-            if (k == 0) {
-                o->sets[o->nsets++] = v;
-            } else if (k == 1) {
-                if (strcmp(v, "auto") == 0)
-                    o->method = OSN_METHOD_AUTO;
-                else if (strcmp(v, "general") == 0)
-                    o->method = OSN_METHOD_GENERAL;
-                else if (strcmp(v, "closed") == 0)
-                    o->method = OSN_METHOD_CLOSED;
-                else
-                    return die("--method '%s': expected auto, general or closed", v);
-            } else if (!v[0]) {
-                return die("option '%s' needs a file name (or - for stdout)", valued[k]);
-            } else if (k == 2) {
-                o->json = v;
-            } else if (k == 3) {
-                o->csv = v;
-            } else {
-                o->dist = v;
-            }
-        }
-        if (r == 0)
-            return die("unknown option '%s' (see 'osn solve --help')", a);
-    }
-    if (o->scenario && strcmp(o->scenario, "-") == 0)
-        return die("reading the scenario from stdin is not supported; give a file");
-    /* Two outputs renamed onto one path would silently keep only the last. */
-    const char *outs[3] = {o->json, o->csv, o->dist};
-    for (int a = 0; a < 3; a++)
-        for (int b = a + 1; b < 3; b++)
-            if (outs[a] && outs[b] && strcmp(outs[a], "-") != 0 && strcmp(outs[a], outs[b]) == 0)
-                return die("'%s' is given for two outputs", outs[a]);
+    o->scenario = a.scenario;
+    o->sets = a.sets;
+    o->nsets = a.nsets;
+    o->help = a.help;
+    if (rc || !method)
+        return rc;
+    if (strcmp(method, "auto") == 0)
+        o->method = OSN_METHOD_AUTO;
+    else if (strcmp(method, "general") == 0)
+        o->method = OSN_METHOD_GENERAL;
+    else if (strcmp(method, "closed") == 0)
+        o->method = OSN_METHOD_CLOSED;
+    else
+        return die("--method '%s': expected auto, general or closed", method);
     return 0;
 }
 
