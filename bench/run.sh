@@ -129,3 +129,16 @@ if [[ -x "$build/bench_sip" ]]; then "$build/bench_sip"; else echo "run.sh: $bui
 
 # ---- ctl: client decisions per second (RFC 7339 loss 80/20, RFC 7415 GCRA) and loss server ----
 echo; if [[ -x "$build/bench_ctl" ]]; then "$build/bench_ctl" "${OSN_BENCH_CTL_N:-2e7}"; else echo "run.sh: $build/bench_ctl not found; skipped (ninja -C $build bench_ctl)"; fi
+
+# ---- sim: SIP network simulator, simulated SIP messages per second on examples/sim_fanin.ini ----
+echo
+if [[ -x "$build/osn" ]]; then
+    "$build/osn" sim examples/sim_fanin.ini --json - | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("net sim fanin.ini: %d SIP messages in %.2f s wall: %.3g M msgs/s (target 5 M/s); "
+      "goodput %.1f of capacity %.1f calls/s" % (d["messages"], d["messages"] / d["msgs_per_s"],
+      d["msgs_per_s"] / 1e6, d["goodput"], d["capacity"]))'
+else
+    echo "run.sh: $build/osn not found; skipped"
+fi

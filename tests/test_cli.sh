@@ -335,5 +335,39 @@ run 2 "optimize failed run leaves no grid" -- optimize "$OPT/infeasible.ini" \
     --grid "$TMP/nogrid.csv" --json "$TMP/no/such/dir/x.json"
 [ ! -e "$TMP/nogrid.csv" ] && ok || bad "a failed optimize left its --grid file behind"
 
+
+# ---- osn sim on a network scenario (src/sim/net*.c): JSON keys, sweep, trace, errors ----
+NET="$ROOT/examples/sim_collapse.ini"
+run 0 "net json" -- sim "$NET" --set net.time=2 --set net.warmup=1 --set source.rate=200 --json -
+if "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("offered", "goodput", "capacity", "setup_delay_mean", "setup_delay_p99", "failed",
+          "retrans_ratio", "goodput_ci", "elements"):
+    assert k in d, k
+assert abs(d["capacity"] - 1 / 2.7e-3) < 1e-6, d["capacity"]
+assert [e["name"] for e in d["elements"]] == ["uac", "edge", "core", "uas"], d["elements"]
+assert abs(d["goodput"] - d["offered"]) < 0.05 * d["offered"], (d["goodput"], d["offered"])
+' "$TMP/out"; then ok; else bad "net --json: $(head -c 300 "$TMP/out")"; fi
+run 0 "net sweep" -- sim "$NET" --set net.time=2 --set net.warmup=1 --set source.rate=100:300:100 --json -
+if "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, list) and len(d) == 3, d
+assert [r["sweep_value"] for r in d] == [100, 200, 300], [r["sweep_value"] for r in d]
+assert all(r["sweep_key"] == "source.rate" for r in d)
+' "$TMP/out"; then ok; else bad "net sweep: $(head -c 300 "$TMP/out")"; fi
+run 0 "net trace" -- sim "$NET" --set net.time=2 --set net.warmup=1 --trace "$TMP/trace.csv" --trace-interval 0.5 -q
+[ "$(head -n1 "$TMP/trace.csv")" = "t,core_queue,core_mode,offered,goodput,control_level" ] &&
+    [ "$(wc -l <"$TMP/trace.csv")" -eq 7 ] && ok || bad "net trace: $(head -c 200 "$TMP/trace.csv")"
+run 2 "net bad key" -- sim "$NET" --set source.rat=5
+expect_err "net bad key" "source.rat" "known in [source]"
+run 2 "net bad value" -- sim "$NET" --set "server core.buffer=0"
+expect_err "net bad value" "server core.buffer"
+rm -f "$TMP/net.json"
+run 2 "net failed run leaves no file" -- sim "$NET" --set control.kind=bogus --json "$TMP/net.json"
+[ ! -e "$TMP/net.json" ] && ok || bad "a failed network run left its --json file"
+run 0 "single node unchanged" -- sim "$ROOT/examples/sim_two_loop.ini" --set sim.time=100 --set sim.warmup=10 -q
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -84,6 +84,7 @@ void osn_cmd_sim_usage(FILE *f)
           "Example:\n"
           "  osn sim examples/sim_two_loop.ini --replications 20 --threads 2 --json -\n",
           f);
+    osn_cmd_sim_net_usage(f);
 }
 
 /* Prints "osn sim: <message>" on stderr. Returns the error exit status. */
@@ -212,6 +213,8 @@ int osn_cmd_sim(int argc, char **argv)
     int rc, status = OSN_EXIT_ERROR;
 
     err[0] = '\0';
+    if (osn_cmd_sim_is_net(argc, argv)) /* the SIP network simulator: cmd_sim_net.c */
+        return osn_cmd_sim_net(argc, argv);
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     if (o.help) {

@@ -6,6 +6,7 @@
 #ifndef OSN_CMD_SIM_H
 #define OSN_CMD_SIM_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* `osn sim`: argv[0] is "sim". Returns the exit status (0, or 2 on any error). */
@@ -13,5 +14,12 @@ int osn_cmd_sim(int argc, char **argv);
 
 /* Writes the full `osn sim --help` text to f. */
 void osn_cmd_sim_usage(FILE *f);
+
+/* Network scenarios (src/cli/cmd_sim_net.c): whether argv names one (a file with a [net] or
+ * [source] section, a --set net.* / source.*, or --trace), the command for it, and its part of
+ * the help text. */
+bool osn_cmd_sim_is_net(int argc, char **argv);
+int osn_cmd_sim_net(int argc, char **argv);
+void osn_cmd_sim_net_usage(FILE *f);
 
 #endif

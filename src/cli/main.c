@@ -4,7 +4,7 @@
  *     osn solve ...        exact measures of a hysteretic model (src/cli/cmd_solve.c)
  *     osn optimize ...     best thresholds under constraints (src/cli/cmd_optimize.c)
  *     osn fluid ...        fluid-model trajectories (src/cli/cmd_fluid.c)
- *     osn sim ...          discrete-event simulation of the node (src/cli/cmd_sim.c)
+ *     osn sim ...          discrete-event simulation of the node or a SIP network (cmd_sim*.c)
  *     osn help [COMMAND]   overview, or a subcommand's full help
  *     osn --help | --version
  *
@@ -34,8 +34,8 @@ static const struct command commands[] = {
          osn_cmd_optimize_usage},
         {"fluid", "fluid model of SIP retransmissions (burst, slowdown, tandem)", osn_cmd_fluid,
          osn_cmd_fluid_usage},
-        {"sim", "discrete-event simulation of the hysteretic node (SIP networks: later)",
-         osn_cmd_sim, osn_cmd_sim_usage},
+        {"sim", "discrete-event simulation: the hysteretic node, or a SIP network", osn_cmd_sim,
+         osn_cmd_sim_usage},
 };
 
 /* Designed (shared/DESIGN.md) but not written yet: listed so the plan is visible. The NULL

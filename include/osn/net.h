@@ -1,0 +1,181 @@
+/*
+ * The SIP network simulator: UAC sources, stateful proxies and a UAS joined by links with a
+ * one-way delay and an optional loss, message by message, over UDP.
+ *
+ * Every hop runs the RFC 3261 transaction machines of src/sip/ (osn/sip.h) in virtual time:
+ * the sender of a request holds a client transaction, the receiver a server transaction, so
+ * retransmissions (Timers A, E, G), timeouts (B, F, H) and absorbed copies happen exactly as the
+ * RFC says. Each proxy and the UAS is a server with one CPU: a FIFO (two queues under prsm) of
+ * at most `buffer` messages, a processing cost per message kind, and messages that find the
+ * buffer full are lost. The overload controllers of src/ctl/ (osn/ctl.h) are wired hop by hop:
+ * the server half at the core (the bottleneck), the client half at each of its upstream
+ * neighbours, feedback carried in the top-Via `oc` parameters of the core's responses.
+ *
+ * Topologies (all calls end at one UAS):
+ *   collapse  source -> edge -> core -> UAS
+ *   tandem    source -> edge -> mid -> core -> UAS   (mid uses the edge's costs)
+ *   fanin     N x (source -> edge) -> core -> UAS    (each source offers rate / N)
+ *
+ * A call: INVITE -> 100 (hop by hop) -> 180 -> 200 -> ACK, a hold time, BYE -> 200. A call is
+ * good (goodput) when its 200 reaches the UAC within 64*T1 of the first INVITE, i.e. before the
+ * UAC's Timer B; it fails as timed out (Timer B, or a 408 a proxy sent on its own Timer B),
+ * rejected (a 503) or other. Measures count events inside the observation window (after the
+ * warm-up), so rates are steady-state rates without a drain phase.
+ *
+ * Replications follow src/sim/run.c: stream i of the master seed for replication i, totals per
+ * replication, estimates from pooled totals with jackknife half-widths.
+ */
+#ifndef OSN_NET_H
+#define OSN_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "osn/ctl.h"
+#include "osn/sip.h"
+
+enum osn_net_topology { OSN_NET_COLLAPSE, OSN_NET_TANDEM, OSN_NET_FANIN };
+
+/* Message kinds, for processing costs and counters. */
+enum osn_net_kind {
+    OSN_NET_K_INVITE, /* new INVITE */
+    OSN_NET_K_RETX,   /* retransmitted request absorbed by a server transaction */
+    OSN_NET_K_RESP,   /* any response */
+    OSN_NET_K_ACK,
+    OSN_NET_K_BYE,
+    OSN_NET_K_REJECT, /* a new INVITE answered with 503 by the controller */
+    OSN_NET_NKINDS
+};
+
+/* Call arrival processes of a source. */
+enum osn_net_process { OSN_NET_POISSON, OSN_NET_MMPP, OSN_NET_PROFILE };
+
+#define OSN_NET_MAX_STEPS 32
+#define OSN_NET_MAX_EDGES 64
+
+struct osn_net_source_cfg {
+    enum osn_net_process process;
+    double rate;           /* calls/s offered in total (Poisson; profile: before its first step) */
+    double mmpp_rate[2];   /* MMPP: rate in phase 0 and 1 (calls/s) */
+    double mmpp_switch[2]; /* MMPP: rate of leaving phase 0 and 1 (1/s) */
+    int nsteps;            /* profile: rate steps[i] from step_t[i] on (piecewise constant) */
+    double step_t[OSN_NET_MAX_STEPS], step_rate[OSN_NET_MAX_STEPS];
+    double burst_t, burst_len, burst_factor; /* profile: rate x factor in [t, t + len) */
+    double hold;                             /* mean call hold time (s), exponential */
+};
+
+struct osn_net_server_cfg {
+    double cost[OSN_NET_NKINDS]; /* CPU seconds per message kind; 0: handled at once, unqueued */
+    long buffer;                 /* messages in the server at most (queue + in service) */
+    bool exp_cost;               /* costs are exponential with these means (else constant) */
+};
+
+struct osn_net_link_cfg {
+    double delay; /* one-way delay (s) */
+    double loss;  /* probability a message is lost, [0, 1) */
+};
+
+struct osn_net_cfg {
+    enum osn_net_topology topology;
+    int edges;           /* fanin: number of edge proxies (1 otherwise) */
+    double time, warmup; /* observation window and warm-up (s) */
+    int replications;
+    uint64_t seed;
+    int threads;
+    double level;
+    struct osn_net_source_cfg src;
+    struct osn_net_server_cfg edge, core, uas;
+    struct osn_net_link_cfg access, trunk, uas_link; /* source-edge, edge-(mid-)core, core-UAS */
+    char ctl_kind[16];                               /* none, local, loss, rate, prsm, pi */
+    struct osn_ctl_cfg ctl;
+    struct osn_sip_cfg sip; /* UAC and proxies; the SIPp mode changes the UACs only */
+    bool sipp;
+    double trace_interval; /* > 0 with trace: sample replication 0 every this many s */
+    FILE *trace;           /* borrowed; NULL: no trace */
+};
+
+/* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,
+ * hold 5 s, core costs about 2.7 ms of CPU per call (capacity about 370 calls/s), edge and UAS
+ * 20x cheaper, buffers 500, links 5 ms, control none, RFC 3261 timers. */
+void osn_net_cfg_default(struct osn_net_cfg *cfg);
+
+/* Calls/s the server can complete from its cost model: 1 / (cost of every message a call
+ * brings it: INVITE, ACK, BYE and `nresp` responses). */
+double osn_net_capacity(const struct osn_net_server_cfg *s, int nresp);
+
+/* Calls/s the core can complete (its position fixes nresp = 3: 180, 200, 200 of BYE). */
+double osn_net_core_capacity(const struct osn_net_cfg *cfg);
+
+/* The measures, in output order. */
+enum osn_net_measure {
+    OSN_NET_OFFERED,    /* calls/s started by the sources */
+    OSN_NET_GOODPUT,    /* calls/s whose 200 reached the UAC before Timer B */
+    OSN_NET_CAPACITY,   /* core capacity (calls/s) from its costs */
+    OSN_NET_SETUP_MEAN, /* INVITE -> 180 at the UAC (s) */
+    OSN_NET_SETUP_P50,
+    OSN_NET_SETUP_P95,
+    OSN_NET_SETUP_P99,
+    OSN_NET_FAILED,         /* failed calls/s */
+    OSN_NET_FAILED_TIMEOUT, /* of which timed out */
+    OSN_NET_FAILED_REJECTED,
+    OSN_NET_FAILED_OTHER,
+    OSN_NET_RETRANS_RATIO,    /* at the core: absorbed retransmissions / new requests */
+    OSN_NET_ADMITTED,         /* calls/s the core forwarded to the UAS */
+    OSN_NET_ADMITTED_TIMEOUT, /* failures of calls the core admitted / admissions, both as rates
+                                 in the window: the failed fraction in steady state (it can
+                                 exceed 1 while the load changes: failures lag admissions) */
+    OSN_NET_CORE_UTIL,        /* busy fraction of the core CPU */
+    OSN_NET_CORE_P0,          /* core's time in overload mode 0, 1, 2 (fractions) */
+    OSN_NET_CORE_P1,
+    OSN_NET_CORE_P2,
+    OSN_NET_MSG_RATE, /* messages/s processed by all servers */
+    OSN_NET_NMEASURES
+};
+
+const char *osn_net_measure_key(enum osn_net_measure i);
+const char *osn_net_measure_unit(enum osn_net_measure i);
+const char *osn_net_measure_meaning(enum osn_net_measure i);
+
+/* Per-element estimates (rates per second of the window). */
+enum osn_net_elem_measure {
+    OSN_NET_E_PROC, /* messages processed per kind: OSN_NET_E_PROC + kind */
+    OSN_NET_E_DROPPED = OSN_NET_E_PROC + OSN_NET_NKINDS, /* lost at a full buffer, 1/s */
+    OSN_NET_E_UTIL,                                      /* busy fraction */
+    OSN_NET_E_QMEAN,                                     /* mean messages in the server */
+    OSN_NET_E_OFFERED,  /* INVITE requests/s arriving, originals and copies */
+    OSN_NET_E_CAPACITY, /* calls/s from the costs */
+    OSN_NET_E_NMEASURES
+};
+
+const char *osn_net_elem_measure_key(int i);
+
+struct osn_net_est {
+    double value, hw, n;
+};
+
+#define OSN_NET_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + 3)
+
+struct osn_net_result {
+    struct osn_net_est est[OSN_NET_NMEASURES];
+    int nelem;
+    char elem_name[OSN_NET_MAX_ELEMS][16];
+    struct osn_net_est elem[OSN_NET_MAX_ELEMS][OSN_NET_E_NMEASURES];
+    int replications;
+    double level;
+    uint64_t messages; /* SIP messages processed by the servers and UACs, all replications */
+    uint64_t events;
+    double wall_s, msgs_per_s;
+};
+
+/* Checks a configuration. Returns 0 or OSN_EINVAL with a sentence in msg; *bad_key (may be
+ * NULL) gets the scenario key at fault ("source.rate", ...). */
+int osn_net_check(const struct osn_net_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
+
+/* Runs the replications and fills *out. Returns 0, OSN_EINVAL (with a message), OSN_ENOMEM or
+ * OSN_EIO (a thread could not start). */
+int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
+                size_t msgsize);
+
+#endif

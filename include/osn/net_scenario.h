@@ -1,0 +1,55 @@
+/*
+ * Scenario files and result writers of the SIP network simulator (`osn sim` on a scenario with
+ * a [net] or [source] section), in the io library.
+ *
+ * Sections: [net] (topology, edges, time, warmup, replications, seed, level, trace_interval),
+ * [source] (rate, process, mmpp_rates, mmpp_switch, steps, burst_*, hold), [server edge],
+ * [server core], [server uas] (cost_* per message kind, cost_law, buffer), [link access],
+ * [link trunk], [link uas] (delay, loss), [control] (kind, detector and its thresholds, the
+ * controllers' parameters) and [sip] (t1, t2, t4, timer_d, client_mode, rfc6026). Every error
+ * names FILE:LINE or the --set flag and the key, as for the other scenario formats.
+ */
+#ifndef OSN_NET_SCENARIO_H
+#define OSN_NET_SCENARIO_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "osn/io.h"
+#include "osn/net.h"
+
+/* The keys of a network scenario (its own chain: it does not take the model's sections). */
+extern const struct osn_ini_schema osn_net_schema;
+
+struct osn_net_scenario {
+    struct osn_ini ini;     /* every key set, with its origin */
+    struct osn_net_cfg cfg; /* the values over osn_net_cfg_default() */
+};
+
+/* True when the file at `path` has a [net] or [source] section (a network scenario). */
+bool osn_net_scenario_sniff(const char *path);
+
+/* Loads a network scenario. Returns 0, or OSN_ECONFIG / OSN_EIO with one line in err; *s is
+ * written only on success. */
+int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const char *const *sets,
+                          int nsets, char *err, size_t errsize);
+
+/* Checks s->cfg after command-line changes; the message names the key and where it was set. */
+int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t errsize);
+
+/* The table: the network, then "key value +- half-width unit meaning", then the elements. */
+void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
+                          const struct osn_net_result *res);
+
+/* One JSON object per result (the measure keys, KEY_ci, "elements", run figures). `sweep_key`
+ * and `sweep_value` (may be NULL) record the swept key. Returns 0, OSN_ENOMEM or OSN_EIO. */
+int osn_net_report_json_write(FILE *f, const struct osn_net_scenario *const *s,
+                              const struct osn_net_result *const *res, int n, const char *sweep_key,
+                              char *err, size_t errsize);
+
+/* CSV: a header line and one row per result. */
+int osn_net_report_csv_write(FILE *f, const struct osn_net_scenario *const *s,
+                             const struct osn_net_result *const *res, int n, const char *sweep_key,
+                             char *err, size_t errsize);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * `osn sim` on a network scenario (a [net] or [source] section): the SIP network simulator.
+ *
+ * Thin like the single-node path in cmd_sim.c: parse the options, load the scenario
+ * (src/io/net_scenario.c), apply --seed / --replications / --threads, run osn_net_run(), print.
+ * A --set whose value is a range LO:HI:STEP runs one simulation per value (a sweep) and writes
+ * a JSON array / one CSV row per value. Output files are written to temporaries and renamed
+ * only when everything was written; any failure prints one line "osn sim: ..." and exits 2.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_sim.h"
+#include "osn/err.h"
+#include "osn/io.h"
+#include "osn/net_scenario.h"
+
+#define MAX_SWEEP 1000
+
+static const char *const valued[] = {"--set",  "--seed", "--replications", "--threads",
+                                     "--json", "--csv",  "--trace",        "--trace-interval"};
+#define NVALUED (sizeof valued / sizeof valued[0])
+
+struct net_opts {
+    const char *scenario;
+    const char **sets;
+    int nsets;
+    const char *val[NVALUED]; /* by index of valued[], 0 unused */
+    bool quiet, help;
+};
+
+static int die(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("osn sim: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return OSN_EXIT_ERROR;
+}
+
+/* Index in valued[] of option argv[i] ("--x V" or "--x=V"), -1 when it is none of them. */
+static int valued_index(const char *a, const char **inline_value)
+{
+    for (size_t k = 0; k < NVALUED; k++) {
+        size_t n = strlen(valued[k]);
+        if (strncmp(a, valued[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
+            *inline_value = a[n] == '=' ? a + n + 1 : NULL;
+            return (int)k;
+        }
+    }
+    return -1;
+}
+
+bool osn_cmd_sim_is_net(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int k = valued_index(a, &v);
+        if (k >= 0) {
+            if (!v && i + 1 < argc)
+                v = argv[++i];
+            if (k == 0 && v && (strncmp(v, "net.", 4) == 0 || strncmp(v, "source.", 7) == 0))
+                return true;
+            if (k >= 6) /* --trace, --trace-interval exist only here */
+                return true;
+            continue;
+        }
+        if (a[0] != '-' && osn_net_scenario_sniff(a))
+            return true;
+    }
+    return false;
+}
+
+static int parse_args(int argc, char **argv, struct net_opts *o)
+{
+    o->sets = malloc(sizeof *o->sets * (size_t)(argc > 0 ? argc : 1));
+    if (!o->sets)
+        return die("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            if (o->scenario)
+                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
+            o->scenario = a;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = true;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else {
+            int k = valued_index(a, &v);
+            if (k < 0)
+                return die("unknown option '%s' (see 'osn sim --help')", a);
+            if (!v) {
+                if (i + 1 >= argc)
+                    return die("option '%s' needs a value (see 'osn sim --help')", valued[k]);
+                v = argv[++i];
+            }
+            if (k == 0)
+                o->sets[o->nsets++] = v;
+            else
+                o->val[k] = v;
+        }
+    }
+    if (o->help)
+        return 0;
+    if (o->scenario && strcmp(o->scenario, "-") == 0)
+        return die("reading the scenario from stdin is not supported; give a file");
+    return 0;
+}
+
+static int flag_long(const char *flag, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!s[0] || *end || errno == ERANGE || v < lo || v > hi)
+        return die("%s %s: expected a whole number in %ld .. %ld", flag, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* A --set "KEY=LO:HI:STEP": fills the key, the values and their count; 0 when none. */
+static int find_sweep(const struct net_opts *o, int *which, char *key, size_t keysize, double *vals,
+                      int *nvals)
+{
+    *which = -1;
+    for (int i = 0; i < o->nsets; i++) {
+        const char *eq = strchr(o->sets[i], '=');
+        double lo, hi, st;
+        char tail;
+        if (!eq || sscanf(eq + 1, "%lf:%lf:%lf%c", &lo, &hi, &st, &tail) != 3)
+            continue;
+        if (*which >= 0)
+            return die("only one --set may be a range");
+        if (!(st > 0) || !(hi >= lo) || (hi - lo) / st > MAX_SWEEP)
+            return die("--set %s: a range is LO:HI:STEP with STEP > 0, HI >= LO, at most %d "
+                       "values",
+                       o->sets[i], MAX_SWEEP);
+        *which = i;
+        snprintf(key, keysize, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+        *nvals = 0;
+        for (int k = 0; lo + k * st <= hi * (1 + 1e-12) + 1e-12; k++)
+            vals[(*nvals)++] = lo + k * st;
+    }
+    return 0;
+}
+
+static bool is_file(const char *p)
+{
+    return p && strcmp(p, "-") != 0;
+}
+
+/* Writes JSON and CSV outputs; files are committed by the caller. */
+static int write_outputs(const struct net_opts *o, struct osn_afile *json, struct osn_afile *csv,
+                         struct osn_net_scenario **sc, struct osn_net_result **res, int n,
+                         const char *sweep_key)
+{
+    char err[512];
+    const struct osn_net_scenario *const *cs = (const struct osn_net_scenario *const *)sc;
+    const struct osn_net_result *const *cr = (const struct osn_net_result *const *)res;
+    const char *jp = o->val[4], *cp = o->val[5];
+
+    if (jp) {
+        FILE *f = stdout;
+        if (is_file(jp)) {
+            if (osn_afile_open(json, jp, err, sizeof err) != 0)
+                return die("--json: %s", err);
+            f = json->f;
+        }
+        if (osn_net_report_json_write(f, cs, cr, n, sweep_key, err, sizeof err) != 0)
+            return die("--json %s: %s", jp, err);
+    }
+    if (cp) {
+        FILE *f = stdout;
+        if (is_file(cp)) {
+            if (osn_afile_open(csv, cp, err, sizeof err) != 0)
+                return die("--csv: %s", err);
+            f = csv->f;
+        }
+        if (osn_net_report_csv_write(f, cs, cr, n, sweep_key, err, sizeof err) != 0)
+            return die("--csv %s: %s", cp, err);
+    }
+    return 0;
+}
+
+int osn_cmd_sim_net(int argc, char **argv)
+{
+    struct net_opts o = {0};
+    struct osn_net_scenario **sc = NULL;
+    struct osn_net_result **res = NULL;
+    struct osn_afile json = {0}, csv = {0}, trace = {0};
+    char err[1024], key[64] = "", setbuf[320];
+    double vals[MAX_SWEEP + 1];
+    int nvals = 1, which = -1, status = OSN_EXIT_ERROR, n = 0;
+    long v;
+
+    if (parse_args(argc, argv, &o) != 0)
+        goto out;
+    if (o.help) {
+        osn_cmd_sim_usage(stdout);
+        status = 0;
+        goto out;
+    }
+    if (find_sweep(&o, &which, key, sizeof key, vals, &nvals) != 0)
+        goto out;
+    if (which >= 0 && o.val[6])
+        die("--trace with a swept key: give one value");
+    if (which >= 0 && o.val[6])
+        goto out;
+    sc = calloc((size_t)nvals, sizeof *sc);
+    res = calloc((size_t)nvals, sizeof *res);
+    if (!sc || !res) {
+        die("out of memory");
+        goto out;
+    }
+    if (is_file(o.val[6]) && osn_afile_open(&trace, o.val[6], err, sizeof err) != 0) {
+        die("--trace: %s", err);
+        goto out;
+    }
+    for (n = 0; n < nvals;) {
+        const char *saved = which >= 0 ? o.sets[which] : NULL;
+        if (which >= 0) {
+            snprintf(setbuf, sizeof setbuf, "%s=%.10g", key, vals[n]);
+            o.sets[which] = setbuf;
+        }
+        sc[n] = calloc(1, sizeof **sc);
+        res[n] = calloc(1, sizeof **res);
+        if (!sc[n] || !res[n]) {
+            free(sc[n]);
+            free(res[n]);
+            die("out of memory");
+            goto out;
+        }
+        int rc = osn_net_scenario_load(sc[n], o.scenario, o.sets, o.nsets, err, sizeof err);
+        if (which >= 0)
+            o.sets[which] = saved;
+        n++;
+        if (rc) {
+            die("%s", err[0] ? err : osn_strerror(rc));
+            goto out;
+        }
+        struct osn_net_cfg *c = &sc[n - 1]->cfg;
+        if (o.val[1] && flag_long("--seed", o.val[1], 0, 0x7fffffffffffffffL, &v) != 0)
+            goto out;
+        if (o.val[1])
+            c->seed = (uint64_t)v;
+        if (o.val[2] && flag_long("--replications", o.val[2], 1, 100000, &v) != 0)
+            goto out;
+        if (o.val[2])
+            c->replications = (int)v;
+        if (o.val[3] && flag_long("--threads", o.val[3], 1, 256, &v) != 0)
+            goto out;
+        if (o.val[3])
+            c->threads = (int)v;
+        if (o.val[6]) {
+            c->trace = is_file(o.val[6]) ? trace.f : stdout;
+            if (c->trace_interval <= 0)
+                c->trace_interval = 0.1;
+        }
+        if (o.val[7]) {
+            char *end;
+            c->trace_interval = strtod(o.val[7], &end);
+            if (*end || !(c->trace_interval > 0)) {
+                die("--trace-interval %s: expected seconds > 0", o.val[7]);
+                goto out;
+            }
+        }
+        if (osn_net_scenario_check(sc[n - 1], err, sizeof err) != 0) {
+            die("%s", err);
+            goto out;
+        }
+        rc = osn_net_run(c, res[n - 1], err, sizeof err);
+        if (rc) {
+            die("simulation failed: %s", err[0] ? err : osn_strerror(rc));
+            goto out;
+        }
+    }
+    if (write_outputs(&o, &json, &csv, sc, res, n, which >= 0 ? key : NULL) != 0)
+        goto out;
+    bool to_stdout = (o.val[4] && !is_file(o.val[4])) || (o.val[5] && !is_file(o.val[5])) ||
+                     (o.val[6] && !is_file(o.val[6]));
+    if (!o.quiet && !to_stdout) {
+        if (which < 0) {
+            osn_net_report_table(stdout, sc[0], res[0]);
+        } else {
+            printf("sweep of %s (%d values)\n\n  %12s %10s %10s %10s %10s %10s %10s\n", key, n, key,
+                   "offered", "goodput", "capacity", "failed", "setup_mean", "retrans");
+            for (int i = 0; i < n; i++)
+                printf("  %12.6g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n", vals[i],
+                       res[i]->est[OSN_NET_OFFERED].value, res[i]->est[OSN_NET_GOODPUT].value,
+                       res[i]->est[OSN_NET_CAPACITY].value, res[i]->est[OSN_NET_FAILED].value,
+                       res[i]->est[OSN_NET_SETUP_MEAN].value,
+                       res[i]->est[OSN_NET_RETRANS_RATIO].value);
+        }
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        die("cannot write to standard output: %s", strerror(errno));
+        goto out;
+    }
+    if ((is_file(o.val[4]) && osn_afile_commit(&json, err, sizeof err) != 0) ||
+        (is_file(o.val[5]) && osn_afile_commit(&csv, err, sizeof err) != 0) ||
+        (is_file(o.val[6]) && osn_afile_commit(&trace, err, sizeof err) != 0)) {
+        die("%s", err);
+        goto out;
+    }
+    status = 0;
+out:
+    osn_afile_abort(&json);
+    osn_afile_abort(&csv);
+    osn_afile_abort(&trace);
+    for (int i = 0; i < n; i++) {
+        free(sc[i]);
+        free(res[i]);
+    }
+    free(sc);
+    free(res);
+    free(o.sets);
+    return status;
+}
+
+void osn_cmd_sim_net_usage(FILE *f)
+{
+    fputs("\n"
+          "SIP network scenarios (a file with a [net] or [source] section):\n"
+          "  osn sim NET.ini [--set SECTION.KEY=VALUE|LO:HI:STEP]... [--seed N]\n"
+          "          [--replications N] [--threads N] [--json FILE|-] [--csv FILE|-]\n"
+          "          [--trace FILE|-] [--trace-interval S] [-q]\n"
+          "UAC sources, stateful proxies and a UAS over UDP links, message by message, with\n"
+          "the RFC 3261 transactions of src/sip and the controllers of src/ctl hop by hop\n"
+          "(server half at the core, client half at its upstream). A call is INVITE, 100,\n"
+          "180, 200, ACK, a hold time, BYE, 200; it is good when its 200 reaches the UAC\n"
+          "before Timer B (64*T1). One --set may be a range LO:HI:STEP: one run per value,\n"
+          "JSON as an array, CSV one row per value. --trace writes t, core queue, core mode,\n"
+          "offered and good calls/s, control level every --trace-interval s (0.1), from\n"
+          "replication 0.\n"
+          "  [net]      topology collapse|tandem|fanin [collapse], edges (fanin) [1],\n"
+          "             time [20], warmup [10] (>= 33 s to see Timer B failures in the\n"
+          "             window), replications [4], seed [1], level [0.95], trace_interval\n"
+          "  [source]   rate calls/s [300], process poisson|mmpp|profile, mmpp_rates R0 R1,\n"
+          "             mmpp_switch S01 S10, steps 'T RATE, T RATE ...' (profile), burst_start,\n"
+          "             burst_length, burst_factor, hold (mean, exponential) [5]\n"
+          "  [server core] [server edge] [server uas]  cost_invite cost_retrans\n"
+          "             cost_response cost_ack cost_bye cost_reject (CPU s; 0: not queued),\n"
+          "             cost_law det|exp, buffer (messages) [500]. Core defaults 1, 0.5,\n"
+          "             0.3, 0.3, 0.5, 0.3 ms (capacity 370 calls/s), edge and UAS 20x less.\n"
+          "             capacity = 1 / (invite + ack + bye + n_resp * response), n_resp = 3\n"
+          "             at the core, 4 at an edge.\n"
+          "  [link access] [link trunk] [link uas]  delay (s) [0.005], loss [0]\n"
+          "  [control]  kind none|local|loss|rate|prsm|pi, detector hysteretic|occupancy|\n"
+          "             delay, l1 h1 l2 h2, policy I|II, window, alpha, retry_after,\n"
+          "             reject_when_full, reject_overload, target, validity, interval,\n"
+          "             max_loss, cat1, tau_factor, min_rate, release, pi_measure rrrc|rtd,\n"
+          "             pi_target, kp, ki, pi_interval (defaults: osn/ctl.h)\n"
+          "  [sip]      t1 [0.5] t2 [4] t4 [5] timer_d [32], client_mode rfc|sipp,\n"
+          "             rfc6026 yes|no\n"
+          "Output: offered, goodput, capacity, setup_delay_mean/p50/p95/p99, failed (by\n"
+          "reason), retrans_ratio, admitted, admitted_failed, core_util, core_P0..P2,\n"
+          "msg_rate, each with KEY_ci, then per element the messages processed by kind,\n"
+          "dropped, util, queue_mean, invites_in, capacity.\n"
+          "Example:\n"
+          "  osn sim examples/sim_collapse.ini --set control.kind=loss \\\n"
+          "          --set source.rate=100:1500:200 --json -\n",
+          f);
+}

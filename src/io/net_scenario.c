@@ -1,0 +1,344 @@
+/*
+ * Network scenarios (include/osn/net_scenario.h): the schema of the network sections, and the
+ * reading of their values into a struct osn_net_cfg with the shared osn_ini_* parsers.
+ *
+ * Numeric keys are read through one table of (key, destination, lower bound), so that adding a
+ * key is one line here, one in the schema and one in `osn sim --help`. osn_net_check() then
+ * checks the combination, and a complaint is mapped back to where its key was set.
+ */
+#include "osn/net_scenario.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "osn/err.h"
+
+#define SERVER_KEYS(sec)                                                                    \
+    {sec, "cost_invite"}, {sec, "cost_retrans"}, {sec, "cost_response"}, {sec, "cost_ack"}, \
+            {sec, "cost_bye"}, {sec, "cost_reject"}, {sec, "cost_law"},                     \
+    {                                                                                       \
+        sec, "buffer"                                                                       \
+    }
+
+static const struct osn_ini_keydef net_keys[] = {
+        {"net", "topology"},
+        {"net", "edges"},
+        {"net", "time"},
+        {"net", "warmup"},
+        {"net", "replications"},
+        {"net", "seed"},
+        {"net", "level"},
+        {"net", "trace_interval"},
+        {"source", "rate"},
+        {"source", "process"},
+        {"source", "mmpp_rates"},
+        {"source", "mmpp_switch"},
+        {"source", "steps"},
+        {"source", "burst_start"},
+        {"source", "burst_length"},
+        {"source", "burst_factor"},
+        {"source", "hold"},
+        SERVER_KEYS("server edge"),
+        SERVER_KEYS("server core"),
+        SERVER_KEYS("server uas"),
+        {"link access", "delay"},
+        {"link access", "loss"},
+        {"link trunk", "delay"},
+        {"link trunk", "loss"},
+        {"link uas", "delay"},
+        {"link uas", "loss"},
+        {"control", "kind"},
+        {"control", "detector"},
+        {"control", "l1"},
+        {"control", "h1"},
+        {"control", "l2"},
+        {"control", "h2"},
+        {"control", "policy"},
+        {"control", "window"},
+        {"control", "alpha"},
+        {"control", "retry_after"},
+        {"control", "reject_when_full"},
+        {"control", "reject_overload"},
+        {"control", "target"},
+        {"control", "validity"},
+        {"control", "interval"},
+        {"control", "max_loss"},
+        {"control", "cat1"},
+        {"control", "tau_factor"},
+        {"control", "min_rate"},
+        {"control", "release"},
+        {"control", "pi_measure"},
+        {"control", "pi_target"},
+        {"control", "kp"},
+        {"control", "ki"},
+        {"control", "pi_interval"},
+        {"sip", "t1"},
+        {"sip", "t2"},
+        {"sip", "t4"},
+        {"sip", "timer_d"},
+        {"sip", "client_mode"},
+        {"sip", "rfc6026"},
+};
+
+const struct osn_ini_schema osn_net_schema = {net_keys, sizeof net_keys / sizeof net_keys[0], NULL};
+
+bool osn_net_scenario_sniff(const char *path)
+{
+    char line[512];
+    bool found = false;
+    FILE *f = path ? fopen(path, "r") : NULL;
+
+    if (!f)
+        return false;
+    while (!found && fgets(line, sizeof line, f)) {
+        const char *p = line + strspn(line, " \t");
+        if (*p != '[')
+            continue;
+        p += 1 + strspn(p + 1, " \t");
+        found = strncasecmp(p, "net", 3) == 0 || strncasecmp(p, "source", 6) == 0;
+        if (found) {
+            char c = p[strncasecmp(p, "net", 3) == 0 ? 3 : 6];
+            found = c == ']' || c == ' ' || c == '\t';
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+struct dkey {
+    const char *key;
+    double *dst;
+    double lo;
+    bool excl;
+};
+
+static int parse_server(const struct osn_ini *ini, const char *sec, struct osn_net_server_cfg *sv,
+                        char *err, size_t errsize)
+{
+    static const char *const kinds[OSN_NET_NKINDS] = {"invite", "retrans", "response",
+                                                      "ack",    "bye",     "reject"};
+    static const char *const laws[] = {"det", "exp", NULL};
+    const struct osn_key_origin *o;
+    char key[64];
+    int rc = 0, v;
+    long n;
+
+    for (int k = 0; k < OSN_NET_NKINDS && !rc; k++) {
+        snprintf(key, sizeof key, "%s.cost_%s", sec, kinds[k]);
+        if ((o = osn_ini_get(ini, key)))
+            rc = osn_ini_double(o, 0, false, &sv->cost[k], err, errsize);
+    }
+    snprintf(key, sizeof key, "%s.cost_law", sec);
+    if (!rc && (o = osn_ini_get(ini, key))) {
+        rc = osn_ini_choice(o, laws, &v, err, errsize);
+        sv->exp_cost = v == 1;
+    }
+    snprintf(key, sizeof key, "%s.buffer", sec);
+    if (!rc && (o = osn_ini_get(ini, key))) {
+        rc = osn_ini_long(o, 1, 100000000, &n, err, errsize);
+        sv->buffer = n;
+    }
+    return rc;
+}
+
+static int parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, size_t errsize)
+{
+    static const char *const topo[] = {"collapse", "tandem", "fanin", NULL};
+    static const char *const proc[] = {"poisson", "mmpp", "profile", NULL};
+    static const char *const kinds[] = {"none", "local", "loss", "rate", "prsm", "pi", NULL};
+    static const char *const dets[] = {"hysteretic", "occupancy", "delay", NULL};
+    static const char *const pol[] = {"I", "II", NULL};
+    static const char *const modes[] = {"rfc", "sipp", NULL};
+    static const char *const yesno[] = {"no", "yes", "false", "true", "0", "1", NULL};
+    static const char *const pims[] = {"rrrc", "rtd", NULL};
+    struct osn_ctl_cfg *ct = &c->ctl;
+    double retry = 0, burst_len = 0, pi_target = NAN;
+    const struct dkey dk[] = {
+            {"net.time", &c->time, 0, true},
+            {"net.warmup", &c->warmup, 0, false},
+            {"net.level", &c->level, 0, true},
+            {"net.trace_interval", &c->trace_interval, 0, true},
+            {"source.rate", &c->src.rate, 0, false},
+            {"source.burst_start", &c->src.burst_t, 0, false},
+            {"source.burst_length", &burst_len, 0, false},
+            {"source.burst_factor", &c->src.burst_factor, 0, false},
+            {"source.hold", &c->src.hold, 0, true},
+            {"link access.delay", &c->access.delay, 0, false},
+            {"link access.loss", &c->access.loss, 0, false},
+            {"link trunk.delay", &c->trunk.delay, 0, false},
+            {"link trunk.loss", &c->trunk.loss, 0, false},
+            {"link uas.delay", &c->uas_link.delay, 0, false},
+            {"link uas.loss", &c->uas_link.loss, 0, false},
+            {"control.l1", &ct->det.l1, 0, false},
+            {"control.h1", &ct->det.h1, 0, true},
+            {"control.l2", &ct->det.l2, 0, false},
+            {"control.h2", &ct->det.h2, 0, true},
+            {"control.window", &ct->det.interval, 0, true},
+            {"control.alpha", &ct->det.alpha, 0, true},
+            {"control.retry_after", &retry, 0, false},
+            {"control.reject_overload", &ct->local.reject_overload, 0, false},
+            {"control.validity", &ct->loss.validity, 0, true},
+            {"control.interval", &ct->loss.interval, 0, true},
+            {"control.max_loss", &ct->loss.max_loss, 0, false},
+            {"control.cat1", &ct->loss.cat1, 0, true},
+            {"control.tau_factor", &ct->rate.tau_factor, 0, false},
+            {"control.min_rate", &ct->rate.min_rate, 0, false},
+            {"control.release", &ct->rate.release, 0, false},
+            {"control.pi_target", &pi_target, 0, true},
+            {"control.kp", &ct->pi.kp, 0, false},
+            {"control.ki", &ct->pi.ki, 0, false},
+            {"control.pi_interval", &ct->pi.interval, 0, true},
+            {"sip.t1", &c->sip.t1, 0, true},
+            {"sip.t2", &c->sip.t2, 0, true},
+            {"sip.t4", &c->sip.t4, 0, true},
+            {"sip.timer_d", &c->sip.timer_d, 0, true},
+    };
+    const struct osn_key_origin *o;
+    int rc = 0, v;
+    long n;
+
+    for (size_t i = 0; i < sizeof dk / sizeof dk[0] && !rc; i++)
+        if ((o = osn_ini_get(ini, dk[i].key)))
+            rc = osn_ini_double(o, dk[i].lo, dk[i].excl, dk[i].dst, err, errsize);
+    if (rc)
+        return rc;
+    if ((o = osn_ini_get(ini, "control.target"))) { /* loss and rate share the target */
+        rc = osn_ini_double(o, 0, true, &ct->loss.target, err, errsize);
+        ct->rate.target = ct->loss.target;
+    }
+    if ((o = osn_ini_get(ini, "control.validity")))
+        ct->rate.validity = ct->loss.validity;
+    if ((o = osn_ini_get(ini, "control.interval")))
+        ct->rate.interval = ct->loss.interval;
+    if (isfinite(pi_target))
+        ct->pi.target = pi_target;
+    ct->none.retry_after = ct->local.retry_after = ct->prsm.retry_after = (unsigned)retry;
+    c->src.burst_len = burst_len;
+    if (!rc && (o = osn_ini_get(ini, "net.topology"))) {
+        rc = osn_ini_choice(o, topo, &v, err, errsize);
+        c->topology = (enum osn_net_topology)v;
+    }
+    if (!rc && (o = osn_ini_get(ini, "net.edges"))) {
+        rc = osn_ini_long(o, 1, OSN_NET_MAX_EDGES, &n, err, errsize);
+        c->edges = (int)n;
+    }
+    if (!rc && (o = osn_ini_get(ini, "net.replications"))) {
+        rc = osn_ini_long(o, 1, 100000, &n, err, errsize);
+        c->replications = (int)n;
+    }
+    if (!rc && (o = osn_ini_get(ini, "net.seed"))) {
+        rc = osn_ini_long(o, 0, 0x7fffffffffffffffL, &n, err, errsize);
+        c->seed = (uint64_t)n;
+    }
+    if (!rc && (o = osn_ini_get(ini, "source.process"))) {
+        rc = osn_ini_choice(o, proc, &v, err, errsize);
+        c->src.process = (enum osn_net_process)v;
+    }
+    if (!rc && (o = osn_ini_get(ini, "source.mmpp_rates"))) {
+        rc = osn_ini_doubles(o, c->src.mmpp_rate, 2, &v, err, errsize);
+        if (!rc && v != 2)
+            rc = osn_ini_bad(o, err, errsize, "expected two rates (phase 0, phase 1)");
+    }
+    if (!rc && (o = osn_ini_get(ini, "source.mmpp_switch"))) {
+        rc = osn_ini_doubles(o, c->src.mmpp_switch, 2, &v, err, errsize);
+        if (!rc && v != 2)
+            rc = osn_ini_bad(o, err, errsize, "expected two switch rates (0->1, 1->0)");
+    }
+    if (!rc && (o = osn_ini_get(ini, "source.steps"))) {
+        double x[2 * OSN_NET_MAX_STEPS];
+        rc = osn_ini_doubles(o, x, 2 * OSN_NET_MAX_STEPS, &v, err, errsize);
+        if (!rc && v % 2)
+            rc = osn_ini_bad(o, err, errsize, "expected pairs 'time rate, time rate, ...'");
+        for (int i = 0; !rc && i < v / 2; i++) {
+            c->src.step_t[i] = x[2 * i];
+            c->src.step_rate[i] = x[2 * i + 1];
+        }
+        c->src.nsteps = rc ? 0 : v / 2;
+    }
+    if (!rc)
+        rc = parse_server(ini, "server edge", &c->edge, err, errsize);
+    if (!rc)
+        rc = parse_server(ini, "server core", &c->core, err, errsize);
+    if (!rc)
+        rc = parse_server(ini, "server uas", &c->uas, err, errsize);
+    if (!rc && (o = osn_ini_get(ini, "control.kind"))) {
+        rc = osn_ini_choice(o, kinds, &v, err, errsize);
+        if (!rc)
+            snprintf(c->ctl_kind, sizeof c->ctl_kind, "%s", kinds[v]);
+    }
+    if (!rc && (o = osn_ini_get(ini, "control.detector"))) {
+        rc = osn_ini_choice(o, dets, &v, err, errsize);
+        ct->det.kind = (enum osn_ctl_det_kind)v;
+    }
+    if (!rc && (o = osn_ini_get(ini, "control.policy"))) {
+        rc = osn_ini_choice(o, pol, &v, err, errsize);
+        ct->det.policy = (enum osn_ctl_policy)v;
+    }
+    if (!rc && (o = osn_ini_get(ini, "control.reject_when_full"))) {
+        rc = osn_ini_choice(o, yesno, &v, err, errsize);
+        ct->none.reject_when_full = ct->prsm.reject_when_full = v % 2;
+    }
+    if (!rc && (o = osn_ini_get(ini, "control.pi_measure"))) {
+        rc = osn_ini_choice(o, pims, &v, err, errsize);
+        ct->pi.measure = (enum osn_ctl_pi_measure)v;
+    }
+    if (!rc && (o = osn_ini_get(ini, "sip.client_mode"))) {
+        rc = osn_ini_choice(o, modes, &v, err, errsize);
+        c->sipp = v == 1;
+    }
+    if (!rc && (o = osn_ini_get(ini, "sip.rfc6026"))) {
+        rc = osn_ini_choice(o, yesno, &v, err, errsize);
+        c->sip.rfc6026 = v % 2;
+    }
+    if (c->topology == OSN_NET_FANIN)
+        ct->rate.n_clients = (unsigned)c->edges;
+    ct->prsm.t1 = c->sip.t1;
+    return rc;
+}
+
+int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t errsize)
+{
+    const char *key = NULL;
+    char why[256];
+    const struct osn_key_origin *o;
+
+    if (osn_net_check(&s->cfg, &key, why, sizeof why) == 0)
+        return 0;
+    if (key && (o = osn_ini_get(&s->ini, key)))
+        return osn_ini_bad(o, err, errsize, "%s", why);
+    if (err && errsize)
+        snprintf(err, errsize, "%s%s%s: %s", s->ini.path[0] ? s->ini.path : "scenario",
+                 key ? ": key " : "", key ? key : "", why);
+    return OSN_ECONFIG;
+}
+
+int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const char *const *sets,
+                          int nsets, char *err, size_t errsize)
+{
+    struct osn_net_scenario *tmp;
+    int rc;
+
+    if (!s)
+        return OSN_EINVAL;
+    tmp = calloc(1, sizeof *tmp);
+    if (!tmp) {
+        if (err && errsize)
+            snprintf(err, errsize, "out of memory");
+        return OSN_ENOMEM;
+    }
+    rc = osn_ini_collect(&tmp->ini, path, sets, nsets, &osn_net_schema, err, errsize);
+    if (rc)
+        goto out;
+    osn_net_cfg_default(&tmp->cfg);
+    rc = parse(&tmp->ini, &tmp->cfg, err, errsize);
+    if (!rc)
+        rc = osn_net_scenario_check(tmp, err, errsize);
+    if (!rc)
+        *s = *tmp;
+out:
+    free(tmp);
+    return rc;
+}

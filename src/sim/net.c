@@ -1,0 +1,483 @@
+/*
+ * The SIP network (include/osn/net.h), first half: the objects and their pools, links, and the
+ * glue between the transaction layer (osn/sip.h), the controllers (osn/ctl.h) and the event
+ * set (osn/des.h).
+ *
+ * Objects. A call (pool) knows its source, its outcome and, per hop, the server transactions
+ * that its responses must be passed to. A transaction wrapper (pool) embeds the layer's
+ * struct osn_sip_txn and one event per timer slot. A message (pool) embeds its link event and
+ * waits in a server's queue through its own link pointer. Nothing is allocated per event once
+ * the pools have grown to the working set; calls are freed when the last transaction or message
+ * referring to them is gone (a reference count).
+ *
+ * Element ids: sources 0..E-1, edges E..2E-1, then mid (tandem), core, UAS. Hop h of a call
+ * joins path[h] and path[h+1]; requests go down a hop, responses up. A SIP timer whose duration
+ * is one of a few fixed values (T1 * 2^k, T2, T4, 64 T1, D, link delays) goes to a FIFO timer
+ * class of the event set, in O(1); other events (service, hold, arrivals) use the heap.
+ *
+ * The servers, the sources and the event loop are in net_node.c.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_int.h"
+#include "osn/des.h"
+#include "osn/err.h"
+
+/* ---- pools ---- */
+
+static void *grow(void ***chunks, size_t *n, size_t size)
+{
+    void **c = realloc(*chunks, (*n + 1) * sizeof *c);
+    if (!c)
+        return NULL;
+    *chunks = c;
+    c[*n] = calloc(CHUNK, size);
+    if (!c[*n])
+        return NULL;
+    return c[(*n)++];
+}
+
+struct call *osn__net_call_new(struct net *s, uint32_t *idx)
+{
+    if (s->call_free == UINT32_MAX) {
+        struct call *c = grow((void ***)&s->callc, &s->ncallc, sizeof *c);
+        if (!c)
+            return NULL;
+        for (size_t i = CHUNK; i-- > 0;) {
+            c[i].next_free = s->call_free;
+            s->call_free = (uint32_t)((s->ncallc - 1) * CHUNK + i);
+        }
+    }
+    *idx = s->call_free;
+    struct call *c = call_at(s, *idx);
+    s->call_free = c->next_free;
+    *c = (struct call){0};
+    osn_des_ev_init(&c->hold, EV_HOLD);
+    osn_des_ev_init(&c->rtx, EV_2XX);
+    c->idx = *idx;
+    return c;
+}
+
+void osn__net_call_unref(struct net *s, uint32_t idx)
+{
+    struct call *c = call_at(s, idx);
+    if (--c->refs > 0)
+        return;
+    osn_des_cancel(&s->q, &c->hold);
+    osn_des_cancel(&s->q, &c->rtx);
+    c->next_free = s->call_free;
+    s->call_free = idx;
+}
+
+struct ntxn *osn__net_txn_new(struct net *s, uint32_t call, int node, int hop)
+{
+    if (!s->txn_free) {
+        struct ntxn *c = grow((void ***)&s->txnc, &s->ntxnc, sizeof *c);
+        if (!c)
+            return NULL;
+        for (size_t i = 0; i < CHUNK; i++) {
+            c[i].next = s->txn_free;
+            s->txn_free = &c[i];
+        }
+    }
+    struct ntxn *w = s->txn_free;
+    s->txn_free = w->next;
+    memset(&w->t, 0, sizeof w->t);
+    osn_des_ev_init(&w->ev[0], EV_TXN0);
+    osn_des_ev_init(&w->ev[1], EV_TXN1);
+    w->call = call;
+    w->node = (uint16_t)node;
+    w->hop = (uint8_t)hop;
+    w->t0 = s->q.now;
+    call_at(s, call)->refs++;
+    return w;
+}
+
+/* Returns w to the pool; clears the call's pointer to it. */
+void osn__net_txn_free(struct net *s, struct ntxn *w)
+{
+    struct call *c = call_at(s, w->call);
+    osn_des_cancel(&s->q, &w->ev[0]);
+    osn_des_cancel(&s->q, &w->ev[1]);
+    if (c->inv_s[w->hop] == w)
+        c->inv_s[w->hop] = NULL;
+    if (c->bye_s[w->hop] == w)
+        c->bye_s[w->hop] = NULL;
+    w->gen++;
+    w->next = s->txn_free;
+    s->txn_free = w;
+    osn__net_call_unref(s, w->call);
+}
+
+static struct nmsg *msg_new(struct net *s)
+{
+    if (!s->msg_free) {
+        struct nmsg *c = grow((void ***)&s->msgc, &s->nmsgc, sizeof *c);
+        if (!c)
+            return NULL;
+        for (size_t i = 0; i < CHUNK; i++) {
+            c[i].next = s->msg_free;
+            s->msg_free = &c[i];
+        }
+    }
+    struct nmsg *m = s->msg_free;
+    s->msg_free = m->next;
+    osn_des_ev_init(&m->ev, EV_LINK);
+    m->next = NULL;
+    m->reject = false;
+    m->looked = false;
+    return m;
+}
+
+void osn__net_msg_free(struct net *s, struct nmsg *m)
+{
+    osn__net_call_unref(s, m->call);
+    m->next = s->msg_free;
+    s->msg_free = m;
+}
+
+/* ---- helpers ---- */
+
+/* Schedules ev at absolute time `at`: on a FIFO class when at is exactly now + its duration. */
+static void sched(struct net *s, struct osn_des_ev *ev, double at)
+{
+    double now = s->q.now;
+    osn_des_cancel(&s->q, ev);
+    for (int i = 0; i < s->nfix; i++)
+        if (now + s->fixd[i] == at) {
+            osn_des_timer(&s->q, ev, i);
+            return;
+        }
+    if (osn_des_at(&s->q, ev, at < now ? now : at) != 0)
+        s->err = OSN_ENOMEM;
+}
+
+int osn__net_fix_class(struct net *s, double d)
+{
+    for (int i = 0; i < s->nfix; i++)
+        if (s->fixd[i] == d)
+            return i;
+    if (s->nfix >= OSN_DES_MAX_FIFOS)
+        return -1;
+    int id;
+    if (osn_des_timer_class(&s->q, d, &id) != 0)
+        return -1;
+    s->fixd[id] = d;
+    s->nfix = id + 1;
+    return id;
+}
+
+/* Integrates the server's busy time and queue area from its last change to now. */
+void osn__net_integrate(struct net *s, struct node *nd)
+{
+    double now = s->q.now, from = nd->t_last > s->t_obs ? nd->t_last : s->t_obs;
+    if (now > from) {
+        nd->tot[OSN__NE_AREA] += (double)nd->n * (now - from);
+        if (nd->n > 0)
+            nd->tot[OSN__NE_BUSY] += now - from;
+    }
+    nd->t_last = now;
+}
+
+void osn__net_mode_update(struct net *s, struct node *nd)
+{
+    int m = (int)osn_ctl_server_mode(nd->srv);
+    if (m == nd->mode)
+        return;
+    double now = s->q.now, from = nd->t_mode > s->t_obs ? nd->t_mode : s->t_obs;
+    if (now > from)
+        s->tot[OSN__NT_MODE0 + nd->mode] += now - from;
+    nd->t_mode = now;
+    nd->mode = m;
+}
+
+/* sip oc parameters <-> ctl feedback. PI's ratio travels as oc = ratio * 1e6, algo bit 0x80. */
+static void fb_to_oc(const struct osn_ctl_feedback *fb, struct osn_sip_oc *oc)
+{
+    *oc = (struct osn_sip_oc){0};
+    if (fb->algo == OSN_CTL_ALGO_NONE)
+        return;
+    oc->flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE | OSN_SIP_OC_ALGO | OSN_SIP_OC_SEQ;
+    oc->algo = fb->algo == OSN_CTL_ALGO_LOSS   ? OSN_SIP_ALGO_LOSS
+               : fb->algo == OSN_CTL_ALGO_RATE ? OSN_SIP_ALGO_RATE
+                                               : 0x80;
+    double v = fb->algo == OSN_CTL_ALGO_PI ? fb->oc * 1e6 : fb->oc;
+    oc->value = v > 0 ? (uint32_t)lround(v < 4e9 ? v : 4e9) : 0;
+    if (fb->validity >= 0) {
+        oc->flags |= OSN_SIP_OC_VALIDITY;
+        oc->validity_ms = (uint32_t)lround(fb->validity * 1000);
+    }
+    oc->seq_int = fb->seq / 100000;
+    oc->seq_frac = (uint32_t)(fb->seq % 100000);
+}
+
+bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb)
+{
+    if (!(oc->flags & OSN_SIP_OC_ALGO) || !(oc->flags & OSN_SIP_OC_VALUE))
+        return false;
+    fb->algo = oc->algo & OSN_SIP_ALGO_LOSS   ? OSN_CTL_ALGO_LOSS
+               : oc->algo & OSN_SIP_ALGO_RATE ? OSN_CTL_ALGO_RATE
+                                              : OSN_CTL_ALGO_PI;
+    fb->oc = fb->algo == OSN_CTL_ALGO_PI ? oc->value / 1e6 : (double)oc->value;
+    fb->validity = oc->flags & OSN_SIP_OC_VALIDITY ? oc->validity_ms / 1000.0 : -1;
+    fb->seq = oc->seq_int * 100000 + oc->seq_frac;
+    return true;
+}
+
+/* ---- links ---- */
+
+/* Puts a copy of m on hop `hop` of call `ci`, downwards (requests) or upwards (responses). */
+void osn__net_transmit(struct net *s, int from, uint32_t ci, int hop, const struct osn_sip_msg *m)
+{
+    struct call *c = call_at(s, ci);
+    bool down = m->status == 0;
+    struct node *fn = &s->nodes[from];
+
+    if (s->link_loss[hop] > 0 && osn_rng_u01(s->rng) < s->link_loss[hop])
+        return;
+    struct nmsg *nm = msg_new(s);
+    if (!nm) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    nm->m = *m;
+    if (!down && fn->srv) { /* RFC 7339 5.2: feedback in every response, current state */
+        struct osn_ctl_feedback fb;
+        osn_ctl_server_feedback(fn->srv, s->q.now, &fb);
+        fb_to_oc(&fb, &nm->m.oc);
+    }
+    nm->call = ci;
+    nm->hop = (uint8_t)hop;
+    nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop);
+    c->refs++;
+    osn_des_timer(&s->q, &nm->ev, s->link_class[hop]);
+}
+
+/* ---- transaction actions ---- */
+
+static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
+
+/* Carries out what the layer asked for: timers, sends, then the TU event, then the end. */
+void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
+{
+    struct node *nd = &s->nodes[w->node];
+    for (int i = 0; i < o->ntimer; i++) {
+        const struct osn_sip_timer *tm = &o->timer[i];
+        if (tm->set)
+            sched(s, &w->ev[tm->slot], tm->at);
+        else
+            osn_des_cancel(&s->q, &w->ev[tm->slot]);
+    }
+    for (int i = 0; i < o->nsend; i++) {
+        const struct osn_sip_send *sd = &o->send[i];
+        if (sd->retrans && nd->cli && sd->msg.status == 0 && sd->msg.method == OSN_SIP_INVITE &&
+            !osn_ctl_client_retrans_allowed(nd->cli, s->q.now))
+            continue; /* pi: this copy is not sent, the transaction goes on */
+        osn__net_transmit(s, w->node, w->call, w->hop, &sd->msg);
+    }
+    if (o->tu != OSN_SIP_TU_NONE)
+        on_tu(s, w, o);
+    if (o->terminated)
+        osn__net_txn_free(s, w);
+}
+
+static struct osn_sip_msg response(const struct osn_sip_txn *t, int status, int retry_after)
+{
+    struct osn_sip_msg r = t->req;
+    r.status = (uint16_t)status;
+    r.retry_after = retry_after;
+    r.to_tag = t->req.call_id + 1;
+    r.oc = (struct osn_sip_oc){0};
+    return r;
+}
+
+void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after)
+{
+    struct osn_sip_msg r = response(&w->t, status, retry_after);
+    struct osn_sip_out o;
+    if (osn_sip_stxn_respond(&s->nodes[w->node].sip, &w->t, &r, s->q.now, &o) == 0)
+        osn__net_apply(s, w, &o);
+}
+
+/* Starts a client transaction for `req` on hop `hop` from `node`. */
+void osn__net_start_client(struct net *s, int node, uint32_t ci, int hop, struct osn_sip_msg *req)
+{
+    struct node *nd = &s->nodes[node];
+    struct ntxn *w = osn__net_txn_new(s, ci, node, hop);
+    struct osn_sip_out o;
+    if (!w) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    req->sent_by = (uint64_t)node + 1;
+    if (nd->cli)
+        req->oc.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO,
+        req->oc.algo = OSN_SIP_ALGO_LOSS | OSN_SIP_ALGO_RATE;
+    if (osn_sip_ctxn_start(&nd->sip, &w->t, req, s->q.now, &o) != 0) {
+        osn__net_txn_free(s, w);
+        return;
+    }
+    osn__net_apply(s, w, &o);
+}
+
+static void outcome(struct net *s, struct call *c, int oc)
+{
+    if (c->outcome != O_NONE)
+        return;
+    c->outcome = (uint8_t)oc;
+    if (oc == O_GOOD)
+        s->tr_good += 1;
+    if (!obs(s))
+        return;
+    static const int slot[] = {0, OSN__NT_GOOD, OSN__NT_FAIL_TIMEOUT, OSN__NT_FAIL_REJECTED,
+                               OSN__NT_FAIL_OTHER};
+    s->tot[slot[oc]] += 1;
+    if (oc != O_GOOD && c->admitted)
+        s->tot[OSN__NT_ADMIT_FAIL] += 1;
+}
+
+static void setup_sample(struct net *s, double d)
+{
+    if (!obs(s))
+        return;
+    s->tot[OSN__NT_SETUP_N] += 1;
+    s->tot[OSN__NT_SETUP_SUM] += d;
+    int b = d < 2.0   ? (int)(d * 1000)
+            : d < 64. ? OSN__NET_HB_FINE + (int)((d - 2.0) * 10)
+                      : OSN__NET_HB - 1;
+    if (b < 0)
+        b = 0;
+    if (b >= OSN__NET_HB)
+        b = OSN__NET_HB - 1;
+    s->tot[OSN__NT_HIST + b] += 1;
+}
+
+/* The TU of each element: UAC, proxy, UAS. */
+static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
+{
+    struct node *nd = &s->nodes[w->node];
+    struct call *c = call_at(s, w->call);
+    const struct osn_sip_msg *m = o->msg;
+    int h = w->hop;
+    bool inv = w->t.req.method == OSN_SIP_INVITE;
+
+    if (w->t.role == OSN_SIP_SERVER) {
+        if (o->tu == OSN_SIP_TU_REQUEST) {
+            uint8_t *fw = inv ? &c->fwd : &c->bfwd;
+            if (*fw & (1u << h)) { /* a late copy after its transaction ended: drop it */
+                osn_sip_txn_abort(&nd->sip, &w->t);
+                osn__net_txn_free(s, w);
+                return;
+            }
+            *fw |= (uint8_t)(1u << h);
+            if (inv)
+                c->inv_s[h] = w;
+            else
+                c->bye_s[h] = w;
+            if (nd->role == R_UAS) {
+                if (inv)
+                    osn__net_respond(s, w, 180, -1);
+                osn__net_respond(s, w, 200, -1);
+                if (inv && s->cfg->sip.rfc6026 && !c->acked) {
+                    /* RFC 3261 13.3.1.4: the UAS core resends the 2xx from T1, doubling up to
+                     * T2, until the ACK comes or 64*T1 has passed. */
+                    c->t200 = s->q.now;
+                    c->ival = s->cfg->sip.t1;
+                    c->refs++;
+                    sched(s, &c->rtx, s->q.now + c->ival);
+                }
+                return;
+            }
+            if (nd->cli) {
+                enum osn_ctl_msg k = inv ? OSN_CTL_MSG_INVITE : OSN_CTL_MSG_BYE;
+                if (osn_ctl_client_admit(nd->cli, s->q.now, k) == OSN_CTL_SHED_503) {
+                    osn__net_respond(s, w, 503, -1);
+                    return;
+                }
+            }
+            if (inv && w->node == s->core) {
+                c->admitted = true;
+                if (obs(s))
+                    s->tot[OSN__NT_ADMIT] += 1;
+            }
+            struct osn_sip_msg req = w->t.req;
+            req.branch = branch(c, h + 1, inv ? B_INVITE : B_BYE);
+            req.oc = (struct osn_sip_oc){0};
+            osn__net_start_client(s, w->node, w->call, h + 1, &req);
+        } else if (o->tu == OSN_SIP_TU_ACK && nd->role == R_UAS) {
+            c->acked = true;
+        } else if (o->tu == OSN_SIP_TU_ACK && nd->role == R_PROXY) {
+            struct osn_sip_msg ack = *m;
+            ack.branch = branch(c, h + 1, B_ACK);
+            osn__net_transmit(s, w->node, w->call, h + 1, &ack);
+        }
+        return;
+    }
+    /* client transactions */
+    if (nd->role == R_SRC) {
+        if (!inv) /* BYE: nothing more to do */
+            return;
+        if (o->tu == OSN_SIP_TU_TIMEOUT || o->tu == OSN_SIP_TU_TRANSPORT_ERROR) {
+            outcome(s, c, O_TIMEOUT);
+            return;
+        }
+        if (o->tu != OSN_SIP_TU_RESPONSE)
+            return;
+        int st = m->status;
+        if (st == 180 && !c->got180) {
+            c->got180 = true;
+            setup_sample(s, s->q.now - c->t0);
+        } else if (st >= 200 && st < 300) {
+            struct osn_sip_msg ack = w->t.req;
+            ack.method = OSN_SIP_ACK;
+            ack.branch = branch(c, 0, B_ACK);
+            ack.to_tag = m->to_tag;
+            ack.oc = (struct osn_sip_oc){0};
+            osn__net_transmit(s, w->node, w->call, 0, &ack);
+            if (!c->connected) {
+                c->connected = true;
+                outcome(s, c, s->q.now - c->t0 <= s->tb ? O_GOOD : O_TIMEOUT);
+                c->refs++;
+                double hold = s->cfg->src.hold * osn_des_exp1(s->rng);
+                osn_des_at(&s->q, &c->hold, s->q.now + hold);
+            }
+        } else if (st >= 300) {
+            outcome(s, c, st == 503 ? O_REJECTED : st == 408 ? O_TIMEOUT : O_OTHER);
+        }
+        return;
+    }
+    /* proxy client transactions */
+    struct ntxn *up = inv ? c->inv_s[h - 1] : c->bye_s[h - 1];
+    if (o->tu == OSN_SIP_TU_RESPONSE) {
+        if (m->status == 100) {
+            if (nd->cli)
+                osn_ctl_client_on_delay(nd->cli, s->q.now, s->q.now - w->t0);
+            return;
+        }
+        if (up)
+            osn__net_respond(s, up, m->status, m->retry_after);
+    } else if (o->tu == OSN_SIP_TU_TIMEOUT || o->tu == OSN_SIP_TU_TRANSPORT_ERROR) {
+        if (up && (up->t.state == OSN_SIP_PROCEEDING || up->t.state == OSN_SIP_TRYING))
+            osn__net_respond(s, up, 408, -1);
+    }
+}
+
+void osn__net_2xx_timer(struct net *s, struct call *c)
+{
+    struct ntxn *w = c->inv_s[s->nhop - 1];
+    double t1 = s->cfg->sip.t1;
+
+    if (!c->acked && w && s->q.now - c->t200 < 64 * t1) {
+        struct osn_sip_msg r = response(&w->t, 200, -1);
+        struct osn_sip_out o;
+        if (osn_sip_stxn_respond(&s->nodes[w->node].sip, &w->t, &r, s->q.now, &o) == 0)
+            osn__net_apply(s, w, &o);
+        c->ival = 2 * c->ival < s->cfg->sip.t2 ? 2 * c->ival : s->cfg->sip.t2;
+        sched(s, &c->rtx, s->q.now + c->ival);
+        return;
+    }
+    osn__net_call_unref(s, c->idx); /* the reference the timer had */
+}

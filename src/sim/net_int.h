@@ -1,0 +1,220 @@
+/*
+ * Private interface of the SIP network simulator: the objects of one replication (calls,
+ * transaction wrappers, messages, elements; net.c and net_node.c), the totals it produces and
+ * the measures computed from them (net_run.c).
+ */
+#ifndef OSN_NET_INT_H
+#define OSN_NET_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "osn/ctl.h"
+#include "osn/des.h"
+#include "osn/net.h"
+#include "osn/rng.h"
+#include "osn/sip.h"
+
+/* Setup-delay histogram: 1 ms bins up to 2 s, then 0.1 s bins up to 64 s, then overflow. */
+#define OSN__NET_HB_FINE   2000
+#define OSN__NET_HB_COARSE 620
+#define OSN__NET_HB        (OSN__NET_HB_FINE + OSN__NET_HB_COARSE + 1)
+
+/* Network totals over the observation window. */
+enum osn__net_tot {
+    OSN__NT_TIME,
+    OSN__NT_STARTED,
+    OSN__NT_GOOD,
+    OSN__NT_FAIL_TIMEOUT,
+    OSN__NT_FAIL_REJECTED,
+    OSN__NT_FAIL_OTHER,
+    OSN__NT_SETUP_N,
+    OSN__NT_SETUP_SUM,
+    OSN__NT_CORE_NEW,  /* new requests (INVITE, BYE) the core processed */
+    OSN__NT_CORE_RETX, /* retransmitted requests the core absorbed */
+    OSN__NT_ADMIT,
+    OSN__NT_ADMIT_FAIL,
+    OSN__NT_MODE0, /* core time in mode 0, 1, 2 */
+    OSN__NT_MODE1,
+    OSN__NT_MODE2,
+    OSN__NT_MSGS,                              /* messages processed by all servers */
+    OSN__NT_HIST,                              /* OSN__NET_HB histogram bins follow */
+    OSN__NT_ELEM = OSN__NT_HIST + OSN__NET_HB, /* then per element blocks */
+};
+
+/* Per-element totals, a block of OSN__NE_N per element. */
+enum osn__net_etot {
+    OSN__NE_PROC, /* + kind */
+    OSN__NE_DROPPED = OSN__NE_PROC + OSN_NET_NKINDS,
+    OSN__NE_BUSY,
+    OSN__NE_AREA,
+    OSN__NE_NEWINV, /* INVITE requests arriving (originals and copies) */
+    OSN__NE_N
+};
+
+#define OSN__NET_NTOT (OSN__NT_ELEM + OSN__NE_N * OSN_NET_MAX_ELEMS)
+
+struct osn__net_rep {
+    double tot[OSN__NET_NTOT];
+    uint64_t events, messages;
+};
+
+#define MAXHOP 4
+#define CHUNK  4096
+
+enum ev_type { EV_ARRIVAL = 1, EV_TXN0, EV_TXN1, EV_LINK, EV_SERVICE, EV_HOLD, EV_TRACE, EV_2XX };
+enum role { R_SRC, R_PROXY, R_UAS };
+enum outcome { O_NONE, O_GOOD, O_TIMEOUT, O_REJECTED, O_OTHER };
+enum bkind { B_INVITE, B_BYE, B_ACK };
+
+struct nmsg {
+    struct osn_des_ev ev;
+    struct osn_sip_msg m;
+    struct nmsg *next; /* queue link or free list */
+    double t_arr;      /* arrival at the server */
+    uint32_t call;
+    uint16_t to;
+    uint8_t hop;
+    uint8_t kind;  /* enum osn_net_kind, fixed at service start */
+    uint8_t ckind; /* enum osn_ctl_msg at arrival */
+    bool reject;
+    bool looked;        /* match/mgen hold the server transaction it matched when looked up */
+    uint32_t mgen;      /* match->gen then: a different gen means that transaction ended */
+    struct ntxn *match; /* NULL: it matched none */
+};
+
+struct ntxn {
+    struct osn_sip_txn t;
+    struct osn_des_ev ev[2];
+    struct ntxn *next; /* free list */
+    double t0;
+    uint32_t call;
+    uint32_t gen; /* incremented each time the wrapper returns to the pool */
+    uint16_t node;
+    uint8_t hop;
+};
+
+struct call {
+    struct osn_des_ev hold;
+    struct osn_des_ev rtx; /* UAS core: next 2xx retransmission (RFC 3261 13.3.1.4) */
+    double t200, ival;     /* UAS: first 2xx sent, current retransmission interval */
+    struct ntxn *inv_s[MAXHOP + 1], *bye_s[MAXHOP + 1]; /* server transactions, by hop */
+    double t0;
+    uint64_t uid;
+    uint32_t refs, next_free, idx;
+    uint16_t src;
+    uint8_t outcome;
+    uint8_t fwd;  /* bit h: the INVITE arriving on hop h was taken by the TU */
+    uint8_t bfwd; /* same for BYE */
+    bool got180, admitted, connected, acked;
+};
+
+struct node {
+    int role;
+    struct osn_sip_layer sip;
+    const struct osn_net_server_cfg *sc;
+    struct osn_ctl *srv; /* core: the server half */
+    struct osn_ctl *cli; /* upstream of the core: the client half for the core */
+    struct osn_des_ev svc, arr;
+    struct nmsg *qh[2], *qt[2], *cur;
+    long n;       /* messages in the server */
+    size_t nq[2]; /* queued, by queue */
+    double t_last, t_mode;
+    int mode;
+    /* source */
+    struct osn_des_arr darr;
+    double rate_share;
+    double *tot; /* this element's totals block */
+};
+
+struct net {
+    const struct osn_net_cfg *cfg;
+    struct osn_des q;
+    struct osn_rng *rng;
+    struct node nodes[OSN_NET_MAX_ELEMS];
+    int nelem, E, core, uas, nhop;
+    int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
+    int link_class[MAXHOP];
+    double link_loss[MAXHOP];
+    double fixd[OSN_DES_MAX_FIFOS];
+    int nfix;
+    double t_obs, t_end, tb; /* window start, end, 64 T1 */
+    uint64_t next_uid;
+    /* pools */
+    struct call **callc;
+    size_t ncallc;
+    uint32_t call_free;
+    struct ntxn **txnc, *txn_free;
+    size_t ntxnc;
+    struct nmsg **msgc, *msg_free;
+    size_t nmsgc;
+    struct osn_sip_out out; /* scratch */
+    double *tot;
+    uint64_t messages;
+    FILE *trace;
+    struct osn_des_ev trace_ev;
+    double tr_good, tr_start;
+    int err;
+};
+
+/* ---- inline helpers ---- */
+
+static inline struct call *call_at(struct net *s, uint32_t i)
+{
+    return &s->callc[i / CHUNK][i % CHUNK];
+}
+
+static inline bool obs(const struct net *s)
+{
+    return s->q.now >= s->t_obs;
+}
+
+static inline int path(const struct net *s, const struct call *c, int h)
+{
+    return h == 0 ? c->src : h == 1 ? s->E + c->src : s->tail[h];
+}
+
+static inline uint64_t branch(const struct call *c, int hop, int kind)
+{
+    return c->uid * 32 + (uint64_t)hop * 4 + (uint64_t)kind;
+}
+
+/* ---- shared between net.c (objects, links, transactions, TU) and net_node.c (servers,
+ * sources, the run) ---- */
+
+struct call *osn__net_call_new(struct net *s, uint32_t *idx);
+void osn__net_call_unref(struct net *s, uint32_t idx);
+/* A transaction wrapper of call `call` at element `node` on hop `hop`; takes a call reference. */
+struct ntxn *osn__net_txn_new(struct net *s, uint32_t call, int node, int hop);
+/* Returns w to the pool, cancels its timers, drops the call's pointer and reference. */
+void osn__net_txn_free(struct net *s, struct ntxn *w);
+void osn__net_msg_free(struct net *s, struct nmsg *m);
+/* The FIFO timer class of duration d (made on first use), -1 when there is no room. */
+int osn__net_fix_class(struct net *s, double d);
+/* Integrates a server's busy time and queue area up to now. */
+void osn__net_integrate(struct net *s, struct node *nd);
+/* Accounts the core's time in its mode when the controller's mode changed. */
+void osn__net_mode_update(struct net *s, struct node *nd);
+/* The ctl feedback in a response's oc parameters; false when there is none. */
+bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb);
+/* Puts a copy of m on hop `hop` of call ci (requests down, responses up), link loss drawn. */
+void osn__net_transmit(struct net *s, int from, uint32_t ci, int hop, const struct osn_sip_msg *m);
+/* Carries out one transaction output: timers, sends, the TU event, the end. */
+void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
+/* The server transaction w answers `status` (Retry-After seconds, -1 for none). */
+void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after);
+/* The UAS's 2xx retransmission timer of call c fired (RFC 3261 13.3.1.4). */
+void osn__net_2xx_timer(struct net *s, struct call *c);
+/* Starts a client transaction for req (branch set by the caller) on hop `hop` from `node`. */
+void osn__net_start_client(struct net *s, int node, uint32_t ci, int hop, struct osn_sip_msg *req);
+
+/* The element layout of a configuration: count, names and each one's capacity. */
+int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);
+
+/* Runs one replication on stream `rng`; fills *rep. *now_t (may be NULL) receives progress. */
+int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct osn__net_rep *rep,
+                     FILE *trace, char *msg, size_t msgsize);
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * Replications of the SIP network (include/osn/net.h): defaults, checks, the capacity from the
+ * cost model, the measures as functions of per-replication totals, and the runner.
+ *
+ * The runner follows src/sim/run.c: stream i (the master seed's state jumped i times) for
+ * replication i, workers that take replication numbers from an atomic counter, and estimates
+ * formed afterwards in replication order, f(pooled totals) with a jackknife half-width; so the
+ * thread count changes the wall time only. A trace, when asked for, comes from replication 0.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "net_int.h"
+#include "osn/err.h"
+#include "osn/stats.h"
+
+void osn_net_cfg_default(struct osn_net_cfg *cfg)
+{
+    *cfg = (struct osn_net_cfg){0};
+    cfg->topology = OSN_NET_COLLAPSE;
+    cfg->edges = 1;
+    cfg->time = 20;
+    cfg->warmup = 10;
+    cfg->replications = 4;
+    cfg->seed = 1;
+    cfg->threads = 1;
+    cfg->level = 0.95;
+    cfg->src.process = OSN_NET_POISSON;
+    cfg->src.rate = 300;
+    cfg->src.mmpp_rate[0] = 200;
+    cfg->src.mmpp_rate[1] = 600;
+    cfg->src.mmpp_switch[0] = 0.2;
+    cfg->src.mmpp_switch[1] = 0.4;
+    cfg->src.burst_factor = 1;
+    cfg->src.hold = 5;
+    static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3, 0.5e-3, 0.3e-3};
+    for (int k = 0; k < OSN_NET_NKINDS; k++) {
+        cfg->core.cost[k] = core[k];
+        cfg->edge.cost[k] = core[k] / 20;
+        cfg->uas.cost[k] = core[k] / 20;
+    }
+    cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
+    cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
+    snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
+    osn_ctl_cfg_default(&cfg->ctl);
+    osn_sip_cfg_default(&cfg->sip);
+}
+
+double osn_net_capacity(const struct osn_net_server_cfg *s, int nresp)
+{
+    double w = s->cost[OSN_NET_K_INVITE] + s->cost[OSN_NET_K_ACK] + s->cost[OSN_NET_K_BYE] +
+               nresp * s->cost[OSN_NET_K_RESP];
+    return w > 0 ? 1 / w : INFINITY;
+}
+
+double osn_net_core_capacity(const struct osn_net_cfg *cfg)
+{
+    return osn_net_capacity(&cfg->core, 3);
+}
+
+int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity)
+{
+    int E = cfg->topology == OSN_NET_FANIN ? cfg->edges : 1, n = 0;
+    for (int i = 0; i < E; i++) {
+        snprintf(names[n], 16, E == 1 ? "uac" : "uac%d", i);
+        capacity[n++] = INFINITY;
+    }
+    for (int i = 0; i < E; i++) {
+        snprintf(names[n], 16, E == 1 ? "edge" : "edge%d", i);
+        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
+    }
+    if (cfg->topology == OSN_NET_TANDEM) {
+        snprintf(names[n], 16, "mid");
+        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
+    }
+    snprintf(names[n], 16, "core");
+    capacity[n++] = osn_net_capacity(&cfg->core, 3);
+    snprintf(names[n], 16, "uas");
+    capacity[n++] = osn_net_capacity(&cfg->uas, 0);
+    return n;
+}
+
+static const struct {
+    const char *key, *unit, *meaning;
+} measures[OSN_NET_NMEASURES] = {
+        {"offered", "1/s", "calls offered by the sources"},
+        {"goodput", "1/s", "calls whose 200 reached the UAC before Timer B"},
+        {"capacity", "1/s", "core call capacity from its cost model"},
+        {"setup_delay_mean", "s", "INVITE -> 180 at the UAC, mean"},
+        {"setup_delay_p50", "s", "INVITE -> 180, median"},
+        {"setup_delay_p95", "s", "INVITE -> 180, 95th percentile"},
+        {"setup_delay_p99", "s", "INVITE -> 180, 99th percentile"},
+        {"failed", "1/s", "failed calls"},
+        {"failed_timeout", "1/s", "failed: Timer B or a 408"},
+        {"failed_rejected", "1/s", "failed: 503"},
+        {"failed_other", "1/s", "failed: other final response"},
+        {"retrans_ratio", "", "core: absorbed retransmissions / new requests"},
+        {"admitted", "1/s", "calls the core forwarded to the UAS"},
+        {"admitted_failed", "", "failures of admitted calls / admissions (rates in the window)"},
+        {"core_util", "", "core CPU busy fraction"},
+        {"core_P0", "", "core time in mode 0 (normal)"},
+        {"core_P1", "", "core time in mode 1 (overload)"},
+        {"core_P2", "", "core time in mode 2 (discard)"},
+        {"msg_rate", "1/s", "messages processed by all servers"},
+};
+
+const char *osn_net_measure_key(enum osn_net_measure i)
+{
+    return measures[i].key;
+}
+const char *osn_net_measure_unit(enum osn_net_measure i)
+{
+    return measures[i].unit;
+}
+const char *osn_net_measure_meaning(enum osn_net_measure i)
+{
+    return measures[i].meaning;
+}
+
+const char *osn_net_elem_measure_key(int i)
+{
+    static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response",
+                                                     "ack",    "bye",     "reject"};
+    static const char *const rest[] = {"dropped", "util", "queue_mean", "invites_in", "capacity"};
+    return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
+}
+
+/* The q-quantile of the setup-delay histogram in tot (bin midpoints). */
+static double hist_quantile(const double *tot, double q)
+{
+    const double *h = tot + OSN__NT_HIST;
+    double n = 0, acc = 0;
+    for (int b = 0; b < OSN__NET_HB; b++)
+        n += h[b];
+    if (n <= 0)
+        return NAN;
+    for (int b = 0; b < OSN__NET_HB; b++) {
+        acc += h[b];
+        if (acc >= q * n)
+            return b < OSN__NET_HB_FINE  ? (b + 0.5) * 1e-3
+                   : b < OSN__NET_HB - 1 ? 2.0 + (b - OSN__NET_HB_FINE + 0.5) * 0.1
+                                         : 64.0;
+    }
+    return 64.0;
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : NAN;
+}
+
+/* Measure i from (pooled) totals. `cap` is the core capacity. */
+static double measure(int i, const double *t, double cap)
+{
+    double T = t[OSN__NT_TIME];
+    double fail = t[OSN__NT_FAIL_TIMEOUT] + t[OSN__NT_FAIL_REJECTED] + t[OSN__NT_FAIL_OTHER];
+    double mt = t[OSN__NT_MODE0] + t[OSN__NT_MODE1] + t[OSN__NT_MODE2];
+    switch (i) {
+    case OSN_NET_OFFERED:
+        return ratio(t[OSN__NT_STARTED], T);
+    case OSN_NET_GOODPUT:
+        return ratio(t[OSN__NT_GOOD], T);
+    case OSN_NET_CAPACITY:
+        return cap;
+    case OSN_NET_SETUP_MEAN:
+        return ratio(t[OSN__NT_SETUP_SUM], t[OSN__NT_SETUP_N]);
+    case OSN_NET_SETUP_P50:
+        return hist_quantile(t, 0.50);
+    case OSN_NET_SETUP_P95:
+        return hist_quantile(t, 0.95);
+    case OSN_NET_SETUP_P99:
+        return hist_quantile(t, 0.99);
+    case OSN_NET_FAILED:
+        return ratio(fail, T);
+    case OSN_NET_FAILED_TIMEOUT:
+        return ratio(t[OSN__NT_FAIL_TIMEOUT], T);
+    case OSN_NET_FAILED_REJECTED:
+        return ratio(t[OSN__NT_FAIL_REJECTED], T);
+    case OSN_NET_FAILED_OTHER:
+        return ratio(t[OSN__NT_FAIL_OTHER], T);
+    case OSN_NET_RETRANS_RATIO:
+        return ratio(t[OSN__NT_CORE_RETX], t[OSN__NT_CORE_NEW]);
+    case OSN_NET_ADMITTED:
+        return ratio(t[OSN__NT_ADMIT], T);
+    case OSN_NET_ADMITTED_TIMEOUT:
+        return t[OSN__NT_ADMIT] > 0 ? t[OSN__NT_ADMIT_FAIL] / t[OSN__NT_ADMIT] : NAN;
+    case OSN_NET_CORE_UTIL:
+        return NAN; /* filled from the element block by the caller */
+    case OSN_NET_CORE_P0:
+        return ratio(t[OSN__NT_MODE0], mt);
+    case OSN_NET_CORE_P1:
+        return ratio(t[OSN__NT_MODE1], mt);
+    case OSN_NET_CORE_P2:
+        return ratio(t[OSN__NT_MODE2], mt);
+    case OSN_NET_MSG_RATE:
+        return ratio(t[OSN__NT_MSGS], T);
+    }
+    return NAN;
+}
+
+static double elem_measure(int e, int i, const double *t, const double *cap)
+{
+    const double *b = t + OSN__NT_ELEM + OSN__NE_N * e;
+    double T = t[OSN__NT_TIME];
+    if (i < OSN_NET_E_DROPPED)
+        return ratio(b[OSN__NE_PROC + i], T);
+    switch (i) {
+    case OSN_NET_E_DROPPED:
+        return ratio(b[OSN__NE_DROPPED], T);
+    case OSN_NET_E_UTIL:
+        return ratio(b[OSN__NE_BUSY], T);
+    case OSN_NET_E_QMEAN:
+        return ratio(b[OSN__NE_AREA], T);
+    case OSN_NET_E_OFFERED:
+        return ratio(b[OSN__NE_NEWINV], T);
+    case OSN_NET_E_CAPACITY:
+        return cap[e];
+    }
+    return NAN;
+}
+
+int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, size_t msgsize)
+{
+    const char *key = NULL, *why = NULL;
+
+    if (!c)
+        return OSN_EINVAL;
+    if (!(isfinite(c->time) && c->time > 0))
+        key = "net.time", why = "the simulated time must be > 0";
+    else if (!(isfinite(c->warmup) && c->warmup >= 0))
+        key = "net.warmup", why = "the warm-up must be >= 0";
+    else if (c->replications < 1 || c->replications > 100000)
+        key = "net.replications", why = "replications must be in 1 .. 100000";
+    else if (c->threads < 1 || c->threads > 256)
+        key = "--threads", why = "threads must be in 1 .. 256";
+    else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
+        key = "net.edges", why = "edges must be in 1 .. 64";
+    else if (!(c->level > 0 && c->level < 1))
+        key = "net.level", why = "the confidence level must be in (0, 1)";
+    else if (!(c->src.rate >= 0 && isfinite(c->src.rate)))
+        key = "source.rate", why = "the call rate must be >= 0";
+    else if (!(c->src.hold > 0 && isfinite(c->src.hold)))
+        key = "source.hold", why = "the mean hold time must be > 0";
+    else if (c->src.process == OSN_NET_MMPP &&
+             !(c->src.mmpp_switch[0] > 0 && c->src.mmpp_switch[1] > 0))
+        key = "source.mmpp_switch", why = "both MMPP switch rates must be > 0";
+    else if (c->src.nsteps < 0 || c->src.nsteps > OSN_NET_MAX_STEPS)
+        key = "source.steps", why = "at most 32 steps";
+    else if (c->src.burst_len > 0 && !(c->src.burst_factor >= 0))
+        key = "source.burst_factor", why = "the burst factor must be >= 0";
+    else if (!(c->sip.t1 > 0 && c->sip.t2 >= c->sip.t1 && c->sip.t4 > 0))
+        key = "sip.t1", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
+    for (int i = 1; !key && i < c->src.nsteps; i++)
+        if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
+            key = "source.steps", why = "step times must increase";
+    if (!key) {
+        const struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
+        static const char *const names[] = {"server edge.buffer", "server core.buffer",
+                                            "server uas.buffer"};
+        for (int i = 0; i < 3 && !key; i++) {
+            if (sv[i]->buffer < 1)
+                key = names[i], why = "the buffer must hold at least 1 message";
+            for (int k = 0; k < OSN_NET_NKINDS && !key; k++)
+                if (!(sv[i]->cost[k] >= 0 && isfinite(sv[i]->cost[k])))
+                    key = names[i], why = "costs must be >= 0 (s)";
+        }
+        const struct osn_net_link_cfg *lk[] = {&c->access, &c->trunk, &c->uas_link};
+        static const char *const lnames[] = {"link access.delay", "link trunk.delay",
+                                             "link uas.delay"};
+        for (int i = 0; i < 3 && !key; i++)
+            if (!(lk[i]->delay >= 0 && isfinite(lk[i]->delay) && lk[i]->loss >= 0 &&
+                  lk[i]->loss < 1))
+                key = lnames[i], why = "links need delay >= 0 and loss in [0, 1)";
+    }
+    if (!key)
+        return 0;
+    if (bad_key)
+        *bad_key = key;
+    if (msg && msgsize)
+        snprintf(msg, msgsize, "%s", why);
+    return OSN_EINVAL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+struct job {
+    const struct osn_net_cfg *cfg;
+    struct osn_rng *streams;
+    struct osn__net_rep *reps;
+    int nrep;
+    atomic_int next, err;
+    char msg[256];
+};
+
+static void *worker(void *arg)
+{
+    struct job *j = arg;
+    for (;;) {
+        int i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->nrep || atomic_load(&j->err))
+            break;
+        char msg[256] = "";
+        int err = osn__net_rep_run(j->cfg, &j->streams[i], &j->reps[i],
+                                   i == 0 ? j->cfg->trace : NULL, msg, sizeof msg);
+        if (err) {
+            int zero = 0;
+            if (atomic_compare_exchange_strong(&j->err, &zero, err))
+                snprintf(j->msg, sizeof j->msg, "%s", msg);
+        }
+    }
+    return NULL;
+}
+
+static int run_job(struct job *j)
+{
+    int nthr = j->cfg->threads < j->nrep ? j->cfg->threads : j->nrep, started = 0;
+    pthread_t tid[256];
+
+    if (nthr <= 1) {
+        worker(j);
+        return atomic_load(&j->err);
+    }
+    for (; started < nthr; started++)
+        if (pthread_create(&tid[started], NULL, worker, j) != 0)
+            break;
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    return started == 0 ? OSN_EIO : atomic_load(&j->err);
+}
+
+/* Value and jackknife half-width of f over the replications. */
+static void estimate(struct osn_net_est *est, const struct osn__net_rep *reps, int nrep,
+                     double level, const double *pooled, double *part, double *loo,
+                     double (*f)(int, int, const double *, const double *), int a, int b,
+                     const double *cap)
+{
+    est->value = f(a, b, pooled, cap);
+    est->hw = NAN;
+    est->n = nrep;
+    if (nrep < 2 || !isfinite(est->value))
+        return;
+    for (int i = 0; i < nrep; i++) {
+        for (int k = 0; k < OSN__NET_NTOT; k++)
+            part[k] = pooled[k] - reps[i].tot[k];
+        loo[i] = f(a, b, part, cap);
+    }
+    est->hw = osn_stats_jackknife_halfwidth(loo, nrep, level);
+}
+
+static double f_net(int i, int core, const double *t, const double *cap)
+{
+    if (i == OSN_NET_CORE_UTIL)
+        return elem_measure(core, OSN_NET_E_UTIL, t, cap);
+    return measure(i, t, cap[core]);
+}
+
+static double f_elem(int e, int i, const double *t, const double *cap)
+{
+    return elem_measure(e, i, t, cap);
+}
+
+int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
+                size_t msgsize)
+{
+    struct job j = {0};
+    double cap[OSN_NET_MAX_ELEMS], *pooled = NULL, *part = NULL, *loo = NULL;
+    int err;
+
+    if (!out)
+        return OSN_EINVAL;
+    err = osn_net_check(cfg, NULL, msg, msgsize);
+    if (err)
+        return err;
+    const double t0 = now_s();
+    size_t n = (size_t)cfg->replications;
+    j.cfg = cfg;
+    j.nrep = cfg->replications;
+    j.streams = malloc(n * sizeof *j.streams);
+    j.reps = calloc(n, sizeof *j.reps);
+    pooled = calloc(OSN__NET_NTOT, sizeof *pooled);
+    part = calloc(OSN__NET_NTOT, sizeof *part);
+    loo = calloc(n, sizeof *loo);
+    err = OSN_ENOMEM;
+    if (!j.streams || !j.reps || !pooled || !part || !loo)
+        goto out;
+    osn_rng_seed(&j.streams[0], cfg->seed);
+    for (size_t i = 1; i < n; i++) {
+        j.streams[i] = j.streams[i - 1];
+        osn_rng_jump(&j.streams[i]);
+    }
+    err = run_job(&j);
+    if (err) {
+        if (msg && msgsize)
+            snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
+        goto out;
+    }
+    memset(out, 0, sizeof *out);
+    out->nelem = osn__net_elems(cfg, out->elem_name, cap);
+    for (int i = 0; i < j.nrep; i++) {
+        for (int k = 0; k < OSN__NET_NTOT; k++)
+            pooled[k] += j.reps[i].tot[k];
+        out->events += j.reps[i].events;
+        out->messages += j.reps[i].messages;
+    }
+    int core = out->nelem - 2;
+    for (int i = 0; i < OSN_NET_NMEASURES; i++)
+        estimate(&out->est[i], j.reps, j.nrep, cfg->level, pooled, part, loo, f_net, i, core, cap);
+    for (int e = 0; e < out->nelem; e++)
+        for (int i = 0; i < OSN_NET_E_NMEASURES; i++)
+            estimate(&out->elem[e][i], j.reps, j.nrep, cfg->level, pooled, part, loo, f_elem, e, i,
+                     cap);
+    out->replications = j.nrep;
+    out->level = cfg->level;
+    out->wall_s = now_s() - t0;
+    out->msgs_per_s = out->wall_s > 0 ? (double)out->messages / out->wall_s : NAN;
+out:
+    if (err == OSN_ENOMEM && msg && msgsize)
+        snprintf(msg, msgsize, "out of memory");
+    free(j.streams);
+    free(j.reps);
+    free(pooled);
+    free(part);
+    free(loo);
+    return err;
+}
