@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,4 +122,15 @@ int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_o
     if (a->scenario && strcmp(a->scenario, "-") == 0)
         return osn_cli_die(cmd, "reading the scenario from stdin is not supported; give a file");
     return check_outputs(cmd, opts);
+}
+
+int osn_cli_long(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!s[0] || *end || errno == ERANGE || v < lo || v > hi)
+        return osn_cli_die(cmd, "%s %s: expected a whole number in %ld .. %ld", flag, s, lo, hi);
+    *out = v;
+    return 0;
 }

@@ -27,6 +27,9 @@ int osn_cli_die(const char *cmd, const char *fmt, ...) __attribute__((format(pri
  */
 int osn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* The whole number in [lo, hi] that `flag` was given as s; else prints why, OSN_EXIT_ERROR. */
+int osn_cli_long(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
+
 /* One option of a subcommand, for osn_cli_parse(). */
 struct osn_cli_opt {
     const char *name;  /* "--json" */

@@ -87,101 +87,27 @@ void osn_cmd_sim_usage(FILE *f)
     osn_cmd_sim_net_usage(f);
 }
 
-/* Prints "osn sim: <message>" on stderr. Returns the error exit status. */
-static int die(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("osn sim: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return OSN_EXIT_ERROR;
-}
-
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: 1 with *value, 0 other option, -1 no value. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *value = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *value = argv[++*i];
-    return 1;
-}
+#define die(...) osn_cli_die("sim", __VA_ARGS__)
 
 static int parse_args(int argc, char **argv, struct sim_opts *o)
 {
-    static const char *const valued[] = {"--set",     "--seed", "--replications",
-                                         "--threads", "--json", "--csv"};
-    const char **slot[] = {NULL, &o->seed, &o->replications, &o->threads, &o->json, &o->csv};
+    const struct osn_cli_opt opts[] = {
+            {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet},
+            {"--seed", NULL, OSN_CLI_VALUE, &o->seed},
+            {"--replications", NULL, OSN_CLI_VALUE, &o->replications},
+            {"--threads", NULL, OSN_CLI_VALUE, &o->threads},
+            {"--json", NULL, OSN_CLI_OUTPUT, &o->json},
+            {"--csv", NULL, OSN_CLI_OUTPUT, &o->csv},
+            {NULL, NULL, 0, NULL},
+    };
+    struct osn_cli_args a = {0};
+    int rc = osn_cli_parse("sim", argc, argv, opts, 0, &a);
 
-    o->sets = malloc(sizeof *o->sets * (size_t)(argc > 0 ? argc : 1));
-    if (!o->sets)
-        return die("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int r = 0;
-
-        if (a[0] != '-' || strcmp(a, "-") == 0) {
-            if (o->scenario)
-                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
-            o->scenario = a;
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = true;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-            continue;
-        }
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && r == 0; k++) {
-            r = opt_value(argc, argv, &i, valued[k], &v);
-            if (r < 0)
-                return die("option '%s' needs a value (see 'osn sim --help')", valued[k]);
-            if (r == 0)
-                continue;
-            if (k == 0)
-                o->sets[o->nsets++] = v;
-            else if (k >= 4 && !v[0])
-                return die("option '%s' needs a file name (or - for stdout)", valued[k]);
-            else
-                *slot[k] = v;
-        }
-        if (r == 0)
-            return die("unknown option '%s' (see 'osn sim --help')", a);
-    }
-    if (o->help)
-        return 0;
-    if (o->scenario && strcmp(o->scenario, "-") == 0)
-        return die("reading the scenario from stdin is not supported; give a file");
-    if (o->json && o->csv && strcmp(o->json, "-") != 0 && strcmp(o->json, o->csv) == 0)
-        return die("'%s' is given for two outputs", o->json);
-    return 0;
-}
-
-/* A whole number in [lo, hi] given to `flag`. */
-static int flag_long(const char *flag, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!s[0] || *end || errno == ERANGE || v < lo || v > hi)
-        return die("%s %s: expected a whole number in %ld .. %ld", flag, s, lo, hi);
-    *out = v;
-    return 0;
+    o->scenario = a.scenario;
+    o->sets = a.sets;
+    o->nsets = a.nsets;
+    o->help = a.help;
+    return rc;
 }
 
 /* Progress line on stderr: "osn sim:  42%  3.1 s elapsed, about 4.3 s left". */
@@ -232,15 +158,15 @@ int osn_cmd_sim(int argc, char **argv)
         die("%s", err[0] ? err : osn_strerror(rc));
         goto out;
     }
-    if (o.seed && flag_long("--seed", o.seed, 0, 0x7fffffffffffffffL, &v) != 0)
+    if (o.seed && osn_cli_long("sim", "--seed", o.seed, 0, 0x7fffffffffffffffL, &v) != 0)
         goto out;
     if (o.seed)
         s->cfg.seed = (uint64_t)v;
-    if (o.replications && flag_long("--replications", o.replications, 1, 100000, &v) != 0)
+    if (o.replications && osn_cli_long("sim", "--replications", o.replications, 1, 100000, &v) != 0)
         goto out;
     if (o.replications)
         s->cfg.replications = (int)v;
-    if (o.threads && flag_long("--threads", o.threads, 1, 256, &v) != 0)
+    if (o.threads && osn_cli_long("sim", "--threads", o.threads, 1, 256, &v) != 0)
         goto out;
     if (o.threads)
         s->cfg.threads = (int)v;

@@ -35,16 +35,7 @@ struct net_opts {
     bool quiet, help;
 };
 
-static int die(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("osn sim: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return OSN_EXIT_ERROR;
-}
+#define die(...) osn_cli_die("sim", __VA_ARGS__)
 
 /* Index in valued[] of option argv[i] ("--x V" or "--x=V"), -1 when it is none of them. */
 static int valued_index(const char *a, const char **inline_value)
@@ -81,50 +72,23 @@ bool osn_cmd_sim_is_net(int argc, char **argv)
 
 static int parse_args(int argc, char **argv, struct net_opts *o)
 {
-    o->sets = malloc(sizeof *o->sets * (size_t)(argc > 0 ? argc : 1));
-    if (!o->sets)
-        return die("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (a[0] != '-' || strcmp(a, "-") == 0) {
-            if (o->scenario)
-                return die("more than one scenario file ('%s' and '%s')", o->scenario, a);
-            o->scenario = a;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = true;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-        } else {
-            int k = valued_index(a, &v);
-            if (k < 0)
-                return die("unknown option '%s' (see 'osn sim --help')", a);
-            if (!v) {
-                if (i + 1 >= argc)
-                    return die("option '%s' needs a value (see 'osn sim --help')", valued[k]);
-                v = argv[++i];
-            }
-            if (k == 0)
-                o->sets[o->nsets++] = v;
-            else
-                o->val[k] = v;
-        }
+    struct osn_cli_opt opts[NVALUED + 1] = {{"--quiet", "-q", OSN_CLI_FLAG, &o->quiet}};
+    int n = 1;
+    for (size_t k = 1; k < NVALUED; k++) { /* valued[0] is --set, handled by osn_cli_parse */
+        bool out = strcmp(valued[k], "--json") == 0 || strcmp(valued[k], "--csv") == 0 ||
+                   strcmp(valued[k], "--trace") == 0;
+        opts[n++] = (struct osn_cli_opt){valued[k], NULL, out ? OSN_CLI_OUTPUT : OSN_CLI_VALUE,
+                                         &o->val[k]};
     }
-    if (o->help)
-        return 0;
-    if (o->scenario && strcmp(o->scenario, "-") == 0)
-        return die("reading the scenario from stdin is not supported; give a file");
-    return 0;
-}
+    opts[n] = (struct osn_cli_opt){NULL, NULL, 0, NULL};
+    struct osn_cli_args a = {0};
+    int rc = osn_cli_parse("sim", argc, argv, opts, 0, &a);
 
-static int flag_long(const char *flag, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!s[0] || *end || errno == ERANGE || v < lo || v > hi)
-        return die("%s %s: expected a whole number in %ld .. %ld", flag, s, lo, hi);
-    *out = v;
-    return 0;
+    o->scenario = a.scenario;
+    o->sets = a.sets;
+    o->nsets = a.nsets;
+    o->help = a.help;
+    return rc;
 }
 
 /* A --set "KEY=LO:HI:STEP": fills the key, the values and their count; 0 when none. */
@@ -211,10 +175,10 @@ int osn_cmd_sim_net(int argc, char **argv)
     }
     if (find_sweep(&o, &which, key, sizeof key, vals, &nvals) != 0)
         goto out;
-    if (which >= 0 && o.val[6])
+    if (which >= 0 && o.val[6]) {
         die("--trace with a swept key: give one value");
-    if (which >= 0 && o.val[6])
         goto out;
+    }
     sc = calloc((size_t)nvals, sizeof *sc);
     res = calloc((size_t)nvals, sizeof *res);
     if (!sc || !res) {
@@ -248,15 +212,15 @@ int osn_cmd_sim_net(int argc, char **argv)
             goto out;
         }
         struct osn_net_cfg *c = &sc[n - 1]->cfg;
-        if (o.val[1] && flag_long("--seed", o.val[1], 0, 0x7fffffffffffffffL, &v) != 0)
+        if (o.val[1] && osn_cli_long("sim", "--seed", o.val[1], 0, 0x7fffffffffffffffL, &v) != 0)
             goto out;
         if (o.val[1])
             c->seed = (uint64_t)v;
-        if (o.val[2] && flag_long("--replications", o.val[2], 1, 100000, &v) != 0)
+        if (o.val[2] && osn_cli_long("sim", "--replications", o.val[2], 1, 100000, &v) != 0)
             goto out;
         if (o.val[2])
             c->replications = (int)v;
-        if (o.val[3] && flag_long("--threads", o.val[3], 1, 256, &v) != 0)
+        if (o.val[3] && osn_cli_long("sim", "--threads", o.val[3], 1, 256, &v) != 0)
             goto out;
         if (o.val[3])
             c->threads = (int)v;
