@@ -4,9 +4,11 @@
  * One server, FIFO, at most R customers, modes 0 (normal), 1 (overload), 2 (discard) with
  * bi-level thresholds 0 <= L1 < H1 < H2 <= R, L1 < L2 < H2. The named cases two-loop <L,H>|<H,R>
  * and single-loop <L,H>|B are bi-level thresholds with L2, H2 filled in by osn_model_resolve().
- * Input is one Poisson flow (thinned to an overload rate in mode 1) or two Poisson flows where
- * flow 1 keeps priority; service is exponential. Every measure is an osn_xd, because cycle
- * times and discard probabilities leave the double range at extreme loads.
+ * Input is one Poisson flow (thinned to an overload rate in mode 1), two Poisson flows where
+ * flow 1 keeps priority, or an MMPP; service is exponential (a Markov chain solved level by
+ * level) or follows a general law (the chain embedded at departures, Poisson input). Every
+ * measure is an osn_xd, because cycle times and discard probabilities leave the double range at
+ * extreme loads.
  */
 #ifndef OSN_MODEL_H
 #define OSN_MODEL_H
@@ -155,8 +157,8 @@ typedef int (*osn_dist_fn)(int mode, long n, struct osn_xd p, void *arg);
 /*
  * Solves a resolved, checked model. `dist`, when not NULL, receives the stationary
  * distribution (with the closed method too). Returns 0, OSN_ENOTSUP when `method` cannot handle
- * the model (closed forms exist only for the one-flow two-loop model under policy I),
- * OSN_ENOMEM, or the first non-zero value returned by `dist`.
+ * the model (osn_solve_unsupported() says why), OSN_ENOMEM, OSN_ENUMERIC, or the first non-zero
+ * value returned by `dist`.
  */
 int osn_solve(const struct osn_model *m, enum osn_method method, struct osn_measures *out,
               osn_dist_fn dist, void *arg);

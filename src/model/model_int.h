@@ -1,9 +1,11 @@
 /*
- * Model private interface: the level-structured chain and its solver.
+ * Model private interface: the level-structured chain and its solver, the embedded chain for
+ * general service, the closed forms.
  *
- * Every model of this module is a continuous-time Markov chain whose states are grouped by the
- * number in system n (a "level"); transitions move one level up (an accepted arrival) or down (a
- * departure), possibly changing the mode on the way, or stay in the level (phase changes, later).
+ * With exponential service every model of this module is a continuous-time Markov chain whose
+ * states are grouped by the number in system n (a "level"); transitions move one level up (an
+ * accepted arrival) or down (a departure), possibly changing the mode on the way, or stay in the
+ * level (MMPP phase changes).
  * Each state has at most one up and one down transition, so a level is described by small
  * per-state target arrays instead of dense blocks. lsolve.c eliminates levels from the top
  * (linear level reduction), subtraction-free, in extended-range arithmetic, at a cost linear in
