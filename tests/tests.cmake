@@ -33,3 +33,5 @@ add_test(NAME cli_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli_sim.sh $<T
 set_tests_properties(cli_sim PROPERTIES TIMEOUT 300)
 osn_unit_test(test_net)
 target_link_libraries(test_net PRIVATE osn_sim)
+add_test(NAME fluid_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fluid_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(fluid_sim PROPERTIES TIMEOUT 60)
