@@ -158,12 +158,8 @@ int osn__closed_solve(const struct osn_model *m, struct osn_measures *out, osn_d
     out->theta = osn_xd_div(lost, osn_xd(m->rate));
     out->loss_flow1 = out->theta;
     out->loss_flow2 = osn_xd(0);
-    xd overload = osn_xd_add(out->P[1], out->P[2]);
-    out->T_cyc = osn_xd_div(osn_xd(1), out->nu01);
-    out->T_ret = osn_xd_div(overload, out->nu01);
-    out->T_ret_renewal = out->T_ret;
-    out->T_norm = osn_xd_div(out->P[0], out->nu01);
-    out->T_disc = osn_xd_is_zero(out->nu12) ? OSN_XD_UNDEFINED : osn_xd_div(out->P[2], out->nu12);
+    osn__renewal_times(out);
+    out->T_ret = out->T_ret_renewal; /* this method has no passage solve of its own */
     out->T_ret_sd = osn_xd(0);
     out->have_sd = false;
     out->states = states;

@@ -259,6 +259,18 @@ out:
     return err;
 }
 
+void osn__renewal_times(struct osn_measures *out)
+{
+    if (osn_xd_is_zero(out->nu01)) { /* overload never starts: no cycle to speak of */
+        out->T_cyc = out->T_ret_renewal = out->T_norm = OSN_XD_UNDEFINED;
+    } else {
+        out->T_cyc = osn_xd_div(osn_xd(1), out->nu01);
+        out->T_ret_renewal = osn_xd_div(osn_xd_add(out->P[1], out->P[2]), out->nu01);
+        out->T_norm = osn_xd_div(out->P[0], out->nu01); /* = T_cyc - T_ret, without subtracting */
+    }
+    out->T_disc = osn_xd_is_zero(out->nu12) ? OSN_XD_UNDEFINED : osn_xd_div(out->P[2], out->nu12);
+}
+
 static xd ratio(xd a, xd b)
 {
     return osn_xd_is_zero(b) ? osn_xd(0) : osn_xd_div(a, b);
@@ -326,11 +338,7 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
             offered[0] > 0 ? osn_xd_div(osn_xd_div(a.lost[0], tot), osn_xd(offered[0])) : osn_xd(0);
     out->loss_flow2 =
             offered[1] > 0 ? osn_xd_div(osn_xd_div(a.lost[1], tot), osn_xd(offered[1])) : osn_xd(0);
-    xd overload = osn_xd_add(out->P[1], out->P[2]);
-    out->T_cyc = ratio(osn_xd(1), out->nu01);
-    out->T_ret_renewal = ratio(overload, out->nu01);
-    out->T_norm = ratio(out->P[0], out->nu01); /* = T_cyc - T_ret, without the subtraction */
-    out->T_disc = osn_xd_is_zero(out->nu12) ? OSN_XD_UNDEFINED : osn_xd_div(out->P[2], out->nu12);
+    osn__renewal_times(out);
     out->states = a.states;
     out->method = OSN_METHOD_GENERAL;
 

@@ -143,4 +143,11 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
 int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                        void *arg);
 
+/*
+ * The renewal identities, from P[] and the onset rates nu01, nu12 already in *out: T_cyc =
+ * 1/nu01, T_ret_renewal = (P1 + P2)/nu01, T_norm = P0/nu01, T_disc = P2/nu12 (undefined, NaN,
+ * when the rate is 0).
+ */
+void osn__renewal_times(struct osn_measures *out);
+
 #endif
