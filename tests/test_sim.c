@@ -75,11 +75,6 @@ static void check(const char *model, const struct osn_sim_result *r, enum osn_si
     }
 }
 
-static double d(struct osn_xd x)
-{
-    return osn_xd_to_double(x);
-}
-
 struct mcase {
     const char *name;
     enum osn_model_kind kind;

@@ -24,21 +24,6 @@
 
 #define TOL 1e-9
 
-static double d(struct osn_xd x)
-{
-    return osn_xd_to_double(x);
-}
-
-static void assert_close(struct osn_xd a, struct osn_xd b, double tol, const char *what)
-{
-    double e = xd_relerr(a, b);
-    if (!(e <= tol)) {
-        char sa[48], sb[48];
-        fail_msg("%s: %s vs %s (relative error %.3g > %.3g)", what,
-                 osn_xd_format(a, 15, sa, sizeof sa), osn_xd_format(b, 15, sb, sizeof sb), e, tol);
-    }
-}
-
 static void assert_near(double a, double b, double tol, const char *what)
 {
     if (!(rel(a, b) <= tol))

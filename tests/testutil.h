@@ -1,6 +1,6 @@
 /*
- * Helpers shared by the unit tests: relative comparison of extended-range values and a
- * model builder.
+ * Helpers shared by the unit tests: relative comparison of extended-range values, a cmocka
+ * assertion on them (when included after cmocka.h), and a model builder.
  */
 #ifndef OSN_TESTUTIL_H
 #define OSN_TESTUTIL_H
@@ -23,6 +23,25 @@ static inline double xd_relerr(struct osn_xd a, struct osn_xd b)
     d.m = fabs(d.m);
     return osn_xd_to_double(osn_xd_div(d, big));
 }
+
+/* A measure as a plain double (inf or 0 outside the double range). */
+static inline double d(struct osn_xd x)
+{
+    return osn_xd_to_double(x);
+}
+
+#ifdef cmocka_unit_test
+/* Fails with both values and the error when a and b differ by more than tol, relatively. */
+static inline void assert_close(struct osn_xd a, struct osn_xd b, double tol, const char *what)
+{
+    double e = xd_relerr(a, b);
+    if (!(e <= tol)) {
+        char sa[48], sb[48];
+        fail_msg("%s: %s vs %s (relative error %.3g > %.3g)", what,
+                 osn_xd_format(a, 15, sa, sizeof sa), osn_xd_format(b, 15, sb, sizeof sb), e, tol);
+    }
+}
+#endif
 
 static inline double rel(double a, double b)
 {

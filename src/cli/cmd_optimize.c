@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -27,6 +26,7 @@
 #include "osn/model.h"
 #include "osn/optimize.h"
 #include "osn/optimize_scenario.h"
+#include "osn/wall.h"
 
 struct opt_opts {
     const char *scenario;
@@ -174,19 +174,12 @@ struct progress {
     double start, last;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void on_progress(long done, long total, void *arg)
 {
     struct progress *p = arg;
     double t;
 
-    if (!p->tty || (done & 15) != 0 || (t = now_s()) - p->start < 1 || t - p->last < 0.2)
+    if (!p->tty || (done & 15) != 0 || (t = osn_wall_s()) - p->start < 1 || t - p->last < 0.2)
         return;
     p->last = t;
     p->shown = true;
@@ -253,7 +246,7 @@ int osn_cmd_optimize(int argc, char **argv)
         goto out;
     }
     prog.tty = isatty(STDERR_FILENO);
-    prog.start = prog.last = now_s();
+    prog.start = prog.last = osn_wall_s();
     rc = osn_optimize(&sc->model, &cfg, &res, (o.grid || o.plot) ? osn_opt_grid_row : NULL, &g,
                       on_progress, &prog);
     if (prog.shown)

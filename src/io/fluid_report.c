@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io_int.h"
 #include "osn/err.h"
 
 static const char *const hop_prefix[2][2] = {{"", ""}, {"p1_", "p2_"}};
@@ -211,12 +212,7 @@ int osn_fluid_report_json_write(FILE *f, const struct osn_fluid_scenario *sc,
     bad |= json_object_set_new(root, "scenario", scenario_json(sc, res));
     if (bad)
         goto nomem;
-    if (json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
-        fputc('\n', f) == EOF) {
-        if (err && errsize)
-            snprintf(err, errsize, "cannot write the JSON result");
-        rc = OSN_EIO;
-    }
+    rc = osn__report_json_dump(f, root, 17, err, errsize);
     json_decref(root);
     return rc;
 nomem:

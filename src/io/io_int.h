@@ -16,4 +16,10 @@ void osn__report_model_line(FILE *f, const struct osn_model *m);
 /* The "scenario" JSON object: the model as solved, its source and every key set (new ref). */
 json_t *osn__report_scenario_json(const struct osn_scenario *sc);
 
+/*
+ * Writes a result document to f, indented, reals to `precision` significant digits, and a final
+ * newline. Returns 0, or OSN_EIO with "cannot write the JSON result" in err.
+ */
+int osn__report_json_dump(FILE *f, const json_t *doc, int precision, char *err, size_t errsize);
+
 #endif

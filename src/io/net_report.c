@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io_int.h"
 #include "osn/err.h"
 
 static const char *const topo_name[] = {"collapse", "tandem", "fanin"};
@@ -124,12 +125,10 @@ int osn_net_report_json_write(FILE *f, const struct osn_net_scenario *const *s,
     }
     if (!doc)
         goto out;
-    rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0 && fputc('\n', f) != EOF
-                 ? 0
-                 : OSN_EIO;
+    rc = osn__report_json_dump(f, doc, 10, err, errsize);
 out:
-    if (rc && err && errsize)
-        snprintf(err, errsize, "%s", rc == OSN_EIO ? "write error" : "out of memory");
+    if (rc == OSN_ENOMEM && err && errsize)
+        snprintf(err, errsize, "out of memory");
     json_decref(doc);
     return rc;
 }

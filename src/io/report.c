@@ -336,14 +336,20 @@ int osn_report_json_write(FILE *f, const struct osn_scenario *sc, const struct o
             snprintf(err, errsize, "out of memory building the JSON result");
         return OSN_ENOMEM;
     }
-    if (json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
+    rc = osn__report_json_dump(f, root, 17, err, errsize);
+    json_decref(root);
+    return rc;
+}
+
+int osn__report_json_dump(FILE *f, const json_t *doc, int precision, char *err, size_t errsize)
+{
+    if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(precision)) != 0 ||
         fputc('\n', f) == EOF) {
         if (err && errsize)
             snprintf(err, errsize, "cannot write the JSON result");
-        rc = OSN_EIO;
+        return OSN_EIO;
     }
-    json_decref(root);
-    return rc;
+    return 0;
 }
 
 /*

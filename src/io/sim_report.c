@@ -108,11 +108,8 @@ int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
         if (err && errsize)
             snprintf(err, errsize, "out of memory building the JSON result");
         rc = OSN_ENOMEM;
-    } else if (json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
-               fputc('\n', f) == EOF) {
-        if (err && errsize)
-            snprintf(err, errsize, "cannot write the JSON result");
-        rc = OSN_EIO;
+    } else {
+        rc = osn__report_json_dump(f, root, 17, err, errsize);
     }
     json_decref(sc);
     json_decref(root);

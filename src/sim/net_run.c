@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "net_int.h"
 #include "osn/err.h"
 #include "osn/stats.h"
+#include "osn/wall.h"
 
 void osn_net_cfg_default(struct osn_net_cfg *cfg)
 {
@@ -285,13 +285,6 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     return OSN_EINVAL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 struct job {
     const struct osn_net_cfg *cfg;
     struct osn_rng *streams;
@@ -380,7 +373,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     err = osn_net_check(cfg, NULL, msg, msgsize);
     if (err)
         return err;
-    const double t0 = now_s();
+    const double t0 = osn_wall_s();
     size_t n = (size_t)cfg->replications;
     j.cfg = cfg;
     j.nrep = cfg->replications;
@@ -420,7 +413,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
                      cap);
     out->replications = j.nrep;
     out->level = cfg->level;
-    out->wall_s = now_s() - t0;
+    out->wall_s = osn_wall_s() - t0;
     out->msgs_per_s = out->wall_s > 0 ? (double)out->messages / out->wall_s : NAN;
 out:
     if (err == OSN_ENOMEM && msg && msgsize)

@@ -17,6 +17,7 @@
 #include "osn/des.h"
 #include "osn/err.h"
 #include "osn/stats.h"
+#include "osn/wall.h"
 #include "sim_int.h"
 
 #define MAX_REPLICATIONS 100000
@@ -93,13 +94,6 @@ int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, cons
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 struct job {
     const struct osn_model *m;
     const struct osn_sim_cfg *cfg;
@@ -140,7 +134,7 @@ static void watch(struct job *j, double t0)
         uint64_t events = atomic_load(&j->events);
         for (int i = 0; i < j->nrep; i++)
             sofar += atomic_load_explicit(&j->now[i], memory_order_relaxed);
-        cfg->progress(sofar / span, events, now_s() - t0, cfg->progress_arg);
+        cfg->progress(sofar / span, events, osn_wall_s() - t0, cfg->progress_arg);
     }
 }
 
@@ -211,7 +205,7 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     if (mm.process == OSN_ARR_TRACE && c.warmup + c.time > mm.trace[mm.ntrace - 1])
         c.time = mm.trace[mm.ntrace - 1] - c.warmup;
 
-    const double t0 = now_s();
+    const double t0 = osn_wall_s();
     size_t n = (size_t)c.replications;
     j.m = &mm;
     j.cfg = &c;
@@ -239,7 +233,7 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     out->replications = j.nrep;
     out->level = c.level;
     out->threads = c.threads;
-    out->wall_s = now_s() - t0;
+    out->wall_s = osn_wall_s() - t0;
     out->events_per_s = out->wall_s > 0 ? (double)out->events / out->wall_s : NAN;
 out:
     if (err == OSN_ENOMEM && msg && msgsize)
