@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Goodput against offered load on examples/sim_collapse.ini for the controls none, loss and rate
+# Goodput against offered load on examples/collapse.ini for the controls none, loss and rate
 # (plus none with a 500-message core buffer), one `osn sim` sweep each, then docs/collapse.png
 # with gnuplot. About 4 minutes on 2 cores. OSN_BUILD names the build directory (default build);
 # OSN_CURVE_RATES overrides the swept source.rate range (LO:HI:STEP), OSN_CURVE_PNG the image.
@@ -14,10 +14,10 @@ trap 'rm -rf "$out"' EXIT
 [[ -x "$osn" ]] || { echo "collapse_curve.sh: $osn not found; build first (make)" >&2; exit 1; }
 
 for k in none loss rate; do
-    "$osn" sim examples/sim_collapse.ini --set control.kind=$k --set source.rate="$rates" \
+    "$osn" sim examples/collapse.ini --set control.kind=$k --set source.rate="$rates" \
         --json "$out/$k.json" -q
 done
-"$osn" sim examples/sim_collapse.ini --set "server core.buffer=500" --set source.rate="$rates" \
+"$osn" sim examples/collapse.ini --set "server core.buffer=500" --set source.rate="$rates" \
     --json "$out/none500.json" -q
 
 python3 - "$out" <<'PYEOF'
@@ -41,7 +41,7 @@ mkdir -p "$(dirname "$png")"
 gnuplot <<GP
 set terminal pngcairo size 900,560 font "sans,11" noenhanced
 set output "$png"
-set title "examples/sim_collapse.ini: goodput vs offered load (core capacity $(printf %.0f "$cap") calls/s)"
+set title "examples/collapse.ini: goodput vs offered load (core capacity $(printf %.0f "$cap") calls/s)"
 set xlabel "offered load (calls/s)"
 set ylabel "goodput: calls set up before Timer B (calls/s)"
 set key top right box

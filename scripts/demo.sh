@@ -147,10 +147,10 @@ echo "The time series is in demo/fluid-burst.csv${plot:+, the plot in demo/fluid
 echo "The same server recovers from a 0.5 s burst: osn fluid examples/fluid-burst.ini"
 
 echo
-echo "== 6. a SIP network at 3x its core's capacity: osn sim examples/sim_collapse.ini"
+echo "== 6. a SIP network at 3x its core's capacity: osn sim examples/collapse.ini"
 echo
 for kind in none loss rate; do
-    "$osn" sim examples/sim_collapse.ini --set control.kind="$kind" --json "demo/net-$kind.json" -q
+    "$osn" sim examples/collapse.ini --set control.kind="$kind" --json "demo/net-$kind.json" -q
 done
 python3 - demo/net-none.json demo/net-loss.json demo/net-rate.json <<'PY'
 import json, sys

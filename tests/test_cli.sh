@@ -256,7 +256,8 @@ else
 fi
 
 # ---- every example runs with its command; the reference rows are reproduced ----
-# Examples of other commands are named after them: sim_*, fluid-*, optimize_*.
+# Examples of other commands are named after them: sim_*, fluid-*, optimize_*; a SIP network
+# (a [net] section: collapse.ini, tandem.ini, fanin.ini) runs with sim.
 for f in "$ROOT"/examples/*.ini; do
     case "$(basename "$f")" in
     sim_* | sim-*) cmd=sim ;;
@@ -264,6 +265,7 @@ for f in "$ROOT"/examples/*.ini; do
     optimize_* | optimize-*) cmd=optimize ;;
     *) cmd=solve ;;
     esac
+    grep -q '^\[net\]' "$f" && cmd=sim
     [ "$cmd" = solve ] || "$OSN" help "$cmd" >/dev/null 2>&1 || continue # not built yet
     run 0 "example $(basename "$f")" -- "$cmd" "$f" -q
 done
@@ -337,7 +339,7 @@ run 2 "optimize failed run leaves no grid" -- optimize "$OPT/infeasible.ini" \
 
 
 # ---- osn sim on a network scenario (src/sim/net*.c): JSON keys, sweep, trace, errors ----
-NET="$ROOT/examples/sim_collapse.ini"
+NET="$ROOT/examples/collapse.ini"
 run 0 "net json" -- sim "$NET" --set net.time=2 --set net.warmup=1 --set source.rate=200 --json -
 if "$PY" -c '
 import json, sys

@@ -41,7 +41,7 @@ static double val(const struct osn_net_result *r, int i)
     return r->est[i].value;
 }
 
-/* The collapse topology of examples/sim_collapse.ini, long enough warm-up to see Timer B. */
+/* The collapse topology of examples/collapse.ini, long enough warm-up to see Timer B. */
 static void collapse_cfg(struct osn_net_cfg *c, const char *kind, double load)
 {
     osn_net_cfg_default(c);

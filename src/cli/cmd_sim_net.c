@@ -330,7 +330,7 @@ void osn_cmd_sim_net_usage(FILE *f)
           "msg_rate, each with KEY_ci, then per element the messages processed by kind,\n"
           "dropped, util, queue_mean, invites_in, capacity.\n"
           "Example:\n"
-          "  osn sim examples/sim_collapse.ini --set control.kind=loss \\\n"
+          "  osn sim examples/collapse.ini --set control.kind=loss \\\n"
           "          --set source.rate=100:1500:200 --json -\n",
           f);
 }
