@@ -1,5 +1,5 @@
 /*
- * The event engine: 10^5 random schedule / cancel / pop steps on the heap and two timer FIFOs
+ * The event engine: 10^5 random schedule / cancel / pop steps on the two heaps and two timer FIFOs
  * against a plain array searched for its (time, seq) minimum; service laws against their
  * means, variances and (exponential) distribution function; arrival processes against their
  * rates.
@@ -44,9 +44,9 @@ static void ref_remove(struct ref *r, int i)
     r->seq[i] = r->seq[r->n];
 }
 
-static void test_random_steps_vs_array(void **state)
+/* The steps, with heap events due beyond `horizon` in the second heap. */
+static void random_steps(double horizon)
 {
-    (void)state;
     static struct osn_des_ev ev[NEV];
     static struct ref ref;
     struct osn_des q;
@@ -56,6 +56,7 @@ static void test_random_steps_vs_array(void **state)
 
     ref.n = 0;
     assert_int_equal(osn_des_init(&q, 4), 0); /* small: the heap must grow */
+    osn_des_set_horizon(&q, horizon);
     assert_int_equal(osn_des_timer_class(&q, 2.0, &fifo[0]), 0);
     assert_int_equal(osn_des_timer_class(&q, 0.5, &fifo[1]), 0);
     for (int i = 0; i < NEV; i++)
@@ -106,6 +107,14 @@ static void test_random_steps_vs_array(void **state)
     }
     assert_int_equal(osn_des_at(&q, &ev[0], q.now - 1), OSN_EINVAL);
     osn_des_release(&q);
+}
+
+static void test_random_steps_vs_array(void **state)
+{
+    (void)state;
+    random_steps(INFINITY); /* one heap */
+    random_steps(1.0);      /* offsets of 0..3: both heaps busy */
+    random_steps(0.0);      /* all but same-instant events in the far heap */
 }
 
 /* Events at one instant fire in the order they were scheduled, heap and FIFO mixed. */

@@ -3,10 +3,13 @@
  *
  * Event set. Events are caller-owned structs (embed a struct osn_des_ev in your own object);
  * scheduling never allocates except when the heap array grows, which is amortised. General
- * events live in an array binary heap whose entries carry their keys and a back-pointer, and
+ * events live in an array 4-ary heap whose entries carry their keys and a back-pointer, and
  * each event knows its heap slot, so cancel is O(log n). Timers of a fixed duration (SIP timers
  * come in a handful of durations) go to a FIFO per duration instead: since now only grows, a
- * FIFO of now + d is already in time order, so insert, cancel and pop are O(1). The next event
+ * FIFO of now + d is already in time order, so insert, cancel and pop are O(1). A FIFO is a
+ * ring of {time, seq, event} entries, so appending, popping and comparing heads read only the
+ * ring (sequential memory), and cancelling clears the event's entry without touching any other
+ * event: with 10^5 pending timers in cold memory that is what keeps the set fast. The next event
  * is the least of the heap top and the FIFO heads. Every schedule takes a sequence number from
  * one counter and the order is (time, seq), so simultaneous events fire in the order they were
  * scheduled and runs are reproducible.
@@ -33,31 +36,46 @@
 
 /* An event: embed it in the object it belongs to. Zero it, or call osn_des_ev_init(). */
 struct osn_des_ev {
-    double t;                       /* firing time (valid while pending) */
-    uint64_t seq;                   /* tie-break: schedule order */
-    size_t pos;                     /* heap slot, OSN_DES_IDLE when not in the heap */
-    int fifo;                       /* timer class + 1 while on a FIFO, else 0 */
-    int type;                       /* free for the caller */
-    struct osn_des_ev *prev, *next; /* FIFO links */
+    double t;     /* firing time (valid while pending) */
+    uint64_t seq; /* tie-break: schedule order */
+    size_t pos;   /* heap slot or FIFO ring index while pending, OSN_DES_IDLE when idle */
+    int fifo;     /* timer class + 1 while on a FIFO, 0 in heap[0] (or idle), -1 in heap[1] */
+    int type;     /* free for the caller */
 };
 
+/* A heap slot or a FIFO ring entry: the event's key, so ordering never touches the event. */
 struct osn__des_slot {
     double t;
     uint64_t seq;
-    struct osn_des_ev *ev;
+    struct osn_des_ev *ev; /* NULL in a ring: cancelled */
 };
 
 struct osn__des_fifo {
-    double d; /* the duration of this timer class (s) */
-    struct osn_des_ev *head, *tail;
-    size_t n;
+    double d;                   /* the duration of this timer class (s) */
+    struct osn__des_slot *ring; /* entry i at ring[i & mask] */
+    uint64_t head, tail;        /* live and cancelled entries are head..tail-1; head is live */
+    size_t mask;                /* ring capacity - 1 (capacity 0: no ring yet) */
+    size_t n;                   /* live entries */
+};
+
+/* An array 4-ary heap of slots. */
+struct osn__des_heap {
+    struct osn__des_slot *s; /* s[0] is the least */
+    size_t n, cap;
 };
 
 struct osn_des {
     double now; /* time of the last event popped (starts at 0) */
     uint64_t seq;
-    struct osn__des_slot *heap; /* heap[0] is the least */
-    size_t n, cap;
+    /* heap[0] holds heap events due within `horizon` of the time they were scheduled, heap[1]
+     * the later ones (osn_des_set_horizon). */
+    struct osn__des_heap heap[2];
+    double horizon;
+    /* Head keys of the FIFOs side by side (INFINITY when empty) and a bit per non-empty FIFO,
+     * so that finding the next event reads a few words. */
+    double ft[OSN_DES_MAX_FIFOS];
+    uint64_t fs[OSN_DES_MAX_FIFOS];
+    uint32_t fmask;
     struct osn__des_fifo fifo[OSN_DES_MAX_FIFOS];
     int nfifo;
     size_t nfifo_events;
@@ -72,30 +90,38 @@ static inline void osn_des_ev_init(struct osn_des_ev *ev, int type)
 
 static inline bool osn_des_pending(const struct osn_des_ev *ev)
 {
-    return ev->pos != OSN_DES_IDLE || ev->fifo != 0;
+    return ev->pos != OSN_DES_IDLE;
 }
 
 /* Pending events, heap and FIFOs together. */
 static inline size_t osn_des_count(const struct osn_des *q)
 {
-    return q->n + q->nfifo_events;
+    return q->heap[0].n + q->heap[1].n + q->nfifo_events;
 }
 
 /* Initialises an empty event set with room for `cap` heap events. Returns 0 or OSN_ENOMEM. */
 int osn_des_init(struct osn_des *q, size_t cap);
 
-/* Frees the heap array. Pending events are simply forgotten (they are the caller's). */
+/* Frees the heap array and the FIFO rings. Pending events are simply forgotten (they are the
+ * caller's). */
 void osn_des_release(struct osn_des *q);
 
 /* Adds a timer class of fixed `duration` >= 0; *id receives its number. OSN_EINVAL when the
  * duration is not finite or there are OSN_DES_MAX_FIFOS classes already. */
 int osn_des_timer_class(struct osn_des *q, double duration, int *id);
 
+/* Heap events due more than `horizon` (s) after they are scheduled go to a second heap, so that
+ * a crowd of long timers (call holding times) does not deepen the heap that the many short ones
+ * (service completions) sift through. Only speed changes: the order is (time, seq) whatever the
+ * horizon. The default is INFINITY (one heap). */
+void osn_des_set_horizon(struct osn_des *q, double horizon);
+
 /* Schedules idle `ev` at time t >= q->now in the heap. Returns 0, OSN_EINVAL (pending event,
  * t < now or t not a number) or OSN_ENOMEM. */
 int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t);
 
-/* Schedules idle `ev` at now + duration of timer class `id`. O(1). Returns 0 or OSN_EINVAL. */
+/* Schedules idle `ev` at now + duration of timer class `id`. O(1) amortised (the class's ring
+ * doubles when full). Returns 0, OSN_EINVAL or OSN_ENOMEM. */
 int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id);
 
 /* Removes a pending event (no-op when idle). O(log n) in the heap, O(1) on a FIFO. */

@@ -24,8 +24,8 @@
  * Ownership. Transactions are caller-owned memory (embed a struct osn_sip_txn in a call or leg
  * object and recover it with container_of, or keep a pool); the layer borrows it from the start
  * call until the event whose out->terminated is true (or osn_sip_txn_abort()), and keeps it in
- * its table meanwhile. The layer owns only its bucket array, which grows (amortised) when the
- * number of live transactions exceeds the bucket count.
+ * its table meanwhile. The layer owns only the table's slot array, which doubles (amortised)
+ * when the live transactions would fill more than half of it.
  */
 #ifndef OSN_SIP_H
 #define OSN_SIP_H
@@ -198,37 +198,40 @@ struct osn_sip_txn {
     double ival;             /* current retransmission interval of A, E or G (s) */
     uint32_t nretrans;       /* retransmissions this transaction sent (requests or responses) */
     uint32_t absorbed;       /* retransmitted requests (server) / responses (client) absorbed */
-    uint32_t hash;
-    uint8_t role;                       /* enum osn_sip_role */
-    uint8_t state;                      /* enum osn_sip_state */
-    uint8_t tid[2];                     /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
-    bool has_resp;                      /* resp is valid */
-    struct osn_sip_txn *hnext, **hprev; /* table chain; hprev NULL when not in a table */
+    uint32_t hash;           /* of the table key, kept so that the table never rehashes it */
+    uint8_t role;            /* enum osn_sip_role */
+    uint8_t state;           /* enum osn_sip_state */
+    uint8_t tid[2];          /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
+    bool has_resp;           /* resp is valid */
+    bool in_table;           /* in a table (osn_sip_table_add until osn_sip_table_remove) */
 };
 
 /* ---- transaction table (§17.1.3, §17.2.3) ---- */
 
-/* Chained hash table with the links embedded in the transactions. Keys: a client transaction
- * by (top-Via branch, CSeq method); a server transaction by (branch, sent-by, method), where an
- * ACK looks up the INVITE. */
+/* Open-addressing hash table (linear probing, at most half full) of 16-byte slots, each a
+ * transaction's hash and a pointer to it; the transactions hold no links. Keys: a client
+ * transaction by (top-Via branch, CSeq method); a server transaction by (branch, sent-by,
+ * method), where an ACK looks up the INVITE. */
+struct osn_sip_slot; /* src/sip/table.c */
 struct osn_sip_table {
-    struct osn_sip_txn **b; /* buckets, a power of two of them */
-    size_t mask;            /* number of buckets - 1 */
-    size_t n;               /* transactions in the table */
+    struct osn_sip_slot *slot; /* a power of two of them */
+    size_t mask;               /* number of slots - 1; n <= (mask + 1) / 2 */
+    size_t n;                  /* transactions in the table */
 };
 
-/* Initialises an empty table sized for about `hint` transactions. 0 or OSN_ENOMEM. */
+/* Initialises an empty table that holds `hint` transactions without growing. 0 or OSN_ENOMEM. */
 int osn_sip_table_init(struct osn_sip_table *tb, size_t hint);
 
-/* Frees the bucket array; transactions still in it are forgotten (they are the caller's). */
+/* Frees the slot array; transactions still in it are forgotten (they are the caller's). */
 void osn_sip_table_release(struct osn_sip_table *tb);
 
 /* Adds `t` (borrowed until removed) under the key of t->role and t->req. O(1) amortised.
  * Returns 0, OSN_EINVAL when it is in a table already or its key is taken, or OSN_ENOMEM when
- * the bucket array could not grow (t is then not added). */
+ * the slot array could not grow (t is then not added). */
 int osn_sip_table_add(struct osn_sip_table *tb, struct osn_sip_txn *t);
 
-/* Removes `t` from the table it is in; no-op when in none. O(1). */
+/* Removes `t` from the table it is in; no-op when in none. O(1) expected. Only the slot array
+ * is written: no other transaction is touched. */
 void osn_sip_table_remove(struct osn_sip_table *tb, struct osn_sip_txn *t);
 
 /* The transaction of `role` that message `m` matches, or NULL. O(1). A response matches a

@@ -1,12 +1,21 @@
 /*
- * The event set of include/osn/des.h: an array binary heap ordered by (time, seq) with a slot
+ * The event set of include/osn/des.h: two array 4-ary heaps ordered by (time, seq) with a slot
  * back-pointer in each event, plus one FIFO per fixed timer duration.
  *
- * The heap moves 24-byte slots {t, seq, ev} so that sifting compares keys without touching the
+ * A heap moves 24-byte slots {t, seq, ev} so that sifting compares keys without touching the
  * events; only the final slot of a moving event is written back into ev->pos. Sifts use a hole
  * (one write per level instead of a swap). Cancel moves the last slot into the hole and sifts it
- * up or down, O(log n). A FIFO holds events of one timer class in schedule order, which is also
- * (time, seq) order because q->now never decreases.
+ * up or down, O(log n). The second heap takes the events due beyond the horizon: they are few
+ * per unit of time but many at once (call holds of seconds), and kept apart they no longer
+ * lengthen every sift of the short ones.
+ *
+ * A FIFO holds events of one timer class in schedule order, which is also (time, seq) order
+ * because q->now never decreases. It is a ring of slots indexed by a running count (ev->pos);
+ * cancelling an entry clears its event pointer and the head skips cleared entries, so no
+ * operation touches an event other than its own.
+ *
+ * The next event is the least of the two heap tops and the FIFO heads, whose keys are cached
+ * side by side in q->ft/q->fs with a bit mask of the non-empty FIFOs.
  */
 #include "osn/des.h"
 
@@ -14,27 +23,42 @@
 
 #include "osn/err.h"
 
+/* Events this many places behind a FIFO head are prefetched when the head moves. */
+#define AHEAD 8
+
+/* The heaps are 4-ary: half the levels of a binary heap, so a sift writes the back-pointers of
+ * half as many (often cold) events, and the four children of a slot share a cache line or two. */
+#define ARITY 4
+
+/* Where the next event is: a FIFO id >= 0, or one of these. */
+enum { SRC_NEAR = -1, SRC_FAR = -2, SRC_NONE = -3 };
+
 static inline bool slot_less(const struct osn__des_slot *a, const struct osn__des_slot *b)
 {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static inline bool ev_less(const struct osn_des_ev *a, const struct osn_des_ev *b)
+static int heap_init(struct osn__des_heap *h, size_t cap)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    h->s = malloc(cap * sizeof *h->s);
+    h->n = 0;
+    h->cap = h->s ? cap : 0;
+    return h->s ? 0 : OSN_ENOMEM;
 }
 
 int osn_des_init(struct osn_des *q, size_t cap)
 {
     if (!q)
         return OSN_EINVAL;
-    *q = (struct osn_des){0};
-    if (cap < 16)
-        cap = 16;
-    q->heap = malloc(cap * sizeof *q->heap);
-    if (!q->heap)
+    *q = (struct osn_des){.horizon = INFINITY};
+    for (int i = 0; i < OSN_DES_MAX_FIFOS; i++) {
+        q->ft[i] = INFINITY;
+        q->fs[i] = UINT64_MAX;
+    }
+    if (heap_init(&q->heap[0], cap < 16 ? 16 : cap) != 0 || heap_init(&q->heap[1], 16) != 0) {
+        osn_des_release(q);
         return OSN_ENOMEM;
-    q->cap = cap;
+    }
     return 0;
 }
 
@@ -42,24 +66,37 @@ void osn_des_release(struct osn_des *q)
 {
     if (!q)
         return;
-    free(q->heap);
+    free(q->heap[0].s);
+    free(q->heap[1].s);
+    for (int i = 0; i < q->nfifo; i++)
+        free(q->fifo[i].ring);
     *q = (struct osn_des){0};
+}
+
+void osn_des_set_horizon(struct osn_des *q, double horizon)
+{
+    if (q && horizon >= 0)
+        q->horizon = horizon;
 }
 
 int osn_des_timer_class(struct osn_des *q, double duration, int *id)
 {
     if (!q || !id || !isfinite(duration) || duration < 0 || q->nfifo >= OSN_DES_MAX_FIFOS)
         return OSN_EINVAL;
-    q->fifo[q->nfifo] = (struct osn__des_fifo){duration, NULL, NULL, 0};
+    q->fifo[q->nfifo] = (struct osn__des_fifo){.d = duration};
+    q->ft[q->nfifo] = INFINITY;
+    q->fs[q->nfifo] = UINT64_MAX;
     *id = q->nfifo++;
     return 0;
 }
+
+/* ---- heaps ---- */
 
 /* Moves slot s up from hole i to its place. */
 static void sift_up(struct osn__des_slot *h, size_t i, struct osn__des_slot s)
 {
     while (i > 0) {
-        size_t p = (i - 1) / 2;
+        size_t p = (i - 1) / ARITY;
         if (!slot_less(&s, &h[p]))
             break;
         h[i] = h[p];
@@ -74,11 +111,12 @@ static void sift_up(struct osn__des_slot *h, size_t i, struct osn__des_slot s)
 static void sift_down(struct osn__des_slot *h, size_t n, size_t i, struct osn__des_slot s)
 {
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = ARITY * i + 1, end = c + ARITY < n ? c + ARITY : n;
         if (c >= n)
             break;
-        if (c + 1 < n && slot_less(&h[c + 1], &h[c]))
-            c++;
+        for (size_t k = c + 1; k < end; k++)
+            if (slot_less(&h[k], &h[c]))
+                c = k;
         if (!slot_less(&h[c], &s))
             break;
         h[i] = h[c];
@@ -89,22 +127,85 @@ static void sift_down(struct osn__des_slot *h, size_t n, size_t i, struct osn__d
     s.ev->pos = i;
 }
 
+static void heap_remove(struct osn__des_heap *h, struct osn_des_ev *ev)
+{
+    size_t i = ev->pos;
+    struct osn__des_slot last = h->s[--h->n];
+
+    ev->pos = OSN_DES_IDLE;
+    if (i == h->n)
+        return;
+    if (i > 0 && slot_less(&last, &h->s[(i - 1) / ARITY]))
+        sift_up(h->s, i, last);
+    else
+        sift_down(h->s, h->n, i, last);
+}
+
 int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
 {
     if (!q || !ev || osn_des_pending(ev) || !(t >= q->now))
         return OSN_EINVAL;
-    if (q->n == q->cap) {
-        size_t cap = q->cap * 2;
-        struct osn__des_slot *h = realloc(q->heap, cap * sizeof *h);
-        if (!h)
+    int far = t - q->now > q->horizon;
+    struct osn__des_heap *h = &q->heap[far];
+    if (h->n == h->cap) {
+        size_t cap = h->cap * 2;
+        struct osn__des_slot *s = realloc(h->s, cap * sizeof *s);
+        if (!s)
             return OSN_ENOMEM;
-        q->heap = h;
-        q->cap = cap;
+        h->s = s;
+        h->cap = cap;
     }
     ev->t = t;
     ev->seq = q->seq++;
-    sift_up(q->heap, q->n++, (struct osn__des_slot){t, ev->seq, ev});
+    ev->fifo = -far;
+    sift_up(h->s, h->n++, (struct osn__des_slot){t, ev->seq, ev});
     return 0;
+}
+
+/* ---- FIFOs ---- */
+
+/* Doubles a FIFO's ring. Entries keep their indices (only their place in the ring moves), so
+ * the events' pos stay valid and no event is touched. */
+static int ring_grow(struct osn__des_fifo *f)
+{
+    size_t cap = f->ring ? 2 * (f->mask + 1) : 64;
+    struct osn__des_slot *r = malloc(cap * sizeof *r);
+    if (!r)
+        return OSN_ENOMEM;
+    for (uint64_t i = f->head; i != f->tail; i++)
+        r[i & (cap - 1)] = f->ring[i & f->mask];
+    free(f->ring);
+    f->ring = r;
+    f->mask = cap - 1;
+    return 0;
+}
+
+/* Moves FIFO id's head past cancelled entries and refreshes its cached head key. */
+static void fifo_settle(struct osn_des *q, int id)
+{
+    struct osn__des_fifo *f = &q->fifo[id];
+    while (f->head != f->tail && !f->ring[f->head & f->mask].ev)
+        f->head++;
+    if (f->head == f->tail) {
+        q->ft[id] = INFINITY;
+        q->fs[id] = UINT64_MAX;
+        q->fmask &= ~(1u << id);
+        return;
+    }
+    const struct osn__des_slot *h = &f->ring[f->head & f->mask];
+    q->ft[id] = h->t;
+    q->fs[id] = h->seq;
+    /* The events a few places behind the head fire soon and sit in cold memory: ask for them
+     * now, so that their owners' fields are in cache when they fire. */
+    if (f->tail - f->head > AHEAD) {
+        const struct osn_des_ev *a = f->ring[(f->head + AHEAD) & f->mask].ev;
+        if (a) {
+            __builtin_prefetch((const char *)a - 128, 1, 2);
+            __builtin_prefetch((const char *)a - 64, 1, 2);
+            __builtin_prefetch(a, 1, 2);
+            __builtin_prefetch((const char *)a + 64, 1, 2);
+        }
+    }
 }
 
 int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
@@ -112,92 +213,105 @@ int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
     if (!q || !ev || osn_des_pending(ev) || id < 0 || id >= q->nfifo)
         return OSN_EINVAL;
     struct osn__des_fifo *f = &q->fifo[id];
-    ev->t = q->now + f->d;
-    ev->seq = q->seq++;
+    if ((!f->ring || f->tail - f->head > f->mask) && ring_grow(f) != 0)
+        return OSN_ENOMEM;
+    double t = q->now + f->d;
+    uint64_t seq = q->seq++;
+    ev->t = t;
+    ev->seq = seq;
     ev->fifo = id + 1;
-    ev->next = NULL;
-    ev->prev = f->tail;
-    if (f->tail)
-        f->tail->next = ev;
-    else
-        f->head = ev;
-    f->tail = ev;
+    ev->pos = (size_t)f->tail;
+    f->ring[f->tail & f->mask] = (struct osn__des_slot){t, seq, ev};
+    if (f->head == f->tail++) {
+        q->ft[id] = t;
+        q->fs[id] = seq;
+        q->fmask |= 1u << id;
+    }
     f->n++;
     q->nfifo_events++;
     return 0;
 }
 
+/* Takes ev off its FIFO: clears its entry, and settles the head when it was the head. */
 static void fifo_unlink(struct osn_des *q, struct osn_des_ev *ev)
 {
-    struct osn__des_fifo *f = &q->fifo[ev->fifo - 1];
-    if (ev->prev)
-        ev->prev->next = ev->next;
-    else
-        f->head = ev->next;
-    if (ev->next)
-        ev->next->prev = ev->prev;
-    else
-        f->tail = ev->prev;
-    ev->prev = ev->next = NULL;
+    int id = ev->fifo - 1;
+    struct osn__des_fifo *f = &q->fifo[id];
+    f->ring[ev->pos & f->mask].ev = NULL;
+    if ((uint64_t)ev->pos == f->head)
+        fifo_settle(q, id);
+    ev->pos = OSN_DES_IDLE;
     ev->fifo = 0;
     f->n--;
     q->nfifo_events--;
 }
 
-static void heap_remove(struct osn_des *q, struct osn_des_ev *ev)
-{
-    size_t i = ev->pos;
-    struct osn__des_slot last = q->heap[--q->n];
-
-    ev->pos = OSN_DES_IDLE;
-    if (i == q->n)
-        return;
-    if (i > 0 && slot_less(&last, &q->heap[(i - 1) / 2]))
-        sift_up(q->heap, i, last);
-    else
-        sift_down(q->heap, q->n, i, last);
-}
+/* ---- the next event ---- */
 
 void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev)
 {
-    if (!q || !ev)
+    if (!q || !ev || ev->pos == OSN_DES_IDLE)
         return;
-    if (ev->fifo)
+    if (ev->fifo > 0)
         fifo_unlink(q, ev);
-    else if (ev->pos != OSN_DES_IDLE)
-        heap_remove(q, ev);
+    else
+        heap_remove(&q->heap[-ev->fifo], ev);
+    ev->fifo = 0;
 }
 
-/* The next event without removing it, NULL when empty. */
-static struct osn_des_ev *next_event(const struct osn_des *q)
+/* Where the next event is (a FIFO id, SRC_NEAR, SRC_FAR or SRC_NONE). An empty heap or FIFO has
+ * the key (INFINITY, UINT64_MAX), which never wins. */
+static int next_source(const struct osn_des *q)
 {
-    struct osn_des_ev *best = q->n ? q->heap[0].ev : NULL;
-    for (int i = 0; i < q->nfifo; i++) {
-        struct osn_des_ev *h = q->fifo[i].head;
-        if (h && (!best || ev_less(h, best)))
-            best = h;
+    double bt = INFINITY;
+    uint64_t bs = UINT64_MAX;
+    int best = SRC_NONE;
+    for (int k = 0; k < 2; k++) {
+        const struct osn__des_heap *h = &q->heap[k];
+        if (h->n && slot_less(&h->s[0], &(struct osn__des_slot){bt, bs, NULL})) {
+            bt = h->s[0].t;
+            bs = h->s[0].seq;
+            best = k ? SRC_FAR : SRC_NEAR;
+        }
+    }
+    for (uint32_t m = q->fmask; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        if (q->ft[i] < bt || (q->ft[i] == bt && q->fs[i] < bs)) {
+            bt = q->ft[i];
+            bs = q->fs[i];
+            best = i;
+        }
     }
     return best;
 }
 
 double osn_des_peek(const struct osn_des *q)
 {
-    const struct osn_des_ev *ev = next_event(q);
-    return ev ? ev->t : INFINITY;
+    int src = next_source(q);
+    return src == SRC_NONE ? INFINITY : src < 0 ? q->heap[src == SRC_FAR].s[0].t : q->ft[src];
 }
 
 struct osn_des_ev *osn_des_pop(struct osn_des *q)
 {
-    struct osn_des_ev *ev = next_event(q);
-    if (!ev)
+    int src = next_source(q);
+    struct osn_des_ev *ev;
+    if (src == SRC_NONE)
         return NULL;
-    if (ev->fifo) {
-        fifo_unlink(q, ev);
+    if (src >= 0) {
+        struct osn__des_fifo *f = &q->fifo[src];
+        ev = f->ring[f->head++ & f->mask].ev; /* the head is live */
+        q->now = q->ft[src];
+        fifo_settle(q, src);
+        f->n--;
+        q->nfifo_events--;
     } else {
-        ev->pos = OSN_DES_IDLE;
-        if (--q->n > 0)
-            sift_down(q->heap, q->n, 0, q->heap[q->n]);
+        struct osn__des_heap *h = &q->heap[src == SRC_FAR];
+        ev = h->s[0].ev;
+        q->now = h->s[0].t;
+        if (--h->n > 0)
+            sift_down(h->s, h->n, 0, h->s[h->n]);
     }
-    q->now = ev->t;
+    ev->fifo = 0;
+    ev->pos = OSN_DES_IDLE;
     return ev;
 }

@@ -85,7 +85,6 @@ struct ntxn *osn__net_txn_new(struct net *s, uint32_t call, int node, int hop)
     }
     struct ntxn *w = s->txn_free;
     s->txn_free = w->next;
-    memset(&w->t, 0, sizeof w->t);
     osn_des_ev_init(&w->ev[0], EV_TXN0);
     osn_des_ev_init(&w->ev[1], EV_TXN1);
     w->call = call;
@@ -148,7 +147,8 @@ static void sched(struct net *s, struct osn_des_ev *ev, double at)
     osn_des_cancel(&s->q, ev);
     for (int i = 0; i < s->nfix; i++)
         if (now + s->fixd[i] == at) {
-            osn_des_timer(&s->q, ev, i);
+            if (osn_des_timer(&s->q, ev, i) != 0)
+                s->err = OSN_ENOMEM;
             return;
         }
     if (osn_des_at(&s->q, ev, at < now ? now : at) != 0)
@@ -253,7 +253,8 @@ void osn__net_transmit(struct net *s, int from, uint32_t ci, int hop, const stru
     nm->hop = (uint8_t)hop;
     nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop);
     c->refs++;
-    osn_des_timer(&s->q, &nm->ev, s->link_class[hop]);
+    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
+        s->err = OSN_ENOMEM;
 }
 
 /* ---- transaction actions ---- */

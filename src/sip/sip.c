@@ -148,7 +148,7 @@ static int start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct os
     int err = 0;
 
     if (!l || !t || !req || !o || !isfinite(now) || !is_request(req) ||
-        req->method == OSN_SIP_ACK || t->hprev) {
+        req->method == OSN_SIP_ACK || t->in_table) {
         err = OSN_EINVAL;
         goto out;
     }
