@@ -140,17 +140,26 @@ void osn__net_msg_free(struct net *s, struct nmsg *m)
 
 /* ---- helpers ---- */
 
-/* Schedules ev at absolute time `at`: on a FIFO class when at is exactly now + its duration. */
-static void sched(struct net *s, struct osn_des_ev *ev, double at)
+/* Schedules ev at absolute time `at`: on a FIFO class when at is exactly now + its duration.
+ * *hint (may be NULL) is the class that matched last time for this kind of timer, tried first:
+ * most timers (B, D, F, H, I, J, K, L, M) always have the same duration. */
+static void sched(struct net *s, struct osn_des_ev *ev, double at, int8_t *hint)
 {
     double now = s->q.now;
+    int cls = -1;
     osn_des_cancel(&s->q, ev);
-    for (int i = 0; i < s->nfix; i++)
-        if (now + s->fixd[i] == at) {
-            if (osn_des_timer(&s->q, ev, i) != 0)
-                s->err = OSN_ENOMEM;
-            return;
-        }
+    if (hint && *hint >= 0 && now + s->fixd[*hint] == at)
+        cls = *hint;
+    for (int i = 0; cls < 0 && i < s->nfix; i++)
+        if (now + s->fixd[i] == at)
+            cls = i;
+    if (cls >= 0) {
+        if (hint)
+            *hint = (int8_t)cls;
+        if (osn_des_timer(&s->q, ev, cls) != 0)
+            s->err = OSN_ENOMEM;
+        return;
+    }
     if (osn_des_at(&s->q, ev, at < now ? now : at) != 0)
         s->err = OSN_ENOMEM;
 }
@@ -268,7 +277,7 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
     for (int i = 0; i < o->ntimer; i++) {
         const struct osn_sip_timer *tm = &o->timer[i];
         if (tm->set)
-            sched(s, &w->ev[tm->slot], tm->at);
+            sched(s, &w->ev[tm->slot], tm->at, &s->fix_hint[tm->id]);
         else
             osn_des_cancel(&s->q, &w->ev[tm->slot]);
     }
@@ -388,7 +397,7 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
                     c->t200 = s->q.now;
                     c->ival = s->cfg->sip.t1;
                     c->refs++;
-                    sched(s, &c->rtx, s->q.now + c->ival);
+                    sched(s, &c->rtx, s->q.now + c->ival, NULL);
                 }
                 return;
             }
@@ -477,7 +486,7 @@ void osn__net_2xx_timer(struct net *s, struct call *c)
         if (osn_sip_stxn_respond(&s->nodes[w->node].sip, &w->t, &r, s->q.now, &o) == 0)
             osn__net_apply(s, w, &o);
         c->ival = 2 * c->ival < s->cfg->sip.t2 ? 2 * c->ival : s->cfg->sip.t2;
-        sched(s, &c->rtx, s->q.now + c->ival);
+        sched(s, &c->rtx, s->q.now + c->ival, NULL);
         return;
     }
     osn__net_call_unref(s, c->idx); /* the reference the timer had */

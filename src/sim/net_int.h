@@ -140,7 +140,8 @@ struct net {
     double link_loss[MAXHOP];
     double fixd[OSN_DES_MAX_FIFOS];
     int nfix;
-    double t_obs, t_end, tb; /* window start, end, 64 T1 */
+    int8_t fix_hint[OSN_SIP_NTIMERS]; /* by SIP timer id: the class it used last, -1 none */
+    double t_obs, t_end, tb;          /* window start, end, 64 T1 */
     uint64_t next_uid;
     /* pools */
     struct call **callc;

@@ -370,6 +370,7 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
         return err;
     /* Call holds (seconds) in a heap of their own: the service completions sift through ~20. */
     osn_des_set_horizon(&s->q, cfg->sip.t1);
+    memset(s->fix_hint, -1, sizeof s->fix_hint);
     /* fixed durations: the SIP timers, then the links */
     double t1 = cfg->sip.t1;
     double fixed[] = {t1,      2 * t1,  4 * t1,      8 * t1,      16 * t1,
