@@ -108,6 +108,9 @@ struct call {
     uint8_t outcome;
     uint8_t fwd;  /* bit h: the INVITE arriving on hop h was taken by the TU */
     uint8_t bfwd; /* same for BYE */
+    /* bit h: an INVITE (BYE) reached hop h's server and was kept (queued or handled), so a later
+     * copy is known to be a retransmission on arrival, before its original is processed */
+    uint8_t inv_in, bye_in;
     bool got180, admitted, connected, acked;
 };
 

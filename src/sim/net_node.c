@@ -54,6 +54,35 @@ static int classify(struct node *nd, struct nmsg *nm)
     return m->method == OSN_SIP_INVITE ? OSN_NET_K_INVITE : OSN_NET_K_BYE;
 }
 
+/* The bit of nm's request kind and hop in its call's record of requests kept at a server. */
+static uint8_t *kept_bits(struct net *s, const struct nmsg *nm)
+{
+    struct call *c = call_at(s, nm->call);
+    return nm->m.method == OSN_SIP_INVITE ? &c->inv_in : &c->bye_in;
+}
+
+/*
+ * The kind on arrival: as classify(), and also a retransmission when the original was kept here
+ * and still waits in the queue (no transaction yet). A server recognises a copy on receipt by
+ * its branch (PRSM, protocols.md 8, and every controller that counts copies need that); only
+ * service start decides the cost, by matching again.
+ */
+static int classify_arrival(struct net *s, struct node *nd, struct nmsg *nm)
+{
+    int kind = classify(nd, nm);
+    if ((kind == OSN_NET_K_INVITE || kind == OSN_NET_K_BYE) &&
+        (*kept_bits(s, nm) & (1u << nm->hop)))
+        kind = OSN_NET_K_RETX;
+    return kind;
+}
+
+/* Records that request nm was kept at its server (queued or handled at once). */
+static void mark_kept(struct net *s, const struct nmsg *nm)
+{
+    if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
+        *kept_bits(s, nm) |= (uint8_t)(1u << nm->hop);
+}
+
 /* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */
 static void process(struct net *s, struct node *nd, struct nmsg *nm)
 {
@@ -194,7 +223,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         (nd->sc->cost[OSN_NET_K_RETX] > 0) == (nd->sc->cost[OSN_NET_K_BYE] > 0))
         kind = nm->m.method == OSN_SIP_INVITE ? OSN_NET_K_INVITE : OSN_NET_K_BYE;
     else
-        kind = classify(nd, nm);
+        kind = classify_arrival(s, nd, nm);
     static const uint8_t ck[] = {OSN_CTL_MSG_INVITE, OSN_CTL_MSG_INVITE_RETX, OSN_CTL_MSG_RESPONSE,
                                  OSN_CTL_MSG_ACK, OSN_CTL_MSG_BYE};
     enum osn_ctl_msg ckind = ck[kind];
@@ -204,6 +233,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         nd->tot[OSN__NE_NEWINV] += 1;
     if (nd->sc->cost[kind] <= 0) { /* free work never meets the queue nor the controller */
         nm->kind = (uint8_t)kind;
+        mark_kept(s, nm);
         process(s, nd, nm);
         return;
     }
@@ -226,6 +256,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         full = nd->n >= 2 * nd->sc->buffer; /* the cheap path has its own room */
     }
     if (nd->sc->cost[nm->kind] <= 0) {
+        mark_kept(s, nm);
         process(s, nd, nm);
         return;
     }
@@ -235,6 +266,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         osn__net_msg_free(s, nm);
         return;
     }
+    mark_kept(s, nm);
     osn__net_integrate(s, nd);
     nd->n++;
     nm->t_arr = s->q.now;
