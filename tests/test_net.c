@@ -149,6 +149,14 @@ static void print_run(const char *what, const struct osn_net_result *r)
             core_proc(r, OSN_NET_K_INVITE), core_proc(r, OSN_NET_K_RETX));
 }
 
+/* The collapse topology at 3x with a core buffer of 2000 messages. */
+static void overload_2000_cfg(struct osn_net_cfg *c, const char *kind)
+{
+    collapse_cfg(c, kind, 3);
+    c->core.buffer = 2000;
+    c->threads = 2; /* the two replications side by side: same numbers, half the wall time */
+}
+
 /*
  * PRSM (protocols.md 8: originals in a primary queue served with strict priority, retransmitted
  * requests in a secondary one, queued copies removed once answered) at 3x capacity, core buffer
@@ -165,14 +173,10 @@ static void test_prsm_serves_originals_first(void **state)
 {
     (void)state;
     struct osn_net_cfg c;
-    collapse_cfg(&c, "none", 3);
-    c.core.buffer = 2000;
-    c.threads = 2; /* the two replications side by side: same numbers, half the wall time */
+    overload_2000_cfg(&c, "none");
     struct osn_net_result none = *run(&c);
     print_run("none 3x, buffer 2000", &none);
-    collapse_cfg(&c, "prsm", 3);
-    c.core.buffer = 2000;
-    c.threads = 2;
+    overload_2000_cfg(&c, "prsm");
     struct osn_net_result prsm = *run(&c);
     print_run("prsm 3x, buffer 2000", &prsm);
 

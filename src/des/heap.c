@@ -298,6 +298,8 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q)
     if (src == SRC_NONE)
         return NULL;
     if (src >= 0) {
+        /* fifo_unlink() would do, but it reaches the ring through the event's own (cold) fields:
+         * the head is known, so the ring moves on without waiting for the event's memory. */
         struct osn__des_fifo *f = &q->fifo[src];
         ev = f->ring[f->head++ & f->mask].ev; /* the head is live */
         q->now = q->ft[src];

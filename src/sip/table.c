@@ -116,37 +116,40 @@ void osn_sip_table_release(struct osn_sip_table *tb)
     *tb = (struct osn_sip_table){0};
 }
 
-/* The transaction under the key, or NULL when the probe reached an empty slot. Only a slot with
- * the same 32-bit hash costs a look at its transaction. */
+/* The slot of the transaction under the key, or, when the key is absent, the empty slot where
+ * the probe ended (which is where the key would go). Only a slot with the same 32-bit hash
+ * costs a look at its transaction. */
+static struct osn_sip_slot *probe(const struct osn_sip_table *tb, uint32_t h, int role,
+                                  uint64_t branch, uint64_t sent_by, int method)
+{
+    struct osn_sip_slot *s;
+    for (size_t i = h & tb->mask; (s = &tb->slot[i])->t; i = (i + 1) & tb->mask)
+        if (s->hash == h && key_eq(s->t, role, branch, sent_by, method))
+            break;
+    return s;
+}
+
 static struct osn_sip_txn *lookup(const struct osn_sip_table *tb, uint32_t h, int role,
                                   uint64_t branch, uint64_t sent_by, int method)
 {
-    const struct osn_sip_slot *s;
-    for (size_t i = h & tb->mask; (s = &tb->slot[i])->t; i = (i + 1) & tb->mask)
-        if (s->hash == h && key_eq(s->t, role, branch, sent_by, method))
-            return s->t;
-    return NULL;
+    return probe(tb, h, role, branch, sent_by, method)->t;
 }
 
 int osn_sip_table_add(struct osn_sip_table *tb, struct osn_sip_txn *t)
 {
-    const struct osn_sip_slot *s;
     int err = 0;
-    size_t i;
 
     if (!tb || !tb->slot || !t || t->in_table) {
         err = OSN_EINVAL;
         goto out;
     }
     t->hash = txn_hash(t);
-    /* One probe sequence both refuses a taken key and finds the slot: where the key is absent,
-     * the probe ends at the first empty slot, which is where it goes. */
-    for (i = t->hash & tb->mask; (s = &tb->slot[i])->t; i = (i + 1) & tb->mask) {
-        if (s->hash == t->hash &&
-            key_eq(s->t, t->role, t->req.branch, t->req.sent_by, t->req.method)) {
-            err = OSN_EINVAL;
-            goto out;
-        }
+    /* One probe both refuses a taken key and finds the slot where an absent one goes. */
+    struct osn_sip_slot *slot =
+            probe(tb, t->hash, t->role, t->req.branch, t->req.sent_by, t->req.method);
+    if (slot->t) {
+        err = OSN_EINVAL;
+        goto out;
     }
     /* Grow only for a key that does go in, so a refused add never allocates; the slot found is
      * then stale, and a second probe in the new array (without compares) finds the new one. */
@@ -154,9 +157,9 @@ int osn_sip_table_add(struct osn_sip_table *tb, struct osn_sip_txn *t)
         err = grow(tb, 2 * (tb->mask + 1));
         if (err)
             goto out;
-        i = free_slot(tb, t->hash);
+        slot = &tb->slot[free_slot(tb, t->hash)];
     }
-    tb->slot[i] = (struct osn_sip_slot){.hash = t->hash, .t = t};
+    *slot = (struct osn_sip_slot){.hash = t->hash, .t = t};
     t->in_table = true;
     tb->n++;
 out:
