@@ -727,6 +727,66 @@ static void test_match_ack_cancel(void **state)
     osn_sip_layer_release(&l);
 }
 
+/* osn_sip_txn_matches decides as the table does, on the messages of the test above; an
+ * unindexed layer matches nothing itself, refuses no key, and its transactions work the same. */
+static void test_unindexed_matches_as_table(void **state)
+{
+    (void)state;
+    struct osn_sip_layer l, u;
+    struct osn_sip_txn srv = {0}, cli = {0}, usrv = {0}, ucli = {0}, again = {0};
+    struct osn_sip_out o;
+    struct osn_sip_msg inv = request(OSN_SIP_INVITE, 10), creq = request(OSN_SIP_INVITE, 20);
+    creq.sent_by = 99;
+
+    assert_int_equal(osn_sip_layer_init(&l, NULL, 0), 0);
+    assert_int_equal(osn_sip_layer_init_unindexed(&u, NULL), 0);
+    assert_int_equal(osn_sip_stxn_start(&l, &srv, &inv, 0, &o), 0);
+    assert_int_equal(osn_sip_ctxn_start(&l, &cli, &creq, 0, &o), 0);
+    assert_int_equal(osn_sip_stxn_start(&u, &usrv, &inv, 0, &o), 0);
+    assert_int_equal(osn_sip_ctxn_start(&u, &ucli, &creq, 0, &o), 0);
+
+    /* Requests and responses on, next to and off the two keys. */
+    struct osn_sip_msg ms[16];
+    int n = 0;
+    ms[n++] = inv;
+    ms[n] = inv, ms[n++].method = OSN_SIP_ACK;
+    ms[n] = inv, ms[n].method = OSN_SIP_ACK, ms[n++].branch = 11;
+    ms[n] = inv, ms[n++].sent_by = 6;
+    ms[n] = inv, ms[n++].method = OSN_SIP_CANCEL;
+    ms[n] = inv, ms[n++].method = OSN_SIP_BYE;
+    ms[n++] = response(&inv, 180);
+    ms[n++] = creq;
+    ms[n] = response(&creq, 180), ms[n++].sent_by = 1234;
+    ms[n] = response(&creq, 200), ms[n++].method = OSN_SIP_CANCEL;
+    ms[n] = response(&creq, 486), ms[n++].branch = 21;
+    ms[n++] = response(&creq, 100);
+    int hits = 0;
+    for (int i = 0; i < n; i++) {
+        const struct osn_sip_txn *t = osn_sip_layer_match(&l, &ms[i]);
+        assert_int_equal(osn_sip_txn_matches(&srv, &ms[i]), t == &srv);
+        assert_int_equal(osn_sip_txn_matches(&cli, &ms[i]), t == &cli);
+        assert_int_equal(osn_sip_txn_matches(&usrv, &ms[i]), t == &srv);
+        assert_int_equal(osn_sip_txn_matches(&ucli, &ms[i]), t == &cli);
+        assert_null(osn_sip_layer_match(&u, &ms[i]));
+        hits += t != NULL;
+    }
+    assert_int_equal(hits, 4); /* the INVITE and its ACK; the 180 (any sent-by) and the 100 */
+
+    /* No key is refused without a table, and the machines run as before: the INVITE again is
+     * absorbed and answered with the last response. */
+    assert_int_equal(osn_sip_ctxn_start(&u, &again, &creq, 0, &o), 0);
+    assert_int_equal(osn_sip_txn_recv(&u, &usrv, &inv, 0.5, &o), 0);
+    assert_int_equal(usrv.absorbed, 1);
+    assert_int_equal(u.table.n, 0);
+    struct osn_sip_txn *tp;
+    assert_int_equal(osn_sip_layer_recv(&u, &inv, NULL, &tp, 1, &o), 2);
+    assert_null(tp);
+    osn_sip_txn_abort(&u, &usrv);
+    assert_int_equal(usrv.state, OSN_SIP_TERMINATED);
+    osn_sip_layer_release(&u);
+    osn_sip_layer_release(&l);
+}
+
 #define POOL  2000
 #define STEPS 100000
 
@@ -1006,6 +1066,7 @@ int main(void)
             cmocka_unit_test(test_ist_non2xx_ack),
             cmocka_unit_test(test_nist),
             cmocka_unit_test(test_match_ack_cancel),
+            cmocka_unit_test(test_unindexed_matches_as_table),
             cmocka_unit_test(test_table_random),
             cmocka_unit_test(test_table_collisions),
             cmocka_unit_test(test_errors_and_names),

@@ -239,6 +239,11 @@ void osn_sip_table_remove(struct osn_sip_table *tb, struct osn_sip_txn *t);
 struct osn_sip_txn *osn_sip_table_find(const struct osn_sip_table *tb, int role,
                                        const struct osn_sip_msg *m);
 
+/* Whether message `m` matches transaction `t` by the keys the table uses: a response matches a
+ * client transaction (RFC 3261 17.1.3), a request a server transaction (17.2.3; ACK matches
+ * INVITE). */
+bool osn_sip_txn_matches(const struct osn_sip_txn *t, const struct osn_sip_msg *m);
+
 /* ---- the layer ---- */
 
 struct osn_sip_stats {
@@ -257,14 +262,22 @@ struct osn_sip_stats {
 
 struct osn_sip_layer {
     struct osn_sip_cfg cfg;
-    struct osn_sip_table table;
+    struct osn_sip_table table; /* empty and unused in an unindexed layer */
     struct osn_sip_stats stats;
+    bool indexed;
 };
 
 /* Initialises a layer with a copy of *cfg (NULL: the defaults), sized for about `hint` live
  * transactions. Returns 0, OSN_EINVAL (T1, T2, T4 or D not positive and finite, T2 < T1) or
  * OSN_ENOMEM. */
 int osn_sip_layer_init(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg, size_t hint);
+
+/* Initialises a layer that keeps no table, for a caller that knows which transaction a message
+ * is for without looking it up (the network simulator finds it from the call and the hop). It
+ * checks the candidate with osn_sip_txn_matches and passes the message on with
+ * osn_sip_txn_recv. Starting a transaction then refuses no key, and osn_sip_layer_match and
+ * osn_sip_layer_recv match nothing. Returns 0 or OSN_EINVAL, as osn_sip_layer_init. */
+int osn_sip_layer_init_unindexed(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg);
 
 /* Frees the layer's table. Live transactions are forgotten (they are the caller's). */
 void osn_sip_layer_release(struct osn_sip_layer *l);

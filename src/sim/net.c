@@ -101,11 +101,12 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
     struct call *c = call_at(s, w->call);
     osn_des_cancel(&s->q, &w->ev[0]);
     osn_des_cancel(&s->q, &w->ev[1]);
-    if (c->inv_s[w->hop] == w)
-        c->inv_s[w->hop] = NULL;
-    if (c->bye_s[w->hop] == w)
-        c->bye_s[w->hop] = NULL;
-    w->gen++;
+    for (int k = 0; k < 2; k++) {
+        if (c->stx[w->hop][k] == w)
+            c->stx[w->hop][k] = NULL;
+        if (c->ctx[w->hop][k] == w)
+            c->ctx[w->hop][k] = NULL;
+    }
     w->next = s->txn_free;
     s->txn_free = w;
     osn__net_call_unref(s, w->call);
@@ -127,7 +128,6 @@ static struct nmsg *msg_new(struct net *s)
     osn_des_ev_init(&m->ev, EV_LINK);
     m->next = NULL;
     m->reject = false;
-    m->looked = false;
     return m;
 }
 
@@ -316,6 +316,9 @@ void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after
 void osn__net_start_client(struct net *s, int node, uint32_t ci, int hop, struct osn_sip_msg *req)
 {
     struct node *nd = &s->nodes[node];
+    struct ntxn **slot = &call_at(s, ci)->ctx[hop][req_slot(req->method)];
+    if (*slot) /* its branch is taken (what a table would refuse): not started again */
+        return;
     struct ntxn *w = osn__net_txn_new(s, ci, node, hop);
     struct osn_sip_out o;
     if (!w) {
@@ -328,8 +331,10 @@ void osn__net_start_client(struct net *s, int node, uint32_t ci, int hop, struct
         req->oc.algo = OSN_SIP_ALGO_LOSS | OSN_SIP_ALGO_RATE;
     if (osn_sip_ctxn_start(&nd->sip, &w->t, req, s->q.now, &o) != 0) {
         osn__net_txn_free(s, w);
+        s->err = OSN_EINVAL;
         return;
     }
+    *slot = w;
     osn__net_apply(s, w, &o);
 }
 
@@ -382,11 +387,7 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
                 osn__net_txn_free(s, w);
                 return;
             }
-            *fw |= (uint8_t)(1u << h);
-            if (inv)
-                c->inv_s[h] = w;
-            else
-                c->bye_s[h] = w;
+            *fw |= (uint8_t)(1u << h); /* forwarded(c, h, inv) is now w */
             if (nd->role == R_UAS) {
                 if (inv)
                     osn__net_respond(s, w, 180, -1);
@@ -460,7 +461,7 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
         return;
     }
     /* proxy client transactions */
-    struct ntxn *up = inv ? c->inv_s[h - 1] : c->bye_s[h - 1];
+    struct ntxn *up = forwarded(c, h - 1, inv);
     if (o->tu == OSN_SIP_TU_RESPONSE) {
         if (m->status == 100) {
             if (nd->cli)
@@ -477,7 +478,7 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 
 void osn__net_2xx_timer(struct net *s, struct call *c)
 {
-    struct ntxn *w = c->inv_s[s->nhop - 1];
+    struct ntxn *w = forwarded(c, s->nhop - 1, true);
     double t1 = s->cfg->sip.t1;
 
     if (!c->acked && w && s->q.now - c->t200 < 64 * t1) {

@@ -80,9 +80,6 @@ struct nmsg {
     uint8_t kind;  /* enum osn_net_kind, fixed at service start */
     uint8_t ckind; /* enum osn_ctl_msg at arrival */
     bool reject;
-    bool looked;        /* match/mgen hold the server transaction it matched when looked up */
-    uint32_t mgen;      /* match->gen then: a different gen means that transaction ended */
-    struct ntxn *match; /* NULL: it matched none */
 };
 
 struct ntxn {
@@ -91,7 +88,6 @@ struct ntxn {
     struct ntxn *next; /* free list */
     double t0;
     uint32_t call;
-    uint32_t gen; /* incremented each time the wrapper returns to the pool */
     uint16_t node;
     uint8_t hop;
 };
@@ -100,7 +96,11 @@ struct call {
     struct osn_des_ev hold;
     struct osn_des_ev rtx; /* UAS core: next 2xx retransmission (RFC 3261 13.3.1.4) */
     double t200, ival;     /* UAS: first 2xx sent, current retransmission interval */
-    struct ntxn *inv_s[MAXHOP + 1], *bye_s[MAXHOP + 1]; /* server transactions, by hop */
+    /* The live transactions of the call by hop and request kind (0: INVITE, 1: BYE), server
+     * (at path[h+1]) and client (at path[h]). This is how the simulator matches a message: its
+     * layers keep no table (osn_sip_layer_init_unindexed), and a candidate found here is
+     * checked with osn_sip_txn_matches, so the answer is the table's. */
+    struct ntxn *stx[MAXHOP][2], *ctx[MAXHOP][2];
     double t0;
     uint64_t uid;
     uint32_t refs, next_free, idx;
@@ -178,6 +178,21 @@ static inline bool obs(const struct net *s)
 static inline int path(const struct net *s, const struct call *c, int h)
 {
     return h == 0 ? c->src : h == 1 ? s->E + c->src : s->tail[h];
+}
+
+/* The index slot of a request kind: 1 for BYE, 0 for INVITE (and ACK, which RFC 3261 17.2.3
+ * matches to the INVITE). */
+static inline int req_slot(int method)
+{
+    return method == OSN_SIP_BYE;
+}
+
+/* The server transaction of call c on hop h that the TU took the request of (RFC 3261 16: the
+ * one the proxy forwarded for, or the UAS answers from); NULL when there is none (yet, or any
+ * more, or the core answered 503 without the TU). */
+static inline struct ntxn *forwarded(const struct call *c, int h, bool inv)
+{
+    return ((inv ? c->fwd : c->bfwd) >> h) & 1u ? c->stx[h][inv ? 0 : 1] : NULL;
 }
 
 static inline uint64_t branch(const struct call *c, int hop, int kind)

@@ -23,33 +23,27 @@
 /* ---- servers ---- */
 
 /*
- * The server transaction request nm matches at nd. A lookup costs a cache miss on a table of
- * ~10^5 transactions, so the answer is kept in the message: a remembered match stays valid while
- * its wrapper's generation is unchanged (same key, same live transaction); a remembered miss is
- * trusted only with `trust_miss` (at service completion, when the lookup at service start is
- * still true: only this CPU creates server transactions here), else looked up again, since the
- * original may have been processed since the copy arrived.
+ * The transaction nm is for at its element, or NULL: a request's server transaction on its hop,
+ * a response's client transaction. The call's index gives the one candidate, and the RFC 3261
+ * keys decide (an ACK for a 2xx has a branch of its own and so matches none).
  */
-static struct ntxn *match(struct node *nd, struct nmsg *nm, bool trust_miss)
+static struct ntxn *match(struct net *s, const struct nmsg *nm)
 {
-    if (nm->looked && (nm->match ? nm->match->gen == nm->mgen : trust_miss))
-        return nm->match;
-    struct osn_sip_txn *t = osn_sip_layer_match(&nd->sip, &nm->m);
-    nm->match = t ? (struct ntxn *)((char *)t - offsetof(struct ntxn, t)) : NULL;
-    nm->mgen = t ? nm->match->gen : 0;
-    nm->looked = true;
-    return nm->match;
+    const struct call *c = call_at(s, nm->call);
+    int k = req_slot(nm->m.method);
+    struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
+    return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
 /* The message kind a server sees for nm now (matching against its transactions). */
-static int classify(struct node *nd, struct nmsg *nm)
+static int classify(struct net *s, struct nmsg *nm)
 {
     const struct osn_sip_msg *m = &nm->m;
     if (m->status)
         return OSN_NET_K_RESP;
     if (m->method == OSN_SIP_ACK)
         return OSN_NET_K_ACK;
-    if (match(nd, nm, false))
+    if (match(s, nm))
         return OSN_NET_K_RETX;
     return m->method == OSN_SIP_INVITE ? OSN_NET_K_INVITE : OSN_NET_K_BYE;
 }
@@ -67,9 +61,9 @@ static uint8_t *kept_bits(struct net *s, const struct nmsg *nm)
  * its branch (PRSM, protocols.md 8, and every controller that counts copies need that); only
  * service start decides the cost, by matching again.
  */
-static int classify_arrival(struct net *s, struct node *nd, struct nmsg *nm)
+static int classify_arrival(struct net *s, struct nmsg *nm)
 {
-    int kind = classify(nd, nm);
+    int kind = classify(s, nm);
     if ((kind == OSN_NET_K_INVITE || kind == OSN_NET_K_BYE) &&
         (*kept_bits(s, nm) & (1u << nm->hop)))
         kind = OSN_NET_K_RETX;
@@ -87,7 +81,6 @@ static void mark_kept(struct net *s, const struct nmsg *nm)
 static void process(struct net *s, struct node *nd, struct nmsg *nm)
 {
     struct osn_sip_out *o = &s->out;
-    struct osn_sip_txn *t = NULL;
     int kind = nm->kind;
 
     s->messages++;
@@ -107,23 +100,23 @@ static void process(struct net *s, struct node *nd, struct nmsg *nm)
         if (osn__net_oc_to_fb(&nm->m.oc, &fb))
             osn_ctl_client_on_feedback(nd->cli, s->q.now, &fb);
     }
-    if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK) {
-        /* Matched at service start (or just now on the unqueued path); nothing but this CPU
-         * creates server transactions here, so a miss then is a miss now. */
-        struct ntxn *w = match(nd, nm, true);
-        if (w) {
-            if (osn_sip_txn_recv(&nd->sip, &w->t, &nm->m, s->q.now, o) == 0)
-                osn__net_apply(s, w, o);
-            goto out;
-        }
+    struct ntxn *w = match(s, nm);
+    if (w) {
+        if (osn_sip_txn_recv(&nd->sip, &w->t, &nm->m, s->q.now, o) == 0)
+            osn__net_apply(s, w, o);
+    } else if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK) {
         w = osn__net_txn_new(s, nm->call, nm->to, nm->hop);
         if (!w) {
             s->err = OSN_ENOMEM;
             goto out;
         }
         if (osn_sip_stxn_start(&nd->sip, &w->t, &nm->m, s->q.now, o) != 0) {
-            osn__net_txn_free(s, w); /* its key was taken after all: let the layer match it */
-        } else if (nm->reject) {
+            osn__net_txn_free(s, w);
+            s->err = OSN_EINVAL;
+            goto out;
+        }
+        call_at(s, nm->call)->stx[nm->hop][req_slot(nm->m.method)] = w;
+        if (nm->reject) {
             /* The TU_REQUEST is answered with 503 here, not passed to the element's TU. */
             struct osn_sip_out o2 = *o;
             o2.tu = OSN_SIP_TU_NONE;
@@ -131,19 +124,12 @@ static void process(struct net *s, struct node *nd, struct nmsg *nm)
             osn__net_apply(s, w, &o2);
             if (!o2.terminated)
                 osn__net_respond(s, w, 503, -1);
-            goto out;
         } else {
             osn__net_apply(s, w, o);
-            goto out;
         }
-    }
-    int r = osn_sip_layer_recv(&nd->sip, &nm->m, NULL, &t, s->q.now, o);
-    if (r == 0) {
-        struct ntxn *w = (struct ntxn *)((char *)t - offsetof(struct ntxn, t));
-        osn__net_apply(s, w, o);
-    } else if (r == 2 && nm->m.method == OSN_SIP_ACK && nd->role == R_UAS) {
+    } else if (nm->m.method == OSN_SIP_ACK && nd->role == R_UAS) {
         call_at(s, nm->call)->acked = true; /* the ACK of the 2xx: no transaction (17.1.1.3) */
-    } else if (r == 2 && nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && nd->role == R_PROXY) {
+    } else if (nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && nd->role == R_PROXY) {
         struct call *c = call_at(s, nm->call);
         struct osn_sip_msg ack = nm->m;
         ack.branch = branch(c, nm->hop + 1, B_ACK);
@@ -188,7 +174,7 @@ static void start_service(struct net *s, struct node *nd)
             nd->qt[qi] = NULL;
         nd->nq[qi]--;
         if (qi == 1) {
-            struct ntxn *w = match(nd, nm, false);
+            struct ntxn *w = match(s, nm);
             if (osn_ctl_server_retx_discard(nd->srv, s->q.now, w ? w->t0 : nm->t_arr,
                                             w && w->t.has_resp)) {
                 osn__net_integrate(s, nd);
@@ -198,7 +184,7 @@ static void start_service(struct net *s, struct node *nd)
             }
         }
         if (!nm->reject)
-            nm->kind = (uint8_t)classify(nd, nm);
+            nm->kind = (uint8_t)classify(s, nm);
         double c = nd->sc->cost[nm->kind];
         if (nd->sc->exp_cost)
             c *= osn_des_exp1(s->rng);
@@ -215,15 +201,15 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         process(s, nd, nm);
         return;
     }
-    /* Matching costs a table lookup: skip it where the answer changes nothing here (no
-     * controller, and new and retransmitted requests both queued or both free). */
+    /* Skip matching where the answer changes nothing here (no controller, and new and
+     * retransmitted requests both queued or both free): it reads the call and a transaction. */
     int kind;
     if (!nd->srv && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK &&
         (nd->sc->cost[OSN_NET_K_RETX] > 0) == (nd->sc->cost[OSN_NET_K_INVITE] > 0) &&
         (nd->sc->cost[OSN_NET_K_RETX] > 0) == (nd->sc->cost[OSN_NET_K_BYE] > 0))
         kind = nm->m.method == OSN_SIP_INVITE ? OSN_NET_K_INVITE : OSN_NET_K_BYE;
     else
-        kind = classify_arrival(s, nd, nm);
+        kind = classify_arrival(s, nm);
     static const uint8_t ck[] = {OSN_CTL_MSG_INVITE, OSN_CTL_MSG_INVITE_RETX, OSN_CTL_MSG_RESPONSE,
                                  OSN_CTL_MSG_ACK, OSN_CTL_MSG_BYE};
     enum osn_ctl_msg ckind = ck[kind];
@@ -436,11 +422,9 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
         nd->sc = i == s->uas ? &cfg->uas : i == s->core ? &cfg->core : &cfg->edge;
         osn_des_ev_init(&nd->svc, EV_SERVICE);
         osn_des_ev_init(&nd->arr, EV_ARRIVAL);
-        err = osn_sip_layer_init(&nd->sip,
-                                 nd->role == R_SRC   ? &uac
-                                 : nd->role == R_UAS ? &uas
-                                                     : &prx,
-                                 1024);
+        err = osn_sip_layer_init_unindexed(&nd->sip, nd->role == R_SRC   ? &uac
+                                                     : nd->role == R_UAS ? &uas
+                                                                         : &prx);
         if (err)
             return err;
         struct osn_ctl_cfg cc = cfg->ctl;

@@ -48,7 +48,8 @@ static bool pos_finite(double x)
     return isfinite(x) && x > 0;
 }
 
-int osn_sip_layer_init(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg, size_t hint)
+static int layer_init(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg, bool indexed,
+                      size_t hint)
 {
     struct osn_sip_cfg c;
 
@@ -61,8 +62,18 @@ int osn_sip_layer_init(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg, s
     if (!pos_finite(c.t1) || !pos_finite(c.t2) || !pos_finite(c.t4) || !pos_finite(c.timer_d) ||
         c.t2 < c.t1 || !isfinite(c.trying_delay))
         return OSN_EINVAL;
-    *l = (struct osn_sip_layer){.cfg = c};
-    return osn_sip_table_init(&l->table, hint);
+    *l = (struct osn_sip_layer){.cfg = c, .indexed = indexed};
+    return indexed ? osn_sip_table_init(&l->table, hint) : 0;
+}
+
+int osn_sip_layer_init(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg, size_t hint)
+{
+    return layer_init(l, cfg, true, hint);
+}
+
+int osn_sip_layer_init_unindexed(struct osn_sip_layer *l, const struct osn_sip_cfg *cfg)
+{
+    return layer_init(l, cfg, false, 0);
 }
 
 void osn_sip_layer_release(struct osn_sip_layer *l)
@@ -154,7 +165,7 @@ static int start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct os
     }
     out_reset(o);
     *t = (struct osn_sip_txn){.req = *req, .role = (uint8_t)role, .at = {INFINITY, INFINITY}};
-    err = osn_sip_table_add(&l->table, t);
+    err = l->indexed ? osn_sip_table_add(&l->table, t) : 0;
     if (err)
         goto out;
     if (role == OSN_SIP_CLIENT) {

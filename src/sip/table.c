@@ -201,3 +201,11 @@ struct osn_sip_txn *osn_sip_table_find(const struct osn_sip_table *tb, int role,
     uint32_t h = key_hash(role, m->branch, m->sent_by, method);
     return lookup(tb, h, role, m->branch, m->sent_by, method);
 }
+
+bool osn_sip_txn_matches(const struct osn_sip_txn *t, const struct osn_sip_msg *m)
+{
+    if (!t || !m)
+        return false;
+    int role = m->status ? OSN_SIP_CLIENT : OSN_SIP_SERVER;
+    return key_eq(t, role, m->branch, m->sent_by, match_method(role, m->method));
+}
