@@ -28,13 +28,14 @@
 
 /* ---- pools ---- */
 
-static void *grow(void ***chunks, size_t *n, size_t size)
+/* A new zeroed block of a pool (osn/mem.h), appended to its list. */
+static void *grow(void ***chunks, size_t *n)
 {
     void **c = realloc(*chunks, (*n + 1) * sizeof *c);
     if (!c)
         return NULL;
     *chunks = c;
-    c[*n] = calloc(CHUNK, size);
+    c[*n] = osn_mem_block_alloc(OSN_MEM_BLOCK);
     if (!c[*n])
         return NULL;
     return c[(*n)++];
@@ -43,12 +44,12 @@ static void *grow(void ***chunks, size_t *n, size_t size)
 struct call *osn__net_call_new(struct net *s, uint32_t *idx)
 {
     if (s->call_free == UINT32_MAX) {
-        struct call *c = grow((void ***)&s->callc, &s->ncallc, sizeof *c);
+        struct call *c = grow((void ***)&s->callc, &s->ncallc);
         if (!c)
             return NULL;
-        for (size_t i = CHUNK; i-- > 0;) {
+        for (size_t i = CALLS_PER_BLOCK; i-- > 0;) {
             c[i].next_free = s->call_free;
-            s->call_free = (uint32_t)((s->ncallc - 1) * CHUNK + i);
+            s->call_free = (uint32_t)((s->ncallc - 1) * CALLS_PER_BLOCK + i);
         }
     }
     *idx = s->call_free;
@@ -75,10 +76,10 @@ void osn__net_call_unref(struct net *s, uint32_t idx)
 struct ntxn *osn__net_txn_new(struct net *s, uint32_t call, int node, int hop)
 {
     if (!s->txn_free) {
-        struct ntxn *c = grow((void ***)&s->txnc, &s->ntxnc, sizeof *c);
+        struct ntxn *c = grow((void ***)&s->txnc, &s->ntxnc);
         if (!c)
             return NULL;
-        for (size_t i = 0; i < CHUNK; i++) {
+        for (size_t i = 0; i < TXNS_PER_BLOCK; i++) {
             c[i].next = s->txn_free;
             s->txn_free = &c[i];
         }
@@ -115,10 +116,10 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
 static struct nmsg *msg_new(struct net *s)
 {
     if (!s->msg_free) {
-        struct nmsg *c = grow((void ***)&s->msgc, &s->nmsgc, sizeof *c);
+        struct nmsg *c = grow((void ***)&s->msgc, &s->nmsgc);
         if (!c)
             return NULL;
-        for (size_t i = 0; i < CHUNK; i++) {
+        for (size_t i = 0; i < MSGS_PER_BLOCK; i++) {
             c[i].next = s->msg_free;
             s->msg_free = &c[i];
         }

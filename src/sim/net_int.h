@@ -13,6 +13,7 @@
 
 #include "osn/ctl.h"
 #include "osn/des.h"
+#include "osn/mem.h"
 #include "osn/net.h"
 #include "osn/rng.h"
 #include "osn/sip.h"
@@ -62,7 +63,6 @@ struct osn__net_rep {
 };
 
 #define MAXHOP 4
-#define CHUNK  4096
 
 enum ev_type { EV_ARRIVAL = 1, EV_TXN0, EV_TXN1, EV_LINK, EV_SERVICE, EV_HOLD, EV_TRACE, EV_2XX };
 enum role { R_SRC, R_PROXY, R_UAS };
@@ -165,9 +165,14 @@ struct net {
 
 /* ---- inline helpers ---- */
 
+/* Objects per pool block (one huge page each, osn/mem.h). */
+#define CALLS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct call))
+#define TXNS_PER_BLOCK  (OSN_MEM_BLOCK / sizeof(struct ntxn))
+#define MSGS_PER_BLOCK  (OSN_MEM_BLOCK / sizeof(struct nmsg))
+
 static inline struct call *call_at(struct net *s, uint32_t i)
 {
-    return &s->callc[i / CHUNK][i % CHUNK];
+    return &s->callc[i / CALLS_PER_BLOCK][i % CALLS_PER_BLOCK];
 }
 
 static inline bool obs(const struct net *s)

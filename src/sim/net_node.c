@@ -19,6 +19,7 @@
 #include "net_int.h"
 #include "osn/des.h"
 #include "osn/err.h"
+#include "osn/mem.h"
 
 /* ---- servers ---- */
 
@@ -481,11 +482,11 @@ static void teardown(struct net *s)
         osn_ctl_free(s->nodes[i].cli);
     }
     for (size_t i = 0; i < s->ncallc; i++)
-        free(s->callc[i]);
+        osn_mem_block_free(s->callc[i], OSN_MEM_BLOCK);
     for (size_t i = 0; i < s->ntxnc; i++)
-        free(s->txnc[i]);
+        osn_mem_block_free(s->txnc[i], OSN_MEM_BLOCK);
     for (size_t i = 0; i < s->nmsgc; i++)
-        free(s->msgc[i]);
+        osn_mem_block_free(s->msgc[i], OSN_MEM_BLOCK);
     free(s->callc);
     free(s->txnc);
     free(s->msgc);
