@@ -74,9 +74,13 @@ static void random_steps(double horizon)
                 assert_int_equal(osn_des_at(&q, &ev[i], q.now + dt), 0);
             else
                 assert_int_equal(osn_des_timer(&q, &ev[i], fifo[how]), 0);
-            assert_true(ev[i].seq == seq);
+            double t;
+            uint64_t sq;
+            assert_true(osn_des_key(&q, &ev[i], &t, &sq));
+            assert_true(sq == seq);
+            assert_true(how == 2 ? t == q.now + dt : t == q.now + (how ? 0.5 : 2.0));
             ref.id[ref.n] = i;
-            ref.t[ref.n] = ev[i].t;
+            ref.t[ref.n] = t;
             ref.seq[ref.n++] = seq++;
             assert_int_equal(osn_des_at(&q, &ev[i], q.now + 1), OSN_EINVAL); /* pending */
         } else if (u < 0.65) {
@@ -84,6 +88,7 @@ static void random_steps(double horizon)
                 continue;
             osn_des_cancel(&q, &ev[i]);
             assert_false(osn_des_pending(&ev[i]));
+            assert_false(osn_des_key(&q, &ev[i], NULL, NULL));
             for (int k = 0; k < ref.n; k++)
                 if (ref.id[k] == i) {
                     ref_remove(&ref, k);

@@ -155,10 +155,8 @@ int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
         h->s = s;
         h->cap = cap;
     }
-    ev->t = t;
-    ev->seq = q->seq++;
     ev->fifo = -far;
-    sift_up(h->s, h->n++, (struct osn__des_slot){t, ev->seq, ev});
+    sift_up(h->s, h->n++, (struct osn__des_slot){t, q->seq++, ev});
     return 0;
 }
 
@@ -217,8 +215,6 @@ int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
         return OSN_ENOMEM;
     double t = q->now + f->d;
     uint64_t seq = q->seq++;
-    ev->t = t;
-    ev->seq = seq;
     ev->fifo = id + 1;
     ev->pos = (size_t)f->tail;
     f->ring[f->tail & f->mask] = (struct osn__des_slot){t, seq, ev};
@@ -247,6 +243,24 @@ static void fifo_unlink(struct osn_des *q, struct osn_des_ev *ev)
 }
 
 /* ---- the next event ---- */
+
+bool osn_des_key(const struct osn_des *q, const struct osn_des_ev *ev, double *t, uint64_t *seq)
+{
+    if (!q || !ev || ev->pos == OSN_DES_IDLE)
+        return false;
+    const struct osn__des_slot *sl;
+    if (ev->fifo > 0) {
+        const struct osn__des_fifo *f = &q->fifo[ev->fifo - 1];
+        sl = &f->ring[ev->pos & f->mask];
+    } else {
+        sl = &q->heap[-ev->fifo].s[ev->pos];
+    }
+    if (t)
+        *t = sl->t;
+    if (seq)
+        *seq = sl->seq;
+    return true;
+}
 
 void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev)
 {
