@@ -121,16 +121,51 @@ void osn_des_set_horizon(struct osn_des *q, double horizon);
  * t < now or t not a number) or OSN_ENOMEM. */
 int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t);
 
+int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id);
+
+/* Appends idle ev to FIFO id, whose ring has room. */
+static inline void osn__des_fifo_push(struct osn_des *q, struct osn_des_ev *ev, int id)
+{
+    struct osn__des_fifo *f = &q->fifo[id];
+    double t = q->now + f->d;
+    uint64_t seq = q->seq++;
+    ev->fifo = id + 1;
+    ev->pos = (size_t)f->tail;
+    f->ring[f->tail & f->mask] = (struct osn__des_slot){t, seq, ev};
+    if (f->head == f->tail++) {
+        q->ft[id] = t;
+        q->fs[id] = seq;
+        q->fmask |= 1u << id;
+    }
+    f->n++;
+    q->nfifo_events++;
+}
+
 /* Schedules idle `ev` at now + duration of timer class `id`. O(1) amortised (the class's ring
- * doubles when full). Returns 0, OSN_EINVAL or OSN_ENOMEM. */
-int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id);
+ * doubles when full). Returns 0, OSN_EINVAL or OSN_ENOMEM. Inline: the SIP network schedules
+ * two or three of these per message, and a call costs as much as the work. */
+static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
+{
+    if (!q || !ev || ev->pos != OSN_DES_IDLE || id < 0 || id >= q->nfifo ||
+        q->fifo[id].tail - q->fifo[id].head > q->fifo[id].mask)
+        return osn__des_timer_slow(q, ev, id);
+    osn__des_fifo_push(q, ev, id);
+    return 0;
+}
 
 /* The key of pending event ev: its firing time and sequence number (the order it was scheduled
  * in, which breaks ties). false, and nothing written, when ev is idle. */
 bool osn_des_key(const struct osn_des *q, const struct osn_des_ev *ev, double *t, uint64_t *seq);
 
-/* Removes a pending event (no-op when idle). O(log n) in the heap, O(1) on a FIFO. */
-void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev);
+void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev);
+
+/* Removes a pending event (no-op when idle). O(log n) in the heap, O(1) on a FIFO. Inline, as
+ * most cancels in the SIP network find the event idle. */
+static inline void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev)
+{
+    if (q && ev && ev->pos != OSN_DES_IDLE)
+        osn__des_cancel_pending(q, ev);
+}
 
 /* Time of the next event, INFINITY when none is pending. */
 double osn_des_peek(const struct osn_des *q);

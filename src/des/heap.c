@@ -79,11 +79,29 @@ void osn_des_set_horizon(struct osn_des *q, double horizon)
         q->horizon = horizon;
 }
 
+/* Doubles a FIFO's ring. Entries keep their indices (only their place in the ring moves), so
+ * the events' pos stay valid and no event is touched. */
+static int ring_grow(struct osn__des_fifo *f)
+{
+    size_t cap = f->ring ? 2 * (f->mask + 1) : 64;
+    struct osn__des_slot *r = malloc(cap * sizeof *r);
+    if (!r)
+        return OSN_ENOMEM;
+    for (uint64_t i = f->head; i != f->tail; i++)
+        r[i & (cap - 1)] = f->ring[i & f->mask];
+    free(f->ring);
+    f->ring = r;
+    f->mask = cap - 1;
+    return 0;
+}
+
 int osn_des_timer_class(struct osn_des *q, double duration, int *id)
 {
     if (!q || !id || !isfinite(duration) || duration < 0 || q->nfifo >= OSN_DES_MAX_FIFOS)
         return OSN_EINVAL;
     q->fifo[q->nfifo] = (struct osn__des_fifo){.d = duration};
+    if (ring_grow(&q->fifo[q->nfifo]) != 0) /* every class has a ring: the push needs no check */
+        return OSN_ENOMEM;
     q->ft[q->nfifo] = INFINITY;
     q->fs[q->nfifo] = UINT64_MAX;
     *id = q->nfifo++;
@@ -162,22 +180,6 @@ int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
 
 /* ---- FIFOs ---- */
 
-/* Doubles a FIFO's ring. Entries keep their indices (only their place in the ring moves), so
- * the events' pos stay valid and no event is touched. */
-static int ring_grow(struct osn__des_fifo *f)
-{
-    size_t cap = f->ring ? 2 * (f->mask + 1) : 64;
-    struct osn__des_slot *r = malloc(cap * sizeof *r);
-    if (!r)
-        return OSN_ENOMEM;
-    for (uint64_t i = f->head; i != f->tail; i++)
-        r[i & (cap - 1)] = f->ring[i & f->mask];
-    free(f->ring);
-    f->ring = r;
-    f->mask = cap - 1;
-    return 0;
-}
-
 /* Moves FIFO id's head past cancelled entries and refreshes its cached head key. */
 static void fifo_settle(struct osn_des *q, int id)
 {
@@ -206,25 +208,15 @@ static void fifo_settle(struct osn_des *q, int id)
     }
 }
 
-int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
+/* osn_des_timer (osn/des.h) when its inline part cannot go on: bad arguments, or a full ring. */
+int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id)
 {
     if (!q || !ev || osn_des_pending(ev) || id < 0 || id >= q->nfifo)
         return OSN_EINVAL;
     struct osn__des_fifo *f = &q->fifo[id];
-    if ((!f->ring || f->tail - f->head > f->mask) && ring_grow(f) != 0)
+    if (f->tail - f->head > f->mask && ring_grow(f) != 0)
         return OSN_ENOMEM;
-    double t = q->now + f->d;
-    uint64_t seq = q->seq++;
-    ev->fifo = id + 1;
-    ev->pos = (size_t)f->tail;
-    f->ring[f->tail & f->mask] = (struct osn__des_slot){t, seq, ev};
-    if (f->head == f->tail++) {
-        q->ft[id] = t;
-        q->fs[id] = seq;
-        q->fmask |= 1u << id;
-    }
-    f->n++;
-    q->nfifo_events++;
+    osn__des_fifo_push(q, ev, id);
     return 0;
 }
 
@@ -262,10 +254,8 @@ bool osn_des_key(const struct osn_des *q, const struct osn_des_ev *ev, double *t
     return true;
 }
 
-void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev)
+void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev)
 {
-    if (!q || !ev || ev->pos == OSN_DES_IDLE)
-        return;
     if (ev->fifo > 0)
         fifo_unlink(q, ev);
     else
