@@ -40,8 +40,8 @@ struct osn_des_ev {
      * lives only in that slot (osn_des_key), so an event is 16 bytes: the SIP network embeds
      * two in each of ~10^5 transactions. */
     size_t pos;
-    int fifo;     /* timer class + 1 while on a FIFO, 0 in heap[0] (or idle), -1 in heap[1] */
-    int type;     /* free for the caller */
+    int fifo; /* timer class + 1 while on a FIFO, 0 in heap[0] (or idle), -1 in heap[1] */
+    int type; /* free for the caller */
 };
 
 /* A heap slot or a FIFO ring entry: the event's key, so ordering never touches the event. */
