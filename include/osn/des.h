@@ -77,6 +77,7 @@ struct osn_des {
     double ft[OSN_DES_MAX_FIFOS];
     uint64_t fs[OSN_DES_MAX_FIFOS];
     uint32_t fmask;
+    int fbest; /* the FIFO with the least head key, -1 when all are empty */
     struct osn__des_fifo fifo[OSN_DES_MAX_FIFOS];
     int nfifo;
     size_t nfifo_events;
@@ -136,6 +137,9 @@ static inline void osn__des_fifo_push(struct osn_des *q, struct osn_des_ev *ev, 
         q->ft[id] = t;
         q->fs[id] = seq;
         q->fmask |= 1u << id;
+        /* The newest seq loses every tie: only a strictly earlier time takes the lead. */
+        if (q->fbest < 0 || t < q->ft[q->fbest])
+            q->fbest = id;
     }
     f->n++;
     q->nfifo_events++;

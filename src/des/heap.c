@@ -50,7 +50,7 @@ int osn_des_init(struct osn_des *q, size_t cap)
 {
     if (!q)
         return OSN_EINVAL;
-    *q = (struct osn_des){.horizon = INFINITY};
+    *q = (struct osn_des){.horizon = INFINITY, .fbest = -1};
     for (int i = 0; i < OSN_DES_MAX_FIFOS; i++) {
         q->ft[i] = INFINITY;
         q->fs[i] = UINT64_MAX;
@@ -180,7 +180,21 @@ int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
 
 /* ---- FIFOs ---- */
 
-/* Moves FIFO id's head past cancelled entries and refreshes its cached head key. */
+/* The FIFO with the least head key (q->fbest), from the cached heads. */
+static void fifo_rescan(struct osn_des *q)
+{
+    int best = -1;
+    for (uint32_t m = q->fmask; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        if (best < 0 || q->ft[i] < q->ft[best] ||
+            (q->ft[i] == q->ft[best] && q->fs[i] < q->fs[best]))
+            best = i;
+    }
+    q->fbest = best;
+}
+
+/* Moves FIFO id's head past cancelled entries and refreshes its cached head key. A head only
+ * moves later, so the leading FIFO changes only when it was id. */
 static void fifo_settle(struct osn_des *q, int id)
 {
     struct osn__des_fifo *f = &q->fifo[id];
@@ -190,11 +204,15 @@ static void fifo_settle(struct osn_des *q, int id)
         q->ft[id] = INFINITY;
         q->fs[id] = UINT64_MAX;
         q->fmask &= ~(1u << id);
+        if (q->fbest == id)
+            fifo_rescan(q);
         return;
     }
     const struct osn__des_slot *h = &f->ring[f->head & f->mask];
     q->ft[id] = h->t;
     q->fs[id] = h->seq;
+    if (q->fbest == id)
+        fifo_rescan(q);
     /* The events a few places behind the head fire soon and sit in cold memory: ask for them
      * now, so that their owners' fields are in cache when they fire. */
     if (f->tail - f->head > AHEAD) {
@@ -263,27 +281,21 @@ void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev)
     ev->fifo = 0;
 }
 
-/* Where the next event is (a FIFO id, SRC_NEAR, SRC_FAR or SRC_NONE). An empty heap or FIFO has
- * the key (INFINITY, UINT64_MAX), which never wins. */
+/* Where the next event is (a FIFO id, SRC_NEAR, SRC_FAR or SRC_NONE): the least of the two
+ * heap tops and the leading FIFO's head. */
 static int next_source(const struct osn_des *q)
 {
-    double bt = INFINITY;
-    uint64_t bs = UINT64_MAX;
-    int best = SRC_NONE;
+    int best = q->fbest;
+    double bt = best >= 0 ? q->ft[best] : INFINITY;
+    uint64_t bs = best >= 0 ? q->fs[best] : UINT64_MAX;
+    if (best < 0)
+        best = SRC_NONE;
     for (int k = 0; k < 2; k++) {
         const struct osn__des_heap *h = &q->heap[k];
-        if (h->n && slot_less(&h->s[0], &(struct osn__des_slot){bt, bs, NULL})) {
+        if (h->n && (h->s[0].t < bt || (h->s[0].t == bt && h->s[0].seq < bs))) {
             bt = h->s[0].t;
             bs = h->s[0].seq;
             best = k ? SRC_FAR : SRC_NEAR;
-        }
-    }
-    for (uint32_t m = q->fmask; m; m &= m - 1) {
-        int i = __builtin_ctz(m);
-        if (q->ft[i] < bt || (q->ft[i] == bt && q->fs[i] < bs)) {
-            bt = q->ft[i];
-            bs = q->fs[i];
-            best = i;
         }
     }
     return best;
