@@ -62,44 +62,43 @@ struct call *osn__net_call_new(struct net *s, uint32_t *idx)
     return c;
 }
 
-void osn__net_call_unref(struct net *s, uint32_t idx)
+void osn__net_call_unref(struct net *s, struct call *c)
 {
-    struct call *c = call_at(s, idx);
     if (--c->refs > 0)
         return;
     osn_des_cancel(&s->q, &c->hold);
     osn_des_cancel(&s->q, &c->rtx);
     c->next_free = s->call_free;
-    s->call_free = idx;
+    s->call_free = c->idx;
 }
 
-struct ntxn *osn__net_txn_new(struct net *s, uint32_t call, int node, int hop)
+struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop)
 {
     if (!s->txn_free) {
-        struct ntxn *c = grow((void ***)&s->txnc, &s->ntxnc);
-        if (!c)
+        struct ntxn *b = grow((void ***)&s->txnc, &s->ntxnc);
+        if (!b)
             return NULL;
         for (size_t i = 0; i < TXNS_PER_BLOCK; i++) {
-            c[i].next = s->txn_free;
-            s->txn_free = &c[i];
+            b[i].next = s->txn_free;
+            s->txn_free = &b[i];
         }
     }
     struct ntxn *w = s->txn_free;
     s->txn_free = w->next;
     osn_des_ev_init(&w->ev[0], EV_TXN0);
     osn_des_ev_init(&w->ev[1], EV_TXN1);
-    w->call = call;
+    w->call = c;
     w->node = (uint16_t)node;
     w->hop = (uint8_t)hop;
     w->t0 = s->q.now;
-    call_at(s, call)->refs++;
+    c->refs++;
     return w;
 }
 
 /* Returns w to the pool; clears the call's pointer to it. */
 void osn__net_txn_free(struct net *s, struct ntxn *w)
 {
-    struct call *c = call_at(s, w->call);
+    struct call *c = w->call;
     osn_des_cancel(&s->q, &w->ev[0]);
     osn_des_cancel(&s->q, &w->ev[1]);
     for (int k = 0; k < 2; k++) {
@@ -110,7 +109,7 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
     }
     w->next = s->txn_free;
     s->txn_free = w;
-    osn__net_call_unref(s, w->call);
+    osn__net_call_unref(s, c);
 }
 
 static struct nmsg *msg_new(struct net *s)
@@ -240,9 +239,9 @@ bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb)
 /* ---- links ---- */
 
 /* Puts a copy of m on hop `hop` of call `ci`, downwards (requests) or upwards (responses). */
-void osn__net_transmit(struct net *s, int from, uint32_t ci, int hop, const struct osn_sip_msg *m)
+void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
+                       const struct osn_sip_msg *m)
 {
-    struct call *c = call_at(s, ci);
     bool down = m->status == 0;
     struct node *fn = &s->nodes[from];
 
@@ -259,7 +258,7 @@ void osn__net_transmit(struct net *s, int from, uint32_t ci, int hop, const stru
         osn_ctl_server_feedback(fn->srv, s->q.now, &fb);
         fb_to_oc(&fb, &nm->m.oc);
     }
-    nm->call = ci;
+    nm->call = c;
     nm->hop = (uint8_t)hop;
     nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop);
     c->refs++;
@@ -314,13 +313,14 @@ void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after
 }
 
 /* Starts a client transaction for `req` on hop `hop` from `node`. */
-void osn__net_start_client(struct net *s, int node, uint32_t ci, int hop, struct osn_sip_msg *req)
+void osn__net_start_client(struct net *s, int node, struct call *c, int hop,
+                           struct osn_sip_msg *req)
 {
     struct node *nd = &s->nodes[node];
-    struct ntxn **slot = &call_at(s, ci)->ctx[hop][req_slot(req->method)];
+    struct ntxn **slot = &c->ctx[hop][req_slot(req->method)];
     if (*slot) /* its branch is taken (what a table would refuse): not started again */
         return;
-    struct ntxn *w = osn__net_txn_new(s, ci, node, hop);
+    struct ntxn *w = osn__net_txn_new(s, c, node, hop);
     struct osn_sip_out o;
     if (!w) {
         s->err = OSN_ENOMEM;
@@ -375,7 +375,7 @@ static void setup_sample(struct net *s, double d)
 static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     struct node *nd = &s->nodes[w->node];
-    struct call *c = call_at(s, w->call);
+    struct call *c = w->call;
     const struct osn_sip_msg *m = o->msg;
     int h = w->hop;
     bool inv = w->t.req.method == OSN_SIP_INVITE;
@@ -491,5 +491,5 @@ void osn__net_2xx_timer(struct net *s, struct call *c)
         sched(s, &c->rtx, s->q.now + c->ival, NULL);
         return;
     }
-    osn__net_call_unref(s, c->idx); /* the reference the timer had */
+    osn__net_call_unref(s, c); /* the reference the timer had */
 }

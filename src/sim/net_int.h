@@ -74,7 +74,7 @@ struct nmsg {
     struct osn_sip_msg m;
     struct nmsg *next; /* queue link or free list */
     double t_arr;      /* arrival at the server */
-    uint32_t call;
+    struct call *call;
     uint16_t to;
     uint8_t hop;
     uint8_t kind;  /* enum osn_net_kind, fixed at service start */
@@ -87,7 +87,7 @@ struct ntxn {
     struct osn_des_ev ev[2];
     struct ntxn *next; /* free list */
     double t0;
-    uint32_t call;
+    struct call *call;
     uint16_t node;
     uint8_t hop;
 };
@@ -165,10 +165,14 @@ struct net {
 
 /* ---- inline helpers ---- */
 
-/* Objects per pool block (one huge page each, osn/mem.h). */
-#define CALLS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct call))
-#define TXNS_PER_BLOCK  (OSN_MEM_BLOCK / sizeof(struct ntxn))
-#define MSGS_PER_BLOCK  (OSN_MEM_BLOCK / sizeof(struct nmsg))
+/* Objects per pool block (one huge page each, osn/mem.h). Calls are found by index several
+ * times per message, so their count is a power of two (a shift, not a division). */
+#define CALLS_PER_BLOCK ((size_t)8192)
+_Static_assert(CALLS_PER_BLOCK * sizeof(struct call) <= OSN_MEM_BLOCK &&
+                       2 * CALLS_PER_BLOCK * sizeof(struct call) > OSN_MEM_BLOCK,
+               "CALLS_PER_BLOCK: the largest power of two of calls in a block");
+#define TXNS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct ntxn))
+#define MSGS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct nmsg))
 
 static inline struct call *call_at(struct net *s, uint32_t i)
 {
@@ -209,9 +213,9 @@ static inline uint64_t branch(const struct call *c, int hop, int kind)
  * sources, the run) ---- */
 
 struct call *osn__net_call_new(struct net *s, uint32_t *idx);
-void osn__net_call_unref(struct net *s, uint32_t idx);
+void osn__net_call_unref(struct net *s, struct call *c);
 /* A transaction wrapper of call `call` at element `node` on hop `hop`; takes a call reference. */
-struct ntxn *osn__net_txn_new(struct net *s, uint32_t call, int node, int hop);
+struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop);
 /* Returns w to the pool, cancels its timers, drops the call's pointer and reference. */
 void osn__net_txn_free(struct net *s, struct ntxn *w);
 void osn__net_msg_free(struct net *s, struct nmsg *m);
@@ -224,7 +228,8 @@ void osn__net_mode_update(struct net *s, struct node *nd);
 /* The ctl feedback in a response's oc parameters; false when there is none. */
 bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb);
 /* Puts a copy of m on hop `hop` of call ci (requests down, responses up), link loss drawn. */
-void osn__net_transmit(struct net *s, int from, uint32_t ci, int hop, const struct osn_sip_msg *m);
+void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
+                       const struct osn_sip_msg *m);
 /* Carries out one transaction output: timers, sends, the TU event, the end. */
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* The server transaction w answers `status` (Retry-After seconds, -1 for none). */
@@ -232,7 +237,8 @@ void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after
 /* The UAS's 2xx retransmission timer of call c fired (RFC 3261 13.3.1.4). */
 void osn__net_2xx_timer(struct net *s, struct call *c);
 /* Starts a client transaction for req (branch set by the caller) on hop `hop` from `node`. */
-void osn__net_start_client(struct net *s, int node, uint32_t ci, int hop, struct osn_sip_msg *req);
+void osn__net_start_client(struct net *s, int node, struct call *c, int hop,
+                           struct osn_sip_msg *req);
 
 /* The element layout of a configuration: count, names and each one's capacity. */
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);

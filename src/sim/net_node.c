@@ -28,31 +28,31 @@
  * a response's client transaction. The call's index gives the one candidate, and the RFC 3261
  * keys decide (an ACK for a 2xx has a branch of its own and so matches none).
  */
-static struct ntxn *match(struct net *s, const struct nmsg *nm)
+static struct ntxn *match(const struct nmsg *nm)
 {
-    const struct call *c = call_at(s, nm->call);
+    const struct call *c = nm->call;
     int k = req_slot(nm->m.method);
     struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
     return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
 /* The message kind a server sees for nm now (matching against its transactions). */
-static int classify(struct net *s, struct nmsg *nm)
+static int classify(const struct nmsg *nm)
 {
     const struct osn_sip_msg *m = &nm->m;
     if (m->status)
         return OSN_NET_K_RESP;
     if (m->method == OSN_SIP_ACK)
         return OSN_NET_K_ACK;
-    if (match(s, nm))
+    if (match(nm))
         return OSN_NET_K_RETX;
     return m->method == OSN_SIP_INVITE ? OSN_NET_K_INVITE : OSN_NET_K_BYE;
 }
 
 /* The bit of nm's request kind and hop in its call's record of requests kept at a server. */
-static uint8_t *kept_bits(struct net *s, const struct nmsg *nm)
+static uint8_t *kept_bits(const struct nmsg *nm)
 {
-    struct call *c = call_at(s, nm->call);
+    struct call *c = nm->call;
     return nm->m.method == OSN_SIP_INVITE ? &c->inv_in : &c->bye_in;
 }
 
@@ -62,20 +62,19 @@ static uint8_t *kept_bits(struct net *s, const struct nmsg *nm)
  * its branch (PRSM, protocols.md 8, and every controller that counts copies need that); only
  * service start decides the cost, by matching again.
  */
-static int classify_arrival(struct net *s, struct nmsg *nm)
+static int classify_arrival(const struct nmsg *nm)
 {
-    int kind = classify(s, nm);
-    if ((kind == OSN_NET_K_INVITE || kind == OSN_NET_K_BYE) &&
-        (*kept_bits(s, nm) & (1u << nm->hop)))
+    int kind = classify(nm);
+    if ((kind == OSN_NET_K_INVITE || kind == OSN_NET_K_BYE) && (*kept_bits(nm) & (1u << nm->hop)))
         kind = OSN_NET_K_RETX;
     return kind;
 }
 
 /* Records that request nm was kept at its server (queued or handled at once). */
-static void mark_kept(struct net *s, const struct nmsg *nm)
+static void mark_kept(const struct nmsg *nm)
 {
     if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
-        *kept_bits(s, nm) |= (uint8_t)(1u << nm->hop);
+        *kept_bits(nm) |= (uint8_t)(1u << nm->hop);
 }
 
 /* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */
@@ -101,7 +100,7 @@ static void process(struct net *s, struct node *nd, struct nmsg *nm)
         if (osn__net_oc_to_fb(&nm->m.oc, &fb))
             osn_ctl_client_on_feedback(nd->cli, s->q.now, &fb);
     }
-    struct ntxn *w = match(s, nm);
+    struct ntxn *w = match(nm);
     if (w) {
         if (osn_sip_txn_recv(&nd->sip, &w->t, &nm->m, s->q.now, o) == 0)
             osn__net_apply(s, w, o);
@@ -116,7 +115,7 @@ static void process(struct net *s, struct node *nd, struct nmsg *nm)
             s->err = OSN_EINVAL;
             goto out;
         }
-        call_at(s, nm->call)->stx[nm->hop][req_slot(nm->m.method)] = w;
+        nm->call->stx[nm->hop][req_slot(nm->m.method)] = w;
         if (nm->reject) {
             /* The TU_REQUEST is answered with 503 here, not passed to the element's TU. */
             struct osn_sip_out o2 = *o;
@@ -129,9 +128,9 @@ static void process(struct net *s, struct node *nd, struct nmsg *nm)
             osn__net_apply(s, w, o);
         }
     } else if (nm->m.method == OSN_SIP_ACK && nd->role == R_UAS) {
-        call_at(s, nm->call)->acked = true; /* the ACK of the 2xx: no transaction (17.1.1.3) */
+        nm->call->acked = true; /* the ACK of the 2xx: no transaction (17.1.1.3) */
     } else if (nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && nd->role == R_PROXY) {
-        struct call *c = call_at(s, nm->call);
+        struct call *c = nm->call;
         struct osn_sip_msg ack = nm->m;
         ack.branch = branch(c, nm->hop + 1, B_ACK);
         osn__net_transmit(s, nm->to, nm->call, nm->hop + 1, &ack);
@@ -175,7 +174,7 @@ static void start_service(struct net *s, struct node *nd)
             nd->qt[qi] = NULL;
         nd->nq[qi]--;
         if (qi == 1) {
-            struct ntxn *w = match(s, nm);
+            struct ntxn *w = match(nm);
             if (osn_ctl_server_retx_discard(nd->srv, s->q.now, w ? w->t0 : nm->t_arr,
                                             w && w->t.has_resp)) {
                 osn__net_integrate(s, nd);
@@ -185,7 +184,7 @@ static void start_service(struct net *s, struct node *nd)
             }
         }
         if (!nm->reject)
-            nm->kind = (uint8_t)classify(s, nm);
+            nm->kind = (uint8_t)classify(nm);
         double c = nd->sc->cost[nm->kind];
         if (nd->sc->exp_cost)
             c *= osn_des_exp1(s->rng);
@@ -210,7 +209,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         (nd->sc->cost[OSN_NET_K_RETX] > 0) == (nd->sc->cost[OSN_NET_K_BYE] > 0))
         kind = nm->m.method == OSN_SIP_INVITE ? OSN_NET_K_INVITE : OSN_NET_K_BYE;
     else
-        kind = classify_arrival(s, nm);
+        kind = classify_arrival(nm);
     static const uint8_t ck[] = {OSN_CTL_MSG_INVITE, OSN_CTL_MSG_INVITE_RETX, OSN_CTL_MSG_RESPONSE,
                                  OSN_CTL_MSG_ACK, OSN_CTL_MSG_BYE};
     enum osn_ctl_msg ckind = ck[kind];
@@ -220,7 +219,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         nd->tot[OSN__NE_NEWINV] += 1;
     if (nd->sc->cost[kind] <= 0) { /* free work never meets the queue nor the controller */
         nm->kind = (uint8_t)kind;
-        mark_kept(s, nm);
+        mark_kept(nm);
         process(s, nd, nm);
         return;
     }
@@ -243,7 +242,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         full = nd->n >= 2 * nd->sc->buffer; /* the cheap path has its own room */
     }
     if (nd->sc->cost[nm->kind] <= 0) {
-        mark_kept(s, nm);
+        mark_kept(nm);
         process(s, nd, nm);
         return;
     }
@@ -253,7 +252,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         osn__net_msg_free(s, nm);
         return;
     }
-    mark_kept(s, nm);
+    mark_kept(nm);
     osn__net_integrate(s, nd);
     nd->n++;
     nm->t_arr = s->q.now;
@@ -330,11 +329,11 @@ static void new_call(struct net *s, int src)
                               .from_tag = c->uid,
                               .user = ci};
     req.branch = branch(c, 0, B_INVITE);
-    osn__net_start_client(s, src, ci, 0, &req);
-    osn__net_call_unref(s, ci);
+    osn__net_start_client(s, src, c, 0, &req);
+    osn__net_call_unref(s, c);
 }
 
-static void hold_over(struct net *s, struct call *c, uint32_t ci)
+static void hold_over(struct net *s, struct call *c)
 {
     struct osn_sip_msg req = {.method = OSN_SIP_BYE,
                               .cseq = 2,
@@ -342,10 +341,10 @@ static void hold_over(struct net *s, struct call *c, uint32_t ci)
                               .call_id = c->uid,
                               .from_tag = c->uid,
                               .to_tag = c->uid + 1,
-                              .user = ci};
+                              .user = c->idx};
     req.branch = branch(c, 0, B_BYE);
-    osn__net_start_client(s, c->src, ci, 0, &req);
-    osn__net_call_unref(s, ci); /* the reference the hold timer had */
+    osn__net_start_client(s, c->src, c, 0, &req);
+    osn__net_call_unref(s, c); /* the reference the hold timer had */
 }
 
 /* ---- trace ---- */
@@ -527,7 +526,7 @@ static void step(struct net *s, struct osn_des_ev *ev)
     }
     case EV_HOLD: {
         struct call *c = (struct call *)((char *)ev - offsetof(struct call, hold));
-        hold_over(s, c, c->idx);
+        hold_over(s, c);
         break;
     }
     case EV_2XX:
