@@ -192,18 +192,20 @@ enum osn_sip_role { OSN_SIP_CLIENT = 0, OSN_SIP_SERVER = 1 };
 
 /* A transaction. Caller-owned memory; the fields are the layer's (read them, don't write). */
 struct osn_sip_txn {
-    struct osn_sip_msg req;  /* the request that created it */
-    struct osn_sip_msg resp; /* server: last response sent; client: the final (for the ACK) */
-    double at[2];            /* deadlines of the armed timers, by slot */
-    double ival;             /* current retransmission interval of A, E or G (s) */
-    uint32_t nretrans;       /* retransmissions this transaction sent (requests or responses) */
-    uint32_t absorbed;       /* retransmitted requests (server) / responses (client) absorbed */
-    uint32_t hash;           /* of the table key, kept so that the table never rehashes it */
-    uint8_t role;            /* enum osn_sip_role */
-    uint8_t state;           /* enum osn_sip_state */
-    uint8_t tid[2];          /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
-    bool has_resp;           /* resp is valid */
-    bool in_table;           /* in a table (osn_sip_table_add until osn_sip_table_remove) */
+    struct osn_sip_msg req; /* the request that created it */
+    double at[2];           /* deadlines of the armed timers, by slot */
+    double ival;            /* current retransmission interval of A, E or G (s) */
+    uint32_t nretrans;      /* retransmissions this transaction sent (requests or responses) */
+    uint32_t absorbed;      /* retransmitted requests (server) / responses (client) absorbed */
+    uint32_t hash;          /* of the table key, kept so that the table never rehashes it */
+    uint8_t role;           /* enum osn_sip_role */
+    uint8_t state;          /* enum osn_sip_state */
+    uint8_t tid[2];         /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
+    bool has_resp;          /* resp is valid */
+    bool in_table;          /* in a table (osn_sip_table_add until osn_sip_table_remove) */
+    /* Server: the last response sent; client: the final (for the ACK). Valid only with has_resp;
+     * last, so that starting a transaction clears everything before it and not these bytes. */
+    struct osn_sip_msg resp;
 };
 
 /* ---- transaction table (§17.1.3, §17.2.3) ---- */

@@ -8,6 +8,8 @@
  * no meaning in the current state is absorbed or ignored, as RFC 3261 17 prescribes.
  */
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "osn/err.h"
 #include "sip_int.h"
@@ -115,7 +117,7 @@ static void out_reset(struct osn_sip_out *o)
 
 static void out_done(const struct osn_sip_txn *t, struct osn_sip_out *o)
 {
-    o->deadline = fmin(t->at[0], t->at[1]);
+    o->deadline = t->at[0] < t->at[1] ? t->at[0] : t->at[1]; /* never NaN */
 }
 
 void osn__sip_terminate(struct osn_sip_layer *l, struct osn_sip_txn *t, struct osn_sip_out *o)
@@ -164,7 +166,10 @@ static int start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct os
         goto out;
     }
     out_reset(o);
-    *t = (struct osn_sip_txn){.req = *req, .role = (uint8_t)role, .at = {INFINITY, INFINITY}};
+    memset(t, 0, offsetof(struct osn_sip_txn, resp)); /* resp is read only after has_resp */
+    t->req = *req;
+    t->role = (uint8_t)role;
+    t->at[0] = t->at[1] = INFINITY;
     err = l->indexed ? osn_sip_table_add(&l->table, t) : 0;
     if (err)
         goto out;
