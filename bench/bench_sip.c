@@ -35,7 +35,7 @@ static long deliver(struct osn_sip_layer *to, const struct osn_sip_out *o,
     struct osn_sip_txn *tp;
     long n = 0;
     for (int i = 0; i < o->nsend; i++) {
-        if (osn_sip_layer_recv(to, &o->send[i].msg, fresh, &tp, now, o2) < 0)
+        if (osn_sip_layer_recv(to, o->send[i].msg, fresh, &tp, now, o2) < 0)
             return -1000000000L;
         n++;
     }

@@ -47,7 +47,10 @@ struct loop {
     /* what the transactions did */
     int nsent;
     double sent_t[MAXREC];
-    struct osn_sip_send sent[MAXREC];
+    struct {
+        struct osn_sip_msg msg; /* a copy: the layer's sends are borrowed */
+        bool retrans;
+    } sent[MAXREC];
     int ntu;
     double tu_t[MAXREC];
     int tu[MAXREC];
@@ -89,7 +92,8 @@ static void apply(struct loop *lp, struct osn_sip_txn *t, double now, const stru
     for (int i = 0; i < o->nsend; i++) {
         assert_true(lp->nsent < MAXREC);
         lp->sent_t[lp->nsent] = now;
-        lp->sent[lp->nsent++] = o->send[i];
+        lp->sent[lp->nsent].msg = *o->send[i].msg;
+        lp->sent[lp->nsent++].retrans = o->send[i].retrans;
     }
     for (int i = 0; i < o->ntimer; i++) {
         const struct osn_sip_timer *tm = &o->timer[i];

@@ -150,8 +150,11 @@ enum osn_sip_tu_event {
 };
 
 struct osn_sip_send {
-    struct osn_sip_msg msg; /* a copy: request (status 0, ACK included) or response */
-    bool retrans;           /* a retransmission of a message sent before */
+    /* A request (status 0, ACK included) or a response, borrowed, not copied: the transaction's
+     * request or kept response, out->ack, or the TU's response given to this call. It stays
+     * valid until the next call on the transaction (or while the TU's response does). */
+    const struct osn_sip_msg *msg;
+    bool retrans; /* a retransmission of a message sent before */
 };
 
 struct osn_sip_timer {
@@ -165,6 +168,7 @@ struct osn_sip_timer {
 struct osn_sip_out {
     int nsend;
     struct osn_sip_send send[2];
+    struct osn_sip_msg ack; /* an ACK the layer built (17.1.1.3), when a send points to it */
     int ntimer;
     struct osn_sip_timer timer[4];
     int tu;                        /* enum osn_sip_tu_event */

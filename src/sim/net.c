@@ -283,10 +283,10 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
     }
     for (int i = 0; i < o->nsend; i++) {
         const struct osn_sip_send *sd = &o->send[i];
-        if (sd->retrans && nd->cli && sd->msg.status == 0 && sd->msg.method == OSN_SIP_INVITE &&
+        if (sd->retrans && nd->cli && sd->msg->status == 0 && sd->msg->method == OSN_SIP_INVITE &&
             !osn_ctl_client_retrans_allowed(nd->cli, s->q.now))
             continue; /* pi: this copy is not sent, the transaction goes on */
-        osn__net_transmit(s, w->node, w->call, w->hop, &sd->msg);
+        osn__net_transmit(s, w->node, w->call, w->hop, sd->msg);
     }
     if (o->tu != OSN_SIP_TU_NONE)
         on_tu(s, w, o);

@@ -38,11 +38,11 @@ static inline void osn__sip_disarm(struct osn_sip_txn *t, struct osn_sip_out *o,
     t->at[s] = INFINITY;
 }
 
-/* Queues a copy of `m` for the transport. */
+/* Queues `m` for the transport (borrowed: see struct osn_sip_send). */
 static inline void osn__sip_send(struct osn_sip_out *o, const struct osn_sip_msg *m, bool retrans)
 {
     if (o->nsend < (int)(sizeof o->send / sizeof o->send[0]))
-        o->send[o->nsend++] = (struct osn_sip_send){*m, retrans};
+        o->send[o->nsend++] = (struct osn_sip_send){m, retrans};
 }
 
 static inline void osn__sip_tu(struct osn_sip_out *o, int ev, const struct osn_sip_msg *m)

@@ -63,7 +63,7 @@ static void send_resp(struct osn_sip_layer *l, struct osn_sip_txn *t, const stru
 {
     t->resp = *r;
     t->has_resp = true;
-    osn__sip_send(o, r, false);
+    osn__sip_send(o, &t->resp, false);
     l->stats.resp_sent++;
 }
 
