@@ -72,12 +72,14 @@ struct osn_des {
      * the later ones (osn_des_set_horizon). */
     struct osn__des_heap heap[2];
     double horizon;
-    /* Head keys of the FIFOs side by side (INFINITY when empty) and a bit per non-empty FIFO,
-     * so that finding the next event reads a few words. */
+    /* Head keys of the FIFOs side by side (INFINITY when empty), so that ordering the FIFOs
+     * reads a few words. */
     double ft[OSN_DES_MAX_FIFOS];
     uint64_t fs[OSN_DES_MAX_FIFOS];
-    uint32_t fmask;
-    int fbest; /* the FIFO with the least head key, -1 when all are empty */
+    /* The non-empty FIFOs by head key, least first: a pop moves its FIFO back a place or two
+     * instead of comparing every head. */
+    int8_t ford[OSN_DES_MAX_FIFOS];
+    int nford;
     struct osn__des_fifo fifo[OSN_DES_MAX_FIFOS];
     int nfifo;
     size_t nfifo_events;
@@ -124,6 +126,9 @@ int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t);
 
 int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id);
 
+/* FIFO id, empty until now, takes its place in q->ford. */
+void osn__des_fifo_enter(struct osn_des *q, int id);
+
 /* Appends idle ev to FIFO id, whose ring has room. */
 static inline void osn__des_fifo_push(struct osn_des *q, struct osn_des_ev *ev, int id)
 {
@@ -136,10 +141,7 @@ static inline void osn__des_fifo_push(struct osn_des *q, struct osn_des_ev *ev, 
     if (f->head == f->tail++) {
         q->ft[id] = t;
         q->fs[id] = seq;
-        q->fmask |= 1u << id;
-        /* The newest seq loses every tie: only a strictly earlier time takes the lead. */
-        if (q->fbest < 0 || t < q->ft[q->fbest])
-            q->fbest = id;
+        osn__des_fifo_enter(q, id);
     }
     f->n++;
     q->nfifo_events++;

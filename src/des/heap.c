@@ -14,8 +14,9 @@
  * cancelling an entry clears its event pointer and the head skips cleared entries, so no
  * operation touches an event other than its own.
  *
- * The next event is the least of the two heap tops and the FIFO heads, whose keys are cached
- * side by side in q->ft/q->fs with a bit mask of the non-empty FIFOs.
+ * The next event is the least of the two heap tops and the leading FIFO's head. The head keys
+ * are cached side by side in q->ft/q->fs, and the non-empty FIFOs are kept in order of them
+ * (q->ford), so that a pop moves its FIFO back a place or two instead of rescanning all.
  */
 #include "osn/des.h"
 
@@ -68,7 +69,7 @@ int osn_des_init(struct osn_des *q, size_t cap)
 {
     if (!q)
         return OSN_EINVAL;
-    *q = (struct osn_des){.horizon = INFINITY, .fbest = -1};
+    *q = (struct osn_des){.horizon = INFINITY};
     for (int i = 0; i < OSN_DES_MAX_FIFOS; i++) {
         q->ft[i] = INFINITY;
         q->fs[i] = UINT64_MAX;
@@ -200,39 +201,43 @@ int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
 
 /* ---- FIFOs ---- */
 
-/* The FIFO with the least head key (q->fbest), from the cached heads. */
-static void fifo_rescan(struct osn_des *q)
+/* Whether FIFO a's head comes before FIFO b's. */
+static inline bool head_less(const struct osn_des *q, int a, int b)
 {
-    int best = -1;
-    for (uint32_t m = q->fmask; m; m &= m - 1) {
-        int i = __builtin_ctz(m);
-        if (best < 0 || q->ft[i] < q->ft[best] ||
-            (q->ft[i] == q->ft[best] && q->fs[i] < q->fs[best]))
-            best = i;
-    }
-    q->fbest = best;
+    return q->ft[a] < q->ft[b] || (q->ft[a] == q->ft[b] && q->fs[a] < q->fs[b]);
 }
 
-/* Moves FIFO id's head past cancelled entries and refreshes its cached head key. A head only
- * moves later, so the leading FIFO changes only when it was id. */
+void osn__des_fifo_enter(struct osn_des *q, int id)
+{
+    int p = q->nford++;
+    for (; p > 0 && head_less(q, id, q->ford[p - 1]); p--)
+        q->ford[p] = q->ford[p - 1];
+    q->ford[p] = (int8_t)id;
+}
+
+/* Moves FIFO id's head past cancelled entries, refreshes its cached head key and its place in
+ * q->ford: a head only moves later, so the FIFO only moves back (or out, when empty). */
 static void fifo_settle(struct osn_des *q, int id)
 {
     struct osn__des_fifo *f = &q->fifo[id];
+    int p = 0;
+    while (q->ford[p] != id) /* most often 0: pops come from the leading FIFO */
+        p++;
     while (f->head != f->tail && !f->ring[f->head & f->mask].ev)
         f->head++;
     if (f->head == f->tail) {
         q->ft[id] = INFINITY;
         q->fs[id] = UINT64_MAX;
-        q->fmask &= ~(1u << id);
-        if (q->fbest == id)
-            fifo_rescan(q);
+        for (q->nford--; p < q->nford; p++)
+            q->ford[p] = q->ford[p + 1];
         return;
     }
     const struct osn__des_slot *h = &f->ring[f->head & f->mask];
     q->ft[id] = h->t;
     q->fs[id] = h->seq;
-    if (q->fbest == id)
-        fifo_rescan(q);
+    for (; p + 1 < q->nford && head_less(q, q->ford[p + 1], id); p++)
+        q->ford[p] = q->ford[p + 1];
+    q->ford[p] = (int8_t)id;
     /* The events a few places behind the head fire soon and sit in cold memory: ask for them
      * now, so that their owners' fields are in cache when they fire. */
     if (f->tail - f->head > AHEAD) {
@@ -305,11 +310,9 @@ void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev)
  * heap tops and the leading FIFO's head. */
 static int next_source(const struct osn_des *q)
 {
-    int best = q->fbest;
+    int best = q->nford ? q->ford[0] : SRC_NONE;
     double bt = best >= 0 ? q->ft[best] : INFINITY;
     uint64_t bs = best >= 0 ? q->fs[best] : UINT64_MAX;
-    if (best < 0)
-        best = SRC_NONE;
     for (int k = 0; k < 2; k++) {
         const struct osn__des_heap *h = &q->heap[k];
         if (h->n && (h->s[0].t < bt || (h->s[0].t == bt && h->s[0].seq < bs))) {
