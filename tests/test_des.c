@@ -44,7 +44,9 @@ static void ref_remove(struct ref *r, int i)
     r->seq[i] = r->seq[r->n];
 }
 
-/* The steps, with heap events due beyond `horizon` in the second heap. */
+/* The steps, with heap events due beyond `horizon` in the second heap. Phases of 4000 steps
+ * alternately fill the set (to hundreds of events) and drain it, so that each heap turns from
+ * a sorted array into a heap and back, several times. */
 static void random_steps(double horizon)
 {
     static struct osn_des_ev ev[NEV];
@@ -53,6 +55,8 @@ static void random_steps(double horizon)
     struct osn_rng r;
     int fifo[2];
     uint64_t seq = 0;
+    int turned[2] = {0, 0}; /* near heap: into a heap, back into a sorted array */
+    bool was_sorted = true;
 
     ref.n = 0;
     assert_int_equal(osn_des_init(&q, 4), 0); /* small: the heap must grow */
@@ -63,9 +67,12 @@ static void random_steps(double horizon)
         osn_des_ev_init(&ev[i], i);
     osn_rng_seed(&r, 2024);
     for (int step = 0; step < 100000; step++) {
-        double u = osn_rng_u01(&r);
+        double u = osn_rng_u01(&r), pin = (step / 4000) % 2 ? 0.25 : 0.70;
         int i = (int)(osn_rng_next(&r) % NEV);
-        if (u < 0.45 && !osn_des_pending(&ev[i])) {
+        if (q.heap[0].sorted != was_sorted)
+            turned[was_sorted ? 0 : 1]++;
+        was_sorted = q.heap[0].sorted;
+        if (u < pin && !osn_des_pending(&ev[i])) {
             /* Whole-number offsets half of the time, so that many events tie. */
             double dt =
                     osn_rng_u01(&r) < 0.5 ? (double)(osn_rng_next(&r) % 4) : 3 * osn_rng_u01(&r);
@@ -83,7 +90,7 @@ static void random_steps(double horizon)
             ref.t[ref.n] = t;
             ref.seq[ref.n++] = seq++;
             assert_int_equal(osn_des_at(&q, &ev[i], q.now + 1), OSN_EINVAL); /* pending */
-        } else if (u < 0.65) {
+        } else if (u < pin + 0.15) {
             if (!osn_des_pending(&ev[i]))
                 continue;
             osn_des_cancel(&q, &ev[i]);
@@ -111,6 +118,10 @@ static void random_steps(double horizon)
         assert_true(osn_des_peek(&q) == (ref.n ? ref.t[ref_min(&ref)] : INFINITY));
     }
     assert_int_equal(osn_des_at(&q, &ev[0], q.now - 1), OSN_EINVAL);
+    if (horizon > 0) { /* with horizon 0 the near heap holds only same-instant events */
+        assert_true(turned[0] >= 3);
+        assert_true(turned[1] >= 3);
+    }
     osn_des_release(&q);
 }
 

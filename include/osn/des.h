@@ -61,8 +61,9 @@ struct osn__des_fifo {
 
 /* An array 4-ary heap of slots. */
 struct osn__des_heap {
-    struct osn__des_slot *s; /* s[0] is the least */
+    struct osn__des_slot *s; /* heap: s[0] is the least; sorted: s[n-1] is */
     size_t n, cap;
+    bool sorted; /* few slots: kept sorted by decreasing key instead of as a heap */
 };
 
 struct osn_des {

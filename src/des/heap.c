@@ -62,6 +62,7 @@ static int heap_init(struct osn__des_heap *h, size_t cap)
     h->s = malloc(cap * sizeof *h->s);
     h->n = 0;
     h->cap = h->s ? cap : 0;
+    h->sorted = true;
     return h->s ? 0 : OSN_ENOMEM;
 }
 
@@ -166,12 +167,84 @@ static void sift_down(struct osn__des_slot *h, size_t n, size_t i, struct osn__d
     s.ev->pos = i;
 }
 
+/* ---- small sets ----
+ *
+ * The near heap of the SIP network holds some twenty events (a service completion per server,
+ * an arrival per source), and there a 4-ary heap spends most of its time sifting. Up to
+ * SORTED_MAX slots the set is an array sorted by decreasing key: the next event is the last
+ * slot, so a pop is O(1), and an insert moves only the slots that come due before it (few: a
+ * new event is mostly among the soonest). Beyond SORTED_MAX it turns into a heap (a reversed
+ * sorted array is one) and below SORTED_BACK back into a sorted array. */
+#define SORTED_MAX  48
+#define SORTED_BACK 16
+
+static void set_pos(struct osn__des_slot *s, size_t i)
+{
+    s->ev->pos = i;
+}
+
+static void sorted_insert(struct osn__des_heap *h, struct osn__des_slot sl)
+{
+    size_t p = h->n++;
+    for (; p > 0 && slot_less(&h->s[p - 1], &sl); p--) {
+        h->s[p] = h->s[p - 1];
+        set_pos(&h->s[p], p);
+    }
+    h->s[p] = sl;
+    set_pos(&h->s[p], p);
+}
+
+static void sorted_remove(struct osn__des_heap *h, size_t i)
+{
+    for (h->n--; i < h->n; i++) {
+        h->s[i] = h->s[i + 1];
+        set_pos(&h->s[i], i);
+    }
+}
+
+/* Sorted (decreasing) -> heap: the reversed array is increasing, which is a heap. */
+static void to_heap(struct osn__des_heap *h)
+{
+    for (size_t i = 0, j = h->n - 1; i < j; i++, j--) {
+        struct osn__des_slot x = h->s[i];
+        h->s[i] = h->s[j];
+        h->s[j] = x;
+    }
+    for (size_t i = 0; i < h->n; i++)
+        set_pos(&h->s[i], i);
+    h->sorted = false;
+}
+
+/* Heap -> sorted: insertion sort by decreasing key (fewer than SORTED_BACK slots). */
+static void to_sorted(struct osn__des_heap *h)
+{
+    for (size_t i = 1; i < h->n; i++) {
+        struct osn__des_slot x = h->s[i];
+        size_t p = i;
+        for (; p > 0 && slot_less(&h->s[p - 1], &x); p--)
+            h->s[p] = h->s[p - 1];
+        h->s[p] = x;
+    }
+    for (size_t i = 0; i < h->n; i++)
+        set_pos(&h->s[i], i);
+    h->sorted = true;
+}
+
+/* The least slot, NULL when empty. */
+static inline const struct osn__des_slot *heap_top(const struct osn__des_heap *h)
+{
+    return h->n == 0 ? NULL : h->sorted ? &h->s[h->n - 1] : &h->s[0];
+}
+
 static void heap_remove(struct osn__des_heap *h, struct osn_des_ev *ev)
 {
     size_t i = ev->pos;
-    struct osn__des_slot last = h->s[--h->n];
-
     ev->pos = OSN_DES_IDLE;
+    if (h->sorted) {
+        sorted_remove(h, i);
+        return;
+    }
+    struct osn__des_slot last = h->s[--h->n];
     if (i == h->n)
         return;
     if (i > 0 && slot_less(&last, &h->s[(i - 1) / ARITY]))
@@ -195,7 +268,13 @@ int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
         h->cap = cap;
     }
     ev->fifo = -far;
-    sift_up(h->s, h->n++, (struct osn__des_slot){t, q->seq++, ev});
+    struct osn__des_slot sl = {t, q->seq++, ev};
+    if (h->sorted && h->n >= SORTED_MAX)
+        to_heap(h);
+    if (h->sorted)
+        sorted_insert(h, sl);
+    else
+        sift_up(h->s, h->n++, sl);
     return 0;
 }
 
@@ -314,10 +393,10 @@ static int next_source(const struct osn_des *q)
     double bt = best >= 0 ? q->ft[best] : INFINITY;
     uint64_t bs = best >= 0 ? q->fs[best] : UINT64_MAX;
     for (int k = 0; k < 2; k++) {
-        const struct osn__des_heap *h = &q->heap[k];
-        if (h->n && (h->s[0].t < bt || (h->s[0].t == bt && h->s[0].seq < bs))) {
-            bt = h->s[0].t;
-            bs = h->s[0].seq;
+        const struct osn__des_slot *top = heap_top(&q->heap[k]);
+        if (top && (top->t < bt || (top->t == bt && top->seq < bs))) {
+            bt = top->t;
+            bs = top->seq;
             best = k ? SRC_FAR : SRC_NEAR;
         }
     }
@@ -327,7 +406,9 @@ static int next_source(const struct osn_des *q)
 double osn_des_peek(const struct osn_des *q)
 {
     int src = next_source(q);
-    return src == SRC_NONE ? INFINITY : src < 0 ? q->heap[src == SRC_FAR].s[0].t : q->ft[src];
+    return src == SRC_NONE ? INFINITY
+           : src < 0       ? heap_top(&q->heap[src == SRC_FAR])->t
+                           : q->ft[src];
 }
 
 struct osn_des_ev *osn_des_pop(struct osn_des *q)
@@ -347,10 +428,17 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q)
         q->nfifo_events--;
     } else {
         struct osn__des_heap *h = &q->heap[src == SRC_FAR];
-        ev = h->s[0].ev;
-        q->now = h->s[0].t;
-        if (--h->n > 0)
-            sift_down(h->s, h->n, 0, h->s[h->n]);
+        if (h->sorted) {
+            ev = h->s[--h->n].ev;
+            q->now = h->s[h->n].t;
+        } else {
+            ev = h->s[0].ev;
+            q->now = h->s[0].t;
+            if (--h->n > 0)
+                sift_down(h->s, h->n, 0, h->s[h->n]);
+            if (h->n < SORTED_BACK)
+                to_sorted(h);
+        }
     }
     ev->fifo = 0;
     ev->pos = OSN_DES_IDLE;
