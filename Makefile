@@ -54,7 +54,7 @@ asan: deps $(ASAN_BUILD)/build.ninja
 	$(NINJA) -C $(ASAN_BUILD)
 
 test-asan: asan
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		$(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure
 
 check: test test-asan format-check

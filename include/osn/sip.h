@@ -151,8 +151,8 @@ enum osn_sip_tu_event {
 
 struct osn_sip_send {
     /* A request (status 0, ACK included) or a response, borrowed, not copied: the transaction's
-     * request or kept response, out->ack, or the TU's response given to this call. It stays
-     * valid until the next call on the transaction (or while the TU's response does). */
+     * request or kept response, or out->built. Valid until the next call on the transaction
+     * with this output. */
     const struct osn_sip_msg *msg;
     bool retrans; /* a retransmission of a message sent before */
 };
@@ -168,7 +168,9 @@ struct osn_sip_timer {
 struct osn_sip_out {
     int nsend;
     struct osn_sip_send send[2];
-    struct osn_sip_msg ack; /* an ACK the layer built (17.1.1.3), when a send points to it */
+    /* A message the layer made for this output that the transaction does not keep: an ACK
+     * (17.1.1.3), or a retransmitted 2xx of the TU in Accepted (RFC 6026 7.1) */
+    struct osn_sip_msg built;
     int ntimer;
     struct osn_sip_timer timer[4];
     int tu;                        /* enum osn_sip_tu_event */

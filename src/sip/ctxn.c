@@ -148,8 +148,8 @@ static void ict_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struc
             /* RFC 3261 17.1.1.2: 300-699 -> Completed, send ACK, Timer D (> 32 s on UDP). */
             t->resp = *m;
             t->has_resp = true;
-            o->ack = make_ack(t);
-            osn__sip_send(o, &o->ack, false);
+            o->built = make_ack(t);
+            osn__sip_send(o, &o->built, false);
             l->stats.req_sent++;
             t->state = OSN_SIP_COMPLETED;
             osn__sip_arm(t, o, OSN_SIP_TIMER_D, now + l->cfg.timer_d);
@@ -159,8 +159,8 @@ static void ict_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struc
         if (st >= 300) {
             /* RFC 3261 17.1.1.2: a retransmitted final in Completed makes the ACK go again and
              * is not passed up. */
-            o->ack = make_ack(t);
-            osn__sip_send(o, &o->ack, true);
+            o->built = make_ack(t);
+            osn__sip_send(o, &o->built, true);
             l->stats.req_retrans++;
             t->absorbed++;
             l->stats.resp_absorbed++;

@@ -189,7 +189,8 @@ static void ist_respond(struct osn_sip_layer *l, struct osn_sip_txn *t, const st
         if (st >= 200 && st < 300) {
             bool again = t->has_resp && t->resp.to_tag == r->to_tag;
             if (again) {
-                osn__sip_send(o, r, true);
+                o->built = *r; /* r is this call's own copy */
+                osn__sip_send(o, &o->built, true);
                 t->nretrans++;
                 l->stats.resp_retrans++;
             } else {
