@@ -9,7 +9,6 @@
  */
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
 
 #include "osn/err.h"
 #include "sip_int.h"
@@ -166,10 +165,18 @@ static int start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct os
         goto out;
     }
     out_reset(o);
-    memset(t, 0, offsetof(struct osn_sip_txn, resp)); /* resp is read only after has_resp */
+    /* Every field but resp, which is read only after has_resp. Field by field: a memset of this
+     * size becomes a `rep stos`, whose start-up cost was a third of this function. */
+    _Static_assert(offsetof(struct osn_sip_txn, resp) == 136,
+                   "struct osn_sip_txn changed: initialise any new field here");
     t->req = *req;
-    t->role = (uint8_t)role;
     t->at[0] = t->at[1] = INFINITY;
+    t->ival = 0;
+    t->nretrans = t->absorbed = t->hash = 0;
+    t->role = (uint8_t)role;
+    t->state = OSN_SIP_NOSTATE;
+    t->tid[0] = t->tid[1] = OSN_SIP_TIMER_NONE;
+    t->has_resp = t->in_table = false;
     err = l->indexed ? osn_sip_table_add(&l->table, t) : 0;
     if (err)
         goto out;
