@@ -77,6 +77,9 @@ struct osn_des {
      * reads a few words. */
     double ft[OSN_DES_MAX_FIFOS];
     uint64_t fs[OSN_DES_MAX_FIFOS];
+    /* The top keys of heap[0] and heap[1] likewise (INFINITY, UINT64_MAX when empty). */
+    double ht[2];
+    uint64_t hs[2];
     /* The non-empty FIFOs by head key, least first: a pop moves its FIFO back a place or two
      * instead of comparing every head. */
     int8_t ford[OSN_DES_MAX_FIFOS];

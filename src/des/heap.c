@@ -71,6 +71,10 @@ int osn_des_init(struct osn_des *q, size_t cap)
     if (!q)
         return OSN_EINVAL;
     *q = (struct osn_des){.horizon = INFINITY};
+    for (int k = 0; k < 2; k++) {
+        q->ht[k] = INFINITY;
+        q->hs[k] = UINT64_MAX;
+    }
     for (int i = 0; i < OSN_DES_MAX_FIFOS; i++) {
         q->ft[i] = INFINITY;
         q->fs[i] = UINT64_MAX;
@@ -236,6 +240,14 @@ static inline const struct osn__des_slot *heap_top(const struct osn__des_heap *h
     return h->n == 0 ? NULL : h->sorted ? &h->s[h->n - 1] : &h->s[0];
 }
 
+/* Refreshes the cached top key of heap k. */
+static inline void top_cache(struct osn_des *q, int k)
+{
+    const struct osn__des_slot *top = heap_top(&q->heap[k]);
+    q->ht[k] = top ? top->t : INFINITY;
+    q->hs[k] = top ? top->seq : UINT64_MAX;
+}
+
 static void heap_remove(struct osn__des_heap *h, struct osn_des_ev *ev)
 {
     size_t i = ev->pos;
@@ -275,6 +287,7 @@ int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
         sorted_insert(h, sl);
     else
         sift_up(h->s, h->n++, sl);
+    top_cache(q, far);
     return 0;
 }
 
@@ -380,8 +393,10 @@ void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev)
 {
     if (ev->fifo > 0)
         fifo_unlink(q, ev);
-    else
+    else {
         heap_remove(&q->heap[-ev->fifo], ev);
+        top_cache(q, -ev->fifo);
+    }
     ev->fifo = 0;
 }
 
@@ -392,11 +407,10 @@ static int next_source(const struct osn_des *q)
     int best = q->nford ? q->ford[0] : SRC_NONE;
     double bt = best >= 0 ? q->ft[best] : INFINITY;
     uint64_t bs = best >= 0 ? q->fs[best] : UINT64_MAX;
-    for (int k = 0; k < 2; k++) {
-        const struct osn__des_slot *top = heap_top(&q->heap[k]);
-        if (top && (top->t < bt || (top->t == bt && top->seq < bs))) {
-            bt = top->t;
-            bs = top->seq;
+    for (int k = 0; k < 2; k++) { /* an empty heap's (INFINITY, UINT64_MAX) never wins */
+        if (q->ht[k] < bt || (q->ht[k] == bt && q->hs[k] < bs)) {
+            bt = q->ht[k];
+            bs = q->hs[k];
             best = k ? SRC_FAR : SRC_NEAR;
         }
     }
@@ -406,9 +420,7 @@ static int next_source(const struct osn_des *q)
 double osn_des_peek(const struct osn_des *q)
 {
     int src = next_source(q);
-    return src == SRC_NONE ? INFINITY
-           : src < 0       ? heap_top(&q->heap[src == SRC_FAR])->t
-                           : q->ft[src];
+    return src == SRC_NONE ? INFINITY : src < 0 ? q->ht[src == SRC_FAR] : q->ft[src];
 }
 
 struct osn_des_ev *osn_des_pop(struct osn_des *q)
@@ -439,6 +451,7 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q)
             if (h->n < SORTED_BACK)
                 to_sorted(h);
         }
+        top_cache(q, src == SRC_FAR);
     }
     ev->fifo = 0;
     ev->pos = OSN_DES_IDLE;
