@@ -155,6 +155,24 @@ print("net sim fanin.ini, %s thread(s): %d SIP messages in %.3f s wall: %.3g M m
       "target 5 M/s); goodput %.1f of capacity %.1f calls/s" % (sys.argv[1], d["messages"],
       d["messages"] / d["msgs_per_s"], d["msgs_per_s"] / 1e6, len(runs), d["goodput"], d["capacity"]))' "$th"
     done
+    # Instructions per message, which unlike the wall time does not depend on the neighbours:
+    # one replication of 40 simulated seconds under cachegrind (about 20 s; skipped without
+    # valgrind, or with OSN_BENCH_NO_CACHEGRIND=1).
+    if command -v valgrind >/dev/null && [[ -z "${OSN_BENCH_NO_CACHEGRIND:-}" ]]; then
+        cg=$(mktemp -d)
+        valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg/out" \
+            "$build/osn" sim examples/fanin.ini --set net.replications=1 --set net.time=5 \
+            --threads 1 --json "$cg/run.json" >/dev/null 2>"$cg/err" &&
+            python3 - "$cg" <<'PY'
+import json, re, sys
+d = sys.argv[1]
+ir = int(re.search(r"I\s+refs:\s+([\d,]+)", open(d + "/err").read()).group(1).replace(",", ""))
+n = json.load(open(d + "/run.json"))["messages"]
+print("net sim fanin.ini under cachegrind (1 replication, 40 s): %d instructions / %d SIP messages"
+      " = %.0f instructions per message" % (ir, n, ir / n))
+PY
+        rm -rf "$cg"
+    fi
 else
     echo "run.sh: $build/osn not found; skipped"
 fi
