@@ -1,19 +1,23 @@
 # Front door of the OSN build. CMake + Ninja do the real work; this file only strings the steps
 # together so that one word does each job:
 #
-#   make               install missing Debian packages, configure build/, build (build/osn)
+#   make               install missing Debian packages, configure build/, build (build/osn),
+#                      profile-guided: an instrumented osn in build-pgo/ first runs a short
+#                      mix of the examples (scripts/pgo-train.sh), then build/ uses the counts
 #   make demo          build, then scripts/demo.sh (a solve and a small lambda sweep, into demo/)
 #   make check         build and run the tests in build/, then again with ASan + UBSan in
 #                      build-asan/, then the clang-format gate (what .ci/run calls)
 #   make bench         build, then bench/run.sh (our solver against the SciPy peer)
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
-#   make clean         remove build/, build-asan/ and demo/
+#   make clean         remove build/, build-asan/, build-pgo/ and demo/
 #
 # The steps are sequential even under `make -j`: each one runs ninja, which is parallel itself.
 
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
+PGO_BUILD    ?= build-pgo
+PGO_PROFILE   = $(abspath $(PGO_BUILD))/profile
 CMAKE        ?= cmake
 CTEST        ?= ctest
 NINJA        ?= ninja
@@ -25,8 +29,8 @@ CLANG_FORMAT ?= clang-format
 C_FILES = git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' ':!:build*/**'
 
 .NOTPARALLEL:
-.PHONY: all deps deps-bench configure build asan demo check test test-asan bench format \
-	format-check clean
+.PHONY: all deps deps-bench configure profile build asan demo check test test-asan bench \
+	format format-check clean
 
 all: build
 
@@ -37,14 +41,28 @@ deps-bench:
 	@scripts/deps.sh bench
 
 $(BUILD)/build.ninja:
-	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSN_PGO=use \
+		-DOSN_PGO_DIR=$(PGO_PROFILE)
+
+$(PGO_BUILD)/build.ninja:
+	$(CMAKE) -S . -B $(PGO_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSN_PGO=generate \
+		-DOSN_PGO_DIR=$(PGO_PROFILE)
 
 $(ASAN_BUILD)/build.ninja:
 	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOSN_SANITIZE=ON
 
 configure: deps $(BUILD)/build.ninja
 
-build: configure
+# The counts are taken again only when the instrumented osn changed (a stamp beside them).
+profile: deps $(PGO_BUILD)/build.ninja
+	$(NINJA) -C $(PGO_BUILD) osn
+	@if [ ! -f $(PGO_PROFILE)/.stamp ] || [ $(PGO_BUILD)/osn -nt $(PGO_PROFILE)/.stamp ]; then \
+		echo "pgo: training run (scripts/pgo-train.sh)"; \
+		rm -rf $(PGO_PROFILE) && mkdir -p $(PGO_PROFILE) && \
+		bash scripts/pgo-train.sh $(PGO_BUILD)/osn && touch $(PGO_PROFILE)/.stamp; \
+	fi
+
+build: configure profile
 	$(NINJA) -C $(BUILD)
 
 test: build
@@ -73,4 +91,4 @@ format-check:
 	@$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) demo
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PGO_BUILD) demo

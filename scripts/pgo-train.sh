@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Training run of profile-guided optimisation (called by `make`): the instrumented osn of
+# build-pgo/ runs a short mix of the examples, so that the optimised build in build/ is laid out
+# for the paths they take: the exact solver, the node simulator, the fluid model, and the SIP
+# network with every control on each topology. Only counts are kept (in the profile directory);
+# the outputs are thrown away. A few seconds.
+#
+# Usage: scripts/pgo-train.sh PATH/TO/instrumented/osn
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+osn=$1
+run() { "$osn" "$@" --json /dev/null >/dev/null; }
+
+run solve examples/two_loop_l1.2_10_15.ini
+run solve examples/bi_level.ini
+run sim examples/sim_two_loop.ini --replications 2
+run fluid examples/fluid-burst.ini
+for kind in none local loss rate prsm pi; do
+    run sim examples/collapse.ini --set control.kind=$kind --set net.replications=1 \
+        --set net.warmup=5 --set net.time=5
+done
+run sim examples/tandem.ini --set net.replications=1 --set net.warmup=5 --set net.time=5
+run sim examples/fanin.ini --set net.replications=1 --set net.warmup=10 --set net.time=5
