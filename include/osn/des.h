@@ -56,7 +56,6 @@ struct osn__des_fifo {
     struct osn__des_slot *ring; /* entry i at ring[i & mask] */
     uint64_t head, tail;        /* live and cancelled entries are head..tail-1; head is live */
     size_t mask;                /* ring capacity - 1 (capacity 0: no ring yet) */
-    size_t n;                   /* live entries */
 };
 
 /* An array 4-ary heap of slots. */
@@ -147,7 +146,6 @@ static inline void osn__des_fifo_push(struct osn_des *q, struct osn_des_ev *ev, 
         q->fs[id] = seq;
         osn__des_fifo_enter(q, id);
     }
-    f->n++;
     q->nfifo_events++;
 }
 

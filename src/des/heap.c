@@ -365,7 +365,6 @@ static void fifo_unlink(struct osn_des *q, struct osn_des_ev *ev)
         fifo_settle(q, id);
     ev->pos = OSN_DES_IDLE;
     ev->fifo = 0;
-    f->n--;
     q->nfifo_events--;
 }
 
@@ -436,7 +435,6 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q)
         ev = f->ring[f->head++ & f->mask].ev; /* the head is live */
         q->now = q->ft[src];
         fifo_settle(q, src);
-        f->n--;
         q->nfifo_events--;
     } else {
         struct osn__des_heap *h = &q->heap[src == SRC_FAR];

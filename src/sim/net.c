@@ -214,7 +214,9 @@ static void fb_to_oc(const struct osn_ctl_feedback *fb, struct osn_sip_oc *oc)
                : fb->algo == OSN_CTL_ALGO_RATE ? OSN_SIP_ALGO_RATE
                                                : 0x80;
     double v = fb->algo == OSN_CTL_ALGO_PI ? fb->oc * 1e6 : fb->oc;
-    oc->value = v > 0 ? (uint32_t)lround(v < 4e9 ? v : 4e9) : 0;
+    /* v + 0.5 truncated is lround for 0 < v <= 4e9 (but for the double just below 0.5) and
+     * needs no libm call: this runs for every response the core sends. */
+    oc->value = v > 0 ? (uint32_t)((v < 4e9 ? v : 4e9) + 0.5) : 0;
     if (fb->validity >= 0) {
         oc->flags |= OSN_SIP_OC_VALIDITY;
         oc->validity_ms = (uint32_t)lround(fb->validity * 1000);
