@@ -80,8 +80,7 @@ struct osn_sip_msg {
     uint64_t branch;           /* top Via branch ("z9hG4bK" + this number) */
     uint64_t sent_by;          /* top Via sent-by (host:port) as a number */
     uint64_t from_tag, to_tag; /* 0: no tag */
-    uint64_t user;        /* free for the caller; copied into the messages made from this one */
-    struct osn_sip_oc oc; /* top Via overload-control parameters */
+    struct osn_sip_oc oc;      /* top Via overload-control parameters */
 };
 
 /* ---- configuration ---- */

@@ -326,8 +326,7 @@ static void new_call(struct net *s, int src)
                               .cseq = 1,
                               .retry_after = -1,
                               .call_id = c->uid,
-                              .from_tag = c->uid,
-                              .user = ci};
+                              .from_tag = c->uid};
     req.branch = branch(c, 0, B_INVITE);
     osn__net_start_client(s, src, c, 0, &req);
     osn__net_call_unref(s, c);
@@ -340,8 +339,7 @@ static void hold_over(struct net *s, struct call *c)
                               .retry_after = -1,
                               .call_id = c->uid,
                               .from_tag = c->uid,
-                              .to_tag = c->uid + 1,
-                              .user = c->idx};
+                              .to_tag = c->uid + 1};
     req.branch = branch(c, 0, B_BYE);
     osn__net_start_client(s, c->src, c, 0, &req);
     osn__net_call_unref(s, c); /* the reference the hold timer had */
