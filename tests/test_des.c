@@ -133,6 +133,42 @@ static void test_random_steps_vs_array(void **state)
     random_steps(0.0);      /* all but same-instant events in the far heap */
 }
 
+/* A reserve made while events are pending keeps them and their order; a reserved ring takes that
+ * many without growing; bad arguments are refused. */
+static void test_timer_reserve(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    static struct osn_des_ev ev[N];
+    struct osn_des q;
+    int f;
+    assert_int_equal(osn_des_init(&q, 0), 0);
+    assert_int_equal(osn_des_timer_class(&q, 1.0, &f), 0);
+    for (int i = 0; i < N; i++)
+        osn_des_ev_init(&ev[i], i);
+    for (int i = 0; i < 100; i++) /* a few pops and pushes, so that the ring has wrapped */
+        assert_int_equal(osn_des_timer(&q, &ev[i], f), 0);
+    for (int i = 0; i < 60; i++)
+        assert_int_equal(osn_des_pop(&q)->type, i);
+    assert_int_equal(osn_des_timer_reserve(&q, f, N), 0);
+    size_t mask = q.fifo[f].mask;
+    assert_true(mask + 1 >= N);
+    for (int i = 100; i < N; i++) {
+        q.now += 1e-6; /* later entries, later times */
+        assert_int_equal(osn_des_timer(&q, &ev[i], f), 0);
+    }
+    assert_true(q.fifo[f].mask == mask);                   /* no growth */
+    assert_int_equal(osn_des_timer_reserve(&q, f, 10), 0); /* smaller: nothing to do */
+    assert_true(q.fifo[f].mask == mask);
+    for (int i = 60; i < N; i++)
+        assert_int_equal(osn_des_pop(&q)->type, i);
+    assert_null(osn_des_pop(&q));
+    assert_int_equal(osn_des_timer_reserve(&q, f + 1, 10), OSN_EINVAL);
+    assert_int_equal(osn_des_timer_reserve(&q, -1, 10), OSN_EINVAL);
+    assert_int_equal(osn_des_timer_reserve(NULL, f, 10), OSN_EINVAL);
+    osn_des_release(&q);
+}
+
 /* Events at one instant fire in the order they were scheduled, heap and FIFO mixed. */
 static void test_ties_fire_in_schedule_order(void **state)
 {
@@ -298,6 +334,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_random_steps_vs_array),
             cmocka_unit_test(test_ties_fire_in_schedule_order),
+            cmocka_unit_test(test_timer_reserve),
             cmocka_unit_test(test_laws),
             cmocka_unit_test(test_exponential_distribution),
             cmocka_unit_test(test_arrivals),

@@ -117,6 +117,12 @@ void osn_des_release(struct osn_des *q);
  * duration is not finite or there are OSN_DES_MAX_FIFOS classes already. */
 int osn_des_timer_class(struct osn_des *q, double duration, int *id);
 
+/* Gives timer class `id` room for `n` pending events at once, so that its ring does not grow
+ * (and copy itself) by doubling up to there. Only speed changes: a ring still grows beyond. A
+ * large ring is mapped memory, touched only as far as it is used. Returns 0, OSN_EINVAL or
+ * OSN_ENOMEM (the ring is then unchanged). */
+int osn_des_timer_reserve(struct osn_des *q, int id, size_t n);
+
 /* Heap events due more than `horizon` (s) after they are scheduled go to a second heap, so that
  * a crowd of long timers (call holding times) does not deepen the heap that the many short ones
  * (service completions) sift through. Only speed changes: the order is (time, seq) whatever the

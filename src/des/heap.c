@@ -104,11 +104,11 @@ void osn_des_set_horizon(struct osn_des *q, double horizon)
         q->horizon = horizon;
 }
 
-/* Doubles a FIFO's ring. Entries keep their indices (only their place in the ring moves), so
- * the events' pos stay valid and no event is touched. */
-static int ring_grow(struct osn__des_fifo *f)
+/* Grows a FIFO's ring to `cap` slots (a power of two above its size). Entries keep their
+ * indices (only their place in the ring moves), so the events' pos stay valid and no event is
+ * touched. */
+static int ring_resize(struct osn__des_fifo *f, size_t cap)
 {
-    size_t cap = f->ring ? 2 * (f->mask + 1) : 64;
     struct osn__des_slot *r = ring_alloc(cap);
     if (!r)
         return OSN_ENOMEM;
@@ -119,6 +119,23 @@ static int ring_grow(struct osn__des_fifo *f)
     f->ring = r;
     f->mask = cap - 1;
     return 0;
+}
+
+/* Doubles a FIFO's ring (64 slots for the first). */
+static int ring_grow(struct osn__des_fifo *f)
+{
+    return ring_resize(f, f->ring ? 2 * (f->mask + 1) : 64);
+}
+
+int osn_des_timer_reserve(struct osn_des *q, int id, size_t n)
+{
+    if (!q || id < 0 || id >= q->nfifo || n > ((size_t)1 << 40))
+        return OSN_EINVAL;
+    struct osn__des_fifo *f = &q->fifo[id];
+    size_t cap = f->mask + 1;
+    while (cap < n)
+        cap *= 2;
+    return cap == f->mask + 1 ? 0 : ring_resize(f, cap);
 }
 
 int osn_des_timer_class(struct osn_des *q, double duration, int *id)

@@ -393,6 +393,12 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
                       32 * t1, 64 * t1, cfg->sip.t2, cfg->sip.t4, cfg->sip.timer_d};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         osn__net_fix_class(s, fixed[i]);
+    /* Timers of 64*T1 (B, F, J, L, M) are the most numerous pending ones, up to about four per
+     * hop of every call for 32 s: room for them up front spares their ring its doublings. Only
+     * a hint: a ring that needs more still grows, and one that cannot be made yet will. */
+    double want = cfg->src.rate * 64 * t1 * 4 * s->nhop;
+    if (want > 0 && want < 1e8)
+        (void)osn_des_timer_reserve(&s->q, osn__net_fix_class(s, 64 * t1), (size_t)want);
     for (int h = 0; h < s->nhop; h++) {
         const struct osn_net_link_cfg *l = h == 0             ? &cfg->access
                                            : h == s->nhop - 1 ? &cfg->uas_link
