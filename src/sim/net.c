@@ -296,14 +296,12 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
         osn__net_txn_free(s, w);
 }
 
+/* The TU's part of a response: the layer copies the method, CSeq, Call-ID, From and Via of the
+ * request (RFC 3261 8.2.6.2, osn_sip_stxn_respond). */
 static struct osn_sip_msg response(const struct osn_sip_txn *t, int status, int retry_after)
 {
-    struct osn_sip_msg r = t->req;
-    r.status = (uint16_t)status;
-    r.retry_after = retry_after;
-    r.to_tag = t->req.call_id + 1;
-    r.oc = (struct osn_sip_oc){0};
-    return r;
+    return (struct osn_sip_msg){
+            .status = (uint16_t)status, .retry_after = retry_after, .to_tag = t->req.call_id + 1};
 }
 
 void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after)
