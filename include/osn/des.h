@@ -4,7 +4,8 @@
  * Event set. Events are caller-owned structs (embed a struct osn_des_ev in your own object);
  * scheduling never allocates except when the heap array grows, which is amortised. General
  * events live in an array 4-ary heap whose entries carry their keys and a back-pointer, and
- * each event knows its heap slot, so cancel is O(log n). Timers of a fixed duration (SIP timers
+ * each event knows its heap slot, so cancel is O(log n); while there are few, the array is
+ * kept sorted instead (pop O(1)). Timers of a fixed duration (SIP timers
  * come in a handful of durations) go to a FIFO per duration instead: since now only grows, a
  * FIFO of now + d is already in time order, so insert, cancel and pop are O(1). A FIFO is a
  * ring of {time, seq, event} entries, so appending, popping and comparing heads read only the

@@ -316,9 +316,11 @@ int osn_sip_stxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
 int osn_sip_txn_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *m,
                      double now, struct osn_sip_out *out);
 
-/* Passes the TU's response `resp` (copied; status 100..699, same method as the request) to the
- * server transaction `t`, which sends it and changes state (RFC 3261 17.2.1, 17.2.2). A response
- * the state no longer accepts (a second final) is discarded: 0, no actions. */
+/* Passes the TU's response `resp` (copied; status 100..699) to the server transaction `t`, which
+ * sends it and changes state (RFC 3261 17.2.1, 17.2.2). The TU gives the status, To tag,
+ * Retry-After and oc parameters; the method, CSeq, Call-ID, From and Via come from the request
+ * (8.2.6.2). A response the state no longer accepts (a second final) is discarded: 0, no
+ * actions. */
 int osn_sip_stxn_respond(struct osn_sip_layer *l, struct osn_sip_txn *t,
                          const struct osn_sip_msg *resp, double now, struct osn_sip_out *out);
 

@@ -7,7 +7,8 @@
  * (one write per level instead of a swap). Cancel moves the last slot into the hole and sifts it
  * up or down, O(log n). The second heap takes the events due beyond the horizon: they are few
  * per unit of time but many at once (call holds of seconds), and kept apart they no longer
- * lengthen every sift of the short ones.
+ * lengthen every sift of the short ones. A heap of few slots is kept as a sorted array
+ * instead ("small sets" below).
  *
  * A FIFO holds events of one timer class in schedule order, which is also (time, seq) order
  * because q->now never decreases. It is a ring of slots indexed by a running count (ev->pos);

@@ -3,8 +3,9 @@
  * glue between the transaction layer (osn/sip.h), the controllers (osn/ctl.h) and the event
  * set (osn/des.h).
  *
- * Objects. A call (pool) knows its source, its outcome and, per hop, the server transactions
- * that its responses must be passed to. A transaction wrapper (pool) embeds the layer's
+ * Objects. A call (pool) knows its source, its outcome and, per hop and request kind, its live
+ * transactions: messages are matched through it (the layers keep no table). A transaction
+ * wrapper (pool) embeds the layer's
  * struct osn_sip_txn and one event per timer slot. A message (pool) embeds its link event and
  * waits in a server's queue through its own link pointer. Nothing is allocated per event once
  * the pools have grown to the working set; calls are freed when the last transaction or message
@@ -41,7 +42,7 @@ static void *grow(void ***chunks, size_t *n)
     return c[(*n)++];
 }
 
-struct call *osn__net_call_new(struct net *s, uint32_t *idx)
+struct call *osn__net_call_new(struct net *s)
 {
     if (s->call_free == UINT32_MAX) {
         struct call *c = grow((void ***)&s->callc, &s->ncallc);
@@ -52,13 +53,13 @@ struct call *osn__net_call_new(struct net *s, uint32_t *idx)
             s->call_free = (uint32_t)((s->ncallc - 1) * CALLS_PER_BLOCK + i);
         }
     }
-    *idx = s->call_free;
-    struct call *c = call_at(s, *idx);
+    uint32_t idx = s->call_free;
+    struct call *c = call_at(s, idx);
     s->call_free = c->next_free;
     *c = (struct call){0};
     osn_des_ev_init(&c->hold, EV_HOLD);
     osn_des_ev_init(&c->rtx, EV_2XX);
-    c->idx = *idx;
+    c->idx = idx;
     return c;
 }
 
@@ -214,8 +215,8 @@ static void fb_to_oc(const struct osn_ctl_feedback *fb, struct osn_sip_oc *oc)
                : fb->algo == OSN_CTL_ALGO_RATE ? OSN_SIP_ALGO_RATE
                                                : 0x80;
     double v = fb->algo == OSN_CTL_ALGO_PI ? fb->oc * 1e6 : fb->oc;
-    /* v + 0.5 truncated is lround for 0 < v <= 4e9 (but for the double just below 0.5) and
-     * needs no libm call: this runs for every response the core sends. */
+    /* v + 0.5 truncated is lround for 0 < v <= 4e9 (except for the double just below 0.5), and
+     * it needs no libm call: this runs for every response the core sends. */
     oc->value = v > 0 ? (uint32_t)((v < 4e9 ? v : 4e9) + 0.5) : 0;
     if (fb->validity >= 0) {
         oc->flags |= OSN_SIP_OC_VALIDITY;
@@ -240,7 +241,7 @@ bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb)
 
 /* ---- links ---- */
 
-/* Puts a copy of m on hop `hop` of call `ci`, downwards (requests) or upwards (responses). */
+/* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). */
 void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
                        const struct osn_sip_msg *m)
 {

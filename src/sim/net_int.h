@@ -165,8 +165,8 @@ struct net {
 
 /* ---- inline helpers ---- */
 
-/* Objects per pool block (one huge page each, osn/mem.h). Calls are found by index several
- * times per message, so their count is a power of two (a shift, not a division). */
+/* Objects per pool block (one huge page each, osn/mem.h). A call's place in the pool is its
+ * index (the free list links indices); a power of two per block splits it by a shift. */
 #define CALLS_PER_BLOCK ((size_t)8192)
 _Static_assert(CALLS_PER_BLOCK * sizeof(struct call) <= OSN_MEM_BLOCK &&
                        2 * CALLS_PER_BLOCK * sizeof(struct call) > OSN_MEM_BLOCK,
@@ -212,9 +212,10 @@ static inline uint64_t branch(const struct call *c, int hop, int kind)
 /* ---- shared between net.c (objects, links, transactions, TU) and net_node.c (servers,
  * sources, the run) ---- */
 
-struct call *osn__net_call_new(struct net *s, uint32_t *idx);
+/* A zeroed call from the pool (its idx set), NULL when out of memory. */
+struct call *osn__net_call_new(struct net *s);
 void osn__net_call_unref(struct net *s, struct call *c);
-/* A transaction wrapper of call `call` at element `node` on hop `hop`; takes a call reference. */
+/* A transaction wrapper of call c at element `node` on hop `hop`; takes a call reference. */
 struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop);
 /* Returns w to the pool, cancels its timers, drops the call's pointer and reference. */
 void osn__net_txn_free(struct net *s, struct ntxn *w);
@@ -227,7 +228,7 @@ void osn__net_integrate(struct net *s, struct node *nd);
 void osn__net_mode_update(struct net *s, struct node *nd);
 /* The ctl feedback in a response's oc parameters; false when there is none. */
 bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb);
-/* Puts a copy of m on hop `hop` of call ci (requests down, responses up), link loss drawn. */
+/* Puts a copy of m on hop `hop` of call c (requests down, responses up), link loss drawn. */
 void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
                        const struct osn_sip_msg *m);
 /* Carries out one transaction output: timers, sends, the TU event, the end. */

@@ -309,8 +309,7 @@ static double next_arrival(struct net *s, struct node *nd, double t)
 
 static void new_call(struct net *s, int src)
 {
-    uint32_t ci;
-    struct call *c = osn__net_call_new(s, &ci);
+    struct call *c = osn__net_call_new(s);
     if (!c) {
         s->err = OSN_ENOMEM;
         return;
