@@ -161,11 +161,14 @@ static inline void osn__des_fifo_push(struct osn_des *q, struct osn_des_ev *ev, 
  * two or three of these per message, and a call costs as much as the work. */
 static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
 {
-    if (!q || !ev || ev->pos != OSN_DES_IDLE || id < 0 || id >= q->nfifo ||
-        q->fifo[id].tail - q->fifo[id].head > q->fifo[id].mask)
-        return osn__des_timer_slow(q, ev, id);
-    osn__des_fifo_push(q, ev, id);
-    return 0;
+    if (q && ev && ev->pos == OSN_DES_IDLE && (unsigned)id < (unsigned)q->nfifo) {
+        const struct osn__des_fifo *f = &q->fifo[id];
+        if (f->tail - f->head <= f->mask) {
+            osn__des_fifo_push(q, ev, id);
+            return 0;
+        }
+    }
+    return osn__des_timer_slow(q, ev, id);
 }
 
 /* The key of pending event ev: its firing time and sequence number (the order it was scheduled
