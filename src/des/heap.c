@@ -237,18 +237,14 @@ static void to_heap(struct osn__des_heap *h)
     h->sorted = false;
 }
 
-/* Heap -> sorted: insertion sort by decreasing key (fewer than SORTED_BACK slots). */
+/* Heap -> sorted: an insertion sort (fewer than SORTED_BACK slots), each slot inserted into the
+ * sorted prefix before it; it is passed by value, so the prefix may grow over its place. */
 static void to_sorted(struct osn__des_heap *h)
 {
-    for (size_t i = 1; i < h->n; i++) {
-        struct osn__des_slot x = h->s[i];
-        size_t p = i;
-        for (; p > 0 && slot_less(&h->s[p - 1], &x); p--)
-            h->s[p] = h->s[p - 1];
-        h->s[p] = x;
-    }
-    for (size_t i = 0; i < h->n; i++)
-        set_pos(&h->s[i], i);
+    size_t n = h->n;
+    h->n = 0;
+    for (size_t i = 0; i < n; i++)
+        sorted_insert(h, h->s[i]);
     h->sorted = true;
 }
 
