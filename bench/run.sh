@@ -160,9 +160,12 @@ print("net sim fanin.ini, %s thread(s): %d SIP messages in %.3f s wall: %.3g M m
     # valgrind, or with OSN_BENCH_NO_CACHEGRIND=1).
     if command -v valgrind >/dev/null && [[ -z "${OSN_BENCH_NO_CACHEGRIND:-}" ]]; then
         cg=$(mktemp -d)
-        valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg/out" \
+        if ! valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg/out" \
             "$build/osn" sim examples/fanin.ini --set net.replications=1 --set net.time=5 \
-            --threads 1 --json "$cg/run.json" >/dev/null 2>"$cg/err" &&
+            --threads 1 --json "$cg/run.json" >/dev/null 2>"$cg/err"; then
+            echo "run.sh: the cachegrind run failed; its last lines:"
+            tail -n 3 "$cg/err"
+        else
             python3 - "$cg" <<'PY'
 import json, re, sys
 d = sys.argv[1]
@@ -171,6 +174,7 @@ n = json.load(open(d + "/run.json"))["messages"]
 print("net sim fanin.ini under cachegrind (1 replication, 40 s): %d instructions / %d SIP messages"
       " = %.0f instructions per message" % (ir, n, ir / n))
 PY
+        fi
         rm -rf "$cg"
     fi
 else
