@@ -208,6 +208,9 @@ struct osn_sip_txn {
     uint8_t tid[2];         /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
     bool has_resp;          /* resp is valid */
     bool in_table;          /* in a table (osn_sip_table_add until osn_sip_table_remove) */
+    /* The owner's (the network simulator keeps its element and hop here): the layer never reads
+     * or writes these bytes, not even when it starts the transaction. */
+    uint8_t user[2];
     /* Server: the last response sent; client: the final (for the ACK). Valid only with has_resp;
      * last, so that starting a transaction clears everything before it and not these bytes. */
     struct osn_sip_msg resp;

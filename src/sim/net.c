@@ -29,7 +29,11 @@
 
 /* ---- pools ---- */
 
-/* A new zeroed block of a pool (osn/mem.h), appended to its list. */
+/* A new zeroed block of a pool (osn/mem.h), appended to its list.
+ *
+ * Each pool hands out its free list first (the objects freed last, still in cache), and else
+ * the next never-used object of its newest block: a fresh object is first written when it is
+ * used, not when its block is made, so its memory is met once and not twice. */
 static void *grow(void ***chunks, size_t *n)
 {
     void **c = realloc(*chunks, (*n + 1) * sizeof *c);
@@ -44,18 +48,17 @@ static void *grow(void ***chunks, size_t *n)
 
 struct call *osn__net_call_new(struct net *s)
 {
-    if (s->call_free == UINT32_MAX) {
-        struct call *c = grow((void ***)&s->callc, &s->ncallc);
-        if (!c)
-            return NULL;
-        for (size_t i = CALLS_PER_BLOCK; i-- > 0;) {
-            c[i].next_free = s->call_free;
-            s->call_free = (uint32_t)((s->ncallc - 1) * CALLS_PER_BLOCK + i);
-        }
-    }
     uint32_t idx = s->call_free;
-    struct call *c = call_at(s, idx);
-    s->call_free = c->next_free;
+    struct call *c;
+    if (idx != UINT32_MAX) {
+        c = call_at(s, idx);
+        s->call_free = c->next_free;
+    } else {
+        if (s->call_fresh == s->ncallc * CALLS_PER_BLOCK && !grow((void ***)&s->callc, &s->ncallc))
+            return NULL;
+        idx = s->call_fresh++;
+        c = call_at(s, idx);
+    }
     *c = (struct call){0};
     osn_des_ev_init(&c->hold, EV_HOLD);
     osn_des_ev_init(&c->rtx, EV_2XX);
@@ -75,22 +78,23 @@ void osn__net_call_unref(struct net *s, struct call *c)
 
 struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop)
 {
-    if (!s->txn_free) {
-        struct ntxn *b = grow((void ***)&s->txnc, &s->ntxnc);
-        if (!b)
-            return NULL;
-        for (size_t i = 0; i < TXNS_PER_BLOCK; i++) {
-            b[i].next = s->txn_free;
-            s->txn_free = &b[i];
-        }
-    }
     struct ntxn *w = s->txn_free;
-    s->txn_free = w->next;
+    if (w) {
+        s->txn_free = w->next;
+    } else {
+        if (s->txn_fresh == s->txn_end) {
+            s->txn_fresh = grow((void ***)&s->txnc, &s->ntxnc);
+            if (!s->txn_fresh)
+                return NULL;
+            s->txn_end = s->txn_fresh + TXNS_PER_BLOCK;
+        }
+        w = s->txn_fresh++;
+    }
     osn_des_ev_init(&w->ev[0], EV_TXN0);
     osn_des_ev_init(&w->ev[1], EV_TXN1);
     w->call = c;
-    w->node = (uint16_t)node;
-    w->hop = (uint8_t)hop;
+    w->t.user[0] = (uint8_t)node;
+    w->t.user[1] = (uint8_t)hop;
     w->t0 = s->q.now;
     c->refs++;
     return w;
@@ -103,10 +107,10 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
     osn_des_cancel(&s->q, &w->ev[0]);
     osn_des_cancel(&s->q, &w->ev[1]);
     for (int k = 0; k < 2; k++) {
-        if (c->stx[w->hop][k] == w)
-            c->stx[w->hop][k] = NULL;
-        if (c->ctx[w->hop][k] == w)
-            c->ctx[w->hop][k] = NULL;
+        if (c->stx[txn_hop(w)][k] == w)
+            c->stx[txn_hop(w)][k] = NULL;
+        if (c->ctx[txn_hop(w)][k] == w)
+            c->ctx[txn_hop(w)][k] = NULL;
     }
     w->next = s->txn_free;
     s->txn_free = w;
@@ -115,17 +119,18 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
 
 static struct nmsg *msg_new(struct net *s)
 {
-    if (!s->msg_free) {
-        struct nmsg *c = grow((void ***)&s->msgc, &s->nmsgc);
-        if (!c)
-            return NULL;
-        for (size_t i = 0; i < MSGS_PER_BLOCK; i++) {
-            c[i].next = s->msg_free;
-            s->msg_free = &c[i];
-        }
-    }
     struct nmsg *m = s->msg_free;
-    s->msg_free = m->next;
+    if (m) {
+        s->msg_free = m->next;
+    } else {
+        if (s->msg_fresh == s->msg_end) {
+            s->msg_fresh = grow((void ***)&s->msgc, &s->nmsgc);
+            if (!s->msg_fresh)
+                return NULL;
+            s->msg_end = s->msg_fresh + MSGS_PER_BLOCK;
+        }
+        m = s->msg_fresh++;
+    }
     osn_des_ev_init(&m->ev, EV_LINK);
     m->next = NULL;
     m->reject = false;
@@ -276,7 +281,7 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* Carries out what the layer asked for: timers, sends, then the TU event, then the end. */
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
-    struct node *nd = &s->nodes[w->node];
+    struct node *nd = &s->nodes[txn_node(w)];
     for (int i = 0; i < o->ntimer; i++) {
         const struct osn_sip_timer *tm = &o->timer[i];
         if (tm->set)
@@ -289,7 +294,7 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
         if (sd->retrans && nd->cli && sd->msg->status == 0 && sd->msg->method == OSN_SIP_INVITE &&
             !osn_ctl_client_retrans_allowed(nd->cli, s->q.now))
             continue; /* pi: this copy is not sent, the transaction goes on */
-        osn__net_transmit(s, w->node, w->call, w->hop, sd->msg);
+        osn__net_transmit(s, txn_node(w), w->call, txn_hop(w), sd->msg);
     }
     if (o->tu != OSN_SIP_TU_NONE)
         on_tu(s, w, o);
@@ -309,7 +314,7 @@ void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after
 {
     struct osn_sip_msg r = response(&w->t, status, retry_after);
     struct osn_sip_out o;
-    if (osn_sip_stxn_respond(&s->nodes[w->node].sip, &w->t, &r, s->q.now, &o) == 0)
+    if (osn_sip_stxn_respond(&s->nodes[txn_node(w)].sip, &w->t, &r, s->q.now, &o) == 0)
         osn__net_apply(s, w, &o);
 }
 
@@ -375,10 +380,10 @@ static void setup_sample(struct net *s, double d)
 /* The TU of each element: UAC, proxy, UAS. */
 static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
-    struct node *nd = &s->nodes[w->node];
+    struct node *nd = &s->nodes[txn_node(w)];
     struct call *c = w->call;
     const struct osn_sip_msg *m = o->msg;
-    int h = w->hop;
+    int h = txn_hop(w);
     bool inv = w->t.req.method == OSN_SIP_INVITE;
 
     if (w->t.role == OSN_SIP_SERVER) {
@@ -411,7 +416,7 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
                     return;
                 }
             }
-            if (inv && w->node == s->core) {
+            if (inv && txn_node(w) == s->core) {
                 c->admitted = true;
                 if (obs(s))
                     s->tot[OSN__NT_ADMIT] += 1;
@@ -419,13 +424,13 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
             struct osn_sip_msg req = w->t.req;
             req.branch = branch(c, h + 1, inv ? B_INVITE : B_BYE);
             req.oc = (struct osn_sip_oc){0};
-            osn__net_start_client(s, w->node, w->call, h + 1, &req);
+            osn__net_start_client(s, txn_node(w), w->call, h + 1, &req);
         } else if (o->tu == OSN_SIP_TU_ACK && nd->role == R_UAS) {
             c->acked = true;
         } else if (o->tu == OSN_SIP_TU_ACK && nd->role == R_PROXY) {
             struct osn_sip_msg ack = *m;
             ack.branch = branch(c, h + 1, B_ACK);
-            osn__net_transmit(s, w->node, w->call, h + 1, &ack);
+            osn__net_transmit(s, txn_node(w), w->call, h + 1, &ack);
         }
         return;
     }
@@ -449,7 +454,7 @@ static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
             ack.branch = branch(c, 0, B_ACK);
             ack.to_tag = m->to_tag;
             ack.oc = (struct osn_sip_oc){0};
-            osn__net_transmit(s, w->node, w->call, 0, &ack);
+            osn__net_transmit(s, txn_node(w), w->call, 0, &ack);
             if (!c->connected) {
                 c->connected = true;
                 outcome(s, c, s->q.now - c->t0 <= s->tb ? O_GOOD : O_TIMEOUT);
@@ -486,7 +491,7 @@ void osn__net_2xx_timer(struct net *s, struct call *c)
     if (!c->acked && w && s->q.now - c->t200 < 64 * t1) {
         struct osn_sip_msg r = response(&w->t, 200, -1);
         struct osn_sip_out o;
-        if (osn_sip_stxn_respond(&s->nodes[w->node].sip, &w->t, &r, s->q.now, &o) == 0)
+        if (osn_sip_stxn_respond(&s->nodes[txn_node(w)].sip, &w->t, &r, s->q.now, &o) == 0)
             osn__net_apply(s, w, &o);
         c->ival = 2 * c->ival < s->cfg->sip.t2 ? 2 * c->ival : s->cfg->sip.t2;
         sched(s, &c->rtx, s->q.now + c->ival, NULL);

@@ -83,14 +83,18 @@ struct nmsg {
 };
 
 struct ntxn {
-    struct osn_sip_txn t;
+    struct osn_sip_txn t; /* t.user[0]: the element (txn_node), t.user[1]: the hop (txn_hop) */
     struct osn_des_ev ev[2];
-    struct ntxn *next; /* free list */
+    union {
+        struct call *call; /* in use */
+        struct ntxn *next; /* in the pool: the free list */
+    };
     double t0;
-    struct call *call;
-    uint16_t node;
-    uint8_t hop;
 };
+/* Four cache lines, and as many in a pool block (OSN_MEM_BLOCK is aligned): a transaction met
+ * again after its 32 s timers is read from memory, line by line. */
+_Static_assert(sizeof(struct ntxn) == 256, "struct ntxn: keep it 256 bytes");
+_Static_assert(OSN_NET_MAX_ELEMS <= 256 && MAXHOP <= 256, "t.user holds an element and a hop");
 
 struct call {
     struct osn_des_ev hold;
@@ -149,10 +153,12 @@ struct net {
     /* pools */
     struct call **callc;
     size_t ncallc;
-    uint32_t call_free;
+    uint32_t call_free, call_fresh; /* free list head (UINT32_MAX: empty), next unused index */
     struct ntxn **txnc, *txn_free;
+    struct ntxn *txn_fresh, *txn_end; /* the newest block's unused part */
     size_t ntxnc;
     struct nmsg **msgc, *msg_free;
+    struct nmsg *msg_fresh, *msg_end;
     size_t nmsgc;
     struct osn_sip_out out; /* scratch */
     double *tot;
@@ -173,6 +179,16 @@ _Static_assert(CALLS_PER_BLOCK * sizeof(struct call) <= OSN_MEM_BLOCK &&
                "CALLS_PER_BLOCK: the largest power of two of calls in a block");
 #define TXNS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct ntxn))
 #define MSGS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct nmsg))
+
+static inline int txn_node(const struct ntxn *w)
+{
+    return w->t.user[0];
+}
+
+static inline int txn_hop(const struct ntxn *w)
+{
+    return w->t.user[1];
+}
 
 static inline struct call *call_at(struct net *s, uint32_t i)
 {

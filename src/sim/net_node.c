@@ -509,7 +509,7 @@ static void step(struct net *s, struct osn_des_ev *ev)
         struct ntxn *w = (struct ntxn *)((char *)ev - offsetof(struct ntxn, ev) -
                                          (size_t)slot * sizeof(struct osn_des_ev));
         struct osn_sip_out *o = &s->out;
-        if (osn_sip_txn_timer(&s->nodes[w->node].sip, &w->t, w->t.tid[slot], s->q.now, o) == 0)
+        if (osn_sip_txn_timer(&s->nodes[txn_node(w)].sip, &w->t, w->t.tid[slot], s->q.now, o) == 0)
             osn__net_apply(s, w, o);
         break;
     }

@@ -330,35 +330,49 @@ static int run_job(struct job *j)
     return started == 0 ? OSN_EIO : atomic_load(&j->err);
 }
 
-/* Value and jackknife half-width of f over the replications. */
-static void estimate(struct osn_net_est *est, const struct osn__net_rep *reps, int nrep,
-                     double level, const double *pooled, double *part, double *loo,
-                     double (*f)(int, int, const double *, const double *), int a, int b,
-                     const double *cap)
+/* Estimate k of a result: the network's measures, then element e's measure i at
+ * OSN_NET_NMEASURES + e * OSN_NET_E_NMEASURES + i. */
+static struct osn_net_est *est_at(struct osn_net_result *out, int k)
 {
-    est->value = f(a, b, pooled, cap);
-    est->hw = NAN;
-    est->n = nrep;
-    if (nrep < 2 || !isfinite(est->value))
-        return;
-    for (int i = 0; i < nrep; i++) {
+    if (k < OSN_NET_NMEASURES)
+        return &out->est[k];
+    k -= OSN_NET_NMEASURES;
+    return &out->elem[k / OSN_NET_E_NMEASURES][k % OSN_NET_E_NMEASURES];
+}
+
+/* The value of estimate k from the totals t. */
+static double f_at(int k, int core, const double *t, const double *cap)
+{
+    if (k == OSN_NET_CORE_UTIL)
+        return elem_measure(core, OSN_NET_E_UTIL, t, cap);
+    if (k < OSN_NET_NMEASURES)
+        return measure(k, t, cap[core]);
+    k -= OSN_NET_NMEASURES;
+    return elem_measure(k / OSN_NET_E_NMEASURES, k % OSN_NET_E_NMEASURES, t, cap);
+}
+
+/* Every estimate's value f(pooled) and jackknife half-width. The leave-one-out totals of each
+ * replication are formed once for all the estimates (loo: nest values per replication). */
+static void estimate_all(struct osn_net_result *out, const struct osn__net_rep *reps, int nrep,
+                         double level, const double *pooled, double *part, double *loo,
+                         const double *cap)
+{
+    int core = out->nelem - 2, nest = OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES;
+    for (int i = 0; nrep >= 2 && i < nrep; i++) {
         for (int k = 0; k < OSN__NET_NTOT; k++)
             part[k] = pooled[k] - reps[i].tot[k];
-        loo[i] = f(a, b, part, cap);
+        for (int k = 0; k < nest; k++)
+            loo[(size_t)k * (size_t)nrep + (size_t)i] = f_at(k, core, part, cap);
     }
-    est->hw = osn_stats_jackknife_halfwidth(loo, nrep, level);
-}
-
-static double f_net(int i, int core, const double *t, const double *cap)
-{
-    if (i == OSN_NET_CORE_UTIL)
-        return elem_measure(core, OSN_NET_E_UTIL, t, cap);
-    return measure(i, t, cap[core]);
-}
-
-static double f_elem(int e, int i, const double *t, const double *cap)
-{
-    return elem_measure(e, i, t, cap);
+    for (int k = 0; k < nest; k++) {
+        struct osn_net_est *est = est_at(out, k);
+        est->value = f_at(k, core, pooled, cap);
+        est->hw = nrep >= 2 && isfinite(est->value)
+                          ? osn_stats_jackknife_halfwidth(loo + (size_t)k * (size_t)nrep, nrep,
+                                                          level)
+                          : NAN;
+        est->n = nrep;
+    }
 }
 
 int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
@@ -381,7 +395,9 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     j.reps = calloc(n, sizeof *j.reps);
     pooled = calloc(OSN__NET_NTOT, sizeof *pooled);
     part = calloc(OSN__NET_NTOT, sizeof *part);
-    loo = calloc(n, sizeof *loo);
+    memset(out, 0, sizeof *out);
+    out->nelem = osn__net_elems(cfg, out->elem_name, cap);
+    loo = calloc(n * (size_t)(OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES), sizeof *loo);
     err = OSN_ENOMEM;
     if (!j.streams || !j.reps || !pooled || !part || !loo)
         goto out;
@@ -396,21 +412,13 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
             snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
         goto out;
     }
-    memset(out, 0, sizeof *out);
-    out->nelem = osn__net_elems(cfg, out->elem_name, cap);
     for (int i = 0; i < j.nrep; i++) {
         for (int k = 0; k < OSN__NET_NTOT; k++)
             pooled[k] += j.reps[i].tot[k];
         out->events += j.reps[i].events;
         out->messages += j.reps[i].messages;
     }
-    int core = out->nelem - 2;
-    for (int i = 0; i < OSN_NET_NMEASURES; i++)
-        estimate(&out->est[i], j.reps, j.nrep, cfg->level, pooled, part, loo, f_net, i, core, cap);
-    for (int e = 0; e < out->nelem; e++)
-        for (int i = 0; i < OSN_NET_E_NMEASURES; i++)
-            estimate(&out->elem[e][i], j.reps, j.nrep, cfg->level, pooled, part, loo, f_elem, e, i,
-                     cap);
+    estimate_all(out, j.reps, j.nrep, cfg->level, pooled, part, loo, cap);
     out->replications = j.nrep;
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;
