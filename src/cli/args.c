@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int osn_cli_die(const char *cmd, const char *fmt, ...)
 {
@@ -133,4 +134,10 @@ int osn_cli_long(const char *cmd, const char *flag, const char *s, long lo, long
         return osn_cli_die(cmd, "%s %s: expected a whole number in %ld .. %ld", flag, s, lo, hi);
     *out = v;
     return 0;
+}
+
+int osn_cli_threads_default(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }

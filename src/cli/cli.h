@@ -30,6 +30,9 @@ int osn_cli_opt_value(int argc, char **argv, int *i, const char *name, const cha
 /* The whole number in [lo, hi] that `flag` was given as s; else prints why, OSN_EXIT_ERROR. */
 int osn_cli_long(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
 
+/* Worker threads when --threads is not given: the CPUs online, 1 .. 256. */
+int osn_cli_threads_default(void);
+
 /* One option of a subcommand, for osn_cli_parse(). */
 struct osn_cli_opt {
     const char *name;  /* "--json" */

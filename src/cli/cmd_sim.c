@@ -46,7 +46,8 @@ void osn_cmd_sim_usage(FILE *f)
           "  --set SECTION.KEY=VALUE  override a scenario key; repeatable\n"
           "  --seed N                 master seed (overrides sim.seed)\n"
           "  --replications N         replications, >= 2 for intervals (sim.replications)\n"
-          "  --threads N              worker threads [1]; results do not depend on it\n"
+          "  --threads N              worker threads [the CPUs online]; results do not\n"
+          "                           depend on it\n"
           "  --json FILE|-            write the estimates and half-widths as JSON\n"
           "  --csv FILE|-             write a header line and one row as CSV\n"
           "  -q, --quiet              no table, no progress line\n"
@@ -168,8 +169,7 @@ int osn_cmd_sim(int argc, char **argv)
         s->cfg.replications = (int)v;
     if (o.threads && osn_cli_long("sim", "--threads", o.threads, 1, 256, &v) != 0)
         goto out;
-    if (o.threads)
-        s->cfg.threads = (int)v;
+    s->cfg.threads = o.threads ? (int)v : osn_cli_threads_default();
     if (osn_sim_scenario_check(s, err, sizeof err) != 0) {
         die("%s", err);
         goto out;

@@ -222,8 +222,7 @@ int osn_cmd_sim_net(int argc, char **argv)
             c->replications = (int)v;
         if (o.val[3] && osn_cli_long("sim", "--threads", o.val[3], 1, 256, &v) != 0)
             goto out;
-        if (o.val[3])
-            c->threads = (int)v;
+        c->threads = o.val[3] ? (int)v : osn_cli_threads_default();
         if (o.val[6]) {
             c->trace = is_file(o.val[6]) ? trace.f : stdout;
             if (c->trace_interval <= 0)
