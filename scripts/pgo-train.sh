@@ -9,15 +9,17 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 osn=$1
+# One thread: the counts are then the same from run to run (and never torn by two threads).
 run() { "$osn" "$@" --json /dev/null >/dev/null; }
+sim() { run sim "$@" --threads 1; }
 
 run solve examples/two_loop_l1.2_10_15.ini
 run solve examples/bi_level.ini
-run sim examples/sim_two_loop.ini --replications 2
+sim examples/sim_two_loop.ini --replications 2
 run fluid examples/fluid-burst.ini
 for kind in none local loss rate prsm pi; do
-    run sim examples/collapse.ini --set control.kind=$kind --set net.replications=1 \
+    sim examples/collapse.ini --set control.kind=$kind --set net.replications=1 \
         --set net.warmup=5 --set net.time=5
 done
-run sim examples/tandem.ini --set net.replications=1 --set net.warmup=5 --set net.time=5
-run sim examples/fanin.ini --set net.replications=1 --set net.warmup=10 --set net.time=5
+sim examples/tandem.ini --set net.replications=1 --set net.warmup=5 --set net.time=5
+sim examples/fanin.ini --set net.replications=1 --set net.warmup=10 --set net.time=5
