@@ -367,10 +367,10 @@ static void estimate_all(struct osn_net_result *out, const struct osn__net_rep *
     for (int k = 0; k < nest; k++) {
         struct osn_net_est *est = est_at(out, k);
         est->value = f_at(k, core, pooled, cap);
-        est->hw = nrep >= 2 && isfinite(est->value)
-                          ? osn_stats_jackknife_halfwidth(loo + (size_t)k * (size_t)nrep, nrep,
-                                                          level)
-                          : NAN;
+        est->hw =
+                nrep >= 2 && isfinite(est->value)
+                        ? osn_stats_jackknife_halfwidth(loo + (size_t)k * (size_t)nrep, nrep, level)
+                        : NAN;
         est->n = nrep;
     }
 }
