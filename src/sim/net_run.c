@@ -2,13 +2,12 @@
  * Replications of the SIP network (include/osn/net.h): defaults, checks, the capacity from the
  * cost model, the measures as functions of per-replication totals, and the runner.
  *
- * The runner follows src/sim/run.c: stream i (the master seed's state jumped i times) for
- * replication i, workers that take replication numbers from an atomic counter, and estimates
+ * The runner is the node's (par.h): stream i (the master seed's state jumped i times) for
+ * replication i, workers that take replication numbers from a shared counter, and estimates
  * formed afterwards in replication order, f(pooled totals) with a jackknife half-width; so the
  * thread count changes the wall time only. A trace, when asked for, comes from replication 0.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "osn/err.h"
 #include "osn/stats.h"
 #include "osn/wall.h"
+#include "par.h"
 
 void osn_net_cfg_default(struct osn_net_cfg *cfg)
 {
@@ -289,45 +289,19 @@ struct job {
     const struct osn_net_cfg *cfg;
     struct osn_rng *streams;
     struct osn__net_rep *reps;
-    int nrep;
-    atomic_int next, err;
-    char msg[256];
+    struct osn__par par;
+    char msg[256]; /* why the first replication that failed did */
 };
 
-static void *worker(void *arg)
+static int one_rep(void *ctx, int i)
 {
-    struct job *j = arg;
-    for (;;) {
-        int i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->nrep || atomic_load(&j->err))
-            break;
-        char msg[256] = "";
-        int err = osn__net_rep_run(j->cfg, &j->streams[i], &j->reps[i],
-                                   i == 0 ? j->cfg->trace : NULL, msg, sizeof msg);
-        if (err) {
-            int zero = 0;
-            if (atomic_compare_exchange_strong(&j->err, &zero, err))
-                snprintf(j->msg, sizeof j->msg, "%s", msg);
-        }
-    }
-    return NULL;
-}
-
-static int run_job(struct job *j)
-{
-    int nthr = j->cfg->threads < j->nrep ? j->cfg->threads : j->nrep, started = 0;
-    pthread_t tid[256];
-
-    if (nthr <= 1) {
-        worker(j);
-        return atomic_load(&j->err);
-    }
-    for (; started < nthr; started++)
-        if (pthread_create(&tid[started], NULL, worker, j) != 0)
-            break;
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
-    return started == 0 ? OSN_EIO : atomic_load(&j->err);
+    struct job *j = ctx;
+    char msg[256] = "";
+    int err = osn__net_rep_run(j->cfg, &j->streams[i], &j->reps[i], i == 0 ? j->cfg->trace : NULL,
+                               msg, sizeof msg);
+    if (osn__par_fail(&j->par, err))
+        snprintf(j->msg, sizeof j->msg, "%s", msg);
+    return err;
 }
 
 /* Estimate k of a result: the network's measures, then element e's measure i at
@@ -390,8 +364,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     const double t0 = osn_wall_s();
     size_t n = (size_t)cfg->replications;
     j.cfg = cfg;
-    j.nrep = cfg->replications;
-    j.streams = malloc(n * sizeof *j.streams);
+    j.streams = osn__par_streams(cfg->seed, n);
     j.reps = calloc(n, sizeof *j.reps);
     pooled = calloc(OSN__NET_NTOT, sizeof *pooled);
     part = calloc(OSN__NET_NTOT, sizeof *part);
@@ -401,25 +374,21 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     err = OSN_ENOMEM;
     if (!j.streams || !j.reps || !pooled || !part || !loo)
         goto out;
-    osn_rng_seed(&j.streams[0], cfg->seed);
-    for (size_t i = 1; i < n; i++) {
-        j.streams[i] = j.streams[i - 1];
-        osn_rng_jump(&j.streams[i]);
-    }
-    err = run_job(&j);
+    j.par = (struct osn__par){.n = cfg->replications, .rep = one_rep, .ctx = &j};
+    err = osn__par_run(&j.par, cfg->threads);
     if (err) {
         if (msg && msgsize)
             snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
         goto out;
     }
-    for (int i = 0; i < j.nrep; i++) {
+    for (int i = 0; i < cfg->replications; i++) {
         for (int k = 0; k < OSN__NET_NTOT; k++)
             pooled[k] += j.reps[i].tot[k];
         out->events += j.reps[i].events;
         out->messages += j.reps[i].messages;
     }
-    estimate_all(out, j.reps, j.nrep, cfg->level, pooled, part, loo, cap);
-    out->replications = j.nrep;
+    estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
+    out->replications = cfg->replications;
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;
     out->msgs_per_s = out->wall_s > 0 ? (double)out->messages / out->wall_s : NAN;

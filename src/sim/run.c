@@ -8,7 +8,6 @@
  * thread count changes the wall time and nothing else. Each estimate is f(pooled totals) with a
  * jackknife half-width over the replications (f(totals without replication i), i = 1..n).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +17,11 @@
 #include "osn/err.h"
 #include "osn/stats.h"
 #include "osn/wall.h"
+#include "par.h"
 #include "sim_int.h"
 
 #define MAX_REPLICATIONS 100000
-#define MAX_THREADS      256
+#define MAX_THREADS      OSN__PAR_MAX_THREADS
 
 void osn_sim_cfg_default(struct osn_sim_cfg *cfg)
 {
@@ -99,67 +99,35 @@ struct job {
     const struct osn_sim_cfg *cfg;
     struct osn_rng *streams;
     struct osn__sim_rep *reps;
-    _Atomic double *now; /* simulated time of each replication, for progress */
-    int nrep;
-    atomic_int next, done, err;
+    _Atomic double *now;     /* simulated time of each replication, for progress */
     _Atomic uint64_t events; /* of the replications done */
+    double t0;               /* wall clock at the start */
 };
 
-static void *worker(void *arg)
+static int one_rep(void *ctx, int i)
 {
-    struct job *j = arg;
-    for (;;) {
-        int i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->nrep || atomic_load(&j->err))
-            break;
-        int err = osn__sim_node_run(j->m, j->cfg, &j->streams[i], &j->reps[i], &j->now[i]);
-        if (err)
-            atomic_store(&j->err, err);
-        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
-        atomic_fetch_add(&j->events, j->reps[i].events);
-        atomic_fetch_add(&j->done, 1);
-    }
-    return NULL;
+    struct job *j = ctx;
+    int err = osn__sim_node_run(j->m, j->cfg, &j->streams[i], &j->reps[i], &j->now[i]);
+    atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
+    atomic_fetch_add(&j->events, j->reps[i].events);
+    return err;
 }
 
 /* Calls the progress callback until every replication is done. */
-static void watch(struct job *j, double t0)
+static void watch(void *ctx, const struct osn__par *p)
 {
+    const struct job *j = ctx;
     const struct osn_sim_cfg *cfg = j->cfg;
-    const double span = (cfg->warmup + cfg->time) * j->nrep;
-    while (atomic_load(&j->done) < j->nrep && !atomic_load(&j->err)) {
+    const double span = (cfg->warmup + cfg->time) * p->n;
+    while (!osn__par_over(p)) {
         struct timespec ts = {0, 200000000};
         nanosleep(&ts, NULL);
         double sofar = 0;
         uint64_t events = atomic_load(&j->events);
-        for (int i = 0; i < j->nrep; i++)
+        for (int i = 0; i < p->n; i++)
             sofar += atomic_load_explicit(&j->now[i], memory_order_relaxed);
-        cfg->progress(sofar / span, events, osn_wall_s() - t0, cfg->progress_arg);
+        cfg->progress(sofar / span, events, osn_wall_s() - j->t0, cfg->progress_arg);
     }
-}
-
-/* Runs the job on cfg->threads threads (inline when one thread and no progress). */
-static int run_job(struct job *j, double t0)
-{
-    const struct osn_sim_cfg *cfg = j->cfg;
-    int nthr = cfg->threads < j->nrep ? cfg->threads : j->nrep;
-    pthread_t tid[MAX_THREADS];
-    int started = 0, err = 0;
-
-    if (nthr == 1 && !cfg->progress) {
-        worker(j);
-        return atomic_load(&j->err);
-    }
-    for (; started < nthr; started++)
-        if (pthread_create(&tid[started], NULL, worker, j) != 0)
-            break;
-    if (started == 0)
-        err = OSN_EIO;
-    else if (cfg->progress)
-        watch(j, t0);
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
-    return err ? err : atomic_load(&j->err);
 }
 
 static void estimate(const struct osn__sim_rep *reps, int nrep, double level,
@@ -191,6 +159,7 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
 {
     struct osn_sim_cfg c;
     struct job j = {0};
+    struct osn__par par = {0};
     double *loo = NULL;
     int err;
 
@@ -209,28 +178,26 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     size_t n = (size_t)c.replications;
     j.m = &mm;
     j.cfg = &c;
-    j.nrep = c.replications;
-    j.streams = malloc(n * sizeof *j.streams);
+    j.t0 = t0;
+    j.streams = osn__par_streams(c.seed, n);
     j.reps = calloc(n, sizeof *j.reps);
     j.now = calloc(n, sizeof *j.now);
     loo = malloc(n * sizeof *loo);
     err = OSN_ENOMEM;
     if (!j.streams || !j.reps || !j.now || !loo)
         goto out;
-    osn_rng_seed(&j.streams[0], c.seed);
-    for (size_t i = 1; i < n; i++) {
-        j.streams[i] = j.streams[i - 1];
-        osn_rng_jump(&j.streams[i]);
-    }
-    err = run_job(&j, t0);
+    par = (struct osn__par){.n = c.replications, .rep = one_rep, .ctx = &j};
+    if (c.progress)
+        par.watch = watch;
+    err = osn__par_run(&par, c.threads);
     if (err)
         goto out;
 
     *out = (struct osn_sim_result){0};
-    estimate(j.reps, j.nrep, c.level, out, loo);
-    for (int i = 0; i < j.nrep; i++)
+    estimate(j.reps, c.replications, c.level, out, loo);
+    for (int i = 0; i < c.replications; i++)
         out->events += j.reps[i].events;
-    out->replications = j.nrep;
+    out->replications = c.replications;
     out->level = c.level;
     out->threads = c.threads;
     out->wall_s = osn_wall_s() - t0;
