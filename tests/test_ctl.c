@@ -527,6 +527,9 @@ static void test_prsm(void **state)
     assert_int_equal(arrive(c, 0, OSN_CTL_MSG_RESPONSE, 1).queue, OSN_CTL_Q_PRIMARY);
     assert_int_equal(arrive(c, 0, OSN_CTL_MSG_INVITE_RETX, 2).queue, OSN_CTL_Q_SECONDARY);
     assert_int_equal(arrive(c, 0, OSN_CTL_MSG_NONINV_RETX, 3).queue, OSN_CTL_Q_SECONDARY);
+    /* A response the server has had before waits with the copies; never a 503, even when full
+     * and reject_when_full. */
+    assert_int_equal(arrive(c, 0, OSN_CTL_MSG_RESPONSE_RETX, 4).queue, OSN_CTL_Q_SECONDARY);
     assert_int_equal(osn_ctl_server_queue_choice(c, 0, 2, 3), OSN_CTL_Q_PRIMARY);
     assert_int_equal(osn_ctl_server_queue_choice(c, 0, 0, 3), OSN_CTL_Q_SECONDARY);
     assert_int_equal(osn_ctl_server_queue_choice(c, 0, 0, 0), OSN_CTL_Q_NONE);
@@ -534,6 +537,20 @@ static void test_prsm(void **state)
     assert_true(osn_ctl_server_retx_discard(c, 1, 0, true));
     assert_false(osn_ctl_server_retx_discard(c, 31.9, 0, false));
     assert_true(osn_ctl_server_retx_discard(c, 32, 0, false));
+    c = osn_ctl_free(c);
+    cfg.prsm.reject_when_full = true;
+    c = make("prsm", &cfg);
+    struct osn_ctl_event full = {
+            .kind = OSN_CTL_MSG_RESPONSE_RETX, .queue_len = 9, .buffer_full = true};
+    assert_int_equal(osn_ctl_server_on_arrival(c, 0, &full).action, OSN_CTL_ADMIT);
+    full.kind = OSN_CTL_MSG_INVITE;
+    assert_int_equal(osn_ctl_server_on_arrival(c, 0, &full).action, OSN_CTL_REJECT_503);
+    c = osn_ctl_free(c);
+    cfg.prsm.reject_when_full = false;
+    cfg.prsm.responses = false; /* the papers' PRSM: requests only */
+    c = make("prsm", &cfg);
+    assert_int_equal(arrive(c, 0, OSN_CTL_MSG_RESPONSE_RETX, 0).queue, OSN_CTL_Q_PRIMARY);
+    assert_int_equal(arrive(c, 0, OSN_CTL_MSG_INVITE_RETX, 1).queue, OSN_CTL_Q_SECONDARY);
     c = osn_ctl_free(c);
     c = make("none", &cfg); /* one FIFO, nothing removed */
     assert_int_equal(arrive(c, 0, OSN_CTL_MSG_INVITE_RETX, 0).queue, OSN_CTL_Q_PRIMARY);

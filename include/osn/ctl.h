@@ -48,6 +48,10 @@ enum osn_ctl_msg {
     OSN_CTL_MSG_BYE,         /* BYE and other in-dialog requests */
     OSN_CTL_MSG_NONINV_RETX, /* retransmitted non-INVITE request */
     OSN_CTL_MSG_OTHER,       /* other out-of-dialog requests (OPTIONS, REGISTER, ...) */
+    /* A response the server has received before for the same transaction (the downstream
+     * resent it: a retransmitted request reached it, or its 2xx timer fired). Never throttled;
+     * it must still be handled, as the first may have been lost upstream. */
+    OSN_CTL_MSG_RESPONSE_RETX,
     OSN_CTL_MSG__COUNT
 };
 
@@ -217,6 +221,9 @@ struct osn_ctl_prsm_cfg {
     double t1; /* RFC 3261 T1, s (default 0.5): Timer B = 64 T1 */
     bool reject_when_full;
     unsigned retry_after;
+    /* Responses the server has had before (OSN_CTL_MSG_RESPONSE_RETX) wait in the secondary
+     * queue too (default true); false: requests only, as in the PRSM papers' single server. */
+    bool responses;
 };
 
 enum osn_ctl_pi_measure {

@@ -54,6 +54,7 @@ void osn_ctl_cfg_default(struct osn_ctl_cfg *cfg)
                                           .randomize = false,
                                           .discard_reject = true};
     cfg->prsm.t1 = 0.5;
+    cfg->prsm.responses = true;
     cfg->pi = (struct osn_ctl_pi_cfg){.measure = OSN_CTL_PI_RRRC,
                                       .target = 0.05,
                                       .kp = 50,
@@ -202,7 +203,8 @@ struct osn_ctl_verdict osn__ctl_full_rule(const struct osn_ctl_event *ev, bool r
                                           unsigned retry_after)
 {
     struct osn_ctl_verdict v = {OSN_CTL_ADMIT, 0, OSN_CTL_Q_PRIMARY};
-    bool request = ev->kind != OSN_CTL_MSG_RESPONSE && ev->kind != OSN_CTL_MSG_ACK;
+    bool request = ev->kind != OSN_CTL_MSG_RESPONSE && ev->kind != OSN_CTL_MSG_RESPONSE_RETX &&
+                   ev->kind != OSN_CTL_MSG_ACK;
 
     if (ev->buffer_full && reject_when_full && request) {
         v.action = OSN_CTL_REJECT_503;

@@ -1,14 +1,23 @@
 /*
  * Controller "prsm": the priority-based request scheduling mechanism of Yavas, Hokelek and
  * Gunsel (protocols.md section 8). The server keeps two queues: originals (and every message
- * that is not a retransmitted request) in the primary queue, retransmitted requests in the
- * secondary one, and serves the primary queue with strict priority. A queued retransmission is
- * removed unserved once it can no longer help: its transaction has already answered (the
- * server transaction would only resend the last response) or the client's Timer B has certainly
- * fired (the first copy reached the server 64*T1 ago, so it was sent even earlier).
+ * that is not a copy) in the primary queue, retransmitted requests in the secondary one, and
+ * serves the primary queue with strict priority. A queued retransmission is removed unserved
+ * once it can no longer help: its transaction has already answered (the server transaction
+ * would only resend the last response) or the client's Timer B has certainly fired (the first
+ * copy reached the server 64*T1 ago, so it was sent even earlier).
+ *
+ * Responses the server has had before go to the secondary queue too (prsm.responses, the
+ * default; our reading: the papers model a server whose queue holds requests only). A stateful
+ * proxy with a deep queue needs it: its own client transactions resend the requests it forwarded
+ * while their responses wait in its queue, the downstream answers every copy again, and those
+ * copies in the primary queue kept it saturated (tests/test_net.c, deep buffer). They are served,
+ * not removed, as the first may have been lost upstream. The owner of the queues lets an arrival
+ * for the primary queue that finds the buffer full push out the oldest secondary message.
  *
  *   arrival kind                      queue        (503 only if buffer_full and
- *   INVITE_RETX, NONINV_RETX          SECONDARY     prsm.reject_when_full, as none)
+ *   INVITE_RETX, NONINV_RETX          SECONDARY     prsm.reject_when_full, as none;
+ *   RESPONSE_RETX (prsm.responses)    SECONDARY     never for a response)
  *   everything else                   PRIMARY
  *
  *   queue choice   n_primary > 0 -> PRIMARY; else n_secondary > 0 -> SECONDARY; else NONE
@@ -33,7 +42,8 @@ static struct osn_ctl_verdict prsm_arrival(struct osn_ctl *c, double now,
 
     (void)now;
     /* protocols.md 8: originals to the primary queue, retransmissions to the secondary. */
-    if (osn_ctl_msg_is_retx(ev->kind))
+    if (osn_ctl_msg_is_retx(ev->kind) ||
+        (ev->kind == OSN_CTL_MSG_RESPONSE_RETX && c->cfg.prsm.responses))
         v.queue = OSN_CTL_Q_SECONDARY;
     return v;
 }

@@ -61,6 +61,7 @@ static const struct osn_ini_keydef net_keys[] = {
         {"control", "alpha"},
         {"control", "retry_after"},
         {"control", "reject_when_full"},
+        {"control", "prsm_responses"},
         {"control", "reject_overload"},
         {"control", "target"},
         {"control", "validity"},
@@ -280,6 +281,10 @@ static int parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, si
     if (!rc && (o = osn_ini_get(ini, "control.reject_when_full"))) {
         rc = osn_ini_choice(o, yesno, &v, err, errsize);
         ct->none.reject_when_full = ct->prsm.reject_when_full = v % 2;
+    }
+    if (!rc && (o = osn_ini_get(ini, "control.prsm_responses"))) {
+        rc = osn_ini_choice(o, yesno, &v, err, errsize);
+        ct->prsm.responses = v % 2;
     }
     if (!rc && (o = osn_ini_get(ini, "control.pi_measure"))) {
         rc = osn_ini_choice(o, pims, &v, err, errsize);

@@ -115,6 +115,8 @@ struct call {
     /* bit h: an INVITE (BYE) reached hop h's server and was kept (queued or handled), so a later
      * copy is known to be a retransmission on arrival, before its original is processed */
     uint8_t inv_in, bye_in;
+    /* by hop: the responses the core kept (rsp_bit), so that it knows a copy on arrival */
+    uint8_t rsp_in[MAXHOP];
     bool got180, admitted, connected, acked;
 };
 

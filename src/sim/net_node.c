@@ -70,11 +70,28 @@ static int classify_arrival(const struct nmsg *nm)
     return kind;
 }
 
-/* Records that request nm was kept at its server (queued or handled at once). */
-static void mark_kept(const struct nmsg *nm)
+/* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
+ * provisional, 2xx, final failure). */
+static uint8_t rsp_bit(const struct osn_sip_msg *m)
+{
+    int cls = m->status == 100 ? 0 : m->status < 200 ? 1 : m->status < 300 ? 2 : 3;
+    return (uint8_t)(1u << (cls + (m->method == OSN_SIP_INVITE ? 0 : 4)));
+}
+
+/* Whether server nd has kept response nm before (so nm is the downstream's copy). */
+static bool response_again(const struct node *nd, const struct nmsg *nm)
+{
+    return nd->srv && nm->m.status && (nm->call->rsp_in[nm->hop] & rsp_bit(&nm->m));
+}
+
+/* Records that request nm was kept at its server nd (queued or handled at once); at a server
+ * with a controller, responses too. */
+static void mark_kept(const struct node *nd, const struct nmsg *nm)
 {
     if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
         *kept_bits(nm) |= (uint8_t)(1u << nm->hop);
+    else if (nd->srv && nm->m.status)
+        nm->call->rsp_in[nm->hop] |= rsp_bit(&nm->m);
 }
 
 /* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */
@@ -173,7 +190,7 @@ static void start_service(struct net *s, struct node *nd)
         if (!nd->qh[qi])
             nd->qt[qi] = NULL;
         nd->nq[qi]--;
-        if (qi == 1) {
+        if (qi == 1 && nm->ckind != OSN_CTL_MSG_RESPONSE_RETX) {
             struct ntxn *w = match(nm);
             if (osn_ctl_server_retx_discard(nd->srv, s->q.now, w ? w->t0 : nm->t_arr,
                                             w && w->t.has_resp)) {
@@ -215,11 +232,13 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
     enum osn_ctl_msg ckind = ck[kind];
     if (kind == OSN_NET_K_RETX && nm->m.method != OSN_SIP_INVITE)
         ckind = OSN_CTL_MSG_NONINV_RETX;
+    else if (kind == OSN_NET_K_RESP && response_again(nd, nm))
+        ckind = OSN_CTL_MSG_RESPONSE_RETX;
     if (nm->m.status == 0 && nm->m.method == OSN_SIP_INVITE && obs(s))
         nd->tot[OSN__NE_NEWINV] += 1;
     if (nd->sc->cost[kind] <= 0) { /* free work never meets the queue nor the controller */
         nm->kind = (uint8_t)kind;
-        mark_kept(nm);
+        mark_kept(nd, nm);
         process(s, nd, nm);
         return;
     }
@@ -242,9 +261,25 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         full = nd->n >= 2 * nd->sc->buffer; /* the cheap path has its own room */
     }
     if (nd->sc->cost[nm->kind] <= 0) {
-        mark_kept(nm);
+        mark_kept(nd, nm);
         process(s, nd, nm);
         return;
+    }
+    /* Two queues share the buffer: a message for the primary one that finds it full pushes out
+     * the oldest copy waiting in the secondary one (the copy most likely useless by now), so
+     * that copies, served last, cannot crowd out what is served first. */
+    if (full && v.queue == OSN_CTL_Q_PRIMARY && nd->qh[1]) {
+        struct nmsg *old = nd->qh[1];
+        nd->qh[1] = old->next;
+        if (!nd->qh[1])
+            nd->qt[1] = NULL;
+        nd->nq[1]--;
+        osn__net_integrate(s, nd);
+        nd->n--;
+        if (obs(s))
+            nd->tot[OSN__NE_DROPPED] += 1;
+        osn__net_msg_free(s, old);
+        full = false;
     }
     if (full) {
         if (obs(s))
@@ -252,7 +287,7 @@ static void arrive(struct net *s, struct node *nd, struct nmsg *nm)
         osn__net_msg_free(s, nm);
         return;
     }
-    mark_kept(nm);
+    mark_kept(nd, nm);
     osn__net_integrate(s, nd);
     nd->n++;
     nm->t_arr = s->q.now;
