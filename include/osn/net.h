@@ -94,6 +94,11 @@ struct osn_net_cfg {
     bool sipp;
     double trace_interval; /* > 0 with trace: sample replication 0 every this many s */
     FILE *trace;           /* borrowed; NULL: no trace */
+    /* Called about every 0.2 s from the calling thread while the replications run, with the
+     * fraction of the simulated time done (over all replications) and the wall time so far;
+     * NULL: none. */
+    void (*progress)(double done_fraction, double elapsed_s, void *arg);
+    void *progress_arg;
 };
 
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,

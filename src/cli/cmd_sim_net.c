@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd_sim.h"
@@ -115,6 +116,29 @@ static int find_sweep(const struct net_opts *o, int *which, char *key, size_t ke
             vals[(*nvals)++] = lo + k * st;
     }
     return 0;
+}
+
+/* Where a run is in a sweep, for the progress line. */
+struct sweep_at {
+    int i, n;
+    const char *key;
+    double value;
+};
+
+/* Progress line on stderr: "osn sim:  42%  3.1 s elapsed, about 4.3 s left", and for a sweep
+ * which value of how many is running. */
+static void progress(double done, double elapsed, void *arg)
+{
+    const struct sweep_at *at = arg;
+    if (done > 1)
+        done = 1;
+    fputs("\rosn sim: ", stderr);
+    if (at->n > 1)
+        fprintf(stderr, "%s = %g (%d of %d): ", at->key, at->value, at->i + 1, at->n);
+    fprintf(stderr, "%3.0f%%  %.1f s elapsed", 100 * done, elapsed);
+    if (done > 0.02)
+        fprintf(stderr, ", about %.0f s left ", elapsed * (1 - done) / done);
+    fflush(stderr);
 }
 
 static bool is_file(const char *p)
@@ -240,7 +264,14 @@ int osn_cmd_sim_net(int argc, char **argv)
             die("%s", err);
             goto out;
         }
+        struct sweep_at at = {n - 1, nvals, key, vals[n - 1]};
+        if (!o.quiet && isatty(STDERR_FILENO)) {
+            c->progress = progress;
+            c->progress_arg = &at;
+        }
         rc = osn_net_run(c, res[n - 1], err, sizeof err);
+        if (c->progress)
+            fputs("\r\033[K", stderr);
         if (rc) {
             die("simulation failed: %s", err[0] ? err : osn_strerror(rc));
             goto out;

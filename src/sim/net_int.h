@@ -262,8 +262,9 @@ void osn__net_start_client(struct net *s, int node, struct call *c, int hop,
 /* The element layout of a configuration: count, names and each one's capacity. */
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);
 
-/* Runs one replication on stream `rng`; fills *rep. *now_t (may be NULL) receives progress. */
+/* Runs one replication on stream `rng`; fills *rep. *now_t (may be NULL) receives the simulated
+ * time every 2^16 events, for progress reports. */
 int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct osn__net_rep *rep,
-                     FILE *trace, char *msg, size_t msgsize);
+                     FILE *trace, _Atomic double *now_t, char *msg, size_t msgsize);
 
 #endif

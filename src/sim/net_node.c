@@ -578,7 +578,7 @@ static void step(struct net *s, struct osn_des_ev *ev)
 }
 
 int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct osn__net_rep *rep,
-                     FILE *trace, char *msg, size_t msgsize)
+                     FILE *trace, _Atomic double *now_t, char *msg, size_t msgsize)
 {
     struct net *s = calloc(1, sizeof *s);
     int err;
@@ -598,7 +598,8 @@ int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct 
     err = osn_des_at(&s->q, &end, nextafter(s->t_end, INFINITY)); /* after events at t_end */
     for (struct osn_des_ev *ev; !err && !s->err && (ev = osn_des_pop(&s->q)) && ev != &end;) {
         step(s, ev);
-        events++;
+        if ((++events & 0xffff) == 0 && now_t)
+            atomic_store_explicit(now_t, s->q.now, memory_order_relaxed);
     }
     if (err)
         goto out;

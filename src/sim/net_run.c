@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "net_int.h"
 #include "osn/err.h"
@@ -289,6 +290,8 @@ struct job {
     const struct osn_net_cfg *cfg;
     struct osn_rng *streams;
     struct osn__net_rep *reps;
+    _Atomic double *now; /* simulated time of each replication, for progress */
+    double t0;           /* wall clock at the start */
     struct osn__par par;
     char msg[256]; /* why the first replication that failed did */
 };
@@ -298,10 +301,27 @@ static int one_rep(void *ctx, int i)
     struct job *j = ctx;
     char msg[256] = "";
     int err = osn__net_rep_run(j->cfg, &j->streams[i], &j->reps[i], i == 0 ? j->cfg->trace : NULL,
-                               msg, sizeof msg);
+                               j->now ? &j->now[i] : NULL, msg, sizeof msg);
+    if (j->now)
+        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
     if (osn__par_fail(&j->par, err))
         snprintf(j->msg, sizeof j->msg, "%s", msg);
     return err;
+}
+
+/* Calls the progress callback until every replication is done. */
+static void watch(void *ctx, const struct osn__par *p)
+{
+    const struct job *j = ctx;
+    const double span = (j->cfg->warmup + j->cfg->time) * p->n;
+    while (!osn__par_over(p)) {
+        struct timespec ts = {0, 200000000};
+        nanosleep(&ts, NULL);
+        double sofar = 0;
+        for (int i = 0; i < p->n; i++)
+            sofar += atomic_load_explicit(&j->now[i], memory_order_relaxed);
+        j->cfg->progress(sofar / span, osn_wall_s() - j->t0, j->cfg->progress_arg);
+    }
 }
 
 /* Estimate k of a result: the network's measures, then element e's measure i at
@@ -374,7 +394,15 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     err = OSN_ENOMEM;
     if (!j.streams || !j.reps || !pooled || !part || !loo)
         goto out;
+    j.t0 = t0;
+    if (cfg->progress) {
+        j.now = calloc(n, sizeof *j.now);
+        if (!j.now)
+            goto out;
+    }
     j.par = (struct osn__par){.n = cfg->replications, .rep = one_rep, .ctx = &j};
+    if (cfg->progress)
+        j.par.watch = watch;
     err = osn__par_run(&j.par, cfg->threads);
     if (err) {
         if (msg && msgsize)
@@ -397,6 +425,7 @@ out:
         snprintf(msg, msgsize, "out of memory");
     free(j.streams);
     free(j.reps);
+    free((void *)j.now);
     free(pooled);
     free(part);
     free(loo);
