@@ -6,7 +6,6 @@
  * temporary and renamed only after all outputs, standard output included, were written; a
  * failed run leaves no file behind and prints one line "osn fluid: ..." with exit status 2.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "osn/err.h"
 #include "osn/fluid.h"
 #include "osn/fluid_scenario.h"
+#include "outputs.h"
 
 struct fluid_opts {
     const char *scenario;
@@ -130,9 +130,22 @@ static int parse_args(int argc, char **argv, struct fluid_opts *o)
     return 0;
 }
 
-static bool is_file(const char *path)
+/* What the writers of the outputs get. */
+struct fluid_out {
+    const struct osn_fluid_scenario *sc;
+    const struct osn_fluid_result *res;
+};
+
+static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
 {
-    return path && strcmp(path, "-") != 0;
+    const struct fluid_out *c = ctx;
+    return osn_fluid_report_csv_write(f, c->res, err, errsize);
+}
+
+static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct fluid_out *c = ctx;
+    return osn_fluid_report_json_write(f, c->sc, c->res, err, errsize);
 }
 
 int osn_cmd_fluid(int argc, char **argv)
@@ -140,13 +153,14 @@ int osn_cmd_fluid(int argc, char **argv)
     struct fluid_opts o = {0};
     struct osn_fluid_scenario *sc = NULL;
     struct osn_fluid_result *res = NULL;
-    struct osn_afile csv = {0}, json = {0};
+    struct osn_cli_output outs[] = {{"--csv", NULL, w_csv, {0}}, {"--json", NULL, w_json, {0}}};
     char err[1024];
     int rc, status = OSN_EXIT_ERROR;
 
     err[0] = '\0';
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    outs[0].path = o.csv, outs[1].path = o.json;
     if (o.help) {
         osn_cmd_fluid_usage(stdout);
         status = 0;
@@ -167,48 +181,23 @@ int osn_cmd_fluid(int argc, char **argv)
         die("%s", err[0] ? err : osn_strerror(rc));
         goto out;
     }
-    if (is_file(o.csv) && (osn_afile_open(&csv, o.csv, err, sizeof err) != 0 ||
-                           osn_fluid_report_csv_write(csv.f, res, err, sizeof err) != 0)) {
-        die("--csv %s: %s", o.csv, err);
+    struct fluid_out ctx = {sc, res};
+    if (osn_cli_outputs_write("fluid", outs, 2, &ctx) != 0)
         goto out;
-    }
-    if (is_file(o.json) && (osn_afile_open(&json, o.json, err, sizeof err) != 0 ||
-                            osn_fluid_report_json_write(json.f, sc, res, err, sizeof err) != 0)) {
-        die("--json %s: %s", o.json, err);
-        goto out;
-    }
-    if (o.csv && !is_file(o.csv) && osn_fluid_report_csv_write(stdout, res, err, sizeof err)) {
-        die("--csv -: %s", err);
-        goto out;
-    }
-    if (o.json && !is_file(o.json) &&
-        osn_fluid_report_json_write(stdout, sc, res, err, sizeof err)) {
-        die("--json -: %s", err);
-        goto out;
-    }
-    if (!o.quiet && !(o.csv && !is_file(o.csv)) && !(o.json && !is_file(o.json)))
+    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 2))
         osn_fluid_report_table(stdout, sc, res);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        die("cannot write to standard output: %s", strerror(errno));
+    if (osn_cli_stdout_done("fluid") != 0)
         goto out;
-    }
     /* The PNG is renamed into place by osn_fluid_plot() itself: do it last but for renames. */
     if (o.plot && osn_fluid_plot(o.plot, sc, res, err, sizeof err) != 0) {
         die("--plot %s: %s", o.plot, err);
         goto out;
     }
-    if (is_file(o.csv) && osn_afile_commit(&csv, err, sizeof err) != 0) {
-        die("--csv: %s", err);
+    if (osn_cli_outputs_commit("fluid", outs, 2) != 0)
         goto out;
-    }
-    if (is_file(o.json) && osn_afile_commit(&json, err, sizeof err) != 0) {
-        die("--json: %s", err);
-        goto out;
-    }
     status = 0;
 out:
-    osn_afile_abort(&csv);
-    osn_afile_abort(&json);
+    osn_cli_outputs_abort(outs, 2);
     osn_fluid_result_free(res);
     free(sc);
     free(o.sets);

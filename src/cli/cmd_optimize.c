@@ -27,6 +27,7 @@
 #include "osn/optimize.h"
 #include "osn/optimize_scenario.h"
 #include "osn/wall.h"
+#include "outputs.h"
 
 struct opt_opts {
     const char *scenario;
@@ -187,13 +188,28 @@ static void on_progress(long done, long total, void *arg)
             100.0 * (double)done / (double)total, t - p->start);
 }
 
+/* What the JSON writer gets. */
+struct opt_out {
+    const struct osn_scenario *at;
+    const struct osn_opt_cfg *cfg;
+    const struct osn_opt_result *res;
+};
+
+static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct opt_out *c = ctx;
+    return osn_opt_json_write(f, c->at, c->cfg, c->res, err, errsize);
+}
+
 int osn_cmd_optimize(int argc, char **argv)
 {
     struct opt_opts o = {0};
     struct osn_scenario *sc = NULL, *at = NULL;
     struct osn_opt_cfg cfg;
     struct osn_opt_result res;
-    struct osn_afile grid = {0}, json = {0}, plot = {0};
+    /* --grid is written while the search runs (no writer); --plot by gnuplot, to a path. */
+    struct osn_cli_output outs[] = {{"--grid", NULL, NULL, {0}}, {"--json", NULL, w_json, {0}}};
+    struct osn_afile plot = {0};
     struct osn_opt_grid g = {0};
     struct progress prog = {0};
     char err[1024];
@@ -202,6 +218,7 @@ int osn_cmd_optimize(int argc, char **argv)
     err[0] = '\0';
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    outs[0].path = o.grid, outs[1].path = o.json;
     if (o.help) {
         osn_cmd_optimize_usage(stdout);
         status = 0;
@@ -230,12 +247,9 @@ int osn_cmd_optimize(int argc, char **argv)
         goto out;
     }
     if (o.grid) {
-        if (osn_afile_open(&grid, o.grid, err, sizeof err) != 0) {
-            die("--grid: %s", err);
+        if (!(g.f = osn_cli_output_open("optimize", &outs[0])))
             goto out;
-        }
-        g.f = grid.f;
-        if (osn_opt_grid_header(grid.f) != 0) {
+        if (osn_opt_grid_header(g.f) != 0) {
             die("--grid %s: write failed: %s", o.grid, strerror(errno));
             goto out;
         }
@@ -268,14 +282,9 @@ int osn_cmd_optimize(int argc, char **argv)
     const struct osn_opt_point *pt = res.best.found ? &res.best : &res.closest;
     *at = *sc;
     osn_optimize_set_pair(&at->model, pt->L, pt->H);
-    if (o.json && osn_afile_open(&json, o.json, err, sizeof err) != 0) {
-        die("--json: %s", err);
+    struct opt_out ctx = {at, &cfg, &res};
+    if (osn_cli_outputs_write("optimize", outs, 2, &ctx) != 0)
         goto out;
-    }
-    if (o.json && osn_opt_json_write(json.f, at, &cfg, &res, err, sizeof err) != 0) {
-        die("--json %s: %s", o.json, err);
-        goto out;
-    }
     if (o.plot) {
         if (osn_afile_open(&plot, o.plot, err, sizeof err) != 0) {
             die("--plot: %s", err);
@@ -286,23 +295,17 @@ int osn_cmd_optimize(int argc, char **argv)
             goto out;
         }
     }
-    bool to_stdout = (o.grid && grid.is_stdout) || (o.json && json.is_stdout);
-    if (!o.quiet && !to_stdout)
+    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 2))
         osn_opt_summary(stdout, at, &cfg, &res);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        die("cannot write to standard output: %s", strerror(errno));
+    if (osn_cli_stdout_done("optimize") != 0 || osn_cli_outputs_commit("optimize", outs, 2) != 0)
         goto out;
-    }
-    if ((o.grid && osn_afile_commit(&grid, err, sizeof err) != 0) ||
-        (o.json && osn_afile_commit(&json, err, sizeof err) != 0) ||
-        (o.plot && osn_afile_commit(&plot, err, sizeof err) != 0)) {
-        die("%s", err);
+    if (o.plot && osn_afile_commit(&plot, err, sizeof err) != 0) {
+        die("--plot: %s", err);
         goto out;
     }
     status = 0;
 out:
-    osn_afile_abort(&grid);
-    osn_afile_abort(&json);
+    osn_cli_outputs_abort(outs, 2);
     osn_afile_abort(&plot);
     osn_opt_plot_free(&g);
     osn_scenario_release(sc); /* `at` is a shallow copy: not released */

@@ -7,7 +7,6 @@
  * included, was written; a failed run leaves no file and prints one line "osn sim: ..." with
  * exit status 2. While it runs, a progress line is kept on stderr when stderr is a terminal.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "osn/io.h"
 #include "osn/sim.h"
 #include "osn/sim_scenario.h"
+#include "outputs.h"
 
 struct sim_opts {
     const char *scenario;
@@ -124,9 +124,22 @@ static void progress(double done, uint64_t events, double elapsed, void *arg)
     fflush(stderr);
 }
 
-static bool is_file(const char *path)
+/* What the writers of the outputs get. */
+struct sim_out {
+    const struct osn_sim_scenario *s;
+    const struct osn_sim_result *res;
+};
+
+static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
 {
-    return path && strcmp(path, "-") != 0;
+    const struct sim_out *c = ctx;
+    return osn_sim_report_json_write(f, c->s, c->res, err, errsize);
+}
+
+static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct sim_out *c = ctx;
+    return osn_sim_report_csv_write(f, c->s, c->res, err, errsize);
 }
 
 int osn_cmd_sim(int argc, char **argv)
@@ -134,7 +147,7 @@ int osn_cmd_sim(int argc, char **argv)
     struct sim_opts o = {0};
     struct osn_sim_scenario *s = NULL;
     struct osn_sim_result res;
-    struct osn_afile json = {0}, csv = {0};
+    struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}}, {"--csv", NULL, w_csv, {0}}};
     char err[1024];
     long v;
     int rc, status = OSN_EXIT_ERROR;
@@ -144,6 +157,7 @@ int osn_cmd_sim(int argc, char **argv)
         return osn_cmd_sim_net(argc, argv);
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    outs[0].path = o.json, outs[1].path = o.csv;
     if (o.help) {
         osn_cmd_sim_usage(stdout);
         status = 0;
@@ -174,7 +188,6 @@ int osn_cmd_sim(int argc, char **argv)
         die("%s", err);
         goto out;
     }
-    bool to_stdout = (o.json && !is_file(o.json)) || (o.csv && !is_file(o.csv));
     if (!o.quiet && isatty(STDERR_FILENO))
         s->cfg.progress = progress;
 
@@ -185,52 +198,16 @@ int osn_cmd_sim(int argc, char **argv)
         die("simulation failed: %s", err[0] ? err : osn_strerror(rc));
         goto out;
     }
-    if (is_file(o.json)) {
-        if (osn_afile_open(&json, o.json, err, sizeof err) != 0) {
-            die("--json: %s", err);
-            goto out;
-        }
-        if (osn_sim_report_json_write(json.f, s, &res, err, sizeof err) != 0) {
-            die("--json %s: %s", o.json, err);
-            goto out;
-        }
-    }
-    if (is_file(o.csv)) {
-        if (osn_afile_open(&csv, o.csv, err, sizeof err) != 0) {
-            die("--csv: %s", err);
-            goto out;
-        }
-        if (osn_sim_report_csv_write(csv.f, s, &res, err, sizeof err) != 0) {
-            die("--csv %s: %s", o.csv, err);
-            goto out;
-        }
-    }
-    if (o.json && !is_file(o.json) && osn_sim_report_json_write(stdout, s, &res, err, sizeof err)) {
-        die("--json -: %s", err);
+    struct sim_out ctx = {s, &res};
+    if (osn_cli_outputs_write("sim", outs, 2, &ctx) != 0)
         goto out;
-    }
-    if (o.csv && !is_file(o.csv) && osn_sim_report_csv_write(stdout, s, &res, err, sizeof err)) {
-        die("--csv -: %s", err);
-        goto out;
-    }
-    if (!o.quiet && !to_stdout)
+    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 2))
         osn_sim_report_table(stdout, s, &res);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        die("cannot write to standard output: %s", strerror(errno));
+    if (osn_cli_stdout_done("sim") != 0 || osn_cli_outputs_commit("sim", outs, 2) != 0)
         goto out;
-    }
-    if (is_file(o.json) && osn_afile_commit(&json, err, sizeof err) != 0) {
-        die("--json: %s", err);
-        goto out;
-    }
-    if (is_file(o.csv) && osn_afile_commit(&csv, err, sizeof err) != 0) {
-        die("--csv: %s", err);
-        goto out;
-    }
     status = 0;
 out:
-    osn_afile_abort(&json);
-    osn_afile_abort(&csv);
+    osn_cli_outputs_abort(outs, 2);
     if (s)
         osn_sim_scenario_release(s);
     free(s);

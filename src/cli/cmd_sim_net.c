@@ -7,7 +7,6 @@
  * a JSON array / one CSV row per value. Output files are written to temporaries and renamed
  * only when everything was written; any failure prints one line "osn sim: ..." and exits 2.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,6 +20,7 @@
 #include "osn/err.h"
 #include "osn/io.h"
 #include "osn/net_scenario.h"
+#include "outputs.h"
 
 #define MAX_SWEEP 1000
 
@@ -141,42 +141,24 @@ static void progress(double done, double elapsed, void *arg)
     fflush(stderr);
 }
 
-static bool is_file(const char *p)
+/* What the writers of the outputs get: the runs of a sweep (one without). */
+struct net_out {
+    const struct osn_net_scenario *const *sc;
+    const struct osn_net_result *const *res;
+    int n;
+    const char *sweep_key; /* NULL without a sweep */
+};
+
+static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
 {
-    return p && strcmp(p, "-") != 0;
+    const struct net_out *c = ctx;
+    return osn_net_report_json_write(f, c->sc, c->res, c->n, c->sweep_key, err, errsize);
 }
 
-/* Writes JSON and CSV outputs; files are committed by the caller. */
-static int write_outputs(const struct net_opts *o, struct osn_afile *json, struct osn_afile *csv,
-                         struct osn_net_scenario **sc, struct osn_net_result **res, int n,
-                         const char *sweep_key)
+static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
 {
-    char err[512];
-    const struct osn_net_scenario *const *cs = (const struct osn_net_scenario *const *)sc;
-    const struct osn_net_result *const *cr = (const struct osn_net_result *const *)res;
-    const char *jp = o->val[4], *cp = o->val[5];
-
-    if (jp) {
-        FILE *f = stdout;
-        if (is_file(jp)) {
-            if (osn_afile_open(json, jp, err, sizeof err) != 0)
-                return die("--json: %s", err);
-            f = json->f;
-        }
-        if (osn_net_report_json_write(f, cs, cr, n, sweep_key, err, sizeof err) != 0)
-            return die("--json %s: %s", jp, err);
-    }
-    if (cp) {
-        FILE *f = stdout;
-        if (is_file(cp)) {
-            if (osn_afile_open(csv, cp, err, sizeof err) != 0)
-                return die("--csv: %s", err);
-            f = csv->f;
-        }
-        if (osn_net_report_csv_write(f, cs, cr, n, sweep_key, err, sizeof err) != 0)
-            return die("--csv %s: %s", cp, err);
-    }
-    return 0;
+    const struct net_out *c = ctx;
+    return osn_net_report_csv_write(f, c->sc, c->res, c->n, c->sweep_key, err, errsize);
 }
 
 int osn_cmd_sim_net(int argc, char **argv)
@@ -184,7 +166,11 @@ int osn_cmd_sim_net(int argc, char **argv)
     struct net_opts o = {0};
     struct osn_net_scenario **sc = NULL;
     struct osn_net_result **res = NULL;
-    struct osn_afile json = {0}, csv = {0}, trace = {0};
+    /* --trace is written while replication 0 runs (no writer), the others after. */
+    struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}},
+                                    {"--csv", NULL, w_csv, {0}},
+                                    {"--trace", NULL, NULL, {0}}};
+    FILE *trace = NULL;
     char err[1024], key[64] = "", setbuf[320];
     double vals[MAX_SWEEP + 1];
     int nvals = 1, which = -1, status = OSN_EXIT_ERROR, n = 0;
@@ -192,6 +178,7 @@ int osn_cmd_sim_net(int argc, char **argv)
 
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    outs[0].path = o.val[4], outs[1].path = o.val[5], outs[2].path = o.val[6];
     if (o.help) {
         osn_cmd_sim_usage(stdout);
         status = 0;
@@ -209,10 +196,8 @@ int osn_cmd_sim_net(int argc, char **argv)
         die("out of memory");
         goto out;
     }
-    if (is_file(o.val[6]) && osn_afile_open(&trace, o.val[6], err, sizeof err) != 0) {
-        die("--trace: %s", err);
+    if (o.val[6] && !(trace = osn_cli_output_open("sim", &outs[2])))
         goto out;
-    }
     for (n = 0; n < nvals;) {
         const char *saved = which >= 0 ? o.sets[which] : NULL;
         if (which >= 0) {
@@ -248,7 +233,7 @@ int osn_cmd_sim_net(int argc, char **argv)
             goto out;
         c->threads = o.val[3] ? (int)v : osn_cli_threads_default();
         if (o.val[6]) {
-            c->trace = is_file(o.val[6]) ? trace.f : stdout;
+            c->trace = trace;
             if (c->trace_interval <= 0)
                 c->trace_interval = 0.1;
         }
@@ -277,11 +262,11 @@ int osn_cmd_sim_net(int argc, char **argv)
             goto out;
         }
     }
-    if (write_outputs(&o, &json, &csv, sc, res, n, which >= 0 ? key : NULL) != 0)
+    struct net_out ctx = {(const struct osn_net_scenario *const *)sc,
+                          (const struct osn_net_result *const *)res, n, which >= 0 ? key : NULL};
+    if (osn_cli_outputs_write("sim", outs, 3, &ctx) != 0)
         goto out;
-    bool to_stdout = (o.val[4] && !is_file(o.val[4])) || (o.val[5] && !is_file(o.val[5])) ||
-                     (o.val[6] && !is_file(o.val[6]));
-    if (!o.quiet && !to_stdout) {
+    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 3)) {
         if (which < 0) {
             osn_net_report_table(stdout, sc[0], res[0]);
         } else {
@@ -295,21 +280,11 @@ int osn_cmd_sim_net(int argc, char **argv)
                        res[i]->est[OSN_NET_RETRANS_RATIO].value);
         }
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        die("cannot write to standard output: %s", strerror(errno));
+    if (osn_cli_stdout_done("sim") != 0 || osn_cli_outputs_commit("sim", outs, 3) != 0)
         goto out;
-    }
-    if ((is_file(o.val[4]) && osn_afile_commit(&json, err, sizeof err) != 0) ||
-        (is_file(o.val[5]) && osn_afile_commit(&csv, err, sizeof err) != 0) ||
-        (is_file(o.val[6]) && osn_afile_commit(&trace, err, sizeof err) != 0)) {
-        die("%s", err);
-        goto out;
-    }
     status = 0;
 out:
-    osn_afile_abort(&json);
-    osn_afile_abort(&csv);
-    osn_afile_abort(&trace);
+    osn_cli_outputs_abort(outs, 3);
     for (int i = 0; i < n; i++) {
         free(sc[i]);
         free(res[i]);

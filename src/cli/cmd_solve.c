@@ -17,6 +17,7 @@
 #include "osn/err.h"
 #include "osn/io.h"
 #include "osn/model.h"
+#include "outputs.h"
 
 struct solve_opts {
     const char *scenario; /* NULL: defaults only */
@@ -155,10 +156,22 @@ static int dist_row(int mode, long n, struct osn_xd p, void *arg)
     return 0;
 }
 
-/* True when the path names a real file (not stdout). */
-static bool is_file(const char *path)
+/* What the writers of the outputs get. */
+struct solve_out {
+    const struct osn_scenario *sc;
+    const struct osn_measures *ms;
+};
+
+static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
 {
-    return path && strcmp(path, "-") != 0;
+    const struct solve_out *c = ctx;
+    return osn_report_json_write(f, c->sc, c->ms, err, errsize);
+}
+
+static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct solve_out *c = ctx;
+    return osn_report_csv_write(f, c->sc, c->ms, err, errsize);
 }
 
 int osn_cmd_solve(int argc, char **argv)
@@ -166,14 +179,18 @@ int osn_cmd_solve(int argc, char **argv)
     struct solve_opts o = {0};
     struct osn_scenario *sc = NULL;
     struct osn_measures ms;
-    struct osn_afile dist = {0}, json = {0}, csv = {0};
+    /* --dist is written while the solver runs (no writer), the others after. */
+    struct osn_cli_output outs[] = {{"--dist", NULL, NULL, {0}},
+                                    {"--json", NULL, w_json, {0}},
+                                    {"--csv", NULL, w_csv, {0}}};
     char err[1024];
-    bool to_stdout;
+    FILE *dist = NULL;
     int rc, status = OSN_EXIT_ERROR;
 
     err[0] = '\0';
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    outs[0].path = o.dist, outs[1].path = o.json, outs[2].path = o.csv;
     if (o.help) {
         osn_cmd_solve_usage(stdout);
         status = 0;
@@ -197,16 +214,14 @@ int osn_cmd_solve(int argc, char **argv)
     }
 
     if (o.dist) {
-        if (osn_afile_open(&dist, o.dist, err, sizeof err) != 0) {
-            die("--dist: %s", err);
+        if (!(dist = osn_cli_output_open("solve", &outs[0])))
             goto out;
-        }
-        if (fputs("mode,n,p\n", dist.f) == EOF) {
+        if (fputs("mode,n,p\n", dist) == EOF) {
             die("--dist %s: write failed: %s", o.dist, strerror(errno));
             goto out;
         }
     }
-    rc = osn_solve(&sc->model, o.method, &ms, o.dist ? dist_row : NULL, o.dist ? dist.f : NULL);
+    rc = osn_solve(&sc->model, o.method, &ms, dist ? dist_row : NULL, dist);
     if (rc == OSN_EIO && o.dist) {
         die("--dist %s: write failed: %s", o.dist, strerror(errno));
         goto out;
@@ -215,67 +230,16 @@ int osn_cmd_solve(int argc, char **argv)
         die("solver failed: %s", osn_strerror(rc));
         goto out;
     }
-    to_stdout = (o.json && !is_file(o.json)) || (o.csv && !is_file(o.csv)) ||
-                (o.dist && !is_file(o.dist));
-
-    /* Files first, into their temporaries; nothing is renamed yet. */
-    if (is_file(o.json)) {
-        if (osn_afile_open(&json, o.json, err, sizeof err) != 0) {
-            die("--json: %s", err); /* the message names the file */
-            goto out;
-        }
-        if (osn_report_json_write(json.f, sc, &ms, err, sizeof err) != 0) {
-            die("--json %s: %s", o.json, err);
-            goto out;
-        }
-    }
-    if (is_file(o.csv)) {
-        if (osn_afile_open(&csv, o.csv, err, sizeof err) != 0) {
-            die("--csv: %s", err);
-            goto out;
-        }
-        if (osn_report_csv_write(csv.f, sc, &ms, err, sizeof err) != 0) {
-            die("--csv %s: %s", o.csv, err);
-            goto out;
-        }
-    }
-    /* Then standard output, whose failure still lets us take the files back. */
-    if (o.json && !is_file(o.json) && osn_report_json_write(stdout, sc, &ms, err, sizeof err)) {
-        die("--json -: %s", err);
+    struct solve_out ctx = {sc, &ms};
+    if (osn_cli_outputs_write("solve", outs, 3, &ctx) != 0)
         goto out;
-    }
-    if (o.csv && !is_file(o.csv) && osn_report_csv_write(stdout, sc, &ms, err, sizeof err)) {
-        die("--csv -: %s", err);
-        goto out;
-    }
-    if (!o.quiet && !to_stdout)
+    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 3))
         osn_report_table(stdout, sc, &ms);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        die("cannot write to standard output: %s", strerror(errno));
+    if (osn_cli_stdout_done("solve") != 0 || osn_cli_outputs_commit("solve", outs, 3) != 0)
         goto out;
-    }
-    /*
-     * Everything is written: put the files in place. A rename in the directory we just created
-     * a file in practically cannot fail; if one does, the files renamed before it stay.
-     */
-    if (o.dist && osn_afile_commit(&dist, err, sizeof err) != 0) {
-        die("--dist: %s", err);
-        goto out;
-    }
-    if (is_file(o.json) && osn_afile_commit(&json, err, sizeof err) != 0) {
-        die("--json: %s", err);
-        goto out;
-    }
-    if (is_file(o.csv) && osn_afile_commit(&csv, err, sizeof err) != 0) {
-        die("--csv: %s", err);
-        goto out;
-    }
     status = 0;
 out:
-    /* Abort is a no-op on a committed or never-opened file. */
-    osn_afile_abort(&dist);
-    osn_afile_abort(&json);
-    osn_afile_abort(&csv);
+    osn_cli_outputs_abort(outs, 3);
     osn_scenario_release(sc);
     free(sc);
     free(o.sets);
