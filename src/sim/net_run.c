@@ -296,12 +296,21 @@ struct job {
     char msg[256]; /* why the first replication that failed did */
 };
 
+/* Replication i works on a copy of its stream and on totals of its own (freed once copied):
+ * streams[i] and reps[i] share cache lines with their neighbours, which other threads write as
+ * often. */
 static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
     char msg[256] = "";
-    int err = osn__net_rep_run(j->cfg, &j->streams[i], &j->reps[i], i == 0 ? j->cfg->trace : NULL,
+    struct osn_rng rng = j->streams[i];
+    struct osn__net_rep *rep = malloc(sizeof *rep);
+    if (!rep)
+        return OSN_ENOMEM; /* the runner records it; the caller says "out of memory" */
+    int err = osn__net_rep_run(j->cfg, &rng, rep, i == 0 ? j->cfg->trace : NULL,
                                j->now ? &j->now[i] : NULL, msg, sizeof msg);
+    j->reps[i] = *rep;
+    free(rep);
     if (j->now)
         atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
     if (osn__par_fail(&j->par, err))

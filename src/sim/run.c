@@ -104,12 +104,18 @@ struct job {
     double t0;               /* wall clock at the start */
 };
 
+/* Replication i works on copies of its stream and totals of its own, on this thread's stack:
+ * streams[i] and reps[i] share cache lines with their neighbours, which other threads write as
+ * often. */
 static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
-    int err = osn__sim_node_run(j->m, j->cfg, &j->streams[i], &j->reps[i], &j->now[i]);
+    struct osn_rng rng = j->streams[i];
+    struct osn__sim_rep rep;
+    int err = osn__sim_node_run(j->m, j->cfg, &rng, &rep, &j->now[i]);
+    j->reps[i] = rep;
     atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
-    atomic_fetch_add(&j->events, j->reps[i].events);
+    atomic_fetch_add(&j->events, rep.events);
     return err;
 }
 
