@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The short overload of examples/burst.ini (0.7x capacity, a 3x burst for 3 s at t = 2 s, core
+# buffer 50 000) without control, with the requests-only PRSM of the papers and with prsm as
+# osn runs it by default (response copies queued last too): the core's queue and the goodput
+# over time from replication 0 (--trace), then docs/burst.png with gnuplot. About 30 s.
+# OSN_BUILD names the build directory (default build), OSN_BURST_PNG the image.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+osn=${OSN_BUILD:-build}/osn
+png=${OSN_BURST_PNG:-docs/burst.png}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+[[ -x "$osn" ]] || { echo "burst_trace.sh: $osn not found; build first (make)" >&2; exit 1; }
+
+run() { # name, then --set arguments
+    local name=$1
+    shift
+    "$osn" sim examples/burst.ini "$@" --trace "$out/$name.csv" --trace-interval 0.25 \
+        --json "$out/$name.json" -q
+    python3 - "$out/$name.json" "$name" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("%-13s goodput %6.1f of %6.1f calls/s  setup delay mean %7.3f s  core util %.3f"
+      % (sys.argv[2], d["goodput"], d["offered"], d["setup_delay_mean"], d["core_util"]))
+PY
+}
+run none --set control.kind=none
+run prsm_req --set control.prsm_responses=no
+run prsm
+
+mkdir -p "$(dirname "$png")"
+gnuplot <<GP
+set terminal pngcairo size 900,720 font "sans,11" noenhanced
+set output "$png"
+set datafile separator ","
+set multiplot layout 2,1 title "examples/burst.ini: 0.7x capacity, 3x for 3 s at t = 2 s, core buffer 50 000"
+set grid
+set key top right box
+set xrange [0:45]
+set ylabel "core queue (messages)"
+set key top left
+set logscale y
+set yrange [1:100000]
+plot "$out/none.csv" u 1:(\$2+1) w l lw 2 lc rgb "#d62728" t "none", \
+     "$out/prsm_req.csv" u 1:(\$2+1) w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
+     "$out/prsm.csv" u 1:(\$2+1) w l lw 2 lc rgb "#2ca02c" t "prsm"
+unset logscale y
+set key top right
+set yrange [0:*]
+set xlabel "time (s); the measures are taken in [35, 45] s"
+set ylabel "goodput (calls/s)"
+plot "$out/none.csv" u 1:5 w l lw 2 lc rgb "#d62728" t "none", \
+     "$out/prsm_req.csv" u 1:5 w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
+     "$out/prsm.csv" u 1:5 w l lw 2 lc rgb "#2ca02c" t "prsm"
+unset multiplot
+GP
+echo "wrote $png"
