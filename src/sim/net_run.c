@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "net_int.h"
 #include "osn/err.h"
@@ -318,19 +317,10 @@ static int one_rep(void *ctx, int i)
     return err;
 }
 
-/* Calls the progress callback until every replication is done. */
-static void watch(void *ctx, const struct osn__par *p)
+static void report(void *ctx, double done)
 {
-    const struct job *j = ctx;
-    const double span = (j->cfg->warmup + j->cfg->time) * p->n;
-    while (!osn__par_over(p)) {
-        struct timespec ts = {0, 200000000};
-        nanosleep(&ts, NULL);
-        double sofar = 0;
-        for (int i = 0; i < p->n; i++)
-            sofar += atomic_load_explicit(&j->now[i], memory_order_relaxed);
-        j->cfg->progress(sofar / span, osn_wall_s() - j->t0, j->cfg->progress_arg);
-    }
+    struct job *j = ctx;
+    j->cfg->progress(done, osn_wall_s() - j->t0, j->cfg->progress_arg);
 }
 
 /* Estimate k of a result: the network's measures, then element e's measure i at
@@ -410,8 +400,11 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
             goto out;
     }
     j.par = (struct osn__par){.n = cfg->replications, .rep = one_rep, .ctx = &j};
-    if (cfg->progress)
-        j.par.watch = watch;
+    if (cfg->progress) {
+        j.par.report = report;
+        j.par.now = j.now;
+        j.par.span = (cfg->warmup + cfg->time) * cfg->replications;
+    }
     err = osn__par_run(&j.par, cfg->threads);
     if (err) {
         if (msg && msgsize)

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "osn/err.h"
 
@@ -12,9 +13,17 @@ bool osn__par_fail(struct osn__par *p, int err)
     return err != 0 && atomic_compare_exchange_strong(&p->err, &zero, err);
 }
 
-bool osn__par_over(const struct osn__par *p)
+/* Reports progress until every replication is done or one has failed. */
+static void watch(struct osn__par *p)
 {
-    return atomic_load(&p->done) >= p->n || atomic_load(&p->err) != 0;
+    while (atomic_load(&p->done) < p->n && atomic_load(&p->err) == 0) {
+        struct timespec ts = {0, 200000000};
+        nanosleep(&ts, NULL);
+        double sofar = 0;
+        for (int i = 0; i < p->n; i++)
+            sofar += atomic_load_explicit(&p->now[i], memory_order_relaxed);
+        p->report(p->ctx, sofar / p->span);
+    }
 }
 
 static void *worker(void *arg)
@@ -39,7 +48,7 @@ int osn__par_run(struct osn__par *p, int threads)
 
     if (nthr > OSN__PAR_MAX_THREADS)
         nthr = OSN__PAR_MAX_THREADS;
-    if (nthr <= 1 && !p->watch) {
+    if (nthr <= 1 && !p->report) {
         worker(p);
         return atomic_load(&p->err);
     }
@@ -48,8 +57,8 @@ int osn__par_run(struct osn__par *p, int threads)
             break;
     if (started == 0)
         return OSN_EIO;
-    if (p->watch)
-        p->watch(p->ctx, p);
+    if (p->report)
+        watch(p);
     for (int i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
     return atomic_load(&p->err);

@@ -21,19 +21,19 @@ struct osn__par {
     atomic_int next, done, err; /* the next to take, those finished, the first error (0: none) */
     /* Runs replication i; returns 0 or an error code (the job stops taking new ones). */
     int (*rep)(void *ctx, int i);
-    /* When not NULL, runs on the calling thread while the workers do (progress reports), and
-     * returns once osn__par_over() is true. */
-    void (*watch)(void *ctx, const struct osn__par *p);
     void *ctx;
+    /* Progress, when report is not NULL: every 0.2 s until all are done, the calling thread
+     * calls report(ctx, sum of now[i] / span), each replication keeping now[i] (n of them, its
+     * simulated time) up to date and span being the simulated time of all. */
+    void (*report)(void *ctx, double done_fraction);
+    _Atomic double *now;
+    double span;
 };
 
 /* Runs every replication of p on min(threads, p->n) threads; on the calling thread alone when
- * that is one and there is nothing to watch. Returns the first error, or OSN_EIO when no thread
- * could be started. */
+ * that is one and there is no progress to report. Returns the first error, or OSN_EIO when no
+ * thread could be started. */
 int osn__par_run(struct osn__par *p, int threads);
-
-/* Whether every replication is done, or one has failed. */
-bool osn__par_over(const struct osn__par *p);
 
 /* Records err (not 0) as the job's error when it is the first; true then. */
 bool osn__par_fail(struct osn__par *p, int err);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "osn/des.h"
 #include "osn/err.h"
@@ -119,21 +118,10 @@ static int one_rep(void *ctx, int i)
     return err;
 }
 
-/* Calls the progress callback until every replication is done. */
-static void watch(void *ctx, const struct osn__par *p)
+static void report(void *ctx, double done)
 {
-    const struct job *j = ctx;
-    const struct osn_sim_cfg *cfg = j->cfg;
-    const double span = (cfg->warmup + cfg->time) * p->n;
-    while (!osn__par_over(p)) {
-        struct timespec ts = {0, 200000000};
-        nanosleep(&ts, NULL);
-        double sofar = 0;
-        uint64_t events = atomic_load(&j->events);
-        for (int i = 0; i < p->n; i++)
-            sofar += atomic_load_explicit(&j->now[i], memory_order_relaxed);
-        cfg->progress(sofar / span, events, osn_wall_s() - j->t0, cfg->progress_arg);
-    }
+    struct job *j = ctx;
+    j->cfg->progress(done, atomic_load(&j->events), osn_wall_s() - j->t0, j->cfg->progress_arg);
 }
 
 static void estimate(const struct osn__sim_rep *reps, int nrep, double level,
@@ -193,8 +181,11 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     if (!j.streams || !j.reps || !j.now || !loo)
         goto out;
     par = (struct osn__par){.n = c.replications, .rep = one_rep, .ctx = &j};
-    if (c.progress)
-        par.watch = watch;
+    if (c.progress) {
+        par.report = report;
+        par.now = j.now;
+        par.span = (c.warmup + c.time) * c.replications;
+    }
     err = osn__par_run(&par, c.threads);
     if (err)
         goto out;
