@@ -414,15 +414,21 @@ static void test_link_loss_recovered(void **state)
     assert_true(val(r, OSN_NET_SETUP_P50) < 0.05);
 }
 
+/* A short run of the default network, for checks that compare runs of it. */
+static void short_cfg(struct osn_net_cfg *c, int replications)
+{
+    osn_net_cfg_default(c);
+    c->src.rate = 500;
+    c->time = 5;
+    c->warmup = 2;
+    c->replications = replications;
+}
+
 static void test_threads_do_not_matter(void **state)
 {
     (void)state;
     struct osn_net_cfg c;
-    osn_net_cfg_default(&c);
-    c.src.rate = 500;
-    c.time = 5;
-    c.warmup = 2;
-    c.replications = 3;
+    short_cfg(&c, 3);
     double g1 = run(&c)->est[OSN_NET_GOODPUT].value;
     double d1 = run(&c)->est[OSN_NET_SETUP_P99].value;
     c.threads = 2;
@@ -452,11 +458,7 @@ static void test_progress_changes_nothing(void **state)
 {
     (void)state;
     struct osn_net_cfg c;
-    osn_net_cfg_default(&c);
-    c.src.rate = 500;
-    c.time = 5;
-    c.warmup = 2;
-    c.replications = 2;
+    short_cfg(&c, 2);
     double g = run(&c)->est[OSN_NET_GOODPUT].value;
     struct progress_seen seen = {0, 0, true};
     for (int th = 1; th <= 2; th++) {

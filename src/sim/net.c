@@ -46,6 +46,22 @@ static void *grow(void ***chunks, size_t *n)
     return c[(*n)++];
 }
 
+/* The next never-used object of `size` bytes in a pool's newest block (*fresh up to *end), in a
+ * new block when that one is used up; NULL when out of memory. */
+static void *fresh(void ***chunks, size_t *n, char **next, char **end, size_t size)
+{
+    if (*next == *end) {
+        char *b = grow(chunks, n);
+        if (!b)
+            return NULL;
+        *next = b;
+        *end = b + OSN_MEM_BLOCK / size * size;
+    }
+    void *o = *next;
+    *next += size;
+    return o;
+}
+
 struct call *osn__net_call_new(struct net *s)
 {
     uint32_t idx = s->call_free;
@@ -79,17 +95,10 @@ void osn__net_call_unref(struct net *s, struct call *c)
 struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop)
 {
     struct ntxn *w = s->txn_free;
-    if (w) {
+    if (w)
         s->txn_free = w->next;
-    } else {
-        if (s->txn_fresh == s->txn_end) {
-            s->txn_fresh = grow((void ***)&s->txnc, &s->ntxnc);
-            if (!s->txn_fresh)
-                return NULL;
-            s->txn_end = s->txn_fresh + TXNS_PER_BLOCK;
-        }
-        w = s->txn_fresh++;
-    }
+    else if (!(w = fresh((void ***)&s->txnc, &s->ntxnc, &s->txn_fresh, &s->txn_end, sizeof *w)))
+        return NULL;
     osn_des_ev_init(&w->ev[0], EV_TXN0);
     osn_des_ev_init(&w->ev[1], EV_TXN1);
     w->call = c;
@@ -120,17 +129,10 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
 static struct nmsg *msg_new(struct net *s)
 {
     struct nmsg *m = s->msg_free;
-    if (m) {
+    if (m)
         s->msg_free = m->next;
-    } else {
-        if (s->msg_fresh == s->msg_end) {
-            s->msg_fresh = grow((void ***)&s->msgc, &s->nmsgc);
-            if (!s->msg_fresh)
-                return NULL;
-            s->msg_end = s->msg_fresh + MSGS_PER_BLOCK;
-        }
-        m = s->msg_fresh++;
-    }
+    else if (!(m = fresh((void ***)&s->msgc, &s->nmsgc, &s->msg_fresh, &s->msg_end, sizeof *m)))
+        return NULL;
     osn_des_ev_init(&m->ev, EV_LINK);
     m->next = NULL;
     m->reject = false;

@@ -157,10 +157,10 @@ struct net {
     size_t ncallc;
     uint32_t call_free, call_fresh; /* free list head (UINT32_MAX: empty), next unused index */
     struct ntxn **txnc, *txn_free;
-    struct ntxn *txn_fresh, *txn_end; /* the newest block's unused part */
+    char *txn_fresh, *txn_end; /* the newest block's unused part */
     size_t ntxnc;
     struct nmsg **msgc, *msg_free;
-    struct nmsg *msg_fresh, *msg_end;
+    char *msg_fresh, *msg_end;
     size_t nmsgc;
     struct osn_sip_out out; /* scratch */
     double *tot;
@@ -173,14 +173,12 @@ struct net {
 
 /* ---- inline helpers ---- */
 
-/* Objects per pool block (one huge page each, osn/mem.h). A call's place in the pool is its
- * index (the free list links indices); a power of two per block splits it by a shift. */
+/* Calls per pool block (one huge page each, osn/mem.h). A call's place in the pool is its index
+ * (the free list links indices); a power of two per block splits it by a shift. */
 #define CALLS_PER_BLOCK ((size_t)8192)
 _Static_assert(CALLS_PER_BLOCK * sizeof(struct call) <= OSN_MEM_BLOCK &&
                        2 * CALLS_PER_BLOCK * sizeof(struct call) > OSN_MEM_BLOCK,
                "CALLS_PER_BLOCK: the largest power of two of calls in a block");
-#define TXNS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct ntxn))
-#define MSGS_PER_BLOCK (OSN_MEM_BLOCK / sizeof(struct nmsg))
 
 static inline int txn_node(const struct ntxn *w)
 {
