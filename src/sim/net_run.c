@@ -308,7 +308,8 @@ static int one_rep(void *ctx, int i)
         return OSN_ENOMEM; /* the runner records it; the caller says "out of memory" */
     int err = osn__net_rep_run(j->cfg, &rng, rep, i == 0 ? j->cfg->trace : NULL,
                                j->now ? &j->now[i] : NULL, msg, sizeof msg);
-    j->reps[i] = *rep;
+    if (!err)
+        j->reps[i] = *rep;
     free(rep);
     if (j->now)
         atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);

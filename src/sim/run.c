@@ -112,7 +112,8 @@ static int one_rep(void *ctx, int i)
     struct osn_rng rng = j->streams[i];
     struct osn__sim_rep rep;
     int err = osn__sim_node_run(j->m, j->cfg, &rng, &rep, &j->now[i]);
-    j->reps[i] = rep;
+    if (!err)
+        j->reps[i] = rep;
     atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
     atomic_fetch_add(&j->events, rep.events);
     return err;
