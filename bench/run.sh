@@ -132,29 +132,11 @@ echo; if [[ -x "$build/bench_ctl" ]]; then "$build/bench_ctl" "${OSN_BENCH_CTL_N
 
 # ---- sim: SIP network simulator, simulated SIP messages per second on examples/fanin.ini ----
 # Its two replications on one thread, then on one thread each (this machine's cores); the median
-# of three runs of each. Messages are those the elements processed, warm-up included.
+# of five runs of each, with the CPU time the hypervisor took meanwhile (bench/fanin.py).
+# Messages are those the elements processed, warm-up included.
 echo
 if [[ -x "$build/osn" ]]; then
-    nthr=$(nproc)
-    ((nthr > 2)) && nthr=2 # the file has two replications
-    for th in 1 "$nthr"; do
-        for _ in 1 2 3; do "$build/osn" sim examples/fanin.ini --threads "$th" --json -; done |
-            python3 -c '
-import json, sys
-dec, text, runs = json.JSONDecoder(), sys.stdin.read(), []
-i = 0
-while i < len(text):
-    if text[i].isspace():
-        i += 1
-        continue
-    d, i = dec.raw_decode(text, i)
-    runs.append(d)
-runs.sort(key=lambda d: d["msgs_per_s"])
-d = runs[len(runs) // 2]
-print("net sim fanin.ini, %s thread(s): %d SIP messages in %.3f s wall: %.3g M msgs/s (median of %d; "
-      "target 5 M/s); goodput %.1f of capacity %.1f calls/s" % (sys.argv[1], d["messages"],
-      d["messages"] / d["msgs_per_s"], d["msgs_per_s"] / 1e6, len(runs), d["goodput"], d["capacity"]))' "$th"
-    done
+    "$peer_py" bench/fanin.py "$build/osn" "${OSN_BENCH_FANIN_RUNS:-5}"
     # Instructions per message, which unlike the wall time does not depend on the neighbours:
     # one replication of 40 simulated seconds under cachegrind (about 20 s; skipped without
     # valgrind, or with OSN_BENCH_NO_CACHEGRIND=1).
