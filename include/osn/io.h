@@ -101,19 +101,9 @@ void osn_scenario_release(struct osn_scenario *sc);
 void osn_report_table(FILE *f, const struct osn_scenario *sc, const struct osn_measures *ms);
 
 /*
- * Writes the measures as one JSON object (path "-" is stdout). Returns 0 or OSN_EIO with a
- * message in err.
- */
-int osn_report_json(const char *path, const struct osn_scenario *sc, const struct osn_measures *ms,
-                    char *err, size_t errsize);
-
-/* Writes a header line and one row of measures as CSV (path "-" is stdout). */
-int osn_report_csv(const char *path, const struct osn_scenario *sc, const struct osn_measures *ms,
-                   char *err, size_t errsize);
-
-/*
- * The same two documents written to an open stream (borrowed, not closed), for a caller that
- * commits several output files together. Returns 0, OSN_ENOMEM or OSN_EIO with a message.
+ * The measures as one JSON object, or as a header line and one row of CSV, written to an open
+ * stream (borrowed, not closed), so that a caller can commit several output files together (each
+ * an osn_afile below). Returns 0, OSN_ENOMEM or OSN_EIO with a message in err.
  */
 int osn_report_json_write(FILE *f, const struct osn_scenario *sc, const struct osn_measures *ms,
                           char *err, size_t errsize);

@@ -352,27 +352,6 @@ int osn__report_json_dump(FILE *f, const json_t *doc, int precision, char *err, 
     return 0;
 }
 
-/*
- * Writes the JSON document to `path` atomically ("-" = stdout). Returns 0, OSN_ENOMEM or
- * OSN_EIO with a message; on failure no file is left at path.
- */
-int osn_report_json(const char *path, const struct osn_scenario *sc, const struct osn_measures *ms,
-                    char *err, size_t errsize)
-{
-    struct osn_afile af;
-    int rc;
-
-    rc = osn_afile_open(&af, path, err, errsize);
-    if (rc)
-        return rc;
-    rc = osn_report_json_write(af.f, sc, ms, err, errsize);
-    if (rc)
-        osn_afile_abort(&af);
-    else
-        rc = osn_afile_commit(&af, err, errsize);
-    return rc;
-}
-
 /* ---- CSV ---- */
 
 /* One CSV cell: %.17g, the 12-digit decimal string beyond the double range, or empty. */
@@ -426,22 +405,4 @@ int osn_report_csv_write(FILE *f, const struct osn_scenario *sc, const struct os
         return OSN_EIO;
     }
     return 0;
-}
-
-/* Writes the CSV document to `path` atomically ("-" = stdout); as osn_report_json(). */
-int osn_report_csv(const char *path, const struct osn_scenario *sc, const struct osn_measures *ms,
-                   char *err, size_t errsize)
-{
-    struct osn_afile af;
-    int rc;
-
-    rc = osn_afile_open(&af, path, err, errsize);
-    if (rc)
-        return rc;
-    rc = osn_report_csv_write(af.f, sc, ms, err, errsize);
-    if (rc)
-        osn_afile_abort(&af);
-    else
-        rc = osn_afile_commit(&af, err, errsize);
-    return rc;
 }
