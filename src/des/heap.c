@@ -197,7 +197,7 @@ static void sift_down(struct osn__des_slot *h, size_t n, size_t i, struct osn__d
  * slot, so a pop is O(1), and an insert moves only the slots that come due before it (few: a
  * new event is mostly among the soonest). Beyond SORTED_MAX it turns into a heap (a reversed
  * sorted array is one) and below SORTED_BACK back into a sorted array. */
-#define SORTED_MAX  48
+#define SORTED_MAX  OSN__DES_SORTED_MAX
 #define SORTED_BACK 16
 
 static void set_pos(struct osn__des_slot *s, size_t i)
@@ -279,7 +279,8 @@ static void heap_remove(struct osn__des_heap *h, struct osn_des_ev *ev)
         sift_down(h->s, h->n, i, last);
 }
 
-int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
+/* osn_des_at (osn/des.h) when its inline part does not apply. */
+int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t)
 {
     if (!q || !ev || osn_des_pending(ev) || !(t >= q->now))
         return OSN_EINVAL;
