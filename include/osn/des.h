@@ -135,26 +135,33 @@ void osn_des_set_horizon(struct osn_des *q, double horizon);
 
 int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t);
 
+/* Inserts slot sl into sorted heap h, which has room, moving the slots due before it one place
+ * on; returns its place (h->n - 1 when it is the new least). */
+static inline size_t osn__des_sorted_insert(struct osn__des_heap *h, struct osn__des_slot sl)
+{
+    size_t p = h->n++;
+    for (; p > 0 && (h->s[p - 1].t < sl.t || (h->s[p - 1].t == sl.t && h->s[p - 1].seq < sl.seq));
+         p--) {
+        h->s[p] = h->s[p - 1];
+        h->s[p].ev->pos = p;
+    }
+    h->s[p] = sl;
+    sl.ev->pos = p;
+    return p;
+}
+
 /* Schedules idle `ev` at time t >= q->now in the heap. Returns 0, OSN_EINVAL (pending event,
  * t < now or t not a number) or OSN_ENOMEM. Inline for the common case, an event due within the
  * horizon while the near heap is a small sorted array with room: the SIP network schedules a
- * service completion so for most messages. The insert is sorted_insert() of heap.c. */
+ * service completion so for most messages. */
 static inline int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
 {
     if (q && ev && ev->pos == OSN_DES_IDLE && t >= q->now && !(t - q->now > q->horizon)) {
         struct osn__des_heap *h = &q->heap[0];
         if (h->sorted && h->n < OSN__DES_SORTED_MAX && h->n < h->cap) {
             struct osn__des_slot sl = {t, q->seq++, ev};
-            size_t p = h->n++;
-            for (; p > 0 && (h->s[p - 1].t < t || (h->s[p - 1].t == t && h->s[p - 1].seq < sl.seq));
-                 p--) {
-                h->s[p] = h->s[p - 1];
-                h->s[p].ev->pos = p;
-            }
-            h->s[p] = sl;
-            ev->pos = p;
             ev->fifo = 0;
-            if (p == h->n - 1) { /* the new least: the cached top key (otherwise unchanged) */
+            if (osn__des_sorted_insert(h, sl) == h->n - 1) { /* the new least: the cached top */
                 q->ht[0] = t;
                 q->hs[0] = sl.seq;
             }

@@ -205,17 +205,6 @@ static void set_pos(struct osn__des_slot *s, size_t i)
     s->ev->pos = i;
 }
 
-static void sorted_insert(struct osn__des_heap *h, struct osn__des_slot sl)
-{
-    size_t p = h->n++;
-    for (; p > 0 && slot_less(&h->s[p - 1], &sl); p--) {
-        h->s[p] = h->s[p - 1];
-        set_pos(&h->s[p], p);
-    }
-    h->s[p] = sl;
-    set_pos(&h->s[p], p);
-}
-
 static void sorted_remove(struct osn__des_heap *h, size_t i)
 {
     for (h->n--; i < h->n; i++) {
@@ -244,7 +233,7 @@ static void to_sorted(struct osn__des_heap *h)
     size_t n = h->n;
     h->n = 0;
     for (size_t i = 0; i < n; i++)
-        sorted_insert(h, h->s[i]);
+        osn__des_sorted_insert(h, h->s[i]);
     h->sorted = true;
 }
 
@@ -299,7 +288,7 @@ int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t)
     if (h->sorted && h->n >= SORTED_MAX)
         to_heap(h);
     if (h->sorted)
-        sorted_insert(h, sl);
+        osn__des_sorted_insert(h, sl);
     else
         sift_up(h->s, h->n++, sl);
     top_cache(q, far);
