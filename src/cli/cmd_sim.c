@@ -112,16 +112,21 @@ static int parse_args(int argc, char **argv, struct sim_opts *o)
 }
 
 /* Progress line on stderr: "osn sim:  42%  3.1 s elapsed, about 4.3 s left". */
+void osn_cmd_sim_progress(const char *what, double done, double elapsed)
+{
+    if (done > 1)
+        done = 1;
+    fprintf(stderr, "\rosn sim: %s%3.0f%%  %.1f s elapsed", what, 100 * done, elapsed);
+    if (done > 0.02)
+        fprintf(stderr, ", about %.0f s left ", elapsed * (1 - done) / done);
+    fflush(stderr);
+}
+
 static void progress(double done, uint64_t events, double elapsed, void *arg)
 {
     (void)events; /* counted per finished replication only: the fraction is finer */
     (void)arg;
-    if (done > 1)
-        done = 1;
-    fprintf(stderr, "\rosn sim: %3.0f%%  %.1f s elapsed", 100 * done, elapsed);
-    if (done > 0.02)
-        fprintf(stderr, ", about %.0f s left ", elapsed * (1 - done) / done);
-    fflush(stderr);
+    osn_cmd_sim_progress("", done, elapsed);
 }
 
 /* What the writers of the outputs get. */

@@ -15,6 +15,10 @@ int osn_cmd_sim(int argc, char **argv);
 /* Writes the full `osn sim --help` text to f. */
 void osn_cmd_sim_usage(FILE *f);
 
+/* The progress line of either simulator on stderr: "\rosn sim: ", then `what` (the sweep value,
+ * or ""), then "42%  3.1 s elapsed, about 4.3 s left". */
+void osn_cmd_sim_progress(const char *what, double done, double elapsed);
+
 /* Network scenarios (src/cli/cmd_sim_net.c): whether argv names one (a file with a [net] or
  * [source] section, a --set net.* / source.*, or --trace), the command for it, and its part of
  * the help text. */

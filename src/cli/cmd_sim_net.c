@@ -130,15 +130,10 @@ struct sweep_at {
 static void progress(double done, double elapsed, void *arg)
 {
     const struct sweep_at *at = arg;
-    if (done > 1)
-        done = 1;
-    fputs("\rosn sim: ", stderr);
+    char what[128] = "";
     if (at->n > 1)
-        fprintf(stderr, "%s = %g (%d of %d): ", at->key, at->value, at->i + 1, at->n);
-    fprintf(stderr, "%3.0f%%  %.1f s elapsed", 100 * done, elapsed);
-    if (done > 0.02)
-        fprintf(stderr, ", about %.0f s left ", elapsed * (1 - done) / done);
-    fflush(stderr);
+        snprintf(what, sizeof what, "%s = %g (%d of %d): ", at->key, at->value, at->i + 1, at->n);
+    osn_cmd_sim_progress(what, done, elapsed);
 }
 
 /* What the writers of the outputs get: the runs of a sweep (one without). */
