@@ -115,11 +115,12 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
     struct call *c = w->call;
     osn_des_cancel(&s->q, &w->ev[0]);
     osn_des_cancel(&s->q, &w->ev[1]);
+    int h = txn_hop(w);
     for (int k = 0; k < 2; k++) {
-        if (c->stx[txn_hop(w)][k] == w)
-            c->stx[txn_hop(w)][k] = NULL;
-        if (c->ctx[txn_hop(w)][k] == w)
-            c->ctx[txn_hop(w)][k] = NULL;
+        if (c->stx[h][k] == w)
+            c->stx[h][k] = NULL;
+        if (c->ctx[h][k] == w)
+            c->ctx[h][k] = NULL;
     }
     w->next = s->txn_free;
     s->txn_free = w;
