@@ -169,6 +169,55 @@ static void test_timer_reserve(void **state)
     osn_des_release(&q);
 }
 
+/* The read-ahead of a FIFO (osn_des_fifo_peek, osn_des_popped_fifo) names the events that will
+ * fire next on it, skips none and moves none; a prefetch span changes no order. */
+static void test_fifo_read_ahead(void **state)
+{
+    (void)state;
+    struct osn_des q;
+    struct osn_des_ev ev[8], h;
+    int f, g;
+    assert_int_equal(osn_des_init(&q, 0), 0);
+    assert_int_equal(osn_des_timer_class(&q, 1.0, &f), 0);
+    assert_int_equal(osn_des_timer_class(&q, 0.25, &g), 0);
+    assert_int_equal(osn_des_timer_prefetch(&q, f, 0, 0), 0); /* nothing asked for */
+    assert_int_equal(osn_des_timer_prefetch(&q, g, 1024, 1024), 0);
+    assert_int_equal(osn_des_timer_prefetch(&q, g + 1, 0, 0), OSN_EINVAL);
+    assert_int_equal(osn_des_timer_prefetch(&q, f, -1, 0), OSN_EINVAL);
+    assert_int_equal(osn_des_timer_prefetch(&q, f, 0, 1025), OSN_EINVAL);
+    assert_int_equal(osn_des_timer_prefetch(NULL, f, 0, 0), OSN_EINVAL);
+    assert_int_equal(osn_des_popped_fifo(&q), -1);
+    for (int i = 0; i < 8; i++) {
+        osn_des_ev_init(&ev[i], i);
+        assert_int_equal(osn_des_timer(&q, &ev[i], f), 0);
+    }
+    osn_des_ev_init(&h, 100);
+    assert_int_equal(osn_des_at(&q, &h, 0.5), 0);
+    osn_des_cancel(&q, &ev[3]);
+    for (uint64_t k = 0; k < 8; k++) /* the cancelled entry keeps its place, as NULL */
+        assert_ptr_equal(osn_des_fifo_peek(&q, f, k), k == 3 ? NULL : &ev[k]);
+    assert_null(osn_des_fifo_peek(&q, f, 8));
+    assert_null(osn_des_fifo_peek(&q, g, 0));
+    assert_ptr_equal(osn_des_pop(&q), &h);
+    assert_int_equal(osn_des_popped_fifo(&q), -1);
+    assert_ptr_equal(osn_des_pop(&q), &ev[0]);
+    assert_int_equal(osn_des_popped_fifo(&q), f);
+    assert_ptr_equal(osn_des_fifo_peek(&q, f, 0), &ev[1]);
+    assert_ptr_equal(osn_des_fifo_peek(&q, f, 5), &ev[6]);
+    assert_int_equal(osn_des_timer(&q, &ev[0], g), 0); /* due 1.25, after the rest of f */
+    for (int i = 1; i < 8; i++) {
+        if (i == 3)
+            continue;
+        assert_ptr_equal(osn_des_pop(&q), &ev[i]);
+        assert_int_equal(osn_des_popped_fifo(&q), f);
+    }
+    assert_ptr_equal(osn_des_pop(&q), &ev[0]);
+    assert_int_equal(osn_des_popped_fifo(&q), g);
+    assert_true(q.now == 1.25);
+    assert_null(osn_des_pop(&q));
+    osn_des_release(&q);
+}
+
 /* Events at one instant fire in the order they were scheduled, heap and FIFO mixed. */
 static void test_ties_fire_in_schedule_order(void **state)
 {
@@ -335,6 +384,7 @@ int main(void)
             cmocka_unit_test(test_random_steps_vs_array),
             cmocka_unit_test(test_ties_fire_in_schedule_order),
             cmocka_unit_test(test_timer_reserve),
+            cmocka_unit_test(test_fifo_read_ahead),
             cmocka_unit_test(test_laws),
             cmocka_unit_test(test_exponential_distribution),
             cmocka_unit_test(test_arrivals),

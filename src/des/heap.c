@@ -71,7 +71,7 @@ int osn_des_init(struct osn_des *q, size_t cap)
 {
     if (!q)
         return OSN_EINVAL;
-    *q = (struct osn_des){.horizon = INFINITY};
+    *q = (struct osn_des){.horizon = INFINITY, .popped = -1};
     for (int k = 0; k < 2; k++) {
         q->ht[k] = INFINITY;
         q->hs[k] = UINT64_MAX;
@@ -143,12 +143,22 @@ int osn_des_timer_class(struct osn_des *q, double duration, int *id)
 {
     if (!q || !id || !isfinite(duration) || duration < 0 || q->nfifo >= OSN_DES_MAX_FIFOS)
         return OSN_EINVAL;
-    q->fifo[q->nfifo] = (struct osn__des_fifo){.d = duration};
+    q->fifo[q->nfifo] = (struct osn__des_fifo){
+            .d = duration, .before = 128, .after = (int)sizeof(struct osn_des_ev) + 64};
     if (ring_grow(&q->fifo[q->nfifo]) != 0) /* every class has a ring: the push needs no check */
         return OSN_ENOMEM;
     q->ft[q->nfifo] = INFINITY;
     q->fs[q->nfifo] = UINT64_MAX;
     *id = q->nfifo++;
+    return 0;
+}
+
+int osn_des_timer_prefetch(struct osn_des *q, int id, int before, int after)
+{
+    if (!q || id < 0 || id >= q->nfifo || before < 0 || before > 1024 || after < 0 || after > 1024)
+        return OSN_EINVAL;
+    q->fifo[id].before = before;
+    q->fifo[id].after = after;
     return 0;
 }
 
@@ -339,10 +349,9 @@ static void fifo_settle(struct osn_des *q, int id)
     if (f->tail - f->head > AHEAD) {
         const struct osn_des_ev *a = f->ring[(f->head + AHEAD) & f->mask].ev;
         if (a) {
-            __builtin_prefetch((const char *)a - 128, 1, 2);
-            __builtin_prefetch((const char *)a - 64, 1, 2);
-            __builtin_prefetch(a, 1, 2);
-            __builtin_prefetch((const char *)a + 64, 1, 2);
+            uintptr_t line = ((uintptr_t)a - (uintptr_t)f->before) & ~(uintptr_t)63;
+            for (; line < (uintptr_t)a + (uintptr_t)f->after; line += 64)
+                __builtin_prefetch((const void *)line, 1, 2);
         }
     }
 }
@@ -438,10 +447,12 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q)
         struct osn__des_fifo *f = &q->fifo[src];
         ev = f->ring[f->head++ & f->mask].ev; /* the head is live */
         q->now = q->ft[src];
+        q->popped = src;
         fifo_settle(q, src);
         q->nfifo_events--;
     } else {
         struct osn__des_heap *h = &q->heap[src == SRC_FAR];
+        q->popped = -1;
         if (h->sorted) {
             ev = h->s[--h->n].ev;
             q->now = h->s[h->n].t;

@@ -62,6 +62,16 @@ static void *fresh(void ***chunks, size_t *n, char **next, char **end, size_t si
     return o;
 }
 
+/* Asks for the lines of the object a pool hands out next (write intent): a fresh one is cold
+ * since its huge page was cleared, and a free one has been met only in part since it was last
+ * used (32 s ago, most often). Always inline: GCC drops the prefetches of a static helper it
+ * keeps out of line. */
+static inline __attribute__((always_inline)) void prefetch_next(const void *o, size_t size)
+{
+    for (size_t off = 0; off < size; off += 64)
+        __builtin_prefetch((const char *)o + off, 1, 3);
+}
+
 struct call *osn__net_call_new(struct net *s)
 {
     uint32_t idx = s->call_free;
@@ -75,6 +85,10 @@ struct call *osn__net_call_new(struct net *s)
         idx = s->call_fresh++;
         c = call_at(s, idx);
     }
+    if (s->call_free != UINT32_MAX)
+        prefetch_next(call_at(s, s->call_free), sizeof *c);
+    else if (s->call_fresh < s->ncallc * CALLS_PER_BLOCK)
+        prefetch_next(call_at(s, s->call_fresh), sizeof *c);
     *c = (struct call){0};
     osn_des_ev_init(&c->hold, EV_HOLD);
     osn_des_ev_init(&c->rtx, EV_2XX);
@@ -99,6 +113,10 @@ struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop)
         s->txn_free = w->next;
     else if (!(w = fresh((void ***)&s->txnc, &s->ntxnc, &s->txn_fresh, &s->txn_end, sizeof *w)))
         return NULL;
+    if (s->txn_free)
+        prefetch_next(s->txn_free, sizeof *w);
+    else if (s->txn_fresh != s->txn_end)
+        prefetch_next(s->txn_fresh, sizeof *w);
     osn_des_ev_init(&w->ev[0], EV_TXN0);
     osn_des_ev_init(&w->ev[1], EV_TXN1);
     w->call = c;

@@ -425,8 +425,12 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
     double t1 = cfg->sip.t1;
     double fixed[] = {t1,      2 * t1,  4 * t1,      8 * t1,      16 * t1,
                       32 * t1, 64 * t1, cfg->sip.t2, cfg->sip.t4, cfg->sip.timer_d};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        osn__net_fix_class(s, fixed[i]);
+    bool sip_class[OSN_DES_MAX_FIFOS] = {false}, link_class[OSN_DES_MAX_FIFOS] = {false};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        int id = osn__net_fix_class(s, fixed[i]);
+        if (id >= 0)
+            sip_class[id] = true;
+    }
     /* Timers of 64*T1 (B, F, J, L, M) are the most numerous pending ones, up to about four per
      * hop of every call for 32 s: room for them up front spares their ring its doublings. Only
      * a hint: a ring that needs more still grows, and one that cannot be made yet will. */
@@ -443,6 +447,18 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
             snprintf(msg, msgsize, "too many distinct timer durations");
             return OSN_EINVAL;
         }
+        link_class[s->link_class[h]] = true;
+    }
+    /* What each FIFO prefetches ahead of its head: for a SIP timer its whole transaction, as
+     * the handler reads the request (line 0), the state (1) and the event and the call pointer
+     * (3); for a link its message. A class of both gets both spans. */
+    for (int id = 0; id < s->nfix; id++) {
+        int before = sip_class[id] ? (int)offsetof(struct ntxn, ev) : 0;
+        int after = link_class[id] ? (int)sizeof(struct nmsg) : 0;
+        if (sip_class[id] && after < (int)(sizeof(struct ntxn) - offsetof(struct ntxn, ev[1])))
+            after = (int)(sizeof(struct ntxn) - offsetof(struct ntxn, ev[1]));
+        if (sip_class[id] || link_class[id])
+            (void)osn_des_timer_prefetch(&s->q, id, before, after);
     }
     struct osn_sip_cfg uac = cfg->sip, prx = cfg->sip, uas = cfg->sip;
     if (cfg->sipp) {
@@ -530,6 +546,30 @@ static void teardown(struct net *s)
     osn_des_release(&s->q);
 }
 
+/* A transaction timer this many firings behind the head of its FIFO has its call prefetched.
+ * The FIFO's own prefetch (src/des/heap.c, 8 behind) has brought the transaction in by then,
+ * and a transaction that ends there is freed, which reads its call (the pointer to it, the
+ * reference count), last met when the timer was set, 32 s ago. */
+#define CALL_AHEAD 4
+
+/* always_inline: GCC deletes the prefetches of a static helper it keeps out of line, as it
+ * takes the helper for side-effect free. */
+static inline __attribute__((always_inline)) void prefetch_call_ahead(const struct net *s)
+{
+    int f = osn_des_popped_fifo(&s->q);
+    const struct osn_des_ev *a = f >= 0 ? osn_des_fifo_peek(&s->q, f, CALL_AHEAD) : NULL;
+    if (!a || (a->type != EV_TXN0 && a->type != EV_TXN1))
+        return;
+    const struct ntxn *w =
+            (const struct ntxn *)((const char *)a - offsetof(struct ntxn, ev) -
+                                  (size_t)(a->type == EV_TXN1) * sizeof(struct osn_des_ev));
+    const struct call *c = w->call;
+    int h = txn_hop(w);
+    __builtin_prefetch(&c->stx[h][0], 1, 2);
+    __builtin_prefetch(&c->ctx[h][0], 1, 2);
+    __builtin_prefetch(&c->refs, 1, 2);
+}
+
 static void step(struct net *s, struct osn_des_ev *ev)
 {
     switch (ev->type) {
@@ -544,6 +584,7 @@ static void step(struct net *s, struct osn_des_ev *ev)
         struct ntxn *w = (struct ntxn *)((char *)ev - offsetof(struct ntxn, ev) -
                                          (size_t)slot * sizeof(struct osn_des_ev));
         struct osn_sip_out *o = &s->out;
+        prefetch_call_ahead(s);
         if (osn_sip_txn_timer(&s->nodes[txn_node(w)].sip, &w->t, w->t.tid[slot], s->q.now, o) == 0)
             osn__net_apply(s, w, o);
         break;
