@@ -126,8 +126,8 @@ int osn_des_timer_class(struct osn_des *q, double duration, int *id);
  * cache lines from 128 bytes before each event to 64 bytes after its end. An owner that embeds
  * its events in objects of its own names the bytes its handlers read instead, from `before`
  * bytes before the event to `after` bytes after its start (0 <= before, after <= 1024): say
- * the whole object, and no line of a neighbour. Only speed changes. OSN_EINVAL on a bad id or
- * span. */
+ * the whole object, and no line of a neighbour; 0, 0 asks for nothing (a short timer, whose
+ * events are still in cache). Only speed changes. OSN_EINVAL on a bad id or span. */
 int osn_des_timer_prefetch(struct osn_des *q, int id, int before, int after);
 
 /* Gives timer class `id` room for `n` pending events at once, so that its ring does not grow

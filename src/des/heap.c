@@ -346,7 +346,7 @@ static void fifo_settle(struct osn_des *q, int id)
     q->ford[p] = (int8_t)id;
     /* The events a few places behind the head fire soon and sit in cold memory: ask for them
      * now, so that their owners' fields are in cache when they fire. */
-    if (f->tail - f->head > AHEAD) {
+    if (f->before + f->after > 0 && f->tail - f->head > AHEAD) {
         const struct osn_des_ev *a = f->ring[(f->head + AHEAD) & f->mask].ev;
         if (a) {
             uintptr_t line = ((uintptr_t)a - (uintptr_t)f->before) & ~(uintptr_t)63;

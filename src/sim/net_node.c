@@ -451,15 +451,13 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
     }
     /* What each FIFO prefetches ahead of its head: for a SIP timer its whole transaction, as
      * the handler reads the request (line 0), the state (1) and the event and the call pointer
-     * (3); for a link its message. A class of both gets both spans. */
-    for (int id = 0; id < s->nfix; id++) {
-        int before = sip_class[id] ? (int)offsetof(struct ntxn, ev) : 0;
-        int after = link_class[id] ? (int)sizeof(struct nmsg) : 0;
-        if (sip_class[id] && after < (int)(sizeof(struct ntxn) - offsetof(struct ntxn, ev[1])))
-            after = (int)(sizeof(struct ntxn) - offsetof(struct ntxn, ev[1]));
+     * (3). A link's message was sent a few milliseconds before (still in cache): nothing,
+     * unless its class is a SIP timer's too. */
+    for (int id = 0; id < s->nfix; id++)
         if (sip_class[id] || link_class[id])
-            (void)osn_des_timer_prefetch(&s->q, id, before, after);
-    }
+            (void)osn_des_timer_prefetch(
+                    &s->q, id, sip_class[id] ? (int)offsetof(struct ntxn, ev) : 0,
+                    sip_class[id] ? (int)(sizeof(struct ntxn) - offsetof(struct ntxn, ev[1])) : 0);
     struct osn_sip_cfg uac = cfg->sip, prx = cfg->sip, uas = cfg->sip;
     if (cfg->sipp) {
         uac.invite_max_retrans = 5;
