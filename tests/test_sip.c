@@ -642,6 +642,49 @@ static void test_ist_non2xx_ack(void **state)
     osn_sip_layer_release(&l);
 }
 
+/* A response sent again is the first one (the request's Via, From, Call-ID and CSeq, the TU's
+ * status, To tag and Retry-After) without the overload-control parameters: a server gives its
+ * current state in every response (RFC 7339), which the sender adds when it sends. */
+static void test_ist_resend_is_the_response(void **state)
+{
+    (void)state;
+    struct osn_sip_layer l;
+    struct loop lp;
+    struct osn_sip_txn t = {0};
+    struct osn_sip_msg inv = request(OSN_SIP_INVITE, 4);
+    inv.cseq = 7;
+    struct osn_sip_msg r = {.status = 503, .to_tag = 77, .retry_after = 12};
+    r.oc = (struct osn_sip_oc){.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE, .value = 40};
+    struct osn_sip_out o;
+
+    assert_int_equal(osn_sip_layer_init(&l, NULL, 0), 0);
+    loop_init(&lp, &l);
+    start_server(&lp, &t, inv);
+    assert_int_equal(osn_sip_stxn_respond(&l, &t, &r, 1.0, &o), 0);
+    apply(&lp, &t, 1.0, &o);
+    at_recv(&lp, 1.2, &t, inv); /* before G (1.5): the final again */
+    run(&lp, 1.3);
+    assert_int_equal(lp.nsent, 2);
+    const struct osn_sip_msg *first = &lp.sent[0].msg, *again = &lp.sent[1].msg;
+    assert_false(lp.sent[0].retrans);
+    assert_true(lp.sent[1].retrans);
+    assert_int_equal(first->oc.value, 40); /* the first sending is the TU's, as it is */
+    assert_int_equal(first->retry_after, 12);
+    assert_int_equal(again->status, 503);
+    assert_int_equal(again->retry_after, 12);
+    assert_int_equal(again->to_tag, 77);
+    assert_int_equal(again->method, OSN_SIP_INVITE);
+    assert_int_equal(again->cseq, 7);
+    assert_int_equal(again->call_id, inv.call_id);
+    assert_int_equal(again->branch, inv.branch);
+    assert_int_equal(again->sent_by, inv.sent_by);
+    assert_int_equal(again->from_tag, inv.from_tag);
+    assert_int_equal(again->oc.flags, 0);
+    assert_int_equal(again->oc.value, 0);
+    assert_int_equal(t.resp.status, 503);
+    osn_sip_layer_release(&l);
+}
+
 /* ---- non-INVITE server ---- */
 
 static void test_nist(void **state)
@@ -1068,6 +1111,7 @@ int main(void)
             cmocka_unit_test(test_ist_trying_delay),
             cmocka_unit_test(test_ist_non2xx_no_ack),
             cmocka_unit_test(test_ist_non2xx_ack),
+            cmocka_unit_test(test_ist_resend_is_the_response),
             cmocka_unit_test(test_nist),
             cmocka_unit_test(test_match_ack_cancel),
             cmocka_unit_test(test_unindexed_matches_as_table),

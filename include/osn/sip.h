@@ -195,6 +195,14 @@ enum osn_sip_state {
 
 enum osn_sip_role { OSN_SIP_CLIENT = 0, OSN_SIP_SERVER = 1 };
 
+/* What a response adds to the request it answers: its Via, From, Call-ID and CSeq are the
+ * request's (RFC 3261 8.2.6.2), so a transaction keeps only this of a response. */
+struct osn_sip_resp {
+    uint16_t status;
+    int32_t retry_after; /* -1 when absent */
+    uint64_t to_tag;
+};
+
 /* A transaction. Caller-owned memory; the fields are the layer's (read them, don't write). */
 struct osn_sip_txn {
     struct osn_sip_msg req; /* the request that created it */
@@ -211,9 +219,13 @@ struct osn_sip_txn {
     /* The owner's (the network simulator keeps its element and hop here): the layer never reads
      * or writes these bytes, not even when it starts the transaction. */
     uint8_t user[2];
-    /* Server: the last response sent; client: the final (for the ACK). Valid only with has_resp;
-     * last, so that starting a transaction clears everything before it and not these bytes. */
-    struct osn_sip_msg resp;
+    /* Server: the last response sent; client: the final (its To tag goes in the ACK). Valid
+     * only with has_resp; last, so that starting a transaction clears everything before it and
+     * not these bytes. A server sends it again as the request's identities with these fields
+     * and no overload-control parameters: RFC 7339 has a server give its current state in
+     * every response it sends, which the sender adds at that moment (the network simulator's
+     * links do), not the state of the first sending. */
+    struct osn_sip_resp resp;
 };
 
 /* ---- transaction table (§17.1.3, §17.2.3) ---- */
@@ -323,7 +335,8 @@ int osn_sip_txn_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struc
  * sends it and changes state (RFC 3261 17.2.1, 17.2.2). The TU gives the status, To tag,
  * Retry-After and oc parameters; the method, CSeq, Call-ID, From and Via come from the request
  * (8.2.6.2). A response the state no longer accepts (a second final) is discarded: 0, no
- * actions. */
+ * actions. The response goes out as given; when the transaction sends it again it has no oc
+ * parameters (struct osn_sip_txn, resp). */
 int osn_sip_stxn_respond(struct osn_sip_layer *l, struct osn_sip_txn *t,
                          const struct osn_sip_msg *resp, double now, struct osn_sip_out *out);
 

@@ -146,7 +146,7 @@ static void ict_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struc
             }
         } else {
             /* RFC 3261 17.1.1.2: 300-699 -> Completed, send ACK, Timer D (> 32 s on UDP). */
-            t->resp = *m;
+            t->resp = osn__sip_resp_of(m);
             t->has_resp = true;
             o->built = make_ack(t);
             osn__sip_send(o, &o->built, false);
@@ -191,7 +191,7 @@ static void nict_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const stru
             t->state = OSN_SIP_PROCEEDING;
         } else {
             /* RFC 3261 17.1.2.2: a final -> Completed, Timer K = T4 on UDP. */
-            t->resp = *m;
+            t->resp = osn__sip_resp_of(m);
             t->has_resp = true;
             t->state = OSN_SIP_COMPLETED;
             osn__sip_disarm(t, o, 0);

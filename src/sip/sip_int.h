@@ -17,6 +17,12 @@ static inline bool osn__sip_is_invite(const struct osn_sip_txn *t)
     return t->req.method == OSN_SIP_INVITE;
 }
 
+/* What a transaction keeps of response m (struct osn_sip_resp). */
+static inline struct osn_sip_resp osn__sip_resp_of(const struct osn_sip_msg *m)
+{
+    return (struct osn_sip_resp){m->status, m->retry_after, m->to_tag};
+}
+
 /* Arms timer `id` at `at`, replacing the slot's previous timer. */
 static inline void osn__sip_arm(struct osn_sip_txn *t, struct osn_sip_out *o, int id, double at)
 {

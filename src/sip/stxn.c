@@ -57,20 +57,28 @@
  */
 #include "sip_int.h"
 
-/* Keeps and sends response `r` (an original from the TU or the layer's own 100). */
+/* Keeps and sends response `r` (an original from the TU or the layer's own 100), as it is:
+ * the output's own copy, since r is the caller's. A server's output sends one message. */
 static void send_resp(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *r,
                       struct osn_sip_out *o)
 {
-    t->resp = *r;
+    t->resp = osn__sip_resp_of(r);
     t->has_resp = true;
-    osn__sip_send(o, &t->resp, false);
+    o->built = *r;
+    osn__sip_send(o, &o->built, false);
     l->stats.resp_sent++;
 }
 
-/* Sends the kept response again. */
+/* Sends the kept response again: the request's identities (8.2.6.2) with the kept status,
+ * Retry-After and To tag (struct osn_sip_txn). */
 static void resend(struct osn_sip_layer *l, struct osn_sip_txn *t, struct osn_sip_out *o)
 {
-    osn__sip_send(o, &t->resp, true);
+    o->built = t->req;
+    o->built.status = t->resp.status;
+    o->built.retry_after = t->resp.retry_after;
+    o->built.to_tag = t->resp.to_tag;
+    o->built.oc = (struct osn_sip_oc){0};
+    osn__sip_send(o, &o->built, true);
     t->nretrans++;
     l->stats.resp_retrans++;
 }
