@@ -258,7 +258,8 @@ static inline int osn_des_popped_fifo(const struct osn_des *q)
 
 /* The pending event k places behind the head of FIFO id (k = 0: the head), NULL when the FIFO
  * is shorter or that entry was cancelled. It lets an owner prefetch what its events will need
- * a few firings ahead: read only, the event stays where it is. */
+ * a few firings ahead: read only, the event stays where it is. Unchecked, as it runs on every
+ * pop: id must be a class of q (osn_des_popped_fifo gives one when it is >= 0). */
 static inline const struct osn_des_ev *osn_des_fifo_peek(const struct osn_des *q, int id,
                                                          uint64_t k)
 {

@@ -91,7 +91,7 @@ struct ntxn {
     };
     double t0;
 };
-/* Three cache lines, and as many in a pool block (OSN_MEM_BLOCK is aligned): a transaction met
+/* Three whole cache lines, as the pool blocks are aligned (OSN_MEM_BLOCK): a transaction met
  * again after its 32 s timers is read from memory, line by line. */
 _Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == 192, "struct ntxn: keep it 192 bytes");
 _Static_assert(OSN_NET_MAX_ELEMS <= 256 && MAXHOP <= 256, "t.user holds an element and a hop");

@@ -450,9 +450,9 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
         link_class[s->link_class[h]] = true;
     }
     /* What each FIFO prefetches ahead of its head: for a SIP timer its whole transaction, as
-     * the handler reads the request (line 0), the state (1) and the event and the call pointer
-     * (3). A link's message was sent a few milliseconds before (still in cache): nothing,
-     * unless its class is a SIP timer's too. */
+     * the handler reads the request (line 0), the state (1) and the events and the call
+     * pointer (2). A link's message was sent a few milliseconds before (still in cache):
+     * nothing, unless its class is a SIP timer's too. */
     for (int id = 0; id < s->nfix; id++)
         if (sip_class[id] || link_class[id])
             (void)osn_des_timer_prefetch(
