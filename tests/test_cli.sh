@@ -183,6 +183,29 @@ run 2 "failed run keeps old file" -- solve --set thresholds.H=99 --json "$TMP/ke
 [ "$(cat "$TMP/keep.json")" = old ] && ok || bad "failed run changed an existing output file"
 compgen -G "$TMP/keep.json.tmp.*" >/dev/null && bad "temporary left next to keep.json" || ok
 
+# ---- outputs that are not regular files (the README's "Output files") ----
+# Devices are written directly, never replaced: `make` as root once turned /dev/null into a
+# regular file (an output was renamed over it).
+run 0 "json to /dev/null" -- solve "$ROOT/examples/exact_tiny.ini" --json /dev/null -q
+[ -c /dev/null ] && ok || bad "--json /dev/null replaced /dev/null"
+run 0 "json to /dev/stdout" -- solve "$ROOT/examples/exact_tiny.ini" --json /dev/stdout -q
+"$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" && ok ||
+    bad "--json /dev/stdout printed no JSON: $(head -c 200 "$TMP/out")"
+if [ -c /dev/full ]; then
+    # A full disk on the last output: no output of the run lands (all or none).
+    run 2 "json to /dev/full" -- solve "$ROOT/examples/exact_tiny.ini" --csv "$TMP/full.csv" \
+        --dist "$TMP/full_dist.csv" --json /dev/full -q
+    expect_err "json to /dev/full" "/dev/full" "No space left on device"
+    no_file "json to /dev/full" "$TMP/full.csv"
+    no_file "json to /dev/full" "$TMP/full_dist.csv"
+    [ -c /dev/full ] && ok || bad "--json /dev/full replaced /dev/full"
+fi
+echo old >"$TMP/real.json"
+ln -s real.json "$TMP/link.json"
+run 0 "json through a symlink" -- solve "$ROOT/examples/exact_tiny.ini" --json "$TMP/link.json" -q
+[ -L "$TMP/link.json" ] && [ "$(head -c 1 "$TMP/real.json")" = "{" ] && ok ||
+    bad "--json through a symlink: link replaced or target not written"
+
 # ---- JSON ----
 run 0 "json file" -- solve "$ROOT/examples/two_flows.ini" --set thresholds.R=25 \
     --json "$TMP/out.json"

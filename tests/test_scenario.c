@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -554,6 +555,185 @@ static void test_afile_bad_directory(void **state)
     osn_afile_abort(&af);
 }
 
+/* Reads a whole small file into buf (NUL-terminated). */
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* A fresh directory for one test's files. */
+static void scratch_dir(char *dir)
+{
+    strcpy(dir, "/tmp/osn_test_afile_dir_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+}
+
+static void write_through(const char *path, const char *text)
+{
+    struct osn_afile af;
+    char err[256];
+    assert_int_equal(osn_afile_open(&af, path, err, sizeof err), 0);
+    fputs(text, af.f);
+    assert_int_equal(osn_afile_commit(&af, err, sizeof err), 0);
+}
+
+/* A symbolic link is followed: its target is written, the link stays a link. */
+static void test_afile_follows_symlink(void **state)
+{
+    char dir[64], real[128], link[128], dangling[128], target2[128], buf[64];
+    struct stat st;
+    (void)state;
+
+    scratch_dir(dir);
+    snprintf(real, sizeof real, "%s/real.json", dir);
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.json", dir);
+    snprintf(target2, sizeof target2, "%s/new.json", dir);
+    write_through(real, "old");
+    assert_int_equal(symlink("real.json", link), 0); /* relative to the link's directory */
+    write_through(link, "new");
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    slurp(real, buf, sizeof buf);
+    assert_string_equal(buf, "new");
+    /* A dangling link creates its target, as the shell's > does. */
+    assert_int_equal(symlink(target2, dangling), 0);
+    write_through(dangling, "created");
+    assert_int_equal(lstat(dangling, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    slurp(target2, buf, sizeof buf);
+    assert_string_equal(buf, "created");
+    unlink(real);
+    unlink(link);
+    unlink(dangling);
+    unlink(target2);
+    assert_int_equal(rmdir(dir), 0); /* no temporary left behind */
+}
+
+/* A replaced file keeps its mode (here 0640 and a read-only 0444 one, which only root may
+ * replace; anyone else is refused, as cp refuses). */
+static void test_afile_keeps_mode(void **state)
+{
+    char dir[64], path[128], ro[128], err[256], buf[64];
+    struct osn_afile af;
+    struct stat st;
+    (void)state;
+
+    scratch_dir(dir);
+    snprintf(path, sizeof path, "%s/out.csv", dir);
+    snprintf(ro, sizeof ro, "%s/ro.csv", dir);
+    write_through(path, "old");
+    assert_int_equal(chmod(path, 0640), 0);
+    write_through(path, "new");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+
+    write_through(ro, "old");
+    assert_int_equal(chmod(ro, 0444), 0);
+    if (geteuid() == 0) {
+        write_through(ro, "new");
+        slurp(ro, buf, sizeof buf);
+        assert_string_equal(buf, "new");
+    } else {
+        assert_int_equal(osn_afile_open(&af, ro, err, sizeof err), OSN_EIO);
+        assert_contains(err, "Permission denied");
+        osn_afile_abort(&af);
+        slurp(ro, buf, sizeof buf);
+        assert_string_equal(buf, "old");
+    }
+    assert_int_equal(stat(ro, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0444);
+    unlink(path);
+    unlink(ro);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* A character device is written directly, never replaced: /dev/full stays a device and the
+ * failed write is reported. (With the old rename, root turned it into a regular file.) */
+static void test_afile_device_written_directly(void **state)
+{
+    struct osn_afile af;
+    char err[256];
+    struct stat st;
+    (void)state;
+
+    if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+        skip();
+    assert_int_equal(osn_afile_open(&af, "/dev/full", err, sizeof err), 0);
+    assert_true(af.is_direct);
+    assert_string_equal(af.tmp, "");
+    fputs("a result", af.f);
+    assert_int_equal(osn_afile_commit(&af, err, sizeof err), OSN_EIO);
+    assert_contains(err, "/dev/full");
+    assert_contains(err, "No space left on device");
+    osn_afile_abort(&af);
+    assert_int_equal(stat("/dev/full", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+}
+
+/* A FIFO is written directly: its reader gets the result and it stays a FIFO. */
+static void test_afile_fifo_written_directly(void **state)
+{
+    char dir[64], fifo[128], err[256], buf[64] = "";
+    struct osn_afile af;
+    struct stat st;
+    (void)state;
+
+    scratch_dir(dir);
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    /* The reader opens first (non-blocking), so that the writer's open does not wait. */
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    assert_true(rd >= 0);
+    assert_int_equal(osn_afile_open(&af, fifo, err, sizeof err), 0);
+    assert_true(af.is_direct);
+    fputs("through the pipe", af.f);
+    assert_int_equal(osn_afile_commit(&af, err, sizeof err), 0);
+    assert_int_equal(read(rd, buf, sizeof buf - 1), 16);
+    close(rd);
+    assert_string_equal(buf, "through the pipe");
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    unlink(fifo);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* A directory is refused, naming it. */
+static void test_afile_directory_refused(void **state)
+{
+    struct osn_afile af;
+    char err[256];
+    (void)state;
+
+    assert_int_equal(osn_afile_open(&af, "/tmp", err, sizeof err), OSN_EIO);
+    assert_contains(err, "/tmp");
+    assert_contains(err, "Is a directory");
+    osn_afile_abort(&af);
+}
+
+/* Finish then publish: a finished file is not in place until published, and an abort after
+ * the finish removes it (the way a run with several outputs gives up when one fails). */
+static void test_afile_finish_abort(void **state)
+{
+    char dir[64], path[128], err[256];
+    struct osn_afile af;
+    (void)state;
+
+    scratch_dir(dir);
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    assert_int_equal(osn_afile_open(&af, path, err, sizeof err), 0);
+    fputs("{}", af.f);
+    assert_int_equal(osn_afile_finish(&af, err, sizeof err), 0);
+    assert_false(exists(path));
+    osn_afile_abort(&af);
+    assert_false(exists(path));
+    assert_int_equal(rmdir(dir), 0); /* the temporary is gone too */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +761,12 @@ int main(void)
             cmocka_unit_test(test_afile_abort_leaves_nothing),
             cmocka_unit_test(test_afile_commit),
             cmocka_unit_test(test_afile_bad_directory),
+            cmocka_unit_test(test_afile_follows_symlink),
+            cmocka_unit_test(test_afile_keeps_mode),
+            cmocka_unit_test(test_afile_device_written_directly),
+            cmocka_unit_test(test_afile_fifo_written_directly),
+            cmocka_unit_test(test_afile_directory_refused),
+            cmocka_unit_test(test_afile_finish_abort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,18 +111,27 @@ int osn_report_csv_write(FILE *f, const struct osn_scenario *sc, const struct os
                          char *err, size_t errsize);
 
 /*
- * An output file written atomically: osn_afile_open() creates "PATH.tmp.PID"; commit renames it
- * over PATH, abort removes it. Path "-" means stdout (commit/abort then only flush).
+ * An output file that never destroys what is there (src/io/afile.c has the whole policy): a
+ * regular file (or a symlink's target) is written to "PATH.tmp.PID" and renamed over PATH at
+ * commit, keeping the old file's mode and owner; a device, FIFO or socket is written directly;
+ * path "-" means stdout. Commit = finish (flush, sync, close: what can fail for lack of space)
+ * + publish (rename); a run with several outputs finishes all before it publishes any.
  */
 struct osn_afile {
     FILE *f;
-    char path[4096];
-    char tmp[4096];
+    char path[4096]; /* the file written: a symbolic link's final target */
+    char tmp[4096];  /* the temporary; empty for stdout and direct outputs */
     int is_stdout;
+    int is_direct;     /* a device, FIFO or socket, written in place */
+    int copy_in_place; /* the old file's owner could not be kept: copy, do not rename */
+    int finished;      /* osn_afile_finish() succeeded; publish pending */
 };
 
 int osn_afile_open(struct osn_afile *af, const char *path, char *err, size_t errsize);
+int osn_afile_finish(struct osn_afile *af, char *err, size_t errsize);
+int osn_afile_publish(struct osn_afile *af, char *err, size_t errsize);
 int osn_afile_commit(struct osn_afile *af, char *err, size_t errsize);
 void osn_afile_abort(struct osn_afile *af);
+const char *osn_afile_write_path(const struct osn_afile *af);
 
 #endif

@@ -290,16 +290,21 @@ int osn_cmd_optimize(int argc, char **argv)
             die("--plot: %s", err);
             goto out;
         }
-        if (osn_opt_plot_end(&g, plot.tmp, &res, err, sizeof err) != 0) {
+        if (osn_opt_plot_end(&g, osn_afile_write_path(&plot), &res, err, sizeof err) != 0) {
             die("--plot %s: %s", o.plot, err);
             goto out;
         }
     }
     if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 2))
         osn_opt_summary(stdout, at, &cfg, &res);
+    /* The plot lands with the other outputs: finished before, published after them. */
+    if (o.plot && osn_afile_finish(&plot, err, sizeof err) != 0) {
+        die("--plot: %s", err);
+        goto out;
+    }
     if (osn_cli_stdout_done("optimize") != 0 || osn_cli_outputs_commit("optimize", outs, 2) != 0)
         goto out;
-    if (o.plot && osn_afile_commit(&plot, err, sizeof err) != 0) {
+    if (o.plot && osn_afile_publish(&plot, err, sizeof err) != 0) {
         die("--plot: %s", err);
         goto out;
     }

@@ -61,12 +61,21 @@ int osn_cli_stdout_done(const char *cmd)
 
 int osn_cli_outputs_commit(const char *cmd, struct osn_cli_output *out, int n)
 {
-    /* A rename in the directory a file was just created in practically cannot fail; if one
-     * does, the files renamed before it stay. */
+    /* All outputs land together: every file is finished (flushed, synced, closed: what fails
+     * on a full disk fails here) before any is renamed into place. A rename in the directory a
+     * file was just created in practically cannot fail; if one does, the files renamed before
+     * it stay. */
     char err[512];
     for (int i = 0; i < n; i++)
-        if (out[i].file.f && osn_afile_commit(&out[i].file, err, sizeof err) != 0)
+        if (out[i].file.f && osn_afile_finish(&out[i].file, err, sizeof err) != 0) {
+            osn_cli_outputs_abort(out, n);
             return osn_cli_die(cmd, "%s: %s", out[i].flag, err);
+        }
+    for (int i = 0; i < n; i++)
+        if (out[i].file.finished && osn_afile_publish(&out[i].file, err, sizeof err) != 0) {
+            osn_cli_outputs_abort(out, n);
+            return osn_cli_die(cmd, "%s: %s", out[i].flag, err);
+        }
     return 0;
 }
 
