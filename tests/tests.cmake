@@ -38,3 +38,9 @@ osn_unit_test(test_net)
 target_link_libraries(test_net PRIVATE osn_sim)
 add_test(NAME fluid_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fluid_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(fluid_sim PROPERTIES TIMEOUT 60)
+# The network simulator's results bit for bit against tests/data/net_golden.txt.
+add_executable(test_net_golden tests/test_net_golden.c)
+target_link_libraries(test_net_golden PRIVATE osn_io)
+add_test(NAME net_golden COMMAND test_net_golden ${CMAKE_SOURCE_DIR}/tests/data/net_golden.txt
+                                 ${CMAKE_SOURCE_DIR}/examples)
+set_tests_properties(net_golden PROPERTIES TIMEOUT 300)
