@@ -34,19 +34,20 @@
 #include <stdio.h>
 
 #include "osn/ctl.h"
+#include "osn/elem.h"
 #include "osn/sip.h"
 
 enum osn_net_topology { OSN_NET_COLLAPSE, OSN_NET_TANDEM, OSN_NET_FANIN };
 
-/* Message kinds, for processing costs and counters. */
+/* Message kinds, for processing costs and counters: the elements' (osn/elem.h). */
 enum osn_net_kind {
-    OSN_NET_K_INVITE, /* new INVITE */
-    OSN_NET_K_RETX,   /* retransmitted request absorbed by a server transaction */
-    OSN_NET_K_RESP,   /* any response */
-    OSN_NET_K_ACK,
-    OSN_NET_K_BYE,
-    OSN_NET_K_REJECT, /* a new INVITE answered with 503 by the controller */
-    OSN_NET_NKINDS
+    OSN_NET_K_INVITE = OSN_ELEM_K_INVITE, /* new INVITE */
+    OSN_NET_K_RETX = OSN_ELEM_K_RETX,     /* retransmitted request absorbed by a server txn */
+    OSN_NET_K_RESP = OSN_ELEM_K_RESP,     /* any response */
+    OSN_NET_K_ACK = OSN_ELEM_K_ACK,
+    OSN_NET_K_BYE = OSN_ELEM_K_BYE,
+    OSN_NET_K_REJECT = OSN_ELEM_K_REJECT, /* a new INVITE answered with 503 by the controller */
+    OSN_NET_NKINDS = OSN_ELEM_NKINDS
 };
 
 /* Call arrival processes of a source. */

@@ -1,522 +1,436 @@
 /*
- * The SIP network (include/osn/net.h), first half: the objects and their pools, links, and the
- * glue between the transaction layer (osn/sip.h), the controllers (osn/ctl.h) and the event
- * set (osn/des.h).
+ * Replications of the SIP network (include/osn/net.h): defaults, checks, the capacity from the
+ * cost model, the measures as functions of per-replication totals, and the runner.
  *
- * Objects. A call (pool) knows its source, its outcome and, per hop and request kind, its live
- * transactions: messages are matched through it (the layers keep no table). A transaction
- * wrapper (pool) embeds the layer's
- * struct osn_sip_txn and one event per timer slot. A message (pool) embeds its link event and
- * waits in a server's queue through its own link pointer. Nothing is allocated per event once
- * the pools have grown to the working set; calls are freed when the last transaction or message
- * referring to them is gone (a reference count).
- *
- * Element ids: sources 0..E-1, edges E..2E-1, then mid (tandem), core, UAS. Hop h of a call
- * joins path[h] and path[h+1]; requests go down a hop, responses up. A SIP timer whose duration
- * is one of a few fixed values (T1 * 2^k, T2, T4, 64 T1, D, link delays) goes to a FIFO timer
- * class of the event set, in O(1); other events (service, hold, arrivals) use the heap.
- *
- * The servers, the sources and the event loop are in net_node.c.
+ * The runner is the node's (par.h): stream i (the master seed's state jumped i times) for
+ * replication i, workers that take replication numbers from a shared counter, and estimates
+ * formed afterwards in replication order, f(pooled totals) with a jackknife half-width; so the
+ * thread count changes the wall time only. A trace, when asked for, comes from replication 0.
  */
 #include <math.h>
-#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net_int.h"
-#include "osn/des.h"
 #include "osn/err.h"
+#include "osn/stats.h"
+#include "osn/wall.h"
+#include "par.h"
 
-/* ---- pools ---- */
-
-/* A new zeroed block of a pool (osn/mem.h), appended to its list.
- *
- * Each pool hands out its free list first (the objects freed last, still in cache), and else
- * the next never-used object of its newest block: a fresh object is first written when it is
- * used, not when its block is made, so its memory is met once and not twice. */
-static void *grow(void ***chunks, size_t *n)
+void osn_net_cfg_default(struct osn_net_cfg *cfg)
 {
-    void **c = realloc(*chunks, (*n + 1) * sizeof *c);
+    *cfg = (struct osn_net_cfg){0};
+    cfg->topology = OSN_NET_COLLAPSE;
+    cfg->edges = 1;
+    cfg->time = 20;
+    cfg->warmup = 10;
+    cfg->replications = 4;
+    cfg->seed = 1;
+    cfg->threads = 1;
+    cfg->level = 0.95;
+    cfg->src.process = OSN_NET_POISSON;
+    cfg->src.rate = 300;
+    cfg->src.mmpp_rate[0] = 200;
+    cfg->src.mmpp_rate[1] = 600;
+    cfg->src.mmpp_switch[0] = 0.2;
+    cfg->src.mmpp_switch[1] = 0.4;
+    cfg->src.burst_factor = 1;
+    cfg->src.hold = 5;
+    static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3, 0.5e-3, 0.3e-3};
+    for (int k = 0; k < OSN_NET_NKINDS; k++) {
+        cfg->core.cost[k] = core[k];
+        cfg->edge.cost[k] = core[k] / 20;
+        cfg->uas.cost[k] = core[k] / 20;
+    }
+    cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
+    cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
+    snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
+    osn_ctl_cfg_default(&cfg->ctl);
+    osn_sip_cfg_default(&cfg->sip);
+}
+
+double osn_net_capacity(const struct osn_net_server_cfg *s, int nresp)
+{
+    double w = s->cost[OSN_NET_K_INVITE] + s->cost[OSN_NET_K_ACK] + s->cost[OSN_NET_K_BYE] +
+               nresp * s->cost[OSN_NET_K_RESP];
+    return w > 0 ? 1 / w : INFINITY;
+}
+
+double osn_net_core_capacity(const struct osn_net_cfg *cfg)
+{
+    return osn_net_capacity(&cfg->core, 3);
+}
+
+int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity)
+{
+    int E = cfg->topology == OSN_NET_FANIN ? cfg->edges : 1, n = 0;
+    for (int i = 0; i < E; i++) {
+        snprintf(names[n], 16, E == 1 ? "uac" : "uac%d", i);
+        capacity[n++] = INFINITY;
+    }
+    for (int i = 0; i < E; i++) {
+        snprintf(names[n], 16, E == 1 ? "edge" : "edge%d", i);
+        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
+    }
+    if (cfg->topology == OSN_NET_TANDEM) {
+        snprintf(names[n], 16, "mid");
+        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
+    }
+    snprintf(names[n], 16, "core");
+    capacity[n++] = osn_net_capacity(&cfg->core, 3);
+    snprintf(names[n], 16, "uas");
+    capacity[n++] = osn_net_capacity(&cfg->uas, 0);
+    return n;
+}
+
+static const struct {
+    const char *key, *unit, *meaning;
+} measures[OSN_NET_NMEASURES] = {
+        {"offered", "1/s", "calls offered by the sources"},
+        {"goodput", "1/s", "calls whose 200 reached the UAC before Timer B"},
+        {"capacity", "1/s", "core call capacity from its cost model"},
+        {"setup_delay_mean", "s", "INVITE -> 180 at the UAC, mean"},
+        {"setup_delay_p50", "s", "INVITE -> 180, median"},
+        {"setup_delay_p95", "s", "INVITE -> 180, 95th percentile"},
+        {"setup_delay_p99", "s", "INVITE -> 180, 99th percentile"},
+        {"failed", "1/s", "failed calls"},
+        {"failed_timeout", "1/s", "failed: Timer B or a 408"},
+        {"failed_rejected", "1/s", "failed: 503"},
+        {"failed_other", "1/s", "failed: other final response"},
+        {"retrans_ratio", "", "core: absorbed retransmissions / new requests"},
+        {"admitted", "1/s", "calls the core forwarded to the UAS"},
+        {"admitted_failed", "", "failures of admitted calls / admissions (rates in the window)"},
+        {"core_util", "", "core CPU busy fraction"},
+        {"core_P0", "", "core time in mode 0 (normal)"},
+        {"core_P1", "", "core time in mode 1 (overload)"},
+        {"core_P2", "", "core time in mode 2 (discard)"},
+        {"msg_rate", "1/s", "messages processed by all servers"},
+};
+
+const char *osn_net_measure_key(enum osn_net_measure i)
+{
+    return measures[i].key;
+}
+const char *osn_net_measure_unit(enum osn_net_measure i)
+{
+    return measures[i].unit;
+}
+const char *osn_net_measure_meaning(enum osn_net_measure i)
+{
+    return measures[i].meaning;
+}
+
+const char *osn_net_elem_measure_key(int i)
+{
+    static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response",
+                                                     "ack",    "bye",     "reject"};
+    static const char *const rest[] = {"dropped", "util", "queue_mean", "invites_in", "capacity"};
+    return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
+}
+
+/* The q-quantile of the setup-delay histogram in tot (bin midpoints). */
+static double hist_quantile(const double *tot, double q)
+{
+    const double *h = tot + OSN__NT_HIST;
+    double n = 0, acc = 0;
+    for (int b = 0; b < OSN__NET_HB; b++)
+        n += h[b];
+    if (n <= 0)
+        return NAN;
+    for (int b = 0; b < OSN__NET_HB; b++) {
+        acc += h[b];
+        if (acc >= q * n)
+            return b < OSN__NET_HB_FINE  ? (b + 0.5) * 1e-3
+                   : b < OSN__NET_HB - 1 ? 2.0 + (b - OSN__NET_HB_FINE + 0.5) * 0.1
+                                         : 64.0;
+    }
+    return 64.0;
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : NAN;
+}
+
+/* Measure i from (pooled) totals. `cap` is the core capacity. */
+static double measure(int i, const double *t, double cap)
+{
+    double T = t[OSN__NT_TIME];
+    double fail = t[OSN__NT_FAIL_TIMEOUT] + t[OSN__NT_FAIL_REJECTED] + t[OSN__NT_FAIL_OTHER];
+    double mt = t[OSN__NT_MODE0] + t[OSN__NT_MODE1] + t[OSN__NT_MODE2];
+    switch (i) {
+    case OSN_NET_OFFERED:
+        return ratio(t[OSN__NT_STARTED], T);
+    case OSN_NET_GOODPUT:
+        return ratio(t[OSN__NT_GOOD], T);
+    case OSN_NET_CAPACITY:
+        return cap;
+    case OSN_NET_SETUP_MEAN:
+        return ratio(t[OSN__NT_SETUP_SUM], t[OSN__NT_SETUP_N]);
+    case OSN_NET_SETUP_P50:
+        return hist_quantile(t, 0.50);
+    case OSN_NET_SETUP_P95:
+        return hist_quantile(t, 0.95);
+    case OSN_NET_SETUP_P99:
+        return hist_quantile(t, 0.99);
+    case OSN_NET_FAILED:
+        return ratio(fail, T);
+    case OSN_NET_FAILED_TIMEOUT:
+        return ratio(t[OSN__NT_FAIL_TIMEOUT], T);
+    case OSN_NET_FAILED_REJECTED:
+        return ratio(t[OSN__NT_FAIL_REJECTED], T);
+    case OSN_NET_FAILED_OTHER:
+        return ratio(t[OSN__NT_FAIL_OTHER], T);
+    case OSN_NET_RETRANS_RATIO:
+        return ratio(t[OSN__NT_CORE_RETX], t[OSN__NT_CORE_NEW]);
+    case OSN_NET_ADMITTED:
+        return ratio(t[OSN__NT_ADMIT], T);
+    case OSN_NET_ADMITTED_TIMEOUT:
+        return t[OSN__NT_ADMIT] > 0 ? t[OSN__NT_ADMIT_FAIL] / t[OSN__NT_ADMIT] : NAN;
+    case OSN_NET_CORE_UTIL:
+        return NAN; /* filled from the element block by the caller */
+    case OSN_NET_CORE_P0:
+        return ratio(t[OSN__NT_MODE0], mt);
+    case OSN_NET_CORE_P1:
+        return ratio(t[OSN__NT_MODE1], mt);
+    case OSN_NET_CORE_P2:
+        return ratio(t[OSN__NT_MODE2], mt);
+    case OSN_NET_MSG_RATE:
+        return ratio(t[OSN__NT_MSGS], T);
+    }
+    return NAN;
+}
+
+static double elem_measure(int e, int i, const double *t, const double *cap)
+{
+    const double *b = t + OSN__NT_ELEM + OSN__NE_N * e;
+    double T = t[OSN__NT_TIME];
+    if (i < OSN_NET_E_DROPPED)
+        return ratio(b[OSN__NE_PROC + i], T);
+    switch (i) {
+    case OSN_NET_E_DROPPED:
+        return ratio(b[OSN__NE_DROPPED], T);
+    case OSN_NET_E_UTIL:
+        return ratio(b[OSN__NE_BUSY], T);
+    case OSN_NET_E_QMEAN:
+        return ratio(b[OSN__NE_AREA], T);
+    case OSN_NET_E_OFFERED:
+        return ratio(b[OSN__NE_NEWINV], T);
+    case OSN_NET_E_CAPACITY:
+        return cap[e];
+    }
+    return NAN;
+}
+
+int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, size_t msgsize)
+{
+    const char *key = NULL, *why = NULL;
+
     if (!c)
-        return NULL;
-    *chunks = c;
-    c[*n] = osn_mem_block_alloc(OSN_MEM_BLOCK);
-    if (!c[*n])
-        return NULL;
-    return c[(*n)++];
-}
-
-/* The next never-used object of `size` bytes in a pool's newest block (*fresh up to *end), in a
- * new block when that one is used up; NULL when out of memory. */
-static void *fresh(void ***chunks, size_t *n, char **next, char **end, size_t size)
-{
-    if (*next == *end) {
-        char *b = grow(chunks, n);
-        if (!b)
-            return NULL;
-        *next = b;
-        *end = b + OSN_MEM_BLOCK / size * size;
-    }
-    void *o = *next;
-    *next += size;
-    return o;
-}
-
-/* Asks for the lines of the object a pool hands out next (write intent): a fresh one is cold
- * since its huge page was cleared, and a free one has been met only in part since it was last
- * used (32 s ago, most often). Always inline: GCC drops the prefetches of a static helper it
- * keeps out of line. */
-static inline __attribute__((always_inline)) void prefetch_next(const void *o, size_t size)
-{
-    for (size_t off = 0; off < size; off += 64)
-        __builtin_prefetch((const char *)o + off, 1, 3);
-}
-
-struct call *osn__net_call_new(struct net *s)
-{
-    uint32_t idx = s->call_free;
-    struct call *c;
-    if (idx != UINT32_MAX) {
-        c = call_at(s, idx);
-        s->call_free = c->next_free;
-    } else {
-        if (s->call_fresh == s->ncallc * CALLS_PER_BLOCK && !grow((void ***)&s->callc, &s->ncallc))
-            return NULL;
-        idx = s->call_fresh++;
-        c = call_at(s, idx);
-    }
-    if (s->call_free != UINT32_MAX)
-        prefetch_next(call_at(s, s->call_free), sizeof *c);
-    else if (s->call_fresh < s->ncallc * CALLS_PER_BLOCK)
-        prefetch_next(call_at(s, s->call_fresh), sizeof *c);
-    *c = (struct call){0};
-    osn_des_ev_init(&c->hold, EV_HOLD);
-    osn_des_ev_init(&c->rtx, EV_2XX);
-    c->idx = idx;
-    return c;
-}
-
-void osn__net_call_unref(struct net *s, struct call *c)
-{
-    if (--c->refs > 0)
-        return;
-    osn_des_cancel(&s->q, &c->hold);
-    osn_des_cancel(&s->q, &c->rtx);
-    c->next_free = s->call_free;
-    s->call_free = c->idx;
-}
-
-struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop)
-{
-    struct ntxn *w = s->txn_free;
-    if (w)
-        s->txn_free = w->next;
-    else if (!(w = fresh((void ***)&s->txnc, &s->ntxnc, &s->txn_fresh, &s->txn_end, sizeof *w)))
-        return NULL;
-    if (s->txn_free)
-        prefetch_next(s->txn_free, sizeof *w);
-    else if (s->txn_fresh != s->txn_end)
-        prefetch_next(s->txn_fresh, sizeof *w);
-    osn_des_ev_init(&w->ev[0], EV_TXN0);
-    osn_des_ev_init(&w->ev[1], EV_TXN1);
-    w->call = c;
-    w->t.user[0] = (uint8_t)node;
-    w->t.user[1] = (uint8_t)hop;
-    w->t0 = s->q.now;
-    c->refs++;
-    return w;
-}
-
-/* Returns w to the pool; clears the call's pointer to it. */
-void osn__net_txn_free(struct net *s, struct ntxn *w)
-{
-    struct call *c = w->call;
-    osn_des_cancel(&s->q, &w->ev[0]);
-    osn_des_cancel(&s->q, &w->ev[1]);
-    int h = txn_hop(w);
-    for (int k = 0; k < 2; k++) {
-        if (c->stx[h][k] == w)
-            c->stx[h][k] = NULL;
-        if (c->ctx[h][k] == w)
-            c->ctx[h][k] = NULL;
-    }
-    w->next = s->txn_free;
-    s->txn_free = w;
-    osn__net_call_unref(s, c);
-}
-
-static struct nmsg *msg_new(struct net *s)
-{
-    struct nmsg *m = s->msg_free;
-    if (m)
-        s->msg_free = m->next;
-    else if (!(m = fresh((void ***)&s->msgc, &s->nmsgc, &s->msg_fresh, &s->msg_end, sizeof *m)))
-        return NULL;
-    osn_des_ev_init(&m->ev, EV_LINK);
-    m->next = NULL;
-    m->reject = false;
-    return m;
-}
-
-void osn__net_msg_free(struct net *s, struct nmsg *m)
-{
-    osn__net_call_unref(s, m->call);
-    m->next = s->msg_free;
-    s->msg_free = m;
-}
-
-/* ---- helpers ---- */
-
-/* Schedules ev at absolute time `at`: on a FIFO class when at is exactly now + its duration.
- * *hint (may be NULL) is the class that matched last time for this kind of timer, tried first:
- * most timers (B, D, F, H, I, J, K, L, M) always have the same duration. */
-static void sched(struct net *s, struct osn_des_ev *ev, double at, int8_t *hint)
-{
-    double now = s->q.now;
-    int cls = -1;
-    osn_des_cancel(&s->q, ev);
-    if (hint && *hint >= 0 && now + s->fixd[*hint] == at)
-        cls = *hint;
-    for (int i = 0; cls < 0 && i < s->nfix; i++)
-        if (now + s->fixd[i] == at)
-            cls = i;
-    if (cls >= 0) {
-        if (hint)
-            *hint = (int8_t)cls;
-        if (osn_des_timer(&s->q, ev, cls) != 0)
-            s->err = OSN_ENOMEM;
-        return;
-    }
-    if (osn_des_at(&s->q, ev, at < now ? now : at) != 0)
-        s->err = OSN_ENOMEM;
-}
-
-int osn__net_fix_class(struct net *s, double d)
-{
-    for (int i = 0; i < s->nfix; i++)
-        if (s->fixd[i] == d)
-            return i;
-    if (s->nfix >= OSN_DES_MAX_FIFOS)
-        return -1;
-    int id;
-    if (osn_des_timer_class(&s->q, d, &id) != 0)
-        return -1;
-    s->fixd[id] = d;
-    s->nfix = id + 1;
-    return id;
-}
-
-/* Integrates the server's busy time and queue area from its last change to now. */
-void osn__net_integrate(struct net *s, struct node *nd)
-{
-    double now = s->q.now, from = nd->t_last > s->t_obs ? nd->t_last : s->t_obs;
-    if (now > from) {
-        nd->tot[OSN__NE_AREA] += (double)nd->n * (now - from);
-        if (nd->n > 0)
-            nd->tot[OSN__NE_BUSY] += now - from;
-    }
-    nd->t_last = now;
-}
-
-void osn__net_mode_update(struct net *s, struct node *nd)
-{
-    int m = (int)osn_ctl_server_mode(nd->srv);
-    if (m == nd->mode)
-        return;
-    double now = s->q.now, from = nd->t_mode > s->t_obs ? nd->t_mode : s->t_obs;
-    if (now > from)
-        s->tot[OSN__NT_MODE0 + nd->mode] += now - from;
-    nd->t_mode = now;
-    nd->mode = m;
-}
-
-/* sip oc parameters <-> ctl feedback. PI's ratio travels as oc = ratio * 1e6, algo bit 0x80. */
-static void fb_to_oc(const struct osn_ctl_feedback *fb, struct osn_sip_oc *oc)
-{
-    *oc = (struct osn_sip_oc){0};
-    if (fb->algo == OSN_CTL_ALGO_NONE)
-        return;
-    oc->flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE | OSN_SIP_OC_ALGO | OSN_SIP_OC_SEQ;
-    oc->algo = fb->algo == OSN_CTL_ALGO_LOSS   ? OSN_SIP_ALGO_LOSS
-               : fb->algo == OSN_CTL_ALGO_RATE ? OSN_SIP_ALGO_RATE
-                                               : 0x80;
-    double v = fb->algo == OSN_CTL_ALGO_PI ? fb->oc * 1e6 : fb->oc;
-    /* v + 0.5 truncated is lround for 0 < v <= 4e9 (except for the double just below 0.5), and
-     * it needs no libm call: this runs for every response the core sends. */
-    oc->value = v > 0 ? (uint32_t)((v < 4e9 ? v : 4e9) + 0.5) : 0;
-    if (fb->validity >= 0) {
-        oc->flags |= OSN_SIP_OC_VALIDITY;
-        oc->validity_ms = (uint32_t)lround(fb->validity * 1000);
-    }
-    oc->seq_int = fb->seq / 100000;
-    oc->seq_frac = (uint32_t)(fb->seq % 100000);
-}
-
-bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb)
-{
-    if (!(oc->flags & OSN_SIP_OC_ALGO) || !(oc->flags & OSN_SIP_OC_VALUE))
-        return false;
-    fb->algo = oc->algo & OSN_SIP_ALGO_LOSS   ? OSN_CTL_ALGO_LOSS
-               : oc->algo & OSN_SIP_ALGO_RATE ? OSN_CTL_ALGO_RATE
-                                              : OSN_CTL_ALGO_PI;
-    fb->oc = fb->algo == OSN_CTL_ALGO_PI ? oc->value / 1e6 : (double)oc->value;
-    fb->validity = oc->flags & OSN_SIP_OC_VALIDITY ? oc->validity_ms / 1000.0 : -1;
-    fb->seq = oc->seq_int * 100000 + oc->seq_frac;
-    return true;
-}
-
-/* ---- links ---- */
-
-/* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). */
-void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
-                       const struct osn_sip_msg *m)
-{
-    bool down = m->status == 0;
-    struct node *fn = &s->nodes[from];
-
-    if (s->link_loss[hop] > 0 && osn_rng_u01(s->rng) < s->link_loss[hop])
-        return;
-    struct nmsg *nm = msg_new(s);
-    if (!nm) {
-        s->err = OSN_ENOMEM;
-        return;
-    }
-    nm->m = *m;
-    if (!down && fn->srv) { /* RFC 7339 5.2: feedback in every response, current state */
-        struct osn_ctl_feedback fb;
-        osn_ctl_server_feedback(fn->srv, s->q.now, &fb);
-        fb_to_oc(&fb, &nm->m.oc);
-    }
-    nm->call = c;
-    nm->hop = (uint8_t)hop;
-    nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop);
-    c->refs++;
-    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
-        s->err = OSN_ENOMEM;
-}
-
-/* ---- transaction actions ---- */
-
-static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
-
-/* Carries out what the layer asked for: timers, sends, then the TU event, then the end. */
-void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
-{
-    struct node *nd = &s->nodes[txn_node(w)];
-    for (int i = 0; i < o->ntimer; i++) {
-        const struct osn_sip_timer *tm = &o->timer[i];
-        if (tm->set)
-            sched(s, &w->ev[tm->slot], tm->at, &s->fix_hint[tm->id]);
-        else
-            osn_des_cancel(&s->q, &w->ev[tm->slot]);
-    }
-    for (int i = 0; i < o->nsend; i++) {
-        const struct osn_sip_send *sd = &o->send[i];
-        if (sd->retrans && nd->cli && sd->msg->status == 0 && sd->msg->method == OSN_SIP_INVITE &&
-            !osn_ctl_client_retrans_allowed(nd->cli, s->q.now))
-            continue; /* pi: this copy is not sent, the transaction goes on */
-        osn__net_transmit(s, txn_node(w), w->call, txn_hop(w), sd->msg);
-    }
-    if (o->tu != OSN_SIP_TU_NONE)
-        on_tu(s, w, o);
-    if (o->terminated)
-        osn__net_txn_free(s, w);
-}
-
-/* The TU's part of a response: the layer copies the method, CSeq, Call-ID, From and Via of the
- * request (RFC 3261 8.2.6.2, osn_sip_stxn_respond). */
-static struct osn_sip_msg response(const struct osn_sip_txn *t, int status, int retry_after)
-{
-    return (struct osn_sip_msg){
-            .status = (uint16_t)status, .retry_after = retry_after, .to_tag = t->req.call_id + 1};
-}
-
-void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after)
-{
-    struct osn_sip_msg r = response(&w->t, status, retry_after);
-    struct osn_sip_out o;
-    if (osn_sip_stxn_respond(&s->nodes[txn_node(w)].sip, &w->t, &r, s->q.now, &o) == 0)
-        osn__net_apply(s, w, &o);
-}
-
-/* Starts a client transaction for `req` on hop `hop` from `node`. */
-void osn__net_start_client(struct net *s, int node, struct call *c, int hop,
-                           struct osn_sip_msg *req)
-{
-    struct node *nd = &s->nodes[node];
-    struct ntxn **slot = &c->ctx[hop][req_slot(req->method)];
-    if (*slot) /* its branch is taken (what a table would refuse): not started again */
-        return;
-    struct ntxn *w = osn__net_txn_new(s, c, node, hop);
-    struct osn_sip_out o;
-    if (!w) {
-        s->err = OSN_ENOMEM;
-        return;
-    }
-    req->sent_by = (uint64_t)node + 1;
-    if (nd->cli)
-        req->oc.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO,
-        req->oc.algo = OSN_SIP_ALGO_LOSS | OSN_SIP_ALGO_RATE;
-    if (osn_sip_ctxn_start(&nd->sip, &w->t, req, s->q.now, &o) != 0) {
-        osn__net_txn_free(s, w);
-        s->err = OSN_EINVAL;
-        return;
-    }
-    *slot = w;
-    osn__net_apply(s, w, &o);
-}
-
-static void outcome(struct net *s, struct call *c, int oc)
-{
-    if (c->outcome != O_NONE)
-        return;
-    c->outcome = (uint8_t)oc;
-    if (oc == O_GOOD)
-        s->tr_good += 1;
-    if (!obs(s))
-        return;
-    static const int slot[] = {0, OSN__NT_GOOD, OSN__NT_FAIL_TIMEOUT, OSN__NT_FAIL_REJECTED,
-                               OSN__NT_FAIL_OTHER};
-    s->tot[slot[oc]] += 1;
-    if (oc != O_GOOD && c->admitted)
-        s->tot[OSN__NT_ADMIT_FAIL] += 1;
-}
-
-static void setup_sample(struct net *s, double d)
-{
-    if (!obs(s))
-        return;
-    s->tot[OSN__NT_SETUP_N] += 1;
-    s->tot[OSN__NT_SETUP_SUM] += d;
-    int b = d < 2.0   ? (int)(d * 1000)
-            : d < 64. ? OSN__NET_HB_FINE + (int)((d - 2.0) * 10)
-                      : OSN__NET_HB - 1;
-    if (b < 0)
-        b = 0;
-    if (b >= OSN__NET_HB)
-        b = OSN__NET_HB - 1;
-    s->tot[OSN__NT_HIST + b] += 1;
-}
-
-/* The TU of each element: UAC, proxy, UAS. */
-static void on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
-{
-    struct node *nd = &s->nodes[txn_node(w)];
-    struct call *c = w->call;
-    const struct osn_sip_msg *m = o->msg;
-    int h = txn_hop(w);
-    bool inv = w->t.req.method == OSN_SIP_INVITE;
-
-    if (w->t.role == OSN_SIP_SERVER) {
-        if (o->tu == OSN_SIP_TU_REQUEST) {
-            uint8_t *fw = inv ? &c->fwd : &c->bfwd;
-            if (*fw & (1u << h)) { /* a late copy after its transaction ended: drop it */
-                osn_sip_txn_abort(&nd->sip, &w->t);
-                osn__net_txn_free(s, w);
-                return;
-            }
-            *fw |= (uint8_t)(1u << h); /* forwarded(c, h, inv) is now w */
-            if (nd->role == R_UAS) {
-                if (inv)
-                    osn__net_respond(s, w, 180, -1);
-                osn__net_respond(s, w, 200, -1);
-                if (inv && s->cfg->sip.rfc6026 && !c->acked) {
-                    /* RFC 3261 13.3.1.4: the UAS core resends the 2xx from T1, doubling up to
-                     * T2, until the ACK comes or 64*T1 has passed. */
-                    c->t200 = s->q.now;
-                    c->ival = s->cfg->sip.t1;
-                    c->refs++;
-                    sched(s, &c->rtx, s->q.now + c->ival, NULL);
-                }
-                return;
-            }
-            if (nd->cli) {
-                enum osn_ctl_msg k = inv ? OSN_CTL_MSG_INVITE : OSN_CTL_MSG_BYE;
-                if (osn_ctl_client_admit(nd->cli, s->q.now, k) == OSN_CTL_SHED_503) {
-                    osn__net_respond(s, w, 503, -1);
-                    return;
-                }
-            }
-            if (inv && txn_node(w) == s->core) {
-                c->admitted = true;
-                if (obs(s))
-                    s->tot[OSN__NT_ADMIT] += 1;
-            }
-            struct osn_sip_msg req = w->t.req;
-            req.branch = branch(c, h + 1, inv ? B_INVITE : B_BYE);
-            req.oc = (struct osn_sip_oc){0};
-            osn__net_start_client(s, txn_node(w), w->call, h + 1, &req);
-        } else if (o->tu == OSN_SIP_TU_ACK && nd->role == R_UAS) {
-            c->acked = true;
-        } else if (o->tu == OSN_SIP_TU_ACK && nd->role == R_PROXY) {
-            struct osn_sip_msg ack = *m;
-            ack.branch = branch(c, h + 1, B_ACK);
-            osn__net_transmit(s, txn_node(w), w->call, h + 1, &ack);
+        return OSN_EINVAL;
+    if (!(isfinite(c->time) && c->time > 0))
+        key = "net.time", why = "the simulated time must be > 0";
+    else if (!(isfinite(c->warmup) && c->warmup >= 0))
+        key = "net.warmup", why = "the warm-up must be >= 0";
+    else if (c->replications < 1 || c->replications > 100000)
+        key = "net.replications", why = "replications must be in 1 .. 100000";
+    else if (c->threads < 1 || c->threads > 256)
+        key = "--threads", why = "threads must be in 1 .. 256";
+    else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
+        key = "net.edges", why = "edges must be in 1 .. 64";
+    else if (!(c->level > 0 && c->level < 1))
+        key = "net.level", why = "the confidence level must be in (0, 1)";
+    else if (!(c->src.rate >= 0 && isfinite(c->src.rate)))
+        key = "source.rate", why = "the call rate must be >= 0";
+    else if (!(c->src.hold > 0 && isfinite(c->src.hold)))
+        key = "source.hold", why = "the mean hold time must be > 0";
+    else if (c->src.process == OSN_NET_MMPP &&
+             !(c->src.mmpp_switch[0] > 0 && c->src.mmpp_switch[1] > 0))
+        key = "source.mmpp_switch", why = "both MMPP switch rates must be > 0";
+    else if (c->src.nsteps < 0 || c->src.nsteps > OSN_NET_MAX_STEPS)
+        key = "source.steps", why = "at most 32 steps";
+    else if (c->src.burst_len > 0 && !(c->src.burst_factor >= 0))
+        key = "source.burst_factor", why = "the burst factor must be >= 0";
+    else if (!(c->sip.t1 > 0 && c->sip.t2 >= c->sip.t1 && c->sip.t4 > 0))
+        key = "sip.t1", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
+    for (int i = 1; !key && i < c->src.nsteps; i++)
+        if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
+            key = "source.steps", why = "step times must increase";
+    if (!key) {
+        const struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
+        static const char *const names[] = {"server edge.buffer", "server core.buffer",
+                                            "server uas.buffer"};
+        for (int i = 0; i < 3 && !key; i++) {
+            if (sv[i]->buffer < 1)
+                key = names[i], why = "the buffer must hold at least 1 message";
+            for (int k = 0; k < OSN_NET_NKINDS && !key; k++)
+                if (!(sv[i]->cost[k] >= 0 && isfinite(sv[i]->cost[k])))
+                    key = names[i], why = "costs must be >= 0 (s)";
         }
-        return;
+        const struct osn_net_link_cfg *lk[] = {&c->access, &c->trunk, &c->uas_link};
+        static const char *const lnames[] = {"link access.delay", "link trunk.delay",
+                                             "link uas.delay"};
+        for (int i = 0; i < 3 && !key; i++)
+            if (!(lk[i]->delay >= 0 && isfinite(lk[i]->delay) && lk[i]->loss >= 0 &&
+                  lk[i]->loss < 1))
+                key = lnames[i], why = "links need delay >= 0 and loss in [0, 1)";
     }
-    /* client transactions */
-    if (nd->role == R_SRC) {
-        if (!inv) /* BYE: nothing more to do */
-            return;
-        if (o->tu == OSN_SIP_TU_TIMEOUT || o->tu == OSN_SIP_TU_TRANSPORT_ERROR) {
-            outcome(s, c, O_TIMEOUT);
-            return;
-        }
-        if (o->tu != OSN_SIP_TU_RESPONSE)
-            return;
-        int st = m->status;
-        if (st == 180 && !c->got180) {
-            c->got180 = true;
-            setup_sample(s, s->q.now - c->t0);
-        } else if (st >= 200 && st < 300) {
-            struct osn_sip_msg ack = w->t.req;
-            ack.method = OSN_SIP_ACK;
-            ack.branch = branch(c, 0, B_ACK);
-            ack.to_tag = m->to_tag;
-            ack.oc = (struct osn_sip_oc){0};
-            osn__net_transmit(s, txn_node(w), w->call, 0, &ack);
-            if (!c->connected) {
-                c->connected = true;
-                outcome(s, c, s->q.now - c->t0 <= s->tb ? O_GOOD : O_TIMEOUT);
-                c->refs++;
-                double hold = s->cfg->src.hold * osn_des_exp1(s->rng);
-                osn_des_at(&s->q, &c->hold, s->q.now + hold);
-            }
-        } else if (st >= 300) {
-            outcome(s, c, st == 503 ? O_REJECTED : st == 408 ? O_TIMEOUT : O_OTHER);
-        }
-        return;
+    if (!key)
+        return 0;
+    if (bad_key)
+        *bad_key = key;
+    if (msg && msgsize)
+        snprintf(msg, msgsize, "%s", why);
+    return OSN_EINVAL;
+}
+
+struct job {
+    const struct osn_net_cfg *cfg;
+    struct osn_rng *streams;
+    struct osn__net_rep *reps;
+    _Atomic double *now; /* simulated time of each replication, for progress */
+    double t0;           /* wall clock at the start */
+    struct osn__par par;
+    char msg[256]; /* why the first replication that failed did */
+};
+
+/* Replication i works on a copy of its stream and on totals of its own (freed once copied):
+ * streams[i] and reps[i] share cache lines with their neighbours, which other threads write as
+ * often. */
+static int one_rep(void *ctx, int i)
+{
+    struct job *j = ctx;
+    char msg[256] = "";
+    struct osn_rng rng = j->streams[i];
+    struct osn__net_rep *rep = malloc(sizeof *rep);
+    if (!rep)
+        return OSN_ENOMEM; /* the runner records it; the caller says "out of memory" */
+    int err = osn__net_rep_run(j->cfg, &rng, rep, i == 0 ? j->cfg->trace : NULL,
+                               j->now ? &j->now[i] : NULL, msg, sizeof msg);
+    if (!err)
+        j->reps[i] = *rep;
+    free(rep);
+    if (j->now)
+        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
+    if (osn__par_fail(&j->par, err))
+        snprintf(j->msg, sizeof j->msg, "%s", msg);
+    return err;
+}
+
+static void report(void *ctx, double done)
+{
+    struct job *j = ctx;
+    j->cfg->progress(done, osn_wall_s() - j->t0, j->cfg->progress_arg);
+}
+
+/* Estimate k of a result: the network's measures, then element e's measure i at
+ * OSN_NET_NMEASURES + e * OSN_NET_E_NMEASURES + i. */
+static struct osn_net_est *est_at(struct osn_net_result *out, int k)
+{
+    if (k < OSN_NET_NMEASURES)
+        return &out->est[k];
+    k -= OSN_NET_NMEASURES;
+    return &out->elem[k / OSN_NET_E_NMEASURES][k % OSN_NET_E_NMEASURES];
+}
+
+/* The value of estimate k from the totals t. */
+static double f_at(int k, int core, const double *t, const double *cap)
+{
+    if (k == OSN_NET_CORE_UTIL)
+        return elem_measure(core, OSN_NET_E_UTIL, t, cap);
+    if (k < OSN_NET_NMEASURES)
+        return measure(k, t, cap[core]);
+    k -= OSN_NET_NMEASURES;
+    return elem_measure(k / OSN_NET_E_NMEASURES, k % OSN_NET_E_NMEASURES, t, cap);
+}
+
+/* Every estimate's value f(pooled) and jackknife half-width. The leave-one-out totals of each
+ * replication are formed once for all the estimates (loo: nest values per replication). */
+static void estimate_all(struct osn_net_result *out, const struct osn__net_rep *reps, int nrep,
+                         double level, const double *pooled, double *part, double *loo,
+                         const double *cap)
+{
+    int core = out->nelem - 2, nest = OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES;
+    for (int i = 0; nrep >= 2 && i < nrep; i++) {
+        for (int k = 0; k < OSN__NET_NTOT; k++)
+            part[k] = pooled[k] - reps[i].tot[k];
+        for (int k = 0; k < nest; k++)
+            loo[(size_t)k * (size_t)nrep + (size_t)i] = f_at(k, core, part, cap);
     }
-    /* proxy client transactions */
-    struct ntxn *up = forwarded(c, h - 1, inv);
-    if (o->tu == OSN_SIP_TU_RESPONSE) {
-        if (m->status == 100) {
-            if (nd->cli)
-                osn_ctl_client_on_delay(nd->cli, s->q.now, s->q.now - w->t0);
-            return;
-        }
-        if (up)
-            osn__net_respond(s, up, m->status, m->retry_after);
-    } else if (o->tu == OSN_SIP_TU_TIMEOUT || o->tu == OSN_SIP_TU_TRANSPORT_ERROR) {
-        if (up && (up->t.state == OSN_SIP_PROCEEDING || up->t.state == OSN_SIP_TRYING))
-            osn__net_respond(s, up, 408, -1);
+    for (int k = 0; k < nest; k++) {
+        struct osn_net_est *est = est_at(out, k);
+        est->value = f_at(k, core, pooled, cap);
+        est->hw =
+                nrep >= 2 && isfinite(est->value)
+                        ? osn_stats_jackknife_halfwidth(loo + (size_t)k * (size_t)nrep, nrep, level)
+                        : NAN;
+        est->n = nrep;
     }
 }
 
-void osn__net_2xx_timer(struct net *s, struct call *c)
+int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
+                size_t msgsize)
 {
-    struct ntxn *w = forwarded(c, s->nhop - 1, true);
-    double t1 = s->cfg->sip.t1;
+    struct job j = {0};
+    double cap[OSN_NET_MAX_ELEMS], *pooled = NULL, *part = NULL, *loo = NULL;
+    int err;
 
-    if (!c->acked && w && s->q.now - c->t200 < 64 * t1) {
-        struct osn_sip_msg r = response(&w->t, 200, -1);
-        struct osn_sip_out o;
-        if (osn_sip_stxn_respond(&s->nodes[txn_node(w)].sip, &w->t, &r, s->q.now, &o) == 0)
-            osn__net_apply(s, w, &o);
-        c->ival = 2 * c->ival < s->cfg->sip.t2 ? 2 * c->ival : s->cfg->sip.t2;
-        sched(s, &c->rtx, s->q.now + c->ival, NULL);
-        return;
+    if (!out)
+        return OSN_EINVAL;
+    err = osn_net_check(cfg, NULL, msg, msgsize);
+    if (err)
+        return err;
+    const double t0 = osn_wall_s();
+    size_t n = (size_t)cfg->replications;
+    j.cfg = cfg;
+    j.streams = osn__par_streams(cfg->seed, n);
+    j.reps = calloc(n, sizeof *j.reps);
+    pooled = calloc(OSN__NET_NTOT, sizeof *pooled);
+    part = calloc(OSN__NET_NTOT, sizeof *part);
+    memset(out, 0, sizeof *out);
+    out->nelem = osn__net_elems(cfg, out->elem_name, cap);
+    loo = calloc(n * (size_t)(OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES), sizeof *loo);
+    err = OSN_ENOMEM;
+    if (!j.streams || !j.reps || !pooled || !part || !loo)
+        goto out;
+    j.t0 = t0;
+    if (cfg->progress) {
+        j.now = calloc(n, sizeof *j.now);
+        if (!j.now)
+            goto out;
     }
-    osn__net_call_unref(s, c); /* the reference the timer had */
+    j.par = (struct osn__par){.n = cfg->replications, .rep = one_rep, .ctx = &j};
+    if (cfg->progress) {
+        j.par.report = report;
+        j.par.now = j.now;
+        j.par.span = (cfg->warmup + cfg->time) * cfg->replications;
+    }
+    err = osn__par_run(&j.par, cfg->threads);
+    if (err) {
+        if (msg && msgsize)
+            snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
+        goto out;
+    }
+    for (int i = 0; i < cfg->replications; i++) {
+        for (int k = 0; k < OSN__NET_NTOT; k++)
+            pooled[k] += j.reps[i].tot[k];
+        out->events += j.reps[i].events;
+        out->messages += j.reps[i].messages;
+    }
+    estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
+    out->replications = cfg->replications;
+    out->level = cfg->level;
+    out->wall_s = osn_wall_s() - t0;
+    out->msgs_per_s = out->wall_s > 0 ? (double)out->messages / out->wall_s : NAN;
+out:
+    if (err == OSN_ENOMEM && msg && msgsize)
+        snprintf(msg, msgsize, "out of memory");
+    free(j.streams);
+    free(j.reps);
+    free((void *)j.now);
+    free(pooled);
+    free(part);
+    free(loo);
+    return err;
 }

@@ -11,8 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "osn/container_of.h"
 #include "osn/ctl.h"
 #include "osn/des.h"
+#include "osn/elem.h"
 #include "osn/mem.h"
 #include "osn/net.h"
 #include "osn/rng.h"
@@ -66,24 +68,23 @@ struct osn__net_rep {
 
 enum ev_type { EV_ARRIVAL = 1, EV_TXN0, EV_TXN1, EV_LINK, EV_SERVICE, EV_HOLD, EV_TRACE, EV_2XX };
 enum role { R_SRC, R_PROXY, R_UAS };
-enum outcome { O_NONE, O_GOOD, O_TIMEOUT, O_REJECTED, O_OTHER };
 enum bkind { B_INVITE, B_BYE, B_ACK };
 
+/* A message on a link or in a server. */
 struct nmsg {
     struct osn_des_ev ev;
     struct osn_sip_msg m;
-    struct nmsg *next; /* queue link or free list */
-    double t_arr;      /* arrival at the server */
+    union {
+        struct osn_elem_item item; /* in use: its place in a server (osn/elem.h) */
+        struct nmsg *next_free;    /* in the pool: the free list */
+    };
     struct call *call;
     uint16_t to;
     uint8_t hop;
-    uint8_t kind;  /* enum osn_net_kind, fixed at service start */
-    uint8_t ckind; /* enum osn_ctl_msg at arrival */
-    bool reject;
 };
 
 struct ntxn {
-    struct osn_sip_txn t; /* t.user[0]: the element (txn_node), t.user[1]: the hop (txn_hop) */
+    struct osn_sip_txn t; /* t.user[0]: the element (txn_elem), t.user[1]: the hop (txn_hop) */
     struct osn_des_ev ev[2];
     union {
         struct call *call; /* in use */
@@ -93,23 +94,24 @@ struct ntxn {
 };
 /* Three whole cache lines, as the pool blocks are aligned (OSN_MEM_BLOCK): a transaction met
  * again after its 32 s timers is read from memory, line by line. */
-_Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == 192, "struct ntxn: keep it 192 bytes");
+#define NTXN_BYTES 192
+_Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == NTXN_BYTES,
+               "struct ntxn: keep it three cache lines");
 _Static_assert(OSN_NET_MAX_ELEMS <= 256 && MAXHOP <= 256, "t.user holds an element and a hop");
 
 struct call {
     struct osn_des_ev hold;
-    struct osn_des_ev rtx; /* UAS core: next 2xx retransmission (RFC 3261 13.3.1.4) */
-    double t200, ival;     /* UAS: first 2xx sent, current retransmission interval */
+    struct osn_des_ev rtx; /* UAS core: next 2xx retransmission (osn_uas_2xx) */
+    struct osn_uas_2xx uas;
     /* The live transactions of the call by hop and request kind (0: INVITE, 1: BYE), server
      * (at path[h+1]) and client (at path[h]). This is how the simulator matches a message: its
      * layers keep no table (osn_sip_layer_init_unindexed), and a candidate found here is
      * checked with osn_sip_txn_matches, so the answer is the table's. */
     struct ntxn *stx[MAXHOP][2], *ctx[MAXHOP][2];
-    double t0;
+    struct osn_uac_call uac;
     uint64_t uid;
     uint32_t refs, next_free, idx;
     uint16_t src;
-    uint8_t outcome;
     uint8_t fwd;  /* bit h: the INVITE arriving on hop h was taken by the TU */
     uint8_t bfwd; /* same for BYE */
     /* bit h: an INVITE (BYE) reached hop h's server and was kept (queued or handled), so a later
@@ -117,21 +119,18 @@ struct call {
     uint8_t inv_in, bye_in;
     /* by hop: the responses the core kept (rsp_bit), so that it knows a copy on arrival */
     uint8_t rsp_in[MAXHOP];
-    bool got180, admitted, connected, acked;
+    bool admitted;
 };
 
-struct node {
+/* A network element: a source (UAC), a proxy or the UAS. */
+struct element {
     int role;
     struct osn_sip_layer sip;
     const struct osn_net_server_cfg *sc;
-    struct osn_ctl *srv; /* core: the server half */
-    struct osn_ctl *cli; /* upstream of the core: the client half for the core */
+    struct osn_ctl *srv;           /* core: the server half */
+    struct osn_ctl *cli;           /* upstream of the core: the client half for the core */
+    struct osn_elem_server server; /* its CPU, buffer and queues */
     struct osn_des_ev svc, arr;
-    struct nmsg *qh[2], *qt[2], *cur;
-    long n;       /* messages in the server */
-    size_t nq[2]; /* queued, by queue */
-    double t_last, t_mode;
-    int mode;
     /* source */
     struct osn_des_arr darr;
     double rate_share;
@@ -142,7 +141,7 @@ struct net {
     const struct osn_net_cfg *cfg;
     struct osn_des q;
     struct osn_rng *rng;
-    struct node nodes[OSN_NET_MAX_ELEMS];
+    struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
     int link_class[MAXHOP];
@@ -180,7 +179,7 @@ _Static_assert(CALLS_PER_BLOCK * sizeof(struct call) <= OSN_MEM_BLOCK &&
                        2 * CALLS_PER_BLOCK * sizeof(struct call) > OSN_MEM_BLOCK,
                "CALLS_PER_BLOCK: the largest power of two of calls in a block");
 
-static inline int txn_node(const struct ntxn *w)
+static inline int txn_elem(const struct ntxn *w)
 {
     return w->t.user[0];
 }
@@ -225,25 +224,33 @@ static inline uint64_t branch(const struct call *c, int hop, int kind)
     return c->uid * 32 + (uint64_t)hop * 4 + (uint64_t)kind;
 }
 
-/* ---- shared between net.c (objects, links, transactions, TU) and net_node.c (servers,
- * sources, the run) ---- */
+/* ---- shared between the files of the network simulator ---- */
 
+/* net_pool.c: objects from pools, nothing allocated per event once they have grown. */
 /* A zeroed call from the pool (its idx set), NULL when out of memory. */
 struct call *osn__net_call_new(struct net *s);
 void osn__net_call_unref(struct net *s, struct call *c);
-/* A transaction wrapper of call c at element `node` on hop `hop`; takes a call reference. */
-struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int node, int hop);
+/* A transaction wrapper of call c at element `el` on hop `hop`; takes a call reference. */
+struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int el, int hop);
 /* Returns w to the pool, cancels its timers, drops the call's pointer and reference. */
 void osn__net_txn_free(struct net *s, struct ntxn *w);
+/* A message from the pool (not yet on a link), NULL when out of memory. */
+struct nmsg *osn__net_msg_new(struct net *s);
 void osn__net_msg_free(struct net *s, struct nmsg *m);
+/* The message a server item is embedded in. */
+static inline struct nmsg *item_msg(struct osn_elem_item *it)
+{
+    return OSN_CONTAINER_OF(it, struct nmsg, item);
+}
+
+/* net_txn.c: carrying out what the transaction layer and the element code decided. */
+/* Schedules ev at absolute time `at`, on a FIFO class when one has its duration; hint (may be
+ * NULL) is the class that matched last for this kind of timer. A failure sets s->err. */
+void osn__net_sched(struct net *s, struct osn_des_ev *ev, double at, int8_t *hint);
+/* Schedules ev at `at` on the heap; a failure sets s->err (the run then stops, reported). */
+void osn__net_at(struct net *s, struct osn_des_ev *ev, double at);
 /* The FIFO timer class of duration d (made on first use), -1 when there is no room. */
 int osn__net_fix_class(struct net *s, double d);
-/* Integrates a server's busy time and queue area up to now. */
-void osn__net_integrate(struct net *s, struct node *nd);
-/* Accounts the core's time in its mode when the controller's mode changed. */
-void osn__net_mode_update(struct net *s, struct node *nd);
-/* The ctl feedback in a response's oc parameters; false when there is none. */
-bool osn__net_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb);
 /* Puts a copy of m on hop `hop` of call c (requests down, responses up), link loss drawn. */
 void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
                        const struct osn_sip_msg *m);
@@ -251,11 +258,26 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* The server transaction w answers `status` (Retry-After seconds, -1 for none). */
 void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after);
-/* The UAS's 2xx retransmission timer of call c fired (RFC 3261 13.3.1.4). */
+/* Starts a client transaction for req (branch set by the caller) on hop `hop` from `el`. */
+void osn__net_start_client(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
+
+/* net_tu.c: the transaction users of the elements (the decisions are osn/elem.h's). */
+void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
+/* The UAS's 2xx retransmission timer of call c fired. */
 void osn__net_2xx_timer(struct net *s, struct call *c);
-/* Starts a client transaction for req (branch set by the caller) on hop `hop` from `node`. */
-void osn__net_start_client(struct net *s, int node, struct call *c, int hop,
-                           struct osn_sip_msg *req);
+/* The UAC's account of an outcome decided now. */
+void osn__net_outcome(struct net *s, struct call *c, int outcome);
+
+/* net_server.c: messages reaching an element, its CPU. */
+void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm);
+void osn__net_depart(struct net *s, struct element *el);
+
+/* net_source.c: call sources. */
+/* The next call arrival of source el after time t. */
+double osn__net_next_arrival(struct net *s, struct element *el, double t);
+void osn__net_new_call(struct net *s, int src);
+/* The hold time of call c is over: its UAC sends the BYE. */
+void osn__net_hold_over(struct net *s, struct call *c);
 
 /* The element layout of a configuration: count, names and each one's capacity. */
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);

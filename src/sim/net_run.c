@@ -1,436 +1,337 @@
 /*
- * Replications of the SIP network (include/osn/net.h): defaults, checks, the capacity from the
- * cost model, the measures as functions of per-replication totals, and the runner.
- *
- * The runner is the node's (par.h): stream i (the master seed's state jumped i times) for
- * replication i, workers that take replication numbers from a shared counter, and estimates
- * formed afterwards in replication order, f(pooled totals) with a jackknife half-width; so the
- * thread count changes the wall time only. A trace, when asked for, comes from replication 0.
+ * One replication of the network simulator: the elements and the event set set up, the event
+ * loop, and the teardown. The events are few: a call arrival at a source, a transaction timer
+ * (two slots), a message arriving over a link, a service completion, the end of a call's hold,
+ * the UAS's 2xx retransmission, and a trace sample.
  */
 #include <math.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net_int.h"
+#include "osn/des.h"
 #include "osn/err.h"
-#include "osn/stats.h"
-#include "osn/wall.h"
-#include "par.h"
+#include "osn/mem.h"
 
-void osn_net_cfg_default(struct osn_net_cfg *cfg)
+/* ---- trace ---- */
+
+static void trace_row(struct net *s)
 {
-    *cfg = (struct osn_net_cfg){0};
-    cfg->topology = OSN_NET_COLLAPSE;
-    cfg->edges = 1;
-    cfg->time = 20;
-    cfg->warmup = 10;
-    cfg->replications = 4;
-    cfg->seed = 1;
-    cfg->threads = 1;
-    cfg->level = 0.95;
-    cfg->src.process = OSN_NET_POISSON;
-    cfg->src.rate = 300;
-    cfg->src.mmpp_rate[0] = 200;
-    cfg->src.mmpp_rate[1] = 600;
-    cfg->src.mmpp_switch[0] = 0.2;
-    cfg->src.mmpp_switch[1] = 0.4;
-    cfg->src.burst_factor = 1;
-    cfg->src.hold = 5;
-    static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3, 0.5e-3, 0.3e-3};
-    for (int k = 0; k < OSN_NET_NKINDS; k++) {
-        cfg->core.cost[k] = core[k];
-        cfg->edge.cost[k] = core[k] / 20;
-        cfg->uas.cost[k] = core[k] / 20;
+    struct element *core = &s->elems[s->core];
+    const struct element *gate = &s->elems[s->core - 1];
+    double iv = s->cfg->trace_interval;
+    fprintf(s->trace, "%.6g,%ld,%d,%.6g,%.6g,%.6g\n", s->q.now, core->server.n, core->server.mode,
+            s->tr_start / iv, s->tr_good / iv,
+            gate->cli ? osn_ctl_client_level(gate->cli, s->q.now) : 0.0);
+    s->tr_start = s->tr_good = 0;
+}
+
+/* ---- setup ---- */
+
+/* The FIFO timer classes: the SIP timers' fixed durations, then the links'. */
+static int setup_timer_classes(struct net *s, char *msg, size_t msgsize)
+{
+    const struct osn_net_cfg *cfg = s->cfg;
+    double t1 = cfg->sip.t1;
+    double fixed[] = {t1,      2 * t1,  4 * t1,      8 * t1,      16 * t1,
+                      32 * t1, 64 * t1, cfg->sip.t2, cfg->sip.t4, cfg->sip.timer_d};
+    bool sip_class[OSN_DES_MAX_FIFOS] = {false}, link_class[OSN_DES_MAX_FIFOS] = {false};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        int id = osn__net_fix_class(s, fixed[i]);
+        if (id >= 0)
+            sip_class[id] = true;
     }
-    cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
-    cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
-    snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
-    osn_ctl_cfg_default(&cfg->ctl);
-    osn_sip_cfg_default(&cfg->sip);
-}
-
-double osn_net_capacity(const struct osn_net_server_cfg *s, int nresp)
-{
-    double w = s->cost[OSN_NET_K_INVITE] + s->cost[OSN_NET_K_ACK] + s->cost[OSN_NET_K_BYE] +
-               nresp * s->cost[OSN_NET_K_RESP];
-    return w > 0 ? 1 / w : INFINITY;
-}
-
-double osn_net_core_capacity(const struct osn_net_cfg *cfg)
-{
-    return osn_net_capacity(&cfg->core, 3);
-}
-
-int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity)
-{
-    int E = cfg->topology == OSN_NET_FANIN ? cfg->edges : 1, n = 0;
-    for (int i = 0; i < E; i++) {
-        snprintf(names[n], 16, E == 1 ? "uac" : "uac%d", i);
-        capacity[n++] = INFINITY;
-    }
-    for (int i = 0; i < E; i++) {
-        snprintf(names[n], 16, E == 1 ? "edge" : "edge%d", i);
-        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
-    }
-    if (cfg->topology == OSN_NET_TANDEM) {
-        snprintf(names[n], 16, "mid");
-        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
-    }
-    snprintf(names[n], 16, "core");
-    capacity[n++] = osn_net_capacity(&cfg->core, 3);
-    snprintf(names[n], 16, "uas");
-    capacity[n++] = osn_net_capacity(&cfg->uas, 0);
-    return n;
-}
-
-static const struct {
-    const char *key, *unit, *meaning;
-} measures[OSN_NET_NMEASURES] = {
-        {"offered", "1/s", "calls offered by the sources"},
-        {"goodput", "1/s", "calls whose 200 reached the UAC before Timer B"},
-        {"capacity", "1/s", "core call capacity from its cost model"},
-        {"setup_delay_mean", "s", "INVITE -> 180 at the UAC, mean"},
-        {"setup_delay_p50", "s", "INVITE -> 180, median"},
-        {"setup_delay_p95", "s", "INVITE -> 180, 95th percentile"},
-        {"setup_delay_p99", "s", "INVITE -> 180, 99th percentile"},
-        {"failed", "1/s", "failed calls"},
-        {"failed_timeout", "1/s", "failed: Timer B or a 408"},
-        {"failed_rejected", "1/s", "failed: 503"},
-        {"failed_other", "1/s", "failed: other final response"},
-        {"retrans_ratio", "", "core: absorbed retransmissions / new requests"},
-        {"admitted", "1/s", "calls the core forwarded to the UAS"},
-        {"admitted_failed", "", "failures of admitted calls / admissions (rates in the window)"},
-        {"core_util", "", "core CPU busy fraction"},
-        {"core_P0", "", "core time in mode 0 (normal)"},
-        {"core_P1", "", "core time in mode 1 (overload)"},
-        {"core_P2", "", "core time in mode 2 (discard)"},
-        {"msg_rate", "1/s", "messages processed by all servers"},
-};
-
-const char *osn_net_measure_key(enum osn_net_measure i)
-{
-    return measures[i].key;
-}
-const char *osn_net_measure_unit(enum osn_net_measure i)
-{
-    return measures[i].unit;
-}
-const char *osn_net_measure_meaning(enum osn_net_measure i)
-{
-    return measures[i].meaning;
-}
-
-const char *osn_net_elem_measure_key(int i)
-{
-    static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response",
-                                                     "ack",    "bye",     "reject"};
-    static const char *const rest[] = {"dropped", "util", "queue_mean", "invites_in", "capacity"};
-    return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
-}
-
-/* The q-quantile of the setup-delay histogram in tot (bin midpoints). */
-static double hist_quantile(const double *tot, double q)
-{
-    const double *h = tot + OSN__NT_HIST;
-    double n = 0, acc = 0;
-    for (int b = 0; b < OSN__NET_HB; b++)
-        n += h[b];
-    if (n <= 0)
-        return NAN;
-    for (int b = 0; b < OSN__NET_HB; b++) {
-        acc += h[b];
-        if (acc >= q * n)
-            return b < OSN__NET_HB_FINE  ? (b + 0.5) * 1e-3
-                   : b < OSN__NET_HB - 1 ? 2.0 + (b - OSN__NET_HB_FINE + 0.5) * 0.1
-                                         : 64.0;
-    }
-    return 64.0;
-}
-
-static double ratio(double a, double b)
-{
-    return b > 0 ? a / b : NAN;
-}
-
-/* Measure i from (pooled) totals. `cap` is the core capacity. */
-static double measure(int i, const double *t, double cap)
-{
-    double T = t[OSN__NT_TIME];
-    double fail = t[OSN__NT_FAIL_TIMEOUT] + t[OSN__NT_FAIL_REJECTED] + t[OSN__NT_FAIL_OTHER];
-    double mt = t[OSN__NT_MODE0] + t[OSN__NT_MODE1] + t[OSN__NT_MODE2];
-    switch (i) {
-    case OSN_NET_OFFERED:
-        return ratio(t[OSN__NT_STARTED], T);
-    case OSN_NET_GOODPUT:
-        return ratio(t[OSN__NT_GOOD], T);
-    case OSN_NET_CAPACITY:
-        return cap;
-    case OSN_NET_SETUP_MEAN:
-        return ratio(t[OSN__NT_SETUP_SUM], t[OSN__NT_SETUP_N]);
-    case OSN_NET_SETUP_P50:
-        return hist_quantile(t, 0.50);
-    case OSN_NET_SETUP_P95:
-        return hist_quantile(t, 0.95);
-    case OSN_NET_SETUP_P99:
-        return hist_quantile(t, 0.99);
-    case OSN_NET_FAILED:
-        return ratio(fail, T);
-    case OSN_NET_FAILED_TIMEOUT:
-        return ratio(t[OSN__NT_FAIL_TIMEOUT], T);
-    case OSN_NET_FAILED_REJECTED:
-        return ratio(t[OSN__NT_FAIL_REJECTED], T);
-    case OSN_NET_FAILED_OTHER:
-        return ratio(t[OSN__NT_FAIL_OTHER], T);
-    case OSN_NET_RETRANS_RATIO:
-        return ratio(t[OSN__NT_CORE_RETX], t[OSN__NT_CORE_NEW]);
-    case OSN_NET_ADMITTED:
-        return ratio(t[OSN__NT_ADMIT], T);
-    case OSN_NET_ADMITTED_TIMEOUT:
-        return t[OSN__NT_ADMIT] > 0 ? t[OSN__NT_ADMIT_FAIL] / t[OSN__NT_ADMIT] : NAN;
-    case OSN_NET_CORE_UTIL:
-        return NAN; /* filled from the element block by the caller */
-    case OSN_NET_CORE_P0:
-        return ratio(t[OSN__NT_MODE0], mt);
-    case OSN_NET_CORE_P1:
-        return ratio(t[OSN__NT_MODE1], mt);
-    case OSN_NET_CORE_P2:
-        return ratio(t[OSN__NT_MODE2], mt);
-    case OSN_NET_MSG_RATE:
-        return ratio(t[OSN__NT_MSGS], T);
-    }
-    return NAN;
-}
-
-static double elem_measure(int e, int i, const double *t, const double *cap)
-{
-    const double *b = t + OSN__NT_ELEM + OSN__NE_N * e;
-    double T = t[OSN__NT_TIME];
-    if (i < OSN_NET_E_DROPPED)
-        return ratio(b[OSN__NE_PROC + i], T);
-    switch (i) {
-    case OSN_NET_E_DROPPED:
-        return ratio(b[OSN__NE_DROPPED], T);
-    case OSN_NET_E_UTIL:
-        return ratio(b[OSN__NE_BUSY], T);
-    case OSN_NET_E_QMEAN:
-        return ratio(b[OSN__NE_AREA], T);
-    case OSN_NET_E_OFFERED:
-        return ratio(b[OSN__NE_NEWINV], T);
-    case OSN_NET_E_CAPACITY:
-        return cap[e];
-    }
-    return NAN;
-}
-
-int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, size_t msgsize)
-{
-    const char *key = NULL, *why = NULL;
-
-    if (!c)
-        return OSN_EINVAL;
-    if (!(isfinite(c->time) && c->time > 0))
-        key = "net.time", why = "the simulated time must be > 0";
-    else if (!(isfinite(c->warmup) && c->warmup >= 0))
-        key = "net.warmup", why = "the warm-up must be >= 0";
-    else if (c->replications < 1 || c->replications > 100000)
-        key = "net.replications", why = "replications must be in 1 .. 100000";
-    else if (c->threads < 1 || c->threads > 256)
-        key = "--threads", why = "threads must be in 1 .. 256";
-    else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
-        key = "net.edges", why = "edges must be in 1 .. 64";
-    else if (!(c->level > 0 && c->level < 1))
-        key = "net.level", why = "the confidence level must be in (0, 1)";
-    else if (!(c->src.rate >= 0 && isfinite(c->src.rate)))
-        key = "source.rate", why = "the call rate must be >= 0";
-    else if (!(c->src.hold > 0 && isfinite(c->src.hold)))
-        key = "source.hold", why = "the mean hold time must be > 0";
-    else if (c->src.process == OSN_NET_MMPP &&
-             !(c->src.mmpp_switch[0] > 0 && c->src.mmpp_switch[1] > 0))
-        key = "source.mmpp_switch", why = "both MMPP switch rates must be > 0";
-    else if (c->src.nsteps < 0 || c->src.nsteps > OSN_NET_MAX_STEPS)
-        key = "source.steps", why = "at most 32 steps";
-    else if (c->src.burst_len > 0 && !(c->src.burst_factor >= 0))
-        key = "source.burst_factor", why = "the burst factor must be >= 0";
-    else if (!(c->sip.t1 > 0 && c->sip.t2 >= c->sip.t1 && c->sip.t4 > 0))
-        key = "sip.t1", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
-    for (int i = 1; !key && i < c->src.nsteps; i++)
-        if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
-            key = "source.steps", why = "step times must increase";
-    if (!key) {
-        const struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
-        static const char *const names[] = {"server edge.buffer", "server core.buffer",
-                                            "server uas.buffer"};
-        for (int i = 0; i < 3 && !key; i++) {
-            if (sv[i]->buffer < 1)
-                key = names[i], why = "the buffer must hold at least 1 message";
-            for (int k = 0; k < OSN_NET_NKINDS && !key; k++)
-                if (!(sv[i]->cost[k] >= 0 && isfinite(sv[i]->cost[k])))
-                    key = names[i], why = "costs must be >= 0 (s)";
+    /* Timers of 64*T1 (B, F, J, L, M) are the most numerous pending ones, up to about four per
+     * hop of every call for 32 s: room for them up front spares their ring its doublings. Only
+     * a hint: a ring that needs more still grows, and one that cannot be made yet will. */
+    double want = cfg->src.rate * 64 * t1 * 4 * s->nhop;
+    if (want > 0 && want < 1e8)
+        (void)osn_des_timer_reserve(&s->q, osn__net_fix_class(s, 64 * t1), (size_t)want);
+    for (int h = 0; h < s->nhop; h++) {
+        const struct osn_net_link_cfg *l = h == 0             ? &cfg->access
+                                           : h == s->nhop - 1 ? &cfg->uas_link
+                                                              : &cfg->trunk;
+        s->link_class[h] = osn__net_fix_class(s, l->delay);
+        s->link_loss[h] = l->loss;
+        if (s->link_class[h] < 0) {
+            snprintf(msg, msgsize, "too many distinct timer durations");
+            return OSN_EINVAL;
         }
-        const struct osn_net_link_cfg *lk[] = {&c->access, &c->trunk, &c->uas_link};
-        static const char *const lnames[] = {"link access.delay", "link trunk.delay",
-                                             "link uas.delay"};
-        for (int i = 0; i < 3 && !key; i++)
-            if (!(lk[i]->delay >= 0 && isfinite(lk[i]->delay) && lk[i]->loss >= 0 &&
-                  lk[i]->loss < 1))
-                key = lnames[i], why = "links need delay >= 0 and loss in [0, 1)";
+        link_class[s->link_class[h]] = true;
     }
-    if (!key)
-        return 0;
-    if (bad_key)
-        *bad_key = key;
-    if (msg && msgsize)
-        snprintf(msg, msgsize, "%s", why);
-    return OSN_EINVAL;
+    /* What each FIFO prefetches ahead of its head: for a SIP timer its whole transaction, as
+     * the handler reads the request (line 0), the state (1) and the events and the call
+     * pointer (2). A link's message was sent a few milliseconds before (still in cache):
+     * nothing, unless its class is a SIP timer's too. */
+    int before = (int)offsetof(struct ntxn, ev);
+    int after = (int)(sizeof(struct ntxn) - offsetof(struct ntxn, ev[1]));
+    for (int id = 0; id < s->nfix; id++)
+        if (sip_class[id] || link_class[id])
+            (void)osn_des_timer_prefetch(&s->q, id, sip_class[id] ? before : 0,
+                                         sip_class[id] ? after : 0);
+    return 0;
 }
 
-struct job {
-    const struct osn_net_cfg *cfg;
-    struct osn_rng *streams;
-    struct osn__net_rep *reps;
-    _Atomic double *now; /* simulated time of each replication, for progress */
-    double t0;           /* wall clock at the start */
-    struct osn__par par;
-    char msg[256]; /* why the first replication that failed did */
-};
-
-/* Replication i works on a copy of its stream and on totals of its own (freed once copied):
- * streams[i] and reps[i] share cache lines with their neighbours, which other threads write as
- * often. */
-static int one_rep(void *ctx, int i)
+/* A source's arrival process and its first arrival. */
+static int setup_source(struct net *s, struct element *el, char *msg, size_t msgsize)
 {
-    struct job *j = ctx;
-    char msg[256] = "";
-    struct osn_rng rng = j->streams[i];
-    struct osn__net_rep *rep = malloc(sizeof *rep);
-    if (!rep)
-        return OSN_ENOMEM; /* the runner records it; the caller says "out of memory" */
-    int err = osn__net_rep_run(j->cfg, &rng, rep, i == 0 ? j->cfg->trace : NULL,
-                               j->now ? &j->now[i] : NULL, msg, sizeof msg);
-    if (!err)
-        j->reps[i] = *rep;
-    free(rep);
-    if (j->now)
-        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
-    if (osn__par_fail(&j->par, err))
-        snprintf(j->msg, sizeof j->msg, "%s", msg);
-    return err;
-}
-
-static void report(void *ctx, double done)
-{
-    struct job *j = ctx;
-    j->cfg->progress(done, osn_wall_s() - j->t0, j->cfg->progress_arg);
-}
-
-/* Estimate k of a result: the network's measures, then element e's measure i at
- * OSN_NET_NMEASURES + e * OSN_NET_E_NMEASURES + i. */
-static struct osn_net_est *est_at(struct osn_net_result *out, int k)
-{
-    if (k < OSN_NET_NMEASURES)
-        return &out->est[k];
-    k -= OSN_NET_NMEASURES;
-    return &out->elem[k / OSN_NET_E_NMEASURES][k % OSN_NET_E_NMEASURES];
-}
-
-/* The value of estimate k from the totals t. */
-static double f_at(int k, int core, const double *t, const double *cap)
-{
-    if (k == OSN_NET_CORE_UTIL)
-        return elem_measure(core, OSN_NET_E_UTIL, t, cap);
-    if (k < OSN_NET_NMEASURES)
-        return measure(k, t, cap[core]);
-    k -= OSN_NET_NMEASURES;
-    return elem_measure(k / OSN_NET_E_NMEASURES, k % OSN_NET_E_NMEASURES, t, cap);
-}
-
-/* Every estimate's value f(pooled) and jackknife half-width. The leave-one-out totals of each
- * replication are formed once for all the estimates (loo: nest values per replication). */
-static void estimate_all(struct osn_net_result *out, const struct osn__net_rep *reps, int nrep,
-                         double level, const double *pooled, double *part, double *loo,
-                         const double *cap)
-{
-    int core = out->nelem - 2, nest = OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES;
-    for (int i = 0; nrep >= 2 && i < nrep; i++) {
-        for (int k = 0; k < OSN__NET_NTOT; k++)
-            part[k] = pooled[k] - reps[i].tot[k];
-        for (int k = 0; k < nest; k++)
-            loo[(size_t)k * (size_t)nrep + (size_t)i] = f_at(k, core, part, cap);
+    const struct osn_net_cfg *cfg = s->cfg;
+    struct osn_model m = {0};
+    el->rate_share = 1.0 / s->E;
+    m.flows = 1;
+    m.process = cfg->src.process == OSN_NET_MMPP ? OSN_ARR_MMPP : OSN_ARR_POISSON;
+    m.rate = m.overload_rate = cfg->src.rate * el->rate_share;
+    if (cfg->src.process == OSN_NET_MMPP) {
+        m.mmpp.K = 2;
+        m.mmpp.rate[0] = cfg->src.mmpp_rate[0] * el->rate_share;
+        m.mmpp.rate[1] = cfg->src.mmpp_rate[1] * el->rate_share;
+        m.mmpp.gen[0][1] = cfg->src.mmpp_switch[0];
+        m.mmpp.gen[1][0] = cfg->src.mmpp_switch[1];
     }
-    for (int k = 0; k < nest; k++) {
-        struct osn_net_est *est = est_at(out, k);
-        est->value = f_at(k, core, pooled, cap);
-        est->hw =
-                nrep >= 2 && isfinite(est->value)
-                        ? osn_stats_jackknife_halfwidth(loo + (size_t)k * (size_t)nrep, nrep, level)
-                        : NAN;
-        est->n = nrep;
-    }
+    if (cfg->src.process != OSN_NET_PROFILE && osn_des_arr_init(&el->darr, &m, msg, msgsize) != 0)
+        return OSN_EINVAL;
+    double t = osn__net_next_arrival(s, el, 0);
+    if (isfinite(t))
+        osn__net_at(s, &el->arr, t);
+    return 0;
 }
 
-int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
-                size_t msgsize)
+/* Element i: its role, transaction layer, controller halves (the server half at the core, the
+ * client half at each of the core's upstream neighbours), server and, for a source, arrivals. */
+static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cfg[3], char *msg,
+                         size_t msgsize)
 {
-    struct job j = {0};
-    double cap[OSN_NET_MAX_ELEMS], *pooled = NULL, *part = NULL, *loo = NULL;
+    const struct osn_net_cfg *cfg = s->cfg;
+    struct element *el = &s->elems[i];
     int err;
 
-    if (!out)
-        return OSN_EINVAL;
-    err = osn_net_check(cfg, NULL, msg, msgsize);
+    el->tot = s->tot + OSN__NT_ELEM + OSN__NE_N * i;
+    el->role = i < s->E ? R_SRC : i == s->uas ? R_UAS : R_PROXY;
+    el->sc = i == s->uas ? &cfg->uas : i == s->core ? &cfg->core : &cfg->edge;
+    osn_des_ev_init(&el->svc, EV_SERVICE);
+    osn_des_ev_init(&el->arr, EV_ARRIVAL);
+    err = osn_sip_layer_init_unindexed(&el->sip, &layer_cfg[el->role]);
     if (err)
         return err;
-    const double t0 = osn_wall_s();
-    size_t n = (size_t)cfg->replications;
-    j.cfg = cfg;
-    j.streams = osn__par_streams(cfg->seed, n);
-    j.reps = calloc(n, sizeof *j.reps);
-    pooled = calloc(OSN__NET_NTOT, sizeof *pooled);
-    part = calloc(OSN__NET_NTOT, sizeof *part);
-    memset(out, 0, sizeof *out);
-    out->nelem = osn__net_elems(cfg, out->elem_name, cap);
-    loo = calloc(n * (size_t)(OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES), sizeof *loo);
-    err = OSN_ENOMEM;
-    if (!j.streams || !j.reps || !pooled || !part || !loo)
+    struct osn_ctl_cfg cc = cfg->ctl;
+    cc.seed = osn_rng_next(s->rng);
+    if (i == s->core) {
+        err = osn_ctl_new(&el->srv, cfg->ctl_kind, &cc);
+        if (err) {
+            snprintf(msg, msgsize, "controller '%s' rejected its configuration", cfg->ctl_kind);
+            return err;
+        }
+    }
+    bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
+    if (gate && strcmp(cfg->ctl_kind, "none") != 0) {
+        err = osn_ctl_new(&el->cli, cfg->ctl_kind, &cc);
+        if (err)
+            return err;
+    }
+    osn_elem_server_init(&el->server, el->sc->cost, el->sc->buffer, el->srv, s->t_obs);
+    return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
+}
+
+static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
+                 char *msg, size_t msgsize)
+{
+    char names[OSN_NET_MAX_ELEMS][16];
+    double cap[OSN_NET_MAX_ELEMS];
+    int err;
+
+    s->cfg = cfg;
+    s->rng = rng;
+    s->tot = tot;
+    s->call_free = UINT32_MAX;
+    s->nelem = osn__net_elems(cfg, names, cap);
+    s->E = cfg->topology == OSN_NET_FANIN ? cfg->edges : 1;
+    s->uas = s->nelem - 1;
+    s->core = s->nelem - 2;
+    s->nhop = cfg->topology == OSN_NET_TANDEM ? 4 : 3;
+    for (int h = 2; h <= s->nhop; h++)
+        s->tail[h] = s->core - (s->nhop - 1 - h);
+    s->t_obs = cfg->warmup;
+    s->t_end = cfg->warmup + cfg->time;
+    s->tb = 64 * cfg->sip.t1;
+    err = osn_des_init(&s->q, 1024);
+    if (err)
+        return err;
+    /* Call holds (seconds) in a heap of their own: the service completions sift through ~20. */
+    osn_des_set_horizon(&s->q, cfg->sip.t1);
+    memset(s->fix_hint, -1, sizeof s->fix_hint);
+    err = setup_timer_classes(s, msg, msgsize);
+    if (err)
+        return err;
+    /* The layers' configurations by role (enum role): the UAC's in SIPp's mode, the proxies'
+     * 100 Trying at once, the UAS's never (it answers at once). */
+    struct osn_sip_cfg layer[3] = {cfg->sip, cfg->sip, cfg->sip};
+    if (cfg->sipp) {
+        layer[R_SRC].invite_max_retrans = 5;
+        layer[R_SRC].non_invite_max_retrans = 9;
+        layer[R_SRC].honor_retry_after = false;
+    }
+    for (int r = 0; r < 3; r++)
+        layer[r].timer_b_proceeding = true;
+    layer[R_PROXY].trying_delay = 0;
+    layer[R_UAS].trying_delay = -1;
+    for (int i = 0; i < s->nelem; i++) {
+        err = setup_element(s, i, layer, msg, msgsize);
+        if (err)
+            return err;
+    }
+    s->trace = cfg->trace_interval > 0 ? cfg->trace : NULL;
+    if (s->trace) {
+        osn_des_ev_init(&s->trace_ev, EV_TRACE);
+        osn__net_at(s, &s->trace_ev, cfg->trace_interval);
+        fprintf(s->trace, "t,core_queue,core_mode,offered,goodput,control_level\n");
+    }
+    return s->err;
+}
+
+static void teardown(struct net *s)
+{
+    for (int i = 0; i < s->nelem; i++) {
+        osn_sip_layer_release(&s->elems[i].sip);
+        osn_ctl_free(s->elems[i].srv);
+        osn_ctl_free(s->elems[i].cli);
+    }
+    for (size_t i = 0; i < s->ncallc; i++)
+        osn_mem_block_free(s->callc[i], OSN_MEM_BLOCK);
+    for (size_t i = 0; i < s->ntxnc; i++)
+        osn_mem_block_free(s->txnc[i], OSN_MEM_BLOCK);
+    for (size_t i = 0; i < s->nmsgc; i++)
+        osn_mem_block_free(s->msgc[i], OSN_MEM_BLOCK);
+    free(s->callc);
+    free(s->txnc);
+    free(s->msgc);
+    osn_des_release(&s->q);
+}
+
+/* ---- the event loop ---- */
+
+/* The transaction wrapper an event of timer slot 0 or 1 is embedded in. */
+static inline struct ntxn *txn_of_timer(const struct osn_des_ev *ev)
+{
+    int slot = ev->type == EV_TXN1;
+    return OSN_CONTAINER_OF(ev - slot, struct ntxn, ev);
+}
+
+/* A transaction timer this many firings behind the head of its FIFO has its call prefetched.
+ * The FIFO's own prefetch (src/des/heap.c, 8 behind) has brought the transaction in by then,
+ * and a transaction that ends there is freed, which reads its call (the pointer to it, the
+ * reference count), last met when the timer was set, 32 s ago. */
+#define CALL_AHEAD 4
+
+/* always_inline: GCC deletes the prefetches of a static helper it keeps out of line, as it
+ * takes the helper for side-effect free. */
+static inline __attribute__((always_inline)) void prefetch_call_ahead(const struct net *s)
+{
+    int f = osn_des_popped_fifo(&s->q);
+    const struct osn_des_ev *a = f >= 0 ? osn_des_fifo_peek(&s->q, f, CALL_AHEAD) : NULL;
+    if (!a || (a->type != EV_TXN0 && a->type != EV_TXN1))
+        return;
+    const struct ntxn *w = txn_of_timer(a);
+    const struct call *c = w->call;
+    int h = txn_hop(w);
+    __builtin_prefetch(&c->stx[h][0], 1, 2);
+    __builtin_prefetch(&c->ctx[h][0], 1, 2);
+    __builtin_prefetch(&c->refs, 1, 2);
+}
+
+static void step(struct net *s, struct osn_des_ev *ev)
+{
+    switch (ev->type) {
+    case EV_LINK: {
+        struct nmsg *nm = OSN_CONTAINER_OF(ev, struct nmsg, ev);
+        osn__net_arrive(s, &s->elems[nm->to], nm);
+        break;
+    }
+    case EV_TXN0:
+    case EV_TXN1: {
+        struct ntxn *w = txn_of_timer(ev);
+        int slot = ev->type == EV_TXN1;
+        prefetch_call_ahead(s);
+        if (osn_sip_txn_timer(&s->elems[txn_elem(w)].sip, &w->t, w->t.tid[slot], s->q.now,
+                              &s->out) == 0)
+            osn__net_apply(s, w, &s->out);
+        break;
+    }
+    case EV_SERVICE:
+        osn__net_depart(s, OSN_CONTAINER_OF(ev, struct element, svc));
+        break;
+    case EV_ARRIVAL: {
+        struct element *el = OSN_CONTAINER_OF(ev, struct element, arr);
+        osn__net_new_call(s, (int)(el - s->elems));
+        double t = osn__net_next_arrival(s, el, s->q.now);
+        if (isfinite(t))
+            osn__net_at(s, &el->arr, t);
+        break;
+    }
+    case EV_HOLD:
+        osn__net_hold_over(s, OSN_CONTAINER_OF(ev, struct call, hold));
+        break;
+    case EV_2XX:
+        osn__net_2xx_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));
+        break;
+    case EV_TRACE:
+        trace_row(s);
+        osn__net_at(s, &s->trace_ev, s->q.now + s->cfg->trace_interval);
+        break;
+    }
+}
+
+/* The totals that the elements' servers kept, into the replication's block. */
+static void collect(struct net *s)
+{
+    for (int i = 0; i < s->nelem; i++) {
+        struct element *el = &s->elems[i];
+        osn_elem_server_close(&el->server, s->t_end);
+        el->tot[OSN__NE_AREA] = el->server.area;
+        el->tot[OSN__NE_BUSY] = el->server.busy;
+        el->tot[OSN__NE_DROPPED] = el->server.dropped;
+        if (el->srv)
+            for (int m = 0; m < 3; m++)
+                s->tot[OSN__NT_MODE0 + m] = el->server.mode_time[m];
+    }
+}
+
+int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct osn__net_rep *rep,
+                     FILE *trace, _Atomic double *now_t, char *msg, size_t msgsize)
+{
+    struct net *s = calloc(1, sizeof *s);
+    int err;
+
+    if (!s)
+        return OSN_ENOMEM;
+    memset(rep, 0, sizeof *rep);
+    struct osn_net_cfg c = *cfg;
+    c.trace = trace;
+    err = setup(s, &c, rng, rep->tot, msg, msgsize);
+    if (err)
         goto out;
-    j.t0 = t0;
-    if (cfg->progress) {
-        j.now = calloc(n, sizeof *j.now);
-        if (!j.now)
-            goto out;
+    uint64_t events = 0;
+    /* A sentinel event at the end saves a peek (a scan of every FIFO head) per event. */
+    struct osn_des_ev end;
+    osn_des_ev_init(&end, 0);
+    err = osn_des_at(&s->q, &end, nextafter(s->t_end, INFINITY)); /* after events at t_end */
+    for (struct osn_des_ev *ev; !err && !s->err && (ev = osn_des_pop(&s->q)) && ev != &end;) {
+        step(s, ev);
+        if ((++events & 0xffff) == 0 && now_t)
+            atomic_store_explicit(now_t, s->q.now, memory_order_relaxed);
     }
-    j.par = (struct osn__par){.n = cfg->replications, .rep = one_rep, .ctx = &j};
-    if (cfg->progress) {
-        j.par.report = report;
-        j.par.now = j.now;
-        j.par.span = (cfg->warmup + cfg->time) * cfg->replications;
-    }
-    err = osn__par_run(&j.par, cfg->threads);
-    if (err) {
-        if (msg && msgsize)
-            snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
+    if (err)
         goto out;
-    }
-    for (int i = 0; i < cfg->replications; i++) {
-        for (int k = 0; k < OSN__NET_NTOT; k++)
-            pooled[k] += j.reps[i].tot[k];
-        out->events += j.reps[i].events;
-        out->messages += j.reps[i].messages;
-    }
-    estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
-    out->replications = cfg->replications;
-    out->level = cfg->level;
-    out->wall_s = osn_wall_s() - t0;
-    out->msgs_per_s = out->wall_s > 0 ? (double)out->messages / out->wall_s : NAN;
+    s->q.now = s->t_end;
+    collect(s);
+    rep->tot[OSN__NT_TIME] = cfg->time;
+    rep->events = events;
+    rep->messages = s->messages;
+    err = s->err;
+    if (err == OSN_ENOMEM)
+        snprintf(msg, msgsize, "out of memory while simulating (at t = %.6g s)", s->q.now);
 out:
-    if (err == OSN_ENOMEM && msg && msgsize)
-        snprintf(msg, msgsize, "out of memory");
-    free(j.streams);
-    free(j.reps);
-    free((void *)j.now);
-    free(pooled);
-    free(part);
-    free(loo);
+    teardown(s);
+    free(s);
     return err;
 }

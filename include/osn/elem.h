@@ -1,0 +1,250 @@
+/*
+ * SIP element behaviour, clock-free: what a stateful proxy, a UAS and a UAC decide, shared by the
+ * network simulator (src/sim/net_*.c) and the real node.
+ *
+ * The transaction layer (osn/sip.h) says what happened to a transaction; the controllers
+ * (osn/ctl.h) say whether to admit; this module says what an element does about it: forward a
+ * request or shed it with a 503, relay a response upstream or answer 408 on a timeout, answer a
+ * call as the UAS and resend its 2xx until the ACK, count a call good or failed at the UAC, and
+ * which messages an element's CPU serves, queues or drops. Like the layers below it, it never
+ * reads a clock, sets a timer or sends: each function takes `now` and the facts of one event and
+ * returns its decision (an enum, a message to send, a deadline), and the driver carries it out
+ * with its own objects (the simulator's pools and event set, or the node's socket and timers).
+ * Keeping the decisions here and the mechanics in the drivers is what lets one proxy run both
+ * simulated and for real.
+ *
+ * Where to look: a proxy decides to forward, shed or reject a call in osn_proxy_on_request();
+ * an element's server (its CPU queue) admits, queues or drops a message in
+ * osn_elem_server_arrive(); the UAS's 2xx retransmission timer is osn_uas_2xx_*().
+ */
+#ifndef OSN_ELEM_H
+#define OSN_ELEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "osn/ctl.h"
+#include "osn/sip.h"
+
+/* ---- message kinds (processing costs and counters) ---- */
+
+/* What a message is to the element that handles it; its processing cost depends on it. */
+enum osn_elem_kind {
+    OSN_ELEM_K_INVITE, /* new INVITE */
+    OSN_ELEM_K_RETX,   /* retransmitted request absorbed by a server transaction */
+    OSN_ELEM_K_RESP,   /* any response */
+    OSN_ELEM_K_ACK,
+    OSN_ELEM_K_BYE,
+    OSN_ELEM_K_REJECT, /* a new INVITE answered with 503 by the controller */
+    OSN_ELEM_NKINDS
+};
+
+/* The controller's message class of a message of `kind` (a request of `method`); `response_again`
+ * marks a response the element has received before (the downstream resent it). */
+enum osn_ctl_msg osn_elem_ctl_msg(int kind, int method, bool response_again);
+
+/* ---- RFC 7339 oc parameters <-> controller feedback (oc.c) ---- */
+
+/* The controller's feedback as the top-Via parameters of a response (RFC 7339 5.2). PI's ratio
+ * travels as oc = ratio * 1e6 with oc-algo bit 0x80, an OSN extension. */
+void osn_elem_fb_to_oc(const struct osn_ctl_feedback *fb, struct osn_sip_oc *oc);
+
+/* The feedback in a response's oc parameters; false when there is none (RFC 7339 5.2: no oc
+ * value, or no algorithm, says nothing). */
+bool osn_elem_oc_to_fb(const struct osn_sip_oc *oc, struct osn_ctl_feedback *fb);
+
+/* The offer a client half puts in the top Via of every request it sends (RFC 7339 4.2: "oc",
+ * and the algorithms it supports, loss among them). */
+void osn_elem_oc_offer(struct osn_sip_oc *oc);
+
+/* ---- the element's server: its CPU queue and the controller's server half (server.c) ---- */
+
+/* A message waiting in a server. The driver embeds it in its own message object and recovers
+ * that with OSN_CONTAINER_OF; the server links it and reads and writes only these fields. */
+struct osn_elem_item {
+    struct osn_elem_item *next;
+    double t_arr;  /* arrival at the server (s) */
+    uint8_t kind;  /* enum osn_elem_kind: at arrival, fixed again by the driver at service */
+    uint8_t ckind; /* enum osn_ctl_msg at arrival */
+    bool reject;   /* the controller shed it: to be answered 503, at the rejection cost */
+};
+
+/*
+ * One CPU with a buffer of `buffer` messages (queued and in service), one FIFO or two (PRSM:
+ * originals first, copies second), a processing cost per message kind, and optionally the
+ * controller's server half, which watches this queue. Time-averaged figures are integrated
+ * from `t_obs` on (the simulator's observation window; 0 for a node).
+ */
+struct osn_elem_server {
+    const double *cost;  /* CPU seconds by enum osn_elem_kind (borrowed) */
+    long buffer;         /* messages in the server at most */
+    struct osn_ctl *ctl; /* the server half, NULL for none (borrowed) */
+    double t_obs;
+    struct osn_elem_item *qh[2], *qt[2], *cur; /* the two FIFOs and the message in service */
+    long n;                                    /* messages in the server */
+    size_t nq[2];                              /* queued, by FIFO */
+    double t_last, t_mode;                     /* last change of n, of the mode */
+    int mode;                                  /* the controller's mode (enum osn_ctl_mode) */
+    /* from t_obs on: busy seconds, messages x seconds, messages lost at the full buffer, and
+     * seconds in each controller mode */
+    double busy, area, dropped, mode_time[3];
+};
+
+/* What the server did with an arriving message. */
+enum osn_elem_admit {
+    OSN_ELEM_HANDLE_NOW, /* its kind costs nothing: handle it at once, unqueued */
+    OSN_ELEM_QUEUED,     /* queued: start service if the CPU is idle */
+    OSN_ELEM_DROPPED,    /* lost at the full buffer: the driver frees it */
+};
+
+void osn_elem_server_init(struct osn_elem_server *s, const double *cost, long buffer,
+                          struct osn_ctl *ctl, double t_obs);
+
+/*
+ * A message of `kind` (controller class `ck`) arrives at `now`. `shed_able` says it is a new
+ * request the controller may answer with 503 (not an ACK, not a copy); `oc_capable` that its top
+ * Via offered oc. Sets it->kind, it->ckind, it->reject (and it->t_arr when queued). Under two
+ * FIFOs, a message for the first that finds the buffer full pushes out the oldest copy waiting
+ * in the second: *evicted gets it (the driver frees it), else NULL.
+ */
+enum osn_elem_admit osn_elem_server_arrive(struct osn_elem_server *s, double now,
+                                           struct osn_elem_item *it, int kind, enum osn_ctl_msg ck,
+                                           bool shed_able, bool oc_capable,
+                                           struct osn_elem_item **evicted);
+
+/* The next message to serve, unlinked from its FIFO (the controller picks the FIFO); *fifo gets
+ * 0 or 1. NULL when the CPU is busy or nothing waits. */
+struct osn_elem_item *osn_elem_server_next(struct osn_elem_server *s, double now, int *fifo);
+
+/* Whether a copy taken from the second FIFO is discarded rather than served (PRSM's stale
+ * copies): t_first is when its transaction began, answered whether it has a response. When true
+ * the message has left the server and the driver frees it. */
+bool osn_elem_server_discard(struct osn_elem_server *s, double now, struct osn_elem_item *it,
+                             double t_first, bool answered);
+
+/* Service of `it` begins (the driver draws its cost and schedules the completion). */
+static inline void osn_elem_server_begin(struct osn_elem_server *s, struct osn_elem_item *it)
+{
+    s->cur = it;
+}
+
+/* The message in service completes; returns it, for the driver to handle. */
+struct osn_elem_item *osn_elem_server_depart(struct osn_elem_server *s, double now);
+
+/* Integrates busy time and queue area up to now (also at the end of a run). */
+void osn_elem_server_integrate(struct osn_elem_server *s, double now);
+
+/* Closes the mode-time account at the end of a run (`now` = the window's end). */
+void osn_elem_server_close(struct osn_elem_server *s, double now);
+
+/* ---- stateful proxy (proxy.c) ---- */
+
+enum osn_proxy_verdict {
+    OSN_PROXY_FORWARD,   /* forward the request on the next hop */
+    OSN_PROXY_SHED_503,  /* the client half sheds it: answer 503 upstream (RFC 7339 5.3) */
+    OSN_PROXY_LATE_COPY, /* a copy of a request already forwarded, after its transaction ended:
+                            drop it and its new transaction */
+};
+
+/*
+ * A new request reached the proxy's TU (its server transaction's TU_REQUEST). `forwarded` says
+ * the proxy already forwarded this request of the call (RFC 3261 16.6: a stateful proxy forwards
+ * each request once); `cli` is the client half toward the next hop (NULL: none).
+ */
+enum osn_proxy_verdict osn_proxy_on_request(struct osn_ctl *cli, double now, int method,
+                                            bool forwarded);
+
+/* The request a proxy forwards (RFC 3261 16.6): `in` with the new top-Via branch and no oc
+ * parameters of the previous hop (the client half adds its own offer when it starts the client
+ * transaction). */
+void osn_proxy_forward_request(const struct osn_sip_msg *in, uint64_t branch,
+                               struct osn_sip_msg *out);
+
+/* What the proxy does with an event of its client transaction (toward the next hop). */
+enum osn_proxy_relay {
+    OSN_PROXY_NOTHING,
+    OSN_PROXY_RELAY, /* send the response upstream on the server transaction (status as given) */
+    OSN_PROXY_408,   /* the next hop timed out: answer 408 upstream (RFC 3261 16.8) */
+};
+
+/*
+ * Client transaction event `tu` (enum osn_sip_tu_event) with response `status` (0 for none),
+ * the request having been sent at `t_sent`. `upstream_state` is the state of the server
+ * transaction the request was forwarded for (OSN_SIP_NOSTATE when there is none any more). A
+ * 100 Trying feeds the client half's delay estimate (PI).
+ */
+enum osn_proxy_relay osn_proxy_on_client_event(struct osn_ctl *cli, double now, double t_sent,
+                                               int tu, int status, int upstream_state);
+
+/* A response from the next hop reached a proxy with a client half: its oc feedback. */
+void osn_proxy_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip_oc *oc);
+
+/* Whether a retransmission of an INVITE may go out now (PI retransmission control). */
+bool osn_proxy_retrans_allowed(struct osn_ctl *cli, double now, const struct osn_sip_msg *m);
+
+/* ---- UAS (uas.c) ---- */
+
+/* A UAS answers each new request at once: 180 then 200 for an INVITE, 200 for anything else.
+ * Fills status[] and returns how many. */
+int osn_uas_answers(int method, int status[2]);
+
+/* A response of the TU for request `req` (RFC 3261 8.2.6: the layer copies Via, From, Call-ID
+ * and CSeq; the TU adds the status, Retry-After (-1: none) and its To tag). */
+struct osn_sip_msg osn_elem_response(const struct osn_sip_msg *req, int status, int retry_after);
+
+/* The UAS core's 2xx retransmission (RFC 3261 13.3.1.4): from T1, doubling up to T2, until the
+ * ACK comes or 64*T1 has passed since the first 2xx. */
+struct osn_uas_2xx {
+    double t200; /* the first 2xx (s) */
+    double ival; /* the current interval (s) */
+    bool acked;
+};
+
+/* The first 2xx went out at `now`. Returns true and the first deadline in *at when
+ * retransmissions are due (RFC 6026 machines, no ACK yet); false when none are. */
+bool osn_uas_2xx_start(struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg,
+                       double *at);
+
+/* The timer fired. Returns true when the 2xx goes out again (the server transaction still
+ * being there, `have_txn`), with the next deadline in *at; false when retransmission is over. */
+bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg,
+                      bool have_txn, double *at);
+
+/* ---- UAC bookkeeping (uac.c) ---- */
+
+/* How a call ended at the UAC. */
+enum osn_uac_outcome {
+    OSN_UAC_PENDING,
+    OSN_UAC_GOOD,     /* its 2xx came before Timer B (64*T1 after the first INVITE) */
+    OSN_UAC_TIMEOUT,  /* Timer B, a 408, or a 2xx too late */
+    OSN_UAC_REJECTED, /* a 503 */
+    OSN_UAC_OTHER,    /* any other final failure */
+    OSN_UAC_NOUTCOMES
+};
+
+struct osn_uac_call {
+    double t0; /* the first INVITE (s) */
+    uint8_t outcome;
+    bool got180, connected;
+};
+
+/* What the UAC does after an event of its INVITE client transaction. */
+struct osn_uac_step {
+    bool setup;         /* the first 180: a setup-delay sample of setup_delay seconds */
+    bool ack;           /* a 2xx: send the ACK (osn_uac_ack) */
+    bool connected;     /* the call is set up: start its hold time */
+    uint8_t outcome;    /* the call's outcome decided now, OSN_UAC_PENDING when not */
+    double setup_delay; /* s */
+};
+
+/* INVITE client transaction event `tu` with response `status` (0 for none); `timer_b` is 64*T1. */
+void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
+                             struct osn_uac_step *st);
+
+/* The ACK of a 2xx (RFC 3261 13.2.2.4): the INVITE's identities, its own branch, the 2xx's To
+ * tag, no oc parameters. */
+void osn_uac_ack(const struct osn_sip_msg *invite, uint64_t branch, uint64_t to_tag,
+                 struct osn_sip_msg *ack);
+
+#endif

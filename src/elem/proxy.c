@@ -1,0 +1,71 @@
+/*
+ * The stateful proxy's transaction user (RFC 3261 16), with hop-by-hop overload control.
+ *
+ * A stateful proxy holds a server transaction toward its upstream neighbour and, for each request
+ * it forwards, a client transaction toward its next hop. Its decisions, made here:
+ *   - a new request: forward it once (RFC 3261 16.6), unless the client half for the next hop
+ *     sheds it, in which case the proxy answers 503 itself (RFC 7339 5.3: a client that
+ *     throttles rejects the request "as if" the server had); a copy that comes after the
+ *     request's transaction ended is dropped;
+ *   - a response from the next hop: 100 Trying ends there (RFC 3261 16.7 step 3; it feeds the
+ *     PI controller's delay estimate), any other goes upstream on the server transaction;
+ *   - a timeout of the next hop: 408 upstream while the server transaction still waits for a
+ *     final response (RFC 3261 16.8);
+ *   - the oc feedback in every response of the next hop goes to the client half (RFC 7339 5.2).
+ * How the request and the transactions are found, sent and timed is the driver's.
+ */
+#include "osn/elem.h"
+
+enum osn_proxy_verdict osn_proxy_on_request(struct osn_ctl *cli, double now, int method,
+                                            bool forwarded)
+{
+    if (forwarded)
+        return OSN_PROXY_LATE_COPY;
+    if (cli) {
+        enum osn_ctl_msg k = method == OSN_SIP_INVITE ? OSN_CTL_MSG_INVITE : OSN_CTL_MSG_BYE;
+        if (osn_ctl_client_admit(cli, now, k) == OSN_CTL_SHED_503)
+            return OSN_PROXY_SHED_503;
+    }
+    return OSN_PROXY_FORWARD;
+}
+
+void osn_proxy_forward_request(const struct osn_sip_msg *in, uint64_t branch,
+                               struct osn_sip_msg *out)
+{
+    *out = *in;
+    out->branch = branch;
+    out->oc = (struct osn_sip_oc){0};
+}
+
+enum osn_proxy_relay osn_proxy_on_client_event(struct osn_ctl *cli, double now, double t_sent,
+                                               int tu, int status, int upstream_state)
+{
+    bool upstream = upstream_state != OSN_SIP_NOSTATE;
+    if (tu == OSN_SIP_TU_RESPONSE) {
+        if (status == 100) {
+            if (cli)
+                osn_ctl_client_on_delay(cli, now, now - t_sent);
+            return OSN_PROXY_NOTHING;
+        }
+        return upstream ? OSN_PROXY_RELAY : OSN_PROXY_NOTHING;
+    }
+    if (tu == OSN_SIP_TU_TIMEOUT || tu == OSN_SIP_TU_TRANSPORT_ERROR)
+        return upstream && (upstream_state == OSN_SIP_PROCEEDING ||
+                            upstream_state == OSN_SIP_TRYING)
+                       ? OSN_PROXY_408
+                       : OSN_PROXY_NOTHING;
+    return OSN_PROXY_NOTHING;
+}
+
+void osn_proxy_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip_oc *oc)
+{
+    struct osn_ctl_feedback fb;
+    if (cli && osn_elem_oc_to_fb(oc, &fb))
+        osn_ctl_client_on_feedback(cli, now, &fb);
+}
+
+bool osn_proxy_retrans_allowed(struct osn_ctl *cli, double now, const struct osn_sip_msg *m)
+{
+    return !cli || m->status != 0 || m->method != OSN_SIP_INVITE ||
+           osn_ctl_client_retrans_allowed(cli, now);
+}

@@ -1,0 +1,55 @@
+/*
+ * The UAC's bookkeeping of a call: its setup delay (first INVITE to the first 180), the ACK of
+ * its 2xx, and its outcome, decided once. A call is good when its 2xx arrives within Timer B
+ * (64*T1) of the first INVITE: what SIPp counts as a successful call and the papers call
+ * goodput; it failed as timed out (Timer B, a 408, or a 2xx too late), rejected (503) or other.
+ */
+#include "osn/elem.h"
+
+static void decide(struct osn_uac_call *c, int outcome, struct osn_uac_step *st)
+{
+    if (c->outcome != OSN_UAC_PENDING)
+        return;
+    c->outcome = (uint8_t)outcome;
+    st->outcome = (uint8_t)outcome;
+}
+
+void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
+                             struct osn_uac_step *st)
+{
+    *st = (struct osn_uac_step){0};
+    if (tu == OSN_SIP_TU_TIMEOUT || tu == OSN_SIP_TU_TRANSPORT_ERROR) {
+        decide(c, OSN_UAC_TIMEOUT, st);
+        return;
+    }
+    if (tu != OSN_SIP_TU_RESPONSE)
+        return;
+    if (status == 180 && !c->got180) {
+        c->got180 = true;
+        st->setup = true;
+        st->setup_delay = now - c->t0;
+    } else if (status >= 200 && status < 300) {
+        st->ack = true; /* RFC 3261 13.2.2.4: every 2xx, retransmissions too */
+        if (!c->connected) {
+            c->connected = true;
+            st->connected = true;
+            decide(c, now - c->t0 <= timer_b ? OSN_UAC_GOOD : OSN_UAC_TIMEOUT, st);
+        }
+    } else if (status >= 300) {
+        decide(c,
+               status == 503   ? OSN_UAC_REJECTED
+               : status == 408 ? OSN_UAC_TIMEOUT
+                               : OSN_UAC_OTHER,
+               st);
+    }
+}
+
+void osn_uac_ack(const struct osn_sip_msg *invite, uint64_t branch, uint64_t to_tag,
+                 struct osn_sip_msg *ack)
+{
+    *ack = *invite;
+    ack->method = OSN_SIP_ACK;
+    ack->branch = branch;
+    ack->to_tag = to_tag;
+    ack->oc = (struct osn_sip_oc){0};
+}

@@ -1,0 +1,228 @@
+/*
+ * Messages reaching a simulated element, and its CPU: the simulator's side of the element's
+ * server (osn_elem_server in osn/elem.h).
+ *
+ * A message reaching a proxy or the UAS first has its kind classified by matching it against
+ * the element's transactions; the server then handles it at once, queues it or drops it (and
+ * the controller's server half may shed it with a 503). The cost is fixed when service starts,
+ * after matching again, so a queued copy of an INVITE costs the retransmission price once its
+ * original has been processed; completion runs the transaction layer and the element's TU.
+ */
+#include "net_int.h"
+#include "osn/des.h"
+#include "osn/err.h"
+
+/*
+ * The transaction nm is for at its element, or NULL: a request's server transaction on its hop,
+ * a response's client transaction. The call's index gives the one candidate, and the RFC 3261
+ * keys decide (an ACK for a 2xx has a branch of its own and so matches none).
+ */
+static struct ntxn *match(const struct nmsg *nm)
+{
+    const struct call *c = nm->call;
+    int k = req_slot(nm->m.method);
+    struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
+    return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
+}
+
+/* The message kind a server sees for nm now (matching against its transactions). */
+static int classify(const struct nmsg *nm)
+{
+    const struct osn_sip_msg *m = &nm->m;
+    if (m->status)
+        return OSN_ELEM_K_RESP;
+    if (m->method == OSN_SIP_ACK)
+        return OSN_ELEM_K_ACK;
+    if (match(nm))
+        return OSN_ELEM_K_RETX;
+    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+}
+
+/* The bit of nm's request kind and hop in its call's record of requests kept at a server. */
+static uint8_t *kept_bits(const struct nmsg *nm)
+{
+    struct call *c = nm->call;
+    return nm->m.method == OSN_SIP_INVITE ? &c->inv_in : &c->bye_in;
+}
+
+/*
+ * The kind on arrival: as classify(), and also a retransmission when the original was kept here
+ * and still waits in the queue (no transaction yet). A server recognises a copy on receipt by
+ * its branch (PRSM and every controller that counts copies need that); only service start
+ * decides the cost, by matching again.
+ */
+static int classify_arrival(const struct nmsg *nm)
+{
+    int kind = classify(nm);
+    if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) && (*kept_bits(nm) & (1u << nm->hop)))
+        kind = OSN_ELEM_K_RETX;
+    return kind;
+}
+
+/* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
+ * provisional, 2xx, final failure). */
+static uint8_t rsp_bit(const struct osn_sip_msg *m)
+{
+    int cls = m->status == 100 ? 0 : m->status < 200 ? 1 : m->status < 300 ? 2 : 3;
+    return (uint8_t)(1u << (cls + (m->method == OSN_SIP_INVITE ? 0 : 4)));
+}
+
+/* Whether element el has kept response nm before (so nm is the downstream's copy). */
+static bool response_again(const struct element *el, const struct nmsg *nm)
+{
+    return el->srv && nm->m.status && (nm->call->rsp_in[nm->hop] & rsp_bit(&nm->m));
+}
+
+/* Records that request nm was kept at its element el (queued or handled at once); at an
+ * element with a controller, responses too. */
+static void mark_kept(const struct element *el, const struct nmsg *nm)
+{
+    if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
+        *kept_bits(nm) |= (uint8_t)(1u << nm->hop);
+    else if (el->srv && nm->m.status)
+        nm->call->rsp_in[nm->hop] |= rsp_bit(&nm->m);
+}
+
+static void count_processed(struct net *s, struct element *el, int kind)
+{
+    el->tot[OSN__NE_PROC + kind] += 1;
+    if (el->role != R_SRC)
+        s->tot[OSN__NT_MSGS] += 1;
+    if (el == &s->elems[s->core]) {
+        if (kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE || kind == OSN_ELEM_K_REJECT)
+            s->tot[OSN__NT_CORE_NEW] += 1;
+        else if (kind == OSN_ELEM_K_RETX)
+            s->tot[OSN__NT_CORE_RETX] += 1;
+    }
+}
+
+/* A new request without a transaction: its server transaction starts; a request the server
+ * half shed is answered 503 here, without the TU and without a 100 Trying. */
+static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
+{
+    struct osn_sip_out *o = &s->out;
+    struct ntxn *w = osn__net_txn_new(s, nm->call, nm->to, nm->hop);
+    if (!w) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    if (osn_sip_stxn_start(&el->sip, &w->t, &nm->m, s->q.now, o) != 0) {
+        osn__net_txn_free(s, w);
+        s->err = OSN_EINVAL;
+        return;
+    }
+    nm->call->stx[nm->hop][req_slot(nm->m.method)] = w;
+    if (!nm->item.reject) {
+        osn__net_apply(s, w, o);
+        return;
+    }
+    struct osn_sip_out o2 = *o;
+    o2.tu = OSN_SIP_TU_NONE;
+    o2.nsend = 0;
+    osn__net_apply(s, w, &o2);
+    if (!o2.terminated)
+        osn__net_respond(s, w, 503, -1);
+}
+
+/* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */
+static void process(struct net *s, struct element *el, struct nmsg *nm)
+{
+    s->messages++;
+    if (obs(s))
+        count_processed(s, el, nm->item.kind);
+    if (el->cli && nm->m.status) /* responses reach it from the core only */
+        osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
+    struct ntxn *w = match(nm);
+    if (w) {
+        if (osn_sip_txn_recv(&el->sip, &w->t, &nm->m, s->q.now, &s->out) == 0)
+            osn__net_apply(s, w, &s->out);
+    } else if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK) {
+        new_server_txn(s, el, nm);
+    } else if (nm->m.method == OSN_SIP_ACK && el->role == R_UAS) {
+        nm->call->uas.acked = true; /* the ACK of the 2xx: no transaction (17.1.1.3) */
+    } else if (nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && el->role == R_PROXY) {
+        struct osn_sip_msg ack;
+        osn_proxy_forward_request(&nm->m, branch(nm->call, nm->hop + 1, B_ACK), &ack);
+        osn__net_transmit(s, nm->to, nm->call, nm->hop + 1, &ack);
+    }
+    osn__net_msg_free(s, nm);
+}
+
+/* Serves the next message, if the CPU is idle and one waits. */
+static void start_service(struct net *s, struct element *el)
+{
+    struct osn_elem_item *it;
+    int fifo;
+
+    while ((it = osn_elem_server_next(&el->server, s->q.now, &fifo))) {
+        struct nmsg *nm = item_msg(it);
+        if (fifo == 1 && it->ckind != OSN_CTL_MSG_RESPONSE_RETX) {
+            struct ntxn *w = match(nm);
+            if (osn_elem_server_discard(&el->server, s->q.now, it, w ? w->t0 : it->t_arr,
+                                        w && w->t.has_resp)) {
+                osn__net_msg_free(s, nm);
+                continue;
+            }
+        }
+        if (!it->reject)
+            it->kind = (uint8_t)classify(nm);
+        double c = el->sc->cost[it->kind];
+        if (el->sc->exp_cost)
+            c *= osn_des_exp1(s->rng);
+        osn_elem_server_begin(&el->server, it);
+        osn__net_at(s, &el->svc, s->q.now + c);
+    }
+}
+
+void osn__net_depart(struct net *s, struct element *el)
+{
+    struct osn_elem_item *it = osn_elem_server_depart(&el->server, s->q.now);
+    process(s, el, item_msg(it));
+    start_service(s, el);
+}
+
+/* The kind of nm on arrival at el. Matching is skipped where the answer changes nothing there
+ * (no controller, and new and retransmitted requests both queued or both free): it reads the
+ * call and a transaction. */
+static int arrival_kind(const struct element *el, const struct nmsg *nm)
+{
+    const double *cost = el->sc->cost;
+    if (!el->srv && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK &&
+        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_INVITE] > 0) &&
+        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_BYE] > 0))
+        return nm->m.method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+    return classify_arrival(nm);
+}
+
+void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
+{
+    if (el->role == R_SRC) {
+        nm->item.kind = OSN_ELEM_K_RESP;
+        process(s, el, nm);
+        return;
+    }
+    int kind = arrival_kind(el, nm);
+    enum osn_ctl_msg ck =
+            osn_elem_ctl_msg(kind, nm->m.method, kind == OSN_ELEM_K_RESP && response_again(el, nm));
+    if (nm->m.status == 0 && nm->m.method == OSN_SIP_INVITE && obs(s))
+        el->tot[OSN__NE_NEWINV] += 1;
+    struct osn_elem_item *evicted;
+    bool shed_able = nm->m.status == 0 && nm->m.method != OSN_SIP_ACK;
+    switch (osn_elem_server_arrive(&el->server, s->q.now, &nm->item, kind, ck, shed_able,
+                                   (nm->m.oc.flags & OSN_SIP_OC_PRESENT) != 0, &evicted)) {
+    case OSN_ELEM_HANDLE_NOW:
+        mark_kept(el, nm);
+        process(s, el, nm);
+        return;
+    case OSN_ELEM_DROPPED:
+        osn__net_msg_free(s, nm);
+        return;
+    case OSN_ELEM_QUEUED:
+        if (evicted)
+            osn__net_msg_free(s, item_msg(evicted));
+        mark_kept(el, nm);
+        if (!el->server.cur)
+            start_service(s, el);
+        return;
+    }
+}

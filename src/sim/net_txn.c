@@ -1,0 +1,141 @@
+/*
+ * The network simulator carries out decisions: the transaction layer's outputs (timers on the
+ * event set, messages onto links) and the element code's (responses, forwarded requests).
+ *
+ * Element ids: sources 0..E-1, edges E..2E-1, then mid (tandem), core, UAS. Hop h of a call
+ * joins path[h] and path[h+1]; requests go down a hop, responses up. A SIP timer whose duration
+ * is one of a few fixed values (T1 * 2^k, T2, T4, 64 T1, D, link delays) goes to a FIFO timer
+ * class of the event set, in O(1); other events (service, hold, arrivals) use the heap.
+ */
+#include "net_int.h"
+#include "osn/des.h"
+#include "osn/err.h"
+
+/* Schedules ev at absolute time `at`: on a FIFO class when at is exactly now + its duration.
+ * *hint (may be NULL) is the class that matched last time for this kind of timer, tried first:
+ * most timers (B, D, F, H, I, J, K, L, M) always have the same duration. */
+void osn__net_sched(struct net *s, struct osn_des_ev *ev, double at, int8_t *hint)
+{
+    double now = s->q.now;
+    int cls = -1;
+    osn_des_cancel(&s->q, ev);
+    if (hint && *hint >= 0 && now + s->fixd[*hint] == at)
+        cls = *hint;
+    for (int i = 0; cls < 0 && i < s->nfix; i++)
+        if (now + s->fixd[i] == at)
+            cls = i;
+    if (cls >= 0) {
+        if (hint)
+            *hint = (int8_t)cls;
+        if (osn_des_timer(&s->q, ev, cls) != 0)
+            s->err = OSN_ENOMEM;
+        return;
+    }
+    osn__net_at(s, ev, at < now ? now : at);
+}
+
+void osn__net_at(struct net *s, struct osn_des_ev *ev, double at)
+{
+    if (osn_des_at(&s->q, ev, at) != 0)
+        s->err = OSN_ENOMEM;
+}
+
+int osn__net_fix_class(struct net *s, double d)
+{
+    for (int i = 0; i < s->nfix; i++)
+        if (s->fixd[i] == d)
+            return i;
+    if (s->nfix >= OSN_DES_MAX_FIFOS)
+        return -1;
+    int id;
+    if (osn_des_timer_class(&s->q, d, &id) != 0)
+        return -1;
+    s->fixd[id] = d;
+    s->nfix = id + 1;
+    return id;
+}
+
+/* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). */
+void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
+                       const struct osn_sip_msg *m)
+{
+    bool down = m->status == 0;
+    struct element *fe = &s->elems[from];
+
+    if (s->link_loss[hop] > 0 && osn_rng_u01(s->rng) < s->link_loss[hop])
+        return;
+    struct nmsg *nm = osn__net_msg_new(s);
+    if (!nm) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    nm->m = *m;
+    if (!down && fe->srv) { /* RFC 7339 5.2: feedback in every response, current state */
+        struct osn_ctl_feedback fb;
+        osn_ctl_server_feedback(fe->srv, s->q.now, &fb);
+        osn_elem_fb_to_oc(&fb, &nm->m.oc);
+    }
+    nm->call = c;
+    nm->hop = (uint8_t)hop;
+    nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop);
+    c->refs++;
+    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
+        s->err = OSN_ENOMEM;
+}
+
+/* Carries out what the layer asked for: timers, sends, then the TU event, then the end. */
+void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
+{
+    struct element *el = &s->elems[txn_elem(w)];
+    for (int i = 0; i < o->ntimer; i++) {
+        const struct osn_sip_timer *tm = &o->timer[i];
+        if (tm->set)
+            osn__net_sched(s, &w->ev[tm->slot], tm->at, &s->fix_hint[tm->id]);
+        else
+            osn_des_cancel(&s->q, &w->ev[tm->slot]);
+    }
+    for (int i = 0; i < o->nsend; i++) {
+        const struct osn_sip_send *sd = &o->send[i];
+        if (sd->retrans && !osn_proxy_retrans_allowed(el->cli, s->q.now, sd->msg))
+            continue; /* pi: this copy is not sent, the transaction goes on */
+        osn__net_transmit(s, txn_elem(w), w->call, txn_hop(w), sd->msg);
+    }
+    if (o->tu != OSN_SIP_TU_NONE)
+        osn__net_on_tu(s, w, o);
+    if (o->terminated)
+        osn__net_txn_free(s, w);
+}
+
+void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after)
+{
+    struct osn_sip_msg r = osn_elem_response(&w->t.req, status, retry_after);
+    struct osn_sip_out o;
+    if (osn_sip_stxn_respond(&s->elems[txn_elem(w)].sip, &w->t, &r, s->q.now, &o) == 0)
+        osn__net_apply(s, w, &o);
+}
+
+/* Starts a client transaction for `req` on hop `hop` from element `from`. */
+void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
+                           struct osn_sip_msg *req)
+{
+    struct element *el = &s->elems[from];
+    struct ntxn **slot = &c->ctx[hop][req_slot(req->method)];
+    if (*slot) /* its branch is taken (what a table would refuse): not started again */
+        return;
+    struct ntxn *w = osn__net_txn_new(s, c, from, hop);
+    struct osn_sip_out o;
+    if (!w) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    req->sent_by = (uint64_t)from + 1;
+    if (el->cli)
+        osn_elem_oc_offer(&req->oc);
+    if (osn_sip_ctxn_start(&el->sip, &w->t, req, s->q.now, &o) != 0) {
+        osn__net_txn_free(s, w);
+        s->err = OSN_EINVAL;
+        return;
+    }
+    *slot = w;
+    osn__net_apply(s, w, &o);
+}
