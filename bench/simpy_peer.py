@@ -4,7 +4,7 @@
 Usage: /usr/bin/python3 bench/simpy_peer.py [EVENTS]. L = 10, H = 15, R = 20, lambda = 1.2,
 lambda' = 0.6 (offered arrivals thinned with probability 1/2 in overload), mu = 1, policy I:
 one arrival process and one server process, the queue a counter, modes switched at the
-thresholds as in src/sim/node.c. Runs until about EVENTS events (offered arrivals plus
+thresholds as in src/sim/hysteretic.c. Runs until about EVENTS events (offered arrivals plus
 departures, default 1e6) and prints one key=value line like bench_sim: events, wall time,
 events per second, P0 and T_ret (no interval: one run). Debian 12's python3-simpy is SimPy
 2.3 (module SimPy); SimPy 3 or 4 (module simpy, Debian python3-simpy3) is used when present.

@@ -252,7 +252,7 @@ static void test_prsm_recovers_from_burst(void **state)
  * (conventional SIP: 179 s at 200K). With 5e4 messages queued the UAS's responses wait in the
  * core, the core's own client transactions resend their INVITEs to the UAS (Timer A), and the
  * UAS answers every copy again. Those response copies, known on arrival by the responses the
- * core has kept (src/sim/net_node.c response_again), wait in the secondary queue with the
+ * core has kept (src/sim/net_server.c response_again), wait in the secondary queue with the
  * request copies (control.prsm_responses, the default). Measured (seed 7): goodput 258.7 of
  * 258.6/s, setup 0.033 s, util 0.698, as with buffer 2000. The check that it is the response
  * copies: with prsm_responses = no (the papers' requests-only PRSM) the core stays saturated,
@@ -295,7 +295,7 @@ static bool strict(void)
  * below psi0: bound 2 x psi0. Measured (seed 7): none retrans_ratio 4.7, goodput 88/s; pi
  * retrans_ratio 1.8, goodput 136 of 265/s, setup 19.5 s, the core saturated with 45 000
  * messages queued. It absorbs 486 request copies/s from the edge (pi caps only the edge's
- * INVITE copies, src/sim/net.c osn__net_apply, while retrans_ratio counts BYE copies too) and
+ * INVITE copies, src/sim/net_txn.c osn__net_apply, while retrans_ratio counts BYE copies too) and
  * handles 1301 responses/s, most of them the UAS's answers to the core's own INVITE copies (the
  * UAS absorbed 1149/s): the core's client transactions resend while the responses wait in its
  * queue, and a cap at the upstream cannot stop that. prsm gets out of it by queueing those

@@ -44,3 +44,5 @@ target_link_libraries(test_net_golden PRIVATE osn_io)
 add_test(NAME net_golden COMMAND test_net_golden ${CMAKE_SOURCE_DIR}/tests/data/net_golden.txt
                                  ${CMAKE_SOURCE_DIR}/examples)
 set_tests_properties(net_golden PROPERTIES TIMEOUT 300)
+osn_unit_test(test_elem)
+target_link_libraries(test_elem PRIVATE osn_elem)

@@ -1,7 +1,15 @@
 /*
  * Private interface of the SIP network simulator: the objects of one replication (calls,
- * transaction wrappers, messages, elements; net.c and net_node.c), the totals it produces and
- * the measures computed from them (net_run.c).
+ * transaction wrappers, messages, elements), the totals it produces and the functions its files
+ * share. The files, one job each:
+ *   net.c         the public API of osn/net.h: defaults, checks, measures, the replications
+ *   net_run.c     one replication: setup, the event loop, teardown
+ *   net_pool.c    calls, transactions and messages from pools
+ *   net_txn.c     carrying out the transaction layer's outputs (timers, sends) and responses
+ *   net_tu.c      the elements' transaction users, deciding through osn/elem.h
+ *   net_server.c  messages reaching an element, its CPU (osn_elem_server)
+ *   net_source.c  call sources
+ * What an element does with a message (forward, shed, reject, answer) is decided in src/elem/.
  */
 #ifndef OSN_NET_INT_H
 #define OSN_NET_INT_H

@@ -1,6 +1,6 @@
 /*
  * Private to src/sim/: independent replications on worker threads, for the node (run.c) and the
- * SIP network (net_run.c). Each worker takes the next replication number from a shared counter
+ * SIP network (net.c). Each worker takes the next replication number from a shared counter
  * until there are none left or one has failed; a replication writes only its own results, so
  * the thread count changes the wall time and nothing else.
  */

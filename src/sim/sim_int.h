@@ -1,6 +1,6 @@
 /*
  * Private interface of src/sim/: the totals one replication of the node produces, the node
- * itself (node.c) and the measures as functions of totals (measures.c).
+ * itself (hysteretic.c) and the measures as functions of totals (measures.c).
  */
 #ifndef OSN_SIM_INT_H
 #define OSN_SIM_INT_H

@@ -1,0 +1,205 @@
+/*
+ * Unit tests of the SIP element behaviour (src/elem/, osn/elem.h), against what RFC 3261,
+ * RFC 6026 and RFC 7339 say, independently of the simulator that drives it (whose results are
+ * checked bit for bit by test_net_golden and against the models by test_net).
+ */
+#include <setjmp.h> /* cmocka needs these before its header */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "osn/elem.h"
+
+/* RFC 3261 13.3.1.4: the 2xx goes out again at T1, 2T1, 4T1, ... capped at T2, while less than
+ * 64*T1 has passed since the first; an ACK stops it. */
+static void test_uas_2xx_schedule(void **state)
+{
+    struct osn_sip_cfg cfg;
+    struct osn_uas_2xx u = {0};
+    double at, now = 10, sent[32];
+    int n = 0;
+    (void)state;
+
+    osn_sip_cfg_default(&cfg); /* T1 0.5 s, T2 4 s */
+    assert_true(osn_uas_2xx_start(&u, now, &cfg, &at));
+    assert_true(at == now + 0.5);
+    while (n < 32) {
+        now = at;
+        if (!osn_uas_2xx_fire(&u, now, &cfg, true, &at))
+            break;
+        sent[n++] = now;
+    }
+    /* resends at +0.5, +1.5, +3.5, +7.5, then every 4 s: +11.5 ... +31.5 (< 32 s) */
+    assert_int_equal(n, 4 + 6);
+    assert_true(sent[0] == 10.5 && sent[1] == 11.5 && sent[2] == 13.5 && sent[3] == 17.5);
+    assert_true(sent[9] == 41.5);
+    /* An ACK stops it; so does the transaction's end. */
+    struct osn_uas_2xx v = {0};
+    assert_true(osn_uas_2xx_start(&v, 0, &cfg, &at));
+    v.acked = true;
+    assert_false(osn_uas_2xx_fire(&v, at, &cfg, true, &at));
+    struct osn_uas_2xx w = {0};
+    assert_true(osn_uas_2xx_start(&w, 0, &cfg, &at));
+    assert_false(osn_uas_2xx_fire(&w, at, &cfg, false, &at));
+    /* Without RFC 6026 the transaction resends it itself: the core does not. */
+    cfg.rfc6026 = false;
+    struct osn_uas_2xx x = {0};
+    assert_false(osn_uas_2xx_start(&x, 0, &cfg, &at));
+}
+
+static void test_uas_answers(void **state)
+{
+    int st[2];
+    (void)state;
+    assert_int_equal(osn_uas_answers(OSN_SIP_INVITE, st), 2);
+    assert_int_equal(st[0], 180);
+    assert_int_equal(st[1], 200);
+    assert_int_equal(osn_uas_answers(OSN_SIP_BYE, st), 1);
+    assert_int_equal(st[0], 200);
+}
+
+/* The UAC: the first 180 gives the setup delay, a 2xx within 64*T1 a good call (once), a 503 a
+ * rejected one, a timeout or 408 a timed-out one; the first outcome stays. */
+static void test_uac_outcomes(void **state)
+{
+    struct osn_uac_call c = {.t0 = 1};
+    struct osn_uac_step st;
+    (void)state;
+
+    osn_uac_on_invite_event(&c, 1.25, 32, OSN_SIP_TU_RESPONSE, 180, &st);
+    assert_true(st.setup);
+    assert_true(st.setup_delay == 0.25);
+    osn_uac_on_invite_event(&c, 1.5, 32, OSN_SIP_TU_RESPONSE, 180, &st);
+    assert_false(st.setup);
+    osn_uac_on_invite_event(&c, 2, 32, OSN_SIP_TU_RESPONSE, 200, &st);
+    assert_true(st.ack && st.connected);
+    assert_int_equal(st.outcome, OSN_UAC_GOOD);
+    osn_uac_on_invite_event(&c, 2.5, 32, OSN_SIP_TU_RESPONSE, 200, &st);
+    assert_true(st.ack); /* every 2xx is acknowledged */
+    assert_false(st.connected);
+    assert_int_equal(st.outcome, OSN_UAC_PENDING);
+
+    struct osn_uac_call late = {.t0 = 0};
+    osn_uac_on_invite_event(&late, 40, 32, OSN_SIP_TU_RESPONSE, 200, &st);
+    assert_int_equal(st.outcome, OSN_UAC_TIMEOUT);
+    struct osn_uac_call rej = {.t0 = 0};
+    osn_uac_on_invite_event(&rej, 1, 32, OSN_SIP_TU_RESPONSE, 503, &st);
+    assert_int_equal(st.outcome, OSN_UAC_REJECTED);
+    osn_uac_on_invite_event(&rej, 2, 32, OSN_SIP_TU_TIMEOUT, 0, &st);
+    assert_int_equal(st.outcome, OSN_UAC_PENDING); /* decided once */
+    struct osn_uac_call to = {.t0 = 0};
+    osn_uac_on_invite_event(&to, 32, 32, OSN_SIP_TU_TIMEOUT, 0, &st);
+    assert_int_equal(st.outcome, OSN_UAC_TIMEOUT);
+    struct osn_uac_call other = {.t0 = 0};
+    osn_uac_on_invite_event(&other, 1, 32, OSN_SIP_TU_RESPONSE, 486, &st);
+    assert_int_equal(st.outcome, OSN_UAC_OTHER);
+}
+
+/* The proxy forwards once, relays final responses, ends 100 Trying, and answers 408 only while
+ * its server transaction still waits for a final response (RFC 3261 16.8). */
+static void test_proxy_decisions(void **state)
+{
+    (void)state;
+    assert_int_equal(osn_proxy_on_request(NULL, 0, OSN_SIP_INVITE, false), OSN_PROXY_FORWARD);
+    assert_int_equal(osn_proxy_on_request(NULL, 0, OSN_SIP_INVITE, true), OSN_PROXY_LATE_COPY);
+    assert_int_equal(
+            osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_RESPONSE, 100, OSN_SIP_PROCEEDING),
+            OSN_PROXY_NOTHING);
+    assert_int_equal(
+            osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_RESPONSE, 180, OSN_SIP_PROCEEDING),
+            OSN_PROXY_RELAY);
+    assert_int_equal(
+            osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_RESPONSE, 200, OSN_SIP_NOSTATE),
+            OSN_PROXY_NOTHING);
+    assert_int_equal(
+            osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_TIMEOUT, 0, OSN_SIP_PROCEEDING),
+            OSN_PROXY_408);
+    assert_int_equal(
+            osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_TIMEOUT, 0, OSN_SIP_COMPLETED),
+            OSN_PROXY_NOTHING);
+
+    /* A forwarded request: new branch, the previous hop's oc gone, the rest kept. */
+    struct osn_sip_msg in = {.method = OSN_SIP_INVITE, .cseq = 7, .call_id = 99, .branch = 1};
+    in.oc.flags = OSN_SIP_OC_PRESENT;
+    struct osn_sip_msg out;
+    osn_proxy_forward_request(&in, 42, &out);
+    assert_true(out.branch == 42 && out.cseq == 7 && out.call_id == 99);
+    assert_int_equal(out.oc.flags, 0);
+}
+
+/* RFC 7339 feedback survives the trip through the Via parameters. */
+static void test_oc_round_trip(void **state)
+{
+    (void)state;
+    struct osn_ctl_feedback fb = {
+            .algo = OSN_CTL_ALGO_LOSS, .oc = 37, .validity = 1.5, .seq = 1234567};
+    struct osn_sip_oc oc;
+    struct osn_ctl_feedback back;
+    osn_elem_fb_to_oc(&fb, &oc);
+    assert_int_equal(oc.algo, OSN_SIP_ALGO_LOSS);
+    assert_int_equal(oc.value, 37);
+    assert_int_equal(oc.validity_ms, 1500);
+    assert_true(oc.seq_int == 12 && oc.seq_frac == 34567);
+    assert_true(osn_elem_oc_to_fb(&oc, &back));
+    assert_int_equal(back.algo, OSN_CTL_ALGO_LOSS);
+    assert_true(back.oc == 37 && back.validity == 1.5 && back.seq == 1234567);
+    /* No algorithm: no oc at all, and nothing read back. */
+    fb.algo = OSN_CTL_ALGO_NONE;
+    osn_elem_fb_to_oc(&fb, &oc);
+    assert_int_equal(oc.flags, 0);
+    assert_false(osn_elem_oc_to_fb(&oc, &back));
+    /* The offer of a client half: oc with loss among the algorithms (RFC 7339 4.2). */
+    struct osn_sip_oc offer = {0};
+    osn_elem_oc_offer(&offer);
+    assert_true(offer.flags & OSN_SIP_OC_PRESENT);
+    assert_true(offer.algo & OSN_SIP_ALGO_LOSS);
+}
+
+/* The server: free kinds pass unqueued, a full buffer drops, queue area and busy time integrate
+ * exactly, FIFO order. */
+static void test_server_queue(void **state)
+{
+    double cost[OSN_ELEM_NKINDS] = {[OSN_ELEM_K_INVITE] = 1, [OSN_ELEM_K_RESP] = 0};
+    struct osn_elem_server s;
+    struct osn_elem_item it[4] = {{0}}, *ev;
+    int fifo;
+    (void)state;
+
+    osn_elem_server_init(&s, cost, 2, NULL, 0);
+    assert_int_equal(osn_elem_server_arrive(&s, 0, &it[0], OSN_ELEM_K_RESP, OSN_CTL_MSG_RESPONSE,
+                                            false, false, &ev),
+                     OSN_ELEM_HANDLE_NOW);
+    for (int i = 1; i <= 2; i++)
+        assert_int_equal(osn_elem_server_arrive(&s, 0, &it[i], OSN_ELEM_K_INVITE,
+                                                OSN_CTL_MSG_INVITE, true, false, &ev),
+                         OSN_ELEM_QUEUED);
+    assert_int_equal(osn_elem_server_arrive(&s, 0, &it[3], OSN_ELEM_K_INVITE, OSN_CTL_MSG_INVITE,
+                                            true, false, &ev),
+                     OSN_ELEM_DROPPED);
+    assert_true(s.dropped == 1);
+    assert_ptr_equal(osn_elem_server_next(&s, 0, &fifo), &it[1]);
+    osn_elem_server_begin(&s, &it[1]);
+    assert_null(osn_elem_server_next(&s, 0, &fifo)); /* busy */
+    assert_ptr_equal(osn_elem_server_depart(&s, 1), &it[1]);
+    assert_ptr_equal(osn_elem_server_next(&s, 1, &fifo), &it[2]);
+    osn_elem_server_begin(&s, &it[2]);
+    assert_ptr_equal(osn_elem_server_depart(&s, 2), &it[2]);
+    osn_elem_server_close(&s, 4);
+    /* two messages for 1 s, one for 1 s, none for 2 s */
+    assert_true(s.area == 3);
+    assert_true(s.busy == 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_uas_2xx_schedule), cmocka_unit_test(test_uas_answers),
+            cmocka_unit_test(test_uac_outcomes),     cmocka_unit_test(test_proxy_decisions),
+            cmocka_unit_test(test_oc_round_trip),    cmocka_unit_test(test_server_queue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
