@@ -38,3 +38,6 @@ osn_unit_test(test_net)
 target_link_libraries(test_net PRIVATE osn_sim)
 add_test(NAME fluid_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fluid_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(fluid_sim PROPERTIES TIMEOUT 60)
+# The SIP message parser, identities and printer (RFC 4475, SIPp messages, round trips).
+osn_unit_test(test_sip_parse)
+target_link_libraries(test_sip_parse PRIVATE osn_sip)
