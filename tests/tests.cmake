@@ -41,3 +41,7 @@ set_tests_properties(fluid_sim PROPERTIES TIMEOUT 60)
 # The SIP message parser, identities and printer (RFC 4475, SIPp messages, round trips).
 osn_unit_test(test_sip_parse)
 target_link_libraries(test_sip_parse PRIVATE osn_sip)
+# Differential test against libosip2 (LGPL; linked into this test only, never into osn).
+pkg_check_modules(OSIP2 REQUIRED IMPORTED_TARGET libosip2)
+osn_unit_test(test_sip_osip)
+target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)
