@@ -46,3 +46,10 @@ add_test(NAME net_golden COMMAND test_net_golden ${CMAKE_SOURCE_DIR}/tests/data/
 set_tests_properties(net_golden PROPERTIES TIMEOUT 300)
 osn_unit_test(test_elem)
 target_link_libraries(test_elem PRIVATE osn_elem)
+# The SIP message parser, identities and printer (RFC 4475, SIPp messages, round trips).
+osn_unit_test(test_sip_parse)
+target_link_libraries(test_sip_parse PRIVATE osn_sip)
+# Differential test against libosip2 (LGPL; linked into this test only, never into osn).
+pkg_check_modules(OSIP2 REQUIRED IMPORTED_TARGET libosip2)
+osn_unit_test(test_sip_osip)
+target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)

@@ -1,0 +1,196 @@
+/*
+ * Address headers (RFC 3261 20.10, 20.20, 20.39, 20.30, 20.34 and 25.1): From, To, Contact,
+ * Route and Record-Route values, each a name-addr or an addr-spec with parameters, and the URI
+ * check the Request-URI shares.
+ *
+ *   name-addr = [ display-name ] LAQUOT addr-spec RAQUOT
+ *   display-name = *(token LWS) / quoted-string
+ *
+ * RFC 3261 20.10: a URI with a comma, question mark or semicolon must be in angle brackets,
+ * and without them every parameter after the URI is a header parameter. List headers are split
+ * at commas outside quotes and angle brackets (osn__sip_item_end), never inside them, so that
+ * RFC 4475's "crazy?,/;;*" user part stays one URI.
+ */
+#include <string.h>
+
+#include "sipmsg_int.h"
+
+/* A URI as the grammar of this parser reads it: scheme ":" then visible ASCII without LWS,
+ * angle brackets or quotes (RFC 3986 3.1, RFC 3261 19.1.1). In a SIP or SIPS Request-URI the
+ * header part ("?..." after the host) is refused (RFC 3261 19.1.5, RFC 4475 3.1.2.11): the
+ * user part, up to the first '@', may contain '?'. */
+bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
+{
+    const char *p = u.p, *end = u.p + u.n;
+    if (p >= end || !is_cc(*p, CC_ALPHA))
+        return false;
+    while (p < end &&
+           (is_cc(*p, CC_ALPHA) || is_cc(*p, CC_DIGIT) || *p == '+' || *p == '-' || *p == '.'))
+        p++;
+    if (p >= end || *p != ':' || p + 1 >= end)
+        return false;
+    struct osn_span scheme = span(u.p, p);
+    const char *at = NULL, *qm = NULL;
+    for (const char *q = p + 1; q < end; q++) {
+        unsigned char c = (unsigned char)*q;
+        if (c <= 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '"')
+            return false;
+        if (c == '@' && !at)
+            at = q;
+        if (c == '?' && (!qm || (at && qm < at)))
+            qm = q;
+    }
+    if (request_uri && (SPAN_IS(scheme, "sip") || SPAN_IS(scheme, "sips")) && qm &&
+        (!at || qm > at))
+        return false;
+    return true;
+}
+
+/* Whether URI u has the lr parameter (RFC 3261 19.1.1, 16.4). */
+static bool has_lr(struct osn_span u)
+{
+    for (size_t i = 0; i + 3 <= u.n; i++) {
+        if (u.p[i] == '?')
+            return false;
+        if (u.p[i] == ';' && lower(u.p[i + 1]) == 'l' && lower(u.p[i + 2]) == 'r' &&
+            (i + 3 == u.n || u.p[i + 3] == ';' || u.p[i + 3] == '=' || u.p[i + 3] == '?'))
+            return true;
+    }
+    return false;
+}
+
+int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool uri_params,
+                        const char **at)
+{
+    (void)uri_params;
+    memset(a, 0, sizeof *a);
+    p = skip_ws(p, end);
+    const char *s = p, *q;
+    *at = p;
+    if (p >= end)
+        return OSN_SIPMSG_EADDR;
+    if (*p == '"') {
+        q = osn__sip_skip_quoted(p, end);
+        if (!q)
+            return OSN_SIPMSG_EADDR; /* RFC 4475 3.1.2.6 */
+        a->display = span(p, q);
+        p = skip_ws(q, end);
+        if (p >= end || *p != '<')
+            return (*at = p, OSN_SIPMSG_EADDR);
+    } else if (*p != '<') {
+        q = p;
+        while (q < end && (is_cc(*q, CC_TOKEN) || is_cc(*q, CC_WS)))
+            q++;
+        if (q < end && *q == '<') {
+            const char *d = q;
+            while (d > p && is_cc(d[-1], CC_WS))
+                d--;
+            a->display = span(p, d);
+            p = q;
+        }
+    }
+    if (p < end && *p == '<') {
+        q = memchr(p, '>', (size_t)(end - p));
+        if (!q)
+            return (*at = p, OSN_SIPMSG_EADDR);
+        a->uri = span(p + 1, q);
+        a->angle = true;
+        if (!osn__sip_uri_ok(a->uri, false))
+            return (*at = p + 1, OSN_SIPMSG_EADDR); /* e.g. LWS inside <> (4475 3.1.2.14) */
+        p = q + 1;
+    } else {
+        /* addr-spec: the URI ends at the first ';' or LWS, and may not hold ',' or '?'. */
+        q = p;
+        while (q < end && *q != ';' && !is_cc(*q, CC_WS))
+            q++;
+        a->uri = span(p, q);
+        if (!osn__sip_uri_ok(a->uri, false) || memchr(p, ',', (size_t)(q - p)) ||
+            memchr(p, '?', (size_t)(q - p)))
+            return OSN_SIPMSG_EADDR; /* 4475 3.1.2.13, 3.1.2.15 */
+        p = q;
+    }
+    a->lr = has_lr(a->uri);
+    const char *vend = p;
+    for (;;) {
+        p = skip_ws(p, end);
+        if (p >= end || *p != ';')
+            break;
+        if (!a->params.p)
+            a->params.p = p;
+        p = skip_ws(p + 1, end);
+        q = skip_token(p, end);
+        if (q == p)
+            return (*at = p, OSN_SIPMSG_EADDR);
+        struct osn_span name = span(p, q);
+        p = skip_ws(q, end);
+        if (p < end && *p == '=') {
+            p = skip_ws(p + 1, end);
+            const char *vs = p;
+            if (p < end && *p == '"')
+                q = osn__sip_skip_quoted(p, end);
+            else {
+                q = p;
+                while (q < end && (is_cc(*q, CC_TOKEN) || *q == ':' || *q == '[' || *q == ']'))
+                    q++;
+                if (q == p)
+                    q = NULL;
+            }
+            if (!q)
+                return (*at = p, OSN_SIPMSG_EADDR);
+            if (SPAN_IS(name, "tag")) {
+                if (*vs == '"')
+                    return (*at = vs, OSN_SIPMSG_EADDR); /* tag = token */
+                a->tag = span(vs, q);
+            }
+            p = q;
+        } else {
+            p = q;
+            if (SPAN_IS(name, "tag"))
+                return (*at = q, OSN_SIPMSG_EADDR);
+        }
+        vend = p;
+    }
+    if (a->params.p)
+        a->params.n = (size_t)(vend - a->params.p);
+    a->value = span(s, vend);
+    if (skip_ws(p, end) != end)
+        return (*at = p, OSN_SIPMSG_EADDR);
+    return 0;
+}
+
+int osn__sip_addr_list(struct osn_sipmsg *m, int id, struct osn_span v, int hdr, const char **at)
+{
+    const char *p = v.p, *end = v.p + v.n;
+    struct osn_sip_addr *arr;
+    int *n, cap;
+    if (id == OSN_SIP_HDR_CONTACT) {
+        arr = m->contact, n = &m->ncontact, cap = OSN_SIPMSG_MAX_CONTACT;
+        /* Contact: * (RFC 3261 20.10, REGISTER only; the registrar checks the rest). */
+        if (v.n == 1 && *p == '*') {
+            m->contact_star = true;
+            return 0;
+        }
+    } else if (id == OSN_SIP_HDR_ROUTE)
+        arr = m->route, n = &m->nroute, cap = OSN_SIPMSG_MAX_ROUTES;
+    else
+        arr = m->record_route, n = &m->nrecord_route, cap = OSN_SIPMSG_MAX_ROUTES;
+    for (;;) {
+        *at = p;
+        const char *ie = osn__sip_item_end(p, end);
+        if (!ie)
+            return OSN_SIPMSG_EADDR;
+        if (*n >= cap)
+            return OSN_SIPMSG_ECAP;
+        int rc = osn__sip_addr_parse(&arr[*n], p, ie, true, at);
+        if (rc)
+            return rc;
+        /* Route and Record-Route are name-addr only (RFC 3261 20.30, 20.34). */
+        if (id != OSN_SIP_HDR_CONTACT && !arr[*n].angle)
+            return OSN_SIPMSG_EADDR;
+        arr[*n].hdr = (uint16_t)hdr;
+        (*n)++;
+        if (ie >= end)
+            return 0;
+        p = ie + 1;
+    }
+}

@@ -1,0 +1,365 @@
+/*
+ * SIP message text basics shared by the parser and the printer: the character classes of RFC
+ * 3261 25.1 as one 256-byte table, header names to ids (long and compact forms, ASCII case
+ * folded, RFC 3261 7.3.1 and 7.3.3), method names, reason phrases and the small scanners
+ * (quoted strings, bounded numbers, comma-separated items) every decoder uses.
+ *
+ * The header-name lookup is a switch on the lower-cased first letter followed by one length
+ * check and one comparison, libre's "compact-form switch" without its perfect hash: a typical
+ * name costs one or two comparisons of a dozen bytes.
+ */
+#include <string.h>
+
+#include "sipmsg_int.h"
+
+#define T CC_TOKEN
+#define W CC_WS
+#define D (CC_DIGIT | CC_TOKEN | CC_HOST)
+#define A (CC_ALPHA | CC_TOKEN | CC_HOST)
+#define C CC_CTL
+
+/* RFC 3261 25.1: token = 1*(alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" /
+ * "~"). Bytes >= 0x80 are in no class: UTF-8 is allowed only where a decoder says so. */
+const uint8_t osn__sip_cc[256] = {
+        /* 0x00 */ C, C, C, C, C, C, C, C, C, W, W, C, C, W, C, C,
+        /* 0x10 */ C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, C,
+        /* 0x20   SP  !  "  #  $  %  &  '  (  )  *  +  ,  -         .         / */
+        W, T, 0, 0, 0, T, 0, T, 0, 0, T, T, 0, T | CC_HOST, T | CC_HOST, 0,
+        /* 0x30 */ D, D, D, D, D, D, D, D, D, D, 0, 0, 0, 0, 0, 0,
+        /* 0x40 */ 0, A, A, A, A, A, A, A, A, A, A, A, A, A, A, A,
+        /* 0x50   P..Z, [ \ ] ^ _ */
+        A, A, A, A, A, A, A, A, A, A, A, 0, 0, 0, 0, T | CC_HOST,
+        /* 0x60   ` a..o */
+        T, A, A, A, A, A, A, A, A, A, A, A, A, A, A, A,
+        /* 0x70   p..z { | } ~ DEL */
+        A, A, A, A, A, A, A, A, A, A, A, 0, 0, 0, T, C};
+
+#undef T
+#undef W
+#undef D
+#undef A
+#undef C
+
+static const char *const hdr_names[OSN_SIP_NHDRS] = {
+        [OSN_SIP_HDR_OTHER] = "",
+        [OSN_SIP_HDR_ACCEPT] = "Accept",
+        [OSN_SIP_HDR_ACCEPT_CONTACT] = "Accept-Contact",
+        [OSN_SIP_HDR_ALLOW] = "Allow",
+        [OSN_SIP_HDR_ALLOW_EVENTS] = "Allow-Events",
+        [OSN_SIP_HDR_AUTHORIZATION] = "Authorization",
+        [OSN_SIP_HDR_CALL_ID] = "Call-ID",
+        [OSN_SIP_HDR_CONTACT] = "Contact",
+        [OSN_SIP_HDR_CONTENT_ENCODING] = "Content-Encoding",
+        [OSN_SIP_HDR_CONTENT_LENGTH] = "Content-Length",
+        [OSN_SIP_HDR_CONTENT_TYPE] = "Content-Type",
+        [OSN_SIP_HDR_CSEQ] = "CSeq",
+        [OSN_SIP_HDR_DATE] = "Date",
+        [OSN_SIP_HDR_EVENT] = "Event",
+        [OSN_SIP_HDR_EXPIRES] = "Expires",
+        [OSN_SIP_HDR_FROM] = "From",
+        [OSN_SIP_HDR_IDENTITY] = "Identity",
+        [OSN_SIP_HDR_IDENTITY_INFO] = "Identity-Info",
+        [OSN_SIP_HDR_MAX_FORWARDS] = "Max-Forwards",
+        [OSN_SIP_HDR_PROXY_AUTHORIZATION] = "Proxy-Authorization",
+        [OSN_SIP_HDR_PROXY_REQUIRE] = "Proxy-Require",
+        [OSN_SIP_HDR_RECORD_ROUTE] = "Record-Route",
+        [OSN_SIP_HDR_REFER_TO] = "Refer-To",
+        [OSN_SIP_HDR_REFERRED_BY] = "Referred-By",
+        [OSN_SIP_HDR_REJECT_CONTACT] = "Reject-Contact",
+        [OSN_SIP_HDR_REQUEST_DISPOSITION] = "Request-Disposition",
+        [OSN_SIP_HDR_REQUIRE] = "Require",
+        [OSN_SIP_HDR_RETRY_AFTER] = "Retry-After",
+        [OSN_SIP_HDR_ROUTE] = "Route",
+        [OSN_SIP_HDR_SESSION_EXPIRES] = "Session-Expires",
+        [OSN_SIP_HDR_SUBJECT] = "Subject",
+        [OSN_SIP_HDR_SUPPORTED] = "Supported",
+        [OSN_SIP_HDR_TIMESTAMP] = "Timestamp",
+        [OSN_SIP_HDR_TO] = "To",
+        [OSN_SIP_HDR_VIA] = "Via",
+        [OSN_SIP_HDR_WWW_AUTHENTICATE] = "WWW-Authenticate",
+};
+
+const char *osn_sip_hdr_name(int id)
+{
+    return id > 0 && id < OSN_SIP_NHDRS ? hdr_names[id] : "";
+}
+
+/* Whether name[0..n) is `id`'s long name, ignoring case. */
+static bool is_name(const char *name, size_t n, int id)
+{
+    const char *s = hdr_names[id];
+    size_t i = 0;
+    for (; i < n && s[i]; i++)
+        if (lower(name[i]) != lower(s[i]))
+            return false;
+    return i == n && s[i] == '\0';
+}
+
+/* RFC 3261 7.3.3 and the registry of compact forms (RFC 3841, 4474, 4028, 3515, 3892, 6665). */
+static int compact(char c)
+{
+    switch (c) {
+    case 'a':
+        return OSN_SIP_HDR_ACCEPT_CONTACT;
+    case 'b':
+        return OSN_SIP_HDR_REFERRED_BY;
+    case 'c':
+        return OSN_SIP_HDR_CONTENT_TYPE;
+    case 'd':
+        return OSN_SIP_HDR_REQUEST_DISPOSITION;
+    case 'e':
+        return OSN_SIP_HDR_CONTENT_ENCODING;
+    case 'f':
+        return OSN_SIP_HDR_FROM;
+    case 'i':
+        return OSN_SIP_HDR_CALL_ID;
+    case 'j':
+        return OSN_SIP_HDR_REJECT_CONTACT;
+    case 'k':
+        return OSN_SIP_HDR_SUPPORTED;
+    case 'l':
+        return OSN_SIP_HDR_CONTENT_LENGTH;
+    case 'm':
+        return OSN_SIP_HDR_CONTACT;
+    case 'n':
+        return OSN_SIP_HDR_IDENTITY_INFO;
+    case 'o':
+        return OSN_SIP_HDR_EVENT;
+    case 'r':
+        return OSN_SIP_HDR_REFER_TO;
+    case 's':
+        return OSN_SIP_HDR_SUBJECT;
+    case 't':
+        return OSN_SIP_HDR_TO;
+    case 'u':
+        return OSN_SIP_HDR_ALLOW_EVENTS;
+    case 'v':
+        return OSN_SIP_HDR_VIA;
+    case 'x':
+        return OSN_SIP_HDR_SESSION_EXPIRES;
+    case 'y':
+        return OSN_SIP_HDR_IDENTITY;
+    default:
+        return OSN_SIP_HDR_OTHER;
+    }
+}
+
+int osn_sip_hdr_id(const char *name, size_t n)
+{
+    if (!name || n == 0)
+        return OSN_SIP_HDR_OTHER;
+    char c = lower(name[0]);
+    if (n == 1)
+        return compact(c);
+    /* Candidates by first letter, most frequent first. */
+    static const uint8_t by_letter[26][6] = {
+            ['a' - 'a'] = {OSN_SIP_HDR_ACCEPT, OSN_SIP_HDR_ALLOW, OSN_SIP_HDR_AUTHORIZATION,
+                           OSN_SIP_HDR_ACCEPT_CONTACT, OSN_SIP_HDR_ALLOW_EVENTS},
+            ['c' - 'a'] = {OSN_SIP_HDR_CSEQ, OSN_SIP_HDR_CALL_ID, OSN_SIP_HDR_CONTACT,
+                           OSN_SIP_HDR_CONTENT_LENGTH, OSN_SIP_HDR_CONTENT_TYPE,
+                           OSN_SIP_HDR_CONTENT_ENCODING},
+            ['d' - 'a'] = {OSN_SIP_HDR_DATE},
+            ['e' - 'a'] = {OSN_SIP_HDR_EXPIRES, OSN_SIP_HDR_EVENT},
+            ['f' - 'a'] = {OSN_SIP_HDR_FROM},
+            ['i' - 'a'] = {OSN_SIP_HDR_IDENTITY, OSN_SIP_HDR_IDENTITY_INFO},
+            ['m' - 'a'] = {OSN_SIP_HDR_MAX_FORWARDS},
+            ['p' - 'a'] = {OSN_SIP_HDR_PROXY_REQUIRE, OSN_SIP_HDR_PROXY_AUTHORIZATION},
+            ['r' - 'a'] = {OSN_SIP_HDR_ROUTE, OSN_SIP_HDR_RECORD_ROUTE, OSN_SIP_HDR_REQUIRE,
+                           OSN_SIP_HDR_RETRY_AFTER, OSN_SIP_HDR_REFER_TO, OSN_SIP_HDR_REFERRED_BY},
+            ['s' - 'a'] = {OSN_SIP_HDR_SUBJECT, OSN_SIP_HDR_SUPPORTED, OSN_SIP_HDR_SESSION_EXPIRES},
+            ['t' - 'a'] = {OSN_SIP_HDR_TO, OSN_SIP_HDR_TIMESTAMP},
+            ['v' - 'a'] = {OSN_SIP_HDR_VIA},
+            ['w' - 'a'] = {OSN_SIP_HDR_WWW_AUTHENTICATE},
+    };
+    if (c < 'a' || c > 'z')
+        return OSN_SIP_HDR_OTHER;
+    const uint8_t *cand = by_letter[c - 'a'];
+    for (int i = 0; i < 6 && cand[i]; i++)
+        if (is_name(name, n, cand[i]))
+            return cand[i];
+    /* Request-Disposition and Reject-Contact share 'r' with six others; rare, so last. */
+    if (c == 'r') {
+        if (is_name(name, n, OSN_SIP_HDR_REJECT_CONTACT))
+            return OSN_SIP_HDR_REJECT_CONTACT;
+        if (is_name(name, n, OSN_SIP_HDR_REQUEST_DISPOSITION))
+            return OSN_SIP_HDR_REQUEST_DISPOSITION;
+    }
+    return OSN_SIP_HDR_OTHER;
+}
+
+int osn_sip_method_of(const char *name, size_t n)
+{
+    /* RFC 3261 7.1: methods are case-sensitive. */
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(name, lit, n) == 0)
+    if (!name)
+        return OSN_SIP_NOMETHOD;
+    if (IS("INVITE"))
+        return OSN_SIP_INVITE;
+    if (IS("ACK"))
+        return OSN_SIP_ACK;
+    if (IS("BYE"))
+        return OSN_SIP_BYE;
+    if (IS("CANCEL"))
+        return OSN_SIP_CANCEL;
+    if (IS("OPTIONS"))
+        return OSN_SIP_OPTIONS;
+    if (IS("REGISTER"))
+        return OSN_SIP_REGISTER;
+#undef IS
+    return OSN_SIP_OTHER;
+}
+
+bool osn_span_eq(struct osn_span a, struct osn_span b)
+{
+    return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+bool osn_span_caseeq(struct osn_span a, struct osn_span b)
+{
+    if (a.n != b.n)
+        return false;
+    for (size_t i = 0; i < a.n; i++)
+        if (lower(a.p[i]) != lower(b.p[i]))
+            return false;
+    return true;
+}
+
+const char *osn__sip_skip_quoted(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '"')
+            return p + 1;
+        if (*p == '\\') {
+            /* RFC 3261 25.1: quoted-pair = "\" (%x00-09 / %x0B-0C / %x0E-7F) */
+            if (p + 1 >= end || p[1] == '\r' || p[1] == '\n' || (unsigned char)p[1] > 0x7f)
+                return NULL;
+            p++;
+        }
+    }
+    return NULL;
+}
+
+const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64_t *v)
+{
+    uint64_t x = 0;
+    const char *s = p;
+    for (; p < end && is_cc(*p, CC_DIGIT); p++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (x > (max - d) / 10)
+            return NULL;
+        x = x * 10 + d;
+    }
+    if (p == s)
+        return NULL;
+    *v = x;
+    return p;
+}
+
+const char *osn__sip_item_end(const char *p, const char *end)
+{
+    while (p < end) {
+        if (*p == ',')
+            return p;
+        if (*p == '"') {
+            p = osn__sip_skip_quoted(p, end);
+            if (!p)
+                return NULL;
+            continue;
+        }
+        if (*p == '<') {
+            const char *q = memchr(p, '>', (size_t)(end - p));
+            if (!q)
+                return NULL;
+            p = q + 1;
+            continue;
+        }
+        p++;
+    }
+    return p;
+}
+
+const char *osn_sipmsg_reason_name(int reason)
+{
+    static const char *const names[OSN_SIPMSG_NREASONS] = {
+            [OSN_SIPMSG_OK] = "ok",
+            [OSN_SIPMSG_ETOOLONG] = "empty or longer than a datagram",
+            [OSN_SIPMSG_ESTARTLINE] = "start line malformed",
+            [OSN_SIPMSG_EVERSION] = "SIP version not supported",
+            [OSN_SIPMSG_EURI] = "Request-URI malformed",
+            [OSN_SIPMSG_ESTATUS] = "status code out of range",
+            [OSN_SIPMSG_EHDRNAME] = "header name malformed",
+            [OSN_SIPMSG_ECHAR] = "control character",
+            [OSN_SIPMSG_ENOEND] = "no end of headers",
+            [OSN_SIPMSG_ECAP] = "too many headers or values",
+            [OSN_SIPMSG_EVIA] = "Via malformed",
+            [OSN_SIPMSG_EADDR] = "From, To, Contact or Route malformed",
+            [OSN_SIPMSG_ECALLID] = "Call-ID malformed",
+            [OSN_SIPMSG_ECSEQ] = "CSeq malformed",
+            [OSN_SIPMSG_ECSEQMETHOD] = "CSeq method differs from the request's",
+            [OSN_SIPMSG_EMAXFWD] = "Max-Forwards malformed",
+            [OSN_SIPMSG_ECLEN] = "Content-Length malformed",
+            [OSN_SIPMSG_ETRUNCATED] = "body shorter than Content-Length",
+            [OSN_SIPMSG_ERETRYAFTER] = "Retry-After malformed",
+            [OSN_SIPMSG_EOPTION] = "option tag malformed",
+            [OSN_SIPMSG_EDUP] = "single-valued header repeated",
+            [OSN_SIPMSG_EMISSING] = "mandatory header missing",
+    };
+    return reason >= 0 && reason < OSN_SIPMSG_NREASONS ? names[reason] : "?";
+}
+
+const char *osn_sip_reason_phrase(int status)
+{
+    /* RFC 3261 21, the codes a proxy or UAS of this toolkit sends or forwards most. */
+    switch (status) {
+    case 100:
+        return "Trying";
+    case 180:
+        return "Ringing";
+    case 181:
+        return "Call Is Being Forwarded";
+    case 182:
+        return "Queued";
+    case 183:
+        return "Session Progress";
+    case 200:
+        return "OK";
+    case 202:
+        return "Accepted";
+    case 400:
+        return "Bad Request";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 408:
+        return "Request Timeout";
+    case 420:
+        return "Bad Extension";
+    case 480:
+        return "Temporarily Unavailable";
+    case 481:
+        return "Call/Transaction Does Not Exist";
+    case 482:
+        return "Loop Detected";
+    case 483:
+        return "Too Many Hops";
+    case 486:
+        return "Busy Here";
+    case 487:
+        return "Request Terminated";
+    case 500:
+        return "Server Internal Error";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Server Time-out";
+    case 505:
+        return "Version Not Supported";
+    case 603:
+        return "Decline";
+    default:
+        return "";
+    }
+}

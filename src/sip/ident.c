@@ -1,0 +1,255 @@
+/*
+ * From a parsed message to the numeric struct osn_sip_msg of the transaction layer: keyed
+ * SipHash-2-4 identities (Aumasson and Bernstein, 2012) under a per-process random key, and
+ * the text keys that make exact matching exact again after a hash match.
+ *
+ * Why keyed: the transaction table (table.c) places a transaction by a hash of these numbers.
+ * With an unkeyed function anyone who can send UDP to the node could compute many branches that
+ * land in one bucket and turn every lookup into a scan (hash flooding, as in the 2011 attacks on
+ * web servers). With a 128-bit secret key the attacker cannot predict the numbers.
+ *
+ * Why text keys too: distinct strings can still share a 64-bit hash (by chance about one pair in
+ * 2^64 per comparison; never on purpose without the key), and RFC 3261 17.2.3 wants two
+ * different branches to be two transactions. So a node stores the key text of its transactions
+ * and confirms every numeric match with osn_sipmsg_key_eq. The simulator, which has no text,
+ * does not need this and keeps its numbers and its speed.
+ */
+#include <string.h>
+#include <sys/random.h>
+
+#include "osn/err.h"
+#include "sipmsg_int.h"
+
+static uint64_t k0, k1;
+static bool keyed;
+
+int osn_sipmsg_key_init(void)
+{
+    uint8_t key[16];
+    size_t got = 0;
+    while (got < sizeof key) {
+        ssize_t r = getrandom(key + got, sizeof key - got, 0);
+        if (r <= 0)
+            return OSN_EIO;
+        got += (size_t)r;
+    }
+    osn_sipmsg_key_set(key);
+    return 0;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+void osn_sipmsg_key_set(const uint8_t key[16])
+{
+    k0 = le64(key);
+    k1 = le64(key + 8);
+    keyed = true;
+}
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND           \
+    do {                   \
+        v0 += v1;          \
+        v1 = ROTL(v1, 13); \
+        v1 ^= v0;          \
+        v0 = ROTL(v0, 32); \
+        v2 += v3;          \
+        v3 = ROTL(v3, 16); \
+        v3 ^= v2;          \
+        v0 += v3;          \
+        v3 = ROTL(v3, 21); \
+        v3 ^= v0;          \
+        v2 += v1;          \
+        v1 = ROTL(v1, 17); \
+        v1 ^= v2;          \
+        v2 = ROTL(v2, 32); \
+    } while (0)
+
+/* SipHash-2-4 with 64-bit output, as the reference implementation (test vector in
+ * tests/test_sip_parse.c). `tweak` separates the fields of a multi-field key. */
+static uint64_t siphash(const void *data, size_t n, uint64_t tweak)
+{
+    if (!keyed)
+        osn_sipmsg_key_init(); /* falls back to the zero key if getrandom fails */
+    const uint8_t *p = data;
+    uint64_t v0 = 0x736f6d6570736575u ^ k0, v1 = 0x646f72616e646f6du ^ k1 ^ tweak;
+    uint64_t v2 = 0x6c7967656e657261u ^ k0, v3 = 0x7465646279746573u ^ k1;
+    const uint8_t *end = p + (n & ~(size_t)7);
+    for (; p < end; p += 8) {
+        uint64_t m = le64(p);
+        v3 ^= m;
+        SIPROUND;
+        SIPROUND;
+        v0 ^= m;
+    }
+    uint64_t b = (uint64_t)n << 56;
+    switch (n & 7) {
+    case 7:
+        b |= (uint64_t)p[6] << 48; /* fall through */
+    case 6:
+        b |= (uint64_t)p[5] << 40; /* fall through */
+    case 5:
+        b |= (uint64_t)p[4] << 32; /* fall through */
+    case 4:
+        b |= (uint64_t)p[3] << 24; /* fall through */
+    case 3:
+        b |= (uint64_t)p[2] << 16; /* fall through */
+    case 2:
+        b |= (uint64_t)p[1] << 8; /* fall through */
+    case 1:
+        b |= (uint64_t)p[0];
+        break;
+    default:
+        break;
+    }
+    v3 ^= b;
+    SIPROUND;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+uint64_t osn_sipmsg_hash(const void *p, size_t n)
+{
+    return siphash(p, n, 0);
+}
+
+/* A hash that is never 0 (0 means "no tag" in struct osn_sip_msg). */
+static uint64_t nz(uint64_t h)
+{
+    return h ? h : 1;
+}
+
+/* Hashes of several fields chained: each field's hash feeds the next one's tweak, so that
+ * ("ab", "c") and ("a", "bc") differ. */
+static uint64_t chain(uint64_t h, struct osn_span s)
+{
+    return siphash(s.p ? s.p : "", s.n, h + 0x9e3779b97f4a7c15u);
+}
+
+/* sent-by: host lower-cased (RFC 3261 19.1.4: hosts compare case-insensitively), then port. */
+static uint64_t sent_by(const struct osn_sip_via *v)
+{
+    char buf[280];
+    size_t n = v->host.n < 256 ? v->host.n : 256;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = lower(v->host.p[i]);
+    buf[n++] = ':';
+    buf[n++] = (char)(v->port >> 8);
+    buf[n++] = (char)(v->port & 0xff);
+    /* Longer hosts: the tail goes in through the tweak, so no byte is ignored. */
+    uint64_t tail =
+            v->host.n > 256 ? chain(0, (struct osn_span){v->host.p + 256, v->host.n - 256}) : 0;
+    return siphash(buf, n, tail);
+}
+
+int osn_sipmsg_key_of(const struct osn_sipmsg *m, struct osn_sipmsg_key *k)
+{
+    if (!m || !k || m->err.verdict != OSN_SIPMSG_ACCEPT || m->nvia == 0)
+        return OSN_EINVAL;
+    memset(k, 0, sizeof *k);
+    const struct osn_sip_via *v = &m->via[0];
+    k->rfc2543 = m->rfc2543;
+    k->method = m->cseq_method == OSN_SIP_ACK ? OSN_SIP_INVITE : m->cseq_method;
+    k->port = v->port;
+    k->host = v->host;
+    k->branch = v->branch;
+    k->call_id = m->call_id;
+    if (m->rfc2543) {
+        k->cseq = m->cseq;
+        k->uri = m->is_request ? m->uri : (struct osn_span){NULL, 0};
+        k->from_tag = m->from.tag;
+        k->via = v->value;
+    }
+    return 0;
+}
+
+int osn_sipmsg_to_txn(const struct osn_sipmsg *m, struct osn_sip_msg *out)
+{
+    if (!m || !out || m->err.verdict != OSN_SIPMSG_ACCEPT || m->nvia == 0)
+        return OSN_EINVAL;
+    const struct osn_sip_via *v = &m->via[0];
+    memset(out, 0, sizeof *out);
+    out->method = m->is_request ? m->method : m->cseq_method;
+    out->status = m->status;
+    out->cseq = m->cseq;
+    out->retry_after = !m->retry_after.present              ? -1
+                       : m->retry_after.seconds > INT32_MAX ? INT32_MAX
+                                                            : (int32_t)m->retry_after.seconds;
+    out->call_id = nz(osn_sipmsg_hash(m->call_id.p, m->call_id.n));
+    out->sent_by = nz(sent_by(v));
+    if (!m->rfc2543) {
+        out->branch = nz(osn_sipmsg_hash(v->branch.p, v->branch.n));
+    } else {
+        /* RFC 3261 17.2.3 fallback, minus the To tag (see osn/sipmsg.h). A response carries no
+         * Request-URI; it matches a client transaction, whose request we sent with a branch
+         * of our own, so an RFC 2543 response only ever meets a stray lookup. */
+        uint64_t h = 0x2543;
+        if (m->is_request)
+            h = chain(h, m->uri);
+        h = chain(h, m->from.tag);
+        h = chain(h, m->call_id);
+        char cs[4] = {(char)(m->cseq >> 24), (char)(m->cseq >> 16), (char)(m->cseq >> 8),
+                      (char)m->cseq};
+        h = chain(h, (struct osn_span){cs, 4});
+        h = chain(h, v->value);
+        out->branch = nz(h);
+    }
+    out->from_tag =
+            m->from.tag.p && m->from.tag.n ? nz(osn_sipmsg_hash(m->from.tag.p, m->from.tag.n)) : 0;
+    out->to_tag = m->to.tag.p && m->to.tag.n ? nz(osn_sipmsg_hash(m->to.tag.p, m->to.tag.n)) : 0;
+    out->oc = v->oc;
+    return 0;
+}
+
+static int put(char **w, char *end, struct osn_span *s)
+{
+    if (!s->p)
+        return 0;
+    if ((size_t)(end - *w) < s->n)
+        return -1;
+    if (s->n)
+        memcpy(*w, s->p, s->n);
+    s->p = *w;
+    *w += s->n;
+    return 0;
+}
+
+int osn_sipmsg_key_copy(struct osn_sipmsg_key *dst, char *buf, size_t cap,
+                        const struct osn_sipmsg_key *src)
+{
+    if (!dst || !src || (!buf && cap))
+        return OSN_EINVAL;
+    struct osn_sipmsg_key k = *src;
+    char *w = buf, *end = buf + cap;
+    if (put(&w, end, &k.branch) || put(&w, end, &k.host) || put(&w, end, &k.call_id) ||
+        put(&w, end, &k.uri) || put(&w, end, &k.from_tag) || put(&w, end, &k.via))
+        return OSN_ETOOBIG;
+    *dst = k;
+    return (int)(w - buf);
+}
+
+bool osn_sipmsg_key_eq(const struct osn_sipmsg_key *a, const struct osn_sipmsg_key *b)
+{
+    if (a->rfc2543 != b->rfc2543 || a->method != b->method || a->port != b->port ||
+        !osn_span_caseeq(a->host, b->host))
+        return false;
+    if (!a->rfc2543)
+        return osn_span_eq(a->branch, b->branch);
+    return a->cseq == b->cseq && osn_span_eq(a->uri, b->uri) &&
+           osn_span_eq(a->from_tag, b->from_tag) && osn_span_eq(a->call_id, b->call_id) &&
+           osn_span_eq(a->via, b->via);
+}

@@ -1,0 +1,396 @@
+/*
+ * The SIP message parser (osn_sipmsg_parse): one datagram into a zero-copy view, RFC 3261 7 and
+ * 25. It reads the start line, then the header lines one logical line at a time (a line and
+ * its folds, 7.3.1), records each line with its id, hands the headers the transaction layer and
+ * a proxy need to their decoders (via.c, addr.c, scalar.c), and finally takes the body by
+ * Content-Length (18.3).
+ *
+ * Errors are of two kinds. A hard error leaves no way to find the next header (no line end, a
+ * status line that is not one, a cap exceeded): parsing stops. A soft error is confined to one
+ * line or value (a bad Via parameter, a Request-URI with LWS): the first one is recorded, and
+ * parsing goes on so that the verdict can say whether the request is still answerable, which
+ * needs the method and the top Via's sent-by (RFC 3261 18.2.2). Either way the view's err holds
+ * the first error's reason and byte offset.
+ *
+ * Cost: one pass over the head, one comparison or two per header name, no allocation, no
+ * recursion; every loop advances its cursor and every read checks it against the end.
+ */
+#include <string.h>
+
+#include "osn/err.h"
+#include "sipmsg_int.h"
+
+/* Records the first error (later ones are ignored) and returns it. */
+static int fail(struct osn_sipmsg *m, int reason, const char *at)
+{
+    if (m->err.reason == OSN_SIPMSG_OK) {
+        m->err.reason = (uint8_t)reason;
+        m->err.offset = (uint32_t)(at - m->buf.p);
+    }
+    return reason;
+}
+
+/* "SIP/2.0" (case-insensitive, RFC 3261 7.1 and 25: ABNF literals are), anything else of the
+ * form "SIP/" 1*DIGIT "." 1*DIGIT is a version we do not support, anything else is not a
+ * version. Returns 0, OSN_SIPMSG_EVERSION or OSN_SIPMSG_ESTARTLINE. */
+static int version(struct osn_span v)
+{
+    if (SPAN_IS(v, "sip/2.0"))
+        return 0;
+    if (v.n < 7 || !span_is((struct osn_span){v.p, 4}, "sip/", 4))
+        return OSN_SIPMSG_ESTARTLINE;
+    const char *p = v.p + 4, *end = v.p + v.n;
+    const char *q = p;
+    while (q < end && is_cc(*q, CC_DIGIT))
+        q++;
+    if (q == p || q >= end || *q != '.')
+        return OSN_SIPMSG_ESTARTLINE;
+    p = ++q;
+    while (q < end && is_cc(*q, CC_DIGIT))
+        q++;
+    return q == p || q != end ? OSN_SIPMSG_ESTARTLINE : OSN_SIPMSG_EVERSION;
+}
+
+/* Status-Line = SIP-Version SP Status-Code SP Reason-Phrase (RFC 3261 7.2). Hard errors. */
+static int status_line(struct osn_sipmsg *m, const char *p, const char *end)
+{
+    const char *sp = memchr(p, ' ', (size_t)(end - p));
+    if (!sp)
+        return fail(m, OSN_SIPMSG_ESTARTLINE, p);
+    m->version = span(p, sp);
+    int rc = version(m->version);
+    if (rc)
+        return fail(m, rc, p);
+    p = sp + 1;
+    if (end - p < 4 || !is_cc(p[0], CC_DIGIT) || !is_cc(p[1], CC_DIGIT) || !is_cc(p[2], CC_DIGIT) ||
+        p[3] != ' ')
+        return fail(m, OSN_SIPMSG_ESTATUS, p);
+    int code = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
+    if (code < 100 || code > 699)
+        return fail(m, OSN_SIPMSG_ESTATUS, p);
+    m->status = (uint16_t)code;
+    /* Reason-Phrase = *(reserved / unreserved / escaped / UTF8-NONASCII / UTF8-CONT / SP /
+     * HTAB): anything but controls, which the line scan already refused. */
+    m->reason_phrase = span(p + 4, end);
+    return 0;
+}
+
+/* Request-Line = Method SP Request-URI SP SIP-Version (RFC 3261 7.1), exactly one SP each:
+ * RFC 4475 3.1.2.8-10 (LWS in the URI, several SP, trailing SP) are rejected, not read
+ * liberally, because a proxy copies the line and must not pass them on. Returns 0, a hard
+ * error (no method: nothing to answer), or a soft one recorded in m->err. */
+static int request_line(struct osn_sipmsg *m, const char *p, const char *end)
+{
+    const char *q = skip_token(p, end);
+    if (q == p || q >= end || *q != ' ')
+        return fail(m, OSN_SIPMSG_ESTARTLINE, q);
+    m->method_name = span(p, q);
+    m->method = (uint8_t)osn_sip_method_of(p, (size_t)(q - p));
+    m->is_request = true;
+    const char *u = q + 1;
+    const char *usp = memchr(u, ' ', (size_t)(end - u));
+    if (!usp || usp == u) {
+        fail(m, OSN_SIPMSG_ESTARTLINE, u);
+        return 0;
+    }
+    m->uri = span(u, usp);
+    const char *v = usp + 1;
+    const char *vsp = memchr(v, ' ', (size_t)(end - v));
+    if (vsp) {
+        /* "SIP/2.0 " then only SP: trailing white space (4475 3.1.2.10); otherwise the URI
+         * had LWS in it (3.1.2.8). */
+        const char *t = vsp;
+        while (t < end && *t == ' ')
+            t++;
+        m->version = span(v, vsp);
+        fail(m, t == end && !version(m->version) ? OSN_SIPMSG_ESTARTLINE : OSN_SIPMSG_EURI, vsp);
+        return 0;
+    }
+    m->version = span(v, end);
+    int rc = version(m->version);
+    if (rc)
+        fail(m, rc, v);
+    if (!osn__sip_uri_ok(m->uri, true))
+        fail(m, OSN_SIPMSG_EURI, u);
+    return 0;
+}
+
+/* The end of the logical line starting at p (after its LF, folds included), with *vend the
+ * end of its text (before the CRLF or LF). NULL on a control character (*vend: where) or when
+ * the datagram ends first (*vend = NULL). One pass, branch-free for ordinary text. */
+static const char *line_end(const char *p, const char *end, const char **vend)
+{
+    const char *start = p;
+    for (;;) {
+        while (p < end && ((unsigned char)*p >= 0x20 || *p == '\t') && *p != 0x7f)
+            p++;
+        if (p >= end) {
+            *vend = NULL;
+            return NULL;
+        }
+        /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\" %x00-09 / %x0B-0C
+         * / %x0E-7F), as in RFC 4475 3.1.1.2; the decoders check the quotes around it. */
+        if (*p != '\r' && *p != '\n' && p > start && p[-1] == '\\') {
+            p++;
+            continue;
+        }
+        const char *lf;
+        if (*p == '\n')
+            lf = p;
+        else if (*p == '\r' && p + 1 < end && p[1] == '\n')
+            lf = p + 1;
+        else {
+            *vend = p; /* NUL, bare CR, other controls */
+            return NULL;
+        }
+        if (lf + 1 < end && (lf[1] == ' ' || lf[1] == '\t')) {
+            p = lf + 2; /* a fold: part of this line (RFC 3261 7.3.1) */
+            continue;
+        }
+        *vend = p;
+        return lf + 1;
+    }
+}
+
+static bool has_ws(struct osn_span s)
+{
+    for (size_t i = 0; i < s.n; i++)
+        if (!((unsigned char)s.p[i] > 0x20 && (unsigned char)s.p[i] < 0x7f))
+            return true;
+    return false;
+}
+
+/* A single-valued header seen twice (RFC 3261 7.3.1: only list headers may repeat). */
+static int once(struct osn_sipmsg *m, int *slot, int i, const char *at)
+{
+    if (*slot >= 0)
+        return fail(m, OSN_SIPMSG_EDUP, at);
+    *slot = i;
+    return 0;
+}
+
+/* Decodes header i; a failure is soft (recorded, parsing goes on). */
+static void decode(struct osn_sipmsg *m, int i)
+{
+    struct osn_sip_hdr *h = &m->hdr[i];
+    struct osn_span v = h->value;
+    const char *at = v.p, *end = v.p + v.n;
+    uint64_t x;
+    int rc = 0;
+    switch (h->id) {
+    case OSN_SIP_HDR_VIA:
+        rc = osn__sip_via_parse(m, v, i, &at);
+        break;
+    case OSN_SIP_HDR_FROM:
+    case OSN_SIP_HDR_TO: {
+        bool from = h->id == OSN_SIP_HDR_FROM;
+        if (once(m, from ? &m->from_hdr : &m->to_hdr, i, h->line.p))
+            return;
+        struct osn_sip_addr *a = from ? &m->from : &m->to;
+        rc = osn__sip_addr_parse(a, v.p, end, false, &at);
+        a->hdr = (uint16_t)i;
+        break;
+    }
+    case OSN_SIP_HDR_CALL_ID:
+        if (once(m, &m->call_id_hdr, i, h->line.p))
+            return;
+        /* callid = word [ "@" word ]: visible ASCII, no LWS (RFC 3261 25.1). */
+        m->call_id = v;
+        if (v.n == 0 || has_ws(v))
+            rc = OSN_SIPMSG_ECALLID;
+        break;
+    case OSN_SIP_HDR_CSEQ:
+        if (once(m, &m->cseq_hdr, i, h->line.p))
+            return;
+        rc = osn__sip_cseq_parse(m, v, &at);
+        break;
+    case OSN_SIP_HDR_MAX_FORWARDS:
+        if (once(m, &m->max_forwards_hdr, i, h->line.p))
+            return;
+        /* RFC 3261 20.22: "an integer in the range 0-255"; 4475 3.1.2.4 lets a liberal element
+         * ignore an out-of-range one, we reject it. */
+        at = osn__sip_number(v.p, end, 255, &x);
+        if (!at || at != end) {
+            at = at ? at : v.p;
+            rc = OSN_SIPMSG_EMAXFWD;
+        } else
+            m->max_forwards = (int16_t)x;
+        break;
+    case OSN_SIP_HDR_CONTENT_LENGTH:
+        if (once(m, &m->content_length_hdr, i, h->line.p))
+            return;
+        at = osn__sip_number(v.p, end, INT32_MAX, &x);
+        if (!at || at != end) {
+            at = at ? at : v.p;
+            rc = OSN_SIPMSG_ECLEN;
+        } else
+            m->content_length = (int32_t)x;
+        break;
+    case OSN_SIP_HDR_CONTENT_TYPE:
+        if (once(m, &m->content_type_hdr, i, h->line.p))
+            return;
+        m->content_type = v;
+        break;
+    case OSN_SIP_HDR_RETRY_AFTER:
+        if (once(m, &m->retry_after_hdr, i, h->line.p))
+            return;
+        rc = osn__sip_retry_after_parse(m, v, &at);
+        break;
+    case OSN_SIP_HDR_CONTACT:
+    case OSN_SIP_HDR_ROUTE:
+    case OSN_SIP_HDR_RECORD_ROUTE:
+        rc = osn__sip_addr_list(m, h->id, v, i, &at);
+        break;
+    case OSN_SIP_HDR_REQUIRE:
+    case OSN_SIP_HDR_PROXY_REQUIRE:
+        rc = osn__sip_options_parse(m, h->id, v, &at);
+        break;
+    default:
+        break;
+    }
+    if (rc)
+        fail(m, rc, at);
+}
+
+static void reset(struct osn_sipmsg *m, const char *buf, size_t len)
+{
+    /* Only the scalar part: the arrays are written as they fill. */
+    memset(m, 0, offsetof(struct osn_sipmsg, hdr));
+    m->buf = (struct osn_span){buf, len};
+    m->call_id_hdr = m->from_hdr = m->to_hdr = m->cseq_hdr = -1;
+    m->max_forwards_hdr = m->content_length_hdr = m->content_type_hdr = -1;
+    m->retry_after_hdr = -1;
+    m->max_forwards = -1;
+    m->content_length = -1;
+    m->retry_after.duration = -1;
+}
+
+/* The verdict of a message whose first error is recorded. */
+static int verdict(struct osn_sipmsg *m)
+{
+    if (m->err.reason == OSN_SIPMSG_OK) {
+        m->err.verdict = OSN_SIPMSG_ACCEPT;
+        return OSN_SIPMSG_ACCEPT;
+    }
+    if (m->is_request && m->method_name.n && m->nvia > 0 && m->via[0].host.n > 0 &&
+        m->method != OSN_SIP_ACK) {
+        /* RFC 3261 17: an ACK gets no response, so a malformed one is dropped. */
+        m->err.verdict = OSN_SIPMSG_ANSWER;
+        m->err.answer = m->err.reason == OSN_SIPMSG_EVERSION ? 505 : 400;
+        return OSN_SIPMSG_ANSWER;
+    }
+    m->err.verdict = OSN_SIPMSG_DROP;
+    return OSN_SIPMSG_DROP;
+}
+
+int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
+{
+    if (!m || !buf)
+        return OSN_EINVAL;
+    reset(m, buf, len);
+    const char *p = buf, *end = buf + len, *vend;
+    if (len == 0 || len > OSN_SIPMSG_MAX_LEN) {
+        fail(m, OSN_SIPMSG_ETOOLONG, p);
+        return verdict(m);
+    }
+    /* RFC 3261 7.5: "SHOULD ignore any CRLF appearing before the start-line". */
+    while (p < end && (*p == '\r' || *p == '\n'))
+        p++;
+    const char *next = line_end(p, end, &vend);
+    if (!next || vend == p) {
+        fail(m, next || !vend ? OSN_SIPMSG_ENOEND : OSN_SIPMSG_ECHAR, vend ? vend : end);
+        return verdict(m);
+    }
+    /* A start line cannot fold: a continuation after it is the first header's error. */
+    const char *lf = memchr(p, '\n', (size_t)(vend - p));
+    if (lf) {
+        fail(m, OSN_SIPMSG_ESTARTLINE, lf);
+        return verdict(m);
+    }
+    m->start_line = span(p, vend);
+    if (vend - p >= 4 && span_is((struct osn_span){p, 4}, "sip/", 4)) {
+        if (status_line(m, p, vend))
+            return verdict(m);
+    } else if (request_line(m, p, vend))
+        return verdict(m);
+
+    /* Header lines up to the empty line. */
+    p = next;
+    m->head.p = p;
+    for (;;) {
+        if (p >= end) {
+            fail(m, OSN_SIPMSG_ENOEND, end);
+            return verdict(m);
+        }
+        if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n')) {
+            p += *p == '\n' ? 1 : 2;
+            break;
+        }
+        const char *ls = p;
+        next = line_end(p, end, &vend);
+        if (!next) {
+            fail(m, vend ? OSN_SIPMSG_ECHAR : OSN_SIPMSG_ENOEND, vend ? vend : end);
+            return verdict(m);
+        }
+        /* header-name HCOLON: token, then SP/HTAB, then ':' (RFC 3261 25.1, 7.3.1). */
+        const char *q = skip_token(p, vend);
+        const char *c = q;
+        while (c < vend && (*c == ' ' || *c == '\t'))
+            c++;
+        if (q == p || c >= vend || *c != ':') {
+            fail(m, OSN_SIPMSG_EHDRNAME, q); /* soft: the line is skipped */
+            p = next;
+            continue;
+        }
+        if (m->nhdr >= OSN_SIPMSG_MAX_HDRS) {
+            fail(m, OSN_SIPMSG_ECAP, ls);
+            return verdict(m);
+        }
+        const char *vs = skip_ws(c + 1, vend), *ve = vend;
+        while (ve > vs && is_cc(ve[-1], CC_WS))
+            ve--;
+        int i = m->nhdr++;
+        struct osn_sip_hdr *h = &m->hdr[i];
+        h->name = span(p, q);
+        h->value = span(vs, ve);
+        h->line = span(ls, next);
+        h->id = (uint8_t)osn_sip_hdr_id(p, (size_t)(q - p));
+        if (h->id != OSN_SIP_HDR_OTHER)
+            decode(m, i);
+        if (m->err.reason == OSN_SIPMSG_ECAP)
+            return verdict(m);
+        p = next;
+    }
+    m->head.n = (size_t)(p - m->head.p);
+
+    /* RFC 3261 8.1.1: To, From, CSeq, Call-ID, Via are mandatory (Max-Forwards too, but RFC
+     * 2543 elements do not send it and 4475 3.4.1 is valid without it). */
+    if (m->nvia == 0 || m->from_hdr < 0 || m->to_hdr < 0 || m->call_id_hdr < 0 || m->cseq_hdr < 0)
+        fail(m, OSN_SIPMSG_EMISSING, m->head.p);
+    if (m->cseq_hdr >= 0) {
+        if (!m->is_request)
+            m->method = m->cseq_method;
+        else if (m->method_name.n && m->cseq_method_name.n &&
+                 !osn_span_eq(m->method_name, m->cseq_method_name))
+            /* RFC 3261 8.1.1.5 (and 4475 3.1.2.17-18): same method as the request line. */
+            fail(m, OSN_SIPMSG_ECSEQMETHOD, m->hdr[m->cseq_hdr].value.p);
+    }
+    if (m->nvia > 0) {
+        struct osn_span b = m->via[0].branch;
+        m->rfc2543 = !(b.n >= 7 && memcmp(b.p, "z9hG4bK", 7) == 0);
+    }
+
+    /* Body (RFC 3261 18.3): Content-Length octets, the rest of the datagram ignored; without
+     * Content-Length, the rest of the datagram. */
+    size_t avail = (size_t)(end - p);
+    if (m->content_length >= 0) {
+        if ((size_t)m->content_length > avail) {
+            fail(m, OSN_SIPMSG_ETRUNCATED, end);
+            m->body = span(p, end);
+        } else
+            m->body = (struct osn_span){p, (size_t)m->content_length};
+    } else
+        m->body = span(p, end);
+    m->msg = span(buf, m->body.p + m->body.n);
+    return verdict(m);
+}

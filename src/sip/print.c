@@ -1,0 +1,288 @@
+/*
+ * The SIP message printer: what a stateful proxy (RFC 3261 16.6, 16.7) and a UAS (8.2.6)
+ * send, built from a parsed message plus the few things that change. Lines that do not change
+ * are copied byte for byte from the received datagram (folds, case and compact names included),
+ * which is both faster than re-serialising and safer: a value this parser reads leniently is
+ * passed on as it came, never rewritten from a half-understood model.
+ *
+ * Every write goes through a bounded writer; running out of room sets a flag and the printer
+ * returns OSN_ETOOBIG, so a caller buffer of any size is safe.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "osn/err.h"
+#include "sipmsg_int.h"
+
+struct wr {
+    char *p, *end;
+    bool over;
+};
+
+static void put(struct wr *w, const char *s, size_t n)
+{
+    if (w->over || (size_t)(w->end - w->p) < n) {
+        w->over = true;
+        return;
+    }
+    if (n)
+        memcpy(w->p, s, n);
+    w->p += n;
+}
+
+static void puts_(struct wr *w, const char *s)
+{
+    put(w, s, strlen(s));
+}
+
+static void putsp(struct wr *w, struct osn_span s)
+{
+    put(w, s.p, s.n);
+}
+
+static void putu(struct wr *w, uint64_t x)
+{
+    char b[24];
+    int n = snprintf(b, sizeof b, "%llu", (unsigned long long)x);
+    put(w, b, (size_t)n);
+}
+
+static int done(struct wr *w, char *out)
+{
+    if (w->over)
+        return OSN_ETOOBIG;
+    return (int)(w->p - out);
+}
+
+/* The header section's end and the body, as received (Content-Length is unchanged). */
+static void tail(struct wr *w, const struct osn_sipmsg *m)
+{
+    puts_(w, "\r\n");
+    putsp(w, m->body);
+}
+
+/* The text of header i's value from `from` (a position inside it) to its end, as a new line
+ * "Name: ...": what remains of a list header once its first value is removed. */
+static void rest_of(struct wr *w, const struct osn_sipmsg *m, int i, const char *from)
+{
+    const struct osn_sip_hdr *h = &m->hdr[i];
+    puts_(w, osn_sip_hdr_name(h->id));
+    puts_(w, ": ");
+    put(w, from, (size_t)(h->value.p + h->value.n - from));
+    puts_(w, "\r\n");
+}
+
+/* RFC 7339 parameters (oc, oc-validity, oc-seq, oc-algo) as flags say. */
+static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
+{
+    if (oc->flags & OSN_SIP_OC_PRESENT) {
+        puts_(w, ";oc");
+        if (oc->flags & OSN_SIP_OC_VALUE) {
+            puts_(w, "=");
+            putu(w, oc->value);
+        }
+    }
+    if (oc->flags & OSN_SIP_OC_VALIDITY) {
+        puts_(w, ";oc-validity=");
+        putu(w, oc->validity_ms);
+    }
+    if (oc->flags & OSN_SIP_OC_SEQ) {
+        char b[16];
+        puts_(w, ";oc-seq=");
+        putu(w, oc->seq_int);
+        snprintf(b, sizeof b, ".%05u", (unsigned)(oc->seq_frac % 100000));
+        puts_(w, b);
+    }
+    if (oc->flags & OSN_SIP_OC_ALGO) {
+        puts_(w, ";oc-algo=\"");
+        bool first = true;
+        if (oc->algo & OSN_SIP_ALGO_LOSS) {
+            puts_(w, "loss");
+            first = false;
+        }
+        if (oc->algo & OSN_SIP_ALGO_RATE)
+            puts_(w, first ? "rate" : ",rate");
+        puts_(w, "\"");
+    }
+}
+
+int osn_sipmsg_print_forward(char *out, size_t cap, const struct osn_sipmsg *req,
+                             const struct osn_sip_fwd *f)
+{
+    if (!out || !req || !f || !req->is_request || req->err.verdict != OSN_SIPMSG_ACCEPT ||
+        req->max_forwards == 0 || !f->host.n || !f->branch.n || !f->transport.n)
+        return OSN_EINVAL;
+    struct wr w = {out, out + cap, false};
+    putsp(&w, req->start_line);
+    puts_(&w, "\r\nVia: SIP/2.0/");
+    putsp(&w, f->transport);
+    puts_(&w, " ");
+    putsp(&w, f->host);
+    if (f->port) {
+        puts_(&w, ":");
+        putu(&w, f->port);
+    }
+    puts_(&w, ";branch=");
+    putsp(&w, f->branch);
+    put_oc(&w, &f->oc);
+    puts_(&w, "\r\n");
+    if (req->max_forwards < 0)
+        puts_(&w, "Max-Forwards: 70\r\n"); /* RFC 3261 16.6 step 3 */
+    bool pop = f->pop_route && req->nroute > 0;
+    for (int i = 0; i < req->nhdr; i++) {
+        const struct osn_sip_hdr *h = &req->hdr[i];
+        if (h->id == OSN_SIP_HDR_MAX_FORWARDS) {
+            puts_(&w, "Max-Forwards: ");
+            putu(&w, (uint64_t)(req->max_forwards - 1));
+            puts_(&w, "\r\n");
+        } else if (pop && req->route[0].hdr == i) {
+            /* 16.4: the top Route value names us; the rest of its line stays. */
+            if (req->nroute > 1 && req->route[1].hdr == i)
+                rest_of(&w, req, i, req->route[1].value.p);
+        } else
+            putsp(&w, h->line);
+    }
+    tail(&w, req);
+    return done(&w, out);
+}
+
+int osn_sipmsg_print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp)
+{
+    if (!out || !resp || resp->is_request || resp->err.verdict != OSN_SIPMSG_ACCEPT ||
+        resp->nvia < 2)
+        return OSN_EINVAL;
+    struct wr w = {out, out + cap, false};
+    putsp(&w, resp->start_line);
+    puts_(&w, "\r\n");
+    for (int i = 0; i < resp->nhdr; i++) {
+        const struct osn_sip_hdr *h = &resp->hdr[i];
+        if (resp->via[0].hdr == i) {
+            /* 16.7 step 3: remove the topmost Via value (ours). */
+            if (resp->via[1].hdr == i)
+                rest_of(&w, resp, i, resp->via[1].value.p);
+        } else
+            putsp(&w, h->line);
+    }
+    tail(&w, resp);
+    return done(&w, out);
+}
+
+/* The top Via value without its oc parameters, then the new ones. */
+static void put_top_via_oc(struct wr *w, const struct osn_sipmsg *m, const struct osn_sip_oc *oc)
+{
+    const struct osn_sip_via *v = &m->via[0];
+    const char *cur = v->value.p, *vend = v->value.p + v->value.n;
+    puts_(w, "Via: ");
+    for (;;) {
+        const char *next = NULL;
+        size_t len = 0;
+        for (int k = 0; k < 4; k++) {
+            const char *s = m->buf.p + v->oc_at[k];
+            if (v->oc_len[k] && s >= cur && (!next || s < next)) {
+                next = s;
+                len = v->oc_len[k];
+            }
+        }
+        if (!next)
+            break;
+        put(w, cur, (size_t)(next - cur));
+        cur = next + len;
+    }
+    put(w, cur, (size_t)(vend - cur));
+    put_oc(w, oc);
+    puts_(w, "\r\n");
+}
+
+int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
+                           const struct osn_sip_reply *r)
+{
+    if (!out || !req || !r || !req->is_request || r->status < 100 || r->status > 699 ||
+        req->nvia == 0 || req->method == OSN_SIP_ACK)
+        return OSN_EINVAL;
+    bool ok = req->err.verdict == OSN_SIPMSG_ACCEPT;
+    /* A malformed request is answered only when its verdict says so, and then by copying its
+     * lines; its top Via may not have parsed to the end, so no oc parameters go in. */
+    if (!ok && (req->err.verdict != OSN_SIPMSG_ANSWER || r->oc.flags))
+        return OSN_EINVAL;
+    struct wr w = {out, out + cap, false};
+    const char *reason = r->reason ? r->reason : osn_sip_reason_phrase(r->status);
+    puts_(&w, "SIP/2.0 ");
+    putu(&w, r->status);
+    puts_(&w, " ");
+    puts_(&w, reason);
+    puts_(&w, "\r\n");
+    for (int i = 0; i < req->nhdr; i++) {
+        const struct osn_sip_hdr *h = &req->hdr[i];
+        switch (h->id) {
+        case OSN_SIP_HDR_VIA:
+            if (r->oc.flags && req->via[0].hdr == i) {
+                put_top_via_oc(&w, req, &r->oc);
+                if (req->nvia > 1 && req->via[1].hdr == i)
+                    rest_of(&w, req, i, req->via[1].value.p);
+            } else
+                putsp(&w, h->line);
+            break;
+        case OSN_SIP_HDR_TO:
+            /* 8.2.6.2: a UAS adds a tag to To when there is none (not on 100). */
+            if (ok && i == req->to_hdr && !req->to.tag.p && r->status > 100 && r->to_tag.n) {
+                put(&w, h->line.p, (size_t)(h->value.p + h->value.n - h->line.p));
+                puts_(&w, ";tag=");
+                putsp(&w, r->to_tag);
+                puts_(&w, "\r\n");
+            } else
+                putsp(&w, h->line);
+            break;
+        case OSN_SIP_HDR_FROM:
+        case OSN_SIP_HDR_CALL_ID:
+        case OSN_SIP_HDR_CSEQ:
+            putsp(&w, h->line);
+            break;
+        case OSN_SIP_HDR_TIMESTAMP:
+            if (r->status == 100)
+                putsp(&w, h->line); /* 8.2.6.1 */
+            break;
+        case OSN_SIP_HDR_RECORD_ROUTE:
+            if (r->status > 100 && r->status < 300)
+                putsp(&w, h->line); /* 12.1.1 */
+            break;
+        default:
+            break;
+        }
+    }
+    if (r->retry_after >= 0) {
+        puts_(&w, "Retry-After: ");
+        putu(&w, (uint64_t)(r->retry_after > UINT32_MAX ? UINT32_MAX : r->retry_after));
+        puts_(&w, "\r\n");
+    }
+    puts_(&w, "Content-Length: 0\r\n\r\n");
+    return done(&w, out);
+}
+
+int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
+                         const struct osn_sipmsg *resp)
+{
+    if (!out || !req || !resp || !req->is_request || resp->is_request ||
+        req->method != OSN_SIP_INVITE || resp->status < 300 ||
+        req->err.verdict != OSN_SIPMSG_ACCEPT || resp->err.verdict != OSN_SIPMSG_ACCEPT)
+        return OSN_EINVAL;
+    struct wr w = {out, out + cap, false};
+    /* RFC 3261 17.1.1.3: Request-URI, Call-ID, From, top Via and Route of the request, To of
+     * the response, CSeq number of the request with method ACK. */
+    puts_(&w, "ACK ");
+    putsp(&w, req->uri);
+    puts_(&w, " SIP/2.0\r\nVia: ");
+    putsp(&w, req->via[0].value);
+    puts_(&w, "\r\n");
+    for (int i = 0; i < req->nhdr; i++) {
+        const struct osn_sip_hdr *h = &req->hdr[i];
+        if (h->id == OSN_SIP_HDR_ROUTE || i == req->from_hdr || i == req->call_id_hdr)
+            putsp(&w, h->line);
+    }
+    putsp(&w, resp->hdr[resp->to_hdr].line);
+    puts_(&w, "CSeq: ");
+    putu(&w, req->cseq);
+    puts_(&w, " ACK\r\nMax-Forwards: ");
+    putu(&w, req->max_forwards >= 0 ? (uint64_t)req->max_forwards : 70);
+    puts_(&w, "\r\nContent-Length: 0\r\n\r\n");
+    return done(&w, out);
+}

@@ -1,0 +1,90 @@
+/*
+ * SIP message parser and printer, private interface: the character classes of RFC 3261 25.1
+ * as one table, a cursor over a header value that treats folds as whitespace, and the header
+ * decoders msg.c calls (via.c, addr.c, scalar.c).
+ *
+ * A value span handed to a decoder never contains a line end other than a fold (msg.c checked
+ * that every CR LF inside it is followed by SP or HTAB), so a decoder can treat CR and LF as
+ * LWS and never needs to look past the span: every read is guarded by `p < end`.
+ */
+#ifndef OSN_SIPMSG_INT_H
+#define OSN_SIPMSG_INT_H
+
+#include "osn/sipmsg.h"
+
+/* Character classes (bits of osn__sip_cc[]). */
+#define CC_TOKEN \
+    0x01 /* token: alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~" */
+#define CC_WS    0x02 /* SP, HTAB, CR, LF: LWS inside a value */
+#define CC_DIGIT 0x04
+#define CC_HOST  0x08 /* hostname and IPv4: alphanum / "-" / "." (and "_", seen in the wild) */
+#define CC_ALPHA 0x10
+#define CC_CTL   0x20 /* NUL..US except HTAB, and DEL */
+
+extern const uint8_t osn__sip_cc[256];
+
+static inline bool is_cc(char c, uint8_t cls)
+{
+    return (osn__sip_cc[(unsigned char)c] & cls) != 0;
+}
+
+static inline char lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+}
+
+static inline struct osn_span span(const char *p, const char *end)
+{
+    return (struct osn_span){p, (size_t)(end - p)};
+}
+
+static inline const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && is_cc(*p, CC_WS))
+        p++;
+    return p;
+}
+
+static inline const char *skip_token(const char *p, const char *end)
+{
+    while (p < end && is_cc(*p, CC_TOKEN))
+        p++;
+    return p;
+}
+
+static inline bool span_is(struct osn_span s, const char *lit, size_t n)
+{
+    if (s.n != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (lower(s.p[i]) != lit[i])
+            return false;
+    return true;
+}
+#define SPAN_IS(s, lit) span_is((s), (lit), sizeof(lit) - 1)
+
+/* Skips a quoted string starting at p (which is '"'); returns the position after the closing
+ * quote, or NULL when it does not close before end. quoted-pair (RFC 3261 25.1) escapes any
+ * octet but CR and LF. */
+const char *osn__sip_skip_quoted(const char *p, const char *end);
+
+/* Parses 1*DIGIT at p into *v, at most `max`; returns the end of the digits, or NULL when there
+ * are none or the number exceeds max (no overflow: it stops before). */
+const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64_t *v);
+
+/* The end of a header value item starting at p: the first ',' outside quotes and <> (or end).
+ * NULL when a quote or '<' does not close. */
+const char *osn__sip_item_end(const char *p, const char *end);
+
+/* Decoders of one header line's value. They return 0 or an OSN_SIPMSG_E* reason with *at the
+ * offending position. */
+int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const char **at);
+int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool uri_params,
+                        const char **at);
+int osn__sip_addr_list(struct osn_sipmsg *m, int id, struct osn_span v, int hdr, const char **at);
+int osn__sip_cseq_parse(struct osn_sipmsg *m, struct osn_span v, const char **at);
+int osn__sip_retry_after_parse(struct osn_sipmsg *m, struct osn_span v, const char **at);
+int osn__sip_options_parse(struct osn_sipmsg *m, int id, struct osn_span v, const char **at);
+bool osn__sip_uri_ok(struct osn_span u, bool request_uri);
+
+#endif

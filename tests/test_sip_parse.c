@@ -1,0 +1,950 @@
+/*
+ * The SIP message parser, identities and printer (osn/sipmsg.h) against RFC 4475's torture
+ * messages, SIPp's own messages (captured from a SIPp 3.6.1 uac/uas call on loopback), and
+ * hand-made edge cases: every verdict, the fields of every valid message that matter, the
+ * round trip parse(print(x)), the bounds of every number and every cap, and every prefix of
+ * every message (which must parse to some verdict without reading past it: this binary runs
+ * under ASan in the dev and check builds).
+ *
+ * RFC 4475 verdict table. "strict" marks an invalid message the RFC lets an element either
+ * reject or read liberally, where we reject: our printer copies lines it does not change, so a
+ * liberal reading would pass the very defect on, which the RFC forbids to a liberal element
+ * ("must not include these extra SP characters in the messages it sends", 3.1.2.9-10).
+ *
+ *   section   file        verdict     reason           note
+ *   3.1.1.1   wsinv       accept                       folds, LWS, compact forms
+ *   3.1.1.2   intmeth     accept                       quoted-pair CTLs in To, odd tokens
+ *   3.1.1.3   esc01       accept
+ *   3.1.1.4   escnull     accept
+ *   3.1.1.5   esc02       accept                       "C%6Fntact" is an unknown header
+ *   3.1.1.6   lwsdisp     accept
+ *   3.1.1.7   longreq     accept                       34 Vias (cap 64)
+ *   3.1.1.8   dblreq      accept                       second request ignored (18.3)
+ *   3.1.1.9   semiuri     accept
+ *   3.1.1.10  transports  accept
+ *   3.1.1.11  mpart01     accept
+ *   3.1.1.12  unreason    accept
+ *   3.1.1.13  noreason    accept
+ *   3.1.2.1   badinv01    400         EVIA             ";;" in Via
+ *   3.1.2.2   clerr       400         ETRUNCATED       RFC: 400 on UDP
+ *   3.1.2.3   ncl         400         ECLEN
+ *   3.1.2.4   scalar02    400         ECSEQ            CSeq > 2^32 - 1 (MF 300 also refused)
+ *   3.1.2.5   scalarlg    drop        ECSEQ            a response: nothing to answer
+ *   3.1.2.6   quotbal     400         EADDR
+ *   3.1.2.7   ltgtruri    400         EURI
+ *   3.1.2.8   lwsruri     400         EURI
+ *   3.1.2.9   lwsstart    400         ESTARTLINE       strict (RFC allows liberal)
+ *   3.1.2.10  trws        400         ESTARTLINE       strict (RFC allows liberal)
+ *   3.1.2.11  escruri     400         EURI             strict (RFC allows ignoring headers)
+ *   3.1.2.12  baddate     accept                       lenient as the RFC allows: Date unread
+ *   3.1.2.13  regbadct    400         EADDR            '?' outside <> in Contact
+ *   3.1.2.14  badaspec    400         EADDR            strict (RFC allows liberal)
+ *   3.1.2.15  baddn       400         EADDR
+ *   3.1.2.16  badvers     505         EVERSION
+ *   3.1.2.17  mismatch01  400         ECSEQMETHOD
+ *   3.1.2.18  mismatch02  400         ECSEQMETHOD
+ *   3.1.2.19  bigcode     drop        ESTATUS          a response
+ *   3.2.1     badbranch   accept                       branch "z9hG4bK": an RFC 3261 branch
+ *   3.3.1     insuf       400         EMISSING         answerable: the Via is there
+ *   3.3.2-7   unkscm novelsc unksm2 bext01 invut regaut01: accept (application decides)
+ *   3.3.8     multi01     400         EDUP
+ *   3.3.9     mcl01       400         EDUP
+ *   3.3.10-15 bcast zeromf cparam01 cparam02 regescrt sdp01: accept (application decides;
+ *             zeromf: a proxy answers 483, see test_print_483)
+ *   3.4.1     inv2543     accept                       m->rfc2543, identity by 17.2.3
+ *   -         test.dat    drop        ESTARTLINE       no SIP version, no Via
+ *
+ * Summary over the 50 files: 28 accepted (the 13 valid messages of 3.1.1, baddate leniently,
+ * badbranch, the 12 application tests of 3.3 other than insuf, multi01 and mcl01, and
+ * inv2543); 19 answered (18 with 400 and badvers with 505: 15 invalid messages of 3.1.2, insuf,
+ * multi01, mcl01, plus badvers); 3 dropped (the malformed responses scalarlg and bigcode, and
+ * the unreferenced test.dat). Of the 19 reject verdicts, 4 are strict where the RFC allows a
+ * liberal reading (lwsstart, trws, escruri, badaspec) and 1 lenient reading is taken (baddate).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osn/err.h"
+#include "osn/sip.h"
+#include "osn/sipmsg.h"
+
+#define MAXMSG 70000
+
+static struct osn_sipmsg M, M2, M3;
+static char BUF[MAXMSG], OUT[MAXMSG], OUT2[MAXMSG];
+
+/* Reads tests/data/<dir>/<name> into buf; returns its length. */
+static size_t load(const char *dir, const char *name, char *buf)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/data/%s/%s", OSN_SOURCE_DIR, dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    size_t n = fread(buf, 1, MAXMSG, f);
+    fclose(f);
+    return n;
+}
+
+static bool is(struct osn_span s, const char *lit)
+{
+    return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0;
+}
+#define assert_span(s, lit)                                                             \
+    do {                                                                                \
+        if (!is((s), (lit)))                                                            \
+            fail_msg("span \"%.*s\" != \"%s\"", (int)(s).n, (s).p ? (s).p : "", (lit)); \
+    } while (0)
+
+struct expect {
+    const char *file;
+    int verdict, reason, answer;
+};
+
+static const struct expect RFC4475[] = {
+        {"wsinv.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"intmeth.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"esc01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"escnull.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"esc02.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"lwsdisp.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"longreq.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"dblreq.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"semiuri.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"transports.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"mpart01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"unreason.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"noreason.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"badinv01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EVIA, 400},
+        {"clerr.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ETRUNCATED, 400},
+        {"ncl.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECLEN, 400},
+        {"scalar02.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECSEQ, 400},
+        {"scalarlg.dat", OSN_SIPMSG_DROP, OSN_SIPMSG_ECSEQ, 0},
+        {"quotbal.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
+        {"ltgtruri.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EURI, 400},
+        {"lwsruri.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EURI, 400},
+        {"lwsstart.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ESTARTLINE, 400},
+        {"trws.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ESTARTLINE, 400},
+        {"escruri.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EURI, 400},
+        {"baddate.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"regbadct.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
+        {"badaspec.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
+        {"baddn.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
+        {"badvers.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EVERSION, 505},
+        {"mismatch01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECSEQMETHOD, 400},
+        {"mismatch02.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECSEQMETHOD, 400},
+        {"bigcode.dat", OSN_SIPMSG_DROP, OSN_SIPMSG_ESTATUS, 0},
+        {"badbranch.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"insuf.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EMISSING, 400},
+        {"unkscm.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"novelsc.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"unksm2.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"bext01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"invut.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"regaut01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"multi01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EDUP, 400},
+        {"mcl01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EDUP, 400},
+        {"bcast.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"zeromf.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"cparam01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"cparam02.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"regescrt.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"sdp01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"inv2543.dat", OSN_SIPMSG_ACCEPT, 0, 0},
+        {"test.dat", OSN_SIPMSG_DROP, OSN_SIPMSG_ESTARTLINE, 0},
+};
+#define N4475 (sizeof RFC4475 / sizeof RFC4475[0])
+
+static const char *const SIPP[] = {"sipp_uac_invite.sip",     "sipp_uas_180.sip",
+                                   "sipp_uas_200_invite.sip", "sipp_uac_ack.sip",
+                                   "sipp_uac_bye.sip",        "sipp_uas_200_bye.sip"};
+#define NSIPP (sizeof SIPP / sizeof SIPP[0])
+
+static int parse_file(const char *dir, const char *name, struct osn_sipmsg *m, char *buf)
+{
+    size_t n = load(dir, name, buf);
+    return osn_sipmsg_parse(m, buf, n);
+}
+
+static void test_rfc4475_verdicts(void **state)
+{
+    (void)state;
+    int accepted = 0, answered = 0, dropped = 0;
+    for (size_t i = 0; i < N4475; i++) {
+        const struct expect *e = &RFC4475[i];
+        int v = parse_file("rfc4475", e->file, &M, BUF);
+        if (v != e->verdict || M.err.reason != e->reason || M.err.answer != e->answer)
+            fail_msg("%s: verdict %d reason %s (%d) answer %d at %u; expected %d %d %d", e->file, v,
+                     osn_sipmsg_reason_name(M.err.reason), M.err.reason, M.err.answer, M.err.offset,
+                     e->verdict, e->reason, e->answer);
+        accepted += v == OSN_SIPMSG_ACCEPT;
+        answered += v == OSN_SIPMSG_ANSWER;
+        dropped += v == OSN_SIPMSG_DROP;
+    }
+    assert_int_equal(accepted, 28);
+    assert_int_equal(answered, 19);
+    assert_int_equal(dropped, 3);
+}
+
+/* 3.1.1.1: the example the issue names. */
+static void test_wsinv(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), OSN_SIPMSG_ACCEPT);
+    assert_true(M.is_request);
+    assert_int_equal(M.method, OSN_SIP_INVITE);
+    assert_span(M.uri, "sip:vivekg@chair-dnrc.example.com;unknownparam");
+    assert_int_equal(M.nvia, 3);
+    assert_span(M.via[0].protocol, "SIP");
+    assert_span(M.via[0].version, "2.0");
+    assert_span(M.via[0].transport, "UDP");
+    assert_span(M.via[0].host, "192.0.2.2");
+    assert_span(M.via[0].branch, "390skdjuw");
+    assert_true(M.rfc2543); /* the top branch has no cookie */
+    assert_span(M.via[1].transport, "TCP");
+    assert_span(M.via[1].host, "spindle.example.com");
+    assert_span(M.via[1].branch, "z9hG4bK9ikj8");
+    assert_span(M.via[2].host, "192.168.255.111");
+    assert_span(M.via[2].branch, "z9hG4bK30239");
+    assert_int_equal(M.via[1].hdr, M.via[2].hdr);
+    assert_int_equal(M.max_forwards, 68);
+    assert_int_equal(M.cseq, 9);
+    assert_int_equal(M.cseq_method, OSN_SIP_INVITE);
+    assert_int_equal(M.content_length, 150);
+    assert_int_equal((int)M.body.n, 150);
+    assert_span(M.call_id, "wsinv.ndaksdj@192.0.2.1");
+    assert_span(M.to.uri, "sip:vivekg@chair-dnrc.example.com");
+    assert_span(M.to.tag, "1918181833n");
+    assert_span(M.from.display, "\"J Rosenberg \\\\\\\"\"");
+    assert_span(M.from.uri, "sip:jdrosen@example.com");
+    assert_span(M.from.tag, "98asjd8");
+    assert_span(M.content_type, "application/sdp");
+    assert_int_equal(M.nroute, 1);
+    assert_true(M.route[0].lr);
+    assert_int_equal(M.ncontact, 1);
+    assert_span(M.contact[0].display, "\"Quoted string \\\"\\\"\"");
+    /* The folded unknown header, kept verbatim with its fold. */
+    int found = 0;
+    for (int i = 0; i < M.nhdr; i++) {
+        if (is(M.hdr[i].name, "NewFangledHeader")) {
+            assert_int_equal(M.hdr[i].id, OSN_SIP_HDR_OTHER);
+            assert_span(M.hdr[i].value, "newfangled value\r\n continued newfangled value");
+            found++;
+        }
+        if (is(M.hdr[i].name, "UnknownHeaderWithUnusualValue")) {
+            assert_span(M.hdr[i].value, ";;,,;;,;");
+            found++;
+        }
+        if (is(M.hdr[i].name, "s")) {
+            assert_int_equal(M.hdr[i].id, OSN_SIP_HDR_SUBJECT);
+            assert_int_equal((int)M.hdr[i].value.n, 0);
+            found++;
+        }
+    }
+    assert_int_equal(found, 3);
+    assert_int_equal(M.nhdr, 14);
+}
+
+static void test_rfc4475_valid_fields(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_file("rfc4475", "intmeth.dat", &M, BUF), 0);
+    assert_int_equal(M.method, OSN_SIP_OTHER);
+    assert_span(M.method_name, "!interesting-Method0123456789_*+`.%indeed'~");
+    assert_span(M.cseq_method_name, "!interesting-Method0123456789_*+`.%indeed'~");
+    assert_span(M.via[0].branch, "z9hG4bK-.!%66*_+`'~");
+    assert_span(M.from.tag, "_token~1'+`*%!-.");
+    assert_span(M.from.display, "token1~` token2'+_ token3*%!.-");
+    assert_span(M.call_id, "intmeth.word%ZK-!.*_+'@word`~)(><:\\/\"][?}{");
+    assert_int_equal(M.max_forwards, 255);
+    assert_int_equal(M.cseq, 139122385);
+
+    assert_int_equal(parse_file("rfc4475", "esc02.dat", &M, BUF), 0);
+    assert_span(M.method_name, "RE%47IST%45R");
+    assert_int_equal(M.ncontact, 2); /* C%6Fntact is another header */
+
+    assert_int_equal(parse_file("rfc4475", "lwsdisp.dat", &M, BUF), 0);
+    assert_span(M.from.display, "caller");
+    assert_span(M.from.tag, "323");
+
+    assert_int_equal(parse_file("rfc4475", "longreq.dat", &M, BUF), 0);
+    assert_int_equal(M.nvia, 34);
+    assert_span(M.via[0].host, "sip33.example.com");
+    assert_span(M.via[33].received, "192.0.2.5");
+    assert_true(M.via[33].branch.n > 200);
+    assert_true(M.to.display.n > 80);
+    assert_true(M.from.tag.n > 100);
+
+    size_t n = load("rfc4475", "dblreq.dat", BUF);
+    assert_int_equal(osn_sipmsg_parse(&M, BUF, n), 0);
+    assert_int_equal(M.method, OSN_SIP_REGISTER);
+    assert_int_equal((int)M.body.n, 0);
+    assert_true(M.msg.n < n); /* the INVITE after it is ignored */
+
+    assert_int_equal(parse_file("rfc4475", "semiuri.dat", &M, BUF), 0);
+    assert_span(M.uri, "sip:user;par=u%40example.net@example.com");
+
+    assert_int_equal(parse_file("rfc4475", "transports.dat", &M, BUF), 0);
+    const char *tp[] = {"UDP", "SCTP", "TLS", "UNKNOWN", "TCP"};
+    assert_int_equal(M.nvia, 5);
+    for (int i = 0; i < 5; i++)
+        assert_span(M.via[i].transport, tp[i]);
+
+    assert_int_equal(parse_file("rfc4475", "mpart01.dat", &M, BUF), 0);
+    assert_int_equal((int)M.body.n, M.content_length);
+
+    assert_int_equal(parse_file("rfc4475", "unreason.dat", &M, BUF), 0);
+    assert_false(M.is_request);
+    assert_int_equal(M.status, 200);
+    assert_int_equal(M.method, OSN_SIP_INVITE);
+    assert_true(M.reason_phrase.n > 20);
+
+    assert_int_equal(parse_file("rfc4475", "noreason.dat", &M, BUF), 0);
+    assert_int_equal(M.status, 100);
+    assert_int_equal((int)M.reason_phrase.n, 0);
+
+    assert_int_equal(parse_file("rfc4475", "badbranch.dat", &M, BUF), 0);
+    assert_span(M.via[0].branch, "z9hG4bK");
+    assert_false(M.rfc2543);
+
+    assert_int_equal(parse_file("rfc4475", "bext01.dat", &M, BUF), 0);
+    assert_int_equal(M.nrequire, 2);
+    assert_span(M.require[1], "nothingSupportsThisEither");
+    assert_int_equal(M.nproxy_require, 2);
+    assert_span(M.proxy_require[0], "noProxiesSupportThis");
+
+    assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
+    assert_int_equal(M.max_forwards, 0);
+
+    assert_int_equal(parse_file("rfc4475", "inv2543.dat", &M, BUF), 0);
+    assert_true(M.rfc2543);
+    assert_int_equal(M.max_forwards, -1);
+    assert_int_equal(M.content_length, -1);
+    assert_true(M.body.n > 0);
+    assert_int_equal(M.nrecord_route, 1);
+    assert_int_equal((int)M.from.tag.n, 0);
+
+    assert_int_equal(parse_file("rfc4475", "regescrt.dat", &M, BUF), 0);
+    assert_int_equal(M.ncontact, 1);
+    assert_int_equal(M.content_length, 0);
+
+    assert_int_equal(parse_file("rfc4475", "bcast.dat", &M, BUF), 0);
+    assert_span(M.via[1].host, "255.255.255.255");
+}
+
+static void test_sipp_messages(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < NSIPP; i++) {
+        int v = parse_file("sipp", SIPP[i], &M, BUF);
+        if (v)
+            fail_msg("%s: %s", SIPP[i], osn_sipmsg_reason_name(M.err.reason));
+        assert_span(M.call_id, "1-11044@127.0.0.1");
+        assert_span(M.from.tag, "11044SIPpTag001");
+        assert_span(M.via[0].host, "127.0.0.1");
+        assert_int_equal(M.via[0].port, 5061);
+        assert_false(M.rfc2543);
+    }
+    assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
+    assert_span(M.via[0].branch, "z9hG4bK-11044-1-0");
+    assert_int_equal(M.content_length, 130);
+    assert_int_equal((int)M.body.n, 130);
+    assert_int_equal(M.max_forwards, 70);
+    assert_int_equal(M.cseq, 1);
+    assert_int_equal((int)M.to.tag.n, 0);
+    assert_span(M.contact[0].uri, "sip:sipp@127.0.0.1:5061");
+    assert_int_equal(parse_file("sipp", "sipp_uas_180.sip", &M, BUF), 0);
+    assert_int_equal(M.status, 180);
+    assert_span(M.to.tag, "11010SIPpTag011");
+    assert_int_equal(parse_file("sipp", "sipp_uac_bye.sip", &M, BUF), 0);
+    assert_int_equal(M.method, OSN_SIP_BYE);
+    assert_int_equal(M.cseq, 2);
+}
+
+/* ---- hostile input ---- */
+
+/* Every prefix of every message: some verdict, no read past the prefix (ASan), and a prefix
+ * that ends inside the head is never accepted. */
+static void test_prefixes(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N4475 + NSIPP; i++) {
+        size_t n = i < N4475 ? load("rfc4475", RFC4475[i].file, BUF)
+                             : load("sipp", SIPP[i - N4475], BUF);
+        for (size_t k = 0; k <= n; k++) {
+            char *copy = malloc(k ? k : 1);
+            memcpy(copy, BUF, k);
+            int v = osn_sipmsg_parse(&M, copy, k);
+            assert_true(v >= 0 && v <= OSN_SIPMSG_DROP);
+            if (v == OSN_SIPMSG_ACCEPT)
+                assert_true(M.head.p + M.head.n <= copy + k);
+            free(copy);
+        }
+    }
+}
+
+static int parse_str(const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(BUF, s, n);
+    return osn_sipmsg_parse(&M, BUF, n);
+}
+
+#define REQ_HEAD                                              \
+    "OPTIONS sip:a@example.com SIP/2.0\r\n"                   \
+    "Via: SIP/2.0/UDP h.example.com:5060;branch=z9hG4bKx\r\n" \
+    "From: <sip:b@example.com>;tag=1\r\n"                     \
+    "To: <sip:a@example.com>\r\n"                             \
+    "Call-ID: c1\r\n"
+
+static void test_bounds(void **state)
+{
+    (void)state;
+    char msg[4096];
+    struct {
+        const char *extra;
+        size_t len;
+        int reason;
+    } cases[] = {
+#define C(s, r) {s, sizeof(s) - 1, r}
+            C("CSeq: 4294967295 OPTIONS\r\n", 0),
+            C("CSeq: 4294967296 OPTIONS\r\n", OSN_SIPMSG_ECSEQ),
+            C("CSeq: 99999999999999999999999 OPTIONS\r\n", OSN_SIPMSG_ECSEQ),
+            C("CSeq: 1 OPTIONS\r\nMax-Forwards: 255\r\n", 0),
+            C("CSeq: 1 OPTIONS\r\nMax-Forwards: 256\r\n", OSN_SIPMSG_EMAXFWD),
+            C("CSeq: 1 OPTIONS\r\nMax-Forwards: -1\r\n", OSN_SIPMSG_EMAXFWD),
+            C("CSeq: 1 OPTIONS\r\nContent-Length: 2147483648\r\n", OSN_SIPMSG_ECLEN),
+            C("CSeq: 1 OPTIONS\r\nContent-Length: 1\r\n", OSN_SIPMSG_ETRUNCATED),
+            C("CSeq: 1 OPTIONS\r\nRetry-After: 4294967295 (x (nested) y);duration=5\r\n", 0),
+            C("CSeq: 1 OPTIONS\r\nRetry-After: 4294967296\r\n", OSN_SIPMSG_ERETRYAFTER),
+            C("CSeq: 1 OPTIONS\r\nRetry-After: 5 (unclosed\r\n", OSN_SIPMSG_ERETRYAFTER),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h:65535\r\n", 0),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h:65536\r\n", OSN_SIPMSG_EVIA),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;ttl=256\r\n", OSN_SIPMSG_EVIA),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;oc-seq=1234567890123.1\r\n", OSN_SIPMSG_EVIA),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;oc=4294967296\r\n", OSN_SIPMSG_EVIA),
+            C("CSeq: 1 OPTIONS\r\nRequire: a, , b\r\n", OSN_SIPMSG_EOPTION),
+            C("CSeq: 1 OPTIONS\r\nX\0Y: z\r\n", OSN_SIPMSG_ECHAR),
+            C("CSeq: 1 OPTIONS\r\nNoColon\r\n", OSN_SIPMSG_EHDRNAME),
+            C("CSeq: 1 OPTIONS\r\nX: a\rb\r\n", OSN_SIPMSG_ECHAR),
+            C("CSeq: 1 OPTIONS\r\nCall-ID: c2\r\n", OSN_SIPMSG_EDUP),
+            C("CSeq: 1 INVITE\r\n", OSN_SIPMSG_ECSEQMETHOD),
+#undef C
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t hl = strlen(REQ_HEAD), el = cases[i].len;
+        memcpy(msg, REQ_HEAD, hl);
+        memcpy(msg + hl, cases[i].extra, el);
+        memcpy(msg + hl + el, "\r\n", 2);
+        int v = osn_sipmsg_parse(&M, msg, hl + el + 2);
+        if (M.err.reason != cases[i].reason)
+            fail_msg("case %zu: reason %s, expected %s", i, osn_sipmsg_reason_name(M.err.reason),
+                     osn_sipmsg_reason_name(cases[i].reason));
+        assert_int_equal(v, cases[i].reason ? OSN_SIPMSG_ANSWER : OSN_SIPMSG_ACCEPT);
+    }
+    assert_int_equal(M.err.answer, 400);
+    /* Responses are never answered. */
+    assert_int_equal(parse_str("SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP h\r\nCSeq: x\r\n\r\n"),
+                     OSN_SIPMSG_DROP);
+    assert_int_equal(parse_str("SIP/2.0 099 Low\r\n\r\n"), OSN_SIPMSG_DROP);
+    assert_int_equal(M.err.reason, OSN_SIPMSG_ESTATUS);
+    assert_int_equal(parse_str("SIP/2.0 700 High\r\n\r\n"), OSN_SIPMSG_DROP);
+    /* Nothing to route an answer by: dropped. */
+    assert_int_equal(parse_str("OPTIONS sip:a@b SIP/2.0\r\nCSeq: 1 OPTIONS\r\n\r\n"),
+                     OSN_SIPMSG_DROP);
+    assert_int_equal(parse_str("\r\n\r\n"), OSN_SIPMSG_DROP);
+    assert_int_equal(osn_sipmsg_parse(&M, BUF, 0), OSN_SIPMSG_DROP);
+    assert_int_equal(M.err.reason, OSN_SIPMSG_ETOOLONG);
+    assert_int_equal(osn_sipmsg_parse(&M, BUF, OSN_SIPMSG_MAX_LEN + 1), OSN_SIPMSG_DROP);
+    assert_int_equal(osn_sipmsg_parse(NULL, BUF, 1), OSN_EINVAL);
+    assert_int_equal(osn_sipmsg_parse(&M, NULL, 1), OSN_EINVAL);
+    /* A malformed ACK is never answered (RFC 3261 17). */
+    assert_int_equal(parse_str("ACK sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
+                               "CSeq: 1 INVITE\r\n\r\n"),
+                     OSN_SIPMSG_DROP);
+}
+
+static void test_caps(void **state)
+{
+    (void)state;
+    static char msg[MAXMSG];
+    size_t n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\n", REQ_HEAD);
+    for (int i = 0; i < OSN_SIPMSG_MAX_HDRS; i++)
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "X-%d: y\r\n", i);
+    n += (size_t)snprintf(msg + n, sizeof msg - n, "\r\n");
+    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ANSWER);
+    assert_int_equal(M.err.reason, OSN_SIPMSG_ECAP);
+    assert_int_equal(M.nhdr, OSN_SIPMSG_MAX_HDRS);
+
+    n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\nVia: ", REQ_HEAD);
+    for (int i = 0; i < OSN_SIPMSG_MAX_VIAS; i++)
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "SIP/2.0/UDP h%d,", i);
+    n += (size_t)snprintf(msg + n, sizeof msg - n, "SIP/2.0/UDP last\r\n\r\n");
+    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ANSWER);
+    assert_int_equal(M.err.reason, OSN_SIPMSG_ECAP);
+    assert_int_equal(M.nvia, OSN_SIPMSG_MAX_VIAS);
+
+    n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\nRoute: ", REQ_HEAD);
+    for (int i = 0; i <= OSN_SIPMSG_MAX_ROUTES; i++)
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s<sip:r%d;lr>", i ? "," : "", i);
+    n += (size_t)snprintf(msg + n, sizeof msg - n, "\r\n\r\n");
+    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ANSWER);
+    assert_int_equal(M.err.reason, OSN_SIPMSG_ECAP);
+
+    /* Deep comment nesting: a counter, no recursion. */
+    n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\nRetry-After: 5 ", REQ_HEAD);
+    for (int i = 0; i < 20000; i++)
+        msg[n++] = '(';
+    for (int i = 0; i < 20000; i++)
+        msg[n++] = ')';
+    n += (size_t)snprintf(msg + n, sizeof msg - n, "\r\n\r\n");
+    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ACCEPT);
+    assert_int_equal(M.retry_after.comment.n, 39998);
+}
+
+/* ---- identities ---- */
+
+static void test_siphash_vector(void **state)
+{
+    (void)state;
+    /* The reference implementation's vector: key 00..0f, message 00..0e (15 bytes). */
+    uint8_t key[16], in[15];
+    for (int i = 0; i < 16; i++)
+        key[i] = (uint8_t)i;
+    for (int i = 0; i < 15; i++)
+        in[i] = (uint8_t)i;
+    osn_sipmsg_key_set(key);
+    assert_true(osn_sipmsg_hash(in, 15) == 0xa129ca6149be45e5u);
+    assert_true(osn_sipmsg_hash(in, 0) == 0x726fdb47dd0e0e31u);
+    assert_int_equal(osn_sipmsg_key_init(), 0);
+}
+
+static void test_identities(void **state)
+{
+    (void)state;
+    struct osn_sip_msg a, b;
+    assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
+    assert_int_equal(osn_sipmsg_to_txn(&M, &a), 0);
+    assert_int_equal(a.method, OSN_SIP_INVITE);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(a.cseq, 1);
+    assert_int_equal(a.retry_after, -1);
+    assert_true(a.branch && a.call_id && a.sent_by && a.from_tag);
+    assert_true(a.to_tag == 0);
+    assert_true(a.branch == osn_sipmsg_hash("z9hG4bK-11044-1-0", 17));
+    /* The 180 answers it: same branch, Call-ID, From tag; a To tag now. */
+    assert_int_equal(parse_file("sipp", "sipp_uas_180.sip", &M2, OUT2), 0);
+    assert_int_equal(osn_sipmsg_to_txn(&M2, &b), 0);
+    assert_true(a.branch == b.branch && a.call_id == b.call_id && a.from_tag == b.from_tag);
+    assert_int_equal(b.status, 180);
+    assert_int_equal(b.method, OSN_SIP_INVITE);
+    assert_true(b.to_tag != 0);
+    /* A malformed message has no identities. */
+    assert_int_equal(parse_file("rfc4475", "ncl.dat", &M3, OUT), OSN_SIPMSG_ANSWER);
+    assert_int_equal(osn_sipmsg_to_txn(&M3, &b), OSN_EINVAL);
+    /* Host case does not matter for sent-by (RFC 3261 19.1.4), port does. */
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\n\r\n");
+    osn_sipmsg_to_txn(&M, &a);
+    parse_str("OPTIONS sip:a@example.com SIP/2.0\r\n"
+              "Via: SIP/2.0/UDP H.Example.COM:5060;branch=z9hG4bKx\r\n"
+              "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\nCall-ID: c1\r\n"
+              "CSeq: 1 OPTIONS\r\n\r\n");
+    osn_sipmsg_to_txn(&M, &b);
+    assert_true(a.sent_by == b.sent_by);
+    parse_str("OPTIONS sip:a@example.com SIP/2.0\r\n"
+              "Via: SIP/2.0/UDP h.example.com:5061;branch=z9hG4bKx\r\n"
+              "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\nCall-ID: c1\r\n"
+              "CSeq: 1 OPTIONS\r\n\r\n");
+    osn_sipmsg_to_txn(&M, &b);
+    assert_true(a.sent_by != b.sent_by);
+}
+
+/* A server transaction found by the numbers is confirmed by the text, and a collision (same
+ * numbers, different text) is refused. */
+static void test_keys_and_table(void **state)
+{
+    (void)state;
+    struct osn_sip_layer l;
+    assert_int_equal(osn_sip_layer_init(&l, NULL, 4), 0);
+    struct osn_sip_txn t;
+    memset(&t, 0, sizeof t);
+    struct osn_sip_out out;
+    struct osn_sip_msg req, ack;
+    assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
+    assert_int_equal(osn_sipmsg_to_txn(&M, &req), 0);
+    assert_int_equal(osn_sip_stxn_start(&l, &t, &req, 0.0, &out), 0);
+    struct osn_sipmsg_key k, kept, k2;
+    char store[512];
+    assert_int_equal(osn_sipmsg_key_of(&M, &k), 0);
+    int used = osn_sipmsg_key_copy(&kept, store, sizeof store, &k);
+    assert_true(used > 0);
+    assert_int_equal(osn_sipmsg_key_copy(&kept, store, 3, &k), OSN_ETOOBIG);
+    osn_sipmsg_key_copy(&kept, store, sizeof store, &k);
+    memset(BUF, 0, sizeof BUF); /* the datagram is gone; the copy stays */
+    assert_span(kept.branch, "z9hG4bK-11044-1-0");
+
+    /* A 487 to it, then the ACK we would build for it: same transaction. */
+    const char *r487 = "SIP/2.0 487 Request Terminated\r\n"
+                       "Via: SIP/2.0/UDP 127.0.0.1:5061;branch=z9hG4bK-11044-1-0\r\n"
+                       "From: sipp <sip:sipp@127.0.0.1:5061>;tag=11044SIPpTag001\r\n"
+                       "To: service <sip:service@127.0.0.1:5070>;tag=x1\r\n"
+                       "Call-ID: 1-11044@127.0.0.1\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n";
+    static char rbuf[1024];
+    memcpy(rbuf, r487, strlen(r487));
+    assert_int_equal(osn_sipmsg_parse(&M2, rbuf, strlen(r487)), 0);
+    assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
+    int n = osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2);
+    assert_true(n > 0);
+    assert_int_equal(osn_sipmsg_parse(&M3, OUT, (size_t)n), 0);
+    assert_int_equal(M3.method, OSN_SIP_ACK);
+    assert_int_equal(osn_sipmsg_to_txn(&M3, &ack), 0);
+    assert_ptr_equal(osn_sip_layer_match(&l, &ack), &t);
+    assert_int_equal(osn_sipmsg_key_of(&M3, &k2), 0);
+    assert_true(osn_sipmsg_key_eq(&kept, &k2));
+
+    /* A forged collision: the numbers of the INVITE, the text of another branch. */
+    const char *other = "INVITE sip:service@127.0.0.1:5070 SIP/2.0\r\n"
+                        "Via: SIP/2.0/UDP 127.0.0.1:5061;branch=z9hG4bK-other\r\n"
+                        "From: <sip:x@y>;tag=1\r\nTo: <sip:z@y>\r\nCall-ID: 1-11044@127.0.0.1\r\n"
+                        "CSeq: 1 INVITE\r\n\r\n";
+    memcpy(rbuf, other, strlen(other));
+    assert_int_equal(osn_sipmsg_parse(&M2, rbuf, strlen(other)), 0);
+    struct osn_sip_msg forged;
+    osn_sipmsg_to_txn(&M2, &forged);
+    forged.branch = req.branch; /* as if SipHash had collided */
+    assert_ptr_equal(osn_sip_layer_match(&l, &forged), &t);
+    assert_int_equal(osn_sipmsg_key_of(&M2, &k2), 0);
+    assert_false(osn_sipmsg_key_eq(&kept, &k2)); /* the node refuses the match */
+    osn_sip_txn_abort(&l, &t);
+    osn_sip_layer_release(&l);
+}
+
+/* RFC 2543 (no cookie): the 17.2.3 fallback; a retransmission and the ACK match, another
+ * request does not. */
+static void test_rfc2543(void **state)
+{
+    (void)state;
+    struct osn_sip_msg inv, ack, other;
+    assert_int_equal(parse_file("rfc4475", "inv2543.dat", &M, BUF), 0);
+    assert_int_equal(osn_sipmsg_to_txn(&M, &inv), 0);
+    assert_true(inv.branch != 0);
+    const char *r404 = "SIP/2.0 404 Not Found\r\nVia: SIP/2.0/UDP iftgw.example.com\r\n"
+                       "From: <sip:+13035551111@ift.client.example.net;user=phone>\r\n"
+                       "To: sip:+16505552222@ss1.example.net;user=phone;tag=9\r\n"
+                       "Call-ID: inv2543.1717@ift.client.example.com\r\nCSeq: 56 INVITE\r\n\r\n";
+    static char rbuf[1024];
+    memcpy(rbuf, r404, strlen(r404));
+    assert_int_equal(osn_sipmsg_parse(&M2, rbuf, strlen(r404)), 0);
+    int n = osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2);
+    assert_true(n > 0);
+    assert_int_equal(osn_sipmsg_parse(&M3, OUT, (size_t)n), 0);
+    assert_true(M3.rfc2543);
+    assert_int_equal(osn_sipmsg_to_txn(&M3, &ack), 0);
+    assert_true(ack.branch == inv.branch);
+    struct osn_sipmsg_key a, b;
+    osn_sipmsg_key_of(&M, &a);
+    osn_sipmsg_key_of(&M3, &b);
+    assert_true(osn_sipmsg_key_eq(&a, &b));
+    /* Another CSeq: another transaction. */
+    size_t len = load("rfc4475", "inv2543.dat", OUT2);
+    char *c = strstr(OUT2, "CSeq: 56");
+    c[7] = '7';
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT2, len), 0);
+    osn_sipmsg_to_txn(&M2, &other);
+    assert_true(other.branch != inv.branch);
+    osn_sipmsg_key_of(&M2, &b);
+    assert_false(osn_sipmsg_key_eq(&a, &b));
+}
+
+/* ---- printer ---- */
+
+static const struct osn_sip_fwd FWD = {
+        .transport = {"UDP", 3},
+        .host = {"proxy.example.net", 17},
+        .port = 5062,
+        .branch = {"z9hG4bKp1", 9},
+        .oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO, .algo = OSN_SIP_ALGO_LOSS},
+};
+
+/* Parses OUT[0..n) into M2 and checks what forwarding `M` must keep. */
+static void check_forwarded(int n)
+{
+    assert_true(n > 0);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), OSN_SIPMSG_ACCEPT);
+    assert_int_equal(M2.nvia, M.nvia + 1);
+    assert_span(M2.via[0].branch, "z9hG4bKp1");
+    assert_span(M2.via[0].host, "proxy.example.net");
+    assert_int_equal(M2.via[0].port, 5062);
+    assert_int_equal(M2.via[0].oc.flags, OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO);
+    assert_int_equal(M2.via[0].oc.algo, OSN_SIP_ALGO_LOSS);
+    for (int i = 0; i < M.nvia; i++)
+        assert_true(osn_span_eq(M2.via[i + 1].value, M.via[i].value));
+    assert_int_equal(M2.max_forwards, M.max_forwards < 0 ? 70 : M.max_forwards - 1);
+    assert_true(osn_span_eq(M2.call_id, M.call_id));
+    assert_int_equal(M2.cseq, M.cseq);
+    assert_true(osn_span_eq(M2.from.tag, M.from.tag));
+    assert_true(osn_span_eq(M2.to.tag, M.to.tag));
+    assert_true(osn_span_eq(M2.body, M.body));
+    assert_true(osn_span_eq(M2.uri, M.uri));
+    assert_int_equal(M2.method, M.method);
+}
+
+static void test_print_forward(void **state)
+{
+    (void)state;
+    /* Every accepted request of both corpora forwards and parses back. */
+    for (size_t i = 0; i < N4475 + NSIPP; i++) {
+        int v = i < N4475 ? parse_file("rfc4475", RFC4475[i].file, &M, BUF)
+                          : parse_file("sipp", SIPP[i - N4475], &M, BUF);
+        if (v != OSN_SIPMSG_ACCEPT || !M.is_request || M.max_forwards == 0 ||
+            M.nvia >= OSN_SIPMSG_MAX_VIAS)
+            continue;
+        int n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &FWD);
+        check_forwarded(n);
+        /* Every buffer too small is refused, never overrun. */
+        for (int cap = 0; cap < n; cap += 7)
+            assert_int_equal(osn_sipmsg_print_forward(OUT2, (size_t)cap, &M, &FWD), OSN_ETOOBIG);
+    }
+    /* Loose routing: wsinv's single Route names us and goes. */
+    assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), 0);
+    struct osn_sip_fwd f = FWD;
+    f.pop_route = true;
+    int n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &f);
+    check_forwarded(n);
+    assert_int_equal(M2.nroute, 0);
+    /* Two values on one line: the second stays. */
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>, <sip:next;lr>\r\n"
+                       "Route: <sip:last;lr>\r\n\r\n");
+    n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &f);
+    check_forwarded(n);
+    assert_int_equal(M2.nroute, 2);
+    assert_span(M2.route[0].uri, "sip:next;lr");
+    assert_span(M2.route[1].uri, "sip:last;lr");
+    /* Max-Forwards 0 is the caller's 483, not a forward. */
+    assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
+    assert_int_equal(osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &FWD), OSN_EINVAL);
+}
+
+static void test_print_response_fwd(void **state)
+{
+    (void)state;
+    /* A 180 as it comes back through us: our Via on top of SIPp's. */
+    assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
+    int n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &FWD);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    struct osn_sip_reply r = {.status = 180, .to_tag = {"t9", 2}, .retry_after = -1};
+    n = osn_sipmsg_print_reply(OUT2, sizeof OUT2, &M2, &r);
+    assert_true(n > 0);
+    assert_int_equal(osn_sipmsg_parse(&M3, OUT2, (size_t)n), 0);
+    assert_int_equal(M3.nvia, 2);
+    n = osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M3);
+    assert_true(n > 0);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal(M2.nvia, 1);
+    assert_true(osn_span_eq(M2.via[0].value, M.via[0].value));
+    assert_int_equal(M2.status, 180);
+    assert_span(M2.to.tag, "t9");
+    /* bcast's two Vias; wsinv-style two values on one line. */
+    assert_int_equal(parse_file("rfc4475", "bcast.dat", &M, BUF), 0);
+    n = osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal(M2.nvia, 1);
+    assert_span(M2.via[0].host, "255.255.255.255");
+    parse_str("SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP a;branch=z9hG4bK1 , SIP/2.0/UDP b;branch=z9hG4bK2"
+              "\r\nFrom: <sip:x@y>;tag=1\r\nTo: <sip:z@y>;tag=2\r\nCall-ID: c\r\nCSeq: 1 BYE\r\n"
+              "Content-Length: 0\r\n\r\n");
+    n = osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal(M2.nvia, 1);
+    assert_span(M2.via[0].branch, "z9hG4bK2");
+    /* A response with only our Via is not forwarded. */
+    assert_int_equal(parse_file("sipp", "sipp_uas_180.sip", &M, BUF), 0);
+    assert_int_equal(osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M), OSN_EINVAL);
+}
+
+static void test_print_replies(void **state)
+{
+    (void)state;
+    static const int codes[] = {100, 180, 200, 400, 408, 483, 500, 503};
+    assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), 0);
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        struct osn_sip_reply r = {.status = (uint16_t)codes[i],
+                                  .to_tag = {"newtag", 6},
+                                  .retry_after = codes[i] == 503 ? 17 : -1};
+        int n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
+        assert_true(n > 0);
+        assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), OSN_SIPMSG_ACCEPT);
+        assert_int_equal(M2.status, codes[i]);
+        assert_false(M2.is_request);
+        assert_int_equal(M2.nvia, 3);
+        for (int k = 0; k < 3; k++)
+            assert_true(osn_span_eq(M2.via[k].value, M.via[k].value));
+        assert_true(osn_span_eq(M2.call_id, M.call_id));
+        assert_true(osn_span_eq(M2.from.tag, M.from.tag));
+        assert_span(M2.to.tag, "1918181833n"); /* wsinv's To has a tag already */
+        assert_int_equal(M2.cseq, 9);
+        assert_int_equal(M2.method, OSN_SIP_INVITE);
+        assert_int_equal(M2.content_length, 0);
+        assert_true(is(M2.reason_phrase, osn_sip_reason_phrase(codes[i])));
+        assert_int_equal(M2.retry_after.present, codes[i] == 503);
+        if (codes[i] == 503)
+            assert_int_equal(M2.retry_after.seconds, 17);
+        for (int cap = 0; cap < n; cap += 5)
+            assert_int_equal(osn_sipmsg_print_reply(OUT2, (size_t)cap, &M, &r), OSN_ETOOBIG);
+    }
+    /* 200 with a To tag added; 100 without (RFC 3261 8.2.6.2). */
+    assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
+    struct osn_sip_reply r = {.status = 200, .to_tag = {"abc", 3}, .retry_after = -1};
+    int n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_span(M2.to.tag, "abc");
+    assert_span(M2.to.display, "service");
+    r.status = 100;
+    n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal((int)M2.to.tag.n, 0);
+    /* RFC 7339: a 503 with the server's oc state in the top Via, the request's oc gone. */
+    parse_str("INVITE sip:a@example.com SIP/2.0\r\n"
+              "Via: SIP/2.0/UDP p1.example.net;branch=z9hG4bK2d4790.1;oc;oc-algo=\"loss,A\";x=1\r\n"
+              "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\nCall-ID: c1\r\n"
+              "CSeq: 1 INVITE\r\nMax-Forwards: 70\r\n\r\n");
+    assert_int_equal(M.err.reason, 0);
+    assert_int_equal(M.via[0].oc.flags, OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO);
+    assert_int_equal(M.via[0].oc.algo, OSN_SIP_ALGO_LOSS);
+    struct osn_sip_reply r503 = {.status = 503,
+                                 .retry_after = 5,
+                                 .oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE |
+                                                 OSN_SIP_OC_VALIDITY | OSN_SIP_OC_SEQ |
+                                                 OSN_SIP_OC_ALGO,
+                                        .algo = OSN_SIP_ALGO_LOSS,
+                                        .value = 20,
+                                        .validity_ms = 500,
+                                        .seq_int = 1282321615,
+                                        .seq_frac = 78200}};
+    n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r503);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    struct osn_sip_msg num;
+    assert_int_equal(osn_sipmsg_to_txn(&M2, &num), 0);
+    assert_int_equal(num.status, 503);
+    assert_int_equal(num.retry_after, 5);
+    assert_int_equal(num.oc.flags, r503.oc.flags);
+    assert_int_equal(num.oc.value, 20);
+    assert_int_equal(num.oc.validity_ms, 500);
+    assert_true(num.oc.seq_int == 1282321615u);
+    assert_int_equal(num.oc.seq_frac, 78200);
+    assert_int_equal(osn_sip_oc_seq_cmp(&num.oc, &r503.oc), 0);
+    assert_span(M2.via[0].branch, "z9hG4bK2d4790.1");
+    assert_span(M2.via[0].oc_algo, "loss");
+    assert_non_null(strstr(OUT, ";x=1"));
+    /* A malformed but answerable request gets its 400 (4475 3.3.1: even without From/To). */
+    for (size_t i = 0; i < N4475; i++) {
+        if (RFC4475[i].verdict != OSN_SIPMSG_ANSWER)
+            continue;
+        parse_file("rfc4475", RFC4475[i].file, &M, BUF);
+        struct osn_sip_reply bad = {.status = M.err.answer, .retry_after = -1};
+        n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &bad);
+        assert_true(n > 0);
+        int v = osn_sipmsg_parse(&M2, OUT, (size_t)n);
+        assert_int_equal(M2.status, M.err.answer);
+        assert_true(M2.nvia >= 1);
+        (void)v; /* it may carry the request's broken lines back, as 8.2.6.2 copies them */
+    }
+}
+
+/* zeromf (3.3.11): the proxy answers 483 instead of forwarding. */
+static void test_print_483(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
+    struct osn_sip_reply r = {.status = 483, .to_tag = {"p", 1}, .retry_after = -1};
+    int n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal(M2.status, 483);
+    assert_true(is(M2.reason_phrase, "Too Many Hops"));
+}
+
+static void test_print_ack(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), 0);
+    struct osn_sip_reply r = {.status = 486, .to_tag = {"q", 1}, .retry_after = -1};
+    int n = osn_sipmsg_print_reply(OUT2, sizeof OUT2, &M, &r);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT2, (size_t)n), 0);
+    n = osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2);
+    assert_true(n > 0);
+    assert_int_equal(osn_sipmsg_parse(&M3, OUT, (size_t)n), 0);
+    assert_int_equal(M3.method, OSN_SIP_ACK);
+    assert_true(osn_span_eq(M3.uri, M.uri));
+    assert_int_equal(M3.nvia, 1);
+    assert_true(osn_span_eq(M3.via[0].value, M.via[0].value));
+    assert_int_equal(M3.cseq, 9);
+    assert_int_equal(M3.cseq_method, OSN_SIP_ACK);
+    assert_true(osn_span_eq(M3.to.tag, M2.to.tag));
+    assert_true(osn_span_eq(M3.from.tag, M.from.tag));
+    assert_int_equal(M3.nroute, 1);
+    assert_int_equal(M3.max_forwards, 68);
+    /* Not for a 2xx (that ACK is the TU's, 13.2.2.4), not for a non-INVITE. */
+    r.status = 200;
+    n = osn_sipmsg_print_reply(OUT2, sizeof OUT2, &M, &r);
+    osn_sipmsg_parse(&M2, OUT2, (size_t)n);
+    assert_int_equal(osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2), OSN_EINVAL);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    const char *compact = "vifmtlckseour";
+    const int ids[] = {OSN_SIP_HDR_VIA,          OSN_SIP_HDR_CALL_ID,
+                       OSN_SIP_HDR_FROM,         OSN_SIP_HDR_CONTACT,
+                       OSN_SIP_HDR_TO,           OSN_SIP_HDR_CONTENT_LENGTH,
+                       OSN_SIP_HDR_CONTENT_TYPE, OSN_SIP_HDR_SUPPORTED,
+                       OSN_SIP_HDR_SUBJECT,      OSN_SIP_HDR_CONTENT_ENCODING,
+                       OSN_SIP_HDR_EVENT,        OSN_SIP_HDR_ALLOW_EVENTS,
+                       OSN_SIP_HDR_REFER_TO};
+    for (int i = 0; compact[i]; i++) {
+        char up = (char)(compact[i] - 32);
+        assert_int_equal(osn_sip_hdr_id(&compact[i], 1), ids[i]);
+        assert_int_equal(osn_sip_hdr_id(&up, 1), ids[i]);
+    }
+    for (int id = 1; id < OSN_SIP_NHDRS; id++) {
+        const char *name = osn_sip_hdr_name(id);
+        assert_int_equal(osn_sip_hdr_id(name, strlen(name)), id);
+    }
+    assert_int_equal(osn_sip_hdr_id("mAX-fORWARDS", 12), OSN_SIP_HDR_MAX_FORWARDS);
+    assert_int_equal(osn_sip_hdr_id("Max-Forward", 11), OSN_SIP_HDR_OTHER);
+    assert_int_equal(osn_sip_hdr_id("C%6Fntact", 9), OSN_SIP_HDR_OTHER);
+    assert_int_equal(osn_sip_method_of("invite", 6), OSN_SIP_OTHER); /* case-sensitive */
+    for (int r = 0; r < OSN_SIPMSG_NREASONS; r++)
+        assert_true(strcmp(osn_sipmsg_reason_name(r), "?") != 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_rfc4475_verdicts),
+            cmocka_unit_test(test_wsinv),
+            cmocka_unit_test(test_rfc4475_valid_fields),
+            cmocka_unit_test(test_sipp_messages),
+            cmocka_unit_test(test_prefixes),
+            cmocka_unit_test(test_bounds),
+            cmocka_unit_test(test_caps),
+            cmocka_unit_test(test_siphash_vector),
+            cmocka_unit_test(test_identities),
+            cmocka_unit_test(test_keys_and_table),
+            cmocka_unit_test(test_rfc2543),
+            cmocka_unit_test(test_print_forward),
+            cmocka_unit_test(test_print_response_fwd),
+            cmocka_unit_test(test_print_replies),
+            cmocka_unit_test(test_print_483),
+            cmocka_unit_test(test_print_ack),
+            cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
