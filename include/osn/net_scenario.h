@@ -34,6 +34,12 @@ bool osn_net_scenario_sniff(const char *path);
 int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const char *const *sets,
                           int nsets, char *err, size_t errsize);
 
+/* The values of collected keys over the defaults already in *c (osn_net_cfg_default): for
+ * loaders that read a network scenario's sections among their own (`osn node`). Returns 0 or
+ * OSN_ECONFIG with the key and where it was set in err. */
+int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
+                           size_t errsize);
+
 /* Checks s->cfg after command-line changes; the message names the key and where it was set. */
 int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t errsize);
 

@@ -330,6 +330,11 @@ int osn_sipmsg_print_forward(char *out, size_t cap, const struct osn_sipmsg *req
 /* The response `resp` forwarded upstream (16.7 step 3): its top Via value removed. */
 int osn_sipmsg_print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp);
 
+/* The same, with the oc parameters of the Via that becomes the top one replaced by `oc` (flags
+ * 0: removed): a server half's feedback in a response it relays upstream (RFC 7339 5.2). */
+int osn_sipmsg_print_response_fwd_oc(char *out, size_t cap, const struct osn_sipmsg *resp,
+                                     const struct osn_sip_oc *oc);
+
 /* A response a UAS or proxy generates to `req` (RFC 3261 8.2.6). */
 struct osn_sip_reply {
     uint16_t status;        /* 100..699 */

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "cmd_fluid.h"
+#include "cmd_node.h"
 #include "cmd_sim.h"
 
 struct command {
@@ -36,6 +37,8 @@ static const struct command commands[] = {
          osn_cmd_fluid_usage},
         {"sim", "discrete-event simulation: the hysteretic node, or a SIP network", osn_cmd_sim,
          osn_cmd_sim_usage},
+        {"node", "one element of a scenario, for real: a SIP proxy or UAS on UDP", osn_cmd_node,
+         osn_cmd_node_usage},
 };
 
 /* Designed (shared/DESIGN.md) but not written yet: listed so the plan is visible. The NULL

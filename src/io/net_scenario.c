@@ -145,7 +145,8 @@ static int parse_server(const struct osn_ini *ini, const char *sec, struct osn_n
     return rc;
 }
 
-static int parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, size_t errsize)
+int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
+                           size_t errsize)
 {
     static const char *const topo[] = {"collapse", "tandem", "fanin", NULL};
     static const char *const proc[] = {"poisson", "mmpp", "profile", NULL};
@@ -338,7 +339,7 @@ int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const ch
     if (rc)
         goto out;
     osn_net_cfg_default(&tmp->cfg);
-    rc = parse(&tmp->ini, &tmp->cfg, err, errsize);
+    rc = osn_net_scenario_parse(&tmp->ini, &tmp->cfg, err, errsize);
     if (!rc)
         rc = osn_net_scenario_check(tmp, err, errsize);
     if (!rc)

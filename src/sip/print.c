@@ -286,3 +286,57 @@ int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
     puts_(&w, "\r\nContent-Length: 0\r\n\r\n");
     return done(&w, out);
 }
+
+/* Via value k without its oc parameters, then the new ones, as a line of its own. */
+static void put_via_oc(struct wr *w, const struct osn_sipmsg *m, int k, const struct osn_sip_oc *oc)
+{
+    const struct osn_sip_via *v = &m->via[k];
+    const char *cur = v->value.p, *vend = v->value.p + v->value.n;
+    puts_(w, "Via: ");
+    for (;;) {
+        const char *next = NULL;
+        size_t len = 0;
+        for (int j = 0; j < 4; j++) {
+            const char *s = m->buf.p + v->oc_at[j];
+            if (v->oc_len[j] && s >= cur && (!next || s < next)) {
+                next = s;
+                len = v->oc_len[j];
+            }
+        }
+        if (!next)
+            break;
+        put(w, cur, (size_t)(next - cur));
+        cur = next + len;
+    }
+    put(w, cur, (size_t)(vend - cur));
+    put_oc(w, oc);
+    puts_(w, "\r\n");
+}
+
+int osn_sipmsg_print_response_fwd_oc(char *out, size_t cap, const struct osn_sipmsg *resp,
+                                     const struct osn_sip_oc *oc)
+{
+    if (!out || !resp || !oc || resp->is_request || resp->err.verdict != OSN_SIPMSG_ACCEPT ||
+        resp->nvia < 2)
+        return OSN_EINVAL;
+    struct wr w = {out, out + cap, false};
+    putsp(&w, resp->start_line);
+    puts_(&w, "\r\n");
+    for (int i = 0; i < resp->nhdr; i++) {
+        const struct osn_sip_hdr *h = &resp->hdr[i];
+        bool top = resp->via[0].hdr == i, second = resp->via[1].hdr == i;
+        if (!top && !second) {
+            putsp(&w, h->line);
+            continue;
+        }
+        if (second) {
+            /* 16.7 step 3: our Via goes; the next one, now on top, gets our feedback (RFC 7339
+             * 5.2), and the values after it on its line stay as they came. */
+            put_via_oc(&w, resp, 1, oc);
+            if (resp->nvia > 2 && resp->via[2].hdr == i)
+                rest_of(&w, resp, i, resp->via[2].value.p);
+        }
+    }
+    tail(&w, resp);
+    return done(&w, out);
+}

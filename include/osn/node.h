@@ -1,0 +1,105 @@
+/*
+ * The real node: one element of a scenario (a stateful proxy or a UAS) on a UDP socket, on a
+ * monotonic clock, running the same transaction machines (osn/sip.h), element behaviour
+ * (osn/elem.h) and controllers (osn/ctl.h) as the network simulator.
+ *
+ * Each datagram read is parsed (osn/sipmsg.h; a malformed request that can be answered gets 400,
+ * anything else malformed is dropped and counted), classified against the node's transactions
+ * (new INVITE, copy, response, ACK, BYE) and given to the element's server: a virtual CPU that
+ * spends each message's cost (the scenario's cost_* keys) on the messages ahead of it, behind a
+ * buffer of `buffer` messages, watched by the controller's server half. A message is handled
+ * when its cost has been spent, without sleeping the event loop; costs 0 handle it at once. So
+ * one scenario file describes the same element for `osn sim` and for a deployment on loopback.
+ *
+ * Safety: the proxy forwards only to its configured next hop (never an open relay); responses go
+ * back to the address the request came from (as with rport, RFC 3581); Max-Forwards is
+ * decremented and 483 returned at 0; live transactions are capped (max_transactions: beyond it a
+ * new INVITE gets 503); the memory held per queued message is its datagram.
+ */
+#ifndef OSN_NODE_H
+#define OSN_NODE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "osn/ctl.h"
+#include "osn/elem.h"
+#include "osn/sip.h"
+
+enum osn_node_element { OSN_NODE_EDGE, OSN_NODE_CORE, OSN_NODE_UAS };
+
+struct osn_node_cfg {
+    int element;             /* enum osn_node_element */
+    char listen[64];         /* "HOST:PORT" (IPv4) */
+    char next_hop[64];       /* "HOST:PORT", proxies */
+    double duration;         /* s; 0: until SIGINT/SIGTERM */
+    double stats_interval;   /* s between stats rows */
+    size_t max_transactions; /* live transactions at most */
+    char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint, "" for none */
+    /* the element's server, as the simulator's [server NAME] */
+    double cost[OSN_ELEM_NKINDS];
+    long buffer;
+    char ctl_kind[16]; /* none, local, loss, rate, prsm, pi */
+    struct osn_ctl_cfg ctl;
+    struct osn_sip_cfg sip;
+    FILE *stats;   /* borrowed; NULL: no per-interval CSV */
+    FILE *console; /* borrowed; NULL: no progress line (stderr when it is a terminal) */
+    /* Set from a signal handler to stop the node (read between loop iterations); may be NULL. */
+    volatile sig_atomic_t *stop;
+};
+
+/* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, 100,000
+ * transactions, no metrics, costs 0 (real speed), buffer 10,000, control none, RFC 3261 timers. */
+void osn_node_cfg_default(struct osn_node_cfg *cfg);
+
+/* Checks a configuration; *bad_key (may be NULL) gets the scenario key at fault. */
+int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
+
+/* The counters of a run (absolute counts). */
+#define OSN_NODE_COUNTERS(X)                                                        \
+    X(datagrams_in, "datagrams read")                                               \
+    X(datagrams_out, "datagrams sent")                                              \
+    X(invites_in, "INVITE requests arriving, originals and copies")                 \
+    X(calls_in, "new INVITEs: server transactions started")                         \
+    X(calls_forwarded, "INVITEs forwarded (proxy) or answered (uas)")               \
+    X(calls_ok, "first 2xx of an INVITE sent upstream")                             \
+    X(rejected_503, "503 sent upstream by overload control or the transaction cap") \
+    X(timeouts_408, "408 sent upstream on a next-hop timeout")                      \
+    X(too_many_hops, "483 sent (Max-Forwards 0)")                                   \
+    X(dropped, "messages lost at the full buffer")                                  \
+    X(retrans_absorbed, "retransmitted requests absorbed by server transactions")   \
+    X(retrans_sent, "retransmissions sent (requests and responses)")                \
+    X(bye_in, "new BYE requests")                                                   \
+    X(bye_ok, "2xx to BYE sent upstream")                                           \
+    X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                            \
+    X(bad_answered, "malformed requests answered (400, 505)")                       \
+    X(bad_dropped, "malformed datagrams dropped")                                   \
+    X(stray, "messages matching no transaction, dropped")                           \
+    X(send_errors, "datagrams the socket refused")                                  \
+    X(transactions_peak, "live transactions at most")
+
+struct osn_node_stats {
+#define OSN_NODE_FIELD(name, meaning) uint64_t name;
+    OSN_NODE_COUNTERS(OSN_NODE_FIELD)
+#undef OSN_NODE_FIELD
+    uint64_t rss_peak_kb;
+    double elapsed_s;
+    double mode_time[3]; /* seconds in controller modes 0, 1, 2 */
+    double busy_s;       /* virtual CPU busy seconds */
+};
+
+/* Runs the node until cfg->duration passes or *cfg->stop is set; fills *st. Returns 0, or
+ * OSN_EINVAL / OSN_EIO / OSN_ENOMEM with a message. */
+int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char *msg,
+                 size_t msgsize);
+
+/* The counters' names and meanings, in order (for reports). */
+int osn_node_counter_count(void);
+const char *osn_node_counter_name(int i);
+const char *osn_node_counter_meaning(int i);
+uint64_t osn_node_counter_value(const struct osn_node_stats *st, int i);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * `osn node`: one element of a scenario, for real, on UDP.
+ *
+ * Thin by design: parse the options, load the scenario (src/io/node_scenario.c), run the node
+ * (src/node/) until its duration passes or SIGINT/SIGTERM, then write the summary. A signal ends
+ * the node cleanly: the summary and the stats are still written, and the exit status is 0.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd_node.h"
+#include "osn/err.h"
+#include "osn/node_scenario.h"
+#include "outputs.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+void osn_cmd_node_usage(FILE *f)
+{
+    fputs("Usage: osn node [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"
+          "                [--json FILE|-] [--stats FILE|-] [-q|--quiet]\n"
+          "\n"
+          "One element of a SIP network scenario, for real: a stateful proxy (edge, core)\n"
+          "or a UAS on a UDP socket, running the transaction machines, the element code and\n"
+          "the overload controllers of the network simulator on a monotonic clock. Each\n"
+          "message waits in the element's buffer until a virtual CPU has spent its cost\n"
+          "(the scenario's cost_* keys; 0 = real speed); the controller watches that queue.\n"
+          "It runs until node.duration passes or SIGINT/SIGTERM, then writes its summary.\n"
+          "\n"
+          "Options:\n"
+          "  --set SECTION.KEY=VALUE  override a scenario key; repeatable\n"
+          "  --json FILE|-            the summary as JSON at the end\n"
+          "  --stats FILE|-           one CSV row per stats interval (cumulative counts):\n"
+          "                           t,calls_in,calls_forwarded,calls_ok,rejected_503,\n"
+          "                           dropped,retrans_absorbed,queue,mode\n"
+          "  -q, --quiet              no summary table, no progress line\n"
+          "  -h, --help               show this help\n"
+          "\n"
+          "Scenario keys (a network scenario of `osn sim`, plus [node]); defaults in brackets:\n"
+          "  [node]\n"
+          "    element          edge | core | uas                          [uas]\n"
+          "                     edge, core: stateful proxies; uas answers 180, 200\n"
+          "    listen           HOST:PORT to bind (IPv4)                   [127.0.0.1:5060]\n"
+          "    next_hop         HOST:PORT the proxy forwards to (required for proxies;\n"
+          "                     it forwards nowhere else)\n"
+          "    duration         s; 0 = until SIGINT/SIGTERM                [0]\n"
+          "    stats_interval   s between stats rows and progress lines    [1]\n"
+          "    max_transactions live transactions at most; a new INVITE\n"
+          "                     beyond it gets 503                         [100000]\n"
+          "    metrics          HOST:PORT of a Prometheus text endpoint    [off]\n"
+          "  [server edge], [server core], [server uas]: this element's section gives\n"
+          "    cost_invite, cost_retrans, cost_response, cost_ack, cost_bye, cost_reject (s)\n"
+          "    and buffer (messages), as in `osn sim`\n"
+          "  [control] kind (none, local, loss, rate, prsm, pi) and its parameters: the\n"
+          "    server half runs at the core, the client half at the edge (RFC 7339 oc\n"
+          "    parameters in the top Via of responses and requests)\n"
+          "  [sip] t1, t2, t4, timer_d, rfc6026\n"
+          "\n"
+          "Example (three terminals, or background jobs):\n"
+          "  osn node examples/collapse.ini --set node.element=uas --set "
+          "node.listen=127.0.0.1:5072\n"
+          "  osn node examples/collapse.ini --set node.element=core \\\n"
+          "      --set node.listen=127.0.0.1:5071 --set node.next_hop=127.0.0.1:5072\n"
+          "  osn node examples/collapse.ini --set node.element=edge \\\n"
+          "      --set node.listen=127.0.0.1:5070 --set node.next_hop=127.0.0.1:5071\n"
+          "  sipp -sn uac 127.0.0.1:5070 -r 100 -m 1000 ...\n"
+          "\n"
+          "Exit status: 0 after a clean stop, 2 on any error (naming the file, line and key).\n",
+          f);
+}
+
+struct node_out {
+    const struct osn_node_scenario *sc;
+    const struct osn_node_stats *st;
+};
+
+static int write_json(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct node_out *o = ctx;
+    return osn_node_report_json_write(f, o->sc, o->st, err, errsize);
+}
+
+int osn_cmd_node(int argc, char **argv)
+{
+    const char *json = NULL, *stats = NULL;
+    bool quiet = false;
+    const struct osn_cli_opt opts[] = {
+            {"--json", NULL, OSN_CLI_OUTPUT, &json},
+            {"--stats", NULL, OSN_CLI_OUTPUT, &stats},
+            {"--quiet", "-q", OSN_CLI_FLAG, &quiet},
+            {NULL, NULL, 0, NULL},
+    };
+    struct osn_cli_args a;
+    struct osn_node_scenario *sc = NULL;
+    struct osn_node_stats st = {0};
+    char err[768];
+    int status = OSN_EXIT_ERROR;
+
+    if (osn_cli_parse("node", argc, argv, opts, 0, &a) != 0)
+        return OSN_EXIT_ERROR;
+    if (a.help) {
+        osn_cmd_node_usage(stdout);
+        free(a.sets);
+        return 0;
+    }
+    struct osn_cli_output outs[2] = {{"--json", json, write_json, {0}},
+                                     {"--stats", stats, NULL, {0}}};
+    sc = calloc(1, sizeof *sc);
+    if (!sc) {
+        osn_cli_die("node", "out of memory");
+        goto out;
+    }
+    if (osn_node_scenario_load(sc, a.scenario, a.sets, a.nsets, err, sizeof err) != 0) {
+        osn_cli_die("node", "%s", err);
+        goto out;
+    }
+    if (stats && !(sc->cfg.stats = osn_cli_output_open("node", &outs[1])))
+        goto out;
+    sc->cfg.console = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+    stop_requested = 0;
+    sc->cfg.stop = &stop_requested;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (osn_node_run(&sc->cfg, &st, err, sizeof err) != 0) {
+        osn_cli_die("node", "%s", err);
+        goto out;
+    }
+    struct node_out ctx = {sc, &st};
+    if (osn_cli_outputs_write("node", outs, 2, &ctx) != 0)
+        goto out;
+    if (!quiet && !osn_cli_outputs_to_stdout(outs, 2))
+        osn_node_report_table(stdout, sc, &st);
+    if (osn_cli_stdout_done("node") != 0 || osn_cli_outputs_commit("node", outs, 2) != 0)
+        goto out;
+    status = 0;
+out:
+    osn_cli_outputs_abort(outs, 2);
+    free(sc);
+    free(a.sets);
+    return status;
+}

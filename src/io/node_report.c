@@ -1,0 +1,79 @@
+/*
+ * The summary of an `osn node` run (osn/node_scenario.h): a table and a JSON object whose keys
+ * match the network simulator's where they mean the same thing, so that sim and real can be
+ * compared line by line (scripts/testbed.sh does).
+ */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "io_int.h"
+#include "osn/err.h"
+#include "osn/node_scenario.h"
+
+static const char *const element_name[] = {"edge", "core", "uas"};
+
+static double per_s(uint64_t n, double t)
+{
+    return t > 0 ? (double)n / t : 0;
+}
+
+void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
+                           const struct osn_node_stats *st)
+{
+    const struct osn_node_cfg *c = &s->cfg;
+    fprintf(f, "osn node: %s on %s", element_name[c->element], c->listen);
+    if (c->element != OSN_NODE_UAS)
+        fprintf(f, " -> %s", c->next_hop);
+    fprintf(f, ", control %s, %.1f s\n", c->ctl_kind, st->elapsed_s);
+    for (int i = 0; i < osn_node_counter_count(); i++)
+        fprintf(f, "  %-18s %12llu  %s\n", osn_node_counter_name(i),
+                (unsigned long long)osn_node_counter_value(st, i), osn_node_counter_meaning(i));
+    fprintf(f, "  %-18s %12llu  kB, peak resident memory\n", "rss_peak_kb",
+            (unsigned long long)st->rss_peak_kb);
+}
+
+int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
+                               const struct osn_node_stats *st, char *err, size_t errsize)
+{
+    const struct osn_node_cfg *c = &s->cfg;
+    double t = st->elapsed_s;
+    json_t *o = json_object(), *keys = json_object();
+    int rc;
+
+    if (!o || !keys) {
+        json_decref(o);
+        json_decref(keys);
+        snprintf(err, errsize, "out of memory building the JSON summary");
+        return OSN_ENOMEM;
+    }
+    json_object_set_new(o, "element", json_string(element_name[c->element]));
+    json_object_set_new(o, "control", json_string(c->ctl_kind));
+    json_object_set_new(o, "listen", json_string(c->listen));
+    json_object_set_new(o, "next_hop",
+                        c->element == OSN_NODE_UAS ? json_null() : json_string(c->next_hop));
+    json_object_set_new(o, "elapsed_s", json_real(t));
+    for (int i = 0; i < osn_node_counter_count(); i++)
+        json_object_set_new(o, osn_node_counter_name(i),
+                            json_integer((json_int_t)osn_node_counter_value(st, i)));
+    json_object_set_new(o, "rss_peak_kb", json_integer((json_int_t)st->rss_peak_kb));
+    /* Rates per second of the run, as this element sees them. */
+    json_object_set_new(o, "offered", json_real(per_s(st->calls_in, t)));
+    json_object_set_new(o, "admitted", json_real(per_s(st->calls_forwarded, t)));
+    json_object_set_new(o, "goodput", json_real(per_s(st->calls_ok, t)));
+    json_object_set_new(o, "failed_rejected", json_real(per_s(st->rejected_503, t)));
+    json_object_set_new(o, "failed_timeout", json_real(per_s(st->timeouts_408, t)));
+    json_object_set_new(o, "dropped_per_s", json_real(per_s(st->dropped, t)));
+    json_object_set_new(o, "util", json_real(t > 0 ? st->busy_s / t : 0));
+    for (int m = 0; m < 3; m++) {
+        char k[16];
+        snprintf(k, sizeof k, "core_P%d", m);
+        json_object_set_new(o, k, json_real(t > 0 ? st->mode_time[m] / t : 0));
+    }
+    for (int i = 0; i < s->ini.nkeys; i++)
+        json_object_set_new(keys, s->ini.keys[i].key, json_string(s->ini.keys[i].value));
+    json_object_set_new(o, "scenario", keys);
+    json_object_set_new(o, "scenario_file", json_string(s->ini.path));
+    rc = osn__report_json_dump(f, o, 10, err, errsize);
+    json_decref(o);
+    return rc;
+}

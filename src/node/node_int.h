@@ -1,0 +1,173 @@
+/*
+ * Private interface of the real node. The files, one job each:
+ *   run.c      the node object, the event loop (epoll on the UDP socket, the metrics socket and
+ *              the timer deadline), stats rows, the summary
+ *   udp.c      the UDP socket: addresses, bind, send
+ *   timers.c   a min-heap of deadlines with lazy cancellation
+ *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
+ *              transaction layer's outputs (sending stored bytes, arming timers)
+ *   recv.c     a datagram in: parse, classify, the element's server (virtual CPU)
+ *   tu.c       the element's transaction user: the decisions of osn/elem.h, printed as SIP
+ *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
+ *   metrics.c  the Prometheus text endpoint
+ */
+#ifndef OSN_NODE_INT_H
+#define OSN_NODE_INT_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "osn/container_of.h"
+#include "osn/ctl.h"
+#include "osn/elem.h"
+#include "osn/node.h"
+#include "osn/sip.h"
+#include "osn/sipmsg.h"
+
+/* ---- timers (timers.c) ---- */
+
+enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE };
+
+struct tm_entry {
+    double at;
+    uint64_t seq; /* insertion order: simultaneous deadlines fire in order */
+    void *obj;    /* the transaction, or NULL for the service */
+    uint32_t gen; /* the object's generation for this kind when armed: stale when they differ */
+    uint8_t kind; /* enum tm_kind */
+};
+
+struct timers {
+    struct tm_entry *h;
+    size_t n, cap;
+    uint64_t seq;
+};
+
+int timers_push(struct timers *t, double at, enum tm_kind kind, void *obj, uint32_t gen);
+/* The earliest entry (not removed), NULL when none. */
+static inline const struct tm_entry *timers_top(const struct timers *t)
+{
+    return t->n ? &t->h[0] : NULL;
+}
+void timers_pop(struct timers *t);
+void timers_release(struct timers *t);
+
+/* ---- node transactions (txn.c) ---- */
+
+struct ntx {
+    struct osn_sip_txn t;
+    uint32_t gen[3];  /* generation per timer (slot 0, slot 1, 2xx): cancel = increment */
+    bool armed[3];    /* an entry for the current generation is in the heap */
+    bool live;        /* between start and end */
+    struct ntx *peer; /* proxy: server <-> client transaction of one forwarded request */
+    struct ntx *next_free;
+    struct ntx *next_all;      /* every object the pool made, for the teardown */
+    struct osn_sipmsg_key key; /* spans into req */
+    char *req;                 /* server: the request received; client: the request sent */
+    size_t req_len;
+    char *resp; /* server: the last response sent; client: the final response received */
+    size_t resp_len;
+    struct sockaddr_in from; /* server: where the request came from (responses go there) */
+    double t0;               /* start (s) */
+    struct osn_uas_2xx uas;  /* UAS INVITE: the 2xx retransmission */
+    bool in_dialogs;         /* UAS INVITE: in the Call-ID map */
+};
+
+/* ---- the element's server: queued datagrams (recv.c) ---- */
+
+struct qmsg {
+    struct osn_elem_item item;
+    struct sockaddr_in from;
+    size_t len;
+    char buf[]; /* the datagram */
+};
+
+/* ---- the node ---- */
+
+struct dialogs {
+    struct ntx **slot; /* open addressing; NULL empty, TOMB deleted */
+    size_t mask, n, used;
+};
+
+struct node {
+    const struct osn_node_cfg *cfg;
+    int sock;
+    struct sockaddr_in listen, next_hop;
+    char host[64]; /* our sent-by host as text */
+    uint16_t port;
+    struct osn_sip_layer sip;
+    struct osn_ctl *srv, *cli;
+    struct osn_elem_server server;
+    struct timers timers;
+    struct dialogs dialogs;
+    uint32_t service_gen;
+    double t_start; /* the monotonic clock at start (s) */
+    double now;     /* seconds since t_start */
+    struct ntx *free_ntx, *all_ntx;
+    size_t live, allocated;
+    uint64_t branch_seq, branch_salt;
+    struct osn_sipmsg pm;   /* parse scratch (about 20 KB) */
+    struct osn_sipmsg pm2;  /* a second one, for printing from a stored message */
+    struct osn_sipmsg pm3;  /* a third: the response behind the ACK of a non-2xx */
+    double cpu_t;           /* the virtual CPU: nominal end of the last service (s) */
+    struct osn_sip_out out; /* scratch */
+    char obuf[OSN_SIPMSG_MAX_LEN + 1];
+    struct osn_node_stats st;
+    int err;
+};
+
+static inline bool is_proxy(const struct node *n)
+{
+    return n->cfg->element != OSN_NODE_UAS;
+}
+
+/* txn.c */
+struct ntx *ntx_new(struct node *n);
+void ntx_free(struct node *n, struct ntx *x);
+/* Keeps a copy of the bytes as x's request (and its key) or last response. 0 or OSN_ENOMEM. */
+int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len);
+int ntx_set_resp(struct ntx *x, const char *p, size_t len);
+/* The live transaction of `role` that parsed message pm (numbers in m) belongs to, or NULL:
+ * the table's answer, confirmed on the key text. */
+struct ntx *ntx_find(struct node *n, int role, const struct osn_sipmsg *pm,
+                     const struct osn_sip_msg *m);
+/* Carries out one output of the transaction layer for x. */
+void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o);
+/* A timer of x fired. */
+void ntx_timer(struct node *n, struct ntx *x, int slot);
+/* Arms x's UAS 2xx timer. */
+void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
+
+/* udp.c */
+int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t hostsize,
+                   uint16_t *port);
+int udp_open(const struct sockaddr_in *sa);
+void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
+
+/* recv.c */
+void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);
+void node_service_done(struct node *n);
+
+/* tu.c */
+void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o);
+/* A new request (parsed in n->pm, numbers in m) without a transaction, served now. */
+void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct sockaddr_in *from,
+                    const char *buf, size_t len, bool shed);
+/* The server transaction x answers `status` (Retry-After s, -1 none). */
+void tu_respond(struct node *n, struct ntx *x, int status, int retry_after);
+/* An ACK that matched no transaction (the ACK of a 2xx), parsed in n->pm. */
+void tu_stray_ack(struct node *n, const struct osn_sip_msg *m);
+void tu_2xx_timer(struct node *n, struct ntx *x);
+
+/* metrics.c */
+int metrics_open(const struct sockaddr_in *sa);
+void metrics_serve(struct node *n, int lfd);
+
+/* dialogs.c */
+int dialogs_put(struct dialogs *d, struct ntx *x);
+struct ntx *dialogs_get(const struct dialogs *d, uint64_t call_id, struct osn_span text);
+void dialogs_del(struct dialogs *d, struct ntx *x);
+void dialogs_release(struct dialogs *d);
+
+#endif

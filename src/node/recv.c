@@ -1,0 +1,184 @@
+/*
+ * A datagram reaches the node: parsed, classified, and given to the element's server, whose
+ * virtual CPU serves it when the messages ahead of it have had their cost.
+ *
+ * Classification is the simulator's (src/sim/net_server.c): a request that matches a server
+ * transaction is a copy (an absorbed retransmission), an ACK is an ACK, a response is a
+ * response, anything else a new INVITE or a new non-INVITE request (costed as a BYE). The
+ * controller's server half sees each arrival and may shed a new request with a 503; a message
+ * that finds `buffer` messages in the server is lost and counted. The cost is fixed when service
+ * starts, after matching again, so a copy queued behind its original costs a retransmission.
+ *
+ * The virtual CPU keeps nominal time: a service starts when the previous one ended (or at the
+ * arrival, if later), not when the loop got round to it, so a busy loop costs no capacity. A
+ * message of zero cost is handled at once from the receive buffer, without a copy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "node_int.h"
+#include "osn/err.h"
+
+static int request_kind(struct node *n, const struct osn_sip_msg *m)
+{
+    if (m->method == OSN_SIP_ACK)
+        return OSN_ELEM_K_ACK;
+    if (ntx_find(n, OSN_SIP_SERVER, &n->pm, m))
+        return OSN_ELEM_K_RETX;
+    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+}
+
+/* Handles the message parsed in n->pm (numbers in m), now. */
+static void serve(struct node *n, const struct osn_sip_msg *m, const char *buf, size_t len,
+                  const struct sockaddr_in *from, bool shed)
+{
+    struct osn_sip_out *o = &n->out;
+    if (m->status) {
+        if (n->cli) /* RFC 7339 5.2: the feedback of the next hop, in our Via */
+            osn_proxy_on_feedback(n->cli, n->now, &n->pm.via[0].oc);
+        struct ntx *x = ntx_find(n, OSN_SIP_CLIENT, &n->pm, m);
+        if (!x) {
+            n->st.stray++; /* a stateful proxy answers what it forwarded; nothing else */
+            return;
+        }
+        if (m->status >= 200 && ntx_set_resp(x, buf, len) != 0) {
+            n->err = OSN_ENOMEM;
+            return;
+        }
+        if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, o) == 0)
+            ntx_apply(n, x, o);
+        return;
+    }
+    struct ntx *x = ntx_find(n, OSN_SIP_SERVER, &n->pm, m);
+    if (x) {
+        if (m->method != OSN_SIP_ACK)
+            n->st.retrans_absorbed++;
+        if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, o) == 0)
+            ntx_apply(n, x, o);
+    } else if (m->method == OSN_SIP_ACK) {
+        tu_stray_ack(n, m);
+    } else {
+        tu_new_request(n, m, from, buf, len, shed);
+    }
+}
+
+/* Serves queued messages while the virtual CPU is free: the next completion is a timer. */
+static void start_service(struct node *n)
+{
+    struct osn_elem_item *it;
+    int fifo;
+
+    while ((it = osn_elem_server_next(&n->server, n->now, &fifo))) {
+        struct qmsg *q = OSN_CONTAINER_OF(it, struct qmsg, item);
+        struct osn_sip_msg m = {0};
+        /* It parsed when it arrived (the same bytes parse the same way); the numbers are read
+         * again for the match at service. */
+        bool ok = osn_sipmsg_parse(&n->pm, q->buf, q->len) == OSN_SIPMSG_ACCEPT &&
+                  osn_sipmsg_to_txn(&n->pm, &m) == 0;
+        if (ok && fifo == 1 && it->ckind != OSN_CTL_MSG_RESPONSE_RETX) {
+            struct ntx *x = m.status ? NULL : ntx_find(n, OSN_SIP_SERVER, &n->pm, &m);
+            if (osn_elem_server_discard(&n->server, n->now, it, x ? x->t0 : it->t_arr,
+                                        x && x->t.has_resp)) {
+                free(q);
+                continue;
+            }
+        }
+        if (ok && !it->reject)
+            it->kind = (uint8_t)(m.status ? OSN_ELEM_K_RESP : request_kind(n, &m));
+        double start = n->cpu_t > it->t_arr ? n->cpu_t : it->t_arr;
+        n->cpu_t = start + n->cfg->cost[it->kind];
+        osn_elem_server_begin(&n->server, it);
+        if (timers_push(&n->timers, n->cpu_t, TM_SERVICE, NULL, ++n->service_gen) != 0)
+            n->err = OSN_ENOMEM;
+    }
+}
+
+void node_service_done(struct node *n)
+{
+    struct osn_elem_item *it = osn_elem_server_depart(&n->server, n->now);
+    struct qmsg *q = OSN_CONTAINER_OF(it, struct qmsg, item);
+    struct osn_sip_msg m;
+    if (osn_sipmsg_parse(&n->pm, q->buf, q->len) == OSN_SIPMSG_ACCEPT &&
+        osn_sipmsg_to_txn(&n->pm, &m) == 0)
+        serve(n, &m, q->buf, q->len, &q->from, it->reject);
+    free(q);
+    start_service(n);
+}
+
+/* A malformed datagram: 400 (or 505) when it can be answered, else dropped. */
+static void malformed(struct node *n, int verdict, const struct sockaddr_in *from)
+{
+    if (verdict != OSN_SIPMSG_ANSWER) {
+        n->st.bad_dropped++;
+        return;
+    }
+    struct osn_sip_reply r = {.status = n->pm.err.answer, .retry_after = -1};
+    int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm, &r);
+    if (len > 0) {
+        udp_send(n, from, n->obuf, (size_t)len);
+        n->st.bad_answered++;
+    } else {
+        n->st.bad_dropped++;
+    }
+}
+
+void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from)
+{
+    struct osn_sip_msg m;
+    n->st.datagrams_in++;
+    int v = osn_sipmsg_parse(&n->pm, buf, len);
+    if (v != OSN_SIPMSG_ACCEPT) {
+        malformed(n, v, from);
+        return;
+    }
+    if (osn_sipmsg_to_txn(&n->pm, &m) != 0 || (m.status && !is_proxy(n))) {
+        n->st.stray++; /* a UAS sends no requests: no response is for it */
+        return;
+    }
+    int kind;
+    bool again = false;
+    if (m.status) {
+        kind = OSN_ELEM_K_RESP;
+        struct ntx *x = n->srv ? ntx_find(n, OSN_SIP_CLIENT, &n->pm, &m) : NULL;
+        again = x && x->t.has_resp && x->t.resp.status == m.status;
+    } else {
+        kind = request_kind(n, &m);
+        if (m.method == OSN_SIP_INVITE)
+            n->st.invites_in++;
+    }
+    enum osn_ctl_msg ck = osn_elem_ctl_msg(kind, m.method, again);
+    bool shed_able = m.status == 0 && m.method != OSN_SIP_ACK;
+    struct osn_elem_item *evicted;
+    if (n->cfg->cost[kind] <= 0) { /* free work: no queue, no controller, no copy */
+        serve(n, &m, buf, len, from, false);
+        return;
+    }
+    struct qmsg *q = malloc(sizeof *q + len);
+    if (!q) {
+        n->st.dropped++;
+        return;
+    }
+    q->item = (struct osn_elem_item){0};
+    q->from = *from;
+    q->len = len;
+    memcpy(q->buf, buf, len);
+    switch (osn_elem_server_arrive(&n->server, n->now, &q->item, kind, ck, shed_able,
+                                   (m.oc.flags & OSN_SIP_OC_PRESENT) != 0, &evicted)) {
+    case OSN_ELEM_HANDLE_NOW: /* a 503 that costs nothing */
+        serve(n, &m, buf, len, from, q->item.reject);
+        free(q);
+        return;
+    case OSN_ELEM_DROPPED:
+        n->st.dropped++;
+        free(q);
+        return;
+    case OSN_ELEM_QUEUED:
+        if (evicted) {
+            n->st.dropped++;
+            free(OSN_CONTAINER_OF(evicted, struct qmsg, item));
+        }
+        if (!n->server.cur)
+            start_service(n);
+        return;
+    }
+}

@@ -1,0 +1,366 @@
+/*
+ * The node: set-up, the event loop, stats rows and the summary.
+ *
+ * One thread, one loop. Each turn: take the monotonic clock, fire every due deadline in order
+ * (transaction timers, the UAS's 2xx timer, the virtual CPU's service completions), then wait in
+ * ppoll(2) on the UDP socket (and the metrics socket) until the next deadline, the next stats
+ * row or a signal, and read every datagram waiting (recvmmsg, a batch at a time). SIGINT and
+ * SIGTERM are blocked except inside ppoll, so a stop request is never lost between the check and
+ * the wait; the node then writes its summary like any other end.
+ */
+#define _GNU_SOURCE /* recvmmsg, ppoll */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "node_int.h"
+#include "osn/err.h"
+
+#define RECV_BATCH 32
+
+static const struct {
+    const char *name, *meaning;
+} counters[] = {
+#define OSN_NODE_ROW(name, meaning) {#name, meaning},
+        OSN_NODE_COUNTERS(OSN_NODE_ROW)
+#undef OSN_NODE_ROW
+};
+
+int osn_node_counter_count(void)
+{
+    return (int)(sizeof counters / sizeof counters[0]);
+}
+
+const char *osn_node_counter_name(int i)
+{
+    return i >= 0 && i < osn_node_counter_count() ? counters[i].name : "?";
+}
+
+const char *osn_node_counter_meaning(int i)
+{
+    return i >= 0 && i < osn_node_counter_count() ? counters[i].meaning : "?";
+}
+
+uint64_t osn_node_counter_value(const struct osn_node_stats *st, int i)
+{
+    const uint64_t *v = &st->datagrams_in; /* the counters are consecutive uint64_t fields */
+    return i >= 0 && i < osn_node_counter_count() ? v[i] : 0;
+}
+
+void osn_node_cfg_default(struct osn_node_cfg *cfg)
+{
+    *cfg = (struct osn_node_cfg){0};
+    cfg->element = OSN_NODE_UAS;
+    snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:5060");
+    cfg->stats_interval = 1;
+    cfg->max_transactions = 100000;
+    cfg->buffer = 10000;
+    snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
+    osn_ctl_cfg_default(&cfg->ctl);
+    osn_sip_cfg_default(&cfg->sip);
+}
+
+int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize)
+{
+    struct sockaddr_in sa;
+    const char *key = NULL;
+    if (udp_parse_addr(cfg->listen, &sa, NULL, 0, NULL) != 0) {
+        key = "node.listen";
+        snprintf(msg, msgsize, "'%s' is not an IPv4 HOST:PORT", cfg->listen);
+    } else if (cfg->element != OSN_NODE_UAS &&
+               udp_parse_addr(cfg->next_hop, &sa, NULL, 0, NULL) != 0) {
+        key = "node.next_hop";
+        snprintf(msg, msgsize, "a proxy needs next_hop = HOST:PORT (IPv4), not '%s'",
+                 cfg->next_hop);
+    } else if (cfg->metrics[0] && udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL) != 0) {
+        key = "node.metrics";
+        snprintf(msg, msgsize, "'%s' is not an IPv4 HOST:PORT", cfg->metrics);
+    } else if (!(cfg->duration >= 0) || !isfinite(cfg->duration)) {
+        key = "node.duration";
+        snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
+    } else if (!(cfg->stats_interval > 0) || !isfinite(cfg->stats_interval)) {
+        key = "node.stats_interval";
+        snprintf(msg, msgsize, "must be a finite number of seconds > 0");
+    } else if (cfg->max_transactions < 1) {
+        key = "node.max_transactions";
+        snprintf(msg, msgsize, "must be at least 1");
+    } else if (cfg->buffer < 1) {
+        key = "buffer";
+        snprintf(msg, msgsize, "must be at least 1");
+    }
+    if (bad_key)
+        *bad_key = key;
+    return key ? OSN_EINVAL : 0;
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t rss_peak_kb(void)
+{
+    char line[256];
+    uint64_t kb = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+/* Fires every deadline due by n->now, in order. */
+static void fire_due(struct node *n)
+{
+    const struct tm_entry *top;
+    while (!n->err && (top = timers_top(&n->timers)) && top->at <= n->now) {
+        struct tm_entry e = *top;
+        timers_pop(&n->timers);
+        struct ntx *x = e.obj;
+        switch (e.kind) {
+        case TM_TXN0:
+        case TM_TXN1:
+            if (x->live && x->gen[e.kind] == e.gen)
+                ntx_timer(n, x, e.kind);
+            break;
+        case TM_2XX:
+            if (x->live && x->gen[TM_2XX] == e.gen)
+                tu_2xx_timer(n, x);
+            break;
+        case TM_SERVICE:
+            if (e.gen == n->service_gen && n->server.cur)
+                node_service_done(n);
+            break;
+        }
+    }
+}
+
+/* Reads every datagram waiting, a batch at a time. */
+static void read_all(struct node *n, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
+{
+    struct mmsghdr msgs[RECV_BATCH];
+    struct iovec iov[RECV_BATCH];
+    struct sockaddr_in from[RECV_BATCH];
+    for (int round = 0; round < 64; round++) { /* then timers get their turn */
+        for (int i = 0; i < RECV_BATCH; i++) {
+            iov[i] = (struct iovec){bufs[i], OSN_SIPMSG_MAX_LEN};
+            msgs[i] = (struct mmsghdr){0};
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_name = &from[i];
+            msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+        }
+        int k = recvmmsg(n->sock, msgs, RECV_BATCH, MSG_DONTWAIT, NULL);
+        if (k <= 0)
+            return;
+        n->now = mono() - n->t_start;
+        for (int i = 0; i < k && !n->err; i++) {
+            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) { /* over 65,535 bytes: not SIP on UDP */
+                n->st.datagrams_in++;
+                n->st.bad_dropped++;
+                continue;
+            }
+            node_datagram(n, bufs[i], msgs[i].msg_len, &from[i]);
+        }
+        fire_due(n);
+        if (k < RECV_BATCH)
+            return;
+    }
+}
+
+static void stats_row(struct node *n, FILE *f)
+{
+    fprintf(f, "%.3f,%lu,%lu,%lu,%lu,%lu,%lu,%ld,%d\n", n->now, n->st.calls_in,
+            n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503, n->st.dropped,
+            n->st.retrans_absorbed, n->server.n, n->server.mode);
+    fflush(f);
+}
+
+static void console_row(struct node *n, FILE *f)
+{
+    fprintf(f,
+            "\r%7.1f s  calls in %lu  fwd %lu  ok %lu  503 %lu  dropped %lu  retrans %lu  "
+            "queue %ld  mode %d ",
+            n->now, n->st.calls_in, n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503,
+            n->st.dropped, n->st.retrans_absorbed, n->server.n, n->server.mode);
+    fflush(f);
+}
+
+static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t msgsize)
+{
+    int err;
+    n->cfg = cfg;
+    if (osn_node_check(cfg, NULL, msg, msgsize) != 0)
+        return OSN_EINVAL;
+    udp_parse_addr(cfg->listen, &n->listen, n->host, sizeof n->host, &n->port);
+    if (cfg->element != OSN_NODE_UAS)
+        udp_parse_addr(cfg->next_hop, &n->next_hop, NULL, 0, NULL);
+    n->sock = udp_open(&n->listen);
+    if (n->sock < 0) {
+        snprintf(msg, msgsize, "node.listen %s: cannot bind: %s", cfg->listen, strerror(errno));
+        return OSN_EIO;
+    }
+    struct osn_sip_cfg sc = cfg->sip;
+    sc.timer_b_proceeding = true;
+    sc.trying_delay = cfg->element == OSN_NODE_UAS ? -1 : 0;
+    err = osn_sip_layer_init(&n->sip, &sc, 1024);
+    if (err) {
+        snprintf(msg, msgsize, "the [sip] timers were refused");
+        return err;
+    }
+    if (osn_sipmsg_key_init() != 0) {
+        snprintf(msg, msgsize, "cannot read random bytes for the hash key");
+        return OSN_EIO;
+    }
+    n->branch_salt = osn_sipmsg_hash(&n->listen, sizeof n->listen) ^ (uint64_t)getpid();
+    /* The server half at the core, the client half at the edge (toward the core): the
+     * simulator's wiring of a collapse chain. */
+    if (cfg->element == OSN_NODE_CORE) {
+        err = osn_ctl_new(&n->srv, cfg->ctl_kind, &cfg->ctl);
+        if (err) {
+            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration", cfg->ctl_kind);
+            return err;
+        }
+    } else if (cfg->element == OSN_NODE_EDGE && strcmp(cfg->ctl_kind, "none") != 0) {
+        err = osn_ctl_new(&n->cli, cfg->ctl_kind, &cfg->ctl);
+        if (err) {
+            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration", cfg->ctl_kind);
+            return err;
+        }
+    }
+    osn_elem_server_init(&n->server, cfg->cost, cfg->buffer, n->srv, 0);
+    return 0;
+}
+
+static void teardown(struct node *n)
+{
+    if (n->sock > 0)
+        close(n->sock);
+    osn_sip_layer_release(&n->sip);
+    osn_ctl_free(n->srv);
+    osn_ctl_free(n->cli);
+    timers_release(&n->timers);
+    dialogs_release(&n->dialogs);
+    for (struct ntx *x = n->all_ntx, *next; x; x = next) {
+        next = x->next_all;
+        free(x->req);
+        free(x->resp);
+        free(x);
+    }
+    for (struct osn_elem_item *it; (it = osn_elem_server_next(&n->server, n->now, &(int){0}));)
+        free(OSN_CONTAINER_OF(it, struct qmsg, item));
+    if (n->server.cur)
+        free(OSN_CONTAINER_OF(n->server.cur, struct qmsg, item));
+}
+
+static int loop(struct node *n, int mfd, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
+{
+    const struct osn_node_cfg *cfg = n->cfg;
+    sigset_t block, wait_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &wait_mask);
+    sigdelset(&wait_mask, SIGINT);
+    sigdelset(&wait_mask, SIGTERM);
+    double next_row = cfg->stats_interval;
+    if (cfg->stats)
+        fprintf(cfg->stats, "t,calls_in,calls_forwarded,calls_ok,rejected_503,dropped,"
+                            "retrans_absorbed,queue,mode\n");
+    while (!n->err && !(cfg->stop && *cfg->stop)) {
+        n->now = mono() - n->t_start;
+        fire_due(n);
+        if (cfg->duration > 0 && n->now >= cfg->duration)
+            break;
+        if (n->now >= next_row) {
+            if (cfg->stats)
+                stats_row(n, cfg->stats);
+            if (cfg->console)
+                console_row(n, cfg->console);
+            next_row +=
+                    cfg->stats_interval * (1 + floor((n->now - next_row) / cfg->stats_interval));
+        }
+        double until = next_row;
+        const struct tm_entry *top = timers_top(&n->timers);
+        if (top && top->at < until)
+            until = top->at;
+        if (cfg->duration > 0 && cfg->duration < until)
+            until = cfg->duration;
+        double wait = until - n->now;
+        if (wait < 0)
+            wait = 0;
+        struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
+        struct pollfd pfd[2] = {{n->sock, POLLIN, 0}, {mfd, POLLIN, 0}};
+        int r = ppoll(pfd, mfd >= 0 ? 2 : 1, &ts, &wait_mask);
+        if (r < 0 && errno != EINTR) {
+            n->err = OSN_EIO;
+            break;
+        }
+        if (r > 0 && (pfd[0].revents & POLLIN))
+            read_all(n, bufs);
+        if (r > 0 && mfd >= 0 && (pfd[1].revents & POLLIN))
+            metrics_serve(n, mfd);
+    }
+    sigprocmask(SIG_UNBLOCK, &block, NULL);
+    return n->err;
+}
+
+int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char *msg,
+                 size_t msgsize)
+{
+    struct node *n = calloc(1, sizeof *n);
+    char(*bufs)[OSN_SIPMSG_MAX_LEN + 1] = malloc(RECV_BATCH * sizeof *bufs);
+    int mfd = -1, err;
+
+    if (!n || !bufs) {
+        free(n);
+        free(bufs);
+        return OSN_ENOMEM;
+    }
+    n->sock = -1;
+    err = setup(n, cfg, msg, msgsize);
+    if (!err && cfg->metrics[0]) {
+        struct sockaddr_in sa;
+        udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL);
+        mfd = metrics_open(&sa);
+        if (mfd < 0) {
+            snprintf(msg, msgsize, "node.metrics %s: cannot listen: %s", cfg->metrics,
+                     strerror(errno));
+            err = OSN_EIO;
+        }
+    }
+    if (!err) {
+        n->t_start = mono();
+        err = loop(n, mfd, bufs);
+        if (err == OSN_ENOMEM)
+            snprintf(msg, msgsize, "out of memory at t = %.3f s", n->now);
+        else if (err)
+            snprintf(msg, msgsize, "the event loop failed: %s", strerror(errno));
+        if (cfg->console)
+            fputc('\n', cfg->console);
+    }
+    osn_elem_server_close(&n->server, n->now);
+    n->st.elapsed_s = n->now;
+    n->st.busy_s = n->server.busy;
+    memcpy(n->st.mode_time, n->server.mode_time, sizeof n->st.mode_time);
+    n->st.rss_peak_kb = rss_peak_kb();
+    *st = n->st;
+    if (mfd >= 0)
+        close(mfd);
+    teardown(n);
+    free(bufs);
+    free(n);
+    return err;
+}

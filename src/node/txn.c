@@ -1,0 +1,183 @@
+/*
+ * The node's transactions: pool, table lookups confirmed on the key text, and the transaction
+ * layer's outputs carried out with bytes.
+ *
+ * The layer (osn/sip.h) works on numbers; the node keeps the bytes behind them. A server
+ * transaction keeps the request it received (for the responses it prints, RFC 3261 8.2.6) and
+ * the last response it sent (what Timer G and an absorbed copy send again); a client
+ * transaction keeps the request it sent (what Timers A and E send again) and the final response
+ * it received (for the ACK of a non-2xx, 17.1.1.3). The table finds a transaction by the keyed
+ * hashes; its key text, kept with the request, then decides, so that two branches whose hashes
+ * collide are never one transaction.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "node_int.h"
+#include "osn/err.h"
+
+struct ntx *ntx_new(struct node *n)
+{
+    struct ntx *x = n->free_ntx;
+    if (x) {
+        n->free_ntx = x->next_free;
+    } else {
+        /* Objects stay allocated while the node runs: stale timer entries may point at them. */
+        x = calloc(1, sizeof *x);
+        if (!x)
+            return NULL;
+        x->next_all = n->all_ntx;
+        n->all_ntx = x;
+        n->allocated++;
+    }
+    uint32_t gen[3] = {x->gen[0] + 1, x->gen[1] + 1, x->gen[2] + 1};
+    struct ntx *all = x->next_all;
+    *x = (struct ntx){0};
+    memcpy(x->gen, gen, sizeof gen);
+    x->next_all = all;
+    x->live = true;
+    x->t0 = n->now;
+    n->live++;
+    if (n->live > n->st.transactions_peak)
+        n->st.transactions_peak = n->live;
+    return x;
+}
+
+void ntx_free(struct node *n, struct ntx *x)
+{
+    if (!x || !x->live)
+        return;
+    if (x->t.in_table)
+        osn_sip_txn_abort(&n->sip, &x->t);
+    for (int i = 0; i < 3; i++)
+        x->gen[i]++; /* cancels whatever is armed */
+    dialogs_del(&n->dialogs, x);
+    if (x->peer && x->peer->peer == x)
+        x->peer->peer = NULL;
+    free(x->req);
+    free(x->resp);
+    x->req = x->resp = NULL;
+    x->live = false;
+    x->next_free = n->free_ntx;
+    n->free_ntx = x;
+    n->live--;
+}
+
+int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len)
+{
+    char *c = malloc(len + 1);
+    if (!c)
+        return OSN_ENOMEM;
+    memcpy(c, p, len);
+    c[len] = '\0';
+    if (osn_sipmsg_parse(&n->pm2, c, len) != OSN_SIPMSG_ACCEPT ||
+        osn_sipmsg_key_of(&n->pm2, &x->key) != 0) {
+        free(c);
+        return OSN_EINVAL;
+    }
+    free(x->req);
+    x->req = c; /* the key's spans point into it */
+    x->req_len = len;
+    return 0;
+}
+
+int ntx_set_resp(struct ntx *x, const char *p, size_t len)
+{
+    char *c = realloc(x->resp, len + 1);
+    if (!c)
+        return OSN_ENOMEM;
+    memcpy(c, p, len);
+    c[len] = '\0';
+    x->resp = c;
+    x->resp_len = len;
+    return 0;
+}
+
+struct ntx *ntx_find(struct node *n, int role, const struct osn_sipmsg *pm,
+                     const struct osn_sip_msg *m)
+{
+    struct osn_sip_txn *t = osn_sip_table_find(&n->sip.table, role, m);
+    struct osn_sipmsg_key k;
+    if (!t || osn_sipmsg_key_of(pm, &k) != 0)
+        return NULL;
+    struct ntx *x = OSN_CONTAINER_OF(t, struct ntx, t);
+    return osn_sipmsg_key_eq(&x->key, &k) ? x : NULL;
+}
+
+static void arm(struct node *n, struct ntx *x, int which, double at)
+{
+    x->gen[which]++;
+    if (timers_push(&n->timers, at, (enum tm_kind)which, x, x->gen[which]) != 0)
+        n->err = OSN_ENOMEM;
+}
+
+void ntx_arm_2xx(struct node *n, struct ntx *x, double at)
+{
+    arm(n, x, TM_2XX, at);
+}
+
+/* A server transaction's send: the last response, or a 100 Trying printed from the request. */
+static void send_response(struct node *n, struct ntx *x, const struct osn_sip_msg *m)
+{
+    if (m->status == 100) {
+        struct osn_sip_reply r = {.status = 100, .retry_after = -1};
+        if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
+            return;
+        int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm2, &r);
+        if (len > 0)
+            udp_send(n, &x->from, n->obuf, (size_t)len);
+        return;
+    }
+    if (x->resp)
+        udp_send(n, &x->from, x->resp, x->resp_len);
+}
+
+/* A client transaction's send: its request, or the ACK of a non-2xx final response. */
+static void send_request(struct node *n, struct ntx *x, const struct osn_sip_msg *m,
+                         const struct osn_sip_out *o)
+{
+    if (m == &o->built && m->method == OSN_SIP_ACK) {
+        struct osn_sipmsg *resp = &n->pm3;
+        if (!x->resp || osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT ||
+            osn_sipmsg_parse(resp, x->resp, x->resp_len) != OSN_SIPMSG_ACCEPT)
+            return;
+        int len = osn_sipmsg_print_ack(n->obuf, sizeof n->obuf, &n->pm2, resp);
+        if (len > 0)
+            udp_send(n, &n->next_hop, n->obuf, (size_t)len);
+        return;
+    }
+    udp_send(n, &n->next_hop, x->req, x->req_len);
+}
+
+void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o)
+{
+    for (int i = 0; i < o->ntimer; i++) {
+        const struct osn_sip_timer *tm = &o->timer[i];
+        if (tm->set)
+            arm(n, x, tm->slot, tm->at);
+        else
+            x->gen[tm->slot]++;
+    }
+    for (int i = 0; i < o->nsend; i++) {
+        const struct osn_sip_send *sd = &o->send[i];
+        if (sd->retrans && !osn_proxy_retrans_allowed(n->cli, n->now, sd->msg))
+            continue; /* pi: this copy is not sent, the transaction goes on */
+        if (sd->retrans)
+            n->st.retrans_sent++;
+        if (x->t.role == OSN_SIP_SERVER)
+            send_response(n, x, sd->msg);
+        else
+            send_request(n, x, sd->msg, o);
+    }
+    if (o->tu != OSN_SIP_TU_NONE)
+        tu_event(n, x, o);
+    if (o->terminated)
+        ntx_free(n, x);
+}
+
+void ntx_timer(struct node *n, struct ntx *x, int slot)
+{
+    struct osn_sip_out *o = &n->out;
+    if (osn_sip_txn_timer(&n->sip, &x->t, x->t.tid[slot], n->now, o) == 0)
+        ntx_apply(n, x, o);
+}
