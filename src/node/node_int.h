@@ -8,6 +8,7 @@
  *              transaction layer's outputs (sending stored bytes, arming timers)
  *   recv.c     a datagram in: parse, classify, the element's server (virtual CPU)
  *   tu.c       the element's transaction user: the decisions of osn/elem.h, printed as SIP
+ *   pending.c  new requests waiting in the server, so that a copy is known on arrival
  *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
  *   metrics.c  the Prometheus text endpoint
  */
@@ -78,10 +79,29 @@ struct ntx {
 
 struct qmsg {
     struct osn_elem_item item;
+    uint64_t pending; /* its key in the node's pending set, 0 when not in it */
     struct sockaddr_in from;
     size_t len;
     char buf[]; /* the datagram */
 };
+
+/* ---- new requests waiting in the server (pending.c) ---- */
+
+struct pending_slot {
+    uint64_t key;
+    uint32_t count;
+};
+
+struct pending {
+    struct pending_slot *slot;
+    size_t mask, n, used;
+};
+
+uint64_t pending_key(const struct osn_sip_msg *m);
+bool pending_has(const struct pending *p, uint64_t key);
+int pending_add(struct pending *p, uint64_t key);
+void pending_del(struct pending *p, uint64_t key);
+void pending_release(struct pending *p);
 
 /* ---- the node ---- */
 
@@ -101,6 +121,7 @@ struct node {
     struct osn_elem_server server;
     struct timers timers;
     struct dialogs dialogs;
+    struct pending pending;
     uint32_t service_gen;
     double t_start; /* the monotonic clock at start (s) */
     double now;     /* seconds since t_start */

@@ -28,6 +28,14 @@ static int request_kind(struct node *n, const struct osn_sip_msg *m)
     return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
 }
 
+/* Frees a queued message, and forgets it as a pending new request. */
+static void qmsg_free(struct node *n, struct qmsg *q)
+{
+    if (q->pending)
+        pending_del(&n->pending, q->pending);
+    free(q);
+}
+
 /* Handles the message parsed in n->pm (numbers in m), now. */
 static void serve(struct node *n, const struct osn_sip_msg *m, const char *buf, size_t len,
                   const struct sockaddr_in *from, bool shed)
@@ -79,7 +87,7 @@ static void start_service(struct node *n)
             struct ntx *x = m.status ? NULL : ntx_find(n, OSN_SIP_SERVER, &n->pm, &m);
             if (osn_elem_server_discard(&n->server, n->now, it, x ? x->t0 : it->t_arr,
                                         x && x->t.has_resp)) {
-                free(q);
+                qmsg_free(n, q);
                 continue;
             }
         }
@@ -101,7 +109,7 @@ void node_service_done(struct node *n)
     if (osn_sipmsg_parse(&n->pm, q->buf, q->len) == OSN_SIPMSG_ACCEPT &&
         osn_sipmsg_to_txn(&n->pm, &m) == 0)
         serve(n, &m, q->buf, q->len, &q->from, it->reject);
-    free(q);
+    qmsg_free(n, q);
     start_service(n);
 }
 
@@ -145,6 +153,10 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
         kind = request_kind(n, &m);
         if (m.method == OSN_SIP_INVITE)
             n->st.invites_in++;
+        /* A copy whose original still waits here, without a transaction yet. */
+        if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) &&
+            pending_has(&n->pending, pending_key(&m)))
+            kind = OSN_ELEM_K_RETX;
     }
     enum osn_ctl_msg ck = osn_elem_ctl_msg(kind, m.method, again);
     bool shed_able = m.status == 0 && m.method != OSN_SIP_ACK;
@@ -159,6 +171,7 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
         return;
     }
     q->item = (struct osn_elem_item){0};
+    q->pending = 0;
     q->from = *from;
     q->len = len;
     memcpy(q->buf, buf, len);
@@ -175,8 +188,11 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
     case OSN_ELEM_QUEUED:
         if (evicted) {
             n->st.dropped++;
-            free(OSN_CONTAINER_OF(evicted, struct qmsg, item));
+            qmsg_free(n, OSN_CONTAINER_OF(evicted, struct qmsg, item));
         }
+        if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) &&
+            pending_add(&n->pending, pending_key(&m)) == 0)
+            q->pending = pending_key(&m);
         if (!n->server.cur)
             start_service(n);
         return;

@@ -253,6 +253,7 @@ static void teardown(struct node *n)
     osn_ctl_free(n->cli);
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);
+    pending_release(&n->pending);
     for (struct ntx *x = n->all_ntx, *next; x; x = next) {
         next = x->next_all;
         free(x->req);
