@@ -17,7 +17,6 @@
 #include "cli.h"
 #include "cmd_sim.h"
 #include "osn/err.h"
-#include "osn/io.h"
 #include "osn/sim.h"
 #include "osn/sim_scenario.h"
 #include "outputs.h"

@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "cmd_sim.h"
 #include "osn/err.h"
-#include "osn/io.h"
 #include "osn/net_scenario.h"
 #include "outputs.h"
 

@@ -1,7 +1,7 @@
 /*
  * `osn solve`: exact measures of one hysteretic model.
  *
- * Thin by design: parse the options, load the scenario (src/io/scenario.c), run osn_solve(),
+ * Thin by design: parse the options, load the scenario (src/io/model_scenario.c), run osn_solve(),
  * print. Output files are all written to temporaries first and renamed into place only after
  * every output, standard output included, was written without error; so a failed run leaves no
  * file behind and reports exactly one line on stderr, "osn solve: ...", with exit status 2.
@@ -15,8 +15,8 @@
 
 #include "cli.h"
 #include "osn/err.h"
-#include "osn/io.h"
 #include "osn/model.h"
+#include "osn/model_scenario.h"
 #include "outputs.h"
 
 struct solve_opts {

@@ -2,8 +2,8 @@
  * Outputs of `osn optimize`: the readable summary, the --grid CSV, the --json document and the
  * --plot heat map (gnuplot).
  *
- * Numbers follow the conventions of src/io/report.c: the summary prints 7 significant digits at
- * any magnitude (osn_xd_format), CSV and JSON write a value that fits a double to 17 digits and
+ * Numbers follow the conventions of src/io/model_report.c: the summary prints 7 significant digits
+ * at any magnitude (osn_xd_format), CSV and JSON write a value that fits a double to 17 digits and
  * any other as a 12-digit decimal string. The JSON document is osn_report_json_write()'s own,
  * read back and extended with the optimiser's keys, so its solve keys can never drift from
  * `osn solve --json`.
