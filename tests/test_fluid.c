@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "osn/ctl.h"
 #include "osn/err.h"
 #include "osn/fluid.h"
 #include "osn/fluid_scenario.h"
@@ -267,28 +268,34 @@ static void test_pi_by_hand(void **state)
 {
     (void)state;
     struct osn_fluid_pi_cfg cfg = {OSN_FLUID_CTL_RTD, 0.1, 1.0, 2.0, 10.0, 5.0};
-    struct osn_fluid_pi pi;
-    osn_fluid_pi_init(&pi, &cfg);
-    assert_true(pi.allow == 5);
+    /* The fluid model's controller is ctl's PI law, clamped to [0, max_rate]. */
+    struct osn_ctl_pi_law pi;
+    osn_ctl_pi_law_init(&pi, &(struct osn_ctl_pi_law_cfg){.target = cfg.target,
+                                                          .kp = cfg.kp,
+                                                          .ki = cfg.ki,
+                                                          .interval = cfg.interval,
+                                                          .lo = 0,
+                                                          .hi = cfg.max_rate});
+    assert_true(pi.out == 5);
     /* e = -0.5, first sample: no proportional kick; 5 + 10 x 0.1 x (-0.5) = 4.5 */
-    assert_true(fabs(osn_fluid_pi_update(&pi, 1.5) - 4.5) < 1e-12);
+    assert_true(fabs(osn_ctl_pi_law_update(&pi, 1.5) - 4.5) < 1e-12);
     /* e = -2: 4.5 + 2 (-2 + 0.5) + 1 x (-2) = -0.5, clamped to 0 */
-    assert_true(osn_fluid_pi_update(&pi, 3) == 0);
-    assert_true(osn_fluid_pi_update(&pi, NAN) == 0); /* nothing measured: hold */
+    assert_true(osn_ctl_pi_law_update(&pi, 3) == 0);
+    assert_true(osn_ctl_pi_law_update(&pi, NAN) == 0); /* nothing measured: hold */
     /* e = 1: 0 + 2 (1 + 2) + 1 = 7, clamped to 5 */
-    assert_true(osn_fluid_pi_update(&pi, 0) == 5);
+    assert_true(osn_ctl_pi_law_update(&pi, 0) == 5);
     /* e = 0: 5 + 2 (0 - 1) = 3 */
-    assert_true(fabs(osn_fluid_pi_update(&pi, 1) - 3) < 1e-12);
+    assert_true(fabs(osn_ctl_pi_law_update(&pi, 1) - 3) < 1e-12);
 
     /* The phase-margin design meets |L(j wc)| = 1 and the margin it was asked for. */
     double kp, ki, mu = 100, wc = 1, pm = 45, theta = 0.05;
-    assert_int_equal(osn_fluid_pi_design(mu, wc, pm, theta, &kp, &ki), 0);
+    assert_int_equal(osn_ctl_pi_design(mu, wc, pm, theta, &kp, &ki), 0);
     double mag = sqrt(ki * ki + kp * kp * wc * wc) / (mu * wc * wc);
     double phase = -180 + atan(kp * wc / ki) * 180 / 3.14159265358979323846 -
                    wc * theta * 180 / 3.14159265358979323846;
     assert_true(fabs(mag - 1) < 1e-12);
     assert_true(fabs(phase + 180 - pm) < 1e-9);
-    assert_int_equal(osn_fluid_pi_design(mu, 10, 60, 0.5, &kp, &ki), OSN_EINVAL);
+    assert_int_equal(osn_ctl_pi_design(mu, 10, 60, 0.5, &kp, &ki), OSN_EINVAL);
 }
 
 static void test_control_recovers(void **state)
@@ -299,8 +306,7 @@ static void test_control_recovers(void **state)
         c.control.algo = (enum osn_fluid_ctl)algo;
         if (algo == OSN_FLUID_CTL_RTD) {
             c.control.target = 0.25;
-            assert_int_equal(osn_fluid_pi_design(100, 1, 45, 0.05, &c.control.kp, &c.control.ki),
-                             0);
+            assert_int_equal(osn_ctl_pi_design(100, 1, 45, 0.05, &c.control.kp, &c.control.ki), 0);
         } else {
             c.control.target = 0.1;
             c.control.kp = 20;

@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "osn/err.h"
-#include "osn/io.h"
+#include "osn/model_scenario.h"
 #include "osn/optimize.h"
 #include "osn/optimize_scenario.h"
 #include "testutil.h"

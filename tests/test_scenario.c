@@ -1,5 +1,6 @@
 /*
- * Unit tests of scenario loading (src/io/scenario.c) and atomic output files (src/io/afile.c).
+ * Unit tests of scenario loading (src/io/model_scenario.c) and atomic output files
+ * (src/ini/afile.c).
  *
  * Every error kind must come back as OSN_ECONFIG, OSN_EIO or OSN_ETOOBIG with one message that
  * names where the bad value was set (the file and line, the --set flag, or "(default)") and the
@@ -24,7 +25,7 @@
 #include <unistd.h>
 
 #include "osn/err.h"
-#include "osn/io.h"
+#include "osn/model_scenario.h"
 
 /* A scenario written to a temporary file; removed by drop(). */
 struct tmpfile {

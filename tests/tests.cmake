@@ -10,6 +10,13 @@ function(osn_unit_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT 300)
 endfunction()
 
+# The scenario core on its own: linked with osn_ini only, so the build fails if src/ini/ ever
+# calls into sim, model or fluid (the arrow ini -> base of shared/DESIGN.md).
+add_executable(test_ini tests/test_ini.c)
+target_link_libraries(test_ini PRIVATE osn_ini PkgConfig::CMOCKA)
+add_test(NAME test_ini COMMAND test_ini)
+set_tests_properties(test_ini PROPERTIES TIMEOUT 60)
+
 osn_unit_test(test_xd)
 osn_unit_test(test_solve)
 osn_unit_test(test_service)

@@ -321,4 +321,43 @@ void osn_ctl_client_on_delay(struct osn_ctl *c, double now, double delay);
  * rate in force (INFINITY when off); pi: allowed retransmission rate; others 0. */
 double osn_ctl_client_level(struct osn_ctl *c, double now);
 
+/* ---- the PI law (protocols.md 7.3), shared by the "pi" controller and the fluid model ---- */
+
+struct osn_ctl_pi_law_cfg {
+    double target;   /* set point of the measurement: psi0 (ratio) or tau0 (s) */
+    double kp, ki;   /* gains: out += kp * (e - e_prev) + ki * interval * e */
+    double interval; /* control interval T_c, s */
+    double lo, hi;   /* clamps on the output; the output starts at hi (no restriction) */
+};
+
+/* The state of one velocity-form PI loop. Clock-free: the caller hands over one measurement per
+ * control interval and applies the output (a cap on a rate) itself. */
+struct osn_ctl_pi_law {
+    struct osn_ctl_pi_law_cfg cfg;
+    double out;    /* current output, in [lo, hi] */
+    double e_prev; /* error of the last measured interval */
+    bool started;  /* false until the first measurement */
+};
+
+/* Starts a loop at out = cfg->hi (cfg copied). */
+void osn_ctl_pi_law_init(struct osn_ctl_pi_law *law, const struct osn_ctl_pi_law_cfg *cfg);
+
+/*
+ * One control interval: e = target - measured, then
+ * out = clamp(out + kp (e - e_prev) + ki interval e, lo, hi). The first measurement takes
+ * e_prev = e (bumpless: no proportional kick); the clamp is the anti-windup, since the velocity
+ * form integrates into the clamped output itself. A NaN measurement (nothing measured in the
+ * interval) holds the output and the error. Returns the output.
+ */
+double osn_ctl_pi_law_update(struct osn_ctl_pi_law *law, double measured);
+
+/*
+ * Phase-margin design of the RTD loop (protocols.md 7.3): plant e^{-s theta} / (mu s), crossover
+ * omega_c (rad/s), phase margin pm (degrees). Sets kp = mu omega_c sin(phi), ki = mu omega_c^2
+ * cos(phi), phi = pm + omega_c theta. Returns 0, or OSN_EINVAL when phi is not below 90 degrees
+ * or an argument is not positive.
+ */
+int osn_ctl_pi_design(double mu, double omega_c, double pm_deg, double theta, double *kp,
+                      double *ki);
+
 #endif

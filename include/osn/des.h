@@ -15,9 +15,9 @@
  * one counter and the order is (time, seq), so simultaneous events fire in the order they were
  * scheduled and runs are reproducible.
  *
- * Laws and arrivals use the model vocabulary of include/osn/model.h (struct osn_law,
- * struct osn_mmpp, enum osn_arrival_kind), so the simulator and the solver read the same
- * scenarios.
+ * Laws and arrivals use the vocabulary of include/osn/law.h (struct osn_law, struct osn_arrivals),
+ * which the solver shares, so the simulator and the solver read the same scenarios; des never
+ * includes the solver's header.
  */
 #ifndef OSN_DES_H
 #define OSN_DES_H
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "osn/model.h"
+#include "osn/law.h"
 #include "osn/rng.h"
 
 /* ---- event set ---- */
@@ -45,71 +45,18 @@ struct osn_des_ev {
     int type; /* free for the caller */
 };
 
-/* A heap slot or a FIFO ring entry: the event's key, so ordering never touches the event. */
-struct osn__des_slot {
-    double t;
-    uint64_t seq;
-    struct osn_des_ev *ev; /* NULL in a ring: cancelled */
-};
+/* The event set. Its layout is in osn/des_inline.h: callers embed it by value and read only
+ * q->now (the time of the last event popped, starting at 0). */
+struct osn_des;
 
-struct osn__des_fifo {
-    double d;                   /* the duration of this timer class (s) */
-    struct osn__des_slot *ring; /* entry i at ring[i & mask] */
-    uint64_t head, tail;        /* live and cancelled entries are head..tail-1; head is live */
-    size_t mask;                /* ring capacity - 1 (capacity 0: no ring yet) */
-    /* What the prefetch ahead of the head asks for (osn_des_timer_prefetch): the cache lines
-     * from `before` bytes before an event to `after` bytes after its start. */
-    int before, after;
-};
+/* An idle event of the caller's `type`. */
+static inline void osn_des_ev_init(struct osn_des_ev *ev, int type);
 
-/* An array 4-ary heap of slots. */
-struct osn__des_heap {
-    struct osn__des_slot *s; /* heap: s[0] is the least; sorted: s[n-1] is */
-    size_t n, cap;
-    bool sorted; /* few slots: kept sorted by decreasing key instead of as a heap */
-};
-
-struct osn_des {
-    double now; /* time of the last event popped (starts at 0) */
-    uint64_t seq;
-    /* heap[0] holds heap events due within `horizon` of the time they were scheduled, heap[1]
-     * the later ones (osn_des_set_horizon). */
-    struct osn__des_heap heap[2];
-    double horizon;
-    /* Head keys of the FIFOs side by side (INFINITY when empty), so that ordering the FIFOs
-     * reads a few words. */
-    double ft[OSN_DES_MAX_FIFOS];
-    uint64_t fs[OSN_DES_MAX_FIFOS];
-    /* The top keys of heap[0] and heap[1] likewise (INFINITY, UINT64_MAX when empty). */
-    double ht[2];
-    uint64_t hs[2];
-    /* The non-empty FIFOs by head key, least first: a pop moves its FIFO back a place or two
-     * instead of comparing every head. */
-    int8_t ford[OSN_DES_MAX_FIFOS];
-    int nford;
-    struct osn__des_fifo fifo[OSN_DES_MAX_FIFOS];
-    int nfifo;
-    size_t nfifo_events;
-    int popped; /* where the last osn_des_pop took its event: a FIFO id, or -1 (a heap) */
-};
-
-static inline void osn_des_ev_init(struct osn_des_ev *ev, int type)
-{
-    *ev = (struct osn_des_ev){0};
-    ev->pos = OSN_DES_IDLE;
-    ev->type = type;
-}
-
-static inline bool osn_des_pending(const struct osn_des_ev *ev)
-{
-    return ev->pos != OSN_DES_IDLE;
-}
+/* Whether ev is scheduled (in the heap or on a FIFO). */
+static inline bool osn_des_pending(const struct osn_des_ev *ev);
 
 /* Pending events, heap and FIFOs together. */
-static inline size_t osn_des_count(const struct osn_des *q)
-{
-    return q->heap[0].n + q->heap[1].n + q->nfifo_events;
-}
+static inline size_t osn_des_count(const struct osn_des *q);
 
 /* Initialises an empty event set with room for `cap` heap events. Returns 0 or OSN_ENOMEM. */
 int osn_des_init(struct osn_des *q, size_t cap);
@@ -122,126 +69,24 @@ void osn_des_release(struct osn_des *q);
  * duration is not finite or there are OSN_DES_MAX_FIFOS classes already. */
 int osn_des_timer_class(struct osn_des *q, double duration, int *id);
 
-/* The events of timer class `id` a few places behind its head are prefetched: by default the
- * cache lines from 128 bytes before each event to 64 bytes after its end. An owner that embeds
- * its events in objects of its own names the bytes its handlers read instead, from `before`
- * bytes before the event to `after` bytes after its start (0 <= before, after <= 1024): say
- * the whole object, and no line of a neighbour; 0, 0 asks for nothing (a short timer, whose
- * events are still in cache). Only speed changes. OSN_EINVAL on a bad id or span. */
-int osn_des_timer_prefetch(struct osn_des *q, int id, int before, int after);
-
-/* Gives timer class `id` room for `n` pending events at once, so that its ring does not grow
- * (and copy itself) by doubling up to there. Only speed changes: a ring still grows beyond. A
- * large ring is mapped memory, touched only as far as it is used. Returns 0, OSN_EINVAL or
- * OSN_ENOMEM (the ring is then unchanged). */
-int osn_des_timer_reserve(struct osn_des *q, int id, size_t n);
-
-/* Heap events due more than `horizon` (s) after they are scheduled go to a second heap, so that
- * a crowd of long timers (call holding times) does not deepen the heap that the many short ones
- * (service completions) sift through. Only speed changes: the order is (time, seq) whatever the
- * horizon. The default is INFINITY (one heap). */
-void osn_des_set_horizon(struct osn_des *q, double horizon);
-
-/* Up to this many slots a heap is a sorted array (src/des/heap.c, "small sets"). */
-#define OSN__DES_SORTED_MAX 48
-
-int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t);
-
-/* Inserts slot sl into sorted heap h, which has room, moving the slots due before it one place
- * on; returns its place (h->n - 1 when it is the new least). */
-static inline size_t osn__des_sorted_insert(struct osn__des_heap *h, struct osn__des_slot sl)
-{
-    size_t p = h->n++;
-    for (; p > 0 && (h->s[p - 1].t < sl.t || (h->s[p - 1].t == sl.t && h->s[p - 1].seq < sl.seq));
-         p--) {
-        h->s[p] = h->s[p - 1];
-        h->s[p].ev->pos = p;
-    }
-    h->s[p] = sl;
-    sl.ev->pos = p;
-    return p;
-}
-
 /* Schedules idle `ev` at time t >= q->now in the heap. Returns 0, OSN_EINVAL (pending event,
  * t < now or t not a number) or OSN_ENOMEM. Inline for the common case, an event due within the
  * horizon while the near heap is a small sorted array with room: the SIP network schedules a
  * service completion so for most messages. */
-static inline int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
-{
-    if (q && ev && ev->pos == OSN_DES_IDLE && t >= q->now && !(t - q->now > q->horizon)) {
-        struct osn__des_heap *h = &q->heap[0];
-        if (h->sorted && h->n < OSN__DES_SORTED_MAX && h->n < h->cap) {
-            struct osn__des_slot sl = {t, q->seq++, ev};
-            ev->fifo = 0;
-            if (osn__des_sorted_insert(h, sl) == h->n - 1) { /* the new least: the cached top */
-                q->ht[0] = t;
-                q->hs[0] = sl.seq;
-            }
-            return 0;
-        }
-    }
-    return osn__des_at_slow(q, ev, t);
-}
-
-int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id);
-
-/* FIFO id, empty until now, takes its place in q->ford. */
-void osn__des_fifo_enter(struct osn_des *q, int id);
-
-/* Ring slots the push prefetches ahead of the tail (three cache lines on). */
-#define OSN__DES_PUSH_AHEAD 8
-
-/* Appends idle ev to FIFO id, whose ring has room. Always inline: GCC drops the prefetch of a
- * static helper it keeps out of line (it takes the helper for side-effect free). */
-static inline __attribute__((always_inline)) void osn__des_fifo_push(struct osn_des *q,
-                                                                     struct osn_des_ev *ev, int id)
-{
-    struct osn__des_fifo *f = &q->fifo[id];
-    double t = q->now + f->d;
-    uint64_t seq = q->seq++;
-    ev->fifo = id + 1;
-    ev->pos = (size_t)f->tail;
-    f->ring[f->tail & f->mask] = (struct osn__des_slot){t, seq, ev};
-    /* The ring of a long timer is written a slot after another into memory last met one
-     * duration ago (cold): ask for the line a few slots on now, so that writing it waits for
-     * nothing. */
-    __builtin_prefetch(&f->ring[(f->tail + OSN__DES_PUSH_AHEAD) & f->mask], 1, 3);
-    if (f->head == f->tail++) {
-        q->ft[id] = t;
-        q->fs[id] = seq;
-        osn__des_fifo_enter(q, id);
-    }
-    q->nfifo_events++;
-}
+static inline int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t);
 
 /* Schedules idle `ev` at now + duration of timer class `id`. O(1) amortised (the class's ring
  * doubles when full). Returns 0, OSN_EINVAL or OSN_ENOMEM. Inline: the SIP network schedules
  * two or three of these per message, and a call costs as much as the work. */
-static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
-{
-    if (q && ev && ev->pos == OSN_DES_IDLE && (unsigned)id < (unsigned)q->nfifo) {
-        const struct osn__des_fifo *f = &q->fifo[id];
-        if (f->tail - f->head <= f->mask) {
-            osn__des_fifo_push(q, ev, id);
-            return 0;
-        }
-    }
-    return osn__des_timer_slow(q, ev, id);
-}
+static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id);
+
+/* Removes a pending event (no-op when idle). O(log n) in the heap, O(1) on a FIFO. Inline, as
+ * most cancels in the SIP network find the event idle. */
+static inline void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev);
 
 /* The key of pending event ev: its firing time and sequence number (the order it was scheduled
  * in, which breaks ties). false, and nothing written, when ev is idle. */
 bool osn_des_key(const struct osn_des *q, const struct osn_des_ev *ev, double *t, uint64_t *seq);
-
-void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev);
-
-/* Removes a pending event (no-op when idle). O(log n) in the heap, O(1) on a FIFO. Inline, as
- * most cancels in the SIP network find the event idle. */
-static inline void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev)
-{
-    if (q && ev && ev->pos != OSN_DES_IDLE)
-        osn__des_cancel_pending(q, ev);
-}
 
 /* Time of the next event, INFINITY when none is pending. */
 double osn_des_peek(const struct osn_des *q);
@@ -250,47 +95,19 @@ double osn_des_peek(const struct osn_des *q);
  * when none is pending. The event is idle on return and may be scheduled again. */
 struct osn_des_ev *osn_des_pop(struct osn_des *q);
 
-/* The FIFO the last osn_des_pop took its event from, -1 when a heap (or none yet). */
-static inline int osn_des_popped_fifo(const struct osn_des *q)
-{
-    return q->popped;
-}
+/* The speed-only knobs (prefetch, ring reservation, the far-heap horizon) and the FIFO
+ * read-ahead are in osn/des_tuning.h. */
 
-/* The pending event k places behind the head of FIFO id (k = 0: the head), NULL when the FIFO
- * is shorter or that entry was cancelled. It lets an owner prefetch what its events will need
- * a few firings ahead: read only, the event stays where it is. Unchecked, as it runs on every
- * pop: id must be a class of q (osn_des_popped_fifo gives one when it is >= 0). */
-static inline const struct osn_des_ev *osn_des_fifo_peek(const struct osn_des *q, int id,
-                                                         uint64_t k)
-{
-    const struct osn__des_fifo *f = &q->fifo[id];
-    return k < f->tail - f->head ? f->ring[(f->head + k) & f->mask].ev : NULL;
-}
+/* The layout and the inline bodies of the calls above. */
+#include "osn/des_inline.h"
 
-/* ---- service-time laws (struct osn_law, include/osn/model.h) ---- */
-
-/* Ziggurat tables of the exponential law (src/des/zig.c, built at program start). */
-struct osn__zig {
-    uint64_t ke[256]; /* acceptance thresholds of the 56-bit abscissa */
-    double we[256];   /* layer widths / 2^56 */
-    double fe[256];   /* exp(-x_i) */
-};
-extern struct osn__zig osn__zig_exp;
-double osn__zig_exp_slow(struct osn_rng *r, uint64_t u);
+/* ---- service-time laws (struct osn_law, include/osn/law.h) ---- */
 
 /*
  * An exponential variate of mean 1 (ziggurat, src/des/zig.c): one xoshiro output, a compare and
  * a multiply on about 99% of calls, about 4x faster than -log(U).
  */
-static inline double osn_des_exp1(struct osn_rng *r)
-{
-    uint64_t u = osn_rng_next(r);
-    unsigned i = (unsigned)(u & 255);
-    uint64_t j = u >> 8;
-    if (j < osn__zig_exp.ke[i])
-        return (double)j * osn__zig_exp.we[i];
-    return osn__zig_exp_slow(r, u);
-}
+static inline double osn_des_exp1(struct osn_rng *r);
 
 /* A standard normal variate (Marsaglia's polar method; the second value is dropped). */
 double osn_des_normal(struct osn_rng *r);
@@ -319,13 +136,14 @@ struct osn_des_arr {
     double lam[OSN_MMPP_MAX]; /* MMPP arrival rate of each phase */
     double out[OSN_MMPP_MAX]; /* MMPP total phase-switch rate */
     double cum[OSN_MMPP_MAX][OSN_MMPP_MAX]; /* MMPP cumulative switch probabilities */
-    const double *trace;                    /* trace instants, borrowed from the model */
+    const double *trace;                    /* trace instants, borrowed from the spec */
     size_t ntrace, next;
 };
 
-/* Sets up the arrival stream of `m` (borrowing m's trace). Returns 0 or OSN_EINVAL with a
- * sentence in msg (may be NULL). */
-int osn_des_arr_init(struct osn_des_arr *a, const struct osn_model *m, char *msg, size_t msgsize);
+/* Sets up the arrival stream described by `s` (borrowing s's trace). Returns 0 or OSN_EINVAL
+ * with a sentence in msg (may be NULL). */
+int osn_des_arr_setup(struct osn_des_arr *a, const struct osn_arrivals *s, char *msg,
+                      size_t msgsize);
 
 /* Restarts the stream at time 0 in phase `phase` (MMPP) or at the first trace instant. */
 void osn_des_arr_reset(struct osn_des_arr *a, int phase);

@@ -72,7 +72,7 @@ struct osn_fluid_server {
     double retx_cost;     /* tandem P1 only: work units per retransmission P1 sends (1) */
 };
 
-/* Velocity-form PI controller of section 7.3. */
+/* Velocity-form PI controller of section 7.3 (the law of include/osn/ctl.h). */
 struct osn_fluid_pi_cfg {
     enum osn_fluid_ctl algo;
     double interval; /* T_c, s: the measurement and update period */
@@ -174,33 +174,7 @@ const char *osn_fluid_topology_name(enum osn_fluid_topology t);
 const char *osn_fluid_shape_name(enum osn_fluid_shape s);
 const char *osn_fluid_ctl_name(enum osn_fluid_ctl c);
 
-/* ---- the PI controller, usable on its own (clock-free: the caller gives each measurement) */
-
-struct osn_fluid_pi {
-    struct osn_fluid_pi_cfg cfg;
-    double allow;  /* current cap r_allow, 1/s */
-    double e_prev; /* previous error */
-    bool started;  /* false until the first measurement */
-};
-
-/* Starts a controller at allow = cfg->max_rate. */
-void osn_fluid_pi_init(struct osn_fluid_pi *pi, const struct osn_fluid_pi_cfg *cfg);
-
-/*
- * One control interval: e = target - measured, then
- * allow = clamp(allow + kp (e - e_prev) + ki interval e, 0, max_rate). The first call takes
- * e_prev = e (no proportional kick). A NaN measurement (nothing measured in the interval) holds
- * the cap and the error. Returns the new cap.
- */
-double osn_fluid_pi_update(struct osn_fluid_pi *pi, double measured);
-
-/*
- * Phase-margin design of the RTD loop (section 7.3): plant e^{-s theta} / (mu s), crossover
- * omega_c (rad/s), phase margin pm (degrees). Sets kp = mu omega_c sin(phi), ki = mu omega_c^2
- * cos(phi), phi = pm + omega_c theta. Returns 0, or OSN_EINVAL when phi is not below 90 degrees
- * or an argument is not positive.
- */
-int osn_fluid_pi_design(double mu, double omega_c, double pm_deg, double theta, double *kp,
-                        double *ki);
+/* The PI controller is ctl's PI law (include/osn/ctl.h, osn_ctl_pi_law_*), with
+ * lo = 0 and hi = max_rate; its RTD gain design is osn_ctl_pi_design(). */
 
 #endif

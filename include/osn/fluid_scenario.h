@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "osn/fluid.h"
-#include "osn/io.h"
+#include "osn/ini.h"
 
 /* The keys of the fluid format. */
 extern const struct osn_ini_schema osn_fluid_schema;

@@ -8,7 +8,8 @@
  * flow 1 keeps priority, or an MMPP; service is exponential (a Markov chain solved level by
  * level) or follows a general law (the chain embedded at departures, Poisson input). Every
  * measure is an osn_xd, because cycle times and discard probabilities leave the double range at
- * extreme loads.
+ * extreme loads. The service-law and arrival types it shares with the simulator are in
+ * include/osn/law.h.
  */
 #ifndef OSN_MODEL_H
 #define OSN_MODEL_H
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "osn/law.h"
 #include "osn/xd.h"
 
 enum osn_model_kind {
@@ -34,47 +36,6 @@ enum osn_method {
     OSN_METHOD_AUTO,    /* closed form where one exists, else the structured solver */
     OSN_METHOD_GENERAL, /* the structured block-tridiagonal solver */
     OSN_METHOD_CLOSED,  /* closed forms: two-loop, one flow, policy I only */
-};
-
-/* Service-time laws, shared with the simulator. `rate` is always 1/mean. */
-enum osn_law_kind {
-    OSN_LAW_EXP,       /* exponential */
-    OSN_LAW_DET,       /* constant 1/rate */
-    OSN_LAW_ERLANG,    /* k phases, each of rate k*rate */
-    OSN_LAW_HYPEREXP,  /* branch i with probability probs[i], exponential of rate rates[i] */
-    OSN_LAW_UNIFORM,   /* uniform with mean 1/rate and coefficient of variation cv <= 1/sqrt(3) */
-    OSN_LAW_LOGNORMAL, /* lognormal with mean 1/rate and coefficient of variation cv */
-    OSN_LAW_EMPIRICAL, /* drawn uniformly from samples[] */
-};
-
-#define OSN_LAW_MAX_BRANCHES 8
-
-struct osn_law {
-    enum osn_law_kind kind;
-    double rate; /* 1/mean, for every law (derived for hyperexp and empirical) */
-    int k;       /* erlang */
-    int nbranch; /* hyperexp */
-    double probs[OSN_LAW_MAX_BRANCHES], rates[OSN_LAW_MAX_BRANCHES];
-    double cv;       /* uniform, lognormal (lognormal sigma = sqrt(log(1 + cv^2))) */
-    double *samples; /* empirical: owned by the scenario that loaded it */
-    size_t nsamples;
-};
-
-/* Arrival processes, shared with the simulator. */
-enum osn_arrival_kind {
-    OSN_ARR_POISSON, /* one flow (rate, overload_rate) or two flows (rate1, rate2) */
-    OSN_ARR_MMPP,    /* Markov-modulated Poisson, K phases */
-    OSN_ARR_TRACE,   /* arrival instants from a file (simulation only) */
-};
-
-#define OSN_MMPP_MAX 8
-
-struct osn_mmpp {
-    int K;
-    double rate[OSN_MMPP_MAX];              /* arrival rate in each phase */
-    double gen[OSN_MMPP_MAX][OSN_MMPP_MAX]; /* phase switch rates, off-diagonal; diagonal 0 */
-    double accept[3][OSN_MMPP_MAX];         /* fraction accepted per mode and phase (a0 = 1,
-                                               a2 = 0 unless given) */
 };
 
 /* Largest R accepted at all; memory is checked separately by osn_model_check(). */
@@ -97,6 +58,23 @@ struct osn_model {
     size_t ntrace;
     struct osn_law service; /* service.kind == OSN_LAW_EXP for the CTMC models */
 };
+
+/* The arrival part of m as the simulator's event engine reads it (trace borrowed from m).
+ * Inline, so that the simulator, which only borrows the model's types, links without the
+ * solver. */
+static inline struct osn_arrivals osn_model_arrivals(const struct osn_model *m)
+{
+    return (struct osn_arrivals){
+            .process = m->process,
+            .flows = m->flows,
+            .rate = m->rate,
+            .rate1 = m->rate1,
+            .rate2 = m->rate2,
+            .mmpp = m->mmpp,
+            .trace = m->trace,
+            .ntrace = m->ntrace,
+    };
+}
 
 /* Fills L1..H2 from L, H, R for the named kinds, and service.rate from mu. */
 void osn_model_resolve(struct osn_model *m);

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "osn/io.h"
+#include "osn/ini.h"
 #include "osn/net.h"
 
 /* The keys of a network scenario (its own chain: it does not take the model's sections). */

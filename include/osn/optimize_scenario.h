@@ -8,15 +8,15 @@
  *     max_discard  = 1e-4      ; P2, time in discard mode
  *     min_cycle    = 100       ; T_cyc in seconds
  *
- * Kept out of osn/io.h so that the io module's shared header does not grow with every command;
- * the schema chains in front of osn_model_schema, as osn_scenario_load() expects.
+ * One adapter per module, beside osn/model_scenario.h rather than inside it; the schema chains
+ * in front of osn_model_schema, as osn_scenario_load() expects.
  */
 #ifndef OSN_OPTIMIZE_SCENARIO_H
 #define OSN_OPTIMIZE_SCENARIO_H
 
 #include <stddef.h>
 
-#include "osn/io.h"
+#include "osn/model_scenario.h"
 #include "osn/optimize.h"
 
 /* [optimize] keys, then the model's. Pass it as `extra` to osn_scenario_load(). */

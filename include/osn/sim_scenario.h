@@ -5,15 +5,15 @@
  * by osn_scenario_load()) plus a [sim] section: time, warmup, replications, seed,
  * feedback_delay. The [sim] keys are a schema chained in front of osn_model_schema, so one
  * file and one set of --set overrides feed both, and every error names FILE:LINE or the --set
- * flag and the key. Kept apart from osn/io.h while that header is being reworked; the
- * declarations can move there.
+ * flag and the key. One adapter per module (io -> ini and the module): this one on
+ * osn/model_scenario.h and osn/sim.h.
  */
 #ifndef OSN_SIM_SCENARIO_H
 #define OSN_SIM_SCENARIO_H
 
 #include <stdio.h>
 
-#include "osn/io.h"
+#include "osn/model_scenario.h"
 #include "osn/sim.h"
 
 /* [sim] keys, chained in front of osn_model_schema. */

@@ -59,6 +59,40 @@ static int check_outputs(const char *cmd, const struct osn_cli_opt *opts)
     return 0;
 }
 
+/* Matches argv[*i] against opts and stores its value (advancing *i past a separate value).
+ * Returns 0, or OSN_EXIT_ERROR after printing why (unknown option, missing or bad value). */
+static int match_option(const char *cmd, int argc, char **argv, int *i,
+                        const struct osn_cli_opt *opts)
+{
+    const char *arg = argv[*i], *v = NULL;
+
+    for (const struct osn_cli_opt *o = opts; o->name; o++) {
+        if (o->kind == OSN_CLI_FLAG) {
+            if (strcmp(arg, o->name) == 0 || (o->alias && strcmp(arg, o->alias) == 0)) {
+                *(bool *)o->dest = true;
+                return 0;
+            }
+            continue;
+        }
+        int r = osn_cli_opt_value(argc, argv, i, o->name, &v);
+        if (r == 0)
+            continue;
+        if (r < 0)
+            return osn_cli_die(cmd, "option '%s' needs a value (see 'osn %s --help')", o->name,
+                               cmd);
+        if (!v[0])
+            return osn_cli_die(cmd, "option '%s' needs %s", o->name,
+                               o->kind == OSN_CLI_VALUE    ? "a value"
+                               : o->kind == OSN_CLI_OUTPUT ? "a file name (or - for stdout)"
+                                                           : "a file name");
+        if (o->kind == OSN_CLI_FILE && strcmp(v, "-") == 0)
+            return osn_cli_die(cmd, "option '%s' needs a file name, not -", o->name);
+        *(const char **)o->dest = v;
+        return 0;
+    }
+    return osn_cli_die(cmd, "unknown option '%s' (see 'osn %s --help')", arg, cmd);
+}
+
 int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
                   int extra_sets, struct osn_cli_args *a)
 {
@@ -92,33 +126,8 @@ int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_o
             a->sets[a->nsets++] = v;
             continue;
         }
-        const struct osn_cli_opt *o;
-        for (o = opts; o->name; o++) {
-            if (o->kind == OSN_CLI_FLAG) {
-                if (strcmp(arg, o->name) == 0 || (o->alias && strcmp(arg, o->alias) == 0)) {
-                    *(bool *)o->dest = true;
-                    break;
-                }
-                continue;
-            }
-            r = osn_cli_opt_value(argc, argv, &i, o->name, &v);
-            if (r == 0)
-                continue;
-            if (r < 0)
-                return osn_cli_die(cmd, "option '%s' needs a value (see 'osn %s --help')", o->name,
-                                   cmd);
-            if (!v[0])
-                return osn_cli_die(cmd, "option '%s' needs %s", o->name,
-                                   o->kind == OSN_CLI_VALUE    ? "a value"
-                                   : o->kind == OSN_CLI_OUTPUT ? "a file name (or - for stdout)"
-                                                               : "a file name");
-            if (o->kind == OSN_CLI_FILE && strcmp(v, "-") == 0)
-                return osn_cli_die(cmd, "option '%s' needs a file name, not -", o->name);
-            *(const char **)o->dest = v;
-            break;
-        }
-        if (!o->name)
-            return osn_cli_die(cmd, "unknown option '%s' (see 'osn %s --help')", arg, cmd);
+        if (match_option(cmd, argc, argv, &i, opts) != 0)
+            return OSN_EXIT_ERROR;
     }
     if (a->scenario && strcmp(a->scenario, "-") == 0)
         return osn_cli_die(cmd, "reading the scenario from stdin is not supported; give a file");

@@ -27,6 +27,8 @@ struct fluid_opts {
     bool quiet, help;
 };
 
+/* Over 60 lines on purpose: one fputs of the whole --help text, kept in one piece so that it
+ * reads in the source as it prints. */
 void osn_cmd_fluid_usage(FILE *f)
 {
     fputs("Usage: osn fluid [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"

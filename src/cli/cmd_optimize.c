@@ -22,8 +22,8 @@
 #include "cli.h"
 #include "optimize_out.h"
 #include "osn/err.h"
-#include "osn/io.h"
 #include "osn/model.h"
+#include "osn/model_scenario.h"
 #include "osn/optimize.h"
 #include "osn/optimize_scenario.h"
 #include "osn/wall.h"
@@ -38,6 +38,8 @@ struct opt_opts {
     char placeholder[2][64];
 };
 
+/* Over 60 lines on purpose: one fputs of the whole --help text, kept in one piece so that it
+ * reads in the source as it prints. */
 void osn_cmd_optimize_usage(FILE *f)
 {
     fputs("Usage: osn optimize [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--grid FILE|-]\n"
@@ -201,6 +203,88 @@ static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
     return osn_opt_json_write(f, c->at, c->cfg, c->res, err, errsize);
 }
 
+/* Loads the scenario and its [optimize] section into sc and cfg and checks that the general
+ * solver takes the model. Returns 0, or OSN_EXIT_ERROR after printing why. */
+static int load_scenario(const struct opt_opts *o, struct osn_scenario *sc, struct osn_opt_cfg *cfg)
+{
+    char err[1024] = "";
+    int rc;
+
+    rc = osn_scenario_load(sc, o->scenario, o->sets, o->nsets, &osn_optimize_schema, err,
+                           sizeof err);
+    if (!rc)
+        rc = osn_optimize_cfg_load(cfg, &sc->ini, err, sizeof err);
+    if (rc)
+        return die("%s", err[0] ? err : osn_strerror(rc));
+    const char *why = osn_solve_unsupported(&sc->model, OSN_METHOD_GENERAL);
+    if (why)
+        return die("%s", why);
+    return 0;
+}
+
+/* Opens the --grid output (grid_out) and starts the --plot data in g, then runs the search into
+ * res with the progress line. Returns 0, or OSN_EXIT_ERROR after printing why. */
+static int search(const struct opt_opts *o, const struct osn_scenario *sc,
+                  const struct osn_opt_cfg *cfg, struct osn_cli_output *grid_out,
+                  struct osn_opt_grid *g, struct osn_opt_result *res)
+{
+    struct progress prog = {0};
+    char err[1024] = "";
+    int rc;
+
+    if (o->grid) {
+        if (!(g->f = osn_cli_output_open("optimize", grid_out)))
+            return OSN_EXIT_ERROR;
+        if (osn_opt_grid_header(g->f) != 0)
+            return die("--grid %s: write failed: %s", o->grid, strerror(errno));
+    }
+    g->R = sc->model.kind == OSN_KIND_BI_LEVEL ? sc->model.H2 : sc->model.R;
+    if (o->plot && osn_opt_plot_begin(g, err, sizeof err) != 0)
+        return die("--plot: %s", err);
+    prog.tty = isatty(STDERR_FILENO);
+    prog.start = prog.last = osn_wall_s();
+    rc = osn_optimize(&sc->model, cfg, res, (o->grid || o->plot) ? osn_opt_grid_row : NULL, g,
+                      on_progress, &prog);
+    if (prog.shown)
+        fputs("\r\033[K", stderr);
+    if (rc == OSN_EIO)
+        return die("--grid %s: write failed: %s", o->grid ? o->grid : "", strerror(errno));
+    if (rc == OSN_ECONFIG)
+        return die("%s: no valid (L, H) pair in this model",
+                   sc->ini.path[0] ? sc->ini.path : "scenario");
+    if (rc)
+        return die("optimisation failed: %s", osn_strerror(rc));
+    return 0;
+}
+
+/* Writes the JSON and the plot, prints the summary unless quiet or stdout is an output, then
+ * publishes every output together. Returns 0, or OSN_EXIT_ERROR after printing why. */
+static int write_results(const struct opt_opts *o, struct osn_cli_output *outs, int nouts,
+                         const struct opt_out *ctx, struct osn_opt_grid *g, struct osn_afile *plot)
+{
+    char err[1024] = "";
+
+    if (osn_cli_outputs_write("optimize", outs, nouts, ctx) != 0)
+        return OSN_EXIT_ERROR;
+    if (o->plot) {
+        if (osn_afile_open(plot, o->plot, err, sizeof err) != 0)
+            return die("--plot: %s", err);
+        if (osn_opt_plot_end(g, osn_afile_write_path(plot), ctx->res, err, sizeof err) != 0)
+            return die("--plot %s: %s", o->plot, err);
+    }
+    if (!o->quiet && !osn_cli_outputs_to_stdout(outs, nouts))
+        osn_opt_summary(stdout, ctx->at, ctx->cfg, ctx->res);
+    /* The plot lands with the other outputs: finished before, published after them. */
+    if (o->plot && osn_afile_finish(plot, err, sizeof err) != 0)
+        return die("--plot: %s", err);
+    if (osn_cli_stdout_done("optimize") != 0 ||
+        osn_cli_outputs_commit("optimize", outs, nouts) != 0)
+        return OSN_EXIT_ERROR;
+    if (o->plot && osn_afile_publish(plot, err, sizeof err) != 0)
+        return die("--plot: %s", err);
+    return 0;
+}
+
 int osn_cmd_optimize(int argc, char **argv)
 {
     struct opt_opts o = {0};
@@ -211,11 +295,9 @@ int osn_cmd_optimize(int argc, char **argv)
     struct osn_cli_output outs[] = {{"--grid", NULL, NULL, {0}}, {"--json", NULL, w_json, {0}}};
     struct osn_afile plot = {0};
     struct osn_opt_grid g = {0};
-    struct progress prog = {0};
-    char err[1024];
-    int rc, status = OSN_EXIT_ERROR;
+    char err[1024] = "";
+    int status = OSN_EXIT_ERROR;
 
-    err[0] = '\0';
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     outs[0].path = o.grid, outs[1].path = o.json;
@@ -224,7 +306,7 @@ int osn_cmd_optimize(int argc, char **argv)
         status = 0;
         goto out;
     }
-    if ((rc = add_placeholders(&o, err, sizeof err)) == OSN_ENOMEM) {
+    if (add_placeholders(&o, err, sizeof err) == OSN_ENOMEM) {
         die("out of memory");
         goto out;
     }
@@ -234,80 +316,15 @@ int osn_cmd_optimize(int argc, char **argv)
         die("out of memory");
         goto out;
     }
-    rc = osn_scenario_load(sc, o.scenario, o.sets, o.nsets, &osn_optimize_schema, err, sizeof err);
-    if (!rc)
-        rc = osn_optimize_cfg_load(&cfg, &sc->ini, err, sizeof err);
-    if (rc) {
-        die("%s", err[0] ? err : osn_strerror(rc));
+    if (load_scenario(&o, sc, &cfg) != 0 || search(&o, sc, &cfg, &outs[0], &g, &res) != 0)
         goto out;
-    }
-    const char *why = osn_solve_unsupported(&sc->model, OSN_METHOD_GENERAL);
-    if (why) {
-        die("%s", why);
-        goto out;
-    }
-    if (o.grid) {
-        if (!(g.f = osn_cli_output_open("optimize", &outs[0])))
-            goto out;
-        if (osn_opt_grid_header(g.f) != 0) {
-            die("--grid %s: write failed: %s", o.grid, strerror(errno));
-            goto out;
-        }
-    }
-    g.R = sc->model.kind == OSN_KIND_BI_LEVEL ? sc->model.H2 : sc->model.R;
-    if (o.plot && osn_opt_plot_begin(&g, err, sizeof err) != 0) {
-        die("--plot: %s", err);
-        goto out;
-    }
-    prog.tty = isatty(STDERR_FILENO);
-    prog.start = prog.last = osn_wall_s();
-    rc = osn_optimize(&sc->model, &cfg, &res, (o.grid || o.plot) ? osn_opt_grid_row : NULL, &g,
-                      on_progress, &prog);
-    if (prog.shown)
-        fputs("\r\033[K", stderr);
-    if (rc == OSN_EIO) {
-        die("--grid %s: write failed: %s", o.grid ? o.grid : "", strerror(errno));
-        goto out;
-    }
-    if (rc == OSN_ECONFIG) {
-        die("%s: no valid (L, H) pair in this model", sc->ini.path[0] ? sc->ini.path : "scenario");
-        goto out;
-    }
-    if (rc) {
-        die("optimisation failed: %s", osn_strerror(rc));
-        goto out;
-    }
-
     /* The scenario as solved at the reported pair, for the table and the JSON echo. */
     const struct osn_opt_point *pt = res.best.found ? &res.best : &res.closest;
     *at = *sc;
     osn_optimize_set_pair(&at->model, pt->L, pt->H);
     struct opt_out ctx = {at, &cfg, &res};
-    if (osn_cli_outputs_write("optimize", outs, 2, &ctx) != 0)
+    if (write_results(&o, outs, 2, &ctx, &g, &plot) != 0)
         goto out;
-    if (o.plot) {
-        if (osn_afile_open(&plot, o.plot, err, sizeof err) != 0) {
-            die("--plot: %s", err);
-            goto out;
-        }
-        if (osn_opt_plot_end(&g, osn_afile_write_path(&plot), &res, err, sizeof err) != 0) {
-            die("--plot %s: %s", o.plot, err);
-            goto out;
-        }
-    }
-    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 2))
-        osn_opt_summary(stdout, at, &cfg, &res);
-    /* The plot lands with the other outputs: finished before, published after them. */
-    if (o.plot && osn_afile_finish(&plot, err, sizeof err) != 0) {
-        die("--plot: %s", err);
-        goto out;
-    }
-    if (osn_cli_stdout_done("optimize") != 0 || osn_cli_outputs_commit("optimize", outs, 2) != 0)
-        goto out;
-    if (o.plot && osn_afile_publish(&plot, err, sizeof err) != 0) {
-        die("--plot: %s", err);
-        goto out;
-    }
     status = 0;
 out:
     osn_cli_outputs_abort(outs, 2);

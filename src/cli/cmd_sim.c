@@ -17,7 +17,6 @@
 #include "cli.h"
 #include "cmd_sim.h"
 #include "osn/err.h"
-#include "osn/io.h"
 #include "osn/sim.h"
 #include "osn/sim_scenario.h"
 #include "outputs.h"
@@ -147,17 +146,63 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     return osn_sim_report_csv_write(f, c->s, c->res, err, errsize);
 }
 
+/* Applies --seed, --replications and --threads to the loaded scenario. Returns 0, or
+ * OSN_EXIT_ERROR after printing why. */
+static int apply_options(const struct sim_opts *o, struct osn_sim_scenario *s)
+{
+    long v;
+
+    if (o->seed) {
+        if (osn_cli_long("sim", "--seed", o->seed, 0, 0x7fffffffffffffffL, &v) != 0)
+            return OSN_EXIT_ERROR;
+        s->cfg.seed = (uint64_t)v;
+    }
+    if (o->replications) {
+        if (osn_cli_long("sim", "--replications", o->replications, 1, 100000, &v) != 0)
+            return OSN_EXIT_ERROR;
+        s->cfg.replications = (int)v;
+    }
+    s->cfg.threads = osn_cli_threads_default();
+    if (o->threads) {
+        if (osn_cli_long("sim", "--threads", o->threads, 1, 256, &v) != 0)
+            return OSN_EXIT_ERROR;
+        s->cfg.threads = (int)v;
+    }
+    return 0;
+}
+
+/* Loads, configures, checks and runs the scenario into s and res. Returns 0, or OSN_EXIT_ERROR
+ * after printing why. */
+static int run(const struct sim_opts *o, struct osn_sim_scenario *s, struct osn_sim_result *res)
+{
+    char err[1024] = "";
+    int rc;
+
+    rc = osn_sim_scenario_load(s, o->scenario, o->sets, o->nsets, err, sizeof err);
+    if (rc)
+        return die("%s", err[0] ? err : osn_strerror(rc));
+    if (apply_options(o, s) != 0)
+        return OSN_EXIT_ERROR;
+    if (osn_sim_scenario_check(s, err, sizeof err) != 0)
+        return die("%s", err);
+    if (!o->quiet && isatty(STDERR_FILENO))
+        s->cfg.progress = progress;
+    rc = osn_sim_run(&s->sc.model, &s->cfg, res, err, sizeof err);
+    if (s->cfg.progress)
+        fputs("\r\033[K", stderr);
+    if (rc)
+        return die("simulation failed: %s", err[0] ? err : osn_strerror(rc));
+    return 0;
+}
+
 int osn_cmd_sim(int argc, char **argv)
 {
     struct sim_opts o = {0};
     struct osn_sim_scenario *s = NULL;
     struct osn_sim_result res;
     struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}}, {"--csv", NULL, w_csv, {0}}};
-    char err[1024];
-    long v;
-    int rc, status = OSN_EXIT_ERROR;
+    int status = OSN_EXIT_ERROR;
 
-    err[0] = '\0';
     if (osn_cmd_sim_is_net(argc, argv)) /* the SIP network simulator: cmd_sim_net.c */
         return osn_cmd_sim_net(argc, argv);
     if (parse_args(argc, argv, &o) != 0)
@@ -173,36 +218,8 @@ int osn_cmd_sim(int argc, char **argv)
         die("out of memory");
         goto out;
     }
-    rc = osn_sim_scenario_load(s, o.scenario, o.sets, o.nsets, err, sizeof err);
-    if (rc) {
-        die("%s", err[0] ? err : osn_strerror(rc));
+    if (run(&o, s, &res) != 0)
         goto out;
-    }
-    if (o.seed && osn_cli_long("sim", "--seed", o.seed, 0, 0x7fffffffffffffffL, &v) != 0)
-        goto out;
-    if (o.seed)
-        s->cfg.seed = (uint64_t)v;
-    if (o.replications && osn_cli_long("sim", "--replications", o.replications, 1, 100000, &v) != 0)
-        goto out;
-    if (o.replications)
-        s->cfg.replications = (int)v;
-    if (o.threads && osn_cli_long("sim", "--threads", o.threads, 1, 256, &v) != 0)
-        goto out;
-    s->cfg.threads = o.threads ? (int)v : osn_cli_threads_default();
-    if (osn_sim_scenario_check(s, err, sizeof err) != 0) {
-        die("%s", err);
-        goto out;
-    }
-    if (!o.quiet && isatty(STDERR_FILENO))
-        s->cfg.progress = progress;
-
-    rc = osn_sim_run(&s->sc.model, &s->cfg, &res, err, sizeof err);
-    if (s->cfg.progress)
-        fputs("\r\033[K", stderr);
-    if (rc) {
-        die("simulation failed: %s", err[0] ? err : osn_strerror(rc));
-        goto out;
-    }
     struct sim_out ctx = {s, &res};
     if (osn_cli_outputs_write("sim", outs, 2, &ctx) != 0)
         goto out;

@@ -18,21 +18,38 @@
 #include "cli.h"
 #include "cmd_sim.h"
 #include "osn/err.h"
-#include "osn/io.h"
 #include "osn/net_scenario.h"
 #include "outputs.h"
 
 #define MAX_SWEEP 1000
 
-static const char *const valued[] = {"--set",  "--seed", "--replications", "--threads",
-                                     "--json", "--csv",  "--trace",        "--trace-interval"};
-#define NVALUED (sizeof valued / sizeof valued[0])
+/* The options that take a value, by name; --trace and --trace-interval exist only here. */
+enum net_opt {
+    OPT_SET,
+    OPT_SEED,
+    OPT_REPLICATIONS,
+    OPT_THREADS,
+    OPT_JSON,
+    OPT_CSV,
+    OPT_TRACE,
+    OPT_TRACE_INTERVAL,
+    NVALUED
+};
+
+static const char *const valued[NVALUED] = {[OPT_SET] = "--set",
+                                            [OPT_SEED] = "--seed",
+                                            [OPT_REPLICATIONS] = "--replications",
+                                            [OPT_THREADS] = "--threads",
+                                            [OPT_JSON] = "--json",
+                                            [OPT_CSV] = "--csv",
+                                            [OPT_TRACE] = "--trace",
+                                            [OPT_TRACE_INTERVAL] = "--trace-interval"};
 
 struct net_opts {
     const char *scenario;
     const char **sets;
     int nsets;
-    const char *val[NVALUED]; /* by index of valued[], 0 unused */
+    const char *val[NVALUED]; /* the value of each option by enum net_opt; val[OPT_SET] unused */
     bool quiet, help;
 };
 
@@ -59,9 +76,9 @@ bool osn_cmd_sim_is_net(int argc, char **argv)
         if (k >= 0) {
             if (!v && i + 1 < argc)
                 v = argv[++i];
-            if (k == 0 && v && (strncmp(v, "net.", 4) == 0 || strncmp(v, "source.", 7) == 0))
+            if (k == OPT_SET && v && (strncmp(v, "net.", 4) == 0 || strncmp(v, "source.", 7) == 0))
                 return true;
-            if (k >= 6) /* --trace, --trace-interval exist only here */
+            if (k == OPT_TRACE || k == OPT_TRACE_INTERVAL)
                 return true;
             continue;
         }
@@ -75,9 +92,8 @@ static int parse_args(int argc, char **argv, struct net_opts *o)
 {
     struct osn_cli_opt opts[NVALUED + 1] = {{"--quiet", "-q", OSN_CLI_FLAG, &o->quiet}};
     int n = 1;
-    for (size_t k = 1; k < NVALUED; k++) { /* valued[0] is --set, handled by osn_cli_parse */
-        bool out = strcmp(valued[k], "--json") == 0 || strcmp(valued[k], "--csv") == 0 ||
-                   strcmp(valued[k], "--trace") == 0;
+    for (int k = OPT_SET + 1; k < NVALUED; k++) { /* --set is osn_cli_parse's own */
+        bool out = k == OPT_JSON || k == OPT_CSV || k == OPT_TRACE;
         opts[n++] = (struct osn_cli_opt){valued[k], NULL, out ? OSN_CLI_OUTPUT : OSN_CLI_VALUE,
                                          &o->val[k]};
     }
@@ -92,28 +108,36 @@ static int parse_args(int argc, char **argv, struct net_opts *o)
     return rc;
 }
 
-/* A --set "KEY=LO:HI:STEP": fills the key, the values and their count; 0 when none. */
-static int find_sweep(const struct net_opts *o, int *which, char *key, size_t keysize, double *vals,
-                      int *nvals)
+/* The values of the one --set given as a range, or a single run without one. */
+struct sweep {
+    int which;    /* index in sets of the range, -1 without a sweep */
+    char key[64]; /* its key, "" without a sweep */
+    double vals[MAX_SWEEP + 1];
+    int n; /* runs: the values of the range, 1 without */
+};
+
+/* A --set "KEY=LO:HI:STEP": fills sw with the key, the values and their count; sw->which stays
+ * -1 when there is none. Returns 0, or OSN_EXIT_ERROR after printing why. */
+static int find_sweep(const struct net_opts *o, struct sweep *sw)
 {
-    *which = -1;
+    sw->which = -1;
     for (int i = 0; i < o->nsets; i++) {
         const char *eq = strchr(o->sets[i], '=');
         double lo, hi, st;
         char tail;
         if (!eq || sscanf(eq + 1, "%lf:%lf:%lf%c", &lo, &hi, &st, &tail) != 3)
             continue;
-        if (*which >= 0)
+        if (sw->which >= 0)
             return die("only one --set may be a range");
         if (!(st > 0) || !(hi >= lo) || (hi - lo) / st > MAX_SWEEP)
             return die("--set %s: a range is LO:HI:STEP with STEP > 0, HI >= LO, at most %d "
                        "values",
                        o->sets[i], MAX_SWEEP);
-        *which = i;
-        snprintf(key, keysize, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
-        *nvals = 0;
+        sw->which = i;
+        snprintf(sw->key, sizeof sw->key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+        sw->n = 0;
         for (int k = 0; lo + k * st <= hi * (1 + 1e-12) + 1e-12; k++)
-            vals[(*nvals)++] = lo + k * st;
+            sw->vals[sw->n++] = lo + k * st;
     }
     return 0;
 }
@@ -156,9 +180,122 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     return osn_net_report_csv_write(f, c->sc, c->res, c->n, c->sweep_key, err, errsize);
 }
 
+/* Applies --seed, --replications, --threads, --trace and --trace-interval to the configuration
+ * of one run. Returns 0, or OSN_EXIT_ERROR after printing why. */
+static int apply_options(const struct net_opts *o, struct osn_net_cfg *c, FILE *trace)
+{
+    long v;
+
+    if (o->val[OPT_SEED]) {
+        if (osn_cli_long("sim", "--seed", o->val[OPT_SEED], 0, 0x7fffffffffffffffL, &v) != 0)
+            return OSN_EXIT_ERROR;
+        c->seed = (uint64_t)v;
+    }
+    if (o->val[OPT_REPLICATIONS]) {
+        if (osn_cli_long("sim", "--replications", o->val[OPT_REPLICATIONS], 1, 100000, &v) != 0)
+            return OSN_EXIT_ERROR;
+        c->replications = (int)v;
+    }
+    c->threads = osn_cli_threads_default();
+    if (o->val[OPT_THREADS]) {
+        if (osn_cli_long("sim", "--threads", o->val[OPT_THREADS], 1, 256, &v) != 0)
+            return OSN_EXIT_ERROR;
+        c->threads = (int)v;
+    }
+    if (o->val[OPT_TRACE]) {
+        c->trace = trace;
+        if (c->trace_interval <= 0)
+            c->trace_interval = 0.1;
+    }
+    if (o->val[OPT_TRACE_INTERVAL]) {
+        char *end;
+        c->trace_interval = strtod(o->val[OPT_TRACE_INTERVAL], &end);
+        if (*end || !(c->trace_interval > 0))
+            return die("--trace-interval %s: expected seconds > 0", o->val[OPT_TRACE_INTERVAL]);
+    }
+    return 0;
+}
+
+/* Run i of the sweep: loads the scenario with the swept key at its value, applies the options,
+ * checks and simulates into sc and res (the caller's). Returns 0, or OSN_EXIT_ERROR after
+ * printing why. */
+static int run_one(struct net_opts *o, const struct sweep *sw, int i, FILE *trace,
+                   struct osn_net_scenario *sc, struct osn_net_result *res)
+{
+    struct osn_net_cfg *c = &sc->cfg;
+    struct sweep_at at = {i, sw->n, sw->key, sw->vals[i]};
+    char err[1024] = "", setbuf[320];
+    const char *saved = NULL;
+    int rc;
+
+    if (sw->which >= 0) {
+        saved = o->sets[sw->which];
+        snprintf(setbuf, sizeof setbuf, "%s=%.10g", sw->key, sw->vals[i]);
+        o->sets[sw->which] = setbuf;
+    }
+    rc = osn_net_scenario_load(sc, o->scenario, o->sets, o->nsets, err, sizeof err);
+    if (sw->which >= 0)
+        o->sets[sw->which] = saved;
+    if (rc)
+        return die("%s", err[0] ? err : osn_strerror(rc));
+    if (apply_options(o, c, trace) != 0)
+        return OSN_EXIT_ERROR;
+    if (osn_net_scenario_check(sc, err, sizeof err) != 0)
+        return die("%s", err);
+    if (!o->quiet && isatty(STDERR_FILENO)) {
+        c->progress = progress;
+        c->progress_arg = &at;
+    }
+    rc = osn_net_run(c, res, err, sizeof err);
+    if (c->progress)
+        fputs("\r\033[K", stderr);
+    c->progress = NULL; /* `at` ends here */
+    c->progress_arg = NULL;
+    if (rc)
+        return die("simulation failed: %s", err[0] ? err : osn_strerror(rc));
+    return 0;
+}
+
+/* The table on stdout: one run's, or one row per value of a sweep. */
+static void print_table(const struct sweep *sw, struct osn_net_scenario *const *sc,
+                        struct osn_net_result *const *res)
+{
+    if (sw->which < 0) {
+        osn_net_report_table(stdout, sc[0], res[0]);
+        return;
+    }
+    printf("sweep of %s (%d values)\n\n  %12s %10s %10s %10s %10s %10s %10s\n", sw->key, sw->n,
+           sw->key, "offered", "goodput", "capacity", "failed", "setup_mean", "retrans");
+    for (int i = 0; i < sw->n; i++)
+        printf("  %12.6g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n", sw->vals[i],
+               res[i]->est[OSN_NET_OFFERED].value, res[i]->est[OSN_NET_GOODPUT].value,
+               res[i]->est[OSN_NET_CAPACITY].value, res[i]->est[OSN_NET_FAILED].value,
+               res[i]->est[OSN_NET_SETUP_MEAN].value, res[i]->est[OSN_NET_RETRANS_RATIO].value);
+}
+
+/* Writes the output files, prints the table unless quiet or stdout is an output, and commits the
+ * files. Returns 0, or OSN_EXIT_ERROR after printing why (nothing is published then). */
+static int write_results(const struct net_opts *o, const struct sweep *sw,
+                         struct osn_cli_output *outs, int nouts, struct osn_net_scenario *const *sc,
+                         struct osn_net_result *const *res)
+{
+    struct net_out ctx = {(const struct osn_net_scenario *const *)sc,
+                          (const struct osn_net_result *const *)res, sw->n,
+                          sw->which >= 0 ? sw->key : NULL};
+
+    if (osn_cli_outputs_write("sim", outs, nouts, &ctx) != 0)
+        return OSN_EXIT_ERROR;
+    if (!o->quiet && !osn_cli_outputs_to_stdout(outs, nouts))
+        print_table(sw, sc, res);
+    if (osn_cli_stdout_done("sim") != 0 || osn_cli_outputs_commit("sim", outs, nouts) != 0)
+        return OSN_EXIT_ERROR;
+    return 0;
+}
+
 int osn_cmd_sim_net(int argc, char **argv)
 {
     struct net_opts o = {0};
+    struct sweep sw = {.which = -1, .n = 1};
     struct osn_net_scenario **sc = NULL;
     struct osn_net_result **res = NULL;
     /* --trace is written while replication 0 runs (no writer), the others after. */
@@ -166,123 +303,49 @@ int osn_cmd_sim_net(int argc, char **argv)
                                     {"--csv", NULL, w_csv, {0}},
                                     {"--trace", NULL, NULL, {0}}};
     FILE *trace = NULL;
-    char err[1024], key[64] = "", setbuf[320];
-    double vals[MAX_SWEEP + 1];
-    int nvals = 1, which = -1, status = OSN_EXIT_ERROR, n = 0;
-    long v;
+    int status = OSN_EXIT_ERROR;
 
     if (parse_args(argc, argv, &o) != 0)
         goto out;
-    outs[0].path = o.val[4], outs[1].path = o.val[5], outs[2].path = o.val[6];
+    outs[0].path = o.val[OPT_JSON], outs[1].path = o.val[OPT_CSV];
+    outs[2].path = o.val[OPT_TRACE];
     if (o.help) {
         osn_cmd_sim_usage(stdout);
         status = 0;
         goto out;
     }
-    if (find_sweep(&o, &which, key, sizeof key, vals, &nvals) != 0)
+    if (find_sweep(&o, &sw) != 0)
         goto out;
-    if (which >= 0 && o.val[6]) {
+    if (sw.which >= 0 && o.val[OPT_TRACE]) {
         die("--trace with a swept key: give one value");
         goto out;
     }
-    sc = calloc((size_t)nvals, sizeof *sc);
-    res = calloc((size_t)nvals, sizeof *res);
+    sc = calloc((size_t)sw.n, sizeof *sc);
+    res = calloc((size_t)sw.n, sizeof *res);
     if (!sc || !res) {
         die("out of memory");
         goto out;
     }
-    if (o.val[6] && !(trace = osn_cli_output_open("sim", &outs[2])))
+    if (o.val[OPT_TRACE] && !(trace = osn_cli_output_open("sim", &outs[2])))
         goto out;
-    for (n = 0; n < nvals;) {
-        const char *saved = which >= 0 ? o.sets[which] : NULL;
-        if (which >= 0) {
-            snprintf(setbuf, sizeof setbuf, "%s=%.10g", key, vals[n]);
-            o.sets[which] = setbuf;
-        }
-        sc[n] = calloc(1, sizeof **sc);
-        res[n] = calloc(1, sizeof **res);
-        if (!sc[n] || !res[n]) {
-            free(sc[n]);
-            free(res[n]);
+    for (int i = 0; i < sw.n; i++) {
+        sc[i] = calloc(1, sizeof **sc);
+        res[i] = calloc(1, sizeof **res);
+        if (!sc[i] || !res[i]) {
             die("out of memory");
             goto out;
         }
-        int rc = osn_net_scenario_load(sc[n], o.scenario, o.sets, o.nsets, err, sizeof err);
-        if (which >= 0)
-            o.sets[which] = saved;
-        n++;
-        if (rc) {
-            die("%s", err[0] ? err : osn_strerror(rc));
+        if (run_one(&o, &sw, i, trace, sc[i], res[i]) != 0)
             goto out;
-        }
-        struct osn_net_cfg *c = &sc[n - 1]->cfg;
-        if (o.val[1] && osn_cli_long("sim", "--seed", o.val[1], 0, 0x7fffffffffffffffL, &v) != 0)
-            goto out;
-        if (o.val[1])
-            c->seed = (uint64_t)v;
-        if (o.val[2] && osn_cli_long("sim", "--replications", o.val[2], 1, 100000, &v) != 0)
-            goto out;
-        if (o.val[2])
-            c->replications = (int)v;
-        if (o.val[3] && osn_cli_long("sim", "--threads", o.val[3], 1, 256, &v) != 0)
-            goto out;
-        c->threads = o.val[3] ? (int)v : osn_cli_threads_default();
-        if (o.val[6]) {
-            c->trace = trace;
-            if (c->trace_interval <= 0)
-                c->trace_interval = 0.1;
-        }
-        if (o.val[7]) {
-            char *end;
-            c->trace_interval = strtod(o.val[7], &end);
-            if (*end || !(c->trace_interval > 0)) {
-                die("--trace-interval %s: expected seconds > 0", o.val[7]);
-                goto out;
-            }
-        }
-        if (osn_net_scenario_check(sc[n - 1], err, sizeof err) != 0) {
-            die("%s", err);
-            goto out;
-        }
-        struct sweep_at at = {n - 1, nvals, key, vals[n - 1]};
-        if (!o.quiet && isatty(STDERR_FILENO)) {
-            c->progress = progress;
-            c->progress_arg = &at;
-        }
-        rc = osn_net_run(c, res[n - 1], err, sizeof err);
-        if (c->progress)
-            fputs("\r\033[K", stderr);
-        if (rc) {
-            die("simulation failed: %s", err[0] ? err : osn_strerror(rc));
-            goto out;
-        }
     }
-    struct net_out ctx = {(const struct osn_net_scenario *const *)sc,
-                          (const struct osn_net_result *const *)res, n, which >= 0 ? key : NULL};
-    if (osn_cli_outputs_write("sim", outs, 3, &ctx) != 0)
-        goto out;
-    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 3)) {
-        if (which < 0) {
-            osn_net_report_table(stdout, sc[0], res[0]);
-        } else {
-            printf("sweep of %s (%d values)\n\n  %12s %10s %10s %10s %10s %10s %10s\n", key, n, key,
-                   "offered", "goodput", "capacity", "failed", "setup_mean", "retrans");
-            for (int i = 0; i < n; i++)
-                printf("  %12.6g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n", vals[i],
-                       res[i]->est[OSN_NET_OFFERED].value, res[i]->est[OSN_NET_GOODPUT].value,
-                       res[i]->est[OSN_NET_CAPACITY].value, res[i]->est[OSN_NET_FAILED].value,
-                       res[i]->est[OSN_NET_SETUP_MEAN].value,
-                       res[i]->est[OSN_NET_RETRANS_RATIO].value);
-        }
-    }
-    if (osn_cli_stdout_done("sim") != 0 || osn_cli_outputs_commit("sim", outs, 3) != 0)
+    if (write_results(&o, &sw, outs, 3, sc, res) != 0)
         goto out;
     status = 0;
 out:
     osn_cli_outputs_abort(outs, 3);
-    for (int i = 0; i < n; i++) {
-        free(sc[i]);
-        free(res[i]);
+    for (int i = 0; i < sw.n; i++) {
+        free(sc ? sc[i] : NULL);
+        free(res ? res[i] : NULL);
     }
     free(sc);
     free(res);

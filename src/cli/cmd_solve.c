@@ -1,7 +1,7 @@
 /*
  * `osn solve`: exact measures of one hysteretic model.
  *
- * Thin by design: parse the options, load the scenario (src/io/scenario.c), run osn_solve(),
+ * Thin by design: parse the options, load the scenario (src/io/model_scenario.c), run osn_solve(),
  * print. Output files are all written to temporaries first and renamed into place only after
  * every output, standard output included, was written without error; so a failed run leaves no
  * file behind and reports exactly one line on stderr, "osn solve: ...", with exit status 2.
@@ -15,8 +15,8 @@
 
 #include "cli.h"
 #include "osn/err.h"
-#include "osn/io.h"
 #include "osn/model.h"
+#include "osn/model_scenario.h"
 #include "outputs.h"
 
 struct solve_opts {
@@ -29,6 +29,8 @@ struct solve_opts {
     bool help;
 };
 
+/* Over 60 lines on purpose: one fputs of the whole --help text, kept in one piece so that it
+ * reads in the source as it prints. */
 void osn_cmd_solve_usage(FILE *f)
 {
     fputs("Usage: osn solve [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"
@@ -174,6 +176,44 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     return osn_report_csv_write(f, c->sc, c->ms, err, errsize);
 }
 
+/* Loads the scenario into sc and checks that --method can solve it. Returns 0, or
+ * OSN_EXIT_ERROR after printing why. */
+static int load_scenario(const struct solve_opts *o, struct osn_scenario *sc)
+{
+    char err[1024] = "";
+    int rc;
+
+    rc = osn_scenario_load(sc, o->scenario, o->sets, o->nsets, NULL, err, sizeof err);
+    if (rc)
+        return die("%s", err[0] ? err : osn_strerror(rc));
+    const char *why = osn_solve_unsupported(&sc->model, o->method);
+    if (why)
+        return die("%s%s", o->method == OSN_METHOD_CLOSED ? "--method closed: " : "", why);
+    return 0;
+}
+
+/* Solves into ms, writing the stationary distribution to the --dist output (dist_out) while the
+ * solver runs. Returns 0, or OSN_EXIT_ERROR after printing why. */
+static int solve(const struct solve_opts *o, const struct osn_scenario *sc,
+                 struct osn_cli_output *dist_out, struct osn_measures *ms)
+{
+    FILE *dist = NULL;
+    int rc;
+
+    if (o->dist) {
+        if (!(dist = osn_cli_output_open("solve", dist_out)))
+            return OSN_EXIT_ERROR;
+        if (fputs("mode,n,p\n", dist) == EOF)
+            return die("--dist %s: write failed: %s", o->dist, strerror(errno));
+    }
+    rc = osn_solve(&sc->model, o->method, ms, dist ? dist_row : NULL, dist);
+    if (rc == OSN_EIO && o->dist)
+        return die("--dist %s: write failed: %s", o->dist, strerror(errno));
+    if (rc)
+        return die("solver failed: %s", osn_strerror(rc));
+    return 0;
+}
+
 int osn_cmd_solve(int argc, char **argv)
 {
     struct solve_opts o = {0};
@@ -183,11 +223,8 @@ int osn_cmd_solve(int argc, char **argv)
     struct osn_cli_output outs[] = {{"--dist", NULL, NULL, {0}},
                                     {"--json", NULL, w_json, {0}},
                                     {"--csv", NULL, w_csv, {0}}};
-    char err[1024];
-    FILE *dist = NULL;
-    int rc, status = OSN_EXIT_ERROR;
+    int status = OSN_EXIT_ERROR;
 
-    err[0] = '\0';
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     outs[0].path = o.dist, outs[1].path = o.json, outs[2].path = o.csv;
@@ -202,34 +239,8 @@ int osn_cmd_solve(int argc, char **argv)
         die("out of memory");
         goto out;
     }
-    rc = osn_scenario_load(sc, o.scenario, o.sets, o.nsets, NULL, err, sizeof err);
-    if (rc) {
-        die("%s", err[0] ? err : osn_strerror(rc));
+    if (load_scenario(&o, sc) != 0 || solve(&o, sc, &outs[0], &ms) != 0)
         goto out;
-    }
-    const char *why = osn_solve_unsupported(&sc->model, o.method);
-    if (why) {
-        die("%s%s", o.method == OSN_METHOD_CLOSED ? "--method closed: " : "", why);
-        goto out;
-    }
-
-    if (o.dist) {
-        if (!(dist = osn_cli_output_open("solve", &outs[0])))
-            goto out;
-        if (fputs("mode,n,p\n", dist) == EOF) {
-            die("--dist %s: write failed: %s", o.dist, strerror(errno));
-            goto out;
-        }
-    }
-    rc = osn_solve(&sc->model, o.method, &ms, dist ? dist_row : NULL, dist);
-    if (rc == OSN_EIO && o.dist) {
-        die("--dist %s: write failed: %s", o.dist, strerror(errno));
-        goto out;
-    }
-    if (rc) {
-        die("solver failed: %s", osn_strerror(rc));
-        goto out;
-    }
     struct solve_out ctx = {sc, &ms};
     if (osn_cli_outputs_write("solve", outs, 3, &ctx) != 0)
         goto out;

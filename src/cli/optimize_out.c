@@ -2,8 +2,8 @@
  * Outputs of `osn optimize`: the readable summary, the --grid CSV, the --json document and the
  * --plot heat map (gnuplot).
  *
- * Numbers follow the conventions of src/io/report.c: the summary prints 7 significant digits at
- * any magnitude (osn_xd_format), CSV and JSON write a value that fits a double to 17 digits and
+ * Numbers follow the conventions of src/io/model_report.c: the summary prints 7 significant digits
+ * at any magnitude (osn_xd_format), CSV and JSON write a value that fits a double to 17 digits and
  * any other as a 12-digit decimal string. The JSON document is osn_report_json_write()'s own,
  * read back and extended with the optimiser's keys, so its solve keys can never drift from
  * `osn solve --json`.
@@ -129,13 +129,13 @@ static void print_constraints(FILE *f, const struct osn_opt_cfg *cfg,
     }
 }
 
-void osn_opt_summary(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
-                     const struct osn_opt_result *res)
+/* What was searched: the model's range, the scenario, the constraints and the pairs evaluated.
+ * Returns whether any constraint was given. */
+static bool print_search(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
+                         const struct osn_opt_result *res)
 {
     const struct osn_model *m = &at->model;
-    const char *L = lname(m), *H = hname(m);
     bool any = false;
-    char t[64], u[64];
 
     if (m->kind == OSN_KIND_BI_LEVEL)
         fprintf(f,
@@ -159,34 +159,53 @@ void osn_opt_summary(FILE *f, const struct osn_scenario *at, const struct osn_op
     if (res->skipped)
         fprintf(f, " (%ld more do not form a valid model)", res->skipped);
     fprintf(f, ", %ld feasible\n\n", res->feasible);
+    return any;
+}
+
+/* The optimum found, its constraints (when any was given) and the one that binds. */
+static void print_optimum(FILE *f, const struct osn_model *m, const struct osn_opt_cfg *cfg,
+                          const struct osn_opt_result *res, bool any)
+{
+    const char *L = lname(m), *H = hname(m);
+    char t[64], u[64];
+
+    fprintf(f, "optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->best.L, H, res->best.H,
+            fmt7(res->best.ms.T_ret, t, sizeof t));
+    if (any)
+        print_constraints(f, cfg, &res->best, res, true);
+    if (res->binding >= 0) {
+        const struct osn_opt_point *nx = &res->next;
+        xd x = osn_opt_con_value((enum osn_opt_con)res->binding, &nx->ms);
+        fprintf(f,
+                "binding: %s: the next-better pair %s=%ld %s=%ld (T_ret = %s s) has %s = %s "
+                "(relative violation %.3g)\n",
+                osn_opt_con_name((enum osn_opt_con)res->binding), L, nx->L, H, nx->H,
+                fmt7(nx->ms.T_ret, t, sizeof t), con_measure[res->binding], fmt7(x, u, sizeof u),
+                nx->viol[res->binding]);
+        fprintf(f, "unconstrained optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->free.L, H,
+                res->free.H, fmt7(res->free.ms.T_ret, t, sizeof t));
+    } else {
+        fprintf(f, "binding: none (no pair has a smaller T_ret: this is the unconstrained "
+                   "optimum)\n");
+    }
+    fprintf(f, "\nmeasures at the optimum:\n");
+}
+
+void osn_opt_summary(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
+                     const struct osn_opt_result *res)
+{
+    const struct osn_model *m = &at->model;
+    bool any = print_search(f, at, cfg, res);
+    char t[64];
 
     if (res->best.found) {
-        fprintf(f, "optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->best.L, H, res->best.H,
-                fmt7(res->best.ms.T_ret, t, sizeof t));
-        if (any)
-            print_constraints(f, cfg, &res->best, res, true);
-        if (res->binding >= 0) {
-            const struct osn_opt_point *nx = &res->next;
-            xd x = osn_opt_con_value((enum osn_opt_con)res->binding, &nx->ms);
-            fprintf(f,
-                    "binding: %s: the next-better pair %s=%ld %s=%ld (T_ret = %s s) has %s = %s "
-                    "(relative violation %.3g)\n",
-                    osn_opt_con_name((enum osn_opt_con)res->binding), L, nx->L, H, nx->H,
-                    fmt7(nx->ms.T_ret, t, sizeof t), con_measure[res->binding],
-                    fmt7(x, u, sizeof u), nx->viol[res->binding]);
-            fprintf(f, "unconstrained optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->free.L, H,
-                    res->free.H, fmt7(res->free.ms.T_ret, t, sizeof t));
-        } else {
-            fprintf(f, "binding: none (no pair has a smaller T_ret: this is the unconstrained "
-                       "optimum)\n");
-        }
-        fprintf(f, "\nmeasures at the optimum:\n");
+        print_optimum(f, m, cfg, res, any);
     } else {
         fprintf(f, "no feasible pair: none of the %ld pairs meets every constraint\n",
                 res->evaluated);
-        fprintf(f, "closest pair: %s=%ld %s=%ld, T_ret = %s s, total relative violation %.4g\n", L,
-                res->closest.L, H, res->closest.H, fmt7(res->closest.ms.T_ret, t, sizeof t),
-                res->closest.violation);
+        fprintf(f, "closest pair: %s=%ld %s=%ld, T_ret = %s s, total relative violation %.4g\n",
+                lname(m), res->closest.L, hname(m), res->closest.H,
+                fmt7(res->closest.ms.T_ret, t, sizeof t), res->closest.violation);
         print_constraints(f, cfg, &res->closest, res, false);
         fprintf(f, "\nmeasures at the closest pair:\n");
     }

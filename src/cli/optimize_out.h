@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "osn/io.h"
+#include "osn/model_scenario.h"
 #include "osn/optimize.h"
 
 /* Where the per-pair rows go: the grid CSV and/or the plot's data file (either may be NULL). */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "osn/io.h"
+#include "osn/afile.h"
 
 /* Writes a result to f; 0, or not 0 with a reason in err. */
 typedef int (*osn_cli_writer)(FILE *f, const void *ctx, char *err, size_t errsize);

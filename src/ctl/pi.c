@@ -23,6 +23,7 @@
  * Anti-windup: the velocity form integrates into the clamped output itself, so a saturated
  * interval adds nothing that must later be unwound; the first error of the other sign moves r
  * off the clamp at once. r starts at r_max (no restriction until measurements say otherwise).
+ * The law itself is src/ctl/pi_law.c, which the fluid model uses too.
  */
 #include "ctl_int.h"
 
@@ -42,9 +43,8 @@ struct pi {
     bool fresh;             /* RRRC: a newer psi arrived in this interval */
     double sum;             /* RTD: delay samples in this interval */
     unsigned long nsum;
-    double r, e_prev;
-    bool have_prev;
-    double next; /* next control boundary */
+    struct osn_ctl_pi_law law; /* law.out: the allowed retransmission rate r */
+    double next;               /* next control boundary */
     bool started;
     struct osn__ctl_bucket b;
 };
@@ -59,7 +59,12 @@ static int pi_init(struct osn_ctl *c)
     if (!(k->interval > 0 && k->r_min >= 0 && k->r_min <= k->r_max && isfinite(k->r_max) &&
           k->burst >= 1 && k->kp >= 0 && k->ki >= 0 && k->validity > 0 && isfinite(k->target)))
         return OSN_EINVAL;
-    p->r = k->r_max;
+    osn_ctl_pi_law_init(&p->law, &(struct osn_ctl_pi_law_cfg){.target = k->target,
+                                                              .kp = k->kp,
+                                                              .ki = k->ki,
+                                                              .interval = k->interval,
+                                                              .lo = k->r_min,
+                                                              .hi = k->r_max});
     return 0;
 }
 
@@ -109,14 +114,14 @@ static void pi_feedback(struct osn_ctl *c, double now, struct osn_ctl_feedback *
 
 static void set_bucket(struct pi *p)
 {
-    p->b.T = p->r > 0 ? 1 / p->r : INFINITY;
+    p->b.T = p->law.out > 0 ? 1 / p->law.out : INFINITY;
     p->b.tau = (p->base.cfg.pi.burst - 1) * p->b.T; /* floor(TAU/T) + 1 = burst copies */
 }
 
 static void control(struct pi *p, double now)
 {
     const struct osn_ctl_pi_cfg *k = &p->base.cfg.pi;
-    double m = NAN, e, r;
+    double m = NAN;
 
     if (!p->started) {
         p->started = true;
@@ -138,20 +143,8 @@ static void control(struct pi *p, double now)
     p->sum = 0;
     p->nsum = 0;
     if (isnan(m))
-        return; /* no measurement: hold */
-    e = k->target - m;
-    if (!p->have_prev) {
-        p->e_prev = e;
-        p->have_prev = true;
-    }
-    /* protocols.md 7.3: velocity-form PI, clamped (the clamp is the anti-windup). */
-    r = p->r + k->kp * (e - p->e_prev) + k->ki * k->interval * e;
-    if (r < k->r_min)
-        r = k->r_min;
-    if (r > k->r_max)
-        r = k->r_max;
-    p->r = r;
-    p->e_prev = e;
+        return;                        /* no measurement: hold */
+    osn_ctl_pi_law_update(&p->law, m); /* src/ctl/pi_law.c */
     set_bucket(p);
 }
 
@@ -183,7 +176,7 @@ static enum osn_ctl_send client_admit(struct osn_ctl *c, double now, enum osn_ct
     control(p, now);
     if (!osn_ctl_msg_is_retx(kind))
         return OSN_CTL_SEND; /* originals are never throttled */
-    if (!(p->r > 0))
+    if (!(p->law.out > 0))
         return OSN_CTL_SKIP;
     return osn__ctl_bucket_admit(&p->b, now, 0) ? OSN_CTL_SEND : OSN_CTL_SKIP;
 }
@@ -193,7 +186,7 @@ static double client_level(struct osn_ctl *c, double now)
     struct pi *p = (struct pi *)c;
 
     control(p, now);
-    return p->r;
+    return p->law.out;
 }
 
 const struct osn__ctl_ops osn__ctl_pi_ops = {

@@ -56,7 +56,8 @@ static int init_mmpp(struct osn_des_arr *a, const struct osn_mmpp *mp, char *msg
     return 0;
 }
 
-int osn_des_arr_init(struct osn_des_arr *a, const struct osn_model *m, char *msg, size_t msgsize)
+int osn_des_arr_setup(struct osn_des_arr *a, const struct osn_arrivals *m, char *msg,
+                      size_t msgsize)
 {
     if (!a || !m)
         return OSN_EINVAL;

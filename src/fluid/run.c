@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "fluid_int.h"
+#include "osn/ctl.h"
 #include "osn/err.h"
 
 #define NCOPY (OSN_FLUID_MAX_RETX + 1)
@@ -67,9 +68,9 @@ struct hop {
     double cslot;                  /* nominal capacity per slot */
     bool slows;
     bool controlled;
-    struct osn_fluid_pi pi;
-    long tc;             /* control interval, slots */
-    double m_num, m_den; /* measurement accumulated over the current interval */
+    struct osn_ctl_pi_law pi; /* the one PI law, src/ctl/pi_law.c */
+    long tc;                  /* control interval, slots */
+    double m_num, m_den;      /* measurement accumulated over the current interval */
     struct osn_fluid_hop_series *s;
 };
 
@@ -140,7 +141,7 @@ static void emit_retx(struct run *r, struct hop *hp, long n)
         }
     }
     if (hp->controlled) {
-        double cap = hp->pi.allow * r->cfg->slot;
+        double cap = hp->pi.out * r->cfg->slot;
         if (due > cap)
             f = cap / due;
     }
@@ -303,8 +304,8 @@ static void account(struct run *r, struct hop *hp, long n)
         s->col[OSN_FLUID_ALLOW][n] = NAN;
         return;
     }
-    s->col[OSN_FLUID_ALLOW][n] = hp->pi.allow;
-    if (hp->pi.cfg.algo == OSN_FLUID_CTL_RRRC) {
+    s->col[OSN_FLUID_ALLOW][n] = hp->pi.out;
+    if (r->cfg->control.algo == OSN_FLUID_CTL_RRRC) {
         hp->m_num += s->col[OSN_FLUID_REDUNDANT][n];
         hp->m_den += s->col[OSN_FLUID_ORIG_IN][n];
     } else {
@@ -312,7 +313,7 @@ static void account(struct run *r, struct hop *hp, long n)
         hp->m_den += s->col[OSN_FLUID_ANSWERED][n];
     }
     if ((n + 1) % hp->tc == 0) {
-        osn_fluid_pi_update(&hp->pi, hp->m_den > 0 ? hp->m_num / hp->m_den : NAN);
+        osn_ctl_pi_law_update(&hp->pi, hp->m_den > 0 ? hp->m_num / hp->m_den : NAN);
         hp->m_num = hp->m_den = 0;
     }
 }
@@ -433,7 +434,13 @@ static int setup(struct run *r)
         hp->slows = osn__fluid_slows(cfg, h);
         hp->controlled = cfg->control.algo != OSN_FLUID_CTL_NONE && h == r->hops - 1;
         if (hp->controlled) {
-            osn_fluid_pi_init(&hp->pi, &cfg->control);
+            osn_ctl_pi_law_init(&hp->pi,
+                                &(struct osn_ctl_pi_law_cfg){.target = cfg->control.target,
+                                                             .kp = cfg->control.kp,
+                                                             .ki = cfg->control.ki,
+                                                             .interval = cfg->control.interval,
+                                                             .lo = 0,
+                                                             .hi = cfg->control.max_rate});
             hp->tc = lround(cfg->control.interval / cfg->slot);
             if (hp->tc < 1)
                 hp->tc = 1;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "osn/ctl.h"
 #include "osn/err.h"
 
 #define DEF_P1_RATE     200.0 /* P1 processes each INVITE and P2's answer to it */
@@ -270,7 +271,7 @@ static int load_control(const struct loader *ld, struct osn_fluid_cfg *c)
             return osn_ini_bad(o, ld->err, ld->errsize,
                                "give either kp and ki, or crossover and phase_margin");
         theta = srv->delay_up + srv->delay_down + ctl->interval / 2;
-        if (osn_fluid_pi_design(srv->rate, wc, pm, theta, &ctl->kp, &ctl->ki) != 0 && !(kp && ki)) {
+        if (osn_ctl_pi_design(srv->rate, wc, pm, theta, &ctl->kp, &ctl->ki) != 0 && !(kp && ki)) {
             o = osn_ini_get(ld->ini, "control.crossover");
             if (!o)
                 o = osn_ini_get(ld->ini, "control.phase_margin");

@@ -8,7 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "osn/io.h"
+#include "osn/model_scenario.h"
 
 /* "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I\n" */
 void osn__report_model_line(FILE *f, const struct osn_model *m);

@@ -1,10 +1,10 @@
 /*
  * One replication of the hysteretic node (shared/MODELS.md), with a feedback delay.
  *
- * The node keeps its own tiny event set instead of the general heap of src/des/heap.c: at any
+ * The node keeps its own tiny event set instead of the general event set of src/des/evset.c: at any
  * time it has at most one pending arrival, one pending departure and a FIFO of delayed mode
  * notices, and a FIFO of a fixed delay is already in time order (the timer-list idea of
- * des/heap.c). Picking the least of three clocks costs two compares, against a heap push and pop
+ * des/evset.c). Picking the least of three clocks costs two compares, against a heap push and pop
  * per event, and that is most of the difference between 10 and 30+ million events per second.
  * Simultaneous events fire as notices, then departures, then arrivals.
  *
@@ -285,11 +285,12 @@ int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, 
                       struct osn__sim_rep *rep, _Atomic double *now_t)
 {
     struct node x;
+    struct osn_arrivals spec = osn_model_arrivals(m);
     int err;
 
     memset(rep, 0, sizeof *rep);
     node_setup(&x, m, cfg, rng, rep);
-    err = osn_des_arr_init(&x.arr, m, NULL, 0);
+    err = osn_des_arr_setup(&x.arr, &spec, NULL, 0);
     if (err)
         return err;
     osn_des_arr_reset(&x.arr, 0);

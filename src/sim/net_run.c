@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_arrivals.h"
 #include "net_int.h"
 #include "osn/des.h"
+#include "osn/des_tuning.h"
 #include "osn/err.h"
 #include "osn/mem.h"
 

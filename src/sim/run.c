@@ -81,7 +81,8 @@ int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, cons
     struct osn_model mm = sim_model(m);
     if (osn_des_law_check(&mm.service, why, sizeof why) != 0)
         return fail(bad_key, "service.law", msg, msgsize, why);
-    if (osn_des_arr_init(&arr, &mm, why, sizeof why) != 0)
+    struct osn_arrivals spec = osn_model_arrivals(&mm);
+    if (osn_des_arr_setup(&arr, &spec, why, sizeof why) != 0)
         return fail(bad_key, "arrivals.process", msg, msgsize, why);
     if (m->process == OSN_ARR_POISSON && m->flows != 2 &&
         !(m->overload_rate >= 0 && m->overload_rate <= m->rate))

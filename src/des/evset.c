@@ -20,6 +20,7 @@
  * (q->ford), so that a pop moves its FIFO back a place or two instead of rescanning all.
  */
 #include "osn/des.h"
+#include "osn/des_tuning.h"
 
 #include <stdlib.h>
 

@@ -18,7 +18,7 @@
  * The temporary file is created with O_EXCL (never following a planted link) and mode 0666
  * minus the umask, so a new result gets the permissions of any ordinary file.
  */
-#include "osn/io.h"
+#include "osn/afile.h"
 
 #include <errno.h>
 #include <fcntl.h>

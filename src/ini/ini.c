@@ -8,7 +8,7 @@
  * reads its own keys with osn_ini_get() and the parsers below, which report a bad value as
  * "WHERE: key 'K' = 'V': why".
  */
-#include "osn/io.h"
+#include "osn/ini.h"
 
 #include <ctype.h>
 #include <errno.h>

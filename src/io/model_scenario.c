@@ -9,7 +9,7 @@
  * was set, or to "(default)". Because values are parsed only after collection, an override
  * replaces a bad file value without the bad value ever being looked at.
  */
-#include "osn/io.h"
+#include "osn/model_scenario.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,0 +1,188 @@
+/*
+ * Internals of the event engine, not an API: the layout of struct osn_des (which callers embed
+ * by value, so it must be complete in their translation units) and the bodies of the inline
+ * calls that include/osn/des.h declares. They are inline because the SIP network schedules two
+ * or three events per message and a call would cost as much as the work. Nothing outside
+ * src/des may name an osn__des_* or osn__zig* symbol; include osn/des.h, never this file.
+ */
+#ifndef OSN_DES_INLINE_H
+#define OSN_DES_INLINE_H
+
+#ifndef OSN_DES_H
+#error "include osn/des.h, which includes this file"
+#endif
+
+/* A heap slot or a FIFO ring entry: the event's key, so ordering never touches the event. */
+struct osn__des_slot {
+    double t;
+    uint64_t seq;
+    struct osn_des_ev *ev; /* NULL in a ring: cancelled */
+};
+
+struct osn__des_fifo {
+    double d;                   /* the duration of this timer class (s) */
+    struct osn__des_slot *ring; /* entry i at ring[i & mask] */
+    uint64_t head, tail;        /* live and cancelled entries are head..tail-1; head is live */
+    size_t mask;                /* ring capacity - 1 (capacity 0: no ring yet) */
+    /* What the prefetch ahead of the head asks for (osn_des_timer_prefetch): the cache lines
+     * from `before` bytes before an event to `after` bytes after its start. */
+    int before, after;
+};
+
+/* An array 4-ary heap of slots. */
+struct osn__des_heap {
+    struct osn__des_slot *s; /* heap: s[0] is the least; sorted: s[n-1] is */
+    size_t n, cap;
+    bool sorted; /* few slots: kept sorted by decreasing key instead of as a heap */
+};
+
+struct osn_des {
+    double now; /* time of the last event popped (starts at 0) */
+    uint64_t seq;
+    /* heap[0] holds heap events due within `horizon` of the time they were scheduled, heap[1]
+     * the later ones (osn_des_set_horizon). */
+    struct osn__des_heap heap[2];
+    double horizon;
+    /* Head keys of the FIFOs side by side (INFINITY when empty), so that ordering the FIFOs
+     * reads a few words. */
+    double ft[OSN_DES_MAX_FIFOS];
+    uint64_t fs[OSN_DES_MAX_FIFOS];
+    /* The top keys of heap[0] and heap[1] likewise (INFINITY, UINT64_MAX when empty). */
+    double ht[2];
+    uint64_t hs[2];
+    /* The non-empty FIFOs by head key, least first: a pop moves its FIFO back a place or two
+     * instead of comparing every head. */
+    int8_t ford[OSN_DES_MAX_FIFOS];
+    int nford;
+    struct osn__des_fifo fifo[OSN_DES_MAX_FIFOS];
+    int nfifo;
+    size_t nfifo_events;
+    int popped; /* where the last osn_des_pop took its event: a FIFO id, or -1 (a heap) */
+};
+
+static inline void osn_des_ev_init(struct osn_des_ev *ev, int type)
+{
+    *ev = (struct osn_des_ev){0};
+    ev->pos = OSN_DES_IDLE;
+    ev->type = type;
+}
+
+static inline bool osn_des_pending(const struct osn_des_ev *ev)
+{
+    return ev->pos != OSN_DES_IDLE;
+}
+
+/* Pending events, heap and FIFOs together. */
+static inline size_t osn_des_count(const struct osn_des *q)
+{
+    return q->heap[0].n + q->heap[1].n + q->nfifo_events;
+}
+
+/* Up to this many slots a heap is a sorted array (src/des/evset.c, "small sets"). */
+#define OSN__DES_SORTED_MAX 48
+
+int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t);
+
+/* Inserts slot sl into sorted heap h, which has room, moving the slots due before it one place
+ * on; returns its place (h->n - 1 when it is the new least). */
+static inline size_t osn__des_sorted_insert(struct osn__des_heap *h, struct osn__des_slot sl)
+{
+    size_t p = h->n++;
+    for (; p > 0 && (h->s[p - 1].t < sl.t || (h->s[p - 1].t == sl.t && h->s[p - 1].seq < sl.seq));
+         p--) {
+        h->s[p] = h->s[p - 1];
+        h->s[p].ev->pos = p;
+    }
+    h->s[p] = sl;
+    sl.ev->pos = p;
+    return p;
+}
+
+static inline int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
+{
+    if (q && ev && ev->pos == OSN_DES_IDLE && t >= q->now && !(t - q->now > q->horizon)) {
+        struct osn__des_heap *h = &q->heap[0];
+        if (h->sorted && h->n < OSN__DES_SORTED_MAX && h->n < h->cap) {
+            struct osn__des_slot sl = {t, q->seq++, ev};
+            ev->fifo = 0;
+            if (osn__des_sorted_insert(h, sl) == h->n - 1) { /* the new least: the cached top */
+                q->ht[0] = t;
+                q->hs[0] = sl.seq;
+            }
+            return 0;
+        }
+    }
+    return osn__des_at_slow(q, ev, t);
+}
+
+int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id);
+
+/* FIFO id, empty until now, takes its place in q->ford. */
+void osn__des_fifo_enter(struct osn_des *q, int id);
+
+/* Ring slots the push prefetches ahead of the tail (three cache lines on). */
+#define OSN__DES_PUSH_AHEAD 8
+
+/* Appends idle ev to FIFO id, whose ring has room. Always inline: GCC drops the prefetch of a
+ * static helper it keeps out of line (it takes the helper for side-effect free). */
+static inline __attribute__((always_inline)) void osn__des_fifo_push(struct osn_des *q,
+                                                                     struct osn_des_ev *ev, int id)
+{
+    struct osn__des_fifo *f = &q->fifo[id];
+    double t = q->now + f->d;
+    uint64_t seq = q->seq++;
+    ev->fifo = id + 1;
+    ev->pos = (size_t)f->tail;
+    f->ring[f->tail & f->mask] = (struct osn__des_slot){t, seq, ev};
+    /* The ring of a long timer is written a slot after another into memory last met one
+     * duration ago (cold): ask for the line a few slots on now, so that writing it waits for
+     * nothing. */
+    __builtin_prefetch(&f->ring[(f->tail + OSN__DES_PUSH_AHEAD) & f->mask], 1, 3);
+    if (f->head == f->tail++) {
+        q->ft[id] = t;
+        q->fs[id] = seq;
+        osn__des_fifo_enter(q, id);
+    }
+    q->nfifo_events++;
+}
+
+static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
+{
+    if (q && ev && ev->pos == OSN_DES_IDLE && (unsigned)id < (unsigned)q->nfifo) {
+        const struct osn__des_fifo *f = &q->fifo[id];
+        if (f->tail - f->head <= f->mask) {
+            osn__des_fifo_push(q, ev, id);
+            return 0;
+        }
+    }
+    return osn__des_timer_slow(q, ev, id);
+}
+
+void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev);
+
+static inline void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev)
+{
+    if (q && ev && ev->pos != OSN_DES_IDLE)
+        osn__des_cancel_pending(q, ev);
+}
+
+/* Ziggurat tables of the exponential law (src/des/zig.c, built at program start). */
+struct osn__zig {
+    uint64_t ke[256]; /* acceptance thresholds of the 56-bit abscissa */
+    double we[256];   /* layer widths / 2^56 */
+    double fe[256];   /* exp(-x_i) */
+};
+extern struct osn__zig osn__zig_exp;
+double osn__zig_exp_slow(struct osn_rng *r, uint64_t u);
+
+static inline double osn_des_exp1(struct osn_rng *r)
+{
+    uint64_t u = osn_rng_next(r);
+    unsigned i = (unsigned)(u & 255);
+    uint64_t j = u >> 8;
+    if (j < osn__zig_exp.ke[i])
+        return (double)j * osn__zig_exp.we[i];
+    return osn__zig_exp_slow(r, u);
+}
+
+#endif
