@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "osn/io.h"
+#include "osn/ini.h"
 #include "osn/node.h"
 
 struct osn_node_scenario {

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_arrivals.h"
 #include "net_int.h"
 #include "osn/des.h"
 #include "osn/des_tuning.h"
@@ -79,19 +78,18 @@ static int setup_timer_classes(struct net *s, char *msg, size_t msgsize)
 static int setup_source(struct net *s, struct element *el, char *msg, size_t msgsize)
 {
     const struct osn_net_cfg *cfg = s->cfg;
-    struct osn_model m = {0};
+    struct osn_arrivals a = {.flows = 1};
     el->rate_share = 1.0 / s->E;
-    m.flows = 1;
-    m.process = cfg->src.process == OSN_NET_MMPP ? OSN_ARR_MMPP : OSN_ARR_POISSON;
-    m.rate = m.overload_rate = cfg->src.rate * el->rate_share;
+    a.process = cfg->src.process == OSN_NET_MMPP ? OSN_ARR_MMPP : OSN_ARR_POISSON;
+    a.rate = cfg->src.rate * el->rate_share;
     if (cfg->src.process == OSN_NET_MMPP) {
-        m.mmpp.K = 2;
-        m.mmpp.rate[0] = cfg->src.mmpp_rate[0] * el->rate_share;
-        m.mmpp.rate[1] = cfg->src.mmpp_rate[1] * el->rate_share;
-        m.mmpp.gen[0][1] = cfg->src.mmpp_switch[0];
-        m.mmpp.gen[1][0] = cfg->src.mmpp_switch[1];
+        a.mmpp.K = 2;
+        a.mmpp.rate[0] = cfg->src.mmpp_rate[0] * el->rate_share;
+        a.mmpp.rate[1] = cfg->src.mmpp_rate[1] * el->rate_share;
+        a.mmpp.gen[0][1] = cfg->src.mmpp_switch[0];
+        a.mmpp.gen[1][0] = cfg->src.mmpp_switch[1];
     }
-    if (cfg->src.process != OSN_NET_PROFILE && osn_des_arr_init(&el->darr, &m, msg, msgsize) != 0)
+    if (cfg->src.process != OSN_NET_PROFILE && osn_des_arr_setup(&el->darr, &a, msg, msgsize) != 0)
         return OSN_EINVAL;
     double t = osn__net_next_arrival(s, el, 0);
     if (isfinite(t))
@@ -220,7 +218,7 @@ static inline struct ntxn *txn_of_timer(const struct osn_des_ev *ev)
 }
 
 /* A transaction timer this many firings behind the head of its FIFO has its call prefetched.
- * The FIFO's own prefetch (src/des/heap.c, 8 behind) has brought the transaction in by then,
+ * The FIFO's own prefetch (src/des/evset.c, 8 behind) has brought the transaction in by then,
  * and a transaction that ends there is freed, which reads its call (the pointer to it, the
  * reference count), last met when the timer was set, 32 s ago. */
 #define CALL_AHEAD 4
