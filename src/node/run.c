@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* recvmmsg, ppoll */
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -331,6 +332,11 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         return OSN_ENOMEM;
     }
     n->sock = -1;
+    /* Transactions keep their messages in small heap blocks that come and go at the call rate;
+     * without these glibc hands the top of the heap back and faults it in again at every swing
+     * (a tenth of the node's CPU time at 1,000 calls/s, perf). */
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_TOP_PAD, 16 << 20);
     err = setup(n, cfg, msg, msgsize);
     if (!err && cfg->metrics[0]) {
         struct sockaddr_in sa;
