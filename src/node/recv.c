@@ -130,6 +130,25 @@ static void malformed(struct node *n, int verdict, const struct sockaddr_in *fro
     }
 }
 
+/* The kind of message m (parsed in n->pm) on arrival; *again whether a response is a copy of
+ * one received before (the downstream resent it). */
+static int arrival_kind(struct node *n, const struct osn_sip_msg *m, bool *again)
+{
+    if (m->status) {
+        struct ntx *x = n->srv ? ntx_find(n, OSN_SIP_CLIENT, &n->pm, m) : NULL;
+        *again = x && x->t.has_resp && x->t.resp.status == m->status;
+        return OSN_ELEM_K_RESP;
+    }
+    int kind = request_kind(n, m);
+    if (m->method == OSN_SIP_INVITE)
+        n->st.invites_in++;
+    /* A copy whose original still waits here, without a transaction yet. */
+    if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) &&
+        pending_has(&n->pending, pending_key(m)))
+        kind = OSN_ELEM_K_RETX;
+    return kind;
+}
+
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from)
 {
     struct osn_sip_msg m;
@@ -143,21 +162,8 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
         n->st.stray++; /* a UAS sends no requests: no response is for it */
         return;
     }
-    int kind;
     bool again = false;
-    if (m.status) {
-        kind = OSN_ELEM_K_RESP;
-        struct ntx *x = n->srv ? ntx_find(n, OSN_SIP_CLIENT, &n->pm, &m) : NULL;
-        again = x && x->t.has_resp && x->t.resp.status == m.status;
-    } else {
-        kind = request_kind(n, &m);
-        if (m.method == OSN_SIP_INVITE)
-            n->st.invites_in++;
-        /* A copy whose original still waits here, without a transaction yet. */
-        if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) &&
-            pending_has(&n->pending, pending_key(&m)))
-            kind = OSN_ELEM_K_RETX;
-    }
+    int kind = arrival_kind(n, &m, &again);
     enum osn_ctl_msg ck = osn_elem_ctl_msg(kind, m.method, again);
     bool shed_able = m.status == 0 && m.method != OSN_SIP_ACK;
     struct osn_elem_item *evicted;

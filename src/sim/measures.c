@@ -60,6 +60,7 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : NAN;
 }
 
+/* One case per measure: a table of formulas, longer than 60 lines but read one row at a time. */
 double osn__sim_measure(enum osn_sim_measure i, const double *tot, double *n)
 {
     const double T = tot[OSN__TOT_TIME];

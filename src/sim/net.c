@@ -369,6 +369,17 @@ static void estimate_all(struct osn_net_result *out, const struct osn__net_rep *
     }
 }
 
+/* The replications' totals added up, in replication order (the order fixes the sums' bits). */
+static void pool(struct osn_net_result *out, const struct osn__net_rep *reps, int n, double *pooled)
+{
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < OSN__NET_NTOT; k++)
+            pooled[k] += reps[i].tot[k];
+        out->events += reps[i].events;
+        out->messages += reps[i].messages;
+    }
+}
+
 int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
                 size_t msgsize)
 {
@@ -412,12 +423,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
             snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
         goto out;
     }
-    for (int i = 0; i < cfg->replications; i++) {
-        for (int k = 0; k < OSN__NET_NTOT; k++)
-            pooled[k] += j.reps[i].tot[k];
-        out->events += j.reps[i].events;
-        out->messages += j.reps[i].messages;
-    }
+    pool(out, j.reps, cfg->replications, pooled);
     estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
     out->replications = cfg->replications;
     out->level = cfg->level;
