@@ -22,7 +22,7 @@
 # Prints "N passed, M failed"; exits 1 on a failure, 2 when a peer is missing.
 set -u
 OSN=$1
-ROOT=$2
+ROOT=$(cd "$2" && pwd)
 MODE=${3:-}
 . "$ROOT/tests/node/lib.sh"
 

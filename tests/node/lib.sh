@@ -29,6 +29,11 @@
 #   nl_rtt_stats NAME [LIMIT_MS [RTD]]
 #                                    "n n_within p50 p99 max" (ms) of SIPp's -trace_rtt file,
 #                                    response-time rtd RTD (default 1 = INVITE->200)
+#   nl_goodput NAME WARM WINDOW [LIMIT_MS]
+#                                    "goodput p50_ms p99_ms n": calls/s whose 200 arrived in
+#                                    [t0+WARM, t0+WARM+WINDOW) within LIMIT_MS (default 32000,
+#                                    Timer B) of the INVITE, t0 = the first INVITE; the setup
+#                                    delay quantiles over those calls (from -trace_rtt, rtd 1)
 #   nl_cpu_ticks PID                 utime+stime (clock ticks) of PID and all its descendants
 #   nl_ok / nl_bad MSG / nl_skip MSG / nl_summary
 #                                    counters; nl_summary prints "N passed, M failed" and
@@ -387,6 +392,29 @@ v.sort()
 def q(p):
     return v[min(len(v) - 1, int(p * len(v)))] if v else float("nan")
 print(len(v), sum(1 for x in v if x < lim), q(0.5), q(0.99), v[-1] if v else float("nan"))
+PY
+}
+
+nl_goodput() {
+    "$NL_PY" - "${NL_DIR[$1]}" "$2" "$3" "${4:-32000}" <<'PY'
+import csv, glob, sys
+d, warm, win, lim = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+rec = []
+for f in glob.glob(d + "/*_rtt.csv"):
+    for r in csv.reader(open(f), delimiter=';'):
+        try:
+            rec.append((float(r[0]), float(r[1]), r[2].strip()))
+        except (ValueError, IndexError):
+            pass
+if not rec:
+    print("nan nan nan 0")
+    sys.exit()
+t0 = min(t - rt for t, rt, _ in rec)
+a, b = t0 + 1000 * warm, t0 + 1000 * (warm + win)
+v = sorted(rt for t, rt, k in rec if k == "1" and a <= t < b and rt < lim)
+def q(p):
+    return v[min(len(v) - 1, int(p * len(v)))] if v else float("nan")
+print("%.2f %.1f %.1f %d" % (len(v) / win, q(0.5), q(0.99), len(v)))
 PY
 }
 
