@@ -22,6 +22,9 @@
 #   nl_stop NAME [S]                 SIGTERM, wait up to S s (default 10), then SIGKILL;
 #                                    returns the process's exit status
 #   nl_kill9 NAME                    SIGKILL to the process itself (not its timeout wrapper)
+#                                    and to its descendants
+#   nl_real_pid NAME                 the process under the timeout wrapper (for /proc)
+#   nl_descendants PID               PID and its descendants
 #   nl_json NAME KEY                 a key of a node's --json summary ("" if absent)
 #   nl_stat NAME COLUMN              last row of a SIPp's -trace_stat CSV, e.g. SuccessfulCall(C)
 #   nl_counts NAME REGEX             sum over the columns of SIPp's -trace_counts file whose
@@ -327,11 +330,13 @@ nl_stop() {
     return $rc
 }
 
-# nl_kill9 NAME: SIGKILL to the process under the timeout wrapper (the wrapper then exits).
+# nl_kill9 NAME: SIGKILL to the process under the timeout wrapper (the wrapper then exits),
+# and to its own children if it has any (Kamailio's workers would keep the port otherwise).
 nl_kill9() {
     local inner
     inner=$(nl_inner_pid "${NL_PID[$1]}")
-    kill -KILL "$inner" 2>/dev/null
+    # shellcheck disable=SC2046
+    kill -KILL $(nl_descendants "$inner") 2>/dev/null
     wait "${NL_PID[$1]}" 2>/dev/null
     return 0
 }
@@ -406,7 +411,7 @@ for f in glob.glob(d + "/*_rtt.csv"):
             rec.append((float(r[0]), float(r[1]), r[2].strip()))
         except (ValueError, IndexError):
             pass
-if not rec:
+if not rec or win <= 0:
     print("nan nan nan 0")
     sys.exit()
 t0 = min(t - rt for t, rt, _ in rec)
@@ -415,6 +420,27 @@ v = sorted(rt for t, rt, k in rec if k == "1" and a <= t < b and rt < lim)
 def q(p):
     return v[min(len(v) - 1, int(p * len(v)))] if v else float("nan")
 print("%.2f %.1f %.1f %d" % (len(v) / win, q(0.5), q(0.99), len(v)))
+PY
+}
+
+# nl_descendants PID: PID and all its descendants, one per line.
+nl_descendants() {
+    "$NL_PY" - "$1" <<'PY'
+import os, sys
+kids = {}
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            s = open("/proc/%s/stat" % d).read()
+        except OSError:
+            continue
+        kids.setdefault(int(s[s.rindex(")") + 2:].split()[1]), []).append(int(d))
+todo, out = [int(sys.argv[1])], []
+while todo:
+    p = todo.pop()
+    out.append(p)
+    todo += kids.get(p, [])
+print("\n".join(map(str, out)))
 PY
 }
 
