@@ -13,7 +13,7 @@ set_tests_properties(node_interop PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS 
 add_test(NAME node_rfc4475
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_rfc4475.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
-set_tests_properties(node_rfc4475 PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE LABELS node)
+set_tests_properties(node_rfc4475 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE LABELS node)
 
 # One load (3x the core's capacity), one control (loss), 5 s warm-up + 20 s window.
 add_test(NAME node_overload

@@ -31,7 +31,7 @@ OSN=$1
 ROOT=$(cd "$2" && pwd)
 DATA=${RFC4475_DIR:-$ROOT/tests/data/rfc4475}
 . "$ROOT/tests/node/lib.sh"
-nl_init rfc4475 600
+nl_init rfc4475 840
 export OSN
 STANDIN=${OSN_NODE_STANDIN:-0}
 SEND="$NL_PY $ROOT/tests/node/udpsend.py"
@@ -55,7 +55,9 @@ n_invalid=$(wc -w <<<"$INVALID")
 nl_port P_UAS 1
 NL_UAS_TIME=500 nl_sipp_uas sink "$P_UAS" || nl_bad "SIPp uas (next hop) did not start"
 
-# ---- part 1
+# ---- part 1 (one sender process for all files: udpsend.py --serve as a coprocess)
+coproc SENDER { exec $SEND --serve; }
+NL_PIDS+=("$SENDER_PID")
 for role in uas edge; do
     echo "== part 1, role $role: file, verdict, bad_answered, bad_dropped, calls_in, responses seen"
     if [ "$STANDIN" = 1 ]; then
@@ -76,7 +78,9 @@ for role in uas edge; do
         else
             name=p1_$role
         fi
-        resp=$($SEND 127.0.0.1 "$P" --wait 0.3 "$f" | sed -n 's/.*responses=//p')
+        echo "127.0.0.1 $P 0.3 $f" >&"${SENDER[1]}"
+        read -r -t 30 line <&"${SENDER[0]}"
+        resp=${line##*responses=}
         kill -0 "$(nl_real_pid "$name")" 2>/dev/null
         nl_check $? "$role $b: the node died on this message"
         [ "$STANDIN" = 1 ] && continue
@@ -84,9 +88,9 @@ for role in uas edge; do
         rc=$?
         [ "$rc" -eq 0 ]
         nl_check $? "$role $b: exit status $rc after SIGTERM"
-        ba=$(nl_json "$name" bad_answered)
-        bd=$(nl_json "$name" bad_dropped)
-        ci=$(nl_json "$name" calls_in)
+        read -r ba bd ci <<<"$(nl_json "$name" bad_answered bad_dropped calls_in)"
+        [ "$ba" = - ] && ba=
+        [ "$bd" = - ] && bd=
         verdict=report
         case "$VALID" in *" $b "*) verdict=valid ;; esac
         case "$INVALID" in *" $b "*) verdict=invalid ;; esac

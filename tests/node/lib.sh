@@ -25,7 +25,7 @@
 #                                    and to its descendants
 #   nl_real_pid NAME                 the process under the timeout wrapper (for /proc)
 #   nl_descendants PID               PID and its descendants
-#   nl_json NAME KEY                 a key of a node's --json summary ("" if absent)
+#   nl_json NAME KEY [KEY..]         keys of a node's --json summary ("" / "-" if absent)
 #   nl_stat NAME COLUMN              last row of a SIPp's -trace_stat CSV, e.g. SuccessfulCall(C)
 #   nl_counts NAME REGEX             sum over the columns of SIPp's -trace_counts file whose
 #                                    name matches REGEX, e.g. '_503_Recv$'
@@ -73,9 +73,11 @@ nl_skip() {
     NL_SKIP=$((NL_SKIP + 1))
     echo "skip: $*"
 }
-# nl_check COND_STATUS MSG: pass when the previous command's status was 0
+# nl_check STATUS MSG...: pass when STATUS (the previous command's, $?) is 0
 nl_check() {
-    if [ "$1" -eq 0 ]; then nl_ok; else nl_bad "$2"; fi
+    local st=$1
+    shift
+    if [ "$st" -eq 0 ]; then nl_ok; else nl_bad "$*"; fi
 }
 nl_summary() {
     local s=""
@@ -344,14 +346,20 @@ nl_kill9() {
 # The real process (for /proc): the child of the timeout wrapper.
 nl_real_pid() { nl_inner_pid "${NL_PID[$1]}"; }
 
+# nl_json NAME KEY [KEY..]: the values, space-separated; "" for one absent key, "-" for each
+# absent key when several are asked for (so that `read -r a b c` keeps its places).
 nl_json() {
-    "$NL_PY" - "${NL_DIR[$1]}/summary.json" "$2" <<'PY'
+    local name=$1
+    shift
+    "$NL_PY" - "${NL_DIR[$name]}/summary.json" "$@" <<'PY'
 import json, sys
 try:
-    v = json.load(open(sys.argv[1])).get(sys.argv[2], "")
+    d = json.load(open(sys.argv[1]))
 except Exception:
-    v = ""
-print(v)
+    d = {}
+keys = sys.argv[2:]
+miss = "" if len(keys) == 1 else "-"
+print(" ".join(str(d.get(k, miss)) for k in keys))
 PY
 }
 
