@@ -8,6 +8,12 @@
 #   make check         build and run the tests in build/, then again with ASan + UBSan in
 #                      build-asan/, then the clang-format gate (what .ci/run calls)
 #   make bench         build, then bench/run.sh (our solver against the SciPy peer)
+#   make testbed       build, then `osn node` on the wire (needs src/node; about 40 minutes):
+#                      scripts/testbed.sh examples/node_collapse.ini (osn sim beside the real
+#                      chain, none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.csv) and
+#                      the long node tests: interop (2,000 calls per chain), overload at 3x
+#                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
+#                      upstream), reliability (20x for 60 s, kill -9 of the core)
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
 #   make clean         remove build/, build-asan/, build-pgo/ and demo/
@@ -30,7 +36,7 @@ C_FILES = git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' ':
 
 .NOTPARALLEL:
 .PHONY: all deps deps-bench configure profile build asan demo check test test-asan bench \
-	format format-check clean
+	testbed format format-check clean
 
 all: build
 
@@ -82,6 +88,17 @@ demo: build
 
 bench: deps-bench build
 	OSN_BUILD=$(BUILD) bash bench/run.sh
+
+# Every step runs even when one fails; the target fails if any did.
+testbed: build
+	@rc=0; \
+	OSN=$(BUILD)/osn bash scripts/testbed.sh examples/node_collapse.ini || rc=1; \
+	bash tests/test_node_interop.sh $(BUILD)/osn . || rc=1; \
+	bash tests/test_node_overload.sh $(BUILD)/osn . --control none --warm 35 --window 60 || rc=1; \
+	bash tests/test_node_overload.sh $(BUILD)/osn . --control loss --warm 35 --window 60 \
+		--no-oc || rc=1; \
+	bash tests/test_node_reliability.sh $(BUILD)/osn . || rc=1; \
+	exit $$rc
 
 format:
 	$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) -i

@@ -3,7 +3,10 @@
 #
 #   scripts/deps.sh          build and test: compiler, cmake, ninja, pkg-config, the -dev
 #                            libraries, python3 (tests that parse JSON), clang-format (the
-#                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`)
+#                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`),
+#                            sip-tester (SIPp) and kamailio: the real SIP peers of the `osn node`
+#                            tests (tests/node/, scripts/testbed.sh, bench/node_cpu.sh); they are
+#                            run as separate processes on 127.0.0.1, never linked
 #   scripts/deps.sh bench    the above plus python3-scipy, the peer of bench/scipy_peer.py, and
 #                            python3-simpy (SimPy 2.3), the peer of bench/simpy_peer.py
 #
@@ -15,7 +18,7 @@
 set -euo pipefail
 
 base=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev libcmocka-dev
-    python3 clang-format gnuplot-nox)
+    python3 clang-format gnuplot-nox sip-tester kamailio)
 bench=(python3-scipy python3-simpy)
 
 want=("${base[@]}")

@@ -1,0 +1,22 @@
+# Tests of `osn node` on the wire against real peers (SIPp, Kamailio; scripts/deps.sh installs
+# them), all on 127.0.0.1, each bounded in calls and time, killing only what it started.
+# include(tests/node.cmake) once src/node exists: the scripts fail while `osn node` is missing
+# (OSN_NODE_STANDIN=1 runs them against stand-ins instead, to check the harness itself).
+# RUN_SERIAL: they generate load; two at once on a 2-core machine would measure each other.
+# The long versions (2,000-call interop, 60 s overload runs, reliability, the sim-vs-real
+# table) are run by `make testbed`, not here.
+add_test(NAME node_interop
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_interop.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR} --short)
+set_tests_properties(node_interop PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)
+
+add_test(NAME node_rfc4475
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_rfc4475.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_rfc4475 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE LABELS node)
+
+# One load (3x the core's capacity), one control (loss), 5 s warm-up + 20 s window.
+add_test(NAME node_overload
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_overload.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR} --control loss --load 3 --warm 5 --window 20)
+set_tests_properties(node_overload PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS node)
