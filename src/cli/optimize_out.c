@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "osn/afile.h"
 #include "osn/err.h"
+#include "osn/gnuplot.h"
 
 typedef struct osn_xd xd;
 
@@ -324,11 +326,16 @@ int osn_opt_plot_begin(struct osn_opt_grid *g, char *err, size_t errsize)
     snprintf(g->plot_path, sizeof g->plot_path, "%s/osn_optimize_XXXXXX",
              dir && dir[0] && strlen(dir) < 40 ? dir : "/tmp");
     fd = mkstemp(g->plot_path);
+    if (fd >= 0)
+        osn_afile_track(g->plot_path); /* removed on SIGINT/SIGTERM too */
     if (fd < 0 || !(g->plot = fdopen(fd, "w"))) {
         snprintf(err, errsize, "cannot create a temporary file for the plot data: %s",
                  strerror(errno));
-        if (fd >= 0)
+        if (fd >= 0) {
             close(fd);
+            unlink(g->plot_path);
+            osn_afile_untrack(g->plot_path);
+        }
         g->plot_path[0] = '\0';
         return OSN_EIO;
     }
@@ -340,39 +347,33 @@ int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_o
 {
     const struct osn_opt_point *pt = res->best.found ? &res->best : &res->closest;
     double ps = g->R > 0 ? fmin(2.5, fmax(0.25, 60.0 / (double)g->R)) : 1;
-    FILE *gp;
+    const char *args[] = {png, g->plot_path};
+    struct osn_gnuplot gp;
     int st;
 
     if (fflush(g->plot) != 0) {
         snprintf(err, errsize, "cannot write the plot data: %s", strerror(errno));
         return OSN_EIO;
     }
-    if (strchr(png, '\'') || strchr(g->plot_path, '\'')) {
-        snprintf(err, errsize, "a file name with a quote (') cannot be passed to gnuplot");
+    /* Both file names reach gnuplot as ARG1 and ARG2, never as script text (gnuplot.c). */
+    if (osn_gnuplot_open(&gp, args, 2, 1, err, errsize) != 0)
         return OSN_EIO;
-    }
-    gp = popen("gnuplot 2>/dev/null", "w");
-    if (!gp) {
-        snprintf(err, errsize, "cannot run gnuplot: %s", strerror(errno));
-        return OSN_EIO;
-    }
-    fprintf(gp,
+    fprintf(gp.f,
             "set terminal pngcairo size 900,760\n"
-            "set output '%s'\n"
+            "set output ARG1\n"
             "set title \"log10 T_ret over the (L, H) grid: filled = feasible, open = "
             "infeasible\" noenhanced\n"
             "set xlabel 'L'\nset ylabel 'H'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
             "set palette rgbformulae 33,13,10\nset key outside bottom center horizontal\n"
             "set grid\n"
-            "plot '%s' using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
+            "plot ARG2 using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
             "title 'feasible', \\\n"
             "     '' using 1:2:($3==0?$4:1/0) with points pt 4 ps %.2f lc palette "
             "title 'infeasible', \\\n"
             "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'\n"
             "%ld %ld\ne\n",
-            png, g->plot_path, ps, ps, res->best.found ? "optimum" : "closest (infeasible)", pt->L,
-            pt->H);
-    st = pclose(gp);
+            ps, ps, res->best.found ? "optimum" : "closest (infeasible)", pt->L, pt->H);
+    st = osn_gnuplot_close(&gp);
     if (st != 0) {
         snprintf(err, errsize, "gnuplot failed (status %d; is gnuplot installed?)", st);
         return OSN_EIO;
@@ -385,7 +386,9 @@ void osn_opt_plot_free(struct osn_opt_grid *g)
     if (g->plot)
         fclose(g->plot);
     g->plot = NULL;
-    if (g->plot_path[0])
+    if (g->plot_path[0]) {
         unlink(g->plot_path);
+        osn_afile_untrack(g->plot_path);
+    }
     g->plot_path[0] = '\0';
 }
