@@ -110,5 +110,36 @@ fi
 run 2 "fluid --plot -" -- fluid "$EX/fluid-burst.ini" -q --plot -
 expect_err "fluid --plot -" "--plot"
 
+# ==== 2. Silent wrong answers ====
+# Bounds at or beyond 2^1023 compare as what they are (they once became 0 in extended range).
+CON=$EX/optimize/two_loop_constrained.ini
+run 0 "optimize min_cycle=9e307" -- optimize "$CON" --set optimize.min_cycle=9e307
+grep -q "0 feasible" "$TMP/out" && ok || bad "min_cycle=9e307: $(grep evaluated "$TMP/out")"
+run 0 "optimize max_throttle=9e307" -- optimize "$CON" --set optimize.max_throttle=9e307
+grep -q "optimum: L=4 H=8" "$TMP/out" && ok || bad "max_throttle=9e307: $(grep -m2 'evaluated\|optimum' "$TMP/out")"
+run 0 "optimize max_throttle=DBL_MAX" -- optimize "$CON" --set optimize.max_throttle=1.7976931348623157e308
+grep -q "optimum: L=4 H=8" "$TMP/out" && ok || bad "max_throttle=DBL_MAX: $(grep -m1 evaluated "$TMP/out")"
+# The fluid model cannot answer a slot of arrivals that takes longer than T1 to serve.
+FB=$EX/fluid-burst.ini
+run 2 "fluid base_rate=1e6" -- fluid "$FB" --set profile.base_rate=1e6
+expect_err "fluid base_rate=1e6" "profile.base_rate" "longer than T1"
+run 2 "fluid base_rate=1e308" -- fluid "$FB" --set profile.base_rate=1e308
+expect_err "fluid base_rate=1e308" "profile.base_rate"
+run 2 "fluid burst_rate=1e300" -- fluid "$FB" --set profile.burst_rate=1e300
+expect_err "fluid burst_rate=1e300" "profile.burst_rate"
+run 0 "fluid base_rate=900 (in range)" -- fluid "$FB" --set profile.base_rate=900 -q
+
+# ==== 3. Runaways ====
+run 2 "fluid delay_up=1e6" -- fluid "$FB" --set server.delay_up=1e6
+expect_err "fluid delay_up=1e6" "server.delay_up" "horizon"
+run 2 "fluid delay_up=1e9" -- fluid "$FB" --set server.delay_up=1e9
+expect_err "fluid delay_up=1e9" "server.delay_up"
+run 2 "fluid delay_down=1e9 names delay_down" -- fluid "$FB" --set server.delay_up=1 --set server.delay_down=1e9
+expect_err "fluid delay_down=1e9 names delay_down" "server.delay_down"
+if [ "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" -lt 40000000 ]; then # 20 GB > half
+    run 2 "fluid horizon too big for memory" -- fluid "$FB" --set fluid.horizon=4.9e6 --set fluid.slot=0.05
+    expect_err "fluid horizon too big for memory" "fluid.horizon" "GB"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
