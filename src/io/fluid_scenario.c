@@ -346,11 +346,14 @@ static int check_limits(const struct loader *ld, const struct osn_fluid_cfg *c)
     const struct osn_fluid_profile *p = &c->profile;
     double peak = fmax(p->base_rate, p->shape == OSN_FLUID_STEP ? p->step_rate : 0);
     double ring, bytes, phys;
+    bool by_extra = p->shape == OSN_FLUID_BURST  ? p->burst_rate > p->base_rate
+                    : p->shape == OSN_FLUID_STEP ? p->step_rate > p->base_rate
+                                                 : false;
 
     if (p->shape == OSN_FLUID_BURST)
         peak = fmax(peak, p->base_rate + p->burst_rate);
     if (!(peak / c->server[0].rate * c->slot <= c->t1))
-        return limit(ld, peak > p->base_rate ? rates + (p->shape == OSN_FLUID_STEP ? 2 : 1) : rates,
+        return limit(ld, by_extra ? rates + (p->shape == OSN_FLUID_STEP ? 2 : 1) : rates,
                      "a slot of arrivals at %g/s takes longer than T1 to serve (the fluid "
                      "model's answers would be wrong): keep rate x slot / server rate <= t1 "
                      "(at most %g/s here), or lower fluid.slot",
