@@ -129,7 +129,22 @@ run 2 "fluid burst_rate=1e300" -- fluid "$FB" --set profile.burst_rate=1e300
 expect_err "fluid burst_rate=1e300" "profile.burst_rate"
 run 0 "fluid base_rate=900 (in range)" -- fluid "$FB" --set profile.base_rate=900 -q
 
+# Keys that cannot act are errors naming the key.
+NET=$EX/collapse.ini
+run 2 "sim burst without profile" -- sim "$NET" --set source.burst_start=1.5 \
+    --set source.burst_length=2 --set source.burst_factor=10
+expect_err "sim burst without profile" "source.burst_start" "process = profile"
+run 2 "sim steps with mmpp" -- sim "$NET" --set source.process=mmpp --set source.steps=1,10
+expect_err "sim steps with mmpp" "source.steps" "process = profile"
+run 2 "sim mmpp_rates with poisson" -- sim "$NET" --set source.mmpp_rates=1,2
+expect_err "sim mmpp_rates with poisson" "source.mmpp_rates" "process = mmpp"
+
 # ==== 3. Runaways ====
+run 2 "sim source.rate=1e12" -- sim "$NET" --set source.rate=1e12
+expect_err "sim source.rate=1e12" "source.rate" "GB"
+run 2 "sim --trace-interval 1e-9" -- sim "$NET" --trace "$TMP/x.csv" --trace-interval 1e-9
+expect_err "sim --trace-interval 1e-9" "--trace-interval" "rows"
+[ ! -e "$TMP/x.csv" ] && ok || bad "--trace-interval 1e-9 left its trace file"
 run 2 "fluid delay_up=1e6" -- fluid "$FB" --set server.delay_up=1e6
 expect_err "fluid delay_up=1e6" "server.delay_up" "horizon"
 run 2 "fluid delay_up=1e9" -- fluid "$FB" --set server.delay_up=1e9
@@ -140,6 +155,16 @@ if [ "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" -lt 40000000 ]; then # 20 GB
     run 2 "fluid horizon too big for memory" -- fluid "$FB" --set fluid.horizon=4.9e6 --set fluid.slot=0.05
     expect_err "fluid horizon too big for memory" "fluid.horizon" "GB"
 fi
+
+# ==== 4. Messages that blame the wrong key ====
+run 2 "link trunk.loss=1.5" -- sim "$NET" --set "link trunk.loss=1.5"
+expect_err "link trunk.loss=1.5" "link trunk.loss"
+run 2 "sip.t2=0.1" -- sim "$NET" --set sip.t2=0.1
+expect_err "sip.t2=0.1" "'sip.t2'"
+run 2 "sip.t1=10 (T2 from the file)" -- sim "$NET" --set sip.t1=10
+expect_err "sip.t1=10 (T2 from the file)" "--set sip.t1=10"
+run 2 "net source.rate=0" -- sim "$NET" --set source.rate=0
+expect_err "net source.rate=0" "source.rate"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -180,6 +180,9 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     return osn_net_report_csv_write(f, c->sc, c->res, c->n, c->sweep_key, err, errsize);
 }
 
+/* Most trace rows a run may write: 1e7 rows are about 600 MB. */
+#define TRACE_ROWS_MAX 1e7
+
 /* Applies --seed, --replications, --threads, --trace and --trace-interval to the configuration
  * of one run. Returns 0, or OSN_EXIT_ERROR after printing why. */
 static int apply_options(const struct net_opts *o, struct osn_net_cfg *c, FILE *trace)
@@ -213,6 +216,14 @@ static int apply_options(const struct net_opts *o, struct osn_net_cfg *c, FILE *
         if (*end || !(c->trace_interval > 0))
             return die("--trace-interval %s: expected seconds > 0", o->val[OPT_TRACE_INTERVAL]);
     }
+    /* One trace row (about 60 bytes) per interval of replication 0: --trace-interval 1e-9 once
+     * planned 3e9 rows and wrote 484 MB in 10 s. */
+    double rows = (c->warmup + c->time) / c->trace_interval;
+    if (c->trace && !(rows <= TRACE_ROWS_MAX))
+        return die("%s %g: %.3g trace rows (about %.3g GB) for %g s simulated; at most %.0e: "
+                   "raise the interval",
+                   o->val[OPT_TRACE_INTERVAL] ? "--trace-interval" : "net.trace_interval",
+                   c->trace_interval, rows, rows * 60 / 1e9, c->warmup + c->time, TRACE_ROWS_MAX);
     return 0;
 }
 

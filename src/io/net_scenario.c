@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "osn/err.h"
 
@@ -143,6 +144,31 @@ static int parse_server(const struct osn_ini *ini, const char *sec, struct osn_n
         sv->buffer = n;
     }
     return rc;
+}
+
+/*
+ * A key that cannot act is an error (issue 14): `source.burst_*` without process = profile once
+ * ran without the burst, silently. Returns 0 or OSN_ECONFIG naming the key.
+ */
+static int reject_idle_keys(const struct osn_ini *ini, const struct osn_net_cfg *c, char *err,
+                            size_t errsize)
+{
+    static const char *const profile[] = {"source.steps", "source.burst_start",
+                                          "source.burst_length", "source.burst_factor", NULL};
+    static const char *const mmpp[] = {"source.mmpp_rates", "source.mmpp_switch", NULL};
+    const struct osn_key_origin *o;
+
+    for (int i = 0; c->src.process != OSN_NET_PROFILE && profile[i]; i++)
+        if ((o = osn_ini_get(ini, profile[i])))
+            return osn_ini_bad(o, err, errsize,
+                               "acts only with source.process = profile (it is %s here)",
+                               c->src.process == OSN_NET_MMPP ? "mmpp" : "poisson");
+    for (int i = 0; c->src.process != OSN_NET_MMPP && mmpp[i]; i++)
+        if ((o = osn_ini_get(ini, mmpp[i])))
+            return osn_ini_bad(o, err, errsize,
+                               "acts only with source.process = mmpp (it is %s here)",
+                               c->src.process == OSN_NET_PROFILE ? "profile" : "poisson");
+    return 0;
 }
 
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
@@ -299,10 +325,64 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = osn_ini_choice(o, yesno, &v, err, errsize);
         c->sip.rfc6026 = v % 2;
     }
+    if (!rc)
+        rc = reject_idle_keys(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN)
         ct->rate.n_clients = (unsigned)c->edges;
     ct->prsm.t1 = c->sip.t1;
     return rc;
+}
+
+/* Bytes of one live call, an upper estimate: struct call (about 300 bytes), a client and a
+ * server transaction of 192 bytes per hop for the INVITE and the BYE, and its messages. */
+#define LIVE_CALL_BYTES 2048.0
+
+double osn_net_scenario_memory(const struct osn_net_cfg *c, double *calls)
+{
+    double peak = c->src.rate, total = c->warmup + c->time;
+
+    if (c->src.process == OSN_NET_MMPP)
+        peak = fmax(c->src.mmpp_rate[0], c->src.mmpp_rate[1]);
+    if (c->src.process == OSN_NET_PROFILE) {
+        for (int i = 0; i < c->src.nsteps; i++)
+            peak = fmax(peak, c->src.step_rate[i]);
+        if (c->src.burst_len > 0)
+            peak *= fmax(1, c->src.burst_factor);
+    }
+    if (calls)
+        *calls = peak * total * c->replications;
+    /* A call lives until Timer B (64 T1) fails it, or through its hold time and the BYE; the
+     * replications running at once each hold their own. */
+    double live = peak * fmin(total, 64 * c->sip.t1 + c->src.hold + c->sip.t4 + 1);
+    return live * LIVE_CALL_BYTES * fmin(c->threads, c->replications);
+}
+
+/* Refuses a run that cannot fit in memory (source.rate = 1e12 once took 11 GB in 5 s and kept
+ * growing), naming the key that sets the rate. */
+static int check_memory(const struct osn_net_scenario *s, char *err, size_t errsize)
+{
+    static const char *const keys[] = {"source.rate",
+                                       "source.mmpp_rates",
+                                       "source.steps",
+                                       "source.burst_factor",
+                                       "source.hold",
+                                       "net.time",
+                                       NULL};
+    const struct osn_key_origin *o = NULL;
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    double bytes = osn_net_scenario_memory(&s->cfg, NULL);
+
+    if (!(phys > 0) || bytes <= phys / 2)
+        return 0;
+    for (int i = 0; keys[i] && !o; i++)
+        o = osn_ini_get(&s->ini, keys[i]);
+    if (o)
+        return osn_ini_bad(o, err, errsize,
+                           "the calls in flight would need about %.3g GB, more than half of "
+                           "this machine's %.3g GB",
+                           bytes / 1e9, phys / 1e9);
+    snprintf(err, errsize, "the calls in flight would need about %.3g GB", bytes / 1e9);
+    return OSN_ECONFIG;
 }
 
 int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t errsize)
@@ -311,9 +391,21 @@ int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t e
     char why[256];
     const struct osn_key_origin *o;
 
+    /* Where the key blamed was not given, its partner in the same rule may have been
+     * (T2 < T1 with only sip.t1 set blames sip.t1). */
+    static const char *const partner[][2] = {{"sip.t2", "sip.t1"}, {"sip.t1", "sip.t2"}};
+
     if (osn_net_check(&s->cfg, &key, why, sizeof why) == 0)
-        return 0;
-    if (key && (o = osn_ini_get(&s->ini, key)))
+        return check_memory(s, err, errsize);
+    o = key ? osn_ini_get(&s->ini, key) : NULL;
+    for (size_t i = 0; key && i < sizeof partner / sizeof partner[0]; i++) {
+        const struct osn_key_origin *p = osn_ini_get(&s->ini, partner[i][1]);
+        /* ... and a partner changed by --set is what broke a rule the file kept. */
+        if (strcmp(key, partner[i][0]) == 0 && p &&
+            (!o || (strncmp(p->where, "--set", 5) == 0 && strncmp(o->where, "--set", 5) != 0)))
+            o = p;
+    }
+    if (o)
         return osn_ini_bad(o, err, errsize, "%s", why);
     if (err && errsize)
         snprintf(err, errsize, "%s%s%s: %s", s->ini.path[0] ? s->ini.path : "scenario",
