@@ -139,7 +139,30 @@ expect_err "sim steps with mmpp" "source.steps" "process = profile"
 run 2 "sim mmpp_rates with poisson" -- sim "$NET" --set source.mmpp_rates=1,2
 expect_err "sim mmpp_rates with poisson" "source.mmpp_rates" "process = mmpp"
 
+# Bytes an INI file cannot hold, and lists with an entry left out.
+printf '[arrivals]\nrate = 1.3\0junk\n' >"$TMP/nul.ini"
+run 2 "NUL inside a value" -- solve "$TMP/nul.ini"
+expect_err "NUL inside a value" "nul.ini:2" "NUL byte"
+run 2 "phase_switch=0.1,,0.2" -- solve "$EX/mmpp_bursty.ini" --set arrivals.phase_switch=0.1,,0.2
+expect_err "phase_switch=0.1,,0.2" "arrivals.phase_switch" "empty entry"
+run 2 "phase_switch=0.1,0.2," -- solve "$EX/mmpp_bursty.ini" --set arrivals.phase_switch=0.1,0.2,
+expect_err "phase_switch=0.1,0.2," "arrivals.phase_switch"
+run 0 "phase_switch='0.1 , 0.2' still fine" -- solve "$EX/mmpp_bursty.ini" --set "arrivals.phase_switch=0.1 , 0.2" -q
+
 # ==== 3. Runaways ====
+# /dev/zero as the scenario of every subcommand, or as a file a key names, stops at once.
+for cmd in solve optimize sim fluid node; do
+    run 2 "$cmd /dev/zero" -- "$cmd" /dev/zero
+    expect_err "$cmd /dev/zero" "/dev/zero:1" "NUL byte"
+done
+run 2 "service.file=/dev/zero" -- solve "$EX/empirical_service.ini" --set service.file=/dev/zero
+expect_err "service.file=/dev/zero" "service.file" "NUL byte"
+head -c 100000 /dev/zero | tr '\0' 'x' >"$TMP/long.ini"
+run 2 "one endless line" -- solve "$TMP/long.ini"
+expect_err "one endless line" "long.ini:1" "longer than 198 characters"
+printf '[arrivals]\nrate = %0300d\n' 1 >"$TMP/long2.ini"
+run 2 "a 300-character line" -- solve "$TMP/long2.ini"
+expect_err "a 300-character line" "long2.ini:2" "longer than 198 characters"
 run 2 "sim source.rate=1e12" -- sim "$NET" --set source.rate=1e12
 expect_err "sim source.rate=1e12" "source.rate" "GB"
 run 2 "sim --trace-interval 1e-9" -- sim "$NET" --trace "$TMP/x.csv" --trace-interval 1e-9

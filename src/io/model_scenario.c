@@ -338,10 +338,18 @@ static int read_numbers(struct loader *ld, const struct osn_key_origin *o, bool 
     size_t n = 0, cap = 1024;
     double *v = malloc(cap * sizeof *v);
     char line[512];
-    int lineno = 0, rc = 0;
-    while (v && fgets(line, sizeof line, f)) {
+    int lineno = 0, rc = 0, st;
+    size_t len;
+    while (v && (st = osn_ini_getline(f, line, sizeof line, &len)) != OSN_INI_LINE_EOF) {
         lineno++;
         char *p = line, *end;
+        if (st != OSN_INI_LINE_OK) { /* /dev/zero as service.file once spun forever */
+            rc = fail(ld, OSN_ECONFIG, "%s:%d: %s (from key '%s' at %s)", path, lineno,
+                      st == OSN_INI_LINE_NUL ? "a NUL byte: binary data, not a list of numbers"
+                                             : "line longer than 510 characters",
+                      o->key, o->where);
+            break;
+        }
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '#' || *p == ';' || *p == '\n' || *p == '\0')

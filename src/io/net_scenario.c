@@ -95,7 +95,13 @@ bool osn_net_scenario_sniff(const char *path)
 
     if (!f)
         return false;
-    while (!found && fgets(line, sizeof line, f)) {
+    size_t len;
+    int st;
+
+    /* A NUL byte ends the sniffing (/dev/zero once kept fgets() busy forever); the loader
+     * then says what is wrong with the file. A long line is read on in pieces. */
+    while (!found && (st = osn_ini_getline(f, line, sizeof line, &len)) != OSN_INI_LINE_EOF &&
+           st != OSN_INI_LINE_NUL) {
         const char *p = line + strspn(line, " \t");
         if (*p != '[')
             continue;
