@@ -149,6 +149,24 @@ run 2 "phase_switch=0.1,0.2," -- solve "$EX/mmpp_bursty.ini" --set arrivals.phas
 expect_err "phase_switch=0.1,0.2," "arrivals.phase_switch"
 run 0 "phase_switch='0.1 , 0.2' still fine" -- solve "$EX/mmpp_bursty.ini" --set "arrivals.phase_switch=0.1 , 0.2" -q
 
+# A trace ends the observation at its last instant, and the report says so (it said 100000).
+for i in $(seq 100); do echo 5; done >"$TMP/t5.txt"
+printf '[model]\nkind=two-loop\n[thresholds]\nL=5\nH=10\nR=20\n[arrivals]\nprocess=trace\nfile=t5.txt\n[sim]\nwarmup=0\n' >"$TMP/t5.ini"
+run 0 "trace of 100 arrivals at t=5" -- sim "$TMP/t5.ini" --json -
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["time"] == 5, d["time"]
+# Everything happens at the closing instant: no time in overload or discard, but one onset of
+# each in 5 s; the upstream holds back 80 of 100 (mode 2 blocks everything upstream, so the
+# server discards none).
+assert d["P0"] == 1 and d["P1"] == 0 and d["P2"] == 0
+assert abs(d["nu01"] - 0.2) < 1e-12 and abs(d["nu12"] - 0.2) < 1e-12
+assert abs(d["theta"] - d["throttled"] - d["discarded"]) < 1e-12
+' "$TMP/out" && ok || bad "trace at t=5: $(head -c 300 "$TMP/out")"
+run 0 "trace table says 5 s" -- sim "$TMP/t5.ini"
+grep -q "replications of 5 s" "$TMP/out" && ok || bad "trace table: $(grep method "$TMP/out")"
+
 # ==== 3. Runaways ====
 # /dev/zero as the scenario of every subcommand, or as a file a key names, stops at once.
 for cmd in solve optimize sim fluid node; do
