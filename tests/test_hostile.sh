@@ -197,6 +197,15 @@ if [ "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" -lt 40000000 ]; then # 20 GB
     expect_err "fluid horizon too big for memory" "fluid.horizon" "GB"
 fi
 
+# Cost guards: the embedded chain's weights of a heavy tail, the exhaustive search, long sims.
+run 2 "solve lognormal cv=10" -- solve --set service.law=lognormal --set service.cv=10
+expect_err "solve lognormal cv=10" "service.cv" "tail"
+run 0 "solve lognormal cv=0.7 still solves" -- solve "$EX/lognormal_service.ini" -q
+run 2 "optimize thresholds.R=5000" -- optimize "$CON" --set thresholds.R=5000
+expect_err "optimize thresholds.R=5000" "thresholds.R" "hours"
+run 2 "sim sim.time=1e12" -- sim "$EX/sim_two_loop.ini" --set sim.time=1e12
+expect_err "sim sim.time=1e12" "sim.time" "events"
+
 # ==== 4. Messages that blame the wrong key ====
 run 2 "link trunk.loss=1.5" -- sim "$NET" --set "link trunk.loss=1.5"
 expect_err "link trunk.loss=1.5" "link trunk.loss"
@@ -206,6 +215,19 @@ run 2 "sip.t1=10 (T2 from the file)" -- sim "$NET" --set sip.t1=10
 expect_err "sip.t1=10 (T2 from the file)" "--set sip.t1=10"
 run 2 "net source.rate=0" -- sim "$NET" --set source.rate=0
 expect_err "net source.rate=0" "source.rate"
+
+run 2 "net.time on a node scenario" -- sim "$EX/sim_two_loop.ini" --set net.time=5
+expect_err "net.time on a node scenario" "net.time" "unknown section [net]"
+run 0 "sim thresholds.R=1e9 (the simulator needs little)" -- sim "$EX/sim_two_loop.ini" \
+    --set thresholds.R=1000000000 --set sim.time=100 --set sim.warmup=10 -q
+run 2 "control.kind=1:3:1" -- sim "$NET" --set control.kind=1:3:1
+expect_err "control.kind=1:3:1" "control.kind=1:3:1"
+echo 4.9e-324 >"$TMP/tiny.txt"
+run 2 "empirical 4.9e-324" -- solve "$EX/empirical_service.ini" --set service.file="$TMP/tiny.txt"
+expect_err "empirical 4.9e-324" "service.file" "no finite service rate"
+run 0 "optimize ignores L and H" -- optimize "$CON" --set thresholds.L=50 --set thresholds.H=60 -q
+run 0 "optimize max_discard=1e-310 --json" -- optimize "$CON" --set optimize.max_discard=1e-310 --json -
+"$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" && ok || bad "max_discard=1e-310: no JSON"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -228,12 +228,19 @@ static json_t *xd_json(xd x)
     return json_string(osn_xd_format(x, 12, buf, sizeof buf));
 }
 
+/* A double as JSON; null when not finite (json_real() refuses those: a slack of -inf once made
+ * the whole document fail as "out of memory"). */
+static json_t *real_json(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
 static json_t *pair_json(const struct osn_opt_point *pt)
 {
     if (!pt->found)
         return json_null();
-    return json_pack("{sIsIsosf}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "T_ret",
-                     xd_json(pt->ms.T_ret), "violation", pt->violation);
+    return json_pack("{sIsIsoso}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "T_ret",
+                     xd_json(pt->ms.T_ret), "violation", real_json(pt->violation));
 }
 
 /* The solve document of the reported pair, read back from osn_report_json_write(). */
@@ -279,10 +286,11 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     for (int c = 0; c < OSN_OPT_NCON && cons; c++) {
         if (!cfg->has[c])
             continue;
-        json_t *o = json_pack("{sssfsosf}", "measure", con_measure[c], "bound", cfg->bound[c],
-                              "value", xd_json(osn_opt_con_value((enum osn_opt_con)c, &pt->ms)),
+        json_t *o = json_pack("{sssososo}", "measure", con_measure[c], "bound",
+                              real_json(cfg->bound[c]), "value",
+                              xd_json(osn_opt_con_value((enum osn_opt_con)c, &pt->ms)),
                               res->best.found ? "slack" : "violation",
-                              res->best.found ? res->slack[c] : pt->viol[c]);
+                              real_json(res->best.found ? res->slack[c] : pt->viol[c]));
         e |= json_object_set_new(cons, osn_opt_con_name((enum osn_opt_con)c), o);
     }
     e |= json_object_set_new(doc, "L", json_integer(pt->L));
@@ -300,7 +308,7 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     e |= json_object_set_new(doc, "next_better", pair_json(&res->next));
     e |= json_object_set_new(doc, "unconstrained", pair_json(&res->free));
     if (!res->best.found)
-        e |= json_object_set_new(doc, "closest_violation", json_real(res->closest.violation));
+        e |= json_object_set_new(doc, "closest_violation", real_json(res->closest.violation));
     if (e) {
         json_decref(doc);
         snprintf(err, errsize, "out of memory building the JSON result");
