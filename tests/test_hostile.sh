@@ -182,7 +182,9 @@ printf '[arrivals]\nrate = %0300d\n' 1 >"$TMP/long2.ini"
 run 2 "a 300-character line" -- solve "$TMP/long2.ini"
 expect_err "a 300-character line" "long2.ini:2" "longer than 198 characters"
 run 2 "sim source.rate=1e12" -- sim "$NET" --set source.rate=1e12
-expect_err "sim source.rate=1e12" "source.rate" "GB"
+expect_err "sim source.rate=1e12" "source.rate"
+run 2 "sim source.rate=1e8 (memory)" -- sim "$NET" --set source.rate=1e8 --set net.time=1 --set net.warmup=0
+expect_err "sim source.rate=1e8 (memory)" "source.rate"
 run 2 "sim --trace-interval 1e-9" -- sim "$NET" --trace "$TMP/x.csv" --trace-interval 1e-9
 expect_err "sim --trace-interval 1e-9" "--trace-interval" "rows"
 [ ! -e "$TMP/x.csv" ] && ok || bad "--trace-interval 1e-9 left its trace file"
@@ -228,6 +230,23 @@ expect_err "empirical 4.9e-324" "service.file" "no finite service rate"
 run 0 "optimize ignores L and H" -- optimize "$CON" --set thresholds.L=50 --set thresholds.H=60 -q
 run 0 "optimize max_discard=1e-310 --json" -- optimize "$CON" --set optimize.max_discard=1e-310 --json -
 "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" && ok || bad "max_discard=1e-310: no JSON"
+
+# ==== Found by tests/hostile/probe.sh (see tests/hostile/README.md) ====
+printf '[server core]\nbuffer = 0\n' >"$TMP/net_buf0.ini"
+run 2 "network file without [net]" -- sim "$TMP/net_buf0.ini"
+expect_err "network file without [net]" "server core.buffer"
+run 2 "net.time=1e300" -- sim "$NET" --set net.time=1e300
+expect_err "net.time=1e300" "net.time" "calls to simulate"
+run 2 "source.rate=1e300 blames the rate" -- sim "$EX/burst.ini" --set source.rate=1e300
+expect_err "source.rate=1e300 blames the rate" "source.rate"
+run 2 "control l1 > h1" -- sim "$NET" --set control.kind=local --set control.l1=5 --set control.h1=1
+expect_err "control l1 > h1" "control.l1" "detector"
+run 2 "--trace - --json -" -- sim "$NET" --trace - --json -
+expect_err "--trace - --json -" "cannot both write to standard output"
+run 2 "solve --json - --csv -" -- solve --json - --csv -
+expect_err "solve --json - --csv -" "cannot both write to standard output"
+run 2 "node --frobnicate (exit 2, no leak)" -- node --frobnicate
+run 2 "node --json without a value" -- node --json
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
