@@ -54,7 +54,16 @@ int osn_gnuplot_open(struct osn_gnuplot *gp, const char *const *args, int nargs,
     struct sigaction ign = {0};
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &gp->old_pipe);
-    rc = posix_spawnp(&gp->pid, "gnuplot", &fa, NULL, argv, environ);
+    /* gnuplot gets SIGPIPE back at its default (we ignore it only for ourselves). */
+    posix_spawnattr_t attr;
+    sigset_t dfl;
+    posix_spawnattr_init(&attr);
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGPIPE);
+    posix_spawnattr_setsigdefault(&attr, &dfl);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    rc = posix_spawnp(&gp->pid, "gnuplot", &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     close(fds[0]);
     if (rc != 0) {
