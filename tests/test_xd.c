@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,22 @@ static void test_far_outside_double_range(void **state)
     assert_true(fabs(osn_xd_log10(osn_xd_sqrt(big)) - 15000) < 1e-9);
 }
 
+/* Issue 14: doubles at or beyond 2^1023 (optimize.min_cycle=9e307) once became 0 (2^-1023 is
+ * not a normal double), so 9e307 compared below 5.8. */
+static void test_top_of_double_range(void **state)
+{
+    (void)state;
+    const double top[] = {0x1p1023, 9e307, 1e308, DBL_MAX, -9e307};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+        struct osn_xd x = osn_xd(top[i]);
+        assert_true(osn_xd_to_double(x) == top[i]);
+        assert_int_equal(osn_xd_cmp(x, osn_xd(5.8)), top[i] > 0 ? 1 : -1);
+        assert_int_equal(osn_xd_cmp(osn_xd(top[i] / 2), x), top[i] > 0 ? -1 : 1);
+    }
+    assert_true(rel(osn_xd_to_double(osn_xd_div(osn_xd(DBL_MAX), osn_xd(0x1p1023))),
+                    DBL_MAX / 0x1p1023) == 0);
+}
+
 static void test_format(void **state)
 {
     (void)state;
@@ -83,6 +100,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_matches_double),
             cmocka_unit_test(test_far_outside_double_range),
+            cmocka_unit_test(test_top_of_double_range),
             cmocka_unit_test(test_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,4 +60,7 @@ target_link_libraries(test_sip_parse PRIVATE osn_sip)
 pkg_check_modules(OSIP2 REQUIRED IMPORTED_TARGET libosip2)
 osn_unit_test(test_sip_osip)
 target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)
+# Hostile inputs (issue 14): signals, injection, silent wrong answers, runaways, messages.
+add_test(NAME hostile COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_hostile.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(hostile PROPERTIES TIMEOUT 600)
 include(${CMAKE_SOURCE_DIR}/tests/node.cmake)

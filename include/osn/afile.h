@@ -31,4 +31,14 @@ int osn_afile_commit(struct osn_afile *af, char *err, size_t errsize);
 void osn_afile_abort(struct osn_afile *af);
 const char *osn_afile_write_path(const struct osn_afile *af);
 
+/*
+ * The registry of live temporaries removed when a signal ends the process (afile.c says how).
+ * osn_afile_open() registers its own; a caller registers any other file it creates and must
+ * remove (the buffer holding the name must live until osn_afile_untrack()). The CLI calls
+ * osn_afile_cleanup_on_signals() once at start.
+ */
+void osn_afile_track(const char *path);
+void osn_afile_untrack(const char *path);
+void osn_afile_cleanup_on_signals(void);
+
 #endif

@@ -158,6 +158,10 @@ void osn_fluid_cfg_default(struct osn_fluid_cfg *cfg);
  */
 int osn_fluid_cfg_check(const struct osn_fluid_cfg *cfg, char *err, size_t errsize);
 
+/* An upper estimate of the bytes osn_fluid_run() allocates for cfg (a checked configuration);
+ * *ring_bytes (if not NULL) gets the part that grows with the link delays. */
+double osn_fluid_memory(const struct osn_fluid_cfg *cfg, double *ring_bytes);
+
 /*
  * Runs the model. On success *resp receives a new result (the caller frees it). Returns 0,
  * OSN_EINVAL (bad configuration, message in err), OSN_ETOOBIG (too many slots) or OSN_ENOMEM;

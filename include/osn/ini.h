@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Where one key's value came from, for error messages and for the scenario echo. */
 struct osn_key_origin {
@@ -74,5 +75,15 @@ int osn_ini_doubles(const struct osn_key_origin *o, double *out, int max, int *n
 /* One of the NULL-terminated `names` (any case); *out receives its index. */
 int osn_ini_choice(const struct osn_key_origin *o, const char *const *names, int *out, char *err,
                    size_t errsize);
+
+/*
+ * Reads one line of a text file into buf (with its newline, NUL-terminated, *len bytes) and
+ * tells what ended it: OSN_INI_LINE_OK (a newline, or the last line), OSN_INI_LINE_EOF (nothing
+ * left), OSN_INI_LINE_NUL (a NUL byte: binary data, which no text file of ours holds and fgets()
+ * would silently cut the line at; /dev/zero once kept a reader busy forever) or
+ * OSN_INI_LINE_LONG (size - 1 bytes without a newline; the rest of the line is not read).
+ */
+enum { OSN_INI_LINE_OK, OSN_INI_LINE_EOF, OSN_INI_LINE_NUL, OSN_INI_LINE_LONG };
+int osn_ini_getline(FILE *f, char *buf, size_t size, size_t *len);
 
 #endif

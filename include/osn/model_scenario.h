@@ -12,6 +12,8 @@
 
 #include <stdio.h>
 
+#include <stdbool.h>
+
 #include "osn/afile.h"
 #include "osn/ini.h"
 #include "osn/model.h"
@@ -34,6 +36,12 @@ struct osn_scenario {
  */
 int osn_scenario_load(struct osn_scenario *sc, const char *path, const char *const *sets, int nsets,
                       const struct osn_ini_schema *extra, char *err, size_t errsize);
+
+/* The same; with for_sim, the model is for the simulator, so the exact solver's memory estimate
+ * (thresholds.R) is not held against it. */
+int osn_scenario_load_sim(struct osn_scenario *sc, const char *path, const char *const *sets,
+                          int nsets, const struct osn_ini_schema *extra, bool for_sim, char *err,
+                          size_t errsize);
 
 /* Frees what a loaded scenario owns (empirical samples, traces). Accepts a zeroed scenario. */
 void osn_scenario_release(struct osn_scenario *sc);

@@ -43,6 +43,11 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
 /* Checks s->cfg after command-line changes; the message names the key and where it was set. */
 int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t errsize);
 
+/* An upper estimate of the memory a run of c needs at its peak (bytes; the calls in flight at
+ * the peak arrival rate) and, in *calls (if not NULL), the calls it simulates. The check above
+ * refuses a run past half the machine's memory. */
+double osn_net_scenario_memory(const struct osn_net_cfg *c, double *calls);
+
 /* The table: the network, then "key value +- half-width unit meaning", then the elements. */
 void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
                           const struct osn_net_result *res);

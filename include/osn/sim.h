@@ -86,6 +86,8 @@ struct osn_sim_result {
     double wall_s;       /* wall-clock time of the run */
     double events_per_s; /* events / wall_s */
     int threads;
+    double time; /* observed time per replication after the warm-up: cfg->time, or less when a
+                  * trace ends the observation at its last instant */
 };
 
 /*

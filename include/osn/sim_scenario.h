@@ -57,4 +57,10 @@ int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
 int osn_sim_report_csv_write(FILE *f, const struct osn_sim_scenario *s,
                              const struct osn_sim_result *res, char *err, size_t errsize);
 
+/* The events a run of s simulates, about (arrival rate + service rate) x (warm-up + time) x
+ * replications; osn_sim_scenario_check_cost() refuses past 1e12 (about a day), naming sim.time
+ * (call it after the command line's --replications). 0 or OSN_ECONFIG with err. */
+double osn_sim_scenario_events(const struct osn_sim_scenario *s);
+int osn_sim_scenario_check_cost(const struct osn_sim_scenario *s, char *err, size_t errsize);
+
 #endif

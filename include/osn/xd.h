@@ -51,9 +51,12 @@ static inline struct osn_xd osn_xd_norm(struct osn_xd a)
     }
     int be = osn__binexp(a.m);
     if (be > OSN_XD_WINDOW || be < -OSN_XD_WINDOW) {
-        if (be == -1023) { /* subnormal: scale up first */
-            a.m *= osn__pow2(600);
-            a.e -= 600;
+        if (be == -1023 || be == 1023) {
+            /* Subnormal, or at least 2^1023: 2^-be is not a normal double (osn__pow2 would
+             * give 0 for 2^-1023 and make 9e307 compare as 0), so scale into range first. */
+            int64_t k = be < 0 ? 600 : -600;
+            a.m *= osn__pow2(k);
+            a.e -= k;
             be = osn__binexp(a.m);
         }
         a.m *= osn__pow2(-be);

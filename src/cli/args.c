@@ -48,12 +48,18 @@ static int check_outputs(const char *cmd, const struct osn_cli_opt *opts)
 {
     for (const struct osn_cli_opt *x = opts; x->name; x++) {
         const char *px = x->kind >= OSN_CLI_OUTPUT ? *(const char **)x->dest : NULL;
-        if (!px || strcmp(px, "-") == 0)
+        if (!px)
             continue;
         for (const struct osn_cli_opt *y = x + 1; y->name; y++) {
             const char *py = y->kind >= OSN_CLI_OUTPUT ? *(const char **)y->dest : NULL;
-            if (py && strcmp(px, py) == 0)
-                return osn_cli_die(cmd, "'%s' is given for two outputs", px);
+            if (!py || strcmp(px, py) != 0)
+                continue;
+            /* Two documents on one standard output cannot be told apart by a reader
+             * (`osn solve --json - --csv -` once printed JSON then CSV, exit 0). */
+            if (strcmp(px, "-") == 0)
+                return osn_cli_die(cmd, "%s - and %s - cannot both write to standard output",
+                                   x->name, y->name);
+            return osn_cli_die(cmd, "'%s' is given for two outputs", px);
         }
     }
     return 0;
@@ -93,14 +99,11 @@ static int match_option(const char *cmd, int argc, char **argv, int *i,
     return osn_cli_die(cmd, "unknown option '%s' (see 'osn %s --help')", arg, cmd);
 }
 
-int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
-                  int extra_sets, struct osn_cli_args *a)
+static int parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
+                 struct osn_cli_args *a)
 {
     bool only_args = false;
 
-    a->sets = malloc(sizeof *a->sets * (size_t)(argc + extra_sets + 1));
-    if (!a->sets)
-        return osn_cli_die(cmd, "out of memory");
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v = NULL;
         int r = 0;
@@ -132,6 +135,21 @@ int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_o
     if (a->scenario && strcmp(a->scenario, "-") == 0)
         return osn_cli_die(cmd, "reading the scenario from stdin is not supported; give a file");
     return check_outputs(cmd, opts);
+}
+
+int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
+                  int extra_sets, struct osn_cli_args *a)
+{
+    a->sets = malloc(sizeof *a->sets * (size_t)(argc + extra_sets + 1));
+    if (!a->sets)
+        return osn_cli_die(cmd, "out of memory");
+    int rc = parse(cmd, argc, argv, opts, a);
+    if (rc) { /* the caller frees nothing after a failure (`osn node --frobnicate` leaked) */
+        free(a->sets);
+        a->sets = NULL;
+        a->nsets = 0;
+    }
+    return rc;
 }
 
 int osn_cli_long(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out)

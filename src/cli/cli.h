@@ -59,7 +59,7 @@ struct osn_cli_args {
  * `extra_sets` more entries in a->sets), -h/--help, "--" and the options of `opts` (ended by an
  * entry with name NULL). Rejects an unknown option, a missing or empty value, a second scenario,
  * "-" as the scenario, "-" for a FILE option, and one file named by two output options. Returns
- * 0, or OSN_EXIT_ERROR after printing why.
+ * 0, or OSN_EXIT_ERROR after printing why (a->sets is then freed and NULL).
  */
 int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
                   int extra_sets, struct osn_cli_args *a);

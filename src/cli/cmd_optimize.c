@@ -68,8 +68,8 @@ void osn_cmd_optimize_usage(FILE *f)
           "\n"
           "Scenario: the keys and defaults of 'osn solve --help' ([model], [thresholds],\n"
           "[arrivals], [service]); thresholds.L and H (L1 and H1 for bi-level) are the\n"
-          "search variables, so their values are ignored (when absent, placeholders 0 and\n"
-          "1 stand in). And:\n"
+          "search variables, so their values are ignored (placeholders 0 and 1 stand in).\n"
+          "And:\n"
           "  [optimize]         every constraint is optional; bounds >= 0\n"
           "    objective        T_ret (the only one for now)                [T_ret]\n"
           "    max_throttle     P1 + P2 <= bound: time the control is on\n"
@@ -135,15 +135,16 @@ static int parse_args(int argc, char **argv, struct opt_opts *o)
 
 /*
  * The scenario's L and H (L1 and H1 for bi-level) are the search variables, but the scenario
- * must still load as a valid model: where the user gave none, 0 and 1 stand in (prepended, so
- * any --set of the user's still wins), instead of the defaults 5 and 10 that need R > 10.
+ * must still load as a valid model: 0 and 1 stand in for them, appended after the user's --set
+ * so that they win. The help says the values given are ignored, and they are: L = 50 with
+ * R = 20 once refused the run, blaming an H = 51 the user never wrote.
  */
 static int add_placeholders(struct opt_opts *o, char *err, size_t errsize)
 {
     struct osn_ini *ini = calloc(1, sizeof *ini);
     const struct osn_key_origin *k;
     const char *lkey = "thresholds.L", *hkey = "thresholds.H";
-    int rc, n = 0;
+    int rc;
 
     if (!ini)
         return OSN_ENOMEM;
@@ -154,18 +155,10 @@ static int add_placeholders(struct opt_opts *o, char *err, size_t errsize)
         lkey = "thresholds.L1";
         hkey = "thresholds.H1";
     }
-    const struct osn_key_origin *lo = osn_ini_get(ini, lkey), *ho = osn_ini_get(ini, hkey);
-    if (!lo)
-        snprintf(o->placeholder[n++], sizeof o->placeholder[0], "%s=0", lkey);
-    if (!ho)
-        snprintf(o->placeholder[n++], sizeof o->placeholder[0], "%s=%ld", hkey,
-                 lo ? strtol(lo->value, NULL, 10) + 1 : 1);
-    if (n) {
-        memmove(o->sets + n, o->sets, sizeof *o->sets * (size_t)o->nsets);
-        for (int i = 0; i < n; i++)
-            o->sets[i] = o->placeholder[i];
-        o->nsets += n;
-    }
+    snprintf(o->placeholder[0], sizeof o->placeholder[0], "%s=0", lkey);
+    snprintf(o->placeholder[1], sizeof o->placeholder[1], "%s=1", hkey);
+    o->sets[o->nsets++] = o->placeholder[0];
+    o->sets[o->nsets++] = o->placeholder[1];
 out:
     free(ini);
     return rc;
@@ -186,8 +179,9 @@ static void on_progress(long done, long total, void *arg)
         return;
     p->last = t;
     p->shown = true;
-    fprintf(stderr, "\rosn optimize: %ld/%ld pairs (%.0f%%), %.0f s", done, total,
-            100.0 * (double)done / (double)total, t - p->start);
+    fprintf(stderr, "\rosn optimize: %ld/%ld pairs (%.0f%%), %.0f s, about %.0f s left", done,
+            total, 100.0 * (double)done / (double)total, t - p->start,
+            (t - p->start) * (double)(total - done) / (double)done);
 }
 
 /* What the JSON writer gets. */
@@ -201,6 +195,38 @@ static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
 {
     const struct opt_out *c = ctx;
     return osn_opt_json_write(f, c->at, c->cfg, c->res, err, errsize);
+}
+
+/*
+ * The search solves every pair: R^2/2 solves of about 3R states each (bench/bench_optimize.c).
+ * At the few million states a second of one core, R = 5000 (1.9e11 states) would run most of a
+ * day with no end in sight: refuse past OPT_WORK_MAX, naming thresholds.R, and say up front
+ * when a run will take more than minutes.
+ */
+#define OPT_STATES_PER_S 3e6
+#define OPT_WORK_MAX     3e10
+
+static int check_cost(const struct opt_opts *o, const struct osn_scenario *sc)
+{
+    const struct osn_key_origin *k = osn_ini_get(&sc->ini, "thresholds.R");
+    double pairs = (double)osn_optimize_pairs(&sc->model);
+    double K = sc->model.process == OSN_ARR_MMPP ? sc->model.mmpp.K : 1;
+    double work = pairs * 3 * K * ((double)sc->model.R + 1);
+    double hours = work / OPT_STATES_PER_S / 3600;
+
+    if (work > OPT_WORK_MAX)
+        return die("%s%s%s%s: %.3g pairs of about %.0f states each, roughly %.0f hours of "
+                   "solving; the search is exhaustive (R^3/2): lower thresholds.R (at most "
+                   "about 2700)",
+                   k ? k->where : "thresholds.R", k ? ": key 'thresholds.R' = '" : "",
+                   k ? k->value : "", k ? "'" : "", pairs, 3 * K * ((double)sc->model.R + 1),
+                   hours);
+    if (hours > 0.1 && !o->quiet)
+        fprintf(stderr,
+                "osn optimize: %.3g pairs of about %.0f states each: roughly %.1f hours "
+                "(a progress line with the time left shows on a terminal)\n",
+                pairs, 3 * K * ((double)sc->model.R + 1), hours);
+    return 0;
 }
 
 /* Loads the scenario and its [optimize] section into sc and cfg and checks that the general
@@ -219,7 +245,7 @@ static int load_scenario(const struct opt_opts *o, struct osn_scenario *sc, stru
     const char *why = osn_solve_unsupported(&sc->model, OSN_METHOD_GENERAL);
     if (why)
         return die("%s", why);
-    return 0;
+    return check_cost(o, sc);
 }
 
 /* Opens the --grid output (grid_out) and starts the --plot data in g, then runs the search into

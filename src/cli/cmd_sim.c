@@ -183,8 +183,14 @@ static int run(const struct sim_opts *o, struct osn_sim_scenario *s, struct osn_
         return die("%s", err[0] ? err : osn_strerror(rc));
     if (apply_options(o, s) != 0)
         return OSN_EXIT_ERROR;
-    if (osn_sim_scenario_check(s, err, sizeof err) != 0)
+    if (osn_sim_scenario_check(s, err, sizeof err) != 0 ||
+        osn_sim_scenario_check_cost(s, err, sizeof err) != 0)
         return die("%s", err);
+    /* Say up front when a run will take more than minutes (1e10 events); the progress line
+     * then gives the time left. */
+    if (!o->quiet && osn_sim_scenario_events(s) > 1e10)
+        fprintf(stderr, "osn sim: about %.3g events to simulate: expect minutes to hours\n",
+                osn_sim_scenario_events(s));
     if (!o->quiet && isatty(STDERR_FILENO))
         s->cfg.progress = progress;
     rc = osn_sim_run(&s->sc.model, &s->cfg, res, err, sizeof err);

@@ -20,6 +20,7 @@
 #include "cmd_fluid.h"
 #include "cmd_node.h"
 #include "cmd_sim.h"
+#include "osn/afile.h"
 
 struct command {
     const char *name;
@@ -124,6 +125,9 @@ int main(int argc, char **argv)
         return OSN_EXIT_ERROR;
     }
     name = argv[1];
+    /* SIGINT/SIGTERM/SIGHUP/SIGQUIT remove every temporary output before the process dies
+     * (src/ini/afile.c); `osn node` installs its own handlers for a clean shutdown. */
+    osn_afile_cleanup_on_signals();
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         print_overview(stdout);
         status = 0;

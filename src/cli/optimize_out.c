@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "osn/afile.h"
 #include "osn/err.h"
+#include "osn/gnuplot.h"
 
 typedef struct osn_xd xd;
 
@@ -226,12 +228,19 @@ static json_t *xd_json(xd x)
     return json_string(osn_xd_format(x, 12, buf, sizeof buf));
 }
 
+/* A double as JSON; null when not finite (json_real() refuses those: a slack of -inf once made
+ * the whole document fail as "out of memory"). */
+static json_t *real_json(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
 static json_t *pair_json(const struct osn_opt_point *pt)
 {
     if (!pt->found)
         return json_null();
-    return json_pack("{sIsIsosf}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "T_ret",
-                     xd_json(pt->ms.T_ret), "violation", pt->violation);
+    return json_pack("{sIsIsoso}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "T_ret",
+                     xd_json(pt->ms.T_ret), "violation", real_json(pt->violation));
 }
 
 /* The solve document of the reported pair, read back from osn_report_json_write(). */
@@ -277,10 +286,11 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     for (int c = 0; c < OSN_OPT_NCON && cons; c++) {
         if (!cfg->has[c])
             continue;
-        json_t *o = json_pack("{sssfsosf}", "measure", con_measure[c], "bound", cfg->bound[c],
-                              "value", xd_json(osn_opt_con_value((enum osn_opt_con)c, &pt->ms)),
+        json_t *o = json_pack("{sssososo}", "measure", con_measure[c], "bound",
+                              real_json(cfg->bound[c]), "value",
+                              xd_json(osn_opt_con_value((enum osn_opt_con)c, &pt->ms)),
                               res->best.found ? "slack" : "violation",
-                              res->best.found ? res->slack[c] : pt->viol[c]);
+                              real_json(res->best.found ? res->slack[c] : pt->viol[c]));
         e |= json_object_set_new(cons, osn_opt_con_name((enum osn_opt_con)c), o);
     }
     e |= json_object_set_new(doc, "L", json_integer(pt->L));
@@ -298,7 +308,7 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     e |= json_object_set_new(doc, "next_better", pair_json(&res->next));
     e |= json_object_set_new(doc, "unconstrained", pair_json(&res->free));
     if (!res->best.found)
-        e |= json_object_set_new(doc, "closest_violation", json_real(res->closest.violation));
+        e |= json_object_set_new(doc, "closest_violation", real_json(res->closest.violation));
     if (e) {
         json_decref(doc);
         snprintf(err, errsize, "out of memory building the JSON result");
@@ -324,11 +334,16 @@ int osn_opt_plot_begin(struct osn_opt_grid *g, char *err, size_t errsize)
     snprintf(g->plot_path, sizeof g->plot_path, "%s/osn_optimize_XXXXXX",
              dir && dir[0] && strlen(dir) < 40 ? dir : "/tmp");
     fd = mkstemp(g->plot_path);
+    if (fd >= 0)
+        osn_afile_track(g->plot_path); /* removed on SIGINT/SIGTERM too */
     if (fd < 0 || !(g->plot = fdopen(fd, "w"))) {
         snprintf(err, errsize, "cannot create a temporary file for the plot data: %s",
                  strerror(errno));
-        if (fd >= 0)
+        if (fd >= 0) {
             close(fd);
+            unlink(g->plot_path);
+            osn_afile_untrack(g->plot_path);
+        }
         g->plot_path[0] = '\0';
         return OSN_EIO;
     }
@@ -340,39 +355,33 @@ int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_o
 {
     const struct osn_opt_point *pt = res->best.found ? &res->best : &res->closest;
     double ps = g->R > 0 ? fmin(2.5, fmax(0.25, 60.0 / (double)g->R)) : 1;
-    FILE *gp;
+    const char *args[] = {png, g->plot_path};
+    struct osn_gnuplot gp;
     int st;
 
     if (fflush(g->plot) != 0) {
         snprintf(err, errsize, "cannot write the plot data: %s", strerror(errno));
         return OSN_EIO;
     }
-    if (strchr(png, '\'') || strchr(g->plot_path, '\'')) {
-        snprintf(err, errsize, "a file name with a quote (') cannot be passed to gnuplot");
+    /* Both file names reach gnuplot as ARG1 and ARG2, never as script text (gnuplot.c). */
+    if (osn_gnuplot_open(&gp, args, 2, 1, err, errsize) != 0)
         return OSN_EIO;
-    }
-    gp = popen("gnuplot 2>/dev/null", "w");
-    if (!gp) {
-        snprintf(err, errsize, "cannot run gnuplot: %s", strerror(errno));
-        return OSN_EIO;
-    }
-    fprintf(gp,
+    fprintf(gp.f,
             "set terminal pngcairo size 900,760\n"
-            "set output '%s'\n"
+            "set output ARG1\n"
             "set title \"log10 T_ret over the (L, H) grid: filled = feasible, open = "
             "infeasible\" noenhanced\n"
             "set xlabel 'L'\nset ylabel 'H'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
             "set palette rgbformulae 33,13,10\nset key outside bottom center horizontal\n"
             "set grid\n"
-            "plot '%s' using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
+            "plot ARG2 using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
             "title 'feasible', \\\n"
             "     '' using 1:2:($3==0?$4:1/0) with points pt 4 ps %.2f lc palette "
             "title 'infeasible', \\\n"
             "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'\n"
             "%ld %ld\ne\n",
-            png, g->plot_path, ps, ps, res->best.found ? "optimum" : "closest (infeasible)", pt->L,
-            pt->H);
-    st = pclose(gp);
+            ps, ps, res->best.found ? "optimum" : "closest (infeasible)", pt->L, pt->H);
+    st = osn_gnuplot_close(&gp);
     if (st != 0) {
         snprintf(err, errsize, "gnuplot failed (status %d; is gnuplot installed?)", st);
         return OSN_EIO;
@@ -385,7 +394,9 @@ void osn_opt_plot_free(struct osn_opt_grid *g)
     if (g->plot)
         fclose(g->plot);
     g->plot = NULL;
-    if (g->plot_path[0])
+    if (g->plot_path[0]) {
         unlink(g->plot_path);
+        osn_afile_untrack(g->plot_path);
+    }
     g->plot_path[0] = '\0';
 }

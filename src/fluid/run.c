@@ -392,6 +392,24 @@ static double *dalloc(long n)
     return calloc((size_t)n, sizeof(double));
 }
 
+double osn_fluid_memory(const struct osn_fluid_cfg *cfg, double *ring_bytes)
+{
+    /* setup(): per hop NCOLS + retx + 5 columns of N doubles or longs, and a ring of
+     * max(Timer B, last copy + uplink delay) + 1 cohorts; two columns for the result. */
+    double N = ceil(cfg->horizon / cfg->slot), total = 2 * 8 * N, ring = 0;
+    int hops = cfg->topology == OSN_FLUID_TANDEM ? 2 : 1;
+    double kb = 64 * cfg->t1 / cfg->slot, klast = kb; /* the last copy is sent before B */
+
+    for (int h = 0; h < hops; h++) {
+        double len = fmax(kb, klast + cfg->server[h].delay_up / cfg->slot) + 1;
+        total += 8 * N * (OSN_FLUID_NCOLS + cfg->retx + 5);
+        ring += len * (double)sizeof(struct cohort);
+    }
+    if (ring_bytes)
+        *ring_bytes = ring;
+    return total + ring;
+}
+
 /* Allocates the result columns and the hop state. Returns 0 or OSN_ENOMEM. */
 static int setup(struct run *r)
 {

@@ -17,13 +17,23 @@
  *  - Path "-" is standard output, which can only be flushed, not taken back.
  * The temporary file is created with O_EXCL (never following a planted link) and mode 0666
  * minus the umask, so a new result gets the permissions of any ordinary file.
+ *
+ * Signals: every live temporary (ours, and any other a caller registers, such as the plot data
+ * of `osn optimize --plot`) is in a small registry. osn_afile_cleanup_on_signals() installs a
+ * handler for SIGINT, SIGTERM, SIGHUP and SIGQUIT that unlinks them all and re-raises the signal
+ * with its default action, so an interrupted run dies as it would have but leaves no
+ * "PATH.tmp.PID" behind. The handler only reads atomic pointers and calls unlink() and raise(),
+ * both async-signal-safe; a signal the process inherited as ignored stays ignored (as `sort`
+ * does), so `nohup` and background jobs keep working.
  */
 #include "osn/afile.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +44,58 @@
 
 /* Symbolic links followed before giving up, as the kernel's own limit (ELOOP). */
 #define SYMLINK_HOPS_MAX 40
+
+/* Live temporaries a signal must remove. 64 is far more than any command keeps at once (the
+ * most is --dist, --json, --csv and --plot together); a full registry only means a temporary
+ * could survive a signal, so registering never fails a run. */
+#define TEMPS_MAX 64
+static _Atomic(const char *) temps[TEMPS_MAX];
+
+void osn_afile_track(const char *path)
+{
+    for (int i = 0; i < TEMPS_MAX; i++) {
+        const char *expect = NULL;
+        if (atomic_compare_exchange_strong(&temps[i], &expect, path))
+            return;
+    }
+}
+
+void osn_afile_untrack(const char *path)
+{
+    for (int i = 0; i < TEMPS_MAX; i++) {
+        const char *expect = path;
+        if (atomic_compare_exchange_strong(&temps[i], &expect, NULL))
+            return;
+    }
+}
+
+/* The handler: async-signal-safe (atomic loads, unlink, sigaction, raise) and saves errno. */
+static void on_fatal_signal(int sig)
+{
+    int saved = errno;
+    for (int i = 0; i < TEMPS_MAX; i++) {
+        const char *p = atomic_load(&temps[i]);
+        if (p && p[0])
+            unlink(p);
+    }
+    /* SA_RESETHAND restored the default action and SA_NODEFER leaves sig unblocked: this
+     * raise() ends the process with the signal's own status (128 + sig for the shell). */
+    raise(sig);
+    errno = saved;
+}
+
+void osn_afile_cleanup_on_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    struct sigaction sa = {0}, old;
+
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+}
 
 /* Writes "PATH: what: strerror" into err. Returns OSN_EIO. */
 static int io_error(char *err, size_t errsize, const char *path, const char *what, int errnum)
@@ -80,6 +142,16 @@ static int follow_links(const char *path, char *out, size_t outsize)
     return ELOOP;
 }
 
+/* Removes af's temporary file (if any) and forgets it. */
+static void drop_temporary(struct osn_afile *af)
+{
+    if (!af->tmp[0])
+        return;
+    unlink(af->tmp);
+    osn_afile_untrack(af->tmp);
+    af->tmp[0] = '\0';
+}
+
 /* Opens a device, FIFO or socket for direct writing (af->tmp stays empty). */
 static int open_direct(struct osn_afile *af, char *err, size_t errsize)
 {
@@ -119,6 +191,7 @@ static int open_temporary(struct osn_afile *af, const struct stat *old, char *er
         af->tmp[0] = '\0';
         return io_error(err, errsize, af->path, "cannot create output file", e);
     }
+    osn_afile_track(af->tmp);
     if (old) {
         /* The replacement keeps the old file's owner and mode; where the owner cannot be kept,
          * commit copies into the old file instead of renaming over it. */
@@ -131,8 +204,7 @@ static int open_temporary(struct osn_afile *af, const struct stat *old, char *er
     if (!af->f) {
         int e = errno;
         close(fd);
-        unlink(af->tmp);
-        af->tmp[0] = '\0';
+        drop_temporary(af);
         return io_error(err, errsize, af->path, "cannot open output stream", e);
     }
     return 0;
@@ -260,10 +332,8 @@ int osn_afile_finish(struct osn_afile *af, char *err, size_t errsize)
     if (fclose(f) != 0)
         rc = io_error(err, errsize, af->path, "close failed", errno);
 out:
-    if (rc && af->tmp[0]) {
-        unlink(af->tmp);
-        af->tmp[0] = '\0';
-    }
+    if (rc)
+        drop_temporary(af);
     af->finished = !rc;
     return rc;
 }
@@ -287,6 +357,7 @@ int osn_afile_publish(struct osn_afile *af, char *err, size_t errsize)
         rc = io_error(err, errsize, af->path, "cannot rename temporary file into place", errno);
     if (rc || af->copy_in_place)
         unlink(af->tmp);
+    osn_afile_untrack(af->tmp);
     af->tmp[0] = '\0';
     return rc;
 }
@@ -314,8 +385,8 @@ void osn_afile_abort(struct osn_afile *af)
             fclose(af->f);
         af->f = NULL;
     }
-    if (!af->is_stdout && af->tmp[0])
-        unlink(af->tmp);
+    if (!af->is_stdout)
+        drop_temporary(af);
     af->tmp[0] = '\0';
     af->finished = 0;
 }

@@ -36,6 +36,7 @@ struct loader {
     int err;        /* first error, 0 while none */
     int err_line;   /* its line in the file, 0 when not from the file */
     int read_errno; /* errno of a failed read, 0 if none */
+    bool stop;      /* binary data or an endless line: read no further */
     char *msg;      /* caller's error buffer */
     size_t msgsize;
     char line[LINE_MAX_CHARS + 2];
@@ -182,6 +183,46 @@ static int on_pair(void *user, const char *section, const char *name, const char
     return assign(ld, section, name, value, where, ld->lineno) == 0;
 }
 
+/* Whether a line (leading blanks skipped) is a comment. */
+static bool is_comment(const char *s)
+{
+    s += strspn(s, " \t");
+    return *s == ';' || *s == '#';
+}
+
+int osn_ini_getline(FILE *f, char *buf, size_t size, size_t *len)
+{
+    size_t n = 0;
+    int c = EOF;
+
+    while (n < size - 1 && (c = getc(f)) != EOF) {
+        if (c == '\0') {
+            buf[n] = '\0';
+            *len = n;
+            return OSN_INI_LINE_NUL;
+        }
+        buf[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    buf[n] = '\0';
+    *len = n;
+    if (c == EOF && n == 0)
+        return OSN_INI_LINE_EOF;
+    return n == size - 1 && c != '\n' ? OSN_INI_LINE_LONG : OSN_INI_LINE_OK;
+}
+
+/* Reads the next line into ld->line (with its newline) and counts it. */
+static int get_line(struct loader *ld, size_t *len)
+{
+    int st = osn_ini_getline(ld->f, ld->line, sizeof ld->line, len);
+    if (st == OSN_INI_LINE_EOF && ferror(ld->f))
+        ld->read_errno = errno ? errno : EIO;
+    if (st != OSN_INI_LINE_EOF)
+        ld->lineno++;
+    return st;
+}
+
 /*
  * inih reader: hands over one line at a time, so that ld->lineno is the line of the pair being
  * handled. It also strips leading whitespace (inih would otherwise take an indented line as the
@@ -195,20 +236,27 @@ static char *read_line(char *str, int num, void *stream)
     char *p;
     size_t len;
 
-    if (!fgets(ld->line, sizeof ld->line, ld->f)) {
-        if (ferror(ld->f))
-            ld->read_errno = errno ? errno : EIO;
+    if (ld->stop)
         return NULL;
-    }
-    ld->lineno++;
-    len = strlen(ld->line);
-    if (len == sizeof ld->line - 1 && ld->line[len - 1] != '\n') {
-        int c;
-        while ((c = fgetc(ld->f)) != EOF && c != '\n')
-            ;
-        fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: line longer than %d characters", ld->path,
-             ld->lineno, LINE_MAX_CHARS);
-        ld->line[0] = '\0';
+    switch (get_line(ld, &len)) {
+    case OSN_INI_LINE_EOF:
+        return NULL;
+    case OSN_INI_LINE_NUL:
+        /* /dev/zero once kept this loop busy forever, and "rate = 1.3\0junk" read as 1.3. */
+        ld->stop = true;
+        fail(ld, OSN_ECONFIG, ld->lineno,
+             "%s:%d: a NUL byte (binary data: not an INI file; is this the scenario?)", ld->path,
+             ld->lineno);
+        return NULL;
+    case OSN_INI_LINE_LONG:
+        /* The rest of the file is not read: an endless line (/dev/urandom) would never end. */
+        ld->stop = true;
+        fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: %s longer than %d characters", ld->path,
+             ld->lineno, is_comment(ld->line) ? "comment line" : "line",
+             is_comment(ld->line) ? LINE_MAX_CHARS : num - 2);
+        return NULL;
+    default:
+        break;
     }
     p = ld->line;
     if (ld->lineno == 1 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
@@ -431,8 +479,15 @@ int osn_ini_doubles(const struct osn_key_origin *o, double *out, int max, int *n
     int count = 0;
 
     while (*s) {
+        /* Entries are separated by blanks or by one comma: "0.1,,0.2" is not 0.1, 0.2 (an
+         * entry left out is an error, not skipped), and nor is a leading or trailing comma. */
+        int commas = 0;
         while (*s == ',' || isspace((unsigned char)*s))
-            s++;
+            commas += *s++ == ',';
+        if (commas > 1 || (commas == 1 && (count == 0 || !*s)))
+            return osn_ini_bad(o, err, errsize,
+                               "an empty entry in the list (two commas, or a "
+                               "comma at an end)");
         if (!*s)
             break;
         char *end;

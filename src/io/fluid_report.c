@@ -12,12 +12,12 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "io_int.h"
 #include "osn/err.h"
+#include "osn/gnuplot.h"
 
 static const char *const hop_prefix[2][2] = {{"", ""}, {"p1_", "p2_"}};
 
@@ -294,34 +294,32 @@ int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
                    const struct osn_fluid_result *res, char *err, size_t errsize)
 {
     struct osn_afile af = {0};
-    FILE *gp = NULL;
+    struct osn_gnuplot g = {0};
+    FILE *gp;
     const double dt = res->cfg.slot;
     const struct osn_fluid_profile *p = &res->cfg.profile;
     double ymax = 0;
-    struct sigaction ign = {0}, old;
     int rc, st;
 
     (void)sc;
-    if (strpbrk(path, "'\"\n\\") || strcmp(path, "-") == 0) {
+    if (strcmp(path, "-") == 0) {
         if (err && errsize)
-            snprintf(err, errsize, "%s: give a plain file name (no quotes, not -)", path);
+            snprintf(err, errsize, "a PNG cannot go to standard output: give a file name");
         return OSN_EIO;
     }
-    /* gnuplot writes into the temporary; a gnuplot that is missing or dies must not kill us
-     * with SIGPIPE. */
     rc = osn_afile_open(&af, path, err, errsize);
     if (rc)
         return rc;
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ign, &old);
-    gp = popen("gnuplot", "w");
-    if (!gp) {
-        if (err && errsize)
-            snprintf(err, errsize, "cannot run gnuplot: %s", strerror(errno));
+    /* gnuplot writes into the temporary, whose name reaches it as ARG1, never as script text
+     * (src/ini/gnuplot.c); a gnuplot that is missing or dies must not kill us (SIGPIPE). */
+    const char *args[] = {osn_afile_write_path(&af)};
+    g.pid = -1;
+    if (osn_gnuplot_open(&g, args, 1, 0, err, errsize) != 0) {
         rc = OSN_EIO;
         goto out;
     }
-    fprintf(gp, "set terminal pngcairo size 960,540 font 'sans,11'\nset output '%s'\n", af.tmp);
+    gp = g.f;
+    fprintf(gp, "set terminal pngcairo size 960,540 font 'sans,11'\nset output ARG1\n");
     fprintf(gp, "$d << EOD\n");
     for (long n = 0; n < res->nslots; n++) {
         fprintf(gp, "%g", (double)(n + 1) * dt);
@@ -357,8 +355,7 @@ int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
     else
         fprintf(gp, "plot $d using 1:2 with lines lw 2 title 'queue', "
                     "$d using 1:3 axes x1y2 with lines dt 2 title 'retransmissions'\n");
-    st = pclose(gp);
-    gp = NULL;
+    st = osn_gnuplot_close(&g);
     if (st != 0) {
         if (err && errsize)
             snprintf(err, errsize,
@@ -368,9 +365,7 @@ int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
     }
     rc = osn_afile_commit(&af, err, errsize);
 out:
-    if (gp)
-        pclose(gp);
-    sigaction(SIGPIPE, &old, NULL);
+    osn_gnuplot_close(&g);
     osn_afile_abort(&af);
     return rc;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "osn/ctl.h"
 #include "osn/err.h"
@@ -298,6 +299,86 @@ static int load_control(const struct loader *ld, struct osn_fluid_cfg *c)
     return 0;
 }
 
+/* The key to blame for a limit: the first of keys that was given, or NULL. */
+static const struct osn_key_origin *given(const struct loader *ld, const char *const *keys)
+{
+    const struct osn_key_origin *o = NULL;
+    for (int i = 0; keys[i] && !o; i++)
+        o = osn_ini_get(ld->ini, keys[i]);
+    return o;
+}
+
+/* Refuses a run outside what the model can answer: err names the key; OSN_ECONFIG. */
+static int limit(const struct loader *ld, const char *const *keys, const char *fmt, double a,
+                 double b)
+{
+    const struct osn_key_origin *o = given(ld, keys);
+    char why[320];
+    snprintf(why, sizeof why, fmt, a, b);
+    if (o)
+        return osn_ini_bad(o, ld->err, ld->errsize, "%s", why);
+    snprintf(ld->err, ld->errsize, "%s", why);
+    return OSN_ECONFIG;
+}
+
+/*
+ * Limits of the model rather than of any one key (issue 14). The fluid model answers the mass
+ * arriving in a slot after the backlog found at its start, as if the slot's own arrivals took no
+ * time: a slot of arrivals that takes longer than T1 to serve makes its delays wrong by more
+ * than T1, and beyond that the answers are wrong in kind (base_rate = 1e6 on a 100 msg/s server
+ * once counted every INVITE of the first slot as answered, goodput 416.7/s). And the run
+ * allocates a ring as long as the link delays: refuse what the machine cannot hold.
+ */
+static int check_limits(const struct loader *ld, const struct osn_fluid_cfg *c)
+{
+    static const char *const rates[] = {"profile.base_rate",
+                                        "profile.burst_rate",
+                                        "profile.step_rate",
+                                        "server.rate",
+                                        "server p1.rate",
+                                        "fluid.slot",
+                                        NULL};
+    static const char *const delays[] = {"server.delay_up", "server p1.delay_up",
+                                         "server p2.delay_up", NULL};
+    static const char *const down[] = {"server.delay_down", "server p1.delay_down",
+                                       "server p2.delay_down"};
+    static const char *const size[] = {"fluid.horizon", "fluid.slot", NULL};
+    const struct osn_fluid_profile *p = &c->profile;
+    double peak = fmax(p->base_rate, p->shape == OSN_FLUID_STEP ? p->step_rate : 0);
+    double ring, bytes, phys;
+    bool by_extra = p->shape == OSN_FLUID_BURST  ? p->burst_rate > p->base_rate
+                    : p->shape == OSN_FLUID_STEP ? p->step_rate > p->base_rate
+                                                 : false;
+
+    if (p->shape == OSN_FLUID_BURST)
+        peak = fmax(peak, p->base_rate + p->burst_rate);
+    if (!(peak / c->server[0].rate * c->slot <= c->t1))
+        return limit(ld, by_extra ? rates + (p->shape == OSN_FLUID_STEP ? 2 : 1) : rates,
+                     "a slot of arrivals at %g/s takes longer than T1 to serve (the fluid "
+                     "model's answers would be wrong): keep rate x slot / server rate <= t1 "
+                     "(at most %g/s here), or lower fluid.slot",
+                     peak, c->server[0].rate * c->t1 / c->slot);
+    for (int h = 0; h < (c->topology == OSN_FLUID_TANDEM ? 2 : 1); h++) {
+        const struct osn_fluid_server *sv = &c->server[h];
+        int i = c->topology == OSN_FLUID_TANDEM ? 1 + h : 0;
+        bool up = !(sv->delay_up <= sv->delay_down);
+        /* The ring grows with the uplink delay (5.5 GB at 1e6 s): past the horizon nothing
+         * sent could reach the server within the run. */
+        if (!(sv->delay_up <= c->horizon) || !(sv->delay_down <= c->horizon))
+            return limit(ld, (const char *const[]){up ? delays[i] : down[i], NULL},
+                         "a link delay of %g s is longer than the horizon (%g s): nothing "
+                         "sent would come back within the run",
+                         up ? sv->delay_up : sv->delay_down, c->horizon);
+    }
+    bytes = osn_fluid_memory(c, &ring);
+    phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (phys > 0 && bytes > phys / 2)
+        return limit(ld, ring > bytes / 2 ? delays : size,
+                     "the run needs about %.3g GB, more than half of this machine's %.3g GB",
+                     bytes / 1e9, phys / 1e9);
+    return 0;
+}
+
 int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
                             const char *const *sets, int nsets, char *err, size_t errsize)
 {
@@ -320,6 +401,8 @@ int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
     osn_fluid_cfg_default(&tmp->cfg);
     if ((rc = load_fluid(&ld, &tmp->cfg)) || (rc = load_profile(&ld, &tmp->cfg.profile)) ||
         (rc = load_servers(&ld, &tmp->cfg)) || (rc = load_control(&ld, &tmp->cfg)))
+        goto out;
+    if (osn_fluid_cfg_check(&tmp->cfg, why, sizeof why) == 0 && (rc = check_limits(&ld, &tmp->cfg)))
         goto out;
     if (osn_fluid_cfg_check(&tmp->cfg, why, sizeof why) != 0) {
         /* The per-key checks above should catch everything; this is the safety net. */

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "osn/ctl.h"
 #include "osn/err.h"
 
 #define SERVER_KEYS(sec)                                                                    \
@@ -86,25 +88,40 @@ static const struct osn_ini_keydef net_keys[] = {
 
 const struct osn_ini_schema osn_net_schema = {net_keys, sizeof net_keys / sizeof net_keys[0], NULL};
 
+/* Whether line (a section header or not) opens a section only network scenarios have. A file
+ * of [server core] alone once went to the node's loader: "unknown section [server core]". */
+static bool network_section(const char *line)
+{
+    static const char *const names[] = {"net",     "source", "server", "link",
+                                        "control", "sip",    "node"};
+    const char *p = line + strspn(line, " \t");
+
+    if (*p != '[')
+        return false;
+    p += 1 + strspn(p + 1, " \t");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncasecmp(p, names[i], n) == 0 && (p[n] == ']' || p[n] == ' ' || p[n] == '\t'))
+            return true;
+    }
+    return false;
+}
+
 bool osn_net_scenario_sniff(const char *path)
 {
     char line[512];
     bool found = false;
     FILE *f = path ? fopen(path, "r") : NULL;
+    size_t len;
+    int st;
 
     if (!f)
         return false;
-    while (!found && fgets(line, sizeof line, f)) {
-        const char *p = line + strspn(line, " \t");
-        if (*p != '[')
-            continue;
-        p += 1 + strspn(p + 1, " \t");
-        found = strncasecmp(p, "net", 3) == 0 || strncasecmp(p, "source", 6) == 0;
-        if (found) {
-            char c = p[strncasecmp(p, "net", 3) == 0 ? 3 : 6];
-            found = c == ']' || c == ' ' || c == '\t';
-        }
-    }
+    /* A NUL byte ends the sniffing (/dev/zero once kept fgets() busy forever); the loader
+     * then says what is wrong with the file. A long line is read on in pieces. */
+    while (!found && (st = osn_ini_getline(f, line, sizeof line, &len)) != OSN_INI_LINE_EOF &&
+           st != OSN_INI_LINE_NUL)
+        found = network_section(line);
     fclose(f);
     return found;
 }
@@ -143,6 +160,31 @@ static int parse_server(const struct osn_ini *ini, const char *sec, struct osn_n
         sv->buffer = n;
     }
     return rc;
+}
+
+/*
+ * A key that cannot act is an error (issue 14): `source.burst_*` without process = profile once
+ * ran without the burst, silently. Returns 0 or OSN_ECONFIG naming the key.
+ */
+static int reject_idle_keys(const struct osn_ini *ini, const struct osn_net_cfg *c, char *err,
+                            size_t errsize)
+{
+    static const char *const profile[] = {"source.steps", "source.burst_start",
+                                          "source.burst_length", "source.burst_factor", NULL};
+    static const char *const mmpp[] = {"source.mmpp_rates", "source.mmpp_switch", NULL};
+    const struct osn_key_origin *o;
+
+    for (int i = 0; c->src.process != OSN_NET_PROFILE && profile[i]; i++)
+        if ((o = osn_ini_get(ini, profile[i])))
+            return osn_ini_bad(o, err, errsize,
+                               "acts only with source.process = profile (it is %s here)",
+                               c->src.process == OSN_NET_MMPP ? "mmpp" : "poisson");
+    for (int i = 0; c->src.process != OSN_NET_MMPP && mmpp[i]; i++)
+        if ((o = osn_ini_get(ini, mmpp[i])))
+            return osn_ini_bad(o, err, errsize,
+                               "acts only with source.process = mmpp (it is %s here)",
+                               c->src.process == OSN_NET_PROFILE ? "profile" : "poisson");
+    return 0;
 }
 
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
@@ -299,10 +341,117 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = osn_ini_choice(o, yesno, &v, err, errsize);
         c->sip.rfc6026 = v % 2;
     }
+    if (!rc)
+        rc = reject_idle_keys(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN)
         ct->rate.n_clients = (unsigned)c->edges;
     ct->prsm.t1 = c->sip.t1;
     return rc;
+}
+
+/* Bytes of one live call, an upper estimate: struct call (about 300 bytes), a client and a
+ * server transaction of 192 bytes per hop for the INVITE and the BYE, and its messages. */
+#define LIVE_CALL_BYTES 2048.0
+/* Most calls a run may simulate (all replications). */
+#define NET_CALLS_MAX 1e10
+
+double osn_net_scenario_memory(const struct osn_net_cfg *c, double *calls)
+{
+    double peak = c->src.rate, total = c->warmup + c->time;
+
+    if (c->src.process == OSN_NET_MMPP)
+        peak = fmax(c->src.mmpp_rate[0], c->src.mmpp_rate[1]);
+    if (c->src.process == OSN_NET_PROFILE) {
+        for (int i = 0; i < c->src.nsteps; i++)
+            peak = fmax(peak, c->src.step_rate[i]);
+        if (c->src.burst_len > 0)
+            peak *= fmax(1, c->src.burst_factor);
+    }
+    if (calls)
+        *calls = peak * total * c->replications;
+    /* A call lives until Timer B (64 T1) fails it, or through its hold time and the BYE; the
+     * replications running at once each hold their own. */
+    double live = peak * fmin(total, 64 * c->sip.t1 + c->src.hold + c->sip.t4 + 1);
+    return live * LIVE_CALL_BYTES * fmin(c->threads, c->replications);
+}
+
+/*
+ * The controller's own check, before the run: `control.l1 = 5, control.h1 = 1` once ended in
+ * "simulation failed: invalid argument". The detector's thresholds are checked here one by one
+ * so that the message names the key; anything else the controller refuses names control.kind.
+ */
+static int check_control(const struct osn_net_scenario *s, char *err, size_t errsize)
+{
+    static const char *const det_keys[] = {"control.l1",       "control.h1",     "control.l2",
+                                           "control.h2",       "control.alpha",  "control.window",
+                                           "control.detector", "control.policy", NULL};
+    const struct osn_ctl_cfg *ct = &s->cfg.ctl;
+    const struct osn_key_origin *o = NULL;
+    struct osn_ctl *ctl = NULL;
+    struct osn_ctl_det det;
+
+    if (osn_ctl_new(&ctl, s->cfg.ctl_kind, ct) == 0) {
+        osn_ctl_free(ctl);
+        return 0;
+    }
+    bool det_bad = osn_ctl_det_init(&det, &ct->det) != 0;
+    for (int i = 0; det_bad && det_keys[i] && !o; i++)
+        o = osn_ini_get(&s->ini, det_keys[i]);
+    if (!o)
+        o = osn_ini_get(&s->ini, "control.kind");
+    const char *why = det_bad ? "the detector needs 0 <= l1 < h1 < h2 and l1 < l2 < h2 (alpha in "
+                                "(0, 1], window > 0)"
+                              : "the controller refuses its parameters (see osn sim --help)";
+    if (o)
+        return osn_ini_bad(o, err, errsize, "%s", why);
+    snprintf(err, errsize, "%s: control: %s", s->ini.path[0] ? s->ini.path : "scenario", why);
+    return OSN_ECONFIG;
+}
+
+/* Refuses a run that cannot fit in memory (source.rate = 1e12 once took 11 GB in 5 s and kept
+ * growing), naming the key that sets the rate. */
+static int check_memory(const struct osn_net_scenario *s, char *err, size_t errsize)
+{
+    static const char *const keys[] = {"source.rate",
+                                       "source.mmpp_rates",
+                                       "source.steps",
+                                       "source.burst_factor",
+                                       "source.hold",
+                                       "net.time",
+                                       NULL};
+    const struct osn_key_origin *o = NULL;
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    double calls, bytes = osn_net_scenario_memory(&s->cfg, &calls);
+
+    /* net.time = 1e300 once ran on with no end: past NET_CALLS_MAX calls (hours at the
+     * simulator's 1e5-1e6 calls a second), refuse, naming the time. */
+    if (!(calls <= NET_CALLS_MAX)) {
+        const struct osn_key_origin *t = osn_ini_get(&s->ini, "net.time"),
+                                    *r = osn_ini_get(&s->ini, "source.rate");
+        /* The one the command line changed is the one to blame; else the time. */
+        o = r && strncmp(r->where, "--set", 5) == 0 ? r : t ? t : r;
+        if (o)
+            return osn_ini_bad(o, err, errsize,
+                               "about %.3g calls to simulate (%.3g s at up to %.3g calls/s, %d "
+                               "replications), past the %.0e of a few hours",
+                               calls, s->cfg.warmup + s->cfg.time,
+                               calls / (s->cfg.warmup + s->cfg.time) / s->cfg.replications,
+                               s->cfg.replications, NET_CALLS_MAX);
+        snprintf(err, errsize, "about %.3g calls to simulate, past the %.0e of a few hours", calls,
+                 NET_CALLS_MAX);
+        return OSN_ECONFIG;
+    }
+    if (!(phys > 0) || bytes <= phys / 2)
+        return 0;
+    for (int i = 0; keys[i] && !o; i++)
+        o = osn_ini_get(&s->ini, keys[i]);
+    if (o)
+        return osn_ini_bad(o, err, errsize,
+                           "the calls in flight would need about %.3g GB, more than half of "
+                           "this machine's %.3g GB",
+                           bytes / 1e9, phys / 1e9);
+    snprintf(err, errsize, "the calls in flight would need about %.3g GB", bytes / 1e9);
+    return OSN_ECONFIG;
 }
 
 int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t errsize)
@@ -311,9 +460,23 @@ int osn_net_scenario_check(const struct osn_net_scenario *s, char *err, size_t e
     char why[256];
     const struct osn_key_origin *o;
 
-    if (osn_net_check(&s->cfg, &key, why, sizeof why) == 0)
-        return 0;
-    if (key && (o = osn_ini_get(&s->ini, key)))
+    /* Where the key blamed was not given, its partner in the same rule may have been
+     * (T2 < T1 with only sip.t1 set blames sip.t1). */
+    static const char *const partner[][2] = {{"sip.t2", "sip.t1"}, {"sip.t1", "sip.t2"}};
+
+    if (osn_net_check(&s->cfg, &key, why, sizeof why) == 0) {
+        int rc = check_control(s, err, errsize);
+        return rc ? rc : check_memory(s, err, errsize);
+    }
+    o = key ? osn_ini_get(&s->ini, key) : NULL;
+    for (size_t i = 0; key && i < sizeof partner / sizeof partner[0]; i++) {
+        const struct osn_key_origin *p = osn_ini_get(&s->ini, partner[i][1]);
+        /* ... and a partner changed by --set is what broke a rule the file kept. */
+        if (strcmp(key, partner[i][0]) == 0 && p &&
+            (!o || (strncmp(p->where, "--set", 5) == 0 && strncmp(o->where, "--set", 5) != 0)))
+            o = p;
+    }
+    if (o)
         return osn_ini_bad(o, err, errsize, "%s", why);
     if (err && errsize)
         snprintf(err, errsize, "%s%s%s: %s", s->ini.path[0] ? s->ini.path : "scenario",

@@ -37,7 +37,8 @@ void osn_sim_report_table(FILE *f, const struct osn_sim_scenario *s,
     fprintf(f,
             "method: simulation, %d independent replications of %g s after a %g s warm-up, "
             "seed %llu\n",
-            res->replications, c->time, c->warmup, (unsigned long long)c->seed);
+            res->replications, res->time > 0 ? res->time : c->time, c->warmup,
+            (unsigned long long)c->seed);
     fprintf(f,
             "        +- is the %g%% confidence half-width (jackknife over replications, t "
             "quantile)\n",
@@ -96,7 +97,7 @@ int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
         bad |= json_object_set_new(root, "events", json_integer((json_int_t)res->events));
         bad |= json_object_set_new(root, "events_per_s", num_or_null(res->events_per_s));
         bad |= json_object_set_new(root, "wall_s", json_real(res->wall_s));
-        bad |= json_object_set_new(root, "time", json_real(c->time));
+        bad |= json_object_set_new(root, "time", json_real(res->time > 0 ? res->time : c->time));
         bad |= json_object_set_new(root, "warmup", json_real(c->warmup));
         bad |= json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
         bad |= json_object_set_new(root, "feedback_delay", json_real(c->feedback_delay));

@@ -7,6 +7,7 @@
  */
 #include "osn/sim_scenario.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,20 +46,60 @@ static int parse_sim(const struct osn_ini *ini, struct osn_sim_cfg *cfg, char *e
     return rc;
 }
 
-int osn_sim_scenario_check(const struct osn_sim_scenario *s, char *err, size_t errsize)
+double osn_sim_scenario_events(const struct osn_sim_scenario *s)
 {
-    const char *key = NULL;
-    char why[256];
+    const struct osn_model *m = &s->sc.model;
+    double lam = m->flows == 2 ? m->rate1 + m->rate2 : m->rate;
+
+    if (m->process == OSN_ARR_MMPP)
+        for (int k = 0; k < m->mmpp.K; k++)
+            lam = fmax(lam, m->mmpp.rate[k]);
+    if (m->process == OSN_ARR_TRACE)
+        return 2.0 * (double)m->ntrace * s->cfg.replications;
+    return (lam + m->mu) * (s->cfg.warmup + s->cfg.time) * s->cfg.replications;
+}
+
+/* sim.time = 1e12 once ran silently for what would have been weeks: past this many events
+ * (a day or so at the 10-30 million events a second of src/sim/hysteretic.c), refuse. */
+#define SIM_EVENTS_MAX 1e12
+
+/* The message of a check: names key where it was set. Returns OSN_ECONFIG. */
+static int blame(const struct osn_sim_scenario *s, const char *key, const char *why, char *err,
+                 size_t errsize)
+{
     const struct osn_key_origin *o;
 
-    if (osn_sim_check(&s->sc.model, &s->cfg, &key, why, sizeof why) == 0)
-        return 0;
     if (key && (o = osn_ini_get(&s->sc.ini, key)))
         return osn_ini_bad(o, err, errsize, "%s", why);
     if (err && errsize)
         snprintf(err, errsize, "%s%s%s: %s", s->sc.ini.path[0] ? s->sc.ini.path : "scenario",
                  key ? ": key " : "", key ? key : "", why);
     return OSN_ECONFIG;
+}
+
+int osn_sim_scenario_check(const struct osn_sim_scenario *s, char *err, size_t errsize)
+{
+    const char *key = NULL;
+    char why[256];
+
+    if (osn_sim_check(&s->sc.model, &s->cfg, &key, why, sizeof why) == 0)
+        return 0;
+    return blame(s, key, why, err, errsize);
+}
+
+int osn_sim_scenario_check_cost(const struct osn_sim_scenario *s, char *err, size_t errsize)
+{
+    double events = osn_sim_scenario_events(s);
+    char why[256];
+
+    if (events <= SIM_EVENTS_MAX)
+        return 0;
+    snprintf(why, sizeof why,
+             "about %.3g events to simulate (%d replications of %g s), past the %.0e that take "
+             "about a day: lower sim.time or the replications",
+             events, s->cfg.replications, s->cfg.warmup + s->cfg.time, SIM_EVENTS_MAX);
+    return blame(s, osn_ini_get(&s->sc.ini, "sim.time") ? "sim.time" : "sim.replications", why, err,
+                 errsize);
 }
 
 int osn_sim_scenario_load(struct osn_sim_scenario *s, const char *path, const char *const *sets,
@@ -75,7 +116,7 @@ int osn_sim_scenario_load(struct osn_sim_scenario *s, const char *path, const ch
             snprintf(err, errsize, "out of memory");
         return OSN_ENOMEM;
     }
-    rc = osn_scenario_load(&tmp->sc, path, sets, nsets, &osn_sim_schema, err, errsize);
+    rc = osn_scenario_load_sim(&tmp->sc, path, sets, nsets, &osn_sim_schema, true, err, errsize);
     if (rc)
         goto out;
     osn_sim_cfg_default(&tmp->cfg);

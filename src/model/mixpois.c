@@ -101,6 +101,48 @@ static double numeric_weight(const struct osn_law *law, double lam, long m)
     }
 }
 
+double osn__mixpois_cost(const struct osn_law *law, double lam, double *M)
+{
+    double mean = 1 / law->rate, tmax = mean, per_term = 1;
+
+    switch (law->kind) {
+    case OSN_LAW_HYPEREXP: /* the slowest branch's geometric tail, to 1e-20 */
+        for (int i = 0; i < law->nbranch; i++)
+            tmax = fmax(tmax,
+                        46 / law->rates[i] / fmax(1, lam / law->rates[i]) + 46 / law->rates[i]);
+        per_term = law->nbranch;
+        break;
+    case OSN_LAW_UNIFORM: {
+        double h = sqrt(3.0) * law->cv * mean;
+        tmax = mean + h;
+        per_term = 2 * (32 * 2 * h * lam + 16);
+        break;
+    }
+    case OSN_LAW_LOGNORMAL: {
+        /* The terms stop once a weight, about phi(z) / (s m) at m = lam exp(mu_ln + s z), is
+         * below 1e-20: solve for z (two steps of the fixed point suffice). */
+        double s2 = log1p(law->cv * law->cv), sd = sqrt(s2), mu_ln = log(mean) - s2 / 2, z = 9;
+        for (int i = 0; i < 3 && sd > 0; i++) {
+            double m = fmax(1, lam * exp(mu_ln + sd * z));
+            z = sqrt(2 * fmax(0, log(1 / (1e-20 * sd * m * sqrt(2 * 3.14159265358979323846)))));
+        }
+        tmax = exp(mu_ln + sd * fmin(z, 9));
+        per_term = 3601;
+        break;
+    }
+    case OSN_LAW_EMPIRICAL:
+        for (size_t i = 0; i < law->nsamples; i++)
+            tmax = fmax(tmax, law->samples[i]);
+        per_term = (double)law->nsamples;
+        break;
+    default:
+        break;
+    }
+    double x = lam * tmax;
+    *M = x + 10 * sqrt(x) + 40;
+    return *M * per_term;
+}
+
 xd *osn__mixpois(const struct osn_law *law, double lam, long *M, int *err)
 {
     long cap = 256, n = 0;

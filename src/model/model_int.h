@@ -124,6 +124,9 @@ double osn__closed_T_ret_formula(const struct osn_model *m);
  * (OSN_ENOMEM, or OSN_ENOTSUP when the law is too heavy-tailed at this rate).
  */
 struct osn_xd *osn__mixpois(const struct osn_law *law, double lam, long *M, int *err);
+/* The work of osn__mixpois(), in weight evaluations, and in *M the terms it will need (an
+ * upper estimate from the service law's far tail: lognormal cv = 10 needs millions). */
+double osn__mixpois_cost(const struct osn_law *law, double lam, double *M);
 
 /*
  * The end-of-service distribution of a path with arrival rates pr[0..len-1] under (lam, law):

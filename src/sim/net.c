@@ -243,6 +243,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         key = "net.level", why = "the confidence level must be in (0, 1)";
     else if (!(c->src.rate >= 0 && isfinite(c->src.rate)))
         key = "source.rate", why = "the call rate must be >= 0";
+    else if (c->src.process != OSN_NET_MMPP && !(c->src.rate > 0))
+        key = "source.rate", why = "the call rate must be > 0 (Poisson and profile sources)";
     else if (!(c->src.hold > 0 && isfinite(c->src.hold)))
         key = "source.hold", why = "the mean hold time must be > 0";
     else if (c->src.process == OSN_NET_MMPP &&
@@ -252,8 +254,12 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         key = "source.steps", why = "at most 32 steps";
     else if (c->src.burst_len > 0 && !(c->src.burst_factor >= 0))
         key = "source.burst_factor", why = "the burst factor must be >= 0";
-    else if (!(c->sip.t1 > 0 && c->sip.t2 >= c->sip.t1 && c->sip.t4 > 0))
+    else if (!(c->sip.t1 > 0 && isfinite(c->sip.t1)))
         key = "sip.t1", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
+    else if (!(c->sip.t2 >= c->sip.t1 && isfinite(c->sip.t2)))
+        key = "sip.t2", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
+    else if (!(c->sip.t4 > 0 && isfinite(c->sip.t4)))
+        key = "sip.t4", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
     for (int i = 1; !key && i < c->src.nsteps; i++)
         if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
             key = "source.steps", why = "step times must increase";
@@ -269,12 +275,14 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
                     key = names[i], why = "costs must be >= 0 (s)";
         }
         const struct osn_net_link_cfg *lk[] = {&c->access, &c->trunk, &c->uas_link};
-        static const char *const lnames[] = {"link access.delay", "link trunk.delay",
-                                             "link uas.delay"};
+        static const char *const lnames[][2] = {{"link access.delay", "link access.loss"},
+                                                {"link trunk.delay", "link trunk.loss"},
+                                                {"link uas.delay", "link uas.loss"}};
         for (int i = 0; i < 3 && !key; i++)
-            if (!(lk[i]->delay >= 0 && isfinite(lk[i]->delay) && lk[i]->loss >= 0 &&
-                  lk[i]->loss < 1))
-                key = lnames[i], why = "links need delay >= 0 and loss in [0, 1)";
+            if (!(lk[i]->delay >= 0 && isfinite(lk[i]->delay)))
+                key = lnames[i][0], why = "links need delay >= 0 and loss in [0, 1)";
+            else if (!(lk[i]->loss >= 0 && lk[i]->loss < 1))
+                key = lnames[i][1], why = "links need delay >= 0 and loss in [0, 1)";
     }
     if (!key)
         return 0;

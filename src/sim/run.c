@@ -198,6 +198,7 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
         out->events += j.reps[i].events;
     out->replications = c.replications;
     out->level = c.level;
+    out->time = c.time;
     out->threads = c.threads;
     out->wall_s = osn_wall_s() - t0;
     out->events_per_s = out->wall_s > 0 ? (double)out->events / out->wall_s : NAN;
