@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 . "$ROOT/tests/node/lib.sh"
-nl_init reliability $((OVER_S + 150 + 3 * PHASE_S + 100))
+nl_init reliability $((OVER_S + 150 + 3 * PHASE_S + 100)) --load
 export OSN
 STANDIN=${OSN_NODE_STANDIN:-0}
 RSS_MAX_KB=${RSS_MAX_KB:-131072}
