@@ -31,7 +31,7 @@ DURATION=${DURATION:-20}
 PROXIES=${PROXIES:-direct kamailio osn}
 CALLS=$((RATE * DURATION))
 . "$ROOT/tests/node/lib.sh"
-nl_init node_cpu $(($(wc -w <<<"$PROXIES") * (DURATION + 90) + 60))
+nl_init node_cpu $(($(wc -w <<<"$PROXIES") * (DURATION + 90) + 60)) --load
 export OSN
 HZ=$(getconf CLK_TCK)
 

@@ -19,7 +19,9 @@
 #   counted in the real goodput.
 # - notes: "sipp-limited" when SIPp created fewer than 95% of the calls asked for in WARM +
 #   WINDOW (OutgoingCall(C) / (WARM + WINDOW) is its achieved rate) or its watchdog tripped (the generator, not the chain, was the bottleneck), plus the nodes'
-#   rejected_503 / dropped and SIPp's 503 / 408 counts.
+#   rejected_503 / dropped and SIPp's 503 / 408 / retransmission counts (retransmissions by
+#   SIPp mean a 100 Trying came later than 500 ms: a real-time stall of the chain or of the
+#   machine, which the simulator does not have).
 # The call hold time is [source] hold (SIPp -d, fixed; the simulator draws it exponential).
 #
 # Usage: scripts/testbed.sh SCENARIO            (e.g. examples/node_collapse.ini)
@@ -59,7 +61,7 @@ WINDOW=${WINDOW:-$("$NL_PY" -c "print(int(max(60, float('$S_TIME'))))")}
 HOLD_MS=$("$NL_PY" -c "print(int(1000 * float('$HOLD')))")
 RUN=$("$NL_PY" -c "import math; print(math.ceil($WARM + $WINDOW))")
 n_runs=$(($(wc -w <<<"$LOADS") * $(wc -w <<<"$CONTROLS")))
-nl_init testbed $((n_runs * (RUN + 60) + 120))
+nl_init testbed $((n_runs * (RUN + 60) + 120)) --load
 export OSN
 if ! nl_have_node; then
     echo "testbed: osn node is not available ($OSN node --help failed); OSN_NODE_STANDIN=1" \
@@ -111,6 +113,7 @@ print(d["goodput"], "nan" if p is None else p)')"
         wd=$(($(nl_stat "uac_$tag" 'WatchdogMajor(C)' | tr -dc 0-9) + 0))
         s503=$(nl_counts "uac_$tag" '_503_Recv$')
         s408=$(nl_counts "uac_$tag" '_408_Recv$')
+        sretr=$(nl_stat "uac_$tag" 'Retransmissions(C)')
         e503=$(nl_json "edge_$tag" rejected_503)
         c503=$(nl_json "core_$tag" rejected_503)
         cdrop=$(nl_json "core_$tag" dropped)
@@ -120,7 +123,7 @@ n = []
 if r < 0.95 * t or wd > 0:
     n.append('sipp-limited(%.0f/s%s)' % (r, ', watchdog %d' % wd if wd else ''))
 print(' '.join(n))")
-        notes="$notes sipp503=$s503 sipp408=$s408 edge503=${e503:--} core503=${c503:--} coredrop=${cdrop:--}"
+        notes="$notes sipp503=$s503 sipp408=$s408 sipp_retrans=$sretr edge503=${e503:--} core503=${c503:--} coredrop=${cdrop:--}"
         read -r ratio sp99s rp99s <<<"$("$NL_PY" -c "
 import math
 s, r = float('$sgp'), float('$rgp')

@@ -33,7 +33,7 @@ if [ "$MODE" = --short ]; then
     RATE=100
 fi
 # Budget: 3 chains of CALLS/RATE s each plus start/stop, with a wide margin.
-nl_init interop $((3 * (CALLS / RATE + 40) + 60))
+nl_init interop $((3 * (CALLS / RATE + 40) + 60)) --load
 export OSN
 
 if ! nl_have_node; then

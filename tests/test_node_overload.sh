@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
 done
 . "$ROOT/tests/node/lib.sh"
 RUN=$((WARM + WINDOW))
-nl_init overload $(((RUN + 40) * (1 + NOOC) + 60))
+nl_init overload $(((RUN + 40) * (1 + NOOC) + 60)) --load
 export OSN
 STANDIN=${OSN_NODE_STANDIN:-0}
 RSS_MAX_KB=${RSS_MAX_KB:-262144}

@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 . "$ROOT/tests/node/lib.sh"
-nl_init reliability $((OVER_S + 150 + 3 * PHASE_S + 100))
+nl_init reliability $((OVER_S + 150 + 3 * PHASE_S + 100)) --load
 export OSN
 STANDIN=${OSN_NODE_STANDIN:-0}
 RSS_MAX_KB=${RSS_MAX_KB:-131072}
@@ -157,7 +157,10 @@ nl_port P_EDGE 1
 NL_UAS_TIME=$((3 * PHASE_S + 150)) nl_sipp_uas uas2 "$P_UAS" || nl_bad "part 2: uas did not start"
 nl_node_start core2 core "$P_CORE" "$P_UAS" "${NODE_ARGS[@]}" || nl_bad "part 2: core did not start"
 nl_node_start edge2 edge "$P_EDGE" "$P_CORE" "${NODE_ARGS[@]}" || nl_bad "part 2: edge did not start"
-NL_UAC_TIME=$((3 * PHASE_S + 100)) nl_sipp_uac_bg uac2 "$P_EDGE" "$RATE" "$CALLS" "${UAC_SF[@]}"
+# -l: no cap on open calls below what the outage can hold (SIPp's default, 3 x hold x rate,
+# would stop new calls while those of the outage wait for their timeouts)
+NL_UAC_TIME=$((3 * PHASE_S + 100)) nl_sipp_uac_bg uac2 "$P_EDGE" "$RATE" "$CALLS" "${UAC_SF[@]}" \
+    -l $((RATE * 45 + 100))
 sleep "$PHASE_S"
 core_pid=$(nl_real_pid core2)
 nl_kill9 core2

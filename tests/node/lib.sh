@@ -2,8 +2,10 @@
 # (tests/test_node_*.sh, scripts/testbed.sh, bench/node_cpu.sh). Source it; do not run it.
 #
 #   . "$ROOT/tests/node/lib.sh"
-#   nl_init NAME BUDGET_S            scratch dir $NL_TMP, cleanup trap, watchdog: after BUDGET_S
-#                                    seconds the script is sent SIGTERM (cleanup still runs)
+#   nl_init NAME BUDGET_S [--load]   scratch dir $NL_TMP, cleanup trap, watchdog: after BUDGET_S
+#                                    seconds the script is sent SIGTERM (cleanup still runs);
+#                                    --load: first wait for the machine-wide load-test lock
+#                                    (nl_load_lock), so that two load tests never overlap
 #   nl_port VAR [N]                  VAR := a port P on 127.0.0.1 with P..P+N-1 free (UDP and
 #                                    TCP), never handed out before in this run
 #   nl_wait_udp PORT [S]             wait until something is bound to 127.0.0.1:PORT (ss -uln)
@@ -49,6 +51,8 @@
 #   NL_KEEP           1: keep $NL_TMP (logs, SIPp traces, JSON) and print its path
 #   NL_KAM_CHILDREN   Kamailio UDP workers (default 1: see stateful.cfg on reordering)
 #   NL_SIPP_SLACK     seconds an outer `timeout` gives SIPp beyond its own -timeout (default 10)
+#   NL_LOCK           the load-test lock file (default /tmp/osn-node-load.lock; none: no lock)
+#   NL_LOCK_WAIT      seconds to wait for it (default 1800)
 #
 # Every process is started on 127.0.0.1 only, under `timeout` (a hard bound even if the script
 # dies), and recorded; cleanup kills exactly those pids, never by name.
@@ -113,12 +117,17 @@ nl_cleanup() {
 
 nl_init() {
     local name=$1 budget=$2
+    # NL_LOCK_FD: the lock's descriptor (or /dev/null); every process started here closes it,
+    # so that a process outliving the script cannot keep the lock.
+    exec {NL_LOCK_FD}</dev/null
+    [ "${3:-}" = --load ] && nl_load_lock "$name"
     NL_TMP=$(mktemp -d "/tmp/osn-$name.XXXXXX")
     : >"$NL_TMP/.ports"
     trap nl_cleanup EXIT
     trap 'echo "interrupted (watchdog or signal)" >&2; exit 3' TERM INT
     # The watchdog's sleep is the only process of its subshell; both end with the script.
     (
+        exec {NL_LOCK_FD}>&-
         sleep "$budget" &
         wait $!
         echo "watchdog: $name exceeded ${budget}s" >&2
@@ -133,6 +142,24 @@ nl_init() {
         echo "ss not installed (iproute2)" >&2
         exit 2
     }
+}
+
+# nl_load_lock NAME: one load test at a time on this machine, whoever runs it and from
+# whichever checkout: an exclusive flock on NL_LOCK (default /tmp/osn-node-load.lock), held
+# until the script exits, waited for at most NL_LOCK_WAIT s (default 1800) before the budget's
+# watchdog starts. NL_LOCK=none skips it.
+nl_load_lock() {
+    local lock=${NL_LOCK:-/tmp/osn-node-load.lock}
+    [ "$lock" = none ] && return 0
+    command -v flock >/dev/null || return 0
+    exec {NL_LOCK_FD}>&- {NL_LOCK_FD}>>"$lock"
+    if ! flock -n "$NL_LOCK_FD"; then
+        echo "$1: waiting for another load test to finish (flock $lock)" >&2
+        flock -w "${NL_LOCK_WAIT:-1800}" "$NL_LOCK_FD" || {
+            echo "$1: $lock still held after ${NL_LOCK_WAIT:-1800}s" >&2
+            exit 3
+        }
+    fi
 }
 
 # nl_port VAR [N]
@@ -215,7 +242,7 @@ nl_sipp_uas() {
     # shellcheck disable=SC2086
     (cd "$dir" && exec timeout -k 5 $((t + ${NL_SIPP_SLACK:-10})) sipp "${scen[@]}" $opts \
         -p "$port" -nostdin -timeout "${t}s" -trace_stat -stf stat.csv -fd 1 \
-        "$@" >sipp.log 2>&1) &
+        "$@" >sipp.log 2>&1 {NL_LOCK_FD}>&-) &
     nl_track "$name" $! "$dir" sipp
     NL_PORT[$name]=$port
     nl_wait_udp "$port" 10
@@ -237,7 +264,7 @@ nl_sipp_uac_bg() {
     (cd "$dir" && exec timeout -k 5 $((t + ${NL_SIPP_SLACK:-10})) sipp "127.0.0.1:$dest" \
         "${scen[@]}" $opts -p "$port" -r "$rate" -m "$calls" -nostdin -timeout "${t}s" \
         -trace_stat -stf stat.csv -fd 1 -trace_counts -trace_error_codes \
-        -trace_rtt -rtt_freq 1 "$@" >sipp.log 2>&1) &
+        -trace_rtt -rtt_freq 1 "$@" >sipp.log 2>&1 {NL_LOCK_FD}>&-) &
     nl_track "$name" $! "$dir" sipp
     NL_PORT[$name]=$port
 }
@@ -267,7 +294,7 @@ nl_kam_start() {
     # Foreground main process (-DD), log to stderr (-E); SIGTERM to it stops all its workers.
     timeout -k 5 "${NL_KAM_TIME:-600}" kamailio -f "$cfg" -DD -E -m 512 -n "$n" -w "$dir" \
         -Y "$dir" -A "OSN_LISTEN=udp:127.0.0.1:$port" -A "OSN_NEXT_HOP=\"sip:127.0.0.1:$next\"" \
-        >"$dir/kamailio.log" 2>&1 &
+        >"$dir/kamailio.log" 2>&1 {NL_LOCK_FD}>&- &
     nl_track "$name" $! "$dir" kamailio
     NL_PORT[$name]=$port
     nl_wait_udp "$port" 10 || {
@@ -306,7 +333,7 @@ nl_node_start() {
     args+=(--set node.duration=0 --json "$dir/summary.json" --stats "$dir/stats.csv" -q)
     echo "$OSN node ${args[*]} $*" >"$dir/cmdline"
     timeout -k 10 "${NL_NODE_TIME:-600}" "$OSN" node "${args[@]}" "$@" >"$dir/node.out" \
-        2>"$dir/node.err" &
+        2>"$dir/node.err" {NL_LOCK_FD}>&- &
     nl_track "$name" $! "$dir" node
     NL_PORT[$name]=$port
     nl_wait_udp "$port" 10 || {
