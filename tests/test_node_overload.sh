@@ -19,7 +19,11 @@
 #   SIPp uac -> Kamailio (tm) -> osn node core -> SIPp uas
 # The core must shed by rejecting (RFC 7339 section 5.10 for clients that did not offer oc):
 # core rejected_503 > 0, 503s reach SIPp through Kamailio (remap_503_500 = 0), and goodput
-# >= 50% of capacity (rejecting costs cost_reject each, so 85% is out of reach at 3x).
+# within -15% / +30% of what the costs leave: the core's CPU runs at the controller's target, and each
+# call it sheds costs it a 503 and that 503's hop-by-hop ACK (cost_reject + cost_ack), so at
+# offered rate L the admitted share a solves L (a W + (1 - a)(cost_reject + cost_ack)) = target
+# (W = 1 / capacity) and goodput = a L. Shedding at the server itself is that much dearer than a
+# client's throttling, which is why RFC 7339 puts the throttle in the client.
 #
 # Usage: test_node_overload.sh OSN ROOT [--control K] [--load F] [--warm S] [--window S]
 #                              [--scenario FILE] [--no-oc]
@@ -169,7 +173,25 @@ if [ "$NOOC" = 1 ]; then
     nl_kam_start kam2 "$P_KAM" "$P_CORE" || nl_bad "no-oc: Kamailio did not start"
     # shellcheck disable=SC2046
     NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac uac2 "$P_KAM" "$RATE" "$CALLS" $(uac_args)
-    goodput_check "no-oc $CONTROL" uac2 0.5 1e9
+    # The goodput the costs leave (see the header); the bounds are 0.85 and 1.3 of it: the
+    # controller holds the CPU near its target from a lagging estimate, a little below it as
+    # often as not (measured here: 68.9 calls/s where the costs leave 60.5 at target 0.95).
+    expect=$("$NL_PY" - "$SCEN" "$CAP" "$RATE" <<'EOF'
+import configparser, sys
+ini = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
+ini.read(sys.argv[1])
+cap, rate = float(sys.argv[2]), float(sys.argv[3])
+core = ini["server core"]
+c = float(core.get("cost_reject", "0.0003")) + float(core.get("cost_ack", "0.0003"))
+target = float(ini["control"].get("target", "0.95")) if ini.has_section("control") else 0.95
+a = min(1.0, (target - rate * c) / (rate * (1 / cap - c)))
+print(a * rate / cap)
+EOF
+)
+    lo=$("$NL_PY" -c "print(0.85 * $expect)")
+    hi=$("$NL_PY" -c "print(1.3 * $expect)")
+    echo "no-oc $CONTROL: the costs leave $("$NL_PY" -c "print(round($expect * $CAP, 1))") calls/s"
+    goodput_check "no-oc $CONTROL" uac2 "$lo" "$hi"
     nl_stop kam2
     nl_stop core2
     rc=$?
