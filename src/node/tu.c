@@ -147,20 +147,21 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
                     const char *buf, size_t len, bool shed)
 {
     bool inv = m->method == OSN_SIP_INVITE;
-    if (inv)
-        n->st.calls_in++;
-    else if (m->method == OSN_SIP_BYE)
-        n->st.bye_in++;
     struct ntx *x = n->live < n->cfg->max_transactions ? ntx_new(n) : NULL;
     if (!x) {
-        /* The cap: a 503 printed statelessly from the request (still in n->pm). */
+        /* The cap: a 503 printed statelessly from the request (still in n->pm). With no
+         * transaction to absorb them, the request's copies are refused again, each counted. */
         struct osn_sip_reply r = {.status = 503, .retry_after = 1};
         int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm, &r);
         if (k > 0)
             udp_send(n, from, n->obuf, (size_t)k);
-        n->st.rejected_503++;
+        n->st.refused_at_cap++;
         return;
     }
+    if (inv)
+        n->st.calls_in++;
+    else if (m->method == OSN_SIP_BYE)
+        n->st.bye_in++;
     x->from = *from;
     struct osn_sip_out *o = &n->out;
     if (ntx_set_req(n, x, buf, len) != 0 || osn_sip_stxn_start(&n->sip, &x->t, m, n->now, o) != 0) {
