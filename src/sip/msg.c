@@ -115,20 +115,39 @@ static int request_line(struct osn_sipmsg *m, const char *p, const char *end)
     return 0;
 }
 
+/* Whether any of the 8 bytes of x is a control character (< 0x20, or DEL): the "hasless"
+ * and "haszero" tricks of Bit Twiddling Hacks, exact for every byte value (bytes >= 0x80 never
+ * trip them). */
+static inline bool word_has_ctl(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t lt = (x - ones * 0x20) & ~x & high;
+    uint64_t d = x ^ (ones * 0x7f);
+    uint64_t del = (d - ones) & ~d & high;
+    return (lt | del) != 0;
+}
+
 /* The end of the logical line starting at p (after its LF, folds included), with *vend the
  * end of its text (before the CRLF or LF). NULL on a control character (*vend: where) or when
- * the datagram ends first (*vend = NULL). One pass, branch-free for ordinary text. */
+ * the datagram ends first (*vend = NULL). One pass, eight bytes at a time over ordinary text. */
 static const char *line_end(const char *p, const char *end, const char **vend)
 {
     const char *start = p;
     for (;;) {
+        while (end - p >= 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (word_has_ctl(x))
+                break;
+            p += 8;
+        }
         while (p < end && ((unsigned char)*p >= 0x20 || *p == '\t') && *p != 0x7f)
             p++;
         if (p >= end) {
             *vend = NULL;
             return NULL;
         }
-        /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\" %x00-09 / %x0B-0C
+        /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\\" %x00-09 / %x0B-0C
          * / %x0E-7F), as in RFC 4475 3.1.1.2; the decoders check the quotes around it. */
         if (*p != '\r' && *p != '\n' && p > start && p[-1] == '\\') {
             p++;
