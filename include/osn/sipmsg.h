@@ -23,7 +23,8 @@
  * or 505 for an unknown SIP version): RFC 3261 18.2.2 needs only the top Via to route the answer,
  * and the answer copies whatever From, To, Call-ID and CSeq lines there are (RFC 4475 3.3.1 asks
  * for a 400 even when From, To and Call-ID are missing). Everything else (a malformed response,
- * a request without a usable Via, garbage) is dropped silently.
+ * a malformed ACK, which gets no response in RFC 3261 17, a request without a usable Via,
+ * garbage) is dropped silently.
  *
  * Identities. The transaction layer (osn/sip.h) keys transactions by 64-bit numbers. Here they
  * are SipHash-2-4 values of the text under a per-process random key (getrandom), so that nobody

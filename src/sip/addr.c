@@ -12,6 +12,9 @@
  * brackets, so that RFC 4475's "crazy?,/;;*" user part stays one URI.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sipmsg_int.h"
 
@@ -24,12 +27,28 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
     const char *p = u.p, *end = u.p + u.n;
     if (p >= end || !is_cc(*p, CC_ALPHA))
         return false;
-    while (p < end && (is_cc(*p, CC_ALPHA | CC_DIGIT) || *p == '+' || *p == '-' || *p == '.'))
+    while (p < end && is_cc(*p, CC_SCHEME))
         p++;
     if (p >= end || *p != ':' || p + 1 >= end)
         return false;
     struct osn_span scheme = span(u.p, p);
     const char *q = p + 1;
+#if defined(__SSE2__)
+    /* Sixteen bytes a step: any byte <= SP (or >= 0x80, negative when signed), DEL, '<', '>'
+     * or '"' stops the fast loop, and the byte loop below decides. */
+    const __m128i sp = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
+    const __m128i lt = _mm_set1_epi8('<'), gt = _mm_set1_epi8('>'), dq = _mm_set1_epi8('"');
+    while (end - q >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+        __m128i bad = _mm_or_si128(
+                _mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_cmpeq_epi8(v, del)),
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lt), _mm_cmpeq_epi8(v, gt)),
+                             _mm_cmpeq_epi8(v, dq)));
+        if (_mm_movemask_epi8(bad))
+            break;
+        q += 16;
+    }
+#endif
     while (q < end && is_cc(*q, CC_URI))
         q++;
     if (q != end)

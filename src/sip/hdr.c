@@ -15,25 +15,25 @@
 /* RFC 3261 25.1 character classes, generated (one column per bit of sipmsg_int.h's CC_*):
  * token = alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~"; WS = SP, HTAB,
  * CR, LF; HOST = alphanum / "-" / "." / "_"; CTL = 0x00-0x1f but HTAB, and 0x7f; URI = 0x21-0x7e
- * but '<', '>' and '"'. Bytes >= 0x80 are in no class: UTF-8 is allowed only where a decoder
- * says so. */
+ * but '<', '>' and '"'; SCHEME = alphanum / "+" / "-" / "." (RFC 3986 3.1). Bytes >= 0x80 are in no
+ * class: UTF-8 is allowed only where a decoder says so. */
 const uint8_t osn__sip_cc[256] = {
         /* 0x00 */ 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
         /* 0x08 */ 0x20, 0x02, 0x22, 0x20, 0x20, 0x22, 0x20, 0x20,
         /* 0x10 */ 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
         /* 0x18 */ 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
         /* 0x20 */ 0x02, 0x41, 0x00, 0x40, 0x40, 0x41, 0x40, 0x41,
-        /* 0x28 */ 0x40, 0x40, 0x41, 0x41, 0x40, 0x49, 0x49, 0x40,
-        /* 0x30 */ 0x4d, 0x4d, 0x4d, 0x4d, 0x4d, 0x4d, 0x4d, 0x4d,
-        /* 0x38 */ 0x4d, 0x4d, 0x40, 0x40, 0x00, 0x40, 0x00, 0x40,
-        /* 0x40 */ 0x40, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59,
-        /* 0x48 */ 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59,
-        /* 0x50 */ 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59,
-        /* 0x58 */ 0x59, 0x59, 0x59, 0x40, 0x40, 0x40, 0x40, 0x49,
-        /* 0x60 */ 0x41, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59,
-        /* 0x68 */ 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59,
-        /* 0x70 */ 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59, 0x59,
-        /* 0x78 */ 0x59, 0x59, 0x59, 0x40, 0x40, 0x40, 0x41, 0x20,
+        /* 0x28 */ 0x40, 0x40, 0x41, 0xc1, 0x40, 0xc9, 0xc9, 0x40,
+        /* 0x30 */ 0xcd, 0xcd, 0xcd, 0xcd, 0xcd, 0xcd, 0xcd, 0xcd,
+        /* 0x38 */ 0xcd, 0xcd, 0x40, 0x40, 0x00, 0x40, 0x00, 0x40,
+        /* 0x40 */ 0x40, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x48 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x50 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x58 */ 0xd9, 0xd9, 0xd9, 0x40, 0x40, 0x40, 0x40, 0x49,
+        /* 0x60 */ 0x41, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x68 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x70 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x78 */ 0xd9, 0xd9, 0xd9, 0x40, 0x40, 0x40, 0x41, 0x20,
         /* 0x80 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
         /* 0x88 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
         /* 0x90 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -113,6 +113,20 @@ static bool is_name(const char *name, size_t n, int id)
     if (hdr_names[id].n != n)
         return false;
     const char *s = hdr_names[id].s;
+    if (n >= 8) {
+        /* Eight bytes a step, the last step overlapping the one before. */
+        const uint64_t fold = 0x2020202020202020u;
+        uint64_t a, b;
+        for (size_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&a, name + i, 8);
+            memcpy(&b, s + i, 8);
+            if ((a | fold) != (b | fold))
+                return false;
+        }
+        memcpy(&a, name + n - 8, 8);
+        memcpy(&b, s + n - 8, 8);
+        return (a | fold) == (b | fold);
+    }
     for (size_t i = 0; i < n; i++)
         if ((name[i] | 0x20) != (s[i] | 0x20))
             return false;
@@ -172,41 +186,37 @@ int osn_sip_hdr_id(const char *name, size_t n)
 {
     if (!name || n == 0)
         return OSN_SIP_HDR_OTHER;
-    char c = lower(name[0]);
     if (n == 1)
-        return compact(c);
-    /* Candidates by first letter, most frequent first. */
-    static const uint8_t by_letter[26][6] = {
-            ['a' - 'a'] = {OSN_SIP_HDR_ACCEPT, OSN_SIP_HDR_ALLOW, OSN_SIP_HDR_AUTHORIZATION,
-                           OSN_SIP_HDR_ACCEPT_CONTACT, OSN_SIP_HDR_ALLOW_EVENTS},
-            ['c' - 'a'] = {OSN_SIP_HDR_CSEQ, OSN_SIP_HDR_CALL_ID, OSN_SIP_HDR_CONTACT,
-                           OSN_SIP_HDR_CONTENT_LENGTH, OSN_SIP_HDR_CONTENT_TYPE,
-                           OSN_SIP_HDR_CONTENT_ENCODING},
-            ['d' - 'a'] = {OSN_SIP_HDR_DATE},
-            ['e' - 'a'] = {OSN_SIP_HDR_EXPIRES, OSN_SIP_HDR_EVENT},
-            ['f' - 'a'] = {OSN_SIP_HDR_FROM},
-            ['i' - 'a'] = {OSN_SIP_HDR_IDENTITY, OSN_SIP_HDR_IDENTITY_INFO},
-            ['m' - 'a'] = {OSN_SIP_HDR_MAX_FORWARDS},
-            ['p' - 'a'] = {OSN_SIP_HDR_PROXY_REQUIRE, OSN_SIP_HDR_PROXY_AUTHORIZATION},
-            ['r' - 'a'] = {OSN_SIP_HDR_ROUTE, OSN_SIP_HDR_RECORD_ROUTE, OSN_SIP_HDR_REQUIRE,
-                           OSN_SIP_HDR_RETRY_AFTER, OSN_SIP_HDR_REFER_TO, OSN_SIP_HDR_REFERRED_BY},
-            ['s' - 'a'] = {OSN_SIP_HDR_SUBJECT, OSN_SIP_HDR_SUPPORTED, OSN_SIP_HDR_SESSION_EXPIRES},
-            ['t' - 'a'] = {OSN_SIP_HDR_TO, OSN_SIP_HDR_TIMESTAMP},
-            ['v' - 'a'] = {OSN_SIP_HDR_VIA},
-            ['w' - 'a'] = {OSN_SIP_HDR_WWW_AUTHENTICATE},
-    };
-    if (c < 'a' || c > 'z')
+        return compact(lower(name[0]));
+    if (n > 19)
         return OSN_SIP_HDR_OTHER;
-    const uint8_t *cand = by_letter[c - 'a'];
-    for (int i = 0; i < 6 && cand[i]; i++)
-        if (is_name(name, n, cand[i]))
-            return cand[i];
-    /* Request-Disposition and Reject-Contact share 'r' with six others; rare, so last. */
-    if (c == 'r') {
-        if (is_name(name, n, OSN_SIP_HDR_REJECT_CONTACT))
-            return OSN_SIP_HDR_REJECT_CONTACT;
-        if (is_name(name, n, OSN_SIP_HDR_REQUEST_DISPOSITION))
-            return OSN_SIP_HDR_REQUEST_DISPOSITION;
+    /* Candidates by length: at most 5, and a first-letter test rejects most at once. */
+    static const uint8_t by_len[20][5] = {
+            [2] = {OSN_SIP_HDR_TO},
+            [3] = {OSN_SIP_HDR_VIA},
+            [4] = {OSN_SIP_HDR_CSEQ, OSN_SIP_HDR_DATE, OSN_SIP_HDR_FROM},
+            [5] = {OSN_SIP_HDR_ALLOW, OSN_SIP_HDR_EVENT, OSN_SIP_HDR_ROUTE},
+            [6] = {OSN_SIP_HDR_ACCEPT},
+            [7] = {OSN_SIP_HDR_CALL_ID, OSN_SIP_HDR_CONTACT, OSN_SIP_HDR_EXPIRES,
+                   OSN_SIP_HDR_REQUIRE, OSN_SIP_HDR_SUBJECT},
+            [8] = {OSN_SIP_HDR_IDENTITY, OSN_SIP_HDR_REFER_TO},
+            [9] = {OSN_SIP_HDR_SUPPORTED, OSN_SIP_HDR_TIMESTAMP},
+            [11] = {OSN_SIP_HDR_REFERRED_BY, OSN_SIP_HDR_RETRY_AFTER},
+            [12] = {OSN_SIP_HDR_ALLOW_EVENTS, OSN_SIP_HDR_CONTENT_TYPE, OSN_SIP_HDR_MAX_FORWARDS,
+                    OSN_SIP_HDR_RECORD_ROUTE},
+            [13] = {OSN_SIP_HDR_AUTHORIZATION, OSN_SIP_HDR_IDENTITY_INFO,
+                    OSN_SIP_HDR_PROXY_REQUIRE},
+            [14] = {OSN_SIP_HDR_ACCEPT_CONTACT, OSN_SIP_HDR_CONTENT_LENGTH,
+                    OSN_SIP_HDR_REJECT_CONTACT},
+            [15] = {OSN_SIP_HDR_SESSION_EXPIRES},
+            [16] = {OSN_SIP_HDR_CONTENT_ENCODING, OSN_SIP_HDR_WWW_AUTHENTICATE},
+            [19] = {OSN_SIP_HDR_PROXY_AUTHORIZATION, OSN_SIP_HDR_REQUEST_DISPOSITION},
+    };
+    char c = (char)(name[0] | 0x20);
+    for (int k = 0; k < 5 && by_len[n][k]; k++) {
+        int id = by_len[n][k];
+        if ((hdr_names[id].s[0] | 0x20) == c && is_name(name, n, id))
+            return id;
     }
     return OSN_SIP_HDR_OTHER;
 }
@@ -266,10 +276,11 @@ const char *osn__sip_skip_quoted(const char *p, const char *end)
 const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64_t *v)
 {
     uint64_t x = 0;
+    const uint64_t lim = max / 10, rem = max % 10; /* one division, not one per digit */
     const char *s = p;
     for (; p < end && is_cc(*p, CC_DIGIT); p++) {
         uint64_t d = (uint64_t)(*p - '0');
-        if (x > (max - d) / 10)
+        if (x > lim || (x == lim && d > rem))
             return NULL;
         x = x * 10 + d;
     }

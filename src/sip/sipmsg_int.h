@@ -15,12 +15,13 @@
 /* Character classes (bits of osn__sip_cc[]). */
 #define CC_TOKEN \
     0x01 /* token: alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~" */
-#define CC_WS    0x02 /* SP, HTAB, CR, LF: LWS inside a value */
-#define CC_DIGIT 0x04
-#define CC_HOST  0x08 /* hostname and IPv4: alphanum / "-" / "." (and "_", seen in the wild) */
-#define CC_ALPHA 0x10
-#define CC_CTL   0x20 /* NUL..US except HTAB, and DEL */
-#define CC_URI   0x40 /* in a URI here: visible ASCII but '<', '>' and '"' */
+#define CC_WS     0x02 /* SP, HTAB, CR, LF: LWS inside a value */
+#define CC_DIGIT  0x04
+#define CC_HOST   0x08 /* hostname and IPv4: alphanum / "-" / "." (and "_", seen in the wild) */
+#define CC_ALPHA  0x10
+#define CC_CTL    0x20 /* NUL..US except HTAB, and DEL */
+#define CC_URI    0x40 /* in a URI here: visible ASCII but '<', '>' and '"' */
+#define CC_SCHEME 0x80 /* after a URI scheme's first letter: alphanum / "+" / "-" / "." */
 
 extern const uint8_t osn__sip_cc[256];
 
