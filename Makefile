@@ -8,15 +8,20 @@
 #   make check         build and run the tests in build/, then again with ASan + UBSan in
 #                      build-asan/, then the clang-format gate (what .ci/run calls)
 #   make bench         build, then bench/run.sh (our solver against the SciPy peer)
+#   make fuzz          the SIP parser's libFuzzer target for FUZZ_SECONDS (default 600), built
+#                      with clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); `make
+#                      check` runs it for 60 s as the CTest test fuzz_parser_60s of build/
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
-#   make clean         remove build/, build-asan/, build-pgo/ and demo/
+#   make clean         remove build/, build-asan/, build-pgo/, build-fuzz/ and demo/
 #
 # The steps are sequential even under `make -j`: each one runs ninja, which is parallel itself.
 
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 PGO_BUILD    ?= build-pgo
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 600
 PGO_PROFILE   = $(abspath $(PGO_BUILD))/profile
 CMAKE        ?= cmake
 CTEST        ?= ctest
@@ -30,7 +35,7 @@ C_FILES = git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' ':
 
 .NOTPARALLEL:
 .PHONY: all deps deps-bench configure profile build asan demo check test test-asan bench \
-	format format-check clean
+	format format-check clean fuzz
 
 all: build
 
@@ -48,8 +53,10 @@ $(PGO_BUILD)/build.ninja:
 	$(CMAKE) -S . -B $(PGO_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSN_PGO=generate \
 		-DOSN_PGO_DIR=$(PGO_PROFILE)
 
+# The 60 s fuzz run is build/'s test only: it has its own sanitized build, so once is enough.
 $(ASAN_BUILD)/build.ninja:
-	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOSN_SANITIZE=ON
+	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOSN_SANITIZE=ON \
+		-DOSN_FUZZ_TEST=OFF
 
 configure: deps $(BUILD)/build.ninja
 
@@ -83,6 +90,9 @@ demo: build
 bench: deps-bench build
 	OSN_BUILD=$(BUILD) bash bench/run.sh
 
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 format:
 	$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) -i
 
@@ -91,4 +101,4 @@ format-check:
 	@$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(PGO_BUILD) demo
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PGO_BUILD) $(FUZZ_BUILD) demo

@@ -3,7 +3,12 @@
 #
 #   scripts/deps.sh          build and test: compiler, cmake, ninja, pkg-config, the -dev
 #                            libraries, python3 (tests that parse JSON), clang-format (the
-#                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`)
+#                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`);
+#                            for the SIP parser's tests, which `make check` runs: libosip2-dev
+#                            (LGPL; the differential test's and the parser benchmark's peer,
+#                            never linked into osn), clang-16 and libclang-rt-16-dev (the
+#                            libFuzzer target, -fsanitize=fuzzer), sip-tester (SIPp, whose
+#                            uac/uas messages are test data; `sipp -sd uac` prints them)
 #   scripts/deps.sh bench    the above plus python3-scipy, the peer of bench/scipy_peer.py, and
 #                            python3-simpy (SimPy 2.3), the peer of bench/simpy_peer.py
 #
@@ -15,7 +20,7 @@
 set -euo pipefail
 
 base=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev libcmocka-dev
-    python3 clang-format gnuplot-nox)
+    python3 clang-format gnuplot-nox libosip2-dev clang-16 libclang-rt-16-dev sip-tester)
 bench=(python3-scipy python3-simpy)
 
 want=("${base[@]}")
