@@ -7,7 +7,7 @@
  * the view and must not change while the view is in use. Nothing is allocated: the view holds
  * fixed arrays (OSN_SIPMSG_MAX_*); a message that needs more is malformed (reason
  * OSN_SIPMSG_ECAP), never a crash or a silent truncation. A struct osn_sipmsg is large (about
- * 20 KB), so a server keeps one per worker, not one per message; parsing writes only the counts
+ * 31 KB), so a server keeps one per worker, not one per message; parsing writes only the counts
  * and the fields it fills, so reusing one costs nothing.
  *
  * Grammar. RFC 3261 7 and 25: header names are case-insensitive and the compact forms of 7.3.3
