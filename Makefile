@@ -14,15 +14,20 @@
 #                      the long node tests: interop (2,000 calls per chain), overload at 3x
 #                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
 #                      upstream), reliability (20x for 60 s, kill -9 of the core)
+#   make fuzz          the SIP parser's libFuzzer target for FUZZ_SECONDS (default 600), built
+#                      with clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); `make
+#                      check` runs it for 60 s as the CTest test fuzz_parser_60s of build/
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
-#   make clean         remove build/, build-asan/, build-pgo/ and demo/
+#   make clean         remove build/, build-asan/, build-pgo/, build-fuzz/ and demo/
 #
 # The steps are sequential even under `make -j`: each one runs ninja, which is parallel itself.
 
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 PGO_BUILD    ?= build-pgo
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 600
 PGO_PROFILE   = $(abspath $(PGO_BUILD))/profile
 CMAKE        ?= cmake
 CTEST        ?= ctest
@@ -36,7 +41,7 @@ C_FILES = git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' ':
 
 .NOTPARALLEL:
 .PHONY: all deps deps-bench configure profile build asan demo check test test-asan bench \
-	testbed format format-check clean
+	testbed format format-check clean fuzz
 
 all: build
 
@@ -54,8 +59,10 @@ $(PGO_BUILD)/build.ninja:
 	$(CMAKE) -S . -B $(PGO_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSN_PGO=generate \
 		-DOSN_PGO_DIR=$(PGO_PROFILE)
 
+# The 60 s fuzz run is build/'s test only: it has its own sanitized build, so once is enough.
 $(ASAN_BUILD)/build.ninja:
-	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOSN_SANITIZE=ON
+	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOSN_SANITIZE=ON \
+		-DOSN_FUZZ_TEST=OFF
 
 configure: deps $(BUILD)/build.ninja
 
@@ -101,6 +108,8 @@ testbed: build
 		--no-oc || rc=1; \
 	bash tests/test_node_reliability.sh $(BUILD)/osn . || rc=1; \
 	exit $$rc
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 format:
 	$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) -i
@@ -110,4 +119,4 @@ format-check:
 	@$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(PGO_BUILD) demo
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PGO_BUILD) $(FUZZ_BUILD) demo

@@ -127,6 +127,10 @@ fi
 echo
 if [[ -x "$build/bench_sip" ]]; then "$build/bench_sip"; else echo "run.sh: $build/bench_sip not found; skipped (ninja -C $build bench_sip)"; fi
 
+# ---- SIP message parser: parse + identities of SIPp's INVITE, beside libosip2 in the same run ----
+echo
+if [[ -x "$build/bench_sip_parse" ]]; then "$build/bench_sip_parse"; else echo "run.sh: $build/bench_sip_parse not found; skipped (ninja -C $build bench_sip_parse)"; fi
+
 # ---- ctl: client decisions per second (RFC 7339 loss 80/20, RFC 7415 GCRA) and loss server ----
 echo; if [[ -x "$build/bench_ctl" ]]; then "$build/bench_ctl" "${OSN_BENCH_CTL_N:-2e7}"; else echo "run.sh: $build/bench_ctl not found; skipped (ninja -C $build bench_ctl)"; fi
 

@@ -3,10 +3,15 @@
 #
 #   scripts/deps.sh          build and test: compiler, cmake, ninja, pkg-config, the -dev
 #                            libraries, python3 (tests that parse JSON), clang-format (the
-#                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`),
-#                            sip-tester (SIPp) and kamailio: the real SIP peers of the `osn node`
-#                            tests (tests/node/, scripts/testbed.sh, bench/node_cpu.sh); they are
-#                            run as separate processes on 127.0.0.1, never linked
+#                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`);
+#                            for the SIP parser's tests, which `make check` runs: libosip2-dev
+#                            (LGPL; the differential test's and the parser benchmark's peer,
+#                            never linked into osn), clang-16 and libclang-rt-16-dev (the
+#                            libFuzzer target, -fsanitize=fuzzer); sip-tester (SIPp) and
+#                            kamailio: the real SIP peers of the `osn node` tests (tests/node/,
+#                            scripts/testbed.sh, bench/node_cpu.sh), run as separate processes
+#                            on 127.0.0.1, never linked (SIPp's uac/uas messages are also the
+#                            parser's test data)
 #   scripts/deps.sh bench    the above plus python3-scipy, the peer of bench/scipy_peer.py, and
 #                            python3-simpy (SimPy 2.3), the peer of bench/simpy_peer.py
 #
@@ -18,7 +23,8 @@
 set -euo pipefail
 
 base=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev libcmocka-dev
-    python3 clang-format gnuplot-nox sip-tester kamailio)
+    python3 clang-format gnuplot-nox libosip2-dev clang-16 libclang-rt-16-dev sip-tester
+    kamailio)
 bench=(python3-scipy python3-simpy)
 
 want=("${base[@]}")

@@ -368,6 +368,91 @@ static void test_sipp_messages(void **state)
     assert_int_equal(M.cseq, 2);
 }
 
+static int parse_str(const char *s);
+
+/* Every Via parameter the view names, RFC 7339's four, an IPv6 sent-by, Retry-After's parts,
+ * Route lists with lr, Contact lists and Contact: *. */
+static void test_via_and_friends(void **state)
+{
+    (void)state;
+    assert_int_equal(
+            parse_str("INVITE sip:u@example.com SIP/2.0\r\n"
+                      "Via: SIP/2.0/UDP p1.example.net;branch=z9hG4bK2d4790.1;oc;"
+                      "oc-algo=\"loss,A\"\r\n"
+                      "Via: SIP / 2.0 / TCP [2001:db8::1] : 5070 ;branch=z9hG4bKa;rport=5070;"
+                      "received=192.0.2.1;maddr=239.1.1.1;ttl=16, SIP/2.0/UDP h2;rport\r\n"
+                      "Route: <sip:p1.example.net;lr>, \"n\" <sip:p2.example.net;transport=udp>\r\n"
+                      "Record-Route: <sip:p0.example.net;lr=on>\r\n"
+                      "From: \"A\" <sip:a@example.com>;tag=f1\r\nTo: <sip:u@example.com>\r\n"
+                      "Call-ID: oc1@example.com\r\nCSeq: 1 INVITE\r\nMax-Forwards: 70\r\n"
+                      "Contact: <sip:a@192.0.2.1>;expires=60, sip:b@192.0.2.2;q=0.5\r\n"
+                      "Retry-After: 18000 (in (five) hours) ;duration=3600\r\n"
+                      "Content-Length: 0\r\n\r\n"),
+            OSN_SIPMSG_ACCEPT);
+    assert_int_equal(M.nvia, 3);
+    assert_int_equal(M.via[0].oc.flags, OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO);
+    assert_int_equal(M.via[0].oc.algo, OSN_SIP_ALGO_LOSS);
+    assert_span(M.via[0].oc_algo, "loss,A");
+    assert_span(M.via[1].transport, "TCP");
+    assert_span(M.via[1].host, "[2001:db8::1]");
+    assert_int_equal(M.via[1].port, 5070);
+    assert_true(M.via[1].rport);
+    assert_span(M.via[1].rport_value, "5070");
+    assert_span(M.via[1].received, "192.0.2.1");
+    assert_span(M.via[1].maddr, "239.1.1.1");
+    assert_int_equal(M.via[1].ttl, 16);
+    assert_int_equal(M.via[1].hdr, M.via[2].hdr);
+    assert_true(M.via[2].rport);
+    assert_int_equal((int)M.via[2].rport_value.n, 0);
+    assert_int_equal(M.via[2].ttl, -1);
+    assert_int_equal(M.nroute, 2);
+    assert_true(M.route[0].lr);
+    assert_false(M.route[1].lr);
+    assert_span(M.route[1].display, "\"n\"");
+    assert_int_equal(M.nrecord_route, 1);
+    assert_true(M.record_route[0].lr);
+    assert_int_equal(M.ncontact, 2);
+    assert_span(M.contact[1].uri, "sip:b@192.0.2.2");
+    assert_span(M.contact[1].params, ";q=0.5");
+    assert_true(M.retry_after.present);
+    assert_int_equal(M.retry_after.seconds, 18000);
+    assert_span(M.retry_after.comment, "in (five) hours");
+    assert_int_equal(M.retry_after.duration, 3600);
+
+    /* The server's side of RFC 7339 (6, example of an overloaded server). */
+    assert_int_equal(parse_str("SIP/2.0 503 Service Unavailable\r\n"
+                               "Via: SIP/2.0/TLS p1.example.net;branch=z9hG4bK2d4790.1;oc=20;"
+                               "oc-algo=\"loss\";oc-validity=500;oc-seq=1282321615.782\r\n"
+                               "From: <sip:a@x>;tag=1\r\nTo: <sip:b@x>;tag=2\r\nCall-ID: c\r\n"
+                               "CSeq: 1 INVITE\r\nRetry-After: 5\r\n\r\n"),
+                     OSN_SIPMSG_ACCEPT);
+    struct osn_sip_msg num;
+    assert_int_equal(osn_sipmsg_to_txn(&M, &num), 0);
+    assert_int_equal(num.oc.flags, OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE | OSN_SIP_OC_VALIDITY |
+                                           OSN_SIP_OC_SEQ | OSN_SIP_OC_ALGO);
+    assert_int_equal(num.oc.value, 20);
+    assert_int_equal(num.oc.validity_ms, 500);
+    assert_true(num.oc.seq_int == 1282321615u);
+    assert_int_equal(num.oc.seq_frac, 78200); /* ".782" orders as .78200 */
+    assert_int_equal(num.retry_after, 5);
+    assert_int_equal(num.method, OSN_SIP_INVITE);
+    assert_int_equal(num.status, 503);
+
+    /* Contact: * (REGISTER). */
+    assert_int_equal(parse_str("REGISTER sip:x SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
+                               "From: <sip:a@x>;tag=1\r\nTo: <sip:a@x>\r\nCall-ID: c\r\n"
+                               "CSeq: 1 REGISTER\r\nContact: *\r\nExpires: 0\r\n\r\n"),
+                     OSN_SIPMSG_ACCEPT);
+    assert_true(M.contact_star);
+    assert_int_equal(M.ncontact, 0);
+    /* Case-insensitive names, bare LF lines, CRLFs before the start line (RFC 3261 7.5). */
+    assert_int_equal(parse_str("\r\n\r\nOPTIONS sip:x SIP/2.0\nvIA: SIP/2.0/UDP h;branch=z9hG4bK1\n"
+                               "FROM: <sip:a@x>;TAG=1\nto: <sip:a@x>\nI: c\nCSEQ: 1 OPTIONS\n\n"),
+                     OSN_SIPMSG_ACCEPT);
+    assert_span(M.from.tag, "1");
+    assert_span(M.call_id, "c");
+}
+
 /* ---- hostile input ---- */
 
 /* Every prefix of every message: some verdict, no read past the prefix (ASan), and a prefix
@@ -932,6 +1017,7 @@ int main(void)
             cmocka_unit_test(test_wsinv),
             cmocka_unit_test(test_rfc4475_valid_fields),
             cmocka_unit_test(test_sipp_messages),
+            cmocka_unit_test(test_via_and_friends),
             cmocka_unit_test(test_prefixes),
             cmocka_unit_test(test_bounds),
             cmocka_unit_test(test_caps),

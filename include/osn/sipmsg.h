@@ -7,7 +7,7 @@
  * the view and must not change while the view is in use. Nothing is allocated: the view holds
  * fixed arrays (OSN_SIPMSG_MAX_*); a message that needs more is malformed (reason
  * OSN_SIPMSG_ECAP), never a crash or a silent truncation. A struct osn_sipmsg is large (about
- * 20 KB), so a server keeps one per worker, not one per message; parsing writes only the counts
+ * 31 KB), so a server keeps one per worker, not one per message; parsing writes only the counts
  * and the fields it fills, so reusing one costs nothing.
  *
  * Grammar. RFC 3261 7 and 25: header names are case-insensitive and the compact forms of 7.3.3
@@ -23,7 +23,8 @@
  * or 505 for an unknown SIP version): RFC 3261 18.2.2 needs only the top Via to route the answer,
  * and the answer copies whatever From, To, Call-ID and CSeq lines there are (RFC 4475 3.3.1 asks
  * for a 400 even when From, To and Call-ID are missing). Everything else (a malformed response,
- * a request without a usable Via, garbage) is dropped silently.
+ * a malformed ACK, which gets no response in RFC 3261 17, a request without a usable Via,
+ * garbage) is dropped silently.
  *
  * Identities. The transaction layer (osn/sip.h) keys transactions by 64-bit numbers. Here they
  * are SipHash-2-4 values of the text under a per-process random key (getrandom), so that nobody

@@ -7,11 +7,14 @@
  *   display-name = *(token LWS) / quoted-string
  *
  * RFC 3261 20.10: a URI with a comma, question mark or semicolon must be in angle brackets,
- * and without them every parameter after the URI is a header parameter. List headers are split
- * at commas outside quotes and angle brackets (osn__sip_item_end), never inside them, so that
- * RFC 4475's "crazy?,/;;*" user part stays one URI.
+ * and without them every parameter after the URI is a header parameter. A list header's values
+ * are read one after the other, each ending at a comma that is outside quotes and angle
+ * brackets, so that RFC 4475's "crazy?,/;;*" user part stays one URI.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sipmsg_int.h"
 
@@ -24,25 +27,37 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
     const char *p = u.p, *end = u.p + u.n;
     if (p >= end || !is_cc(*p, CC_ALPHA))
         return false;
-    while (p < end &&
-           (is_cc(*p, CC_ALPHA) || is_cc(*p, CC_DIGIT) || *p == '+' || *p == '-' || *p == '.'))
+    while (p < end && is_cc(*p, CC_SCHEME))
         p++;
     if (p >= end || *p != ':' || p + 1 >= end)
         return false;
     struct osn_span scheme = span(u.p, p);
-    const char *at = NULL, *qm = NULL;
-    for (const char *q = p + 1; q < end; q++) {
-        unsigned char c = (unsigned char)*q;
-        if (c <= 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '"')
-            return false;
-        if (c == '@' && !at)
-            at = q;
-        if (c == '?' && (!qm || (at && qm < at)))
-            qm = q;
+    const char *q = p + 1;
+#if defined(__SSE2__)
+    /* Sixteen bytes a step: any byte <= SP (or >= 0x80, negative when signed), DEL, '<', '>'
+     * or '"' stops the fast loop, and the byte loop below decides. */
+    const __m128i sp = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
+    const __m128i lt = _mm_set1_epi8('<'), gt = _mm_set1_epi8('>'), dq = _mm_set1_epi8('"');
+    while (end - q >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+        __m128i bad = _mm_or_si128(
+                _mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_cmpeq_epi8(v, del)),
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lt), _mm_cmpeq_epi8(v, gt)),
+                             _mm_cmpeq_epi8(v, dq)));
+        if (_mm_movemask_epi8(bad))
+            break;
+        q += 16;
     }
-    if (request_uri && (SPAN_IS(scheme, "sip") || SPAN_IS(scheme, "sips")) && qm &&
-        (!at || qm > at))
+#endif
+    while (q < end && is_cc(*q, CC_URI))
+        q++;
+    if (q != end)
         return false;
+    if (request_uri && (SPAN_IS(scheme, "sip") || SPAN_IS(scheme, "sips"))) {
+        const char *at = memchr(p, '@', (size_t)(end - p));
+        if (memchr(at ? at : p, '?', (size_t)(end - (at ? at : p))))
+            return false;
+    }
     return true;
 }
 
@@ -59,10 +74,9 @@ static bool has_lr(struct osn_span u)
     return false;
 }
 
-int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool uri_params,
+int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool list,
                         const char **at)
 {
-    (void)uri_params;
     memset(a, 0, sizeof *a);
     p = skip_ws(p, end);
     const char *s = p, *q;
@@ -101,7 +115,7 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
     } else {
         /* addr-spec: the URI ends at the first ';' or LWS, and may not hold ',' or '?'. */
         q = p;
-        while (q < end && *q != ';' && !is_cc(*q, CC_WS))
+        while (q < end && *q != ';' && !is_cc(*q, CC_WS) && !(list && *q == ','))
             q++;
         a->uri = span(p, q);
         if (!osn__sip_uri_ok(a->uri, false) || memchr(p, ',', (size_t)(q - p)) ||
@@ -109,7 +123,6 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
             return OSN_SIPMSG_EADDR; /* 4475 3.1.2.13, 3.1.2.15 */
         p = q;
     }
-    a->lr = has_lr(a->uri);
     const char *vend = p;
     for (;;) {
         p = skip_ws(p, end);
@@ -153,8 +166,10 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
     if (a->params.p)
         a->params.n = (size_t)(vend - a->params.p);
     a->value = span(s, vend);
-    if (skip_ws(p, end) != end)
-        return (*at = p, OSN_SIPMSG_EADDR);
+    p = skip_ws(p, end);
+    *at = p; /* in a list: where the next value's comma is */
+    if (p != end && !(list && *p == ','))
+        return OSN_SIPMSG_EADDR;
     return 0;
 }
 
@@ -175,22 +190,22 @@ int osn__sip_addr_list(struct osn_sipmsg *m, int id, struct osn_span v, int hdr,
     else
         arr = m->record_route, n = &m->nrecord_route, cap = OSN_SIPMSG_MAX_ROUTES;
     for (;;) {
-        *at = p;
-        const char *ie = osn__sip_item_end(p, end);
-        if (!ie)
-            return OSN_SIPMSG_EADDR;
         if (*n >= cap)
-            return OSN_SIPMSG_ECAP;
-        int rc = osn__sip_addr_parse(&arr[*n], p, ie, true, at);
+            return (*at = p, OSN_SIPMSG_ECAP);
+        struct osn_sip_addr *a = &arr[*n];
+        int rc = osn__sip_addr_parse(a, p, end, true, at);
         if (rc)
             return rc;
         /* Route and Record-Route are name-addr only (RFC 3261 20.30, 20.34). */
-        if (id != OSN_SIP_HDR_CONTACT && !arr[*n].angle)
-            return OSN_SIPMSG_EADDR;
-        arr[*n].hdr = (uint16_t)hdr;
+        if (id != OSN_SIP_HDR_CONTACT) {
+            if (!a->angle)
+                return (*at = a->value.p, OSN_SIPMSG_EADDR);
+            a->lr = has_lr(a->uri);
+        }
+        a->hdr = (uint16_t)hdr;
         (*n)++;
-        if (ie >= end)
+        if (*at >= end)
             return 0;
-        p = ie + 1;
+        p = *at + 1; /* after the comma */
     }
 }

@@ -2,7 +2,7 @@
  * SIP message text basics shared by the parser and the printer: the character classes of RFC
  * 3261 25.1 as one 256-byte table, header names to ids (long and compact forms, ASCII case
  * folded, RFC 3261 7.3.1 and 7.3.3), method names, reason phrases and the small scanners
- * (quoted strings, bounded numbers, comma-separated items) every decoder uses.
+ * (quoted strings, bounded numbers) every decoder uses.
  *
  * The header-name lookup is a switch on the lower-cased first letter followed by one length
  * check and one comparison, libre's "compact-form switch" without its perfect hash: a typical
@@ -12,87 +12,125 @@
 
 #include "sipmsg_int.h"
 
-#define T CC_TOKEN
-#define W CC_WS
-#define D (CC_DIGIT | CC_TOKEN | CC_HOST)
-#define A (CC_ALPHA | CC_TOKEN | CC_HOST)
-#define C CC_CTL
-
-/* RFC 3261 25.1: token = 1*(alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" /
- * "~"). Bytes >= 0x80 are in no class: UTF-8 is allowed only where a decoder says so. */
+/* RFC 3261 25.1 character classes, generated (one column per bit of sipmsg_int.h's CC_*):
+ * token = alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~"; WS = SP, HTAB,
+ * CR, LF; HOST = alphanum / "-" / "." / "_"; CTL = 0x00-0x1f but HTAB, and 0x7f; URI = 0x21-0x7e
+ * but '<', '>' and '"'; SCHEME = alphanum / "+" / "-" / "." (RFC 3986 3.1). Bytes >= 0x80 are in no
+ * class: UTF-8 is allowed only where a decoder says so. */
 const uint8_t osn__sip_cc[256] = {
-        /* 0x00 */ C, C, C, C, C, C, C, C, C, W, W, C, C, W, C, C,
-        /* 0x10 */ C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, C,
-        /* 0x20   SP  !  "  #  $  %  &  '  (  )  *  +  ,  -         .         / */
-        W, T, 0, 0, 0, T, 0, T, 0, 0, T, T, 0, T | CC_HOST, T | CC_HOST, 0,
-        /* 0x30 */ D, D, D, D, D, D, D, D, D, D, 0, 0, 0, 0, 0, 0,
-        /* 0x40 */ 0, A, A, A, A, A, A, A, A, A, A, A, A, A, A, A,
-        /* 0x50   P..Z, [ \ ] ^ _ */
-        A, A, A, A, A, A, A, A, A, A, A, 0, 0, 0, 0, T | CC_HOST,
-        /* 0x60   ` a..o */
-        T, A, A, A, A, A, A, A, A, A, A, A, A, A, A, A,
-        /* 0x70   p..z { | } ~ DEL */
-        A, A, A, A, A, A, A, A, A, A, A, 0, 0, 0, T, C};
-
-#undef T
-#undef W
-#undef D
-#undef A
-#undef C
-
-static const char *const hdr_names[OSN_SIP_NHDRS] = {
-        [OSN_SIP_HDR_OTHER] = "",
-        [OSN_SIP_HDR_ACCEPT] = "Accept",
-        [OSN_SIP_HDR_ACCEPT_CONTACT] = "Accept-Contact",
-        [OSN_SIP_HDR_ALLOW] = "Allow",
-        [OSN_SIP_HDR_ALLOW_EVENTS] = "Allow-Events",
-        [OSN_SIP_HDR_AUTHORIZATION] = "Authorization",
-        [OSN_SIP_HDR_CALL_ID] = "Call-ID",
-        [OSN_SIP_HDR_CONTACT] = "Contact",
-        [OSN_SIP_HDR_CONTENT_ENCODING] = "Content-Encoding",
-        [OSN_SIP_HDR_CONTENT_LENGTH] = "Content-Length",
-        [OSN_SIP_HDR_CONTENT_TYPE] = "Content-Type",
-        [OSN_SIP_HDR_CSEQ] = "CSeq",
-        [OSN_SIP_HDR_DATE] = "Date",
-        [OSN_SIP_HDR_EVENT] = "Event",
-        [OSN_SIP_HDR_EXPIRES] = "Expires",
-        [OSN_SIP_HDR_FROM] = "From",
-        [OSN_SIP_HDR_IDENTITY] = "Identity",
-        [OSN_SIP_HDR_IDENTITY_INFO] = "Identity-Info",
-        [OSN_SIP_HDR_MAX_FORWARDS] = "Max-Forwards",
-        [OSN_SIP_HDR_PROXY_AUTHORIZATION] = "Proxy-Authorization",
-        [OSN_SIP_HDR_PROXY_REQUIRE] = "Proxy-Require",
-        [OSN_SIP_HDR_RECORD_ROUTE] = "Record-Route",
-        [OSN_SIP_HDR_REFER_TO] = "Refer-To",
-        [OSN_SIP_HDR_REFERRED_BY] = "Referred-By",
-        [OSN_SIP_HDR_REJECT_CONTACT] = "Reject-Contact",
-        [OSN_SIP_HDR_REQUEST_DISPOSITION] = "Request-Disposition",
-        [OSN_SIP_HDR_REQUIRE] = "Require",
-        [OSN_SIP_HDR_RETRY_AFTER] = "Retry-After",
-        [OSN_SIP_HDR_ROUTE] = "Route",
-        [OSN_SIP_HDR_SESSION_EXPIRES] = "Session-Expires",
-        [OSN_SIP_HDR_SUBJECT] = "Subject",
-        [OSN_SIP_HDR_SUPPORTED] = "Supported",
-        [OSN_SIP_HDR_TIMESTAMP] = "Timestamp",
-        [OSN_SIP_HDR_TO] = "To",
-        [OSN_SIP_HDR_VIA] = "Via",
-        [OSN_SIP_HDR_WWW_AUTHENTICATE] = "WWW-Authenticate",
+        /* 0x00 */ 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+        /* 0x08 */ 0x20, 0x02, 0x22, 0x20, 0x20, 0x22, 0x20, 0x20,
+        /* 0x10 */ 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+        /* 0x18 */ 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+        /* 0x20 */ 0x02, 0x41, 0x00, 0x40, 0x40, 0x41, 0x40, 0x41,
+        /* 0x28 */ 0x40, 0x40, 0x41, 0xc1, 0x40, 0xc9, 0xc9, 0x40,
+        /* 0x30 */ 0xcd, 0xcd, 0xcd, 0xcd, 0xcd, 0xcd, 0xcd, 0xcd,
+        /* 0x38 */ 0xcd, 0xcd, 0x40, 0x40, 0x00, 0x40, 0x00, 0x40,
+        /* 0x40 */ 0x40, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x48 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x50 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x58 */ 0xd9, 0xd9, 0xd9, 0x40, 0x40, 0x40, 0x40, 0x49,
+        /* 0x60 */ 0x41, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x68 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x70 */ 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9, 0xd9,
+        /* 0x78 */ 0xd9, 0xd9, 0xd9, 0x40, 0x40, 0x40, 0x41, 0x20,
+        /* 0x80 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0x88 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0x90 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0x98 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xa0 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xa8 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xb0 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xb8 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xc0 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xc8 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xd0 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xd8 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xe0 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xe8 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xf0 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        /* 0xf8 */ 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
+
+/* Canonical names with their lengths, so that the lookup compares a length before any byte. */
+#define H(s)             \
+    {                    \
+        s, sizeof(s) - 1 \
+    }
+static const struct {
+    const char *s;
+    uint8_t n;
+} hdr_names[OSN_SIP_NHDRS] = {
+        [OSN_SIP_HDR_OTHER] = H(""),
+        [OSN_SIP_HDR_ACCEPT] = H("Accept"),
+        [OSN_SIP_HDR_ACCEPT_CONTACT] = H("Accept-Contact"),
+        [OSN_SIP_HDR_ALLOW] = H("Allow"),
+        [OSN_SIP_HDR_ALLOW_EVENTS] = H("Allow-Events"),
+        [OSN_SIP_HDR_AUTHORIZATION] = H("Authorization"),
+        [OSN_SIP_HDR_CALL_ID] = H("Call-ID"),
+        [OSN_SIP_HDR_CONTACT] = H("Contact"),
+        [OSN_SIP_HDR_CONTENT_ENCODING] = H("Content-Encoding"),
+        [OSN_SIP_HDR_CONTENT_LENGTH] = H("Content-Length"),
+        [OSN_SIP_HDR_CONTENT_TYPE] = H("Content-Type"),
+        [OSN_SIP_HDR_CSEQ] = H("CSeq"),
+        [OSN_SIP_HDR_DATE] = H("Date"),
+        [OSN_SIP_HDR_EVENT] = H("Event"),
+        [OSN_SIP_HDR_EXPIRES] = H("Expires"),
+        [OSN_SIP_HDR_FROM] = H("From"),
+        [OSN_SIP_HDR_IDENTITY] = H("Identity"),
+        [OSN_SIP_HDR_IDENTITY_INFO] = H("Identity-Info"),
+        [OSN_SIP_HDR_MAX_FORWARDS] = H("Max-Forwards"),
+        [OSN_SIP_HDR_PROXY_AUTHORIZATION] = H("Proxy-Authorization"),
+        [OSN_SIP_HDR_PROXY_REQUIRE] = H("Proxy-Require"),
+        [OSN_SIP_HDR_RECORD_ROUTE] = H("Record-Route"),
+        [OSN_SIP_HDR_REFER_TO] = H("Refer-To"),
+        [OSN_SIP_HDR_REFERRED_BY] = H("Referred-By"),
+        [OSN_SIP_HDR_REJECT_CONTACT] = H("Reject-Contact"),
+        [OSN_SIP_HDR_REQUEST_DISPOSITION] = H("Request-Disposition"),
+        [OSN_SIP_HDR_REQUIRE] = H("Require"),
+        [OSN_SIP_HDR_RETRY_AFTER] = H("Retry-After"),
+        [OSN_SIP_HDR_ROUTE] = H("Route"),
+        [OSN_SIP_HDR_SESSION_EXPIRES] = H("Session-Expires"),
+        [OSN_SIP_HDR_SUBJECT] = H("Subject"),
+        [OSN_SIP_HDR_SUPPORTED] = H("Supported"),
+        [OSN_SIP_HDR_TIMESTAMP] = H("Timestamp"),
+        [OSN_SIP_HDR_TO] = H("To"),
+        [OSN_SIP_HDR_VIA] = H("Via"),
+        [OSN_SIP_HDR_WWW_AUTHENTICATE] = H("WWW-Authenticate"),
+};
+#undef H
 
 const char *osn_sip_hdr_name(int id)
 {
-    return id > 0 && id < OSN_SIP_NHDRS ? hdr_names[id] : "";
+    return id > 0 && id < OSN_SIP_NHDRS ? hdr_names[id].s : "";
 }
 
-/* Whether name[0..n) is `id`'s long name, ignoring case. */
+/* Whether name[0..n) is `id`'s long name, ignoring case. Canonical names are letters and '-',
+ * so OR-ing 0x20 into both sides folds case exactly: no other token character maps onto a
+ * letter or '-' that way. */
 static bool is_name(const char *name, size_t n, int id)
 {
-    const char *s = hdr_names[id];
-    size_t i = 0;
-    for (; i < n && s[i]; i++)
-        if (lower(name[i]) != lower(s[i]))
+    if (hdr_names[id].n != n)
+        return false;
+    const char *s = hdr_names[id].s;
+    if (n >= 8) {
+        /* Eight bytes a step, the last step overlapping the one before. */
+        const uint64_t fold = 0x2020202020202020u;
+        uint64_t a, b;
+        for (size_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&a, name + i, 8);
+            memcpy(&b, s + i, 8);
+            if ((a | fold) != (b | fold))
+                return false;
+        }
+        memcpy(&a, name + n - 8, 8);
+        memcpy(&b, s + n - 8, 8);
+        return (a | fold) == (b | fold);
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((name[i] | 0x20) != (s[i] | 0x20))
             return false;
-    return i == n && s[i] == '\0';
+    return true;
 }
 
 /* RFC 3261 7.3.3 and the registry of compact forms (RFC 3841, 4474, 4028, 3515, 3892, 6665). */
@@ -148,41 +186,37 @@ int osn_sip_hdr_id(const char *name, size_t n)
 {
     if (!name || n == 0)
         return OSN_SIP_HDR_OTHER;
-    char c = lower(name[0]);
     if (n == 1)
-        return compact(c);
-    /* Candidates by first letter, most frequent first. */
-    static const uint8_t by_letter[26][6] = {
-            ['a' - 'a'] = {OSN_SIP_HDR_ACCEPT, OSN_SIP_HDR_ALLOW, OSN_SIP_HDR_AUTHORIZATION,
-                           OSN_SIP_HDR_ACCEPT_CONTACT, OSN_SIP_HDR_ALLOW_EVENTS},
-            ['c' - 'a'] = {OSN_SIP_HDR_CSEQ, OSN_SIP_HDR_CALL_ID, OSN_SIP_HDR_CONTACT,
-                           OSN_SIP_HDR_CONTENT_LENGTH, OSN_SIP_HDR_CONTENT_TYPE,
-                           OSN_SIP_HDR_CONTENT_ENCODING},
-            ['d' - 'a'] = {OSN_SIP_HDR_DATE},
-            ['e' - 'a'] = {OSN_SIP_HDR_EXPIRES, OSN_SIP_HDR_EVENT},
-            ['f' - 'a'] = {OSN_SIP_HDR_FROM},
-            ['i' - 'a'] = {OSN_SIP_HDR_IDENTITY, OSN_SIP_HDR_IDENTITY_INFO},
-            ['m' - 'a'] = {OSN_SIP_HDR_MAX_FORWARDS},
-            ['p' - 'a'] = {OSN_SIP_HDR_PROXY_REQUIRE, OSN_SIP_HDR_PROXY_AUTHORIZATION},
-            ['r' - 'a'] = {OSN_SIP_HDR_ROUTE, OSN_SIP_HDR_RECORD_ROUTE, OSN_SIP_HDR_REQUIRE,
-                           OSN_SIP_HDR_RETRY_AFTER, OSN_SIP_HDR_REFER_TO, OSN_SIP_HDR_REFERRED_BY},
-            ['s' - 'a'] = {OSN_SIP_HDR_SUBJECT, OSN_SIP_HDR_SUPPORTED, OSN_SIP_HDR_SESSION_EXPIRES},
-            ['t' - 'a'] = {OSN_SIP_HDR_TO, OSN_SIP_HDR_TIMESTAMP},
-            ['v' - 'a'] = {OSN_SIP_HDR_VIA},
-            ['w' - 'a'] = {OSN_SIP_HDR_WWW_AUTHENTICATE},
-    };
-    if (c < 'a' || c > 'z')
+        return compact(lower(name[0]));
+    if (n > 19)
         return OSN_SIP_HDR_OTHER;
-    const uint8_t *cand = by_letter[c - 'a'];
-    for (int i = 0; i < 6 && cand[i]; i++)
-        if (is_name(name, n, cand[i]))
-            return cand[i];
-    /* Request-Disposition and Reject-Contact share 'r' with six others; rare, so last. */
-    if (c == 'r') {
-        if (is_name(name, n, OSN_SIP_HDR_REJECT_CONTACT))
-            return OSN_SIP_HDR_REJECT_CONTACT;
-        if (is_name(name, n, OSN_SIP_HDR_REQUEST_DISPOSITION))
-            return OSN_SIP_HDR_REQUEST_DISPOSITION;
+    /* Candidates by length: at most 5, and a first-letter test rejects most at once. */
+    static const uint8_t by_len[20][5] = {
+            [2] = {OSN_SIP_HDR_TO},
+            [3] = {OSN_SIP_HDR_VIA},
+            [4] = {OSN_SIP_HDR_CSEQ, OSN_SIP_HDR_DATE, OSN_SIP_HDR_FROM},
+            [5] = {OSN_SIP_HDR_ALLOW, OSN_SIP_HDR_EVENT, OSN_SIP_HDR_ROUTE},
+            [6] = {OSN_SIP_HDR_ACCEPT},
+            [7] = {OSN_SIP_HDR_CALL_ID, OSN_SIP_HDR_CONTACT, OSN_SIP_HDR_EXPIRES,
+                   OSN_SIP_HDR_REQUIRE, OSN_SIP_HDR_SUBJECT},
+            [8] = {OSN_SIP_HDR_IDENTITY, OSN_SIP_HDR_REFER_TO},
+            [9] = {OSN_SIP_HDR_SUPPORTED, OSN_SIP_HDR_TIMESTAMP},
+            [11] = {OSN_SIP_HDR_REFERRED_BY, OSN_SIP_HDR_RETRY_AFTER},
+            [12] = {OSN_SIP_HDR_ALLOW_EVENTS, OSN_SIP_HDR_CONTENT_TYPE, OSN_SIP_HDR_MAX_FORWARDS,
+                    OSN_SIP_HDR_RECORD_ROUTE},
+            [13] = {OSN_SIP_HDR_AUTHORIZATION, OSN_SIP_HDR_IDENTITY_INFO,
+                    OSN_SIP_HDR_PROXY_REQUIRE},
+            [14] = {OSN_SIP_HDR_ACCEPT_CONTACT, OSN_SIP_HDR_CONTENT_LENGTH,
+                    OSN_SIP_HDR_REJECT_CONTACT},
+            [15] = {OSN_SIP_HDR_SESSION_EXPIRES},
+            [16] = {OSN_SIP_HDR_CONTENT_ENCODING, OSN_SIP_HDR_WWW_AUTHENTICATE},
+            [19] = {OSN_SIP_HDR_PROXY_AUTHORIZATION, OSN_SIP_HDR_REQUEST_DISPOSITION},
+    };
+    char c = (char)(name[0] | 0x20);
+    for (int k = 0; k < 5 && by_len[n][k]; k++) {
+        int id = by_len[n][k];
+        if ((hdr_names[id].s[0] | 0x20) == c && is_name(name, n, id))
+            return id;
     }
     return OSN_SIP_HDR_OTHER;
 }
@@ -242,39 +276,17 @@ const char *osn__sip_skip_quoted(const char *p, const char *end)
 const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64_t *v)
 {
     uint64_t x = 0;
+    const uint64_t lim = max / 10, rem = max % 10; /* one division, not one per digit */
     const char *s = p;
     for (; p < end && is_cc(*p, CC_DIGIT); p++) {
         uint64_t d = (uint64_t)(*p - '0');
-        if (x > (max - d) / 10)
+        if (x > lim || (x == lim && d > rem))
             return NULL;
         x = x * 10 + d;
     }
     if (p == s)
         return NULL;
     *v = x;
-    return p;
-}
-
-const char *osn__sip_item_end(const char *p, const char *end)
-{
-    while (p < end) {
-        if (*p == ',')
-            return p;
-        if (*p == '"') {
-            p = osn__sip_skip_quoted(p, end);
-            if (!p)
-                return NULL;
-            continue;
-        }
-        if (*p == '<') {
-            const char *q = memchr(p, '>', (size_t)(end - p));
-            if (!q)
-                return NULL;
-            p = q + 1;
-            continue;
-        }
-        p++;
-    }
     return p;
 }
 

@@ -16,6 +16,9 @@
  * recursion; every loop advances its cursor and every read checks it against the end.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "osn/err.h"
 #include "sipmsg_int.h"
@@ -115,20 +118,55 @@ static int request_line(struct osn_sipmsg *m, const char *p, const char *end)
     return 0;
 }
 
+/* The first byte at or after p that is a control character (< 0x20 or DEL) or non-ASCII, or
+ * end: the bytes line_end must look at one by one. SSE2 (every x86-64) takes 16 bytes a step;
+ * elsewhere the "hasless" and "haszero" tricks of Bit Twiddling Hacks take 8. */
+static inline const char *skip_plain(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+    const __m128i ctl = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* Signed: bytes >= 0x80 are negative, so they are flagged too. */
+        __m128i hit = _mm_or_si128(_mm_cmplt_epi8(v, ctl), _mm_cmpeq_epi8(v, del));
+        unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#else
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    while (end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t d = x ^ (ones * 0x7f);
+        if ((((x - ones * 0x20) & ~x) | ((d - ones) & ~d) | x) & high)
+            break;
+        p += 8;
+    }
+#endif
+    while (p < end && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f)
+        p++;
+    return p;
+}
+
 /* The end of the logical line starting at p (after its LF, folds included), with *vend the
  * end of its text (before the CRLF or LF). NULL on a control character (*vend: where) or when
- * the datagram ends first (*vend = NULL). One pass, branch-free for ordinary text. */
+ * the datagram ends first (*vend = NULL). One pass, 16 bytes at a time over ordinary text. */
 static const char *line_end(const char *p, const char *end, const char **vend)
 {
     const char *start = p;
     for (;;) {
-        while (p < end && ((unsigned char)*p >= 0x20 || *p == '\t') && *p != 0x7f)
-            p++;
+        p = skip_plain(p, end);
         if (p >= end) {
             *vend = NULL;
             return NULL;
         }
-        /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\" %x00-09 / %x0B-0C
+        if ((unsigned char)*p >= 0x80 || *p == '\t') {
+            p++; /* UTF-8 (checked, where it matters, by the decoders) or HTAB */
+            continue;
+        }
+        /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\\" %x00-09 / %x0B-0C
          * / %x0E-7F), as in RFC 4475 3.1.1.2; the decoders check the quotes around it. */
         if (*p != '\r' && *p != '\n' && p > start && p[-1] == '\\') {
             p++;

@@ -15,11 +15,13 @@
 /* Character classes (bits of osn__sip_cc[]). */
 #define CC_TOKEN \
     0x01 /* token: alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~" */
-#define CC_WS    0x02 /* SP, HTAB, CR, LF: LWS inside a value */
-#define CC_DIGIT 0x04
-#define CC_HOST  0x08 /* hostname and IPv4: alphanum / "-" / "." (and "_", seen in the wild) */
-#define CC_ALPHA 0x10
-#define CC_CTL   0x20 /* NUL..US except HTAB, and DEL */
+#define CC_WS     0x02 /* SP, HTAB, CR, LF: LWS inside a value */
+#define CC_DIGIT  0x04
+#define CC_HOST   0x08 /* hostname and IPv4: alphanum / "-" / "." (and "_", seen in the wild) */
+#define CC_ALPHA  0x10
+#define CC_CTL    0x20 /* NUL..US except HTAB, and DEL */
+#define CC_URI    0x40 /* in a URI here: visible ASCII but '<', '>' and '"' */
+#define CC_SCHEME 0x80 /* after a URI scheme's first letter: alphanum / "+" / "-" / "." */
 
 extern const uint8_t osn__sip_cc[256];
 
@@ -72,14 +74,13 @@ const char *osn__sip_skip_quoted(const char *p, const char *end);
  * are none or the number exceeds max (no overflow: it stops before). */
 const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64_t *v);
 
-/* The end of a header value item starting at p: the first ',' outside quotes and <> (or end).
- * NULL when a quote or '<' does not close. */
-const char *osn__sip_item_end(const char *p, const char *end);
-
 /* Decoders of one header line's value. They return 0 or an OSN_SIPMSG_E* reason with *at the
  * offending position. */
 int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const char **at);
-int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool uri_params,
+/* One name-addr / addr-spec with parameters in [p, end). In a list (Contact, Route,
+ * Record-Route) it may end at a comma, and on success *at is that comma or end; otherwise
+ * anything after it is an error. */
+int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool list,
                         const char **at);
 int osn__sip_addr_list(struct osn_sipmsg *m, int id, struct osn_span v, int hdr, const char **at);
 int osn__sip_cseq_parse(struct osn_sipmsg *m, struct osn_span v, const char **at);
