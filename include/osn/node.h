@@ -59,27 +59,27 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg);
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
 
 /* The counters of a run (absolute counts). */
-#define OSN_NODE_COUNTERS(X)                                                               \
-    X(datagrams_in, "datagrams read")                                                      \
-    X(datagrams_out, "datagrams sent")                                                     \
-    X(invites_in, "INVITE requests arriving, originals and copies")                        \
-    X(calls_in, "new INVITEs: server transactions started (not those refused at the cap)") \
-    X(calls_forwarded, "INVITEs forwarded (proxy) or answered (uas)")                      \
-    X(calls_ok, "first 2xx of an INVITE sent upstream")                                    \
-    X(rejected_503, "503 sent upstream by overload control")                               \
-    X(refused_at_cap, "requests refused with 503 at max_transactions, copies included")    \
-    X(timeouts_408, "408 sent upstream on a next-hop timeout")                             \
-    X(too_many_hops, "483 sent (Max-Forwards 0)")                                          \
-    X(dropped, "messages lost at the full buffer")                                         \
-    X(retrans_absorbed, "retransmitted requests absorbed by server transactions")          \
-    X(retrans_sent, "retransmissions sent (requests and responses)")                       \
-    X(bye_in, "new BYE requests")                                                          \
-    X(bye_ok, "2xx to BYE sent upstream")                                                  \
-    X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                                   \
-    X(bad_answered, "malformed requests answered (400, 505)")                              \
-    X(bad_dropped, "malformed datagrams dropped")                                          \
-    X(stray, "messages matching no transaction, dropped")                                  \
-    X(send_errors, "datagrams the socket refused")                                         \
+#define OSN_NODE_COUNTERS(X)                                                                       \
+    X(datagrams_in, "datagrams read")                                                              \
+    X(datagrams_out, "datagrams sent")                                                             \
+    X(invites_in, "INVITE requests arriving, originals and copies")                                \
+    X(calls_in, "new INVITEs: server transactions started (not those refused at the cap)")         \
+    X(calls_forwarded, "INVITEs forwarded (proxy) or answered (uas)")                              \
+    X(calls_ok, "first 2xx of an INVITE sent upstream")                                            \
+    X(rejected_503, "503 sent upstream by overload control")                                       \
+    X(refused_at_cap, "requests refused with 503 at max_transactions or 512 MiB kept, copies too") \
+    X(timeouts_408, "408 sent upstream on a next-hop timeout")                                     \
+    X(too_many_hops, "483 sent (Max-Forwards 0)")                                                  \
+    X(dropped, "messages lost at the full buffer")                                                 \
+    X(retrans_absorbed, "retransmitted requests absorbed by server transactions")                  \
+    X(retrans_sent, "retransmissions sent (requests and responses)")                               \
+    X(bye_in, "new BYE requests")                                                                  \
+    X(bye_ok, "2xx to BYE sent upstream")                                                          \
+    X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                                           \
+    X(bad_answered, "malformed requests answered (400, 505)")                                      \
+    X(bad_dropped, "malformed datagrams dropped")                                                  \
+    X(stray, "messages matching no transaction, dropped")                                          \
+    X(send_errors, "datagrams the socket refused")                                                 \
     X(transactions_peak, "live transactions at most")
 
 struct osn_node_stats {

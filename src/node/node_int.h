@@ -127,6 +127,7 @@ struct node {
     double now;     /* seconds since t_start */
     struct ntx *free_ntx, *all_ntx;
     size_t live, allocated;
+    size_t held; /* bytes of messages the live transactions keep */
     uint64_t branch_seq, branch_salt;
     struct osn_sipmsg pm;   /* parse scratch (about 20 KB) */
     struct osn_sipmsg pm2;  /* a second one, for printing from a stored message */
@@ -138,6 +139,11 @@ struct node {
     int err;
 };
 
+/* Bytes of messages the live transactions may keep: with max_transactions, what bounds the
+ * node's memory against large datagrams (a 64 KB INVITE per transaction would otherwise let
+ * 100,000 transactions hold gigabytes). Beyond it a new request is refused as at the cap. */
+#define NODE_HELD_MAX ((size_t)512 << 20)
+
 static inline bool is_proxy(const struct node *n)
 {
     return n->cfg->element != OSN_NODE_UAS;
@@ -148,7 +154,7 @@ struct ntx *ntx_new(struct node *n);
 void ntx_free(struct node *n, struct ntx *x);
 /* Keeps a copy of the bytes as x's request (and its key) or last response. 0 or OSN_ENOMEM. */
 int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len);
-int ntx_set_resp(struct ntx *x, const char *p, size_t len);
+int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len);
 /* The live transaction of `role` that parsed message pm (numbers in m) belongs to, or NULL:
  * the table's answer, confirmed on the key text. */
 struct ntx *ntx_find(struct node *n, int role, const struct osn_sipmsg *pm,

@@ -49,7 +49,7 @@ static void serve(struct node *n, const struct osn_sip_msg *m, const char *buf, 
             n->st.stray++; /* a stateful proxy answers what it forwarded; nothing else */
             return;
         }
-        if (m->status >= 200 && ntx_set_resp(x, buf, len) != 0) {
+        if (m->status >= 200 && ntx_set_resp(n, x, buf, len) != 0) {
             n->err = OSN_ENOMEM;
             return;
         }

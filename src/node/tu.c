@@ -48,7 +48,7 @@ static void respond_bytes(struct node *n, struct ntx *x, int len, const struct o
     struct osn_sip_out *o = &n->out;
     if (len <= 0 || osn_sip_stxn_respond(&n->sip, &x->t, r, n->now, o) != 0)
         return;
-    if (o->nsend > 0 && ntx_set_resp(x, n->obuf, (size_t)len) != 0) {
+    if (o->nsend > 0 && ntx_set_resp(n, x, n->obuf, (size_t)len) != 0) {
         n->err = OSN_ENOMEM;
         return;
     }
@@ -147,7 +147,8 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
                     const char *buf, size_t len, bool shed)
 {
     bool inv = m->method == OSN_SIP_INVITE;
-    struct ntx *x = n->live < n->cfg->max_transactions ? ntx_new(n) : NULL;
+    bool room = n->live < n->cfg->max_transactions && n->held + len <= NODE_HELD_MAX;
+    struct ntx *x = room ? ntx_new(n) : NULL;
     if (!x) {
         /* The cap: a 503 printed statelessly from the request (still in n->pm). With no
          * transaction to absorb them, the request's copies are refused again, each counted. */

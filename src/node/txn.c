@@ -54,6 +54,7 @@ void ntx_free(struct node *n, struct ntx *x)
     dialogs_del(&n->dialogs, x);
     if (x->peer && x->peer->peer == x)
         x->peer->peer = NULL;
+    n->held -= (x->req ? x->req_len : 0) + (x->resp ? x->resp_len : 0);
     free(x->req);
     free(x->resp);
     x->req = x->resp = NULL;
@@ -75,19 +76,22 @@ int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len)
         free(c);
         return OSN_EINVAL;
     }
+    n->held -= x->req ? x->req_len : 0;
     free(x->req);
     x->req = c; /* the key's spans point into it */
     x->req_len = len;
+    n->held += len;
     return 0;
 }
 
-int ntx_set_resp(struct ntx *x, const char *p, size_t len)
+int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len)
 {
     char *c = realloc(x->resp, len + 1);
     if (!c)
         return OSN_ENOMEM;
     memcpy(c, p, len);
     c[len] = '\0';
+    n->held += len - (x->resp ? x->resp_len : 0);
     x->resp = c;
     x->resp_len = len;
     return 0;
