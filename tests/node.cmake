@@ -20,3 +20,8 @@ add_test(NAME node_overload
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_overload.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR} --control loss --load 3 --warm 5 --window 20)
 set_tests_properties(node_overload PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS node)
+
+# The node's own outputs: one call by hand, the Prometheus endpoint scraped during the run, the
+# --stats CSV and the --json summary (no load; runs in both builds).
+add_test(NAME node_metrics COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_metrics.sh $<TARGET_FILE:osn>)
+set_tests_properties(node_metrics PROPERTIES TIMEOUT 60 LABELS node)
