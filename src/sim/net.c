@@ -223,6 +223,8 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
     return NAN;
 }
 
+/* One check per key, in the order of the scenario sections: longer than 60 lines, read one row at
+ * a time. The first failing key is reported. */
 int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, size_t msgsize)
 {
     const char *key = NULL, *why = NULL;
