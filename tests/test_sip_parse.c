@@ -854,6 +854,34 @@ static void test_print_response_fwd(void **state)
     assert_int_equal(osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M), OSN_EINVAL);
 }
 
+/* The server half's feedback in a relayed response: our Via goes, the next one loses its own
+ * oc parameters and gets ours; a third value on the same line and the other lines stay. */
+static void test_print_response_fwd_oc(void **state)
+{
+    (void)state;
+    struct osn_sip_oc oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE | OSN_SIP_OC_ALGO |
+                                     OSN_SIP_OC_VALIDITY,
+                            .algo = OSN_SIP_ALGO_LOSS,
+                            .value = 37,
+                            .validity_ms = 500};
+    parse_str("SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP us;branch=z9hG4bK0\r\n"
+              "Via: SIP/2.0/UDP edge;branch=z9hG4bK1;oc=5;oc-algo=\"loss\" , SIP/2.0/UDP uac;"
+              "branch=z9hG4bK2\r\nFrom: <sip:x@y>;tag=1\r\nTo: <sip:z@y>;tag=2\r\nCall-ID: c\r\n"
+              "CSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n");
+    int n = osn_sipmsg_print_response_fwd_oc(OUT, sizeof OUT, &M, &oc);
+    assert_true(n > 0);
+    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal(M2.nvia, 2);
+    assert_span(M2.via[0].branch, "z9hG4bK1");
+    assert_int_equal(M2.via[0].oc.value, 37);
+    assert_int_equal(M2.via[0].oc.validity_ms, 500);
+    assert_span(M2.via[1].branch, "z9hG4bK2");
+    assert_int_equal(M2.via[1].oc.flags, 0);
+    assert_span(M2.call_id, "c");
+    /* Without oc it is the plain forwarder's job. */
+    assert_int_equal(osn_sipmsg_print_response_fwd_oc(OUT, sizeof OUT, &M, NULL), OSN_EINVAL);
+}
+
 static void test_print_replies(void **state)
 {
     (void)state;
@@ -1027,6 +1055,7 @@ int main(void)
             cmocka_unit_test(test_rfc2543),
             cmocka_unit_test(test_print_forward),
             cmocka_unit_test(test_print_response_fwd),
+            cmocka_unit_test(test_print_response_fwd_oc),
             cmocka_unit_test(test_print_replies),
             cmocka_unit_test(test_print_483),
             cmocka_unit_test(test_print_ack),

@@ -146,41 +146,20 @@ int osn_sipmsg_print_forward(char *out, size_t cap, const struct osn_sipmsg *req
     return done(&w, out);
 }
 
-int osn_sipmsg_print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp)
+/* Via value k without its oc parameters, then the new ones, as a line of its own. */
+static void put_via_oc(struct wr *w, const struct osn_sipmsg *m, int k, const struct osn_sip_oc *oc)
 {
-    if (!out || !resp || resp->is_request || resp->err.verdict != OSN_SIPMSG_ACCEPT ||
-        resp->nvia < 2)
-        return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
-    putsp(&w, resp->start_line);
-    puts_(&w, "\r\n");
-    for (int i = 0; i < resp->nhdr; i++) {
-        const struct osn_sip_hdr *h = &resp->hdr[i];
-        if (resp->via[0].hdr == i) {
-            /* 16.7 step 3: remove the topmost Via value (ours). */
-            if (resp->via[1].hdr == i)
-                rest_of(&w, resp, i, resp->via[1].value.p);
-        } else
-            putsp(&w, h->line);
-    }
-    tail(&w, resp);
-    return done(&w, out);
-}
-
-/* The top Via value without its oc parameters, then the new ones. */
-static void put_top_via_oc(struct wr *w, const struct osn_sipmsg *m, const struct osn_sip_oc *oc)
-{
-    const struct osn_sip_via *v = &m->via[0];
+    const struct osn_sip_via *v = &m->via[k];
     const char *cur = v->value.p, *vend = v->value.p + v->value.n;
     puts_(w, "Via: ");
     for (;;) {
         const char *next = NULL;
         size_t len = 0;
-        for (int k = 0; k < 4; k++) {
-            const char *s = m->buf.p + v->oc_at[k];
-            if (v->oc_len[k] && s >= cur && (!next || s < next)) {
+        for (int j = 0; j < 4; j++) {
+            const char *s = m->buf.p + v->oc_at[j];
+            if (v->oc_len[j] && s >= cur && (!next || s < next)) {
                 next = s;
-                len = v->oc_len[k];
+                len = v->oc_len[j];
             }
         }
         if (!next)
@@ -191,6 +170,46 @@ static void put_top_via_oc(struct wr *w, const struct osn_sipmsg *m, const struc
     put(w, cur, (size_t)(vend - cur));
     put_oc(w, oc);
     puts_(w, "\r\n");
+}
+
+/* 16.7 step 3: resp without its top Via value (ours). With oc, the Via that comes on top gets
+ * those parameters instead of its own (RFC 7339 5.2: the server half's feedback); without, it
+ * and everything else stay as they came. */
+static int print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp,
+                              const struct osn_sip_oc *oc)
+{
+    if (!out || !resp || resp->is_request || resp->err.verdict != OSN_SIPMSG_ACCEPT ||
+        resp->nvia < 2)
+        return OSN_EINVAL;
+    struct wr w = {out, out + cap, false};
+    putsp(&w, resp->start_line);
+    puts_(&w, "\r\n");
+    for (int i = 0; i < resp->nhdr; i++) {
+        const struct osn_sip_hdr *h = &resp->hdr[i];
+        bool top = resp->via[0].hdr == i, second = resp->via[1].hdr == i;
+        if (oc && second) {
+            put_via_oc(&w, resp, 1, oc); /* the values after it on its line stay as they came */
+            if (resp->nvia > 2 && resp->via[2].hdr == i)
+                rest_of(&w, resp, i, resp->via[2].value.p);
+        } else if (top && second) {
+            rest_of(&w, resp, i, resp->via[1].value.p);
+        } else if (!top) {
+            putsp(&w, h->line);
+        }
+    }
+    tail(&w, resp);
+    return done(&w, out);
+}
+
+int osn_sipmsg_print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp)
+{
+    return print_response_fwd(out, cap, resp, NULL);
+}
+
+int osn_sipmsg_print_response_fwd_oc(char *out, size_t cap, const struct osn_sipmsg *resp,
+                                     const struct osn_sip_oc *oc)
+{
+    return oc ? print_response_fwd(out, cap, resp, oc) : OSN_EINVAL;
 }
 
 int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
@@ -216,7 +235,7 @@ int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
         switch (h->id) {
         case OSN_SIP_HDR_VIA:
             if (r->oc.flags && req->via[0].hdr == i) {
-                put_top_via_oc(&w, req, &r->oc);
+                put_via_oc(&w, req, 0, &r->oc);
                 if (req->nvia > 1 && req->via[1].hdr == i)
                     rest_of(&w, req, i, req->via[1].value.p);
             } else
@@ -284,59 +303,5 @@ int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
     puts_(&w, " ACK\r\nMax-Forwards: ");
     putu(&w, req->max_forwards >= 0 ? (uint64_t)req->max_forwards : 70);
     puts_(&w, "\r\nContent-Length: 0\r\n\r\n");
-    return done(&w, out);
-}
-
-/* Via value k without its oc parameters, then the new ones, as a line of its own. */
-static void put_via_oc(struct wr *w, const struct osn_sipmsg *m, int k, const struct osn_sip_oc *oc)
-{
-    const struct osn_sip_via *v = &m->via[k];
-    const char *cur = v->value.p, *vend = v->value.p + v->value.n;
-    puts_(w, "Via: ");
-    for (;;) {
-        const char *next = NULL;
-        size_t len = 0;
-        for (int j = 0; j < 4; j++) {
-            const char *s = m->buf.p + v->oc_at[j];
-            if (v->oc_len[j] && s >= cur && (!next || s < next)) {
-                next = s;
-                len = v->oc_len[j];
-            }
-        }
-        if (!next)
-            break;
-        put(w, cur, (size_t)(next - cur));
-        cur = next + len;
-    }
-    put(w, cur, (size_t)(vend - cur));
-    put_oc(w, oc);
-    puts_(w, "\r\n");
-}
-
-int osn_sipmsg_print_response_fwd_oc(char *out, size_t cap, const struct osn_sipmsg *resp,
-                                     const struct osn_sip_oc *oc)
-{
-    if (!out || !resp || !oc || resp->is_request || resp->err.verdict != OSN_SIPMSG_ACCEPT ||
-        resp->nvia < 2)
-        return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
-    putsp(&w, resp->start_line);
-    puts_(&w, "\r\n");
-    for (int i = 0; i < resp->nhdr; i++) {
-        const struct osn_sip_hdr *h = &resp->hdr[i];
-        bool top = resp->via[0].hdr == i, second = resp->via[1].hdr == i;
-        if (!top && !second) {
-            putsp(&w, h->line);
-            continue;
-        }
-        if (second) {
-            /* 16.7 step 3: our Via goes; the next one, now on top, gets our feedback (RFC 7339
-             * 5.2), and the values after it on its line stay as they came. */
-            put_via_oc(&w, resp, 1, oc);
-            if (resp->nvia > 2 && resp->via[2].hdr == i)
-                rest_of(&w, resp, i, resp->via[2].value.p);
-        }
-    }
-    tail(&w, resp);
     return done(&w, out);
 }
