@@ -130,36 +130,16 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
             break;
         if (!a->params.p)
             a->params.p = p;
-        p = skip_ws(p + 1, end);
-        q = skip_token(p, end);
-        if (q == p)
+        struct osn_span name, val;
+        int has = osn__sip_param(&p, end, true, &name, &val);
+        if (has < 0)
             return (*at = p, OSN_SIPMSG_EADDR);
-        struct osn_span name = span(p, q);
-        p = skip_ws(q, end);
-        if (p < end && *p == '=') {
-            p = skip_ws(p + 1, end);
-            const char *vs = p;
-            if (p < end && *p == '"')
-                q = osn__sip_skip_quoted(p, end);
-            else {
-                q = p;
-                while (q < end && (is_cc(*q, CC_TOKEN) || *q == ':' || *q == '[' || *q == ']'))
-                    q++;
-                if (q == p)
-                    q = NULL;
-            }
-            if (!q)
+        if (SPAN_IS(name, "tag")) {
+            if (!has)
                 return (*at = p, OSN_SIPMSG_EADDR);
-            if (SPAN_IS(name, "tag")) {
-                if (*vs == '"')
-                    return (*at = vs, OSN_SIPMSG_EADDR); /* tag = token */
-                a->tag = span(vs, q);
-            }
-            p = q;
-        } else {
-            p = q;
-            if (SPAN_IS(name, "tag"))
-                return (*at = q, OSN_SIPMSG_EADDR);
+            if (*val.p == '"')
+                return (*at = val.p, OSN_SIPMSG_EADDR); /* tag = token */
+            a->tag = val;
         }
         vend = p;
     }

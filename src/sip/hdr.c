@@ -258,6 +258,38 @@ bool osn_span_caseeq(struct osn_span a, struct osn_span b)
     return true;
 }
 
+const char *osn__sip_gen_value(const char *p, const char *end, bool host)
+{
+    if (p < end && *p == '"')
+        return osn__sip_skip_quoted(p, end);
+    const char *s = p;
+    while (p < end && (is_cc(*p, CC_TOKEN) || (host && (*p == ':' || *p == '[' || *p == ']'))))
+        p++;
+    return p == s ? NULL : p;
+}
+
+int osn__sip_param(const char **pp, const char *end, bool host, struct osn_span *name,
+                   struct osn_span *val)
+{
+    const char *p = skip_ws(*pp + 1, end), *q = skip_token(p, end);
+    if (q == p)
+        return (*pp = p, -1); /* ";;" (RFC 4475 3.1.2.1) */
+    *name = span(p, q);
+    p = skip_ws(q, end);
+    if (p >= end || *p != '=') {
+        *val = (struct osn_span){name->p + name->n, 0};
+        *pp = q;
+        return 0;
+    }
+    p = skip_ws(p + 1, end);
+    q = osn__sip_gen_value(p, end, host);
+    if (!q)
+        return (*pp = p, -1);
+    *val = span(p, q);
+    *pp = q;
+    return 1;
+}
+
 const char *osn__sip_skip_quoted(const char *p, const char *end)
 {
     for (p++; p < end; p++) {

@@ -59,31 +59,16 @@ int osn__sip_retry_after_parse(struct osn_sipmsg *m, struct osn_span v, const ch
         p = skip_ws(p + 1, end);
     }
     while (p < end && *p == ';') {
-        p = skip_ws(p + 1, end);
-        q = skip_token(p, end);
-        if (q == p)
+        struct osn_span name, val;
+        int has = osn__sip_param(&p, end, false, &name, &val);
+        if (has < 0)
             return (*at = p, OSN_SIPMSG_ERETRYAFTER);
-        struct osn_span name = span(p, q);
-        p = skip_ws(q, end);
-        if (p < end && *p == '=') {
-            p = skip_ws(p + 1, end);
-            const char *vs = p;
-            if (p < end && *p == '"')
-                q = osn__sip_skip_quoted(p, end);
-            else {
-                q = skip_token(p, end);
-                if (q == p)
-                    q = NULL;
-            }
-            if (!q)
-                return (*at = p, OSN_SIPMSG_ERETRYAFTER);
-            if (SPAN_IS(name, "duration")) {
-                if (osn__sip_number(vs, q, UINT32_MAX, &x) != q)
-                    return (*at = vs, OSN_SIPMSG_ERETRYAFTER);
-                r->duration = (int64_t)x;
-            }
-            p = skip_ws(q, end);
+        if (has && SPAN_IS(name, "duration")) {
+            if (osn__sip_number(val.p, val.p + val.n, UINT32_MAX, &x) != val.p + val.n)
+                return (*at = val.p, OSN_SIPMSG_ERETRYAFTER);
+            r->duration = (int64_t)x;
         }
+        p = skip_ws(p, end);
     }
     if (p != end)
         return (*at = p, OSN_SIPMSG_ERETRYAFTER);

@@ -70,6 +70,16 @@ static inline bool span_is(struct osn_span s, const char *lit, size_t n)
  * octet but CR and LF. */
 const char *osn__sip_skip_quoted(const char *p, const char *end);
 
+/* The end of a generic-param's gen-value at p (RFC 3261 25.1): a quoted string, or a token;
+ * with `host`, also the host characters ':', '[' and ']' (IPv6 references). NULL when empty. */
+const char *osn__sip_gen_value(const char *p, const char *end, bool host);
+
+/* One ";" name [ "=" gen-value ] with *pp on the ';' (LWS allowed around both). Returns 1 with a
+ * value, 0 without (then *val is empty at the end of the name), and *pp after the name or the
+ * value; -1 when the name or the value is missing, *pp where. */
+int osn__sip_param(const char **pp, const char *end, bool host, struct osn_span *name,
+                   struct osn_span *val);
+
 /* Parses 1*DIGIT at p into *v, at most `max`; returns the end of the digits, or NULL when there
  * are none or the number exceeds max (no overflow: it stops before). */
 const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64_t *v);

@@ -17,16 +17,6 @@
 
 /* A parameter value: quoted-string, or token / host / IPv6 characters (gen-value, RFC 3261
  * 25.1). Returns its end, or NULL when empty or an unterminated quote. */
-static const char *param_value(const char *p, const char *end)
-{
-    if (p < end && *p == '"')
-        return osn__sip_skip_quoted(p, end);
-    const char *s = p;
-    while (p < end && (is_cc(*p, CC_TOKEN) || *p == ':' || *p == '[' || *p == ']'))
-        p++;
-    return p == s ? NULL : p;
-}
-
 /* RFC 7339 9: oc-seq = 1*12DIGIT "." 1*5DIGIT; the fraction normalised to 5 digits so that
  * "1.78" orders as 1.78000 (osn_sip_oc_seq_cmp). */
 static bool oc_seq(struct osn_span v, struct osn_sip_oc *oc)
@@ -220,23 +210,9 @@ int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const c
             const char *ps = p;
             if (!via->params.p)
                 via->params.p = p;
-            p = skip_ws(p + 1, end);
-            q = skip_token(p, end);
-            if (q == p)
-                return (*at = p, OSN_SIPMSG_EVIA); /* ";;" (RFC 4475 3.1.2.1) */
-            struct osn_span name = span(p, q), val = {NULL, 0};
-            p = skip_ws(q, end);
-            if (p < end && *p == '=') {
-                p = skip_ws(p + 1, end);
-                q = param_value(p, end);
-                if (!q)
-                    return (*at = p, OSN_SIPMSG_EVIA);
-                val = span(p, q);
-                p = q;
-            } else {
-                val = (struct osn_span){name.p + name.n, 0};
-                p = q;
-            }
+            struct osn_span name, val;
+            if (osn__sip_param(&p, end, true, &name, &val) < 0)
+                return (*at = p, OSN_SIPMSG_EVIA);
             if (!via_param(m, via, name, val, ps, p))
                 return (*at = ps, OSN_SIPMSG_EVIA);
             vend = p;
