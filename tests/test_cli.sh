@@ -14,44 +14,8 @@ PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/osn_test_cli.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-passed=0
-failed=0
-
-ok() {
-    passed=$((passed + 1))
-}
-
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# run EXPECTED_STATUS NAME -- ARGS...: runs osn, keeps stdout/stderr in $TMP/out, $TMP/err.
-run() {
-    local want=$1 name=$2
-    shift 3
-    "$OSN" "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then
-        ok
-    else
-        bad "$name: exit status $got, expected $want (osn $*)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-
-# expect_err NAME TEXT...: each TEXT must appear in the last stderr.
-expect_err() {
-    local name=$1
-    shift
-    for t in "$@"; do
-        if grep -qF -- "$t" "$TMP/err"; then
-            ok
-        else
-            bad "$name: stderr lacks '$t': $(head -c 300 "$TMP/err")"
-        fi
-    done
-}
+# shellcheck source=tests/cli_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
 
 # one_line NAME: the error is exactly one line starting "osn solve: ".
 one_line() {
@@ -394,5 +358,4 @@ run 2 "net failed run leaves no file" -- sim "$NET" --set control.kind=bogus --j
 [ ! -e "$TMP/net.json" ] && ok || bad "a failed network run left its --json file"
 run 0 "single node unchanged" -- sim "$ROOT/examples/sim_two_loop.ini" --set sim.time=100 --set sim.warmup=10 -q
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

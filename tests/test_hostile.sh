@@ -15,38 +15,10 @@ EX=$ROOT/examples
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/osn_test_hostile.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
+RUN_TIMEOUT=60
+# shellcheck source=tests/cli_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
 cd "$TMP" || exit 1
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# run EXPECTED_STATUS NAME -- ARGS...: runs osn (at most 60 s), stdout/stderr in $TMP/out, err.
-run() {
-    local want=$1 name=$2
-    shift 3
-    timeout 60 "$OSN" "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then
-        ok
-    else
-        bad "$name: exit status $got, expected $want (osn $*)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-
-# expect_err NAME TEXT...: each TEXT must appear in the last stderr.
-expect_err() {
-    local name=$1
-    shift
-    for t in "$@"; do
-        if grep -qF -- "$t" "$TMP/err"; then ok; else bad "$name: stderr lacks '$t': $(head -c 300 "$TMP/err")"; fi
-    done
-}
 
 # no_temporaries NAME: no "*.tmp.*" in $TMP and no /tmp/osn_optimize_* of PID.
 no_temporaries() {
@@ -248,5 +220,4 @@ expect_err "solve --json - --csv -" "cannot both write to standard output"
 run 2 "node --frobnicate (exit 2, no leak)" -- node --frobnicate
 run 2 "node --json without a value" -- node --json
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
