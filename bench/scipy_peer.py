@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Peer benchmark for bench_solve: the two-loop M|M|1|<L,H>|<H,R> chain solved by SciPy.
 
-Builds the same CTMC generator as OSN's structured solver (shared/MODELS.md, policy I) as a
+Builds the same CTMC generator as OSN's structured solver (docs/models.md, policy I) as a
 scipy.sparse matrix and solves pi Q = 0 with scipy.sparse.linalg.spsolve (SuperLU). The
 normalisation pins one state: the balance equation of the pinned state (its row of Q^T) is
 replaced by p(pin) = 1, then the solution is scaled to sum 1. A dense row of ones would destroy
-sparsity (shared/reference/engineering.md, UMFPACK notes), so it is not used.
+sparsity (SuperLU fills it in), so it is not used.
 
 Which state is pinned matters at large R. With lambda > mu the probability of (0,0) relative to
 the bulk is about (mu/lambda)^L, 10^-19795 at R = 1e6: with p(0,0) = 1 the exact solution does
@@ -114,7 +114,7 @@ def solve(rows, cols, vals, ns, k):
 
 
 def closed_t_ret(L, H, R, lam1, mu):
-    """MODELS.md closed form for T_ret, evaluated without overflow."""
+    """docs/models.md closed form for T_ret, evaluated without overflow."""
     if lam1 == mu:
         return (H - L) * (R - L + 2) / (2 * mu)
     lr = math.log(mu / lam1)

@@ -31,7 +31,7 @@ if [[ ! -x "$osn" ]]; then
 fi
 mkdir -p demo
 
-# The reference row lambda=1.2, L=5, H=10 of shared/MODELS.md, as a file when there is one.
+# The reference row lambda=1.2, L=5, H=10 of docs/models.md, as a file when there is one.
 model_sets=(--set model.kind=two-loop --set thresholds.R=20 --set service.rate=1)
 scenario=()
 for f in examples/two_loop_l1.2_5_10.ini examples/two_loop_*.ini; do

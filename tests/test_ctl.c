@@ -81,7 +81,7 @@ static void test_factory(void **state)
     assert_null(osn_ctl_free(NULL));
 }
 
-/* MODELS.md policy I on L1=2 < H1=5, L2=6 < H2=8: up 0..8, down to 2, up to 5. */
+/* docs/models.md policy I on L1=2 < H1=5, L2=6 < H2=8: up 0..8, down to 2, up to 5. */
 static void test_hysteretic_modes(void **state)
 {
     (void)state;
@@ -238,7 +238,7 @@ static int shed100(struct osn_ctl *c, double t, enum osn_ctl_msg k)
     return n;
 }
 
-/* RFC 7339 7.2 (protocols.md 2.4): oc=10 with 40% category 1 drops 10/40*100 = 25% of it. */
+/* RFC 7339 7.2 (docs/protocols.md 2.4): oc=10 with 40% category 1 drops 10/40*100 = 25% of it. */
 static void test_loss_8020(void **state)
 {
     (void)state;

@@ -237,7 +237,7 @@ static void test_burst_example(void **state)
     res = run(&c);
     const double *q = COL(res, 0, QUEUE);
     assert_false(res->sum.recovered);
-    /* protocols.md 7.2 toy check: q ~ 29 000 at 120 s. */
+    /* docs/protocols.md 7.2 toy check: q ~ 29 000 at 120 s. */
     assert_true(fabs(res->sum.final_queue[0] - 29000) < 0.05 * 29000);
     /* Once W > 31.5 s every call is sent 7 times: dq/dt = 7 x 60 - 100 = 320 per s. */
     assert_true(COL(res, 0, QDELAY)[1399] > 32);

@@ -2,7 +2,7 @@
  * Unit tests of the scenario core alone (src/ini/): key collection with file:line, --set
  * overrides, the value parsers and an atomic output file. The executable links osn_ini and
  * nothing else of OSN (tests/tests.cmake), so it is also the check that the core links without
- * the simulator, the solver and the fluid model (shared/DESIGN.md: ini -> base).
+ * the simulator, the solver and the fluid model (docs/design.md: ini -> base).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -6,8 +6,8 @@
  * - the done criteria of issue 5 on the collapse topology: without control the goodput falls
  *   below half of capacity at 3x offered load; with loss and with rate it stays at or above 90%
  *   of capacity at 3x and 10x, and fewer than 1% of the calls the core admits fail;
- * - prsm (protocols.md 8): at 3x the core nearly stops processing copies and goodput beats none;
- *   after a short burst it recovers to light-load behaviour where none stays saturated, with a
+ * - prsm (docs/protocols.md 8): at 3x the core nearly stops processing copies and goodput beats
+ * none; after a short burst it recovers to light-load behaviour where none stays saturated, with a
  *   2000- and a 50000-message buffer (the pi/RRRC check, not met yet, runs only with
  *   OSN_NET_STRICT=1);
  * - a single SIP server with exponential costs and the local controller (hysteretic detector)
@@ -159,10 +159,10 @@ static void overload_2000_cfg(struct osn_net_cfg *c, const char *kind)
 }
 
 /*
- * PRSM (protocols.md 8: originals in a primary queue served with strict priority, retransmitted
- * requests and responses in a secondary one, queued copies removed once answered or pushed out
- * by an arrival for the primary queue when the buffer is full) at 3x capacity, core buffer 2000
- * messages (the reference's claims are for buffers above 1K). Sustained 3x overload of
+ * PRSM (docs/protocols.md 8: originals in a primary queue served with strict priority,
+ * retransmitted requests and responses in a secondary one, queued copies removed once answered or
+ * pushed out by an arrival for the primary queue when the buffer is full) at 3x capacity, core
+ * buffer 2000 messages (the reference's claims are for buffers above 1K). Sustained 3x overload of
  * originals alone exceeds the core, so no scheduler can reach capacity without rejecting; what
  * PRSM promises is that the CPU stops going to redundant retransmissions. Measured, seeds 1-7:
  * none goodput 311-321/s, retrans_ratio 0.154-0.168; prsm goodput 396-400/s (+24..+28%),
@@ -194,8 +194,8 @@ static void test_prsm_serves_originals_first(void **state)
 /*
  * Short-term overload (the case PRSM and the Hong PI controllers address): 0.7x capacity with a
  * 3x burst for 3 s at t = 2 s, window [35, 45] s. Without control this is the bistable collapse
- * of protocols.md 7.2: the burst pushes the queueing delay past T1, each original then brings at
- * least one copy (2 x 0.7 > 1), and the core never drains.
+ * of docs/protocols.md 7.2: the burst pushes the queueing delay past T1, each original then brings
+ * at least one copy (2 x 0.7 > 1), and the core never drains.
  */
 static void burst_cfg(struct osn_net_cfg *c, const char *kind, long buffer)
 {
@@ -220,7 +220,7 @@ static void assert_recovered(const struct osn_net_result *r)
 }
 
 /*
- * PRSM after the burst, core buffer 2000 (protocols.md 8: failures close to 0 and a constant
+ * PRSM after the burst, core buffer 2000 (docs/protocols.md 8: failures close to 0 and a constant
  * small response delay for buffers above 1K). Measured (seed 7): none stays saturated (core
  * util 1.000, retrans_ratio 0.71, setup delay 2.36 s); prsm recovers: util 0.698 = goodput
  * 256.9/s x 2.7 ms + 0.004, retrans_ratio 0, setup delay 0.033 s (the light-load 6 x 5 ms plus
@@ -247,7 +247,7 @@ static void test_prsm_recovers_from_burst(void **state)
 }
 
 /*
- * PRSM after the burst with the collapse scenario's 50000-message buffer: protocols.md 8 says
+ * PRSM after the burst with the collapse scenario's 50000-message buffer: docs/protocols.md 8 says
  * failures close to 0 and a mean response delay constant near 175 ms for any buffer above 1K
  * (conventional SIP: 179 s at 200K). With 5e4 messages queued the UAS's responses wait in the
  * core, the core's own client transactions resend their INVITEs to the UAS (Timer A), and the
@@ -277,7 +277,7 @@ static void test_prsm_recovers_deep_buffer(void **state)
 }
 
 /*
- * A check of what protocols.md says pi delivers that the simulator does NOT meet yet; it runs
+ * A check of what docs/protocols.md says pi delivers that the simulator does NOT meet yet; it runs
  * only with OSN_NET_STRICT set (skipped otherwise) until that is decided.
  */
 static bool strict(void)
@@ -287,8 +287,8 @@ static bool strict(void)
 }
 
 /*
- * PI (RRRC, protocols.md 7.3: the core measures psi = redundant retransmissions / originals and
- * the edge's cap on the retransmission rate is PI-controlled toward psi0 = control.pi_target,
+ * PI (RRRC, docs/protocols.md 7.3: the core measures psi = redundant retransmissions / originals
+ * and the edge's cap on the retransmission rate is PI-controlled toward psi0 = control.pi_target,
  * cfg.ctl.pi.target, default 0.05) on the same short-term overload, which it is meant to
  * mitigate without rejecting calls. Once the cap holds copies near psi0 x originals the core's
  * load is 0.7 + psi0 x 259/s x 0.5 ms = 0.71 < 1, the queue drains and the ratio settles at or

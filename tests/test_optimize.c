@@ -10,7 +10,8 @@
  * from light to heavy, every constraint alone and combined, with bounds set at quantiles of the
  * grid's own values so that constraints really cut; single-loop, bi-level (invalid pairs
  * skipped), two flows, policy II and constant service; an infeasible case; the drift of the optimum
- * to H = R-1 without a discard bound (MODELS.md); and a case whose measures leave the double range.
+ * to H = R-1 without a discard bound (docs/models.md); and a case whose measures leave the double
+ * range.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -329,7 +330,7 @@ static void test_infeasible(void **state)
 }
 
 /*
- * MODELS.md: with only a throttling bound and a cycle bound the optimum drifts to H = R-1
+ * docs/models.md: with only a throttling bound and a cycle bound the optimum drifts to H = R-1
  * (discard shortens the return); a discard bound makes it sensible.
  */
 static void test_drift_to_r_minus_1(void **state)

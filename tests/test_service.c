@@ -162,7 +162,7 @@ static double service_time(const struct osn_model *m)
 
 /*
  * Simulates the two-loop model with one flow for `horizon` seconds and returns the fraction of
- * time in mode 0 and the number of overload onsets per second. Written from MODELS.md alone.
+ * time in mode 0 and the number of overload onsets per second. Written from docs/models.md alone.
  */
 static void simulate(const struct osn_model *m, double horizon, double *P0, double *nu01)
 {

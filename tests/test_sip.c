@@ -1,6 +1,6 @@
 /*
  * The SIP transaction layer: each of the four RFC 3261 17 machines against the RFC timing
- * (protocols.md 1.7: INVITE copies at (2^j - 1) T1, Timer B at 64 T1, non-INVITE capped at T2,
+ * (docs/protocols.md 1.7: INVITE copies at (2^j - 1) T1, Timer B at 64 T1, non-INVITE capped at T2,
  * what a 1xx stops, D/K/I/J/L/M lifetimes), SIPp mode, absorption of retransmissions with its
  * counters, and the matching table against a linear array over 10^5 random steps and under
  * heavy collisions (backward-shift removal, growth from a hint of 0).

@@ -1,6 +1,6 @@
 /*
  * The exact solver against independent references: the published-style reference table
- * (shared/reference/two_loop_mm1.csv), the exact checks of shared/MODELS.md, the closed forms
+ * (tests/data/two_loop_mm1.csv), the exact checks of docs/models.md, the closed forms
  * over a grid of loads and thresholds, a dense direct solve of the generator for the models
  * without closed forms (policy II, bi-level, two flows), and model reductions. Every solve is
  * also checked against the identities that hold for any model (probabilities sum to 1, the
@@ -76,8 +76,7 @@ static struct osn_measures solve_ok(const struct osn_model *m, enum osn_method m
 
 static FILE *open_reference(void)
 {
-    FILE *f = fopen(OSN_SHARED_DIR "/reference/two_loop_mm1.csv", "r");
-    return f ? f : fopen(OSN_SOURCE_DIR "/tests/data/two_loop_mm1.csv", "r");
+    return fopen(OSN_SOURCE_DIR "/tests/data/two_loop_mm1.csv", "r");
 }
 
 static void test_reference_table(void **state)
@@ -114,7 +113,7 @@ static void test_reference_table(void **state)
     assert_int_equal(rows, 6);
 }
 
-/* ---- the exact checks of MODELS.md ---- */
+/* ---- the exact checks of docs/models.md ---- */
 
 static void test_exact_checks(void **state)
 {
@@ -184,7 +183,7 @@ static void compare_methods(const struct osn_model *m, double tol)
     double f = osn__closed_T_ret_formula(m);
     if (m->R <= 200 && (sigma == 1 || (fabs(sigma - 1) > 0.05 && sigma > 0.01 && sigma < 10)) &&
         isfinite(f))
-        assert_near(d(g.T_ret), f, 1e-9, "T_ret vs the MODELS.md formula");
+        assert_near(d(g.T_ret), f, 1e-9, "T_ret vs the docs/models.md formula");
 }
 
 static void test_closed_grid(void **state)
@@ -294,7 +293,7 @@ static void dense_add(struct dense *D, int from, int s, long n, double rate)
 }
 
 /*
- * The generator written straight from the rules of MODELS.md, on every (mode, n) it allows,
+ * The generator written straight from the rules of docs/models.md, on every (mode, n) it allows,
  * times the MMPP phases (phase changes with (mode, n) frozen).
  */
 static void dense_build(struct dense *D, const struct osn_model *m)

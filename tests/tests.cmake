@@ -4,14 +4,13 @@ function(osn_unit_test name)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src/model ${CMAKE_SOURCE_DIR}/tests)
   target_link_libraries(${name} PRIVATE osn_io PkgConfig::CMOCKA)
   target_compile_definitions(${name} PRIVATE
-    OSN_SHARED_DIR="${CMAKE_SOURCE_DIR}/../shared"
     OSN_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 300)
 endfunction()
 
 # The scenario core on its own: linked with osn_ini only, so the build fails if src/ini/ ever
-# calls into sim, model or fluid (the arrow ini -> base of shared/DESIGN.md).
+# calls into sim, model or fluid (the arrow ini -> base of docs/design.md).
 add_executable(test_ini tests/test_ini.c)
 target_link_libraries(test_ini PRIVATE osn_ini PkgConfig::CMOCKA)
 add_test(NAME test_ini COMMAND test_ini)

@@ -67,7 +67,7 @@ enum osn_ctl_action {
     OSN_CTL_REJECT_503, /* answer 503 (cheaper than processing, but not free) */
 };
 
-/* PRSM's two queues (section 8 of protocols.md); every other controller uses PRIMARY only. */
+/* PRSM's two queues (section 8 of docs/protocols.md); every other controller uses PRIMARY only. */
 enum osn_ctl_queue {
     OSN_CTL_Q_PRIMARY,   /* originals, responses, in-dialog requests */
     OSN_CTL_Q_SECONDARY, /* retransmitted requests */
@@ -119,13 +119,13 @@ struct osn_ctl_feedback {
 /* ---- overload detectors (server halves) ---- */
 
 enum osn_ctl_mode {
-    OSN_CTL_NORMAL = 0,   /* mode 0 of MODELS.md */
+    OSN_CTL_NORMAL = 0,   /* mode 0 of docs/models.md */
     OSN_CTL_OVERLOAD = 1, /* mode 1 */
     OSN_CTL_DISCARD = 2,  /* mode 2 */
 };
 
 enum osn_ctl_det_kind {
-    OSN_CTL_DET_HYSTERETIC, /* queue length n against L1 < H1, L2 < H2 (MODELS.md); default */
+    OSN_CTL_DET_HYSTERETIC, /* queue length n against L1 < H1, L2 < H2 (docs/models.md); default */
     OSN_CTL_DET_OCCUPANCY,  /* EWMA of the busy fraction per window against the thresholds */
     OSN_CTL_DET_DELAY,      /* EWMA of the queueing delay of departing messages */
 };
@@ -231,7 +231,7 @@ enum osn_ctl_pi_measure {
     OSN_CTL_PI_RTD,  /* mean INVITE -> 100 Trying delay, measured by the client */
 };
 
-/* pi: velocity-form PI on the upstream retransmission rate (protocols.md 7.3). */
+/* pi: velocity-form PI on the upstream retransmission rate (docs/protocols.md 7.3). */
 struct osn_ctl_pi_cfg {
     enum osn_ctl_pi_measure measure;
     double target;       /* psi0 (ratio) or tau0 (s); defaults 0.05 and 0.2 */
@@ -321,7 +321,8 @@ void osn_ctl_client_on_delay(struct osn_ctl *c, double now, double delay);
  * rate in force (INFINITY when off); pi: allowed retransmission rate; others 0. */
 double osn_ctl_client_level(struct osn_ctl *c, double now);
 
-/* ---- the PI law (protocols.md 7.3), shared by the "pi" controller and the fluid model ---- */
+/* ---- the PI law (docs/protocols.md 7.3), shared by the "pi" controller and the fluid model ----
+ */
 
 struct osn_ctl_pi_law_cfg {
     double target;   /* set point of the measurement: psi0 (ratio) or tau0 (s) */
@@ -352,10 +353,10 @@ void osn_ctl_pi_law_init(struct osn_ctl_pi_law *law, const struct osn_ctl_pi_law
 double osn_ctl_pi_law_update(struct osn_ctl_pi_law *law, double measured);
 
 /*
- * Phase-margin design of the RTD loop (protocols.md 7.3): plant e^{-s theta} / (mu s), crossover
- * omega_c (rad/s), phase margin pm (degrees). Sets kp = mu omega_c sin(phi), ki = mu omega_c^2
- * cos(phi), phi = pm + omega_c theta. Returns 0, or OSN_EINVAL when phi is not below 90 degrees
- * or an argument is not positive.
+ * Phase-margin design of the RTD loop (docs/protocols.md 7.3): plant e^{-s theta} / (mu s),
+ * crossover omega_c (rad/s), phase margin pm (degrees). Sets kp = mu omega_c sin(phi), ki = mu
+ * omega_c^2 cos(phi), phi = pm + omega_c theta. Returns 0, or OSN_EINVAL when phi is not below 90
+ * degrees or an argument is not positive.
  */
 int osn_ctl_pi_design(double mu, double omega_c, double pm_deg, double theta, double *kp,
                       double *ki);

@@ -1,7 +1,7 @@
 /*
  * Discrete-time fluid model of SIP INVITE retransmission dynamics.
  *
- * The model of shared/reference/protocols.md section 7.2: time is cut into slots of length
+ * The model of docs/protocols.md section 7.2: time is cut into slots of length
  * `slot`; the INVITEs a client originates in slot m form cohort m, a mass of transactions that
  * is followed copy by copy. Copy j (j = 0 is the original) is sent at slot m + K_j with
  * K_j = round((2^j - 1) T1 / slot) (RFC 3261 17.1.1.2: Timer A starts at T1 and doubles; for an

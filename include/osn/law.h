@@ -1,7 +1,7 @@
 /*
  * The vocabulary of service-time laws and arrival processes that the exact analysis (model) and
  * the event engine (des) share: types only, no code. It sits under both so that des reads a law
- * or an arrival process without including model (shared/DESIGN.md: des -> base, model -> base).
+ * or an arrival process without including model (docs/design.md: des -> base, model -> base).
  */
 #ifndef OSN_LAW_H
 #define OSN_LAW_H

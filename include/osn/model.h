@@ -1,5 +1,5 @@
 /*
- * Exact analysis of the hysteretic overload-control models (shared/MODELS.md).
+ * Exact analysis of the hysteretic overload-control models (docs/models.md).
  *
  * One server, FIFO, at most R customers, modes 0 (normal), 1 (overload), 2 (discard) with
  * bi-level thresholds 0 <= L1 < H1 < H2 <= R, L1 < L2 < H2. The named cases two-loop <L,H>|<H,R>

@@ -1,5 +1,5 @@
 /*
- * Optimal thresholds (shared/MODELS.md, "Threshold optimisation").
+ * Optimal thresholds (docs/models.md, "Threshold optimisation").
  *
  *     minimise T_ret(L, H) over integers 0 <= L < H < R
  *     subject to any subset of  P1 + P2 <= max_throttle,  theta <= max_loss,

@@ -105,7 +105,7 @@ struct osn_sip_cfg {
  * retransmission limit, RFC 6026 on, Timer B stops on a 1xx, Retry-After honoured. */
 void osn_sip_cfg_default(struct osn_sip_cfg *cfg);
 
-/* The defaults, then a SIPp-like client (protocols.md 1.9): at most 5 INVITE and 9 non-INVITE
+/* The defaults, then a SIPp-like client (docs/protocols.md 1.9): at most 5 INVITE and 9 non-INVITE
  * retransmissions, Retry-After ignored. */
 void osn_sip_cfg_sipp(struct osn_sip_cfg *cfg);
 

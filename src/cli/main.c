@@ -42,7 +42,7 @@ static const struct command commands[] = {
          osn_cmd_node_usage},
 };
 
-/* Designed (shared/DESIGN.md) but not written yet: listed so the plan is visible. The NULL
+/* Designed (docs/design.md) but not written yet: listed so the plan is visible. The NULL
  * row ends the list, which may be empty. */
 static const char *const planned[][2] = {
         {NULL, NULL},

@@ -6,7 +6,7 @@
  * Every server event goes through the wrappers here, which keep the load meter (busy time and
  * message counts per window, for the loss and rate estimators) and the detector up to date, so
  * a controller's hooks only decide. Order on an arrival: the controller decides with the mode in
- * force before the message (MODELS.md: the arrival that makes n = H1 is itself accepted), then
+ * force before the message (docs/models.md: the arrival that makes n = H1 is itself accepted), then
  * the detector sees n = queue_len + 1 if the message was admitted. A 503 the caller queues as
  * work shows up in the queue_len of later events.
  */

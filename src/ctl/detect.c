@@ -1,6 +1,6 @@
 /*
- * Overload-state detectors for the server halves: the hysteretic thresholds of MODELS.md
- * (Q.704-style onset, abatement and discard, protocols.md section 10), an EWMA of the busy
+ * Overload-state detectors for the server halves: the hysteretic thresholds of docs/models.md
+ * (Q.704-style onset, abatement and discard, docs/protocols.md section 10), an EWMA of the busy
  * fraction (occupancy) and an EWMA of the queueing delay (delay).
  *
  * All three map one measure v to the three modes with the same bi-level rule:
@@ -17,7 +17,7 @@
  *   delay        EWMA of the departing         departures
  *                message's queueing delay
  *
- * With unit steps in n, policy I is exactly MODELS.md's switching at the crossings H1, L1, H2,
+ * With unit steps in n, policy I is exactly docs/models.md's switching at the crossings H1, L1, H2,
  * L2; using >= and <= keeps it right when a caller's n jumps (batched arrivals, queued 503s).
  */
 #include <math.h>
@@ -39,7 +39,7 @@ int osn_ctl_det_init(struct osn_ctl_det *d, const struct osn_ctl_det_cfg *cfg)
     if (k->kind != OSN_CTL_DET_HYSTERETIC && k->kind != OSN_CTL_DET_OCCUPANCY &&
         k->kind != OSN_CTL_DET_DELAY)
         return OSN_EINVAL;
-    /* MODELS.md: L1 < H1 < H2, L1 < L2 < H2 (h2 = INFINITY: no discard mode). */
+    /* docs/models.md: L1 < H1 < H2, L1 < L2 < H2 (h2 = INFINITY: no discard mode). */
     if (!(k->l1 >= 0 && k->l1 < k->h1 && k->h1 < k->h2 && k->l1 < k->l2 && k->l2 < k->h2))
         return OSN_EINVAL;
     if (k->policy != OSN_CTL_POLICY_I && k->policy != OSN_CTL_POLICY_II)
@@ -113,7 +113,7 @@ enum osn_ctl_mode osn_ctl_det_arrival(struct osn_ctl_det *d, double now, size_t 
 {
     switch (d->cfg.kind) {
     case OSN_CTL_DET_HYSTERETIC:
-        /* MODELS.md policy I: 0 -> 1 when an accepted arrival makes n = H1, 1 -> 2 at H2. */
+        /* docs/models.md policy I: 0 -> 1 when an accepted arrival makes n = H1, 1 -> 2 at H2. */
         if (d->cfg.policy == OSN_CTL_POLICY_I)
             step(d, (double)n, true, false);
         else

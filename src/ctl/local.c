@@ -1,6 +1,6 @@
 /*
  * Controller "local": the overloaded server protects itself, with no help from upstream
- * (RFC 6357 5, "local overload control"; protocols.md 10, Q.704-style levels). Its detector's
+ * (RFC 6357 5, "local overload control"; docs/protocols.md 10, Q.704-style levels). Its detector's
  * mode decides the fate of new INVITEs; everything else (responses, ACK, in-dialog requests,
  * retransmissions that match a transaction) is admitted, because rejecting them saves nothing:
  * they belong to calls the server has already paid for.

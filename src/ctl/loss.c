@@ -3,8 +3,8 @@
  *
  * Server half (the overloaded node). Its detector says whether it is overloaded; an estimator
  * run every loss.interval seconds says by how much. The estimator is the RFC 6357 9.2 update
- * (protocols.md 5), a_new = a * rho_target / rho, on the admitted fraction a = 1 - oc/100, with
- * the offered load estimated as
+ * (docs/protocols.md 5), a_new = a * rho_target / rho, on the admitted fraction a = 1 - oc/100,
+ * with the offered load estimated as
  *
  *   rho = (arrivals / window) / (departures / busy time)
  *
@@ -41,10 +41,10 @@
  *   ON  --now >= expiry---------------------> OFF (RFC 7339 5.4)
  *   any --seq <= stored seq-----------------> unchanged (equal: no update; smaller: stale)
  *
- * While ON, requests are throttled by the default algorithm of RFC 7339 7.2 (protocols.md 2.4):
- * new INVITEs and other out-of-dialog requests are category 1, in-dialog requests (BYE) are
- * category 2, and ACKs, responses and retransmissions are never throttled (RFC 6357 12). A shed
- * request gets 503 at the client (RFC 7339 5.10).
+ * While ON, requests are throttled by the default algorithm of RFC 7339 7.2
+ * (docs/protocols.md 2.4): new INVITEs and other out-of-dialog requests are category 1, in-dialog
+ * requests (BYE) are category 2, and ACKs, responses and retransmissions are never throttled (RFC
+ * 6357 12). A shed request gets 503 at the client (RFC 7339 5.10).
  */
 #include "ctl_int.h"
 
@@ -107,7 +107,7 @@ static void estimate(struct loss *l, double now)
         rho = ((double)w.arr / w.len) / ((double)w.dep / w.busy);
     else
         return; /* busy without a departure: no estimate, hold */
-    /* RFC 6357 9.2 (protocols.md 5): a_new = a * rho_target / rho_measured. */
+    /* RFC 6357 9.2 (docs/protocols.md 5): a_new = a * rho_target / rho_measured. */
     a = rho > 0 ? a * k->target / rho : 1;
     if (a > 2 * l->a)
         a = 2 * l->a;

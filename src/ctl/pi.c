@@ -1,6 +1,6 @@
 /*
  * Controller "pi": PI control of the upstream node's retransmission rate (Hong, Huang, Yan;
- * protocols.md 7.3). The actuator is at the client: a cap r on the rate of retransmitted
+ * docs/protocols.md 7.3). The actuator is at the client: a cap r on the rate of retransmitted
  * requests toward the server, enforced by a bucket (GCRA with T = 1/r and room for `burst`
  * back-to-back copies). A copy over the cap is not sent (SKIP) and its client transaction goes
  * on, Timer B included. Originals and everything else are never throttled. This deliberately
@@ -85,7 +85,7 @@ static void window(struct pi *p, double now)
         return;
     osn__ctl_meter_take(&c->meter, now, &w);
     p->next_srv = now + c->cfg.pi.interval;
-    /* protocols.md 7.3: redundant = retransmissions that matched a server transaction. */
+    /* docs/protocols.md 7.3: redundant = retransmissions that matched a server transaction. */
     p->psi = (double)w.retx / (double)(w.inv > 0 ? w.inv : 1);
 }
 

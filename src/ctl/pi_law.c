@@ -1,5 +1,5 @@
 /*
- * The PI law of protocols.md section 7.3, written once for every user: the "pi" controller
+ * The PI law of docs/protocols.md section 7.3, written once for every user: the "pi" controller
  * (src/ctl/pi.c, on the simulated and the real network) and the fluid model (src/fluid/run.c).
  * Velocity form, clamped, bumpless start; and the phase-margin gain design of its RTD loop.
  *

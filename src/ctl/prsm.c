@@ -1,6 +1,6 @@
 /*
  * Controller "prsm": the priority-based request scheduling mechanism of Yavas, Hokelek and
- * Gunsel (protocols.md section 8). The server keeps two queues: originals (and every message
+ * Gunsel (docs/protocols.md section 8). The server keeps two queues: originals (and every message
  * that is not a copy) in the primary queue, retransmitted requests in the secondary one, and
  * serves the primary queue with strict priority. A queued retransmission is removed unserved
  * once it can no longer help: its transaction has already answered (the server transaction
@@ -41,7 +41,7 @@ static struct osn_ctl_verdict prsm_arrival(struct osn_ctl *c, double now,
             osn__ctl_full_rule(ev, c->cfg.prsm.reject_when_full, c->cfg.prsm.retry_after);
 
     (void)now;
-    /* protocols.md 8: originals to the primary queue, retransmissions to the secondary. */
+    /* docs/protocols.md 8: originals to the primary queue, retransmissions to the secondary. */
     if (osn_ctl_msg_is_retx(ev->kind) ||
         (ev->kind == OSN_CTL_MSG_RESPONSE_RETX && c->cfg.prsm.responses))
         v.queue = OSN_CTL_Q_SECONDARY;
@@ -53,7 +53,7 @@ static enum osn_ctl_queue prsm_choice(struct osn_ctl *c, double now, size_t n_pr
 {
     (void)c;
     (void)now;
-    /* protocols.md 8: serve the secondary queue only when the primary one is empty. */
+    /* docs/protocols.md 8: serve the secondary queue only when the primary one is empty. */
     if (n_primary > 0)
         return OSN_CTL_Q_PRIMARY;
     return n_secondary > 0 ? OSN_CTL_Q_SECONDARY : OSN_CTL_Q_NONE;
@@ -61,7 +61,7 @@ static enum osn_ctl_queue prsm_choice(struct osn_ctl *c, double now, size_t n_pr
 
 static bool prsm_discard(struct osn_ctl *c, double now, double t_first, bool answered)
 {
-    /* protocols.md 8 removal process; RFC 3261 17.1.1.2: Timer B = 64*T1. */
+    /* docs/protocols.md 8 removal process; RFC 3261 17.1.1.2: Timer B = 64*T1. */
     return answered || now >= t_first + 64 * c->cfg.prsm.t1;
 }
 

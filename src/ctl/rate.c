@@ -10,7 +10,7 @@
  * i.e. the message service rate the server showed while busy, times the target utilisation,
  * divided by the messages each new INVITE brings with it (responses, ACK, BYE, retransmissions,
  * all counted). Each of the n_clients upstream neighbours gets X / N (RFC 6357 9.1,
- * protocols.md 3), at least min_rate, rounded to whole requests per second (RFC 7339 9).
+ * docs/protocols.md 3), at least min_rate, rounded to whole requests per second (RFC 7339 9).
  *
  *   OFF --detector leaves NORMAL, estimate available--> ON(x = max(min_rate, X / N))
  *   ON  --detector not NORMAL--> x = max(min_rate, X / N)

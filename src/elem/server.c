@@ -9,7 +9,7 @@
  * makes a one-server network the M|M|1 model of `osn solve`). Otherwise the controller decides
  * (admit, or answer 503 at the rejection cost; RFC 7339 5.3, RFC 6357), then the buffer: a
  * message finding `buffer` messages in the server is lost, as a full UDP receive buffer loses
- * it. Under PRSM two FIFOs share the buffer: originals first, copies second (protocols.md's
+ * it. Under PRSM two FIFOs share the buffer: originals first, copies second (docs/protocols.md's
  * priority scheduling).
  *
  *   arrive ──cost 0──────────────────────────────> HANDLE_NOW

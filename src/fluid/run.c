@@ -1,5 +1,5 @@
 /*
- * The slot loop of the fluid model (protocols.md section 7.2, "exact per-cohort bookkeeping").
+ * The slot loop of the fluid model (docs/protocols.md section 7.2, "exact per-cohort bookkeeping").
  *
  * A hop is one client -> server pair: hop 0 is U -> S (single) or UAC -> P1 (tandem), hop 1 is
  * P1 -> P2. Each hop keeps a ring of live cohorts. A cohort records, per copy c, the mass sent

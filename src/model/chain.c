@@ -1,6 +1,6 @@
 /*
  * The hysteretic model as a level chain: which (mode, n) states exist at each level and where
- * their arrivals and departures lead, under switching policy I or II (shared/MODELS.md).
+ * their arrivals and departures lead, under switching policy I or II (docs/models.md).
  *
  * Policy I, states:  (0,n) 0 <= n <= H1-1,  (1,n) L1+1 <= n <= H2-1,  (2,n) L2+1 <= n <= H2.
  *   An accepted arrival making n = H1 in mode 0 switches to mode 1, making n = H2 in mode 1

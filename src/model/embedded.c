@@ -1,6 +1,6 @@
 /*
  * General service times: the hysteretic M|G|1 (and M2|G|1) models through the Markov chain
- * embedded at departures (shared/MODELS.md, "General service").
+ * embedded at departures (docs/models.md, "General service").
  *
  * After a departure the state is (mode, n), n < R. During the next service only arrivals happen
  * (after an idle period 1/lambda_0 in (0,0) when the system is empty), along a path whose rates

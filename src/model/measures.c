@@ -1,5 +1,5 @@
 /*
- * The measures of shared/MODELS.md from the level chain: one stationary solve for the
+ * The measures of docs/models.md from the level chain: one stationary solve for the
  * probabilities and flow rates, then two first-passage solves on the overload states (modes 1
  * and 2) for the mean and the variance of the return time.
  *

@@ -1,6 +1,6 @@
 /*
  * The hysteretic model's parameters: resolving the named cases into bi-level thresholds,
- * checking them, and the accepted arrival rate of each mode (shared/MODELS.md, "Modes and
+ * checking them, and the accepted arrival rate of each mode (docs/models.md, "Modes and
  * thresholds").
  */
 #include "model_int.h"

@@ -112,7 +112,7 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
 int osn__closed_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                       void *arg);
 
-/* The T_ret formula of MODELS.md as printed there (loses digits when lambda' is near mu). */
+/* The T_ret formula of docs/models.md as printed there (loses digits when lambda' is near mu). */
 double osn__closed_T_ret_formula(const struct osn_model *m);
 
 /* ---- General service: the embedded chain at departures (embedded.c, mixpois.c) ---- */

@@ -2,7 +2,7 @@
  * Threshold optimisation: an exhaustive scan of the (L, H) grid, one osn_solve() per pair.
  *
  * Exhaustive on purpose. T_ret, the losses and T_cyc are not monotone in (L, H) jointly once
- * discard is possible (MODELS.md: without a discard bound the optimum drifts to H = R-1), so a
+ * discard is possible (docs/models.md: without a discard bound the optimum drifts to H = R-1), so a
  * pruned or local search could miss the optimum; the scan is the brute force by construction and
  * gives the whole grid for a heat map. Its cost is R^2/2 solves of O(R) each: R = 100 is 4,950
  * solves of about 300 states (see bench/bench_optimize.c for the figures).

@@ -1,5 +1,5 @@
 /*
- * One replication of the hysteretic node (shared/MODELS.md), with a feedback delay.
+ * One replication of the hysteretic node (docs/models.md), with a feedback delay.
  *
  * The node keeps its own tiny event set instead of the general event set of src/des/evset.c: at any
  * time it has at most one pending arrival, one pending departure and a FIFO of delayed mode
@@ -190,7 +190,7 @@ static int arrival(struct node *x, double t)
     return 0;
 }
 
-/* Policy II: the mode after a departure leaves k (shared/MODELS.md). */
+/* Policy II: the mode after a departure leaves k (docs/models.md). */
 static int mode_after_departure_ii(const struct node *x, long k)
 {
     switch (x->mode) {

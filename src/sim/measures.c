@@ -1,6 +1,6 @@
 /*
  * The simulated measures as functions of replication totals (sim_int.h), with their keys,
- * units and meanings. The definitions follow shared/MODELS.md and src/model/measures.c so that
+ * units and meanings. The definitions follow docs/models.md and src/model/measures.c so that
  * each simulated value estimates the exact one of the same key: P_s and N_mean are time
  * averages, nu01 counts every exit from mode 0, T_ret is measured onset by onset (not through
  * the renewal identity, which is printed separately as T_ret_renewal), T_norm = P0/nu01 and

@@ -44,7 +44,7 @@ void osn_sip_cfg_sipp(struct osn_sip_cfg *cfg)
         return;
     osn_sip_cfg_default(cfg);
     /* SIPp include/sipp.hpp: UDP_MAX_RETRANS_INVITE_TRANSACTION 5,
-     * UDP_MAX_RETRANS_NON_INVITE_TRANSACTION 9 (protocols.md 1.9). */
+     * UDP_MAX_RETRANS_NON_INVITE_TRANSACTION 9 (docs/protocols.md 1.9). */
     cfg->invite_max_retrans = 5;
     cfg->non_invite_max_retrans = 9;
     cfg->honor_retry_after = false;
