@@ -56,6 +56,8 @@ void timers_release(struct timers *t);
 
 /* ---- node transactions (txn.c) ---- */
 
+#define NTX_KEYBUF 160
+
 struct ntx {
     struct osn_sip_txn t;
     uint32_t gen[3];  /* generation per timer (slot 0, slot 1, 2xx): cancel = increment */
@@ -64,7 +66,7 @@ struct ntx {
     struct ntx *peer; /* proxy: server <-> client transaction of one forwarded request */
     struct ntx *next_free;
     struct ntx *next_all;      /* every object the pool made, for the teardown */
-    struct osn_sipmsg_key key; /* spans into req */
+    struct osn_sipmsg_key key; /* spans into req, or into keybuf once req is let go */
     char *req;                 /* server: the request received; client: the request sent */
     size_t req_len;
     char *resp; /* server: the last response sent; client: the final response received */
@@ -73,6 +75,9 @@ struct ntx {
     double t0;               /* start (s) */
     struct osn_uas_2xx uas;  /* UAS INVITE: the 2xx retransmission */
     bool in_dialogs;         /* UAS INVITE: in the Call-ID map */
+    /* The key's text once the request is let go (ntx_trim): branch, host and Call-ID of an
+     * RFC 3261 request fit; a longer key (RFC 2543's fallback fields) keeps the request. */
+    char keybuf[NTX_KEYBUF];
 };
 
 /* ---- the element's server: queued datagrams (recv.c) ---- */

@@ -61,7 +61,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->element = OSN_NODE_UAS;
     snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:5060");
     cfg->stats_interval = 1;
-    cfg->max_transactions = 100000;
+    cfg->max_transactions = 400000;
     cfg->buffer = 10000;
     snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
     osn_ctl_cfg_default(&cfg->ctl);
