@@ -108,6 +108,21 @@ int pending_add(struct pending *p, uint64_t key);
 void pending_del(struct pending *p, uint64_t key);
 void pending_release(struct pending *p);
 
+/* ---- datagrams to send (udp.c) ---- */
+
+/* What one turn of the loop sends, copied (the bytes behind them may be freed before the turn
+ * ends) and handed to the kernel in one sendmmsg(2) at the end of the turn. */
+#define OUTQ_MAX   64
+#define OUTQ_BYTES ((size_t)256 << 10)
+
+struct outq {
+    int n;
+    size_t used;
+    struct sockaddr_in to[OUTQ_MAX];
+    size_t off[OUTQ_MAX], len[OUTQ_MAX];
+    char *bytes; /* OUTQ_BYTES */
+};
+
 /* ---- the node ---- */
 
 struct dialogs {
@@ -139,6 +154,7 @@ struct node {
     struct osn_sipmsg pm3;  /* a third: the response behind the ACK of a non-2xx */
     double cpu_t;           /* the virtual CPU: nominal end of the last service (s) */
     struct osn_sip_out out; /* scratch */
+    struct outq outq;
     char obuf[OSN_SIPMSG_MAX_LEN + 1];
     struct osn_node_stats st;
     int err;
@@ -175,7 +191,10 @@ void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
 int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t hostsize,
                    uint16_t *port);
 int udp_open(const struct sockaddr_in *sa);
+/* Queues a datagram; it leaves at the next udp_flush (sooner when the queue is full). */
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
+/* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
+void udp_flush(struct node *n);
 
 /* recv.c */
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);

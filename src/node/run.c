@@ -176,6 +176,7 @@ static void read_all(struct node *n, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
             node_datagram(n, bufs[i], msgs[i].msg_len, &from[i]);
         }
         fire_due(n);
+        udp_flush(n);
         if (k < RECV_BATCH)
             return;
     }
@@ -247,6 +248,7 @@ static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size
 
 static void teardown(struct node *n)
 {
+    free(n->outq.bytes);
     if (n->sock > 0)
         close(n->sock);
     osn_sip_layer_release(&n->sip);
@@ -294,6 +296,7 @@ static int loop(struct node *n, int mfd, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
             next_row +=
                     cfg->stats_interval * (1 + floor((n->now - next_row) / cfg->stats_interval));
         }
+        udp_flush(n); /* what this turn produced, before the wait */
         double until = next_row;
         const struct tm_entry *top = timers_top(&n->timers);
         if (top && top->at < until)
@@ -358,6 +361,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         if (cfg->console)
             fputc('\n', cfg->console);
     }
+    udp_flush(n);
     osn_elem_server_close(&n->server, n->now);
     n->st.elapsed_s = n->now;
     n->st.busy_s = n->server.busy;
