@@ -4,9 +4,10 @@
  * One thread, one loop. Each turn: take the monotonic clock, fire every due deadline in order
  * (transaction timers, the UAS's 2xx timer, the virtual CPU's service completions), then wait in
  * ppoll(2) on the UDP socket (and the metrics socket) until the next deadline, the next stats
- * row or a signal, and read every datagram waiting (recvmmsg, a batch at a time). SIGINT and
- * SIGTERM are blocked except inside ppoll, so a stop request is never lost between the check and
- * the wait; the node then writes its summary like any other end.
+ * row or a signal, and read every datagram waiting (recvmmsg, a batch at a time). What a turn
+ * sends leaves in one sendmmsg before the next wait (udp.c). SIGINT and SIGTERM are blocked
+ * except inside ppoll, so a stop request is never lost between the check and the wait; the node
+ * then writes its summary like any other end.
  */
 #define _GNU_SOURCE /* recvmmsg, ppoll */
 #include <errno.h>
