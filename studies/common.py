@@ -13,8 +13,8 @@ OSN = os.environ.get("OSN", os.path.join(ROOT, "build", "osn"))
 
 
 def osn(cmd, ini, sets=(), extra=()):
-    """Runs `osn CMD INI --set ... -q --json -` and returns the JSON summary as a dict."""
-    args = [OSN, cmd, ini, "-q", "--json", "-"] + list(extra)
+    """Runs `osn CMD [INI] --set ... -q --json -` and returns the JSON summary as a dict."""
+    args = [OSN, cmd] + ([ini] if ini else []) + ["-q", "--json", "-"] + list(extra)
     for s in sets:
         args += ["--set", s]
     p = subprocess.run(args, capture_output=True, text=True)
