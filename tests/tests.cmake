@@ -75,7 +75,8 @@ endif()
 # Reduced verdicts of the studies (studies/*/README.md): each asserts its paper's claim with
 # the simulator's intervals in a few seconds; `python3 studies/NN-*/study.py` regenerates the
 # full study.
-foreach(study 02-mm1-vs-md1:study_mm1_md1 04-retransmission-collapse-pi:study_retransmission_pi
+foreach(study 02-mm1-vs-md1:study_mm1_md1 03-optimal-thresholds:study_optimal_thresholds
+              04-retransmission-collapse-pi:study_retransmission_pi
               05-prsm:study_prsm)
     string(REPLACE ":" ";" parts ${study})
     list(GET parts 0 dir)
