@@ -7,7 +7,9 @@
 #   make demo          build, then scripts/demo.sh (a solve and a small lambda sweep, into demo/)
 #   make check         build and run the tests in build/, then again with ASan + UBSan in
 #                      build-asan/, then the clang-format gate (what .ci/run calls)
-#   make bench         build, then bench/run.sh (our solver against the SciPy peer)
+#   make bench         build, then bench/run.sh (every benchmark beside its peer: the solver
+#                      against SciPy, ..., osn node's CPU per call and highest call rate
+#                      against Kamailio's)
 #   make testbed       build, then `osn node` on the wire (needs src/node; about 40 minutes):
 #                      scripts/testbed.sh examples/node_collapse.ini (osn sim beside the real
 #                      chain, none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.csv) and

@@ -167,12 +167,16 @@ else
     echo "run.sh: $build/osn not found; skipped"
 fi
 
-# ---- osn node: CPU per call of a proxy at 1,000 calls/s beside Kamailio's in the same run ----
+# ---- osn node: CPU per call of a proxy at 1,000 calls/s beside Kamailio's in the same run, and
+# the highest call rate each sustains ----
 # SIPp uac -> proxy -> SIPp uas on 127.0.0.1 (bench/node_cpu.sh; needs sip-tester and kamailio,
 # which scripts/deps.sh installs). RATE and DURATION set the load (default 1,000 calls/s, 20 s).
 echo
 if [[ -x "$build/osn" ]] && command -v sipp >/dev/null && command -v kamailio >/dev/null; then
     bash "$(dirname "${BASH_SOURCE[0]}")/node_cpu.sh" "$build/osn"
+    # and the highest rate the chain sustains, osn beside Kamailio, SIPp as the generator
+    echo
+    bash "$(dirname "${BASH_SOURCE[0]}")/node_maxrate.sh" "$build/osn"
 else
     echo "run.sh: osn node CPU per call skipped (needs $build/osn, sipp and kamailio)"
 fi
