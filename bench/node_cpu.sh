@@ -34,6 +34,9 @@ CALLS=$((RATE * DURATION))
 nl_init node_cpu $(($(wc -w <<<"$PROXIES") * (DURATION + 90) + 60)) --load
 export OSN
 HZ=$(getconf CLK_TCK)
+# SIPp's 64 KB socket buffers overflow within milliseconds when it is descheduled on a shared
+# machine (bench/node_maxrate.sh measures it): 1 MB each (the kernel caps them at rmem_max).
+SIPP_BUF=(-buff_size 1048576)
 
 declare -A MSPC
 printf '%-9s %6s %7s %8s %9s | %8s %8s %9s %s\n' proxy calls ok cpu_s ms/call "uac cpu" \
@@ -41,7 +44,7 @@ printf '%-9s %6s %7s %8s %9s | %8s %8s %9s %s\n' proxy calls ok cpu_s ms/call "u
 for px in $PROXIES; do
     nl_port P_UAS 1
     nl_port P_PX 1
-    NL_UAS_TIME=$((DURATION + 80)) nl_sipp_uas "uas_$px" "$P_UAS" || {
+    NL_UAS_TIME=$((DURATION + 80)) nl_sipp_uas "uas_$px" "$P_UAS" "${SIPP_BUF[@]}" || {
         echo "$px: SIPp uas did not start" >&2
         continue
     }
@@ -75,7 +78,7 @@ for px in $PROXIES; do
     [ -n "$ppid" ] && p0=$(nl_cpu_ticks "$ppid")
     s0=$(nl_cpu_ticks "$uas_pid")
     t0=$(date +%s.%N)
-    nl_sipp_uac_bg "uac_$px" "$dest" "$RATE" "$CALLS"
+    nl_sipp_uac_bg "uac_$px" "$dest" "$RATE" "$CALLS" "${SIPP_BUF[@]}"
     uac_pid=$(nl_real_pid "uac_$px")
     # the uac's CPU: sampled until it exits (its /proc entry goes away with it)
     u1=0
