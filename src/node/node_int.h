@@ -173,8 +173,11 @@ static inline bool is_proxy(const struct node *n)
 /* txn.c */
 struct ntx *ntx_new(struct node *n);
 void ntx_free(struct node *n, struct ntx *x);
-/* Keeps a copy of the bytes as x's request (and its key) or last response. 0 or OSN_ENOMEM. */
-int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len);
+/* Keeps a copy of the bytes p[0..len), parsed in pm, as x's request (its key pointing into the
+ * copy). 0, OSN_EINVAL (no key) or OSN_ENOMEM. */
+int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len,
+                const struct osn_sipmsg *pm);
+/* Keeps a copy of the bytes as x's last response. 0 or OSN_ENOMEM. */
 int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len);
 /* The live transaction of `role` that parsed message pm (numbers in m) belongs to, or NULL:
  * the table's answer, confirmed on the key text. */

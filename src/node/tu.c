@@ -94,8 +94,8 @@ static void forward(struct node *n, struct ntx *x)
     int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, &n->pm2, &f);
     struct ntx *y = len > 0 ? ntx_new(n) : NULL;
     struct osn_sip_msg m;
-    if (!y || ntx_set_req(n, y, n->obuf, (size_t)len) != 0 ||
-        osn_sipmsg_parse(&n->pm2, y->req, y->req_len) != OSN_SIPMSG_ACCEPT ||
+    if (!y || osn_sipmsg_parse(&n->pm2, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT ||
+        ntx_set_req(n, y, n->obuf, (size_t)len, &n->pm2) != 0 ||
         osn_sipmsg_to_txn(&n->pm2, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &y->t, &m, n->now, &n->out) != 0) {
         ntx_free(n, y);
@@ -165,7 +165,8 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
         n->st.bye_in++;
     x->from = *from;
     struct osn_sip_out *o = &n->out;
-    if (ntx_set_req(n, x, buf, len) != 0 || osn_sip_stxn_start(&n->sip, &x->t, m, n->now, o) != 0) {
+    if (ntx_set_req(n, x, buf, len, &n->pm) != 0 ||
+        osn_sip_stxn_start(&n->sip, &x->t, m, n->now, o) != 0) {
         /* Its key is taken by a transaction whose text differs (a hash collision): dropped. */
         n->st.stray++;
         ntx_free(n, x);
