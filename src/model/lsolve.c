@@ -24,8 +24,26 @@
 #include <stdlib.h>
 
 #include "osn/err.h"
+#include "osn/mem.h"
 
 typedef struct osn_xd xd;
+
+void *osn__big_alloc(size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    return bytes >= OSN_MEM_BLOCK / 2 ? osn_mem_block_alloc(bytes) : calloc(1, bytes);
+}
+
+void osn__big_free(void *p, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (bytes >= OSN_MEM_BLOCK / 2)
+        osn_mem_block_free(p, bytes);
+    else
+        free(p);
+}
 
 /* ---- small dense kernels ---- */
 
@@ -187,21 +205,85 @@ static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OS
 
 /* ---- stationary vector ---- */
 
+/*
+ * The forward sweep needs every R_n, but storing them all was the solver's largest array (a
+ * 2 x 2 block of extended doubles, 64 bytes, per level: 60 MiB at R = 10^6). Instead the
+ * backward pass keeps checkpoints: the elimination state ((-S_n)^-1 and g_n, a few hundred
+ * bytes) at levels about SEGMENT_ENTRIES block entries apart. The sweep recomputes the R_n of
+ * one segment at a time from the checkpoint above it, with the same code on the same inputs,
+ * so the blocks are bit for bit those of the first pass. Twice the elimination work, memory for
+ * one segment: a solve's memory no longer grows with R here.
+ */
+#define SEGMENT_ENTRIES 16384
+
 struct osn__stat {
     struct osn__lchain lc;
     uint8_t *size; /* m_n for n = lo..hi */
-    xd *r;         /* R_n blocks, n = lo..hi-1, row-major, stored bottom-up */
     xd pi_lo[OSN__B];
+    long nck; /* checkpoints, at descending levels; ck_level[0] = hi */
+    long *ck_level;
+    size_t *ck_off; /* offset of each checkpoint's inv (m x m) then g (m) in ck */
+    xd *ck;
+    size_t ck_len, ck_cap;
+    xd *seg;             /* R blocks of the segment in use, bottom-up */
+    long seg_lo, seg_hi; /* it holds R_n for seg_lo <= n < seg_hi */
+    size_t seg_cap;
 };
 
 struct osn__stat *osn__stat_free(struct osn__stat *s)
 {
     if (s) {
         free(s->size);
-        free(s->r);
+        free(s->ck_level);
+        free(s->ck_off);
+        free(s->ck);
+        free(s->seg);
         free(s);
     }
     return NULL;
+}
+
+/* Saves the elimination state of `e` (level n) as the next checkpoint. */
+static int checkpoint(struct osn__stat *s, long n, const struct elim *e)
+{
+    const int m = e->lv.m;
+    size_t need = (size_t)(m * m + m);
+    if ((s->nck & (s->nck - 1)) == 0) { /* 0, 1, 2, 4, ...: grow the index arrays */
+        long cap = s->nck ? 2 * s->nck : 1;
+        long *lv = realloc(s->ck_level, (size_t)cap * sizeof *lv);
+        if (lv)
+            s->ck_level = lv;
+        size_t *off = realloc(s->ck_off, (size_t)cap * sizeof *off);
+        if (off)
+            s->ck_off = off;
+        if (!lv || !off)
+            return OSN_ENOMEM;
+    }
+    if (s->ck_len + need > s->ck_cap) {
+        size_t cap = 2 * (s->ck_len + need);
+        xd *ck = realloc(s->ck, cap * sizeof *ck);
+        if (!ck)
+            return OSN_ENOMEM;
+        s->ck = ck;
+        s->ck_cap = cap;
+    }
+    s->ck_level[s->nck] = n;
+    s->ck_off[s->nck++] = s->ck_len;
+    xd *d = s->ck + s->ck_len;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            *d++ = e->inv[i][j];
+    for (int i = 0; i < m; i++)
+        *d++ = e->g[i];
+    s->ck_len += need;
+    return 0;
+}
+
+/* Block entries of R_n (m_n x m_{n+1}). */
+static size_t block_entries(const struct osn__stat *s, long n)
+{
+    long i = n - s->lc.lo;
+    return (size_t)s->size[i] * (size_t)s->size[i + 1];
 }
 
 int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
@@ -210,36 +292,23 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
     if (!s)
         return OSN_ENOMEM;
     s->lc = *lc;
+    s->seg_lo = s->seg_hi = lc->lo; /* empty */
     long nlev = lc->hi - lc->lo + 1;
     s->size = malloc((size_t)nlev);
     if (!s->size)
         goto nomem;
-    size_t total = 0;
-    for (long n = lc->lo; n <= lc->hi; n++) {
+    for (long n = lc->lo; n <= lc->hi; n++)
         s->size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
-        if (n > lc->lo)
-            total += (size_t)s->size[n - lc->lo - 1] * (size_t)s->size[n - lc->lo];
-    }
-    s->r = malloc((total ? total : 1) * sizeof *s->r);
-    if (!s->r)
-        goto nomem;
 
     struct elim e[2];
     struct elim *cur = &e[0], *above = NULL;
-    size_t pos = total;
+    size_t acc = 0, most = 0;
     for (long n = lc->hi; n >= lc->lo; n--) {
         xd r[OSN__B][OSN__B];
         int singular;
         lc->fill(lc->ctx, n, &cur->lv);
         if (eliminate(cur, above, r, &singular))
             goto numeric;
-        if (above) {
-            int m = cur->lv.m, ma = above->lv.m;
-            pos -= (size_t)m * (size_t)ma;
-            for (int i = 0; i < m; i++)
-                for (int k = 0; k < ma; k++)
-                    s->r[pos + (size_t)(i * ma + k)] = r[i][k];
-        }
         if (n == lc->lo) {
             if (!singular) /* a chain that leaks at the bottom has no stationary vector */
                 goto numeric;
@@ -247,9 +316,22 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
         } else if (singular) {
             goto numeric;
         }
+        if (n < lc->hi)
+            acc += block_entries(s, n);
+        if (n > lc->lo && (n == lc->hi || acc >= SEGMENT_ENTRIES)) {
+            if (checkpoint(s, n, cur))
+                goto nomem;
+            most = acc > most ? acc : most;
+            acc = 0;
+        }
         above = cur;
         cur = cur == &e[0] ? &e[1] : &e[0];
     }
+    most = acc > most ? acc : most;
+    s->seg_cap = most ? most : 1;
+    s->seg = malloc(s->seg_cap * sizeof *s->seg);
+    if (!s->seg)
+        goto nomem;
     *sp = s;
     return 0;
 numeric:
@@ -260,6 +342,42 @@ nomem:
     return OSN_ENOMEM;
 }
 
+/* Recomputes the R blocks of checkpoint k's segment into s->seg (bottom-up). */
+static void load_segment(struct osn__stat *s, long k)
+{
+    const struct osn__lchain *lc = &s->lc;
+    long top = s->ck_level[k], bottom = k + 1 < s->nck ? s->ck_level[k + 1] : lc->lo;
+    struct elim e[2];
+    struct elim *above = &e[0], *cur = &e[1];
+    lc->fill(lc->ctx, top, &above->lv);
+    const int m = above->lv.m;
+    const xd *d = s->ck + s->ck_off[k];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            above->inv[i][j] = *d++;
+    for (int i = 0; i < m; i++)
+        above->g[i] = *d++;
+    size_t pos = 0;
+    for (long n = bottom; n < top; n++)
+        pos += block_entries(s, n);
+    for (long n = top - 1; n >= bottom; n--) {
+        xd r[OSN__B][OSN__B];
+        int singular;
+        lc->fill(lc->ctx, n, &cur->lv);
+        eliminate(cur, above, r, &singular); /* succeeded in osn__stat_new on the same input */
+        const int mc = cur->lv.m, ma = above->lv.m;
+        pos -= (size_t)mc * (size_t)ma;
+        for (int i = 0; i < mc; i++)
+            for (int j = 0; j < ma; j++)
+                s->seg[pos + (size_t)(i * ma + j)] = r[i][j];
+        struct elim *t = above;
+        above = cur;
+        cur = t;
+    }
+    s->seg_lo = bottom;
+    s->seg_hi = top;
+}
+
 int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 {
     const struct osn__lchain *lc = &s->lc;
@@ -268,6 +386,7 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
     xd pi[2][OSN__B];
     xd *cur = pi[0], *prev = pi[1];
     size_t pos = 0;
+    long k = s->nck; /* the next segment up is checkpoint k - 1's */
     lc->fill(lc->ctx, lc->lo, lv);
     for (long n = lc->lo; n <= lc->hi; n++) {
         if (n < lc->hi)
@@ -276,11 +395,15 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
             for (int j = 0; j < lv->m; j++)
                 cur[j] = s->pi_lo[j];
         } else {
+            if (n - 1 >= s->seg_hi || n - 1 < s->seg_lo || k == s->nck) {
+                load_segment(s, --k);
+                pos = 0;
+            }
             int mp = s->size[n - lc->lo - 1];
             for (int j = 0; j < lv->m; j++) {
                 xd v = osn_xd(0);
                 for (int i = 0; i < mp; i++)
-                    v = osn_xd_add(v, osn_xd_mul(prev[i], s->r[pos + (size_t)(i * lv->m + j)]));
+                    v = osn_xd_add(v, osn_xd_mul(prev[i], s->seg[pos + (size_t)(i * lv->m + j)]));
                 cur[j] = v;
             }
             pos += (size_t)mp * (size_t)lv->m;
@@ -321,7 +444,7 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
             zt += (size_t)size[n - lc->lo - 1] * (size_t)size[n - lc->lo];
     }
     /* y_n is kept in x itself; Z_n = (-S_n)^-1 D_n is stored bottom-up. */
-    xd *z = malloc((zt ? zt : 1) * sizeof *z);
+    xd *z = osn__big_alloc(zt * sizeof *z);
     if (!z) {
         free(size);
         free(off);
@@ -387,7 +510,7 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
             pos += (size_t)m * (size_t)mb;
         }
     }
-    free(z);
+    osn__big_free(z, zt * sizeof *z);
     free(size);
     free(off);
     return err;
