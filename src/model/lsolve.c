@@ -216,15 +216,76 @@ static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OS
  */
 #define SEGMENT_ENTRIES 16384
 
+/* Elimination states saved at some levels, in the order saved (descending levels). */
+struct ckset {
+    long n;
+    long *level;
+    size_t *off; /* of each checkpoint's inv (m x m) then g (m) in v */
+    xd *v;
+    size_t len, cap;
+};
+
+static void ck_free(struct ckset *c)
+{
+    free(c->level);
+    free(c->off);
+    free(c->v);
+}
+
+/* Saves the elimination state of `e` (level n) as the next checkpoint. */
+static int ck_save(struct ckset *c, long n, const struct elim *e)
+{
+    const int m = e->lv.m;
+    size_t need = (size_t)(m * m + m);
+    if ((c->n & (c->n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow the index arrays */
+        long cap = c->n ? 2 * c->n : 1;
+        long *lv = realloc(c->level, (size_t)cap * sizeof *lv);
+        if (lv)
+            c->level = lv;
+        size_t *off = realloc(c->off, (size_t)cap * sizeof *off);
+        if (off)
+            c->off = off;
+        if (!lv || !off)
+            return OSN_ENOMEM;
+    }
+    if (c->len + need > c->cap) {
+        size_t cap = 2 * (c->len + need);
+        xd *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return OSN_ENOMEM;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->level[c->n] = n;
+    c->off[c->n++] = c->len;
+    xd *d = c->v + c->len;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            *d++ = e->inv[i][j];
+    for (int i = 0; i < m; i++)
+        *d++ = e->g[i];
+    c->len += need;
+    return 0;
+}
+
+/* Restores checkpoint k into e (its level refilled from the chain). */
+static void ck_load(const struct ckset *c, long k, const struct osn__lchain *lc, struct elim *e)
+{
+    lc->fill(lc->ctx, c->level[k], &e->lv);
+    const int m = e->lv.m;
+    const xd *d = c->v + c->off[k];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            e->inv[i][j] = *d++;
+    for (int i = 0; i < m; i++)
+        e->g[i] = *d++;
+}
+
 struct osn__stat {
     struct osn__lchain lc;
     uint8_t *size; /* m_n for n = lo..hi */
     xd pi_lo[OSN__B];
-    long nck; /* checkpoints, at descending levels; ck_level[0] = hi */
-    long *ck_level;
-    size_t *ck_off; /* offset of each checkpoint's inv (m x m) then g (m) in ck */
-    xd *ck;
-    size_t ck_len, ck_cap;
+    struct ckset ck;     /* ck.level[0] = hi */
     xd *seg;             /* R blocks of the segment in use, bottom-up */
     long seg_lo, seg_hi; /* it holds R_n for seg_lo <= n < seg_hi */
     size_t seg_cap;
@@ -234,49 +295,11 @@ struct osn__stat *osn__stat_free(struct osn__stat *s)
 {
     if (s) {
         free(s->size);
-        free(s->ck_level);
-        free(s->ck_off);
-        free(s->ck);
+        ck_free(&s->ck);
         free(s->seg);
         free(s);
     }
     return NULL;
-}
-
-/* Saves the elimination state of `e` (level n) as the next checkpoint. */
-static int checkpoint(struct osn__stat *s, long n, const struct elim *e)
-{
-    const int m = e->lv.m;
-    size_t need = (size_t)(m * m + m);
-    if ((s->nck & (s->nck - 1)) == 0) { /* 0, 1, 2, 4, ...: grow the index arrays */
-        long cap = s->nck ? 2 * s->nck : 1;
-        long *lv = realloc(s->ck_level, (size_t)cap * sizeof *lv);
-        if (lv)
-            s->ck_level = lv;
-        size_t *off = realloc(s->ck_off, (size_t)cap * sizeof *off);
-        if (off)
-            s->ck_off = off;
-        if (!lv || !off)
-            return OSN_ENOMEM;
-    }
-    if (s->ck_len + need > s->ck_cap) {
-        size_t cap = 2 * (s->ck_len + need);
-        xd *ck = realloc(s->ck, cap * sizeof *ck);
-        if (!ck)
-            return OSN_ENOMEM;
-        s->ck = ck;
-        s->ck_cap = cap;
-    }
-    s->ck_level[s->nck] = n;
-    s->ck_off[s->nck++] = s->ck_len;
-    xd *d = s->ck + s->ck_len;
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++)
-            *d++ = e->inv[i][j];
-    for (int i = 0; i < m; i++)
-        *d++ = e->g[i];
-    s->ck_len += need;
-    return 0;
 }
 
 /* Block entries of R_n (m_n x m_{n+1}). */
@@ -319,7 +342,7 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
         if (n < lc->hi)
             acc += block_entries(s, n);
         if (n > lc->lo && (n == lc->hi || acc >= SEGMENT_ENTRIES)) {
-            if (checkpoint(s, n, cur))
+            if (ck_save(&s->ck, n, cur))
                 goto nomem;
             most = acc > most ? acc : most;
             acc = 0;
@@ -346,17 +369,10 @@ nomem:
 static void load_segment(struct osn__stat *s, long k)
 {
     const struct osn__lchain *lc = &s->lc;
-    long top = s->ck_level[k], bottom = k + 1 < s->nck ? s->ck_level[k + 1] : lc->lo;
+    long top = s->ck.level[k], bottom = k + 1 < s->ck.n ? s->ck.level[k + 1] : lc->lo;
     struct elim e[2];
     struct elim *above = &e[0], *cur = &e[1];
-    lc->fill(lc->ctx, top, &above->lv);
-    const int m = above->lv.m;
-    const xd *d = s->ck + s->ck_off[k];
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++)
-            above->inv[i][j] = *d++;
-    for (int i = 0; i < m; i++)
-        above->g[i] = *d++;
+    ck_load(&s->ck, k, lc, above);
     size_t pos = 0;
     for (long n = bottom; n < top; n++)
         pos += block_entries(s, n);
@@ -386,7 +402,7 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
     xd pi[2][OSN__B];
     xd *cur = pi[0], *prev = pi[1];
     size_t pos = 0;
-    long k = s->nck; /* the next segment up is checkpoint k - 1's */
+    long k = s->ck.n; /* the next segment up is checkpoint k - 1's */
     lc->fill(lc->ctx, lc->lo, lv);
     for (long n = lc->lo; n <= lc->hi; n++) {
         if (n < lc->hi)
@@ -395,7 +411,7 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
             for (int j = 0; j < lv->m; j++)
                 cur[j] = s->pi_lo[j];
         } else {
-            if (n - 1 >= s->seg_hi || n - 1 < s->seg_lo || k == s->nck) {
+            if (n - 1 >= s->seg_hi || n - 1 < s->seg_lo || k == s->ck.n) {
                 load_segment(s, --k);
                 pos = 0;
             }
@@ -424,44 +440,81 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 
 /* ---- transient systems ---- */
 
+/*
+ * Z_n = (-S_n)^-1 D_n (m_n x m_{n-1}) of levels n = bottom..top into z, bottom-up, re-eliminating
+ * down from the checkpointed state of level top; same code and inputs as the backward pass, so
+ * the same bits.
+ */
+static void z_segment(const struct osn__lchain *lc, const struct ckset *ck, long k, long bottom,
+                      const uint8_t *size, xd *z)
+{
+    struct elim e[2];
+    struct elim *cur = &e[0], *above = NULL;
+    long top = ck->level[k];
+    size_t pos = 0;
+    for (long n = bottom; n <= top; n++)
+        pos += (size_t)size[n - lc->lo] * (size_t)size[n - 1 - lc->lo];
+    for (long n = top; n >= bottom; n--) {
+        if (n == top) {
+            ck_load(ck, k, lc, cur);
+        } else {
+            xd r[OSN__B][OSN__B];
+            int singular;
+            lc->fill(lc->ctx, n, &cur->lv);
+            eliminate(cur, above, r, &singular); /* succeeded in the backward pass */
+        }
+        const int m = cur->lv.m, mb = size[n - 1 - lc->lo];
+        pos -= (size_t)m * (size_t)mb;
+        for (int i = 0; i < m; i++) {
+            for (int j = 0; j < mb; j++)
+                z[pos + (size_t)(i * mb + j)] = osn_xd(0);
+            for (int q = 0; q < m; q++) {
+                int j = cur->lv.dn_to[q];
+                if (j >= 0)
+                    z[pos + (size_t)(i * mb + j)] =
+                            osn_xd_add(z[pos + (size_t)(i * mb + j)],
+                                       osn_xd_muld(cur->inv[i][q], cur->lv.dn_rate[q]));
+            }
+        }
+        above = cur;
+        cur = cur == &e[0] ? &e[1] : &e[0];
+    }
+}
+
+/*
+ * Backward pass: c_n and y_n = (-S_n)^-1 c_n, kept in x itself, and checkpoints of the
+ * elimination every SEGMENT_ENTRIES block entries or so (as for the stationary vector: Z_n for
+ * all levels was 36 MiB at R = 10^6). Forward pass: x_n = y_n + Z_n x_{n-1}, with the Z_n of one
+ * segment at a time recomputed from its checkpoint.
+ */
 int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg, xd *x)
 {
     long nlev = lc->hi - lc->lo + 1;
     uint8_t *size = malloc((size_t)nlev);
     long *off = malloc((size_t)nlev * sizeof *off);
-    if (!size || !off) {
-        free(size);
-        free(off);
-        return OSN_ENOMEM;
-    }
-    size_t zt = 0;
+    struct ckset ck = {0};
+    xd *z = NULL;
+    int err = OSN_ENOMEM;
+    if (!size || !off)
+        goto out;
     long states = 0;
     for (long n = lc->lo; n <= lc->hi; n++) {
         size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
         off[n - lc->lo] = states;
         states += size[n - lc->lo];
-        if (n > lc->lo)
-            zt += (size_t)size[n - lc->lo - 1] * (size_t)size[n - lc->lo];
-    }
-    /* y_n is kept in x itself; Z_n = (-S_n)^-1 D_n is stored bottom-up. */
-    xd *z = osn__big_alloc(zt * sizeof *z);
-    if (!z) {
-        free(size);
-        free(off);
-        return OSN_ENOMEM;
     }
     struct elim e[2];
     struct elim *cur = &e[0], *above = NULL;
     xd c_above[OSN__B];
-    size_t pos = zt;
-    int err = 0;
+    size_t acc = 0, most = 0;
+    err = 0;
     for (long n = lc->hi; n >= lc->lo; n--) {
         xd r[OSN__B][OSN__B], b[OSN__B], c[OSN__B];
         int singular;
         lc->fill(lc->ctx, n, &cur->lv);
         if (eliminate(cur, above, r, &singular) || singular) {
             err = OSN_ENUMERIC;
-            break;
+            goto out;
         }
         const int m = cur->lv.m;
         rhs(n, &cur->lv, b, arg);
@@ -478,29 +531,33 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
                 v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
             y[i] = v;
         }
+        /* A checkpoint at hi, then one whenever the Z blocks since the last reach the budget. */
         if (n > lc->lo) {
-            int mb = size[n - lc->lo - 1];
-            pos -= (size_t)m * (size_t)mb;
-            for (int i = 0; i < m; i++) {
-                for (int j = 0; j < mb; j++)
-                    z[pos + (size_t)(i * mb + j)] = osn_xd(0);
-                for (int k = 0; k < m; k++) {
-                    int j = cur->lv.dn_to[k];
-                    if (j >= 0)
-                        z[pos + (size_t)(i * mb + j)] =
-                                osn_xd_add(z[pos + (size_t)(i * mb + j)],
-                                           osn_xd_muld(cur->inv[i][k], cur->lv.dn_rate[k]));
-                }
+            if (n == lc->hi || acc >= SEGMENT_ENTRIES) {
+                if ((err = ck_save(&ck, n, cur)))
+                    goto out;
+                most = acc > most ? acc : most;
+                acc = 0;
             }
+            acc += (size_t)m * (size_t)size[n - 1 - lc->lo];
         }
         for (int i = 0; i < m; i++)
             c_above[i] = c[i];
         above = cur;
         cur = cur == &e[0] ? &e[1] : &e[0];
     }
-    if (!err) {
-        pos = 0;
-        for (long n = lc->lo + 1; n <= lc->hi; n++) {
+    most = acc > most ? acc : most;
+    z = malloc((most ? most : 1) * sizeof *z);
+    if (!z) {
+        err = OSN_ENOMEM;
+        goto out;
+    }
+    /* Checkpoint k covers levels ck.level[k+1] + 1 .. ck.level[k] (the last one down to lo + 1). */
+    for (long k = ck.n - 1; k >= 0; k--) {
+        long bottom = k + 1 < ck.n ? ck.level[k + 1] + 1 : lc->lo + 1;
+        z_segment(lc, &ck, k, bottom, size, z);
+        size_t pos = 0;
+        for (long n = bottom; n <= ck.level[k]; n++) {
             int m = size[n - lc->lo], mb = size[n - lc->lo - 1];
             xd *xn = x + off[n - lc->lo];
             const xd *xb = x + off[n - lc->lo - 1];
@@ -510,7 +567,9 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
             pos += (size_t)m * (size_t)mb;
         }
     }
-    osn__big_free(z, zt * sizeof *z);
+out:
+    ck_free(&ck);
+    free(z);
     free(size);
     free(off);
     return err;
