@@ -286,6 +286,7 @@ struct osn__stat {
     uint8_t *size; /* m_n for n = lo..hi */
     xd pi_lo[OSN__B];
     struct ckset ck;     /* ck.level[0] = hi */
+    int whole;           /* all R blocks fit one segment: kept from the first pass */
     xd *seg;             /* R blocks of the segment in use, bottom-up */
     long seg_lo, seg_hi; /* it holds R_n for seg_lo <= n < seg_hi */
     size_t seg_cap;
@@ -320,8 +321,19 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
     s->size = malloc((size_t)nlev);
     if (!s->size)
         goto nomem;
-    for (long n = lc->lo; n <= lc->hi; n++)
+    size_t total = 0;
+    for (long n = lc->lo; n <= lc->hi; n++) {
         s->size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
+        if (n > lc->lo)
+            total += (size_t)s->size[n - lc->lo - 1] * (size_t)s->size[n - lc->lo];
+    }
+    s->whole = total <= SEGMENT_ENTRIES;
+    if (s->whole) {
+        s->seg = malloc((total ? total : 1) * sizeof *s->seg);
+        if (!s->seg)
+            goto nomem;
+        s->seg_hi = lc->hi;
+    }
 
     struct elim e[2];
     struct elim *cur = &e[0], *above = NULL;
@@ -339,9 +351,16 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
         } else if (singular) {
             goto numeric;
         }
+        if (s->whole && n < lc->hi) {
+            const int m = cur->lv.m, ma = above->lv.m;
+            total -= (size_t)m * (size_t)ma;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < ma; j++)
+                    s->seg[total + (size_t)(i * ma + j)] = r[i][j];
+        }
         if (n < lc->hi)
             acc += block_entries(s, n);
-        if (n > lc->lo && (n == lc->hi || acc >= SEGMENT_ENTRIES)) {
+        if (!s->whole && n > lc->lo && (n == lc->hi || acc >= SEGMENT_ENTRIES)) {
             if (ck_save(&s->ck, n, cur))
                 goto nomem;
             most = acc > most ? acc : most;
@@ -352,8 +371,7 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
     }
     most = acc > most ? acc : most;
     s->seg_cap = most ? most : 1;
-    s->seg = malloc(s->seg_cap * sizeof *s->seg);
-    if (!s->seg)
+    if (!s->whole && !(s->seg = malloc(s->seg_cap * sizeof *s->seg)))
         goto nomem;
     *sp = s;
     return 0;
@@ -411,7 +429,7 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
             for (int j = 0; j < lv->m; j++)
                 cur[j] = s->pi_lo[j];
         } else {
-            if (n - 1 >= s->seg_hi || n - 1 < s->seg_lo || k == s->ck.n) {
+            if (!s->whole && (n - 1 >= s->seg_hi || n - 1 < s->seg_lo || k == s->ck.n)) {
                 load_segment(s, --k);
                 pos = 0;
             }
@@ -440,6 +458,22 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 
 /* ---- transient systems ---- */
 
+/* Z_n = (-S_n)^-1 D_n (m_n x mb) of the level just eliminated in e, row-major into z. */
+static void z_block(const struct elim *e, int mb, xd *z)
+{
+    const int m = e->lv.m;
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < mb; j++)
+            z[i * mb + j] = osn_xd(0);
+        for (int q = 0; q < m; q++) {
+            int j = e->lv.dn_to[q];
+            if (j >= 0)
+                z[i * mb + j] =
+                        osn_xd_add(z[i * mb + j], osn_xd_muld(e->inv[i][q], e->lv.dn_rate[q]));
+        }
+    }
+}
+
 /*
  * Z_n = (-S_n)^-1 D_n (m_n x m_{n-1}) of levels n = bottom..top into z, bottom-up, re-eliminating
  * down from the checkpointed state of level top; same code and inputs as the backward pass, so
@@ -463,19 +497,9 @@ static void z_segment(const struct osn__lchain *lc, const struct ckset *ck, long
             lc->fill(lc->ctx, n, &cur->lv);
             eliminate(cur, above, r, &singular); /* succeeded in the backward pass */
         }
-        const int m = cur->lv.m, mb = size[n - 1 - lc->lo];
-        pos -= (size_t)m * (size_t)mb;
-        for (int i = 0; i < m; i++) {
-            for (int j = 0; j < mb; j++)
-                z[pos + (size_t)(i * mb + j)] = osn_xd(0);
-            for (int q = 0; q < m; q++) {
-                int j = cur->lv.dn_to[q];
-                if (j >= 0)
-                    z[pos + (size_t)(i * mb + j)] =
-                            osn_xd_add(z[pos + (size_t)(i * mb + j)],
-                                       osn_xd_muld(cur->inv[i][q], cur->lv.dn_rate[q]));
-            }
-        }
+        const int mb = size[n - 1 - lc->lo];
+        pos -= (size_t)cur->lv.m * (size_t)mb;
+        z_block(cur, mb, z + pos);
         above = cur;
         cur = cur == &e[0] ? &e[1] : &e[0];
     }
@@ -498,11 +522,20 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
     if (!size || !off)
         goto out;
     long states = 0;
+    size_t zt = 0;
     for (long n = lc->lo; n <= lc->hi; n++) {
         size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
         off[n - lc->lo] = states;
         states += size[n - lc->lo];
+        if (n > lc->lo)
+            zt += (size_t)size[n - lc->lo] * (size_t)size[n - lc->lo - 1];
     }
+    /* A chain whose Z blocks fit one segment keeps them from the backward pass (the optimiser's
+     * many small solves would otherwise eliminate twice for nothing). */
+    const int whole = zt <= SEGMENT_ENTRIES;
+    size_t zpos = zt;
+    if (whole && !(z = malloc((zt ? zt : 1) * sizeof *z)))
+        goto out;
     struct elim e[2];
     struct elim *cur = &e[0], *above = NULL;
     xd c_above[OSN__B];
@@ -531,8 +564,12 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
                 v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
             y[i] = v;
         }
+        if (whole && n > lc->lo) {
+            zpos -= (size_t)m * (size_t)size[n - 1 - lc->lo];
+            z_block(cur, size[n - 1 - lc->lo], z + zpos);
+        }
         /* A checkpoint at hi, then one whenever the Z blocks since the last reach the budget. */
-        if (n > lc->lo) {
+        if (!whole && n > lc->lo) {
             if (n == lc->hi || acc >= SEGMENT_ENTRIES) {
                 if ((err = ck_save(&ck, n, cur)))
                     goto out;
@@ -547,17 +584,19 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
         cur = cur == &e[0] ? &e[1] : &e[0];
     }
     most = acc > most ? acc : most;
-    z = malloc((most ? most : 1) * sizeof *z);
-    if (!z) {
+    if (!whole && !(z = malloc((most ? most : 1) * sizeof *z))) {
         err = OSN_ENOMEM;
         goto out;
     }
-    /* Checkpoint k covers levels ck.level[k+1] + 1 .. ck.level[k] (the last one down to lo + 1). */
-    for (long k = ck.n - 1; k >= 0; k--) {
-        long bottom = k + 1 < ck.n ? ck.level[k + 1] + 1 : lc->lo + 1;
-        z_segment(lc, &ck, k, bottom, size, z);
+    /* Checkpoint k covers levels ck.level[k+1] + 1 .. ck.level[k] (the last one down to lo + 1);
+     * a whole chain is one segment, lo + 1 .. hi, already in z. */
+    for (long k = whole ? 0 : ck.n - 1; k >= 0; k--) {
+        long top = whole ? lc->hi : ck.level[k];
+        long bottom = !whole && k + 1 < ck.n ? ck.level[k + 1] + 1 : lc->lo + 1;
+        if (!whole)
+            z_segment(lc, &ck, k, bottom, size, z);
         size_t pos = 0;
-        for (long n = bottom; n <= ck.level[k]; n++) {
+        for (long n = bottom; n <= top; n++) {
             int m = size[n - lc->lo], mb = size[n - lc->lo - 1];
             xd *xn = x + off[n - lc->lo];
             const xd *xb = x + off[n - lc->lo - 1];
