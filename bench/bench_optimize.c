@@ -116,9 +116,8 @@ static void run(long R, enum osn_law_kind law, const char *name, int threads)
     printf("bench_optimize R=%ld service=%s threads=%s pairs=%ld feasible=%ld median_s=%.3f "
            "pairs_per_s=%.0f us_per_pair=%.1f loop_s=%.3f L=%ld H=%ld T_ret=%s\n",
            R, name, threads ? "1" : "all", res.evaluated, res.feasible, med,
-           (double)res.evaluated / med,
-           1e6 * med / (double)res.evaluated, loop, res.best.L, res.best.H,
-           osn_xd_format(res.best.ms.T_ret, 10, b, sizeof b));
+           (double)res.evaluated / med, 1e6 * med / (double)res.evaluated, loop, res.best.L,
+           res.best.H, osn_xd_format(res.best.ms.T_ret, 10, b, sizeof b));
 }
 
 int main(int argc, char **argv)
