@@ -14,7 +14,7 @@
  * bookkeeping is the difference), and
  * `fixed_us` is the cost of one solve of the smallest model (R = 2), an upper bound on the
  * solver's per-call setup that a workspace reused across pairs could save. It measures; it never
- * passes or fails on time.
+ * passes or fails on time. Each case runs on one thread, then on one per CPU (threads=all).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +84,7 @@ static double fixed_cost_us(void)
     return 1e6 * (now_seconds() - t0) / n;
 }
 
-static void run(long R, enum osn_law_kind law, const char *name)
+static void run(long R, enum osn_law_kind law, const char *name, int threads)
 {
     struct osn_model m = model(R, law);
     struct osn_opt_cfg cfg = {0};
@@ -101,6 +101,7 @@ static void run(long R, enum osn_law_kind law, const char *name)
     cfg.has[OSN_OPT_THROTTLE] = cfg.has[OSN_OPT_DISCARD] = true;
     cfg.bound[OSN_OPT_THROTTLE] = 0.5;
     cfg.bound[OSN_OPT_DISCARD] = 1e-3;
+    cfg.threads = threads;
     for (int i = 0; i < reps && !rc; i++) {
         double t0 = now_seconds();
         rc = osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL);
@@ -111,12 +112,12 @@ static void run(long R, enum osn_law_kind law, const char *name)
         return;
     }
     qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-    double med = t[reps / 2], loop = law == OSN_LAW_EXP ? bare_loop(&m) : -1;
-    printf("bench_optimize R=%ld service=%s pairs=%ld feasible=%ld median_s=%.3f "
+    double med = t[reps / 2], loop = law == OSN_LAW_EXP && threads == 1 ? bare_loop(&m) : -1;
+    printf("bench_optimize R=%ld service=%s threads=%s pairs=%ld feasible=%ld median_s=%.3f "
            "pairs_per_s=%.0f us_per_pair=%.1f loop_s=%.3f L=%ld H=%ld T_ret=%s\n",
-           R, name, res.evaluated, res.feasible, med, (double)res.evaluated / med,
-           1e6 * med / (double)res.evaluated, loop, res.best.L, res.best.H,
-           osn_xd_format(res.best.ms.T_ret, 10, b, sizeof b));
+           R, name, threads ? "1" : "all", res.evaluated, res.feasible, med,
+           (double)res.evaluated / med, 1e6 * med / (double)res.evaluated, loop, res.best.L,
+           res.best.H, osn_xd_format(res.best.ms.T_ret, 10, b, sizeof b));
 }
 
 int main(int argc, char **argv)
@@ -133,8 +134,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_optimize [R...]   (2 <= R <= 100000)\n");
             return 2;
         }
-        run(R, OSN_LAW_EXP, "exp");
-        run(R, OSN_LAW_DET, "det");
+        for (int threads = 1; threads >= 0; threads--) { /* 1, then one per CPU (0) */
+            run(R, OSN_LAW_EXP, "exp", threads);
+            run(R, OSN_LAW_DET, "det", threads);
+        }
     }
     return 0;
 }

@@ -58,8 +58,8 @@ for r in "${sizes[@]}"; do
 done
 
 echo
-printf '%9s %9s | %10s %10s %8s | %10s %10s %10s %8s | %8s | %-14s %s\n' \
-    R states "osn s" "states/s" "RSS MiB" "scipy s" "solve s" "states/s" "RSS MiB" \
+printf '%9s %9s | %10s %10s %8s %7s | %10s %10s %10s %8s | %8s | %-14s %s\n' \
+    R states "osn s" "states/s" "RSS MiB" "B/state" "scipy s" "solve s" "states/s" "RSS MiB" \
     "peer/osn" "T_ret osn" "T_ret scipy"
 for i in "${!ours[@]}"; do
     o=${ours[$i]}
@@ -70,16 +70,26 @@ for i in "${!ours[@]}"; do
     if [[ "$os" != - && "$ps" != - ]]; then
         ratio=$(awk -v a="$ps" -v b="$os" 'BEGIN { printf "%.1f", a / b }')
     fi
-    printf '%9s %9s | %10s %10s %8s | %10s %10s %10s %8s | %8s | %-14s %s\n' \
+    bps=$(awk -v m="$(kv "$o" peak_rss_mib)" -v n="$(kv "$o" states)" \
+        'BEGIN { if (n + 0 > 0) printf "%.0f", m * 1048576 / n; else print "-" }')
+    printf '%9s %9s | %10s %10s %8s %7s | %10s %10s %10s %8s | %8s | %-14s %s\n' \
         "$(kv "$o" R)" "$(kv "$o" states)" "$os" "$(kv "$o" states_per_s)" \
-        "$(kv "$o" peak_rss_mib)" "$ps" "$(kv "$p" solve_s)" "$(kv "$p" states_per_s)" \
+        "$(kv "$o" peak_rss_mib)" "$bps" "$ps" "$(kv "$p" solve_s)" "$(kv "$p" states_per_s)" \
         "$(kv "$p" peak_rss_mib)" "$ratio" "$(kv "$o" T_ret)" "$(kv "$p" T_ret)"
 done
+# The states/s curve over R: flat means the cost per state does not grow with R.
+first=${ours[0]}
+last=${ours[${#ours[@]}-1]}
+awk -v a="$(kv "$first" states_per_s)" -v b="$(kv "$last" states_per_s)" \
+    -v ra="$(kv "$first" R)" -v rb="$(kv "$last" R)" 'BEGIN {
+    if (a + 0 > 0 && b + 0 > 0)
+        printf "states/s at R=%s over states/s at R=%s: %.2f (1 = a flat cost per state)\n", ra, rb, a / b }'
 echo
 echo "Times are medians of 3..50 repeats (at least 0.5 s in all) of one whole solve; 'scipy s' is"
 echo "assembly + spsolve + measures, 'solve s' spsolve alone; peer/osn > 1 means OSN is faster."
 echo "These machines are shared and noisy (timings vary by 10-30% between runs): read the figures"
-echo "as medians and orders of magnitude. The peer's RSS includes about 40 MiB of Python + SciPy."
+echo "as medians and orders of magnitude. The peer's RSS includes about 40 MiB of Python + SciPy;"
+echo "B/state is OSN's whole-process peak RSS over the states (small R: mostly the program itself)."
 
 # Fluid model: one simulated hour at 50 ms slots (target: well under 0.1 s).
 echo

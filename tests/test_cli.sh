@@ -317,6 +317,13 @@ run 2 "optimize unsupported" -- optimize "$OPT/infeasible.ini" --set arrivals.pr
     --set arrivals.file="$TMP/trace.txt"
 expect_err "optimize unsupported" "trace"
 run 2 "optimize bad option" -- optimize "$OPT/infeasible.ini" --frob
+run 2 "optimize bad --threads" -- optimize "$OPT/infeasible.ini" --threads 0
+expect_err "optimize bad --threads" "--threads"
+# The answer and the grid do not depend on the number of threads.
+run 0 "optimize --threads 1" -- optimize "$OPT/two_loop_constrained.ini" --threads 1 --grid "$TMP/g1.csv" --json "$TMP/o1.json"
+run 0 "optimize --threads 3" -- optimize "$OPT/two_loop_constrained.ini" --threads 3 --grid "$TMP/g3.csv" --json "$TMP/o3.json"
+cmp -s "$TMP/g1.csv" "$TMP/g3.csv" && cmp -s "$TMP/o1.json" "$TMP/o3.json" && ok ||
+    bad "optimize --threads 1 and 3 differ"
 rm -f "$TMP/nogrid.csv"
 run 2 "optimize failed run leaves no grid" -- optimize "$OPT/infeasible.ini" \
     --grid "$TMP/nogrid.csv" --json "$TMP/no/such/dir/x.json"

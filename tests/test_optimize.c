@@ -435,6 +435,114 @@ static void test_api(void **state)
     assert_string_equal(osn_opt_con_name(OSN_OPT_CYCLE), "min_cycle");
 }
 
+/* Records every visited pair's (L, H, T_ret), checking the scan order on the way. */
+struct visit_rec {
+    struct visit_log log;
+    long n;
+    long L[2000], H[2000];
+    struct osn_xd T[2000];
+};
+
+static int rec_visit(const struct osn_opt_pair *p, void *arg)
+{
+    struct visit_rec *r = arg;
+    log_visit(p, &r->log);
+    assert_true(r->n < 2000);
+    r->L[r->n] = p->L;
+    r->H[r->n] = p->H;
+    r->T[r->n++] = p->ms->T_ret;
+    return 0;
+}
+
+static bool same_xd(struct osn_xd a, struct osn_xd b)
+{
+    return a.m == b.m && a.e == b.e;
+}
+
+static void same_point(const struct osn_opt_point *a, const struct osn_opt_point *b)
+{
+    assert_int_equal(a->found, b->found);
+    assert_int_equal(a->L, b->L);
+    assert_int_equal(a->H, b->H);
+    assert_true(same_xd(a->ms.T_ret, b->ms.T_ret));
+}
+
+/*
+ * Threads: 1..3 workers give the same answer, the same visits in scan order with the same
+ * values, and the brute-force optimum of a plain loop of osn_solve() (R = 50: 1,225 pairs, more
+ * than one window of the parallel scan; constant service at R = 30).
+ */
+static void test_threads(void **state)
+{
+    static struct visit_rec rec[3];
+    static struct ref_grid g;
+    (void)state;
+    for (int law = 0; law < 2; law++) {
+        struct osn_model m = two_loop(1.2, 0.6, 0, 1, law ? 30 : 50);
+        if (law) {
+            m.service.kind = OSN_LAW_DET;
+            m.service.rate = 1;
+            osn_model_resolve(&m);
+        }
+        struct osn_opt_cfg cfg = {0};
+        struct osn_opt_result res[3];
+        cfg.has[OSN_OPT_THROTTLE] = cfg.has[OSN_OPT_DISCARD] = true;
+        cfg.bound[OSN_OPT_THROTTLE] = 0.5;
+        cfg.bound[OSN_OPT_DISCARD] = 1e-3;
+        for (int t = 0; t < 3; t++) {
+            memset(&rec[t], 0, sizeof rec[t]);
+            cfg.threads = t + 1;
+            assert_int_equal(osn_optimize(&m, &cfg, &res[t], rec_visit, &rec[t], NULL, NULL), 0);
+            assert_int_equal(rec[t].n, osn_optimize_pairs(&m));
+        }
+        for (int t = 1; t < 3; t++) {
+            assert_int_equal(res[t].evaluated, res[0].evaluated);
+            assert_int_equal(res[t].feasible, res[0].feasible);
+            same_point(&res[t].best, &res[0].best);
+            same_point(&res[t].next, &res[0].next);
+            same_point(&res[t].closest, &res[0].closest);
+            same_point(&res[t].free, &res[0].free);
+            assert_int_equal(res[t].binding, res[0].binding);
+            for (long i = 0; i < rec[0].n; i++) {
+                assert_int_equal(rec[t].L[i], rec[0].L[i]);
+                assert_int_equal(rec[t].H[i], rec[0].H[i]);
+                assert_true(same_xd(rec[t].T[i], rec[0].T[i]));
+            }
+        }
+        /* The brute force: every pair solved on its own, the rules applied to the grid. */
+        if (m.R <= 30) {
+            ref_solve(&m, OSN_METHOD_GENERAL, &g);
+            check_case(&m, &cfg, &g, true);
+        } else {
+            /* Too many pairs for the reference grid: the smallest feasible T_ret of the loop. */
+            long bL = -1, bH = -1;
+            struct osn_xd bT = {0, 0};
+            for (long H = 1; H < m.R; H++)
+                for (long L = 0; L < H; L++) {
+                    struct osn_model pm = m;
+                    struct osn_measures ms;
+                    pm.L = L;
+                    pm.H = H;
+                    osn_model_resolve(&pm);
+                    assert_int_equal(osn_solve(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL), 0);
+                    bool ok = dv(ms.P[1]) + dv(ms.P[2]) <= 0.5 && dv(ms.P[2]) <= 1e-3;
+                    if (ok && (bL < 0 || osn_xd_cmp(ms.T_ret, bT) < 0)) {
+                        bL = L;
+                        bH = H;
+                        bT = ms.T_ret;
+                    }
+                }
+            assert_int_equal(res[0].best.L, bL);
+            assert_int_equal(res[0].best.H, bH);
+            assert_true(same_xd(res[0].best.ms.T_ret, bT));
+        }
+    }
+    struct osn_model m = two_loop(1.2, 0.6, 0, 1, 10);
+    struct osn_opt_cfg cfg = {.threads = -1};
+    struct osn_opt_result r;
+    assert_int_equal(osn_optimize(&m, &cfg, &r, NULL, NULL, NULL, NULL), OSN_EINVAL);
+}
+
 /* Writes text to a temporary scenario file; returns its path (static buffer). */
 static const char *scenario_file(const char *text)
 {
@@ -497,6 +605,7 @@ int main(void)
             cmocka_unit_test(test_drift_to_r_minus_1),
             cmocka_unit_test(test_extended_range),
             cmocka_unit_test(test_api),
+            cmocka_unit_test(test_threads),
             cmocka_unit_test(test_scenario_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

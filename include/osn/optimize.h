@@ -48,10 +48,18 @@ enum osn_opt_con {
     OSN_OPT_NCON
 };
 
-/* The constraints; a bound is used only when its `has` flag is set. Bounds must be >= 0. */
+/* Most worker threads osn_optimize() starts. */
+#define OSN_OPT_MAX_THREADS 64
+
+/*
+ * The constraints; a bound is used only when its `has` flag is set. Bounds must be >= 0.
+ * threads: the pairs are solved on this many threads (0: one per CPU online, at most
+ * OSN_OPT_MAX_THREADS); the result and the order of the callbacks do not depend on it.
+ */
 struct osn_opt_cfg {
     bool has[OSN_OPT_NCON];
     double bound[OSN_OPT_NCON];
+    int threads;
 };
 
 /* One evaluated pair, as passed to the visit callback. */

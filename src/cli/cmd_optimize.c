@@ -33,7 +33,7 @@ struct opt_opts {
     const char *scenario;
     const char **sets; /* borrowed from argv, plus placeholders (see add_placeholders) */
     int nsets;
-    const char *grid, *json, *plot;
+    const char *grid, *json, *plot, *threads;
     bool quiet, help;
     char placeholder[2][64];
 };
@@ -43,7 +43,7 @@ struct opt_opts {
 void osn_cmd_optimize_usage(FILE *f)
 {
     fputs("Usage: osn optimize [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--grid FILE|-]\n"
-          "                    [--json FILE|-] [--plot FILE.png] [-q|--quiet]\n"
+          "                    [--json FILE|-] [--plot FILE.png] [--threads N] [-q|--quiet]\n"
           "\n"
           "Best hysteretic thresholds: minimises the mean return time from overload T_ret\n"
           "over every pair of whole numbers 0 <= L < H < R (two-loop, single-loop), or\n"
@@ -63,6 +63,8 @@ void osn_cmd_optimize_usage(FILE *f)
           "                           plus L, H, evaluated, feasible, found, binding, ...\n"
           "  --plot FILE.png          heat map of log10 T_ret with the feasible region and\n"
           "                           the optimum (needs gnuplot)\n"
+          "  --threads N              solve the pairs on N threads [the CPUs online];\n"
+          "                           the answer does not depend on N\n"
           "  -q, --quiet              do not print the summary\n"
           "  -h, --help               show this help\n"
           "\n"
@@ -116,6 +118,7 @@ static int parse_args(int argc, char **argv, struct opt_opts *o)
             {"--grid", NULL, OSN_CLI_OUTPUT, &o->grid},
             {"--json", NULL, OSN_CLI_OUTPUT, &o->json},
             {"--plot", NULL, OSN_CLI_FILE, &o->plot},
+            {"--threads", NULL, OSN_CLI_VALUE, &o->threads},
             {NULL, NULL, 0, NULL},
     };
     struct osn_cli_args a = {0};
@@ -245,6 +248,11 @@ static int load_scenario(const struct opt_opts *o, struct osn_scenario *sc, stru
     const char *why = osn_solve_unsupported(&sc->model, OSN_METHOD_GENERAL);
     if (why)
         return die("%s", why);
+    long threads = osn_cli_threads_default();
+    if (o->threads &&
+        osn_cli_long("optimize", "--threads", o->threads, 1, OSN_OPT_MAX_THREADS, &threads) != 0)
+        return OSN_EXIT_ERROR;
+    cfg->threads = (int)threads;
     return check_cost(o, sc);
 }
 

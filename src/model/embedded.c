@@ -47,7 +47,12 @@ static double rate_at(const struct emb *e, int s, long n)
     return n >= e->m->R ? 0 : e->c.lam[s];
 }
 
-/* The arrival path of one service started in (s, n); returns its length. */
+/*
+ * The arrival path of one service started in (s, n); returns its length. The path stops at its
+ * M-th state even when more arrivals could come: the weights stop at M - 1 arrivals, so the
+ * service never ends further up (p_j = e_j = 0 there), and walking the rest of a path that may
+ * reach R would make every start state cost O(R) instead of O(M).
+ */
 static long build_path(const struct emb *e, int s, long n, int *ps, long *pn, double *pr)
 {
     long len = 0;
@@ -56,7 +61,7 @@ static long build_path(const struct emb *e, int s, long n, int *ps, long *pn, do
         pn[len] = n;
         pr[len] = rate_at(e, s, n);
         len++;
-        if (pr[len - 1] == 0)
+        if (pr[len - 1] == 0 || len == e->M)
             break;
         s = osn__mode_after_arrival(e->m, s, n + 1);
         n++;
@@ -167,9 +172,69 @@ static void start_of(const struct emb *e, long x, int *s, long *n)
     }
 }
 
-/* GTH on the dense embedded matrix a (N x N, off-diagonal used); pi scaled to sum 1. */
-static int gth_dense(long N, xd *a, const long *level, xd *pi)
+/*
+ * The embedded matrix in band storage. A row goes at most one level down (a departure) and at
+ * most `up` levels up (the arrivals of one service), and GTH elimination from the top keeps that
+ * shape: eliminating state k adds to entries (i, j) with a(i,k) != 0 and j in row k, i.e. with
+ * level(j) >= level(k) - 1 >= level(i) - 1 and level(j) <= level(k) <= level(i) + up. So row x
+ * is stored from the first state of level(x) - 1 to the last of level(x) + up: for R = 200 and
+ * constant service a band of about 70 instead of 400 columns, which is what makes a scan of the
+ * (L, H) grid affordable. The arithmetic and its order are those of the dense elimination
+ * (zeros outside the band are skipped either way), so the results are the same to the bit.
+ */
+struct band {
+    long N, W;   /* states, stored columns per row */
+    long *first; /* first stored column of each row */
+    long *end;   /* one past the last stored column */
+    xd *a;       /* N x W */
+};
+
+static void band_free(struct band *b)
 {
+    free(b->first);
+    free(b->end);
+    free(b->a);
+}
+
+/* Row x's band: levels level(x) - 1 .. level(x) + up, in a level-major numbering. */
+static int band_init(struct band *b, long N, const long *level, long up)
+{
+    memset(b, 0, sizeof *b);
+    b->N = N;
+    b->first = malloc((size_t)N * sizeof *b->first);
+    b->end = malloc((size_t)N * sizeof *b->end);
+    if (!b->first || !b->end)
+        return OSN_ENOMEM;
+    long lo = 0, hi = 0; /* sliding bounds, both non-decreasing in x */
+    for (long x = 0; x < N; x++) {
+        while (level[lo] < level[x] - 1)
+            lo++;
+        while (hi < N && level[hi] <= level[x] + up)
+            hi++;
+        b->first[x] = lo;
+        b->end[x] = hi;
+        if (hi - lo > b->W)
+            b->W = hi - lo;
+    }
+    b->a = calloc((size_t)N * (size_t)b->W, sizeof *b->a);
+    return b->a ? 0 : OSN_ENOMEM;
+}
+
+/* Entry (i, j), which must lie in row i's band. */
+static inline xd *band_at(const struct band *b, long i, long j)
+{
+    return &b->a[i * b->W + (j - b->first[i])];
+}
+
+static inline int in_band(const struct band *b, long i, long j)
+{
+    return j >= b->first[i] && j < b->end[i];
+}
+
+/* GTH on the banded embedded matrix (off-diagonal used); pi scaled to sum 1. */
+static int gth_band(const struct band *b, xd *pi)
+{
+    const long N = b->N;
     xd *s = malloc((size_t)N * sizeof *s);
     long *nz = malloc((size_t)N * sizeof *nz);
     if (!s || !nz) {
@@ -178,43 +243,48 @@ static int gth_dense(long N, xd *a, const long *level, xd *pi)
         return OSN_ENOMEM;
     }
     for (long k = N - 1; k >= 1; k--) {
-        xd *row = a + k * N;
         xd sum = osn_xd(0);
         long cnt = 0;
-        /* Row k reaches at most one level down: start the scan there. */
-        long j0 = k;
-        while (j0 > 0 && level[j0 - 1] >= level[k] - 1)
-            j0--;
-        for (long j = j0; j < k; j++)
-            if (!osn_xd_is_zero(row[j])) {
-                sum = osn_xd_add(sum, row[j]);
+        for (long j = b->first[k]; j < k; j++) {
+            xd v = *band_at(b, k, j);
+            if (!osn_xd_is_zero(v)) {
+                sum = osn_xd_add(sum, v);
                 nz[cnt++] = j;
             }
+        }
         if (osn_xd_is_zero(sum)) {
             free(s);
             free(nz);
             return OSN_ENUMERIC;
         }
         s[k] = sum;
-        for (long i = 0; i < k; i++) {
-            xd aik = a[i * N + k];
+        /* The rows whose band reaches column k: end[] is non-decreasing. */
+        long i0 = k;
+        while (i0 > 0 && b->end[i0 - 1] > k)
+            i0--;
+        for (long i = i0; i < k; i++) {
+            xd aik = *band_at(b, i, k);
             if (osn_xd_is_zero(aik))
                 continue;
             xd f = osn_xd_div(aik, sum);
             for (long t = 0; t < cnt; t++) {
                 long j = nz[t];
-                if (j != i)
-                    a[i * N + j] = osn_xd_add(a[i * N + j], osn_xd_mul(f, row[j]));
+                if (j != i) {
+                    xd *aij = band_at(b, i, j);
+                    *aij = osn_xd_add(*aij, osn_xd_mul(f, *band_at(b, k, j)));
+                }
             }
         }
     }
     pi[0] = osn_xd(1);
     xd tot = pi[0];
-    for (long k = 1; k < N; k++) {
+    for (long k = 1, i0 = 0; k < N; k++) {
         xd v = osn_xd(0);
-        for (long i = 0; i < k; i++)
-            if (!osn_xd_is_zero(a[i * N + k]))
-                v = osn_xd_add(v, osn_xd_mul(pi[i], a[i * N + k]));
+        while (b->end[i0] <= k) /* rows before i0 end left of column k */
+            i0++;
+        for (long i = i0; i < k; i++)
+            if (in_band(b, i, k) && !osn_xd_is_zero(*band_at(b, i, k)))
+                v = osn_xd_add(v, osn_xd_mul(pi[i], *band_at(b, i, k)));
         pi[k] = osn_xd_div(v, s[k]);
         tot = osn_xd_add(tot, pi[k]);
     }
@@ -249,7 +319,8 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     const xd *pp, *po;
     long len;
     const long R = m->R;
-    xd *a = NULL, *pi = NULL, *p = NULL, *occ = NULL, *u = NULL, *time = NULL;
+    struct band a = {0};
+    xd *pi = NULL, *p = NULL, *occ = NULL, *u = NULL, *time = NULL;
     int *ps = NULL;
     long *pn = NULL;
     double *pr = NULL;
@@ -259,7 +330,10 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     if (err)
         goto out;
     const long N = e.N;
-    a = calloc((size_t)N * (size_t)N, sizeof *a);
+    /* A service holds at most M - 1 arrivals (the weights stop there), so a departure lands at
+     * most M - 1 levels above the start (the start's own level for an empty system at 0). */
+    if ((err = band_init(&a, N, e.level, e.M)))
+        goto out;
     pi = malloc((size_t)N * sizeof *pi);
     p = malloc((size_t)(R + 2) * sizeof *p);
     occ = malloc((size_t)(R + 2) * sizeof *occ);
@@ -269,7 +343,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     pn = malloc((size_t)(R + 2) * sizeof *pn);
     pr = malloc((size_t)(R + 2) * sizeof *pr);
     err = OSN_ENOMEM;
-    if (!a || !pi || !p || !occ || !u || !time || !ps || !pn || !pr)
+    if (!pi || !p || !occ || !u || !time || !ps || !pn || !pr)
         goto out;
 
     /* Pass 1: the embedded transition matrix. */
@@ -283,10 +357,17 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
                 err = OSN_ENUMERIC; /* a departure into a state the model lacks: a bug */
                 goto out;
             }
-            a[x * N + y] = osn_xd_add(a[x * N + y], pp[j]);
+            if (osn_xd_is_zero(pp[j]))
+                continue;
+            if (!in_band(&a, x, y)) {
+                err = OSN_ENUMERIC; /* beyond the band: the bound above is wrong */
+                goto out;
+            }
+            xd *axy = band_at(&a, x, y);
+            *axy = osn_xd_add(*axy, pp[j]);
         }
     }
-    err = gth_dense(N, a, e.level, pi);
+    err = gth_band(&a, pi);
     if (err)
         goto out;
 
@@ -367,7 +448,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
 out:
     osn_solve_cache_free(own);
     emb_free(&e);
-    free(a);
+    band_free(&a);
     free(pi);
     free(p);
     free(occ);

@@ -24,8 +24,26 @@
 #include <stdlib.h>
 
 #include "osn/err.h"
+#include "osn/mem.h"
 
 typedef struct osn_xd xd;
+
+void *osn__big_alloc(size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    return bytes >= OSN_MEM_BLOCK / 2 ? osn_mem_block_alloc(bytes) : calloc(1, bytes);
+}
+
+void osn__big_free(void *p, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (bytes >= OSN_MEM_BLOCK / 2)
+        osn_mem_block_free(p, bytes);
+    else
+        free(p);
+}
 
 /* ---- small dense kernels ---- */
 
@@ -187,21 +205,109 @@ static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OS
 
 /* ---- stationary vector ---- */
 
+/*
+ * The forward sweep needs every R_n, but storing them all was the solver's largest array (a
+ * 2 x 2 block of extended doubles, 64 bytes, per level: 60 MiB at R = 10^6). Instead the
+ * backward pass keeps checkpoints: the elimination state ((-S_n)^-1 and g_n, a few hundred
+ * bytes) at levels about SEGMENT_ENTRIES block entries apart. The sweep recomputes the R_n of
+ * one segment at a time from the checkpoint above it, with the same code on the same inputs,
+ * so the blocks are bit for bit those of the first pass. Twice the elimination work, memory for
+ * one segment: a solve's memory no longer grows with R here.
+ */
+#define SEGMENT_ENTRIES 16384
+
+/* Elimination states saved at some levels, in the order saved (descending levels). */
+struct ckset {
+    long n;
+    long *level;
+    size_t *off; /* of each checkpoint's inv (m x m) then g (m) in v */
+    xd *v;
+    size_t len, cap;
+};
+
+static void ck_free(struct ckset *c)
+{
+    free(c->level);
+    free(c->off);
+    free(c->v);
+}
+
+/* Saves the elimination state of `e` (level n) as the next checkpoint. */
+static int ck_save(struct ckset *c, long n, const struct elim *e)
+{
+    const int m = e->lv.m;
+    size_t need = (size_t)(m * m + m);
+    if ((c->n & (c->n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow the index arrays */
+        long cap = c->n ? 2 * c->n : 1;
+        long *lv = realloc(c->level, (size_t)cap * sizeof *lv);
+        if (lv)
+            c->level = lv;
+        size_t *off = realloc(c->off, (size_t)cap * sizeof *off);
+        if (off)
+            c->off = off;
+        if (!lv || !off)
+            return OSN_ENOMEM;
+    }
+    if (c->len + need > c->cap) {
+        size_t cap = 2 * (c->len + need);
+        xd *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return OSN_ENOMEM;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->level[c->n] = n;
+    c->off[c->n++] = c->len;
+    xd *d = c->v + c->len;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            *d++ = e->inv[i][j];
+    for (int i = 0; i < m; i++)
+        *d++ = e->g[i];
+    c->len += need;
+    return 0;
+}
+
+/* Restores checkpoint k into e (its level refilled from the chain). */
+static void ck_load(const struct ckset *c, long k, const struct osn__lchain *lc, struct elim *e)
+{
+    lc->fill(lc->ctx, c->level[k], &e->lv);
+    const int m = e->lv.m;
+    const xd *d = c->v + c->off[k];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            e->inv[i][j] = *d++;
+    for (int i = 0; i < m; i++)
+        e->g[i] = *d++;
+}
+
 struct osn__stat {
     struct osn__lchain lc;
     uint8_t *size; /* m_n for n = lo..hi */
-    xd *r;         /* R_n blocks, n = lo..hi-1, row-major, stored bottom-up */
     xd pi_lo[OSN__B];
+    struct ckset ck;     /* ck.level[0] = hi */
+    int whole;           /* all R blocks fit one segment: kept from the first pass */
+    xd *seg;             /* R blocks of the segment in use, bottom-up */
+    long seg_lo, seg_hi; /* it holds R_n for seg_lo <= n < seg_hi */
+    size_t seg_cap;
 };
 
 struct osn__stat *osn__stat_free(struct osn__stat *s)
 {
     if (s) {
         free(s->size);
-        free(s->r);
+        ck_free(&s->ck);
+        free(s->seg);
         free(s);
     }
     return NULL;
+}
+
+/* Block entries of R_n (m_n x m_{n+1}). */
+static size_t block_entries(const struct osn__stat *s, long n)
+{
+    long i = n - s->lc.lo;
+    return (size_t)s->size[i] * (size_t)s->size[i + 1];
 }
 
 int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
@@ -210,6 +316,7 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
     if (!s)
         return OSN_ENOMEM;
     s->lc = *lc;
+    s->seg_lo = s->seg_hi = lc->lo; /* empty */
     long nlev = lc->hi - lc->lo + 1;
     s->size = malloc((size_t)nlev);
     if (!s->size)
@@ -220,26 +327,23 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
         if (n > lc->lo)
             total += (size_t)s->size[n - lc->lo - 1] * (size_t)s->size[n - lc->lo];
     }
-    s->r = malloc((total ? total : 1) * sizeof *s->r);
-    if (!s->r)
-        goto nomem;
+    s->whole = total <= SEGMENT_ENTRIES;
+    if (s->whole) {
+        s->seg = malloc((total ? total : 1) * sizeof *s->seg);
+        if (!s->seg)
+            goto nomem;
+        s->seg_hi = lc->hi;
+    }
 
     struct elim e[2];
     struct elim *cur = &e[0], *above = NULL;
-    size_t pos = total;
+    size_t acc = 0, most = 0;
     for (long n = lc->hi; n >= lc->lo; n--) {
         xd r[OSN__B][OSN__B];
         int singular;
         lc->fill(lc->ctx, n, &cur->lv);
         if (eliminate(cur, above, r, &singular))
             goto numeric;
-        if (above) {
-            int m = cur->lv.m, ma = above->lv.m;
-            pos -= (size_t)m * (size_t)ma;
-            for (int i = 0; i < m; i++)
-                for (int k = 0; k < ma; k++)
-                    s->r[pos + (size_t)(i * ma + k)] = r[i][k];
-        }
         if (n == lc->lo) {
             if (!singular) /* a chain that leaks at the bottom has no stationary vector */
                 goto numeric;
@@ -247,9 +351,28 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
         } else if (singular) {
             goto numeric;
         }
+        if (s->whole && n < lc->hi) {
+            const int m = cur->lv.m, ma = above->lv.m;
+            total -= (size_t)m * (size_t)ma;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < ma; j++)
+                    s->seg[total + (size_t)(i * ma + j)] = r[i][j];
+        }
+        if (n < lc->hi)
+            acc += block_entries(s, n);
+        if (!s->whole && n > lc->lo && (n == lc->hi || acc >= SEGMENT_ENTRIES)) {
+            if (ck_save(&s->ck, n, cur))
+                goto nomem;
+            most = acc > most ? acc : most;
+            acc = 0;
+        }
         above = cur;
         cur = cur == &e[0] ? &e[1] : &e[0];
     }
+    most = acc > most ? acc : most;
+    s->seg_cap = most ? most : 1;
+    if (!s->whole && !(s->seg = malloc(s->seg_cap * sizeof *s->seg)))
+        goto nomem;
     *sp = s;
     return 0;
 numeric:
@@ -260,6 +383,35 @@ nomem:
     return OSN_ENOMEM;
 }
 
+/* Recomputes the R blocks of checkpoint k's segment into s->seg (bottom-up). */
+static void load_segment(struct osn__stat *s, long k)
+{
+    const struct osn__lchain *lc = &s->lc;
+    long top = s->ck.level[k], bottom = k + 1 < s->ck.n ? s->ck.level[k + 1] : lc->lo;
+    struct elim e[2];
+    struct elim *above = &e[0], *cur = &e[1];
+    ck_load(&s->ck, k, lc, above);
+    size_t pos = 0;
+    for (long n = bottom; n < top; n++)
+        pos += block_entries(s, n);
+    for (long n = top - 1; n >= bottom; n--) {
+        xd r[OSN__B][OSN__B];
+        int singular;
+        lc->fill(lc->ctx, n, &cur->lv);
+        eliminate(cur, above, r, &singular); /* succeeded in osn__stat_new on the same input */
+        const int mc = cur->lv.m, ma = above->lv.m;
+        pos -= (size_t)mc * (size_t)ma;
+        for (int i = 0; i < mc; i++)
+            for (int j = 0; j < ma; j++)
+                s->seg[pos + (size_t)(i * ma + j)] = r[i][j];
+        struct elim *t = above;
+        above = cur;
+        cur = t;
+    }
+    s->seg_lo = bottom;
+    s->seg_hi = top;
+}
+
 int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 {
     const struct osn__lchain *lc = &s->lc;
@@ -268,6 +420,7 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
     xd pi[2][OSN__B];
     xd *cur = pi[0], *prev = pi[1];
     size_t pos = 0;
+    long k = s->ck.n; /* the next segment up is checkpoint k - 1's */
     lc->fill(lc->ctx, lc->lo, lv);
     for (long n = lc->lo; n <= lc->hi; n++) {
         if (n < lc->hi)
@@ -276,11 +429,15 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
             for (int j = 0; j < lv->m; j++)
                 cur[j] = s->pi_lo[j];
         } else {
+            if (!s->whole && (n - 1 >= s->seg_hi || n - 1 < s->seg_lo || k == s->ck.n)) {
+                load_segment(s, --k);
+                pos = 0;
+            }
             int mp = s->size[n - lc->lo - 1];
             for (int j = 0; j < lv->m; j++) {
                 xd v = osn_xd(0);
                 for (int i = 0; i < mp; i++)
-                    v = osn_xd_add(v, osn_xd_mul(prev[i], s->r[pos + (size_t)(i * lv->m + j)]));
+                    v = osn_xd_add(v, osn_xd_mul(prev[i], s->seg[pos + (size_t)(i * lv->m + j)]));
                 cur[j] = v;
             }
             pos += (size_t)mp * (size_t)lv->m;
@@ -301,44 +458,96 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 
 /* ---- transient systems ---- */
 
+/* Z_n = (-S_n)^-1 D_n (m_n x mb) of the level just eliminated in e, row-major into z. */
+static void z_block(const struct elim *e, int mb, xd *z)
+{
+    const int m = e->lv.m;
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < mb; j++)
+            z[i * mb + j] = osn_xd(0);
+        for (int q = 0; q < m; q++) {
+            int j = e->lv.dn_to[q];
+            if (j >= 0)
+                z[i * mb + j] =
+                        osn_xd_add(z[i * mb + j], osn_xd_muld(e->inv[i][q], e->lv.dn_rate[q]));
+        }
+    }
+}
+
+/*
+ * Z_n = (-S_n)^-1 D_n (m_n x m_{n-1}) of levels n = bottom..top into z, bottom-up, re-eliminating
+ * down from the checkpointed state of level top; same code and inputs as the backward pass, so
+ * the same bits.
+ */
+static void z_segment(const struct osn__lchain *lc, const struct ckset *ck, long k, long bottom,
+                      const uint8_t *size, xd *z)
+{
+    struct elim e[2];
+    struct elim *cur = &e[0], *above = NULL;
+    long top = ck->level[k];
+    size_t pos = 0;
+    for (long n = bottom; n <= top; n++)
+        pos += (size_t)size[n - lc->lo] * (size_t)size[n - 1 - lc->lo];
+    for (long n = top; n >= bottom; n--) {
+        if (n == top) {
+            ck_load(ck, k, lc, cur);
+        } else {
+            xd r[OSN__B][OSN__B];
+            int singular;
+            lc->fill(lc->ctx, n, &cur->lv);
+            eliminate(cur, above, r, &singular); /* succeeded in the backward pass */
+        }
+        const int mb = size[n - 1 - lc->lo];
+        pos -= (size_t)cur->lv.m * (size_t)mb;
+        z_block(cur, mb, z + pos);
+        above = cur;
+        cur = cur == &e[0] ? &e[1] : &e[0];
+    }
+}
+
+/*
+ * Backward pass: c_n and y_n = (-S_n)^-1 c_n, kept in x itself, and checkpoints of the
+ * elimination every SEGMENT_ENTRIES block entries or so (as for the stationary vector: Z_n for
+ * all levels was 36 MiB at R = 10^6). Forward pass: x_n = y_n + Z_n x_{n-1}, with the Z_n of one
+ * segment at a time recomputed from its checkpoint.
+ */
 int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg, xd *x)
 {
     long nlev = lc->hi - lc->lo + 1;
     uint8_t *size = malloc((size_t)nlev);
     long *off = malloc((size_t)nlev * sizeof *off);
-    if (!size || !off) {
-        free(size);
-        free(off);
-        return OSN_ENOMEM;
-    }
-    size_t zt = 0;
+    struct ckset ck = {0};
+    xd *z = NULL;
+    int err = OSN_ENOMEM;
+    if (!size || !off)
+        goto out;
     long states = 0;
+    size_t zt = 0;
     for (long n = lc->lo; n <= lc->hi; n++) {
         size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
         off[n - lc->lo] = states;
         states += size[n - lc->lo];
         if (n > lc->lo)
-            zt += (size_t)size[n - lc->lo - 1] * (size_t)size[n - lc->lo];
+            zt += (size_t)size[n - lc->lo] * (size_t)size[n - lc->lo - 1];
     }
-    /* y_n is kept in x itself; Z_n = (-S_n)^-1 D_n is stored bottom-up. */
-    xd *z = malloc((zt ? zt : 1) * sizeof *z);
-    if (!z) {
-        free(size);
-        free(off);
-        return OSN_ENOMEM;
-    }
+    /* A chain whose Z blocks fit one segment keeps them from the backward pass (the optimiser's
+     * many small solves would otherwise eliminate twice for nothing). */
+    const int whole = zt <= SEGMENT_ENTRIES;
+    size_t zpos = zt;
+    if (whole && !(z = malloc((zt ? zt : 1) * sizeof *z)))
+        goto out;
     struct elim e[2];
     struct elim *cur = &e[0], *above = NULL;
     xd c_above[OSN__B];
-    size_t pos = zt;
-    int err = 0;
+    size_t acc = 0, most = 0;
+    err = 0;
     for (long n = lc->hi; n >= lc->lo; n--) {
         xd r[OSN__B][OSN__B], b[OSN__B], c[OSN__B];
         int singular;
         lc->fill(lc->ctx, n, &cur->lv);
         if (eliminate(cur, above, r, &singular) || singular) {
             err = OSN_ENUMERIC;
-            break;
+            goto out;
         }
         const int m = cur->lv.m;
         rhs(n, &cur->lv, b, arg);
@@ -355,29 +564,39 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
                 v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
             y[i] = v;
         }
-        if (n > lc->lo) {
-            int mb = size[n - lc->lo - 1];
-            pos -= (size_t)m * (size_t)mb;
-            for (int i = 0; i < m; i++) {
-                for (int j = 0; j < mb; j++)
-                    z[pos + (size_t)(i * mb + j)] = osn_xd(0);
-                for (int k = 0; k < m; k++) {
-                    int j = cur->lv.dn_to[k];
-                    if (j >= 0)
-                        z[pos + (size_t)(i * mb + j)] =
-                                osn_xd_add(z[pos + (size_t)(i * mb + j)],
-                                           osn_xd_muld(cur->inv[i][k], cur->lv.dn_rate[k]));
-                }
+        if (whole && n > lc->lo) {
+            zpos -= (size_t)m * (size_t)size[n - 1 - lc->lo];
+            z_block(cur, size[n - 1 - lc->lo], z + zpos);
+        }
+        /* A checkpoint at hi, then one whenever the Z blocks since the last reach the budget. */
+        if (!whole && n > lc->lo) {
+            if (n == lc->hi || acc >= SEGMENT_ENTRIES) {
+                if ((err = ck_save(&ck, n, cur)))
+                    goto out;
+                most = acc > most ? acc : most;
+                acc = 0;
             }
+            acc += (size_t)m * (size_t)size[n - 1 - lc->lo];
         }
         for (int i = 0; i < m; i++)
             c_above[i] = c[i];
         above = cur;
         cur = cur == &e[0] ? &e[1] : &e[0];
     }
-    if (!err) {
-        pos = 0;
-        for (long n = lc->lo + 1; n <= lc->hi; n++) {
+    most = acc > most ? acc : most;
+    if (!whole && !(z = malloc((most ? most : 1) * sizeof *z))) {
+        err = OSN_ENOMEM;
+        goto out;
+    }
+    /* Checkpoint k covers levels ck.level[k+1] + 1 .. ck.level[k] (the last one down to lo + 1);
+     * a whole chain is one segment, lo + 1 .. hi, already in z. */
+    for (long k = whole ? 0 : ck.n - 1; k >= 0; k--) {
+        long top = whole ? lc->hi : ck.level[k];
+        long bottom = !whole && k + 1 < ck.n ? ck.level[k + 1] + 1 : lc->lo + 1;
+        if (!whole)
+            z_segment(lc, &ck, k, bottom, size, z);
+        size_t pos = 0;
+        for (long n = bottom; n <= top; n++) {
             int m = size[n - lc->lo], mb = size[n - lc->lo - 1];
             xd *xn = x + off[n - lc->lo];
             const xd *xb = x + off[n - lc->lo - 1];
@@ -387,6 +606,8 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
             pos += (size_t)m * (size_t)mb;
         }
     }
+out:
+    ck_free(&ck);
     free(z);
     free(size);
     free(off);

@@ -16,13 +16,66 @@
 
 typedef struct osn_xd xd;
 
+/*
+ * The overload states that overload starts in, with the stationary flow into each: one state
+ * under policy I, a few levels' worth under policy II. Kept as a list, not as a vector over all
+ * overload states (which was 16 bytes a state for a handful of non-zeros).
+ */
+struct entries {
+    long n, cap;
+    long *idx;  /* index among the overload chain's states */
+    int *phase; /* arrival phase of that state */
+    xd *w;      /* flow into it */
+    xd *m1;     /* mean passage time from it (filled by return_time) */
+};
+
+static void entries_free(struct entries *en)
+{
+    free(en->idx);
+    free(en->phase);
+    free(en->w);
+    free(en->m1);
+}
+
+/* Adds flow f into overload state idx; consecutive flows into one state are merged. */
+static int entries_add(struct entries *en, long idx, int phase, xd f)
+{
+    if (en->n > 0 && en->idx[en->n - 1] == idx) {
+        en->w[en->n - 1] = osn_xd_add(en->w[en->n - 1], f);
+        return 0;
+    }
+    if (en->n == en->cap) {
+        long cap = en->cap ? 2 * en->cap : 16;
+        long *idx2 = realloc(en->idx, (size_t)cap * sizeof *idx2);
+        if (idx2)
+            en->idx = idx2;
+        int *ph2 = realloc(en->phase, (size_t)cap * sizeof *ph2);
+        if (ph2)
+            en->phase = ph2;
+        xd *w2 = realloc(en->w, (size_t)cap * sizeof *w2);
+        if (w2)
+            en->w = w2;
+        xd *m2 = realloc(en->m1, (size_t)cap * sizeof *m2);
+        if (m2)
+            en->m1 = m2;
+        if (!idx2 || !ph2 || !w2 || !m2)
+            return OSN_ENOMEM;
+        en->cap = cap;
+    }
+    en->idx[en->n] = idx;
+    en->phase[en->n] = phase;
+    en->w[en->n++] = f;
+    return 0;
+}
+
 struct acc {
     xd tot, P[3], N, p00, busy, lost[2], nu01, nu12, changes;
     double kill;           /* must stay 0 for the full chain */
-    xd *entry;             /* flow from mode 0 into each overload state, or NULL */
-    const long *entry_off; /* offsets of overload levels in entry[] */
+    struct entries *entry; /* flow from mode 0 into the overload states */
+    const long *entry_off; /* offsets of overload levels in the overload chain */
     long entry_lo;         /* first overload level */
     long states;
+    int err; /* OSN_ENOMEM when the entry list could not grow */
 };
 
 /* Index of state j of level lv among the overload (mode != 0) states of that level. */
@@ -43,8 +96,9 @@ static void flow(struct acc *a, int from, int to, long to_n, int to_j, const str
     a->changes = osn_xd_add(a->changes, f);
     if (from == 0) {
         a->nu01 = osn_xd_add(a->nu01, f);
-        xd *e = &a->entry[a->entry_off[to_n - a->entry_lo] + overload_index(tl, to_j)];
-        *e = osn_xd_add(*e, f);
+        long idx = a->entry_off[to_n - a->entry_lo] + overload_index(tl, to_j);
+        if (!a->err)
+            a->err = entries_add(a->entry, idx, tl->phase[to_j], f);
     }
     if (to == 2)
         a->nu12 = osn_xd_add(a->nu12, f);
@@ -186,48 +240,56 @@ static long *level_offsets(const struct osn__lchain *lc, long *states)
 #define CV2_SAFE 1e-6
 
 /*
- * Mean and standard deviation of the return time, weighting entry states by entry[]. The
+ * Mean and standard deviation of the return time, weighting entry states by their flow. The
  * variance comes from the second moment unless CV^2 < CV2_SAFE, else from the direct variance
- * system.
+ * system. One vector of the overload chain's size: the second-moment system is solved in place
+ * over the means (its right-hand side at level n is read before the solve writes level n), and
+ * the means are kept at the entry states only; the rare direct variance system recomputes them.
  */
 static int return_time(const struct osn__lchain *oc, const long *off, long nstates, int K,
-                       const xd *entry, struct osn_measures *out)
+                       struct entries *en, struct osn_measures *out)
 {
-    xd *m1 = calloc((size_t)nstates, sizeof *m1);
-    xd *v = calloc((size_t)nstates, sizeof *v);
+    const size_t bytes = (size_t)nstates * sizeof(xd);
+    xd *m1 = osn__big_alloc(bytes), *v = NULL;
     int err = OSN_ENOMEM;
-    if (!m1 || !v)
+    if (!m1)
         goto out;
     err = osn__transient_solve(oc, rhs_ones, NULL, m1);
     if (err)
         goto out;
+    for (long k = 0; k < en->n; k++)
+        en->m1[k] = m1[en->idx[k]];
     struct passage p = {off, oc->lo, oc->hi, m1};
-    err = osn__transient_solve(oc, rhs_second, &p, v);
+    err = osn__transient_solve(oc, rhs_second, &p, m1); /* m1 now holds the second moments */
     if (err)
         goto out;
     xd wsum = osn_xd(0), mean = osn_xd(0), second = osn_xd(0);
-    for (long k = 0; k < nstates; k++) {
-        if (osn_xd_is_zero(entry[k]))
+    for (long k = 0; k < en->n; k++) {
+        if (osn_xd_is_zero(en->w[k]))
             continue;
-        wsum = osn_xd_add(wsum, entry[k]);
-        mean = osn_xd_add(mean, osn_xd_mul(entry[k], m1[k]));
-        second = osn_xd_add(second, osn_xd_mul(entry[k], v[k]));
+        wsum = osn_xd_add(wsum, en->w[k]);
+        mean = osn_xd_add(mean, osn_xd_mul(en->w[k], en->m1[k]));
+        second = osn_xd_add(second, osn_xd_mul(en->w[k], m1[en->idx[k]]));
     }
     mean = osn_xd_div(mean, wsum);
     second = osn_xd_div(second, wsum);
     xd msq = osn_xd_mul(mean, mean);
     xd var = osn_xd_sub(second, msq);
     if (osn_xd_cmp(var, osn_xd_muld(msq, CV2_SAFE)) < 0) {
-        err = osn__transient_solve(oc, rhs_var, &p, v);
-        if (err)
+        err = OSN_ENOMEM;
+        if (!(v = osn__big_alloc(bytes)))
+            goto out;
+        if ((err = osn__transient_solve(oc, rhs_ones, NULL, m1)) ||
+            (err = osn__transient_solve(oc, rhs_var, &p, v)))
             goto out;
         /* Var of a mixture: E[Var(T|X)] + Var(E[T|X]), both sums of non-negative terms. */
         var = osn_xd(0);
-        for (long k = 0; k < nstates; k++) {
-            if (osn_xd_is_zero(entry[k]))
+        for (long k = 0; k < en->n; k++) {
+            if (osn_xd_is_zero(en->w[k]))
                 continue;
-            xd d = osn_xd_sub(m1[k], mean);
-            var = osn_xd_add(var, osn_xd_mul(entry[k], osn_xd_add(v[k], osn_xd_mul(d, d))));
+            xd d = osn_xd_sub(en->m1[k], mean);
+            var = osn_xd_add(var,
+                             osn_xd_mul(en->w[k], osn_xd_add(v[en->idx[k]], osn_xd_mul(d, d))));
         }
         var = osn_xd_div(var, wsum);
     }
@@ -235,17 +297,14 @@ static int return_time(const struct osn__lchain *oc, const long *off, long nstat
     out->T_ret_sd = osn_xd_sqrt(var);
     out->have_sd = true;
     if (K > 1) {
-        /* By the phase at onset: overload states are mode-major blocks of K phases. */
+        /* By the phase at onset. */
         xd w[OSN_MMPP_MAX], t[OSN_MMPP_MAX];
         for (int k = 0; k < K; k++)
             w[k] = t[k] = osn_xd(0);
-        for (long l = 0; l <= oc->hi - oc->lo; l++) {
-            long end = l < oc->hi - oc->lo ? off[l + 1] : nstates;
-            for (long x = off[l]; x < end; x++) {
-                int k = (int)((x - off[l]) % K);
-                w[k] = osn_xd_add(w[k], entry[x]);
-                t[k] = osn_xd_add(t[k], osn_xd_mul(entry[x], m1[x]));
-            }
+        for (long k = 0; k < en->n; k++) {
+            int ph = en->phase[k];
+            w[ph] = osn_xd_add(w[ph], en->w[k]);
+            t[ph] = osn_xd_add(t[ph], osn_xd_mul(en->w[k], en->m1[k]));
         }
         out->nphase = K;
         for (int k = 0; k < K; k++) {
@@ -254,8 +313,10 @@ static int return_time(const struct osn__lchain *oc, const long *off, long nstat
         }
     }
 out:
-    free(m1);
-    free(v);
+    if (m1)
+        osn__big_free(m1, bytes);
+    if (v)
+        osn__big_free(v, bytes);
     return err;
 }
 
@@ -289,9 +350,9 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     struct osn__stat *st = NULL;
     long ostates = 0;
     long *ooff = level_offsets(&olc, &ostates);
-    xd *entry = ooff ? calloc((size_t)ostates, sizeof *entry) : NULL;
+    struct entries entry = {0};
     int err = OSN_ENOMEM;
-    if (!entry)
+    if (!ooff)
         goto out;
     err = osn__stat_new(&st, &flc);
     if (err)
@@ -302,10 +363,12 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     for (int s = 0; s < 3; s++)
         a.P[s] = osn_xd(0);
     a.lost[0] = a.lost[1] = osn_xd(0);
-    a.entry = entry;
+    a.entry = &entry;
     a.entry_off = ooff;
     a.entry_lo = olc.lo;
     err = osn__stat_sweep(st, visit, &a);
+    if (!err)
+        err = a.err;
     if (err)
         goto out;
     if (a.kill != 0) {
@@ -342,10 +405,10 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     out->states = a.states;
     out->method = OSN_METHOD_GENERAL;
 
-    err = return_time(&olc, ooff, ostates, fc.K, entry, out);
+    err = return_time(&olc, ooff, ostates, fc.K, &entry, out);
 out:
     osn__stat_free(st);
-    free(entry);
+    entries_free(&entry);
     free(ooff);
     return err;
 }

@@ -76,6 +76,15 @@ void osn__chain_levels(const struct osn__chain *c, struct osn__lchain *lc);
 /* Number of states in all levels of a level chain. */
 long osn__lchain_states(const struct osn__lchain *lc);
 
+/*
+ * The solver's arrays of a size proportional to R: at R = 10^6 they are tens of megabytes, and
+ * touching them 4 KiB at a time made page faults a third of a solve, so from a megabyte on they
+ * come from osn_mem_block_alloc() (huge pages where the kernel gives them). Zeroed. Free with
+ * osn__big_free() and the same size.
+ */
+void *osn__big_alloc(size_t bytes);
+void osn__big_free(void *p, size_t bytes);
+
 /* ---- Stationary vector (lsolve.c) ---- */
 
 struct osn__stat;
@@ -100,8 +109,9 @@ typedef void (*osn__rhs_fn)(long n, const struct osn__lvl *lv, struct osn_xd *b,
 
 /*
  * Solves (-Q) x = b where Q is the sub-generator of the chain (kill rates leave it). x receives
- * the solution for all states, level by level from lo (osn__lchain_states() entries). Returns 0
- * or OSN_ENOMEM.
+ * the solution for all states, level by level from lo (osn__lchain_states() entries). rhs is
+ * called for levels hi down to lo, each time before x's entries of that level are written, so
+ * b_n may be read from x itself at level n (an in-place solve). Returns 0 or OSN_ENOMEM.
  */
 int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg,
                          struct osn_xd *x);

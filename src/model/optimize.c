@@ -20,9 +20,12 @@
 #include "osn/optimize.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "osn/err.h"
 
@@ -152,6 +155,8 @@ static bool better(const struct osn_measures *a, const struct osn_opt_point *b)
 
 static int check_cfg(const struct osn_opt_cfg *cfg)
 {
+    if (cfg->threads < 0)
+        return OSN_EINVAL;
     for (int c = 0; c < OSN_OPT_NCON; c++)
         if (cfg->has[c] && !(isfinite(cfg->bound[c]) && cfg->bound[c] >= 0))
             return OSN_EINVAL;
@@ -174,6 +179,73 @@ static long find_next(const struct rec *recs, long n, xd best)
     return k;
 }
 
+/*
+ * The pairs are solved in windows of consecutive pairs (scan order) by worker threads, each
+ * with its own cache of service paths, into one slot per pair; then this thread walks the
+ * window in scan order and does everything that depends on order (the records, the best,
+ * closest and free pairs with their ties, the visit callback, progress, stopping at the first
+ * error). So the answer and the callbacks are those of the serial scan whatever the number of
+ * threads: only the solves run in parallel, and a solve depends on its pair alone.
+ */
+#define WINDOW_PAIRS 1024
+
+struct slot {
+    long L, H;
+    int rc;       /* the solve's status */
+    bool skipped; /* rejected by osn_model_check() */
+    struct osn_measures ms;
+};
+
+struct window {
+    const struct osn_model *base;
+    struct slot *slot;
+    long n;
+    atomic_long next;
+};
+
+struct worker {
+    struct window *w;
+    struct osn_solve_cache *cache; /* service paths shared by pairs with the same H */
+};
+
+static void *solve_window(void *arg)
+{
+    struct worker *wk = arg;
+    struct window *w = wk->w;
+    struct osn_model pm = *w->base;
+    for (long i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
+        struct slot *sl = &w->slot[i];
+        osn_optimize_set_pair(&pm, sl->L, sl->H);
+        sl->skipped = osn_model_check(&pm, NULL, NULL, 0) != 0;
+        sl->rc = sl->skipped ? 0
+                             : osn_solve_cached(&pm, OSN_METHOD_GENERAL, &sl->ms, NULL, NULL,
+                                                wk->cache);
+    }
+    return NULL;
+}
+
+/* Solves the n pairs of w->slot on up to nthr threads (this one included). */
+static void run_window(struct window *w, struct worker *wk, int nthr)
+{
+    pthread_t tid[OSN_OPT_MAX_THREADS];
+    int started = 0;
+    atomic_store(&w->next, 0);
+    if (nthr > w->n)
+        nthr = (int)w->n;
+    for (int t = 1; t < nthr; t++, started++)
+        if (pthread_create(&tid[t - 1], NULL, solve_window, &wk[t]) != 0)
+            break; /* fewer threads: this one does the rest */
+    solve_window(&wk[0]);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+}
+
+static int thread_count(const struct osn_opt_cfg *cfg)
+{
+    long n = cfg->threads > 0 ? cfg->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > OSN_OPT_MAX_THREADS ? OSN_OPT_MAX_THREADS : (int)n;
+}
+
 int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
                  struct osn_opt_result *res, osn_opt_visit_fn visit, void *visit_arg,
                  osn_opt_progress_fn progress, void *progress_arg)
@@ -181,10 +253,11 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
     struct osn_model pm;
     struct osn_measures ms;
     struct rec *recs = NULL;
-    struct osn_solve_cache *cache = NULL; /* service paths shared by pairs with the same H */
+    struct worker wk[OSN_OPT_MAX_THREADS] = {{0}};
+    struct window win = {0};
     double viol[OSN_OPT_NCON], total;
     long total_pairs, done = 0, top;
-    int rc = 0;
+    int rc = 0, nthr;
 
     if (!res)
         return OSN_EINVAL;
@@ -199,38 +272,52 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         return OSN_ECONFIG;
     if ((size_t)total_pairs > SIZE_MAX / sizeof *recs || h_limit(m) > INT32_MAX)
         return OSN_ETOOBIG;
+    nthr = thread_count(cfg);
     recs = malloc((size_t)total_pairs * sizeof *recs);
-    if (!recs || osn_solve_cache_new(&cache)) {
-        free(recs);
-        return OSN_ENOMEM;
+    win.slot = malloc(WINDOW_PAIRS * sizeof *win.slot);
+    win.base = m;
+    rc = recs && win.slot ? 0 : OSN_ENOMEM;
+    for (int t = 0; t < nthr && !rc; t++) {
+        wk[t].w = &win;
+        rc = osn_solve_cache_new(&wk[t].cache);
     }
+    if (rc)
+        goto out;
 
     pm = *m;
     top = h_limit(m);
-    for (long H = 1; H < top && !rc; H++) {
-        for (long L = 0; L < H && !rc; L++) {
-            osn_optimize_set_pair(&pm, L, H);
-            if (osn_model_check(&pm, NULL, NULL, 0) != 0) {
+    for (long H = 1, L = 0; H < top && !rc;) {
+        for (win.n = 0; win.n < WINDOW_PAIRS && H < top; win.n++) {
+            win.slot[win.n].L = L;
+            win.slot[win.n].H = H;
+            if (++L == H)
+                H++, L = 0;
+        }
+        run_window(&win, wk, nthr);
+        for (long i = 0; i < win.n && !rc; i++) {
+            const struct slot *sl = &win.slot[i];
+            long Li = sl->L, Hi = sl->H;
+            if (sl->skipped) {
                 res->skipped++;
-            } else if ((rc = osn_solve_cached(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL, cache)) ==
-                       0) {
-                bool ok = assess(cfg, &ms, viol, &total);
+            } else if ((rc = sl->rc) == 0) {
+                bool ok = assess(cfg, &sl->ms, viol, &total);
                 struct rec *r = &recs[res->evaluated++];
-                r->T_ret = ms.T_ret;
-                r->L = (int32_t)L;
-                r->H = (int32_t)H;
+                r->T_ret = sl->ms.T_ret;
+                r->L = (int32_t)Li;
+                r->H = (int32_t)Hi;
                 r->feasible = ok;
                 if (ok)
                     res->feasible++;
-                if (better(&ms, &res->free))
-                    keep(&res->free, L, H, total, viol, &ms);
-                if (ok && better(&ms, &res->best))
-                    keep(&res->best, L, H, total, viol, &ms);
+                if (better(&sl->ms, &res->free))
+                    keep(&res->free, Li, Hi, total, viol, &sl->ms);
+                if (ok && better(&sl->ms, &res->best))
+                    keep(&res->best, Li, Hi, total, viol, &sl->ms);
                 if (!res->closest.found || total < res->closest.violation ||
-                    (total == res->closest.violation && better(&ms, &res->closest)))
-                    keep(&res->closest, L, H, total, viol, &ms);
+                    (total == res->closest.violation && better(&sl->ms, &res->closest)))
+                    keep(&res->closest, Li, Hi, total, viol, &sl->ms);
                 if (visit) {
-                    struct osn_opt_pair p = {L, H, ok, total, {0}, &ms, &pm};
+                    osn_optimize_set_pair(&pm, Li, Hi);
+                    struct osn_opt_pair p = {Li, Hi, ok, total, {0}, &sl->ms, &pm};
                     memcpy(p.viol, viol, sizeof p.viol);
                     rc = visit(&p, visit_arg);
                 }
@@ -261,7 +348,7 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         if (k >= 0) {
             /* One more solve, so that the next-better pair is reported with all its measures. */
             osn_optimize_set_pair(&pm, recs[k].L, recs[k].H);
-            if ((rc = osn_solve_cached(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL, cache)))
+            if ((rc = osn_solve_cached(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL, wk[0].cache)))
                 goto out;
             assess(cfg, &ms, viol, &total);
             keep(&res->next, recs[k].L, recs[k].H, total, viol, &ms);
@@ -272,7 +359,9 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         }
     }
 out:
-    osn_solve_cache_free(cache);
+    for (int t = 0; t < nthr; t++)
+        osn_solve_cache_free(wk[t].cache);
+    free(win.slot);
     free(recs);
     return rc;
 }
