@@ -11,6 +11,7 @@
  * on the normal scale of the lognormal converges geometrically), and empirical service averages
  * over its samples; these three work in double precision, so weights below about 1e-300 are 0.
  */
+#define _DEFAULT_SOURCE /* lgamma_r */
 #include "model_int.h"
 
 #include <math.h>
@@ -25,10 +26,18 @@ typedef struct osn_xd xd;
 /* Truncate where the remaining weight is below this (relative to 1). */
 #define TAIL 1e-17
 
+/* log Gamma(x) without lgamma's write to the global signgam: the optimiser solves on several
+ * threads at once. */
+static double lgam(double x)
+{
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
 /* log of the Poisson(x) probability of m, for x > 0. */
 static double log_pois(double x, long m)
 {
-    return (double)m * log(x) - x - lgamma((double)m + 1);
+    return (double)m * log(x) - x - lgam((double)m + 1);
 }
 
 /* log c_m of the laws with closed forms; NAN for the others. */
@@ -42,7 +51,7 @@ static double log_weight(const struct osn_law *law, double lam, long m)
         return log_pois(lam / mu, m);
     case OSN_LAW_ERLANG: { /* negative binomial with k phases of rate k mu */
         double k = law->k, r = k * mu;
-        return lgamma((double)m + k) - lgamma(k) - lgamma((double)m + 1) - k * log1p(lam / r) -
+        return lgam((double)m + k) - lgam(k) - lgam((double)m + 1) - k * log1p(lam / r) -
                (double)m * log1p(r / lam);
     }
     default:
