@@ -71,3 +71,12 @@ if(OSN_FUZZ_TEST AND NOT OSN_FUZZ AND OSN_CLANG16)
            COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fuzz.sh ${CMAKE_BINARY_DIR}/fuzz 60)
   set_tests_properties(fuzz_parser_60s PROPERTIES TIMEOUT 900)
 endif()
+# make install staged into a temporary DESTDIR: the files, examples/c built with pkg-config
+# against it and compared with `osn solve --json`, and the Python module (tests/test_python.py).
+# Not in a sanitized build: its libosn needs the ASan runtime loaded first, which neither a
+# plain C program nor python3 does; the plain build's run covers the install.
+if(NOT OSN_SANITIZE)
+  add_test(NAME install COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_install.sh ${CMAKE_BINARY_DIR}
+                                ${CMAKE_SOURCE_DIR})
+  set_tests_properties(install PROPERTIES TIMEOUT 300)
+endif()
