@@ -6,7 +6,7 @@
 #     shared library, and prints the measures `osn solve --json` gives for the same model (to
 #     the 17 digits both print; its own T_ret also against the closed form 12.5 - 7.5*0.6^5);
 #   - the Python module, imported from the staged tree, finds its libosn and gives the same
-#     dicts as `osn solve --json` (tests/test_python.py).
+#     dicts as `osn solve --json` (tests/test_python.py), and its example draws a figure.
 #
 #   tests/test_install.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
@@ -110,5 +110,15 @@ if PYTHONPATH=$root/$pydir python3 "$src/tests/test_python.py" "$osn" "$src"; th
     pass "python module (tests/test_python.py)"
 else
     fail "python module (tests/test_python.py)"
+fi
+# The module's example, as examples/README.md shows it, with Debian's python3 and matplotlib.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+if PYTHONPATH=$root/$pydir "$py" "$src/examples/python/load_curve.py" "$stage/curve.png" \
+    >"$stage/py.log" 2>&1 && [ "$(stat -c %s "$stage/curve.png")" -gt 20000 ]; then
+    pass "examples/python/load_curve.py draws its figure"
+else
+    cat "$stage/py.log"
+    fail "examples/python/load_curve.py"
 fi
 summary

@@ -80,3 +80,7 @@ if(NOT OSN_SANITIZE)
                                 ${CMAKE_SOURCE_DIR})
   set_tests_properties(install PROPERTIES TIMEOUT 300)
 endif()
+# Every scenario of examples/ with the command examples/README.md lists it under.
+add_test(NAME examples COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_examples.sh $<TARGET_FILE:osn>
+                               ${CMAKE_SOURCE_DIR})
+set_tests_properties(examples PROPERTIES TIMEOUT 300)
