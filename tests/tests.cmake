@@ -84,3 +84,8 @@ endif()
 add_test(NAME examples COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_examples.sh $<TARGET_FILE:osn>
                                ${CMAKE_SOURCE_DIR})
 set_tests_properties(examples PROPERTIES TIMEOUT 300)
+# Provenance of result files (version, scenario as run, seed; same seed = same file but the
+# timing block) and detector thresholds in the detector's own units.
+add_test(NAME provenance COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_provenance.sh
+                                 $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(provenance PROPERTIES TIMEOUT 300)

@@ -16,6 +16,11 @@ void osn__report_model_line(FILE *f, const struct osn_model *m);
 /* The "scenario" JSON object: the model as solved, its source and every key set (new ref). */
 json_t *osn__report_scenario_json(const struct osn_scenario *sc);
 
+struct osn_net_scenario;
+/* The network scenario as it ran: its source, the keys set, and every key of the schema with
+ * the value used, defaults included (src/io/net_echo.c; new ref, NULL when out of memory). */
+json_t *osn__net_scenario_json(const struct osn_net_scenario *s);
+
 /*
  * Writes a result document to f, indented, reals to `precision` significant digits, and a final
  * newline. A document that is an object (or each object of an array: a sweep) first gets
