@@ -1,5 +1,6 @@
 """The Python module (python/osn) against the command: `osn.solve(...)` must give the dict that
-`osn solve --set ... --json` writes for the same scenario, value for value, over the models the
+`osn solve --set ... --json` writes for the same scenario, value for value (`osn.optimize` that
+of `osn optimize --json`, on every example of examples/optimize/), over the models the
 solver has (two-loop, single-loop, bi-level, two flows, MMPP, policy II, constant service,
 extreme load beyond the double range), one at a time and vectorised; bad keys must raise with
 the command's message; the T_ret of the tour's model must equal its closed form.
@@ -120,6 +121,46 @@ try:
     check(False, "method closed on bi-level did not raise")
 except osn.ScenarioError as e:
     check("closed" in str(e), f"method closed message: {e}")
+
+# osn.optimize against `osn optimize --json`: the example files, keys over a file, a list.
+def cli_opt(sets, scenario=None):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        cmd = [OSN, "optimize", "-q", "--json", out] + ([scenario] if scenario else [])
+        for s in sets:
+            cmd += ["--set", s]
+        subprocess.run(cmd, check=True)
+        with open(out) as f:
+            return json.load(f)
+
+
+opt_dir = os.path.join(SRC, "examples", "optimize")
+for name in sorted(os.listdir(opt_dir)):
+    path = os.path.join(opt_dir, name)
+    same(osn.optimize(scenario=path), cli_opt([], path), f"osn.optimize({name})")
+path = os.path.join(opt_dir, "two_loop_constrained.ini")
+same(
+    osn.optimize(scenario=path, max_discard=2e-3),
+    cli_opt(["optimize.max_discard=0.002"], path),
+    "osn.optimize with a key over the file",
+)
+pts = osn.optimize([{"rate": 0.9}, {"rate": 1.5}], R=20, max_throttle=0.5, max_discard=1e-3)
+for x, r in zip((0.9, 1.5), pts):
+    c = cli_opt([f"arrivals.rate={x}", "thresholds.R=20", "optimize.max_throttle=0.5",
+                 "optimize.max_discard=0.001"])
+    same(r, c, f"osn.optimize vectorised rate={x}")
+    # Found: every bound met at the optimum; not found: the closest pair violates some.
+    met = all(
+        (c["value"] <= c["bound"]) if k != "min_cycle" else (c["value"] >= c["bound"])
+        for k, c in r["constraints"].items()
+    )
+    check(met == r["found"], f"rate={x}: found = {r['found']} but bounds met = {met}")
+    check(r["found"] or r["closest_violation"] > 0, f"rate={x}: closest pair violation")
+try:
+    osn.optimize(R=5000)
+    check(False, "optimize R=5000 did not raise")
+except osn.ScenarioError as e:
+    check("thresholds.R" in str(e) and "hours" in str(e), f"optimize R=5000 message: {e}")
 
 print(f"test_python: {'FAILED, ' + str(failures) + ' failures' if failures else 'all passed'}")
 sys.exit(1 if failures else 0)

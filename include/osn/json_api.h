@@ -23,7 +23,16 @@
 int osn_solve_json(const char *scenario, const char *const *sets, int nsets, const char *method,
                    char **json, char *err, size_t errsize);
 
-/* Frees a document returned by osn_solve_json(); NULL is accepted. Returns NULL. */
+/*
+ * `osn optimize [scenario] --set sets[0] ... --json -`: the best thresholds under the scenario's
+ * [optimize] constraints, as the document the command writes. Returns 0 with *json set, or an
+ * error as osn_solve_json() does (OSN_ETOOBIG for a search that would take hours).
+ */
+int osn_optimize_json(const char *scenario, const char *const *sets, int nsets, char **json,
+                      char *err, size_t errsize);
+
+/* Frees a document returned by osn_solve_json() or osn_optimize_json(); NULL is accepted.
+ * Returns NULL. */
 char *osn_json_free(char *json);
 
 #endif

@@ -1,4 +1,4 @@
-"""OSN from Python: the exact solver of `osn solve`, in the process, over libosn (ctypes).
+"""OSN from Python: `osn solve` and `osn optimize` in the process, over libosn (ctypes).
 
     import osn
     r = osn.solve(kind="two-loop", rate=1.2, overload_rate=0.6, L=10, H=15, R=20)
@@ -6,6 +6,10 @@
 
     # Vectorised: one dict of keys per point, over keys common to all; a list of results back.
     curve = osn.solve([{"rate": x / 10} for x in range(5, 31)], L=10, H=15, R=20)
+
+    # Best thresholds under constraints, as `osn optimize --json` gives them.
+    best = osn.optimize(rate=1.2, R=20, max_throttle=0.3, max_discard=1e-3)
+    best["L"], best["H"], best["binding"]
 
 A result is the dict that `osn solve --json` writes for the same scenario, number for number:
 every measure as a float, None where it does not exist (T_disc when discard mode is never
@@ -20,6 +24,7 @@ Keys are those of `osn solve --help`, by their short name or as "section.key":
     rate overload_rate overload_accept flows rate1 rate2
     process phase_rates phase_switch overload_rates              [arrivals]
     mu (= service.rate) law k probs rates cv sigma samples (= service.file)  [service]
+    objective max_throttle max_loss max_discard min_cycle        [optimize], osn.optimize
 
 A list or tuple value is written comma-separated (phase_rates=[0.4, 3]). `scenario=` names a
 scenario file read first, as `osn solve FILE`; `method=` is "auto", "general" or "closed".
@@ -33,7 +38,7 @@ import ctypes
 import json
 import os
 
-__all__ = ["solve", "version", "ScenarioError", "KEYS"]
+__all__ = ["solve", "optimize", "version", "ScenarioError", "KEYS"]
 
 # Short name -> scenario key.
 KEYS = {
@@ -65,6 +70,11 @@ KEYS = {
     "cv": "service.cv",
     "sigma": "service.sigma",
     "samples": "service.file",
+    "objective": "optimize.objective",
+    "max_throttle": "optimize.max_throttle",
+    "max_loss": "optimize.max_loss",
+    "max_discard": "optimize.max_discard",
+    "min_cycle": "optimize.min_cycle",
 }
 
 
@@ -95,6 +105,15 @@ def _load_library():
         ctypes.c_size_t,
     ]
     lib.osn_solve_json.restype = ctypes.c_int
+    lib.osn_optimize_json.argtypes = [
+        ctypes.c_char_p,
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_void_p),
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+    ]
+    lib.osn_optimize_json.restype = ctypes.c_int
     lib.osn_json_free.argtypes = [ctypes.c_void_p]
     lib.osn_json_free.restype = ctypes.c_void_p
     lib.osn_version.argtypes = []
@@ -132,16 +151,17 @@ def _sets(keys):
     return out
 
 
-def _solve_one(scenario, method, keys):
+def _call(fn, scenario, keys, *extra):
+    """fn(scenario, sets, nsets, *extra, &json, err, errsize) -> the document as a dict."""
     sets = [s.encode() for s in _sets(keys)]
     argv = (ctypes.c_char_p * max(len(sets), 1))(*sets)
     out = ctypes.c_void_p()
     err = ctypes.create_string_buffer(1024)
-    rc = _lib.osn_solve_json(
+    rc = fn(
         os.fsencode(scenario) if scenario is not None else None,
         argv,
         len(sets),
-        method.encode() if method is not None else None,
+        *extra,
         ctypes.byref(out),
         err,
         len(err),
@@ -154,6 +174,22 @@ def _solve_one(scenario, method, keys):
         _lib.osn_json_free(out)
 
 
+def _solve_one(scenario, method, keys):
+    return _call(_lib.osn_solve_json, scenario, keys, method.encode() if method else None)
+
+
+def _optimize_one(scenario, keys):
+    return _call(_lib.osn_optimize_json, scenario, keys)
+
+
+def _each(one, points, keys):
+    if points is None:
+        return one(keys)
+    if isinstance(points, dict):
+        raise TypeError("osn: points is a list of dicts; for one model pass keywords")
+    return [one({**keys, **p}) for p in points]
+
+
 def solve(points=None, *, scenario=None, method=None, **keys):
     """Exact measures of one model (keyword keys), or of each point of a list.
 
@@ -162,8 +198,14 @@ def solve(points=None, *, scenario=None, method=None, **keys):
 
     A point's keys are applied over the keyword keys, which apply over `scenario` (a file).
     """
-    if points is None:
-        return _solve_one(scenario, method, keys)
-    if isinstance(points, dict):
-        raise TypeError("osn.solve: points is a list of dicts; for one model pass keywords")
-    return [_solve_one(scenario, method, {**keys, **p}) for p in points]
+    return _each(lambda k: _solve_one(scenario, method, k), points, keys)
+
+
+def optimize(points=None, *, scenario=None, **keys):
+    """The best thresholds under constraints (`osn optimize --json`), for one model or each point.
+
+    optimize(rate=1.2, R=20, max_throttle=0.3, max_discard=1e-3) -> dict with L, H, found,
+    binding, constraints, next_better, unconstrained, and every measure at the optimum.
+    The searched pair's keys (L, H; L1, H1 for bi-level) are ignored, as by the command.
+    """
+    return _each(lambda k: _optimize_one(scenario, k), points, keys)

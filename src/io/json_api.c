@@ -11,6 +11,7 @@
 
 #include "osn/err.h"
 #include "osn/model_scenario.h"
+#include "osn/optimize_scenario.h"
 
 static int method_of(const char *name, enum osn_method *m, char *err, size_t errsize)
 {
@@ -80,6 +81,85 @@ out:
     free(buf);
     osn_scenario_release(sc);
     free(sc);
+    return rc;
+}
+
+/* Writes a document into a new string: what the writer writes into *json, or an error. */
+static int to_string(int (*write)(FILE *f, const void *ctx, char *err, size_t errsize),
+                     const void *ctx, char **json, char *err, size_t errsize)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&buf, &len);
+    int rc;
+
+    if (!mf)
+        return OSN_ENOMEM;
+    rc = write(mf, ctx, err, errsize);
+    if (fclose(mf) != 0 && !rc)
+        rc = OSN_ENOMEM;
+    if (rc)
+        free(buf);
+    else
+        *json = buf;
+    return rc;
+}
+
+struct opt_doc {
+    const struct osn_scenario *at;
+    const struct osn_opt_cfg *cfg;
+    const struct osn_opt_result *res;
+};
+
+static int write_opt(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct opt_doc *d = ctx;
+    return osn_opt_json_write(f, d->at, d->cfg, d->res, err, errsize);
+}
+
+int osn_optimize_json(const char *scenario, const char *const *sets, int nsets, char **json,
+                      char *err, size_t errsize)
+{
+    struct osn_scenario *sc = NULL, *at = NULL;
+    struct osn_opt_cfg cfg;
+    struct osn_opt_result *res = NULL;
+    int rc;
+
+    if (!json || !err || errsize == 0 || nsets < 0 || (nsets > 0 && !sets))
+        return OSN_EINVAL;
+    *json = NULL;
+    err[0] = '\0';
+    sc = calloc(1, sizeof *sc);
+    at = calloc(1, sizeof *at);
+    res = calloc(1, sizeof *res);
+    if (!sc || !at || !res) {
+        rc = OSN_ENOMEM;
+        goto out;
+    }
+    rc = osn_optimize_scenario_load(sc, &cfg, scenario, sets, nsets, NULL, err, errsize);
+    if (rc)
+        goto out;
+    rc = osn_optimize(&sc->model, &cfg, res, NULL, NULL, NULL, NULL);
+    if (rc == OSN_ECONFIG)
+        snprintf(err, errsize, "%s: no valid (L, H) pair in this model",
+                 sc->ini.path[0] ? sc->ini.path : "scenario");
+    else if (rc)
+        snprintf(err, errsize, "optimisation failed: %s", osn_strerror(rc));
+    if (rc)
+        goto out;
+    /* The scenario as solved at the reported pair, for the document's solve keys and echo. */
+    const struct osn_opt_point *pt = res->best.found ? &res->best : &res->closest;
+    *at = *sc;
+    osn_optimize_set_pair(&at->model, pt->L, pt->H);
+    struct opt_doc doc = {at, &cfg, res};
+    rc = to_string(write_opt, &doc, json, err, errsize);
+out:
+    if (rc && !err[0])
+        snprintf(err, errsize, "%s", osn_strerror(rc));
+    osn_scenario_release(sc); /* `at` is a shallow copy: not released */
+    free(sc);
+    free(at);
+    free(res);
     return rc;
 }
 
