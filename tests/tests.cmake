@@ -71,6 +71,10 @@ if(OSN_FUZZ_TEST AND NOT OSN_FUZZ AND OSN_CLANG16)
            COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fuzz.sh ${CMAKE_BINARY_DIR}/fuzz 60)
   set_tests_properties(fuzz_parser_60s PROPERTIES TIMEOUT 900)
 endif()
+# The one-call entry points of the library (osn_solve_json, osn_optimize_json), statically
+# linked so that the sanitized build checks them too.
+osn_unit_test(test_json_api)
+
 # make install staged into a temporary DESTDIR: the files, examples/c built with pkg-config
 # against it and compared with `osn solve --json`, and the Python module (tests/test_python.py).
 # Not in a sanitized build: its libosn needs the ASan runtime loaded first, which neither a

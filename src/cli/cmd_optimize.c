@@ -202,6 +202,7 @@ static int search(const struct opt_opts *o, const struct osn_scenario *sc,
             return die("--grid %s: write failed: %s", o->grid, strerror(errno));
     }
     g->R = sc->model.kind == OSN_KIND_BI_LEVEL ? sc->model.H2 : sc->model.R;
+    g->bi_level = sc->model.kind == OSN_KIND_BI_LEVEL;
     if (o->plot && osn_opt_plot_begin(g, err, sizeof err) != 0)
         return die("--plot: %s", err);
     prog.tty = isatty(STDERR_FILENO);

@@ -254,21 +254,41 @@ int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_o
     /* Both file names reach gnuplot as ARG1 and ARG2, never as script text (gnuplot.c). */
     if (osn_gnuplot_open(&gp, args, 2, 1, err, errsize) != 0)
         return OSN_EIO;
+    /* Axis names of the model (L1, H1 for bi-level), a perceptually uniform palette
+     * (viridis's stops: dark is short, yellow long, readable in grey), and the binding
+     * constraint named and shown: the next-better pair, which violates it. */
+    const char *ln = g->bi_level ? "L1" : "L", *hn = g->bi_level ? "H1" : "H";
+    char binding[96] = "";
+    if (res->binding >= 0)
+        snprintf(binding, sizeof binding, "next better pair (violates %s)",
+                 osn_opt_con_name((enum osn_opt_con)res->binding));
     fprintf(gp.f,
             "set terminal pngcairo size 900,760\n"
             "set output ARG1\n"
-            "set title \"log10 T_ret over the (L, H) grid: filled = feasible, open = "
-            "infeasible\" noenhanced\n"
-            "set xlabel 'L'\nset ylabel 'H'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
-            "set palette rgbformulae 33,13,10\nset key outside bottom center horizontal\n"
+            "set title \"log10 T_ret over the (%s, %s) grid: filled = feasible, open = "
+            "infeasible\\nbinding constraint: %s\" noenhanced\n"
+            "set xlabel '%s'\nset ylabel '%s'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
+            "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', "
+            "4 '#fde725')\n"
+            "set key outside bottom center horizontal noenhanced\n"
             "set grid\n"
             "plot ARG2 using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
             "title 'feasible', \\\n"
             "     '' using 1:2:($3==0?$4:1/0) with points pt 4 ps %.2f lc palette "
             "title 'infeasible', \\\n"
-            "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'\n"
-            "%ld %ld\ne\n",
-            ps, ps, res->best.found ? "optimum" : "closest (infeasible)", pt->L, pt->H);
+            "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'",
+            ln, hn,
+            res->binding >= 0 ? osn_opt_con_name((enum osn_opt_con)res->binding)
+                              : "none (the unconstrained optimum)",
+            ln, hn, ps, ps, res->best.found ? "optimum" : "closest (infeasible)");
+    if (res->binding >= 0 && res->next.found)
+        fprintf(gp.f,
+                ", \\\n     '-' using 1:2 with points pt 12 ps 3 lw 2 lc rgb '#d62728' "
+                "title '%s'",
+                binding);
+    fprintf(gp.f, "\n%ld %ld\ne\n", pt->L, pt->H);
+    if (res->binding >= 0 && res->next.found)
+        fprintf(gp.f, "%ld %ld\ne\n", res->next.L, res->next.H);
     st = osn_gnuplot_close(&gp);
     if (st != 0) {
         snprintf(err, errsize, "gnuplot failed (status %d; is gnuplot installed?)", st);

@@ -6,6 +6,7 @@
 #ifndef OSN_CLI_OPTIMIZE_OUT_H
 #define OSN_CLI_OPTIMIZE_OUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "osn/model_scenario.h"
@@ -16,7 +17,8 @@ struct osn_opt_grid {
     FILE *f;    /* --grid stream, borrowed */
     FILE *plot; /* the plot's temporary data file, owned */
     char plot_path[64];
-    long R; /* the grid's size, for the plot's point size */
+    long R;        /* the grid's size, for the plot's point size */
+    bool bi_level; /* the pair is (L1, H1): the plot's axis names */
 };
 
 /* The CSV header line of --grid. Returns 0 or OSN_EIO. */
