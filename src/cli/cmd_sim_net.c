@@ -419,13 +419,15 @@ void osn_cmd_sim_net_usage(FILE *f)
           "Output: offered, goodput, capacity, setup_delay_mean/p50/p95/p99, failed (by\n"
           "reason), retrans_ratio, admitted, admitted_failed, core_util, core_P0..P2,\n"
           "msg_rate, each with KEY_ci, then per element the messages processed by kind,\n"
-          "dropped, util, queue_mean, invites_in, capacity. JSON and CSV also carry\n"
-          "control, detector, seed, replications and osn_version; JSON the scenario\n"
-          "(keys set, and every key's value as run, under scenario.resolved); what the\n"
-          "wall clock measured (wall_s, msgs_per_s, threads) is apart, under timing\n"
-          "(CSV: timing.* columns, last): two runs with one seed differ only there.\n"
+          "dropped, util, queue_mean, invites_in, capacity.\n"
           "Example:\n"
           "  osn sim examples/collapse.ini --set control.kind=loss \\\n"
-          "          --set source.rate=100:1500:200 --json -\n",
+          "          --set source.rate=100:1500:200 --json -\n"
+          "\n"
+          "Provenance: JSON and CSV also carry control, detector, seed, replications and\n"
+          "osn_version; JSON the scenario (keys set, and every key's value as run, under\n"
+          "scenario.resolved); what the wall clock measured (wall_s, msgs_per_s, threads)\n"
+          "is apart, under timing (CSV: timing.* columns, last): two runs with one seed\n"
+          "differ only there.\n",
           f);
 }
