@@ -109,6 +109,17 @@ for k, v in row.items():
         float(v)
 PY
 
+# ---- osn optimize --grid: KEY_log10 beside every measure ----
+run 0 "optimize grid" -- optimize "$EX/optimize/two_loop_constrained.ini" --grid "$TMP/grid.csv" -q
+if "$PY" - "$TMP/grid.csv" <<'PY'; then ok; else bad "optimize --grid log10 columns"; fi
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 190, len(rows)  # every pair 0 <= L < H < R = 20
+for r in rows:
+    for k in ("P0", "T_ret", "T_cyc", "nu01"):
+        assert abs(float(r[k + "_log10"]) - math.log10(float(r[k]))) < 1e-12, (k, r)
+PY
+
 # ---- detectors in their own units ----
 for det in occupancy delay; do
     run 0 "detector $det" -- sim "$EX/collapse.ini" "${NET[@]}" --set control.kind=local \

@@ -42,13 +42,22 @@ static const char *fmt7(xd x, char *buf, size_t size)
 
 /* ---- --grid ---- */
 
-static const char grid_header[] = "L,H,feasible,violation,P0,P1,P2,throttle,theta,T_ret,"
-                                  "T_ret_sd,T_cyc,T_norm,T_disc,N_mean,throughput,sojourn,"
-                                  "mode_change_rate,nu01,nu12\n";
+/* The measures of a row, in column order; each has a KEY_log10 column after them all, numeric
+ * even where KEY is a string beyond the double range (as in `osn solve --csv`). */
+static const char *const grid_keys[] = {
+        "P0",    "P1",     "P2",     "throttle", "theta",      "T_ret",   "T_ret_sd",
+        "T_cyc", "T_norm", "T_disc", "N_mean",   "throughput", "sojourn", "mode_change_rate",
+        "nu01",  "nu12"};
+#define NGRID (sizeof grid_keys / sizeof grid_keys[0])
 
 int osn_opt_grid_header(FILE *f)
 {
-    return fputs(grid_header, f) == EOF ? OSN_EIO : 0;
+    fputs("L,H,feasible,violation", f);
+    for (size_t i = 0; i < NGRID; i++)
+        fprintf(f, ",%s", grid_keys[i]);
+    for (size_t i = 0; i < NGRID; i++)
+        fprintf(f, ",%s_log10", grid_keys[i]);
+    return fputc('\n', f) == EOF || ferror(f) ? OSN_EIO : 0;
 }
 
 /* One CSV cell after a comma: %.17g, the 12-digit string beyond the double range, or empty. */
@@ -89,8 +98,14 @@ int osn_opt_grid_row(const struct osn_opt_pair *p, void *arg)
                         ms->mode_change_rate,
                         ms->nu01,
                         ms->nu12};
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        _Static_assert(sizeof v / sizeof v[0] == NGRID, "one value per grid column");
+        for (size_t i = 0; i < NGRID; i++)
             cell(f, v[i]);
+        for (size_t i = 0; i < NGRID; i++) {
+            fputc(',', f);
+            if (isfinite(v[i].m) && v[i].m != 0)
+                fprintf(f, "%.17g", osn_xd_log10(v[i]));
+        }
         if (fputc('\n', f) == EOF || ferror(f))
             return OSN_EIO;
     }
