@@ -122,7 +122,7 @@ static void check_conservation(const struct osn_fluid_result *res)
         double prev = 0, in = 0, out = 0;
         for (long n = 0; n < res->nslots; n++) {
             double a = COL(res, h, ARRIVED)[n], s = COL(res, h, SERVED)[n];
-            double l = COL(res, h, LOST)[n], q = COL(res, h, QUEUE)[n];
+            double l = COL(res, h, LOST)[n] + COL(res, h, REMOVED)[n], q = COL(res, h, QUEUE)[n];
             double scale = 1 + a + q;
             assert_true(fabs(a - s - l - (q - prev)) <= 1e-9 * scale);
             assert_true(q >= 0 && s >= 0 && l >= 0);
@@ -325,6 +325,149 @@ static void test_control_recovers(void **state)
     }
 }
 
+/*
+ * A backlog that neither drains nor fails: 50 calls/s on 100/s, raised by a 1.5 s burst to a
+ * queue whose delay lies between T1 and 3 T1, so every call is sent exactly twice and the two
+ * copies fill the capacity. The fixed point, checked on the last Timer B period: the queue is
+ * flat, copies sent = originals sent, served = capacity, no Timer B expiry.
+ */
+static void test_fixed_point(void **state)
+{
+    (void)state;
+    struct osn_fluid_cfg c = burst_cfg(1.5);
+    c.profile.base_rate = 50;
+    struct osn_fluid_result *res = run(&c);
+    long N = res->nslots, from = N - 1 - res->kb;
+    double orig = 0, retx = 0, served = 0, failed = 0;
+    for (long n = from + 1; n < N; n++) {
+        orig += COL(res, 0, ORIG)[n];
+        retx += COL(res, 0, RETX)[n];
+        served += COL(res, 0, SERVED)[n];
+        failed += COL(res, 0, FAILED)[n];
+    }
+    assert_false(res->sum.recovered);
+    assert_int_equal(res->sum.state, OSN_FLUID_STANDING);
+    assert_true(res->sum.final_queue[0] > 50); /* delay > T1: the copies are due */
+    assert_true(fabs(COL(res, 0, QUEUE)[N - 1] - COL(res, 0, QUEUE)[from]) < 1e-9);
+    assert_true(fabs(retx - orig) < 1e-9 * orig);
+    assert_true(fabs(served - 100 * (double)res->kb * c.slot) < 1e-9 * served);
+    assert_true(failed == 0 && res->sum.failed == 0);
+    osn_fluid_result_free(res);
+
+    /* The neighbours: a shorter burst drains, a longer one collapses and fails calls. */
+    c = burst_cfg(1);
+    c.profile.base_rate = 50;
+    res = run(&c);
+    assert_int_equal(res->sum.state, OSN_FLUID_RECOVERED);
+    osn_fluid_result_free(res);
+    c = burst_cfg(2);
+    res = run(&c);
+    assert_int_equal(res->sum.state, OSN_FLUID_FAILING);
+    osn_fluid_result_free(res);
+}
+
+/*
+ * PRSM with an infinite buffer loses nothing, so every copy finds its transaction held and
+ * goes to the secondary queue, to be removed unserved: the primary queue is the queue of the
+ * originals alone, q(n+1) = max(0, q(n) + a(n) - mu slot), written here directly; no call
+ * fails, and the server serves exactly the originals.
+ */
+static void test_prsm_infinite(void **state)
+{
+    (void)state;
+    struct osn_fluid_cfg c = burst_cfg(2);
+    c.control.algo = OSN_FLUID_CTL_PRSM;
+    c.profile.burst_duration = 20; /* 160/s for 20 s: the primary wait reaches 6 s */
+    struct osn_fluid_result *res = run(&c);
+    double q = 0, qmax = 0, retx = 0, removed = 0, served = 0;
+    for (long n = 0; n < res->nslots; n++) {
+        double a = 0.05 * (60 + (n >= 200 && n < 600 ? 100 : 0));
+        q = fmax(0, q + a - 5);
+        qmax = fmax(qmax, q);
+        assert_true(fabs(COL(res, 0, QUEUE)[n] - COL(res, 0, QUEUE2)[n] - q) < 1e-9 * (1 + q));
+        assert_true(fabs(COL(res, 0, QDELAY)[n + (n + 1 < res->nslots)] -
+                         floor(q / 5 + 1e-9) * 0.05) < 1e-9 ||
+                    n + 1 == res->nslots);
+        retx += COL(res, 0, RETX)[n];
+        removed += COL(res, 0, REMOVED)[n];
+        served += COL(res, 0, SERVED)[n];
+    }
+    assert_true(qmax > 1000);
+    assert_true(retx > 1000);                        /* the delay did trigger copies */
+    assert_true(fabs(removed - retx) < 1e-9 * retx); /* and every one was removed */
+    assert_true(fabs(served - res->sum.offered) < 1e-9 * served);
+    assert_true(res->sum.failed == 0 && res->sum.lost == 0 && res->sum.recovered);
+    check_conservation(res);
+    /* Conventional SIP on the same input collapses. */
+    c.control.algo = OSN_FLUID_CTL_NONE;
+    struct osn_fluid_result *conv = run(&c);
+    assert_true(conv->sum.failed > 1000 && !conv->sum.recovered);
+    osn_fluid_result_free(conv);
+    osn_fluid_result_free(res);
+}
+
+/* PRSM with a finite buffer in a sustained 120 % overload: the buffer bounds both queues, the
+ * primary one has priority for the room, and nothing is created or destroyed. */
+static void test_prsm_finite(void **state)
+{
+    (void)state;
+    struct osn_fluid_cfg c = burst_cfg(120);
+    c.profile.burst_start = 0;
+    c.profile.burst_rate = 60;
+    c.control.algo = OSN_FLUID_CTL_PRSM;
+    c.server[0].buffer = 1000;
+    struct osn_fluid_result *res = run(&c);
+    check_conservation(res);
+    assert_true(res->sum.lost > 0);
+    for (long n = 0; n < res->nslots; n++) {
+        assert_true(COL(res, 0, QUEUE)[n] <= 1000 * (1 + 1e-12));
+        assert_true(COL(res, 0, QDELAY)[n] <= 1000 / 100.0 + 1e-9); /* the primary wait */
+    }
+    /* Served at full capacity from the first backlog on: goodput mu less what fails. */
+    assert_true(res->sum.goodput > 95 && res->sum.goodput <= 100 + 1e-9);
+    c.control.algo = OSN_FLUID_CTL_NONE;
+    struct osn_fluid_result *conv = run(&c);
+    assert_true(conv->sum.goodput < 0.8 * res->sum.goodput);
+    assert_true(conv->sum.failed > 3 * res->sum.failed);
+    osn_fluid_result_free(conv);
+    osn_fluid_result_free(res);
+}
+
+/*
+ * MMPP-2 input: a seed gives one path (the same twice, another with another seed), each slot
+ * carries a rate between the two phase rates, and over a long run the mean rate is the
+ * stationary one, (r0 s10 + r1 s01)/(s01 + s10), within 4 standard deviations of a time average
+ * of a two-state Markov rate: Var = 2 (r1 - r0)^2 p0 p1 / ((s01 + s10) T).
+ */
+static void test_mmpp(void **state)
+{
+    (void)state;
+    struct osn_fluid_cfg c;
+    osn_fluid_cfg_default(&c);
+    c.profile.shape = OSN_FLUID_MMPP;
+    c.horizon = 20000;
+    c.slot = 0.5;
+    c.server[0].rate = 1000; /* light load: only the input matters here */
+    struct osn_fluid_result *a = run(&c), *b = run(&c);
+    c.profile.seed = 2;
+    struct osn_fluid_result *other = run(&c);
+    const double r0 = 50, r1 = 150, s01 = 0.1, s10 = 0.9, p1 = s01 / (s01 + s10);
+    double mean = (1 - p1) * r0 + p1 * r1, T = 20000;
+    double sd = sqrt(2 * (r1 - r0) * (r1 - r0) * p1 * (1 - p1) / ((s01 + s10) * T));
+    bool differs = false;
+    for (long n = 0; n < a->nslots; n++) {
+        assert_true(a->offered[n] == b->offered[n]);
+        assert_true(a->offered[n] >= r0 * 0.5 - 1e-9 && a->offered[n] <= r1 * 0.5 + 1e-9);
+        differs |= a->offered[n] != other->offered[n];
+    }
+    assert_true(differs);
+    assert_true(fabs(a->sum.offered / T - mean) < 4 * sd);
+    assert_true(fabs(other->sum.offered / T - mean) < 4 * sd);
+    osn_fluid_result_free(a);
+    osn_fluid_result_free(b);
+    osn_fluid_result_free(other);
+}
+
 static void test_scenario(void **state)
 {
     struct osn_fluid_scenario sc;
@@ -357,6 +500,30 @@ static void test_scenario(void **state)
     const char *tandem[] = {"fluid.topology=tandem", "server p2.buffer=inf"};
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, tandem, 2, err, sizeof err), 0);
     assert_true(sc.cfg.server[0].rate == 200 && sc.cfg.server[1].rate == 100);
+
+    const char *prsm_tandem[] = {"fluid.topology=tandem", "control.algorithm=prsm"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, prsm_tandem, 2, err, sizeof err),
+                     OSN_ECONFIG);
+    assert_non_null(strstr(err, "control.algorithm"));
+    const char *prsm_key[] = {"control.algorithm=prsm", "control.kp=3"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, prsm_key, 2, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, "control.kp"));
+    const char *mmpp_one[] = {"profile.shape=mmpp", "profile.mmpp_rates=50"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_one, 2, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, "profile.mmpp_rates"));
+    const char *mmpp_base[] = {"profile.shape=mmpp", "profile.base_rate=5"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_base, 2, err, sizeof err),
+                     OSN_ECONFIG);
+    const char *seed_burst[] = {"profile.seed=5"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, seed_burst, 1, err, sizeof err),
+                     OSN_ECONFIG);
+    assert_non_null(strstr(err, "profile.seed"));
+    const char *mmpp_ok[] = {"profile.shape=mmpp", "profile.mmpp_rates=10, 20",
+                             "profile.mmpp_switch=1, 2", "profile.seed=7",
+                             "control.algorithm=prsm"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_ok, 5, err, sizeof err), 0);
+    assert_true(sc.cfg.profile.mmpp_rate[1] == 20 && sc.cfg.profile.mmpp_switch[1] == 2 &&
+                sc.cfg.profile.seed == 7 && sc.cfg.control.algo == OSN_FLUID_CTL_PRSM);
 }
 
 int main(void)
@@ -366,6 +533,8 @@ int main(void)
             cmocka_unit_test(test_conservation),  cmocka_unit_test(test_closed_form),
             cmocka_unit_test(test_burst_example), cmocka_unit_test(test_finite_buffer),
             cmocka_unit_test(test_pi_by_hand),    cmocka_unit_test(test_control_recovers),
+            cmocka_unit_test(test_fixed_point),   cmocka_unit_test(test_prsm_infinite),
+            cmocka_unit_test(test_prsm_finite),   cmocka_unit_test(test_mmpp),
             cmocka_unit_test(test_scenario),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

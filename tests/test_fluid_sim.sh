@@ -4,7 +4,7 @@
 # examples/sim_fluid_check.ini describe one server of 100 INVITE copies/s, infinite buffer, no
 # link delay, T1 = 0.5 s, 6 retransmissions, 100 Trying when the INVITE is served.
 # Three arrival profiles, each set in both files the same way: the 2 s burst at 60 % load
-# (collapse), a 0.5 s burst (recovers), a steady 120/s overload.
+# (collapse), a 0.5 s burst (recovers), a steady 120/s overload; then PRSM on two of them.
 #
 # The simulator's trace (core queue every 0.5 s, replication 0) is averaged over seeds 1..5 and
 # compared with the fluid queue at the same instants:
@@ -37,9 +37,9 @@ FL=$ROOT/examples/fluid-vs-sim.ini
 SI=$ROOT/examples/sim_fluid_check.ini
 SEEDS="1 2 3 4 5"
 
-# case NAME MODE "FLUID --set ..." "SIM --set ..."   (MODE: queue | recover)
+# case NAME MODE "FLUID --set ..." "SIM --set ..." [SIM_INI]   (MODE: queue | recover)
 check() {
-    local name=$1 mode=$2 fset=$3 sset=$4 traces=""
+    local name=$1 mode=$2 fset=$3 sset=$4 si=${5:-$SI} traces=""
     # shellcheck disable=SC2086
     if ! "$OSN" fluid "$FL" -q $fset --csv "$TMP/$name.fluid.csv" 2>"$TMP/err"; then
         bad "$name: osn fluid failed: $(cat "$TMP/err")"
@@ -47,7 +47,7 @@ check() {
     fi
     for s in $SEEDS; do
         # shellcheck disable=SC2086
-        if ! "$OSN" sim "$SI" -q $sset --set net.seed="$s" --trace "$TMP/$name.sim$s.csv" \
+        if ! "$OSN" sim "$si" -q $sset --set net.seed="$s" --trace "$TMP/$name.sim$s.csv" \
             --trace-interval 0.5 2>"$TMP/err"; then
             bad "$name: osn sim failed (seed $s): $(cat "$TMP/err")"
             return
@@ -98,6 +98,20 @@ check recover recover "--set profile.burst_duration=0.5" "--set source.burst_len
 check overload queue \
     "--set profile.burst_start=0 --set profile.burst_duration=120 --set profile.burst_rate=60" \
     "--set source.burst_start=0 --set source.burst_length=120 --set source.burst_factor=2"
+
+# PRSM (docs/protocols.md 8) on the same system: the 2 s burst that collapses the conventional
+# server recovers (the copies wait second and are removed, the originals alone load the
+# server), and in the steady 120/s overload with a buffer of 1000 messages both hold the buffer
+# full and serve at capacity (the sim's buffer key has a space in its section name, so the
+# buffer is set in a copy of the file).
+SI_B1000=$TMP/sim_b1000.ini
+sed 's/^buffer = 100000000 .*/buffer = 1000/' "$SI" >"$SI_B1000"
+grep -q '^buffer = 1000$' "$SI_B1000" || bad "could not set the core buffer in $SI_B1000"
+check prsm_collapse_burst recover "--set control.algorithm=prsm" "--set control.kind=prsm"
+check prsm_overload_b1000 queue \
+    "--set control.algorithm=prsm --set server.buffer=1000 --set profile.burst_start=0 --set profile.burst_duration=120 --set profile.burst_rate=60" \
+    "--set control.kind=prsm --set source.burst_start=0 --set source.burst_length=120 --set source.burst_factor=2" \
+    "$SI_B1000"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -93,3 +93,20 @@ set_tests_properties(examples PROPERTIES TIMEOUT 300)
 add_test(NAME provenance COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_provenance.sh
                                  $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(provenance PROPERTIES TIMEOUT 300)
+
+# Reduced verdicts of the studies (studies/*/README.md): each asserts its paper's claim with
+# the simulator's intervals in a few seconds; `python3 studies/NN-*/study.py` regenerates the
+# full study.
+# They check numbers, which the plain build does; the sanitizer build (make test-asan) skips them
+# rather than repeat, several times slower, code paths the unit tests already run under it.
+if(NOT OSN_SANITIZE)
+foreach(study 01-lboc-vs-rboc-rtt:study_lboc_rboc 02-mm1-vs-md1:study_mm1_md1
+              03-optimal-thresholds:study_optimal_thresholds
+              04-retransmission-collapse-pi:study_retransmission_pi 05-prsm:study_prsm)
+    string(REPLACE ":" ";" parts ${study})
+    list(GET parts 0 dir)
+    list(GET parts 1 name)
+    add_test(NAME ${name} COMMAND python3 ${CMAKE_SOURCE_DIR}/studies/${dir}/study.py --check)
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "OSN=$<TARGET_FILE:osn>")
+endforeach()
+endif()

@@ -89,6 +89,7 @@ struct osn_elem_server {
     /* from t_obs on: busy seconds, messages x seconds, messages lost at the full buffer, and
      * seconds in each controller mode */
     double busy, area, dropped, mode_time[3];
+    double onsets; /* from t_obs on: changes from mode 0 into overload (mode 1 or 2) */
 };
 
 /* What the server did with an arriving message. */
@@ -227,6 +228,7 @@ struct osn_uac_call {
     double t0; /* the first INVITE (s) */
     uint8_t outcome;
     bool got180, connected;
+    bool got100; /* a 100 Trying reached the UAC (the PRSM papers' response delay) */
 };
 
 /* What the UAC does after an event of its INVITE client transaction. */
@@ -236,6 +238,8 @@ struct osn_uac_step {
     bool connected;     /* the call is set up: start its hold time */
     uint8_t outcome;    /* the call's outcome decided now, OSN_UAC_PENDING when not */
     double setup_delay; /* s */
+    bool trying;        /* the first 100 Trying: a response-delay sample of trying_delay s */
+    double trying_delay;
 };
 
 /* INVITE client transaction event `tu` with response `status` (0 for none); `timer_b` is 64*T1. */

@@ -21,6 +21,15 @@
  * ratio, or RTD on the INVITE -> 100 Trying delay) caps the retransmission rate of the client
  * of the last hop (U toward S, or P1 toward P2).
  *
+ * With PRSM (docs/protocols.md 8, single topology) S keeps two queues in the one buffer: the
+ * primary one for every copy of a transaction none of whose earlier copies S kept (the original,
+ * or a copy of one the buffer dropped), served first; the secondary one for copies of a
+ * transaction S already holds. A secondary copy is served only when the primary queue is empty,
+ * and by then the copy S kept has been answered, so it is removed at no cost; a full buffer drops
+ * the part of the primary backlog beyond it (pro rata over the slot's primary arrivals) and then
+ * gives the secondary queue what room is left, its excess dropped (the oldest copies pushed out,
+ * as the simulator does). The 100 Trying delay is then the primary queue's wait alone.
+ *
  * Everything is deterministic, allocation happens in osn_fluid_run() only, and a run costs
  * O(slots x (retransmissions + 1)) time.
  */
@@ -45,12 +54,14 @@ enum osn_fluid_shape {
     OSN_FLUID_STEP,     /* base_rate, then step_rate from step_time on */
     OSN_FLUID_BURST,    /* base_rate, plus burst_rate during [burst_start, +burst_duration) */
     OSN_FLUID_SLOWDOWN, /* base_rate; the server's (P2's) rate x slowdown_factor in the window */
+    OSN_FLUID_MMPP,     /* one path of a 2-phase MMPP's rate (the PRSM papers' bursty input) */
 };
 
 enum osn_fluid_ctl {
     OSN_FLUID_CTL_NONE,
     OSN_FLUID_CTL_RRRC, /* redundant retransmission ratio control (GLOBECOM 2010 style) */
     OSN_FLUID_CTL_RTD,  /* round-trip (INVITE -> 100 Trying) delay control (ICC 2011 style) */
+    OSN_FLUID_CTL_PRSM, /* priority scheduling at the server (docs/protocols.md 8); single only */
 };
 
 struct osn_fluid_profile {
@@ -61,6 +72,12 @@ struct osn_fluid_profile {
     double burst_rate;                        /* 1/s added to base_rate during the burst */
     double slowdown_start, slowdown_duration; /* s */
     double slowdown_factor;                   /* in [0, 1]: capacity multiplier in the window */
+    /* MMPP-2: the rate is mmpp_rate[i] in phase i, left at mmpp_switch[i] per s; the path
+     * starts in phase 0 and is drawn from seed, so a run stays deterministic. The fluid follows
+     * the phase path (the modulation), not the Poisson arrivals within a phase. */
+    double mmpp_rate[2];   /* 1/s, >= 0 */
+    double mmpp_switch[2]; /* 1/s, > 0: phase 0 -> 1, 1 -> 0 */
+    unsigned long long seed;
 };
 
 struct osn_fluid_server {
@@ -113,12 +130,27 @@ enum osn_fluid_col {
     OSN_FLUID_FAILED,    /* Timer B expiries at the client */
     OSN_FLUID_COMPLETED, /* transactions answered before Timer B, at their answer slot */
     OSN_FLUID_ALLOW,     /* retransmission cap r_allow, 1/s; NaN when not controlled */
+    OSN_FLUID_QUEUE2,    /* PRSM: the secondary queue's part of QUEUE (copies), messages */
+    OSN_FLUID_REMOVED,   /* PRSM: copies removed unserved (their call was answered) */
     OSN_FLUID_NCOLS
 };
 
 struct osn_fluid_hop_series {
     double *col[OSN_FLUID_NCOLS];         /* each of length nslots */
     double *retx[OSN_FLUID_MAX_RETX + 1]; /* retx[j]: copy j sent, j = 1..retx; [0] unused */
+};
+
+/*
+ * How a run ends. A backlog that neither drains nor fails calls is a state of its own: each call
+ * sent k times (original + copies) fills the capacity exactly, so the queue holds its delay and
+ * the delay keeps every call at k copies (a fixed point of the slot map). Goodput is intact,
+ * (k - 1)/k of the server's work is redundant, and nothing but a drop in load ends it.
+ */
+enum osn_fluid_state {
+    OSN_FLUID_RECOVERED, /* every final queue is within one slot of its server's service */
+    OSN_FLUID_STANDING,  /* a steady backlog, no Timer B expiry in the last 64 T1 (fixed point) */
+    OSN_FLUID_GROWING,   /* the backlog still grows, no Timer B expiry in the last 64 T1 yet */
+    OSN_FLUID_FAILING,   /* calls failed by Timer B in the last 64 T1 of the horizon */
 };
 
 struct osn_fluid_summary {
@@ -129,11 +161,14 @@ struct osn_fluid_summary {
     double goodput;   /* completed / horizon, 1/s */
     double final_queue[OSN_FLUID_MAX_HOPS]; /* messages, per server */
     double peak_queue[OSN_FLUID_MAX_HOPS];
-    double peak_delay;      /* s, largest INVITE -> 100 Trying delay seen at the UAC */
-    double retransmissions; /* sent by every client */
-    double redundant;       /* redundant retransmissions arriving at the servers */
-    double lost;            /* messages dropped by the buffers */
-    bool recovered;         /* every final queue is at most one slot of its server's service */
+    double peak_delay;          /* s, largest INVITE -> 100 Trying delay seen at the UAC */
+    double retransmissions;     /* sent by every client */
+    double redundant;           /* redundant retransmissions arriving at the servers */
+    double lost;                /* messages dropped by the buffers */
+    double mean_delay;          /* s, mean INVITE -> 100 Trying delay of the answers at the UAC */
+    double removed;             /* PRSM: copies removed unserved from the secondary queue */
+    bool recovered;             /* every final queue is at most one slot of its server's service */
+    enum osn_fluid_state state; /* what the end of the run is (see the enum) */
 };
 
 /* What a run returns; owned by the caller, released with osn_fluid_result_free(). */
@@ -177,6 +212,7 @@ struct osn_fluid_result *osn_fluid_result_free(struct osn_fluid_result *res);
 const char *osn_fluid_topology_name(enum osn_fluid_topology t);
 const char *osn_fluid_shape_name(enum osn_fluid_shape s);
 const char *osn_fluid_ctl_name(enum osn_fluid_ctl c);
+const char *osn_fluid_state_name(enum osn_fluid_state s);
 
 /* The PI controller is ctl's PI law (include/osn/ctl.h, osn_ctl_pi_law_*), with
  * lo = 0 and hi = max_rate; its RTD gain design is osn_ctl_pi_design(). */

@@ -137,6 +137,14 @@ enum osn_net_measure {
     OSN_NET_CORE_P1,
     OSN_NET_CORE_P2,
     OSN_NET_MSG_RATE, /* messages/s processed by all servers */
+    /* The papers' measures (added after tests/data/net_golden.txt was recorded): */
+    OSN_NET_RESP_MEAN, /* INVITE -> first 100 Trying at the UAC (s), calls that got one */
+    OSN_NET_RESP_P50,
+    OSN_NET_RESP_P95,
+    OSN_NET_RESP_P99,
+    OSN_NET_NO_TRYING,     /* calls/s whose outcome came without any 100 Trying at the UAC */
+    OSN_NET_CORE_OVERLOAD, /* core's time in overload, P1 + P2 (fraction) */
+    OSN_NET_CORE_TRET,     /* mean overload period at the core: (P1 + P2) time / onsets (s) */
     OSN_NET_NMEASURES
 };
 

@@ -58,6 +58,8 @@ static void mode_update(struct osn_elem_server *s, double now)
     double from = s->t_mode > s->t_obs ? s->t_mode : s->t_obs;
     if (now > from)
         s->mode_time[s->mode] += now - from;
+    if (s->mode == 0 && now >= s->t_obs)
+        s->onsets += 1;
     s->t_mode = now;
     s->mode = m;
 }

@@ -1,5 +1,6 @@
 /*
- * The UAC's bookkeeping of a call: its setup delay (first INVITE to the first 180), the ACK of
+ * The UAC's bookkeeping of a call: its setup delay (first INVITE to the first 180), its response
+ * delay (first INVITE to the first 100 Trying, as the PRSM papers measure it), the ACK of
  * its 2xx, and its outcome, decided once. A call is good when its 2xx arrives within Timer B
  * (64*T1) of the first INVITE: what SIPp counts as a successful call and the papers call
  * goodput; it failed as timed out (Timer B, a 408, or a 2xx too late), rejected (503) or other.
@@ -24,7 +25,14 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
     }
     if (tu != OSN_SIP_TU_RESPONSE)
         return;
-    if (status == 180 && !c->got180) {
+    if (status == 100) {
+        /* The PRSM papers' response delay: first INVITE -> first 100 Trying. */
+        if (!c->got100) {
+            c->got100 = true;
+            st->trying = true;
+            st->trying_delay = now - c->t0;
+        }
+    } else if (status == 180 && !c->got180) {
         c->got180 = true;
         st->setup = true;
         st->setup_delay = now - c->t0;

@@ -13,6 +13,7 @@
 
 #include "fluid_int.h"
 #include "osn/err.h"
+#include "osn/rng.h"
 
 void osn_fluid_cfg_default(struct osn_fluid_cfg *cfg)
 {
@@ -26,6 +27,12 @@ void osn_fluid_cfg_default(struct osn_fluid_cfg *cfg)
     c.profile.shape = OSN_FLUID_CONSTANT;
     c.profile.base_rate = 60;
     c.profile.slowdown_factor = 1;
+    /* MMPP: 10 s at 50/s on average, then bursts of 1.1 s at 150/s; P(burst) = 0.1, mean 60/s */
+    c.profile.mmpp_rate[0] = 50;
+    c.profile.mmpp_rate[1] = 150;
+    c.profile.mmpp_switch[0] = 0.1;
+    c.profile.mmpp_switch[1] = 0.9;
+    c.profile.seed = 1;
     for (int h = 0; h < OSN_FLUID_MAX_HOPS; h++) {
         c.server[h].rate = 100;
         c.server[h].buffer = INFINITY;
@@ -55,6 +62,8 @@ const char *osn_fluid_shape_name(enum osn_fluid_shape s)
         return "burst";
     case OSN_FLUID_SLOWDOWN:
         return "slowdown";
+    case OSN_FLUID_MMPP:
+        return "mmpp";
     }
     return "?";
 }
@@ -68,6 +77,23 @@ const char *osn_fluid_ctl_name(enum osn_fluid_ctl c)
         return "rrrc";
     case OSN_FLUID_CTL_RTD:
         return "rtd";
+    case OSN_FLUID_CTL_PRSM:
+        return "prsm";
+    }
+    return "?";
+}
+
+const char *osn_fluid_state_name(enum osn_fluid_state s)
+{
+    switch (s) {
+    case OSN_FLUID_RECOVERED:
+        return "recovered";
+    case OSN_FLUID_STANDING:
+        return "standing";
+    case OSN_FLUID_GROWING:
+        return "growing";
+    case OSN_FLUID_FAILING:
+        return "failing";
     }
     return "?";
 }
@@ -109,6 +135,10 @@ int osn_fluid_cfg_check(const struct osn_fluid_cfg *cfg, char *err, size_t errsi
     if (!nonneg(p->step_time) || !nonneg(p->burst_start) || !nonneg(p->burst_duration) ||
         !nonneg(p->slowdown_start) || !nonneg(p->slowdown_duration))
         return bad(err, errsize, "profile times must be finite and >= 0");
+    if (p->shape == OSN_FLUID_MMPP && (!nonneg(p->mmpp_rate[0]) || !nonneg(p->mmpp_rate[1]) ||
+                                       !(isfinite(p->mmpp_switch[0]) && p->mmpp_switch[0] > 0) ||
+                                       !(isfinite(p->mmpp_switch[1]) && p->mmpp_switch[1] > 0)))
+        return bad(err, errsize, "MMPP rates must be >= 0 and its switch rates > 0");
     if (!(p->slowdown_factor >= 0 && p->slowdown_factor <= 1))
         return bad(err, errsize, "slowdown_factor must be in [0, 1]");
     for (int h = 0; h < hops; h++) {
@@ -122,7 +152,9 @@ int osn_fluid_cfg_check(const struct osn_fluid_cfg *cfg, char *err, size_t errsi
         if (!nonneg(s->response_cost) || !nonneg(s->retx_cost))
             return bad(err, errsize, "work costs must be finite and >= 0");
     }
-    if (ctl->algo != OSN_FLUID_CTL_NONE) {
+    if (ctl->algo == OSN_FLUID_CTL_PRSM && cfg->topology != OSN_FLUID_SINGLE)
+        return bad(err, errsize, "control prsm runs on the single topology only");
+    if (ctl->algo == OSN_FLUID_CTL_RRRC || ctl->algo == OSN_FLUID_CTL_RTD) {
         if (!(isfinite(ctl->interval) && ctl->interval >= cfg->slot))
             return bad(err, errsize, "control interval must be at least one slot");
         if (!nonneg(ctl->target) || !nonneg(ctl->kp) || !nonneg(ctl->ki))
@@ -157,9 +189,32 @@ double osn__fluid_offered(const struct osn_fluid_cfg *cfg, long n)
                                                   p->burst_start + p->burst_duration);
     case OSN_FLUID_CONSTANT:
     case OSN_FLUID_SLOWDOWN:
+    case OSN_FLUID_MMPP: /* drawn as one path by osn__fluid_mmpp_offered() */
         break;
     }
     return p->base_rate * cfg->slot;
+}
+
+void osn__fluid_mmpp_offered(const struct osn_fluid_cfg *cfg, double *out, long N)
+{
+    const struct osn_fluid_profile *p = &cfg->profile;
+    struct osn_rng rng;
+    double t = 0, end = (double)N * cfg->slot;
+    int phase = 0;
+
+    osn_rng_seed(&rng, p->seed);
+    for (long n = 0; n < N; n++)
+        out[n] = 0;
+    while (t < end) {
+        double stay = -log(osn_rng_u01_open(&rng)) / p->mmpp_switch[phase];
+        double t2 = t + stay < end ? t + stay : end;
+        /* Spread the phase's rate over the slots [t, t2) covers, exactly. */
+        for (long n = (long)(t / cfg->slot); n < N && (double)n * cfg->slot < t2; n++)
+            out[n] += p->mmpp_rate[phase] *
+                      osn__fluid_overlap(t, t2, (double)n * cfg->slot, (double)(n + 1) * cfg->slot);
+        t = t2;
+        phase = !phase;
+    }
 }
 
 bool osn__fluid_slows(const struct osn_fluid_cfg *cfg, int h)

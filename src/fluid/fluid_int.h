@@ -16,6 +16,9 @@ double osn__fluid_overlap(double a0, double a1, double b0, double b1);
 /* New INVITEs originated at the UAC in slot n: the integral of the rate profile over the slot. */
 double osn__fluid_offered(const struct osn_fluid_cfg *cfg, long n);
 
+/* MMPP profile: out[n] = the integral of the phase path's rate over slot n, n < N. */
+void osn__fluid_mmpp_offered(const struct osn_fluid_cfg *cfg, double *out, long N);
+
 /* True when server h's capacity varies in time (a slowdown that applies to it). */
 bool osn__fluid_slows(const struct osn_fluid_cfg *cfg, int h);
 

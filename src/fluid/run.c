@@ -63,7 +63,9 @@ struct hop {
     long *w;                       /* W of this hop's server per slot, whole slots */
     long ptr;                      /* the client has processed responses of slots <= ptr */
     long seen;                     /* answer statistics done up to this response slot */
-    double q;                      /* backlog at the start of the current slot */
+    double q;                      /* backlog at the start of the current slot (PRSM: primary) */
+    double qs;                     /* PRSM: secondary backlog (copies of kept transactions) */
+    bool prsm;                     /* this hop's server schedules by PRSM */
     long f;                        /* FIFO completion slot of the last wait (slowdown) */
     double cslot;                  /* nominal capacity per slot */
     bool slows;
@@ -184,6 +186,54 @@ static void add_entry(struct run *r, struct hop *hp, struct cohort *c, long t, d
     }
 }
 
+/* The part of copy c of cohort co whose earlier copies all failed to reach the server. */
+static double first_reaching(const struct cohort *co, int c)
+{
+    double zs = co->frac[c] * co->z;
+    return zs < co->sent[c] ? zs : co->sent[c];
+}
+
+/*
+ * PRSM's two queues over slot n (fluid.h): the primary arrivals A_p are the copies of
+ * transactions the server has not kept, the secondary ones the rest. Returns the primary loss
+ * ratio; writes the served work and the loss, and moves the secondary queue.
+ */
+static double prsm_queues(struct run *r, struct hop *hp, long n, double cap, double *served,
+                          double *loss)
+{
+    double ap = 0, as = 0, x, rest, buf = r->cfg->server[hp->h].buffer, room, sec;
+    struct osn_fluid_hop_series *s = hp->s;
+
+    for (int c = 0; c <= r->J; c++) {
+        struct cohort *co = cohort_at(hp, n - hp->du - r->res->k[c]);
+        if (co && co->sent[c] > 0) {
+            double zs = first_reaching(co, c);
+            ap += zs;
+            as += co->sent[c] - zs;
+        }
+    }
+    x = hp->q + ap;
+    *served = x < cap ? x : cap;
+    rest = x - *served;
+    *loss = rest > buf ? rest - buf : 0;
+    if (*loss > ap)
+        *loss = ap;
+    hp->q = rest - *loss;
+    sec = hp->qs + as;
+    if (hp->q <= 0) {
+        /* The primary queue emptied: every copy it held was answered, so each copy waiting
+         * second is removed when its turn comes, at no cost (the simulator's discard). */
+        s->col[OSN_FLUID_REMOVED][n] = sec;
+        hp->qs = 0;
+    } else {
+        room = buf - hp->q;
+        hp->qs = sec < room ? sec : room;
+        *loss += sec - hp->qs; /* pushed out by primary arrivals, or no room on arrival */
+    }
+    s->col[OSN_FLUID_QUEUE2][n] = hp->qs;
+    return ap > 0 ? (rest - hp->q) / ap : 0;
+}
+
 static void serve(struct run *r, struct hop *hp, long n)
 {
     const struct osn_fluid_server *srv = &r->cfg->server[hp->h];
@@ -207,7 +257,9 @@ static void serve(struct run *r, struct hop *hp, long n)
     served = x < cap ? x : cap;
     rest = x - served;
     /* Only requests are dropped: P1's responses and its own retransmission work are not. */
-    if (rest > srv->buffer) {
+    if (hp->prsm) {
+        pi = prsm_queues(r, hp, n, cap, &served, &loss);
+    } else if (rest > srv->buffer) {
         loss = rest - srv->buffer;
         if (loss > req)
             loss = req;
@@ -220,9 +272,7 @@ static void serve(struct run *r, struct hop *hp, long n)
         if (!co || !(co->sent[c] > 0))
             continue;
         sent = co->sent[c];
-        zs = co->frac[c] * co->z; /* the part of this copy whose earlier copies were all lost */
-        if (zs > sent)
-            zs = sent;
+        zs = first_reaching(co, c);
         if (c == 0)
             s->col[OSN_FLUID_ORIG_IN][n] += sent;
         else
@@ -250,8 +300,9 @@ static void serve(struct run *r, struct hop *hp, long n)
     s->col[OSN_FLUID_ARRIVED][n] = req + extra;
     s->col[OSN_FLUID_SERVED][n] = served;
     s->col[OSN_FLUID_LOST][n] = loss;
-    hp->q = rest - loss;
-    s->col[OSN_FLUID_QUEUE][n] = hp->q;
+    if (!hp->prsm)
+        hp->q = rest - loss;
+    s->col[OSN_FLUID_QUEUE][n] = hp->q + hp->qs;
 }
 
 /* Answers of cohort c processed by the client by ptr count as completions at their slot. */
@@ -349,6 +400,34 @@ static void step(struct run *r, long n)
     }
 }
 
+/*
+ * How the run ends (enum osn_fluid_state), judged on the last Timer B period of the horizon
+ * (64 T1, or the whole run if shorter): Timer B expiries there mean failing; otherwise a
+ * backlog that rose by more than one slot of service over it is growing, and one that did not
+ * is standing.
+ */
+static enum osn_fluid_state end_state(const struct run *r)
+{
+    long from = r->N - 1 - r->res->kb;
+    double failed = 0;
+    bool grows = false;
+
+    if (r->res->sum.recovered)
+        return OSN_FLUID_RECOVERED;
+    if (from < 0)
+        from = 0;
+    for (int h = 0; h < r->hops; h++) {
+        const double *q = r->res->hop[h].col[OSN_FLUID_QUEUE];
+        for (long n = from; n < r->N; n++)
+            failed += r->res->hop[h].col[OSN_FLUID_FAILED][n];
+        if (q[r->N - 1] - q[from] > r->hop[h].cslot * (1 + OSN__FLUID_EPS))
+            grows = true;
+    }
+    if (failed > 1e-9 * (r->res->sum.offered + 1))
+        return OSN_FLUID_FAILING;
+    return grows ? OSN_FLUID_GROWING : OSN_FLUID_STANDING;
+}
+
 static void summarize(struct run *r)
 {
     struct osn_fluid_result *res = r->res;
@@ -380,6 +459,17 @@ static void summarize(struct run *r)
         if (sum->final_queue[h] > r->hop[h].cslot * (1 + OSN__FLUID_EPS))
             sum->recovered = false;
     }
+    {
+        const struct osn_fluid_hop_series *s0 = &res->hop[0];
+        double ans = 0, dsum = 0;
+        for (long n = 0; n < r->N; n++) {
+            ans += s0->col[OSN_FLUID_ANSWERED][n];
+            dsum += s0->col[OSN_FLUID_DELAY_SUM][n];
+            sum->removed += s0->col[OSN_FLUID_REMOVED][n];
+        }
+        sum->mean_delay = ans > 0 ? dsum / ans : NAN;
+    }
+    sum->state = end_state(r);
     sum->failed = r->e2e_failed;
     sum->pending = sum->offered - sum->completed - sum->failed;
     if (fabs(sum->pending) < 1e-9 * (sum->offered + 1))
@@ -450,7 +540,8 @@ static int setup(struct run *r)
         hp->ptr = hp->seen = -1;
         hp->cslot = srv->rate * cfg->slot;
         hp->slows = osn__fluid_slows(cfg, h);
-        hp->controlled = cfg->control.algo != OSN_FLUID_CTL_NONE && h == r->hops - 1;
+        hp->prsm = cfg->control.algo == OSN_FLUID_CTL_PRSM;
+        hp->controlled = cfg->control.algo != OSN_FLUID_CTL_NONE && !hp->prsm && h == r->hops - 1;
         if (hp->controlled) {
             osn_ctl_pi_law_init(&hp->pi,
                                 &(struct osn_ctl_pi_law_cfg){.target = cfg->control.target,
@@ -464,8 +555,11 @@ static int setup(struct run *r)
                 hp->tc = 1;
         }
     }
-    for (long n = 0; n < N; n++)
-        res->offered[n] = osn__fluid_offered(cfg, n);
+    if (cfg->profile.shape == OSN_FLUID_MMPP)
+        osn__fluid_mmpp_offered(cfg, res->offered, N);
+    else
+        for (long n = 0; n < N; n++)
+            res->offered[n] = osn__fluid_offered(cfg, n);
     return 0;
 }
 

@@ -46,7 +46,11 @@ static void describe(FILE *f, const struct osn_fluid_scenario *sc,
             fprintf(f, " %s mu=%g/s buffer=%g", name[res->hops - 1][h], c->server[h].rate,
                     c->server[h].buffer);
     }
-    fprintf(f, "\nprofile %s: %g/s", osn_fluid_shape_name(p->shape), p->base_rate);
+    if (p->shape == OSN_FLUID_MMPP)
+        fprintf(f, "\nprofile mmpp: rates %g, %g/s, switch %g, %g/s, seed %llu", p->mmpp_rate[0],
+                p->mmpp_rate[1], p->mmpp_switch[0], p->mmpp_switch[1], p->seed);
+    else
+        fprintf(f, "\nprofile %s: %g/s", osn_fluid_shape_name(p->shape), p->base_rate);
     if (p->shape == OSN_FLUID_STEP)
         fprintf(f, ", %g/s from %g s", p->step_rate, p->step_time);
     else if (p->shape == OSN_FLUID_BURST)
@@ -65,6 +69,13 @@ static void row(FILE *f, const char *key, double v, const char *unit, const char
     fprintf(f, "  %-17s %-12.7g %-4s %s\n", key, v, unit, meaning);
 }
 
+static const char *const state_meaning[] = {
+        "the backlog drained",
+        "a steady backlog, no call failing: it neither drains nor fails (a fixed point)",
+        "the backlog still grows; no Timer B expiry yet in the last 64 T1",
+        "calls failed by Timer B in the last 64 T1 of the horizon",
+};
+
 void osn_fluid_report_table(FILE *f, const struct osn_fluid_scenario *sc,
                             const struct osn_fluid_result *res)
 {
@@ -79,11 +90,14 @@ void osn_fluid_report_table(FILE *f, const struct osn_fluid_scenario *sc,
     }
     fprintf(f, "  %-17s %-12s %-4s %s\n", "recovered", s->recovered ? "yes" : "no", "",
             "every queue back within one slot of service");
+    fprintf(f, "  %-17s %-12s %-4s %s\n", "state", osn_fluid_state_name(s->state), "",
+            state_meaning[s->state]);
     row(f, "goodput", s->goodput, "1/s", "calls answered before Timer B, per second");
     row(f, "completed", s->completed, "", "calls answered in time");
     row(f, "failed", s->failed, "", "calls failed by Timer B");
     row(f, "pending", s->pending, "", "calls still in progress at the horizon");
     row(f, "offered", s->offered, "", "calls originated");
+    row(f, "mean_delay", s->mean_delay, "s", "mean INVITE -> 100 Trying delay at the UAC");
     row(f, "peak_delay", s->peak_delay, "s", "largest INVITE -> 100 Trying delay at the UAC");
     row(f, "peak_queue",
         res->hops == 2 && s->peak_queue[1] > s->peak_queue[0] ? s->peak_queue[1] : s->peak_queue[0],
@@ -91,6 +105,8 @@ void osn_fluid_report_table(FILE *f, const struct osn_fluid_scenario *sc,
     row(f, "retransmissions", s->retransmissions, "", "INVITE retransmissions sent");
     row(f, "redundant", s->redundant, "", "retransmissions the server already had");
     row(f, "lost", s->lost, "", "messages dropped by full buffers");
+    if (res->cfg.control.algo == OSN_FLUID_CTL_PRSM)
+        row(f, "removed", s->removed, "", "copies removed unserved (PRSM, call answered)");
 }
 
 /* ---- JSON ---- */
@@ -158,6 +174,13 @@ static json_t *scenario_json(const struct osn_fluid_scenario *sc,
         err |= json_object_set_new(prof, "slowdown_duration", json_real(p->slowdown_duration));
         err |= json_object_set_new(prof, "slowdown_factor", json_real(p->slowdown_factor));
     }
+    if (p->shape == OSN_FLUID_MMPP) {
+        json_t *r = json_pack("[f, f]", p->mmpp_rate[0], p->mmpp_rate[1]);
+        json_t *sw = json_pack("[f, f]", p->mmpp_switch[0], p->mmpp_switch[1]);
+        err |= json_object_set_new(prof, "mmpp_rates", r);
+        err |= json_object_set_new(prof, "mmpp_switch", sw);
+        err |= json_object_set_new(prof, "seed", json_integer((json_int_t)p->seed));
+    }
     err |= json_object_set_new(o, "profile", prof);
     for (int h = 0; h < res->hops; h++)
         err |= json_array_append_new(servers, server_json(&c->server[h], res->hops == 2 && !h));
@@ -203,12 +226,16 @@ int osn_fluid_report_json_write(FILE *f, const struct osn_fluid_scenario *sc,
     bad |= json_object_set_new(root, "failed", json_real(s->failed));
     bad |= json_object_set_new(root, "pending", json_real(s->pending));
     bad |= json_object_set_new(root, "offered", json_real(s->offered));
+    bad |= json_object_set_new(root, "state", json_string(osn_fluid_state_name(s->state)));
+    bad |= json_object_set_new(root, "mean_delay",
+                               isnan(s->mean_delay) ? json_null() : json_real(s->mean_delay));
     bad |= json_object_set_new(root, "peak_delay", json_real(s->peak_delay));
     bad |= json_object_set_new(root, "peak_queue",
                                json_real(fmax(s->peak_queue[0], s->peak_queue[1])));
     bad |= json_object_set_new(root, "retransmissions", json_real(s->retransmissions));
     bad |= json_object_set_new(root, "redundant", json_real(s->redundant));
     bad |= json_object_set_new(root, "lost", json_real(s->lost));
+    bad |= json_object_set_new(root, "removed", json_real(s->removed));
     bad |= json_object_set_new(root, "scenario", scenario_json(sc, res));
     if (bad)
         goto nomem;
@@ -235,10 +262,10 @@ static void cell(FILE *f, double v)
 int osn_fluid_report_csv_write(FILE *f, const struct osn_fluid_result *res, char *err,
                                size_t errsize)
 {
-    static const char *const names[] = {"queue",     "queue_delay",     "arrived",  "served",
-                                        "lost",      "originals",       "retrans",  "withheld",
-                                        "redundant", "redundant_ratio", "answered", "delay",
-                                        "failed",    "completed",       "allow"};
+    static const char *const names[] = {
+            "queue",   "queue_delay", "arrived",   "served",          "lost",     "originals",
+            "retrans", "withheld",    "redundant", "redundant_ratio", "answered", "delay",
+            "failed",  "completed",   "allow",     "queue_secondary", "removed"};
     const double dt = res->cfg.slot;
     const int J = res->cfg.retx;
 
@@ -277,6 +304,8 @@ int osn_fluid_report_csv_write(FILE *f, const struct osn_fluid_result *res, char
             cell(f, c[OSN_FLUID_FAILED][n] / dt);
             cell(f, c[OSN_FLUID_COMPLETED][n] / dt);
             cell(f, c[OSN_FLUID_ALLOW][n]);
+            cell(f, c[OSN_FLUID_QUEUE2][n]);
+            cell(f, c[OSN_FLUID_REMOVED][n] / dt);
         }
         fputc('\n', f);
     }
@@ -333,9 +362,13 @@ int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
         for (long n = 0; n < res->nslots; n++)
             ymax = fmax(ymax, res->hop[h].col[OSN_FLUID_RETX][n] / dt);
     fprintf(gp, "set y2range [0:%g]\n", ymax > 0 ? 1.05 * ymax : 1);
-    fprintf(gp, "set title \"%s, profile %s: %g/s",
+    fprintf(gp, "set title \"%s, profile %s: ",
             res->hops == 2 ? "tandem UAC -> P1 -> P2" : "single server",
-            osn_fluid_shape_name(p->shape), p->base_rate);
+            osn_fluid_shape_name(p->shape));
+    if (p->shape == OSN_FLUID_MMPP)
+        fprintf(gp, "MMPP-2 %g/%g per s", p->mmpp_rate[0], p->mmpp_rate[1]);
+    else
+        fprintf(gp, "%g/s", p->base_rate);
     if (p->shape == OSN_FLUID_BURST)
         fprintf(gp, " + %g/s for %g s at %g s", p->burst_rate, p->burst_duration, p->burst_start);
     else if (p->shape == OSN_FLUID_STEP)
@@ -343,6 +376,7 @@ int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
     else if (p->shape == OSN_FLUID_SLOWDOWN)
         fprintf(gp, ", capacity x %g for %g s at %g s", p->slowdown_factor, p->slowdown_duration,
                 p->slowdown_start);
+
     fprintf(gp, ", control %s\" noenhanced\n", osn_fluid_ctl_name(res->cfg.control.algo));
     fprintf(gp, "set xlabel 'time (s)'\nset ylabel 'queue (messages)'\n"
                 "set y2label 'retransmissions sent (1/s)'\nset y2tics\nset ytics nomirror\n"

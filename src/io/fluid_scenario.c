@@ -44,6 +44,9 @@ static const struct osn_ini_keydef fluid_keys[] = {
         {"profile", "slowdown_start"},
         {"profile", "slowdown_duration"},
         {"profile", "slowdown_factor"},
+        {"profile", "mmpp_rates"},
+        {"profile", "mmpp_switch"},
+        {"profile", "seed"},
         {"server", "rate"},
         {"server", "buffer"},
         {"server", "delay_up"},
@@ -72,8 +75,8 @@ const struct osn_ini_schema osn_fluid_schema = {fluid_keys,
                                                 sizeof fluid_keys / sizeof fluid_keys[0], NULL};
 
 static const char *const topology_names[] = {"single", "tandem", NULL};
-static const char *const shape_names[] = {"constant", "step", "burst", "slowdown", NULL};
-static const char *const ctl_names[] = {"none", "rrrc", "rtd", NULL};
+static const char *const shape_names[] = {"constant", "step", "burst", "slowdown", "mmpp", NULL};
+static const char *const ctl_names[] = {"none", "rrrc", "rtd", "prsm", NULL};
 
 /* One load: the collected keys and the caller's error buffer. */
 struct loader {
@@ -155,9 +158,11 @@ static int load_profile(const struct loader *ld, struct osn_fluid_profile *p)
     static const char *const burst[] = {"burst_start", "burst_duration", "burst_rate", NULL};
     static const char *const slow[] = {"slowdown_start", "slowdown_duration", "slowdown_factor",
                                        NULL};
+    static const char *const mmpp[] = {"mmpp_rates", "mmpp_switch", "seed", NULL};
     const struct osn_key_origin *o;
     char why[96];
-    int which, rc;
+    long seed;
+    int which, rc, n;
 
     if ((o = osn_ini_get(ld->ini, "profile.shape"))) {
         if ((rc = osn_ini_choice(o, shape_names, &which, ld->err, ld->errsize)))
@@ -166,7 +171,11 @@ static int load_profile(const struct loader *ld, struct osn_fluid_profile *p)
     }
     snprintf(why, sizeof why, "not a key of profile shape '%s' (set profile.shape)",
              osn_fluid_shape_name(p->shape));
-    if ((p->shape != OSN_FLUID_STEP && (rc = reject(ld, "profile", step, why))) ||
+    if ((p->shape != OSN_FLUID_MMPP && (rc = reject(ld, "profile", mmpp, why))) ||
+        (p->shape == OSN_FLUID_MMPP &&
+         (rc = reject(ld, "profile", (const char *const[]){"base_rate", NULL},
+                      "an MMPP profile takes its rates from profile.mmpp_rates"))) ||
+        (p->shape != OSN_FLUID_STEP && (rc = reject(ld, "profile", step, why))) ||
         (p->shape != OSN_FLUID_BURST && (rc = reject(ld, "profile", burst, why))) ||
         (p->shape != OSN_FLUID_SLOWDOWN && (rc = reject(ld, "profile", slow, why))))
         return rc;
@@ -180,6 +189,27 @@ static int load_profile(const struct loader *ld, struct osn_fluid_profile *p)
         (rc = num(ld, "profile.slowdown_duration", 0, false, &p->slowdown_duration)) ||
         (rc = num(ld, "profile.slowdown_factor", 0, false, &p->slowdown_factor)))
         return rc;
+    if ((o = osn_ini_get(ld->ini, "profile.mmpp_rates"))) {
+        if ((rc = osn_ini_doubles(o, p->mmpp_rate, 2, &n, ld->err, ld->errsize)))
+            return rc;
+        if (n != 2 || !(p->mmpp_rate[0] >= 0 && p->mmpp_rate[1] >= 0) ||
+            !isfinite(p->mmpp_rate[0] + p->mmpp_rate[1]))
+            return osn_ini_bad(o, ld->err, ld->errsize,
+                               "expected two finite rates >= 0 (phase 0, phase 1)");
+    }
+    if ((o = osn_ini_get(ld->ini, "profile.mmpp_switch"))) {
+        if ((rc = osn_ini_doubles(o, p->mmpp_switch, 2, &n, ld->err, ld->errsize)))
+            return rc;
+        if (n != 2 || !(p->mmpp_switch[0] > 0 && p->mmpp_switch[1] > 0) ||
+            !isfinite(p->mmpp_switch[0] + p->mmpp_switch[1]))
+            return osn_ini_bad(o, ld->err, ld->errsize,
+                               "expected two finite switch rates > 0 (0->1, 1->0), 1/s");
+    }
+    if ((o = osn_ini_get(ld->ini, "profile.seed"))) {
+        if ((rc = osn_ini_long(o, 0, 0x7fffffffffffffffL, &seed, ld->err, ld->errsize)))
+            return rc;
+        p->seed = (unsigned long long)seed;
+    }
     if ((o = osn_ini_get(ld->ini, "profile.slowdown_factor")) && p->slowdown_factor > 1)
         return osn_ini_bad(o, ld->err, ld->errsize, "the capacity factor must be in [0, 1]");
     return 0;
@@ -248,6 +278,12 @@ static int load_control(const struct loader *ld, struct osn_fluid_cfg *c)
     }
     if (ctl->algo == OSN_FLUID_CTL_NONE)
         return reject(ld, "control", tuning, "no control runs (set control.algorithm)");
+    if (ctl->algo == OSN_FLUID_CTL_PRSM) {
+        if (c->topology != OSN_FLUID_SINGLE)
+            return osn_ini_bad(o, ld->err, ld->errsize,
+                               "prsm runs on the single topology only (fluid.topology = single)");
+        return reject(ld, "control", tuning, "prsm is a scheduler with no tuning keys");
+    }
     ctl->target = ctl->algo == OSN_FLUID_CTL_RRRC ? DEF_RRRC_TARGET : DEF_RTD_TARGET;
     ctl->max_rate = srv->rate;
     if ((rc = num(ld, "control.interval", c->slot, false, &ctl->interval)) ||
@@ -352,8 +388,14 @@ static int check_limits(const struct loader *ld, const struct osn_fluid_cfg *c)
 
     if (p->shape == OSN_FLUID_BURST)
         peak = fmax(peak, p->base_rate + p->burst_rate);
+    if (p->shape == OSN_FLUID_MMPP)
+        peak = fmax(p->mmpp_rate[0], p->mmpp_rate[1]);
     if (!(peak / c->server[0].rate * c->slot <= c->t1))
-        return limit(ld, by_extra ? rates + (p->shape == OSN_FLUID_STEP ? 2 : 1) : rates,
+        return limit(ld,
+                     p->shape == OSN_FLUID_MMPP
+                             ? (const char *const[]){"profile.mmpp_rates", "fluid.slot", NULL}
+                     : by_extra ? rates + (p->shape == OSN_FLUID_STEP ? 2 : 1)
+                                : rates,
                      "a slot of arrivals at %g/s takes longer than T1 to serve (the fluid "
                      "model's answers would be wrong): keep rate x slot / server rate <= t1 "
                      "(at most %g/s here), or lower fluid.slot",

@@ -56,6 +56,8 @@ void timers_release(struct timers *t);
 
 /* ---- node transactions (txn.c) ---- */
 
+#define NTX_KEYBUF 160
+
 struct ntx {
     struct osn_sip_txn t;
     uint32_t gen[3];  /* generation per timer (slot 0, slot 1, 2xx): cancel = increment */
@@ -64,7 +66,7 @@ struct ntx {
     struct ntx *peer; /* proxy: server <-> client transaction of one forwarded request */
     struct ntx *next_free;
     struct ntx *next_all;      /* every object the pool made, for the teardown */
-    struct osn_sipmsg_key key; /* spans into req */
+    struct osn_sipmsg_key key; /* spans into req, or into keybuf once req is let go */
     char *req;                 /* server: the request received; client: the request sent */
     size_t req_len;
     char *resp; /* server: the last response sent; client: the final response received */
@@ -73,6 +75,9 @@ struct ntx {
     double t0;               /* start (s) */
     struct osn_uas_2xx uas;  /* UAS INVITE: the 2xx retransmission */
     bool in_dialogs;         /* UAS INVITE: in the Call-ID map */
+    /* The key's text once the request is let go (ntx_trim): branch, host and Call-ID of an
+     * RFC 3261 request fit; a longer key (RFC 2543's fallback fields) keeps the request. */
+    char keybuf[NTX_KEYBUF];
 };
 
 /* ---- the element's server: queued datagrams (recv.c) ---- */
@@ -102,6 +107,21 @@ bool pending_has(const struct pending *p, uint64_t key);
 int pending_add(struct pending *p, uint64_t key);
 void pending_del(struct pending *p, uint64_t key);
 void pending_release(struct pending *p);
+
+/* ---- datagrams to send (udp.c) ---- */
+
+/* What one turn of the loop sends, copied (the bytes behind them may be freed before the turn
+ * ends) and handed to the kernel in one sendmmsg(2) at the end of the turn. */
+#define OUTQ_MAX   64
+#define OUTQ_BYTES ((size_t)256 << 10)
+
+struct outq {
+    int n;
+    size_t used;
+    struct sockaddr_in to[OUTQ_MAX];
+    size_t off[OUTQ_MAX], len[OUTQ_MAX];
+    char *bytes; /* OUTQ_BYTES */
+};
 
 /* ---- the node ---- */
 
@@ -134,6 +154,7 @@ struct node {
     struct osn_sipmsg pm3;  /* a third: the response behind the ACK of a non-2xx */
     double cpu_t;           /* the virtual CPU: nominal end of the last service (s) */
     struct osn_sip_out out; /* scratch */
+    struct outq outq;
     char obuf[OSN_SIPMSG_MAX_LEN + 1];
     struct osn_node_stats st;
     int err;
@@ -170,7 +191,10 @@ void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
 int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t hostsize,
                    uint16_t *port);
 int udp_open(const struct sockaddr_in *sa);
+/* Queues a datagram; it leaves at the next udp_flush (sooner when the queue is full). */
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
+/* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
+void udp_flush(struct node *n);
 
 /* recv.c */
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);

@@ -4,9 +4,10 @@
  * One thread, one loop. Each turn: take the monotonic clock, fire every due deadline in order
  * (transaction timers, the UAS's 2xx timer, the virtual CPU's service completions), then wait in
  * ppoll(2) on the UDP socket (and the metrics socket) until the next deadline, the next stats
- * row or a signal, and read every datagram waiting (recvmmsg, a batch at a time). SIGINT and
- * SIGTERM are blocked except inside ppoll, so a stop request is never lost between the check and
- * the wait; the node then writes its summary like any other end.
+ * row or a signal, and read every datagram waiting (recvmmsg, a batch at a time). What a turn
+ * sends leaves in one sendmmsg before the next wait (udp.c). SIGINT and SIGTERM are blocked
+ * except inside ppoll, so a stop request is never lost between the check and the wait; the node
+ * then writes its summary like any other end.
  */
 #define _GNU_SOURCE /* recvmmsg, ppoll */
 #include <errno.h>
@@ -61,7 +62,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->element = OSN_NODE_UAS;
     snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:5060");
     cfg->stats_interval = 1;
-    cfg->max_transactions = 100000;
+    cfg->max_transactions = 400000;
     cfg->buffer = 10000;
     snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
     osn_ctl_cfg_default(&cfg->ctl);
@@ -176,6 +177,7 @@ static void read_all(struct node *n, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
             node_datagram(n, bufs[i], msgs[i].msg_len, &from[i]);
         }
         fire_due(n);
+        udp_flush(n);
         if (k < RECV_BATCH)
             return;
     }
@@ -247,6 +249,7 @@ static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size
 
 static void teardown(struct node *n)
 {
+    free(n->outq.bytes);
     if (n->sock > 0)
         close(n->sock);
     osn_sip_layer_release(&n->sip);
@@ -294,6 +297,7 @@ static int loop(struct node *n, int mfd, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
             next_row +=
                     cfg->stats_interval * (1 + floor((n->now - next_row) / cfg->stats_interval));
         }
+        udp_flush(n); /* what this turn produced, before the wait */
         double until = next_row;
         const struct tm_entry *top = timers_top(&n->timers);
         if (top && top->at < until)
@@ -358,6 +362,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         if (cfg->console)
             fputc('\n', cfg->console);
     }
+    udp_flush(n);
     osn_elem_server_close(&n->server, n->now);
     n->st.elapsed_s = n->now;
     n->st.busy_s = n->server.busy;

@@ -2,7 +2,13 @@
  * The node's UDP socket: "HOST:PORT" addresses (IPv4 dotted quads; the node binds loopback or
  * a given interface, never a wildcard by default), a non-blocking socket, and sends that count
  * what the kernel refused instead of failing the node.
+ *
+ * Sends are queued and leave together at the end of the loop's turn: one sendmmsg(2) for the
+ * handful of datagrams a turn produces costs one system call instead of one each, and system
+ * calls were a third of the node's CPU time at 1,000 calls/s (perf). A turn lasts microseconds,
+ * so no datagram waits longer than the work it came with.
  */
+#define _GNU_SOURCE /* sendmmsg */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,14 +65,55 @@ int udp_open(const struct sockaddr_in *sa)
     return fd;
 }
 
+void udp_flush(struct node *n)
+{
+    struct outq *q = &n->outq;
+    struct mmsghdr m[OUTQ_MAX];
+    struct iovec iov[OUTQ_MAX];
+    for (int i = 0; i < q->n; i++) {
+        iov[i] = (struct iovec){q->bytes + q->off[i], q->len[i]};
+        m[i] = (struct mmsghdr){0};
+        m[i].msg_hdr.msg_name = &q->to[i];
+        m[i].msg_hdr.msg_namelen = sizeof q->to[i];
+        m[i].msg_hdr.msg_iov = &iov[i];
+        m[i].msg_hdr.msg_iovlen = 1;
+    }
+    for (int i = 0; i < q->n;) {
+        int r = sendmmsg(n->sock, m + i, (unsigned)(q->n - i), 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) { /* the datagram at i was refused: counted, and the rest go on */
+            n->st.send_errors++;
+            i++;
+            continue;
+        }
+        n->st.datagrams_out += (uint64_t)r;
+        i += r;
+    }
+    q->n = 0;
+    q->used = 0;
+}
+
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len)
 {
-    ssize_t r;
-    do
-        r = sendto(n->sock, p, len, 0, (const struct sockaddr *)to, sizeof *to);
-    while (r < 0 && errno == EINTR);
-    if (r < 0)
+    struct outq *q = &n->outq;
+    if (!q->bytes) {
+        q->bytes = malloc(OUTQ_BYTES);
+        if (!q->bytes) {
+            n->st.send_errors++;
+            return;
+        }
+    }
+    if (len > OUTQ_BYTES) { /* cannot happen: a datagram is at most 65,535 bytes */
         n->st.send_errors++;
-    else
-        n->st.datagrams_out++;
+        return;
+    }
+    if (q->n == OUTQ_MAX || q->used + len > OUTQ_BYTES)
+        udp_flush(n);
+    memcpy(q->bytes + q->used, p, len);
+    q->to[q->n] = *to;
+    q->off[q->n] = q->used;
+    q->len[q->n] = len;
+    q->used += len;
+    q->n++;
 }

@@ -106,6 +106,13 @@ static const struct {
         {"core_P1", "", "core time in mode 1 (overload)"},
         {"core_P2", "", "core time in mode 2 (discard)"},
         {"msg_rate", "1/s", "messages processed by all servers"},
+        {"resp_delay_mean", "s", "INVITE -> first 100 Trying at the UAC, mean"},
+        {"resp_delay_p50", "s", "INVITE -> first 100 Trying, median"},
+        {"resp_delay_p95", "s", "INVITE -> first 100 Trying, 95th percentile"},
+        {"resp_delay_p99", "s", "INVITE -> first 100 Trying, 99th percentile"},
+        {"no_trying", "1/s", "calls ended without a 100 Trying at the UAC (not in resp_delay)"},
+        {"core_overload", "", "core time in overload, P1 + P2"},
+        {"core_T_ret", "s", "core mean overload period: (P1 + P2) time / overload onsets"},
 };
 
 const char *osn_net_measure_key(enum osn_net_measure i)
@@ -129,10 +136,10 @@ const char *osn_net_elem_measure_key(int i)
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }
 
-/* The q-quantile of the setup-delay histogram in tot (bin midpoints). */
-static double hist_quantile(const double *tot, double q)
+/* The q-quantile of the delay histogram at tot[hist] (bin midpoints). */
+static double hist_quantile(const double *tot, int hist, double q)
 {
-    const double *h = tot + OSN__NT_HIST;
+    const double *h = tot + hist;
     double n = 0, acc = 0;
     for (int b = 0; b < OSN__NET_HB; b++)
         n += h[b];
@@ -169,11 +176,11 @@ static double measure(int i, const double *t, double cap)
     case OSN_NET_SETUP_MEAN:
         return ratio(t[OSN__NT_SETUP_SUM], t[OSN__NT_SETUP_N]);
     case OSN_NET_SETUP_P50:
-        return hist_quantile(t, 0.50);
+        return hist_quantile(t, OSN__NT_HIST, 0.50);
     case OSN_NET_SETUP_P95:
-        return hist_quantile(t, 0.95);
+        return hist_quantile(t, OSN__NT_HIST, 0.95);
     case OSN_NET_SETUP_P99:
-        return hist_quantile(t, 0.99);
+        return hist_quantile(t, OSN__NT_HIST, 0.99);
     case OSN_NET_FAILED:
         return ratio(fail, T);
     case OSN_NET_FAILED_TIMEOUT:
@@ -198,6 +205,20 @@ static double measure(int i, const double *t, double cap)
         return ratio(t[OSN__NT_MODE2], mt);
     case OSN_NET_MSG_RATE:
         return ratio(t[OSN__NT_MSGS], T);
+    case OSN_NET_RESP_MEAN:
+        return ratio(t[OSN__NT_TRYING_SUM], t[OSN__NT_TRYING_N]);
+    case OSN_NET_RESP_P50:
+        return hist_quantile(t, OSN__NT_TRYING_HIST, 0.50);
+    case OSN_NET_RESP_P95:
+        return hist_quantile(t, OSN__NT_TRYING_HIST, 0.95);
+    case OSN_NET_RESP_P99:
+        return hist_quantile(t, OSN__NT_TRYING_HIST, 0.99);
+    case OSN_NET_NO_TRYING:
+        return ratio(t[OSN__NT_NO_TRYING], T);
+    case OSN_NET_CORE_OVERLOAD:
+        return ratio(t[OSN__NT_MODE1] + t[OSN__NT_MODE2], mt);
+    case OSN_NET_CORE_TRET:
+        return ratio(t[OSN__NT_MODE1] + t[OSN__NT_MODE2], t[OSN__NT_ONSETS]);
     }
     return NAN;
 }

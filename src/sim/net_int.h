@@ -28,7 +28,8 @@
 #include "osn/rng.h"
 #include "osn/sip.h"
 
-/* Setup-delay histogram: 1 ms bins up to 2 s, then 0.1 s bins up to 64 s, then overflow. */
+/* Setup- and response-delay histograms: 1 ms bins up to 2 s, then 0.1 s bins up to 64 s, then
+ * overflow. */
 #define OSN__NET_HB_FINE   2000
 #define OSN__NET_HB_COARSE 620
 #define OSN__NET_HB        (OSN__NET_HB_FINE + OSN__NET_HB_COARSE + 1)
@@ -50,9 +51,14 @@ enum osn__net_tot {
     OSN__NT_MODE0, /* core time in mode 0, 1, 2 */
     OSN__NT_MODE1,
     OSN__NT_MODE2,
-    OSN__NT_MSGS,                              /* messages processed by all servers */
-    OSN__NT_HIST,                              /* OSN__NET_HB histogram bins follow */
-    OSN__NT_ELEM = OSN__NT_HIST + OSN__NET_HB, /* then per element blocks */
+    OSN__NT_MSGS,     /* messages processed by all servers */
+    OSN__NT_TRYING_N, /* first 100 Trying at the UAC: samples, sum of delays */
+    OSN__NT_TRYING_SUM,
+    OSN__NT_NO_TRYING, /* calls whose outcome came without any 100 Trying at the UAC */
+    OSN__NT_ONSETS,    /* core: entries from mode 0 into overload (mode 1 or 2) */
+    OSN__NT_HIST,      /* OSN__NET_HB setup-delay bins follow */
+    OSN__NT_TRYING_HIST = OSN__NT_HIST + OSN__NET_HB, /* then as many 100 Trying bins */
+    OSN__NT_ELEM = OSN__NT_TRYING_HIST + OSN__NET_HB, /* then per element blocks */
 };
 
 /* Per-element totals, a block of OSN__NE_N per element. */

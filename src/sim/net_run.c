@@ -290,9 +290,11 @@ static void collect(struct net *s)
         el->tot[OSN__NE_AREA] = el->server.area;
         el->tot[OSN__NE_BUSY] = el->server.busy;
         el->tot[OSN__NE_DROPPED] = el->server.dropped;
-        if (el->srv)
+        if (el->srv) {
             for (int m = 0; m < 3; m++)
                 s->tot[OSN__NT_MODE0 + m] = el->server.mode_time[m];
+            s->tot[OSN__NT_ONSETS] = el->server.onsets;
+        }
     }
 }
 

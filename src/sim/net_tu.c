@@ -24,8 +24,23 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
     if (!obs(s))
         return;
     s->tot[slot[outcome]] += 1;
+    if (!c->uac.got100) /* left out of the response delay: counted here instead */
+        s->tot[OSN__NT_NO_TRYING] += 1;
     if (outcome != OSN_UAC_GOOD && c->admitted)
         s->tot[OSN__NT_ADMIT_FAIL] += 1;
+}
+
+/* One delay sample into the histogram at tot[hist]. */
+static void hist_add(struct net *s, int hist, double d)
+{
+    int b = d < 2.0   ? (int)(d * 1000)
+            : d < 64. ? OSN__NET_HB_FINE + (int)((d - 2.0) * 10)
+                      : OSN__NET_HB - 1;
+    if (b < 0)
+        b = 0;
+    if (b >= OSN__NET_HB)
+        b = OSN__NET_HB - 1;
+    s->tot[hist + b] += 1;
 }
 
 static void setup_sample(struct net *s, double d)
@@ -34,14 +49,17 @@ static void setup_sample(struct net *s, double d)
         return;
     s->tot[OSN__NT_SETUP_N] += 1;
     s->tot[OSN__NT_SETUP_SUM] += d;
-    int b = d < 2.0   ? (int)(d * 1000)
-            : d < 64. ? OSN__NET_HB_FINE + (int)((d - 2.0) * 10)
-                      : OSN__NET_HB - 1;
-    if (b < 0)
-        b = 0;
-    if (b >= OSN__NET_HB)
-        b = OSN__NET_HB - 1;
-    s->tot[OSN__NT_HIST + b] += 1;
+    hist_add(s, OSN__NT_HIST, d);
+}
+
+/* INVITE -> first 100 Trying at the UAC (the PRSM papers' response delay). */
+static void trying_sample(struct net *s, double d)
+{
+    if (!obs(s))
+        return;
+    s->tot[OSN__NT_TRYING_N] += 1;
+    s->tot[OSN__NT_TRYING_SUM] += d;
+    hist_add(s, OSN__NT_TRYING_HIST, d);
 }
 
 /* The UAS answers a new request at once and, for an INVITE, resends the 2xx until the ACK. */
@@ -127,6 +145,8 @@ static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip
 
     osn_uac_on_invite_event(&c->uac, s->q.now, s->tb, o->tu,
                             o->tu == OSN_SIP_TU_RESPONSE ? o->msg->status : 0, &st);
+    if (st.trying)
+        trying_sample(s, st.trying_delay);
     if (st.setup)
         setup_sample(s, st.setup_delay);
     if (st.ack) {
