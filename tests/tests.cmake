@@ -87,7 +87,7 @@ endif()
 # Every scenario of examples/ with the command examples/README.md lists it under.
 add_test(NAME examples COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_examples.sh $<TARGET_FILE:osn>
                                ${CMAKE_SOURCE_DIR})
-set_tests_properties(examples PROPERTIES TIMEOUT 300)
+set_tests_properties(examples PROPERTIES TIMEOUT 600)
 # Provenance of result files (version, scenario as run, seed; same seed = same file but the
 # timing block) and detector thresholds in the detector's own units.
 add_test(NAME provenance COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_provenance.sh

@@ -288,9 +288,11 @@ int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_o
             "set key outside bottom center horizontal noenhanced\n"
             "set grid\n"
             "plot ARG2 using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
-            "title 'feasible', \\\n"
+            "notitle, \\\n"
             "     '' using 1:2:($3==0?$4:1/0) with points pt 4 ps %.2f lc palette "
-            "title 'infeasible', \\\n"
+            "notitle, \\\n"
+            "     keyentry with points pt 5 ps 1.5 lc rgb 'gray40' title 'feasible', \\\n"
+            "     keyentry with points pt 4 ps 1.5 lc rgb 'gray40' title 'infeasible', \\\n"
             "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'",
             ln, hn,
             res->binding >= 0 ? osn_opt_con_name((enum osn_opt_con)res->binding)
