@@ -21,6 +21,9 @@
 #                      check` runs it for 60 s as the CTest test fuzz_parser_60s of build/
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
+#   make install       build, then install into PREFIX (default /usr/local; DESTDIR stages):
+#                      bin/osn, lib/libosn.so + include/osn/ + lib/pkgconfig/osn.pc, the man
+#                      page osn.1 and the Python module `osn` (cmake/install.cmake)
 #   make clean         remove build/, build-asan/, build-pgo/, build-fuzz/ and demo/
 #
 # The steps are sequential even under `make -j`: each one runs ninja, which is parallel itself.
@@ -35,6 +38,7 @@ CMAKE        ?= cmake
 CTEST        ?= ctest
 NINJA        ?= ninja
 CLANG_FORMAT ?= clang-format
+PREFIX       ?= /usr/local
 
 # Tracked C files plus new ones not yet added, but never those in build trees inside the
 # repository (CMake writes CMakeCCompilerId.c there): in a clean clone, the same set as
@@ -43,7 +47,7 @@ C_FILES = git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' ':
 
 .NOTPARALLEL:
 .PHONY: all deps deps-bench configure profile build asan demo check test test-asan bench \
-	testbed format format-check clean fuzz
+	testbed format format-check clean fuzz install
 
 all: build
 
@@ -112,6 +116,11 @@ testbed: build
 	exit $$rc
 fuzz: deps
 	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# PREFIX is given to cmake --install, so changing it needs no new configure; DESTDIR is read
+# from the environment by cmake (make passes its variables there).
+install: build
+	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD) --prefix $(PREFIX)
 
 format:
 	$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) -i

@@ -40,8 +40,8 @@ def one_run(osn, threads):
     busy, steal = b1 - b0, s1 - s0
     return {
         "messages": d["messages"],
-        "msgs_per_s": d["msgs_per_s"],
-        "wall_s": d["messages"] / d["msgs_per_s"],
+        "msgs_per_s": d["timing"]["msgs_per_s"],
+        "wall_s": d["messages"] / d["timing"]["msgs_per_s"],
         "per_cpu_s": d["messages"] / cpu_s if cpu_s > 0 else float("nan"),
         "steal": steal / (busy + steal) if busy + steal > 0 else 0.0,
         "goodput": d["goodput"],

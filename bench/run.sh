@@ -99,6 +99,15 @@ else
     echo "run.sh: $build/bench_fluid not found; build first (ninja -C $build bench_fluid)" >&2
 fi
 
+# ---- Python module: a solved point through libosn in the process, against a process per point ----
+echo
+if [[ -e "$build/libosn.so" && -x "$build/osn" ]]; then
+    OSN_LIBRARY="$build/libosn.so" PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")/../python" \
+        python3 "$(dirname "${BASH_SOURCE[0]}")/python_module.py" "$build/osn"
+else
+    echo "run.sh: $build/libosn.so not found; Python module skipped (ninja -C $build osn_shared)"
+fi
+
 # ---- osn optimize: the whole (L, H) search, exponential and constant service ----
 echo
 if [[ -x "$build/bench_optimize" ]]; then

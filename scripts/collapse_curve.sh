@@ -25,10 +25,12 @@ import json, sys
 d = sys.argv[1]
 runs = {k: json.load(open(f"{d}/{k}.json")) for k in ("none", "loss", "rate", "none500")}
 with open(f"{d}/curve.dat", "w") as f:
-    f.write("# offered none loss rate none_buffer500 (goodput, calls/s)\n")
+    f.write("# offered, then goodput and its 95% half-width (calls/s) for none loss rate "
+            "none_buffer500\n")
     for i, r in enumerate(runs["none"]):
-        f.write("%.2f %s\n" % (r["offered"], " ".join("%.2f" % runs[k][i]["goodput"]
-                                                      for k in ("none", "loss", "rate", "none500"))))
+        f.write("%.2f %s\n" % (r["offered"], " ".join(
+            "%.2f %.2f" % (runs[k][i]["goodput"], runs[k][i]["goodput_ci"] or 0)
+            for k in ("none", "loss", "rate", "none500"))))
 print("capacity %.1f calls/s" % runs["none"][0]["capacity"])
 print("%8s %9s %9s %9s %9s" % ("offered", "none", "loss", "rate", "none500"))
 for i, r in enumerate(runs["none"]):
@@ -41,17 +43,18 @@ mkdir -p "$(dirname "$png")"
 gnuplot <<GP
 set terminal pngcairo size 900,560 font "sans,11" noenhanced
 set output "$png"
-set title "examples/collapse.ini: goodput vs offered load (core capacity $(printf %.0f "$cap") calls/s)"
+set title "goodput vs offered load, source -> edge -> core -> UAS (examples/collapse.ini)\ncore capacity $(printf %.0f "$cap") calls/s; bars: 95% intervals over the replications"
 set xlabel "offered load (calls/s)"
 set ylabel "goodput: calls set up before Timer B (calls/s)"
 set key top right box
 set grid
+set xrange [0:*]
 set yrange [0:1.5*$cap]
-plot $cap w l dt 2 lc rgb "gray40" t "capacity", \
-     0.9*$cap w l dt 3 lc rgb "gray60" t "90% of capacity", \
-     "$out/curve.dat" u 1:2 w lp pt 7 lw 2 lc rgb "#d62728" t "none (buffer overflow only)", \
-     "" u 1:3 w lp pt 5 lw 2 lc rgb "#1f77b4" t "loss (RFC 7339, 80/20)", \
-     "" u 1:4 w lp pt 9 lw 2 lc rgb "#2ca02c" t "rate (RFC 7415 bucket, TAU = 4T)", \
-     "" u 1:5 w lp pt 4 lw 1 dt 4 lc rgb "#ff7f0e" t "none, core buffer 500 (tail drop)"
+plot x w l dt 3 lc rgb "gray60" t "goodput = offered", \
+     $cap w l dt 2 lc rgb "gray30" t "capacity", \
+     "$out/curve.dat" u 1:2:3 w yerrorlines pt 7 lw 2 lc rgb "#d62728" t "none (buffer overflow only)", \
+     "" u 1:4:5 w yerrorlines pt 5 lw 2 lc rgb "#1f77b4" t "loss (RFC 7339, 80/20)", \
+     "" u 1:6:7 w yerrorlines pt 9 lw 2 lc rgb "#2ca02c" t "rate (RFC 7415 bucket, TAU = 4T)", \
+     "" u 1:8:9 w yerrorlines pt 4 lw 1 dt 4 lc rgb "#ff7f0e" t "none, core buffer 500 (tail drop)"
 GP
 echo "wrote $png"

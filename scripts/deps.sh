@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages OSN needs, and nothing else.
 #
 #   scripts/deps.sh          build and test: compiler, cmake, ninja, pkg-config, the -dev
-#                            libraries, python3 (tests that parse JSON), clang-format (the
+#                            libraries, python3 (tests that parse JSON; the Python module's
+#                            tests), python3-matplotlib (examples/python/load_curve.py, run by
+#                            the install test), clang-format (the
 #                            format gate of `make check`), gnuplot-nox (`osn fluid --plot`);
 #                            for the SIP parser's tests, which `make check` runs: libosip2-dev
 #                            (LGPL; the differential test's and the parser benchmark's peer,
@@ -23,8 +25,8 @@
 set -euo pipefail
 
 base=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev libcmocka-dev
-    python3 clang-format gnuplot-nox libosip2-dev clang-16 libclang-rt-16-dev sip-tester
-    kamailio)
+    python3 python3-matplotlib clang-format gnuplot-nox libosip2-dev clang-16 libclang-rt-16-dev
+    sip-tester kamailio)
 bench=(python3-scipy python3-simpy)
 
 want=("${base[@]}")

@@ -72,8 +72,9 @@ for k in ["P0", "P1", "P2", "N_mean", "throughput", "sojourn", "T_ret", "T_ret_s
           "prob_sum", "loss_flow1", "throttled", "discarded"]:
     assert k in a and k + "_ci" in a, k
     assert a[k] == b[k] and a[k + "_ci"] == b[k + "_ci"], k
-for k in ["replications", "events", "events_per_s", "scenario"]:
+for k in ["replications", "events", "seed", "osn_version", "scenario", "timing"]:
     assert k in a, k
+assert a["timing"]["events_per_s"] > 0 and a["timing"]["wall_s"] > 0, a["timing"]
 assert a["replications"] == 4 and a["events"] == b["events"] > 0
 assert abs(a["P0"] - 0.6546035) < 4 * a["P0_ci"], (a["P0"], a["P0_ci"])
 PYEOF

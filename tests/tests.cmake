@@ -71,6 +71,28 @@ if(OSN_FUZZ_TEST AND NOT OSN_FUZZ AND OSN_CLANG16)
            COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fuzz.sh ${CMAKE_BINARY_DIR}/fuzz 60)
   set_tests_properties(fuzz_parser_60s PROPERTIES TIMEOUT 900)
 endif()
+# The one-call entry points of the library (osn_solve_json, osn_optimize_json), statically
+# linked so that the sanitized build checks them too.
+osn_unit_test(test_json_api)
+
+# make install staged into a temporary DESTDIR: the files, examples/c built with pkg-config
+# against it and compared with `osn solve --json`, and the Python module (tests/test_python.py).
+# Not in a sanitized build: its libosn needs the ASan runtime loaded first, which neither a
+# plain C program nor python3 does; the plain build's run covers the install.
+if(NOT OSN_SANITIZE)
+  add_test(NAME install COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_install.sh ${CMAKE_BINARY_DIR}
+                                ${CMAKE_SOURCE_DIR})
+  set_tests_properties(install PROPERTIES TIMEOUT 300)
+endif()
+# Every scenario of examples/ with the command examples/README.md lists it under.
+add_test(NAME examples COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_examples.sh $<TARGET_FILE:osn>
+                               ${CMAKE_SOURCE_DIR})
+set_tests_properties(examples PROPERTIES TIMEOUT 600)
+# Provenance of result files (version, scenario as run, seed; same seed = same file but the
+# timing block) and detector thresholds in the detector's own units.
+add_test(NAME provenance COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_provenance.sh
+                                 $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(provenance PROPERTIES TIMEOUT 300)
 
 # Reduced verdicts of the studies (studies/*/README.md): each asserts its paper's claim with
 # the simulator's intervals in a few seconds; `python3 studies/NN-*/study.py` regenerates the

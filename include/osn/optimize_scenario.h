@@ -15,6 +15,7 @@
 #define OSN_OPTIMIZE_SCENARIO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "osn/model_scenario.h"
 #include "osn/optimize.h"
@@ -29,5 +30,27 @@ extern const struct osn_ini_schema osn_optimize_schema;
  */
 int osn_optimize_cfg_load(struct osn_opt_cfg *cfg, const struct osn_ini *ini, char *err,
                           size_t errsize);
+
+/*
+ * Loads the scenario of `osn optimize` into *sc and its constraints into *cfg: the model with
+ * the searched pair's keys (L and H; L1 and H1 for bi-level) replaced by placeholders, since the
+ * search sets them, and the [optimize] section. Refuses a model the general solver cannot take
+ * (OSN_ENOTSUP) and a search of more than about 3e10 states (OSN_ETOOBIG, naming thresholds.R
+ * and the hours it would take). *hours (may be NULL) gets the estimated time of the search.
+ * Returns 0, or an error with one line in err; the caller releases sc with osn_scenario_release()
+ * in every case.
+ */
+int osn_optimize_scenario_load(struct osn_scenario *sc, struct osn_opt_cfg *cfg, const char *path,
+                               const char *const *sets, int nsets, double *hours, char *err,
+                               size_t errsize);
+
+/*
+ * The --json document of `osn optimize`: osn_report_json_write() of the reported pair `at` (the
+ * optimum, or the closest pair when none is feasible), plus L, H, found, evaluated, feasible,
+ * skipped, objective, binding, constraints, next_better, unconstrained and (when no pair is
+ * feasible) closest_violation. Returns 0, OSN_ENOMEM or OSN_EIO with a message.
+ */
+int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
+                       const struct osn_opt_result *res, char *err, size_t errsize);
 
 #endif

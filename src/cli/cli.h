@@ -1,5 +1,5 @@
 /*
- * Private interface of the `osn` command: the version string and the subcommand entry points
+ * Private interface of the `osn` command: the subcommand entry points
  * that main.c dispatches to. Each subcommand parses its own arguments, prints its own --help,
  * and returns the process exit status (0 success, 2 any error).
  */
@@ -7,10 +7,6 @@
 #define OSN_CLI_H
 
 #include <stdio.h>
-
-#ifndef OSN_VERSION
-#define OSN_VERSION "0.1.0" /* keep in step with project(osn VERSION ...) in CMakeLists.txt */
-#endif
 
 /* Exit status of every failed command: bad scenario, bad option, I/O or solver failure. */
 #define OSN_EXIT_ERROR 2

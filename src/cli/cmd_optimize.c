@@ -31,11 +31,10 @@
 
 struct opt_opts {
     const char *scenario;
-    const char **sets; /* borrowed from argv, plus placeholders (see add_placeholders) */
+    const char **sets; /* borrowed from argv */
     int nsets;
     const char *grid, *json, *plot, *threads;
     bool quiet, help;
-    char placeholder[2][64];
 };
 
 /* Over 60 lines on purpose: one fputs of the whole --help text, kept in one piece so that it
@@ -57,8 +56,8 @@ void osn_cmd_optimize_usage(FILE *f)
           "  --grid FILE|-            every evaluated pair as CSV, one row each (heat map):\n"
           "                           L,H,feasible,violation,P0,P1,P2,throttle,theta,T_ret,\n"
           "                           T_ret_sd,T_cyc,T_norm,T_disc,N_mean,throughput,\n"
-          "                           sojourn,mode_change_rate,nu01,nu12\n"
-          "                           (bi-level: L,H are L1,H1)\n"
+          "                           sojourn,mode_change_rate,nu01,nu12, then KEY_log10\n"
+          "                           of each (bi-level: L,H are L1,H1)\n"
           "  --json FILE|-            the solve keys of the optimum (as osn solve --json),\n"
           "                           plus L, H, evaluated, feasible, found, binding, ...\n"
           "  --plot FILE.png          heat map of log10 T_ret with the feasible region and\n"
@@ -122,8 +121,7 @@ static int parse_args(int argc, char **argv, struct opt_opts *o)
             {NULL, NULL, 0, NULL},
     };
     struct osn_cli_args a = {0};
-    /* Room for the two placeholders of add_placeholders(). */
-    int rc = osn_cli_parse("optimize", argc, argv, opts, 2, &a);
+    int rc = osn_cli_parse("optimize", argc, argv, opts, 0, &a);
 
     o->scenario = a.scenario;
     o->sets = a.sets;
@@ -134,37 +132,6 @@ static int parse_args(int argc, char **argv, struct opt_opts *o)
     if (o->grid && o->json && strcmp(o->grid, "-") == 0 && strcmp(o->json, "-") == 0)
         return die("--grid - and --json - cannot both write to standard output");
     return 0;
-}
-
-/*
- * The scenario's L and H (L1 and H1 for bi-level) are the search variables, but the scenario
- * must still load as a valid model: 0 and 1 stand in for them, appended after the user's --set
- * so that they win. The help says the values given are ignored, and they are: L = 50 with
- * R = 20 once refused the run, blaming an H = 51 the user never wrote.
- */
-static int add_placeholders(struct opt_opts *o, char *err, size_t errsize)
-{
-    struct osn_ini *ini = calloc(1, sizeof *ini);
-    const struct osn_key_origin *k;
-    const char *lkey = "thresholds.L", *hkey = "thresholds.H";
-    int rc;
-
-    if (!ini)
-        return OSN_ENOMEM;
-    rc = osn_ini_collect(ini, o->scenario, o->sets, o->nsets, &osn_optimize_schema, err, errsize);
-    if (rc)
-        goto out;
-    if ((k = osn_ini_get(ini, "model.kind")) && strcasecmp(k->value, "bi-level") == 0) {
-        lkey = "thresholds.L1";
-        hkey = "thresholds.H1";
-    }
-    snprintf(o->placeholder[0], sizeof o->placeholder[0], "%s=0", lkey);
-    snprintf(o->placeholder[1], sizeof o->placeholder[1], "%s=1", hkey);
-    o->sets[o->nsets++] = o->placeholder[0];
-    o->sets[o->nsets++] = o->placeholder[1];
-out:
-    free(ini);
-    return rc;
 }
 
 /* Progress on stderr: only on a terminal, only after a second, at most 5 updates a second. */
@@ -200,60 +167,30 @@ static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
     return osn_opt_json_write(f, c->at, c->cfg, c->res, err, errsize);
 }
 
-/*
- * The search solves every pair: R^2/2 solves of about 3R states each (bench/bench_optimize.c).
- * At the few million states a second of one core, R = 5000 (1.9e11 states) would run most of a
- * day with no end in sight: refuse past OPT_WORK_MAX, naming thresholds.R, and say up front
- * when a run will take more than minutes.
- */
-#define OPT_STATES_PER_S 3e6
-#define OPT_WORK_MAX     3e10
-
-static int check_cost(const struct opt_opts *o, const struct osn_scenario *sc)
-{
-    const struct osn_key_origin *k = osn_ini_get(&sc->ini, "thresholds.R");
-    double pairs = (double)osn_optimize_pairs(&sc->model);
-    double K = sc->model.process == OSN_ARR_MMPP ? sc->model.mmpp.K : 1;
-    double work = pairs * 3 * K * ((double)sc->model.R + 1);
-    double hours = work / OPT_STATES_PER_S / 3600;
-
-    if (work > OPT_WORK_MAX)
-        return die("%s%s%s%s: %.3g pairs of about %.0f states each, roughly %.0f hours of "
-                   "solving; the search is exhaustive (R^3/2): lower thresholds.R (at most "
-                   "about 2700)",
-                   k ? k->where : "thresholds.R", k ? ": key 'thresholds.R' = '" : "",
-                   k ? k->value : "", k ? "'" : "", pairs, 3 * K * ((double)sc->model.R + 1),
-                   hours);
-    if (hours > 0.1 && !o->quiet)
-        fprintf(stderr,
-                "osn optimize: %.3g pairs of about %.0f states each: roughly %.1f hours "
-                "(a progress line with the time left shows on a terminal)\n",
-                pairs, 3 * K * ((double)sc->model.R + 1), hours);
-    return 0;
-}
-
-/* Loads the scenario and its [optimize] section into sc and cfg and checks that the general
- * solver takes the model. Returns 0, or OSN_EXIT_ERROR after printing why. */
+/* Loads the scenario and its [optimize] section into sc and cfg (the library's checks: the
+ * general solver takes the model, the search can finish), and says up front when a run will take
+ * more than minutes. Returns 0, or OSN_EXIT_ERROR after printing why. */
 static int load_scenario(const struct opt_opts *o, struct osn_scenario *sc, struct osn_opt_cfg *cfg)
 {
     char err[1024] = "";
+    double hours = 0;
     int rc;
 
-    rc = osn_scenario_load(sc, o->scenario, o->sets, o->nsets, &osn_optimize_schema, err,
-                           sizeof err);
-    if (!rc)
-        rc = osn_optimize_cfg_load(cfg, &sc->ini, err, sizeof err);
+    rc = osn_optimize_scenario_load(sc, cfg, o->scenario, o->sets, o->nsets, &hours, err,
+                                    sizeof err);
     if (rc)
         return die("%s", err[0] ? err : osn_strerror(rc));
-    const char *why = osn_solve_unsupported(&sc->model, OSN_METHOD_GENERAL);
-    if (why)
-        return die("%s", why);
     long threads = osn_cli_threads_default();
     if (o->threads &&
         osn_cli_long("optimize", "--threads", o->threads, 1, OSN_OPT_MAX_THREADS, &threads) != 0)
         return OSN_EXIT_ERROR;
     cfg->threads = (int)threads;
-    return check_cost(o, sc);
+    if (hours > 0.1 && !o->quiet)
+        fprintf(stderr,
+                "osn optimize: %.3g pairs: roughly %.1f hours "
+                "(a progress line with the time left shows on a terminal)\n",
+                (double)osn_optimize_pairs(&sc->model), hours);
+    return 0;
 }
 
 /* Opens the --grid output (grid_out) and starts the --plot data in g, then runs the search into
@@ -273,6 +210,7 @@ static int search(const struct opt_opts *o, const struct osn_scenario *sc,
             return die("--grid %s: write failed: %s", o->grid, strerror(errno));
     }
     g->R = sc->model.kind == OSN_KIND_BI_LEVEL ? sc->model.H2 : sc->model.R;
+    g->bi_level = sc->model.kind == OSN_KIND_BI_LEVEL;
     if (o->plot && osn_opt_plot_begin(g, err, sizeof err) != 0)
         return die("--plot: %s", err);
     prog.tty = isatty(STDERR_FILENO);
@@ -329,7 +267,6 @@ int osn_cmd_optimize(int argc, char **argv)
     struct osn_cli_output outs[] = {{"--grid", NULL, NULL, {0}}, {"--json", NULL, w_json, {0}}};
     struct osn_afile plot = {0};
     struct osn_opt_grid g = {0};
-    char err[1024] = "";
     int status = OSN_EXIT_ERROR;
 
     if (parse_args(argc, argv, &o) != 0)
@@ -338,10 +275,6 @@ int osn_cmd_optimize(int argc, char **argv)
     if (o.help) {
         osn_cmd_optimize_usage(stdout);
         status = 0;
-        goto out;
-    }
-    if (add_placeholders(&o, err, sizeof err) == OSN_ENOMEM) {
-        die("out of memory");
         goto out;
     }
     sc = calloc(1, sizeof *sc);

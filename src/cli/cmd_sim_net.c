@@ -406,7 +406,10 @@ void osn_cmd_sim_net_usage(FILE *f)
           "             at the core, 4 at an edge.\n"
           "  [link access] [link trunk] [link uas]  delay (s) [0.005], loss [0]\n"
           "  [control]  kind none|local|loss|rate|prsm|pi, detector hysteretic|occupancy|\n"
-          "             delay, l1 h1 l2 h2, policy I|II, window, alpha, retry_after,\n"
+          "             delay, l1 h1 l2 h2 in the detector's unit: hysteretic messages in\n"
+          "             the system [20 40 60 80], occupancy busy fraction in [0, 1] [0.7 0.9\n"
+          "             0.95 0.99], delay queueing seconds below 64 T1 [0.05 0.1 0.2 0.4];\n"
+          "             policy I|II, window, alpha, retry_after,\n"
           "             reject_when_full, prsm_responses yes|no [yes], reject_overload,\n"
           "             target, validity, interval, max_loss, cat1, tau_factor, min_rate,\n"
           "             release, pi_measure rrrc|rtd,\n"
@@ -422,6 +425,12 @@ void osn_cmd_sim_net_usage(FILE *f)
           "dropped, util, queue_mean, invites_in, capacity.\n"
           "Example:\n"
           "  osn sim examples/collapse.ini --set control.kind=loss \\\n"
-          "          --set source.rate=100:1500:200 --json -\n",
+          "          --set source.rate=100:1500:200 --json -\n"
+          "\n"
+          "Provenance: JSON and CSV also carry control, detector, seed, replications and\n"
+          "osn_version; JSON the scenario (keys set, and every key's value as run, under\n"
+          "scenario.resolved); what the wall clock measured (wall_s, msgs_per_s, threads)\n"
+          "is apart, under timing (CSV: timing.* columns, last): two runs with one seed\n"
+          "differ only there.\n",
           f);
 }

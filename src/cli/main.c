@@ -21,6 +21,7 @@
 #include "cmd_node.h"
 #include "cmd_sim.h"
 #include "osn/afile.h"
+#include "osn/version.h"
 
 struct command {
     const char *name;
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
         print_overview(stdout);
         status = 0;
     } else if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
-        printf("osn %s\n", OSN_VERSION);
+        printf("osn %s\n", osn_version());
         status = 0;
     } else if (strcmp(name, "help") == 0) {
         status = run_help(argc - 1, argv + 1);

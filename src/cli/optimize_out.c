@@ -1,17 +1,15 @@
 /*
- * Outputs of `osn optimize`: the readable summary, the --grid CSV, the --json document and the
- * --plot heat map (gnuplot).
+ * Outputs of `osn optimize`: the readable summary, the --grid CSV and the --plot heat map
+ * (gnuplot).
  *
  * Numbers follow the conventions of src/io/model_report.c: the summary prints 7 significant digits
- * at any magnitude (osn_xd_format), CSV and JSON write a value that fits a double to 17 digits and
- * any other as a 12-digit decimal string. The JSON document is osn_report_json_write()'s own,
- * read back and extended with the optimiser's keys, so its solve keys can never drift from
- * `osn solve --json`.
+ * at any magnitude (osn_xd_format), CSV writes a value that fits a double to 17 digits and any
+ * other as a 12-digit decimal string. The --json document is src/io/optimize_report.c's, which
+ * the library's osn_optimize_json() writes too.
  */
 #include "optimize_out.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -44,13 +42,22 @@ static const char *fmt7(xd x, char *buf, size_t size)
 
 /* ---- --grid ---- */
 
-static const char grid_header[] = "L,H,feasible,violation,P0,P1,P2,throttle,theta,T_ret,"
-                                  "T_ret_sd,T_cyc,T_norm,T_disc,N_mean,throughput,sojourn,"
-                                  "mode_change_rate,nu01,nu12\n";
+/* The measures of a row, in column order; each has a KEY_log10 column after them all, numeric
+ * even where KEY is a string beyond the double range (as in `osn solve --csv`). */
+static const char *const grid_keys[] = {
+        "P0",    "P1",     "P2",     "throttle", "theta",      "T_ret",   "T_ret_sd",
+        "T_cyc", "T_norm", "T_disc", "N_mean",   "throughput", "sojourn", "mode_change_rate",
+        "nu01",  "nu12"};
+#define NGRID (sizeof grid_keys / sizeof grid_keys[0])
 
 int osn_opt_grid_header(FILE *f)
 {
-    return fputs(grid_header, f) == EOF ? OSN_EIO : 0;
+    fputs("L,H,feasible,violation", f);
+    for (size_t i = 0; i < NGRID; i++)
+        fprintf(f, ",%s", grid_keys[i]);
+    for (size_t i = 0; i < NGRID; i++)
+        fprintf(f, ",%s_log10", grid_keys[i]);
+    return fputc('\n', f) == EOF || ferror(f) ? OSN_EIO : 0;
 }
 
 /* One CSV cell after a comma: %.17g, the 12-digit string beyond the double range, or empty. */
@@ -91,8 +98,14 @@ int osn_opt_grid_row(const struct osn_opt_pair *p, void *arg)
                         ms->mode_change_rate,
                         ms->nu01,
                         ms->nu12};
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        _Static_assert(sizeof v / sizeof v[0] == NGRID, "one value per grid column");
+        for (size_t i = 0; i < NGRID; i++)
             cell(f, v[i]);
+        for (size_t i = 0; i < NGRID; i++) {
+            fputc(',', f);
+            if (isfinite(v[i].m) && v[i].m != 0)
+                fprintf(f, "%.17g", osn_xd_log10(v[i]));
+        }
         if (fputc('\n', f) == EOF || ferror(f))
             return OSN_EIO;
     }
@@ -214,116 +227,6 @@ void osn_opt_summary(FILE *f, const struct osn_scenario *at, const struct osn_op
     osn_report_table(f, at, res->best.found ? &res->best.ms : &res->closest.ms);
 }
 
-/* ---- --json ---- */
-
-/* An osn_xd as JSON: a real when it fits a double, else a 12-digit string; null if NaN. */
-static json_t *xd_json(xd x)
-{
-    char buf[64];
-
-    if (!isfinite(x.m))
-        return json_null();
-    if (osn_xd_fits_double(x))
-        return json_real(osn_xd_to_double(x));
-    return json_string(osn_xd_format(x, 12, buf, sizeof buf));
-}
-
-/* A double as JSON; null when not finite (json_real() refuses those: a slack of -inf once made
- * the whole document fail as "out of memory"). */
-static json_t *real_json(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *pair_json(const struct osn_opt_point *pt)
-{
-    if (!pt->found)
-        return json_null();
-    return json_pack("{sIsIsoso}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "T_ret",
-                     xd_json(pt->ms.T_ret), "violation", real_json(pt->violation));
-}
-
-/* The solve document of the reported pair, read back from osn_report_json_write(). */
-static json_t *solve_doc(const struct osn_scenario *at, const struct osn_measures *ms, char *err,
-                         size_t errsize, int *rc)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream(&buf, &len);
-    json_t *doc = NULL;
-
-    *rc = OSN_ENOMEM;
-    if (!mf) {
-        snprintf(err, errsize, "out of memory");
-        return NULL;
-    }
-    *rc = osn_report_json_write(mf, at, ms, err, errsize);
-    if (fclose(mf) != 0 && !*rc)
-        *rc = OSN_ENOMEM;
-    if (!*rc) {
-        json_error_t je;
-        doc = json_loadb(buf, len, 0, &je);
-        if (!doc) {
-            *rc = OSN_ENOMEM;
-            snprintf(err, errsize, "cannot re-read the solve document: %s", je.text);
-        }
-    }
-    free(buf);
-    return doc;
-}
-
-int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
-                       const struct osn_opt_result *res, char *err, size_t errsize)
-{
-    const struct osn_opt_point *pt = res->best.found ? &res->best : &res->closest;
-    json_t *doc, *cons;
-    int rc, e = 0;
-
-    doc = solve_doc(at, &pt->ms, err, errsize, &rc);
-    if (!doc)
-        return rc;
-    cons = json_object();
-    for (int c = 0; c < OSN_OPT_NCON && cons; c++) {
-        if (!cfg->has[c])
-            continue;
-        json_t *o = json_pack("{sssososo}", "measure", con_measure[c], "bound",
-                              real_json(cfg->bound[c]), "value",
-                              xd_json(osn_opt_con_value((enum osn_opt_con)c, &pt->ms)),
-                              res->best.found ? "slack" : "violation",
-                              real_json(res->best.found ? res->slack[c] : pt->viol[c]));
-        e |= json_object_set_new(cons, osn_opt_con_name((enum osn_opt_con)c), o);
-    }
-    e |= json_object_set_new(doc, "L", json_integer(pt->L));
-    e |= json_object_set_new(doc, "H", json_integer(pt->H));
-    e |= json_object_set_new(doc, "found", json_boolean(res->best.found));
-    e |= json_object_set_new(doc, "evaluated", json_integer(res->evaluated));
-    e |= json_object_set_new(doc, "feasible", json_integer(res->feasible));
-    e |= json_object_set_new(doc, "skipped", json_integer(res->skipped));
-    e |= json_object_set_new(doc, "objective", json_string("T_ret"));
-    e |= json_object_set_new(doc, "binding",
-                             res->binding >= 0
-                                     ? json_string(osn_opt_con_name((enum osn_opt_con)res->binding))
-                                     : json_null());
-    e |= json_object_set_new(doc, "constraints", cons);
-    e |= json_object_set_new(doc, "next_better", pair_json(&res->next));
-    e |= json_object_set_new(doc, "unconstrained", pair_json(&res->free));
-    if (!res->best.found)
-        e |= json_object_set_new(doc, "closest_violation", real_json(res->closest.violation));
-    if (e) {
-        json_decref(doc);
-        snprintf(err, errsize, "out of memory building the JSON result");
-        return OSN_ENOMEM;
-    }
-    rc = 0;
-    if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
-        fputc('\n', f) == EOF || fflush(f) != 0) {
-        snprintf(err, errsize, "cannot write the JSON result: %s", strerror(errno));
-        rc = OSN_EIO;
-    }
-    json_decref(doc);
-    return rc;
-}
-
 /* ---- --plot ---- */
 
 int osn_opt_plot_begin(struct osn_opt_grid *g, char *err, size_t errsize)
@@ -366,21 +269,43 @@ int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_o
     /* Both file names reach gnuplot as ARG1 and ARG2, never as script text (gnuplot.c). */
     if (osn_gnuplot_open(&gp, args, 2, 1, err, errsize) != 0)
         return OSN_EIO;
+    /* Axis names of the model (L1, H1 for bi-level), a perceptually uniform palette
+     * (viridis's stops: dark is short, yellow long, readable in grey), and the binding
+     * constraint named and shown: the next-better pair, which violates it. */
+    const char *ln = g->bi_level ? "L1" : "L", *hn = g->bi_level ? "H1" : "H";
+    char binding[96] = "";
+    if (res->binding >= 0)
+        snprintf(binding, sizeof binding, "next better pair (violates %s)",
+                 osn_opt_con_name((enum osn_opt_con)res->binding));
     fprintf(gp.f,
             "set terminal pngcairo size 900,760\n"
             "set output ARG1\n"
-            "set title \"log10 T_ret over the (L, H) grid: filled = feasible, open = "
-            "infeasible\" noenhanced\n"
-            "set xlabel 'L'\nset ylabel 'H'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
-            "set palette rgbformulae 33,13,10\nset key outside bottom center horizontal\n"
+            "set title \"log10 T_ret over the (%s, %s) grid: filled = feasible, open = "
+            "infeasible\\nbinding constraint: %s\" noenhanced\n"
+            "set xlabel '%s'\nset ylabel '%s'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
+            "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', "
+            "4 '#fde725')\n"
+            "set key outside bottom center horizontal noenhanced\n"
             "set grid\n"
             "plot ARG2 using 1:2:($3==1?$4:1/0) with points pt 5 ps %.2f lc palette "
-            "title 'feasible', \\\n"
+            "notitle, \\\n"
             "     '' using 1:2:($3==0?$4:1/0) with points pt 4 ps %.2f lc palette "
-            "title 'infeasible', \\\n"
-            "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'\n"
-            "%ld %ld\ne\n",
-            ps, ps, res->best.found ? "optimum" : "closest (infeasible)", pt->L, pt->H);
+            "notitle, \\\n"
+            "     keyentry with points pt 5 ps 1.5 lc rgb 'gray40' title 'feasible', \\\n"
+            "     keyentry with points pt 4 ps 1.5 lc rgb 'gray40' title 'infeasible', \\\n"
+            "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'",
+            ln, hn,
+            res->binding >= 0 ? osn_opt_con_name((enum osn_opt_con)res->binding)
+                              : "none (the unconstrained optimum)",
+            ln, hn, ps, ps, res->best.found ? "optimum" : "closest (infeasible)");
+    if (res->binding >= 0 && res->next.found)
+        fprintf(gp.f,
+                ", \\\n     '-' using 1:2 with points pt 12 ps 3 lw 2 lc rgb '#d62728' "
+                "title '%s'",
+                binding);
+    fprintf(gp.f, "\n%ld %ld\ne\n", pt->L, pt->H);
+    if (res->binding >= 0 && res->next.found)
+        fprintf(gp.f, "%ld %ld\ne\n", res->next.L, res->next.H);
     st = osn_gnuplot_close(&gp);
     if (st != 0) {
         snprintf(err, errsize, "gnuplot failed (status %d; is gnuplot installed?)", st);

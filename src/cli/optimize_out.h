@@ -1,10 +1,12 @@
 /*
- * Outputs of `osn optimize` (src/cli/optimize_out.c): the summary, the --grid CSV, the --json
- * document and the --plot heat map. Private to the command.
+ * Outputs of `osn optimize` (src/cli/optimize_out.c): the summary, the --grid CSV and the --plot
+ * heat map. Private to the command; the --json document is osn_opt_json_write()
+ * (include/osn/optimize_scenario.h).
  */
 #ifndef OSN_CLI_OPTIMIZE_OUT_H
 #define OSN_CLI_OPTIMIZE_OUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "osn/model_scenario.h"
@@ -15,7 +17,8 @@ struct osn_opt_grid {
     FILE *f;    /* --grid stream, borrowed */
     FILE *plot; /* the plot's temporary data file, owned */
     char plot_path[64];
-    long R; /* the grid's size, for the plot's point size */
+    long R;        /* the grid's size, for the plot's point size */
+    bool bi_level; /* the pair is (L1, H1): the plot's axis names */
 };
 
 /* The CSV header line of --grid. Returns 0 or OSN_EIO. */
@@ -30,14 +33,6 @@ int osn_opt_grid_row(const struct osn_opt_pair *p, void *arg);
  */
 void osn_opt_summary(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
                      const struct osn_opt_result *res);
-
-/*
- * The --json document: osn_report_json_write() of the reported pair, plus L, H, found,
- * evaluated, feasible, skipped, objective, binding, constraints, next_better, unconstrained and
- * (when no pair is feasible) closest_violation. Returns 0, OSN_ENOMEM or OSN_EIO with a message.
- */
-int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_opt_cfg *cfg,
-                       const struct osn_opt_result *res, char *err, size_t errsize);
 
 /* --plot: opens the temporary data file (before the search). Returns 0 or OSN_EIO. */
 int osn_opt_plot_begin(struct osn_opt_grid *g, char *err, size_t errsize);

@@ -16,10 +16,17 @@ void osn__report_model_line(FILE *f, const struct osn_model *m);
 /* The "scenario" JSON object: the model as solved, its source and every key set (new ref). */
 json_t *osn__report_scenario_json(const struct osn_scenario *sc);
 
+struct osn_net_scenario;
+/* The network scenario as it ran: its source, the keys set, and every key of the schema with
+ * the value used, defaults included (src/io/net_echo.c; new ref, NULL when out of memory). */
+json_t *osn__net_scenario_json(const struct osn_net_scenario *s);
+
 /*
  * Writes a result document to f, indented, reals to `precision` significant digits, and a final
- * newline. Returns 0, or OSN_EIO with "cannot write the JSON result" in err.
+ * newline. A document that is an object (or each object of an array: a sweep) first gets
+ * "osn_version", so that every result file names the build that wrote it. Returns 0, or OSN_EIO
+ * with "cannot write the JSON result" in err (OSN_ENOMEM when the version cannot be added).
  */
-int osn__report_json_dump(FILE *f, const json_t *doc, int precision, char *err, size_t errsize);
+int osn__report_json_dump(FILE *f, json_t *doc, int precision, char *err, size_t errsize);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "osn/err.h"
+#include "osn/version.h"
 
 enum row_type {
     ROW_XD,     /* an osn_xd measure */
@@ -211,6 +212,20 @@ static json_t *xd_json(struct osn_xd x, const char *key, json_t *beyond)
     return json_string(osn_xd_format(x, 12, buf, sizeof buf));
 }
 
+/* root[key] = v (from xd_json); when v is a string beyond the double range, also a real
+ * KEY_log10 after it, so that a dataframe column of KEY_log10 stays numeric where KEY cannot. */
+static int set_measure(json_t *root, const char *key, json_t *v, struct osn_xd x)
+{
+    char lkey[64];
+
+    if (json_object_set_new(root, key, v) != 0)
+        return -1;
+    if (!json_is_string(v))
+        return 0;
+    snprintf(lkey, sizeof lkey, "%s_log10", key);
+    return json_object_set_new(root, lkey, json_real(osn_xd_log10(x)));
+}
+
 /* The "scenario" object: the model as solved, where it came from and every key that was set. */
 json_t *osn__report_scenario_json(const struct osn_scenario *sc)
 {
@@ -292,17 +307,19 @@ static json_t *result_json(const struct osn_scenario *sc, const struct osn_measu
         } else {
             struct osn_xd x = row_xd(ms, r);
             v = has_value(ms, r->key, x) ? xd_json(x, r->key, beyond) : json_null();
+            err |= set_measure(root, r->key, v, x);
+            continue;
         }
         err |= json_object_set_new(root, r->key, v);
     }
     if (sc->model.flows == 2) {
-        err |= json_object_set_new(root, "loss_flow1",
-                                   xd_json(ms->loss_flow1, "loss_flow1", beyond));
-        err |= json_object_set_new(root, "loss_flow2",
-                                   xd_json(ms->loss_flow2, "loss_flow2", beyond));
+        err |= set_measure(root, "loss_flow1", xd_json(ms->loss_flow1, "loss_flow1", beyond),
+                           ms->loss_flow1);
+        err |= set_measure(root, "loss_flow2", xd_json(ms->loss_flow2, "loss_flow2", beyond),
+                           ms->loss_flow2);
     } else {
         /* One flow: its loss is theta. */
-        err |= json_object_set_new(root, "loss_flow1", xd_json(ms->theta, "loss_flow1", beyond));
+        err |= set_measure(root, "loss_flow1", xd_json(ms->theta, "loss_flow1", beyond), ms->theta);
     }
     if (ms->nphase > 0) {
         json_t *on = json_array(), *tr = json_array();
@@ -341,8 +358,29 @@ int osn_report_json_write(FILE *f, const struct osn_scenario *sc, const struct o
     return rc;
 }
 
-int osn__report_json_dump(FILE *f, const json_t *doc, int precision, char *err, size_t errsize)
+/* Adds "osn_version" to an object that lacks it; 0 or -1 (out of memory). */
+static int stamp_version(json_t *o)
 {
+    if (!json_is_object(o) || json_object_get(o, "osn_version"))
+        return 0;
+    return json_object_set_new(o, "osn_version", json_string(osn_version()));
+}
+
+int osn__report_json_dump(FILE *f, json_t *doc, int precision, char *err, size_t errsize)
+{
+    int stamp = stamp_version(doc);
+    size_t i;
+    json_t *el;
+
+    json_array_foreach(doc, i, el)
+    {
+        stamp |= stamp_version(el);
+    }
+    if (stamp) {
+        if (err && errsize)
+            snprintf(err, errsize, "out of memory building the JSON result");
+        return OSN_ENOMEM;
+    }
     if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(precision)) != 0 ||
         fputc('\n', f) == EOF) {
         if (err && errsize)
@@ -367,9 +405,18 @@ static void csv_xd(FILE *f, struct osn_xd x, bool present)
         fputs(osn_xd_format(x, 12, buf, sizeof buf), f);
 }
 
+/* log10 of a measure for its KEY_log10 column: empty when absent, zero or not a number. */
+static void csv_log10(FILE *f, struct osn_xd x, bool present)
+{
+    if (present && isfinite(x.m) && x.m != 0)
+        fprintf(f, "%.17g", osn_xd_log10(x));
+}
+
 /*
  * The header is the same for every model, so rows of several runs can be concatenated:
- * loss_flow2 is an empty cell with one flow, and loss_flow1 is then theta.
+ * loss_flow2 is an empty cell with one flow, and loss_flow1 is then theta. After the measures,
+ * KEY_log10 for each of them (numeric even where KEY is a string beyond the double range), then
+ * the OSN version that wrote the row.
  */
 int osn_report_csv_write(FILE *f, const struct osn_scenario *sc, const struct osn_measures *ms,
                          char *err, size_t errsize)
@@ -378,7 +425,11 @@ int osn_report_csv_write(FILE *f, const struct osn_scenario *sc, const struct os
         return OSN_EINVAL;
     for (size_t i = 0; i < NROWS; i++)
         fprintf(f, "%s,", rows[i].key);
-    fprintf(f, "loss_flow1,loss_flow2\n");
+    fprintf(f, "loss_flow1,loss_flow2");
+    for (size_t i = 0; i < NROWS; i++)
+        if (rows[i].type == ROW_XD)
+            fprintf(f, ",%s_log10", rows[i].key);
+    fprintf(f, ",osn_version\n");
     for (size_t i = 0; i < NROWS; i++) {
         const struct row *r = &rows[i];
         if (r->type == ROW_STATES) {
@@ -399,6 +450,15 @@ int osn_report_csv_write(FILE *f, const struct osn_scenario *sc, const struct os
         csv_xd(f, ms->theta, true);
         fputc(',', f);
     }
+    for (size_t i = 0; i < NROWS; i++) {
+        const struct row *r = &rows[i];
+        if (r->type != ROW_XD)
+            continue;
+        struct osn_xd x = row_xd(ms, r);
+        fputc(',', f);
+        csv_log10(f, x, has_value(ms, r->key, x));
+    }
+    fprintf(f, ",%s", osn_version());
     if (fputc('\n', f) == EOF || ferror(f)) {
         if (err && errsize)
             snprintf(err, errsize, "cannot write the CSV result");

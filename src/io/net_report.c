@@ -14,8 +14,16 @@
 
 #include "io_int.h"
 #include "osn/err.h"
+#include "osn/version.h"
 
 static const char *const topo_name[] = {"collapse", "tandem", "fanin"};
+
+static const char *det_name(enum osn_ctl_det_kind k)
+{
+    return k == OSN_CTL_DET_HYSTERETIC  ? "hysteretic"
+           : k == OSN_CTL_DET_OCCUPANCY ? "occupancy"
+                                        : "delay";
+}
 
 void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
                           const struct osn_net_result *res)
@@ -101,8 +109,13 @@ static json_t *result_json(const struct osn_net_scenario *s, const struct osn_ne
     json_object_set_new(o, "time", json_real(s->cfg.time));
     json_object_set_new(o, "warmup", json_real(s->cfg.warmup));
     json_object_set_new(o, "seed", json_integer((json_int_t)s->cfg.seed));
+    json_object_set_new(o, "detector", json_string(det_name(s->cfg.ctl.det.kind)));
     json_object_set_new(o, "messages", json_integer((json_int_t)r->messages));
-    json_object_set_new(o, "msgs_per_s", num(r->msgs_per_s));
+    json_object_set_new(o, "scenario", osn__net_scenario_json(s));
+    /* What the wall clock measured, apart: the rest of a same-seed file is identical. */
+    json_object_set_new(o, "timing",
+                        json_pack("{sososi}", "wall_s", num(r->wall_s), "msgs_per_s",
+                                  num(r->msgs_per_s), "threads", s->cfg.threads));
     return o;
 }
 
@@ -141,7 +154,8 @@ int osn_net_report_csv_write(FILE *f, const struct osn_net_scenario *const *s,
         fprintf(f, "%s,", sweep_key);
     for (int i = 0; i < OSN_NET_NMEASURES; i++)
         fprintf(f, "%s,%s_ci,", osn_net_measure_key(i), osn_net_measure_key(i));
-    fprintf(f, "replications,messages\n");
+    fprintf(f, "replications,messages,control,detector,seed,osn_version,timing.wall_s,"
+               "timing.msgs_per_s\n");
     for (int r = 0; r < n; r++) {
         if (sweep_key) {
             const struct osn_key_origin *k = osn_ini_get(&s[r]->ini, sweep_key);
@@ -156,7 +170,10 @@ int osn_net_report_csv_write(FILE *f, const struct osn_net_scenario *const *s,
                 fprintf(f, "%.4g", e->hw);
             fputc(',', f);
         }
-        fprintf(f, "%d,%llu\n", res[r]->replications, (unsigned long long)res[r]->messages);
+        fprintf(f, "%d,%llu,%s,%s,%llu,%s,%.4g,%.4g\n", res[r]->replications,
+                (unsigned long long)res[r]->messages, s[r]->cfg.ctl_kind,
+                det_name(s[r]->cfg.ctl.det.kind), (unsigned long long)s[r]->cfg.seed, osn_version(),
+                res[r]->wall_s, res[r]->msgs_per_s);
     }
     if (ferror(f)) {
         if (err && errsize)

@@ -187,6 +187,55 @@ static int reject_idle_keys(const struct osn_ini *ini, const struct osn_net_cfg 
     return 0;
 }
 
+/*
+ * The detector's thresholds are in its own units: messages in the system for hysteretic, the
+ * fraction of time the CPU is busy for occupancy, seconds of queueing delay for delay. The
+ * defaults 20/40/60/80 are message counts: under occupancy or delay they were never reached and
+ * the run was bit for bit the run without control, silently (issue 20). A detector other than
+ * hysteretic now takes defaults of its own for the thresholds not given (occupancy 0.7, 0.9,
+ * 0.95, 0.99; delay 0.05, 0.1, 0.2, 0.4 s, below T1 so that it acts before the first
+ * retransmission), and a threshold of the wrong kind is refused, naming its key.
+ */
+static int detector_thresholds(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
+                               size_t errsize)
+{
+    static const char *const keys[4] = {"control.l1", "control.h1", "control.l2", "control.h2"};
+    static const double occupancy[4] = {0.7, 0.9, 0.95, 0.99};
+    static const double delay[4] = {0.05, 0.1, 0.2, 0.4};
+    struct osn_ctl_det_cfg *d = &c->ctl.det;
+    double *v[4] = {&d->l1, &d->h1, &d->l2, &d->h2};
+    double timer_b = 64 * c->sip.t1;
+
+    for (int i = 0; i < 4; i++) {
+        const struct osn_key_origin *o = osn_ini_get(ini, keys[i]);
+        if (!o) {
+            if (d->kind == OSN_CTL_DET_OCCUPANCY)
+                *v[i] = occupancy[i];
+            else if (d->kind == OSN_CTL_DET_DELAY)
+                *v[i] = delay[i];
+            continue;
+        }
+        if (d->kind == OSN_CTL_DET_HYSTERETIC && *v[i] != floor(*v[i]))
+            return osn_ini_bad(o, err, errsize,
+                               "the hysteretic detector counts messages in the system: a whole "
+                               "number (fractions are control.detector = occupancy's unit, "
+                               "seconds delay's)");
+        if (d->kind == OSN_CTL_DET_OCCUPANCY && *v[i] > 1)
+            return osn_ini_bad(o, err, errsize,
+                               "the occupancy detector measures the fraction of time the CPU is "
+                               "busy: a threshold in [0, 1] (%g is a message count, the "
+                               "hysteretic detector's unit)",
+                               *v[i]);
+        if (d->kind == OSN_CTL_DET_DELAY && *v[i] >= timer_b)
+            return osn_ini_bad(o, err, errsize,
+                               "the delay detector measures queueing delay in seconds: %g s is at "
+                               "or beyond Timer B (64 T1 = %g s), when every call has already "
+                               "failed (a message count is the hysteretic detector's unit)",
+                               *v[i], timer_b);
+    }
+    return 0;
+}
+
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize)
 {
@@ -317,6 +366,8 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = osn_ini_choice(o, dets, &v, err, errsize);
         ct->det.kind = (enum osn_ctl_det_kind)v;
     }
+    if (!rc)
+        rc = detector_thresholds(ini, c, err, errsize);
     if (!rc && (o = osn_ini_get(ini, "control.policy"))) {
         rc = osn_ini_choice(o, pol, &v, err, errsize);
         ct->det.policy = (enum osn_ctl_policy)v;

@@ -10,6 +10,9 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "osn/err.h"
 
@@ -45,4 +48,85 @@ int osn_optimize_cfg_load(struct osn_opt_cfg *cfg, const struct osn_ini *ini, ch
     }
     *cfg = c;
     return 0;
+}
+
+/*
+ * The search solves every pair: R^2/2 solves of about 3R states each (bench/bench_optimize.c).
+ * At the few million states a second of one core, R = 5000 (1.9e11 states) would run most of a
+ * day with no end in sight: refuse past OPT_WORK_MAX, naming thresholds.R.
+ */
+#define OPT_STATES_PER_S 3e6
+#define OPT_WORK_MAX     3e10
+
+static int check_cost(const struct osn_scenario *sc, double *hours, char *err, size_t errsize)
+{
+    const struct osn_key_origin *k = osn_ini_get(&sc->ini, "thresholds.R");
+    double pairs = (double)osn_optimize_pairs(&sc->model);
+    double K = sc->model.process == OSN_ARR_MMPP ? sc->model.mmpp.K : 1;
+    double states = 3 * K * ((double)sc->model.R + 1);
+    double h = pairs * states / OPT_STATES_PER_S / 3600;
+
+    if (hours)
+        *hours = h;
+    if (pairs * states <= OPT_WORK_MAX)
+        return 0;
+    snprintf(err, errsize,
+             "%s%s%s%s: %.3g pairs of about %.0f states each, roughly %.0f hours of solving; the "
+             "search is exhaustive (R^3/2): lower thresholds.R (at most about 2700)",
+             k ? k->where : "thresholds.R", k ? ": key 'thresholds.R' = '" : "", k ? k->value : "",
+             k ? "'" : "", pairs, states, h);
+    return OSN_ETOOBIG;
+}
+
+int osn_optimize_scenario_load(struct osn_scenario *sc, struct osn_opt_cfg *cfg, const char *path,
+                               const char *const *sets, int nsets, double *hours, char *err,
+                               size_t errsize)
+{
+    /*
+     * The scenario's L and H (L1 and H1 for bi-level) are the search variables, but the
+     * scenario must still load as a valid model: 0 and 1 stand in for them, appended after the
+     * caller's overrides so that they win. The values given are ignored, and they are: L = 50
+     * with R = 20 once refused the run, blaming an H = 51 the user never wrote.
+     */
+    struct osn_ini *ini = calloc(1, sizeof *ini);
+    const char **all = calloc((size_t)nsets + 2, sizeof *all);
+    const struct osn_key_origin *k;
+    const char *lkey = "thresholds.L", *hkey = "thresholds.H";
+    char placeholder[2][64];
+    int rc;
+
+    if (!ini || !all) {
+        rc = OSN_ENOMEM;
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    rc = osn_ini_collect(ini, path, sets, nsets, &osn_optimize_schema, err, errsize);
+    if (rc)
+        goto out;
+    if ((k = osn_ini_get(ini, "model.kind")) && strcasecmp(k->value, "bi-level") == 0) {
+        lkey = "thresholds.L1";
+        hkey = "thresholds.H1";
+    }
+    snprintf(placeholder[0], sizeof placeholder[0], "%s=0", lkey);
+    snprintf(placeholder[1], sizeof placeholder[1], "%s=1", hkey);
+    for (int i = 0; i < nsets; i++)
+        all[i] = sets[i];
+    all[nsets] = placeholder[0];
+    all[nsets + 1] = placeholder[1];
+    rc = osn_scenario_load(sc, path, all, nsets + 2, &osn_optimize_schema, err, errsize);
+    if (!rc)
+        rc = osn_optimize_cfg_load(cfg, &sc->ini, err, errsize);
+    if (rc)
+        goto out;
+    const char *why = osn_solve_unsupported(&sc->model, OSN_METHOD_GENERAL);
+    if (why) {
+        snprintf(err, errsize, "%s", why);
+        rc = OSN_ENOTSUP;
+        goto out;
+    }
+    rc = check_cost(sc, hours, err, errsize);
+out:
+    free(ini);
+    free(all);
+    return rc;
 }

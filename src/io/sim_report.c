@@ -18,6 +18,7 @@
 
 #include "io_int.h"
 #include "osn/err.h"
+#include "osn/version.h"
 
 /* Measures not shown for this model: flow 2's loss with one flow. */
 static bool shown(const struct osn_sim_scenario *s, enum osn_sim_measure i)
@@ -95,8 +96,6 @@ int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
         bad |= json_object_set_new(root, "ci_level", json_real(res->level));
         bad |= json_object_set_new(root, "replications", json_integer(res->replications));
         bad |= json_object_set_new(root, "events", json_integer((json_int_t)res->events));
-        bad |= json_object_set_new(root, "events_per_s", num_or_null(res->events_per_s));
-        bad |= json_object_set_new(root, "wall_s", json_real(res->wall_s));
         bad |= json_object_set_new(root, "time", json_real(res->time > 0 ? res->time : c->time));
         bad |= json_object_set_new(root, "warmup", json_real(c->warmup));
         bad |= json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
@@ -104,6 +103,11 @@ int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
         bad |= json_object_set_new(root, "beyond_double_range", json_array());
         bad |= json_object_set_new(root, "scenario", sc);
         sc = NULL;
+        /* What the wall clock measured, apart: the rest of a same-seed file is identical. */
+        bad |= json_object_set_new(root, "timing",
+                                   json_pack("{sososi}", "wall_s", num_or_null(res->wall_s),
+                                             "events_per_s", num_or_null(res->events_per_s),
+                                             "threads", res->threads));
     }
     if (bad) {
         if (err && errsize)
@@ -126,18 +130,21 @@ static void csv_num(FILE *f, double x)
 int osn_sim_report_csv_write(FILE *f, const struct osn_sim_scenario *s,
                              const struct osn_sim_result *res, char *err, size_t errsize)
 {
-    /* The same columns for every model, so rows of several runs can be concatenated. */
-    (void)s;
+    /* The same columns for every model, so rows of several runs can be concatenated; the
+     * wall-clock columns last, under timing. */
     for (int i = 0; i < OSN_SIM_NMEASURES; i++)
         fprintf(f, "%s,%s_ci,", osn_sim_measure_key(i), osn_sim_measure_key(i));
-    fprintf(f, "replications,events,events_per_s\n");
+    fprintf(f, "replications,events,seed,osn_version,timing.wall_s,timing.events_per_s\n");
     for (int i = 0; i < OSN_SIM_NMEASURES; i++) {
         csv_num(f, res->est[i].value);
         fputc(',', f);
         csv_num(f, res->est[i].hw);
         fputc(',', f);
     }
-    fprintf(f, "%d,%llu,", res->replications, (unsigned long long)res->events);
+    fprintf(f, "%d,%llu,%llu,%s,", res->replications, (unsigned long long)res->events,
+            (unsigned long long)s->cfg.seed, osn_version());
+    csv_num(f, res->wall_s);
+    fputc(',', f);
     csv_num(f, res->events_per_s);
     if (fputc('\n', f) == EOF || ferror(f)) {
         if (err && errsize)

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# What a result file says about what produced it (issue 20), and detectors that act:
+#   - two runs with the same seed (one and two threads) give files that differ only in the
+#     timing block (JSON "timing", CSV timing.* columns): osn sim on the node and on a SIP
+#     network; osn solve and osn fluid have no timing and give identical files;
+#   - every JSON names the OSN version (that of `osn --version`); the network JSON echoes the
+#     scenario (keys set, every key's value as run) and its CSV has control, detector and seed;
+#   - detector thresholds in the detector's own units: occupancy and delay with their defaults
+#     leave mode 0 at 3x load (before, they never did: bit for bit the run without control);
+#     a threshold of the wrong kind is refused, naming the key.
+#
+#   tests/test_provenance.sh OSN SOURCE_DIR
+set -uo pipefail
+OSN=$1
+ROOT=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+. "$ROOT/tests/cli_lib.sh"
+PY=python3
+EX=$ROOT/examples
+NET=(--set net.time=4 --set net.warmup=2 --set net.replications=2)
+
+# same_but_timing A B: JSON documents (objects or sweep arrays) equal once "timing" is removed,
+# CSV files equal once the timing.* columns are removed; and the timing block is there.
+same_but_timing() {
+    "$PY" - "$1" "$2" <<'PY'
+import csv, json, sys
+a, b = sys.argv[1:3]
+if a.endswith(".json"):
+    da, db = json.load(open(a)), json.load(open(b))
+    la = da if isinstance(da, list) else [da]
+    lb = db if isinstance(db, list) else [db]
+    for x, y in zip(la, lb):
+        assert "timing" in x and "timing" in y, "no timing block"
+        x.pop("timing"), y.pop("timing")
+    assert da == db, "the files differ outside the timing block"
+else:
+    ra, rb = list(csv.reader(open(a))), list(csv.reader(open(b)))
+    keep = [i for i, h in enumerate(ra[0]) if not h.startswith("timing.")]
+    assert len(keep) < len(ra[0]), "no timing.* columns"
+    assert [[r[i] for i in keep] for r in ra] == [[r[i] for i in keep] for r in rb], \
+        "the CSV files differ outside the timing columns"
+PY
+}
+
+# ---- osn sim, the node ----
+for t in 1 2; do
+    run 0 "sim node threads $t" -- sim "$EX/sim_two_loop.ini" --set sim.time=2e4 --replications 4 \
+        --threads $t --json "$TMP/node$t.json" --csv "$TMP/node$t.csv" -q
+done
+same_but_timing "$TMP/node1.json" "$TMP/node2.json" && ok || bad "sim node JSON: same seed"
+same_but_timing "$TMP/node1.csv" "$TMP/node2.csv" && ok || bad "sim node CSV: same seed"
+# The timing block is the only thing that differs: a wall-clock field outside it would show.
+cmp -s "$TMP/node1.json" "$TMP/node2.json" && bad "sim node JSON: timing block did not differ" || ok
+
+# ---- osn sim, a SIP network, with a sweep ----
+for t in 1 2; do
+    run 0 "sim net threads $t" -- sim "$EX/collapse.ini" "${NET[@]}" --set source.rate=300:700:400 \
+        --threads $t --json "$TMP/net$t.json" --csv "$TMP/net$t.csv" -q
+done
+same_but_timing "$TMP/net1.json" "$TMP/net2.json" && ok || bad "sim net JSON: same seed"
+same_but_timing "$TMP/net1.csv" "$TMP/net2.csv" && ok || bad "sim net CSV: same seed"
+
+version=$("$OSN" --version | sed 's/^osn //')
+if "$PY" - "$TMP/net1.json" "$TMP/net1.csv" "$version" <<'PY'; then ok; else bad "net provenance"; fi
+import csv, json, sys
+docs = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(docs) == 2 and len(rows) == 2
+for d, r, rate in zip(docs, rows, (300, 700)):
+    assert d["osn_version"] == sys.argv[3] == r["osn_version"], (d["osn_version"], sys.argv[3])
+    sc = d["scenario"]
+    assert sc["source"].endswith("examples/collapse.ini")
+    res = sc["resolved"]
+    # As run: the sweep's value, the file's values, and defaults the file never wrote.
+    assert res["source"]["rate"] == rate, res["source"]
+    assert res["server core"]["buffer"] == 50000 and res["server uas"]["buffer"] == 500
+    assert res["sip"]["t4"] == 5 and res["control"]["kind"] == "none"
+    assert res["net"]["seed"] == 1 and res["net"]["replications"] == 2
+    assert sc["keys"]["net.time"] == "4" and sc["keys"]["control.kind"] == "none"
+    assert d["control"] == r["control"] == "none" and r["detector"] == "hysteretic"
+    assert r["seed"] == "1" and r["replications"] == "2"
+    assert abs(float(r["goodput"]) - d["goodput"]) <= 1e-9 * d["goodput"]
+PY
+
+# ---- osn solve and osn fluid: no wall clock at all, identical files ----
+for i in 1 2; do
+    run 0 "solve $i" -- solve "$EX/extreme_load.ini" --json "$TMP/solve$i.json" --csv "$TMP/solve$i.csv" -q
+    run 0 "fluid $i" -- fluid "$EX/fluid-burst.ini" --json "$TMP/fluid$i.json" -q
+done
+cmp -s "$TMP/solve1.json" "$TMP/solve2.json" && ok || bad "solve JSON differs between runs"
+cmp -s "$TMP/solve1.csv" "$TMP/solve2.csv" && ok || bad "solve CSV differs between runs"
+cmp -s "$TMP/fluid1.json" "$TMP/fluid2.json" && ok || bad "fluid JSON differs between runs"
+if "$PY" - "$TMP/solve1.json" "$TMP/solve1.csv" "$TMP/fluid1.json" "$version" <<'PY'; then ok; else bad "solve/fluid version, log10"; fi
+import csv, json, math, sys
+s = json.load(open(sys.argv[1]))
+row = next(csv.DictReader(open(sys.argv[2])))
+f = json.load(open(sys.argv[3]))
+assert s["osn_version"] == f["osn_version"] == row["osn_version"] == sys.argv[4]
+# Beyond the double range: the exact string, and its log10 as a number (JSON and CSV).
+assert isinstance(s["T_ret"], str) and "T_ret" in s["beyond_double_range"]
+mant, exp = s["T_ret"].split("e")
+assert abs(s["T_ret_log10"] - (int(exp) + math.log10(float(mant)))) < 1e-9, s["T_ret_log10"]
+assert abs(float(row["T_ret_log10"]) - s["T_ret_log10"]) < 1e-9
+assert abs(float(row["P0_log10"]) - s["P0_log10"]) < 1e-9
+# Every log10 column is a number (or empty where the measure has no value).
+for k, v in row.items():
+    if k.endswith("_log10") and v:
+        float(v)
+PY
+
+# ---- osn optimize --grid: KEY_log10 beside every measure ----
+run 0 "optimize grid" -- optimize "$EX/optimize/two_loop_constrained.ini" --grid "$TMP/grid.csv" -q
+if "$PY" - "$TMP/grid.csv" <<'PY'; then ok; else bad "optimize --grid log10 columns"; fi
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 190, len(rows)  # every pair 0 <= L < H < R = 20
+for r in rows:
+    for k in ("P0", "T_ret", "T_cyc", "nu01"):
+        assert abs(float(r[k + "_log10"]) - math.log10(float(r[k]))) < 1e-12, (k, r)
+PY
+
+# ---- detectors in their own units ----
+for det in occupancy delay; do
+    run 0 "detector $det" -- sim "$EX/collapse.ini" "${NET[@]}" --set control.kind=local \
+        --set control.detector=$det --json "$TMP/$det.json" -q
+done
+run 0 "no control" -- sim "$EX/collapse.ini" "${NET[@]}" --json "$TMP/none.json" -q
+if "$PY" - "$TMP/occupancy.json" "$TMP/delay.json" "$TMP/none.json" <<'PY'; then ok; else bad "occupancy/delay detectors do not act"; fi
+import json, sys
+occ, dl, none = (json.load(open(p)) for p in sys.argv[1:4])
+# 3x the core's capacity: each detector must spend most of the window out of normal mode,
+# and the run must differ from the one without control.
+for name, d in (("occupancy", occ), ("delay", dl)):
+    assert d["core_P0"] < 0.5, (name, d["core_P0"])
+    assert d["goodput"] != none["goodput"], name
+    assert d["scenario"]["resolved"]["control"]["detector"] == name
+assert occ["scenario"]["resolved"]["control"]["h1"] == 0.9
+assert dl["scenario"]["resolved"]["control"]["h1"] == 0.1
+assert none["core_P0"] == 1.0
+PY
+run 2 "occupancy h1 = 40" -- sim "$EX/collapse.ini" --set control.detector=occupancy --set control.h1=40
+expect_err "occupancy h1 = 40" "control.h1" "fraction of time the CPU is busy"
+run 2 "delay h2 = 80" -- sim "$EX/collapse.ini" --set control.detector=delay --set control.h2=80
+expect_err "delay h2 = 80" "control.h2" "seconds" "Timer B"
+run 2 "hysteretic h1 = 0.9" -- sim "$EX/collapse.ini" --set control.kind=local --set control.h1=0.9
+expect_err "hysteretic h1 = 0.9" "control.h1" "counts messages"
+summary
