@@ -137,8 +137,9 @@ static int check_options(struct study *s)
 
     for (int k = 0; k < 4; k++)
         if (o->refused[k])
-            return osn_cli_die(cmd, "%s writes one run's detail: it does not go with a study "
-                                    "(a grid, --resume or --precision)",
+            return osn_cli_die(cmd,
+                               "%s writes one run's detail: it does not go with a study "
+                               "(a grid, --resume or --precision)",
                                refused_name[k]);
     if (o->method && !s->r->method)
         return osn_cli_die(cmd, "unknown option '--method' (see 'osn %s --help')", cmd);
@@ -147,7 +148,10 @@ static int check_options(struct study *s)
         return osn_cli_die(cmd, "--method '%s': expected auto, general or closed", o->method);
     if ((o->seed || o->reps || o->threads) && !s->r->reps_key)
         return osn_cli_die(cmd, "%s: osn %s is not a simulation (unknown option)",
-                           o->seed ? "--seed" : o->reps ? "--replications" : "--threads", cmd);
+                           o->seed   ? "--seed"
+                           : o->reps ? "--replications"
+                                     : "--threads",
+                           cmd);
     if (o->seed && osn_cli_long(cmd, "--seed", o->seed, 0, 0x7fffffffffffffffL, &v) != 0)
         return OSN_EXIT_ERROR;
     if (o->reps &&
@@ -162,21 +166,24 @@ static int check_options(struct study *s)
     if (!o->precision)
         return 0;
     if (!s->r->reps_key)
-        return osn_cli_die(cmd, "--precision: osn %s computes exact numbers, it has no "
-                                "replications to add",
+        return osn_cli_die(cmd,
+                           "--precision: osn %s computes exact numbers, it has no "
+                           "replications to add",
                            cmd);
     char *end;
     errno = 0;
     s->rel = strtod(o->precision, &end);
     if (!o->precision[0] || *end || !(s->rel > 0 && s->rel < 1))
-        return osn_cli_die(cmd, "--precision %s: expected a relative half-width in (0, 1), "
-                                "e.g. 0.05",
+        return osn_cli_die(cmd,
+                           "--precision %s: expected a relative half-width in (0, 1), "
+                           "e.g. 0.05",
                            o->precision);
     if (!o->reps)
         s->reps0 = 4;
     if (s->reps0 < 2)
-        return osn_cli_die(cmd, "--replications %ld: --precision needs at least 2 to start "
-                                "(a half-width takes two)",
+        return osn_cli_die(cmd,
+                           "--replications %ld: --precision needs at least 2 to start "
+                           "(a half-width takes two)",
                            s->reps0);
     s->max_reps = 256;
     if (o->max_reps && osn_cli_long(cmd, "--max-replications", o->max_reps, s->reps0,
@@ -201,8 +208,9 @@ static bool precise_enough(const struct study *s, const json_t *o)
     return true;
 }
 
-/* Runs point p (with --precision, in rounds) into s->points[p]. 0 or OSN_EXIT_ERROR (told). */
-static int run_point(struct study *s, long p)
+/* Runs point p (with --precision, in rounds) into s->points[p]; with check_only, loads and
+ * checks it only. 0 or OSN_EXIT_ERROR (told). */
+static int run_point(struct study *s, long p, bool check_only)
 {
     const char **sets = s->o.sets; /* room for two more: osn_cli_parse(..., 2, ...) */
     const char *saved[STUDY_MAX_AXES];
@@ -224,14 +232,14 @@ static int run_point(struct study *s, long p)
     }
     if (s->reps0)
         sets[nsets++] = reps;
-    struct study_run run = {s->o.scenario, sets, nsets, (int)s->threads, s->o.method};
+    struct study_run run = {s->o.scenario, sets, nsets, (int)s->threads, s->o.method, check_only};
     for (;;) {
         rounds++;
         if (s->reps0)
             snprintf(reps, sizeof reps, "%s=%ld", s->r->reps_key, n);
         json_decref(res);
         res = NULL;
-        if ((rc = s->r->run(&run, &res, err, sizeof err)) != 0 || !s->rel ||
+        if ((rc = s->r->run(&run, &res, err, sizeof err)) != 0 || check_only || !s->rel ||
             precise_enough(s, res) || n >= s->max_reps)
             break;
         n = n * 2 < s->max_reps ? n * 2 : s->max_reps;
@@ -244,6 +252,8 @@ static int run_point(struct study *s, long p)
         return osn_cli_die(s->r->cmd, "point %ld of %ld (%s): %s", p + 1, s->g.npoints, where,
                            err[0] ? err : "failed");
     }
+    if (check_only)
+        return 0;
     json_t *o = json_object();
     for (int k = 0; k < s->g.naxes; k++)
         json_object_set_new(o, s->g.axes[k].key, study_grid_value(&s->g.axes[k], idx[k]));
@@ -254,8 +264,9 @@ static int run_point(struct study *s, long p)
         json_object_set_new(o, "precision_reached", json_boolean(ok));
         json_object_set_new(o, "precision_rounds", json_integer(rounds));
         if (!s->o.quiet)
-            fprintf(stderr, "osn %s: point %ld of %ld (%s): %s with %ld replications (%d "
-                            "round%s)\n",
+            fprintf(stderr,
+                    "osn %s: point %ld of %ld (%s): %s with %ld replications (%d "
+                    "round%s)\n",
                     s->r->cmd, p + 1, s->g.npoints, where,
                     ok ? "precision reached" : "precision NOT reached, stopped at the maximum", n,
                     rounds, rounds > 1 ? "s" : "");
@@ -345,8 +356,7 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
 
     for (long p = 0; p < s->g.npoints; p++)
         if (s->points[p])
-            json_object_foreach(s->points[p], key, v) if (!json_is_object(v) &&
-                                                          !json_is_array(v))
+            json_object_foreach(s->points[p], key, v) if (!json_is_object(v) && !json_is_array(v))
                     json_object_set_new(cols, key, json_true());
     int first = 1;
     json_object_foreach(cols, key, v)
@@ -392,12 +402,17 @@ static int run_study(struct study *s)
     if (s->o.resume && study_resume_load(s) != 0)
         return OSN_EXIT_ERROR;
     if (s->o.resume && !s->o.quiet)
-        fprintf(stderr, "osn %s: study of %ld points: %ld from %s, %ld to run\n", cmd,
-                s->g.npoints, s->resumed, s->o.resume, s->g.npoints - s->resumed);
+        fprintf(stderr, "osn %s: study of %ld points: %ld from %s, %ld to run\n", cmd, s->g.npoints,
+                s->resumed, s->o.resume, s->g.npoints - s->resumed);
+    /* Every point is loaded and checked before any runs: a bad value at the end of a grid is
+     * told at once, not after hours of the points before it. */
+    for (long p = 0; p < s->g.npoints; p++)
+        if (!s->points[p] && run_point(s, p, true) != 0)
+            return OSN_EXIT_ERROR;
     for (long p = 0; p < s->g.npoints; p++) {
         if (s->points[p])
             continue;
-        if (run_point(s, p) != 0 || (s->o.resume && checkpoint(s) != 0))
+        if (run_point(s, p, false) != 0 || (s->o.resume && checkpoint(s) != 0))
             return OSN_EXIT_ERROR;
     }
     int rc = osn_cli_outputs_write(cmd, outs, 2, s);

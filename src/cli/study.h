@@ -22,22 +22,22 @@ struct study_run {
     int nsets;
     int threads;        /* worker threads of a simulation */
     const char *method; /* osn solve --method, or NULL */
+    bool check_only;    /* load and check the point, do not run it */
 };
 
 /* How the driver runs one subcommand. */
 struct study_runner {
-    const char *cmd;                /* "sim", "solve", "fluid": messages and the study id */
-    const char *seed_key;           /* the scenario key --seed sets; NULL: no --seed */
-    const char *reps_key;           /* the key --replications sets; NULL: deterministic */
-    const char *const *headline;    /* JSON keys of the table's columns, NULL-ended */
-    const char *const *precise;     /* keys whose KEY_ci --precision bounds, NULL-ended */
-    bool method;                    /* takes --method (osn solve) */
+    const char *cmd;             /* "sim", "solve", "fluid": messages and the study id */
+    const char *seed_key;        /* the scenario key --seed sets; NULL: no --seed */
+    const char *reps_key;        /* the key --replications sets; NULL: deterministic */
+    const char *const *headline; /* JSON keys of the table's columns, NULL-ended */
+    const char *const *precise;  /* keys whose KEY_ci --precision bounds, NULL-ended */
+    bool method;                 /* takes --method (osn solve) */
     /* Runs one point into *out (a JSON object). 0, or not 0 with a reason in err. */
     int (*run)(const struct study_run *r, json_t **out, char *err, size_t errsize);
 };
 
-extern const struct study_runner osn_study_net, osn_study_node, osn_study_solve,
-        osn_study_fluid;
+extern const struct study_runner osn_study_net, osn_study_node, osn_study_solve, osn_study_fluid;
 
 /* Whether argv asks for a study: a --set list (A,B with no blank), --resume, --precision or
  * --max-replications, two ranges, or one range when `range_is_study` (only the network

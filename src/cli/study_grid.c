@@ -62,14 +62,16 @@ static int parse_list(struct study_axis *a, const char *set, const char *value, 
     for (const char *s = value;;) {
         size_t len = strcspn(s, ",");
         if (len == 0) {
-            snprintf(err, errsize, "--set %s: an empty value in the list (two commas, or one at "
-                                   "an end)", set);
+            snprintf(err, errsize,
+                     "--set %s: an empty value in the list (two commas, or one at "
+                     "an end)",
+                     set);
             return -1;
         }
         for (int i = 0; i < a->n; i++)
             if (strlen(a->vals[i]) == len && strncmp(a->vals[i], s, len) == 0) {
-                snprintf(err, errsize, "--set %s: the value '%.*s' is listed twice", set,
-                         (int)len, s);
+                snprintf(err, errsize, "--set %s: the value '%.*s' is listed twice", set, (int)len,
+                         s);
                 return -1;
             }
         if (a->n >= STUDY_MAX_VALUES) {
@@ -111,13 +113,13 @@ int study_grid_parse(struct study_grid *g, const char *const *sets, int nsets, c
                 r = -1;
             }
             if (r > 0 && g->npoints * a.n > STUDY_MAX_POINTS) {
-                snprintf(err, errsize, "--set %s: the grid would have more than %d points",
-                         sets[i], STUDY_MAX_POINTS);
+                snprintf(err, errsize, "--set %s: the grid would have more than %d points", sets[i],
+                         STUDY_MAX_POINTS);
                 r = -1;
             }
         }
-        struct study_axis *ax = r > 0 ? realloc(g->axes, sizeof *ax * (size_t)(g->naxes + 1))
-                                      : NULL;
+        struct study_axis *ax =
+                r > 0 ? realloc(g->axes, sizeof *ax * (size_t)(g->naxes + 1)) : NULL;
         if (r > 0 && !ax) {
             snprintf(err, errsize, "out of memory");
             r = -1;

@@ -10,7 +10,7 @@
 
 #define STUDY_MAX_VALUES 1000   /* values of one varied key */
 #define STUDY_MAX_POINTS 100000 /* points of a grid */
-#define STUDY_MAX_AXES 16       /* varied keys */
+#define STUDY_MAX_AXES   16     /* varied keys */
 
 struct study_axis {
     int set;      /* index of its --set */

@@ -40,15 +40,17 @@ int study_resume_load(struct study *s)
         return 0; /* a new study: the checkpoint starts with its first point */
     json_t *doc = json_load_file(path, 0, &je);
     if (!doc)
-        return osn_cli_die(cmd, "--resume %s: not a result file of a study (line %d: %s); it "
-                                "is left as it is",
+        return osn_cli_die(cmd,
+                           "--resume %s: not a result file of a study (line %d: %s); it "
+                           "is left as it is",
                            path, je.line, je.text);
     int rc = 0;
     size_t i;
     json_t *o;
     if (!json_is_array(doc)) {
-        rc = osn_cli_die(cmd, "--resume %s: not a result file of a study (expected a JSON "
-                              "array of points, as --json writes for a study); it is left as it is",
+        rc = osn_cli_die(cmd,
+                         "--resume %s: not a result file of a study (expected a JSON "
+                         "array of points, as --json writes for a study); it is left as it is",
                          path);
         goto out;
     }
@@ -56,29 +58,33 @@ int study_resume_load(struct study *s)
     {
         const char *id = json_string_value(json_object_get(o, "study_id"));
         if (!json_is_object(o) || !id) {
-            rc = osn_cli_die(cmd, "--resume %s: entry %zu is not a point of a study (no "
-                                  "study_id); the file is left as it is",
+            rc = osn_cli_die(cmd,
+                             "--resume %s: entry %zu is not a point of a study (no "
+                             "study_id); the file is left as it is",
                              path, i + 1);
             goto out;
         }
         if (strcmp(id, s->id) != 0) {
-            rc = osn_cli_die(cmd, "--resume %s: entry %zu belongs to another study (study_id "
-                                  "%s, this one %s: the scenario file, a fixed --set, --seed, "
-                                  "--replications or --precision differ); the file is left as "
-                                  "it is",
+            rc = osn_cli_die(cmd,
+                             "--resume %s: entry %zu belongs to another study (study_id "
+                             "%s, this one %s: the scenario file, a fixed --set, --seed, "
+                             "--replications or --precision differ); the file is left as "
+                             "it is",
                              path, i + 1, id, s->id);
             goto out;
         }
         long p = find_point(s, o);
         if (p < 0) {
-            rc = osn_cli_die(cmd, "--resume %s: entry %zu is not a point of this grid (a value "
-                                  "of a varied --set was dropped?); the file is left as it is",
+            rc = osn_cli_die(cmd,
+                             "--resume %s: entry %zu is not a point of this grid (a value "
+                             "of a varied --set was dropped?); the file is left as it is",
                              path, i + 1);
             goto out;
         }
         if (s->points[p]) {
-            rc = osn_cli_die(cmd, "--resume %s: entry %zu repeats an earlier point; the file is "
-                                  "left as it is",
+            rc = osn_cli_die(cmd,
+                             "--resume %s: entry %zu repeats an earlier point; the file is "
+                             "left as it is",
                              path, i + 1);
             goto out;
         }

@@ -69,7 +69,7 @@ static int run_net(const struct study_run *r, json_t **out, char *err, size_t er
     if ((rc = osn_net_scenario_load(sc, r->scenario, r->sets, r->nsets, err, errsize)) != 0)
         goto out;
     sc->cfg.threads = r->threads;
-    if ((rc = osn_net_scenario_check(sc, err, errsize)) != 0 ||
+    if ((rc = osn_net_scenario_check(sc, err, errsize)) != 0 || r->check_only ||
         (rc = osn_net_run(&sc->cfg, res, err, errsize)) != 0)
         goto out;
     if (!json_buf_open(&b, err, errsize)) {
@@ -101,7 +101,7 @@ static int run_node(const struct study_run *r, json_t **out, char *err, size_t e
         goto out;
     s->cfg.threads = r->threads;
     if ((rc = osn_sim_scenario_check(s, err, errsize)) != 0 ||
-        (rc = osn_sim_scenario_check_cost(s, err, errsize)) != 0 ||
+        (rc = osn_sim_scenario_check_cost(s, err, errsize)) != 0 || r->check_only ||
         (rc = osn_sim_run(&s->sc.model, &s->cfg, &res, err, errsize)) != 0)
         goto out;
     if (!json_buf_open(&b, err, errsize)) {
@@ -136,11 +136,12 @@ static int run_solve(const struct study_run *r, json_t **out, char *err, size_t 
         goto out;
     const char *why = osn_solve_unsupported(&sc->model, method);
     if (why) {
-        snprintf(err, errsize, "%s%s", method == OSN_METHOD_CLOSED ? "--method closed: " : "",
-                 why);
+        snprintf(err, errsize, "%s%s", method == OSN_METHOD_CLOSED ? "--method closed: " : "", why);
         rc = OSN_ENOTSUP;
         goto out;
     }
+    if (r->check_only)
+        goto out;
     if ((rc = osn_solve(&sc->model, method, &ms, NULL, NULL)) != 0) {
         snprintf(err, errsize, "solver failed: %s", osn_strerror(rc));
         goto out;
@@ -169,7 +170,7 @@ static int run_fluid(const struct study_run *r, json_t **out, char *err, size_t 
         return rc;
     }
     if ((rc = osn_fluid_scenario_load(sc, r->scenario, r->sets, r->nsets, err, errsize)) != 0 ||
-        (rc = osn_fluid_run(&res, &sc->cfg, err, errsize)) != 0)
+        r->check_only || (rc = osn_fluid_run(&res, &sc->cfg, err, errsize)) != 0)
         goto out;
     if (!json_buf_open(&b, err, errsize)) {
         rc = OSN_ENOMEM;
@@ -183,21 +184,21 @@ out:
     return rc;
 }
 
-static const char *const net_headline[] = {"offered", "goodput", "setup_delay_mean", "failed",
-                                           "retrans_ratio", NULL};
+static const char *const net_headline[] = {"offered", "goodput",       "setup_delay_mean",
+                                           "failed",  "retrans_ratio", NULL};
 static const char *const net_precise[] = {"goodput", "setup_delay_mean", NULL};
 static const char *const node_headline[] = {"P0", "P1", "P2", "T_ret", "theta", NULL};
 static const char *const node_precise[] = {"P0", "T_ret", NULL};
 static const char *const solve_headline[] = {"P0", "P1", "P2", "T_ret", "theta", NULL};
-static const char *const fluid_headline[] = {"goodput", "failed", "final_queue", "peak_delay",
-                                             "state", NULL};
+static const char *const fluid_headline[] = {"goodput",    "failed", "final_queue",
+                                             "peak_delay", "state",  NULL};
 static const char *const none[] = {NULL};
 
-const struct study_runner osn_study_net = {"sim", "net.seed", "net.replications", net_headline,
-                                           net_precise, false, run_net};
-const struct study_runner osn_study_node = {"sim", "sim.seed", "sim.replications", node_headline,
-                                            node_precise, false, run_node};
-const struct study_runner osn_study_solve = {"solve", NULL, NULL, solve_headline, none, true,
-                                             run_solve};
-const struct study_runner osn_study_fluid = {"fluid", NULL, NULL, fluid_headline, none, false,
-                                             run_fluid};
+const struct study_runner osn_study_net = {
+        "sim", "net.seed", "net.replications", net_headline, net_precise, false, run_net};
+const struct study_runner osn_study_node = {
+        "sim", "sim.seed", "sim.replications", node_headline, node_precise, false, run_node};
+const struct study_runner osn_study_solve = {"solve", NULL, NULL,     solve_headline,
+                                             none,    true, run_solve};
+const struct study_runner osn_study_fluid = {"fluid", NULL,  NULL,     fluid_headline,
+                                             none,    false, run_fluid};
