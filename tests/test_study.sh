@@ -100,6 +100,11 @@ assert [r['profile.burst_duration'] for r in rows] == ['1', '2'], rows
 assert rows[0]['state'] == 'recovered' and rows[1]['state'] != 'recovered'
 " "$TMP/fluid.csv"
 
+# A list-valued key keeps its commas: one value, not a grid (the loader names what is wrong).
+run 2 "list-valued key" -- sim "${NET[@]}" --set source.mmpp_rates=1,2
+expect_err "list-valued key" "process = mmpp"
+if grep -qF "point 1 of" "$TMP/err"; then bad "list-valued key: taken for a grid"; else ok; fi
+
 # ---- bad grids: exit 2, the flag named, no file --------------------------------------------
 run 2 "empty list entry" -- solve --set thresholds.H=10,,12 --json "$TMP/bad.json"
 expect_err "empty list entry" "--set thresholds.H=10,,12" "empty value"

@@ -51,7 +51,8 @@ bool osn_study_wanted(int argc, char **argv, bool range_is_study)
             continue;
         if (sscanf(eq + 1, "%lf:%lf:%lf%c", &lo, &hi, &st, &tail) == 3)
             ranges++;
-        else if (strchr(eq + 1, ',') && !strpbrk(eq + 1, " \t\n\r\f\v"))
+        else if (strchr(eq + 1, ',') && !strpbrk(eq + 1, " \t\n\r\f\v") &&
+                 !study_key_takes_list(v, (size_t)(eq - v)))
             return true;
     }
     return ranges > 1 || (ranges == 1 && range_is_study);

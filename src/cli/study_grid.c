@@ -7,6 +7,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+/* The keys whose one value is a list of numbers ("1,2" or "1 2"): a comma there separates the
+ * numbers of one value, never the values of a grid. Kept in step with the loaders' calls of
+ * osn_ini_doubles() (the src/io scenario loaders). */
+static const char *const list_keys[] = {"service.probs",
+                                        "service.rates",
+                                        "arrivals.phase_rates",
+                                        "arrivals.phase_switch",
+                                        "arrivals.overload_rates",
+
+                                        "profile.mmpp_rates",
+                                        "profile.mmpp_switch",
+                                        "source.mmpp_rates",
+                                        "source.mmpp_switch",
+                                        "source.steps",
+                                        NULL};
+
+bool study_key_takes_list(const char *key, size_t len)
+{
+    for (int i = 0; list_keys[i]; i++)
+        if (strlen(list_keys[i]) == len && strncasecmp(key, list_keys[i], len) == 0)
+            return true;
+    return false;
+}
 
 static bool has_blank(const char *s)
 {
@@ -57,7 +82,7 @@ static int parse_range(struct study_axis *a, const char *set, const char *value,
 static int parse_list(struct study_axis *a, const char *set, const char *value, char *err,
                       size_t errsize)
 {
-    if (!strchr(value, ',') || has_blank(value))
+    if (!strchr(value, ',') || has_blank(value) || study_key_takes_list(a->key, strlen(a->key)))
         return 0;
     for (const char *s = value;;) {
         size_t len = strcspn(s, ",");

@@ -6,6 +6,7 @@
 #define OSN_CLI_STUDY_GRID_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define STUDY_MAX_VALUES 1000   /* values of one varied key */
@@ -24,6 +25,10 @@ struct study_grid {
     int naxes;
     long npoints; /* product of the axes' n; 1 without axes */
 };
+
+/* Whether the key key[0..len) takes a list of numbers as its one value (service.probs...): a
+ * comma in its value is not a grid's. */
+bool study_key_takes_list(const char *key, size_t len);
 
 /* Reads the ranges and lists among sets into g. 0, or not 0 with a reason naming the flag in
  * err. */
