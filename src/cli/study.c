@@ -247,11 +247,14 @@ static int run_point(struct study *s, long p, bool check_only)
     }
     for (int k = 0; k < s->g.naxes; k++)
         sets[s->g.axes[k].set] = saved[k];
-    study_grid_describe(&s->g, p, where, sizeof where);
+    /* "point 2 of 6 (KEY=V, KEY=V): ", nothing without a grid */
+    study_grid_describe(&s->g, p, vals[0], sizeof vals[0]);
+    where[0] = '\0';
+    if (s->g.naxes)
+        snprintf(where, sizeof where, "point %ld of %ld (%s): ", p + 1, s->g.npoints, vals[0]);
     if (rc) {
         json_decref(res);
-        return osn_cli_die(s->r->cmd, "point %ld of %ld (%s): %s", p + 1, s->g.npoints, where,
-                           err[0] ? err : "failed");
+        return osn_cli_die(s->r->cmd, "%s%s", where, err[0] ? err : "failed");
     }
     if (check_only)
         return 0;
@@ -265,10 +268,7 @@ static int run_point(struct study *s, long p, bool check_only)
         json_object_set_new(o, "precision_reached", json_boolean(ok));
         json_object_set_new(o, "precision_rounds", json_integer(rounds));
         if (!s->o.quiet)
-            fprintf(stderr,
-                    "osn %s: point %ld of %ld (%s): %s with %ld replications (%d "
-                    "round%s)\n",
-                    s->r->cmd, p + 1, s->g.npoints, where,
+            fprintf(stderr, "osn %s: %s%s with %ld replications (%d round%s)\n", s->r->cmd, where,
                     ok ? "precision reached" : "precision NOT reached, stopped at the maximum", n,
                     rounds, rounds > 1 ? "s" : "");
     }
