@@ -22,6 +22,7 @@
 #include "osn/afile.h"
 #include "outputs.h"
 #include "study_int.h"
+#include "study_mpi.h"
 
 static const char *const refused_name[4] = {"--trace", "--trace-interval", "--dist", "--plot"};
 
@@ -209,8 +210,18 @@ static bool precise_enough(const struct study *s, const json_t *o)
     return true;
 }
 
+/* "point 2 of 6 (KEY=V, KEY=V): " of point p, nothing without a grid. */
+static void where_is(const struct study *s, long p, char *buf, size_t size)
+{
+    char vals[1024];
+    buf[0] = '\0';
+    study_grid_describe(&s->g, p, vals, sizeof vals);
+    if (s->g.naxes)
+        snprintf(buf, size, "point %ld of %ld (%s): ", p + 1, s->g.npoints, vals);
+}
+
 /* Runs point p (with --precision, in rounds) into s->points[p]; with check_only, loads and
- * checks it only. 0 or OSN_EXIT_ERROR (told). */
+ * checks it only. 0, or OSN_EXIT_ERROR with the reason, naming the point, in s->err. */
 static int run_point(struct study *s, long p, bool check_only)
 {
     const char **sets = s->o.sets; /* room for two more: osn_cli_parse(..., 2, ...) */
@@ -247,14 +258,11 @@ static int run_point(struct study *s, long p, bool check_only)
     }
     for (int k = 0; k < s->g.naxes; k++)
         sets[s->g.axes[k].set] = saved[k];
-    /* "point 2 of 6 (KEY=V, KEY=V): ", nothing without a grid */
-    study_grid_describe(&s->g, p, vals[0], sizeof vals[0]);
-    where[0] = '\0';
-    if (s->g.naxes)
-        snprintf(where, sizeof where, "point %ld of %ld (%s): ", p + 1, s->g.npoints, vals[0]);
     if (rc) {
+        where_is(s, p, where, sizeof where);
+        snprintf(s->err, sizeof s->err, "%s%s", where, err[0] ? err : "failed");
         json_decref(res);
-        return osn_cli_die(s->r->cmd, "%s%s", where, err[0] ? err : "failed");
+        return OSN_EXIT_ERROR;
     }
     if (check_only)
         return 0;
@@ -263,19 +271,83 @@ static int run_point(struct study *s, long p, bool check_only)
         json_object_set_new(o, s->g.axes[k].key, study_grid_value(&s->g.axes[k], idx[k]));
     json_object_set_new(o, "study_id", json_string(s->id));
     if (s->rel) {
-        bool ok = precise_enough(s, res);
         json_object_set_new(o, "precision_target", json_real(s->rel));
-        json_object_set_new(o, "precision_reached", json_boolean(ok));
+        json_object_set_new(o, "precision_reached", json_boolean(precise_enough(s, res)));
         json_object_set_new(o, "precision_rounds", json_integer(rounds));
-        if (!s->o.quiet)
-            fprintf(stderr, "osn %s: %s%s with %ld replications (%d round%s)\n", s->r->cmd, where,
-                    ok ? "precision reached" : "precision NOT reached, stopped at the maximum", n,
-                    rounds, rounds > 1 ? "s" : "");
     }
     json_object_update(o, res); /* the varied keys first, then the run's own */
     json_decref(res);
     s->points[p] = o;
-    s->ran++;
+    return 0;
+}
+
+/* With --precision, says on stderr what happened to point p (from its JSON, wherever it ran). */
+static void announce(const struct study *s, long p)
+{
+    const json_t *o = s->points[p];
+    char where[1100];
+    if (!s->rel || s->o.quiet)
+        return;
+    where_is(s, p, where, sizeof where);
+    long rounds = (long)json_integer_value(json_object_get(o, "precision_rounds"));
+    fprintf(stderr, "osn %s: %s%s with %lld replications (%ld round%s)\n", s->r->cmd, where,
+            json_is_true(json_object_get(o, "precision_reached"))
+                    ? "precision reached"
+                    : "precision NOT reached, stopped at the maximum",
+            (long long)json_integer_value(json_object_get(o, "replications")), rounds,
+            rounds > 1 ? "s" : "");
+}
+
+static int checkpoint(const struct study *s);
+
+/* Runs the points the checkpoint lacks, dealt over the ranks (study_mpi.h): rank 0 gathers
+ * them in grid order, announces them and keeps the checkpoint. 0 or OSN_EXIT_ERROR (told). */
+static int run_points(struct study *s, int rank, int size)
+{
+    long j = 0;
+    for (long p = 0; p < s->g.npoints; p++) {
+        if (s->points[p])
+            continue;
+        int owner = (int)(j++ % size), st = 0;
+        if (owner == rank) {
+            st = run_point(s, p, false);
+            if (rank != 0) {
+                char *text = st ? NULL
+                                : json_dumps(s->points[p], JSON_COMPACT | JSON_REAL_PRECISION(17));
+                study_mpi_send(st     ? st
+                               : text ? 0
+                                      : OSN_EXIT_ERROR,
+                               st     ? s->err
+                               : text ? text
+                                      : "out of memory");
+                free(text);
+                if (st)
+                    return st;
+                continue;
+            }
+        } else if (rank == 0) {
+            char *text = study_mpi_recv(owner, &st);
+            json_error_t je;
+            if (!text)
+                snprintf(s->err, sizeof s->err, "no result from rank %d", owner);
+            else if (st)
+                snprintf(s->err, sizeof s->err, "(rank %d) %s", owner, text);
+            else if (!(s->points[p] = json_loads(text, 0, &je)))
+                snprintf(s->err, sizeof s->err, "rank %d sent a result that is not JSON: %s", owner,
+                         je.text),
+                        st = OSN_EXIT_ERROR;
+            free(text);
+            st = text ? st : OSN_EXIT_ERROR;
+        } else {
+            continue;
+        }
+        if (st)
+            return osn_cli_die(s->r->cmd, "%s", s->err);
+        s->ran++;
+        announce(s, p);
+        if (s->o.resume && checkpoint(s) != 0)
+            return OSN_EXIT_ERROR;
+    }
     return 0;
 }
 
@@ -387,7 +459,7 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     return 0;
 }
 
-static int run_study(struct study *s)
+static int run_study(struct study *s, int rank, int size)
 {
     const char *cmd = s->r->cmd;
     char err[1024];
@@ -402,20 +474,20 @@ static int run_study(struct study *s)
         return osn_cli_die(cmd, "out of memory");
     if (s->o.resume && study_resume_load(s) != 0)
         return OSN_EXIT_ERROR;
-    if (s->o.resume && !s->o.quiet)
+    if (s->o.resume && !s->o.quiet && rank == 0)
         fprintf(stderr, "osn %s: study of %ld points: %ld from %s, %ld to run\n", cmd, s->g.npoints,
                 s->resumed, s->o.resume, s->g.npoints - s->resumed);
     /* Every point is loaded and checked before any runs: a bad value at the end of a grid is
      * told at once, not after hours of the points before it. */
     for (long p = 0; p < s->g.npoints; p++)
         if (!s->points[p] && run_point(s, p, true) != 0)
-            return OSN_EXIT_ERROR;
-    for (long p = 0; p < s->g.npoints; p++) {
-        if (s->points[p])
-            continue;
-        if (run_point(s, p, false) != 0 || (s->o.resume && checkpoint(s) != 0))
-            return OSN_EXIT_ERROR;
-    }
+            return osn_cli_die(cmd, "%s", s->err);
+    /* Every rank has read the checkpoint before rank 0 rewrites it. */
+    study_mpi_barrier();
+    if (run_points(s, rank, size) != 0)
+        return OSN_EXIT_ERROR;
+    if (rank != 0)
+        return 0;
     int rc = osn_cli_outputs_write(cmd, outs, 2, s);
     if (rc == 0 && !s->o.quiet && !osn_cli_outputs_to_stdout(outs, 2))
         study_table(stdout, s);
@@ -428,14 +500,23 @@ static int run_study(struct study *s)
 int osn_study_main(const struct study_runner *r, int argc, char **argv)
 {
     struct study s = {.r = r, .g = {.npoints = 1}};
+    int rank, size;
+
+    study_mpi_init(&rank, &size);
+    if (rank != 0) { /* rank 0 tells what happened; the others send it their points */
+        FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
+        (void)out; /* failing, the messages go where they went: nothing worse */
+        (void)err;
+    }
     int rc = parse_args(r->cmd, argc, argv, &s.o);
 
     if (rc == 0 && s.o.help) {
         fprintf(stdout, "See 'osn %s --help' without a study's options; on studies:\n", r->cmd);
         osn_study_usage(stdout, r->reps_key != NULL);
     } else if (rc == 0) {
-        rc = run_study(&s);
+        rc = run_study(&s, rank, size);
     }
+    study_mpi_finish(rc);
     for (long p = 0; s.points && p < s.g.npoints; p++)
         json_decref(s.points[p]);
     free(s.points);

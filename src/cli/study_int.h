@@ -30,6 +30,7 @@ struct study {
     long threads;
     json_t **points; /* one object per grid point, NULL while not run */
     long resumed, ran;
+    char err[2048]; /* why a point failed (run_point) */
 };
 
 /* Fills s->points from the --resume file (when it exists) and counts them in s->resumed; a
