@@ -502,7 +502,8 @@ int osn_study_main(const struct study_runner *r, int argc, char **argv)
     struct study s = {.r = r, .g = {.npoints = 1}};
     int rank, size;
 
-    study_mpi_init(&rank, &size);
+    if (study_mpi_init(r->cmd, &rank, &size) != 0)
+        return OSN_EXIT_ERROR;
     if (rank != 0) { /* rank 0 tells what happened; the others send it their points */
         FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
         (void)out; /* failing, the messages go where they went: nothing worse */
