@@ -26,15 +26,15 @@ static void mpi_init(int *rank, int *size)
 
 static void barrier(void)
 {
-    if (active)
-        MPI_Barrier(MPI_COMM_WORLD);
-}
-
-static void mpi_send(int status, const char *text)
-{
-    long head[2] = {status, (long)strlen(text) + 1};
-    MPI_Send(head, 2, MPI_LONG, 0, 1, MPI_COMM_WORLD);
-    MPI_Send(text, (int)head[1], MPI_CHAR, 0, 2, MPI_COMM_WORLD);
+    if (active) {
+        MPI_Request req;
+        int done = 0;
+        if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+            return;
+        while (!done && MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+            if (!done)
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
 }
 
 /* MPI_Recv, but sleeping 1 ms between polls: Open MPI's blocking receive spins, and rank 0
@@ -53,6 +53,26 @@ static int recv_idle(void *buf, int count, MPI_Datatype type, int from, int tag)
             nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     return 0;
+}
+
+/* MPI_Send, sleeping between polls like recv_idle(): a rank done with its point waits for
+ * rank 0 to take it without spinning on a core the others compute on. */
+static void send_idle(const void *buf, int count, MPI_Datatype type, int tag)
+{
+    MPI_Request req;
+    int done = 0;
+    if (MPI_Isend(buf, count, type, 0, tag, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return;
+    while (!done && MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        if (!done)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+static void mpi_send(int status, const char *text)
+{
+    long head[2] = {status, (long)strlen(text) + 1};
+    send_idle(head, 2, MPI_LONG, 1);
+    send_idle(text, (int)head[1], MPI_CHAR, 2);
 }
 
 static char *mpi_recv(int from, int *status)
