@@ -55,24 +55,55 @@ static int recv_idle(void *buf, int count, MPI_Datatype type, int from, int tag)
     return 0;
 }
 
-/* MPI_Send, sleeping between polls like recv_idle(): a rank done with its point waits for
- * rank 0 to take it without spinning on a core the others compute on. */
-static void send_idle(const void *buf, int count, MPI_Datatype type, int tag)
+/* A point on its way to rank 0: its message stays allocated until the send completes. A rank
+ * does not wait for rank 0 to take a point (rank 0 takes them in grid order): it starts the
+ * next one, and only waits for them all when it has no more (finish()). Without this the
+ * ranks went in lockstep, each point's hand-over waiting for rank 0's own point. */
+struct pending {
+    MPI_Request req[2];
+    long head[2];
+    char *text;
+    struct pending *next;
+};
+
+static struct pending *pending;
+
+/* Waits for the sends in flight, sleeping 1 ms between polls (a blocking wait spins a core the
+ * others compute on); with `all` false, only frees those done. */
+static void reap(int all)
 {
-    MPI_Request req;
-    int done = 0;
-    if (MPI_Isend(buf, count, type, 0, tag, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
-        return;
-    while (!done && MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS)
-        if (!done)
+    for (struct pending **pp = &pending; *pp;) {
+        struct pending *q = *pp;
+        int done = 0;
+        while (MPI_Testall(2, q->req, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done && all)
             nanosleep(&(struct timespec){0, 1000000}, NULL);
+        if (!done && !all) {
+            pp = &q->next;
+            continue;
+        }
+        *pp = q->next;
+        free(q->text);
+        free(q);
+    }
 }
 
 static void mpi_send(int status, const char *text)
 {
-    long head[2] = {status, (long)strlen(text) + 1};
-    send_idle(head, 2, MPI_LONG, 1);
-    send_idle(text, (int)head[1], MPI_CHAR, 2);
+    struct pending *q = calloc(1, sizeof *q);
+    reap(0);
+    if (!q || !(q->text = strdup(text))) { /* no memory: send it the blocking way */
+        free(q);
+        long head[2] = {status, (long)strlen(text) + 1};
+        MPI_Send(head, 2, MPI_LONG, 0, 1, MPI_COMM_WORLD);
+        MPI_Send(text, (int)head[1], MPI_CHAR, 0, 2, MPI_COMM_WORLD);
+        return;
+    }
+    q->head[0] = status;
+    q->head[1] = (long)strlen(text) + 1;
+    MPI_Isend(q->head, 2, MPI_LONG, 0, 1, MPI_COMM_WORLD, &q->req[0]);
+    MPI_Isend(q->text, (int)q->head[1], MPI_CHAR, 0, 2, MPI_COMM_WORLD, &q->req[1]);
+    q->next = pending;
+    pending = q;
 }
 
 static char *mpi_recv(int from, int *status)
@@ -102,6 +133,7 @@ static void finish(int status)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (status != 0 && rank == 0)
         MPI_Abort(MPI_COMM_WORLD, status);
+    reap(1);
     MPI_Finalize();
     active = 0;
 }
