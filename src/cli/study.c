@@ -531,8 +531,9 @@ void osn_study_usage(FILE *f, bool replications)
     fputs("\n"
           "Studies (parameter grids):\n"
           "  --set KEY=LO:HI:STEP      a range of values\n"
-          "  --set KEY=A,B,C           a list of values (a comma and no blank; write a\n"
-          "                            list-valued key with blanks: KEY=\"1 2\")\n"
+          "  --set KEY=A,B,C           a list of values (a comma and no blank; a key\n"
+          "                            whose one value is a list of numbers, such as\n"
+          "                            source.steps or service.probs, keeps its commas)\n"
           "  Several ranges or lists form a grid, their cartesian product (the first\n"
           "  one changing slowest): one run per point. JSON is an array of one object\n"
           "  per point: the varied keys with their values, study_id, then the run's own\n"
@@ -543,7 +544,10 @@ void osn_study_usage(FILE *f, bool replications)
           "                            study killed halfway goes on where it stopped).\n"
           "                            A file of another study (another study_id: the\n"
           "                            scenario file, a fixed --set or an option that\n"
-          "                            changes the numbers differ) is refused, untouched.\n",
+          "                            changes the numbers differ) is refused, untouched.\n"
+          "  Under mpirun or srun the points are dealt over the ranks, each on its\n"
+          "  --threads; rank 0 writes the outputs, the same as one process writes\n"
+          "  (docs/campaigns.md).\n",
           f);
     if (replications)
         fputs("  --precision REL           replications in rounds, doubling from\n"
