@@ -161,6 +161,19 @@ import json, sys
 assert len(json.load(open(sys.argv[1]))) == 6
 " "$TMP/new.json"
 
+# Topped up: the same file as checkpoint and --json, one more value on a varied key runs 3 more.
+run 0 "top up" -- solve "$E/two_loop_l0.9_5_10.ini" --set arrivals.rate=0.5,1.5 \
+    --set thresholds.H=10:13:1 --resume "$TMP/new.json" --json "$TMP/new.json"
+expect_err "top up" "study of 8 points: 6 from $TMP/new.json, 2 to run"
+pycheck "top up: 8 points, the 6 first as they were" "
+import json, sys
+d = json.load(open(sys.argv[1]))
+old = json.load(open(sys.argv[2]))
+assert len(d) == 8 and [p for p in d if p['thresholds.H'] != 13.0] == old
+" "$TMP/new.json" "$TMP/solve.json"
+run 2 "resume stdin" -- solve --set thresholds.H=10,12 --resume -
+expect_err "resume stdin" "--resume" "not -"
+
 # Refused, byte for byte untouched: a truncated file, a single run's object, another study's.
 head -c 300 "$TMP/grid.json" >"$TMP/trunc.json"
 "$OSN" sim "${NET[@]}" --json "$TMP/single.json" -q

@@ -68,7 +68,8 @@ static int parse_args(const char *cmd, int argc, char **argv, struct study_opts 
             {"--seed", NULL, OSN_CLI_VALUE, &o->seed},
             {"--replications", NULL, OSN_CLI_VALUE, &o->reps},
             {"--threads", NULL, OSN_CLI_VALUE, &o->threads},
-            {"--resume", NULL, OSN_CLI_FILE, &o->resume},
+            /* a VALUE, not a FILE: --json may name the checkpoint too (the final write) */
+            {"--resume", NULL, OSN_CLI_VALUE, &o->resume},
             {"--precision", NULL, OSN_CLI_VALUE, &o->precision},
             {"--max-replications", NULL, OSN_CLI_VALUE, &o->max_reps},
             {"--method", NULL, OSN_CLI_VALUE, &o->method},
@@ -143,6 +144,8 @@ static int check_options(struct study *s)
                                "%s writes one run's detail: it does not go with a study "
                                "(a grid, --resume or --precision)",
                                refused_name[k]);
+    if (o->resume && strcmp(o->resume, "-") == 0)
+        return osn_cli_die(cmd, "option '--resume' needs a file name, not -");
     if (o->method && !s->r->method)
         return osn_cli_die(cmd, "unknown option '--method' (see 'osn %s --help')", cmd);
     if (o->method && strcmp(o->method, "auto") != 0 && strcmp(o->method, "general") != 0 &&
