@@ -199,3 +199,7 @@ if [[ -x "$build/osn" ]] && command -v sipp >/dev/null && command -v kamailio >/
 else
     echo "run.sh: osn node CPU per call skipped (needs $build/osn, sipp and kamailio)"
 fi
+
+# Parameter studies over MPI ranks: 1 and 2 ranks, parallel efficiency (bench/study_mpi.sh).
+echo
+OSN_BUILD="$build" bash "$(dirname "${BASH_SOURCE[0]}")/study_mpi.sh"

@@ -13,7 +13,8 @@
 #                            kamailio: the real SIP peers of the `osn node` tests (tests/node/,
 #                            scripts/testbed.sh, bench/node_cpu.sh), run as separate processes
 #                            on 127.0.0.1, never linked (SIPp's uac/uas messages are also the
-#                            parser's test data)
+#                            parser's test data); openmpi-bin and libopenmpi-dev: studies over
+#                            MPI ranks (optional at build time; tests/test_study_mpi.sh)
 #   scripts/deps.sh bench    the above plus python3-scipy, the peer of bench/scipy_peer.py, and
 #                            python3-simpy (SimPy 2.3), the peer of bench/simpy_peer.py
 #
@@ -26,7 +27,7 @@ set -euo pipefail
 
 base=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev libcmocka-dev
     python3 python3-matplotlib clang-format gnuplot-nox libosip2-dev clang-16 libclang-rt-16-dev
-    sip-tester kamailio)
+    sip-tester kamailio openmpi-bin libopenmpi-dev)
 bench=(python3-scipy python3-simpy)
 
 want=("${base[@]}")

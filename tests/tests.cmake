@@ -40,6 +40,13 @@ add_test(NAME cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli.sh $<TARGET_FI
 set_tests_properties(cli PROPERTIES TIMEOUT 300)
 add_test(NAME cli_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_sim PROPERTIES TIMEOUT 300)
+add_test(NAME cli_study COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_study.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_study PROPERTIES TIMEOUT 120)
+if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
+  add_test(NAME cli_study_mpi COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_study_mpi.sh
+           $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR} ${OSN_MPIRUN})
+  set_tests_properties(cli_study_mpi PROPERTIES TIMEOUT 300)
+endif()
 osn_unit_test(test_net)
 target_link_libraries(test_net PRIVATE osn_sim)
 add_test(NAME fluid_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fluid_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})

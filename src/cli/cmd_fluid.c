@@ -18,6 +18,7 @@
 #include "osn/fluid.h"
 #include "osn/fluid_scenario.h"
 #include "outputs.h"
+#include "study.h"
 
 struct fluid_opts {
     const char *scenario;
@@ -117,6 +118,7 @@ void osn_cmd_fluid_usage(FILE *f)
           "  osn fluid examples/fluid-burst.ini --set profile.burst_duration=2 \\\n"
           "            --csv burst2.csv --plot burst2.png\n",
           f);
+    osn_study_usage(f, false);
 }
 
 #define die(...) osn_cli_die("fluid", __VA_ARGS__)
@@ -172,6 +174,8 @@ int osn_cmd_fluid(int argc, char **argv)
     int rc, status = OSN_EXIT_ERROR;
 
     err[0] = '\0';
+    if (osn_study_wanted(argc, argv, true)) /* a grid or --resume: study.c */
+        return osn_study_main(&osn_study_fluid, argc, argv);
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     outs[0].path = o.csv, outs[1].path = o.json;

@@ -20,6 +20,7 @@
 #include "osn/sim.h"
 #include "osn/sim_scenario.h"
 #include "outputs.h"
+#include "study.h"
 
 struct sim_opts {
     const char *scenario;
@@ -87,6 +88,7 @@ void osn_cmd_sim_usage(FILE *f)
           "  osn sim examples/sim_two_loop.ini --replications 20 --threads 2 --json -\n",
           f);
     osn_cmd_sim_net_usage(f);
+    osn_study_usage(f, true);
 }
 
 #define die(...) osn_cli_die("sim", __VA_ARGS__)
@@ -211,7 +213,12 @@ int osn_cmd_sim(int argc, char **argv)
     struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}}, {"--csv", NULL, w_csv, {0}}};
     int status = OSN_EXIT_ERROR;
 
-    if (osn_cmd_sim_is_net(argc, argv)) /* the SIP network simulator: cmd_sim_net.c */
+    bool net = osn_cmd_sim_is_net(argc, argv);
+    /* A grid, --resume or --precision: study.c (the network simulator keeps its own one-range
+     * sweep, whose output predates studies). */
+    if (osn_study_wanted(argc, argv, !net))
+        return osn_study_main(net ? &osn_study_net : &osn_study_node, argc, argv);
+    if (net) /* the SIP network simulator: cmd_sim_net.c */
         return osn_cmd_sim_net(argc, argv);
     if (parse_args(argc, argv, &o) != 0)
         goto out;

@@ -18,6 +18,7 @@
 #include "osn/model.h"
 #include "osn/model_scenario.h"
 #include "outputs.h"
+#include "study.h"
 
 struct solve_opts {
     const char *scenario; /* NULL: defaults only */
@@ -115,6 +116,7 @@ void osn_cmd_solve_usage(FILE *f)
           "  osn solve examples/two_loop_l1.2_10_15.ini --set arrivals.rate=1.5 \\\n"
           "            --json out.json\n",
           f);
+    osn_study_usage(f, false);
 }
 
 #define die(...) osn_cli_die("solve", __VA_ARGS__)
@@ -225,6 +227,8 @@ int osn_cmd_solve(int argc, char **argv)
                                     {"--csv", NULL, w_csv, {0}}};
     int status = OSN_EXIT_ERROR;
 
+    if (osn_study_wanted(argc, argv, true)) /* a grid or --resume: study.c */
+        return osn_study_main(&osn_study_solve, argc, argv);
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     outs[0].path = o.dist, outs[1].path = o.json, outs[2].path = o.csv;

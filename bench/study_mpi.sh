@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Benchmark of a network study over MPI ranks (run by `make bench` after run.sh): 12 points
+# (source.rate 200..1400 x control none, loss, rate) x 8 replications of examples/collapse.ini,
+# 10 s after 5 s, one thread per rank, run as a plain process, then with mpirun -n 1 and -n 2.
+# Prints the wall times, the parallel efficiency T(1 rank) / (2 x T(2 ranks)), and whether the
+# JSON of 2 ranks equals the plain run's (every key but msgs_per_s, which measures the
+# machine). It measures; it never fails on time. Skipped, with a note, without mpirun or
+# without osn-mpi.so. OSN_BUILD names the build directory (default build).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build=${OSN_BUILD:-build}
+osn=$build/osn
+if ! command -v mpirun >/dev/null || [[ ! -f $build/osn-mpi.so ]]; then
+    echo "study_mpi.sh: mpirun or $build/osn-mpi.so missing: MPI study benchmark skipped"
+    exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+args=(sim examples/collapse.ini --set net.time=10 --set net.warmup=5 --replications 8
+    --threads 1 --set source.rate=200:1400:400 --set control.kind=none,loss,rate -q)
+mpi=(mpirun --oversubscribe)
+[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+
+wall() { # wall seconds of "$@"
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$@" >/dev/null
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{printf "%.2f", $2 - $1}'
+}
+
+echo "OSN study over MPI: 12 points x 8 replications, collapse.ini, 10 s + 5 s warm-up, 1 thread/rank"
+echo "machine: nproc=$(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+t0=$(wall "$osn" "${args[@]}" --json "$tmp/plain.json")
+t1=$(wall "${mpi[@]}" -n 1 "$osn" "${args[@]}" --json "$tmp/r1.json")
+t2=$(wall "${mpi[@]}" -n 2 "$osn" "${args[@]}" --json "$tmp/r2.json")
+same=$(python3 -c "
+import json, sys
+def strip(x):
+    return [{k: v for k, v in p.items() if k != 'msgs_per_s'} for p in x]
+a, b = (strip(json.load(open(f))) for f in sys.argv[1:])
+print('identical' if a == b else 'DIFFERENT')
+" "$tmp/plain.json" "$tmp/r2.json")
+printf '  %-22s %8s s\n' "plain (no MPI)" "$t0" "mpirun -n 1" "$t1" "mpirun -n 2" "$t2"
+awk -v a="$t1" -v b="$t2" 'BEGIN {printf "  speed-up %.2f, parallel efficiency %.0f%%\n", a / b, 50 * a / b}'
+echo "  JSON of 2 ranks vs plain: $same"

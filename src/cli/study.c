@@ -1,0 +1,565 @@
+/*
+ * The driver of a parameter study (study.h): reads the options, expands the grid, takes the
+ * points a --resume checkpoint already holds, runs the others one after the other (each
+ * simulation on all its threads, the replications of a point being the parallel work), with
+ * --precision in rounds of doubling replications, and writes one JSON array (an object per
+ * point: the varied keys, study_id, the run's own keys), one CSV row per point (the top-level
+ * scalars of that object) and a table grouped by the first varied key.
+ *
+ * Why rounds re-run from replication 0: replication i always draws from stream i of the seed,
+ * so a point run with N replications is exactly `--replications N`, whatever the rounds before
+ * it; the price is at most twice the work of the last round.
+ */
+#include "study.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "osn/afile.h"
+#include "outputs.h"
+#include "study_int.h"
+#include "study_mpi.h"
+
+static const char *const refused_name[4] = {"--trace", "--trace-interval", "--dist", "--plot"};
+
+static bool is_option(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
+}
+
+bool osn_study_wanted(int argc, char **argv, bool range_is_study)
+{
+    int ranges = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (strcmp(a, "--") == 0)
+            break;
+        if (is_option(a, "--resume") || is_option(a, "--precision") ||
+            is_option(a, "--max-replications"))
+            return true;
+        if (!is_option(a, "--set"))
+            continue;
+        v = a[5] == '=' ? a + 6 : i + 1 < argc ? argv[++i] : NULL;
+        const char *eq = v ? strchr(v, '=') : NULL;
+        double lo, hi, st;
+        char tail;
+        if (!eq)
+            continue;
+        if (sscanf(eq + 1, "%lf:%lf:%lf%c", &lo, &hi, &st, &tail) == 3)
+            ranges++;
+        else if (strchr(eq + 1, ',') && !strpbrk(eq + 1, " \t\n\r\f\v") &&
+                 !study_key_takes_list(v, (size_t)(eq - v)))
+            return true;
+    }
+    return ranges > 1 || (ranges == 1 && range_is_study);
+}
+
+static int parse_args(const char *cmd, int argc, char **argv, struct study_opts *o)
+{
+    struct osn_cli_opt opts[20] = {
+            {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet},
+            {"--json", NULL, OSN_CLI_OUTPUT, &o->json},
+            {"--csv", NULL, OSN_CLI_OUTPUT, &o->csv},
+            {"--seed", NULL, OSN_CLI_VALUE, &o->seed},
+            {"--replications", NULL, OSN_CLI_VALUE, &o->reps},
+            {"--threads", NULL, OSN_CLI_VALUE, &o->threads},
+            /* a VALUE, not a FILE: --json may name the checkpoint too (the final write) */
+            {"--resume", NULL, OSN_CLI_VALUE, &o->resume},
+            {"--precision", NULL, OSN_CLI_VALUE, &o->precision},
+            {"--max-replications", NULL, OSN_CLI_VALUE, &o->max_reps},
+            {"--method", NULL, OSN_CLI_VALUE, &o->method},
+    };
+    int n = 10;
+    for (int k = 0; k < 4; k++)
+        opts[n++] = (struct osn_cli_opt){refused_name[k], NULL, OSN_CLI_VALUE, &o->refused[k]};
+    opts[n] = (struct osn_cli_opt){NULL, NULL, 0, NULL};
+    struct osn_cli_args a = {0};
+    int rc = osn_cli_parse(cmd, argc, argv, opts, 2, &a);
+    o->scenario = a.scenario;
+    o->sets = a.sets;
+    o->nsets = a.nsets;
+    o->help = a.help;
+    return rc;
+}
+
+/* FNV-1a, 64 bits: a fingerprint of what decides the numbers, not a security measure. */
+static void fnv(uint64_t *h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++)
+        *h = (*h ^ s[i]) * 0x100000001b3ULL;
+}
+
+static void fnv_str(uint64_t *h, const char *s)
+{
+    fnv(h, s ? s : "\x01", s ? strlen(s) + 1 : 1);
+}
+
+/* The study's id: the command, the scenario file's bytes, every --set (a varied one by its key
+ * only, so that a grid can be topped up with values), --seed, --replications, --precision,
+ * --max-replications and --method. Two runs with the same id compute the same points. */
+static int study_id(struct study *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    fnv_str(&h, s->r->cmd);
+    if (s->o.scenario) {
+        FILE *f = fopen(s->o.scenario, "rb");
+        char buf[8192];
+        size_t n;
+        if (!f)
+            return osn_cli_die(s->r->cmd, "%s: %s", s->o.scenario, strerror(errno));
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            fnv(&h, buf, n);
+        fclose(f);
+    }
+    for (int i = 0; i < s->o.nsets; i++) {
+        const char *set = s->o.sets[i];
+        for (int k = 0; k < s->g.naxes; k++)
+            if (s->g.axes[k].set == i)
+                set = s->g.axes[k].key;
+        fnv_str(&h, set);
+    }
+    const char *rest[] = {s->o.seed, s->o.reps, s->o.precision, s->o.max_reps, s->o.method};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
+        fnv_str(&h, rest[i]);
+    snprintf(s->id, sizeof s->id, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
+/* Checks the options against the runner; fills the numbers of s. 0 or OSN_EXIT_ERROR (told). */
+static int check_options(struct study *s)
+{
+    const char *cmd = s->r->cmd;
+    const struct study_opts *o = &s->o;
+    long v;
+
+    for (int k = 0; k < 4; k++)
+        if (o->refused[k])
+            return osn_cli_die(cmd,
+                               "%s writes one run's detail: it does not go with a study "
+                               "(a grid, --resume or --precision)",
+                               refused_name[k]);
+    if (o->resume && strcmp(o->resume, "-") == 0)
+        return osn_cli_die(cmd, "option '--resume' needs a file name, not -");
+    if (o->method && !s->r->method)
+        return osn_cli_die(cmd, "unknown option '--method' (see 'osn %s --help')", cmd);
+    if (o->method && strcmp(o->method, "auto") != 0 && strcmp(o->method, "general") != 0 &&
+        strcmp(o->method, "closed") != 0)
+        return osn_cli_die(cmd, "--method '%s': expected auto, general or closed", o->method);
+    if ((o->seed || o->reps || o->threads) && !s->r->reps_key)
+        return osn_cli_die(cmd, "%s: osn %s is not a simulation (unknown option)",
+                           o->seed   ? "--seed"
+                           : o->reps ? "--replications"
+                                     : "--threads",
+                           cmd);
+    if (o->seed && osn_cli_long(cmd, "--seed", o->seed, 0, 0x7fffffffffffffffL, &v) != 0)
+        return OSN_EXIT_ERROR;
+    if (o->reps &&
+        osn_cli_long(cmd, "--replications", o->reps, 1, MAX_REPLICATIONS, &s->reps0) != 0)
+        return OSN_EXIT_ERROR;
+    s->threads = osn_cli_threads_default();
+    if (o->threads && osn_cli_long(cmd, "--threads", o->threads, 1, 256, &s->threads) != 0)
+        return OSN_EXIT_ERROR;
+    if (o->max_reps && !o->precision)
+        return osn_cli_die(cmd, "--max-replications bounds --precision's rounds: give "
+                                "--precision REL too");
+    if (!o->precision)
+        return 0;
+    if (!s->r->reps_key)
+        return osn_cli_die(cmd,
+                           "--precision: osn %s computes exact numbers, it has no "
+                           "replications to add",
+                           cmd);
+    char *end;
+    errno = 0;
+    s->rel = strtod(o->precision, &end);
+    if (!o->precision[0] || *end || !(s->rel > 0 && s->rel < 1))
+        return osn_cli_die(cmd,
+                           "--precision %s: expected a relative half-width in (0, 1), "
+                           "e.g. 0.05",
+                           o->precision);
+    if (!o->reps)
+        s->reps0 = 4;
+    if (s->reps0 < 2)
+        return osn_cli_die(cmd,
+                           "--replications %ld: --precision needs at least 2 to start "
+                           "(a half-width takes two)",
+                           s->reps0);
+    s->max_reps = 256;
+    if (o->max_reps && osn_cli_long(cmd, "--max-replications", o->max_reps, s->reps0,
+                                    MAX_REPLICATIONS, &s->max_reps) != 0)
+        return OSN_EXIT_ERROR;
+    if (!o->max_reps && s->max_reps < s->reps0)
+        s->max_reps = s->reps0;
+    return 0;
+}
+
+/* Whether every --precision measure of o has a half-width at most rel x its estimate. */
+static bool precise_enough(const struct study *s, const json_t *o)
+{
+    char key[96];
+    for (const char *const *k = s->r->precise; *k; k++) {
+        snprintf(key, sizeof key, "%s_ci", *k);
+        const json_t *v = json_object_get(o, *k), *h = json_object_get(o, key);
+        if (!json_is_number(v) || !json_is_number(h) ||
+            !(json_number_value(h) <= s->rel * fabs(json_number_value(v))))
+            return false;
+    }
+    return true;
+}
+
+/* "point 2 of 6 (KEY=V, KEY=V): " of point p, nothing without a grid. */
+static void where_is(const struct study *s, long p, char *buf, size_t size)
+{
+    char vals[1024];
+    buf[0] = '\0';
+    study_grid_describe(&s->g, p, vals, sizeof vals);
+    if (s->g.naxes)
+        snprintf(buf, size, "point %ld of %ld (%s): ", p + 1, s->g.npoints, vals);
+}
+
+/* Runs point p (with --precision, in rounds) into s->points[p]; with check_only, loads and
+ * checks it only. 0, or OSN_EXIT_ERROR with the reason, naming the point, in s->err. */
+static int run_point(struct study *s, long p, bool check_only)
+{
+    const char **sets = s->o.sets; /* room for two more: osn_cli_parse(..., 2, ...) */
+    const char *saved[STUDY_MAX_AXES];
+    char vals[STUDY_MAX_AXES][512], seed[64], reps[64], err[1024] = "", where[1024];
+    int idx[STUDY_MAX_AXES], nsets = s->o.nsets, rounds = 0, rc;
+    long n = s->reps0;
+    json_t *res = NULL;
+
+    study_grid_point(&s->g, p, idx);
+    for (int k = 0; k < s->g.naxes; k++) {
+        const struct study_axis *a = &s->g.axes[k];
+        saved[k] = sets[a->set];
+        snprintf(vals[k], sizeof vals[k], "%s=%s", a->key, a->vals[idx[k]]);
+        sets[a->set] = vals[k];
+    }
+    if (s->o.seed) {
+        snprintf(seed, sizeof seed, "%s=%s", s->r->seed_key, s->o.seed);
+        sets[nsets++] = seed;
+    }
+    if (s->reps0)
+        sets[nsets++] = reps;
+    struct study_run run = {s->o.scenario, sets, nsets, (int)s->threads, s->o.method, check_only};
+    for (;;) {
+        rounds++;
+        if (s->reps0)
+            snprintf(reps, sizeof reps, "%s=%ld", s->r->reps_key, n);
+        json_decref(res);
+        res = NULL;
+        if ((rc = s->r->run(&run, &res, err, sizeof err)) != 0 || check_only || !s->rel ||
+            precise_enough(s, res) || n >= s->max_reps)
+            break;
+        n = n * 2 < s->max_reps ? n * 2 : s->max_reps;
+    }
+    for (int k = 0; k < s->g.naxes; k++)
+        sets[s->g.axes[k].set] = saved[k];
+    if (rc) {
+        where_is(s, p, where, sizeof where);
+        snprintf(s->err, sizeof s->err, "%s%s", where, err[0] ? err : "failed");
+        json_decref(res);
+        return OSN_EXIT_ERROR;
+    }
+    if (check_only)
+        return 0;
+    json_t *o = json_object();
+    for (int k = 0; k < s->g.naxes; k++)
+        json_object_set_new(o, s->g.axes[k].key, study_grid_value(&s->g.axes[k], idx[k]));
+    json_object_set_new(o, "study_id", json_string(s->id));
+    if (s->rel) {
+        json_object_set_new(o, "precision_target", json_real(s->rel));
+        json_object_set_new(o, "precision_reached", json_boolean(precise_enough(s, res)));
+        json_object_set_new(o, "precision_rounds", json_integer(rounds));
+    }
+    json_object_update(o, res); /* the varied keys first, then the run's own */
+    json_decref(res);
+    s->points[p] = o;
+    return 0;
+}
+
+/* With --precision, says on stderr what happened to point p (from its JSON, wherever it ran). */
+static void announce(const struct study *s, long p)
+{
+    const json_t *o = s->points[p];
+    char where[1100];
+    if (!s->rel || s->o.quiet)
+        return;
+    where_is(s, p, where, sizeof where);
+    long rounds = (long)json_integer_value(json_object_get(o, "precision_rounds"));
+    fprintf(stderr, "osn %s: %s%s with %lld replications (%ld round%s)\n", s->r->cmd, where,
+            json_is_true(json_object_get(o, "precision_reached"))
+                    ? "precision reached"
+                    : "precision NOT reached, stopped at the maximum",
+            (long long)json_integer_value(json_object_get(o, "replications")), rounds,
+            rounds > 1 ? "s" : "");
+}
+
+static int checkpoint(const struct study *s);
+
+/* Runs the points the checkpoint lacks, dealt over the ranks (study_mpi.h): rank 0 gathers
+ * them in grid order, announces them and keeps the checkpoint. 0 or OSN_EXIT_ERROR (told). */
+static int run_points(struct study *s, int rank, int size)
+{
+    long j = 0;
+    for (long p = 0; p < s->g.npoints; p++) {
+        if (s->points[p])
+            continue;
+        int owner = (int)(j++ % size), st = 0;
+        if (owner == rank) {
+            st = run_point(s, p, false);
+            if (rank != 0) {
+                char *text = st ? NULL
+                                : json_dumps(s->points[p], JSON_COMPACT | JSON_REAL_PRECISION(17));
+                study_mpi_send(st     ? st
+                               : text ? 0
+                                      : OSN_EXIT_ERROR,
+                               st     ? s->err
+                               : text ? text
+                                      : "out of memory");
+                free(text);
+                if (st)
+                    return st;
+                continue;
+            }
+        } else if (rank == 0) {
+            char *text = study_mpi_recv(owner, &st);
+            json_error_t je;
+            if (!text)
+                snprintf(s->err, sizeof s->err, "no result from rank %d", owner);
+            else if (st)
+                snprintf(s->err, sizeof s->err, "(rank %d) %s", owner, text);
+            else if (!(s->points[p] = json_loads(text, 0, &je)))
+                snprintf(s->err, sizeof s->err, "rank %d sent a result that is not JSON: %s", owner,
+                         je.text),
+                        st = OSN_EXIT_ERROR;
+            free(text);
+            st = text ? st : OSN_EXIT_ERROR;
+        } else {
+            continue;
+        }
+        if (st)
+            return osn_cli_die(s->r->cmd, "%s", s->err);
+        s->ran++;
+        announce(s, p);
+        if (s->o.resume && checkpoint(s) != 0)
+            return OSN_EXIT_ERROR;
+    }
+    return 0;
+}
+
+/* The points done, in grid order, as one array (new reference). */
+json_t *study_done_array(const struct study *s)
+{
+    json_t *a = json_array();
+    for (long p = 0; p < s->g.npoints; p++)
+        if (s->points[p])
+            json_array_append(a, s->points[p]);
+    return a;
+}
+
+int study_dump(FILE *f, const json_t *doc)
+{
+    if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 || fputc('\n', f) == EOF)
+        return -1;
+    return 0;
+}
+
+/* Rewrites the --resume checkpoint with the points done (temporary + rename: a kill leaves the
+ * last complete one). 0 or OSN_EXIT_ERROR (told). */
+static int checkpoint(const struct study *s)
+{
+    struct osn_afile af = {0};
+    char err[512];
+    json_t *doc = study_done_array(s);
+    int rc = doc && osn_afile_open(&af, s->o.resume, err, sizeof err) == 0 ? 0 : -1;
+    if (rc == 0 && study_dump(af.f, doc) != 0)
+        snprintf(err, sizeof err, "%s: write failed", s->o.resume), rc = -1;
+    if (rc == 0 && osn_afile_commit(&af, err, sizeof err) != 0)
+        rc = -1;
+    json_decref(doc);
+    if (rc) {
+        osn_afile_abort(&af);
+        return osn_cli_die(s->r->cmd, "--resume: %s", doc ? err : "out of memory");
+    }
+    return 0;
+}
+
+static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    json_t *doc = study_done_array(ctx);
+    int rc = doc && study_dump(f, doc) == 0 ? 0 : -1;
+    json_decref(doc);
+    if (rc)
+        snprintf(err, errsize, "cannot write the JSON result");
+    return rc;
+}
+
+/* A CSV cell of a JSON scalar (quoted when it holds a comma, quote or line break). */
+static void csv_cell(FILE *f, const json_t *v)
+{
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        if (!strpbrk(s, ",\"\n\r")) {
+            fputs(s, f);
+            return;
+        }
+        fputc('"', f);
+        for (; *s; s++)
+            fputs(*s == '"' ? "\"\"" : (char[]){*s, 0}, f);
+        fputc('"', f);
+    } else if (json_is_integer(v)) {
+        fprintf(f, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        fprintf(f, "%.17g", json_real_value(v));
+    } else if (json_is_boolean(v)) {
+        fputs(json_is_true(v) ? "true" : "false", f);
+    } /* null, objects and arrays: an empty cell (objects and arrays are not columns) */
+}
+
+static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct study *s = ctx;
+    json_t *cols = json_object(); /* the union of the scalar keys, in order of appearance */
+    const char *key;
+    json_t *v;
+
+    for (long p = 0; p < s->g.npoints; p++)
+        if (s->points[p])
+            json_object_foreach(s->points[p], key, v) if (!json_is_object(v) && !json_is_array(v))
+                    json_object_set_new(cols, key, json_true());
+    int first = 1;
+    json_object_foreach(cols, key, v)
+    {
+        fprintf(f, "%s%s", first ? "" : ",", key);
+        first = 0;
+    }
+    fputc('\n', f);
+    for (long p = 0; p < s->g.npoints; p++) {
+        if (!s->points[p])
+            continue;
+        first = 1;
+        json_object_foreach(cols, key, v)
+        {
+            if (!first)
+                fputc(',', f);
+            first = 0;
+            csv_cell(f, json_object_get(s->points[p], key));
+        }
+        fputc('\n', f);
+    }
+    json_decref(cols);
+    if (ferror(f)) {
+        snprintf(err, errsize, "write error");
+        return -1;
+    }
+    return 0;
+}
+
+static int run_study(struct study *s, int rank, int size)
+{
+    const char *cmd = s->r->cmd;
+    char err[1024];
+    struct osn_cli_output outs[] = {{"--json", s->o.json, w_json, {0}},
+                                    {"--csv", s->o.csv, w_csv, {0}}};
+
+    if (study_grid_parse(&s->g, s->o.sets, s->o.nsets, err, sizeof err) != 0)
+        return osn_cli_die(cmd, "%s", err);
+    if (check_options(s) != 0 || study_id(s) != 0)
+        return OSN_EXIT_ERROR;
+    if (!(s->points = calloc((size_t)s->g.npoints, sizeof *s->points)))
+        return osn_cli_die(cmd, "out of memory");
+    if (s->o.resume && study_resume_load(s) != 0)
+        return OSN_EXIT_ERROR;
+    if (s->o.resume && !s->o.quiet && rank == 0)
+        fprintf(stderr, "osn %s: study of %ld points: %ld from %s, %ld to run\n", cmd, s->g.npoints,
+                s->resumed, s->o.resume, s->g.npoints - s->resumed);
+    /* Every point is loaded and checked before any runs: a bad value at the end of a grid is
+     * told at once, not after hours of the points before it. */
+    for (long p = 0; p < s->g.npoints; p++)
+        if (!s->points[p] && run_point(s, p, true) != 0)
+            return osn_cli_die(cmd, "%s", s->err);
+    /* Every rank has read the checkpoint before rank 0 rewrites it. */
+    study_mpi_barrier();
+    if (run_points(s, rank, size) != 0)
+        return OSN_EXIT_ERROR;
+    if (rank != 0)
+        return 0;
+    int rc = osn_cli_outputs_write(cmd, outs, 2, s);
+    if (rc == 0 && !s->o.quiet && !osn_cli_outputs_to_stdout(outs, 2))
+        study_table(stdout, s);
+    if (rc == 0 && (osn_cli_stdout_done(cmd) != 0 || osn_cli_outputs_commit(cmd, outs, 2) != 0))
+        rc = OSN_EXIT_ERROR;
+    osn_cli_outputs_abort(outs, 2);
+    return rc;
+}
+
+int osn_study_main(const struct study_runner *r, int argc, char **argv)
+{
+    struct study s = {.r = r, .g = {.npoints = 1}};
+    int rank, size;
+
+    if (study_mpi_init(r->cmd, &rank, &size) != 0)
+        return OSN_EXIT_ERROR;
+    if (rank != 0) { /* rank 0 tells what happened; the others send it their points */
+        FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
+        (void)out; /* failing, the messages go where they went: nothing worse */
+        (void)err;
+    }
+    int rc = parse_args(r->cmd, argc, argv, &s.o);
+
+    if (rc == 0 && s.o.help) {
+        fprintf(stdout, "See 'osn %s --help' without a study's options; on studies:\n", r->cmd);
+        osn_study_usage(stdout, r->reps_key != NULL);
+    } else if (rc == 0) {
+        rc = run_study(&s, rank, size);
+    }
+    study_mpi_finish(rc);
+    for (long p = 0; s.points && p < s.g.npoints; p++)
+        json_decref(s.points[p]);
+    free(s.points);
+    study_grid_free(&s.g);
+    free(s.o.sets);
+    return rc;
+}
+
+void osn_study_usage(FILE *f, bool replications)
+{
+    fputs("\n"
+          "Studies (parameter grids):\n"
+          "  --set KEY=LO:HI:STEP      a range of values\n"
+          "  --set KEY=A,B,C           a list of values (a comma and no blank; a key\n"
+          "                            whose one value is a list of numbers, such as\n"
+          "                            source.steps or service.probs, keeps its commas)\n"
+          "  Several ranges or lists form a grid, their cartesian product (the first\n"
+          "  one changing slowest): one run per point. JSON is an array of one object\n"
+          "  per point: the varied keys with their values, study_id, then the run's own\n"
+          "  keys; CSV one row per point (the object's top-level values); the table\n"
+          "  one row per point, grouped by the first varied key.\n"
+          "  --resume FILE             a checkpoint of the study, rewritten after every\n"
+          "                            point: the points it holds are not run again (a\n"
+          "                            study killed halfway goes on where it stopped).\n"
+          "                            A file of another study (another study_id: the\n"
+          "                            scenario file, a fixed --set or an option that\n"
+          "                            changes the numbers differ) is refused, untouched.\n"
+          "  Under mpirun or srun the points are dealt over the ranks, each on its\n"
+          "  --threads; rank 0 writes the outputs, the same as one process writes\n"
+          "  (docs/campaigns.md).\n",
+          f);
+    if (replications)
+        fputs("  --precision REL           replications in rounds, doubling from\n"
+              "                            --replications [4], until the half-width of the\n"
+              "                            headline measures (network: goodput and\n"
+              "                            setup_delay_mean; node: P0 and T_ret) is at most\n"
+              "                            REL x the estimate, or --max-replications [256]\n"
+              "                            is reached; each point says which happened\n"
+              "                            (precision_reached, replications, precision_rounds).\n"
+              "                            A point's numbers are those of --replications N.\n",
+              f);
+}

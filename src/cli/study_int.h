@@ -1,0 +1,49 @@
+/* What the files of the study driver share (study.c, study_resume.c, study_table.c). */
+#ifndef OSN_CLI_STUDY_INT_H
+#define OSN_CLI_STUDY_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "study.h"
+#include "study_grid.h"
+
+#define MAX_REPLICATIONS 100000
+
+struct study_opts {
+    const char *scenario;
+    const char **sets;
+    int nsets;
+    const char *json, *csv, *seed, *reps, *threads, *resume, *precision, *max_reps, *method;
+    const char *refused[4]; /* --trace, --trace-interval, --dist, --plot: single runs only */
+    bool quiet, help;
+};
+
+struct study {
+    const struct study_runner *r;
+    struct study_opts o;
+    struct study_grid g;
+    char id[32];
+    long reps0, max_reps; /* first round's replications (0: the scenario's), the maximum */
+    double rel;           /* --precision; 0 without */
+    long threads;
+    json_t **points; /* one object per grid point, NULL while not run */
+    long resumed, ran;
+    char err[2048]; /* why a point failed (run_point) */
+};
+
+/* Fills s->points from the --resume file (when it exists) and counts them in s->resumed; a
+ * file that is not this study's is refused and left as it is. 0 or OSN_EXIT_ERROR (told). */
+int study_resume_load(struct study *s);
+
+/* The table on stdout: a row per point, grouped by the first varied key. */
+void study_table(FILE *f, const struct study *s);
+
+/* The points done, in grid order, as one array (a new reference, NULL without memory). */
+json_t *study_done_array(const struct study *s);
+
+/* Writes doc as the study's JSON; 0 or -1. */
+int study_dump(FILE *f, const json_t *doc);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * The ranks of a study under mpirun (or srun): the points to run are dealt round-robin, rank r
+ * taking the j-th of them when j % size == r; every other rank sends each point's JSON to rank
+ * 0 in its order, and rank 0 alone writes the checkpoint and the outputs, in grid order. A
+ * point's numbers depend only on its --set values and seed, so any number of ranks gives the
+ * same points as one process. Without MPI at build time, or when not started by a launcher,
+ * there is one rank and nothing is loaded (a plain run starts as fast as before).
+ */
+#ifndef OSN_CLI_STUDY_MPI_H
+#define OSN_CLI_STUDY_MPI_H
+
+#include <stddef.h>
+
+/* Joins the launcher's job when there is one; *rank 0 and *size 1 otherwise. -1 after telling
+ * why when a launcher started osn but MPI cannot be had (osn-mpi.so missing), else 0. */
+int study_mpi_init(const char *cmd, int *rank, int *size);
+
+/* Waits for every rank (nothing with one). */
+void study_mpi_barrier(void);
+
+/* Rank != 0: sends rank 0 one point's status (0 or an exit status) and text (its JSON, or the
+ * error message). */
+void study_mpi_send(int status, const char *text);
+
+/* Rank 0: the next point's status and text from rank `from` (text malloc()ed; NULL when the
+ * message cannot be received, with status 2). */
+char *study_mpi_recv(int from, int *status);
+
+/* Ends the job: rank 0 with an error stops them all (MPI_Abort); any other rank finalises. */
+void study_mpi_finish(int status);
+
+/* What the plugin osn-mpi.so exports as `osn_study_mpi_ops` (study_mpi.c): the functions above,
+ * once MPI is known to be wanted. */
+struct study_mpi_ops {
+    void (*init)(int *rank, int *size);
+    void (*barrier)(void);
+    void (*send)(int status, const char *text);
+    char *(*recv)(int from, int *status);
+    void (*finish)(int status);
+};
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * The ranks of a study (study_mpi.h) as osn sees them: one, unless a launcher started it; then
+ * the plugin osn-mpi.so beside the executable is opened and does the MPI part (study_mpi.c).
+ */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "study_mpi.h"
+
+static const struct study_mpi_ops *ops; /* NULL: one rank, MPI never loaded */
+
+/* Launchers (Open MPI's mpirun, PMIx and PMI ones such as srun) say so in the environment. */
+static int launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK") ||
+           getenv("PMI_SIZE");
+}
+
+int study_mpi_init(const char *cmd, int *rank, int *size)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 16];
+    ssize_t n;
+
+    *rank = 0;
+    *size = 1;
+    if (!launched())
+        return 0;
+    if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) < 0) {
+        osn_cli_die(cmd, "started by an MPI launcher, but /proc/self/exe cannot be read to "
+                         "find osn-mpi.so");
+        return -1;
+    }
+    exe[n] = '\0';
+    snprintf(path, sizeof path, "%s/osn-mpi.so", dirname(exe));
+    /* RTLD_GLOBAL: Open MPI's own components resolve libmpi's symbols through the global
+     * scope. */
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h || !(ops = dlsym(h, "osn_study_mpi_ops"))) {
+        osn_cli_die(cmd,
+                    "started by an MPI launcher, but this osn has no MPI support (%s); "
+                    "build with Open MPI (libopenmpi-dev) or run without mpirun",
+                    dlerror());
+        return -1;
+    }
+    ops->init(rank, size);
+    return 0;
+}
+
+void study_mpi_barrier(void)
+{
+    if (ops)
+        ops->barrier();
+}
+
+void study_mpi_send(int status, const char *text)
+{
+    if (ops)
+        ops->send(status, text);
+}
+
+char *study_mpi_recv(int from, int *status)
+{
+    *status = OSN_EXIT_ERROR;
+    return ops ? ops->recv(from, status) : NULL;
+}
+
+void study_mpi_finish(int status)
+{
+    if (ops)
+        ops->finish(status);
+}
