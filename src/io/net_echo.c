@@ -4,8 +4,10 @@
  * value the simulator used, defaults included, so that a result file says what produced it
  * without the scenario file beside it.
  */
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "io_int.h"
 #include "osn/net_scenario.h"
@@ -103,6 +105,13 @@ json_t *osn__net_scenario_json(const struct osn_net_scenario *s)
 
     for (int i = 0; i < s->ini.nkeys; i++)
         json_object_set_new(keys, s->ini.keys[i].key, json_string(s->ini.keys[i].value));
+    /* --seed and --replications may set these after the file was read: always the run's
+     * values, so that the keys say what ran, whichever way it was set. */
+    char v[32];
+    snprintf(v, sizeof v, "%d", c->replications);
+    json_object_set_new(keys, "net.replications", json_string(v));
+    snprintf(v, sizeof v, "%" PRIu64, c->seed);
+    json_object_set_new(keys, "net.seed", json_string(v));
     json_t *net = json_object();
     json_object_set_new(net, "topology", json_string(topo[c->topology]));
     json_object_set_new(net, "edges", json_integer(c->edges));
