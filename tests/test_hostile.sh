@@ -81,6 +81,15 @@ if command -v gnuplot >/dev/null; then
 fi
 run 2 "fluid --plot -" -- fluid "$EX/fluid-burst.ini" -q --plot -
 expect_err "fluid --plot -" "--plot"
+# A plot range is checked before the run, and never applies silently to nothing.
+run 2 "fluid --plot-range without --plot" -- fluid "$EX/fluid-burst.ini" -q --plot-range 0:10
+expect_err "fluid --plot-range without --plot" "--plot-range 0:10" "no --plot"
+for r in 5:1 0:0 -1:3 a:b 0:1e400 0:10x 3; do
+    run 2 "fluid --plot-range $r" -- fluid "$EX/fluid-burst.ini" -q --plot-range "$r" \
+        --plot "$TMP/range.png"
+    expect_err "fluid --plot-range $r" "--plot-range $r"
+done
+[ ! -e "$TMP/range.png" ] && ok || bad "fluid --plot-range: a refused range left a PNG"
 
 # ==== 2. Silent wrong answers ====
 # Bounds at or beyond 2^1023 compare as what they are (they once became 0 in extended range).

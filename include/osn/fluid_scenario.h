@@ -48,5 +48,9 @@ int osn_fluid_report_csv_write(FILE *f, const struct osn_fluid_result *res, char
  */
 int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
                    const struct osn_fluid_result *res, char *err, size_t errsize);
+/* The same with the time axis [t0, t1] (s); NAN, NAN: the whole horizon. */
+int osn_fluid_plot_range(const char *path, const struct osn_fluid_scenario *sc,
+                         const struct osn_fluid_result *res, double t0, double t1, char *err,
+                         size_t errsize);
 
 #endif

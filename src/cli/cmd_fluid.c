@@ -6,6 +6,7 @@
  * temporary and renamed only after all outputs, standard output included, were written; a
  * failed run leaves no file behind and prints one line "osn fluid: ..." with exit status 2.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,8 @@ struct fluid_opts {
     const char **sets; /* borrowed from argv */
     int nsets;
     const char *csv, *json, *plot; /* NULL when not requested; "-" is stdout (not for plot) */
+    const char *plot_range;        /* "T0:T1", NULL: the whole horizon */
+    double t0, t1;                 /* the plot's time axis: NAN, NAN for the whole horizon */
     bool quiet, help;
 };
 
@@ -46,6 +49,8 @@ void osn_cmd_fluid_usage(FILE *f)
           "  --csv FILE|-             time series, one row per slot\n"
           "  --json FILE|-            the summary and the scenario as JSON\n"
           "  --plot FILE.png          queue(s) and retransmission rate, through gnuplot\n"
+          "  --plot-range T0:T1       the plot's time axis, s (e.g. 0:10 around a 2 s\n"
+          "                           burst); default the whole horizon\n"
           "  -q, --quiet              do not print the summary table\n"
           "  -h, --help               show this help\n"
           "\n"
@@ -130,6 +135,7 @@ static int parse_args(int argc, char **argv, struct fluid_opts *o)
             {"--csv", NULL, OSN_CLI_OUTPUT, &o->csv},
             {"--json", NULL, OSN_CLI_OUTPUT, &o->json},
             {"--plot", NULL, OSN_CLI_FILE, &o->plot},
+            {"--plot-range", NULL, OSN_CLI_VALUE, &o->plot_range},
             {NULL, NULL, 0, NULL},
     };
     struct osn_cli_args a = {0};
@@ -143,6 +149,16 @@ static int parse_args(int argc, char **argv, struct fluid_opts *o)
         return rc;
     if (o->csv && o->json && strcmp(o->csv, "-") == 0 && strcmp(o->json, "-") == 0)
         return die("--csv - and --json - cannot both write to stdout");
+    o->t0 = o->t1 = NAN;
+    if (o->plot_range) {
+        int end = -1;
+        if (!o->plot)
+            return die("--plot-range %s: there is no --plot to apply it to", o->plot_range);
+        if (sscanf(o->plot_range, "%lf:%lf%n", &o->t0, &o->t1, &end) != 2 ||
+            o->plot_range[end] != '\0' || !isfinite(o->t0) || !isfinite(o->t1) || o->t0 < 0 ||
+            !(o->t1 > o->t0))
+            return die("--plot-range %s: want T0:T1 in seconds with 0 <= T0 < T1", o->plot_range);
+    }
     return 0;
 }
 
@@ -207,7 +223,7 @@ int osn_cmd_fluid(int argc, char **argv)
     if (osn_cli_stdout_done("fluid") != 0)
         goto out;
     /* The PNG is renamed into place by osn_fluid_plot() itself: do it last but for renames. */
-    if (o.plot && osn_fluid_plot(o.plot, sc, res, err, sizeof err) != 0) {
+    if (o.plot && osn_fluid_plot_range(o.plot, sc, res, o.t0, o.t1, err, sizeof err) != 0) {
         die("--plot %s: %s", o.plot, err);
         goto out;
     }

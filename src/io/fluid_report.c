@@ -322,6 +322,38 @@ int osn_fluid_report_csv_write(FILE *f, const struct osn_fluid_result *res, char
 int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
                    const struct osn_fluid_result *res, char *err, size_t errsize)
 {
+    return osn_fluid_plot_range(path, sc, res, NAN, NAN, err, errsize);
+}
+
+/* The window the profile changes the system in (burst, slowdown), shaded behind the curves and
+ * named at its top; a step has no window, only a start. */
+static void mark_window(FILE *gp, const struct osn_fluid_profile *p)
+{
+    double a, b;
+    const char *what;
+    if (p->shape == OSN_FLUID_BURST) {
+        a = p->burst_start, b = a + p->burst_duration, what = "burst";
+    } else if (p->shape == OSN_FLUID_SLOWDOWN) {
+        a = p->slowdown_start, b = a + p->slowdown_duration, what = "slowdown";
+    } else if (p->shape == OSN_FLUID_STEP) {
+        fprintf(gp,
+                "set arrow from %g, graph 0 to %g, graph 1 nohead dt 3 lc rgb '#888888'\n"
+                "set label 'step' at %g, graph 0.97 offset 0.5,0\n",
+                p->step_time, p->step_time, p->step_time);
+        return;
+    } else {
+        return;
+    }
+    fprintf(gp,
+            "set object 1 rect from %g, graph 0 to %g, graph 1 behind fc rgb '#e8e8e8' "
+            "fs solid noborder\nset label '%s' at %g, graph 0.97 offset 0.5,0\n",
+            a, b, what, a);
+}
+
+int osn_fluid_plot_range(const char *path, const struct osn_fluid_scenario *sc,
+                         const struct osn_fluid_result *res, double t0, double t1, char *err,
+                         size_t errsize)
+{
     struct osn_afile af = {0};
     struct osn_gnuplot g = {0};
     FILE *gp;
@@ -361,6 +393,8 @@ int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
     for (int h = 0; h < res->hops; h++)
         for (long n = 0; n < res->nslots; n++)
             ymax = fmax(ymax, res->hop[h].col[OSN_FLUID_RETX][n] / dt);
+    for (int h = 0; h < res->hops; h++) /* the capacity lines stay in view */
+        ymax = fmax(ymax, res->cfg.server[h].rate);
     fprintf(gp, "set y2range [0:%g]\n", ymax > 0 ? 1.05 * ymax : 1);
     fprintf(gp, "set title \"%s, profile %s: ",
             res->hops == 2 ? "tandem UAC -> P1 -> P2" : "single server",
@@ -378,17 +412,36 @@ int osn_fluid_plot(const char *path, const struct osn_fluid_scenario *sc,
                 p->slowdown_start);
 
     fprintf(gp, ", control %s\" noenhanced\n", osn_fluid_ctl_name(res->cfg.control.algo));
-    fprintf(gp, "set xlabel 'time (s)'\nset ylabel 'queue (messages)'\n"
-                "set y2label 'retransmissions sent (1/s)'\nset y2tics\nset ytics nomirror\n"
-                "set grid\nset key top left\nset yrange [0:*]\n");
+    fprintf(gp,
+            "set xlabel 'time (s)'\nset ylabel 'queue (messages)'\n"
+            "set y2label 'retransmissions sent, capacity (1/s)'\nset y2tics\nset ytics nomirror\n"
+            "set grid\nset key at graph 0.02, graph 0.92 left top Left reverse opaque\nset yrange "
+            "[0:*]\n");
+    if (isfinite(t0) && isfinite(t1))
+        fprintf(gp, "set xrange [%g:%g]\n", t0, t1);
+    mark_window(gp, p);
+    /* Retransmissions are drawn solid and thin: dashes on a curve that changes every slot
+     * turn into a hatch. The capacity is the line the retransmission rate eats into. */
     if (res->hops == 2)
-        fprintf(gp, "plot $d using 1:2 with lines lw 2 title 'P1 queue', "
-                    "$d using 1:4 with lines lw 2 title 'P2 queue', "
-                    "$d using 1:3 axes x1y2 with lines dt 2 title 'UAC retransmissions', "
-                    "$d using 1:5 axes x1y2 with lines dt 3 title 'P1 retransmissions'\n");
+        fprintf(gp,
+                "plot $d using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'P1 queue (left axis)', "
+                "$d using 1:4 with lines lw 2 lc rgb '#2ca02c' title 'P2 queue (left axis)', "
+                "$d using 1:3 axes x1y2 with lines lw 1 lc rgb '#d62728' "
+                "title 'UAC retransmissions (right axis)', "
+                "$d using 1:5 axes x1y2 with lines lw 1 lc rgb '#ff7f0e' "
+                "title 'P1 retransmissions (right axis)', "
+                "%g axes x1y2 with lines dt 2 lw 1 lc rgb '#1f77b4' title 'P1 capacity %g/s', "
+                "%g axes x1y2 with lines dt 2 lw 1 lc rgb '#2ca02c' title 'P2 capacity %g/s'\n",
+                res->cfg.server[0].rate, res->cfg.server[0].rate, res->cfg.server[1].rate,
+                res->cfg.server[1].rate);
     else
-        fprintf(gp, "plot $d using 1:2 with lines lw 2 title 'queue', "
-                    "$d using 1:3 axes x1y2 with lines dt 2 title 'retransmissions'\n");
+        fprintf(gp,
+                "plot $d using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'queue (left axis)', "
+                "$d using 1:3 axes x1y2 with lines lw 1 lc rgb '#d62728' "
+                "title 'retransmissions (right axis)', "
+                "%g axes x1y2 with lines dt 2 lw 1 lc rgb '#555555' title 'capacity %g/s (right "
+                "axis)'\n",
+                res->cfg.server[0].rate, res->cfg.server[0].rate);
     st = osn_gnuplot_close(&g);
     if (st != 0) {
         if (err && errsize)
