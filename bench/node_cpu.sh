@@ -58,12 +58,7 @@ for px in $PROXIES; do
             nl_stop "uas_$px"
             continue
         fi
-        zero=()
-        for k in invite retrans response ack bye reject; do
-            zero+=(--set "server edge.cost_$k=0")
-        done
-        nl_node_start "px_$px" edge "$P_PX" "$P_UAS" "" "${zero[@]}" --set control.kind=none ||
-            continue
+        nl_edge_fast "px_$px" "$P_PX" "$P_UAS" || continue
         ;;
     *)
         echo "unknown proxy $px (direct, kamailio, osn)" >&2

@@ -83,14 +83,7 @@ for px in $PROXIES; do
         case $px in
         direct) dest=$P_UAS ;;
         kamailio) nl_kam_start "px_${px}_$step" "$P_PX" "$P_UAS" || break ;;
-        osn)
-            zero=()
-            for k in invite retrans response ack bye reject; do
-                zero+=(--set "server edge.cost_$k=0")
-            done
-            nl_node_start "px_${px}_$step" edge "$P_PX" "$P_UAS" "" "${zero[@]}" \
-                --set control.kind=none || break
-            ;;
+        osn) nl_edge_fast "px_${px}_$step" "$P_PX" "$P_UAS" || break ;;
         *)
             echo "unknown proxy $px (direct, osn, kamailio)" >&2
             break

@@ -21,6 +21,8 @@
 #   nl_node_start NAME ELEMENT PORT NEXT_PORT [SCENARIO] [osn node args..]
 #                                    `osn node` (or, with OSN_NODE_STANDIN=1, a stand-in:
 #                                    Kamailio for edge/core, SIPp uas for uas)
+#   nl_edge_fast NAME PORT NEXT_PORT `osn node` as an edge at its real speed: every cost 0,
+#                                    control none (the CPU benchmarks' proxy)
 #   nl_stop NAME [S]                 SIGTERM, wait up to S s (default 10), then SIGKILL;
 #                                    returns the process's exit status
 #   nl_kill9 NAME                    SIGKILL to the process itself (not its timeout wrapper)
@@ -340,6 +342,15 @@ nl_node_start() {
         tail -5 "$dir/node.err" >&2
         return 1
     }
+}
+
+# nl_edge_fast NAME PORT NEXT_PORT: an edge whose messages all cost 0, with no control.
+nl_edge_fast() {
+    local zero=() k
+    for k in invite retrans response ack bye reject; do
+        zero+=(--set "server edge.cost_$k=0")
+    done
+    nl_node_start "$1" edge "$2" "$3" "" "${zero[@]}" --set control.kind=none
 }
 
 # nl_stop NAME [SECONDS]: SIGTERM, wait, SIGKILL; returns the exit status.
