@@ -211,10 +211,13 @@ static int w_dist_tret(FILE *f, const void *ctx, char *err, size_t errsize)
         snprintf(err, errsize, "write failed: %s", strerror(errno));
         return OSN_EIO;
     }
+    double prev = 1;
     for (long i = 0; i < c->tret_points; i++) {
         struct osn_xd t = osn_xd_muld(tmax, (double)i / (double)(c->tret_points - 1));
-        if (fprintf(f, "%s,%.17g\n", osn_xd_format(t, 17, buf, sizeof buf),
-                    osn_tret_dist_survival(c->tret, t)) < 0) {
+        /* A sum of Poisson weights may round up by 1e-15 from one t to the next: clipped. */
+        double s = osn_tret_dist_survival(c->tret, t);
+        prev = s < prev ? s : prev;
+        if (fprintf(f, "%s,%.17g\n", osn_xd_format(t, 17, buf, sizeof buf), prev) < 0) {
             snprintf(err, errsize, "write failed: %s", strerror(errno));
             return OSN_EIO;
         }

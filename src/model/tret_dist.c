@@ -457,14 +457,15 @@ struct osn_tret_dist *osn_tret_dist_free(struct osn_tret_dist *d)
 
 /* ---- Evaluating the curve ---- */
 
-/* log of the Poisson weight e^{-y} y^n / n!: a saddle-point form for n >= 16 that does not
- * subtract numbers of size y (y up to 10^13 here). */
+/* log of the Poisson weight e^{-y} y^n / n!: a saddle-point form for n >= 30 that does not
+ * subtract numbers of size y (y up to 10^13 here); its Stirling series is cut after the n^-7
+ * term (the next is below 1e-16 at n = 30). */
 static double log_pois(long n, double y)
 {
-    if (n < 16)
+    if (n < 30)
         return -y + (double)n * log(y) - lgamma((double)n + 1);
-    const double dn = (double)n;
-    const double stirlerr = 1 / (12 * dn) - 1 / (360 * dn * dn * dn) + 1 / (1260 * pow(dn, 5));
+    const double dn = (double)n, i2 = 1 / (dn * dn);
+    const double stirlerr = (1.0 / 12 - i2 * (1.0 / 360 - i2 * (1.0 / 1260 - i2 / 1680))) / dn;
     return dn * log1p((y - dn) / dn) + (dn - y) - 0.5 * log(6.283185307179586 * dn) - stirlerr;
 }
 
@@ -487,8 +488,17 @@ static double pois_sum(const struct osn_tret_dist *d, double y, long a, long b)
     long mode = (long)floor(y);
     mode = mode < a ? a : (mode > b ? b : mode);
     const double sK = exp(d->lsK);
-    double w0 = exp(log_pois(mode, y)), sum = 0, w = w0;
-#define F(n) ((n) < d->K ? d->s[n] : sK * exp(-d->lp * (double)((n)-d->K)))
+    double w0;
+    if (y < 500) { /* e^{-y} y^m / m! as a product: relative error about m 1e-16 */
+        w0 = exp(-y);
+        for (long k = 1; k <= mode; k++)
+            w0 *= y / (double)k;
+    } else {
+        w0 = exp(log_pois(mode, y));
+    }
+    double sum = 0, w = w0;
+#define F(n) \
+    ((n) < d->K ? d->s[n] : (n) == d->K || sK == 0 ? sK : sK * exp(-d->lp * (double)((n)-d->K)))
     for (long n = mode; n <= b; n++) {
         sum += w * F(n);
         w *= y / (double)(n + 1);
