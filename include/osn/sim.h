@@ -44,6 +44,10 @@ enum osn_sim_measure {
     OSN_SIM_LOSS_FLOW2,
     OSN_SIM_THROTTLED, /* offered arrivals the upstream held back (by its delayed view) */
     OSN_SIM_DISCARDED, /* offered arrivals the server discarded (mode 2 or full) */
+    OSN_SIM_T_RET_P50, /* empirical quantiles of the return time (all replications pooled) */
+    OSN_SIM_T_RET_P90,
+    OSN_SIM_T_RET_P95,
+    OSN_SIM_T_RET_P99,
     OSN_SIM_NMEASURES
 };
 
