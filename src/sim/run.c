@@ -8,6 +8,7 @@
  * thread count changes the wall time and nothing else. Each estimate is f(pooled totals) with a
  * jackknife half-width over the replications (f(totals without replication i), i = 1..n).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +166,7 @@ static int cmp_double(const void *a, const void *b)
  * independent episodes (under policy I each onset enters the same state, so episodes are
  * independent and identically distributed).
  */
-static int quantiles(const struct osn__sim_rep *reps, int nrep, double level,
+static int quantiles(const struct osn__sim_rep *reps, int nrep, double level, bool keep,
                      struct osn_sim_result *out)
 {
     static const double probs[4] = {0.50, 0.90, 0.95, 0.99};
@@ -195,7 +196,12 @@ static int quantiles(const struct osn__sim_rep *reps, int nrep, double level,
         if (lo >= 1 && hi <= n)
             e->hw = fmax(x[hi - 1] - e->value, e->value - x[lo - 1]);
     }
-    free(x);
+    if (keep) {
+        out->T_ret_sorted = x;
+        out->T_ret_n = n;
+    } else {
+        free(x);
+    }
     return 0;
 }
 
@@ -243,7 +249,7 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
 
     *out = (struct osn_sim_result){0};
     estimate(j.reps, c.replications, c.level, out, loo);
-    err = quantiles(j.reps, c.replications, c.level, out);
+    err = quantiles(j.reps, c.replications, c.level, c.keep_tret, out);
     if (err)
         goto out;
     for (int i = 0; i < c.replications; i++)
