@@ -42,6 +42,8 @@ add_test(NAME cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli.sh $<TARGET_FI
 set_tests_properties(cli PROPERTIES TIMEOUT 300)
 add_test(NAME cli_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_sim PROPERTIES TIMEOUT 300)
+add_test(NAME cli_tret COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli_tret.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_tret PROPERTIES TIMEOUT 300)
 add_test(NAME cli_study COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_study.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_study PROPERTIES TIMEOUT 120)
 if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
