@@ -53,6 +53,15 @@ if "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(j['T_ret_
 run 2 "solve det --dist-tret" -- solve --set service.law=det --dist-tret "$TMP/no.csv"
 expect_err "solve det --dist-tret" "--dist-tret" "exponential service"
 
+# A long, nearly deterministic return time (a drift over 25,000 levels): out of the method's
+# reach, so the quantiles are null and --dist-tret is refused rather than approximated.
+big="--set thresholds.L=25000 --set thresholds.H=50000 --set thresholds.R=100000"
+run 0 "solve R=1e5" -- solve $big --json "$TMP/big.json"
+if "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(j['T_ret_p50'] is not None or j['T_ret_sd'] is None)" \
+    "$TMP/big.json"; then ok; else bad "R=1e5: T_ret_p50 should be null"; fi
+run 2 "solve R=1e5 --dist-tret" -- solve $big --dist-tret "$TMP/no.csv"
+expect_err "solve R=1e5 --dist-tret" "--dist-tret" "nearly deterministic"
+
 # Bad flag values: exit 2, the flag named, no file written.
 for v in 0 1 1000001 abc -5 ""; do
     run 2 "solve --dist-tret-points '$v'" -- solve --dist-tret "$TMP/no.csv" --dist-tret-points "$v"

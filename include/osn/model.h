@@ -175,9 +175,13 @@ int osn_solve_cached(const struct osn_model *m, enum osn_method method, struct o
 /*
  * The distribution of the return time (overload onset to normal mode) for exponential service:
  * a phase-type first-passage time on the overload states, computed by uniformisation with an
- * exact-mean geometric tail (docs/solver.md). osn_tret_dist_new() returns 0, OSN_ENOTSUP (not
- * exponential service, trace input, or overload never starts), OSN_EINVAL or OSN_ENOMEM.
+ * exact-mean geometric tail (docs/solver.md), with an error estimate of at most
+ * OSN_TRET_ERR_MAX. osn_tret_dist_new() returns 0, OSN_ENOTSUP (not exponential service, trace
+ * input, or overload never starts), OSN_ETOOBIG (a long, nearly deterministic return time: the
+ * walk would need over 4e8 state-steps to reach that accuracy), OSN_EINVAL or OSN_ENOMEM.
  */
+#define OSN_TRET_ERR_MAX 1e-6
+
 struct osn_tret_dist;
 
 int osn_tret_dist_new(struct osn_tret_dist **dp, const struct osn_model *m);
@@ -203,7 +207,8 @@ double osn_tret_dist_error(const struct osn_tret_dist *d);
 long osn_tret_dist_steps(const struct osn_tret_dist *d);
 double osn_tret_dist_rate(const struct osn_tret_dist *d);
 
-/* Fills ms->T_ret_q, T_ret_dist_err and have_tret_q for model m (same returns as _new). */
+/* Fills ms->T_ret_q, T_ret_dist_err and have_tret_q for model m (same returns as _new; on
+ * an error have_tret_q stays false). */
 int osn_tret_quantiles(const struct osn_model *m, struct osn_measures *ms);
 
 /* "general" / "closed" / "auto". */

@@ -108,13 +108,14 @@ void osn_cmd_solve_usage(FILE *f)
           "or number of flows, is an error.\n"
           "\n"
           "Output: a table of the measures on stdout (P0 P1 P2 N_mean throughput sojourn\n"
-          "T_ret T_ret_sd T_ret_p50 T_ret_p90 T_ret_p95 T_ret_p99 T_ret_dist_err T_cyc T_norm "
-          "T_disc mode_change_rate theta nu01 nu12\n"
-          "T_ret_renewal prob_sum; times in s, rates in 1/s), left out with -q or when\n"
-          "--json, --csv or --dist writes to stdout. The return-time quantiles (pXX:\n"
-          "the time within which XX% of overload episodes end) need exponential\n"
-          "service; they are n/a otherwise, and --dist-tret is refused. Output is\n"
-          "left out with -q or when\n"
+          "T_ret T_ret_sd T_ret_p50 T_ret_p90 T_ret_p95 T_ret_p99 T_ret_dist_err T_cyc\n"
+          "T_norm T_disc mode_change_rate theta nu01 nu12 T_ret_renewal prob_sum; times\n"
+          "in s, rates in 1/s), left out with -q or when --json, --csv or --dist writes\n"
+          "to stdout. T_ret_pXX is the time within which XX% of overload episodes end,\n"
+          "from the exact distribution (uniformisation, error estimate T_ret_dist_err\n"
+          "<= 1e-6). It needs exponential service: n/a otherwise, and --dist-tret is\n"
+          "refused. Also n/a (and --dist-tret refused) for a long, nearly deterministic\n"
+          "return time that the method cannot reach (e.g. R = 1e5 with H - L = 25000).\n"
           "JSON and CSV give numbers to 17\n"
           "digits; a value outside the double range (e.g. T_cyc = 1e+2000) is written as\n"
           "a string and listed in the JSON array \"beyond_double_range\". Files are\n"
@@ -286,11 +287,16 @@ static int solve_tret(const struct solve_opts *o, const struct osn_scenario *sc,
     if (sc->model.service.kind != OSN_LAW_EXP)
         return 0;
     int rc = osn_tret_dist_new(d, &sc->model);
-    if (rc == OSN_ENOTSUP && !o->dist_tret)
-        return 0; /* overload never starts: no return time, quantiles n/a */
+    if ((rc == OSN_ENOTSUP || rc == OSN_ETOOBIG) && !o->dist_tret)
+        return 0; /* no return time, or no accurate curve in reach: quantiles n/a */
     if (rc == OSN_ENOTSUP)
         return die("--dist-tret %s: overload never starts in this model, so there is no "
                    "return time",
+                   o->dist_tret);
+    if (rc == OSN_ETOOBIG)
+        return die("--dist-tret %s: the return time is long and nearly deterministic (a "
+                   "drift over many levels); uniformisation would need over 4e8 state-steps "
+                   "for an error below 1e-6. osn sim --dist-tret estimates it",
                    o->dist_tret);
     if (rc)
         return die("return-time distribution failed: %s", osn_strerror(rc));

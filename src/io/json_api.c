@@ -68,7 +68,7 @@ int osn_solve_json(const char *scenario, const char *const *sets, int nsets, con
      * overload never starts). */
     if (sc->model.service.kind == OSN_LAW_EXP) {
         rc = osn_tret_quantiles(&sc->model, &ms);
-        if (rc && rc != OSN_ENOTSUP) {
+        if (rc && rc != OSN_ENOTSUP && rc != OSN_ETOOBIG) {
             snprintf(err, errsize, "return-time distribution failed: %s", osn_strerror(rc));
             goto out;
         }

@@ -22,12 +22,12 @@
  * The error of P(T > t) is at most s_K in case (a); the reported estimate is s_K times the
  * distance from exponential, max(|theta r1 - 1|, |r2 / (2 r1^2) - 1|) (at most 1).
  *
- * Scaling: u_n is a double vector normalised to sum 1 (entries below 1e-280 are flushed, their
- * mass is below any digit we print); s_n is kept through log s_{n+1} = log s_n + log1p(-e_n),
- * e_n = u_n kill / Lambda, so an escape of 1e-100 per step is still counted; m1, m2 are doubles
- * scaled by max m1 (they may lie beyond the double range); the tail and the quantiles are in
- * osn_xd where they can be huge, and the Poisson weights come from a saddle-point form at the
- * mode and a recurrence, never from e^{-x} x^n / n! directly.
+ * Scaling: u_n is a double vector normalised to sum 1 (entries below 1e-30 are dropped and
+ * their mass added to the error estimate: at most 1e-30 x states x steps, below 1e-15); s_n is kept
+ * through log s_{n+1} = log s_n + log1p(-e_n), e_n = u_n kill / Lambda, so an escape of 1e-100 per
+ * step is still counted; m1, m2 are doubles scaled by max m1 (they may lie beyond the double
+ * range); the tail and the quantiles are in osn_xd where they can be huge, and the Poisson weights
+ * come from a saddle-point form at the mode and a recurrence, never from e^{-x} x^n / n! directly.
  */
 #include "model_int.h"
 
@@ -44,7 +44,7 @@ typedef struct osn_xd xd;
 #define TAIL_EXP_TOL 1e-10    /* (b): distance from exponential at which it stops */
 #define WORK_MAX     4e8      /* (c): state-steps */
 #define STEPS_MAX    4000000L /* (c): steps (s_n is 8 bytes a step) */
-#define FLUSH        1e-280   /* normalised mass below this is dropped (no subnormal arithmetic) */
+#define FLUSH        1e-30    /* normalised mass below this is dropped, and counted in err */
 #define WINDOW_SD    10.0     /* Poisson terms kept: mean +- 10 sd (+ slack): < 1e-20 left out */
 
 struct osn_tret_dist {
@@ -254,7 +254,7 @@ static int run_walk(struct osn_tret_dist *d, struct walk *w, const double *m1d, 
                     xd scale, double *u, double *nx, long alo, long ahi)
 {
     long cap = 0;
-    double ls = 0, work = 0;
+    double ls = 0, work = 0, flushed = 0;
     int err = push_s(d, &cap, 0, 1);
     for (long k = 0;; k++) {
         if (err || (err = walk_reach(w, ahi + 1)))
@@ -302,7 +302,7 @@ static int run_walk(struct osn_tret_dist *d, struct walk *w, const double *m1d, 
             d->p = osn_xd_div(osn_xd(1), inv_p);
             d->pd = osn_xd_to_double(d->p);
             d->lp = d->pd >= 1 ? INFINITY : -log1p(-d->pd);
-            d->err = exp(ls) * (dist < 1 ? dist : 1);
+            d->err = exp(ls) * (dist < 1 ? dist : 1) + flushed;
             return 0;
         }
         ls += log1p(-(esc < 1 ? esc : 1));
@@ -319,27 +319,45 @@ static int run_walk(struct osn_tret_dist *d, struct walk *w, const double *m1d, 
             d->p = osn_xd(1);
             d->pd = 1;
             d->lp = INFINITY;
-            d->err = 0;
+            d->err = flushed;
             return err;
         }
         for (long g = g0; g < g1; g++)
             u[g] = 0;
-        bool mass_lo = false, mass_hi = false;
-        for (long g = w->off[lo2]; g < w->off[hi2 + 1]; g++) {
-            double v = nx[g] / tot;
-            nx[g] = 0;
-            if (v < FLUSH)
-                v = 0;
-            u[g] = v;
-            if (v != 0 && g < w->off[alo])
-                mass_lo = true;
-            if (v != 0 && g >= w->off[ahi + 1])
-                mass_hi = true;
+        /* The new range: the levels of [lo2, hi2] that kept mass. Dropping the range's empty
+         * ends matters: a return time that drifts over 10^5 levels keeps a band of a few
+         * thousand levels busy, not all it has crossed. */
+        long nlo = -1, nhi = -1;
+        double dropped = 0;
+        for (long li = lo2; li <= hi2; li++) {
+            bool any = false;
+            for (long g = w->off[li]; g < w->off[li + 1]; g++) {
+                double v = nx[g] / tot;
+                nx[g] = 0;
+                if (v < FLUSH) {
+                    dropped += v;
+                    v = 0;
+                }
+                u[g] = v;
+                any |= v != 0;
+            }
+            if (any) {
+                nlo = nlo < 0 ? li : nlo;
+                nhi = li;
+            }
         }
-        if (mass_lo)
-            alo = lo2;
-        if (mass_hi)
-            ahi = hi2;
+        flushed += dropped * exp(ls);
+        if (nlo < 0) { /* all of it below FLUSH: cannot happen after normalising, but be safe */
+            d->K = k + 1;
+            d->lsK = -INFINITY;
+            d->p = osn_xd(1);
+            d->pd = 1;
+            d->lp = INFINITY;
+            d->err = flushed;
+            return err;
+        }
+        alo = nlo;
+        ahi = nhi;
     }
 }
 
@@ -365,6 +383,31 @@ static void curve_moments(struct osn_tret_dist *d)
     xd lam = osn_xd(d->lam);
     d->mean = osn_xd_div(en, lam);
     d->second = osn_xd_div(osn_xd_add(en2, en), osn_xd_mul(lam, lam));
+}
+
+/*
+ * OSN_ETOOBIG when the walk would hit its work cap before the curve is accurate: a return time
+ * that is long and nearly deterministic (a drift over many levels) has no exponential tail to
+ * stop at, and needs about Lambda (mean + 8 sd) steps over a band of some 24 sd of levels.
+ * Exponential-like return times (CV^2 >= 1/4) are always tried: they stop at their tail.
+ */
+static int too_costly(const struct walk *w, const double *m1d, const double *m2d, const double *u,
+                      xd scale)
+{
+    double a1 = 0, a2 = 0;
+    for (long g = 0; g < w->off[w->nlev]; g++)
+        if (u[g] != 0) {
+            a1 += u[g] * m1d[g];
+            a2 += u[g] * m2d[g];
+        }
+    double cv2 = a1 > 0 ? a2 / (a1 * a1) - 1 : 1;
+    if (cv2 >= 0.25)
+        return 0;
+    xd mean = osn_xd_muld(scale, a1);
+    double steps = osn_xd_to_double(osn_xd_muld(mean, w->lam * (1 + 8 * sqrt(cv2 > 0 ? cv2 : 0))));
+    double per_level = (double)w->off[w->nlev] / (double)w->nlev;
+    double band = fmin((double)w->off[w->nlev], 24 * sqrt(steps) * per_level + 3 * per_level);
+    return steps > (double)STEPS_MAX || steps * band > WORK_MAX ? OSN_ETOOBIG : 0;
 }
 
 int osn_tret_dist_new(struct osn_tret_dist **dp, const struct osn_model *m)
@@ -425,7 +468,11 @@ int osn_tret_dist_new(struct osn_tret_dist **dp, const struct osn_model *m)
         alo = li < alo ? li : alo;
         ahi = li > ahi ? li : ahi;
     }
-    err = ahi < 0 ? OSN_ENOTSUP : run_walk(d, &w, m1d, m2d, scale, u, nx, alo, ahi);
+    err = ahi < 0 ? OSN_ENOTSUP : too_costly(&w, m1d, m2d, u, scale);
+    if (!err)
+        err = run_walk(d, &w, m1d, m2d, scale, u, nx, alo, ahi);
+    if (!err && !(d->err <= OSN_TRET_ERR_MAX))
+        err = OSN_ETOOBIG; /* the work cap came first: no curve rather than a wrong one */
     if (!err)
         curve_moments(d);
 out:
