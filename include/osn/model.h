@@ -185,6 +185,14 @@ int osn_solve_cached(const struct osn_model *m, enum osn_method method, struct o
 struct osn_tret_dist;
 
 int osn_tret_dist_new(struct osn_tret_dist **dp, const struct osn_model *m);
+
+/*
+ * What osn_tret_dist_new() would answer about its cost, from the T_ret and T_ret_sd that
+ * osn_solve() put in ms, in milliseconds instead of the passage solves: OSN_ETOOBIG for a long,
+ * nearly deterministic return time, OSN_ENOTSUP, or 0 (then osn_tret_dist_new() may still
+ * refuse).
+ */
+int osn_tret_dist_precheck(const struct osn_model *m, const struct osn_measures *ms);
 struct osn_tret_dist *osn_tret_dist_free(struct osn_tret_dist *d);
 
 /* P(T_ret > t) for t >= 0 seconds: 1 at t = 0, non-increasing, in [0, 1]. */
@@ -207,8 +215,8 @@ double osn_tret_dist_error(const struct osn_tret_dist *d);
 long osn_tret_dist_steps(const struct osn_tret_dist *d);
 double osn_tret_dist_rate(const struct osn_tret_dist *d);
 
-/* Fills ms->T_ret_q, T_ret_dist_err and have_tret_q for model m (same returns as _new; on
- * an error have_tret_q stays false). */
+/* Fills ms->T_ret_q, T_ret_dist_err and have_tret_q for model m, ms being osn_solve()'s
+ * result for m (same returns as _new; on an error have_tret_q stays false). */
 int osn_tret_quantiles(const struct osn_model *m, struct osn_measures *ms);
 
 /* "general" / "closed" / "auto". */

@@ -286,7 +286,9 @@ static int solve_tret(const struct solve_opts *o, const struct osn_scenario *sc,
 
     if (sc->model.service.kind != OSN_LAW_EXP)
         return 0;
-    int rc = osn_tret_dist_new(d, &sc->model);
+    int rc = osn_tret_dist_precheck(&sc->model, ms);
+    if (!rc)
+        rc = osn_tret_dist_new(d, &sc->model);
     if ((rc == OSN_ENOTSUP || rc == OSN_ETOOBIG) && !o->dist_tret)
         return 0; /* no return time, or no accurate curve in reach: quantiles n/a */
     if (rc == OSN_ENOTSUP)

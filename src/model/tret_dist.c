@@ -391,6 +391,16 @@ static void curve_moments(struct osn_tret_dist *d)
  * stop at, and needs about Lambda (mean + 8 sd) steps over a band of some 24 sd of levels.
  * Exponential-like return times (CV^2 >= 1/4) are always tried: they stop at their tail.
  */
+static int costly(double lam, long states, long nlev, xd mean, double cv2)
+{
+    if (!(cv2 < 0.25))
+        return 0;
+    double steps = osn_xd_to_double(osn_xd_muld(mean, lam * (1 + 8 * sqrt(cv2 > 0 ? cv2 : 0))));
+    double per_level = (double)states / (double)nlev;
+    double band = fmin((double)states, 24 * sqrt(steps) * per_level + 3 * per_level);
+    return steps > (double)STEPS_MAX || steps * band > WORK_MAX ? OSN_ETOOBIG : 0;
+}
+
 static int too_costly(const struct walk *w, const double *m1d, const double *m2d, const double *u,
                       xd scale)
 {
@@ -401,13 +411,34 @@ static int too_costly(const struct walk *w, const double *m1d, const double *m2d
             a2 += u[g] * m2d[g];
         }
     double cv2 = a1 > 0 ? a2 / (a1 * a1) - 1 : 1;
-    if (cv2 >= 0.25)
-        return 0;
-    xd mean = osn_xd_muld(scale, a1);
-    double steps = osn_xd_to_double(osn_xd_muld(mean, w->lam * (1 + 8 * sqrt(cv2 > 0 ? cv2 : 0))));
-    double per_level = (double)w->off[w->nlev] / (double)w->nlev;
-    double band = fmin((double)w->off[w->nlev], 24 * sqrt(steps) * per_level + 3 * per_level);
-    return steps > (double)STEPS_MAX || steps * band > WORK_MAX ? OSN_ETOOBIG : 0;
+    return costly(w->lam, w->off[w->nlev], w->nlev, osn_xd_muld(scale, a1), cv2);
+}
+
+int osn_tret_dist_precheck(const struct osn_model *m, const struct osn_measures *ms)
+{
+    if (!m || !ms)
+        return OSN_EINVAL;
+    if (m->service.kind != OSN_LAW_EXP || m->process == OSN_ARR_TRACE)
+        return OSN_ENOTSUP;
+    if (!ms->have_sd || !isfinite(ms->T_ret.m) || osn_xd_is_zero(ms->T_ret))
+        return 0; /* nothing to go by: osn_tret_dist_new() decides */
+    struct osn__chain oc;
+    struct osn__lchain olc;
+    osn__chain_init(&oc, m, 1);
+    osn__chain_levels(&oc, &olc);
+    if (olc.lo > olc.hi)
+        return OSN_ENOTSUP;
+    double lam = 0;
+    long states = 0;
+    struct osn__lvl lv;
+    for (long n = olc.lo; n <= olc.hi; n++) {
+        olc.fill(olc.ctx, n, &lv);
+        states += lv.m;
+        double q = level_rate_max(&lv);
+        lam = q > lam ? q : lam;
+    }
+    double cv = osn_xd_to_double(osn_xd_div(ms->T_ret_sd, ms->T_ret));
+    return costly(lam, states, olc.hi - olc.lo + 1, ms->T_ret, cv * cv);
 }
 
 int osn_tret_dist_new(struct osn_tret_dist **dp, const struct osn_model *m)
@@ -654,7 +685,9 @@ double osn_tret_dist_rate(const struct osn_tret_dist *d)
 int osn_tret_quantiles(const struct osn_model *m, struct osn_measures *ms)
 {
     struct osn_tret_dist *d = NULL;
-    int err = osn_tret_dist_new(&d, m);
+    int err = osn_tret_dist_precheck(m, ms);
+    if (!err)
+        err = osn_tret_dist_new(&d, m);
     if (err)
         return err;
     static const double probs[4] = OSN_TRET_QUANTILES;
