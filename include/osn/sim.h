@@ -44,6 +44,10 @@ enum osn_sim_measure {
     OSN_SIM_LOSS_FLOW2,
     OSN_SIM_THROTTLED, /* offered arrivals the upstream held back (by its delayed view) */
     OSN_SIM_DISCARDED, /* offered arrivals the server discarded (mode 2 or full) */
+    OSN_SIM_T_RET_P50, /* empirical quantiles of the return time (all replications pooled) */
+    OSN_SIM_T_RET_P90,
+    OSN_SIM_T_RET_P95,
+    OSN_SIM_T_RET_P99,
     OSN_SIM_NMEASURES
 };
 
@@ -66,6 +70,7 @@ struct osn_sim_cfg {
     double level;                 /* confidence level of the half-widths, e.g. 0.95 */
     osn_sim_progress_fn progress; /* may be NULL */
     void *progress_arg;
+    bool keep_tret; /* hand the return times over in osn_sim_result.T_ret_sorted */
 };
 
 /* Defaults: time 1e5, warmup 1e3, 10 replications, seed 1, no delay, 1 thread, level 0.95. */
@@ -88,6 +93,9 @@ struct osn_sim_result {
     int threads;
     double time; /* observed time per replication after the warm-up: cfg->time, or less when a
                   * trace ends the observation at its last instant */
+    double *T_ret_sorted; /* with cfg->keep_tret: every return time observed, ascending;
+                           * the caller free()s it (NULL otherwise or when none) */
+    long T_ret_n;
 };
 
 /*

@@ -50,6 +50,11 @@ static const struct row rows[] = {
         XD("sojourn", sojourn, "s", "mean time in the system, N_mean/throughput"),
         XD("T_ret", T_ret, "s", "mean return time, overload onset to normal mode"),
         XD("T_ret_sd", T_ret_sd, "s", "standard deviation of the return time"),
+        XD("T_ret_p50", T_ret_q[0], "s", "median return time"),
+        XD("T_ret_p90", T_ret_q[1], "s", "90% of overload episodes end within this"),
+        XD("T_ret_p95", T_ret_q[2], "s", "95% of overload episodes end within this"),
+        XD("T_ret_p99", T_ret_q[3], "s", "99% of overload episodes end within this"),
+        XD("T_ret_dist_err", T_ret_dist_err, "", "error estimate of P(T_ret > t) (absolute)"),
         XD("T_cyc", T_cyc, "s", "mean control cycle, onset to next onset (1/nu01)"),
         XD("T_norm", T_norm, "s", "mean normal period, T_cyc - T_ret"),
         XD("T_disc", T_disc, "s", "mean discard visit, P2/nu12"),
@@ -77,6 +82,8 @@ static bool has_value(const struct osn_measures *ms, const char *key, struct osn
 {
     if (strcmp(key, "T_ret_sd") == 0 && !ms->have_sd)
         return false;
+    if (strncmp(key, "T_ret_p", 7) == 0 || strcmp(key, "T_ret_dist_err") == 0)
+        return ms->have_tret_q && isfinite(x.m);
     return isfinite(x.m);
 }
 

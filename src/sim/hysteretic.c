@@ -118,6 +118,16 @@ static int set_mode(struct node *x, int to, double t)
         tot[OSN__TOT_RET] += 1;
         tot[OSN__TOT_RET_SUM] += r;
         tot[OSN__TOT_RET_SUM2] += r * r;
+        struct osn__sim_rep *rep = x->rep;
+        if (rep->nret == rep->ret_cap) {
+            long cap = rep->ret_cap ? 2 * rep->ret_cap : 256;
+            double *b = realloc(rep->ret, (size_t)cap * sizeof *b);
+            if (!b)
+                return OSN_ENOMEM;
+            rep->ret = b;
+            rep->ret_cap = cap;
+        }
+        rep->ret[rep->nret++] = r;
     }
     x->mode = to;
     if (x->d <= 0) {
@@ -305,6 +315,7 @@ int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, 
     uint64_t events = rep->events;
     memset(rep->tot, 0, sizeof rep->tot);
     rep->events = events;
+    rep->nret = 0;
     x.on_valid = false; /* an overload period under way at the warm-up is not counted */
     err = advance(&x, t_end, now_t);
     if (err)

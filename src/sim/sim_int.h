@@ -38,6 +38,8 @@ enum osn__sim_tot {
 struct osn__sim_rep {
     double tot[OSN__NTOT];
     uint64_t events;
+    double *ret; /* the return times observed after the warm-up, in order (malloc'ed) */
+    long nret, ret_cap;
 };
 
 /*
