@@ -95,6 +95,9 @@ struct osn_net_cfg {
     bool sipp;
     double trace_interval; /* > 0 with trace: sample replication 0 every this many s */
     FILE *trace;           /* borrowed; NULL: no trace */
+    /* NULL, or room for replications x OSN_NET_NMEASURES values: row i receives replication i's
+     * own estimate of each measure (NaN where it has none), as osn_net_run() returns. */
+    double *per_rep;
     /* Called about every 0.2 s from the calling thread while the replications run, with the
      * fraction of the simulated time done (over all replications) and the wall time so far;
      * NULL: none. */

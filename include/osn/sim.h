@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "osn/model.h"
 
@@ -66,6 +67,13 @@ struct osn_sim_cfg {
     double level;                 /* confidence level of the half-widths, e.g. 0.95 */
     osn_sim_progress_fn progress; /* may be NULL */
     void *progress_arg;
+    /* Replication 0 writes one CSV row per trace_interval seconds (> 0) of its run, warm-up
+     * included, to trace (borrowed; NULL: no trace): see osn__sim_trace_* in src/sim. */
+    FILE *trace;
+    double trace_interval;
+    /* NULL, or room for replications x OSN_SIM_NMEASURES values: row i receives replication i's
+     * own estimate of each measure (NaN where it has none), as osn_sim_run() returns. */
+    double *per_rep;
 };
 
 /* Defaults: time 1e5, warmup 1e3, 10 replications, seed 1, no delay, 1 thread, level 0.95. */

@@ -112,7 +112,10 @@ static int one_rep(void *ctx, int i)
     struct job *j = ctx;
     struct osn_rng rng = j->streams[i];
     struct osn__sim_rep rep;
-    int err = osn__sim_node_run(j->m, j->cfg, &rng, &rep, &j->now[i]);
+    struct osn_sim_cfg cfg = *j->cfg;
+    if (i != 0) /* the trace is replication 0's */
+        cfg.trace = NULL;
+    int err = osn__sim_node_run(j->m, &cfg, &rng, &rep, &j->now[i]);
     if (!err)
         j->reps[i] = rep;
     atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
@@ -196,6 +199,12 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     estimate(j.reps, c.replications, c.level, out, loo);
     for (int i = 0; i < c.replications; i++)
         out->events += j.reps[i].events;
+    for (int i = 0; c.per_rep && i < c.replications; i++) /* each replication's own estimates */
+        for (int e = 0; e < OSN_SIM_NMEASURES; e++) {
+            double nobs;
+            c.per_rep[(size_t)i * OSN_SIM_NMEASURES + (size_t)e] =
+                    osn__sim_measure(e, j.reps[i].tot, &nobs);
+        }
     out->replications = c.replications;
     out->level = c.level;
     out->time = c.time;
