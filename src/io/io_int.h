@@ -21,6 +21,12 @@ struct osn_net_scenario;
  * the value used, defaults included (src/io/net_echo.c; new ref, NULL when out of memory). */
 json_t *osn__net_scenario_json(const struct osn_net_scenario *s);
 
+/* The node simulator's scenario as run: every key that applies to the model's shape with the
+ * value used, defaults included, by section (src/io/sim_echo.c; new ref, NULL when out of
+ * memory). */
+struct osn_sim_scenario;
+json_t *osn__sim_scenario_resolved(const struct osn_sim_scenario *s);
+
 /*
  * Writes a result document to f, indented, reals to `precision` significant digits, and a final
  * newline. A document that is an object (or each object of an array: a sweep) first gets
