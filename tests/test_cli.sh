@@ -236,7 +236,7 @@ assert abs(s - 1) < 1e-12, s
 assert {r["mode"] for r in rows} == {"0", "1", "2"}
 EOF
 run 0 "dist tiny" -- solve "$ROOT/examples/exact_tiny.ini" --dist - --method closed
-if "$PY" -c 'import sys; l=open(sys.argv[1]).read().split(); assert l[0]=="mode,n,p" and len(l)==6 and abs(sum(float(x.split(",")[2]) for x in l[1:])-1)<1e-15, l' "$TMP/out"; then
+if "$PY" -c 'import sys; l=open(sys.argv[1]).read().split(); assert l[0]=="mode,n,p,p_log10" and len(l)==6 and abs(sum(float(x.split(",")[2]) for x in l[1:])-1)<1e-15, l' "$TMP/out"; then
     ok
 else
     bad "--dist - on the tiny model: $(cat "$TMP/out")"

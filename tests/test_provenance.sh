@@ -156,6 +156,43 @@ for k, v in row.items():
         float(v)
 PY
 
+# ---- beyond the double range elsewhere: MMPP per-phase arrays, one-flow loss columns, the
+# stationary distribution, optimize's constraint values: each string has a numeric log10 ----
+printf '[model]\nkind = two-loop\n[thresholds]\nL = 0\nH = 1000\nR = 2000\n[arrivals]\nprocess = mmpp\nphase_rates = 40, 60\nphase_switch = 1, 1\n' >"$TMP/mmpp_extreme.ini"
+run 0 "solve mmpp extreme" -- solve "$TMP/mmpp_extreme.ini" --json "$TMP/mx.json" --csv "$TMP/mx.csv" -q
+run 0 "solve dist extreme" -- solve "$EX/extreme_load.ini" --dist "$TMP/dist.csv" -q
+run 0 "optimize beyond" -- optimize "$EX/optimize/two_loop_constrained.ini" --set thresholds.R=140 \
+    --set arrivals.rate=1000 --set arrivals.overload_rate=500 --set optimize.min_cycle=1e308 \
+    --json "$TMP/opt.json" -q
+if "$PY" - "$TMP/mx.json" "$TMP/mx.csv" "$TMP/dist.csv" "$TMP/opt.json" <<'PY'; then ok; else bad "log10 of arrays, loss, dist, optimize"; fi
+import csv, json, math, sys
+def lg(s):  # log10 of a decimal string of any magnitude
+    mant, _, exp = s.partition("e")
+    return math.log10(float(mant)) + int(exp or 0)
+d = json.load(open(sys.argv[1]))
+for key in ("T_ret_phase", "onset_phase"):
+    vals = d[key]
+    if any(isinstance(v, str) for v in vals):
+        assert key in d["beyond_double_range"] and len(d[key + "_log10"]) == len(vals)
+        for v, l in zip(vals, d[key + "_log10"]):
+            assert abs(l - lg(str(v) if isinstance(v, str) else repr(v))) < 1e-9, (key, v, l)
+    else:
+        assert key + "_log10" not in d
+assert isinstance(d["T_ret_phase"][0], str)  # this model's return time is beyond the range
+row = next(csv.DictReader(open(sys.argv[2])))
+assert row["loss_flow1_log10"] == row["theta_log10"] != "" and row["loss_flow2_log10"] == ""
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert list(rows[0]) == ["mode", "n", "p", "p_log10"]
+tiny = [r for r in rows if float(r["p"]) == 0]  # a float parser's 0: the log10 keeps them apart
+assert tiny and len({r["p_log10"] for r in tiny}) > 1
+for r in rows:
+    assert abs(float(r["p_log10"]) - lg(r["p"])) < 1e-9, r
+o = json.load(open(sys.argv[4]))
+v = o["constraints"]["min_cycle"]
+assert isinstance(v["value"], str) and abs(v["value_log10"] - lg(v["value"])) < 1e-9, v
+assert isinstance(o["T_ret"], str) and abs(o["T_ret_log10"] - lg(o["T_ret"])) < 1e-9
+PY
+
 # ---- osn optimize --grid: KEY_log10 beside every measure ----
 run 0 "optimize grid" -- optimize "$EX/optimize/two_loop_constrained.ini" --grid "$TMP/grid.csv" -q
 if "$PY" - "$TMP/grid.csv" <<'PY'; then ok; else bad "optimize --grid log10 columns"; fi
