@@ -230,7 +230,7 @@ run 0 "dist" -- solve "$ROOT/examples/two_loop_l1.2_10_15.ini" --dist "$TMP/dist
 if "$PY" - "$TMP/dist.csv" <<'EOF'; then ok; else bad "dist does not sum to 1"; fi
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert list(rows[0].keys()) == ["mode", "n", "p"], rows[0].keys()
+assert list(rows[0].keys()) == ["mode", "n", "p", "p_log10"], rows[0].keys()
 s = sum(float(r["p"]) for r in rows)
 assert abs(s - 1) < 1e-12, s
 assert {r["mode"] for r in rows} == {"0", "1", "2"}
