@@ -39,7 +39,7 @@ set grid
 set key top right box
 set xrange [0:45]
 set ylabel "core queue (messages)"
-set key top left
+set key right center box opaque
 set logscale y
 set yrange [1:100000]
 plot "$out/none.csv" u "t_s":(column("core_queue_msgs")+1) w l lw 2 lc rgb "#d62728" t "none", \
