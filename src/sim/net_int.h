@@ -9,6 +9,7 @@
  *   net_tu.c      the elements' transaction users, deciding through osn/elem.h
  *   net_server.c  messages reaching an element, its CPU (osn_elem_server)
  *   net_source.c  call sources
+ *   net_trace.c   the --trace rows of replication 0
  * What an element does with a message (forward, shed, reject, answer) is decided in src/elem/.
  */
 #ifndef OSN_NET_INT_H

@@ -1,6 +1,7 @@
 /*
  * Private interface of src/sim/: the totals one replication of the node produces, the node
- * itself (hysteretic.c) and the measures as functions of totals (measures.c).
+ * itself (hysteretic.c), its --trace rows (node_trace.c) and the measures as functions of
+ * totals (measures.c).
  */
 #ifndef OSN_SIM_INT_H
 #define OSN_SIM_INT_H
