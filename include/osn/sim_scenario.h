@@ -59,7 +59,7 @@ int osn_sim_report_csv_write(FILE *f, const struct osn_sim_scenario *s,
 
 /* --replications-out: a header line and one row per replication: replication, seed, stream,
  * then each measure's estimate from that replication alone (per_rep, filled through
- * osn_sim_cfg.per_rep). 0 or OSN_EIO. */
+ * osn_sim_cfg.rep_measures). 0 or OSN_EIO. */
 int osn_sim_report_reps_csv_write(FILE *f, const struct osn_sim_scenario *s, const double *per_rep,
                                   char *err, size_t errsize);
 

@@ -258,7 +258,7 @@ static int run(const struct sim_opts *o, struct osn_sim_scenario *s, struct osn_
         *per_rep = calloc((size_t)s->cfg.replications * OSN_SIM_NMEASURES, sizeof **per_rep);
         if (!*per_rep)
             return die("out of memory");
-        s->cfg.per_rep = *per_rep;
+        s->cfg.rep_measures = *per_rep;
     }
     /* Say up front when a run will take more than minutes (1e10 events); the progress line
      * then gives the time left. */

@@ -284,7 +284,7 @@ static int run_one(struct net_opts *o, const struct sweep *sw, int i, FILE *trac
         *per_rep = calloc((size_t)c->replications * OSN_NET_NMEASURES, sizeof **per_rep);
         if (!*per_rep)
             return die("out of memory");
-        c->per_rep = *per_rep;
+        c->rep_measures = *per_rep;
     }
     if (!o->quiet && isatty(STDERR_FILENO)) {
         c->progress = progress;

@@ -1,6 +1,6 @@
 /*
  * --replications-out: one CSV row per replication with its own estimate of every headline
- * measure, for the node (osn_sim_cfg.per_rep) and the network (osn_net_cfg.per_rep).
+ * measure, for the node (osn_sim_cfg.rep_measures) and the network (osn_net_cfg.rep_measures).
  *
  * A row names the replication, the master seed and the RNG stream it ran on (replication i runs
  * on stream i of the seed), so that one replication can be told apart and run again. The
