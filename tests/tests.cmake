@@ -104,6 +104,11 @@ set_tests_properties(examples PROPERTIES TIMEOUT 600)
 add_test(NAME provenance COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_provenance.sh
                                  $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(provenance PROPERTIES TIMEOUT 300)
+# --trace and --replications-out of osn sim (node and network): rows that add up to the
+# estimates, per-replication means equal to the pooled ones.
+add_test(NAME trace COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_trace.sh $<TARGET_FILE:osn>
+                            ${CMAKE_SOURCE_DIR})
+set_tests_properties(trace PROPERTIES TIMEOUT 300)
 
 # Reduced verdicts of the studies (studies/*/README.md): each asserts its paper's claim with
 # the simulator's intervals in a few seconds; `python3 studies/NN-*/study.py` regenerates the

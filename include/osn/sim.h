@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "osn/model.h"
 
@@ -61,16 +62,25 @@ typedef void (*osn_sim_progress_fn)(double done_fraction, uint64_t events, doubl
                                     void *arg);
 
 struct osn_sim_cfg {
-    double time;                  /* simulated seconds per replication, after the warm-up (> 0) */
-    double warmup;                /* seconds simulated and discarded first (>= 0) */
-    int replications;             /* >= 2 for confidence intervals (1 gives none) */
-    uint64_t seed;                /* master seed */
-    double feedback_delay;        /* d >= 0 (s): the upstream acts on the mode of d seconds ago */
-    int threads;                  /* worker threads, >= 1 */
-    double level;                 /* confidence level of the half-widths, e.g. 0.95 */
+    double time;           /* simulated seconds per replication, after the warm-up (> 0) */
+    double warmup;         /* seconds simulated and discarded first (>= 0) */
+    int replications;      /* >= 2 for confidence intervals (1 gives none) */
+    uint64_t seed;         /* master seed */
+    double feedback_delay; /* d >= 0 (s): the upstream acts on the mode of d seconds ago */
+    int threads;           /* worker threads, >= 1 */
+    double level;          /* confidence level of the half-widths, e.g. 0.95 */
+    /* Replication 0 writes one CSV row per trace_interval seconds (> 0) of its run, warm-up
+     * included, to trace (borrowed; NULL: no trace): see osn__sim_trace_* in src/sim. */
+    FILE *trace;
+    double trace_interval;
     osn_sim_progress_fn progress; /* may be NULL */
     void *progress_arg;
     bool keep_tret; /* hand the return times over in osn_sim_result.T_ret_sorted */
+    /* NULL, or replications x OSN_SIM_NMEASURES doubles that receive each replication's own
+     * measures (replication i's measure k at [i * OSN_SIM_NMEASURES + k], NAN where it has none):
+     * what a paired comparison of two runs with the same seed works on (osn sim --compare). The
+     * result's estimates do not change. */
+    double *rep_measures;
 };
 
 /* Defaults: time 1e5, warmup 1e3, 10 replications, seed 1, no delay, 1 thread, level 0.95. */

@@ -7,6 +7,7 @@
  * file behind and reports exactly one line on stderr, "osn solve: ...", with exit status 2.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,7 +57,8 @@ void osn_cmd_solve_usage(FILE *f)
           "                           M|M|1 model under policy I (otherwise an error)\n"
           "  --json FILE|-            write the measures and the scenario as JSON\n"
           "  --csv FILE|-             write a header line and one row of measures as CSV\n"
-          "  --dist FILE|-            write the stationary distribution as CSV: mode,n,p\n"
+          "  --dist FILE|-            write the stationary distribution as CSV: mode,n,p,\n"
+          "                           p_log10 (a number where p leaves the double range)\n"
           "  --dist-tret FILE|-       write the return time's survival curve as CSV:\n"
           "                           t_s,survival = t in s, P(T_ret > t); t from 0 to\n"
           "                           the 99.9% quantile (exponential service only)\n"
@@ -175,13 +177,17 @@ static int parse_args(int argc, char **argv, struct solve_opts *o)
     return 0;
 }
 
-/* osn_solve() dist callback: one "mode,n,p" row, p to 17 significant digits. */
+/* osn_solve() dist callback: one "mode,n,p,p_log10" row, p to 17 significant digits (beyond
+ * the double range too: 2.2e-1403 in examples/extreme_load.ini, which a reader's float parser
+ * turns into 0), and its log10, a number whatever p is (empty for p = 0). */
 static int dist_row(int mode, long n, struct osn_xd p, void *arg)
 {
     FILE *f = arg;
-    char buf[64];
+    char buf[64], lg[32] = "";
 
-    if (fprintf(f, "%d,%ld,%s\n", mode, n, osn_xd_format(p, 17, buf, sizeof buf)) < 0)
+    if (isfinite(p.m) && p.m != 0)
+        snprintf(lg, sizeof lg, "%.17g", osn_xd_log10(p));
+    if (fprintf(f, "%d,%ld,%s,%s\n", mode, n, osn_xd_format(p, 17, buf, sizeof buf), lg) < 0)
         return OSN_EIO;
     return 0;
 }
@@ -265,7 +271,7 @@ static int solve(const struct solve_opts *o, const struct osn_scenario *sc,
     if (o->dist) {
         if (!(dist = osn_cli_output_open("solve", dist_out)))
             return OSN_EXIT_ERROR;
-        if (fputs("mode,n,p\n", dist) == EOF)
+        if (fputs("mode,n,p,p_log10\n", dist) == EOF)
             return die("--dist %s: write failed: %s", o->dist, strerror(errno));
     }
     rc = osn_solve(&sc->model, o->method, ms, dist ? dist_row : NULL, dist);

@@ -113,7 +113,10 @@ static int one_rep(void *ctx, int i)
     struct job *j = ctx;
     struct osn_rng rng = j->streams[i];
     struct osn__sim_rep rep;
-    int err = osn__sim_node_run(j->m, j->cfg, &rng, &rep, &j->now[i]);
+    struct osn_sim_cfg cfg = *j->cfg;
+    if (i != 0) /* the trace is replication 0's */
+        cfg.trace = NULL;
+    int err = osn__sim_node_run(j->m, &cfg, &rng, &rep, &j->now[i]);
     if (!err)
         j->reps[i] = rep;
     else
@@ -252,6 +255,12 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     err = quantiles(j.reps, c.replications, c.level, c.keep_tret, out);
     if (err)
         goto out;
+    for (int i = 0; c.rep_measures && i < c.replications; i++)
+        for (int k = 0; k < OSN_SIM_NMEASURES; k++) {
+            double nobs;
+            c.rep_measures[(size_t)i * OSN_SIM_NMEASURES + (size_t)k] =
+                    osn__sim_measure((enum osn_sim_measure)k, j.reps[i].tot, &nobs);
+        }
     for (int i = 0; i < c.replications; i++)
         out->events += j.reps[i].events;
     out->replications = c.replications;
