@@ -43,7 +43,7 @@ static inline int osn__binexp(double m)
 }
 
 /* Brings the mantissa back into the window; m must be finite. */
-static inline struct osn_xd osn_xd_norm(struct osn_xd a)
+static inline __attribute__((always_inline)) struct osn_xd osn_xd_norm(struct osn_xd a)
 {
     if (a.m == 0) {
         a.e = 0;
@@ -65,13 +65,13 @@ static inline struct osn_xd osn_xd_norm(struct osn_xd a)
     return a;
 }
 
-static inline struct osn_xd osn_xd_make(double m, int64_t e)
+static inline __attribute__((always_inline)) struct osn_xd osn_xd_make(double m, int64_t e)
 {
     struct osn_xd a = {m, e};
     return osn_xd_norm(a);
 }
 
-static inline struct osn_xd osn_xd(double d)
+static inline __attribute__((always_inline)) struct osn_xd osn_xd(double d)
 {
     return osn_xd_make(d, 0);
 }
@@ -81,24 +81,27 @@ static inline bool osn_xd_is_zero(struct osn_xd a)
     return a.m == 0;
 }
 
-static inline struct osn_xd osn_xd_mul(struct osn_xd a, struct osn_xd b)
+static inline __attribute__((always_inline)) struct osn_xd osn_xd_mul(struct osn_xd a,
+                                                                      struct osn_xd b)
 {
     return osn_xd_make(a.m * b.m, a.e + b.e);
 }
 
 /* a * d for a plain double d (which may itself be far from 1). */
-static inline struct osn_xd osn_xd_muld(struct osn_xd a, double d)
+static inline __attribute__((always_inline)) struct osn_xd osn_xd_muld(struct osn_xd a, double d)
 {
     return osn_xd_mul(a, osn_xd(d));
 }
 
 /* a / b; b must not be zero. */
-static inline struct osn_xd osn_xd_div(struct osn_xd a, struct osn_xd b)
+static inline __attribute__((always_inline)) struct osn_xd osn_xd_div(struct osn_xd a,
+                                                                      struct osn_xd b)
 {
     return osn_xd_make(a.m / b.m, a.e - b.e);
 }
 
-static inline struct osn_xd osn_xd_add(struct osn_xd a, struct osn_xd b)
+static inline __attribute__((always_inline)) struct osn_xd osn_xd_add(struct osn_xd a,
+                                                                      struct osn_xd b)
 {
     if (b.m == 0)
         return a;
