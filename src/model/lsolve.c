@@ -161,19 +161,21 @@ struct elim {
  * bottom of a stationary problem) *singular is set and cur->inv holds the off-diagonal rates of
  * S_n instead, for gth(). Returns -1 on a zero pivot (a chain that cannot leave the level).
  */
-static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OSN__B],
-                     int *singular)
+static inline __attribute__((always_inline)) int
+eliminate_k(struct elim *cur, const struct elim *above, xd r[OSN__B][OSN__B], int *singular,
+            const int M, const int MA, const int SIDE)
 {
     const struct osn__lvl *lv = &cur->lv;
-    const int m = lv->m;
+    const int m = M > 0 ? M : lv->m;
+    const int has_side = SIDE >= 0 ? SIDE : lv->has_side;
     xd off[OSN__B][OSN__B], ex[OSN__B];
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < m; j++)
-            off[i][j] = lv->has_side && j != i ? osn_xd(lv->side[i][j]) : osn_xd(0);
+            off[i][j] = has_side && j != i ? osn_xd(lv->side[i][j]) : osn_xd(0);
         cur->g[i] = osn_xd(lv->kill[i]);
     }
     if (above) {
-        const int ma = above->lv.m;
+        const int ma = MA > 0 ? MA : above->lv.m;
         for (int i = 0; i < m; i++) {
             int t = lv->up_to[i];
             for (int k = 0; k < ma; k++)
@@ -202,6 +204,26 @@ static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OS
         for (int j = 0; j < m; j++)
             cur->inv[i][j] = off[i][j];
     return 0;
+}
+
+/*
+ * The same steps with the sizes of the common levels (one or two states, Poisson input) known to
+ * the compiler, which then unrolls the loops: same operations in the same order, same bits.
+ */
+static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OSN__B],
+                     int *singular)
+{
+    const int m = cur->lv.m, ma = above ? above->lv.m : 0;
+    if (above && !cur->lv.has_side && m <= 2 && ma <= 2) {
+        if (m == 2 && ma == 2)
+            return eliminate_k(cur, above, r, singular, 2, 2, 0);
+        if (m == 2)
+            return eliminate_k(cur, above, r, singular, 2, 1, 0);
+        if (ma == 2)
+            return eliminate_k(cur, above, r, singular, 1, 2, 0);
+        return eliminate_k(cur, above, r, singular, 1, 1, 0);
+    }
+    return eliminate_k(cur, above, r, singular, 0, 0, -1);
 }
 
 /*
@@ -561,9 +583,9 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 /* ---- transient systems ---- */
 
 /* Z_n = (-S_n)^-1 D_n (m_n x mb) of the level just eliminated in e, row-major into z. */
-static void z_block(const struct elim *e, int mb, xd *z)
+static inline __attribute__((always_inline)) void z_block_k(const struct elim *e, const int m,
+                                                            const int mb, xd *z)
 {
-    const int m = e->lv.m;
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < mb; j++)
             z[i * mb + j] = osn_xd(0);
@@ -574,6 +596,56 @@ static void z_block(const struct elim *e, int mb, xd *z)
                         osn_xd_add(z[i * mb + j], osn_xd_muld(e->inv[i][q], e->lv.dn_rate[q]));
         }
     }
+}
+
+/* z_block_k with the common sizes known to the compiler (as for eliminate()): same bits. */
+static void z_block(const struct elim *e, int mb, xd *z)
+{
+    const int m = e->lv.m;
+    if (m == 2 && mb == 2)
+        z_block_k(e, 2, 2, z);
+    else if (m == 2 && mb == 1)
+        z_block_k(e, 2, 1, z);
+    else if (m == 1 && mb == 2)
+        z_block_k(e, 1, 2, z);
+    else if (m == 1 && mb == 1)
+        z_block_k(e, 1, 1, z);
+    else
+        z_block_k(e, m, mb, z);
+}
+
+/* c_n = b_n + R_n c_{n+1} (ma = m_{n+1}, 0 at the top level) and y_n = (-S_n)^-1 c_n. */
+static inline __attribute__((always_inline)) void rhs_step_k(const struct elim *cur,
+                                                             const xd r[OSN__B][OSN__B],
+                                                             const int m, const int ma, const xd *b,
+                                                             const xd *c_above, xd *c, xd *y)
+{
+    for (int i = 0; i < m; i++) {
+        c[i] = b[i];
+        for (int k = 0; k < ma; k++)
+            c[i] = osn_xd_add(c[i], osn_xd_mul(r[i][k], c_above[k]));
+    }
+    for (int i = 0; i < m; i++) {
+        xd v = osn_xd(0);
+        for (int k = 0; k < m; k++)
+            v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
+        y[i] = v;
+    }
+}
+
+static void rhs_step(const struct elim *cur, const xd r[OSN__B][OSN__B], int m, int ma, const xd *b,
+                     const xd *c_above, xd *c, xd *y)
+{
+    if (m == 2 && ma == 2)
+        rhs_step_k(cur, r, 2, 2, b, c_above, c, y);
+    else if (m == 2 && ma == 1)
+        rhs_step_k(cur, r, 2, 1, b, c_above, c, y);
+    else if (m == 1 && ma == 2)
+        rhs_step_k(cur, r, 1, 2, b, c_above, c, y);
+    else if (m == 1 && ma == 1)
+        rhs_step_k(cur, r, 1, 1, b, c_above, c, y);
+    else
+        rhs_step_k(cur, r, m, ma, b, c_above, c, y);
 }
 
 /*
@@ -654,19 +726,8 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
         }
         const int m = cur->lv.m;
         rhs(n, &cur->lv, b, arg);
-        for (int i = 0; i < m; i++) {
-            c[i] = b[i];
-            if (n < lc->hi)
-                for (int k = 0; k < size[n + 1 - lc->lo]; k++)
-                    c[i] = osn_xd_add(c[i], osn_xd_mul(st->r[i][k], c_above[k]));
-        }
-        xd *y = x + off[n - lc->lo];
-        for (int i = 0; i < m; i++) {
-            xd v = osn_xd(0);
-            for (int k = 0; k < m; k++)
-                v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
-            y[i] = v;
-        }
+        rhs_step(cur, (const xd(*)[OSN__B])st->r, m, n < lc->hi ? size[n + 1 - lc->lo] : 0, b,
+                 c_above, c, x + off[n - lc->lo]);
         if (whole && n > lc->lo) {
             zpos -= (size_t)m * (size_t)size[n - 1 - lc->lo];
             z_block(cur, size[n - 1 - lc->lo], z + zpos);
