@@ -48,7 +48,8 @@ typedef int (*osn__count_fn)(const void *ctx, long n);
 typedef void (*osn__run_fn)(const void *ctx, long n, long *lo, long *hi);
 
 /* A chain on levels lo..hi; every level in between has at least one state. run may be NULL
- * (every level its own run). */
+ * (every level its own run); it describes this fill, so a chain that wraps or replaces fill
+ * must set its own run or NULL (a stale one would make the solver skip steps wrongly). */
 struct osn__lchain {
     long lo, hi;
     osn__lvl_fn fill;
