@@ -669,6 +669,143 @@ static void test_mmpp_dense_reference(void **state)
         }
 }
 
+/* ---- runs of alike levels (the level solver skips repeated elimination steps in them) ---- */
+
+static int same_level(const struct osn__lvl *a, const struct osn__lvl *b)
+{
+    if (a->m != b->m || a->has_side != b->has_side)
+        return 0;
+    for (int i = 0; i < a->m; i++) {
+        if (a->mode[i] != b->mode[i] || a->phase[i] != b->phase[i] || a->up_to[i] != b->up_to[i] ||
+            a->dn_to[i] != b->dn_to[i] || a->up_rate[i] != b->up_rate[i] ||
+            a->dn_rate[i] != b->dn_rate[i] || a->kill[i] != b->kill[i] ||
+            a->lost[i][0] != b->lost[i][0] || a->lost[i][1] != b->lost[i][1])
+            return 0;
+        for (int j = 0; a->has_side && j < a->m; j++)
+            if (a->side[i][j] != b->side[i][j])
+                return 0;
+    }
+    return 1;
+}
+
+/* The levels of a run that chain.c reports (its ends, and the neighbours of the level asked
+ * about) are filled exactly like that level. */
+static long check_runs(const struct osn__lchain *lc)
+{
+    static struct osn__lvl a, b;
+    long longest = 0;
+    for (long n = lc->lo; n <= lc->hi; n++) {
+        long lo, hi;
+        lc->run(lc->ctx, n, &lo, &hi);
+        assert_true(lo <= n && n <= hi);
+        lo = lo < lc->lo ? lc->lo : lo;
+        hi = hi > lc->hi ? lc->hi : hi;
+        longest = hi - lo + 1 > longest ? hi - lo + 1 : longest;
+        lc->fill(lc->ctx, n, &a);
+        const long probe[4] = {lo, n - 1, n + 1, hi}; /* all of the run: quadratic time */
+        for (int t = 0; t < 4; t++) {
+            long k = probe[t];
+            if (k < lo || k > hi)
+                continue;
+            lc->fill(lc->ctx, k, &b);
+            if (!same_level(&a, &b))
+                fail_msg("level %ld differs from level %ld of its run %ld..%ld", k, n, lo, hi);
+        }
+    }
+    return longest;
+}
+
+struct pis {
+    struct osn_xd *v;
+    long n;
+};
+
+static int collect_pi(long n, const struct osn__lvl *lv, const struct osn_xd *pi,
+                      const struct osn__lvl *below, const struct osn__lvl *above, void *arg)
+{
+    struct pis *p = arg;
+    (void)n, (void)below, (void)above;
+    for (int i = 0; i < lv->m; i++)
+        p->v[p->n++] = pi[i];
+    return 0;
+}
+
+static void ones(long n, const struct osn__lvl *lv, struct osn_xd *b, void *arg)
+{
+    (void)n, (void)arg;
+    for (int i = 0; i < lv->m; i++)
+        b[i] = osn_xd(1);
+}
+
+/* The stationary vector, or the mean passage times when transient, of lc: into a new array. */
+static struct osn_xd *level_solve(const struct osn__lchain *lc, int transient)
+{
+    long states = osn__lchain_states(lc);
+    struct pis p = {calloc((size_t)states, sizeof *p.v), 0};
+    assert_non_null(p.v);
+    if (transient) {
+        assert_int_equal(osn__transient_solve(lc, ones, NULL, p.v), 0);
+    } else {
+        struct osn__stat *st;
+        assert_int_equal(osn__stat_new(&st, lc), 0);
+        assert_int_equal(osn__stat_sweep(st, collect_pi, &p), 0);
+        assert_int_equal(p.n, states);
+        osn__stat_free(st);
+    }
+    return p.v;
+}
+
+/*
+ * The runs are right (each level of a run filled alike), and the solves that skip repeated
+ * steps in them give the same bits as the solves of every level (run = NULL): both policies,
+ * the three kinds, MMPP input, loads below, at and above 1, chains short and long enough for
+ * several checkpoint segments.
+ */
+static void test_runs(void **state)
+{
+    (void)state;
+    const long thr[][5] = {{2, 5, 4, 8, 10},
+                           {0, 1, 1, 2, 2},
+                           {5, 40, 60, 90, 120},
+                           {10, 11, 12, 13, 3000},
+                           {400, 3000, 3500, 6000, 9000}};
+    const double lam[][2] = {{0.5, 0.25}, {1.2, 0.6}, {1, 1}, {3, 1}};
+    const double rate2[2] = {0.3, 2.5}, acc2[2] = {0.6, 0.3}, gen2[4] = {0, 0.2, 0.9, 0};
+    long longest = 0;
+    for (int pol = OSN_POLICY_I; pol <= OSN_POLICY_II; pol++)
+        for (size_t k = 0; k < sizeof thr / sizeof thr[0]; k++)
+            for (size_t i = 0; i < sizeof lam / sizeof lam[0] + 1; i++) {
+                struct osn_model m =
+                        bi_level(thr[k][0], thr[k][1], thr[k][2], thr[k][3], thr[k][4], pol);
+                if (i < sizeof lam / sizeof lam[0]) {
+                    m.rate = lam[i][0];
+                    m.overload_rate = lam[i][1];
+                } else {
+                    m = with_mmpp(m, 2, rate2, gen2, acc2);
+                }
+                for (int only_overload = 0; only_overload <= 1; only_overload++) {
+                    struct osn__chain c;
+                    struct osn__lchain lc, plain;
+                    osn__chain_init(&c, &m, only_overload);
+                    osn__chain_levels(&c, &lc);
+                    long l = check_runs(&lc);
+                    longest = l > longest ? l : longest;
+                    plain = lc;
+                    plain.run = NULL;
+                    long states = osn__lchain_states(&lc);
+                    struct osn_xd *a = level_solve(&lc, only_overload);
+                    struct osn_xd *b = level_solve(&plain, only_overload);
+                    if (memcmp(a, b, (size_t)states * sizeof *a) != 0)
+                        fail_msg("skipping changed the solution (policy %d, thresholds %zu, "
+                                 "load %zu, overload chain %d)",
+                                 pol, k, i, only_overload);
+                    free(a);
+                    free(b);
+                }
+            }
+    assert_true(longest > 2000); /* the runs are not all single levels */
+}
+
 /* ---- model checks ---- */
 
 static void test_model_check(void **state)
@@ -713,6 +850,7 @@ int main(void)
             cmocka_unit_test(test_dist),
             cmocka_unit_test(test_mmpp_equal_phases_is_poisson),
             cmocka_unit_test(test_mmpp_dense_reference),
+            cmocka_unit_test(test_runs),
             cmocka_unit_test(test_model_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

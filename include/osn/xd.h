@@ -22,6 +22,10 @@ struct osn_xd {
     int64_t e; /* binary exponent */
 };
 
+/* The solvers spend their time in these operations, and GCC kept some of them out of line in
+ * the solvers' big loops (a call and a returned struct per addition), so they are forced inline. */
+#define OSN_XD_INLINE static inline __attribute__((always_inline))
+
 #define OSN_XD_WINDOW 300
 /* Exponent gap beyond which the smaller addend cannot change the sum (< 2^-99 relative). */
 #define OSN_XD_NEGLIGIBLE 700
@@ -43,7 +47,7 @@ static inline int osn__binexp(double m)
 }
 
 /* Brings the mantissa back into the window; m must be finite. */
-static inline struct osn_xd osn_xd_norm(struct osn_xd a)
+OSN_XD_INLINE struct osn_xd osn_xd_norm(struct osn_xd a)
 {
     if (a.m == 0) {
         a.e = 0;
@@ -65,13 +69,13 @@ static inline struct osn_xd osn_xd_norm(struct osn_xd a)
     return a;
 }
 
-static inline struct osn_xd osn_xd_make(double m, int64_t e)
+OSN_XD_INLINE struct osn_xd osn_xd_make(double m, int64_t e)
 {
     struct osn_xd a = {m, e};
     return osn_xd_norm(a);
 }
 
-static inline struct osn_xd osn_xd(double d)
+OSN_XD_INLINE struct osn_xd osn_xd(double d)
 {
     return osn_xd_make(d, 0);
 }
@@ -81,24 +85,28 @@ static inline bool osn_xd_is_zero(struct osn_xd a)
     return a.m == 0;
 }
 
-static inline struct osn_xd osn_xd_mul(struct osn_xd a, struct osn_xd b)
+OSN_XD_INLINE struct osn_xd osn_xd_mul(struct osn_xd a, struct osn_xd b)
 {
     return osn_xd_make(a.m * b.m, a.e + b.e);
 }
 
 /* a * d for a plain double d (which may itself be far from 1). */
-static inline struct osn_xd osn_xd_muld(struct osn_xd a, double d)
+OSN_XD_INLINE struct osn_xd osn_xd_muld(struct osn_xd a, double d)
 {
+    /* A d inside the window is its own osn_xd(d) (exponent 0): one normalisation, same bits. */
+    int be = osn__binexp(d);
+    if (be <= OSN_XD_WINDOW && be >= -OSN_XD_WINDOW)
+        return osn_xd_make(a.m * d, a.e);
     return osn_xd_mul(a, osn_xd(d));
 }
 
 /* a / b; b must not be zero. */
-static inline struct osn_xd osn_xd_div(struct osn_xd a, struct osn_xd b)
+OSN_XD_INLINE struct osn_xd osn_xd_div(struct osn_xd a, struct osn_xd b)
 {
     return osn_xd_make(a.m / b.m, a.e - b.e);
 }
 
-static inline struct osn_xd osn_xd_add(struct osn_xd a, struct osn_xd b)
+OSN_XD_INLINE struct osn_xd osn_xd_add(struct osn_xd a, struct osn_xd b)
 {
     if (b.m == 0)
         return a;

@@ -18,6 +18,7 @@
  */
 #include "model_int.h"
 
+#include <limits.h>
 #include <string.h>
 
 void osn__chain_init(struct osn__chain *c, const struct osn_model *m, int only_overload)
@@ -188,10 +189,38 @@ static void fill(const void *ctx, long n, struct osn__lvl *lv)
                                          : 0;
 }
 
+/*
+ * The run of levels around n that fill() describes alike. fill(n) tests n - 1, n and n + 1
+ * against the thresholds (0, L1, L2, H1, H2, R and where each mode starts and ends): equal,
+ * below, above. Such a test gives the same answer for n and n + 1 unless n is within 2 of the
+ * threshold, so fill(n) and fill(n + 1) are the same whenever n is more than 3 away from every
+ * threshold (one level of margin), and the run is bounded by the nearest such "near" levels.
+ */
+#define NEAR 3
+
+static void run(const void *ctx, long n, long *lo, long *hi)
+{
+    const struct osn__chain *c = ctx;
+    const struct osn_model *m = c->m;
+    const long t[] = {0,           m->L1,      m->L2,       m->H1,      m->H2,       m->R,
+                      c->first[0], c->last[0], c->first[1], c->last[1], c->first[2], c->last[2]};
+    long below = LONG_MIN, above = LONG_MAX; /* nearest near levels <= n - 1 and >= n */
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        long a = t[i] - NEAR, b = t[i] + NEAR;
+        if (a <= n - 1 && (b < n - 1 ? b : n - 1) > below)
+            below = b < n - 1 ? b : n - 1;
+        if (b >= n && (a > n ? a : n) < above)
+            above = a > n ? a : n;
+    }
+    *lo = below == LONG_MIN ? LONG_MIN : below + 1;
+    *hi = above;
+}
+
 void osn__chain_levels(const struct osn__chain *c, struct osn__lchain *lc)
 {
     lc->fill = fill;
     lc->count = count;
+    lc->run = run;
     lc->ctx = c;
     /* The levels where some included mode exists: under policy I with H2 < R no state lies
      * above H2, since mode 2 accepts nothing. Modes overlap, so the range has no gaps. */

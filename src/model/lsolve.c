@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "osn/err.h"
 #include "osn/mem.h"
@@ -112,7 +113,7 @@ static int minv(int m, xd off[OSN__B][OSN__B], const xd ex[OSN__B], xd inv[OSN__
 }
 
 /* Stationary vector of a generator given by its off-diagonal rates (GTH), scaled to max 1. */
-static void gth(int m, xd off[OSN__B][OSN__B], xd pi[OSN__B])
+static void gth(int m, const xd off[OSN__B][OSN__B], xd pi[OSN__B])
 {
     xd a[OSN__B][OSN__B], s[OSN__B];
     for (int i = 0; i < m; i++)
@@ -160,19 +161,21 @@ struct elim {
  * bottom of a stationary problem) *singular is set and cur->inv holds the off-diagonal rates of
  * S_n instead, for gth(). Returns -1 on a zero pivot (a chain that cannot leave the level).
  */
-static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OSN__B],
-                     int *singular)
+static inline __attribute__((always_inline)) int
+eliminate_k(struct elim *cur, const struct elim *above, xd r[OSN__B][OSN__B], int *singular,
+            const int M, const int MA, const int SIDE)
 {
     const struct osn__lvl *lv = &cur->lv;
-    const int m = lv->m;
+    const int m = M > 0 ? M : lv->m;
+    const int has_side = SIDE >= 0 ? SIDE : lv->has_side;
     xd off[OSN__B][OSN__B], ex[OSN__B];
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < m; j++)
-            off[i][j] = lv->has_side && j != i ? osn_xd(lv->side[i][j]) : osn_xd(0);
+            off[i][j] = has_side && j != i ? osn_xd(lv->side[i][j]) : osn_xd(0);
         cur->g[i] = osn_xd(lv->kill[i]);
     }
     if (above) {
-        const int ma = above->lv.m;
+        const int ma = MA > 0 ? MA : above->lv.m;
         for (int i = 0; i < m; i++) {
             int t = lv->up_to[i];
             for (int k = 0; k < ma; k++)
@@ -200,6 +203,102 @@ static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OS
     for (int i = 0; i < m; i++)
         for (int j = 0; j < m; j++)
             cur->inv[i][j] = off[i][j];
+    return 0;
+}
+
+/*
+ * The same steps with the sizes of the common levels (one or two states, Poisson input) known to
+ * the compiler, which then unrolls the loops: same operations in the same order, same bits.
+ */
+static int eliminate(struct elim *cur, const struct elim *above, xd r[OSN__B][OSN__B],
+                     int *singular)
+{
+    const int m = cur->lv.m, ma = above ? above->lv.m : 0;
+    if (above && !cur->lv.has_side && m <= 2 && ma <= 2) {
+        if (m == 2 && ma == 2)
+            return eliminate_k(cur, above, r, singular, 2, 2, 0);
+        if (m == 2)
+            return eliminate_k(cur, above, r, singular, 2, 1, 0);
+        if (ma == 2)
+            return eliminate_k(cur, above, r, singular, 1, 2, 0);
+        return eliminate_k(cur, above, r, singular, 1, 1, 0);
+    }
+    return eliminate_k(cur, above, r, singular, 0, 0, -1);
+}
+
+/*
+ * Elimination from the top, one level at a time, skipping the steps that repeat. eliminate() is
+ * a function of the level's description and of the state of the level above (its description,
+ * (-S)^-1 and g) alone. Inside a run of levels that fill() describes alike (lc->run), once a
+ * step returns the state of the step before bit for bit, every further step of the run has the
+ * inputs of that step and returns the same state again: it is skipped, and the state and R_n
+ * are those at hand. The recursion contracts, so the stretches between thresholds (all but a
+ * few levels of a large chain) reach that fixed point within some dozens of levels; at the
+ * critical load it converges slowly and few steps are skipped. The results are bit for bit those
+ * of eliminating every level.
+ */
+struct stepper {
+    const struct osn__lchain *lc;
+    struct elim e[2];
+    struct elim *above;   /* the state of the level eliminated last (NULL before the first) */
+    xd r[OSN__B][OSN__B]; /* its R block */
+    int singular;         /* as eliminate() set it */
+    int fixed;            /* the last step returned the state of the one before, alike inputs */
+    int reused;           /* the last step was skipped */
+    int filled[2];        /* e[i].lv holds the description of the current run's levels */
+    long run_lo, run_hi;  /* the run of levels alike that holds the level eliminated last */
+};
+
+static void step_run(struct stepper *st, long n)
+{
+    if (st->lc->run)
+        st->lc->run(st->lc->ctx, n, &st->run_lo, &st->run_hi);
+    else
+        st->run_lo = st->run_hi = n;
+}
+
+static void step_init(struct stepper *st, const struct osn__lchain *lc)
+{
+    st->lc = lc;
+    st->above = NULL;
+    st->fixed = st->reused = 0;
+    st->filled[0] = st->filled[1] = 0;
+}
+
+/* Bit-identical (-S)^-1 and g: xd has no padding, and -0 against 0 only costs a skip. */
+static int same_state(const struct elim *a, const struct elim *b)
+{
+    const int m = a->lv.m;
+    for (int i = 0; i < m; i++)
+        if (memcmp(a->inv[i], b->inv[i], (size_t)m * sizeof(xd)) != 0)
+            return 0;
+    return memcmp(a->g, b->g, (size_t)m * sizeof(xd)) == 0;
+}
+
+/* Eliminates level n, the one below the level eliminated last (any level for the first step):
+ * *out receives its state, st->r its R block. Returns -1 on a zero pivot. */
+static int step(struct stepper *st, long n, const struct elim **out)
+{
+    const int alike = st->above && n >= st->run_lo && n <= st->run_hi;
+    st->reused = alike && st->fixed;
+    if (st->reused) {
+        *out = st->above;
+        return 0;
+    }
+    const int c = st->above == &st->e[0];
+    struct elim *cur = &st->e[c];
+    if (!alike) {
+        step_run(st, n);
+        st->filled[0] = st->filled[1] = 0;
+    }
+    if (!st->filled[c]) /* a level of this run was filled into it already: the same */
+        st->lc->fill(st->lc->ctx, n, &cur->lv);
+    st->filled[c] = 1;
+    if (eliminate(cur, st->above, st->r, &st->singular))
+        return -1;
+    st->fixed = alike && same_state(cur, st->above);
+    st->above = cur;
+    *out = cur;
     return 0;
 }
 
@@ -281,6 +380,17 @@ static void ck_load(const struct ckset *c, long k, const struct osn__lchain *lc,
         e->g[i] = *d++;
 }
 
+/* A stepper that starts below checkpoint k. */
+static void step_from(struct stepper *st, const struct ckset *c, long k,
+                      const struct osn__lchain *lc)
+{
+    step_init(st, lc);
+    ck_load(c, k, lc, &st->e[0]);
+    st->above = &st->e[0];
+    step_run(st, c->level[k]);
+    st->filled[0] = 1;
+}
+
 struct osn__stat {
     struct osn__lchain lc;
     uint8_t *size; /* m_n for n = lo..hi */
@@ -290,6 +400,7 @@ struct osn__stat {
     xd *seg;             /* R blocks of the segment in use, bottom-up */
     long seg_lo, seg_hi; /* it holds R_n for seg_lo <= n < seg_hi */
     size_t seg_cap;
+    struct stepper *step; /* for load_segment (tens of kilobytes: not on the stack) */
 };
 
 struct osn__stat *osn__stat_free(struct osn__stat *s)
@@ -298,6 +409,7 @@ struct osn__stat *osn__stat_free(struct osn__stat *s)
         free(s->size);
         ck_free(&s->ck);
         free(s->seg);
+        free(s->step);
         free(s);
     }
     return NULL;
@@ -312,6 +424,7 @@ static size_t block_entries(const struct osn__stat *s, long n)
 
 int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
 {
+    struct stepper *st = NULL; /* tens of kilobytes: not on the stack */
     struct osn__stat *s = calloc(1, sizeof *s);
     if (!s)
         return OSN_ENOMEM;
@@ -335,28 +448,27 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
         s->seg_hi = lc->hi;
     }
 
-    struct elim e[2];
-    struct elim *cur = &e[0], *above = NULL;
+    if (!(st = malloc(sizeof *st)))
+        goto nomem;
+    step_init(st, lc);
     size_t acc = 0, most = 0;
     for (long n = lc->hi; n >= lc->lo; n--) {
-        xd r[OSN__B][OSN__B];
-        int singular;
-        lc->fill(lc->ctx, n, &cur->lv);
-        if (eliminate(cur, above, r, &singular))
+        const struct elim *cur;
+        if (step(st, n, &cur))
             goto numeric;
         if (n == lc->lo) {
-            if (!singular) /* a chain that leaks at the bottom has no stationary vector */
+            if (!st->singular) /* a chain that leaks at the bottom has no stationary vector */
                 goto numeric;
             gth(cur->lv.m, cur->inv, s->pi_lo);
-        } else if (singular) {
+        } else if (st->singular) {
             goto numeric;
         }
         if (s->whole && n < lc->hi) {
-            const int m = cur->lv.m, ma = above->lv.m;
+            const int m = cur->lv.m, ma = s->size[n + 1 - lc->lo];
             total -= (size_t)m * (size_t)ma;
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < ma; j++)
-                    s->seg[total + (size_t)(i * ma + j)] = r[i][j];
+                    s->seg[total + (size_t)(i * ma + j)] = st->r[i][j];
         }
         if (n < lc->hi)
             acc += block_entries(s, n);
@@ -366,19 +478,22 @@ int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
             most = acc > most ? acc : most;
             acc = 0;
         }
-        above = cur;
-        cur = cur == &e[0] ? &e[1] : &e[0];
     }
+    free(st);
+    st = NULL;
     most = acc > most ? acc : most;
     s->seg_cap = most ? most : 1;
-    if (!s->whole && !(s->seg = malloc(s->seg_cap * sizeof *s->seg)))
+    if (!s->whole &&
+        (!(s->seg = malloc(s->seg_cap * sizeof *s->seg)) || !(s->step = malloc(sizeof *s->step))))
         goto nomem;
     *sp = s;
     return 0;
 numeric:
+    free(st);
     osn__stat_free(s);
     return OSN_ENUMERIC;
 nomem:
+    free(st);
     osn__stat_free(s);
     return OSN_ENOMEM;
 }
@@ -388,25 +503,19 @@ static void load_segment(struct osn__stat *s, long k)
 {
     const struct osn__lchain *lc = &s->lc;
     long top = s->ck.level[k], bottom = k + 1 < s->ck.n ? s->ck.level[k + 1] : lc->lo;
-    struct elim e[2];
-    struct elim *above = &e[0], *cur = &e[1];
-    ck_load(&s->ck, k, lc, above);
+    struct stepper *st = s->step;
+    step_from(st, &s->ck, k, lc);
     size_t pos = 0;
     for (long n = bottom; n < top; n++)
         pos += block_entries(s, n);
     for (long n = top - 1; n >= bottom; n--) {
-        xd r[OSN__B][OSN__B];
-        int singular;
-        lc->fill(lc->ctx, n, &cur->lv);
-        eliminate(cur, above, r, &singular); /* succeeded in osn__stat_new on the same input */
-        const int mc = cur->lv.m, ma = above->lv.m;
+        const struct elim *cur;
+        step(st, n, &cur); /* succeeded in osn__stat_new on the same input */
+        const int mc = cur->lv.m, ma = s->size[n + 1 - lc->lo];
         pos -= (size_t)mc * (size_t)ma;
         for (int i = 0; i < mc; i++)
             for (int j = 0; j < ma; j++)
-                s->seg[pos + (size_t)(i * ma + j)] = r[i][j];
-        struct elim *t = above;
-        above = cur;
-        cur = t;
+                s->seg[pos + (size_t)(i * ma + j)] = st->r[i][j];
     }
     s->seg_lo = bottom;
     s->seg_hi = top;
@@ -415,16 +524,33 @@ static void load_segment(struct osn__stat *s, long k)
 int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 {
     const struct osn__lchain *lc = &s->lc;
+    /* Levels of one run (lc->run) are filled once: below, lv and above may be one buffer. */
     struct osn__lvl lvs[3];
-    struct osn__lvl *below = &lvs[0], *lv = &lvs[1], *above = &lvs[2];
+    const struct osn__lvl *below = NULL, *lv = &lvs[0], *above = NULL;
     xd pi[2][OSN__B];
     xd *cur = pi[0], *prev = pi[1];
     size_t pos = 0;
     long k = s->ck.n; /* the next segment up is checkpoint k - 1's */
-    lc->fill(lc->ctx, lc->lo, lv);
+    long run_lo, run_hi;
+    lc->fill(lc->ctx, lc->lo, &lvs[0]);
+    if (lc->run)
+        lc->run(lc->ctx, lc->lo, &run_lo, &run_hi);
+    else
+        run_hi = lc->lo;
     for (long n = lc->lo; n <= lc->hi; n++) {
-        if (n < lc->hi)
-            lc->fill(lc->ctx, n + 1, above);
+        if (n < lc->hi && n + 1 <= run_hi) {
+            above = lv;
+        } else if (n < lc->hi) {
+            struct osn__lvl *f = &lvs[0];
+            while (f == lv || f == below)
+                f++;
+            lc->fill(lc->ctx, n + 1, f);
+            above = f;
+            if (lc->run)
+                lc->run(lc->ctx, n + 1, &run_lo, &run_hi);
+            else
+                run_hi = n + 1;
+        }
         if (n == lc->lo) {
             for (int j = 0; j < lv->m; j++)
                 cur[j] = s->pi_lo[j];
@@ -448,10 +574,8 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
         xd *t = prev;
         prev = cur;
         cur = t;
-        struct osn__lvl *l = below;
         below = lv;
         lv = above;
-        above = l;
     }
     return 0;
 }
@@ -459,9 +583,9 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 /* ---- transient systems ---- */
 
 /* Z_n = (-S_n)^-1 D_n (m_n x mb) of the level just eliminated in e, row-major into z. */
-static void z_block(const struct elim *e, int mb, xd *z)
+static inline __attribute__((always_inline)) void z_block_k(const struct elim *e, const int m,
+                                                            const int mb, xd *z)
 {
-    const int m = e->lv.m;
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < mb; j++)
             z[i * mb + j] = osn_xd(0);
@@ -474,34 +598,82 @@ static void z_block(const struct elim *e, int mb, xd *z)
     }
 }
 
+/* z_block_k with the common sizes known to the compiler (as for eliminate()): same bits. */
+static void z_block(const struct elim *e, int mb, xd *z)
+{
+    const int m = e->lv.m;
+    if (m == 2 && mb == 2)
+        z_block_k(e, 2, 2, z);
+    else if (m == 2 && mb == 1)
+        z_block_k(e, 2, 1, z);
+    else if (m == 1 && mb == 2)
+        z_block_k(e, 1, 2, z);
+    else if (m == 1 && mb == 1)
+        z_block_k(e, 1, 1, z);
+    else
+        z_block_k(e, m, mb, z);
+}
+
+/* c_n = b_n + R_n c_{n+1} (ma = m_{n+1}, 0 at the top level) and y_n = (-S_n)^-1 c_n. */
+static inline __attribute__((always_inline)) void rhs_step_k(const struct elim *cur,
+                                                             const xd r[OSN__B][OSN__B],
+                                                             const int m, const int ma, const xd *b,
+                                                             const xd *c_above, xd *c, xd *y)
+{
+    for (int i = 0; i < m; i++) {
+        c[i] = b[i];
+        for (int k = 0; k < ma; k++)
+            c[i] = osn_xd_add(c[i], osn_xd_mul(r[i][k], c_above[k]));
+    }
+    for (int i = 0; i < m; i++) {
+        xd v = osn_xd(0);
+        for (int k = 0; k < m; k++)
+            v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
+        y[i] = v;
+    }
+}
+
+static void rhs_step(const struct elim *cur, const xd r[OSN__B][OSN__B], int m, int ma, const xd *b,
+                     const xd *c_above, xd *c, xd *y)
+{
+    if (m == 2 && ma == 2)
+        rhs_step_k(cur, r, 2, 2, b, c_above, c, y);
+    else if (m == 2 && ma == 1)
+        rhs_step_k(cur, r, 2, 1, b, c_above, c, y);
+    else if (m == 1 && ma == 2)
+        rhs_step_k(cur, r, 1, 2, b, c_above, c, y);
+    else if (m == 1 && ma == 1)
+        rhs_step_k(cur, r, 1, 1, b, c_above, c, y);
+    else
+        rhs_step_k(cur, r, m, ma, b, c_above, c, y);
+}
+
 /*
  * Z_n = (-S_n)^-1 D_n (m_n x m_{n-1}) of levels n = bottom..top into z, bottom-up, re-eliminating
  * down from the checkpointed state of level top; same code and inputs as the backward pass, so
  * the same bits.
  */
 static void z_segment(const struct osn__lchain *lc, const struct ckset *ck, long k, long bottom,
-                      const uint8_t *size, xd *z)
+                      const uint8_t *size, struct stepper *st, xd *z)
 {
-    struct elim e[2];
-    struct elim *cur = &e[0], *above = NULL;
     long top = ck->level[k];
     size_t pos = 0;
     for (long n = bottom; n <= top; n++)
         pos += (size_t)size[n - lc->lo] * (size_t)size[n - 1 - lc->lo];
+    step_from(st, ck, k, lc);
+    int last_mb = -1;
     for (long n = top; n >= bottom; n--) {
-        if (n == top) {
-            ck_load(ck, k, lc, cur);
-        } else {
-            xd r[OSN__B][OSN__B];
-            int singular;
-            lc->fill(lc->ctx, n, &cur->lv);
-            eliminate(cur, above, r, &singular); /* succeeded in the backward pass */
-        }
+        const struct elim *cur = st->above;
+        if (n < top)
+            step(st, n, &cur); /* succeeded in the backward pass */
         const int mb = size[n - 1 - lc->lo];
-        pos -= (size_t)cur->lv.m * (size_t)mb;
-        z_block(cur, mb, z + pos);
-        above = cur;
-        cur = cur == &e[0] ? &e[1] : &e[0];
+        const size_t len = (size_t)cur->lv.m * (size_t)mb;
+        pos -= len;
+        if (n < top && st->reused && mb == last_mb) /* the state and shape of the level above */
+            memcpy(z + pos, z + pos + len, len * sizeof *z);
+        else
+            z_block(cur, mb, z + pos);
+        last_mb = mb;
     }
 }
 
@@ -517,6 +689,7 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
     uint8_t *size = malloc((size_t)nlev);
     long *off = malloc((size_t)nlev * sizeof *off);
     struct ckset ck = {0};
+    struct stepper *st = NULL; /* tens of kilobytes: not on the stack */
     xd *z = NULL;
     int err = OSN_ENOMEM;
     if (!size || !off)
@@ -536,34 +709,25 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
     size_t zpos = zt;
     if (whole && !(z = malloc((zt ? zt : 1) * sizeof *z)))
         goto out;
-    struct elim e[2];
-    struct elim *cur = &e[0], *above = NULL;
+    if (!(st = malloc(sizeof *st))) {
+        err = OSN_ENOMEM;
+        goto out;
+    }
+    step_init(st, lc);
     xd c_above[OSN__B];
     size_t acc = 0, most = 0;
     err = 0;
     for (long n = lc->hi; n >= lc->lo; n--) {
-        xd r[OSN__B][OSN__B], b[OSN__B], c[OSN__B];
-        int singular;
-        lc->fill(lc->ctx, n, &cur->lv);
-        if (eliminate(cur, above, r, &singular) || singular) {
+        xd b[OSN__B], c[OSN__B];
+        const struct elim *cur;
+        if (step(st, n, &cur) || st->singular) {
             err = OSN_ENUMERIC;
             goto out;
         }
         const int m = cur->lv.m;
         rhs(n, &cur->lv, b, arg);
-        for (int i = 0; i < m; i++) {
-            c[i] = b[i];
-            if (above)
-                for (int k = 0; k < above->lv.m; k++)
-                    c[i] = osn_xd_add(c[i], osn_xd_mul(r[i][k], c_above[k]));
-        }
-        xd *y = x + off[n - lc->lo];
-        for (int i = 0; i < m; i++) {
-            xd v = osn_xd(0);
-            for (int k = 0; k < m; k++)
-                v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
-            y[i] = v;
-        }
+        rhs_step(cur, (const xd(*)[OSN__B])st->r, m, n < lc->hi ? size[n + 1 - lc->lo] : 0, b,
+                 c_above, c, x + off[n - lc->lo]);
         if (whole && n > lc->lo) {
             zpos -= (size_t)m * (size_t)size[n - 1 - lc->lo];
             z_block(cur, size[n - 1 - lc->lo], z + zpos);
@@ -580,8 +744,6 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
         }
         for (int i = 0; i < m; i++)
             c_above[i] = c[i];
-        above = cur;
-        cur = cur == &e[0] ? &e[1] : &e[0];
     }
     most = acc > most ? acc : most;
     if (!whole && !(z = malloc((most ? most : 1) * sizeof *z))) {
@@ -594,7 +756,7 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
         long top = whole ? lc->hi : ck.level[k];
         long bottom = !whole && k + 1 < ck.n ? ck.level[k + 1] + 1 : lc->lo + 1;
         if (!whole)
-            z_segment(lc, &ck, k, bottom, size, z);
+            z_segment(lc, &ck, k, bottom, size, st, z);
         size_t pos = 0;
         for (long n = bottom; n <= top; n++) {
             int m = size[n - lc->lo], mb = size[n - lc->lo - 1];
@@ -608,6 +770,7 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
     }
 out:
     ck_free(&ck);
+    free(st);
     free(z);
     free(size);
     free(off);

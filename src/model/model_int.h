@@ -40,11 +40,21 @@ typedef void (*osn__lvl_fn)(const void *ctx, long n, struct osn__lvl *lv);
 /* Number of states of level n (what fill would put in lv->m, but cheaper). */
 typedef int (*osn__count_fn)(const void *ctx, long n);
 
-/* A chain on levels lo..hi; every level in between has at least one state. */
+/*
+ * A run of levels that fill() describes alike: *lo <= n <= *hi such that fill(k) is the same
+ * for every k in lo..hi (the bounds may reach beyond the chain's own lo and hi). A shorter run
+ * than the longest is allowed; the level solver uses runs to skip work that repeats (lsolve.c).
+ */
+typedef void (*osn__run_fn)(const void *ctx, long n, long *lo, long *hi);
+
+/* A chain on levels lo..hi; every level in between has at least one state. run may be NULL
+ * (every level its own run); it describes this fill, so a chain that wraps or replaces fill
+ * must set its own run or NULL (a stale one would make the solver skip steps wrongly). */
 struct osn__lchain {
     long lo, hi;
     osn__lvl_fn fill;
     osn__count_fn count;
+    osn__run_fn run;
     const void *ctx;
 };
 
