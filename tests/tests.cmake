@@ -96,6 +96,10 @@ if(NOT OSN_SANITIZE)
   set_tests_properties(install PROPERTIES TIMEOUT 300)
 endif()
 # Every scenario of examples/ with the command examples/README.md lists it under.
+# The README's commands run as written from a clone after `make`, and print what it shows.
+add_test(NAME readme COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/test_readme.py ${CMAKE_BINARY_DIR}
+                             ${CMAKE_SOURCE_DIR})
+set_tests_properties(readme PROPERTIES TIMEOUT 600)
 add_test(NAME examples COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_examples.sh $<TARGET_FILE:osn>
                                ${CMAKE_SOURCE_DIR})
 set_tests_properties(examples PROPERTIES TIMEOUT 600)

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The README's commands run as written, and print what the README shows.
+
+    tests/test_readme.py BUILD_DIR SOURCE_DIR
+
+Every indented command line of README.md that starts with `build/osn` or `$ build/osn` (with
+its `\\` continuations) runs in bash from a scratch directory where `build`, `examples` and
+`studies` point into the build and source trees, as they do in a clone after `make`:
+
+- a `$ ` command must print the lines shown under it, in that order (the README trims: rows
+  may be left out, "..." stands for more, a row may be cut short by `| grep`/`| head` in the
+  command itself); the exit status must be 0, or 2 when the shown output is an error line
+  (one line, `osn CMD: ...`);
+- a plain command must exit 0.
+
+Left out, each for a reason: `osn node` (a server: tests/node/ starts it), `mpirun` (CTest
+cli_study_mpi), `make` and `python3` (CTest install runs the module and the example against an
+installed tree). Lines that report the wall clock (`events: ... in ... s`) are not compared:
+the machine's speed is not the README's to promise.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+build, src = (os.path.abspath(p) for p in sys.argv[1:3])
+readme = os.path.join(src, "README.md")
+lines = open(readme, encoding="utf-8").read().split("\n")
+
+SKIP = re.compile(r"^(build/osn node|mpirun|make|python3)\b")
+WALL = re.compile(r"^events: .* in .* s")
+
+
+def blocks():
+    """(line number, [indented lines]) for each indented block outside fences."""
+    fenced, cur, start = False, [], 0
+    for i, raw in enumerate(lines + [""], 1):
+        if raw.startswith("```"):
+            fenced = not fenced
+        if not fenced and raw.startswith("    ") and not raw.lstrip().startswith("- "):
+            if not cur:
+                start = i
+            cur.append(raw[4:])
+        elif cur:
+            yield start, cur
+            cur = []
+
+
+def commands():
+    """(line, command, shown output or None) for each command the README shows."""
+    for start, blk in blocks():
+        i = 0
+        while i < len(blk):
+            text, lineno = blk[i], start + i
+            shown = text.startswith("$ ")
+            cmd = text[2:] if shown else text
+            if not (cmd.startswith("build/osn") or (shown and cmd.startswith("cat "))):
+                i += 1
+                continue
+            while cmd.rstrip().endswith("\\") and i + 1 < len(blk):
+                i += 1
+                cmd = cmd.rstrip()[:-1] + " " + blk[i].strip()
+            i += 1
+            out = []
+            if shown:
+                while i < len(blk) and not blk[i].startswith("$ "):
+                    out.append(blk[i])
+                    i += 1
+            yield lineno, cmd, out if shown else None
+
+
+def matches(shown, got):
+    """Every shown line, in order, among the printed ones ("..." and wall-clock lines aside)."""
+    want = [s.rstrip() for s in shown if s.strip() not in ("", "...") and not WALL.match(s)]
+    have = [g.rstrip() for g in got.split("\n")]
+    k = 0
+    for w in want:
+        while k < len(have) and have[k] != w:
+            k += 1
+        if k == len(have):
+            return w
+        k += 1
+    return None
+
+
+failures, ran = 0, 0
+with tempfile.TemporaryDirectory() as tmp:
+    os.symlink(build, os.path.join(tmp, "build"))
+    for d in ("examples", "studies"):
+        os.symlink(os.path.join(src, d), os.path.join(tmp, d))
+    for lineno, cmd, shown in commands():
+        if SKIP.match(cmd):
+            continue
+        ran += 1
+        p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, capture_output=True,
+                           text=True, timeout=600)
+        got = p.stdout + p.stderr
+        # An error is shown as its one line, "osn CMD: what is wrong".
+        rows = [s for s in shown or [] if s.strip()]
+        is_error = len(rows) == 1 and re.match(r"^osn \w+: ", rows[0]) is not None
+        want_rc = 2 if is_error else 0
+        # `| grep`/`| head` may end the pipe early: head's SIGPIPE to osn is not a failure.
+        ok_rc = p.returncode == want_rc or ("| head" in cmd and p.returncode == 141)
+        missing = matches(shown, got) if shown else None
+        if ok_rc and missing is None:
+            print(f"ok   README.md:{lineno}: {cmd[:90]}")
+            continue
+        failures += 1
+        print(f"FAIL README.md:{lineno}: {cmd}")
+        if not ok_rc:
+            print(f"     exit status {p.returncode}, expected {want_rc}")
+        if missing is not None:
+            print(f"     shown but not printed: {missing!r}")
+        print("     printed:\n" + "\n".join("       " + g for g in got.split("\n")[:40]))
+
+print(f"{ran - failures} of {ran} README commands as shown")
+sys.exit(1 if failures or ran < 20 else 0)
