@@ -93,6 +93,11 @@ struct osn_net_cfg {
     struct osn_ctl_cfg ctl;
     struct osn_sip_cfg sip; /* UAC and proxies; the SIPp mode changes the UACs only */
     bool sipp;
+    /* NULL, or replications x OSN_NET_NMEASURES doubles that receive each replication's own
+     * measures (replication i's measure k at [i * OSN_NET_NMEASURES + k], NAN where it has none):
+     * the values a paired comparison of two runs with the same seed works on (osn sim
+     * --compare). The result's estimates do not change. */
+    double *rep_measures;
     double trace_interval; /* > 0 with trace: sample replication 0 every this many s */
     FILE *trace;           /* borrowed; NULL: no trace */
     /* Called about every 0.2 s from the calling thread while the replications run, with the

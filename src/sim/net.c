@@ -456,6 +456,10 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     }
     pool(out, j.reps, cfg->replications, pooled);
     estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
+    for (int i = 0; cfg->rep_measures && i < cfg->replications; i++)
+        for (int k = 0; k < OSN_NET_NMEASURES; k++)
+            cfg->rep_measures[(size_t)i * OSN_NET_NMEASURES + (size_t)k] =
+                    f_at(k, out->nelem - 2, j.reps[i].tot, cap);
     out->replications = cfg->replications;
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;
