@@ -8,6 +8,9 @@
 # - At the core's capacity (collapse.ini at 370 calls/s, the controls starting to act) the
 #   paired 95% interval of goodput(rate) - goodput(loss) is at least 3x narrower than both the
 #   Welch interval of the same replications and the one the two runs' own intervals give.
+# - The node: thresholds never reached give identical runs; L = 8 against 10 on the two-loop
+#   model puts the exact differences (osn solve) inside the paired intervals, at least 2x
+#   narrower than the unpaired ones for P0 and throughput.
 # - Bad --compare requests exit 2 naming the flag or key, and write no file.
 # Usage: test_sim_compare.sh OSN ROOT
 set -u
@@ -95,6 +98,38 @@ assert float(rows[1]["goodput_diff_ci"]) == js[1]["goodput_diff_ci"], rows[1]
 assert rows[0]["goodput_diff_ci"] == "", rows[0]
 ' "$TMP/cap.csv" "$TMP/cap.json"
 
+# ---- the node simulator ----------------------------------------------------------------------
+# Thresholds never reached (load 0.3, H = 18 or 19 of R = 20): the same arrivals and services,
+# so the same run bit for bit.
+NODE=("$E/sim_two_loop.ini" --set sim.time=20000 --threads 1)
+run 0 "node light" -- sim "${NODE[@]}" --set arrivals.rate=0.3 --set arrivals.overload_rate=0.15 \
+    --compare thresholds.H=18,19 --json "$TMP/nlight.json" -q
+pycheck "node light identical" '
+import json, sys
+a, b = json.load(open(sys.argv[1]))
+for k in ("P0", "throughput", "T_ret"):
+    assert a[k] == b[k], (k, a[k], b[k])
+assert b["throughput_diff"] == 0 and b["throughput_diff_ci"] == 0, b
+assert 0.29 < a["throughput"] < 0.31 and a["P0"] == 1, a
+' "$TMP/nlight.json"
+# L = 8 against 10 on the two-loop model: the exact differences (osn solve) inside the paired
+# intervals, which are at least 2x narrower than the unpaired ones for P0 and throughput.
+run 0 "node compare" -- sim "${NODE[@]}" --compare thresholds.L=8,10 --json "$TMP/node.json" -q
+for L in 8 10; do
+    run 0 "solve L=$L" -- solve "$E/two_loop_l1.2_10_15.ini" --set thresholds.L=$L \
+        --json "$TMP/exact$L.json" -q
+done
+pycheck "node paired vs exact" '
+import json, sys
+a, b = json.load(open(sys.argv[1]))
+e8, e10 = (json.load(open(f)) for f in sys.argv[2:4])
+for k in ("P0", "T_ret", "throughput"):
+    exact = e10[k] - e8[k]
+    assert abs(b[k + "_diff"] - exact) <= b[k + "_diff_ci"], (k, b[k + "_diff"], b[k + "_diff_ci"], exact)
+for k in ("P0", "throughput"):
+    assert 2 * b[k + "_diff_ci"] <= b[k + "_diff_ci_unpaired"], (k, b)
+' "$TMP/node.json" "$TMP/exact8.json" "$TMP/exact10.json"
+
 # ---- refused ---------------------------------------------------------------------------------
 refused() { # NAME TEXT ARGS...: exit 2, TEXT on stderr, no --json file
     local name=$1 text=$2
@@ -115,7 +150,7 @@ refused "key also set" "the key --compare varies" "$E/collapse.ini" \
     --compare control.kind=loss,rate --set control.kind=none
 refused "one replication" "2 replications or more" "$E/collapse.ini" \
     --compare control.kind=loss,rate --replications 1
-refused "node scenario" "network scenarios only" "$E/sim_md1.ini" --compare sim.seed=1,2
+refused "node seed key" "share their seed" "$E/sim_md1.ini" --compare sim.seed=1,2
 refused "trace" "--trace" "$E/collapse.ini" --compare control.kind=loss,rate --trace "$TMP/t.csv"
 
 summary

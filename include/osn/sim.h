@@ -66,6 +66,11 @@ struct osn_sim_cfg {
     double level;                 /* confidence level of the half-widths, e.g. 0.95 */
     osn_sim_progress_fn progress; /* may be NULL */
     void *progress_arg;
+    /* NULL, or replications x OSN_SIM_NMEASURES doubles that receive each replication's own
+     * measures (replication i's measure k at [i * OSN_SIM_NMEASURES + k], NAN where it has none):
+     * what a paired comparison of two runs with the same seed works on (osn sim --compare). The
+     * result's estimates do not change. */
+    double *rep_measures;
 };
 
 /* Defaults: time 1e5, warmup 1e3, 10 replications, seed 1, no delay, 1 thread, level 0.95. */

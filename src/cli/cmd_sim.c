@@ -216,9 +216,7 @@ int osn_cmd_sim(int argc, char **argv)
 
     bool net = osn_cmd_sim_is_net(argc, argv);
     if (osn_cmd_sim_compare_wanted(argc, argv)) /* a paired comparison: cmd_sim_compare.c */
-        return net ? osn_cmd_sim_compare(argc, argv)
-                   : die("--compare: network scenarios only (a file with a [net] or [source] "
-                         "section); the node simulator has no paired comparison yet");
+        return osn_cmd_sim_compare(argc, argv, net);
     /* A grid, --resume or --precision: study.c (the network simulator keeps its own one-range
      * sweep, whose output predates studies). */
     if (osn_study_wanted(argc, argv, !net))

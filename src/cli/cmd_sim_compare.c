@@ -1,10 +1,12 @@
 /*
- * `osn sim NET.ini --compare KEY=A,B,...`: a paired comparison of network runs.
+ * `osn sim SCENARIO.ini --compare KEY=A,B,...`: a paired comparison of simulation runs, of the
+ * network or of the node.
  *
  * Each value of KEY is one run of the scenario with the same seed and replications. The
- * simulator draws each purpose (arrivals, hold times, link losses, service times, the
- * controllers' randomness) from its own stream of the replication's seed (src/sim/net_run.c),
- * so replication i of every run offers the same calls: the runs differ only by what KEY
+ * simulators draw each purpose (arrivals, hold times, link losses, service times, the
+ * controllers' randomness) from its own stream of the replication's seed (src/sim/net_run.c,
+ * src/sim/hysteretic.c), so replication i of every run is offered the same arrivals: the runs
+ * differ only by what KEY
  * changes, and the per-replication differences to the first value have a far smaller variance
  * than the runs themselves. For each headline measure this reports the mean of those
  * differences with its paired 95% interval (t with replications - 1 degrees of freedom), and
@@ -23,6 +25,8 @@
 #include "cmd_sim.h"
 #include "osn/err.h"
 #include "osn/net_scenario.h"
+#include "osn/sim.h"
+#include "osn/sim_scenario.h"
 #include "osn/stats.h"
 #include "osn/version.h"
 #include "outputs.h"
@@ -30,11 +34,12 @@
 #define die(...)   osn_cli_die("sim", __VA_ARGS__)
 #define MAX_VALUES 64
 
-/* The measures compared, in output order. */
-static const enum osn_net_measure measures[] = {OSN_NET_OFFERED,    OSN_NET_GOODPUT,
-                                                OSN_NET_SETUP_MEAN, OSN_NET_SETUP_P99,
-                                                OSN_NET_FAILED,     OSN_NET_RETRANS_RATIO};
-#define NM (int)(sizeof measures / sizeof measures[0])
+/* The measures compared, in output order: the network's, and the node's. */
+#define NM 6
+static const int net_measures[NM] = {OSN_NET_OFFERED,   OSN_NET_GOODPUT, OSN_NET_SETUP_MEAN,
+                                     OSN_NET_SETUP_P99, OSN_NET_FAILED,  OSN_NET_RETRANS_RATIO};
+static const int node_measures[NM] = {OSN_SIM_P0,    OSN_SIM_P1,    OSN_SIM_P2,
+                                      OSN_SIM_T_RET, OSN_SIM_THETA, OSN_SIM_THROUGHPUT};
 
 struct cmp_opts {
     const char *scenario, **sets, *compare, *seed, *reps, *threads, *json, *csv;
@@ -50,14 +55,30 @@ struct diff {
 };
 
 struct cmp {
+    bool node;       /* the node simulator (else the network) */
+    const int *meas; /* net_measures or node_measures */
+    int stride;      /* measures per replication in rep[]: OSN_NET_ or OSN_SIM_NMEASURES */
     char key[128];
     char *vals[MAX_VALUES];
     int nvals, reps;
     unsigned long long seed;
     double level;
-    double *rep[MAX_VALUES]; /* per value: reps x OSN_NET_NMEASURES (osn_net_cfg.rep_measures) */
+    double *rep[MAX_VALUES]; /* per value: reps x stride (the cfg's rep_measures) */
     struct diff d[MAX_VALUES][NM];
 };
+
+static const char *measure_key(const struct cmp *c, int m)
+{
+    return c->node ? osn_sim_measure_key((enum osn_sim_measure)c->meas[m])
+                   : osn_net_measure_key((enum osn_net_measure)c->meas[m]);
+}
+
+static const char *measure_unit(const struct cmp *c, int m)
+{
+    const char *u = c->node ? osn_sim_measure_unit((enum osn_sim_measure)c->meas[m])
+                            : osn_net_measure_unit((enum osn_net_measure)c->meas[m]);
+    return u && u[0] ? u : "-";
+}
 
 bool osn_cmd_sim_compare_wanted(int argc, char **argv)
 {
@@ -74,7 +95,8 @@ static int parse_compare(const char *spec, struct cmp *c)
     if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof c->key)
         return die("--compare %s: expected KEY=A,B,... (e.g. control.kind=loss,rate)", spec);
     snprintf(c->key, sizeof c->key, "%.*s", (int)(eq - spec), spec);
-    if (strcmp(c->key, "net.seed") == 0 || strcmp(c->key, "net.replications") == 0)
+    if (strcmp(c->key, "net.seed") == 0 || strcmp(c->key, "net.replications") == 0 ||
+        strcmp(c->key, "sim.seed") == 0 || strcmp(c->key, "sim.replications") == 0)
         return die("--compare %s: the runs compared share their seed and replications; compare "
                    "another key",
                    c->key);
@@ -113,58 +135,118 @@ static int check_sets(const struct cmp_opts *o, const struct cmp *c)
     return 0;
 }
 
-/* Loads and checks the run of value v (sets + "KEY=value"), applies the options. */
-static int load(struct cmp_opts *o, const struct cmp *c, int v, struct osn_net_scenario *sc)
+/* The scenario of one run: the network's or the node's (loaded again for each value). */
+struct run_state {
+    struct osn_net_scenario *net;
+    struct osn_net_result *net_res;
+    struct osn_sim_scenario *node;
+    bool node_loaded;
+    struct osn_sim_result node_res;
+};
+
+/* --seed, --replications and --threads into the run's settings. */
+static int apply_options(const struct cmp_opts *o, uint64_t *seed, int *reps, int *threads)
 {
-    char err[1024] = "", set[512];
     long x;
-    snprintf(set, sizeof set, "%s=%s", c->key, c->vals[v]);
-    o->sets[o->nsets] = set;
-    int rc = osn_net_scenario_load(sc, o->scenario, o->sets, o->nsets + 1, err, sizeof err);
-    if (rc)
-        return die("--compare %s: %s", set, err[0] ? err : osn_strerror(rc));
     if (o->seed) {
         if (osn_cli_long("sim", "--seed", o->seed, 0, 0x7fffffffffffffffL, &x) != 0)
             return OSN_EXIT_ERROR;
-        sc->cfg.seed = (uint64_t)x;
+        *seed = (uint64_t)x;
     }
     if (o->reps) {
         if (osn_cli_long("sim", "--replications", o->reps, 1, 100000, &x) != 0)
             return OSN_EXIT_ERROR;
-        sc->cfg.replications = (int)x;
+        *reps = (int)x;
     }
-    sc->cfg.threads = osn_cli_threads_default();
+    *threads = osn_cli_threads_default();
     if (o->threads) {
         if (osn_cli_long("sim", "--threads", o->threads, 1, 256, &x) != 0)
             return OSN_EXIT_ERROR;
-        sc->cfg.threads = (int)x;
+        *threads = (int)x;
     }
-    if (sc->cfg.replications < 2)
-        return die("--compare needs 2 replications or more for its intervals (net.replications "
-                   "is %d; give --replications)",
-                   sc->cfg.replications);
-    if (osn_net_scenario_check(sc, err, sizeof err) != 0)
-        return die("--compare %s: %s", set, err);
+    if (*reps < 2)
+        return die("--compare needs 2 replications or more for its intervals (the scenario has "
+                   "%d; give --replications)",
+                   *reps);
     return 0;
 }
 
+/* Loads and checks the run of value v (sets + "KEY=value"), applies the options. */
+static int load(struct cmp_opts *o, struct cmp *c, int v, struct run_state *st)
+{
+    char err[1024] = "", set[512];
+    int rc;
+    snprintf(set, sizeof set, "%s=%s", c->key, c->vals[v]);
+    o->sets[o->nsets] = set;
+    if (c->node) {
+        if (st->node_loaded)
+            osn_sim_scenario_release(st->node);
+        st->node_loaded = false;
+        rc = osn_sim_scenario_load(st->node, o->scenario, o->sets, o->nsets + 1, err, sizeof err);
+        if (rc)
+            return die("--compare %s: %s", set, err[0] ? err : osn_strerror(rc));
+        st->node_loaded = true;
+        struct osn_sim_cfg *k = &st->node->cfg;
+        if (apply_options(o, &k->seed, &k->replications, &k->threads) != 0)
+            return OSN_EXIT_ERROR;
+        if (osn_sim_scenario_check(st->node, err, sizeof err) != 0 ||
+            osn_sim_scenario_check_cost(st->node, err, sizeof err) != 0)
+            return die("--compare %s: %s", set, err);
+        c->seed = (unsigned long long)k->seed;
+        c->reps = k->replications;
+        c->level = k->level;
+        return 0;
+    }
+    rc = osn_net_scenario_load(st->net, o->scenario, o->sets, o->nsets + 1, err, sizeof err);
+    if (rc)
+        return die("--compare %s: %s", set, err[0] ? err : osn_strerror(rc));
+    struct osn_net_cfg *k = &st->net->cfg;
+    if (apply_options(o, &k->seed, &k->replications, &k->threads) != 0)
+        return OSN_EXIT_ERROR;
+    if (osn_net_scenario_check(st->net, err, sizeof err) != 0)
+        return die("--compare %s: %s", set, err);
+    c->seed = (unsigned long long)k->seed;
+    c->reps = k->replications;
+    c->level = k->level;
+    return 0;
+}
+
+/* Runs the loaded value v, its replications' measures into c->rep[v]; 0 or not 0 with err. */
+static int run(struct cmp *c, int v, struct run_state *st, char *err, size_t errsize)
+{
+    if (c->node) {
+        st->node->cfg.rep_measures = c->rep[v];
+        return osn_sim_run(&st->node->sc.model, &st->node->cfg, &st->node_res, err, errsize);
+    }
+    st->net->cfg.rep_measures = c->rep[v];
+    return osn_net_run(&st->net->cfg, st->net_res, err, errsize);
+}
+
+/* The run's own estimate of measure m and its half-width. */
+static void estimate_of(const struct cmp *c, const struct run_state *st, int m, double *value,
+                        double *hw)
+{
+    int k = c->meas[m];
+    *value = c->node ? st->node_res.est[k].value : st->net_res->est[k].value;
+    *hw = c->node ? st->node_res.est[k].hw : st->net_res->est[k].hw;
+}
+
 /* The paired and unpaired comparison of measure k between value v and value 0. */
-static void compare_measure(struct cmp *c, int v, int m, const struct osn_net_result *res)
+static void compare_measure(struct cmp *c, int v, int m, const struct run_state *st)
 {
     struct diff *d = &c->d[v][m];
     struct osn_welford dw = {0}, aw = {0}, bw = {0};
-    int k = measures[m];
+    int k = c->meas[m];
     for (int i = 0; i < c->reps; i++) {
-        double a = c->rep[0][(size_t)i * OSN_NET_NMEASURES + (size_t)k];
-        double b = c->rep[v][(size_t)i * OSN_NET_NMEASURES + (size_t)k];
+        double a = c->rep[0][(size_t)i * (size_t)c->stride + (size_t)k];
+        double b = c->rep[v][(size_t)i * (size_t)c->stride + (size_t)k];
         if (!isfinite(a) || !isfinite(b))
             continue;
         osn_welford_add(&dw, b - a);
         osn_welford_add(&aw, a);
         osn_welford_add(&bw, b);
     }
-    d->estimate = res->est[k].value;
-    d->estimate_hw = res->est[k].hw;
+    estimate_of(c, st, m, &d->estimate, &d->estimate_hw);
     d->n = (int)dw.n;
     d->mean = dw.n ? dw.mean : NAN;
     d->paired_hw = osn_welford_halfwidth(&dw, c->level);
@@ -198,7 +280,7 @@ static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
         json_object_set_new(o, "level", json_real(c->level));
         for (int m = 0; m < NM; m++) {
             const struct diff *d = &c->d[v][m];
-            const char *key = osn_net_measure_key(measures[m]);
+            const char *key = measure_key(c, m);
             char k[96];
             json_object_set_new(o, key, num(d->estimate));
             snprintf(k, sizeof k, "%s_ci", key);
@@ -253,7 +335,7 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     const struct cmp *c = ctx;
     fputs("compare_key,compare_value,reference,seed,replications,level", f);
     for (int m = 0; m < NM; m++) {
-        const char *k = osn_net_measure_key(measures[m]);
+        const char *k = measure_key(c, m);
         fprintf(f, ",%s,%s_ci,%s_diff,%s_diff_ci,%s_diff_ci_unpaired,%s_diff_n", k, k, k, k, k, k);
     }
     fputs(",osn_version\n", f);
@@ -290,10 +372,8 @@ static void print_table(const struct cmp *c)
            "independent)\n",
            c->key, c->nvals, c->reps, c->seed, c->vals[0], 100 * c->level);
     for (int m = 0; m < NM; m++) {
-        enum osn_net_measure k = measures[m];
-        printf("\n  %s (%s)\n    %-16s %12s %10s %12s %12s %12s\n", osn_net_measure_key(k),
-               osn_net_measure_unit(k)[0] ? osn_net_measure_unit(k) : "-", c->key, "estimate", "+-",
-               "diff", "paired +-", "unpaired +-");
+        printf("\n  %s (%s)\n    %-16s %12s %10s %12s %12s %12s\n", measure_key(c, m),
+               measure_unit(c, m), c->key, "estimate", "+-", "diff", "paired +-", "unpaired +-");
         for (int v = 0; v < c->nvals; v++) {
             const struct diff *d = &c->d[v][m];
             printf("    %-16s %12.6g %10.3g", c->vals[v], d->estimate, d->estimate_hw);
@@ -324,16 +404,21 @@ static int parse_args(int argc, char **argv, struct cmp_opts *o)
     return rc;
 }
 
-int osn_cmd_sim_compare(int argc, char **argv)
+int osn_cmd_sim_compare(int argc, char **argv, bool net)
 {
     struct cmp_opts o = {0};
     struct cmp *c = calloc(1, sizeof *c);
-    struct osn_net_scenario *sc = calloc(1, sizeof *sc);
-    struct osn_net_result *res = calloc(1, sizeof *res);
+    struct run_state st = {0};
     struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}}, {"--csv", NULL, w_csv, {0}}};
     int status = OSN_EXIT_ERROR;
 
-    if (!c || !sc || !res) {
+    if (net) {
+        st.net = calloc(1, sizeof *st.net);
+        st.net_res = calloc(1, sizeof *st.net_res);
+    } else {
+        st.node = calloc(1, sizeof *st.node);
+    }
+    if (!c || (net ? !st.net || !st.net_res : !st.node)) {
         die("out of memory");
         goto out;
     }
@@ -346,38 +431,37 @@ int osn_cmd_sim_compare(int argc, char **argv)
     }
     outs[0].path = o.json, outs[1].path = o.csv;
     if (!o.scenario) {
-        die("--compare needs a network scenario file");
+        die("--compare needs a scenario file");
         goto out;
     }
+    c->node = !net;
+    c->meas = net ? net_measures : node_measures;
+    c->stride = net ? OSN_NET_NMEASURES : OSN_SIM_NMEASURES;
     if (parse_compare(o.compare, c) != 0 || check_sets(&o, c) != 0)
         goto out;
     /* Every value is loaded and checked before any runs: a bad value costs no simulation. */
     for (int v = 0; v < c->nvals; v++)
-        if (load(&o, c, v, sc) != 0)
+        if (load(&o, c, v, &st) != 0)
             goto out;
     for (int v = 0; v < c->nvals; v++) {
         char err[1024] = "";
-        if (load(&o, c, v, sc) != 0)
+        if (load(&o, c, v, &st) != 0)
             goto out;
-        c->reps = sc->cfg.replications;
-        c->seed = (unsigned long long)sc->cfg.seed;
-        c->level = sc->cfg.level;
-        if (!(c->rep[v] = calloc((size_t)c->reps * OSN_NET_NMEASURES, sizeof(double)))) {
+        if (!(c->rep[v] = calloc((size_t)c->reps * (size_t)c->stride, sizeof(double)))) {
             die("out of memory");
             goto out;
         }
-        sc->cfg.rep_measures = c->rep[v];
         if (!o.quiet && isatty(STDERR_FILENO))
             fprintf(stderr, "osn sim: --compare %s=%s (%d of %d)\n", c->key, c->vals[v], v + 1,
                     c->nvals);
-        int rc = osn_net_run(&sc->cfg, res, err, sizeof err);
+        int rc = run(c, v, &st, err, sizeof err);
         if (rc) {
             die("--compare %s=%s: simulation failed: %s", c->key, c->vals[v],
                 err[0] ? err : osn_strerror(rc));
             goto out;
         }
         for (int m = 0; m < NM; m++)
-            compare_measure(c, v, m, res);
+            compare_measure(c, v, m, &st);
     }
     if (osn_cli_outputs_write("sim", outs, 2, c) != 0)
         goto out;
@@ -393,8 +477,11 @@ out:
         free(c->rep[v]);
     }
     free(c);
-    free(sc);
-    free(res);
+    if (st.node_loaded)
+        osn_sim_scenario_release(st.node);
+    free(st.node);
+    free(st.net);
+    free(st.net_res);
     free(o.sets);
     return status;
 }
@@ -402,19 +489,21 @@ out:
 void osn_cmd_sim_compare_usage(FILE *f)
 {
     fputs("\n"
-          "Paired comparison (network scenarios):\n"
-          "  osn sim NET.ini --compare KEY=A,B,... [--set ...] [--seed N] [--replications N]\n"
+          "Paired comparison (network and node scenarios):\n"
+          "  osn sim FILE.ini --compare KEY=A,B,... [--set ...] [--seed N] [--replications N]\n"
           "          [--threads N] [--json FILE|-] [--csv FILE|-] [-q]\n"
           "Runs the scenario once per value of KEY with the same seed and replications. Each\n"
           "replication draws arrivals, hold times, link losses, service times and the\n"
           "controllers' randomness from streams of its own, so replication i offers the same\n"
           "calls in every run (common random numbers). For offered, goodput, setup delay\n"
-          "(mean, p99), failed and retrans_ratio: each run's estimate, and the mean of the\n"
+          "(mean, p99), failed and retrans_ratio (node: P0, P1, P2, T_ret, theta,\n"
+          "throughput): each run's estimate, and the mean of the\n"
           "per-replication differences to the first value (KEY_diff) with its paired 95%\n"
           "interval (KEY_diff_ci, t with replications - 1 degrees of freedom) and, to show\n"
           "what the pairing gains, the Welch interval of the same replications taken as\n"
           "independent (KEY_diff_ci_unpaired). Needs 2 replications or more; no --set range.\n"
           "Example:\n"
-          "  osn sim examples/collapse.ini --compare control.kind=loss,rate --replications 8\n",
+          "  osn sim examples/collapse.ini --compare control.kind=loss,rate --replications 8\n"
+          "  osn sim examples/sim_two_loop.ini --compare thresholds.L=8,10,12\n",
           f);
 }

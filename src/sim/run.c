@@ -194,6 +194,12 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
 
     *out = (struct osn_sim_result){0};
     estimate(j.reps, c.replications, c.level, out, loo);
+    for (int i = 0; c.rep_measures && i < c.replications; i++)
+        for (int k = 0; k < OSN_SIM_NMEASURES; k++) {
+            double nobs;
+            c.rep_measures[(size_t)i * OSN_SIM_NMEASURES + (size_t)k] =
+                    osn__sim_measure((enum osn_sim_measure)k, j.reps[i].tot, &nobs);
+        }
     for (int i = 0; i < c.replications; i++)
         out->events += j.reps[i].events;
     out->replications = c.replications;
