@@ -108,6 +108,40 @@ else
     echo "run.sh: $build/libosn.so not found; Python module skipped (ninja -C $build osn_shared)"
 fi
 
+# ---- The return time's distribution: osn solve --dist-tret beside SciPy's expm_multiply ----
+# The same two-loop chains (L = R/4, H = R/2); OSN's time is the whole `osn solve` run (solve,
+# distribution, quantiles, 201-point curve), the peer's is assembly + expm_multiply on 201
+# points up to OSN's p99.9 (bench/tret_peer.py). Both print p50 and p95, which must agree to the
+# peer's grid (its quantiles are interpolated).
+echo
+if [[ -x "$build/osn" ]]; then
+    echo "Return-time distribution (two-loop, L=R/4, H=R/2, lambda=1.2, lambda'=0.6, mu=1):"
+    printf "%8s %9s %14s %14s %9s %14s %14s %7s\n" R "osn s" "osn p50" "osn p95" "scipy s" \
+        "scipy p50" "scipy p95" "peer/osn"
+    for R in ${OSN_BENCH_TRET_R:-1000 10000}; do
+        tdir=$(mktemp -d)
+        t0=$(date +%s.%N)
+        "$build/osn" solve --set thresholds.L=$((R / 4)) --set thresholds.H=$((R / 2)) \
+            --set thresholds.R="$R" --dist-tret "$tdir/c.csv" --json "$tdir/j.json" -q
+        t1=$(date +%s.%N)
+        read -r p50 p95 <<<"$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]));
+print(j["T_ret_p50"], j["T_ret_p95"])' "$tdir/j.json")"
+        tmax=$(tail -n1 "$tdir/c.csv" | cut -d, -f1)
+        ot=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+        if [[ $have_peer == 1 ]]; then
+            p=$("$peer_py" "$(dirname "${BASH_SOURCE[0]}")/tret_peer.py" "$R" "$tmax")
+            printf "%8s %9s %14.8g %14.8g %9.3f %14.8g %14.8g %7.1f\n" "$R" "$ot" "$p50" "$p95" \
+                "$(kv "$p" seconds)" "$(kv "$p" p50)" "$(kv "$p" p95)" \
+                "$(awk -v a="$(kv "$p" seconds)" -v b="$ot" 'BEGIN { print a / b }')"
+        else
+            printf "%8s %9s %14.8g %14.8g %9s %14s %14s %7s\n" "$R" "$ot" "$p50" "$p95" - - - -
+        fi
+        rm -rf "$tdir"
+    done
+else
+    echo "run.sh: $build/osn not found; return-time distribution skipped"
+fi
+
 # ---- osn optimize: the whole (L, H) search, exponential and constant service ----
 echo
 if [[ -x "$build/bench_optimize" ]]; then

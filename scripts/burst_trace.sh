@@ -39,20 +39,20 @@ set grid
 set key top right box
 set xrange [0:45]
 set ylabel "core queue (messages)"
-set key top left
+set key right center box opaque
 set logscale y
 set yrange [1:100000]
-plot "$out/none.csv" u 1:(\$2+1) w l lw 2 lc rgb "#d62728" t "none", \
-     "$out/prsm_req.csv" u 1:(\$2+1) w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
-     "$out/prsm.csv" u 1:(\$2+1) w l lw 2 lc rgb "#2ca02c" t "prsm"
+plot "$out/none.csv" u "t_s":(column("core_queue_msgs")+1) w l lw 2 lc rgb "#d62728" t "none", \
+     "$out/prsm_req.csv" u "t_s":(column("core_queue_msgs")+1) w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
+     "$out/prsm.csv" u "t_s":(column("core_queue_msgs")+1) w l lw 2 lc rgb "#2ca02c" t "prsm"
 unset logscale y
 set key top right
 set yrange [0:*]
 set xlabel "time (s); the measures are taken in [35, 45] s"
 set ylabel "goodput (calls/s)"
-plot "$out/none.csv" u 1:5 w l lw 2 lc rgb "#d62728" t "none", \
-     "$out/prsm_req.csv" u 1:5 w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
-     "$out/prsm.csv" u 1:5 w l lw 2 lc rgb "#2ca02c" t "prsm"
+plot "$out/none.csv" u "t_s":"goodput_per_s" w l lw 2 lc rgb "#d62728" t "none", \
+     "$out/prsm_req.csv" u "t_s":"goodput_per_s" w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
+     "$out/prsm.csv" u "t_s":"goodput_per_s" w l lw 2 lc rgb "#2ca02c" t "prsm"
 unset multiplot
 GP
 echo "wrote $png"

@@ -67,10 +67,10 @@ for r in fl:
     cum.append(cum[-1] + float(r['goodput']) * dt)
 runs = [rows(p) for p in spaths]
 n = min(len(x) for x in runs)
-T = [float(runs[0][i]['t']) for i in range(n)]
+T = [float(runs[0][i]['t_s']) for i in range(n)]
 iv = T[1] - T[0]
-qs = [sum(float(x[i]['core_queue']) for x in runs) / len(runs) for i in range(n)]
-gs = sum(float(x[i]['goodput']) * iv for x in runs for i in range(n)) / len(runs)
+qs = [sum(float(x[i]['core_queue_msgs']) for x in runs) / len(runs) for i in range(n)]
+gs = sum(float(x[i]['goodput_per_s']) * iv for x in runs for i in range(n)) / len(runs)
 K = [round(t / dt) for t in T]
 gf = cum[K[-1]]
 num = sum(abs(qs[i] - fq[K[i]]) for i in range(n))

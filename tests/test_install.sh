@@ -60,8 +60,10 @@ else
     cat "$stage/cc.log"
     fail "examples/c does not build against the installed library"
 fi
-if ldd "$stage/c/solve" | grep -q "libosn.so.0 => $root/$libdir/libosn.so.0" ||
-    LD_LIBRARY_PATH=$root/$libdir ldd "$stage/c/solve" | grep -q "libosn.so.0 => $root/$libdir"; then
+# ldd's output is taken whole first: under pipefail, `ldd | grep -q` fails whenever grep exits
+# on its match before ldd has written its last line (SIGPIPE), which made this check flaky.
+linked=$(ldd "$stage/c/solve"; LD_LIBRARY_PATH=$root/$libdir ldd "$stage/c/solve")
+if grep -q "libosn.so.0 => $root/$libdir/libosn.so.0" <<<"$linked"; then
     pass "examples/c links the shared libosn"
 else
     fail "examples/c is not linked with libosn.so.0"

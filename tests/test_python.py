@@ -79,6 +79,8 @@ ref = 12.5 - 7.5 * 0.6**5
 check(abs(r["T_ret"] - ref) < 1e-12 * ref, f"T_ret {r['T_ret']} vs closed form {ref}")
 check(abs(r["P0"] + r["P1"] + r["P2"] - 1) < 1e-14, "P0 + P1 + P2 = 1")
 check(r.get("osn_version") == osn.version(), "osn_version in the result is the library's")
+# The return time's quantiles come with the measures (exponential service), in order.
+check(r["T_ret_p50"] < r["T_ret_p90"] < r["T_ret_p95"] < r["T_ret_p99"], "T_ret quantiles ordered")
 
 # Beyond the double range: exact string, listed, and a numeric log10 beside it.
 x = osn.solve(rate=50, L=0, H=1000, R=2000)

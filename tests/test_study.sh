@@ -120,6 +120,9 @@ run 2 "bad point" -- sim "${NODE[@]}" --set arrivals.rate=1.2,0.5 --json "$TMP/b
 expect_err "bad point" "point 2 of 2 (arrivals.rate=0.5)" "arrivals.overload_rate"
 run 2 "trace in a study" -- sim "${NET[@]}" --set control.kind=none,loss --trace "$TMP/t.csv"
 expect_err "trace in a study" "--trace" "does not go with a study"
+run 2 "replications-out in a study" -- sim "${NET[@]}" --set control.kind=none,loss \
+    --replications-out "$TMP/r.csv"
+expect_err "replications-out in a study" "--replications-out" "does not go with a study"
 run 2 "precision of solve" -- solve --set thresholds.H=10,12 --precision 0.1
 expect_err "precision of solve" "--precision" "exact"
 run 2 "bad precision" -- sim "${NET[@]}" --precision 2

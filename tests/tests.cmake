@@ -31,6 +31,8 @@ osn_unit_test(test_par)
 target_link_libraries(test_par PRIVATE osn_sim)
 target_include_directories(test_par PRIVATE ${CMAKE_SOURCE_DIR}/src/sim)
 osn_unit_test(test_optimize)
+osn_unit_test(test_tret)
+target_link_libraries(test_tret PRIVATE osn_sim)
 osn_unit_test(test_ctl)
 target_link_libraries(test_ctl PRIVATE osn_ctl)
 osn_unit_test(test_sip)
@@ -40,6 +42,8 @@ add_test(NAME cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli.sh $<TARGET_FI
 set_tests_properties(cli PROPERTIES TIMEOUT 300)
 add_test(NAME cli_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_sim PROPERTIES TIMEOUT 300)
+add_test(NAME cli_tret COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli_tret.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_tret PROPERTIES TIMEOUT 300)
 add_test(NAME cli_study COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_study.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_study PROPERTIES TIMEOUT 120)
 if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
@@ -100,6 +104,11 @@ set_tests_properties(examples PROPERTIES TIMEOUT 600)
 add_test(NAME provenance COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_provenance.sh
                                  $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(provenance PROPERTIES TIMEOUT 300)
+# --trace and --replications-out of osn sim (node and network): rows that add up to the
+# estimates, per-replication means equal to the pooled ones.
+add_test(NAME trace COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_trace.sh $<TARGET_FILE:osn>
+                            ${CMAKE_SOURCE_DIR})
+set_tests_properties(trace PROPERTIES TIMEOUT 300)
 
 # Reduced verdicts of the studies (studies/*/README.md): each asserts its paper's claim with
 # the simulator's intervals in a few seconds; `python3 studies/NN-*/study.py` regenerates the

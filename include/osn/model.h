@@ -124,7 +124,17 @@ struct osn_measures {
     long states;                             /* states of the chain */
     enum osn_method method;                  /* the method that ran (never AUTO) */
     bool have_sd;                            /* T_ret_sd computed by this method */
+    /* Quantiles of the return time, filled by osn_tret_quantiles() (not by osn_solve()). */
+    struct osn_xd T_ret_q[4];     /* p50, p90, p95, p99 (OSN_TRET_QUANTILES) */
+    struct osn_xd T_ret_dist_err; /* error estimate of the survival curve (absolute) */
+    bool have_tret_q;             /* T_ret_q and T_ret_dist_err are set */
 };
+
+/* The probabilities of the quantiles in osn_measures.T_ret_q. */
+#define OSN_TRET_QUANTILES     \
+    {                          \
+        0.50, 0.90, 0.95, 0.99 \
+    }
 
 /* The value of T_disc when the model never enters discard mode (nu12 = 0). */
 #define OSN_XD_UNDEFINED ((struct osn_xd){NAN, 0})
@@ -161,6 +171,53 @@ struct osn_solve_cache *osn_solve_cache_free(struct osn_solve_cache *c);
 /* osn_solve() with a cache (may be NULL). The results are the same with or without it. */
 int osn_solve_cached(const struct osn_model *m, enum osn_method method, struct osn_measures *out,
                      osn_dist_fn dist, void *arg, struct osn_solve_cache *cache);
+
+/*
+ * The distribution of the return time (overload onset to normal mode) for exponential service:
+ * a phase-type first-passage time on the overload states, computed by uniformisation with an
+ * exact-mean geometric tail (docs/solver.md), with an error estimate of at most
+ * OSN_TRET_ERR_MAX. osn_tret_dist_new() returns 0, OSN_ENOTSUP (not exponential service, trace
+ * input, or overload never starts), OSN_ETOOBIG (a long, nearly deterministic return time: the
+ * walk would need over 4e8 state-steps to reach that accuracy), OSN_EINVAL or OSN_ENOMEM.
+ */
+#define OSN_TRET_ERR_MAX 1e-6
+
+struct osn_tret_dist;
+
+int osn_tret_dist_new(struct osn_tret_dist **dp, const struct osn_model *m);
+
+/*
+ * What osn_tret_dist_new() would answer about its cost, from the T_ret and T_ret_sd that
+ * osn_solve() put in ms, in milliseconds instead of the passage solves: OSN_ETOOBIG for a long,
+ * nearly deterministic return time, OSN_ENOTSUP, or 0 (then osn_tret_dist_new() may still
+ * refuse).
+ */
+int osn_tret_dist_precheck(const struct osn_model *m, const struct osn_measures *ms);
+struct osn_tret_dist *osn_tret_dist_free(struct osn_tret_dist *d);
+
+/* P(T_ret > t) for t >= 0 seconds: 1 at t = 0, non-increasing, in [0, 1]. */
+double osn_tret_dist_survival(const struct osn_tret_dist *d, struct osn_xd t);
+
+/* The smallest t with P(T_ret <= t) >= p, for 0 < p < 1, to about 1e-12 relative. */
+struct osn_xd osn_tret_dist_quantile(const struct osn_tret_dist *d, double p);
+
+/* E[T_ret] and E[T_ret^2] of the computed distribution (from the curve, not the linear solve). */
+void osn_tret_dist_moments(const struct osn_tret_dist *d, struct osn_xd *mean,
+                           struct osn_xd *second);
+
+/*
+ * The error estimate of the survival curve (absolute, in probability): the survival left when
+ * the uniformised walk stopped times how far its residual time was from exponential.
+ */
+double osn_tret_dist_error(const struct osn_tret_dist *d);
+
+/* Steps of the uniformised walk and its rate (1/s), for reports and benchmarks. */
+long osn_tret_dist_steps(const struct osn_tret_dist *d);
+double osn_tret_dist_rate(const struct osn_tret_dist *d);
+
+/* Fills ms->T_ret_q, T_ret_dist_err and have_tret_q for model m, ms being osn_solve()'s
+ * result for m (same returns as _new; on an error have_tret_q stays false). */
+int osn_tret_quantiles(const struct osn_model *m, struct osn_measures *ms);
 
 /* "general" / "closed" / "auto". */
 const char *osn_method_name(enum osn_method method);

@@ -63,4 +63,11 @@ int osn_net_report_csv_write(FILE *f, const struct osn_net_scenario *const *s,
                              const struct osn_net_result *const *res, int n, const char *sweep_key,
                              char *err, size_t errsize);
 
+/* --replications-out: a header line and one row per replication of each run (the swept key's
+ * value first in a sweep): replication, seed, stream, then each measure's estimate from that
+ * replication alone (per_rep[run], filled through osn_net_cfg.rep_measures). 0 or OSN_EIO. */
+int osn_net_report_reps_csv_write(FILE *f, const struct osn_net_scenario *const *s,
+                                  const double *const *per_rep, int n, const char *sweep_key,
+                                  char *err, size_t errsize);
+
 #endif

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "osn/model.h"
 
@@ -44,6 +45,10 @@ enum osn_sim_measure {
     OSN_SIM_LOSS_FLOW2,
     OSN_SIM_THROTTLED, /* offered arrivals the upstream held back (by its delayed view) */
     OSN_SIM_DISCARDED, /* offered arrivals the server discarded (mode 2 or full) */
+    OSN_SIM_T_RET_P50, /* empirical quantiles of the return time (all replications pooled) */
+    OSN_SIM_T_RET_P90,
+    OSN_SIM_T_RET_P95,
+    OSN_SIM_T_RET_P99,
     OSN_SIM_NMEASURES
 };
 
@@ -57,15 +62,20 @@ typedef void (*osn_sim_progress_fn)(double done_fraction, uint64_t events, doubl
                                     void *arg);
 
 struct osn_sim_cfg {
-    double time;                  /* simulated seconds per replication, after the warm-up (> 0) */
-    double warmup;                /* seconds simulated and discarded first (>= 0) */
-    int replications;             /* >= 2 for confidence intervals (1 gives none) */
-    uint64_t seed;                /* master seed */
-    double feedback_delay;        /* d >= 0 (s): the upstream acts on the mode of d seconds ago */
-    int threads;                  /* worker threads, >= 1 */
-    double level;                 /* confidence level of the half-widths, e.g. 0.95 */
+    double time;           /* simulated seconds per replication, after the warm-up (> 0) */
+    double warmup;         /* seconds simulated and discarded first (>= 0) */
+    int replications;      /* >= 2 for confidence intervals (1 gives none) */
+    uint64_t seed;         /* master seed */
+    double feedback_delay; /* d >= 0 (s): the upstream acts on the mode of d seconds ago */
+    int threads;           /* worker threads, >= 1 */
+    double level;          /* confidence level of the half-widths, e.g. 0.95 */
+    /* Replication 0 writes one CSV row per trace_interval seconds (> 0) of its run, warm-up
+     * included, to trace (borrowed; NULL: no trace): see osn__sim_trace_* in src/sim. */
+    FILE *trace;
+    double trace_interval;
     osn_sim_progress_fn progress; /* may be NULL */
     void *progress_arg;
+    bool keep_tret; /* hand the return times over in osn_sim_result.T_ret_sorted */
     /* NULL, or replications x OSN_SIM_NMEASURES doubles that receive each replication's own
      * measures (replication i's measure k at [i * OSN_SIM_NMEASURES + k], NAN where it has none):
      * what a paired comparison of two runs with the same seed works on (osn sim --compare). The
@@ -93,6 +103,9 @@ struct osn_sim_result {
     int threads;
     double time; /* observed time per replication after the warm-up: cfg->time, or less when a
                   * trace ends the observation at its last instant */
+    double *T_ret_sorted; /* with cfg->keep_tret: every return time observed, ascending;
+                           * the caller free()s it (NULL otherwise or when none) */
+    long T_ret_n;
 };
 
 /*

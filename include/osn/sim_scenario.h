@@ -57,6 +57,12 @@ int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
 int osn_sim_report_csv_write(FILE *f, const struct osn_sim_scenario *s,
                              const struct osn_sim_result *res, char *err, size_t errsize);
 
+/* --replications-out: a header line and one row per replication: replication, seed, stream,
+ * then each measure's estimate from that replication alone (per_rep, filled through
+ * osn_sim_cfg.rep_measures). 0 or OSN_EIO. */
+int osn_sim_report_reps_csv_write(FILE *f, const struct osn_sim_scenario *s, const double *per_rep,
+                                  char *err, size_t errsize);
+
 /* The events a run of s simulates, about (arrival rate + service rate) x (warm-up + time) x
  * replications; osn_sim_scenario_check_cost() refuses past 1e12 (about a day), naming sim.time
  * (call it after the command line's --replications). 0 or OSN_ECONFIG with err. */

@@ -23,7 +23,8 @@
 
 #define MAX_SWEEP 1000
 
-/* The options that take a value, by name; --trace and --trace-interval exist only here. */
+/* The options that take a value, by name; --trace and --trace-interval name a network run when
+ * no scenario file decides (osn_cmd_sim_is_net). */
 enum net_opt {
     OPT_SET,
     OPT_SEED,
@@ -33,6 +34,7 @@ enum net_opt {
     OPT_CSV,
     OPT_TRACE,
     OPT_TRACE_INTERVAL,
+    OPT_REPS_OUT,
     NVALUED
 };
 
@@ -43,7 +45,8 @@ static const char *const valued[NVALUED] = {[OPT_SET] = "--set",
                                             [OPT_JSON] = "--json",
                                             [OPT_CSV] = "--csv",
                                             [OPT_TRACE] = "--trace",
-                                            [OPT_TRACE_INTERVAL] = "--trace-interval"};
+                                            [OPT_TRACE_INTERVAL] = "--trace-interval",
+                                            [OPT_REPS_OUT] = "--replications-out"};
 
 struct net_opts {
     const char *scenario;
@@ -103,7 +106,7 @@ static int parse_args(int argc, char **argv, struct net_opts *o)
     struct osn_cli_opt opts[NVALUED + 1] = {{"--quiet", "-q", OSN_CLI_FLAG, &o->quiet}};
     int n = 1;
     for (int k = OPT_SET + 1; k < NVALUED; k++) { /* --set is osn_cli_parse's own */
-        bool out = k == OPT_JSON || k == OPT_CSV || k == OPT_TRACE;
+        bool out = k == OPT_JSON || k == OPT_CSV || k == OPT_TRACE || k == OPT_REPS_OUT;
         opts[n++] = (struct osn_cli_opt){valued[k], NULL, out ? OSN_CLI_OUTPUT : OSN_CLI_VALUE,
                                          &o->val[k]};
     }
@@ -174,6 +177,7 @@ static void progress(double done, double elapsed, void *arg)
 struct net_out {
     const struct osn_net_scenario *const *sc;
     const struct osn_net_result *const *res;
+    const double *const *per_rep; /* each run's replications x OSN_NET_NMEASURES values */
     int n;
     const char *sweep_key; /* NULL without a sweep */
 };
@@ -188,6 +192,12 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
 {
     const struct net_out *c = ctx;
     return osn_net_report_csv_write(f, c->sc, c->res, c->n, c->sweep_key, err, errsize);
+}
+
+static int w_reps(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct net_out *c = ctx;
+    return osn_net_report_reps_csv_write(f, c->sc, c->per_rep, c->n, c->sweep_key, err, errsize);
 }
 
 /* Most trace rows a run may write: 1e7 rows are about 600 MB. */
@@ -220,28 +230,32 @@ static int apply_options(const struct net_opts *o, struct osn_net_cfg *c, FILE *
         if (c->trace_interval <= 0)
             c->trace_interval = 0.1;
     }
+    if (o->val[OPT_TRACE_INTERVAL] && !o->val[OPT_TRACE])
+        return die("--trace-interval %s without --trace: give the trace a file",
+                   o->val[OPT_TRACE_INTERVAL]);
     if (o->val[OPT_TRACE_INTERVAL]) {
         char *end;
         c->trace_interval = strtod(o->val[OPT_TRACE_INTERVAL], &end);
         if (*end || !(c->trace_interval > 0))
             return die("--trace-interval %s: expected seconds > 0", o->val[OPT_TRACE_INTERVAL]);
     }
-    /* One trace row (about 60 bytes) per interval of replication 0: --trace-interval 1e-9 once
+    /* One trace row (about 120 bytes) per interval of replication 0: --trace-interval 1e-9 once
      * planned 3e9 rows and wrote 484 MB in 10 s. */
     double rows = (c->warmup + c->time) / c->trace_interval;
     if (c->trace && !(rows <= TRACE_ROWS_MAX))
         return die("%s %g: %.3g trace rows (about %.3g GB) for %g s simulated; at most %.0e: "
                    "raise the interval",
                    o->val[OPT_TRACE_INTERVAL] ? "--trace-interval" : "net.trace_interval",
-                   c->trace_interval, rows, rows * 60 / 1e9, c->warmup + c->time, TRACE_ROWS_MAX);
+                   c->trace_interval, rows, rows * 120 / 1e9, c->warmup + c->time, TRACE_ROWS_MAX);
     return 0;
 }
 
 /* Run i of the sweep: loads the scenario with the swept key at its value, applies the options,
- * checks and simulates into sc and res (the caller's). Returns 0, or OSN_EXIT_ERROR after
+ * checks and simulates into sc and res (the caller's), and with --replications-out each
+ * replication's values into *per_rep (allocated here). Returns 0, or OSN_EXIT_ERROR after
  * printing why. */
 static int run_one(struct net_opts *o, const struct sweep *sw, int i, FILE *trace,
-                   struct osn_net_scenario *sc, struct osn_net_result *res)
+                   struct osn_net_scenario *sc, struct osn_net_result *res, double **per_rep)
 {
     struct osn_net_cfg *c = &sc->cfg;
     struct sweep_at at = {i, sw->n, sw->key, sw->vals[i]};
@@ -266,6 +280,12 @@ static int run_one(struct net_opts *o, const struct sweep *sw, int i, FILE *trac
         return OSN_EXIT_ERROR;
     if (osn_net_scenario_check(sc, err, sizeof err) != 0)
         return die("%s", err);
+    if (o->val[OPT_REPS_OUT]) {
+        *per_rep = calloc((size_t)c->replications * OSN_NET_NMEASURES, sizeof **per_rep);
+        if (!*per_rep)
+            return die("out of memory");
+        c->rep_measures = *per_rep;
+    }
     if (!o->quiet && isatty(STDERR_FILENO)) {
         c->progress = progress;
         c->progress_arg = &at;
@@ -301,11 +321,11 @@ static void print_table(const struct sweep *sw, struct osn_net_scenario *const *
  * files. Returns 0, or OSN_EXIT_ERROR after printing why (nothing is published then). */
 static int write_results(const struct net_opts *o, const struct sweep *sw,
                          struct osn_cli_output *outs, int nouts, struct osn_net_scenario *const *sc,
-                         struct osn_net_result *const *res)
+                         struct osn_net_result *const *res, double *const *per_rep)
 {
     struct net_out ctx = {(const struct osn_net_scenario *const *)sc,
-                          (const struct osn_net_result *const *)res, sw->n,
-                          sw->which >= 0 ? sw->key : NULL};
+                          (const struct osn_net_result *const *)res, (const double *const *)per_rep,
+                          sw->n, sw->which >= 0 ? sw->key : NULL};
 
     if (osn_cli_outputs_write("sim", outs, nouts, &ctx) != 0)
         return OSN_EXIT_ERROR;
@@ -322,10 +342,13 @@ int osn_cmd_sim_net(int argc, char **argv)
     struct sweep sw = {.which = -1, .n = 1};
     struct osn_net_scenario **sc = NULL;
     struct osn_net_result **res = NULL;
+    double **per_rep = NULL;
     /* --trace is written while replication 0 runs (no writer), the others after. */
     struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}},
                                     {"--csv", NULL, w_csv, {0}},
-                                    {"--trace", NULL, NULL, {0}}};
+                                    {"--trace", NULL, NULL, {0}},
+                                    {"--replications-out", NULL, w_reps, {0}}};
+    enum { NOUTS = sizeof outs / sizeof outs[0] };
     FILE *trace = NULL;
     int status = OSN_EXIT_ERROR;
 
@@ -333,6 +356,7 @@ int osn_cmd_sim_net(int argc, char **argv)
         goto out;
     outs[0].path = o.val[OPT_JSON], outs[1].path = o.val[OPT_CSV];
     outs[2].path = o.val[OPT_TRACE];
+    outs[3].path = o.val[OPT_REPS_OUT];
     if (o.help) {
         osn_cmd_sim_usage(stdout);
         status = 0;
@@ -346,7 +370,8 @@ int osn_cmd_sim_net(int argc, char **argv)
     }
     sc = calloc((size_t)sw.n, sizeof *sc);
     res = calloc((size_t)sw.n, sizeof *res);
-    if (!sc || !res) {
+    per_rep = calloc((size_t)sw.n, sizeof *per_rep);
+    if (!sc || !res || !per_rep) {
         die("out of memory");
         goto out;
     }
@@ -359,20 +384,22 @@ int osn_cmd_sim_net(int argc, char **argv)
             die("out of memory");
             goto out;
         }
-        if (run_one(&o, &sw, i, trace, sc[i], res[i]) != 0)
+        if (run_one(&o, &sw, i, trace, sc[i], res[i], &per_rep[i]) != 0)
             goto out;
     }
-    if (write_results(&o, &sw, outs, 3, sc, res) != 0)
+    if (write_results(&o, &sw, outs, NOUTS, sc, res, per_rep) != 0)
         goto out;
     status = 0;
 out:
-    osn_cli_outputs_abort(outs, 3);
+    osn_cli_outputs_abort(outs, NOUTS);
     for (int i = 0; i < sw.n; i++) {
         free(sc ? sc[i] : NULL);
         free(res ? res[i] : NULL);
+        free(per_rep ? per_rep[i] : NULL);
     }
     free(sc);
     free(res);
+    free(per_rep);
     free(o.sets);
     return status;
 }
@@ -383,15 +410,29 @@ void osn_cmd_sim_net_usage(FILE *f)
           "SIP network scenarios (a file with a [net] or [source] section):\n"
           "  osn sim NET.ini [--set SECTION.KEY=VALUE|LO:HI:STEP]... [--seed N]\n"
           "          [--replications N] [--threads N] [--json FILE|-] [--csv FILE|-]\n"
-          "          [--trace FILE|-] [--trace-interval S] [-q]\n"
+          "          [--trace FILE|-] [--trace-interval S] [--replications-out FILE|-] [-q]\n"
           "UAC sources, stateful proxies and a UAS over UDP links, message by message, with\n"
           "the RFC 3261 transactions of src/sip and the controllers of src/ctl hop by hop\n"
           "(server half at the core, client half at its upstream). A call is INVITE, 100,\n"
           "180, 200, ACK, a hold time, BYE, 200; it is good when its 200 reaches the UAC\n"
           "before Timer B (64*T1). One --set may be a range LO:HI:STEP: one run per value,\n"
-          "JSON as an array, CSV one row per value. --trace writes t, core queue, core mode,\n"
-          "offered and good calls/s, control level every --trace-interval s (0.1), from\n"
-          "replication 0.\n"
+          "JSON as an array, CSV one row per value.\n"
+          "--trace FILE: CSV of replication 0 over time, warm-up included, one row per\n"
+          "--trace-interval S [0.1] ending at t_s (units in the names): replication, t_s,\n"
+          "offered_per_s, goodput_per_s, failed_timeout/rejected/other_per_s,\n"
+          "sent_503_per_s (new requests an overload control answered 503),\n"
+          "retrans_sent_per_s (copies sent, every element), core_new_per_s and\n"
+          "core_retrans_per_s (as in retrans_ratio),\n"
+          "setup_n and setup_mean_s/p50/p95/p99 (exact, the calls whose 180 came in the\n"
+          "interval; empty without one), then at t_s each proxy's and the UAS's\n"
+          "NAME_queue_msgs, core_mode, and with loss, rate or pi each gate's level\n"
+          "(NAME_shed_percent, NAME_rate_limit_per_s, NAME_retrans_allowed_per_s). The rows\n"
+          "after the warm-up add up to the estimates of a one-replication run.\n"
+          "--replications-out FILE: CSV, one row per replication (per value of a sweep,\n"
+          "the swept key first): replication, seed, stream (replication i runs on stream i\n"
+          "of the seed), each measure from that replication alone, control, osn_version.\n"
+          "The estimates pool the counts: a rate's or a time fraction's is the mean of the\n"
+          "rows, a ratio's (delays, percentiles, retrans_ratio) weighs them by size.\n"
           "  [net]      topology collapse|tandem|fanin [collapse], edges (fanin) [1],\n"
           "             time [20], warmup [10] (>= 33 s to see Timer B failures in the\n"
           "             window), replications [4], seed [1], level [0.95], trace_interval\n"

@@ -7,6 +7,7 @@
  * file behind and reports exactly one line on stderr, "osn solve: ...", with exit status 2.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@ struct solve_opts {
     int nsets;
     enum osn_method method;
     const char *json, *csv, *dist; /* NULL when not requested, "-" for stdout */
+    const char *dist_tret;         /* --dist-tret FILE|- */
+    long dist_tret_points;         /* rows of the --dist-tret curve */
     bool quiet;
     bool help;
 };
@@ -36,7 +39,8 @@ void osn_cmd_solve_usage(FILE *f)
 {
     fputs("Usage: osn solve [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"
           "                 [--method auto|general|closed] [--json FILE|-] [--csv FILE|-]\n"
-          "                 [--dist FILE|-] [-q|--quiet]\n"
+          "                 [--dist FILE|-] [--dist-tret FILE|-]\n"
+          "                 [--dist-tret-points N] [-q|--quiet]\n"
           "\n"
           "Exact stationary measures of a hysteretic overload-control model: one\n"
           "server, FIFO, at most R customers, modes 0 normal, 1 overload, 2 discard.\n"
@@ -53,7 +57,12 @@ void osn_cmd_solve_usage(FILE *f)
           "                           M|M|1 model under policy I (otherwise an error)\n"
           "  --json FILE|-            write the measures and the scenario as JSON\n"
           "  --csv FILE|-             write a header line and one row of measures as CSV\n"
-          "  --dist FILE|-            write the stationary distribution as CSV: mode,n,p\n"
+          "  --dist FILE|-            write the stationary distribution as CSV: mode,n,p,\n"
+          "                           p_log10 (a number where p leaves the double range)\n"
+          "  --dist-tret FILE|-       write the return time's survival curve as CSV:\n"
+          "                           t_s,survival = t in s, P(T_ret > t); t from 0 to\n"
+          "                           the 99.9% quantile (exponential service only)\n"
+          "  --dist-tret-points N     rows of that curve, 2 .. 1000000 [201]\n"
           "  -q, --quiet              do not print the table\n"
           "  -h, --help               show this help\n"
           "\n"
@@ -101,9 +110,15 @@ void osn_cmd_solve_usage(FILE *f)
           "or number of flows, is an error.\n"
           "\n"
           "Output: a table of the measures on stdout (P0 P1 P2 N_mean throughput sojourn\n"
-          "T_ret T_ret_sd T_cyc T_norm T_disc mode_change_rate theta nu01 nu12\n"
-          "T_ret_renewal prob_sum; times in s, rates in 1/s), left out with -q or when\n"
-          "--json, --csv or --dist writes to stdout. JSON and CSV give numbers to 17\n"
+          "T_ret T_ret_sd T_ret_p50 T_ret_p90 T_ret_p95 T_ret_p99 T_ret_dist_err T_cyc\n"
+          "T_norm T_disc mode_change_rate theta nu01 nu12 T_ret_renewal prob_sum; times\n"
+          "in s, rates in 1/s), left out with -q or when --json, --csv or --dist writes\n"
+          "to stdout. T_ret_pXX is the time within which XX% of overload episodes end,\n"
+          "from the exact distribution (uniformisation, error estimate T_ret_dist_err\n"
+          "<= 1e-6). It needs exponential service: n/a otherwise, and --dist-tret is\n"
+          "refused. Also n/a (and --dist-tret refused) for a long, nearly deterministic\n"
+          "return time that the method cannot reach (e.g. R = 1e5 with H - L = 25000).\n"
+          "JSON and CSV give numbers to 17\n"
           "digits; a value outside the double range (e.g. T_cyc = 1e+2000) is written as\n"
           "a string and listed in the JSON array \"beyond_double_range\". Files are\n"
           "written to a temporary file and renamed, so a failed run leaves none behind.\n"
@@ -123,11 +138,16 @@ void osn_cmd_solve_usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct solve_opts *o)
 {
-    const char *method = NULL;
+    const char *method = NULL, *points = NULL;
     const struct osn_cli_opt opts[] = {
-            {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet}, {"--method", NULL, OSN_CLI_VALUE, &method},
-            {"--json", NULL, OSN_CLI_OUTPUT, &o->json}, {"--csv", NULL, OSN_CLI_OUTPUT, &o->csv},
-            {"--dist", NULL, OSN_CLI_OUTPUT, &o->dist}, {NULL, NULL, 0, NULL},
+            {"--dist-tret", NULL, OSN_CLI_OUTPUT, &o->dist_tret},
+            {"--dist-tret-points", NULL, OSN_CLI_VALUE, &points},
+            {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet},
+            {"--method", NULL, OSN_CLI_VALUE, &method},
+            {"--json", NULL, OSN_CLI_OUTPUT, &o->json},
+            {"--csv", NULL, OSN_CLI_OUTPUT, &o->csv},
+            {"--dist", NULL, OSN_CLI_OUTPUT, &o->dist},
+            {NULL, NULL, 0, NULL},
     };
     struct osn_cli_args a = {0};
     int rc = osn_cli_parse("solve", argc, argv, opts, 0, &a);
@@ -136,8 +156,16 @@ static int parse_args(int argc, char **argv, struct solve_opts *o)
     o->sets = a.sets;
     o->nsets = a.nsets;
     o->help = a.help;
-    if (rc || !method)
+    o->dist_tret_points = 201;
+    if (rc)
         return rc;
+    if (points &&
+        osn_cli_long("solve", "--dist-tret-points", points, 2, 1000000, &o->dist_tret_points) != 0)
+        return OSN_EXIT_ERROR;
+    if (points && !o->dist_tret)
+        return die("--dist-tret-points %s: needs --dist-tret FILE", points);
+    if (!method)
+        return 0;
     if (strcmp(method, "auto") == 0)
         o->method = OSN_METHOD_AUTO;
     else if (strcmp(method, "general") == 0)
@@ -149,13 +177,17 @@ static int parse_args(int argc, char **argv, struct solve_opts *o)
     return 0;
 }
 
-/* osn_solve() dist callback: one "mode,n,p" row, p to 17 significant digits. */
+/* osn_solve() dist callback: one "mode,n,p,p_log10" row, p to 17 significant digits (beyond
+ * the double range too: 2.2e-1403 in examples/extreme_load.ini, which a reader's float parser
+ * turns into 0), and its log10, a number whatever p is (empty for p = 0). */
 static int dist_row(int mode, long n, struct osn_xd p, void *arg)
 {
     FILE *f = arg;
-    char buf[64];
+    char buf[64], lg[32] = "";
 
-    if (fprintf(f, "%d,%ld,%s\n", mode, n, osn_xd_format(p, 17, buf, sizeof buf)) < 0)
+    if (isfinite(p.m) && p.m != 0)
+        snprintf(lg, sizeof lg, "%.17g", osn_xd_log10(p));
+    if (fprintf(f, "%d,%ld,%s,%s\n", mode, n, osn_xd_format(p, 17, buf, sizeof buf), lg) < 0)
         return OSN_EIO;
     return 0;
 }
@@ -164,12 +196,40 @@ static int dist_row(int mode, long n, struct osn_xd p, void *arg)
 struct solve_out {
     const struct osn_scenario *sc;
     const struct osn_measures *ms;
+    const struct osn_tret_dist *tret; /* NULL without exponential service */
+    long tret_points;
 };
 
 static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
 {
     const struct solve_out *c = ctx;
     return osn_report_json_write(f, c->sc, c->ms, err, errsize);
+}
+
+/* The --dist-tret curve: t from 0 to the 99.9% quantile in equal steps, P(T_ret > t). A t
+ * beyond the double range (a return time of 1e+400 s) is written as a decimal string. */
+static int w_dist_tret(FILE *f, const void *ctx, char *err, size_t errsize)
+{
+    const struct solve_out *c = ctx;
+    const struct osn_xd tmax = osn_tret_dist_quantile(c->tret, 0.999);
+    char buf[64];
+
+    if (fputs("t_s,survival\n", f) == EOF) {
+        snprintf(err, errsize, "write failed: %s", strerror(errno));
+        return OSN_EIO;
+    }
+    double prev = 1;
+    for (long i = 0; i < c->tret_points; i++) {
+        struct osn_xd t = osn_xd_muld(tmax, (double)i / (double)(c->tret_points - 1));
+        /* A sum of Poisson weights may round up by 1e-15 from one t to the next: clipped. */
+        double s = osn_tret_dist_survival(c->tret, t);
+        prev = s < prev ? s : prev;
+        if (fprintf(f, "%s,%.17g\n", osn_xd_format(t, 17, buf, sizeof buf), prev) < 0) {
+            snprintf(err, errsize, "write failed: %s", strerror(errno));
+            return OSN_EIO;
+        }
+    }
+    return 0;
 }
 
 static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
@@ -191,6 +251,12 @@ static int load_scenario(const struct solve_opts *o, struct osn_scenario *sc)
     const char *why = osn_solve_unsupported(&sc->model, o->method);
     if (why)
         return die("%s%s", o->method == OSN_METHOD_CLOSED ? "--method closed: " : "", why);
+    /* The embedded chain at departures does not keep the time within a service, so it gives
+     * the return time's moments by renewal but not its distribution. */
+    if (o->dist_tret && sc->model.service.kind != OSN_LAW_EXP)
+        return die("--dist-tret %s: the return time's distribution needs exponential service "
+                   "(service.law = exp); osn sim --dist-tret gives it for any law",
+                   o->dist_tret);
     return 0;
 }
 
@@ -205,7 +271,7 @@ static int solve(const struct solve_opts *o, const struct osn_scenario *sc,
     if (o->dist) {
         if (!(dist = osn_cli_output_open("solve", dist_out)))
             return OSN_EXIT_ERROR;
-        if (fputs("mode,n,p\n", dist) == EOF)
+        if (fputs("mode,n,p,p_log10\n", dist) == EOF)
             return die("--dist %s: write failed: %s", o->dist, strerror(errno));
     }
     rc = osn_solve(&sc->model, o->method, ms, dist ? dist_row : NULL, dist);
@@ -213,6 +279,39 @@ static int solve(const struct solve_opts *o, const struct osn_scenario *sc,
         return die("--dist %s: write failed: %s", o->dist, strerror(errno));
     if (rc)
         return die("solver failed: %s", osn_strerror(rc));
+    return 0;
+}
+
+/* The return time's distribution into *d and its quantiles into ms, for exponential service
+ * (otherwise *d stays NULL and the quantiles n/a). Returns 0, or OSN_EXIT_ERROR after printing
+ * why. */
+static int solve_tret(const struct solve_opts *o, const struct osn_scenario *sc,
+                      struct osn_measures *ms, struct osn_tret_dist **d)
+{
+    static const double probs[4] = OSN_TRET_QUANTILES;
+
+    if (sc->model.service.kind != OSN_LAW_EXP)
+        return 0;
+    int rc = osn_tret_dist_precheck(&sc->model, ms);
+    if (!rc)
+        rc = osn_tret_dist_new(d, &sc->model);
+    if ((rc == OSN_ENOTSUP || rc == OSN_ETOOBIG) && !o->dist_tret)
+        return 0; /* no return time, or no accurate curve in reach: quantiles n/a */
+    if (rc == OSN_ENOTSUP)
+        return die("--dist-tret %s: overload never starts in this model, so there is no "
+                   "return time",
+                   o->dist_tret);
+    if (rc == OSN_ETOOBIG)
+        return die("--dist-tret %s: the return time is long and nearly deterministic (a "
+                   "drift over many levels); uniformisation would need over 4e8 state-steps "
+                   "for an error below 1e-6. osn sim --dist-tret estimates it",
+                   o->dist_tret);
+    if (rc)
+        return die("return-time distribution failed: %s", osn_strerror(rc));
+    for (int i = 0; i < 4; i++)
+        ms->T_ret_q[i] = osn_tret_dist_quantile(*d, probs[i]);
+    ms->T_ret_dist_err = osn_xd(osn_tret_dist_error(*d));
+    ms->have_tret_q = true;
     return 0;
 }
 
@@ -224,7 +323,9 @@ int osn_cmd_solve(int argc, char **argv)
     /* --dist is written while the solver runs (no writer), the others after. */
     struct osn_cli_output outs[] = {{"--dist", NULL, NULL, {0}},
                                     {"--json", NULL, w_json, {0}},
-                                    {"--csv", NULL, w_csv, {0}}};
+                                    {"--csv", NULL, w_csv, {0}},
+                                    {"--dist-tret", NULL, w_dist_tret, {0}}};
+    struct osn_tret_dist *tret = NULL;
     int status = OSN_EXIT_ERROR;
 
     if (osn_study_wanted(argc, argv, true)) /* a grid or --resume: study.c */
@@ -232,6 +333,7 @@ int osn_cmd_solve(int argc, char **argv)
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     outs[0].path = o.dist, outs[1].path = o.json, outs[2].path = o.csv;
+    outs[3].path = o.dist_tret;
     if (o.help) {
         osn_cmd_solve_usage(stdout);
         status = 0;
@@ -243,18 +345,20 @@ int osn_cmd_solve(int argc, char **argv)
         die("out of memory");
         goto out;
     }
-    if (load_scenario(&o, sc) != 0 || solve(&o, sc, &outs[0], &ms) != 0)
+    if (load_scenario(&o, sc) != 0 || solve(&o, sc, &outs[0], &ms) != 0 ||
+        solve_tret(&o, sc, &ms, &tret) != 0)
         goto out;
-    struct solve_out ctx = {sc, &ms};
-    if (osn_cli_outputs_write("solve", outs, 3, &ctx) != 0)
+    struct solve_out ctx = {sc, &ms, tret, o.dist_tret_points};
+    if (osn_cli_outputs_write("solve", outs, 4, &ctx) != 0)
         goto out;
-    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 3))
+    if (!o.quiet && !osn_cli_outputs_to_stdout(outs, 4))
         osn_report_table(stdout, sc, &ms);
-    if (osn_cli_stdout_done("solve") != 0 || osn_cli_outputs_commit("solve", outs, 3) != 0)
+    if (osn_cli_stdout_done("solve") != 0 || osn_cli_outputs_commit("solve", outs, 4) != 0)
         goto out;
     status = 0;
 out:
-    osn_cli_outputs_abort(outs, 3);
+    osn_cli_outputs_abort(outs, 4);
+    osn_tret_dist_free(tret);
     osn_scenario_release(sc);
     free(sc);
     free(o.sets);

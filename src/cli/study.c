@@ -24,7 +24,8 @@
 #include "study_int.h"
 #include "study_mpi.h"
 
-static const char *const refused_name[4] = {"--trace", "--trace-interval", "--dist", "--plot"};
+static const char *const refused_name[STUDY_NREFUSED] = {"--trace", "--trace-interval", "--dist",
+                                                         "--plot", "--replications-out"};
 
 static bool is_option(const char *a, const char *name)
 {
@@ -75,7 +76,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct study_opts 
             {"--method", NULL, OSN_CLI_VALUE, &o->method},
     };
     int n = 10;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < STUDY_NREFUSED; k++)
         opts[n++] = (struct osn_cli_opt){refused_name[k], NULL, OSN_CLI_VALUE, &o->refused[k]};
     opts[n] = (struct osn_cli_opt){NULL, NULL, 0, NULL};
     struct osn_cli_args a = {0};
@@ -138,7 +139,7 @@ static int check_options(struct study *s)
     const struct study_opts *o = &s->o;
     long v;
 
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < STUDY_NREFUSED; k++)
         if (o->refused[k])
             return osn_cli_die(cmd,
                                "%s writes one run's detail: it does not go with a study "

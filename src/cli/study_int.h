@@ -10,13 +10,15 @@
 #include "study_grid.h"
 
 #define MAX_REPLICATIONS 100000
+#define STUDY_NREFUSED   5 /* options of a single run that a study refuses, by name */
 
 struct study_opts {
     const char *scenario;
     const char **sets;
     int nsets;
     const char *json, *csv, *seed, *reps, *threads, *resume, *precision, *max_reps, *method;
-    const char *refused[4]; /* --trace, --trace-interval, --dist, --plot: single runs only */
+    /* --trace, --trace-interval, --dist, --plot, --replications-out: single runs only */
+    const char *refused[STUDY_NREFUSED];
     bool quiet, help;
 };
 

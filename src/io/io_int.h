@@ -6,6 +6,7 @@
 #define OSN_IO_INT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "osn/model_scenario.h"
@@ -20,6 +21,19 @@ struct osn_net_scenario;
 /* The network scenario as it ran: its source, the keys set, and every key of the schema with
  * the value used, defaults included (src/io/net_echo.c; new ref, NULL when out of memory). */
 json_t *osn__net_scenario_json(const struct osn_net_scenario *s);
+
+/* The node simulator's scenario as run: every key that applies to the model's shape with the
+ * value used, defaults included, by section (src/io/sim_echo.c; new ref, NULL when out of
+ * memory). */
+struct osn_sim_scenario;
+json_t *osn__sim_scenario_resolved(const struct osn_sim_scenario *s);
+
+/* The [control] and [sip] sections as run, every key (src/io/net_echo.c, shared by the
+ * network's echo and osn node's; new refs). */
+struct osn_ctl_cfg;
+struct osn_sip_cfg;
+json_t *osn__ctl_json(const char *kind, const struct osn_ctl_cfg *ct);
+json_t *osn__sip_json(const struct osn_sip_cfg *sip, bool sipp);
 
 /*
  * Writes a result document to f, indented, reals to `precision` significant digits, and a final

@@ -50,6 +50,11 @@ static const struct row rows[] = {
         XD("sojourn", sojourn, "s", "mean time in the system, N_mean/throughput"),
         XD("T_ret", T_ret, "s", "mean return time, overload onset to normal mode"),
         XD("T_ret_sd", T_ret_sd, "s", "standard deviation of the return time"),
+        XD("T_ret_p50", T_ret_q[0], "s", "median return time"),
+        XD("T_ret_p90", T_ret_q[1], "s", "90% of overload episodes end within this"),
+        XD("T_ret_p95", T_ret_q[2], "s", "95% of overload episodes end within this"),
+        XD("T_ret_p99", T_ret_q[3], "s", "99% of overload episodes end within this"),
+        XD("T_ret_dist_err", T_ret_dist_err, "", "error estimate of P(T_ret > t) (absolute)"),
         XD("T_cyc", T_cyc, "s", "mean control cycle, onset to next onset (1/nu01)"),
         XD("T_norm", T_norm, "s", "mean normal period, T_cyc - T_ret"),
         XD("T_disc", T_disc, "s", "mean discard visit, P2/nu12"),
@@ -77,6 +82,8 @@ static bool has_value(const struct osn_measures *ms, const char *key, struct osn
 {
     if (strcmp(key, "T_ret_sd") == 0 && !ms->have_sd)
         return false;
+    if (strncmp(key, "T_ret_p", 7) == 0 || strcmp(key, "T_ret_dist_err") == 0)
+        return ms->have_tret_q && isfinite(x.m);
     return isfinite(x.m);
 }
 
@@ -226,6 +233,36 @@ static int set_measure(json_t *root, const char *key, json_t *v, struct osn_xd x
     return json_object_set_new(root, lkey, json_real(osn_xd_log10(x)));
 }
 
+/* root[key] = an array of the n measures x (from xd_json); when one of them is a string beyond
+ * the double range, also KEY_log10, the array of their log10 (null for 0 or no value), as for
+ * a single measure. key is listed in `beyond` once. */
+static int set_measures(json_t *root, const char *key, const struct osn_xd *x, int n,
+                        json_t *beyond)
+{
+    json_t *a = json_array(), *lg = json_array(), *scratch = json_array();
+    bool any = false;
+    char lkey[64];
+    int err = !a || !lg || !scratch;
+
+    for (int k = 0; k < n && !err; k++) {
+        json_t *v = xd_json(x[k], key, scratch);
+        any |= json_is_string(v);
+        err |= json_array_append_new(a, v);
+        err |= json_array_append_new(
+                lg, isfinite(x[k].m) && x[k].m != 0 ? json_real(osn_xd_log10(x[k])) : json_null());
+    }
+    json_decref(scratch);
+    err |= json_object_set_new(root, key, a);
+    snprintf(lkey, sizeof lkey, "%s_log10", key);
+    if (any && !err) {
+        err |= json_array_append_new(beyond, json_string(key));
+        err |= json_object_set_new(root, lkey, lg);
+    } else {
+        json_decref(lg);
+    }
+    return err ? -1 : 0;
+}
+
 /* The "scenario" object: the model as solved, where it came from and every key that was set. */
 json_t *osn__report_scenario_json(const struct osn_scenario *sc)
 {
@@ -322,13 +359,8 @@ static json_t *result_json(const struct osn_scenario *sc, const struct osn_measu
         err |= set_measure(root, "loss_flow1", xd_json(ms->theta, "loss_flow1", beyond), ms->theta);
     }
     if (ms->nphase > 0) {
-        json_t *on = json_array(), *tr = json_array();
-        for (int k = 0; k < ms->nphase; k++) {
-            err |= json_array_append_new(on, xd_json(ms->onset_phase[k], "onset_phase", beyond));
-            err |= json_array_append_new(tr, xd_json(ms->T_ret_phase[k], "T_ret_phase", beyond));
-        }
-        err |= json_object_set_new(root, "onset_phase", on);
-        err |= json_object_set_new(root, "T_ret_phase", tr);
+        err |= set_measures(root, "onset_phase", ms->onset_phase, ms->nphase, beyond);
+        err |= set_measures(root, "T_ret_phase", ms->T_ret_phase, ms->nphase, beyond);
     }
     err |= json_object_set_new(root, "beyond_double_range", beyond);
     err |= json_object_set_new(root, "scenario", osn__report_scenario_json(sc));
@@ -429,7 +461,7 @@ int osn_report_csv_write(FILE *f, const struct osn_scenario *sc, const struct os
     for (size_t i = 0; i < NROWS; i++)
         if (rows[i].type == ROW_XD)
             fprintf(f, ",%s_log10", rows[i].key);
-    fprintf(f, ",osn_version\n");
+    fprintf(f, ",loss_flow1_log10,loss_flow2_log10,osn_version\n");
     for (size_t i = 0; i < NROWS; i++) {
         const struct row *r = &rows[i];
         if (r->type == ROW_STATES) {
@@ -458,6 +490,10 @@ int osn_report_csv_write(FILE *f, const struct osn_scenario *sc, const struct os
         fputc(',', f);
         csv_log10(f, x, has_value(ms, r->key, x));
     }
+    fputc(',', f);
+    csv_log10(f, sc->model.flows == 2 ? ms->loss_flow1 : ms->theta, true);
+    fputc(',', f);
+    csv_log10(f, ms->loss_flow2, sc->model.flows == 2);
     fprintf(f, ",%s", osn_version());
     if (fputc('\n', f) == EOF || ferror(f)) {
         if (err && errsize)

@@ -61,13 +61,12 @@ static json_t *source_json(const struct osn_net_source_cfg *s)
     return o;
 }
 
-static json_t *control_json(const struct osn_net_cfg *c)
+json_t *osn__ctl_json(const char *kind, const struct osn_ctl_cfg *ct)
 {
     static const char *const dets[] = {"hysteretic", "occupancy", "delay"};
-    const struct osn_ctl_cfg *ct = &c->ctl;
     json_t *o = json_object();
 
-    json_object_set_new(o, "kind", json_string(c->ctl_kind));
+    json_object_set_new(o, "kind", json_string(kind));
     json_object_set_new(o, "detector", json_string(dets[ct->det.kind]));
     json_object_set_new(o, "l1", num(ct->det.l1));
     json_object_set_new(o, "h1", num(ct->det.h1));
@@ -95,6 +94,13 @@ static json_t *control_json(const struct osn_net_cfg *c)
     json_object_set_new(o, "ki", num(ct->pi.ki));
     json_object_set_new(o, "pi_interval", num(ct->pi.interval));
     return o;
+}
+
+json_t *osn__sip_json(const struct osn_sip_cfg *sip, bool sipp)
+{
+    return json_pack("{sosososossso}", "t1", num(sip->t1), "t2", num(sip->t2), "t4", num(sip->t4),
+                     "timer_d", num(sip->timer_d), "client_mode", sipp ? "sipp" : "rfc", "rfc6026",
+                     json_boolean(sip->rfc6026));
 }
 
 json_t *osn__net_scenario_json(const struct osn_net_scenario *s)
@@ -129,12 +135,8 @@ json_t *osn__net_scenario_json(const struct osn_net_scenario *s)
     json_object_set_new(r, "link access", link_json(&c->access));
     json_object_set_new(r, "link trunk", link_json(&c->trunk));
     json_object_set_new(r, "link uas", link_json(&c->uas_link));
-    json_object_set_new(r, "control", control_json(c));
-    json_object_set_new(r, "sip",
-                        json_pack("{sosososossso}", "t1", num(c->sip.t1), "t2", num(c->sip.t2),
-                                  "t4", num(c->sip.t4), "timer_d", num(c->sip.timer_d),
-                                  "client_mode", c->sipp ? "sipp" : "rfc", "rfc6026",
-                                  json_boolean(c->sip.rfc6026)));
+    json_object_set_new(r, "control", osn__ctl_json(c->ctl_kind, &c->ctl));
+    json_object_set_new(r, "sip", osn__sip_json(&c->sip, c->sipp));
     return json_pack("{sososo}", "source", s->ini.path[0] ? json_string(s->ini.path) : json_null(),
                      "keys", keys, "resolved", r);
 }

@@ -4,6 +4,7 @@
  * compared line by line (scripts/testbed.sh does).
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "io_int.h"
@@ -30,6 +31,40 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
                 (unsigned long long)osn_node_counter_value(st, i), osn_node_counter_meaning(i));
     fprintf(f, "  %-18s %12llu  kB, peak resident memory\n", "rss_peak_kb",
             (unsigned long long)st->rss_peak_kb);
+}
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Every key of the run with the value used, defaults included, by section as in the scenario
+ * file: [node], the element's [server NAME], [control], [sip]. */
+static json_t *resolved_json(const struct osn_node_cfg *c)
+{
+    static const char *const kinds[OSN_ELEM_NKINDS] = {
+            "cost_invite", "cost_retrans", "cost_response", "cost_ack", "cost_bye", "cost_reject"};
+    char section[32];
+    json_t *r = json_object(), *sv = json_object();
+
+    json_object_set_new(
+            r, "node",
+            json_pack("{sssssosososIso}", "element", element_name[c->element], "listen", c->listen,
+                      "next_hop",
+                      c->element == OSN_NODE_UAS ? json_null() : json_string(c->next_hop),
+                      "duration", num(c->duration), "stats_interval", num(c->stats_interval),
+                      "max_transactions", (json_int_t)c->max_transactions, "metrics",
+                      c->metrics[0] ? json_string(c->metrics) : json_null()));
+    for (int k = 0; k < OSN_ELEM_NKINDS; k++)
+        json_object_set_new(sv, kinds[k], num(c->cost[k]));
+    json_object_set_new(sv, "buffer", json_integer(c->buffer));
+    snprintf(section, sizeof section, "server %s", element_name[c->element]);
+    json_object_set_new(r, section, sv);
+    json_object_set_new(r, "control", osn__ctl_json(c->ctl_kind, &c->ctl));
+    json_t *sip = osn__sip_json(&c->sip, false);
+    json_object_del(sip, "client_mode"); /* the UACs' (the simulator's), not a node's */
+    json_object_set_new(r, "sip", sip);
+    return r;
 }
 
 int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
@@ -72,6 +107,7 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
     for (int i = 0; i < s->ini.nkeys; i++)
         json_object_set_new(keys, s->ini.keys[i].key, json_string(s->ini.keys[i].value));
     json_object_set_new(o, "scenario", keys);
+    json_object_set_new(o, "scenario_resolved", resolved_json(c));
     json_object_set_new(o, "scenario_file", json_string(s->ini.path));
     rc = osn__report_json_dump(f, o, 10, err, errsize);
     json_decref(o);

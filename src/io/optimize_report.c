@@ -37,12 +37,32 @@ static json_t *real_json(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* o[key] = xd_json(x), and KEY_log10 beside it when that is a string beyond the double range
+ * (as the solve document does), so that the field of a dataframe stays numeric. */
+static int set_xd(json_t *o, const char *key, xd x)
+{
+    char lkey[64];
+    json_t *v = xd_json(x);
+    int err = json_object_set_new(o, key, v);
+
+    if (!err && json_is_string(v)) {
+        snprintf(lkey, sizeof lkey, "%s_log10", key);
+        err = json_object_set_new(o, lkey, json_real(osn_xd_log10(x)));
+    }
+    return err;
+}
+
 static json_t *pair_json(const struct osn_opt_point *pt)
 {
     if (!pt->found)
         return json_null();
-    return json_pack("{sIsIsoso}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "T_ret",
-                     xd_json(pt->ms.T_ret), "violation", real_json(pt->violation));
+    json_t *o = json_pack("{sIsIso}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "violation",
+                          real_json(pt->violation));
+    if (o && set_xd(o, "T_ret", pt->ms.T_ret) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 /* The solve document of the reported pair, read back from osn_report_json_write(). */
@@ -88,11 +108,11 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     for (int c = 0; c < OSN_OPT_NCON && cons; c++) {
         if (!cfg->has[c])
             continue;
-        json_t *o = json_pack("{sssososo}", "measure", con_measure[c], "bound",
-                              real_json(cfg->bound[c]), "value",
-                              xd_json(osn_opt_con_value((enum osn_opt_con)c, &pt->ms)),
-                              res->best.found ? "slack" : "violation",
+        json_t *o = json_pack("{sssoso}", "measure", con_measure[c], "bound",
+                              real_json(cfg->bound[c]), res->best.found ? "slack" : "violation",
                               real_json(res->best.found ? res->slack[c] : pt->viol[c]));
+        if (o)
+            e |= set_xd(o, "value", osn_opt_con_value((enum osn_opt_con)c, &pt->ms));
         e |= json_object_set_new(cons, osn_opt_con_name((enum osn_opt_con)c), o);
     }
     e |= json_object_set_new(doc, "L", json_integer(pt->L));

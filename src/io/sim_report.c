@@ -101,6 +101,15 @@ int osn_sim_report_json_write(FILE *f, const struct osn_sim_scenario *s,
         bad |= json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
         bad |= json_object_set_new(root, "feedback_delay", json_real(c->feedback_delay));
         bad |= json_object_set_new(root, "beyond_double_range", json_array());
+        /* --seed and --replications may set these after the file was read: the run's values,
+         * whichever way they were set; then every key's value as run. */
+        char v[32];
+        json_t *keys = json_object_get(sc, "keys");
+        snprintf(v, sizeof v, "%d", c->replications);
+        bad |= json_object_set_new(keys, "sim.replications", json_string(v));
+        snprintf(v, sizeof v, "%llu", (unsigned long long)c->seed);
+        bad |= json_object_set_new(keys, "sim.seed", json_string(v));
+        bad |= json_object_set_new(sc, "resolved", osn__sim_scenario_resolved(s));
         bad |= json_object_set_new(root, "scenario", sc);
         sc = NULL;
         /* What the wall clock measured, apart: the rest of a same-seed file is identical. */

@@ -412,3 +412,54 @@ out:
     free(ooff);
     return err;
 }
+
+/*
+ * The start of the return time for tret_dist.c: the overload states where overload begins and
+ * the stationary flow into each, from the same sweep as osn__general_solve(). The lists are the
+ * caller's (free them); indices are among the overload chain's states, level by level from lo.
+ */
+int osn__overload_entries(const struct osn_model *m, long *n, long **idx, xd **w)
+{
+    struct osn__chain fc, oc;
+    struct osn__lchain flc, olc;
+    osn__chain_init(&fc, m, 0);
+    osn__chain_init(&oc, m, 1);
+    osn__chain_levels(&fc, &flc);
+    osn__chain_levels(&oc, &olc);
+
+    struct osn__stat *st = NULL;
+    long ostates = 0;
+    long *ooff = level_offsets(&olc, &ostates);
+    struct entries entry = {0};
+    int err = OSN_ENOMEM;
+    if (!ooff)
+        goto out;
+    err = osn__stat_new(&st, &flc);
+    if (err)
+        goto out;
+    struct acc a = {0};
+    a.tot = a.N = a.p00 = a.busy = a.nu01 = a.nu12 = a.changes = osn_xd(0);
+    for (int s = 0; s < 3; s++)
+        a.P[s] = osn_xd(0);
+    a.lost[0] = a.lost[1] = osn_xd(0);
+    a.entry = &entry;
+    a.entry_off = ooff;
+    a.entry_lo = olc.lo;
+    err = osn__stat_sweep(st, visit, &a);
+    if (!err)
+        err = a.err;
+    if (!err && entry.n == 0)
+        err = OSN_ENOTSUP; /* overload never starts: no return time */
+    if (err)
+        goto out;
+    *n = entry.n;
+    *idx = entry.idx;
+    *w = entry.w;
+    entry.idx = NULL;
+    entry.w = NULL;
+out:
+    osn__stat_free(st);
+    entries_free(&entry);
+    free(ooff);
+    return err;
+}

@@ -157,6 +157,13 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
                        void *arg);
 
 /*
+ * Where the return time starts: the overload states entered from normal mode (indices among the
+ * overload chain's states, level by level) and the stationary flow into each, in new arrays the
+ * caller frees. OSN_ENOTSUP when overload never starts, OSN_ENOMEM.
+ */
+int osn__overload_entries(const struct osn_model *m, long *n, long **idx, struct osn_xd **w);
+
+/*
  * The renewal identities, from P[] and the onset rates nu01, nu12 already in *out: T_cyc =
  * 1/nu01, T_ret_renewal = (P1 + P2)/nu01, T_norm = P0/nu01, T_disc = P2/nu12 (undefined, NaN,
  * when the rate is 0).

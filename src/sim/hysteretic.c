@@ -122,6 +122,16 @@ static int set_mode(struct node *x, int to, double t)
         tot[OSN__TOT_RET] += 1;
         tot[OSN__TOT_RET_SUM] += r;
         tot[OSN__TOT_RET_SUM2] += r * r;
+        struct osn__sim_rep *rep = x->rep;
+        if (rep->nret == rep->ret_cap) {
+            long cap = rep->ret_cap ? 2 * rep->ret_cap : 256;
+            double *b = realloc(rep->ret, (size_t)cap * sizeof *b);
+            if (!b)
+                return OSN_ENOMEM;
+            rep->ret = b;
+            rep->ret_cap = cap;
+        }
+        rep->ret[rep->nret++] = r;
     }
     x->mode = to;
     if (x->d <= 0) {
@@ -261,6 +271,19 @@ static int advance(struct node *x, double t_end, _Atomic double *now_t)
     return err;
 }
 
+/* advance() up to t_end; with a trace, in steps that end at each row's instant. */
+static int run_to(struct node *x, double t_end, _Atomic double *now_t, struct osn__sim_trace *tr)
+{
+    for (double tk; tr && (tk = osn__sim_trace_due(tr)) <= t_end;) {
+        int err = advance(x, tk, now_t);
+        if (err)
+            return err;
+        struct osn__sim_trace_state st = {x->n, x->mode, x->umode, x->tlast};
+        osn__sim_trace_row(tr, &st, x->rep->tot);
+    }
+    return advance(x, t_end, now_t);
+}
+
 static void node_setup(struct node *x, const struct osn_model *m, const struct osn_sim_cfg *cfg,
                        struct osn_rng *rng, struct osn__sim_rep *rep)
 {
@@ -292,6 +315,7 @@ int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, 
 {
     struct node x;
     struct osn_arrivals spec = osn_model_arrivals(m);
+    struct osn__sim_trace trace, *tr = NULL;
     int err;
 
     memset(rep, 0, sizeof *rep);
@@ -304,15 +328,22 @@ int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, 
     next_arrival(&x);
 
     double t_warm = cfg->warmup, t_end = cfg->warmup + cfg->time;
-    err = advance(&x, t_warm, now_t);
+    if (cfg->trace && cfg->trace_interval > 0) {
+        tr = &trace;
+        osn__sim_trace_start(tr, cfg->trace, cfg->trace_interval);
+    }
+    err = run_to(&x, t_warm, now_t, tr);
     if (err)
         goto out;
     account(&x, t_warm);
+    if (tr)
+        osn__sim_trace_rebase(tr, rep->tot);
     uint64_t events = rep->events;
     memset(rep->tot, 0, sizeof rep->tot);
     rep->events = events;
+    rep->nret = 0;
     x.on_valid = false; /* an overload period under way at the warm-up is not counted */
-    err = advance(&x, t_end, now_t);
+    err = run_to(&x, t_end, now_t, tr);
     if (err)
         goto out;
     account(&x, t_end);

@@ -38,6 +38,10 @@ static const struct def defs[OSN_SIM_NMEASURES] = {
         [OSN_SIM_DISCARDED] = {"discarded", "",
                                "fraction of offered traffic discarded by the "
                                "server (mode 2 or full)"},
+        [OSN_SIM_T_RET_P50] = {"T_ret_p50", "s", "median return time"},
+        [OSN_SIM_T_RET_P90] = {"T_ret_p90", "s", "90% of overload episodes end within this"},
+        [OSN_SIM_T_RET_P95] = {"T_ret_p95", "s", "95% of overload episodes end within this"},
+        [OSN_SIM_T_RET_P99] = {"T_ret_p99", "s", "99% of overload episodes end within this"},
 };
 
 const char *osn_sim_measure_key(enum osn_sim_measure i)
@@ -126,6 +130,10 @@ double osn__sim_measure(enum osn_sim_measure i, const double *tot, double *n)
     case OSN_SIM_DISCARDED:
         *n = offered;
         return ratio(tot[OSN__TOT_DISC], offered);
+    case OSN_SIM_T_RET_P50: /* order statistics, not functions of totals: run.c */
+    case OSN_SIM_T_RET_P90:
+    case OSN_SIM_T_RET_P95:
+    case OSN_SIM_T_RET_P99:
     case OSN_SIM_NMEASURES:
         break;
     }

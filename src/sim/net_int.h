@@ -9,6 +9,7 @@
  *   net_tu.c      the elements' transaction users, deciding through osn/elem.h
  *   net_server.c  messages reaching an element, its CPU (osn_elem_server)
  *   net_source.c  call sources
+ *   net_trace.c   the --trace rows of replication 0
  * What an element does with a message (forward, shed, reject, answer) is decided in src/elem/.
  */
 #ifndef OSN_NET_INT_H
@@ -136,6 +137,17 @@ struct call {
     bool admitted;
 };
 
+/* The counts of the current trace interval (net_trace.c), over the whole run, warm-up too. */
+struct osn__net_trace {
+    double outcome[OSN_UAC_NOUTCOMES]; /* calls ended, by enum osn_uac_outcome */
+    double sent_503;                   /* new requests an element's overload control answered 503 */
+    double retrans;                    /* retransmitted messages sent, every element and kind */
+    double core_new, core_retx;        /* the core's new requests and absorbed retransmissions */
+    double *setup;                     /* the setup delays (s) of the interval */
+    size_t nsetup, setup_cap;
+    long rows; /* rows written */
+};
+
 /* A network element: a source (UAC), a proxy or the UAS. */
 struct element {
     int role;
@@ -188,7 +200,8 @@ struct net {
     uint64_t messages;
     FILE *trace;
     struct osn_des_ev trace_ev;
-    double tr_good, tr_start;
+    double tr_start; /* calls started in the trace interval */
+    struct osn__net_trace tr;
     int err;
 };
 
@@ -300,6 +313,16 @@ double osn__net_next_arrival(struct net *s, struct element *el, double t);
 void osn__net_new_call(struct net *s, int src);
 /* The hold time of call c is over: its UAC sends the BYE. */
 void osn__net_hold_over(struct net *s, struct call *c);
+
+/* net_trace.c: the --trace rows of replication 0. */
+void osn__net_trace_header(struct net *s);
+/* Writes the interval's row, resets its counts and schedules the next row. */
+void osn__net_trace_row(struct net *s);
+/* A setup delay sample d (s) for the interval's percentiles. */
+void osn__net_trace_setup(struct net *s, double d);
+/* A message of `kind` processed at el (the core's are counted). */
+void osn__net_trace_processed(struct net *s, const struct element *el, int kind);
+void osn__net_trace_release(struct net *s);
 
 /* The element layout of a configuration: count, names and each one's capacity. */
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);

@@ -15,19 +15,6 @@
 #include "osn/err.h"
 #include "osn/mem.h"
 
-/* ---- trace ---- */
-
-static void trace_row(struct net *s)
-{
-    struct element *core = &s->elems[s->core];
-    const struct element *gate = &s->elems[s->core - 1];
-    double iv = s->cfg->trace_interval;
-    fprintf(s->trace, "%.6g,%ld,%d,%.6g,%.6g,%.6g\n", s->q.now, core->server.n, core->server.mode,
-            s->tr_start / iv, s->tr_good / iv,
-            gate->cli ? osn_ctl_client_level(gate->cli, s->q.now) : 0.0);
-    s->tr_start = s->tr_good = 0;
-}
-
 /* ---- setup ---- */
 
 /* The FIFO timer classes: the SIP timers' fixed durations, then the links'. */
@@ -202,7 +189,7 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
     if (s->trace) {
         osn_des_ev_init(&s->trace_ev, EV_TRACE);
         osn__net_at(s, &s->trace_ev, cfg->trace_interval);
-        fprintf(s->trace, "t,core_queue,core_mode,offered,goodput,control_level\n");
+        osn__net_trace_header(s);
     }
     return s->err;
 }
@@ -224,6 +211,7 @@ static void teardown(struct net *s)
     free(s->txnc);
     free(s->msgc);
     osn_des_release(&s->q);
+    osn__net_trace_release(s);
 }
 
 /* ---- the event loop ---- */
@@ -293,8 +281,7 @@ static void step(struct net *s, struct osn_des_ev *ev)
         osn__net_2xx_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));
         break;
     case EV_TRACE:
-        trace_row(s);
-        osn__net_at(s, &s->trace_ev, s->q.now + s->cfg->trace_interval);
+        osn__net_trace_row(s);
         break;
     }
 }

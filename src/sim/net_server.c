@@ -120,8 +120,10 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
     o2.tu = OSN_SIP_TU_NONE;
     o2.nsend = 0;
     osn__net_apply(s, w, &o2);
-    if (!o2.terminated)
+    if (!o2.terminated) {
+        s->tr.sent_503 += 1;
         osn__net_respond(s, w, 503, -1);
+    }
 }
 
 /* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */
@@ -130,6 +132,8 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
     s->messages++;
     if (obs(s))
         count_processed(s, el, nm->item.kind);
+    if (s->trace)
+        osn__net_trace_processed(s, el, nm->item.kind);
     if (el->cli && nm->m.status) /* responses reach it from the core only */
         osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
     struct ntxn *w = match(nm);

@@ -21,8 +21,7 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
             [OSN_UAC_REJECTED] = OSN__NT_FAIL_REJECTED,
             [OSN_UAC_OTHER] = OSN__NT_FAIL_OTHER,
     };
-    if (outcome == OSN_UAC_GOOD)
-        s->tr_good += 1;
+    s->tr.outcome[outcome] += 1;
     if (!obs(s))
         return;
     s->tot[slot[outcome]] += 1;
@@ -47,6 +46,8 @@ static void hist_add(struct net *s, int hist, double d)
 
 static void setup_sample(struct net *s, double d)
 {
+    if (s->trace)
+        osn__net_trace_setup(s, d);
     if (!obs(s))
         return;
     s->tot[OSN__NT_SETUP_N] += 1;
@@ -94,6 +95,7 @@ static void proxy_request(struct net *s, struct ntxn *w, bool inv)
         return;
     case OSN_PROXY_SHED_503:
         *fw |= (uint8_t)(1u << h);
+        s->tr.sent_503 += 1;
         osn__net_respond(s, w, 503, -1);
         return;
     case OSN_PROXY_FORWARD:

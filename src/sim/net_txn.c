@@ -98,6 +98,7 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
         const struct osn_sip_send *sd = &o->send[i];
         if (sd->retrans && !osn_proxy_retrans_allowed(el->cli, s->q.now, sd->msg))
             continue; /* pi: this copy is not sent, the transaction goes on */
+        s->tr.retrans += sd->retrans;
         osn__net_transmit(s, txn_elem(w), w->call, txn_hop(w), sd->msg);
     }
     if (o->tu != OSN_SIP_TU_NONE)

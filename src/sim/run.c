@@ -8,6 +8,7 @@
  * thread count changes the wall time and nothing else. Each estimate is f(pooled totals) with a
  * jackknife half-width over the replications (f(totals without replication i), i = 1..n).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,9 +113,14 @@ static int one_rep(void *ctx, int i)
     struct job *j = ctx;
     struct osn_rng rng = j->streams[i];
     struct osn__sim_rep rep;
-    int err = osn__sim_node_run(j->m, j->cfg, &rng, &rep, &j->now[i]);
+    struct osn_sim_cfg cfg = *j->cfg;
+    if (i != 0) /* the trace is replication 0's */
+        cfg.trace = NULL;
+    int err = osn__sim_node_run(j->m, &cfg, &rng, &rep, &j->now[i]);
     if (!err)
         j->reps[i] = rep;
+    else
+        free(rep.ret);
     atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
     atomic_fetch_add(&j->events, rep.events);
     return err;
@@ -148,6 +154,58 @@ static void estimate(const struct osn__sim_rep *reps, int nrep, double level,
         }
         est->hw = osn_stats_jackknife_halfwidth(loo, nrep, level);
     }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Empirical quantiles of the return time from all replications' episodes: the p quantile is
+ * the order statistic X_(ceil(n p)); its half-width is the larger distance to the order
+ * statistics at n p -+ z sqrt(n p (1 - p)), the distribution-free binomial interval, exact for
+ * independent episodes (under policy I each onset enters the same state, so episodes are
+ * independent and identically distributed).
+ */
+static int quantiles(const struct osn__sim_rep *reps, int nrep, double level, bool keep,
+                     struct osn_sim_result *out)
+{
+    static const double probs[4] = {0.50, 0.90, 0.95, 0.99};
+    long n = 0;
+    for (int i = 0; i < nrep; i++)
+        n += reps[i].nret;
+    for (int k = 0; k < 4; k++)
+        out->est[OSN_SIM_T_RET_P50 + k] = (struct osn_sim_est){NAN, NAN, (double)n};
+    if (n == 0)
+        return 0;
+    double *x = malloc((size_t)n * sizeof *x);
+    if (!x)
+        return OSN_ENOMEM;
+    long at = 0;
+    for (int i = 0; i < nrep; i++) {
+        memcpy(x + at, reps[i].ret, (size_t)reps[i].nret * sizeof *x);
+        at += reps[i].nret;
+    }
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    const double z = osn_stats_normal_quantile(0.5 + level / 2);
+    for (int k = 0; k < 4; k++) {
+        const double p = probs[k], np = (double)n * p, spread = z * sqrt(np * (1 - p));
+        long r = (long)ceil(np), lo = (long)floor(np - spread), hi = (long)ceil(np + spread);
+        r = r < 1 ? 1 : r;
+        struct osn_sim_est *e = &out->est[OSN_SIM_T_RET_P50 + k];
+        e->value = x[r - 1];
+        if (lo >= 1 && hi <= n)
+            e->hw = fmax(x[hi - 1] - e->value, e->value - x[lo - 1]);
+    }
+    if (keep) {
+        out->T_ret_sorted = x;
+        out->T_ret_n = n;
+    } else {
+        free(x);
+    }
+    return 0;
 }
 
 int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
@@ -194,6 +252,9 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
 
     *out = (struct osn_sim_result){0};
     estimate(j.reps, c.replications, c.level, out, loo);
+    err = quantiles(j.reps, c.replications, c.level, c.keep_tret, out);
+    if (err)
+        goto out;
     for (int i = 0; c.rep_measures && i < c.replications; i++)
         for (int k = 0; k < OSN_SIM_NMEASURES; k++) {
             double nobs;
@@ -212,6 +273,8 @@ out:
     if (err == OSN_ENOMEM && msg && msgsize)
         snprintf(msg, msgsize, "out of memory");
     free(j.streams);
+    for (int i = 0; j.reps && i < c.replications; i++)
+        free(j.reps[i].ret);
     free(j.reps);
     free((void *)j.now);
     free(loo);

@@ -1,12 +1,15 @@
 /*
  * Private interface of src/sim/: the totals one replication of the node produces, the node
- * itself (hysteretic.c) and the measures as functions of totals (measures.c).
+ * itself (hysteretic.c), its --trace rows (node_trace.c) and the measures as functions of
+ * totals (measures.c).
  */
 #ifndef OSN_SIM_INT_H
 #define OSN_SIM_INT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "osn/rng.h"
 #include "osn/sim.h"
@@ -38,6 +41,8 @@ enum osn__sim_tot {
 struct osn__sim_rep {
     double tot[OSN__NTOT];
     uint64_t events;
+    double *ret; /* the return times observed after the warm-up, in order (malloc'ed) */
+    long nret, ret_cap;
 };
 
 /*
@@ -47,6 +52,31 @@ struct osn__sim_rep {
  */
 int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, struct osn_rng *rng,
                       struct osn__sim_rep *rep, _Atomic double *now_t);
+
+/* node_trace.c: the --trace rows of replication 0 (cfg->trace). */
+struct osn__sim_trace {
+    FILE *f;
+    double interval;
+    long rows;              /* rows written */
+    double base[OSN__NTOT]; /* the totals as of the last row (warm-up reset undone) */
+};
+
+/* The node's state at a row's instant. */
+struct osn__sim_trace_state {
+    long n;
+    int mode, umode;
+    double tlast; /* last change of (n, mode): the totals are integrated up to it */
+};
+
+/* Sets t up and writes the header. */
+void osn__sim_trace_start(struct osn__sim_trace *t, FILE *f, double interval);
+/* The instant of the next row. */
+double osn__sim_trace_due(const struct osn__sim_trace *t);
+/* Writes the row due, from the running totals tot and the state. */
+void osn__sim_trace_row(struct osn__sim_trace *t, const struct osn__sim_trace_state *st,
+                        const double *tot);
+/* The totals tot are about to be zeroed (end of the warm-up): rows go on from where they are. */
+void osn__sim_trace_rebase(struct osn__sim_trace *t, const double *tot);
 
 /* A measure from (pooled) totals; NaN when it has no observation. *n receives its sample size. */
 double osn__sim_measure(enum osn_sim_measure i, const double *tot, double *n);

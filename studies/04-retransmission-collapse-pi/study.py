@@ -110,7 +110,7 @@ def merge_fluid(paths, out):
 
 
 def merge_sim(paths, out):
-    runs = {n: [(r["t"], r["core_queue"]) for r in csv.DictReader(open(p))]
+    runs = {n: [(r["t_s"], r["core_queue_msgs"]) for r in csv.DictReader(open(p))]
             for n, p in paths.items()}
     with open(out, "w") as f:
         f.write("t,none_queue,pi_queue\n")
