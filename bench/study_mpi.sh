@@ -3,8 +3,11 @@
 # (source.rate 200..1400 x control none, loss, rate) x 8 replications of examples/collapse.ini,
 # 10 s after 5 s, one thread per rank, run as a plain process, then with mpirun -n 1 and -n 2.
 # Prints the wall times, the parallel efficiency T(1 rank) / (2 x T(2 ranks)), and whether the
-# JSON of 2 ranks equals the plain run's (every key but msgs_per_s, which measures the
-# machine). It measures; it never fails on time. Skipped, with a note, without mpirun or
+# JSON of 2 ranks equals the plain run's (every key but msgs_per_s and the timing block, which
+# measure the machine). Then `osn optimize` at R = 200 with constant service (examples/optimize/
+# two_loop_constrained.ini, about 20,000 pairs): one thread, all the machine's threads, and
+# mpirun -n 2 with one thread per rank, each JSON compared byte for byte with the one-thread
+# run's. It measures; it never fails on time. Skipped, with a note, without mpirun or
 # without osn-mpi.so. OSN_BUILD names the build directory (default build).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -37,10 +40,28 @@ t2=$(wall "${mpi[@]}" -n 2 "$osn" "${args[@]}" --json "$tmp/r2.json")
 same=$(python3 -c "
 import json, sys
 def strip(x):
-    return [{k: v for k, v in p.items() if k != 'msgs_per_s'} for p in x]
+    return [{k: v for k, v in p.items() if k not in ('msgs_per_s', 'timing')} for p in x]
 a, b = (strip(json.load(open(f))) for f in sys.argv[1:])
 print('identical' if a == b else 'DIFFERENT')
 " "$tmp/plain.json" "$tmp/r2.json")
 printf '  %-22s %8s s\n' "plain (no MPI)" "$t0" "mpirun -n 1" "$t1" "mpirun -n 2" "$t2"
 awk -v a="$t1" -v b="$t2" 'BEGIN {printf "  speed-up %.2f, parallel efficiency %.0f%%\n", a / b, 50 * a / b}'
 echo "  JSON of 2 ranks vs plain: $same"
+
+opt=(optimize examples/optimize/two_loop_constrained.ini --set thresholds.R=200
+    --set service.law=det -q)
+nthr=$(nproc)
+echo
+echo "OSN optimize over threads and MPI ranks: R = 200, constant service (the embedded chain)"
+echo "machine: nproc=$nthr, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+o1=$(wall "$osn" "${opt[@]}" --threads 1 --json "$tmp/opt1.json")
+on=$(wall "$osn" "${opt[@]}" --threads "$nthr" --json "$tmp/optn.json")
+o2=$(wall "${mpi[@]}" -n 2 "$osn" "${opt[@]}" --threads 1 --json "$tmp/opt2.json")
+printf '  %-22s %8s s\n' "1 thread" "$o1" "$nthr threads" "$on" "mpirun -n 2, 1 thread" "$o2"
+awk -v a="$o1" -v b="$on" -v c="$o2" -v n="$nthr" 'BEGIN {
+    printf "  threads: speed-up %.2f, efficiency %.0f%%; 2 ranks: speed-up %.2f, efficiency %.0f%%\n",
+        a / b, 100 * a / (n * b), a / c, 50 * a / c }'
+for f in optn opt2; do
+    if cmp -s "$tmp/opt1.json" "$tmp/$f.json"; then s=identical; else s=DIFFERENT; fi
+    echo "  JSON of $f vs 1 thread: $s"
+done

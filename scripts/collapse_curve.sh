@@ -31,7 +31,21 @@ with open(f"{d}/curve.dat", "w") as f:
         f.write("%.2f %s\n" % (r["offered"], " ".join(
             "%.2f %.2f" % (runs[k][i]["goodput"], runs[k][i]["goodput_ci"] or 0)
             for k in ("none", "loss", "rate", "none500"))))
-print("capacity %.1f calls/s" % runs["none"][0]["capacity"])
+cap = runs["none"][0]["capacity"]
+num = lambda v, f: "–" if v is None else f % v
+print("README table (markdown):")
+print("| rate (calls/s) | load | offered | goodput none | goodput loss | goodput rate | none, buffer 500 "
+      "| setup p99 none / loss / rate (s) | admitted that failed: loss / rate |")
+print("|---:|---:|---:|---:|---:|---:|---:|---|---|")
+for i, r in enumerate(runs["none"]):
+    rate = r["sweep_value"]
+    g = lambda k: "%.1f ± %.0f" % (runs[k][i]["goodput"], runs[k][i]["goodput_ci"] or 0)
+    print("| %.0f | %.2f | %.1f | %s | %s | %s | %.1f | %s | %s |" % (
+        float(rate), float(rate) / cap, r["offered"], g("none"), g("loss"), g("rate"),
+        runs["none500"][i]["goodput"],
+        " / ".join(num(runs[k][i]["setup_delay_p99"], "%.4g") for k in ("none", "loss", "rate")),
+        " / ".join(num(runs[k][i]["admitted_failed"], "%.4f") for k in ("loss", "rate"))))
+print("capacity %.1f calls/s" % cap)
 print("%8s %9s %9s %9s %9s" % ("offered", "none", "loss", "rate", "none500"))
 for i, r in enumerate(runs["none"]):
     print("%8.1f %s" % (r["offered"], " ".join("%9.1f" % runs[k][i]["goodput"]

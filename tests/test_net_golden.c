@@ -5,9 +5,10 @@
  * must not change a single result bit: the golden file holds every estimate, half-width and count
  * of short runs of the examples under every control, printed as hexadecimal floats, recorded from
  * the code before such a change. A change that is meant to alter the numbers (a new random
- * stream layout, a model fix) rewrites the file on purpose, in its own commit:
+ * stream layout, a model fix) rewrites the file on purpose, in its own commit (the last: one
+ * stream per purpose, common random numbers, 2026-12-02):
  *
- *   build/test_net_golden --write tests/data/net_golden.txt
+ *   build/test_net_golden --write tests/data/net_golden.txt examples
  *
  * Usage (CTest): test_net_golden GOLDEN_FILE EXAMPLES_DIR
  */

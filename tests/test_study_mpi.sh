@@ -3,6 +3,7 @@
 # one process give the same JSON, key for key and value for value, for a network study, a node
 # study with --precision and a resumed study; an error on a bad point still exits 2 and says why.
 # The only keys left out are the ones that measure the machine (msgs_per_s, events_per_s...).
+# osn optimize on 3 ranks writes the one-process JSON and --grid CSV, byte for byte.
 # Usage: test_study_mpi.sh OSN ROOT MPIRUN
 set -u
 OSN=$1
@@ -69,6 +70,35 @@ json.dump([p for i, p in enumerate(d) if i not in (1, 5)], open(sys.argv[2], 'w'
 " "$TMP/net1.json" "$TMP/ckpt.json"
 mpi_run 0 "resume 3 ranks" -- sim "${NET[@]}" --resume "$TMP/ckpt.json" --json "$TMP/res3.json"
 same_json "resumed on 3 ranks = 1 process" "$TMP/net1.json" "$TMP/res3.json" 6
+
+# osn optimize: the pairs shared by 3 ranks give the one-process files, byte for byte (the JSON
+# of the optimum and the --grid CSV of every pair), also with constant service (the embedded
+# chain, a cache of service paths per H) and for the bi-level model (skipped pairs).
+OPT=$E/optimize/two_loop_constrained.ini
+for v in "exp:--set thresholds.R=60" "det:--set thresholds.R=40 --set service.law=det" \
+    "bi:$E/optimize/bi_level.ini"; do
+    name=${v%%:*}
+    args=${v#*:}
+    # shellcheck disable=SC2086 # the word splitting of args is wanted
+    if [ "$name" = bi ]; then set -- $args; else set -- "$OPT" $args; fi
+    run 0 "optimize $name one process" -- optimize "$@" --threads 2 -q \
+        --json "$TMP/opt1_$name.json" --grid "$TMP/opt1_$name.csv"
+    mpi_run 0 "optimize $name 3 ranks" -- optimize "$@" --threads 1 -q \
+        --json "$TMP/opt3_$name.json" --grid "$TMP/opt3_$name.csv"
+    for f in json csv; do
+        if cmp -s "$TMP/opt1_$name.$f" "$TMP/opt3_$name.$f"; then
+            ok
+        else
+            bad "optimize $name: the $f of 3 ranks differs from one process's"
+        fi
+    done
+done
+if [ "$(wc -l <"$TMP/opt1_exp.csv")" -gt 1000 ]; then ok; else bad "optimize: grid too small"; fi
+rm -f "$TMP/optbad.json"
+mpi_run 2 "optimize bad key on 3 ranks" -- optimize "$OPT" --set optimize.max_los=0.1 \
+    --json "$TMP/optbad.json"
+expect_err "optimize bad key on 3 ranks" "max_los"
+if [ -e "$TMP/optbad.json" ]; then bad "optimize bad key: wrote a file"; else ok; fi
 
 mpi_run 2 "bad point on 3 ranks" -- sim "$E/sim_md1.ini" --set arrivals.rate=1.2,0.5 --threads 1
 expect_err "bad point on 3 ranks" "point 2 of 2 (arrivals.rate=0.5)"

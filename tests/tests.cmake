@@ -130,3 +130,6 @@ foreach(study 01-lboc-vs-rboc-rtt:study_lboc_rboc 02-mm1-vs-md1:study_mm1_md1
     set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "OSN=$<TARGET_FILE:osn>")
 endforeach()
 endif()
+# Common random numbers and the paired comparison of osn sim --compare.
+add_test(NAME cli_sim_compare COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_sim_compare.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)

@@ -28,6 +28,7 @@
 #include "osn/optimize_scenario.h"
 #include "osn/wall.h"
 #include "outputs.h"
+#include "study_mpi.h"
 
 struct opt_opts {
     const char *scenario;
@@ -63,7 +64,9 @@ void osn_cmd_optimize_usage(FILE *f)
           "  --plot FILE.png          heat map of log10 T_ret with the feasible region and\n"
           "                           the optimum (needs gnuplot)\n"
           "  --threads N              solve the pairs on N threads [the CPUs online];\n"
-          "                           the answer does not depend on N\n"
+          "                           the answer does not depend on N. Under mpirun or\n"
+          "                           srun the pairs are shared by the ranks, each on\n"
+          "                           its N threads; rank 0 writes the same outputs\n"
           "  -q, --quiet              do not print the summary\n"
           "  -h, --help               show this help\n"
           "\n"
@@ -267,10 +270,25 @@ int osn_cmd_optimize(int argc, char **argv)
     struct osn_cli_output outs[] = {{"--grid", NULL, NULL, {0}}, {"--json", NULL, w_json, {0}}};
     struct osn_afile plot = {0};
     struct osn_opt_grid g = {0};
-    int status = OSN_EXIT_ERROR;
+    int status = OSN_EXIT_ERROR, rank, size;
 
+    /* Under mpirun or srun the pairs are shared by the ranks (study_mpi.h): every rank runs the
+     * whole search, solving its block of each window and receiving the others', and rank 0
+     * alone prints and writes, so the outputs are those of one process. */
+    if (study_mpi_init("optimize", &rank, &size) != 0)
+        return OSN_EXIT_ERROR;
+    struct osn_opt_split split = {rank, size, study_mpi_allgather, NULL};
+    if (rank != 0) {
+        FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
+        (void)out; /* failing, the messages go where they went: nothing worse */
+        (void)err;
+    }
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    if (rank != 0) {
+        o.grid = o.json = o.plot = NULL;
+        o.quiet = true;
+    }
     outs[0].path = o.grid, outs[1].path = o.json;
     if (o.help) {
         osn_cmd_optimize_usage(stdout);
@@ -283,7 +301,11 @@ int osn_cmd_optimize(int argc, char **argv)
         die("out of memory");
         goto out;
     }
-    if (load_scenario(&o, sc, &cfg) != 0 || search(&o, sc, &cfg, &outs[0], &g, &res) != 0)
+    if (load_scenario(&o, sc, &cfg) != 0)
+        goto out;
+    if (size > 1)
+        cfg.split = &split;
+    if (search(&o, sc, &cfg, &outs[0], &g, &res) != 0)
         goto out;
     /* The scenario as solved at the reported pair, for the table and the JSON echo. */
     const struct osn_opt_point *pt = res.best.found ? &res.best : &res.closest;
@@ -301,5 +323,6 @@ out:
     free(sc);
     free(at);
     free(o.sets);
+    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
     return status;
 }

@@ -120,6 +120,7 @@ void osn_cmd_sim_usage(FILE *f)
           "  osn sim examples/sim_two_loop.ini --replications 20 --threads 2 --json -\n",
           f);
     osn_cmd_sim_net_usage(f);
+    osn_cmd_sim_compare_usage(f);
     osn_study_usage(f, true);
 }
 
@@ -356,6 +357,8 @@ int osn_cmd_sim(int argc, char **argv)
     int status = OSN_EXIT_ERROR;
 
     bool net = osn_cmd_sim_is_net(argc, argv);
+    if (osn_cmd_sim_compare_wanted(argc, argv)) /* a paired comparison: cmd_sim_compare.c */
+        return osn_cmd_sim_compare(argc, argv, net);
     /* A grid, --resume or --precision: study.c (the network simulator keeps its own one-range
      * sweep, whose output predates studies). */
     if (osn_study_wanted(argc, argv, !net))

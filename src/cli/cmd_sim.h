@@ -26,4 +26,10 @@ bool osn_cmd_sim_is_net(int argc, char **argv);
 int osn_cmd_sim_net(int argc, char **argv);
 void osn_cmd_sim_net_usage(FILE *f);
 
+/* --compare KEY=A,B,... (src/cli/cmd_sim_compare.c): whether argv has it, the command on a
+ * network scenario (net) or a node one, and its part of the help text. */
+bool osn_cmd_sim_compare_wanted(int argc, char **argv);
+int osn_cmd_sim_compare(int argc, char **argv, bool net);
+void osn_cmd_sim_compare_usage(FILE *f);
+
 #endif

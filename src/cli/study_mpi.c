@@ -138,4 +138,33 @@ static void finish(int status)
     active = 0;
 }
 
-const struct study_mpi_ops osn_study_mpi_ops = {mpi_init, barrier, mpi_send, mpi_recv, finish};
+/* In place, every rank's block to every rank; polled with 1 ms sleeps like the receives (a
+ * rank that finished its block first would otherwise spin a core the others compute on). */
+static int allgather(void *buf, long n, size_t size, int parts)
+{
+    int *count = malloc((size_t)parts * sizeof *count),
+        *displ = malloc((size_t)parts * sizeof *displ);
+    int rc = -1, done = 0;
+    MPI_Request req;
+    if (!active || !count || !displ || (double)n * (double)size > 2e9)
+        goto out;
+    for (int k = 0; k < parts; k++) {
+        long lo = n * k / parts, hi = n * (k + 1) / parts;
+        count[k] = (int)((size_t)(hi - lo) * size);
+        displ[k] = (int)((size_t)lo * size);
+    }
+    if (MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, count, displ, MPI_BYTE,
+                        MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        goto out;
+    while (!done && MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        if (!done)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+    rc = done ? 0 : -1;
+out:
+    free(count);
+    free(displ);
+    return rc;
+}
+
+const struct study_mpi_ops osn_study_mpi_ops = {mpi_init, barrier, mpi_send,
+                                                mpi_recv, finish,  allgather};

@@ -29,6 +29,11 @@ char *study_mpi_recv(int from, int *status);
 /* Ends the job: rank 0 with an error stops them all (MPI_Abort); any other rank finalises. */
 void study_mpi_finish(int status);
 
+/* `osn optimize`'s exchange (osn/optimize.h, struct osn_opt_split): n items of `size` bytes at
+ * buf, cut into one contiguous block per rank (block k: [k n / parts, (k + 1) n / parts)), each
+ * rank's own block filled; afterwards every rank has every block. 0, or -1 (no MPI). */
+int study_mpi_allgather(void *arg, void *buf, long n, size_t size, int parts);
+
 /* What the plugin osn-mpi.so exports as `osn_study_mpi_ops` (study_mpi.c): the functions above,
  * once MPI is known to be wanted. */
 struct study_mpi_ops {
@@ -37,6 +42,7 @@ struct study_mpi_ops {
     void (*send)(int status, const char *text);
     char *(*recv)(int from, int *status);
     void (*finish)(int status);
+    int (*allgather)(void *buf, long n, size_t size, int parts);
 };
 
 #endif

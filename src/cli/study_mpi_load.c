@@ -74,3 +74,9 @@ void study_mpi_finish(int status)
     if (ops)
         ops->finish(status);
 }
+
+int study_mpi_allgather(void *arg, void *buf, long n, size_t size, int parts)
+{
+    (void)arg;
+    return ops ? ops->allgather(buf, n, size, parts) : -1;
+}

@@ -160,6 +160,9 @@ static int check_cfg(const struct osn_opt_cfg *cfg)
     for (int c = 0; c < OSN_OPT_NCON; c++)
         if (cfg->has[c] && !(isfinite(cfg->bound[c]) && cfg->bound[c] >= 0))
             return OSN_EINVAL;
+    const struct osn_opt_split *s = cfg->split;
+    if (s && !(s->parts >= 1 && s->part >= 0 && s->part < s->parts && s->exchange))
+        return OSN_EINVAL;
     return 0;
 }
 
@@ -200,6 +203,7 @@ struct window {
     const struct osn_model *base;
     struct slot *slot;
     long n;
+    long end; /* the slots this process solves end here (n, or its block's end when split) */
     atomic_long next;
 };
 
@@ -213,7 +217,7 @@ static void *solve_window(void *arg)
     struct worker *wk = arg;
     struct window *w = wk->w;
     struct osn_model pm = *w->base;
-    for (long i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
+    for (long i; (i = atomic_fetch_add(&w->next, 1)) < w->end;) {
         struct slot *sl = &w->slot[i];
         osn_optimize_set_pair(&pm, sl->L, sl->H);
         sl->skipped = osn_model_check(&pm, NULL, NULL, 0) != 0;
@@ -224,20 +228,31 @@ static void *solve_window(void *arg)
     return NULL;
 }
 
-/* Solves the n pairs of w->slot on up to nthr threads (this one included). */
-static void run_window(struct window *w, struct worker *wk, int nthr)
+/* Solves the n pairs of w->slot on up to nthr threads (this one included); when the pairs are
+ * split among processes, this one's block, then the exchange brings the others'. 0 or OSN_EIO. */
+static int run_window(struct window *w, struct worker *wk, int nthr,
+                      const struct osn_opt_split *split)
 {
     pthread_t tid[OSN_OPT_MAX_THREADS];
     int started = 0;
-    atomic_store(&w->next, 0);
-    if (nthr > w->n)
-        nthr = (int)w->n;
+    long begin = 0;
+    w->end = w->n;
+    if (split) { /* a contiguous block: pairs of one H share their service paths (the cache) */
+        begin = w->n * split->part / split->parts;
+        w->end = w->n * (split->part + 1) / split->parts;
+    }
+    atomic_store(&w->next, begin);
+    if (nthr > w->end - begin)
+        nthr = (int)(w->end - begin);
     for (int t = 1; t < nthr; t++, started++)
         if (pthread_create(&tid[t - 1], NULL, solve_window, &wk[t]) != 0)
             break; /* fewer threads: this one does the rest */
     solve_window(&wk[0]);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
+    if (split && split->exchange(split->arg, w->slot, w->n, sizeof *w->slot, split->parts) != 0)
+        return OSN_EIO;
+    return 0;
 }
 
 static int thread_count(const struct osn_opt_cfg *cfg)
@@ -293,7 +308,7 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
             if (++L == H)
                 H++, L = 0;
         }
-        run_window(&win, wk, nthr);
+        rc = run_window(&win, wk, nthr, cfg->split);
         for (long i = 0; i < win.n && !rc; i++) {
             const struct slot *sl = &win.slot[i];
             long Li = sl->L, Hi = sl->H;

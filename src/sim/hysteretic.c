@@ -46,7 +46,10 @@ struct node {
     const struct osn_law *svc;
     bool svc_exp;
     double inv_mu; /* mean service time of an exponential law */
-    struct osn_rng *rng;
+    /* Common random numbers: arrivals, service times and the upstream's random admission
+     * each draw from a stream of their own, split from the replication's (node_setup), so
+     * runs that differ only in thresholds or control offer the same arrival instants. */
+    struct osn_rng arr_rng, svc_rng, ctl_rng;
     /* state */
     double tlast; /* time of the last change of (n, mode) */
     long n;
@@ -80,15 +83,16 @@ static int ring_grow(void **buf, size_t *cap, size_t *head, size_t count, size_t
 
 static inline double service(struct node *x)
 {
-    return x->svc_exp ? osn_des_exp1(x->rng) * x->inv_mu : osn_des_law_draw(x->svc, x->rng);
+    return x->svc_exp ? osn_des_exp1(&x->svc_rng) * x->inv_mu
+                      : osn_des_law_draw(x->svc, &x->svc_rng);
 }
 
 static inline void next_arrival(struct node *x)
 {
     if (x->kind == OSN_ARR_POISSON && x->flows == 1)
-        x->t_arr += osn_des_exp1(x->rng) * x->inv_lam;
+        x->t_arr += osn_des_exp1(&x->arr_rng) * x->inv_lam;
     else
-        x->t_arr = osn_des_arr_next(&x->arr, x->rng, &x->arr_flow);
+        x->t_arr = osn_des_arr_next(&x->arr, &x->arr_rng, &x->arr_flow);
 }
 
 /* Integrates the time averages up to t. */
@@ -150,7 +154,7 @@ static inline bool upstream_passes(struct node *x, int flow)
 {
     if (x->kind == OSN_ARR_MMPP) {
         double a = x->mp->accept[x->umode][x->arr.phase];
-        return a >= 1 || (a > 0 && osn_rng_u01(x->rng) < a);
+        return a >= 1 || (a > 0 && osn_rng_u01(&x->ctl_rng) < a);
     }
     switch (x->umode) {
     case 0:
@@ -158,7 +162,7 @@ static inline bool upstream_passes(struct node *x, int flow)
     case 1:
         if (x->flows == 2)
             return flow == 0;
-        return x->a1 >= 1 || osn_rng_u01(x->rng) < x->a1;
+        return x->a1 >= 1 || osn_rng_u01(&x->ctl_rng) < x->a1;
     default:
         return false;
     }
@@ -299,7 +303,9 @@ static void node_setup(struct node *x, const struct osn_model *m, const struct o
     x->svc = &m->service;
     x->svc_exp = m->service.kind == OSN_LAW_EXP;
     x->inv_mu = 1 / m->service.rate;
-    x->rng = rng;
+    osn_rng_seed(&x->arr_rng, osn_rng_next(rng));
+    osn_rng_seed(&x->svc_rng, osn_rng_next(rng));
+    osn_rng_seed(&x->ctl_rng, osn_rng_next(rng));
     x->rep = rep;
     x->t_dep = INFINITY;
 }

@@ -161,12 +161,20 @@ struct element {
     struct osn_des_arr darr;
     double rate_share;
     double *tot; /* this element's totals block */
+    /* Common random numbers: a source's arrival instants and an element's service times each
+     * come from a stream of their own, so runs that differ only in control, thresholds or
+     * buffer offer the same calls (net_run.c, split_streams). */
+    struct osn_rng arr_rng, svc_rng;
 };
 
 struct net {
     const struct osn_net_cfg *cfg;
     struct osn_des q;
-    struct osn_rng *rng;
+    /* The replication's other streams, one per purpose: link losses by hop, the controllers'
+     * seeds, and the key of the hold times (a call's hold is a hash of the key and its uid, so
+     * a call holds as long whatever happened to the calls before it). */
+    struct osn_rng loss_rng[MAXHOP], ctl_rng;
+    uint64_t hold_key;
     struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
@@ -319,8 +327,8 @@ void osn__net_trace_release(struct net *s);
 /* The element layout of a configuration: count, names and each one's capacity. */
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);
 
-/* Runs one replication on stream `rng`; fills *rep. *now_t (may be NULL) receives the simulated
- * time every 2^16 events, for progress reports. */
+/* Runs one replication on stream `rng` (its purposes' streams are split from it); fills *rep.
+ * *now_t (may be NULL) receives the simulated time every 2^16 events, for progress reports. */
 int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct osn__net_rep *rep,
                      FILE *trace, _Atomic double *now_t, char *msg, size_t msgsize);
 

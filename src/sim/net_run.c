@@ -102,7 +102,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     if (err)
         return err;
     struct osn_ctl_cfg cc = cfg->ctl;
-    cc.seed = osn_rng_next(s->rng);
+    cc.seed = osn_rng_next(&s->ctl_rng);
     if (i == s->core) {
         err = osn_ctl_new(&el->srv, cfg->ctl_kind, &cc);
         if (err) {
@@ -120,6 +120,24 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 
+/* Splits the replication's stream into one stream per purpose, each seeded from the next output
+ * of `rng` in a fixed order (the hold key, the links, the controllers, then each element's
+ * arrivals and service). What a run draws for one purpose then never shifts what another gets:
+ * points that differ only in control, thresholds or buffer see the same arrival instants and
+ * hold times in replication i (common random numbers), and a paired comparison of them
+ * (--compare) has the narrow intervals that this buys. */
+static void split_streams(struct net *s, struct osn_rng *rng)
+{
+    s->hold_key = osn_rng_next(rng);
+    for (int h = 0; h < MAXHOP; h++)
+        osn_rng_seed(&s->loss_rng[h], osn_rng_next(rng));
+    osn_rng_seed(&s->ctl_rng, osn_rng_next(rng));
+    for (int i = 0; i < OSN_NET_MAX_ELEMS; i++) {
+        osn_rng_seed(&s->elems[i].arr_rng, osn_rng_next(rng));
+        osn_rng_seed(&s->elems[i].svc_rng, osn_rng_next(rng));
+    }
+}
+
 static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
                  char *msg, size_t msgsize)
 {
@@ -128,7 +146,7 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
     int err;
 
     s->cfg = cfg;
-    s->rng = rng;
+    split_streams(s, rng);
     s->tot = tot;
     s->call_free = UINT32_MAX;
     s->nelem = osn__net_elems(cfg, names, cap);

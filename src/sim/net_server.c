@@ -172,7 +172,7 @@ static void start_service(struct net *s, struct element *el)
             it->kind = (uint8_t)classify(nm);
         double c = el->sc->cost[it->kind];
         if (el->sc->exp_cost)
-            c *= osn_des_exp1(s->rng);
+            c *= osn_des_exp1(&el->svc_rng);
         osn_elem_server_begin(&el->server, it);
         osn__net_at(s, &el->svc, s->q.now + c);
     }

@@ -15,7 +15,7 @@ double osn__net_next_arrival(struct net *s, struct element *el, double t)
     const struct osn_net_source_cfg *sc = &s->cfg->src;
     if (sc->process != OSN_NET_PROFILE) {
         int flow;
-        return osn_des_arr_next(&el->darr, s->rng, &flow);
+        return osn_des_arr_next(&el->darr, &el->arr_rng, &flow);
     }
     for (;;) {
         /* rate in force at t and the next instant it may change */
@@ -36,7 +36,7 @@ double osn__net_next_arrival(struct net *s, struct element *el, double t)
             }
         }
         r *= el->rate_share;
-        double x = r > 0 ? t + osn_des_exp1(s->rng) / r : INFINITY;
+        double x = r > 0 ? t + osn_des_exp1(&el->arr_rng) / r : INFINITY;
         if (x < tn)
             return x;
         if (!isfinite(tn))

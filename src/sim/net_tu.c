@@ -7,6 +7,8 @@
  * pairing a real proxy keeps between its server and client transactions, branches are derived
  * from the call, and the UAC's outcomes go into the run's totals.
  */
+#include <math.h>
+
 #include "net_int.h"
 #include "osn/des.h"
 #include "osn/err.h"
@@ -139,6 +141,17 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
     }
 }
 
+/* A unit-mean exponential that depends only on the call (its uid, numbered in order of arrival)
+ * and the replication's hold key: drawn in order of connection from a stream, a call's hold
+ * would change with every call that connected or failed before it, which differs between
+ * controls. splitmix64 of key ^ uid is a bijection of the uid, so calls never share a value. */
+static double hold_exp1(const struct net *s, const struct call *c)
+{
+    uint64_t x = s->hold_key ^ c->uid;
+    uint64_t h = osn_splitmix64(&x);
+    return -log((double)((h >> 11) + 1) * 0x1.0p-53);
+}
+
 /* The UAC's INVITE transaction: setup delay, ACK of the 2xx, outcome, then the hold time. */
 static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
@@ -160,7 +173,7 @@ static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip
         osn__net_outcome(s, c, st.outcome);
     if (st.connected) {
         c->refs++; /* the hold timer's */
-        double hold = s->cfg->src.hold * osn_des_exp1(s->rng);
+        double hold = s->cfg->src.hold * hold_exp1(s, c);
         osn__net_at(s, &c->hold, s->q.now + hold);
     }
 }

@@ -62,7 +62,7 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
     bool down = m->status == 0;
     struct element *fe = &s->elems[from];
 
-    if (s->link_loss[hop] > 0 && osn_rng_u01(s->rng) < s->link_loss[hop])
+    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
         return;
     struct nmsg *nm = osn__net_msg_new(s);
     if (!nm) {
