@@ -38,7 +38,13 @@ set multiplot layout 2,1 title "examples/burst.ini: 0.7x capacity, 3x for 3 s at
 set grid
 set key top right box
 set xrange [0:45]
-set ylabel "core queue (messages)"
+# The burst (grey) and the measurement window (blue) shaded behind both panels.
+set object 1 rect from 2, graph 0 to 5, graph 1 behind fc rgb "#d9d9d9" fs solid 0.6 noborder
+set object 2 rect from 35, graph 0 to 45, graph 1 behind fc rgb "#c6dbef" fs solid 0.5 noborder
+set label 1 "burst" at 3.5, graph 0.95 center front
+set label 2 "measured" at 40, graph 0.8 center front
+set lmargin 10
+set ylabel "core queue + 1 (messages)"
 set key right center box opaque
 set logscale y
 set yrange [1:100000]
@@ -46,9 +52,10 @@ plot "$out/none.csv" u "t_s":(column("core_queue_msgs")+1) w l lw 2 lc rgb "#d62
      "$out/prsm_req.csv" u "t_s":(column("core_queue_msgs")+1) w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
      "$out/prsm.csv" u "t_s":(column("core_queue_msgs")+1) w l lw 2 lc rgb "#2ca02c" t "prsm"
 unset logscale y
-set key top right
+set key top center
+set label 2 at 40, graph 0.06
 set yrange [0:*]
-set xlabel "time (s); the measures are taken in [35, 45] s"
+set xlabel "time (s); the measures are taken in [35, 45] s (shaded blue), the burst in [2, 5] s (grey)"
 set ylabel "goodput (calls/s)"
 plot "$out/none.csv" u "t_s":"goodput_per_s" w l lw 2 lc rgb "#d62728" t "none", \
      "$out/prsm_req.csv" u "t_s":"goodput_per_s" w l lw 2 lc rgb "#ff7f0e" t "prsm, requests only", \
