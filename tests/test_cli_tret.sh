@@ -18,11 +18,13 @@ trap 'rm -rf "$TMP"' EXIT
 run 0 "solve --dist-tret" -- solve --dist-tret "$TMP/tr.csv" --dist-tret-points 2001 \
     --json "$TMP/s.json" --csv "$TMP/s.csv"
 if "$PY" - "$TMP" <<'EOF'; then ok; else bad "solve --dist-tret curve or quantiles"; fi
-import csv, json, sys
+import csv, json, math, sys
 d = sys.argv[1]
 rows = list(csv.reader(open(f"{d}/tr.csv")))
-assert rows[0] == ["t_s", "survival"], rows[0]
+assert rows[0] == ["t_s", "survival", "t_s_log10"], rows[0]
 t = [float(r[0]) for r in rows[1:]]
+# log10 t beside t (empty at t = 0), as for every value that may leave the double range.
+assert rows[1][2] == "" and all(abs(float(r[2]) - math.log10(float(r[0]))) < 1e-12 for r in rows[2:])
 s = [float(r[1]) for r in rows[1:]]
 assert len(t) == 2001 and t[0] == 0 and s[0] == 1
 assert all(0 <= b <= a <= 1 for a, b in zip(s, s[1:])), "not monotone in [0, 1]"
@@ -84,10 +86,10 @@ run 0 "sim --dist-tret" -- sim --set sim.time=1e5 --seed 3 -q --dist-tret "$TMP/
 if "$PY" - "$TMP" <<'EOF'; then ok; else bad "sim --dist-tret vs the exact curve"; fi
 import csv, json, math, sys
 d = sys.argv[1]
-ex = [(float(a), float(b)) for a, b in list(csv.reader(open(f"{d}/tr.csv")))[1:]]
+ex = [(float(a), float(b)) for a, b, _ in list(csv.reader(open(f"{d}/tr.csv")))[1:]]
 rows = list(csv.reader(open(f"{d}/sim.csv")))
-assert rows[0] == ["t_s", "survival"]
-sim = [(float(a), float(b)) for a, b in rows[1:]]
+assert rows[0] == ["t_s", "survival", "t_s_log10"]
+sim = [(float(a), float(b)) for a, b, _ in rows[1:]]
 assert len(sim) == 201 and sim[0] == (0.0, 1.0)
 assert all(0 <= b[1] <= a[1] <= 1 for a, b in zip(sim, sim[1:]))
 j = json.load(open(f"{d}/sim.json"))
@@ -104,6 +106,22 @@ worst = max(abs(b - surv(a)) for a, b in sim)
 assert worst < eps, (worst, eps)
 for q in (50, 90, 95, 99):
     assert f"T_ret_p{q}" in j and f"T_ret_p{q}_ci" in j
+EOF
+
+# ---- beyond the double range: t a decimal string, t_s_log10 its number ----
+run 0 "solve --dist-tret at extreme load" -- solve "$ROOT/examples/extreme_load.ini" \
+    --dist-tret "$TMP/ex.csv" --dist-tret-points 5 --json "$TMP/ex.json" -q
+if "$PY" - "$TMP" <<'EOF'; then ok; else bad "extreme-load curve: t_s_log10"; fi
+import csv, json, math, sys
+d = sys.argv[1]
+rows = list(csv.reader(open(f"{d}/ex.csv")))[1:]
+j = json.load(open(f"{d}/ex.json"))
+# The last row is the 99.9% quantile: for this (exponential) return time ln 1000 x the mean.
+top = float(rows[-1][2])
+want = j["T_ret_log10"] + math.log10(math.log(1000))
+assert abs(top - want) < 1e-6, (top, want)
+assert rows[-1][0].endswith("e+" + str(int(top))), rows[-1][0]  # the exact decimal string
+assert all(float(b[2]) > float(a[2]) for a, b in zip(rows[1:], rows[2:]))
 EOF
 
 summary

@@ -59,9 +59,10 @@ void osn_cmd_sim_usage(FILE *f)
           "  --json FILE|-            write the estimates and half-widths as JSON\n"
           "  --csv FILE|-             write a header line and one row as CSV\n"
           "  --dist-tret FILE|-       write the empirical survival of the return time\n"
-          "                           as CSV: t_s,survival = t in s, the fraction of\n"
-          "                           overload episodes (all replications) longer than\n"
-          "                           t; t from 0 to the empirical 99.9% quantile\n"
+          "                           as CSV: t_s,survival,t_s_log10 = t in s, the\n"
+          "                           fraction of overload episodes (all replications)\n"
+          "                           longer than t, log10 t; t from 0 to the empirical\n"
+          "                           99.9% quantile\n"
           "  --dist-tret-points N     rows of that curve, 2 .. 1000000 [201]\n"
           "  --trace FILE|-           CSV of replication 0 over time, warm-up included, one\n"
           "                           row per --trace-interval S [1] ending at t_s:\n"
@@ -209,11 +210,14 @@ static int w_dist_tret(FILE *f, const void *ctx, char *err, size_t errsize)
     long r = (long)ceil(0.999 * (double)n);
     const double tmax = x[(r < 1 ? 1 : r) - 1];
 
-    if (fputs("t_s,survival\n", f) == EOF)
+    if (fputs("t_s,survival,t_s_log10\n", f) == EOF) /* the columns of osn solve's curve */
         goto fail;
     for (long i = 0; i < c->tret_points; i++) {
         double t = tmax * (double)i / (double)(c->tret_points - 1);
-        if (fprintf(f, "%.17g,%.17g\n", t, (double)count_above(x, n, t) / (double)n) < 0)
+        char lg[32] = "";
+        if (t > 0)
+            snprintf(lg, sizeof lg, "%.17g", log10(t));
+        if (fprintf(f, "%.17g,%.17g,%s\n", t, (double)count_above(x, n, t) / (double)n, lg) < 0)
             goto fail;
     }
     return 0;

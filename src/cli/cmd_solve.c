@@ -60,8 +60,10 @@ void osn_cmd_solve_usage(FILE *f)
           "  --dist FILE|-            write the stationary distribution as CSV: mode,n,p,\n"
           "                           p_log10 (a number where p leaves the double range)\n"
           "  --dist-tret FILE|-       write the return time's survival curve as CSV:\n"
-          "                           t_s,survival = t in s, P(T_ret > t); t from 0 to\n"
-          "                           the 99.9% quantile (exponential service only)\n"
+          "                           t_s,survival,t_s_log10 = t in s, P(T_ret > t),\n"
+          "                           log10 t (a number where t leaves the double range);\n"
+          "                           t from 0 to the 99.9% quantile (exponential\n"
+          "                           service only)\n"
           "  --dist-tret-points N     rows of that curve, 2 .. 1000000 [201]\n"
           "  -q, --quiet              do not print the table\n"
           "  -h, --help               show this help\n"
@@ -207,14 +209,15 @@ static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
 }
 
 /* The --dist-tret curve: t from 0 to the 99.9% quantile in equal steps, P(T_ret > t). A t
- * beyond the double range (a return time of 1e+400 s) is written as a decimal string. */
+ * beyond the double range (a return time of 1e+400 s) is written as a decimal string, so
+ * t_s_log10 follows as a number (empty at t = 0) and a dataframe's column stays numeric. */
 static int w_dist_tret(FILE *f, const void *ctx, char *err, size_t errsize)
 {
     const struct solve_out *c = ctx;
     const struct osn_xd tmax = osn_tret_dist_quantile(c->tret, 0.999);
     char buf[64];
 
-    if (fputs("t_s,survival\n", f) == EOF) {
+    if (fputs("t_s,survival,t_s_log10\n", f) == EOF) {
         snprintf(err, errsize, "write failed: %s", strerror(errno));
         return OSN_EIO;
     }
@@ -224,7 +227,10 @@ static int w_dist_tret(FILE *f, const void *ctx, char *err, size_t errsize)
         /* A sum of Poisson weights may round up by 1e-15 from one t to the next: clipped. */
         double s = osn_tret_dist_survival(c->tret, t);
         prev = s < prev ? s : prev;
-        if (fprintf(f, "%s,%.17g\n", osn_xd_format(t, 17, buf, sizeof buf), prev) < 0) {
+        char lg[32] = "";
+        if (i > 0)
+            snprintf(lg, sizeof lg, "%.17g", osn_xd_log10(t));
+        if (fprintf(f, "%s,%.17g,%s\n", osn_xd_format(t, 17, buf, sizeof buf), prev, lg) < 0) {
             snprintf(err, errsize, "write failed: %s", strerror(errno));
             return OSN_EIO;
         }
