@@ -3,7 +3,8 @@
 # one process give the same JSON, key for key and value for value, for a network study, a node
 # study with --precision and a resumed study; an error on a bad point still exits 2 and says why.
 # The only keys left out are the ones that measure the machine (msgs_per_s, events_per_s...).
-# osn optimize on 3 ranks writes the one-process JSON and --grid CSV, byte for byte.
+# osn optimize on 3 ranks writes the one-process JSON and --grid CSV, byte for byte; a single
+# simulation (node, network) whose replications the ranks share writes the one-process files.
 # Usage: test_study_mpi.sh OSN ROOT MPIRUN
 set -u
 OSN=$1
@@ -102,5 +103,42 @@ if [ -e "$TMP/optbad.json" ]; then bad "optimize bad key: wrote a file"; else ok
 
 mpi_run 2 "bad point on 3 ranks" -- sim "$E/sim_md1.ini" --set arrivals.rate=1.2,0.5 --threads 1
 expect_err "bad point on 3 ranks" "point 2 of 2 (arrivals.rate=0.5)"
+
+# A single run (no grid): its replications shared by the ranks, 7 on 3 ranks (blocks of 2, 2
+# and 3) and 2 on 3 (rank 0 runs none), give the one-process files: the estimates, each
+# replication's own values and, for the node, every return time (the empirical curve).
+for v in "node:7:$E/sim_two_loop.ini --set sim.time=2e4 --dist-tret TMPDIR/tret_N.csv" \
+    "node2:2:$E/sim_two_loop.ini --set sim.time=2e4 --dist-tret TMPDIR/tret_N.csv" \
+    "net:5:$E/collapse.ini --set net.time=2 --set net.warmup=1 --set source.rate=600"; do
+    name=${v%%:*}
+    rest=${v#*:}
+    reps=${rest%%:*}
+    args=${rest#*:}
+    for n in 1 3; do
+        # shellcheck disable=SC2086 # the word splitting of args is wanted
+        set -- ${args//TMPDIR/$TMP} --replications "$reps" --threads 1 -q \
+            --json "$TMP/single${n}_$name.json" --replications-out "$TMP/reps${n}_$name.csv"
+        set -- "${@//tret_N/tret${n}_$name}"
+        if [ "$n" = 1 ]; then
+            run 0 "single $name one process" -- sim "$@"
+        else
+            mpi_run 0 "single $name 3 ranks" -- sim "$@"
+        fi
+    done
+    same_json "single $name: 3 ranks = 1 process" "$TMP/single1_$name.json" \
+        "$TMP/single3_$name.json" "$("$PY" -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$TMP/single1_$name.json")"
+    cmp -s "$TMP/reps1_$name.csv" "$TMP/reps3_$name.csv" && ok ||
+        bad "single $name: --replications-out of 3 ranks differs from one process's"
+    if [ "$(($(wc -l <"$TMP/reps3_$name.csv") - 1))" = "$reps" ]; then ok; else
+        bad "single $name: not $reps replications"
+    fi
+    if [ "$name" != net ]; then
+        cmp -s "$TMP/tret1_$name.csv" "$TMP/tret3_$name.csv" && ok ||
+            bad "single $name: --dist-tret of 3 ranks differs from one process's"
+    fi
+done
+mpi_run 2 "single run --trace on 3 ranks" -- sim "$E/sim_two_loop.ini" --trace "$TMP/tr.csv"
+expect_err "single run --trace on 3 ranks" "run a traced simulation without mpirun"
+if [ -e "$TMP/tr.csv" ]; then bad "--trace refused: wrote a file"; else ok; fi
 
 summary

@@ -36,6 +36,7 @@
 #include "osn/ctl.h"
 #include "osn/elem.h"
 #include "osn/sip.h"
+#include "osn/split.h"
 
 enum osn_net_topology { OSN_NET_COLLAPSE, OSN_NET_TANDEM, OSN_NET_FANIN };
 
@@ -98,6 +99,10 @@ struct osn_net_cfg {
      * the values a paired comparison of two runs with the same seed works on (osn sim
      * --compare). The result's estimates do not change. */
     double *rep_measures;
+    /* NULL, or the replications shared among processes (osn/split.h): this one runs its block,
+     * then every process holds every replication's totals and estimates as one process would,
+     * so the result is the same to the bit. */
+    const struct osn_split *split;
     double trace_interval; /* > 0 with trace: sample replication 0 every this many s */
     FILE *trace;           /* borrowed; NULL: no trace */
     /* Called about every 0.2 s from the calling thread while the replications run, with the

@@ -39,6 +39,7 @@
 #include <stddef.h>
 
 #include "osn/model.h"
+#include "osn/split.h"
 #include "osn/xd.h"
 
 enum osn_opt_con {
@@ -57,27 +58,16 @@ enum osn_opt_con {
  * threads: the pairs are solved on this many threads (0: one per CPU online, at most
  * OSN_OPT_MAX_THREADS); the result and the order of the callbacks do not depend on it.
  */
-/*
- * The pairs shared among `parts` processes (osn optimize under mpirun): each window of n
- * consecutive pairs (scan order) is cut into `parts` blocks, block k being [k n / parts,
- * (k + 1) n / parts); this process solves block `part` on its threads, then exchange() must
- * copy every other block's slots (n slots of `size` bytes at `slots`, this process's block
- * filled) from the process that solved it, as MPI_Allgatherv does in place; 0, or not 0 to
- * stop with OSN_EIO. Every process then walks the whole window as one process would, so each
- * gets the same result and the visit and progress callbacks in the same order; the processes
- * run the same binary on the same architecture (the slots travel as bytes).
- */
-struct osn_opt_split {
-    int part, parts;
-    int (*exchange)(void *arg, void *slots, long n, size_t size, int parts);
-    void *arg;
-};
+/* The pairs shared among processes (osn optimize under mpirun, osn/split.h): each window of
+ * consecutive pairs (scan order) is the n items cut into blocks; every process then walks the
+ * whole window as one process would, so each gets the same result and the visit and progress
+ * callbacks in the same order. */
 
 struct osn_opt_cfg {
     bool has[OSN_OPT_NCON];
     double bound[OSN_OPT_NCON];
     int threads;
-    const struct osn_opt_split *split; /* NULL: this process solves every pair */
+    const struct osn_split *split; /* NULL: this process solves every pair */
 };
 
 /* One evaluated pair, as passed to the visit callback. */

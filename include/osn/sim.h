@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "osn/model.h"
+#include "osn/split.h"
 
 /* The measures, in output order; keys match `osn solve` where the measure exists there. */
 enum osn_sim_measure {
@@ -81,6 +82,10 @@ struct osn_sim_cfg {
      * what a paired comparison of two runs with the same seed works on (osn sim --compare). The
      * result's estimates do not change. */
     double *rep_measures;
+    /* NULL, or the replications shared among processes (osn/split.h): this one runs its block,
+     * then every process holds every replication's totals and estimates as one process would,
+     * so the result is the same to the bit. */
+    const struct osn_split *split;
 };
 
 /* Defaults: time 1e5, warmup 1e3, 10 replications, seed 1, no delay, 1 thread, level 0.95. */

@@ -277,12 +277,9 @@ int osn_cmd_optimize(int argc, char **argv)
      * alone prints and writes, so the outputs are those of one process. */
     if (study_mpi_init("optimize", &rank, &size) != 0)
         return OSN_EXIT_ERROR;
-    struct osn_opt_split split = {rank, size, study_mpi_allgather, NULL};
-    if (rank != 0) {
-        FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
-        (void)out; /* failing, the messages go where they went: nothing worse */
-        (void)err;
-    }
+    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
+    if (rank != 0)
+        study_mpi_quiet_stdio();
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     if (rank != 0) {

@@ -23,6 +23,7 @@
 #include "osn/sim_scenario.h"
 #include "outputs.h"
 #include "study.h"
+#include "study_mpi.h"
 
 struct sim_opts {
     const char *scenario;
@@ -35,6 +36,7 @@ struct sim_opts {
     const char *trace, *trace_interval,
             *reps_out; /* --trace, --trace-interval, --replications-out */
     bool quiet, help;
+    const struct osn_split *split; /* under mpirun: the replications shared by the ranks */
 };
 
 void osn_cmd_sim_usage(FILE *f)
@@ -332,6 +334,7 @@ static int run(const struct sim_opts *o, struct osn_sim_scenario *s, struct osn_
     if (!o->quiet && isatty(STDERR_FILENO))
         s->cfg.progress = progress;
     s->cfg.keep_tret = o->dist_tret != NULL;
+    s->cfg.split = o->split;
     rc = osn_sim_run(&s->sc.model, &s->cfg, res, err, sizeof err);
     if (s->cfg.progress)
         fputs("\r\033[K", stderr);
@@ -369,8 +372,27 @@ int osn_cmd_sim(int argc, char **argv)
         return osn_study_main(net ? &osn_study_net : &osn_study_node, argc, argv);
     if (net) /* the SIP network simulator: cmd_sim_net.c */
         return osn_cmd_sim_net(argc, argv);
+    /* Under mpirun or srun the replications are shared by the ranks (osn/split.h), rank 0
+     * alone printing and writing: the outputs are those of one process. */
+    int rank, size;
+    if (study_mpi_init("sim", &rank, &size) != 0)
+        return OSN_EXIT_ERROR;
+    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
+    if (rank != 0)
+        study_mpi_quiet_stdio();
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    if (size > 1 && o.trace) {
+        die("--trace follows replication 0 in one process, and under mpirun (%d ranks) the "
+            "replications are shared: run a traced simulation without mpirun",
+            size);
+        goto out;
+    }
+    if (rank != 0) {
+        o.json = o.csv = o.dist_tret = o.reps_out = o.trace = NULL;
+        o.quiet = true;
+    }
+    o.split = size > 1 ? &split : NULL;
     outs[0].path = o.json, outs[1].path = o.csv, outs[2].path = o.dist_tret;
     outs[3].path = o.reps_out, outs[4].path = o.trace;
     if (o.help) {
@@ -403,5 +425,6 @@ out:
         osn_sim_scenario_release(s);
     free(s);
     free(o.sets);
+    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
     return status;
 }

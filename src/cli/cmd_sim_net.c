@@ -20,6 +20,7 @@
 #include "osn/err.h"
 #include "osn/net_scenario.h"
 #include "outputs.h"
+#include "study_mpi.h"
 
 #define MAX_SWEEP 1000
 
@@ -54,6 +55,7 @@ struct net_opts {
     int nsets;
     const char *val[NVALUED]; /* the value of each option by enum net_opt; val[OPT_SET] unused */
     bool quiet, help;
+    const struct osn_split *split; /* under mpirun: the replications shared by the ranks */
 };
 
 #define die(...) osn_cli_die("sim", __VA_ARGS__)
@@ -290,6 +292,7 @@ static int run_one(struct net_opts *o, const struct sweep *sw, int i, FILE *trac
         c->progress = progress;
         c->progress_arg = &at;
     }
+    c->split = o->split;
     rc = osn_net_run(c, res, err, sizeof err);
     if (c->progress)
         fputs("\r\033[K", stderr);
@@ -350,10 +353,30 @@ int osn_cmd_sim_net(int argc, char **argv)
                                     {"--replications-out", NULL, w_reps, {0}}};
     enum { NOUTS = sizeof outs / sizeof outs[0] };
     FILE *trace = NULL;
-    int status = OSN_EXIT_ERROR;
+    int status = OSN_EXIT_ERROR, rank, size;
 
+    /* Under mpirun or srun each run's replications are shared by the ranks (osn/split.h):
+     * every rank runs its block and receives the others', and rank 0 alone prints and writes,
+     * so the outputs are those of one process. */
+    if (study_mpi_init("sim", &rank, &size) != 0)
+        return OSN_EXIT_ERROR;
+    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
+    if (size > 1)
+        o.split = &split;
+    if (rank != 0)
+        study_mpi_quiet_stdio();
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    if (size > 1 && o.val[OPT_TRACE]) {
+        die("--trace follows replication 0 in one process, and under mpirun (%d ranks) the "
+            "replications are shared: run a traced simulation without mpirun",
+            size);
+        goto out;
+    }
+    if (rank != 0) {
+        o.val[OPT_JSON] = o.val[OPT_CSV] = o.val[OPT_TRACE] = o.val[OPT_REPS_OUT] = NULL;
+        o.quiet = true;
+    }
     outs[0].path = o.val[OPT_JSON], outs[1].path = o.val[OPT_CSV];
     outs[2].path = o.val[OPT_TRACE];
     outs[3].path = o.val[OPT_REPS_OUT];
@@ -401,6 +424,7 @@ out:
     free(res);
     free(per_rep);
     free(o.sets);
+    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
     return status;
 }
 

@@ -15,6 +15,10 @@
  * why when a launcher started osn but MPI cannot be had (osn-mpi.so missing), else 0. */
 int study_mpi_init(const char *cmd, int *rank, int *size);
 
+/* A rank other than 0 of a single run: its stdout and stderr go to /dev/null, rank 0 speaking
+ * for all. */
+void study_mpi_quiet_stdio(void);
+
 /* Waits for every rank (nothing with one). */
 void study_mpi_barrier(void);
 
@@ -29,7 +33,7 @@ char *study_mpi_recv(int from, int *status);
 /* Ends the job: rank 0 with an error stops them all (MPI_Abort); any other rank finalises. */
 void study_mpi_finish(int status);
 
-/* `osn optimize`'s exchange (osn/optimize.h, struct osn_opt_split): n items of `size` bytes at
+/* `osn optimize`'s exchange (osn/optimize.h, struct osn_split): n items of `size` bytes at
  * buf, cut into one contiguous block per rank (block k: [k n / parts, (k + 1) n / parts)), each
  * rank's own block filled; afterwards every rank has every block. 0, or -1 (no MPI). */
 int study_mpi_allgather(void *arg, void *buf, long n, size_t size, int parts);

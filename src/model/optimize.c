@@ -160,7 +160,7 @@ static int check_cfg(const struct osn_opt_cfg *cfg)
     for (int c = 0; c < OSN_OPT_NCON; c++)
         if (cfg->has[c] && !(isfinite(cfg->bound[c]) && cfg->bound[c] >= 0))
             return OSN_EINVAL;
-    const struct osn_opt_split *s = cfg->split;
+    const struct osn_split *s = cfg->split;
     if (s && !(s->parts >= 1 && s->part >= 0 && s->part < s->parts && s->exchange))
         return OSN_EINVAL;
     return 0;
@@ -230,8 +230,7 @@ static void *solve_window(void *arg)
 
 /* Solves the n pairs of w->slot on up to nthr threads (this one included); when the pairs are
  * split among processes, this one's block, then the exchange brings the others'. 0 or OSN_EIO. */
-static int run_window(struct window *w, struct worker *wk, int nthr,
-                      const struct osn_opt_split *split)
+static int run_window(struct window *w, struct worker *wk, int nthr, const struct osn_split *split)
 {
     pthread_t tid[OSN_OPT_MAX_THREADS];
     int started = 0;

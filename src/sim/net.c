@@ -260,6 +260,9 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         key = "net.replications", why = "replications must be in 1 .. 100000";
     else if (c->threads < 1 || c->threads > 256)
         key = "--threads", why = "threads must be in 1 .. 256";
+    else if (c->split && !(c->split->parts >= 1 && c->split->part >= 0 &&
+                           c->split->part < c->split->parts && c->split->exchange))
+        key = "split", why = "the processes' share of the replications is malformed";
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. 64";
     else if (!(c->level > 0 && c->level < 1))
@@ -333,6 +336,13 @@ static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
     char msg[256] = "";
+    const struct osn_split *sp = j->cfg->split;
+    if (sp && (i < osn_split_first(j->cfg->replications, sp->part, sp->parts) ||
+               i >= osn_split_first(j->cfg->replications, sp->part + 1, sp->parts))) {
+        if (j->now) /* another process's: exchanged after the run */
+            atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
+        return 0;
+    }
     struct osn_rng rng = j->streams[i];
     struct osn__net_rep *rep = malloc(sizeof *rep);
     if (!rep)
@@ -452,6 +462,14 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     if (err) {
         if (msg && msgsize)
             snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
+        goto out;
+    }
+    if (cfg->split && cfg->split->parts > 1 &&
+        cfg->split->exchange(cfg->split->arg, j.reps, cfg->replications, sizeof *j.reps,
+                             cfg->split->parts) != 0) {
+        err = OSN_EIO;
+        if (msg && msgsize)
+            snprintf(msg, msgsize, "the replications could not be exchanged between processes");
         goto out;
     }
     pool(out, j.reps, cfg->replications, pooled);

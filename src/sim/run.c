@@ -73,6 +73,10 @@ int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, cons
                     "the feedback delay must be >= 0 (s)");
     if (cfg->threads < 1 || cfg->threads > MAX_THREADS)
         return fail(bad_key, "--threads", msg, msgsize, "threads must be in 1 .. 256");
+    const struct osn_split *sp = cfg->split;
+    if (sp && !(sp->parts >= 1 && sp->part >= 0 && sp->part < sp->parts && sp->exchange))
+        return fail(bad_key, "split", msg, msgsize,
+                    "the processes' share of the replications is malformed");
     if (!(cfg->level > 0 && cfg->level < 1))
         return fail(bad_key, "sim.level", msg, msgsize, "the confidence level must be in (0, 1)");
     if (m->R < 1 || m->L1 < 0 || m->H1 <= m->L1 || m->H2 <= m->H1 || m->H2 > m->R ||
@@ -111,6 +115,13 @@ struct job {
 static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
+    const struct osn_split *sp = j->cfg->split;
+    if (sp && (i < osn_split_first(j->cfg->replications, sp->part, sp->parts) ||
+               i >= osn_split_first(j->cfg->replications, sp->part + 1, sp->parts))) {
+        /* another process's: exchanged after the run */
+        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
+        return 0;
+    }
     struct osn_rng rng = j->streams[i];
     struct osn__sim_rep rep;
     struct osn_sim_cfg cfg = *j->cfg;
@@ -123,6 +134,81 @@ static int one_rep(void *ctx, int i)
         free(rep.ret);
     atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
     atomic_fetch_add(&j->events, rep.events);
+    return err;
+}
+
+/* A replication's totals as they travel between processes (its return times go apart). */
+struct rep_slot {
+    double tot[OSN__NTOT];
+    uint64_t events;
+    long nret;
+};
+
+/*
+ * Gives every process every replication of a split run (osn/split.h): first the totals, then
+ * the return times, each process's block of them padded to the longest block so that the one
+ * exchange of fixed-size blocks carries them. Returns 0, OSN_ENOMEM or OSN_EIO.
+ */
+static int exchange_reps(const struct osn_split *sp, struct osn__sim_rep *reps, int n)
+{
+    struct rep_slot *slot = calloc((size_t)n, sizeof *slot);
+    long *block_len = calloc((size_t)sp->parts, sizeof *block_len);
+    double *ret = NULL;
+    int err = OSN_ENOMEM;
+    if (!slot || !block_len)
+        goto out;
+    const long mine = osn_split_first(n, sp->part, sp->parts);
+    const long end = osn_split_first(n, sp->part + 1, sp->parts);
+    for (long i = mine; i < end; i++) {
+        memcpy(slot[i].tot, reps[i].tot, sizeof slot[i].tot);
+        slot[i].events = reps[i].events;
+        slot[i].nret = reps[i].nret;
+    }
+    err = OSN_EIO;
+    if (sp->exchange(sp->arg, slot, n, sizeof *slot, sp->parts) != 0)
+        goto out;
+    long longest = 0;
+    for (int k = 0; k < sp->parts; k++) {
+        for (long i = osn_split_first(n, k, sp->parts); i < osn_split_first(n, k + 1, sp->parts);
+             i++)
+            block_len[k] += slot[i].nret;
+        longest = block_len[k] > longest ? block_len[k] : longest;
+    }
+    err = OSN_ENOMEM;
+    ret = calloc((size_t)(longest > 0 ? longest : 1) * (size_t)sp->parts, sizeof *ret);
+    if (!ret)
+        goto out;
+    long at = (long)sp->part * longest;
+    for (long i = mine; i < end; i++) {
+        memcpy(ret + at, reps[i].ret, (size_t)reps[i].nret * sizeof *ret);
+        at += reps[i].nret;
+    }
+    /* Block k of parts x longest items is [k longest, (k + 1) longest): this process's own. */
+    err = OSN_EIO;
+    if (longest > 0 && sp->exchange(sp->arg, ret, longest * sp->parts, sizeof *ret, sp->parts) != 0)
+        goto out;
+    err = OSN_ENOMEM;
+    for (int k = 0; k < sp->parts; k++) {
+        at = (long)k * longest;
+        for (long i = osn_split_first(n, k, sp->parts); i < osn_split_first(n, k + 1, sp->parts);
+             i++) {
+            if (k != sp->part) {
+                memcpy(reps[i].tot, slot[i].tot, sizeof reps[i].tot);
+                reps[i].events = slot[i].events;
+                reps[i].nret = reps[i].ret_cap = slot[i].nret;
+                reps[i].ret = malloc((size_t)(slot[i].nret > 0 ? slot[i].nret : 1) * sizeof *ret);
+                if (!reps[i].ret)
+                    goto out;
+                memcpy(reps[i].ret, ret + at, (size_t)slot[i].nret * sizeof *ret);
+            }
+            at += slot[i].nret;
+        }
+    }
+    err = 0;
+out:
+    free(slot);
+    free(block_len);
+    free(ret);
     return err;
 }
 
@@ -249,6 +335,11 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     err = osn__par_run(&par, c.threads);
     if (err)
         goto out;
+    if (c.split && c.split->parts > 1 && (err = exchange_reps(c.split, j.reps, c.replications))) {
+        if (err == OSN_EIO && msg && msgsize)
+            snprintf(msg, msgsize, "the replications could not be exchanged between processes");
+        goto out;
+    }
 
     *out = (struct osn_sim_result){0};
     estimate(j.reps, c.replications, c.level, out, loo);
