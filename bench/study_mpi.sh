@@ -8,7 +8,8 @@
 # two_loop_constrained.ini, about 20,000 pairs): one thread, all the machine's threads, and
 # mpirun -n 2 with one thread per rank, each JSON compared byte for byte with the one-thread
 # run's. It measures; it never fails on time. Skipped, with a note, without mpirun or
-# without osn-mpi.so. OSN_BUILD names the build directory (default build).
+# without osn-mpi.so. Then a single network run of 8 replications on 1 and 2 ranks, and the
+# start-up of a plain run beside one under mpirun. OSN_BUILD names the build directory.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${OSN_BUILD:-build}
@@ -65,3 +66,34 @@ for f in optn opt2; do
     if cmp -s "$tmp/opt1.json" "$tmp/$f.json"; then s=identical; else s=DIFFERENT; fi
     echo "  JSON of $f vs 1 thread: $s"
 done
+
+# A single network run (no grid): its 8 replications shared by 2 ranks.
+single=(sim examples/collapse.ini --set net.time=10 --set net.warmup=5 --replications 8
+    --threads 1 --set source.rate=1000 -q)
+echo
+echo "OSN single simulation over MPI ranks: collapse.ini at 1000 calls/s, 8 replications"
+echo "machine: nproc=$nthr, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+s1=$(wall "${mpi[@]}" -n 1 "$osn" "${single[@]}" --json "$tmp/s1.json")
+s2=$(wall "${mpi[@]}" -n 2 "$osn" "${single[@]}" --json "$tmp/s2.json")
+printf '  %-22s %8s s\n' "mpirun -n 1" "$s1" "mpirun -n 2" "$s2"
+awk -v a="$s1" -v b="$s2" 'BEGIN {printf "  speed-up %.2f, parallel efficiency %.0f%%\n", a / b, 50 * a / b}'
+same=$(python3 -c "
+import json, sys
+a, b = ({k: v for k, v in json.load(open(f)).items() if k != 'timing'} for f in sys.argv[1:])
+print('identical' if a == b else 'DIFFERENT')
+" "$tmp/s1.json" "$tmp/s2.json")
+echo "  JSON of 2 ranks vs 1: $same"
+
+# Start-up of a plain run: osn links no MPI library (ldd), and only a launcher's environment
+# makes it open osn-mpi.so; the median of 50 runs of a model solved in microseconds.
+startup() {
+    local i
+    for i in $(seq 50); do
+        /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1
+    done | sort -n | sed -n 25p
+}
+echo
+echo "OSN start-up (osn solve examples/exact_tiny.ini, median of 50)"
+echo "  libraries with 'mpi' in osn's ldd: $(ldd "$osn" | grep -ci mpi || true)"
+printf '  %-22s %8s s\n' "plain" "$(startup "$osn" solve examples/exact_tiny.ini -q)" \
+    "mpirun -n 1" "$(startup "${mpi[@]}" -n 1 "$osn" solve examples/exact_tiny.ini -q)"

@@ -180,7 +180,8 @@ static int exchange_reps(const struct osn_split *sp, struct osn__sim_rep *reps, 
         goto out;
     long at = (long)sp->part * longest;
     for (long i = mine; i < end; i++) {
-        memcpy(ret + at, reps[i].ret, (size_t)reps[i].nret * sizeof *ret);
+        if (reps[i].nret > 0) /* ret is NULL in a replication without an episode */
+            memcpy(ret + at, reps[i].ret, (size_t)reps[i].nret * sizeof *ret);
         at += reps[i].nret;
     }
     /* Block k of parts x longest items is [k longest, (k + 1) longest): this process's own. */
@@ -271,7 +272,8 @@ static int quantiles(const struct osn__sim_rep *reps, int nrep, double level, bo
         return OSN_ENOMEM;
     long at = 0;
     for (int i = 0; i < nrep; i++) {
-        memcpy(x + at, reps[i].ret, (size_t)reps[i].nret * sizeof *x);
+        if (reps[i].nret > 0) /* ret is NULL in a replication without an episode */
+            memcpy(x + at, reps[i].ret, (size_t)reps[i].nret * sizeof *x);
         at += reps[i].nret;
     }
     qsort(x, (size_t)n, sizeof *x, cmp_double);
