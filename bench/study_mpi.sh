@@ -68,10 +68,10 @@ for f in optn opt2; do
 done
 
 # A single network run (no grid): its 8 replications shared by 2 ranks.
-single=(sim examples/collapse.ini --set net.time=10 --set net.warmup=5 --replications 8
+single=(sim examples/collapse.ini --set net.time=60 --set net.warmup=5 --replications 8
     --threads 1 --set source.rate=1000 -q)
 echo
-echo "OSN single simulation over MPI ranks: collapse.ini at 1000 calls/s, 8 replications"
+echo "OSN single simulation over MPI ranks: collapse.ini at 1000 calls/s, 8 replications of 60 s"
 echo "machine: nproc=$nthr, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 s1=$(wall "${mpi[@]}" -n 1 "$osn" "${single[@]}" --json "$tmp/s1.json")
 s2=$(wall "${mpi[@]}" -n 2 "$osn" "${single[@]}" --json "$tmp/s2.json")
@@ -86,14 +86,17 @@ echo "  JSON of 2 ranks vs 1: $same"
 
 # Start-up of a plain run: osn links no MPI library (ldd), and only a launcher's environment
 # makes it open osn-mpi.so; the median of 50 runs of a model solved in microseconds.
-startup() {
-    local i
+startup() { # median wall milliseconds of 50 runs of "$@"
+    local i t0 t1
     for i in $(seq 50); do
-        /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1
-    done | sort -n | sed -n 25p
+        t0=$(date +%s%N)
+        "$@" >/dev/null 2>&1
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000))
+    done | sort -n | sed -n 25p | awk '{printf "%.1f", $1 / 1000}'
 }
 echo
 echo "OSN start-up (osn solve examples/exact_tiny.ini, median of 50)"
 echo "  libraries with 'mpi' in osn's ldd: $(ldd "$osn" | grep -ci mpi || true)"
-printf '  %-22s %8s s\n' "plain" "$(startup "$osn" solve examples/exact_tiny.ini -q)" \
+printf '  %-22s %8s ms\n' "plain" "$(startup "$osn" solve examples/exact_tiny.ini -q)" \
     "mpirun -n 1" "$(startup "${mpi[@]}" -n 1 "$osn" solve examples/exact_tiny.ini -q)"
