@@ -137,6 +137,13 @@ for v in "node:7:$E/sim_two_loop.ini --set sim.time=2e4 --dist-tret TMPDIR/tret_
             bad "single $name: --dist-tret of 3 ranks differs from one process's"
     fi
 done
+# --compare: each value's replications shared by the ranks, the one-process comparison.
+CMP=("$E/collapse.ini" --set net.time=2 --set net.warmup=1 --set source.rate=600
+    --compare control.kind=loss,rate --replications 4 --threads 1 -q)
+run 0 "compare one process" -- sim "${CMP[@]}" --json "$TMP/cmp1.json"
+mpi_run 0 "compare 3 ranks" -- sim "${CMP[@]}" --json "$TMP/cmp3.json"
+same_json "compare: 3 ranks = 1 process" "$TMP/cmp1.json" "$TMP/cmp3.json" \
+    "$("$PY" -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$TMP/cmp1.json")"
 mpi_run 2 "single run --trace on 3 ranks" -- sim "$E/sim_two_loop.ini" --trace "$TMP/tr.csv"
 expect_err "single run --trace on 3 ranks" "run a traced simulation without mpirun"
 if [ -e "$TMP/tr.csv" ]; then bad "--trace refused: wrote a file"; else ok; fi

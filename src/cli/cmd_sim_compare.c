@@ -30,6 +30,7 @@
 #include "osn/stats.h"
 #include "osn/version.h"
 #include "outputs.h"
+#include "study_mpi.h"
 
 #define die(...)   osn_cli_die("sim", __VA_ARGS__)
 #define MAX_VALUES 64
@@ -65,6 +66,7 @@ struct cmp {
     double level;
     double *rep[MAX_VALUES]; /* per value: reps x stride (the cfg's rep_measures) */
     struct diff d[MAX_VALUES][NM];
+    const struct osn_split *split; /* under mpirun: each value's replications shared */
 };
 
 static const char *measure_key(const struct cmp *c, int m)
@@ -216,9 +218,11 @@ static int run(struct cmp *c, int v, struct run_state *st, char *err, size_t err
 {
     if (c->node) {
         st->node->cfg.rep_measures = c->rep[v];
+        st->node->cfg.split = c->split;
         return osn_sim_run(&st->node->sc.model, &st->node->cfg, &st->node_res, err, errsize);
     }
     st->net->cfg.rep_measures = c->rep[v];
+    st->net->cfg.split = c->split;
     return osn_net_run(&st->net->cfg, st->net_res, err, errsize);
 }
 
@@ -410,8 +414,17 @@ int osn_cmd_sim_compare(int argc, char **argv, bool net)
     struct cmp *c = calloc(1, sizeof *c);
     struct run_state st = {0};
     struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}}, {"--csv", NULL, w_csv, {0}}};
-    int status = OSN_EXIT_ERROR;
+    int status = OSN_EXIT_ERROR, rank, size;
 
+    /* Under mpirun or srun each value's replications are shared by the ranks (osn/split.h),
+     * rank 0 alone printing and writing: the outputs are those of one process. */
+    if (study_mpi_init("sim", &rank, &size) != 0) {
+        free(c);
+        return OSN_EXIT_ERROR;
+    }
+    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
+    if (rank != 0)
+        study_mpi_quiet_stdio();
     if (net) {
         st.net = calloc(1, sizeof *st.net);
         st.net_res = calloc(1, sizeof *st.net_res);
@@ -424,6 +437,11 @@ int osn_cmd_sim_compare(int argc, char **argv, bool net)
     }
     if (parse_args(argc, argv, &o) != 0)
         goto out;
+    if (rank != 0) {
+        o.json = o.csv = NULL;
+        o.quiet = true;
+    }
+    c->split = size > 1 ? &split : NULL;
     if (o.help) {
         osn_cmd_sim_usage(stdout);
         status = 0;
@@ -483,6 +501,7 @@ out:
     free(st.net);
     free(st.net_res);
     free(o.sets);
+    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
     return status;
 }
 
@@ -502,6 +521,7 @@ void osn_cmd_sim_compare_usage(FILE *f)
           "interval (KEY_diff_ci, t with replications - 1 degrees of freedom) and, to show\n"
           "what the pairing gains, the Welch interval of the same replications taken as\n"
           "independent (KEY_diff_ci_unpaired). Needs 2 replications or more; no --set range.\n"
+          "Under mpirun each value's replications are shared by the ranks; rank 0 writes.\n"
           "Example:\n"
           "  osn sim examples/collapse.ini --compare control.kind=loss,rate --replications 8\n"
           "  osn sim examples/sim_two_loop.ini --compare thresholds.L=8,10,12\n",
