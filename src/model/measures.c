@@ -337,38 +337,55 @@ static xd ratio(xd a, xd b)
     return osn_xd_is_zero(b) ? osn_xd(0) : osn_xd_div(a, b);
 }
 
+/* The full chain's stationary sweep, with what the measures and the return time read of it:
+ * both chains (full and overload), the overload chain's level offsets and the flow into its
+ * states from mode 0 (a.entry). Free with sweep_free(), also after an error. */
+struct sweep {
+    struct osn__chain fc, oc;
+    struct osn__lchain flc, olc;
+    struct osn__stat *st;
+    long ostates, *ooff;
+    struct entries entry;
+    struct acc a;
+};
+
+static int sweep_run(const struct osn_model *m, struct sweep *w)
+{
+    *w = (struct sweep){0};
+    osn__chain_init(&w->fc, m, 0);
+    osn__chain_init(&w->oc, m, 1);
+    osn__chain_levels(&w->fc, &w->flc);
+    osn__chain_levels(&w->oc, &w->olc);
+    if (!(w->ooff = level_offsets(&w->olc, &w->ostates)))
+        return OSN_ENOMEM;
+    int err = osn__stat_new(&w->st, &w->flc);
+    if (err)
+        return err;
+    struct acc *a = &w->a;
+    a->tot = a->N = a->p00 = a->busy = a->nu01 = a->nu12 = a->changes = osn_xd(0);
+    for (int s = 0; s < 3; s++)
+        a->P[s] = osn_xd(0);
+    a->lost[0] = a->lost[1] = osn_xd(0);
+    a->entry = &w->entry;
+    a->entry_off = w->ooff;
+    a->entry_lo = w->olc.lo;
+    err = osn__stat_sweep(w->st, visit, a);
+    return err ? err : a->err;
+}
+
+static void sweep_free(struct sweep *w)
+{
+    osn__stat_free(w->st);
+    entries_free(&w->entry);
+    free(w->ooff);
+}
+
 int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                        void *arg)
 {
-    struct osn__chain fc, oc;
-    struct osn__lchain flc, olc;
-    osn__chain_init(&fc, m, 0);
-    osn__chain_init(&oc, m, 1);
-    osn__chain_levels(&fc, &flc);
-    osn__chain_levels(&oc, &olc);
-
-    struct osn__stat *st = NULL;
-    long ostates = 0;
-    long *ooff = level_offsets(&olc, &ostates);
-    struct entries entry = {0};
-    int err = OSN_ENOMEM;
-    if (!ooff)
-        goto out;
-    err = osn__stat_new(&st, &flc);
-    if (err)
-        goto out;
-
-    struct acc a = {0};
-    a.tot = a.N = a.p00 = a.busy = a.nu01 = a.nu12 = a.changes = osn_xd(0);
-    for (int s = 0; s < 3; s++)
-        a.P[s] = osn_xd(0);
-    a.lost[0] = a.lost[1] = osn_xd(0);
-    a.entry = &entry;
-    a.entry_off = ooff;
-    a.entry_lo = olc.lo;
-    err = osn__stat_sweep(st, visit, &a);
-    if (!err)
-        err = a.err;
+    struct sweep w;
+    int err = sweep_run(m, &w);
+    const struct acc a = w.a;
     if (err)
         goto out;
     if (a.kill != 0) {
@@ -377,11 +394,11 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     }
     if (dist) {
         struct dist_out d = {a.tot, dist, arg};
-        err = osn__stat_sweep(st, visit_dist, &d);
+        err = osn__stat_sweep(w.st, visit_dist, &d);
         if (err)
             goto out;
     }
-    st = osn__stat_free(st); /* the R blocks are not needed by the passage solves */
+    w.st = osn__stat_free(w.st); /* the R blocks are not needed by the passage solves */
 
     const xd tot = a.tot;
     for (int s = 0; s < 3; s++)
@@ -394,7 +411,7 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     out->nu01 = osn_xd_div(a.nu01, tot);
     out->nu12 = osn_xd_div(a.nu12, tot);
     out->mode_change_rate = osn_xd_div(a.changes, tot);
-    const double offered[2] = {fc.offered[0], fc.offered[1]};
+    const double offered[2] = {w.fc.offered[0], w.fc.offered[1]};
     xd lost = osn_xd_div(osn_xd_add(a.lost[0], a.lost[1]), tot);
     out->theta = osn_xd_div(lost, osn_xd(offered[0] + offered[1]));
     out->loss_flow1 =
@@ -405,11 +422,9 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     out->states = a.states;
     out->method = OSN_METHOD_GENERAL;
 
-    err = return_time(&olc, ooff, ostates, fc.K, &entry, out);
+    err = return_time(&w.olc, w.ooff, w.ostates, w.fc.K, &w.entry, out);
 out:
-    osn__stat_free(st);
-    entries_free(&entry);
-    free(ooff);
+    sweep_free(&w);
     return err;
 }
 
@@ -418,48 +433,20 @@ out:
  * the stationary flow into each, from the same sweep as osn__general_solve(). The lists are the
  * caller's (free them); indices are among the overload chain's states, level by level from lo.
  */
-int osn__overload_entries(const struct osn_model *m, long *n, long **idx, xd **w)
+int osn__overload_entries(const struct osn_model *m, long *n, long **idx, xd **wt)
 {
-    struct osn__chain fc, oc;
-    struct osn__lchain flc, olc;
-    osn__chain_init(&fc, m, 0);
-    osn__chain_init(&oc, m, 1);
-    osn__chain_levels(&fc, &flc);
-    osn__chain_levels(&oc, &olc);
-
-    struct osn__stat *st = NULL;
-    long ostates = 0;
-    long *ooff = level_offsets(&olc, &ostates);
-    struct entries entry = {0};
-    int err = OSN_ENOMEM;
-    if (!ooff)
-        goto out;
-    err = osn__stat_new(&st, &flc);
-    if (err)
-        goto out;
-    struct acc a = {0};
-    a.tot = a.N = a.p00 = a.busy = a.nu01 = a.nu12 = a.changes = osn_xd(0);
-    for (int s = 0; s < 3; s++)
-        a.P[s] = osn_xd(0);
-    a.lost[0] = a.lost[1] = osn_xd(0);
-    a.entry = &entry;
-    a.entry_off = ooff;
-    a.entry_lo = olc.lo;
-    err = osn__stat_sweep(st, visit, &a);
-    if (!err)
-        err = a.err;
-    if (!err && entry.n == 0)
+    struct sweep w;
+    int err = sweep_run(m, &w);
+    if (!err && w.entry.n == 0)
         err = OSN_ENOTSUP; /* overload never starts: no return time */
     if (err)
         goto out;
-    *n = entry.n;
-    *idx = entry.idx;
-    *w = entry.w;
-    entry.idx = NULL;
-    entry.w = NULL;
+    *n = w.entry.n;
+    *idx = w.entry.idx;
+    *wt = w.entry.w;
+    w.entry.idx = NULL;
+    w.entry.w = NULL;
 out:
-    osn__stat_free(st);
-    entries_free(&entry);
-    free(ooff);
+    sweep_free(&w);
     return err;
 }
