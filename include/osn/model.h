@@ -215,8 +215,13 @@ double osn_tret_dist_error(const struct osn_tret_dist *d);
 long osn_tret_dist_steps(const struct osn_tret_dist *d);
 double osn_tret_dist_rate(const struct osn_tret_dist *d);
 
-/* Fills ms->T_ret_q, T_ret_dist_err and have_tret_q for model m, ms being osn_solve()'s
- * result for m (same returns as _new; on an error have_tret_q stays false). */
+/* Fills ms->T_ret_q, T_ret_dist_err and have_tret_q from d. */
+void osn_tret_dist_fill(const struct osn_tret_dist *d, struct osn_measures *ms);
+
+/* Fills them for model m, ms being osn_solve()'s result for m, where the distribution exists:
+ * service other than exponential, a model whose overload never starts, or a distribution out
+ * of reach (OSN_ENOTSUP, OSN_ETOOBIG of _new) leave have_tret_q false and return 0; any other
+ * failure is returned (have_tret_q false). */
 int osn_tret_quantiles(const struct osn_model *m, struct osn_measures *ms);
 
 /* "general" / "closed" / "auto". */

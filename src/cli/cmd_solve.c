@@ -294,8 +294,6 @@ static int solve(const struct solve_opts *o, const struct osn_scenario *sc,
 static int solve_tret(const struct solve_opts *o, const struct osn_scenario *sc,
                       struct osn_measures *ms, struct osn_tret_dist **d)
 {
-    static const double probs[4] = OSN_TRET_QUANTILES;
-
     if (sc->model.service.kind != OSN_LAW_EXP)
         return 0;
     int rc = osn_tret_dist_precheck(&sc->model, ms);
@@ -314,10 +312,7 @@ static int solve_tret(const struct solve_opts *o, const struct osn_scenario *sc,
                    o->dist_tret);
     if (rc)
         return die("return-time distribution failed: %s", osn_strerror(rc));
-    for (int i = 0; i < 4; i++)
-        ms->T_ret_q[i] = osn_tret_dist_quantile(*d, probs[i]);
-    ms->T_ret_dist_err = osn_xd(osn_tret_dist_error(*d));
-    ms->have_tret_q = true;
+    osn_tret_dist_fill(*d, ms);
     return 0;
 }
 

@@ -146,15 +146,11 @@ static int run_solve(const struct study_run *r, json_t **out, char *err, size_t 
         snprintf(err, errsize, "solver failed: %s", osn_strerror(rc));
         goto out;
     }
-    /* The return-time quantiles, as a single `osn solve` prints them (n/a when the service is
-     * not exponential, overload never starts, or the distribution is out of reach). */
-    if (sc->model.service.kind == OSN_LAW_EXP) {
-        rc = osn_tret_quantiles(&sc->model, &ms);
-        if (rc && rc != OSN_ENOTSUP && rc != OSN_ETOOBIG) {
-            snprintf(err, errsize, "return-time distribution failed: %s", osn_strerror(rc));
-            goto out;
-        }
-        rc = 0;
+    /* The return-time quantiles, as `osn solve` prints them (n/a where there is no
+     * distribution: osn_tret_quantiles()). */
+    if ((rc = osn_tret_quantiles(&sc->model, &ms)) != 0) {
+        snprintf(err, errsize, "return-time distribution failed: %s", osn_strerror(rc));
+        goto out;
     }
     if (!json_buf_open(&b, err, errsize)) {
         rc = OSN_ENOMEM;

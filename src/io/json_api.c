@@ -64,15 +64,11 @@ int osn_solve_json(const char *scenario, const char *const *sets, int nsets, con
         snprintf(err, errsize, "solver failed: %s", osn_strerror(rc));
         goto out;
     }
-    /* The return-time quantiles as `osn solve` gives them (exponential service; n/a when
-     * overload never starts). */
-    if (sc->model.service.kind == OSN_LAW_EXP) {
-        rc = osn_tret_quantiles(&sc->model, &ms);
-        if (rc && rc != OSN_ENOTSUP && rc != OSN_ETOOBIG) {
-            snprintf(err, errsize, "return-time distribution failed: %s", osn_strerror(rc));
-            goto out;
-        }
-        rc = 0;
+    /* The return-time quantiles, as `osn solve` prints them (n/a where there is no
+     * distribution: osn_tret_quantiles()). */
+    if ((rc = osn_tret_quantiles(&sc->model, &ms)) != 0) {
+        snprintf(err, errsize, "return-time distribution failed: %s", osn_strerror(rc));
+        goto out;
     }
     if (!(mf = open_memstream(&buf, &len))) {
         rc = OSN_ENOMEM;

@@ -682,19 +682,26 @@ double osn_tret_dist_rate(const struct osn_tret_dist *d)
     return d->lam;
 }
 
+void osn_tret_dist_fill(const struct osn_tret_dist *d, struct osn_measures *ms)
+{
+    static const double probs[4] = OSN_TRET_QUANTILES;
+    for (int i = 0; i < 4; i++)
+        ms->T_ret_q[i] = osn_tret_dist_quantile(d, probs[i]);
+    ms->T_ret_dist_err = osn_xd(osn_tret_dist_error(d));
+    ms->have_tret_q = true;
+}
+
 int osn_tret_quantiles(const struct osn_model *m, struct osn_measures *ms)
 {
     struct osn_tret_dist *d = NULL;
     int err = osn_tret_dist_precheck(m, ms);
     if (!err)
         err = osn_tret_dist_new(&d, m);
+    if (err == OSN_ENOTSUP || err == OSN_ETOOBIG)
+        return 0; /* no distribution to give: the quantiles stay n/a */
     if (err)
         return err;
-    static const double probs[4] = OSN_TRET_QUANTILES;
-    for (int i = 0; i < 4; i++)
-        ms->T_ret_q[i] = osn_tret_dist_quantile(d, probs[i]);
-    ms->T_ret_dist_err = osn_xd(osn_tret_dist_error(d));
-    ms->have_tret_q = true;
+    osn_tret_dist_fill(d, ms);
     osn_tret_dist_free(d);
     return 0;
 }
