@@ -11,6 +11,7 @@
 #ifndef OSN_SPLIT_H
 #define OSN_SPLIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct osn_split {
@@ -23,6 +24,13 @@ struct osn_split {
 static inline long osn_split_first(long n, int k, int parts)
 {
     return (long)((long long)k * n / parts);
+}
+
+/* Whether item i of n is this process's to do (every item without a split). */
+static inline bool osn_split_mine(const struct osn_split *s, long n, long i)
+{
+    return !s || (i >= osn_split_first(n, s->part, s->parts) &&
+                  i < osn_split_first(n, s->part + 1, s->parts));
 }
 
 #endif

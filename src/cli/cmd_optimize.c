@@ -270,19 +270,18 @@ int osn_cmd_optimize(int argc, char **argv)
     struct osn_cli_output outs[] = {{"--grid", NULL, NULL, {0}}, {"--json", NULL, w_json, {0}}};
     struct osn_afile plot = {0};
     struct osn_opt_grid g = {0};
-    int status = OSN_EXIT_ERROR, rank, size;
+    int status = OSN_EXIT_ERROR;
 
     /* Under mpirun or srun the pairs are shared by the ranks (study_mpi.h): every rank runs the
      * whole search, solving its block of each window and receiving the others', and rank 0
      * alone prints and writes, so the outputs are those of one process. */
-    if (study_mpi_init("optimize", &rank, &size) != 0)
+    struct osn_split split;
+    const struct osn_split *shared;
+    if (study_mpi_split("optimize", &split, &shared) != 0)
         return OSN_EXIT_ERROR;
-    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
-    if (rank != 0)
-        study_mpi_quiet_stdio();
     if (parse_args(argc, argv, &o) != 0)
         goto out;
-    if (rank != 0) {
+    if (split.part != 0) {
         o.grid = o.json = o.plot = NULL;
         o.quiet = true;
     }
@@ -300,8 +299,7 @@ int osn_cmd_optimize(int argc, char **argv)
     }
     if (load_scenario(&o, sc, &cfg) != 0)
         goto out;
-    if (size > 1)
-        cfg.split = &split;
+    cfg.split = shared;
     if (search(&o, sc, &cfg, &outs[0], &g, &res) != 0)
         goto out;
     /* The scenario as solved at the reported pair, for the table and the JSON echo. */

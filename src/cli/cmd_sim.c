@@ -374,25 +374,21 @@ int osn_cmd_sim(int argc, char **argv)
         return osn_cmd_sim_net(argc, argv);
     /* Under mpirun or srun the replications are shared by the ranks (osn/split.h), rank 0
      * alone printing and writing: the outputs are those of one process. */
-    int rank, size;
-    if (study_mpi_init("sim", &rank, &size) != 0)
+    struct osn_split split;
+    if (study_mpi_split("sim", &split, &o.split) != 0)
         return OSN_EXIT_ERROR;
-    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
-    if (rank != 0)
-        study_mpi_quiet_stdio();
     if (parse_args(argc, argv, &o) != 0)
         goto out;
-    if (size > 1 && o.trace) {
+    if (o.split && o.trace) {
         die("--trace follows replication 0 in one process, and under mpirun (%d ranks) the "
             "replications are shared: run a traced simulation without mpirun",
-            size);
+            split.parts);
         goto out;
     }
-    if (rank != 0) {
+    if (split.part != 0) {
         o.json = o.csv = o.dist_tret = o.reps_out = o.trace = NULL;
         o.quiet = true;
     }
-    o.split = size > 1 ? &split : NULL;
     outs[0].path = o.json, outs[1].path = o.csv, outs[2].path = o.dist_tret;
     outs[3].path = o.reps_out, outs[4].path = o.trace;
     if (o.help) {

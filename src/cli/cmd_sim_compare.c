@@ -414,17 +414,16 @@ int osn_cmd_sim_compare(int argc, char **argv, bool net)
     struct cmp *c = calloc(1, sizeof *c);
     struct run_state st = {0};
     struct osn_cli_output outs[] = {{"--json", NULL, w_json, {0}}, {"--csv", NULL, w_csv, {0}}};
-    int status = OSN_EXIT_ERROR, rank, size;
+    int status = OSN_EXIT_ERROR;
 
     /* Under mpirun or srun each value's replications are shared by the ranks (osn/split.h),
      * rank 0 alone printing and writing: the outputs are those of one process. */
-    if (study_mpi_init("sim", &rank, &size) != 0) {
+    struct osn_split split;
+    const struct osn_split *shared;
+    if (study_mpi_split("sim", &split, &shared) != 0) {
         free(c);
         return OSN_EXIT_ERROR;
     }
-    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
-    if (rank != 0)
-        study_mpi_quiet_stdio();
     if (net) {
         st.net = calloc(1, sizeof *st.net);
         st.net_res = calloc(1, sizeof *st.net_res);
@@ -437,11 +436,11 @@ int osn_cmd_sim_compare(int argc, char **argv, bool net)
     }
     if (parse_args(argc, argv, &o) != 0)
         goto out;
-    if (rank != 0) {
+    if (split.part != 0) {
         o.json = o.csv = NULL;
         o.quiet = true;
     }
-    c->split = size > 1 ? &split : NULL;
+    c->split = shared;
     if (o.help) {
         osn_cmd_sim_usage(stdout);
         status = 0;

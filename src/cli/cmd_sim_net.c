@@ -353,27 +353,23 @@ int osn_cmd_sim_net(int argc, char **argv)
                                     {"--replications-out", NULL, w_reps, {0}}};
     enum { NOUTS = sizeof outs / sizeof outs[0] };
     FILE *trace = NULL;
-    int status = OSN_EXIT_ERROR, rank, size;
+    int status = OSN_EXIT_ERROR;
 
     /* Under mpirun or srun each run's replications are shared by the ranks (osn/split.h):
      * every rank runs its block and receives the others', and rank 0 alone prints and writes,
      * so the outputs are those of one process. */
-    if (study_mpi_init("sim", &rank, &size) != 0)
+    struct osn_split split;
+    if (study_mpi_split("sim", &split, &o.split) != 0)
         return OSN_EXIT_ERROR;
-    struct osn_split split = {rank, size, study_mpi_allgather, NULL};
-    if (size > 1)
-        o.split = &split;
-    if (rank != 0)
-        study_mpi_quiet_stdio();
     if (parse_args(argc, argv, &o) != 0)
         goto out;
-    if (size > 1 && o.val[OPT_TRACE]) {
+    if (o.split && o.val[OPT_TRACE]) {
         die("--trace follows replication 0 in one process, and under mpirun (%d ranks) the "
             "replications are shared: run a traced simulation without mpirun",
-            size);
+            split.parts);
         goto out;
     }
-    if (rank != 0) {
+    if (split.part != 0) {
         o.val[OPT_JSON] = o.val[OPT_CSV] = o.val[OPT_TRACE] = o.val[OPT_REPS_OUT] = NULL;
         o.quiet = true;
     }

@@ -11,13 +11,18 @@
 
 #include <stddef.h>
 
+struct osn_split; /* osn/split.h (the plugin, built apart, needs only the declarations) */
+
 /* Joins the launcher's job when there is one; *rank 0 and *size 1 otherwise. -1 after telling
  * why when a launcher started osn but MPI cannot be had (osn-mpi.so missing), else 0. */
 int study_mpi_init(const char *cmd, int *rank, int *size);
 
-/* A rank other than 0 of a single run: its stdout and stderr go to /dev/null, rank 0 speaking
- * for all. */
-void study_mpi_quiet_stdio(void);
+/* One command whose work the library shares among the ranks (osn/split.h: osn optimize's
+ * pairs, a simulation's replications): joins the launcher's job (study_mpi_init), sends the
+ * stdout and stderr of every rank but 0 to /dev/null (rank 0 speaks for all), and fills *split
+ * (part = rank, parts = ranks, the exchange study_mpi_allgather). *shared is split to hand the
+ * library, or NULL with one rank. 0, or -1 after telling why. */
+int study_mpi_split(const char *cmd, struct osn_split *split, const struct osn_split **shared);
 
 /* Waits for every rank (nothing with one). */
 void study_mpi_barrier(void);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "osn/split.h"
 #include "study_mpi.h"
 
 static const struct study_mpi_ops *ops; /* NULL: one rank, MPI never loaded */
@@ -51,11 +52,19 @@ int study_mpi_init(const char *cmd, int *rank, int *size)
     return 0;
 }
 
-void study_mpi_quiet_stdio(void)
+int study_mpi_split(const char *cmd, struct osn_split *split, const struct osn_split **shared)
 {
-    FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
-    (void)out; /* failing, the messages go where they went: nothing worse */
-    (void)err;
+    int rank, size;
+    if (study_mpi_init(cmd, &rank, &size) != 0)
+        return -1;
+    *split = (struct osn_split){rank, size, study_mpi_allgather, NULL};
+    *shared = size > 1 ? split : NULL;
+    if (rank != 0) {
+        FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
+        (void)out; /* failing, the messages go where they went: nothing worse */
+        (void)err;
+    }
+    return 0;
 }
 
 void study_mpi_barrier(void)

@@ -115,9 +115,7 @@ struct job {
 static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
-    const struct osn_split *sp = j->cfg->split;
-    if (sp && (i < osn_split_first(j->cfg->replications, sp->part, sp->parts) ||
-               i >= osn_split_first(j->cfg->replications, sp->part + 1, sp->parts))) {
+    if (!osn_split_mine(j->cfg->split, j->cfg->replications, i)) {
         /* another process's: exchanged after the run */
         atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
         return 0;
