@@ -249,6 +249,18 @@ static double dist1(xd a)
     return isfinite(v) ? fabs(v - 1) : 1;
 }
 
+/* The walk's end when no mass is left after step K: s_n = 0 from there on (a tail that ends
+ * at once), the error being what was flushed on the way. */
+static void absorbed(struct osn_tret_dist *d, long K, double flushed)
+{
+    d->K = K;
+    d->lsK = -INFINITY;
+    d->p = osn_xd(1);
+    d->pd = 1;
+    d->lp = INFINITY;
+    d->err = flushed;
+}
+
 /* The walk: fills d->s, d->K and the tail from the state vector where it stopped. */
 static int run_walk(struct osn_tret_dist *d, struct walk *w, const double *m1d, const double *m2d,
                     xd scale, double *u, double *nx, long alo, long ahi)
@@ -314,12 +326,7 @@ static int run_walk(struct osn_tret_dist *d, struct walk *w, const double *m1d, 
         for (long g = w->off[lo2]; g < w->off[hi2 + 1]; g++)
             tot += nx[g];
         if (!(tot > 0)) { /* everything absorbed: s_n = 0 from here on */
-            d->K = k + 1;
-            d->lsK = -INFINITY;
-            d->p = osn_xd(1);
-            d->pd = 1;
-            d->lp = INFINITY;
-            d->err = flushed;
+            absorbed(d, k + 1, flushed);
             return err;
         }
         for (long g = g0; g < g1; g++)
@@ -348,12 +355,7 @@ static int run_walk(struct osn_tret_dist *d, struct walk *w, const double *m1d, 
         }
         flushed += dropped * exp(ls);
         if (nlo < 0) { /* all of it below FLUSH: cannot happen after normalising, but be safe */
-            d->K = k + 1;
-            d->lsK = -INFINITY;
-            d->p = osn_xd(1);
-            d->pd = 1;
-            d->lp = INFINITY;
-            d->err = flushed;
+            absorbed(d, k + 1, flushed);
             return err;
         }
         alo = nlo;
