@@ -133,11 +133,16 @@ static void test_optimize(void **state)
     assert_true(json_real_value(json_object_get(doc, "T_ret")) == t_ret);
     json_decref(doc);
 
-    const char *const huge[] = {"thresholds.R=5000"};
-    text = NULL;
-    assert_int_equal(osn_optimize_json(NULL, huge, 1, &text, err, sizeof err), OSN_ETOOBIG);
-    assert_null(text);
-    assert_non_null(strstr(err, "thresholds.R"));
+    /* Too long a search: solving every pair (policy II is not screened) past R = 2700, and
+     * even the screened two-loop M|M|1 scan at R = 4e5 (8e10 pairs). */
+    const char *const huge[][2] = {{"thresholds.R=5000", "model.policy=II"},
+                                   {"thresholds.R=400000", "model.policy=I"}};
+    for (int i = 0; i < 2; i++) {
+        text = NULL;
+        assert_int_equal(osn_optimize_json(NULL, huge[i], 2, &text, err, sizeof err), OSN_ETOOBIG);
+        assert_null(text);
+        assert_non_null(strstr(err, "thresholds.R"));
+    }
 }
 
 int main(void)

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "model_int.h"
 #include "osn/err.h"
 #include "osn/model_scenario.h"
 #include "osn/optimize.h"
@@ -170,6 +171,54 @@ static int log_visit(const struct osn_opt_pair *p, void *arg)
     return 0;
 }
 
+static bool same_bits(struct osn_xd a, struct osn_xd b)
+{
+    return a.m == b.m && a.e == b.e;
+}
+
+/* Two answers are the same: every count and reported pair, with the same bits in its measures. */
+static void same_answer(const struct osn_opt_result *a, const struct osn_opt_result *b)
+{
+    assert_int_equal(a->evaluated, b->evaluated);
+    assert_int_equal(a->skipped, b->skipped);
+    assert_int_equal(a->feasible, b->feasible);
+    assert_int_equal(a->binding, b->binding);
+    assert_memory_equal(a->slack, b->slack, sizeof a->slack);
+    const struct osn_opt_point *pa[] = {&a->best, &a->closest, &a->next, &a->free};
+    const struct osn_opt_point *pb[] = {&b->best, &b->closest, &b->next, &b->free};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pa[i]->found, pb[i]->found);
+        assert_int_equal(pa[i]->L, pb[i]->L);
+        assert_int_equal(pa[i]->H, pb[i]->H);
+        assert_true(pa[i]->violation == pb[i]->violation);
+        assert_memory_equal(pa[i]->viol, pb[i]->viol, sizeof pa[i]->viol);
+        const struct osn_measures *x = &pa[i]->ms, *y = &pb[i]->ms;
+        assert_true(same_bits(x->T_ret, y->T_ret) && same_bits(x->T_ret_sd, y->T_ret_sd));
+        assert_true(same_bits(x->P[0], y->P[0]) && same_bits(x->P[1], y->P[1]) &&
+                    same_bits(x->P[2], y->P[2]));
+        assert_true(same_bits(x->theta, y->theta) && same_bits(x->T_cyc, y->T_cyc) &&
+                    same_bits(x->N_mean, y->N_mean));
+    }
+}
+
+/*
+ * The screened scan (no visit callback, two-loop M|M|1) against the plain one (cfg.exhaustive):
+ * the same answer, bit for bit. Returns how many pairs the screen solved in full.
+ */
+static long screened_as_plain(const struct osn_model *m, const struct osn_opt_cfg *cfg)
+{
+    static struct osn_opt_result plain, screened;
+    struct osn_opt_cfg every = *cfg;
+    every.exhaustive = true;
+    int rc = osn_optimize(m, &every, &plain, NULL, NULL, NULL, NULL);
+    assert_int_equal(osn_optimize(m, cfg, &screened, NULL, NULL, NULL, NULL), rc);
+    if (rc)
+        return 0;
+    same_answer(&plain, &screened);
+    assert_int_equal(plain.solved, plain.evaluated);
+    return screened.solved;
+}
+
 /* Runs the optimiser and compares it with the reference answer on grid g. */
 static void check_case(const struct osn_model *m, const struct osn_opt_cfg *cfg,
                        const struct ref_grid *g, bool exact)
@@ -179,6 +228,7 @@ static void check_case(const struct osn_model *m, const struct osn_opt_cfg *cfg,
     struct ref_answer a = ref_answer(g, cfg);
 
     assert_int_equal(osn_optimize(m, cfg, &res, log_visit, &vl, NULL, NULL), 0);
+    screened_as_plain(m, cfg);
     assert_int_equal(res.evaluated, g->n);
     assert_int_equal(res.skipped, g->skipped);
     assert_int_equal(vl.n, g->n);
@@ -435,6 +485,87 @@ static void test_api(void **state)
     assert_string_equal(osn_opt_con_name(OSN_OPT_CYCLE), "min_cycle");
 }
 
+/* The two-loop M|M|1 cases of the screen's tests: light to extreme load, lambda' = mu, 0. */
+static const double screen_loads[][2] = {{0.5, 0.25}, {1.2, 0.6},  {3, 1},      {1.5, 1.5},
+                                         {2, 0},      {1000, 500}, {1e12, 1e11}};
+#define SCREEN_CASES (sizeof screen_loads / sizeof screen_loads[0])
+
+static double xd_rel(struct osn_xd a, struct osn_xd b)
+{
+    if (osn_xd_is_zero(a) && osn_xd_is_zero(b))
+        return 0;
+    return fabs(osn_xd_to_double(osn_xd_div(osn_xd_sub(a, b), b)));
+}
+
+/*
+ * The screen's premise: its closed forms (mm1_pairs.c) agree with the full solver on every pair
+ * within its margin. Measured over whole grids (R = 120: 7,140 pairs a case), the largest
+ * relative difference must stay 100 times below the margin (1e-9) that the screen allows.
+ */
+static void test_screen_closed_forms(void **state)
+{
+    (void)state;
+    double worst = 0;
+    for (size_t k = 0; k < SCREEN_CASES; k++) {
+        struct osn_model m = two_loop(screen_loads[k][0], screen_loads[k][1], 0, 1, 120);
+        struct osn__mm1_pairs *t;
+        assert_int_equal(osn__mm1_pairs_new(&m, &t), 0);
+        for (long H = 1; H < m.R; H++)
+            for (long L = 0; L < H; L++) {
+                struct osn__mm1_pair v;
+                struct osn_measures ms;
+                struct osn_model pm = m;
+                osn_optimize_set_pair(&pm, L, H);
+                assert_int_equal(osn_solve(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL), 0);
+                osn__mm1_pairs_eval(t, L, H, &v);
+                double d[] = {xd_rel(v.T_ret, ms.T_ret),
+                              xd_rel(v.P1, ms.P[1]),
+                              xd_rel(v.P2, ms.P[2]),
+                              xd_rel(v.theta, ms.theta),
+                              xd_rel(v.T_cyc, ms.T_cyc),
+                              xd_rel(v.throttle, osn_xd_add(ms.P[1], ms.P[2]))};
+                for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+                    worst = fmax(worst, d[i]);
+            }
+        osn__mm1_pairs_free(t);
+    }
+    print_message("screen: largest relative difference to the full solver %.2e\n", worst);
+    assert_true(worst < 1e-11);
+}
+
+/*
+ * The screened scan gives the plain scan's answer bit for bit at R = 150 (11,175 pairs) in every
+ * case: the constraints of examples/optimize, max_loss alone, a max_discard of 0 ("never") and
+ * none. Where no bound sits on a value many pairs share, it solves only a few pairs in full.
+ * Where one does, the plain scan's answer is decided by rounding and the screen must give up:
+ * at lambda = 3 mu, lambda' = mu every pair has theta = 1 - mu/lambda = 2/3 up to P0 ~ 3^-H, so
+ * max_loss = 0.2 leaves the closest pair to the last bits of thousands of equal violations.
+ */
+static void test_screen_as_plain(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < SCREEN_CASES; k++) {
+        struct osn_model m = two_loop(screen_loads[k][0], screen_loads[k][1], 0, 1, 150);
+        struct osn_opt_cfg cfgs[4] = {{{0}}};
+        cfgs[1].has[OSN_OPT_THROTTLE] = cfgs[1].has[OSN_OPT_DISCARD] = true;
+        cfgs[1].has[OSN_OPT_CYCLE] = true;
+        cfgs[1].bound[OSN_OPT_THROTTLE] = 0.5;
+        cfgs[1].bound[OSN_OPT_DISCARD] = 1e-3;
+        cfgs[1].bound[OSN_OPT_CYCLE] = 20;
+        cfgs[2].has[OSN_OPT_LOSS] = true;
+        cfgs[2].bound[OSN_OPT_LOSS] = 0.2;
+        cfgs[3].has[OSN_OPT_DISCARD] = true;
+        for (int c = 0; c < 4; c++) {
+            long solved = screened_as_plain(&m, &cfgs[c]);
+            bool plain_load = screen_loads[k][0] <= 3 && screen_loads[k][1] > 0;
+            if (plain_load && c <= 1)
+                assert_true(solved >= 1 && solved <= 40);
+            if (k == 2 && c == 2)
+                assert_int_equal(solved, 150 * 149 / 2); /* gave up: the plain scan ran */
+        }
+    }
+}
+
 /* Records every visited pair's (L, H, T_ret), checking the scan order on the way. */
 struct visit_rec {
     struct visit_log log;
@@ -606,6 +737,8 @@ int main(void)
             cmocka_unit_test(test_extended_range),
             cmocka_unit_test(test_api),
             cmocka_unit_test(test_threads),
+            cmocka_unit_test(test_screen_closed_forms),
+            cmocka_unit_test(test_screen_as_plain),
             cmocka_unit_test(test_scenario_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,6 +68,9 @@ struct osn_opt_cfg {
     double bound[OSN_OPT_NCON];
     int threads;
     const struct osn_split *split; /* NULL: this process solves every pair */
+    /* Solve every pair in full even where the two-loop M|M|1 screen applies (the answer is the
+     * same by construction: this is for checking it, and for timing the plain scan). */
+    bool exhaustive;
 };
 
 /* One evaluated pair, as passed to the visit callback. */
@@ -93,6 +96,7 @@ struct osn_opt_result {
     long evaluated;               /* valid pairs solved */
     long skipped;                 /* pairs rejected by osn_model_check() (bi-level only) */
     long feasible;                /* feasible pairs among the evaluated */
+    long solved;                  /* pairs solved in full: all evaluated, fewer when screened */
     struct osn_opt_point best;    /* the optimum; best.found false when no pair is feasible */
     struct osn_opt_point closest; /* smallest total violation; == best when a pair is feasible */
     struct osn_opt_point next;    /* next-better pair (see above); found false when none */
@@ -112,6 +116,14 @@ const char *osn_opt_con_name(enum osn_opt_con c);
 
 /* The measure a constraint bounds, for pair measures ms: P1+P2, theta, P2 or T_cyc. */
 struct osn_xd osn_opt_con_value(enum osn_opt_con c, const struct osn_measures *ms);
+
+/*
+ * Whether osn_optimize() screens m's pairs: the one-flow two-loop M|M|1 model under policy I,
+ * whose pairs have O(1) closed forms. Then, called without a visit callback and without
+ * cfg.exhaustive, it solves in full only the pairs the closed forms cannot decide (a few), and
+ * gives the answer of the scan that solves them all.
+ */
+bool osn_optimize_screens(const struct osn_model *m);
 
 /* Sets the searched pair of m (L, H; or L1, H1 for bi-level) and resolves m. */
 void osn_optimize_set_pair(struct osn_model *m, long L, long H);

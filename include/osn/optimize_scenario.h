@@ -35,14 +35,16 @@ int osn_optimize_cfg_load(struct osn_opt_cfg *cfg, const struct osn_ini *ini, ch
  * Loads the scenario of `osn optimize` into *sc and its constraints into *cfg: the model with
  * the searched pair's keys (L and H; L1 and H1 for bi-level) replaced by placeholders, since the
  * search sets them, and the [optimize] section. Refuses a model the general solver cannot take
- * (OSN_ENOTSUP) and a search of more than about 3e10 states (OSN_ETOOBIG, naming thresholds.R
- * and the hours it would take). *hours (may be NULL) gets the estimated time of the search.
+ * (OSN_ENOTSUP) and a search of more than about 3 hours (OSN_ETOOBIG, naming thresholds.R and
+ * the hours it would take). every_pair: the caller solves every pair (a visit callback, or
+ * cfg.exhaustive, which it sets after this call), so the screened scan's cost does not apply.
+ * *hours (may be NULL) gets the estimated time of the search.
  * Returns 0, or an error with one line in err; the caller releases sc with osn_scenario_release()
  * in every case.
  */
 int osn_optimize_scenario_load(struct osn_scenario *sc, struct osn_opt_cfg *cfg, const char *path,
-                               const char *const *sets, int nsets, double *hours, char *err,
-                               size_t errsize);
+                               const char *const *sets, int nsets, bool every_pair, double *hours,
+                               char *err, size_t errsize);
 
 /*
  * The --json document of `osn optimize`: osn_report_json_write() of the reported pair `at` (the

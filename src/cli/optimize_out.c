@@ -173,7 +173,11 @@ static bool print_search(FILE *f, const struct osn_scenario *at, const struct os
     fprintf(f, "evaluated %ld pairs", res->evaluated);
     if (res->skipped)
         fprintf(f, " (%ld more do not form a valid model)", res->skipped);
-    fprintf(f, ", %ld feasible\n\n", res->feasible);
+    fprintf(f, ", %ld feasible\n", res->feasible);
+    if (res->solved < res->evaluated)
+        fprintf(f, "screened by closed forms: %ld pairs solved in full, the rest decided\n",
+                res->solved);
+    fputc('\n', f);
     return any;
 }
 

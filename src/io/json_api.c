@@ -142,7 +142,7 @@ int osn_optimize_json(const char *scenario, const char *const *sets, int nsets, 
         rc = OSN_ENOMEM;
         goto out;
     }
-    rc = osn_optimize_scenario_load(sc, &cfg, scenario, sets, nsets, NULL, err, errsize);
+    rc = osn_optimize_scenario_load(sc, &cfg, scenario, sets, nsets, false, NULL, err, errsize);
     if (rc)
         goto out;
     rc = osn_optimize(&sc->model, &cfg, res, NULL, NULL, NULL, NULL);

@@ -135,6 +135,25 @@ int osn__closed_solve(const struct osn_model *m, struct osn_measures *out, osn_d
 /* The T_ret formula of docs/models.md as printed there (loses digits when lambda' is near mu). */
 double osn__closed_T_ret_formula(const struct osn_model *m);
 
+/* ---- The optimiser's measures of the two-loop M|M|1 model, O(1) a pair (mm1_pairs.c) ---- */
+
+struct osn__mm1_pairs;
+
+/* What osn optimize bounds and minimises, for one pair (L, H). */
+struct osn__mm1_pair {
+    struct osn_xd P1, P2, throttle, theta, T_cyc, T_ret;
+};
+
+/* Whether m is the one-flow two-loop M|M|1 model under policy I, the case the tables cover. */
+bool osn__mm1_pairs_apply(const struct osn_model *m);
+
+/* Tables over n = 0..R for every pair of m's scan. 0, OSN_ENOTSUP, OSN_ETOOBIG or OSN_ENOMEM. */
+int osn__mm1_pairs_new(const struct osn_model *m, struct osn__mm1_pairs **out);
+void osn__mm1_pairs_free(struct osn__mm1_pairs *t);
+
+/* The measures of pair 0 <= L < H < R. */
+void osn__mm1_pairs_eval(const struct osn__mm1_pairs *t, long L, long H, struct osn__mm1_pair *v);
+
 /* ---- General service: the embedded chain at departures (embedded.c, mixpois.c) ---- */
 
 /*

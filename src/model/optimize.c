@@ -27,6 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model_int.h"
+#include "optimize_int.h"
 #include "osn/err.h"
 
 typedef struct osn_xd xd;
@@ -66,6 +68,11 @@ struct osn_xd osn_opt_con_value(enum osn_opt_con c, const struct osn_measures *m
 static long h_limit(const struct osn_model *m)
 {
     return m->kind == OSN_KIND_BI_LEVEL ? m->H2 : m->R;
+}
+
+bool osn_optimize_screens(const struct osn_model *m)
+{
+    return m && osn__mm1_pairs_apply(m);
 }
 
 long osn_optimize_pairs(const struct osn_model *m)
@@ -111,9 +118,8 @@ static double violation(enum osn_opt_con c, double bound, const struct osn_measu
     return fmax(0, osn_xd_to_double(osn_xd_div(v, b)) - 1);
 }
 
-/* Fills the violations of a pair; returns whether it is feasible. */
-static bool assess(const struct osn_opt_cfg *cfg, const struct osn_measures *ms, double *viol,
-                   double *total)
+bool osn__opt_assess(const struct osn_opt_cfg *cfg, const struct osn_measures *ms, double *viol,
+                     double *total)
 {
     bool ok = true;
     *total = 0;
@@ -136,8 +142,8 @@ static bool assess(const struct osn_opt_cfg *cfg, const struct osn_measures *ms,
     return ok;
 }
 
-static void keep(struct osn_opt_point *pt, long L, long H, double total, const double *viol,
-                 const struct osn_measures *ms)
+void osn__opt_keep(struct osn_opt_point *pt, long L, long H, double total, const double *viol,
+                   const struct osn_measures *ms)
 {
     pt->found = true;
     pt->L = L;
@@ -148,9 +154,32 @@ static void keep(struct osn_opt_point *pt, long L, long H, double total, const d
 }
 
 /* Strictly smaller T_ret (scan order breaks ties: the earlier pair is kept). */
-static bool better(const struct osn_measures *a, const struct osn_opt_point *b)
+bool osn__opt_better(const struct osn_measures *a, const struct osn_opt_point *b)
 {
     return !b->found || osn_xd_cmp(a->T_ret, b->ms.T_ret) < 0;
+}
+
+void osn__opt_finish(const struct osn_opt_cfg *cfg, struct osn_opt_result *res, long L, long H,
+                     const struct osn_measures *nms)
+{
+    double viol[OSN_OPT_NCON], total;
+    for (int c = 0; c < OSN_OPT_NCON; c++) {
+        if (!cfg->has[c])
+            continue;
+        double v = osn_xd_to_double(osn_opt_con_value((enum osn_opt_con)c, &res->best.ms));
+        double b = cfg->bound[c];
+        if (c == OSN_OPT_CYCLE)
+            res->slack[c] = v > 0 ? 1 - b / v : 0;
+        else
+            res->slack[c] = b > 0 ? 1 - v / b : 0;
+    }
+    if (!nms)
+        return;
+    osn__opt_assess(cfg, nms, viol, &total);
+    osn__opt_keep(&res->next, L, H, total, viol, nms);
+    for (int c = 0; c < OSN_OPT_NCON; c++)
+        if (cfg->has[c] && viol[c] > 0 && (res->binding < 0 || viol[c] > viol[res->binding]))
+            res->binding = c;
 }
 
 static int check_cfg(const struct osn_opt_cfg *cfg)
@@ -284,6 +313,12 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
     total_pairs = osn_optimize_pairs(m);
     if (total_pairs == 0)
         return OSN_ECONFIG;
+    if (!visit && !cfg->exhaustive && osn__mm1_pairs_apply(m)) {
+        /* Closed forms screen the pairs; only the undecided ones are solved (optimize_screen.c). */
+        rc = osn__optimize_screened(m, cfg, res, progress, progress_arg);
+        if (rc != OSN__SCREEN_DECLINED)
+            return rc;
+    }
     if ((size_t)total_pairs > SIZE_MAX / sizeof *recs || h_limit(m) > INT32_MAX)
         return OSN_ETOOBIG;
     nthr = thread_count(cfg);
@@ -314,7 +349,7 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
             if (sl->skipped) {
                 res->skipped++;
             } else if ((rc = sl->rc) == 0) {
-                bool ok = assess(cfg, &sl->ms, viol, &total);
+                bool ok = osn__opt_assess(cfg, &sl->ms, viol, &total);
                 struct rec *r = &recs[res->evaluated++];
                 r->T_ret = sl->ms.T_ret;
                 r->L = (int32_t)Li;
@@ -322,13 +357,13 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
                 r->feasible = ok;
                 if (ok)
                     res->feasible++;
-                if (better(&sl->ms, &res->free))
-                    keep(&res->free, Li, Hi, total, viol, &sl->ms);
-                if (ok && better(&sl->ms, &res->best))
-                    keep(&res->best, Li, Hi, total, viol, &sl->ms);
+                if (osn__opt_better(&sl->ms, &res->free))
+                    osn__opt_keep(&res->free, Li, Hi, total, viol, &sl->ms);
+                if (ok && osn__opt_better(&sl->ms, &res->best))
+                    osn__opt_keep(&res->best, Li, Hi, total, viol, &sl->ms);
                 if (!res->closest.found || total < res->closest.violation ||
-                    (total == res->closest.violation && better(&sl->ms, &res->closest)))
-                    keep(&res->closest, Li, Hi, total, viol, &sl->ms);
+                    (total == res->closest.violation && osn__opt_better(&sl->ms, &res->closest)))
+                    osn__opt_keep(&res->closest, Li, Hi, total, viol, &sl->ms);
                 if (visit) {
                     osn_optimize_set_pair(&pm, Li, Hi);
                     struct osn_opt_pair p = {Li, Hi, ok, total, {0}, &sl->ms, &pm};
@@ -343,34 +378,21 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
     }
     if (rc)
         goto out;
+    res->solved = res->evaluated;
     if (res->evaluated == 0) {
         rc = OSN_ECONFIG;
         goto out;
     }
     if (res->best.found) {
-        for (int c = 0; c < OSN_OPT_NCON; c++) {
-            if (!cfg->has[c])
-                continue;
-            double v = osn_xd_to_double(osn_opt_con_value((enum osn_opt_con)c, &res->best.ms));
-            double b = cfg->bound[c];
-            if (c == OSN_OPT_CYCLE)
-                res->slack[c] = v > 0 ? 1 - b / v : 0;
-            else
-                res->slack[c] = b > 0 ? 1 - v / b : 0;
-        }
         long k = find_next(recs, res->evaluated, res->best.ms.T_ret);
         if (k >= 0) {
             /* One more solve, so that the next-better pair is reported with all its measures. */
             osn_optimize_set_pair(&pm, recs[k].L, recs[k].H);
             if ((rc = osn_solve_cached(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL, wk[0].cache)))
                 goto out;
-            assess(cfg, &ms, viol, &total);
-            keep(&res->next, recs[k].L, recs[k].H, total, viol, &ms);
-            for (int c = 0; c < OSN_OPT_NCON; c++)
-                if (cfg->has[c] && viol[c] > 0 &&
-                    (res->binding < 0 || viol[c] > viol[res->binding]))
-                    res->binding = c;
         }
+        osn__opt_finish(cfg, res, k >= 0 ? recs[k].L : 0, k >= 0 ? recs[k].H : 0,
+                        k >= 0 ? &ms : NULL);
     }
 out:
     for (int t = 0; t < nthr; t++)
