@@ -184,8 +184,15 @@ fi
 run 2 "solve lognormal cv=10" -- solve --set service.law=lognormal --set service.cv=10
 expect_err "solve lognormal cv=10" "service.cv" "tail"
 run 0 "solve lognormal cv=0.7 still solves" -- solve "$EX/lognormal_service.ini" -q
-run 2 "optimize thresholds.R=5000" -- optimize "$CON" --set thresholds.R=5000
+# Solving every pair (--exhaustive, or a model the screen does not cover) past R = 2700 takes
+# hours; so does even the screened two-loop M|M|1 scan at R = 4e5.
+run 2 "optimize thresholds.R=5000" -- optimize "$CON" --set thresholds.R=5000 --exhaustive
 expect_err "optimize thresholds.R=5000" "thresholds.R" "hours"
+run 2 "optimize thresholds.R=5000 det" -- optimize "$CON" --set thresholds.R=5000 \
+    --set service.law=det
+expect_err "optimize thresholds.R=5000 det" "thresholds.R" "hours"
+run 2 "optimize thresholds.R=4e5 screened" -- optimize "$CON" --set thresholds.R=400000
+expect_err "optimize thresholds.R=4e5 screened" "thresholds.R" "screened"
 run 2 "sim sim.time=1e12" -- sim "$EX/sim_two_loop.ini" --set sim.time=1e12
 expect_err "sim sim.time=1e12" "sim.time" "events"
 
