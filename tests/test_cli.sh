@@ -299,6 +299,21 @@ assert d["scenario"]["L"] == d["L"] and d["scenario"]["H"] == d["H"]
 assert abs(float(best["T_ret"]) - d["T_ret"]) <= 1e-15 * d["T_ret"]
 assert d["P2"] <= 1e-3 and d["P1"] + d["P2"] <= 0.5 and d["T_cyc"] >= 20
 PYEOF
+# The screened scan (no --grid) and --exhaustive write the same JSON but for solved_in_full, at
+# R = 120 (7,140 pairs); the screen solves a handful of them.
+run 0 "optimize screened" -- optimize "$OPT/two_loop_constrained.ini" --set thresholds.R=120 \
+    --json "$TMP/opt_screened.json" -q
+run 0 "optimize --exhaustive" -- optimize "$OPT/two_loop_constrained.ini" \
+    --set thresholds.R=120 --exhaustive --json "$TMP/opt_every.json" -q
+if "$PY" - "$TMP/opt_screened.json" "$TMP/opt_every.json" <<'PYEOF'; then ok; else bad "optimize screened vs --exhaustive"; fi
+import json, sys
+s, e = (json.load(open(f)) for f in sys.argv[1:])
+assert e["solved_in_full"] == e["evaluated"] == 7140, e["solved_in_full"]
+assert 1 <= s["solved_in_full"] <= 10, s["solved_in_full"]
+for d in (s, e):
+    del d["solved_in_full"]
+assert s == e
+PYEOF
 run 0 "optimize infeasible" -- optimize "$OPT/infeasible.ini" --json -
 if "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["found"] is False and d["feasible"] == 0 and d["binding"] is None and (d["L"], d["H"]) == (0, 1), d' "$TMP/out"; then
     ok

@@ -49,6 +49,7 @@ int osn_optimize_scenario_load(struct osn_scenario *sc, struct osn_opt_cfg *cfg,
 /*
  * The --json document of `osn optimize`: osn_report_json_write() of the reported pair `at` (the
  * optimum, or the closest pair when none is feasible), plus L, H, found, evaluated, feasible,
+ * solved_in_full (fewer than evaluated when the closed-form screen decided the rest),
  * skipped, objective, binding, constraints, next_better, unconstrained and (when no pair is
  * feasible) closest_violation. Returns 0, OSN_ENOMEM or OSN_EIO with a message.
  */

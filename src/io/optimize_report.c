@@ -121,6 +121,7 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     e |= json_object_set_new(doc, "evaluated", json_integer(res->evaluated));
     e |= json_object_set_new(doc, "feasible", json_integer(res->feasible));
     e |= json_object_set_new(doc, "skipped", json_integer(res->skipped));
+    e |= json_object_set_new(doc, "solved_in_full", json_integer(res->solved));
     e |= json_object_set_new(doc, "objective", json_string("T_ret"));
     e |= json_object_set_new(doc, "binding",
                              res->binding >= 0
