@@ -1,5 +1,7 @@
 /*
- * Threshold optimisation: an exhaustive scan of the (L, H) grid, one osn_solve() per pair.
+ * Threshold optimisation: an exhaustive scan of the (L, H) grid, one osn_solve() per pair (the
+ * plain scan). For the one-flow two-loop M|M|1 model, optimize_screen.c reaches the same answer
+ * with a few solves, when no visit callback asks for every pair's measures.
  *
  * Exhaustive on purpose. T_ret, the losses and T_cyc are not monotone in (L, H) jointly once
  * discard is possible (docs/models.md: without a discard bound the optimum drifts to H = R-1), so a
