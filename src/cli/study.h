@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct osn_reps;
+
 /* What one run of a point is given: the scenario and every --set (the point's values in place
  * of the ranges and lists, then --seed and --replications as keys). */
 struct study_run {
@@ -23,6 +25,9 @@ struct study_run {
     int threads;        /* worker threads of a simulation */
     const char *method; /* osn solve --method, or NULL */
     bool check_only;    /* load and check the point, do not run it */
+    /* A simulation's replications kept from the point's earlier rounds (osn/reps.h): not run
+     * again, and afterwards all of the run's; NULL: none kept. */
+    struct osn_reps *keep;
 };
 
 /* How the driver runs one subcommand. */
@@ -35,6 +40,8 @@ struct study_runner {
     bool method;                 /* takes --method (osn solve) */
     /* Runs one point into *out (a JSON object). 0, or not 0 with a reason in err. */
     int (*run)(const struct study_run *r, json_t **out, char *err, size_t errsize);
+    /* The totals of one kept replication (struct osn_reps.ntot); NULL: no replications. */
+    int (*reps_ntot)(void);
 };
 
 extern const struct study_runner osn_study_net, osn_study_node, osn_study_solve, osn_study_fluid;
