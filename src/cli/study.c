@@ -642,6 +642,9 @@ void osn_study_usage(FILE *f, bool replications)
           "  --resume FILE             a checkpoint of the study, rewritten after every\n"
           "                            point: the points it holds are not run again (a\n"
           "                            study killed halfway goes on where it stopped).\n"
+          "                            With --precision, also after every round: a point\n"
+          "                            killed in its rounds goes on from the replications\n"
+          "                            the file holds, and ends as if never stopped.\n"
           "                            A file of another study (another study_id: the\n"
           "                            scenario file, a fixed --set or an option that\n"
           "                            changes the numbers differ) is refused, untouched.\n"
@@ -658,6 +661,8 @@ void osn_study_usage(FILE *f, bool replications)
               "                            REL x the estimate, or --max-replications [256]\n"
               "                            is reached; each point says which happened\n"
               "                            (precision_reached, replications, precision_rounds).\n"
-              "                            A point's numbers are those of --replications N.\n",
+              "                            A round adds replications to the earlier rounds'\n"
+              "                            (each runs once), and a point's numbers are those\n"
+              "                            of --replications N.\n",
               f);
 }
