@@ -156,11 +156,15 @@ d = json.load(open(sys.argv[1]))[0]
 assert d['T_ret_p99'] > d['T_ret_p50'] > 0 and d['replications'] == 32, d
 " "$TMP/nck.json" && ok || bad "node resume: no return-time quantiles"
 
-# ---- under MPI: the point in progress resumed by 2 ranks ------------------------------------
+# ---- under MPI: the point in progress resumed by 2 ranks, which share its replications -----
 if [ -n "$MPIRUN" ]; then
+    # One point to run on 2 ranks: they share its replications, those the file lacks.
     ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0" timeout 120 "$MPIRUN" -n 2 \
         --oversubscribe --allow-run-as-root "$OSN" "${NET[@]}" --resume "$TMP/ck_mpi.json" \
-        --json "$TMP/ck_mpi.json" --csv "$TMP/ck_mpi.csv" -q && ok || bad "mpi resume failed"
+        --json "$TMP/ck_mpi.json" --csv "$TMP/ck_mpi.csv" >"$TMP/out" 2>"$TMP/err" && ok ||
+        bad "mpi resume failed: $(head -c 300 "$TMP/err")"
+    expect_err "mpi resume" "1 point to run on 2 ranks: each point's replications shared" \
+        "$done of them from $TMP/ck_mpi.json, $((64 - done)) run now"
     same_files "net resumed on 2 ranks = uninterrupted" "$TMP/full.json" "$TMP/ck_mpi.json" \
         "$TMP/full.csv" "$TMP/ck_mpi.csv"
 fi

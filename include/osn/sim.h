@@ -89,7 +89,8 @@ struct osn_sim_cfg {
     const struct osn_split *split;
     /* NULL, or replications kept from an earlier run of this configuration and seed
      * (osn/reps.h): those it holds are not run again, and afterwards it holds all
-     * cfg->replications (its `ran` says how many this run simulated). */
+     * cfg->replications (its `ran` says how many this run simulated). With a split, the
+     * processes share the replications not kept, each process's store holding the same. */
     struct osn_reps *keep;
 };
 

@@ -281,9 +281,14 @@ static int run_point(struct study *s, long p, bool check_only)
     }
     if (s->reps0)
         sets[nsets++] = reps;
-    struct study_run run = {s->o.scenario,        sets,        nsets,
-                            (int)s->threads,      s->o.method, check_only,
-                            pt ? &pt->reps : NULL};
+    struct study_run run = {s->o.scenario,
+                            sets,
+                            nsets,
+                            (int)s->threads,
+                            s->o.method,
+                            check_only,
+                            pt ? &pt->reps : NULL,
+                            s->shared && !check_only ? &s->split : NULL};
     for (;;) {
         rounds++;
         if (s->reps0)
@@ -350,10 +355,61 @@ static void announce(const struct study *s, long p)
 
 static int checkpoint(const struct study *s);
 
+/* The replications every rank simulated for point p, summed over the ranks (one allgather). */
+static long ran_by_all(const struct study *s, long p)
+{
+    long *ran = calloc((size_t)s->split.parts, sizeof *ran), sum = 0;
+    if (!ran)
+        return -1;
+    ran[s->split.part] = s->partial[p].ran;
+    if (study_mpi_allgather(NULL, ran, s->split.parts, sizeof *ran, s->split.parts) != 0)
+        sum = -1;
+    for (int k = 0; sum >= 0 && k < s->split.parts; k++)
+        sum += ran[k];
+    free(ran);
+    return sum;
+}
+
+/* Runs the points the checkpoint lacks on every rank at once, their replications shared (a
+ * study of fewer points to run than ranks: dealing them would leave ranks idle); rank 0
+ * announces them and keeps the checkpoint. 0 or OSN_EXIT_ERROR (told). */
+static int run_shared(struct study *s)
+{
+    for (long p = 0; p < s->g.npoints; p++) {
+        if (s->points[p])
+            continue;
+        if (run_point(s, p, false) != 0)
+            return osn_cli_die(s->r->cmd, "%s", s->err);
+        s->ran++;
+        if (s->partial && (s->partial[p].ran = ran_by_all(s, p)) < 0)
+            return osn_cli_die(s->r->cmd, "the ranks could not count their replications");
+        announce(s, p);
+        if (s->partial)
+            osn_reps_free(&s->partial[p].reps);
+        if (s->o.resume && s->rank == 0 && checkpoint(s) != 0)
+            return OSN_EXIT_ERROR;
+    }
+    return 0;
+}
+
 /* Runs the points the checkpoint lacks, dealt over the ranks (study_mpi.h): rank 0 gathers
- * them in grid order, announces them and keeps the checkpoint. 0 or OSN_EXIT_ERROR (told). */
+ * them in grid order, announces them and keeps the checkpoint; with fewer points to run than
+ * ranks, run_shared() instead. 0 or OSN_EXIT_ERROR (told). */
 static int run_points(struct study *s, int rank, int size)
 {
+    long todo = 0;
+    for (long p = 0; p < s->g.npoints; p++)
+        todo += !s->points[p];
+    if (size > 1 && todo < size && s->r->reps_key) {
+        s->shared = true;
+        s->split = (struct osn_split){rank, size, study_mpi_allgather, NULL};
+        if (!s->o.quiet)
+            fprintf(stderr,
+                    "osn %s: %ld point%s to run on %d ranks: each point's replications "
+                    "shared by the ranks\n",
+                    s->r->cmd, todo, todo == 1 ? "" : "s", size);
+        return run_shared(s);
+    }
     long j = 0;
     for (long p = 0; p < s->g.npoints; p++) {
         if (s->points[p])

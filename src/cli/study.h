@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 struct osn_reps;
+struct osn_split;
 
 /* What one run of a point is given: the scenario and every --set (the point's values in place
  * of the ranges and lists, then --seed and --replications as keys). */
@@ -28,6 +29,9 @@ struct study_run {
     /* A simulation's replications kept from the point's earlier rounds (osn/reps.h): not run
      * again, and afterwards all of the run's; NULL: none kept. */
     struct osn_reps *keep;
+    /* NULL, or the MPI ranks that share the point's replications (osn/split.h), each running
+     * the same point at the same time. */
+    const struct osn_split *split;
 };
 
 /* How the driver runs one subcommand. */

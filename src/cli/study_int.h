@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "osn/split.h"
 #include "study.h"
 #include "study_grid.h"
 #include "study_partial.h"
@@ -37,7 +38,11 @@ struct study {
     struct study_partial *partial;
     long resumed, ran, in_progress; /* points taken, run, and resumed in the middle */
     int rank;                       /* this process's MPI rank (0: the one that writes) */
-    char err[2048];                 /* why a point failed (run_point) */
+    /* With fewer points to run than ranks, every rank runs every point, sharing its
+     * replications (split); otherwise the points are dealt over the ranks. */
+    bool shared;
+    struct osn_split split;
+    char err[2048]; /* why a point failed (run_point) */
 };
 
 /* Fills s->points from the --resume file (when it exists) and counts them in s->resumed, and

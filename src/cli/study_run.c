@@ -71,6 +71,7 @@ static int run_net(const struct study_run *r, json_t **out, char *err, size_t er
         goto out;
     sc->cfg.threads = r->threads;
     sc->cfg.keep = r->keep;
+    sc->cfg.split = r->split;
     if ((rc = osn_net_scenario_check(sc, err, errsize)) != 0 || r->check_only ||
         (rc = osn_net_run(&sc->cfg, res, err, errsize)) != 0)
         goto out;
@@ -103,6 +104,7 @@ static int run_node(const struct study_run *r, json_t **out, char *err, size_t e
         goto out;
     s->cfg.threads = r->threads;
     s->cfg.keep = r->keep;
+    s->cfg.split = r->split;
     if ((rc = osn_sim_scenario_check(s, err, errsize)) != 0 ||
         (rc = osn_sim_scenario_check_cost(s, err, errsize)) != 0 || r->check_only ||
         (rc = osn_sim_run(&s->sc.model, &s->cfg, &res, err, errsize)) != 0)

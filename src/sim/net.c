@@ -343,7 +343,9 @@ static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
     char msg[256] = "";
-    if (i < j->have || !osn_split_mine(j->cfg->split, j->cfg->replications, i)) {
+    /* Shared among processes (osn/split.h) are the replications not kept. */
+    if (i < j->have ||
+        !osn_split_mine(j->cfg->split, j->cfg->replications - j->have, i - j->have)) {
         if (j->now) /* kept, or another process's: exchanged after the run */
             atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
         return 0;
@@ -504,9 +506,9 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
             snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
         goto out;
     }
-    if (cfg->split && cfg->split->parts > 1 &&
-        cfg->split->exchange(cfg->split->arg, j.reps, cfg->replications, sizeof *j.reps,
-                             cfg->split->parts) != 0) {
+    if (cfg->split && cfg->split->parts > 1 && cfg->replications > j.have &&
+        cfg->split->exchange(cfg->split->arg, j.reps + j.have, cfg->replications - j.have,
+                             sizeof *j.reps, cfg->split->parts) != 0) {
         err = OSN_EIO;
         if (msg && msgsize)
             snprintf(msg, msgsize, "the replications could not be exchanged between processes");

@@ -123,7 +123,9 @@ struct job {
 static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
-    if (i < j->have || !osn_split_mine(j->cfg->split, j->cfg->replications, i)) {
+    /* Shared among processes (osn/split.h) are the replications not kept. */
+    if (i < j->have ||
+        !osn_split_mine(j->cfg->split, j->cfg->replications - j->have, i - j->have)) {
         /* kept, or another process's: exchanged after the run */
         atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
         return 0;
@@ -395,7 +397,8 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     err = osn__par_run(&par, c.threads);
     if (err)
         goto out;
-    if (c.split && c.split->parts > 1 && (err = exchange_reps(c.split, j.reps, c.replications))) {
+    if (c.split && c.split->parts > 1 && c.replications > j.have &&
+        (err = exchange_reps(c.split, j.reps + j.have, (int)(c.replications - j.have)))) {
         if (err == OSN_EIO && msg && msgsize)
             snprintf(msg, msgsize, "the replications could not be exchanged between processes");
         goto out;
