@@ -705,9 +705,9 @@ void osn_study_usage(FILE *f, bool replications)
           "                            scenario file, a fixed --set or an option that\n"
           "                            changes the numbers differ) is refused, untouched.\n"
           "  Under mpirun or srun the points are dealt over the ranks, each on its\n"
-          "  --threads (a single osn sim run without a grid shares its replications\n"
-          "  instead); rank 0 writes the outputs, the same as one process writes\n"
-          "  (docs/campaigns.md).\n",
+          "  --threads (with fewer points to run than ranks, and for a single osn sim\n"
+          "  run without a grid, the ranks share the replications instead); rank 0\n"
+          "  writes the outputs, the same as one process writes (docs/campaigns.md).\n",
           f);
     if (replications)
         fputs("  --precision REL           replications in rounds, doubling from\n"
