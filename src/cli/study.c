@@ -318,6 +318,8 @@ static int run_point(struct study *s, long p, bool check_only)
     }
     if (check_only)
         return 0;
+    if (pt) /* ran alone, or its share with the other ranks' to add (run_shared) */
+        pt->counted = !s->shared;
     json_t *o = study_point_head(s, p);
     if (s->rel) {
         json_object_set_new(o, "precision_target", json_real(s->rel));
@@ -346,7 +348,7 @@ static void announce(const struct study *s, long p)
             (long long)json_integer_value(json_object_get(o, "replications")), rounds,
             rounds > 1 ? "s" : "");
     const struct study_partial *pt = &s->partial[p];
-    if (pt->from_file && pt->ran)
+    if (pt->from_file && pt->counted)
         fprintf(stderr, "; %ld of them from %s, %ld run now", pt->from_file, s->o.resume, pt->ran);
     else if (pt->from_file) /* run by another rank, which counted what it ran */
         fprintf(stderr, "; %ld of them from %s", pt->from_file, s->o.resume);
@@ -383,6 +385,8 @@ static int run_shared(struct study *s)
         s->ran++;
         if (s->partial && (s->partial[p].ran = ran_by_all(s, p)) < 0)
             return osn_cli_die(s->r->cmd, "the ranks could not count their replications");
+        if (s->partial)
+            s->partial[p].counted = true;
         announce(s, p);
         if (s->partial)
             osn_reps_free(&s->partial[p].reps);

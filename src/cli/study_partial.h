@@ -17,6 +17,7 @@
 #define OSN_CLI_STUDY_PARTIAL_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "osn/reps.h"
@@ -26,6 +27,7 @@ struct study_partial {
     int rounds;           /* rounds done */
     long from_file;       /* replications read from the --resume file */
     long ran;             /* replications this process simulated for the point */
+    bool counted;         /* ran counts every replication run for it (not another rank's) */
 };
 
 /* Adds "study_partial" with pt's replications to o (the point's entry). 0, or -1 without
