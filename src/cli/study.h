@@ -4,8 +4,9 @@
  * subcommand. The driver (study.c) knows nothing of what a run computes: a runner (study_run.c)
  * loads the scenario with the point's --set values, runs it and hands back its JSON object, to
  * which the driver adds the point's keys. On top of the grid: --resume FILE (a checkpoint
- * rewritten after every point; the points it holds are not run again) and --precision REL
- * (replications in rounds until the headline half-widths are at most REL x the estimate).
+ * rewritten after every point, and every --precision round; the points it holds are not run
+ * again, a point in progress goes on from its replications) and --precision REL (replications
+ * in rounds until the headline half-widths are at most REL x the estimate).
  */
 #ifndef OSN_CLI_STUDY_H
 #define OSN_CLI_STUDY_H
