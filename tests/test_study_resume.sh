@@ -35,8 +35,8 @@ kill_in_progress() {
     local ck=$1 need=$2
     shift 2
     "$OSN" "$@" 2>/dev/null &
-    local pid=$! i=0 text
-    while [ $i -lt 3000 ] && kill -0 $pid 2>/dev/null; do
+    local pid=$! text
+    while kill -0 $pid 2>/dev/null; do # CTest's timeout bounds it
         # One read of the file: it is replaced whole (rename), two greps could see two versions.
         text=$(cat "$ck" 2>/dev/null)
         if grep -q '"study_partial"' <<<"$text" &&
@@ -45,7 +45,6 @@ kill_in_progress() {
             break
         fi
         sleep 0.01
-        i=$((i + 1))
     done
     wait $pid 2>/dev/null
 }
