@@ -484,6 +484,30 @@ static void test_threads_do_not_matter(void **state)
     assert_true(r->est[OSN_NET_SETUP_P99].value == d1);
 }
 
+/* Kept replications (osn/reps.h): 2, then 5 given those 2, run only 3 and give every estimate
+ * of one run of 5 to the bit (the delay quantiles come from the pooled histograms). */
+static void test_kept_replications(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    struct osn_reps keep = {0};
+    short_cfg(&c, 5);
+    struct osn_net_result whole = *run(&c);
+    c.keep = &keep;
+    c.replications = 2;
+    run(&c);
+    assert_int_equal(keep.n, 2);
+    assert_int_equal(keep.ran, 2);
+    c.replications = 5;
+    struct osn_net_result *r = run(&c);
+    assert_int_equal(keep.n, 5);
+    assert_int_equal(keep.ran, 3);
+    assert_memory_equal(whole.est, r->est, sizeof whole.est);
+    assert_memory_equal(whole.elem, r->elem, sizeof whole.elem);
+    assert_true(whole.messages == r->messages && whole.events == r->events);
+    osn_reps_free(&keep);
+}
+
 /* Common random numbers: each source's arrivals, the hold times, the links' losses and each
  * server's service times come from streams of their own (src/sim/net_run.c). At light load no
  * control acts, so none, loss and rate set up the very same calls; in overload they act, and
@@ -572,6 +596,7 @@ int main(void)
             cmocka_unit_test(test_link_loss_recovered),
             cmocka_unit_test(test_threads_do_not_matter),
             cmocka_unit_test(test_common_random_numbers),
+            cmocka_unit_test(test_kept_replications),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

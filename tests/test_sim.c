@@ -453,6 +453,42 @@ static void test_threads_do_not_change_results(void **state)
     assert_true(a.est[OSN_SIM_P0].value != c.est[OSN_SIM_P0].value);
 }
 
+/* Kept replications (osn/reps.h): 3 replications, then 8 given those 3, run only 5 and give the
+ * estimates and return-time quantiles of one run of 8 to the bit; the store then holds 8. A
+ * store with more replications than asked for, or of another simulator, is refused. */
+static void test_kept_replications(void **state)
+{
+    (void)state;
+    struct osn_model m = two_loop(1.5, 0.75, 5, 10, 20);
+    struct osn_sim_result whole, part, resumed;
+    struct osn_sim_cfg cfg = cfg99(2e4, 8, 11);
+    struct osn_reps keep = {0};
+    char msg[200];
+    const char *key = NULL;
+    assert_int_equal(osn_sim_run(&m, &cfg, &whole, msg, sizeof msg), 0);
+    cfg.keep = &keep;
+    cfg.replications = 3;
+    assert_int_equal(osn_sim_run(&m, &cfg, &part, msg, sizeof msg), 0);
+    assert_int_equal(keep.n, 3);
+    assert_int_equal(keep.ran, 3);
+    assert_true(part.est[OSN_SIM_P0].value != whole.est[OSN_SIM_P0].value);
+    cfg.replications = 8;
+    cfg.threads = 2;
+    assert_int_equal(osn_sim_run(&m, &cfg, &resumed, msg, sizeof msg), 0);
+    assert_int_equal(keep.n, 8);
+    assert_int_equal(keep.ran, 5);
+    assert_memory_equal(whole.est, resumed.est, sizeof whole.est);
+    assert_true(whole.events == resumed.events);
+    cfg.replications = 7;
+    assert_int_equal(osn_sim_check(&m, &cfg, &key, msg, sizeof msg), OSN_EINVAL);
+    assert_string_equal(key, "sim.replications");
+    cfg.replications = 8;
+    keep.ntot = osn_sim_reps_ntot() + 1;
+    assert_int_equal(osn_sim_check(&m, &cfg, &key, msg, sizeof msg), OSN_EINVAL);
+    keep.ntot = osn_sim_reps_ntot();
+    osn_reps_free(&keep);
+}
+
 static void test_bad_configurations(void **state)
 {
     (void)state;
@@ -490,6 +526,7 @@ int main(void)
             cmocka_unit_test(test_trace_input),
             cmocka_unit_test(test_threads_do_not_change_results),
             cmocka_unit_test(test_bad_configurations),
+            cmocka_unit_test(test_kept_replications),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Studies over MPI ranks (run by CTest as cli_study_mpi when osn is built with MPI): 3 ranks and
 # one process give the same JSON, key for key and value for value, for a network study, a node
-# study with --precision and a resumed study; an error on a bad point still exits 2 and says why.
+# study with --precision, a study of fewer points than ranks (each point's replications shared)
+# and a resumed study; an error on a bad point still exits 2 and says why.
 # The only keys left out are the ones that measure the machine (msgs_per_s, events_per_s...).
 # osn optimize on 3 ranks writes the one-process JSON and --grid CSV, byte for byte; a single
 # simulation (node, network) whose replications the ranks share writes the one-process files.
@@ -63,7 +64,17 @@ run 0 "node one process" -- sim "${NODE[@]}" --json "$TMP/node1.json"
 mpi_run 0 "node 3 ranks" -- sim "${NODE[@]}" --json "$TMP/node3.json"
 same_json "node study with --precision: 3 ranks = 1 process" "$TMP/node1.json" "$TMP/node3.json" 4
 
-# Resumed under MPI: 4 of 6 points in the checkpoint, the 2 others run on the ranks.
+# Fewer points than ranks: every rank runs each point, its replications (with --precision,
+# those each round adds) shared by the ranks; the one-process JSON and CSV.
+SHARED=("$E/collapse.ini" --set net.time=2 --set net.warmup=1 --set source.rate=800 --threads 1
+    --set control.kind=none,rate --replications 2 --precision 0.02 --max-replications 16)
+run 0 "shared one process" -- sim "${SHARED[@]}" --json "$TMP/sh1.json" --csv "$TMP/sh1.csv" -q
+mpi_run 0 "shared 3 ranks" -- sim "${SHARED[@]}" --json "$TMP/sh3.json" --csv "$TMP/sh3.csv"
+expect_err "shared 3 ranks" "2 points to run on 3 ranks: each point's replications shared"
+same_json "2 points on 3 ranks, replications shared = 1 process" "$TMP/sh1.json" "$TMP/sh3.json" 2
+cmp -s "$TMP/sh1.csv" "$TMP/sh3.csv" && ok || bad "shared: the CSV of 3 ranks differs"
+
+# Resumed under MPI: 4 of 6 points in the checkpoint, the 2 others run on the ranks (shared).
 "$PY" -c "
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -46,6 +46,14 @@ add_test(NAME cli_tret COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli_tret.sh $
 set_tests_properties(cli_tret PROPERTIES TIMEOUT 300)
 add_test(NAME cli_study COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_study.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_study PROPERTIES TIMEOUT 120)
+# A --precision study killed (SIGKILL) in a point's rounds and resumed; with MPI, also on 2 ranks.
+set(osn_resume_mpirun "")
+if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
+  set(osn_resume_mpirun ${OSN_MPIRUN})
+endif()
+add_test(NAME cli_study_resume COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_study_resume.sh
+         $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR} ${osn_resume_mpirun})
+set_tests_properties(cli_study_resume PROPERTIES TIMEOUT 300)
 if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
   add_test(NAME cli_study_mpi COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_study_mpi.sh
            $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR} ${OSN_MPIRUN})

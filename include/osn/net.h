@@ -35,6 +35,7 @@
 
 #include "osn/ctl.h"
 #include "osn/elem.h"
+#include "osn/reps.h"
 #include "osn/sip.h"
 #include "osn/split.h"
 
@@ -103,6 +104,11 @@ struct osn_net_cfg {
      * then every process holds every replication's totals and estimates as one process would,
      * so the result is the same to the bit. */
     const struct osn_split *split;
+    /* NULL, or replications kept from an earlier run of this configuration and seed
+     * (osn/reps.h): those it holds are not run again, and afterwards it holds all
+     * cfg->replications (its `ran` says how many this run simulated). With a split, the
+     * processes share the replications not kept, each process's store holding the same. */
+    struct osn_reps *keep;
     double trace_interval; /* > 0 with trace: sample replication 0 every this many s */
     FILE *trace;           /* borrowed; NULL: no trace */
     /* Called about every 0.2 s from the calling thread while the replications run, with the
@@ -196,6 +202,9 @@ struct osn_net_result {
 /* Checks a configuration. Returns 0 or OSN_EINVAL with a sentence in msg; *bad_key (may be
  * NULL) gets the scenario key at fault ("source.rate", ...). */
 int osn_net_check(const struct osn_net_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
+
+/* The totals a replication of the network keeps (struct osn_reps.ntot). */
+int osn_net_reps_ntot(void);
 
 /* Runs the replications and fills *out. Returns 0, OSN_EINVAL (with a message), OSN_ENOMEM or
  * OSN_EIO (a thread could not start). */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "osn/model.h"
+#include "osn/reps.h"
 #include "osn/split.h"
 
 /* The measures, in output order; keys match `osn solve` where the measure exists there. */
@@ -86,6 +87,11 @@ struct osn_sim_cfg {
      * then every process holds every replication's totals and estimates as one process would,
      * so the result is the same to the bit. */
     const struct osn_split *split;
+    /* NULL, or replications kept from an earlier run of this configuration and seed
+     * (osn/reps.h): those it holds are not run again, and afterwards it holds all
+     * cfg->replications (its `ran` says how many this run simulated). With a split, the
+     * processes share the replications not kept, each process's store holding the same. */
+    struct osn_reps *keep;
 };
 
 /* Defaults: time 1e5, warmup 1e3, 10 replications, seed 1, no delay, 1 thread, level 0.95. */
@@ -119,6 +125,9 @@ struct osn_sim_result {
  */
 int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, const char **bad_key,
                   char *msg, size_t msgsize);
+
+/* The totals a replication of the node keeps (struct osn_reps.ntot). */
+int osn_sim_reps_ntot(void);
 
 /*
  * Runs cfg->replications replications of the node and fills *out. The model is borrowed (its

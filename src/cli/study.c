@@ -6,9 +6,12 @@
  * point: the varied keys, study_id, the run's own keys), one CSV row per point (the top-level
  * scalars of that object) and a table grouped by the first varied key.
  *
- * Why rounds re-run from replication 0: replication i always draws from stream i of the seed,
- * so a point run with N replications is exactly `--replications N`, whatever the rounds before
- * it; the price is at most twice the work of the last round.
+ * Rounds add to the replications of the rounds before (osn/reps.h): replication i always draws
+ * from stream i of the seed and the estimates pool the replications' raw totals in replication
+ * order, so a point that took N replications over its rounds is exactly `--replications N`,
+ * to the bit, and each replication runs once. With --resume those replications are saved in the
+ * checkpoint after every round (study_partial.h): a point killed in its rounds goes on from
+ * them.
  */
 #include "study.h"
 
@@ -214,6 +217,28 @@ static bool precise_enough(const struct study *s, const json_t *o)
     return true;
 }
 
+long study_round_reps(const struct study *s, int r)
+{
+    long n = s->reps0;
+    for (int k = 1; k < r && n < s->max_reps; k++)
+        n = n * 2 < s->max_reps ? n * 2 : s->max_reps;
+    return n;
+}
+
+json_t *study_point_head(const struct study *s, long p)
+{
+    int idx[STUDY_MAX_AXES];
+    json_t *o = json_object();
+    study_grid_point(&s->g, p, idx);
+    for (int k = 0; o && k < s->g.naxes; k++)
+        json_object_set_new(o, s->g.axes[k].key, study_grid_value(&s->g.axes[k], idx[k]));
+    if (o)
+        json_object_set_new(o, "study_id", json_string(s->id));
+    return o;
+}
+
+static int checkpoint_write(const struct study *s, char *err, size_t errsize);
+
 /* "point 2 of 6 (KEY=V, KEY=V): " of point p, nothing without a grid. */
 static void where_is(const struct study *s, long p, char *buf, size_t size)
 {
@@ -224,16 +249,24 @@ static void where_is(const struct study *s, long p, char *buf, size_t size)
         snprintf(buf, size, "point %ld of %ld (%s): ", p + 1, s->g.npoints, vals);
 }
 
-/* Runs point p (with --precision, in rounds) into s->points[p]; with check_only, loads and
- * checks it only. 0, or OSN_EXIT_ERROR with the reason, naming the point, in s->err. */
+/* Runs point p (with --precision, in rounds, from the replications s->partial[p] holds) into
+ * s->points[p]; with check_only, loads and checks it only. With --precision and --resume, rank
+ * 0 rewrites the checkpoint after every round that does not end the point. 0, or
+ * OSN_EXIT_ERROR with the reason, naming the point, in s->err. */
 static int run_point(struct study *s, long p, bool check_only)
 {
     const char **sets = s->o.sets; /* room for two more: osn_cli_parse(..., 2, ...) */
     const char *saved[STUDY_MAX_AXES];
     char vals[STUDY_MAX_AXES][512], seed[64], reps[64], err[1024] = "", where[1024];
     int idx[STUDY_MAX_AXES], nsets = s->o.nsets, rounds = 0, rc;
+    struct study_partial *pt = s->partial ? &s->partial[p] : NULL;
     long n = s->reps0;
     json_t *res = NULL;
+
+    if (pt && pt->reps.n > 0) { /* resumed: its last round again, run on no new replication */
+        n = pt->reps.n;
+        rounds = pt->rounds - 1;
+    }
 
     study_grid_point(&s->g, p, idx);
     for (int k = 0; k < s->g.naxes; k++) {
@@ -248,16 +281,31 @@ static int run_point(struct study *s, long p, bool check_only)
     }
     if (s->reps0)
         sets[nsets++] = reps;
-    struct study_run run = {s->o.scenario, sets, nsets, (int)s->threads, s->o.method, check_only};
+    struct study_run run = {s->o.scenario,
+                            sets,
+                            nsets,
+                            (int)s->threads,
+                            s->o.method,
+                            check_only,
+                            pt ? &pt->reps : NULL,
+                            s->shared && !check_only ? &s->split : NULL};
     for (;;) {
         rounds++;
         if (s->reps0)
             snprintf(reps, sizeof reps, "%s=%ld", s->r->reps_key, n);
         json_decref(res);
         res = NULL;
-        if ((rc = s->r->run(&run, &res, err, sizeof err)) != 0 || check_only || !s->rel ||
-            precise_enough(s, res) || n >= s->max_reps)
+        if ((rc = s->r->run(&run, &res, err, sizeof err)) != 0 || check_only || !s->rel)
             break;
+        pt->ran += pt->reps.ran;
+        if (precise_enough(s, res) || n >= s->max_reps)
+            break;
+        pt->rounds = rounds;
+        if (s->o.resume && s->rank == 0 && checkpoint_write(s, err, sizeof err) != 0) {
+            snprintf(s->err, sizeof s->err, "--resume: %s", err);
+            json_decref(res);
+            return OSN_EXIT_ERROR;
+        }
         n = n * 2 < s->max_reps ? n * 2 : s->max_reps;
     }
     for (int k = 0; k < s->g.naxes; k++)
@@ -270,10 +318,9 @@ static int run_point(struct study *s, long p, bool check_only)
     }
     if (check_only)
         return 0;
-    json_t *o = json_object();
-    for (int k = 0; k < s->g.naxes; k++)
-        json_object_set_new(o, s->g.axes[k].key, study_grid_value(&s->g.axes[k], idx[k]));
-    json_object_set_new(o, "study_id", json_string(s->id));
+    if (pt) /* ran alone, or its share with the other ranks' to add (run_shared) */
+        pt->counted = !s->shared;
+    json_t *o = study_point_head(s, p);
     if (s->rel) {
         json_object_set_new(o, "precision_target", json_real(s->rel));
         json_object_set_new(o, "precision_reached", json_boolean(precise_enough(s, res)));
@@ -294,20 +341,79 @@ static void announce(const struct study *s, long p)
         return;
     where_is(s, p, where, sizeof where);
     long rounds = (long)json_integer_value(json_object_get(o, "precision_rounds"));
-    fprintf(stderr, "osn %s: %s%s with %lld replications (%ld round%s)\n", s->r->cmd, where,
+    fprintf(stderr, "osn %s: %s%s with %lld replications (%ld round%s)", s->r->cmd, where,
             json_is_true(json_object_get(o, "precision_reached"))
                     ? "precision reached"
                     : "precision NOT reached, stopped at the maximum",
             (long long)json_integer_value(json_object_get(o, "replications")), rounds,
             rounds > 1 ? "s" : "");
+    const struct study_partial *pt = &s->partial[p];
+    if (pt->from_file && pt->counted)
+        fprintf(stderr, "; %ld of them from %s, %ld run now", pt->from_file, s->o.resume, pt->ran);
+    else if (pt->from_file) /* run by another rank, which counted what it ran */
+        fprintf(stderr, "; %ld of them from %s", pt->from_file, s->o.resume);
+    fputc('\n', stderr);
 }
 
 static int checkpoint(const struct study *s);
 
+/* The replications every rank simulated for point p, summed over the ranks (one allgather). */
+static long ran_by_all(const struct study *s, long p)
+{
+    long *ran = calloc((size_t)s->split.parts, sizeof *ran), sum = 0;
+    if (!ran)
+        return -1;
+    ran[s->split.part] = s->partial[p].ran;
+    if (study_mpi_allgather(NULL, ran, s->split.parts, sizeof *ran, s->split.parts) != 0)
+        sum = -1;
+    for (int k = 0; sum >= 0 && k < s->split.parts; k++)
+        sum += ran[k];
+    free(ran);
+    return sum;
+}
+
+/* Runs the points the checkpoint lacks on every rank at once, their replications shared (a
+ * study of fewer points to run than ranks: dealing them would leave ranks idle); rank 0
+ * announces them and keeps the checkpoint. 0 or OSN_EXIT_ERROR (told). */
+static int run_shared(struct study *s)
+{
+    for (long p = 0; p < s->g.npoints; p++) {
+        if (s->points[p])
+            continue;
+        if (run_point(s, p, false) != 0)
+            return osn_cli_die(s->r->cmd, "%s", s->err);
+        s->ran++;
+        if (s->partial && (s->partial[p].ran = ran_by_all(s, p)) < 0)
+            return osn_cli_die(s->r->cmd, "the ranks could not count their replications");
+        if (s->partial)
+            s->partial[p].counted = true;
+        announce(s, p);
+        if (s->partial)
+            osn_reps_free(&s->partial[p].reps);
+        if (s->o.resume && s->rank == 0 && checkpoint(s) != 0)
+            return OSN_EXIT_ERROR;
+    }
+    return 0;
+}
+
 /* Runs the points the checkpoint lacks, dealt over the ranks (study_mpi.h): rank 0 gathers
- * them in grid order, announces them and keeps the checkpoint. 0 or OSN_EXIT_ERROR (told). */
+ * them in grid order, announces them and keeps the checkpoint; with fewer points to run than
+ * ranks, run_shared() instead. 0 or OSN_EXIT_ERROR (told). */
 static int run_points(struct study *s, int rank, int size)
 {
+    long todo = 0;
+    for (long p = 0; p < s->g.npoints; p++)
+        todo += !s->points[p];
+    if (size > 1 && todo < size && s->r->reps_key) {
+        s->shared = true;
+        s->split = (struct osn_split){rank, size, study_mpi_allgather, NULL};
+        if (!s->o.quiet)
+            fprintf(stderr,
+                    "osn %s: %ld point%s to run on %d ranks: each point's replications "
+                    "shared by the ranks\n",
+                    s->r->cmd, todo, todo == 1 ? "" : "s", size);
+        return run_shared(s);
+    }
     long j = 0;
     for (long p = 0; p < s->g.npoints; p++) {
         if (s->points[p])
@@ -349,6 +455,8 @@ static int run_points(struct study *s, int rank, int size)
             return osn_cli_die(s->r->cmd, "%s", s->err);
         s->ran++;
         announce(s, p);
+        if (s->partial) /* done: its replications leave the checkpoint */
+            osn_reps_free(&s->partial[p].reps);
         if (s->o.resume && checkpoint(s) != 0)
             return OSN_EXIT_ERROR;
     }
@@ -372,23 +480,54 @@ int study_dump(FILE *f, const json_t *doc)
     return 0;
 }
 
-/* Rewrites the --resume checkpoint with the points done (temporary + rename: a kill leaves the
- * last complete one). 0 or OSN_EXIT_ERROR (told). */
-static int checkpoint(const struct study *s)
+/* The checkpoint: the points done and, in their place, the points in progress with their
+ * replications (study_partial.h), in grid order (new reference; NULL without memory). */
+static json_t *checkpoint_array(const struct study *s)
+{
+    json_t *a = json_array();
+    for (long p = 0; a && p < s->g.npoints; p++) {
+        json_t *o = s->points[p] ? json_incref(s->points[p]) : NULL;
+        if (!o && s->partial && s->partial[p].reps.n > 0 &&
+            (!(o = study_point_head(s, p)) || study_partial_put(o, &s->partial[p]) != 0)) {
+            json_decref(o);
+            json_decref(a);
+            return NULL;
+        }
+        if (o && json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+/* Rewrites the --resume checkpoint (temporary + rename: a kill leaves the last complete one).
+ * 0, or -1 with why in err. */
+static int checkpoint_write(const struct study *s, char *err, size_t errsize)
 {
     struct osn_afile af = {0};
-    char err[512];
-    json_t *doc = study_done_array(s);
-    int rc = doc && osn_afile_open(&af, s->o.resume, err, sizeof err) == 0 ? 0 : -1;
+    json_t *doc = checkpoint_array(s);
+    int rc = doc ? 0 : -1;
+    if (!doc)
+        snprintf(err, errsize, "out of memory");
+    if (rc == 0 && osn_afile_open(&af, s->o.resume, err, errsize) != 0)
+        rc = -1;
     if (rc == 0 && study_dump(af.f, doc) != 0)
-        snprintf(err, sizeof err, "%s: write failed", s->o.resume), rc = -1;
-    if (rc == 0 && osn_afile_commit(&af, err, sizeof err) != 0)
+        snprintf(err, errsize, "%s: write failed", s->o.resume), rc = -1;
+    if (rc == 0 && osn_afile_commit(&af, err, errsize) != 0)
         rc = -1;
     json_decref(doc);
-    if (rc) {
+    if (rc && doc)
         osn_afile_abort(&af);
-        return osn_cli_die(s->r->cmd, "--resume: %s", doc ? err : "out of memory");
-    }
+    return rc;
+}
+
+/* checkpoint_write(), telling what failed. 0 or OSN_EXIT_ERROR. */
+static int checkpoint(const struct study *s)
+{
+    char err[512];
+    if (checkpoint_write(s, err, sizeof err) != 0)
+        return osn_cli_die(s->r->cmd, "--resume: %s", err);
     return 0;
 }
 
@@ -463,10 +602,21 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     return 0;
 }
 
+/* " (K of them in progress: N replications done)" for the start message. */
+static const char *in_progress(const struct study *s, char *buf, size_t size)
+{
+    long reps = 0;
+    for (long p = 0; p < s->g.npoints; p++)
+        reps += s->partial[p].reps.n;
+    snprintf(buf, size, " (%ld of them in progress: %ld replication%s done)", s->in_progress, reps,
+             reps == 1 ? "" : "s");
+    return buf;
+}
+
 static int run_study(struct study *s, int rank, int size)
 {
     const char *cmd = s->r->cmd;
-    char err[1024];
+    char err[1024], buf[128];
     struct osn_cli_output outs[] = {{"--json", s->o.json, w_json, {0}},
                                     {"--csv", s->o.csv, w_csv, {0}}};
 
@@ -474,13 +624,15 @@ static int run_study(struct study *s, int rank, int size)
         return osn_cli_die(cmd, "%s", err);
     if (check_options(s) != 0 || study_id(s) != 0)
         return OSN_EXIT_ERROR;
-    if (!(s->points = calloc((size_t)s->g.npoints, sizeof *s->points)))
+    if (!(s->points = calloc((size_t)s->g.npoints, sizeof *s->points)) ||
+        (s->rel && !(s->partial = calloc((size_t)s->g.npoints, sizeof *s->partial))))
         return osn_cli_die(cmd, "out of memory");
     if (s->o.resume && study_resume_load(s) != 0)
         return OSN_EXIT_ERROR;
     if (s->o.resume && !s->o.quiet && rank == 0)
-        fprintf(stderr, "osn %s: study of %ld points: %ld from %s, %ld to run\n", cmd, s->g.npoints,
-                s->resumed, s->o.resume, s->g.npoints - s->resumed);
+        fprintf(stderr, "osn %s: study of %ld points: %ld from %s, %ld to run%s\n", cmd,
+                s->g.npoints, s->resumed, s->o.resume, s->g.npoints - s->resumed,
+                s->in_progress ? in_progress(s, buf, sizeof buf) : "");
     /* Every point is loaded and checked before any runs: a bad value at the end of a grid is
      * told at once, not after hours of the points before it. */
     for (long p = 0; p < s->g.npoints; p++)
@@ -508,6 +660,7 @@ int osn_study_main(const struct study_runner *r, int argc, char **argv)
 
     if (study_mpi_init(r->cmd, &rank, &size) != 0)
         return OSN_EXIT_ERROR;
+    s.rank = rank;
     if (rank != 0) { /* rank 0 tells what happened; the others send it their points */
         FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
         (void)out; /* failing, the messages go where they went: nothing worse */
@@ -524,7 +677,10 @@ int osn_study_main(const struct study_runner *r, int argc, char **argv)
     study_mpi_finish(rc);
     for (long p = 0; s.points && p < s.g.npoints; p++)
         json_decref(s.points[p]);
+    for (long p = 0; s.partial && p < s.g.npoints; p++)
+        osn_reps_free(&s.partial[p].reps);
     free(s.points);
+    free(s.partial);
     study_grid_free(&s.g);
     free(s.o.sets);
     return rc;
@@ -546,13 +702,16 @@ void osn_study_usage(FILE *f, bool replications)
           "  --resume FILE             a checkpoint of the study, rewritten after every\n"
           "                            point: the points it holds are not run again (a\n"
           "                            study killed halfway goes on where it stopped).\n"
+          "                            With --precision, also after every round: a point\n"
+          "                            killed in its rounds goes on from the replications\n"
+          "                            the file holds, and ends as if never stopped.\n"
           "                            A file of another study (another study_id: the\n"
           "                            scenario file, a fixed --set or an option that\n"
           "                            changes the numbers differ) is refused, untouched.\n"
           "  Under mpirun or srun the points are dealt over the ranks, each on its\n"
-          "  --threads (a single osn sim run without a grid shares its replications\n"
-          "  instead); rank 0 writes the outputs, the same as one process writes\n"
-          "  (docs/campaigns.md).\n",
+          "  --threads (with fewer points to run than ranks, and for a single osn sim\n"
+          "  run without a grid, the ranks share the replications instead); rank 0\n"
+          "  writes the outputs, the same as one process writes (docs/campaigns.md).\n",
           f);
     if (replications)
         fputs("  --precision REL           replications in rounds, doubling from\n"
@@ -562,6 +721,8 @@ void osn_study_usage(FILE *f, bool replications)
               "                            REL x the estimate, or --max-replications [256]\n"
               "                            is reached; each point says which happened\n"
               "                            (precision_reached, replications, precision_rounds).\n"
-              "                            A point's numbers are those of --replications N.\n",
+              "                            A round adds replications to the earlier rounds'\n"
+              "                            (each runs once), and a point's numbers are those\n"
+              "                            of --replications N.\n",
               f);
 }

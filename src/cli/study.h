@@ -4,8 +4,9 @@
  * subcommand. The driver (study.c) knows nothing of what a run computes: a runner (study_run.c)
  * loads the scenario with the point's --set values, runs it and hands back its JSON object, to
  * which the driver adds the point's keys. On top of the grid: --resume FILE (a checkpoint
- * rewritten after every point; the points it holds are not run again) and --precision REL
- * (replications in rounds until the headline half-widths are at most REL x the estimate).
+ * rewritten after every point, and every --precision round; the points it holds are not run
+ * again, a point in progress goes on from its replications) and --precision REL (replications
+ * in rounds until the headline half-widths are at most REL x the estimate).
  */
 #ifndef OSN_CLI_STUDY_H
 #define OSN_CLI_STUDY_H
@@ -13,6 +14,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+
+struct osn_reps;
+struct osn_split;
 
 /* What one run of a point is given: the scenario and every --set (the point's values in place
  * of the ranges and lists, then --seed and --replications as keys). */
@@ -23,6 +27,12 @@ struct study_run {
     int threads;        /* worker threads of a simulation */
     const char *method; /* osn solve --method, or NULL */
     bool check_only;    /* load and check the point, do not run it */
+    /* A simulation's replications kept from the point's earlier rounds (osn/reps.h): not run
+     * again, and afterwards all of the run's; NULL: none kept. */
+    struct osn_reps *keep;
+    /* NULL, or the MPI ranks that share the point's replications (osn/split.h), each running
+     * the same point at the same time. */
+    const struct osn_split *split;
 };
 
 /* How the driver runs one subcommand. */
@@ -35,6 +45,8 @@ struct study_runner {
     bool method;                 /* takes --method (osn solve) */
     /* Runs one point into *out (a JSON object). 0, or not 0 with a reason in err. */
     int (*run)(const struct study_run *r, json_t **out, char *err, size_t errsize);
+    /* The totals of one kept replication (struct osn_reps.ntot); NULL: no replications. */
+    int (*reps_ntot)(void);
 };
 
 extern const struct study_runner osn_study_net, osn_study_node, osn_study_solve, osn_study_fluid;

@@ -1,9 +1,11 @@
 /*
- * --resume FILE of a study: the checkpoint the driver rewrites after every point. The points it
- * holds are taken as they are and not run again. A file that is not JSON, not an array of
- * points, from another study (another study_id: the scenario file, a fixed --set, --seed,
- * --replications or --precision changed), or with a point outside this grid or twice, is
- * refused before anything runs, and left as it is.
+ * --resume FILE of a study: the checkpoint the driver rewrites after every point (and, with
+ * --precision, after every round). The points it holds are taken as they are and not run again;
+ * a point in progress (an entry with study_partial) goes on from the replications it holds. A
+ * file that is not JSON, not an array of points, from another study (another study_id: the
+ * scenario file, a fixed --set, --seed, --replications or --precision changed), with a point
+ * outside this grid or twice, or with a point in progress whose replications are damaged or do
+ * not fit the rounds of this study, is refused before anything runs, and left as it is.
  */
 #include <errno.h>
 #include <string.h>
@@ -28,6 +30,31 @@ static long find_point(const struct study *s, const json_t *o)
             return p;
     }
     return -1;
+}
+
+/* Entry i, point p in progress, into s->partial[p]. 0 or OSN_EXIT_ERROR (told). */
+static int take_partial(struct study *s, const json_t *o, long p, size_t i)
+{
+    char why[512];
+    if (!s->partial)
+        snprintf(why, sizeof why, "this study has no --precision, whose rounds it would go on");
+    else if (study_partial_get(o, s->r->reps_ntot(), &s->partial[p], why, sizeof why) != 0)
+        ; /* why says it */
+    else if (study_round_reps(s, s->partial[p].rounds) != s->partial[p].reps.n ||
+             s->partial[p].reps.n >= s->max_reps) {
+        snprintf(why, sizeof why,
+                 "its %ld replications after %d rounds are not what the rounds of this study "
+                 "run (--replications %ld doubled up to --max-replications %ld)",
+                 s->partial[p].reps.n, s->partial[p].rounds, s->reps0, s->max_reps);
+        osn_reps_free(&s->partial[p].reps);
+    } else {
+        s->in_progress++;
+        return 0;
+    }
+    return osn_cli_die(s->r->cmd,
+                       "--resume %s: entry %zu, a point in progress, is refused: %s; the file is "
+                       "left as it is",
+                       s->o.resume, i + 1, why);
 }
 
 int study_resume_load(struct study *s)
@@ -81,12 +108,17 @@ int study_resume_load(struct study *s)
                              path, i + 1);
             goto out;
         }
-        if (s->points[p]) {
+        if (s->points[p] || (s->partial && s->partial[p].reps.n > 0)) {
             rc = osn_cli_die(cmd,
                              "--resume %s: entry %zu repeats an earlier point; the file is "
                              "left as it is",
                              path, i + 1);
             goto out;
+        }
+        if (json_object_get(o, "study_partial")) {
+            if ((rc = take_partial(s, o, p, i)) != 0)
+                goto out;
+            continue;
         }
         s->points[p] = json_incref(o);
         s->resumed++;

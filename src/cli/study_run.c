@@ -13,6 +13,7 @@
 #include "osn/fluid_scenario.h"
 #include "osn/model.h"
 #include "osn/model_scenario.h"
+#include "osn/net.h"
 #include "osn/net_scenario.h"
 #include "osn/sim.h"
 #include "osn/sim_scenario.h"
@@ -69,6 +70,8 @@ static int run_net(const struct study_run *r, json_t **out, char *err, size_t er
     if ((rc = osn_net_scenario_load(sc, r->scenario, r->sets, r->nsets, err, errsize)) != 0)
         goto out;
     sc->cfg.threads = r->threads;
+    sc->cfg.keep = r->keep;
+    sc->cfg.split = r->split;
     if ((rc = osn_net_scenario_check(sc, err, errsize)) != 0 || r->check_only ||
         (rc = osn_net_run(&sc->cfg, res, err, errsize)) != 0)
         goto out;
@@ -100,6 +103,8 @@ static int run_node(const struct study_run *r, json_t **out, char *err, size_t e
     if ((rc = osn_sim_scenario_load(s, r->scenario, r->sets, r->nsets, err, errsize)) != 0)
         goto out;
     s->cfg.threads = r->threads;
+    s->cfg.keep = r->keep;
+    s->cfg.split = r->split;
     if ((rc = osn_sim_scenario_check(s, err, errsize)) != 0 ||
         (rc = osn_sim_scenario_check_cost(s, err, errsize)) != 0 || r->check_only ||
         (rc = osn_sim_run(&s->sc.model, &s->cfg, &res, err, errsize)) != 0)
@@ -200,11 +205,13 @@ static const char *const fluid_headline[] = {"goodput",    "failed", "final_queu
                                              "peak_delay", "state",  NULL};
 static const char *const none[] = {NULL};
 
-const struct study_runner osn_study_net = {
-        "sim", "net.seed", "net.replications", net_headline, net_precise, false, run_net};
-const struct study_runner osn_study_node = {
-        "sim", "sim.seed", "sim.replications", node_headline, node_precise, false, run_node};
-const struct study_runner osn_study_solve = {"solve", NULL, NULL,     solve_headline,
-                                             none,    true, run_solve};
-const struct study_runner osn_study_fluid = {"fluid", NULL,  NULL,     fluid_headline,
-                                             none,    false, run_fluid};
+const struct study_runner osn_study_net = {"sim",        "net.seed",       "net.replications",
+                                           net_headline, net_precise,      false,
+                                           run_net,      osn_net_reps_ntot};
+const struct study_runner osn_study_node = {"sim",         "sim.seed",       "sim.replications",
+                                            node_headline, node_precise,     false,
+                                            run_node,      osn_sim_reps_ntot};
+const struct study_runner osn_study_solve = {"solve", NULL, NULL,      solve_headline,
+                                             none,    true, run_solve, NULL};
+const struct study_runner osn_study_fluid = {"fluid", NULL,  NULL,      fluid_headline,
+                                             none,    false, run_fluid, NULL};

@@ -263,6 +263,11 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->split && !(c->split->parts >= 1 && c->split->part >= 0 &&
                            c->split->part < c->split->parts && c->split->exchange))
         key = "split", why = "the processes' share of the replications is malformed";
+    else if (c->keep && !(c->keep->n >= 0 && c->keep->n <= c->replications))
+        key = "net.replications", why = "fewer replications than those kept from an earlier run";
+    else if (c->keep && c->keep->n > 0 && c->keep->ntot != OSN__NET_NTOT)
+        key = "net.replications",
+        why = "the replications kept from an earlier run are not this simulator's";
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. 64";
     else if (!(c->level > 0 && c->level < 1))
@@ -326,7 +331,9 @@ struct job {
     _Atomic double *now; /* simulated time of each replication, for progress */
     double t0;           /* wall clock at the start */
     struct osn__par par;
-    char msg[256]; /* why the first replication that failed did */
+    long have;       /* replications 0 .. have-1 come from cfg->keep, not run */
+    atomic_long ran; /* replications this process simulated */
+    char msg[256];   /* why the first replication that failed did */
 };
 
 /* Replication i works on a copy of its stream and on totals of its own (freed once copied):
@@ -336,8 +343,10 @@ static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
     char msg[256] = "";
-    if (!osn_split_mine(j->cfg->split, j->cfg->replications, i)) {
-        if (j->now) /* another process's: exchanged after the run */
+    /* Shared among processes (osn/split.h) are the replications not kept. */
+    if (i < j->have ||
+        !osn_split_mine(j->cfg->split, j->cfg->replications - j->have, i - j->have)) {
+        if (j->now) /* kept, or another process's: exchanged after the run */
             atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
         return 0;
     }
@@ -347,8 +356,10 @@ static int one_rep(void *ctx, int i)
         return OSN_ENOMEM; /* the runner records it; the caller says "out of memory" */
     int err = osn__net_rep_run(j->cfg, &rng, rep, i == 0 ? j->cfg->trace : NULL,
                                j->now ? &j->now[i] : NULL, msg, sizeof msg);
-    if (!err)
+    if (!err) {
         j->reps[i] = *rep;
+        atomic_fetch_add(&j->ran, 1);
+    }
     free(rep);
     if (j->now)
         atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
@@ -419,6 +430,35 @@ static void pool(struct osn_net_result *out, const struct osn__net_rep *reps, in
     }
 }
 
+int osn_net_reps_ntot(void)
+{
+    return OSN__NET_NTOT;
+}
+
+/* The kept replications 0 .. have-1 into reps, before the others run. */
+static void take_kept(const struct osn_reps *keep, struct osn__net_rep *reps, long have)
+{
+    for (long i = 0; i < have; i++) {
+        memcpy(reps[i].tot, keep->tot + (size_t)i * OSN__NET_NTOT, sizeof reps[i].tot);
+        reps[i].events = keep->events[i];
+        reps[i].messages = keep->messages[i];
+    }
+}
+
+/* Every replication of reps into keep, which then holds n; 0 or OSN_ENOMEM. */
+static int give_kept(struct osn_reps *keep, const struct osn__net_rep *reps, long n)
+{
+    if (osn_reps_reserve(keep, n, OSN__NET_NTOT) != 0)
+        return OSN_ENOMEM;
+    for (long i = keep->n; i < n; i++) {
+        memcpy(keep->tot + (size_t)i * OSN__NET_NTOT, reps[i].tot, sizeof reps[i].tot);
+        keep->events[i] = reps[i].events;
+        keep->messages[i] = reps[i].messages;
+    }
+    keep->n = n;
+    return 0;
+}
+
 int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
                 size_t msgsize)
 {
@@ -445,6 +485,10 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     if (!j.streams || !j.reps || !pooled || !part || !loo)
         goto out;
     j.t0 = t0;
+    if (cfg->keep) {
+        j.have = cfg->keep->n;
+        take_kept(cfg->keep, j.reps, j.have);
+    }
     if (cfg->progress) {
         j.now = calloc(n, sizeof *j.now);
         if (!j.now)
@@ -462,13 +506,18 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
             snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
         goto out;
     }
-    if (cfg->split && cfg->split->parts > 1 &&
-        cfg->split->exchange(cfg->split->arg, j.reps, cfg->replications, sizeof *j.reps,
-                             cfg->split->parts) != 0) {
+    if (cfg->split && cfg->split->parts > 1 && cfg->replications > j.have &&
+        cfg->split->exchange(cfg->split->arg, j.reps + j.have, cfg->replications - j.have,
+                             sizeof *j.reps, cfg->split->parts) != 0) {
         err = OSN_EIO;
         if (msg && msgsize)
             snprintf(msg, msgsize, "the replications could not be exchanged between processes");
         goto out;
+    }
+    if (cfg->keep) {
+        if ((err = give_kept(cfg->keep, j.reps, cfg->replications)) != 0)
+            goto out;
+        cfg->keep->ran = atomic_load(&j.ran);
     }
     pool(out, j.reps, cfg->replications, pooled);
     estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
@@ -479,7 +528,10 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     out->replications = cfg->replications;
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;
-    out->msgs_per_s = out->wall_s > 0 ? (double)out->messages / out->wall_s : NAN;
+    uint64_t kept = 0; /* the kept replications' messages were not processed by this run */
+    for (long i = 0; i < j.have; i++)
+        kept += j.reps[i].messages;
+    out->msgs_per_s = out->wall_s > 0 ? (double)(out->messages - kept) / out->wall_s : NAN;
 out:
     if (err == OSN_ENOMEM && msg && msgsize)
         snprintf(msg, msgsize, "out of memory");

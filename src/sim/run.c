@@ -77,6 +77,12 @@ int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, cons
     if (sp && !(sp->parts >= 1 && sp->part >= 0 && sp->part < sp->parts && sp->exchange))
         return fail(bad_key, "split", msg, msgsize,
                     "the processes' share of the replications is malformed");
+    if (cfg->keep && !(cfg->keep->n >= 0 && cfg->keep->n <= cfg->replications))
+        return fail(bad_key, "sim.replications", msg, msgsize,
+                    "fewer replications than those kept from an earlier run");
+    if (cfg->keep && cfg->keep->n > 0 && cfg->keep->ntot != OSN__NTOT)
+        return fail(bad_key, "sim.replications", msg, msgsize,
+                    "the replications kept from an earlier run are not this simulator's");
     if (!(cfg->level > 0 && cfg->level < 1))
         return fail(bad_key, "sim.level", msg, msgsize, "the confidence level must be in (0, 1)");
     if (m->R < 1 || m->L1 < 0 || m->H1 <= m->L1 || m->H2 <= m->H1 || m->H2 > m->R ||
@@ -107,6 +113,8 @@ struct job {
     _Atomic double *now;     /* simulated time of each replication, for progress */
     _Atomic uint64_t events; /* of the replications done */
     double t0;               /* wall clock at the start */
+    long have;               /* replications 0 .. have-1 come from cfg->keep, not run */
+    atomic_long ran;         /* replications this process simulated */
 };
 
 /* Replication i works on copies of its stream and totals of its own, on this thread's stack:
@@ -115,8 +123,10 @@ struct job {
 static int one_rep(void *ctx, int i)
 {
     struct job *j = ctx;
-    if (!osn_split_mine(j->cfg->split, j->cfg->replications, i)) {
-        /* another process's: exchanged after the run */
+    /* Shared among processes (osn/split.h) are the replications not kept. */
+    if (i < j->have ||
+        !osn_split_mine(j->cfg->split, j->cfg->replications - j->have, i - j->have)) {
+        /* kept, or another process's: exchanged after the run */
         atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
         return 0;
     }
@@ -126,10 +136,12 @@ static int one_rep(void *ctx, int i)
     if (i != 0) /* the trace is replication 0's */
         cfg.trace = NULL;
     int err = osn__sim_node_run(j->m, &cfg, &rng, &rep, &j->now[i]);
-    if (!err)
+    if (!err) {
         j->reps[i] = rep;
-    else
+        atomic_fetch_add(&j->ran, 1);
+    } else {
         free(rep.ret);
+    }
     atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
     atomic_fetch_add(&j->events, rep.events);
     return err;
@@ -195,6 +207,7 @@ static int exchange_reps(const struct osn_split *sp, struct osn__sim_rep *reps, 
                 memcpy(reps[i].tot, slot[i].tot, sizeof reps[i].tot);
                 reps[i].events = slot[i].events;
                 reps[i].nret = reps[i].ret_cap = slot[i].nret;
+                free(reps[i].ret); /* a kept replication's copy */
                 reps[i].ret = malloc((size_t)(slot[i].nret > 0 ? slot[i].nret : 1) * sizeof *ret);
                 if (!reps[i].ret)
                     goto out;
@@ -209,6 +222,53 @@ out:
     free(block_len);
     free(ret);
     return err;
+}
+
+int osn_sim_reps_ntot(void)
+{
+    return OSN__NTOT;
+}
+
+/* A copy of n return times (NULL for none); *ok false when out of memory. */
+static double *copy_ret(const double *ret, long n, bool *ok)
+{
+    double *c = n > 0 ? malloc((size_t)n * sizeof *c) : NULL;
+    if (n > 0 && !c)
+        *ok = false;
+    else if (n > 0)
+        memcpy(c, ret, (size_t)n * sizeof *c);
+    return c;
+}
+
+/* The kept replications 0 .. have-1 into reps (copies: reps are freed after the run), before
+ * the others run; 0 or OSN_ENOMEM. */
+static int take_kept(const struct osn_reps *keep, struct osn__sim_rep *reps, long have)
+{
+    bool ok = true;
+    for (long i = 0; i < have; i++) {
+        memcpy(reps[i].tot, keep->tot + (size_t)i * OSN__NTOT, sizeof reps[i].tot);
+        reps[i].events = keep->events[i];
+        reps[i].nret = reps[i].ret_cap = keep->nret[i];
+        reps[i].ret = copy_ret(keep->ret[i], keep->nret[i], &ok);
+    }
+    return ok ? 0 : OSN_ENOMEM;
+}
+
+/* Every replication of reps into keep, which then holds n; 0 or OSN_ENOMEM. */
+static int give_kept(struct osn_reps *keep, const struct osn__sim_rep *reps, long n)
+{
+    bool ok = true;
+    if (osn_reps_reserve(keep, n, OSN__NTOT) != 0)
+        return OSN_ENOMEM;
+    for (long i = keep->n; i < n && ok; i++) {
+        memcpy(keep->tot + (size_t)i * OSN__NTOT, reps[i].tot, sizeof reps[i].tot);
+        keep->events[i] = reps[i].events;
+        keep->nret[i] = reps[i].nret;
+        keep->ret[i] = copy_ret(reps[i].ret, reps[i].nret, &ok);
+    }
+    if (ok)
+        keep->n = n;
+    return ok ? 0 : OSN_ENOMEM;
 }
 
 static void report(void *ctx, double done)
@@ -326,6 +386,8 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     err = OSN_ENOMEM;
     if (!j.streams || !j.reps || !j.now || !loo)
         goto out;
+    if (c.keep && (j.have = c.keep->n) > 0 && take_kept(c.keep, j.reps, j.have) != 0)
+        goto out;
     par = (struct osn__par){.n = c.replications, .rep = one_rep, .ctx = &j};
     if (c.progress) {
         par.report = report;
@@ -335,10 +397,17 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     err = osn__par_run(&par, c.threads);
     if (err)
         goto out;
-    if (c.split && c.split->parts > 1 && (err = exchange_reps(c.split, j.reps, c.replications))) {
+    if (c.split && c.split->parts > 1 && c.replications > j.have &&
+        (err = exchange_reps(c.split, j.reps + j.have, (int)(c.replications - j.have)))) {
         if (err == OSN_EIO && msg && msgsize)
             snprintf(msg, msgsize, "the replications could not be exchanged between processes");
         goto out;
+    }
+
+    if (c.keep) {
+        if ((err = give_kept(c.keep, j.reps, c.replications)) != 0)
+            goto out;
+        c.keep->ran = atomic_load(&j.ran);
     }
 
     *out = (struct osn_sim_result){0};
@@ -359,7 +428,10 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     out->time = c.time;
     out->threads = c.threads;
     out->wall_s = osn_wall_s() - t0;
-    out->events_per_s = out->wall_s > 0 ? (double)out->events / out->wall_s : NAN;
+    uint64_t kept = 0; /* the kept replications' events were not simulated by this run */
+    for (long i = 0; i < j.have; i++)
+        kept += j.reps[i].events;
+    out->events_per_s = out->wall_s > 0 ? (double)(out->events - kept) / out->wall_s : NAN;
 out:
     if (err == OSN_ENOMEM && msg && msgsize)
         snprintf(msg, msgsize, "out of memory");
