@@ -106,6 +106,14 @@ for v in "exp:--set thresholds.R=60" "det:--set thresholds.R=40 --set service.la
     done
 done
 if [ "$(wc -l <"$TMP/opt1_exp.csv")" -gt 1000 ]; then ok; else bad "optimize: grid too small"; fi
+# Without --grid the two-loop M|M|1 scan is screened (every rank runs it whole, nothing to
+# exchange); with --grid on rank 0 alone, the other ranks must still join its plain scan.
+run 0 "optimize screened one process" -- optimize "$OPT" --set thresholds.R=300 -q \
+    --json "$TMP/opt1_scr.json"
+mpi_run 0 "optimize screened 3 ranks" -- optimize "$OPT" --set thresholds.R=300 -q \
+    --json "$TMP/opt3_scr.json"
+cmp -s "$TMP/opt1_scr.json" "$TMP/opt3_scr.json" && ok ||
+    bad "optimize screened: the json of 3 ranks differs from one process's"
 rm -f "$TMP/optbad.json"
 mpi_run 2 "optimize bad key on 3 ranks" -- optimize "$OPT" --set optimize.max_los=0.1 \
     --json "$TMP/optbad.json"

@@ -69,7 +69,9 @@ struct osn_opt_cfg {
     int threads;
     const struct osn_split *split; /* NULL: this process solves every pair */
     /* Solve every pair in full even where the two-loop M|M|1 screen applies (the answer is the
-     * same by construction: this is for checking it, and for timing the plain scan). */
+     * same by construction: this is for checking it, and for timing the plain scan). With a
+     * split, every process must make the same choice, and pass a visit callback or none alike:
+     * the plain scan exchanges blocks of pairs, the screened one nothing. */
     bool exhaustive;
 };
 

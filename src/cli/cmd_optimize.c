@@ -291,6 +291,9 @@ int osn_cmd_optimize(int argc, char **argv)
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     if (split.part != 0) {
+        /* Rank 0's --grid or --plot makes it solve every pair, exchanging blocks: the other
+         * ranks must run that scan too, not the screened one, which exchanges nothing. */
+        o.exhaustive = o.exhaustive || o.grid || o.plot;
         o.grid = o.json = o.plot = NULL;
         o.quiet = true;
     }
