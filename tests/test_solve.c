@@ -746,11 +746,11 @@ static struct osn_xd *level_solve(const struct osn__lchain *lc, int transient)
     if (transient) {
         assert_int_equal(osn__transient_solve(lc, ones, NULL, p.v), 0);
     } else {
-        struct osn__stat *st;
-        assert_int_equal(osn__stat_new(&st, lc), 0);
+        struct osn__elim *st;
+        assert_int_equal(osn__stat_new(&st, lc, NULL), 0);
         assert_int_equal(osn__stat_sweep(st, collect_pi, &p), 0);
         assert_int_equal(p.n, states);
-        osn__stat_free(st);
+        osn__elim_free(st);
     }
     return p.v;
 }
