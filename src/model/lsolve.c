@@ -383,6 +383,11 @@ void osn__elim_free(struct osn__elim *e)
     }
 }
 
+long osn__elim_shared_from(const struct osn__elim *e)
+{
+    return e->top_lo;
+}
+
 /* What elimination reads of a level: the descriptions of two levels eliminate alike. */
 static int same_for_elimination(const struct osn__lvl *a, const struct osn__lvl *b)
 {
@@ -487,9 +492,17 @@ static int elim_new(struct osn__elim **ep, const struct osn__lchain *lc, int sta
         !(st = malloc(sizeof *st)))
         goto nomem;
     size_t most = 0; /* entries of all blocks, were no step skipped */
-    for (long n = lc->lo; n <= lc->hi; n++) {
-        const size_t m = (size_t)lc->count(lc->ctx, n);
-        e->size[n - lc->lo] = (uint8_t)m;
+    for (long n = lc->lo, lo, hi = lc->lo - 1; n <= lc->hi; n++) {
+        if (n > hi) { /* the levels of a run have the same size */
+            if (lc->run)
+                lc->run(lc->ctx, n, &lo, &hi);
+            else
+                hi = n;
+            e->size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
+        } else {
+            e->size[n - lc->lo] = e->size[n - 1 - lc->lo];
+        }
+        const size_t m = e->size[n - lc->lo];
         e->states += (long)m;
         most += m * m;
     }

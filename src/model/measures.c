@@ -118,14 +118,16 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
             a->p00 = osn_xd_add(a->p00, p);
         else
             a->busy = osn_xd_add(a->busy, p);
+        /* A zero term (no loss, no mode change) would add exactly nothing: skipped. */
         for (int f = 0; f < 2; f++)
-            a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
+            if (lv->lost[i][f] != 0)
+                a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
         a->kill += lv->kill[i];
-        if (lv->up_to[i] >= 0) {
+        if (lv->up_to[i] >= 0 && above->mode[lv->up_to[i]] != s) {
             int j = lv->up_to[i];
             flow(a, s, above->mode[j], n + 1, j, above, osn_xd_muld(p, lv->up_rate[i]));
         }
-        if (lv->dn_to[i] >= 0) {
+        if (lv->dn_to[i] >= 0 && below->mode[lv->dn_to[i]] != s) {
             int j = lv->dn_to[i];
             flow(a, s, below->mode[j], n - 1, j, below, osn_xd_muld(p, lv->dn_rate[i]));
         }

@@ -143,6 +143,9 @@ int osn__trans_new(struct osn__elim **tp, const struct osn__lchain *lc,
  */
 int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, struct osn_xd *x);
 
+/* The lowest level whose block e takes from its top (hi + 1: none), for tests. */
+long osn__elim_shared_from(const struct osn__elim *e);
+
 /* osn__trans_new, osn__trans_solve and osn__elim_free in one call, for a single system. */
 int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg,
                          struct osn_xd *x);
