@@ -452,7 +452,9 @@ static int keep_block(struct osn__elim *e, long n, const struct elim *cur, int r
         if (!ch)
             return OSN_ENOMEM;
         e->chunk = ch;
-        if (!(ch[e->nchunk] = osn__big_alloc(e->ccap * sizeof(xd))))
+        /* Not zeroed: a small chain's chunk comes from malloc (calloc cleared it every solve). */
+        const size_t bytes = e->ccap * sizeof(xd);
+        if (!(ch[e->nchunk] = bytes >= OSN_MEM_BLOCK / 2 ? osn__big_alloc(bytes) : malloc(bytes)))
             return OSN_ENOMEM;
         e->len = e->nchunk++ * CHUNK;
     }
