@@ -746,20 +746,48 @@ static struct osn_xd *level_solve(const struct osn__lchain *lc, int transient)
     if (transient) {
         assert_int_equal(osn__transient_solve(lc, ones, NULL, p.v), 0);
     } else {
-        struct osn__stat *st;
-        assert_int_equal(osn__stat_new(&st, lc), 0);
+        struct osn__elim *st;
+        assert_int_equal(osn__stat_new(&st, lc, NULL), 0);
         assert_int_equal(osn__stat_sweep(st, collect_pi, &p), 0);
         assert_int_equal(p.n, states);
-        osn__stat_free(st);
+        osn__elim_free(st);
     }
     return p.v;
+}
+
+/*
+ * The overload chain of m solved taking its top levels from the stationary chain's elimination
+ * (as osn solve does) gives the bits `alone` it gives by itself. Returns 1 when some levels were
+ * shared.
+ */
+static int shared_top_same(const struct osn_model *m, const struct osn_xd *alone, long states)
+{
+    struct osn__chain fc, oc;
+    struct osn__lchain flc, olc;
+    osn__chain_init(&fc, m, 0);
+    osn__chain_init(&oc, m, 1);
+    osn__chain_levels(&fc, &flc);
+    osn__chain_levels(&oc, &olc);
+    struct osn__elim *st, *t;
+    assert_int_equal(osn__stat_new(&st, &flc, &olc), 0);
+    assert_int_equal(osn__trans_new(&t, &olc, st), 0);
+    struct osn_xd *x = calloc((size_t)states, sizeof *x);
+    assert_non_null(x);
+    assert_int_equal(osn__trans_solve(t, ones, NULL, x), 0);
+    if (memcmp(x, alone, (size_t)states * sizeof *x) != 0)
+        fail_msg("sharing the stationary chain's top levels changed the passage times");
+    const int shared = osn__elim_shared_from(t) <= olc.hi;
+    free(x);
+    osn__elim_free(t);
+    osn__elim_free(st);
+    return shared;
 }
 
 /*
  * The runs are right (each level of a run filled alike), and the solves that skip repeated
  * steps in them give the same bits as the solves of every level (run = NULL): both policies,
  * the three kinds, MMPP input, loads below, at and above 1, chains short and long enough for
- * several checkpoint segments.
+ * the kept blocks to fill several chunks.
  */
 static void test_runs(void **state)
 {
@@ -768,10 +796,11 @@ static void test_runs(void **state)
                            {0, 1, 1, 2, 2},
                            {5, 40, 60, 90, 120},
                            {10, 11, 12, 13, 3000},
-                           {400, 3000, 3500, 6000, 9000}};
+                           {400, 3000, 3500, 6000, 9000},
+                           {9000, 20000, 25000, 40000, 60000}}; /* blocks in several chunks */
     const double lam[][2] = {{0.5, 0.25}, {1.2, 0.6}, {1, 1}, {3, 1}};
     const double rate2[2] = {0.3, 2.5}, acc2[2] = {0.6, 0.3}, gen2[4] = {0, 0.2, 0.9, 0};
-    long longest = 0;
+    long longest = 0, shared = 0;
     for (int pol = OSN_POLICY_I; pol <= OSN_POLICY_II; pol++)
         for (size_t k = 0; k < sizeof thr / sizeof thr[0]; k++)
             for (size_t i = 0; i < sizeof lam / sizeof lam[0] + 1; i++) {
@@ -799,11 +828,14 @@ static void test_runs(void **state)
                         fail_msg("skipping changed the solution (policy %d, thresholds %zu, "
                                  "load %zu, overload chain %d)",
                                  pol, k, i, only_overload);
+                    if (only_overload)
+                        shared += shared_top_same(&m, a, states);
                     free(a);
                     free(b);
                 }
             }
     assert_true(longest > 2000); /* the runs are not all single levels */
+    assert_true(shared > 10);    /* most policy I chains share their top levels */
 }
 
 /* ---- model checks ---- */

@@ -265,14 +265,31 @@ static void step_init(struct stepper *st, const struct osn__lchain *lc)
     st->filled[0] = st->filled[1] = 0;
 }
 
-/* Bit-identical (-S)^-1 and g: xd has no padding, and -0 against 0 only costs a skip. */
+/* Bits of k extended doubles equal (-0 against 0 only costs a skip). Inline, cheapest first:
+ * inside a stretch that does not converge the first entries already differ, and a libc memcmp
+ * per row was a tenth of a solve. */
+static inline int same_bits(const xd *a, const xd *b, int k)
+{
+    for (int i = 0; i < k; i++) {
+        uint64_t x, y;
+        memcpy(&x, &a[i].m, sizeof x);
+        memcpy(&y, &b[i].m, sizeof y);
+        if (x != y || a[i].e != b[i].e)
+            return 0;
+    }
+    return 1;
+}
+
+/* Bit-identical (-S)^-1 and g. */
 static int same_state(const struct elim *a, const struct elim *b)
 {
     const int m = a->lv.m;
+    if (!same_bits(a->g, b->g, m))
+        return 0;
     for (int i = 0; i < m; i++)
-        if (memcmp(a->inv[i], b->inv[i], (size_t)m * sizeof(xd)) != 0)
+        if (!same_bits(a->inv[i], b->inv[i], m))
             return 0;
-    return memcmp(a->g, b->g, (size_t)m * sizeof(xd)) == 0;
+    return 1;
 }
 
 /* Eliminates level n, the one below the level eliminated last (any level for the first step):
@@ -302,226 +319,256 @@ static int step(struct stepper *st, long n, const struct elim **out)
     return 0;
 }
 
-/* ---- stationary vector ---- */
+/* ---- the eliminated chain: (-S_n)^-1 of every level, kept ---- */
 
 /*
- * The forward sweep needs every R_n, but storing them all was the solver's largest array (a
- * 2 x 2 block of extended doubles, 64 bytes, per level: 60 MiB at R = 10^6). Instead the
- * backward pass keeps checkpoints: the elimination state ((-S_n)^-1 and g_n, a few hundred
- * bytes) at levels about SEGMENT_ENTRIES block entries apart. The sweep recomputes the R_n of
- * one segment at a time from the checkpoint above it, with the same code on the same inputs,
- * so the blocks are bit for bit those of the first pass. Twice the elimination work, memory for
- * one segment: a solve's memory no longer grows with R here.
+ * Every pass over the chain reads the blocks of the elimination: the stationary sweep R_n =
+ * U_n (-S_{n+1})^-1, a transient solve R_n in its backward pass and Z_n = (-S_n)^-1 D_n in its
+ * forward pass, and the return time solves two systems on one chain. The blocks are therefore
+ * eliminated once and (-S_n)^-1 kept for every level; R_n and Z_n are a product by the level's
+ * rates, recomputed by each pass with the very operations eliminate() and the former Z pass
+ * used, so every result is bit for bit what it was. A skipped step (a run at its fixed point)
+ * keeps no block: the level points at the block of the level above. The stationary chain and the
+ * overload chain agree in their top levels (policy I: all levels above H + 1 or so hold the same
+ * states and rates); a chain eliminated next can take those levels' blocks from the first
+ * (`other`, `top`) and eliminates only the levels below.
  */
-#define SEGMENT_ENTRIES 16384
-
-/* Elimination states saved at some levels, in the order saved (descending levels). */
-struct ckset {
-    long n;
-    long *level;
-    size_t *off; /* of each checkpoint's inv (m x m) then g (m) in v */
-    xd *v;
-    size_t len, cap;
+struct osn__elim {
+    struct osn__lchain lc;
+    int stationary;
+    uint8_t *size;      /* m_n for n = lo..hi */
+    uint32_t *at;       /* where level n's (-S_n)^-1 (m_n x m_n, row-major) is: block() */
+    xd **chunk;         /* the blocks, one per step that was not skipped, in chunks of CHUNK */
+    size_t nchunk, len; /* len: entries used, the last chunk's unused tail counted */
+    size_t ccap;        /* entries per chunk: CHUNK, or fewer when all blocks fit in fewer */
+    long states;
+    const struct osn__elim *top; /* levels top_lo..hi are top's (top_lo = hi + 1: none) */
+    long top_lo;
+    xd pi_lo[OSN__B]; /* stationary: the bottom level's censored stationary vector */
+    /* What a chain eliminated next (other) can take: the common top from other_lo up, and the
+     * elimination state at other_lo to resume from. */
+    struct osn__lchain other;
+    long other_lo;
+    struct elim *kept;
 };
 
-static void ck_free(struct ckset *c)
+/* Entries of a chunk of blocks (2 MiB, a huge page): chunks, unlike one array grown by
+ * realloc, are never copied, and the pages are touched once. */
+#define CHUNK_SHIFT 17
+#define CHUNK       ((size_t)1 << CHUNK_SHIFT)
+
+static inline const xd *block(const struct osn__elim *e, uint32_t at)
 {
-    free(c->level);
-    free(c->off);
-    free(c->v);
+    return e->chunk[at >> CHUNK_SHIFT] + (at & (CHUNK - 1));
 }
 
-/* Saves the elimination state of `e` (level n) as the next checkpoint. */
-static int ck_save(struct ckset *c, long n, const struct elim *e)
+/* (-S_n)^-1 of level n. */
+static inline const xd *inv_of(const struct osn__elim *e, long n)
 {
-    const int m = e->lv.m;
-    size_t need = (size_t)(m * m + m);
-    if ((c->n & (c->n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow the index arrays */
-        long cap = c->n ? 2 * c->n : 1;
-        long *lv = realloc(c->level, (size_t)cap * sizeof *lv);
-        if (lv)
-            c->level = lv;
-        size_t *off = realloc(c->off, (size_t)cap * sizeof *off);
-        if (off)
-            c->off = off;
-        if (!lv || !off)
-            return OSN_ENOMEM;
+    if (n >= e->top_lo)
+        return block(e->top, e->top->at[n - e->top->lc.lo]);
+    return block(e, e->at[n - e->lc.lo]);
+}
+
+void osn__elim_free(struct osn__elim *e)
+{
+    if (e) {
+        free(e->size);
+        free(e->at);
+        for (size_t k = 0; k < e->nchunk; k++)
+            osn__big_free(e->chunk[k], e->ccap * sizeof(xd));
+        free(e->chunk);
+        free(e->kept);
+        free(e);
     }
-    if (c->len + need > c->cap) {
-        size_t cap = 2 * (c->len + need);
-        xd *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return OSN_ENOMEM;
-        c->v = v;
-        c->cap = cap;
+}
+
+long osn__elim_shared_from(const struct osn__elim *e)
+{
+    return e->top_lo;
+}
+
+/* What elimination reads of a level: the descriptions of two levels eliminate alike. */
+static int same_for_elimination(const struct osn__lvl *a, const struct osn__lvl *b)
+{
+    const size_t m = (size_t)a->m;
+    if (a->m != b->m || a->has_side != b->has_side)
+        return 0;
+    if (memcmp(a->up_to, b->up_to, m * sizeof(int)) ||
+        memcmp(a->dn_to, b->dn_to, m * sizeof(int)) ||
+        memcmp(a->up_rate, b->up_rate, m * sizeof(double)) ||
+        memcmp(a->dn_rate, b->dn_rate, m * sizeof(double)) ||
+        memcmp(a->kill, b->kill, m * sizeof(double)))
+        return 0;
+    for (size_t i = 0; a->has_side && i < m; i++)
+        if (memcmp(a->side[i], b->side[i], m * sizeof(double)))
+            return 0;
+    return 1;
+}
+
+/*
+ * The lowest level nc such that chains a and b have the same top level and describe every level
+ * nc..hi alike: their elimination states agree there bit for bit. Never either chain's bottom
+ * level (a stationary chain keeps GTH rates there). hi + 1 when there is no such level. Walks
+ * the runs (lchain.run), so it fills a few levels per threshold, not every level.
+ */
+static long common_top(const struct osn__lchain *a, const struct osn__lchain *b)
+{
+    static _Thread_local struct osn__lvl la, lb; /* a few kilobytes each: not on the stack */
+    if (a->hi != b->hi)
+        return a->hi + 1;
+    const long floor = (a->lo > b->lo ? a->lo : b->lo) + 1;
+    long n = a->hi, nc = a->hi + 1;
+    while (n >= floor) {
+        a->fill(a->ctx, n, &la);
+        b->fill(b->ctx, n, &lb);
+        if (!same_for_elimination(&la, &lb))
+            break;
+        long alo = n, blo = n, ahi, bhi;
+        if (a->run)
+            a->run(a->ctx, n, &alo, &ahi);
+        if (b->run)
+            b->run(b->ctx, n, &blo, &bhi);
+        long lo = alo > blo ? alo : blo; /* both runs: both descriptions are those of n */
+        nc = lo > floor ? lo : floor;
+        n = nc - 1;
     }
-    c->level[c->n] = n;
-    c->off[c->n++] = c->len;
-    xd *d = c->v + c->len;
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++)
-            *d++ = e->inv[i][j];
-    for (int i = 0; i < m; i++)
-        *d++ = e->g[i];
-    c->len += need;
+    return nc;
+}
+
+/* Keeps the block of level n (the level above's when the step was skipped). */
+static int keep_block(struct osn__elim *e, long n, const struct elim *cur, int reused)
+{
+    const long i = n - e->lc.lo;
+    if (reused && n < e->lc.hi && n + 1 < e->top_lo) {
+        e->at[i] = e->at[i + 1];
+        return 0;
+    }
+    const size_t m = (size_t)cur->lv.m, need = m * m;
+    if (e->len == e->nchunk * CHUNK || e->len % CHUNK + need > e->ccap) { /* a new chunk */
+        if (e->nchunk << CHUNK_SHIFT > UINT32_MAX - CHUNK)
+            return OSN_ENOMEM;
+        xd **ch = realloc(e->chunk, (e->nchunk + 1) * sizeof *ch);
+        if (!ch)
+            return OSN_ENOMEM;
+        e->chunk = ch;
+        /* Not zeroed: a small chain's chunk comes from malloc (calloc cleared it every solve). */
+        const size_t bytes = e->ccap * sizeof(xd);
+        if (!(ch[e->nchunk] = bytes >= OSN_MEM_BLOCK / 2 ? osn__big_alloc(bytes) : malloc(bytes)))
+            return OSN_ENOMEM;
+        e->len = e->nchunk++ * CHUNK;
+    }
+    e->at[i] = (uint32_t)e->len;
+    xd *d = e->chunk[e->len >> CHUNK_SHIFT] + (e->len & (CHUNK - 1));
+    for (size_t r = 0; r < m; r++)
+        memcpy(d + r * m, cur->inv[r], m * sizeof(xd));
+    e->len += need;
     return 0;
 }
 
-/* Restores checkpoint k into e (its level refilled from the chain). */
-static void ck_load(const struct ckset *c, long k, const struct osn__lchain *lc, struct elim *e)
+/* Same chain (the one `other` was recorded for). */
+static int same_chain(const struct osn__lchain *a, const struct osn__lchain *b)
 {
-    lc->fill(lc->ctx, c->level[k], &e->lv);
-    const int m = e->lv.m;
-    const xd *d = c->v + c->off[k];
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++)
-            e->inv[i][j] = *d++;
-    for (int i = 0; i < m; i++)
-        e->g[i] = *d++;
+    return a->lo == b->lo && a->hi == b->hi && a->fill == b->fill && a->count == b->count &&
+           a->run == b->run && a->ctx == b->ctx;
 }
 
-/* A stepper that starts below checkpoint k. */
-static void step_from(struct stepper *st, const struct ckset *c, long k,
-                      const struct osn__lchain *lc)
-{
-    step_init(st, lc);
-    ck_load(c, k, lc, &st->e[0]);
-    st->above = &st->e[0];
-    step_run(st, c->level[k]);
-    st->filled[0] = 1;
-}
-
-struct osn__stat {
-    struct osn__lchain lc;
-    uint8_t *size; /* m_n for n = lo..hi */
-    xd pi_lo[OSN__B];
-    struct ckset ck;     /* ck.level[0] = hi */
-    int whole;           /* all R blocks fit one segment: kept from the first pass */
-    xd *seg;             /* R blocks of the segment in use, bottom-up */
-    long seg_lo, seg_hi; /* it holds R_n for seg_lo <= n < seg_hi */
-    size_t seg_cap;
-    struct stepper *step; /* for load_segment (tens of kilobytes: not on the stack) */
-};
-
-struct osn__stat *osn__stat_free(struct osn__stat *s)
-{
-    if (s) {
-        free(s->size);
-        ck_free(&s->ck);
-        free(s->seg);
-        free(s->step);
-        free(s);
-    }
-    return NULL;
-}
-
-/* Block entries of R_n (m_n x m_{n+1}). */
-static size_t block_entries(const struct osn__stat *s, long n)
-{
-    long i = n - s->lc.lo;
-    return (size_t)s->size[i] * (size_t)s->size[i + 1];
-}
-
-int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc)
+/*
+ * Eliminates lc from the top, keeping every (-S_n)^-1. Stationary: the bottom level must be
+ * singular (its GTH vector goes to pi_lo) and no other; transient: no level singular. top: an
+ * elimination whose `other` is lc, whose blocks serve the common top levels. other: a chain
+ * eliminated next that may share this one's top levels.
+ */
+static int elim_new(struct osn__elim **ep, const struct osn__lchain *lc, int stationary,
+                    const struct osn__elim *top, const struct osn__lchain *other)
 {
     struct stepper *st = NULL; /* tens of kilobytes: not on the stack */
-    struct osn__stat *s = calloc(1, sizeof *s);
-    if (!s)
+    struct osn__elim *e = calloc(1, sizeof *e);
+    if (!e)
         return OSN_ENOMEM;
-    s->lc = *lc;
-    s->seg_lo = s->seg_hi = lc->lo; /* empty */
-    long nlev = lc->hi - lc->lo + 1;
-    s->size = malloc((size_t)nlev);
-    if (!s->size)
+    e->lc = *lc;
+    e->stationary = stationary;
+    e->top_lo = e->other_lo = lc->hi + 1;
+    const long nlev = lc->hi - lc->lo + 1;
+    if (!(e->size = malloc((size_t)nlev)) || !(e->at = malloc((size_t)nlev * sizeof *e->at)) ||
+        !(st = malloc(sizeof *st)))
         goto nomem;
-    size_t total = 0;
-    for (long n = lc->lo; n <= lc->hi; n++) {
-        s->size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
-        if (n > lc->lo)
-            total += (size_t)s->size[n - lc->lo - 1] * (size_t)s->size[n - lc->lo];
+    size_t most = 0; /* entries of all blocks, were no step skipped */
+    for (long n = lc->lo, lo, hi = lc->lo - 1; n <= lc->hi; n++) {
+        if (n > hi) { /* the levels of a run have the same size */
+            if (lc->run)
+                lc->run(lc->ctx, n, &lo, &hi);
+            else
+                hi = n;
+            e->size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
+        } else {
+            e->size[n - lc->lo] = e->size[n - 1 - lc->lo];
+        }
+        const size_t m = e->size[n - lc->lo];
+        e->states += (long)m;
+        most += m * m;
     }
-    s->whole = total <= SEGMENT_ENTRIES;
-    if (s->whole) {
-        s->seg = malloc((total ? total : 1) * sizeof *s->seg);
-        if (!s->seg)
-            goto nomem;
-        s->seg_hi = lc->hi;
-    }
-
-    if (!(st = malloc(sizeof *st)))
-        goto nomem;
+    e->ccap = most < CHUNK ? most : CHUNK; /* a small chain gets one small chunk */
     step_init(st, lc);
-    size_t acc = 0, most = 0;
-    for (long n = lc->hi; n >= lc->lo; n--) {
+    long start = lc->hi;
+    if (top && top->kept && same_chain(&top->other, lc)) {
+        /* Resume below the common top from the state the first elimination kept there. */
+        e->top = top;
+        e->top_lo = top->other_lo;
+        st->e[0] = *top->kept;
+        st->above = &st->e[0];
+        step_run(st, e->top_lo);
+        st->filled[0] = 1;
+        start = e->top_lo - 1;
+    }
+    if (other) {
+        e->other = *other;
+        e->other_lo = common_top(lc, other);
+        if (e->other_lo <= lc->hi && !(e->kept = malloc(sizeof *e->kept)))
+            goto nomem;
+    }
+    for (long n = start; n >= lc->lo; n--) {
         const struct elim *cur;
         if (step(st, n, &cur))
             goto numeric;
-        if (n == lc->lo) {
+        if (stationary && n == lc->lo) {
             if (!st->singular) /* a chain that leaks at the bottom has no stationary vector */
                 goto numeric;
-            gth(cur->lv.m, cur->inv, s->pi_lo);
+            gth(cur->lv.m, cur->inv, e->pi_lo);
         } else if (st->singular) {
             goto numeric;
         }
-        if (s->whole && n < lc->hi) {
-            const int m = cur->lv.m, ma = s->size[n + 1 - lc->lo];
-            total -= (size_t)m * (size_t)ma;
-            for (int i = 0; i < m; i++)
-                for (int j = 0; j < ma; j++)
-                    s->seg[total + (size_t)(i * ma + j)] = st->r[i][j];
+        int err = keep_block(e, n, cur, st->reused);
+        if (err) {
+            free(st);
+            osn__elim_free(e);
+            return err;
         }
-        if (n < lc->hi)
-            acc += block_entries(s, n);
-        if (!s->whole && n > lc->lo && (n == lc->hi || acc >= SEGMENT_ENTRIES)) {
-            if (ck_save(&s->ck, n, cur))
-                goto nomem;
-            most = acc > most ? acc : most;
-            acc = 0;
-        }
+        if (n == e->other_lo)
+            *e->kept = *cur;
     }
     free(st);
-    st = NULL;
-    most = acc > most ? acc : most;
-    s->seg_cap = most ? most : 1;
-    if (!s->whole &&
-        (!(s->seg = malloc(s->seg_cap * sizeof *s->seg)) || !(s->step = malloc(sizeof *s->step))))
-        goto nomem;
-    *sp = s;
+    *ep = e;
     return 0;
 numeric:
     free(st);
-    osn__stat_free(s);
+    osn__elim_free(e);
     return OSN_ENUMERIC;
 nomem:
     free(st);
-    osn__stat_free(s);
+    osn__elim_free(e);
     return OSN_ENOMEM;
 }
 
-/* Recomputes the R blocks of checkpoint k's segment into s->seg (bottom-up). */
-static void load_segment(struct osn__stat *s, long k)
+/* ---- stationary vector ---- */
+
+int osn__stat_new(struct osn__elim **sp, const struct osn__lchain *lc,
+                  const struct osn__lchain *next)
 {
-    const struct osn__lchain *lc = &s->lc;
-    long top = s->ck.level[k], bottom = k + 1 < s->ck.n ? s->ck.level[k + 1] : lc->lo;
-    struct stepper *st = s->step;
-    step_from(st, &s->ck, k, lc);
-    size_t pos = 0;
-    for (long n = bottom; n < top; n++)
-        pos += block_entries(s, n);
-    for (long n = top - 1; n >= bottom; n--) {
-        const struct elim *cur;
-        step(st, n, &cur); /* succeeded in osn__stat_new on the same input */
-        const int mc = cur->lv.m, ma = s->size[n + 1 - lc->lo];
-        pos -= (size_t)mc * (size_t)ma;
-        for (int i = 0; i < mc; i++)
-            for (int j = 0; j < ma; j++)
-                s->seg[pos + (size_t)(i * ma + j)] = st->r[i][j];
-    }
-    s->seg_lo = bottom;
-    s->seg_hi = top;
+    return elim_new(sp, lc, 1, NULL, next);
 }
 
-int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
+int osn__stat_sweep(const struct osn__elim *s, osn__visit_fn visit, void *arg)
 {
     const struct osn__lchain *lc = &s->lc;
     /* Levels of one run (lc->run) are filled once: below, lv and above may be one buffer. */
@@ -529,8 +576,6 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
     const struct osn__lvl *below = NULL, *lv = &lvs[0], *above = NULL;
     xd pi[2][OSN__B];
     xd *cur = pi[0], *prev = pi[1];
-    size_t pos = 0;
-    long k = s->ck.n; /* the next segment up is checkpoint k - 1's */
     long run_lo, run_hi;
     lc->fill(lc->ctx, lc->lo, &lvs[0]);
     if (lc->run)
@@ -555,18 +600,20 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
             for (int j = 0; j < lv->m; j++)
                 cur[j] = s->pi_lo[j];
         } else {
-            if (!s->whole && (n - 1 >= s->seg_hi || n - 1 < s->seg_lo || k == s->ck.n)) {
-                load_segment(s, --k);
-                pos = 0;
-            }
-            int mp = s->size[n - lc->lo - 1];
-            for (int j = 0; j < lv->m; j++) {
+            /* pi_n = pi_{n-1} R_{n-1}, R_{n-1}(i, j) = up_rate(i) (-S_n)^-1(up_to(i), j) as
+             * eliminate() forms it; rows without an up transition are 0 and add nothing. */
+            const xd *inv = inv_of(s, n);
+            const int m = lv->m;
+            for (int j = 0; j < m; j++) {
                 xd v = osn_xd(0);
-                for (int i = 0; i < mp; i++)
-                    v = osn_xd_add(v, osn_xd_mul(prev[i], s->seg[pos + (size_t)(i * lv->m + j)]));
+                for (int i = 0; i < below->m; i++) {
+                    const int t = below->up_to[i];
+                    if (t >= 0)
+                        v = osn_xd_add(v, osn_xd_mul(prev[i], osn_xd_muld(inv[t * m + j],
+                                                                          below->up_rate[i])));
+                }
                 cur[j] = v;
             }
-            pos += (size_t)mp * (size_t)lv->m;
         }
         int err = visit(n, lv, cur, n > lc->lo ? below : NULL, n < lc->hi ? above : NULL, arg);
         if (err)
@@ -582,197 +629,155 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg)
 
 /* ---- transient systems ---- */
 
-/* Z_n = (-S_n)^-1 D_n (m_n x mb) of the level just eliminated in e, row-major into z. */
-static inline __attribute__((always_inline)) void z_block_k(const struct elim *e, const int m,
-                                                            const int mb, xd *z)
+/* Z_n = (-S_n)^-1 D_n (m x mb) of level lv with (-S_n)^-1 = inv, row-major into z. */
+static inline __attribute__((always_inline)) void
+z_block_k(const xd *inv, const struct osn__lvl *lv, const int m, const int mb, xd *z)
 {
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < mb; j++)
             z[i * mb + j] = osn_xd(0);
         for (int q = 0; q < m; q++) {
-            int j = e->lv.dn_to[q];
+            int j = lv->dn_to[q];
             if (j >= 0)
                 z[i * mb + j] =
-                        osn_xd_add(z[i * mb + j], osn_xd_muld(e->inv[i][q], e->lv.dn_rate[q]));
+                        osn_xd_add(z[i * mb + j], osn_xd_muld(inv[i * m + q], lv->dn_rate[q]));
         }
     }
 }
 
-/* z_block_k with the common sizes known to the compiler (as for eliminate()): same bits. */
-static void z_block(const struct elim *e, int mb, xd *z)
+/* x_n += Z_n x_{n-1} (m = m_n, mb = m_{n-1}), Z_n formed by z_block_k. */
+static inline __attribute__((always_inline)) void
+forward_k(const xd *inv, const struct osn__lvl *lv, const int m, const int mb, const xd *xb, xd *xn)
 {
-    const int m = e->lv.m;
-    if (m == 2 && mb == 2)
-        z_block_k(e, 2, 2, z);
-    else if (m == 2 && mb == 1)
-        z_block_k(e, 2, 1, z);
-    else if (m == 1 && mb == 2)
-        z_block_k(e, 1, 2, z);
-    else if (m == 1 && mb == 1)
-        z_block_k(e, 1, 1, z);
-    else
-        z_block_k(e, m, mb, z);
+    xd z[OSN__B * OSN__B];
+    z_block_k(inv, lv, m, mb, z);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < mb; j++)
+            xn[i] = osn_xd_add(xn[i], osn_xd_mul(z[i * mb + j], xb[j]));
 }
 
-/* c_n = b_n + R_n c_{n+1} (ma = m_{n+1}, 0 at the top level) and y_n = (-S_n)^-1 c_n. */
-static inline __attribute__((always_inline)) void rhs_step_k(const struct elim *cur,
-                                                             const xd r[OSN__B][OSN__B],
-                                                             const int m, const int ma, const xd *b,
+/* forward_k with the common sizes (one or two states) known to the compiler: same bits. */
+static void forward(const xd *inv, const struct osn__lvl *lv, int mb, const xd *xb, xd *xn)
+{
+    const int m = lv->m;
+    if (m == 2 && mb == 2)
+        forward_k(inv, lv, 2, 2, xb, xn);
+    else if (m == 2 && mb == 1)
+        forward_k(inv, lv, 2, 1, xb, xn);
+    else if (m == 1 && mb == 2)
+        forward_k(inv, lv, 1, 2, xb, xn);
+    else if (m == 1 && mb == 1)
+        forward_k(inv, lv, 1, 1, xb, xn);
+    else
+        forward_k(inv, lv, m, mb, xb, xn);
+}
+
+/* c_n = b_n + R_n c_{n+1} (ma = m_{n+1}, 0 at the top level; R_n(i, k) = up_rate(i)
+ * inv_above(up_to(i), k) as eliminate() forms it) and y_n = (-S_n)^-1 c_n. */
+static inline __attribute__((always_inline)) void rhs_step_k(const xd *inv, const xd *inv_above,
+                                                             const struct osn__lvl *lv, const int m,
+                                                             const int ma, const xd *b,
                                                              const xd *c_above, xd *c, xd *y)
 {
     for (int i = 0; i < m; i++) {
         c[i] = b[i];
+        const int t = lv->up_to[i];
+        if (t < 0) /* a zero row of R_n adds nothing */
+            continue;
         for (int k = 0; k < ma; k++)
-            c[i] = osn_xd_add(c[i], osn_xd_mul(r[i][k], c_above[k]));
+            c[i] = osn_xd_add(c[i], osn_xd_mul(osn_xd_muld(inv_above[t * ma + k], lv->up_rate[i]),
+                                               c_above[k]));
     }
     for (int i = 0; i < m; i++) {
         xd v = osn_xd(0);
         for (int k = 0; k < m; k++)
-            v = osn_xd_add(v, osn_xd_mul(cur->inv[i][k], c[k]));
+            v = osn_xd_add(v, osn_xd_mul(inv[i * m + k], c[k]));
         y[i] = v;
     }
 }
 
-static void rhs_step(const struct elim *cur, const xd r[OSN__B][OSN__B], int m, int ma, const xd *b,
-                     const xd *c_above, xd *c, xd *y)
+static void rhs_step(const xd *inv, const xd *inv_above, const struct osn__lvl *lv, int ma,
+                     const xd *b, const xd *c_above, xd *c, xd *y)
 {
+    const int m = lv->m;
     if (m == 2 && ma == 2)
-        rhs_step_k(cur, r, 2, 2, b, c_above, c, y);
+        rhs_step_k(inv, inv_above, lv, 2, 2, b, c_above, c, y);
     else if (m == 2 && ma == 1)
-        rhs_step_k(cur, r, 2, 1, b, c_above, c, y);
+        rhs_step_k(inv, inv_above, lv, 2, 1, b, c_above, c, y);
     else if (m == 1 && ma == 2)
-        rhs_step_k(cur, r, 1, 2, b, c_above, c, y);
+        rhs_step_k(inv, inv_above, lv, 1, 2, b, c_above, c, y);
     else if (m == 1 && ma == 1)
-        rhs_step_k(cur, r, 1, 1, b, c_above, c, y);
+        rhs_step_k(inv, inv_above, lv, 1, 1, b, c_above, c, y);
     else
-        rhs_step_k(cur, r, m, ma, b, c_above, c, y);
+        rhs_step_k(inv, inv_above, lv, m, ma, b, c_above, c, y);
 }
 
-/*
- * Z_n = (-S_n)^-1 D_n (m_n x m_{n-1}) of levels n = bottom..top into z, bottom-up, re-eliminating
- * down from the checkpointed state of level top; same code and inputs as the backward pass, so
- * the same bits.
- */
-static void z_segment(const struct osn__lchain *lc, const struct ckset *ck, long k, long bottom,
-                      const uint8_t *size, struct stepper *st, xd *z)
+/* Level n's description, refilled only when n leaves the run of the level filled last. */
+struct cursor {
+    const struct osn__lchain *lc;
+    long lo, hi; /* the run held (lo > hi: none) */
+    struct osn__lvl lv;
+};
+
+static const struct osn__lvl *level(struct cursor *c, long n)
 {
-    long top = ck->level[k];
-    size_t pos = 0;
-    for (long n = bottom; n <= top; n++)
-        pos += (size_t)size[n - lc->lo] * (size_t)size[n - 1 - lc->lo];
-    step_from(st, ck, k, lc);
-    int last_mb = -1;
-    for (long n = top; n >= bottom; n--) {
-        const struct elim *cur = st->above;
-        if (n < top)
-            step(st, n, &cur); /* succeeded in the backward pass */
-        const int mb = size[n - 1 - lc->lo];
-        const size_t len = (size_t)cur->lv.m * (size_t)mb;
-        pos -= len;
-        if (n < top && st->reused && mb == last_mb) /* the state and shape of the level above */
-            memcpy(z + pos, z + pos + len, len * sizeof *z);
+    if (n < c->lo || n > c->hi) {
+        c->lc->fill(c->lc->ctx, n, &c->lv);
+        if (c->lc->run)
+            c->lc->run(c->lc->ctx, n, &c->lo, &c->hi);
         else
-            z_block(cur, mb, z + pos);
-        last_mb = mb;
+            c->lo = c->hi = n;
     }
+    return &c->lv;
+}
+
+int osn__trans_new(struct osn__elim **tp, const struct osn__lchain *lc, const struct osn__elim *top)
+{
+    return elim_new(tp, lc, 0, top, NULL);
 }
 
 /*
- * Backward pass: c_n and y_n = (-S_n)^-1 c_n, kept in x itself, and checkpoints of the
- * elimination every SEGMENT_ENTRIES block entries or so (as for the stationary vector: Z_n for
- * all levels was 36 MiB at R = 10^6). Forward pass: x_n = y_n + Z_n x_{n-1}, with the Z_n of one
- * segment at a time recomputed from its checkpoint.
+ * Backward pass: c_n and y_n = (-S_n)^-1 c_n, y kept in x itself. Forward pass:
+ * x_n = y_n + Z_n x_{n-1}.
  */
+int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, xd *x)
+{
+    const struct osn__lchain *lc = &t->lc;
+    struct cursor *cu = malloc(sizeof *cu); /* a few kilobytes: not on the stack */
+    if (!cu)
+        return OSN_ENOMEM;
+    *cu = (struct cursor){lc, 1, 0};
+    xd c_above[OSN__B], c[OSN__B], b[OSN__B];
+    long pos = t->states;
+    const xd *inv_above = NULL;
+    for (long n = lc->hi; n >= lc->lo; n--) {
+        const struct osn__lvl *lv = level(cu, n);
+        const xd *inv = inv_of(t, n);
+        pos -= lv->m;
+        rhs(n, lv, b, arg);
+        rhs_step(inv, inv_above, lv, n < lc->hi ? t->size[n + 1 - lc->lo] : 0, b, c_above, c,
+                 x + pos);
+        for (int i = 0; i < lv->m; i++)
+            c_above[i] = c[i];
+        inv_above = inv;
+    }
+    pos = t->size[0];
+    for (long n = lc->lo + 1; n <= lc->hi; n++) {
+        const struct osn__lvl *lv = level(cu, n);
+        const int mb = t->size[n - 1 - lc->lo];
+        forward(inv_of(t, n), lv, mb, x + pos - mb, x + pos);
+        pos += lv->m;
+    }
+    free(cu);
+    return 0;
+}
+
 int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg, xd *x)
 {
-    long nlev = lc->hi - lc->lo + 1;
-    uint8_t *size = malloc((size_t)nlev);
-    long *off = malloc((size_t)nlev * sizeof *off);
-    struct ckset ck = {0};
-    struct stepper *st = NULL; /* tens of kilobytes: not on the stack */
-    xd *z = NULL;
-    int err = OSN_ENOMEM;
-    if (!size || !off)
-        goto out;
-    long states = 0;
-    size_t zt = 0;
-    for (long n = lc->lo; n <= lc->hi; n++) {
-        size[n - lc->lo] = (uint8_t)lc->count(lc->ctx, n);
-        off[n - lc->lo] = states;
-        states += size[n - lc->lo];
-        if (n > lc->lo)
-            zt += (size_t)size[n - lc->lo] * (size_t)size[n - lc->lo - 1];
-    }
-    /* A chain whose Z blocks fit one segment keeps them from the backward pass (the optimiser's
-     * many small solves would otherwise eliminate twice for nothing). */
-    const int whole = zt <= SEGMENT_ENTRIES;
-    size_t zpos = zt;
-    if (whole && !(z = malloc((zt ? zt : 1) * sizeof *z)))
-        goto out;
-    if (!(st = malloc(sizeof *st))) {
-        err = OSN_ENOMEM;
-        goto out;
-    }
-    step_init(st, lc);
-    xd c_above[OSN__B];
-    size_t acc = 0, most = 0;
-    err = 0;
-    for (long n = lc->hi; n >= lc->lo; n--) {
-        xd b[OSN__B], c[OSN__B];
-        const struct elim *cur;
-        if (step(st, n, &cur) || st->singular) {
-            err = OSN_ENUMERIC;
-            goto out;
-        }
-        const int m = cur->lv.m;
-        rhs(n, &cur->lv, b, arg);
-        rhs_step(cur, (const xd(*)[OSN__B])st->r, m, n < lc->hi ? size[n + 1 - lc->lo] : 0, b,
-                 c_above, c, x + off[n - lc->lo]);
-        if (whole && n > lc->lo) {
-            zpos -= (size_t)m * (size_t)size[n - 1 - lc->lo];
-            z_block(cur, size[n - 1 - lc->lo], z + zpos);
-        }
-        /* A checkpoint at hi, then one whenever the Z blocks since the last reach the budget. */
-        if (!whole && n > lc->lo) {
-            if (n == lc->hi || acc >= SEGMENT_ENTRIES) {
-                if ((err = ck_save(&ck, n, cur)))
-                    goto out;
-                most = acc > most ? acc : most;
-                acc = 0;
-            }
-            acc += (size_t)m * (size_t)size[n - 1 - lc->lo];
-        }
-        for (int i = 0; i < m; i++)
-            c_above[i] = c[i];
-    }
-    most = acc > most ? acc : most;
-    if (!whole && !(z = malloc((most ? most : 1) * sizeof *z))) {
-        err = OSN_ENOMEM;
-        goto out;
-    }
-    /* Checkpoint k covers levels ck.level[k+1] + 1 .. ck.level[k] (the last one down to lo + 1);
-     * a whole chain is one segment, lo + 1 .. hi, already in z. */
-    for (long k = whole ? 0 : ck.n - 1; k >= 0; k--) {
-        long top = whole ? lc->hi : ck.level[k];
-        long bottom = !whole && k + 1 < ck.n ? ck.level[k + 1] + 1 : lc->lo + 1;
-        if (!whole)
-            z_segment(lc, &ck, k, bottom, size, st, z);
-        size_t pos = 0;
-        for (long n = bottom; n <= top; n++) {
-            int m = size[n - lc->lo], mb = size[n - lc->lo - 1];
-            xd *xn = x + off[n - lc->lo];
-            const xd *xb = x + off[n - lc->lo - 1];
-            for (int i = 0; i < m; i++)
-                for (int j = 0; j < mb; j++)
-                    xn[i] = osn_xd_add(xn[i], osn_xd_mul(z[pos + (size_t)(i * mb + j)], xb[j]));
-            pos += (size_t)m * (size_t)mb;
-        }
-    }
-out:
-    ck_free(&ck);
-    free(st);
-    free(z);
-    free(size);
-    free(off);
+    struct osn__elim *t = NULL;
+    int err = osn__trans_new(&t, lc, NULL);
+    if (!err)
+        err = osn__trans_solve(t, rhs, arg, x);
+    osn__elim_free(t);
     return err;
 }

@@ -118,14 +118,16 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
             a->p00 = osn_xd_add(a->p00, p);
         else
             a->busy = osn_xd_add(a->busy, p);
+        /* A zero term (no loss, no mode change) would add exactly nothing: skipped. */
         for (int f = 0; f < 2; f++)
-            a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
+            if (lv->lost[i][f] != 0)
+                a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
         a->kill += lv->kill[i];
-        if (lv->up_to[i] >= 0) {
+        if (lv->up_to[i] >= 0 && above->mode[lv->up_to[i]] != s) {
             int j = lv->up_to[i];
             flow(a, s, above->mode[j], n + 1, j, above, osn_xd_muld(p, lv->up_rate[i]));
         }
-        if (lv->dn_to[i] >= 0) {
+        if (lv->dn_to[i] >= 0 && below->mode[lv->dn_to[i]] != s) {
             int j = lv->dn_to[i];
             flow(a, s, below->mode[j], n - 1, j, below, osn_xd_muld(p, lv->dn_rate[i]));
         }
@@ -246,21 +248,21 @@ static long *level_offsets(const struct osn__lchain *lc, long *states)
  * over the means (its right-hand side at level n is read before the solve writes level n), and
  * the means are kept at the entry states only; the rare direct variance system recomputes them.
  */
-static int return_time(const struct osn__lchain *oc, const long *off, long nstates, int K,
-                       struct entries *en, struct osn_measures *out)
+static int return_time(const struct osn__lchain *oc, const struct osn__elim *top, const long *off,
+                       long nstates, int K, struct entries *en, struct osn_measures *out)
 {
     const size_t bytes = (size_t)nstates * sizeof(xd);
+    struct osn__elim *tr = NULL;
     xd *m1 = osn__big_alloc(bytes), *v = NULL;
     int err = OSN_ENOMEM;
     if (!m1)
         goto out;
-    err = osn__transient_solve(oc, rhs_ones, NULL, m1);
-    if (err)
+    if ((err = osn__trans_new(&tr, oc, top)) || (err = osn__trans_solve(tr, rhs_ones, NULL, m1)))
         goto out;
     for (long k = 0; k < en->n; k++)
         en->m1[k] = m1[en->idx[k]];
     struct passage p = {off, oc->lo, oc->hi, m1};
-    err = osn__transient_solve(oc, rhs_second, &p, m1); /* m1 now holds the second moments */
+    err = osn__trans_solve(tr, rhs_second, &p, m1); /* m1 now holds the second moments */
     if (err)
         goto out;
     xd wsum = osn_xd(0), mean = osn_xd(0), second = osn_xd(0);
@@ -279,8 +281,8 @@ static int return_time(const struct osn__lchain *oc, const long *off, long nstat
         err = OSN_ENOMEM;
         if (!(v = osn__big_alloc(bytes)))
             goto out;
-        if ((err = osn__transient_solve(oc, rhs_ones, NULL, m1)) ||
-            (err = osn__transient_solve(oc, rhs_var, &p, v)))
+        if ((err = osn__trans_solve(tr, rhs_ones, NULL, m1)) ||
+            (err = osn__trans_solve(tr, rhs_var, &p, v)))
             goto out;
         /* Var of a mixture: E[Var(T|X)] + Var(E[T|X]), both sums of non-negative terms. */
         var = osn_xd(0);
@@ -313,6 +315,7 @@ static int return_time(const struct osn__lchain *oc, const long *off, long nstat
         }
     }
 out:
+    osn__elim_free(tr);
     if (m1)
         osn__big_free(m1, bytes);
     if (v)
@@ -343,13 +346,14 @@ static xd ratio(xd a, xd b)
 struct sweep {
     struct osn__chain fc, oc;
     struct osn__lchain flc, olc;
-    struct osn__stat *st;
+    struct osn__elim *st;
     long ostates, *ooff;
     struct entries entry;
     struct acc a;
 };
 
-static int sweep_run(const struct osn_model *m, struct sweep *w)
+/* passage: the return time's systems follow (the elimination keeps what they can share). */
+static int sweep_run(const struct osn_model *m, struct sweep *w, int passage)
 {
     *w = (struct sweep){0};
     osn__chain_init(&w->fc, m, 0);
@@ -358,7 +362,7 @@ static int sweep_run(const struct osn_model *m, struct sweep *w)
     osn__chain_levels(&w->oc, &w->olc);
     if (!(w->ooff = level_offsets(&w->olc, &w->ostates)))
         return OSN_ENOMEM;
-    int err = osn__stat_new(&w->st, &w->flc);
+    int err = osn__stat_new(&w->st, &w->flc, passage ? &w->olc : NULL);
     if (err)
         return err;
     struct acc *a = &w->a;
@@ -375,7 +379,7 @@ static int sweep_run(const struct osn_model *m, struct sweep *w)
 
 static void sweep_free(struct sweep *w)
 {
-    osn__stat_free(w->st);
+    osn__elim_free(w->st);
     entries_free(&w->entry);
     free(w->ooff);
 }
@@ -384,7 +388,7 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
                        void *arg)
 {
     struct sweep w;
-    int err = sweep_run(m, &w);
+    int err = sweep_run(m, &w, 1);
     const struct acc a = w.a;
     if (err)
         goto out;
@@ -398,7 +402,6 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
         if (err)
             goto out;
     }
-    w.st = osn__stat_free(w.st); /* the R blocks are not needed by the passage solves */
 
     const xd tot = a.tot;
     for (int s = 0; s < 3; s++)
@@ -422,7 +425,7 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     out->states = a.states;
     out->method = OSN_METHOD_GENERAL;
 
-    err = return_time(&w.olc, w.ooff, w.ostates, w.fc.K, &w.entry, out);
+    err = return_time(&w.olc, w.st, w.ooff, w.ostates, w.fc.K, &w.entry, out);
 out:
     sweep_free(&w);
     return err;
@@ -436,7 +439,7 @@ out:
 int osn__overload_entries(const struct osn_model *m, long *n, long **idx, xd **wt)
 {
     struct sweep w;
-    int err = sweep_run(m, &w);
+    int err = sweep_run(m, &w, 0);
     if (!err && w.entry.n == 0)
         err = OSN_ENOTSUP; /* overload never starts: no return time */
     if (err)

@@ -94,6 +94,8 @@ size_t osn_model_solver_bytes(const struct osn_model *m)
     double bytes = states * BYTES_PER_STATE + (1u << 20);
     if (m->service.kind != OSN_LAW_EXP) /* the dense embedded matrix of extended doubles */
         bytes += states * states * 16;
+    else /* the kept (-S_n)^-1 of both chains (lsolve.c), were no elimination step skipped */
+        bytes += states * 3.0 * K * 2 * 16;
     return bytes > 1e18 ? (size_t)1e18 : (size_t)bytes;
 }
 

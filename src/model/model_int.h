@@ -95,13 +95,23 @@ long osn__lchain_states(const struct osn__lchain *lc);
 void *osn__big_alloc(size_t bytes);
 void osn__big_free(void *p, size_t bytes);
 
-/* ---- Stationary vector (lsolve.c) ---- */
+/* ---- The level solver (lsolve.c) ---- */
 
-struct osn__stat;
+/*
+ * A level chain eliminated once from the top: (-S_n)^-1 of every level is kept (one block per
+ * step not skipped), and every pass (the stationary sweep, any number of transient solves) reads
+ * it instead of eliminating again.
+ */
+struct osn__elim;
+void osn__elim_free(struct osn__elim *e);
 
-/* Backward pass: eliminates levels from the top, keeping R_n = U_n (-S_{n+1})^-1. */
-int osn__stat_new(struct osn__stat **sp, const struct osn__lchain *lc);
-struct osn__stat *osn__stat_free(struct osn__stat *s);
+/*
+ * Backward pass of a stationary chain. next, when not NULL, is the chain that will be passed to
+ * osn__trans_new() with this one as its top: the levels at the top that both describe alike are
+ * then eliminated once (the overload chain shares the stationary chain's levels above H).
+ */
+int osn__stat_new(struct osn__elim **sp, const struct osn__lchain *lc,
+                  const struct osn__lchain *next);
 
 /*
  * Forward pass: calls visit(n, lv, pi_n, below, above) for n = lo..hi with the unnormalised
@@ -110,7 +120,7 @@ struct osn__stat *osn__stat_free(struct osn__stat *s);
  */
 typedef int (*osn__visit_fn)(long n, const struct osn__lvl *lv, const struct osn_xd *pi,
                              const struct osn__lvl *below, const struct osn__lvl *above, void *arg);
-int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg);
+int osn__stat_sweep(const struct osn__elim *s, osn__visit_fn visit, void *arg);
 
 /* ---- Linear systems (-Q_AA) x = b on a transient level chain (lsolve.c) ---- */
 
@@ -118,11 +128,25 @@ int osn__stat_sweep(struct osn__stat *s, osn__visit_fn visit, void *arg);
 typedef void (*osn__rhs_fn)(long n, const struct osn__lvl *lv, struct osn_xd *b, void *arg);
 
 /*
- * Solves (-Q) x = b where Q is the sub-generator of the chain (kill rates leave it). x receives
- * the solution for all states, level by level from lo (osn__lchain_states() entries). rhs is
- * called for levels hi down to lo, each time before x's entries of that level are written, so
- * b_n may be read from x itself at level n (an in-place solve). Returns 0 or OSN_ENOMEM.
+ * Eliminates a transient chain (its sub-generator Q: kill rates leave it). top, when not NULL, is
+ * a stationary elimination made with next = lc: its common top levels are used, not redone
+ * (top must outlive the result). OSN_ENUMERIC when a level cannot be left, OSN_ENOMEM.
  */
+int osn__trans_new(struct osn__elim **tp, const struct osn__lchain *lc,
+                   const struct osn__elim *top);
+
+/*
+ * Solves (-Q) x = b. x receives the solution for all states, level by level from lo
+ * (osn__lchain_states() entries). rhs is called for levels hi down to lo, each time before x's
+ * entries of that level are written, so b_n may be read from x itself at level n (an in-place
+ * solve). Returns 0 or OSN_ENOMEM.
+ */
+int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, struct osn_xd *x);
+
+/* The lowest level whose block e takes from its top (hi + 1: none), for tests. */
+long osn__elim_shared_from(const struct osn__elim *e);
+
+/* osn__trans_new, osn__trans_solve and osn__elim_free in one call, for a single system. */
 int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg,
                          struct osn_xd *x);
 

@@ -205,9 +205,12 @@ static int passage_moments(const struct osn__lchain *oc, const long *off, long n
 {
     const size_t bytes = (size_t)nstates * sizeof(xd);
     xd *x = osn__big_alloc(bytes);
+    struct osn__elim *t = NULL;
     if (!x)
         return OSN_ENOMEM;
-    int err = osn__transient_solve(oc, rhs_ones, NULL, x);
+    int err = osn__trans_new(&t, oc, NULL); /* one elimination for both systems */
+    if (!err)
+        err = osn__trans_solve(t, rhs_ones, NULL, x);
     if (!err) {
         xd mx = osn_xd(0);
         for (long i = 0; i < nstates; i++)
@@ -217,11 +220,12 @@ static int passage_moments(const struct osn__lchain *oc, const long *off, long n
         for (long i = 0; i < nstates; i++)
             m1d[i] = osn_xd_to_double(osn_xd_div(x[i], mx));
         struct second_rhs p = {off, oc->lo, x};
-        err = osn__transient_solve(oc, rhs_second, &p, x);
+        err = osn__trans_solve(t, rhs_second, &p, x);
         xd mx2 = osn_xd_mul(mx, mx);
         for (long i = 0; !err && i < nstates; i++)
             m2d[i] = osn_xd_to_double(osn_xd_div(x[i], mx2));
     }
+    osn__elim_free(t);
     osn__big_free(x, bytes);
     return err;
 }
