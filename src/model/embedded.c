@@ -20,6 +20,7 @@
  * Everything is in extended range, like the level solver. Cost: O(states x terms x path) for
  * the paths and O(states^2) for the reduction, so this method is for R up to a few thousand.
  */
+#include "emb_band.h"
 #include "model_int.h"
 
 #include <stdlib.h>
@@ -172,129 +173,6 @@ static void start_of(const struct emb *e, long x, int *s, long *n)
     }
 }
 
-/*
- * The embedded matrix in band storage. A row goes at most one level down (a departure) and at
- * most `up` levels up (the arrivals of one service), and GTH elimination from the top keeps that
- * shape: eliminating state k adds to entries (i, j) with a(i,k) != 0 and j in row k, i.e. with
- * level(j) >= level(k) - 1 >= level(i) - 1 and level(j) <= level(k) <= level(i) + up. So row x
- * is stored from the first state of level(x) - 1 to the last of level(x) + up: for R = 200 and
- * constant service a band of about 70 instead of 400 columns, which is what makes a scan of the
- * (L, H) grid affordable. The arithmetic and its order are those of the dense elimination
- * (zeros outside the band are skipped either way), so the results are the same to the bit.
- */
-struct band {
-    long N, W;   /* states, stored columns per row */
-    long *first; /* first stored column of each row */
-    long *end;   /* one past the last stored column */
-    xd *a;       /* N x W */
-};
-
-static void band_free(struct band *b)
-{
-    free(b->first);
-    free(b->end);
-    free(b->a);
-}
-
-/* Row x's band: levels level(x) - 1 .. level(x) + up, in a level-major numbering. */
-static int band_init(struct band *b, long N, const long *level, long up)
-{
-    memset(b, 0, sizeof *b);
-    b->N = N;
-    b->first = malloc((size_t)N * sizeof *b->first);
-    b->end = malloc((size_t)N * sizeof *b->end);
-    if (!b->first || !b->end)
-        return OSN_ENOMEM;
-    long lo = 0, hi = 0; /* sliding bounds, both non-decreasing in x */
-    for (long x = 0; x < N; x++) {
-        while (level[lo] < level[x] - 1)
-            lo++;
-        while (hi < N && level[hi] <= level[x] + up)
-            hi++;
-        b->first[x] = lo;
-        b->end[x] = hi;
-        if (hi - lo > b->W)
-            b->W = hi - lo;
-    }
-    b->a = calloc((size_t)N * (size_t)b->W, sizeof *b->a);
-    return b->a ? 0 : OSN_ENOMEM;
-}
-
-/* Entry (i, j), which must lie in row i's band. */
-static inline xd *band_at(const struct band *b, long i, long j)
-{
-    return &b->a[i * b->W + (j - b->first[i])];
-}
-
-static inline int in_band(const struct band *b, long i, long j)
-{
-    return j >= b->first[i] && j < b->end[i];
-}
-
-/* GTH on the banded embedded matrix (off-diagonal used); pi scaled to sum 1. */
-static int gth_band(const struct band *b, xd *pi)
-{
-    const long N = b->N;
-    xd *s = malloc((size_t)N * sizeof *s);
-    long *nz = malloc((size_t)N * sizeof *nz);
-    if (!s || !nz) {
-        free(s);
-        free(nz);
-        return OSN_ENOMEM;
-    }
-    for (long k = N - 1; k >= 1; k--) {
-        xd sum = osn_xd(0);
-        long cnt = 0;
-        for (long j = b->first[k]; j < k; j++) {
-            xd v = *band_at(b, k, j);
-            if (!osn_xd_is_zero(v)) {
-                sum = osn_xd_add(sum, v);
-                nz[cnt++] = j;
-            }
-        }
-        if (osn_xd_is_zero(sum)) {
-            free(s);
-            free(nz);
-            return OSN_ENUMERIC;
-        }
-        s[k] = sum;
-        /* The rows whose band reaches column k: end[] is non-decreasing. */
-        long i0 = k;
-        while (i0 > 0 && b->end[i0 - 1] > k)
-            i0--;
-        for (long i = i0; i < k; i++) {
-            xd aik = *band_at(b, i, k);
-            if (osn_xd_is_zero(aik))
-                continue;
-            xd f = osn_xd_div(aik, sum);
-            for (long t = 0; t < cnt; t++) {
-                long j = nz[t];
-                if (j != i) {
-                    xd *aij = band_at(b, i, j);
-                    *aij = osn_xd_add(*aij, osn_xd_mul(f, *band_at(b, k, j)));
-                }
-            }
-        }
-    }
-    pi[0] = osn_xd(1);
-    xd tot = pi[0];
-    for (long k = 1, i0 = 0; k < N; k++) {
-        xd v = osn_xd(0);
-        while (b->end[i0] <= k) /* rows before i0 end left of column k */
-            i0++;
-        for (long i = i0; i < k; i++)
-            if (in_band(b, i, k) && !osn_xd_is_zero(*band_at(b, i, k)))
-                v = osn_xd_add(v, osn_xd_mul(pi[i], *band_at(b, i, k)));
-        pi[k] = osn_xd_div(v, s[k]);
-        tot = osn_xd_add(tot, pi[k]);
-    }
-    for (long k = 0; k < N; k++)
-        pi[k] = osn_xd_div(pi[k], tot);
-    free(s);
-    free(nz);
-    return 0;
-}
-
 /* Per-cycle expected counts of mode changes, accumulated with the embedded weights. */
 struct counts {
     xd onsets, discards, changes;
@@ -311,6 +189,35 @@ static void count_switch(struct counts *c, int from, int to, xd w)
         c->discards = osn_xd_add(c->discards, w);
 }
 
+/*
+ * Levels 0..R as the rows of the embedded chain see them (emb_band.h): exactly the values
+ * build_path(), start_of() and pass 1 ask the model for, so that two chains described alike
+ * from some level up have the same rows there. Zeroed first: the descriptions are compared
+ * with memcmp, padding included.
+ */
+static int describe_levels(const struct emb *e, struct osn__emb_level **lvp,
+                           struct osn__emb_key *key)
+{
+    const long R = e->m->R;
+    struct osn__emb_level *lv = calloc((size_t)R + 1, sizeof *lv);
+    if (!lv)
+        return OSN_ENOMEM;
+    for (long n = 0; n <= R; n++)
+        for (int s = 0; s < 3; s++) {
+            lv[n].rate[s] = rate_at(e, s, n);
+            lv[n].present[s] = (signed char)osn__present(&e->c, s, n);
+            lv[n].arrival[s] = (signed char)osn__mode_after_arrival(e->m, s, n);
+            lv[n].departure[s] = (signed char)osn__mode_after_departure(e->m, s, n);
+        }
+    memset(key, 0, sizeof *key);
+    key->R = R;
+    key->up = e->M;
+    key->lam = e->lam;
+    key->law = e->m->service;
+    *lvp = lv;
+    return 0;
+}
+
 int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                         void *arg, struct osn_solve_cache *cache)
 {
@@ -319,20 +226,33 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     const xd *pp, *po;
     long len;
     const long R = m->R;
-    struct band a = {0};
+    struct osn__band a = {0};
+    struct osn__emb_shared **shared = NULL; /* the elimination kept by the caller's cache */
+    struct osn__emb_level *levels = NULL;
+    struct osn__emb_key key;
+    struct osn__emb_reuse ru = {NULL, 0, 0};
     xd *pi = NULL, *p = NULL, *occ = NULL, *u = NULL, *time = NULL;
     int *ps = NULL;
     long *pn = NULL;
     double *pr = NULL;
     int err = emb_init(&e, m);
-    if (!err && !cache && !(err = osn_solve_cache_new(&own)))
+    if (!err && cache)
+        shared = osn__cache_emb_shared(cache);
+    else if (!err && !(err = osn_solve_cache_new(&own)))
         cache = own;
     if (err)
         goto out;
     const long N = e.N;
+    ru.top = N;
+    if (shared) { /* the rows this chain has in common with the last one kept */
+        if ((err = describe_levels(&e, &levels, &key)))
+            goto out;
+        osn__emb_reuse_find(*shared, &key, levels, N, e.level, &ru);
+        osn__emb_shared_take_work(*shared, &a);
+    }
     /* A service holds at most M - 1 arrivals (the weights stop there), so a departure lands at
      * most M - 1 levels above the start (the start's own level for an empty system at 0). */
-    if ((err = band_init(&a, N, e.level, e.M)))
+    if ((err = osn__band_init(&a, N, e.level, e.M, ru.top)))
         goto out;
     pi = malloc((size_t)N * sizeof *pi);
     p = malloc((size_t)(R + 2) * sizeof *p);
@@ -346,8 +266,8 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     if (!pi || !p || !occ || !u || !time || !ps || !pn || !pr)
         goto out;
 
-    /* Pass 1: the embedded transition matrix. */
-    for (long x = 0; x < N; x++) {
+    /* Pass 1: the embedded transition matrix (its rows from ru.top up are the shared ones). */
+    for (long x = 0; x < ru.top; x++) {
         if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
             goto out;
         for (long j = 0; j < len; j++) {
@@ -359,17 +279,19 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
             }
             if (osn_xd_is_zero(pp[j]))
                 continue;
-            if (!in_band(&a, x, y)) {
+            if (!osn__band_in(&a, x, y)) {
                 err = OSN_ENUMERIC; /* beyond the band: the bound above is wrong */
                 goto out;
             }
-            xd *axy = band_at(&a, x, y);
+            xd *axy = osn__band_at(&a, x, y);
             *axy = osn_xd_add(*axy, pp[j]);
         }
     }
-    err = gth_band(&a, pi);
+    err = osn__band_gth(&a, &ru, pi);
     if (err)
         goto out;
+    if (shared) /* a failure to keep it costs the next solves time, not this one its result */
+        osn__emb_shared_offer(shared, &key, levels, &a, &ru);
 
     /* Pass 2: occupation times and switch counts per cycle, weighted by pi. */
     struct counts cnt = {osn_xd(0), osn_xd(0), osn_xd(0)};
@@ -388,10 +310,12 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
         for (long j = 0; j < len; j++) {
             xd w = osn_xd_mul(pi[x], po[j]);
             time[3 * pn[j] + ps[j]] = osn_xd_add(time[3 * pn[j] + ps[j]], w);
-            if (j + 1 < len) /* arrivals from path state j: rate x time */
+            /* Switches only: the weights of the other transitions would be counted nowhere. */
+            if (j + 1 < len && ps[j + 1] != ps[j]) /* arrivals from path state j: rate x time */
                 count_switch(&cnt, ps[j], ps[j + 1], osn_xd_muld(w, pr[j]));
-            count_switch(&cnt, ps[j], osn__mode_after_departure(m, ps[j], pn[j] - 1),
-                         osn_xd_mul(pi[x], pp[j]));
+            int t = osn__mode_after_departure(m, ps[j], pn[j] - 1);
+            if (t != ps[j])
+                count_switch(&cnt, ps[j], t, osn_xd_mul(pi[x], pp[j]));
         }
     }
     for (long k = 0; k < 3 * (R + 1); k++)
@@ -448,7 +372,8 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
 out:
     osn_solve_cache_free(own);
     emb_free(&e);
-    band_free(&a);
+    osn__band_free(&a);
+    free(levels);
     free(pi);
     free(p);
     free(occ);

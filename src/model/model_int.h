@@ -158,6 +158,9 @@ int osn__cache_get(struct osn_solve_cache *c, double lam, const struct osn_law *
 int osn__cache_put(struct osn_solve_cache *c, long len, const double *pr, const struct osn_xd *p,
                    const struct osn_xd *occ);
 
+/* Where a solve cache keeps the embedded chain's elimination for the next solve (emb_band.h). */
+struct osn__emb_shared **osn__cache_emb_shared(struct osn_solve_cache *c);
+
 int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                         void *arg, struct osn_solve_cache *cache);
 
