@@ -21,13 +21,10 @@
 
 typedef struct osn_xd xd;
 
-/* A solve that shares fewer than 1/SHARE_MIN_PARTS of its states becomes the shared one: then
- * pairs (L, H) of one H share every row above L + 1 after at most a few such copies per H. */
-#define SHARE_MIN_PARTS 16
-
 struct osn__emb_shared {
     int valid;
     struct osn__emb_key key;
+    struct osn_model family; /* the kept solve's model, L and L1 cleared */
     struct osn__emb_level *lv; /* key.R + 1 levels */
     size_t lv_cap;
     struct osn__band band;  /* eliminated, every row */
@@ -89,11 +86,24 @@ static inline const xd *entry(const struct osn__band *b, const struct osn__emb_r
                         : osn__band_at(b, k, j);
 }
 
-static inline int in_band(const struct osn__band *b, const struct osn__emb_reuse *ru, long i,
-                          long j)
+/* pi[k] * s[k]: the flow into k from the states before it, in the order of i. Every row from i0
+ * (the first whose band reaches column k) to k - 1 holds column k, since first[i] <= i. */
+static inline xd inflow(const struct osn__band *b, const struct osn__emb_reuse *ru, const xd *pi,
+                        long i0, long k)
 {
-    return i >= ru->top ? osn__band_in(ru->band, i + ru->shift, j + ru->shift)
-                        : osn__band_in(b, i, j);
+    xd v = osn_xd(0);
+    const long mid = k < ru->top ? k : i0 > ru->top ? i0 : ru->top;
+    for (long i = i0; i < mid; i++) {
+        xd aik = *osn__band_at(b, i, k);
+        if (!osn_xd_is_zero(aik))
+            v = osn_xd_add(v, osn_xd_mul(pi[i], aik));
+    }
+    for (long i = mid; i < k; i++) { /* shared rows */
+        xd aik = *osn__band_at(ru->band, i + ru->shift, k + ru->shift);
+        if (!osn_xd_is_zero(aik))
+            v = osn_xd_add(v, osn_xd_mul(pi[i], aik));
+    }
+    return v;
 }
 
 int osn__band_gth(struct osn__band *b, const struct osn__emb_reuse *ru, xd *pi)
@@ -101,30 +111,36 @@ int osn__band_gth(struct osn__band *b, const struct osn__emb_reuse *ru, xd *pi)
     const long N = b->N, top = ru->top;
     xd *s = b->s;
     long *nz = malloc((size_t)N * sizeof *nz);
-    if (!nz)
+    xd *akj = malloc((size_t)N * sizeof *akj);
+    if (!nz || !akj) {
+        free(nz);
+        free(akj);
         return OSN_ENOMEM;
-    for (long k = N - 1; k >= 1; k--) {
-        /* The rows whose band reaches column k: end[] is non-decreasing. */
-        long i0 = k;
-        while (i0 > 0 && b->end[i0 - 1] > k)
-            i0--;
+    }
+    for (long k = N - 1, g = N; k >= 1; k--) {
+        /* The rows whose band reaches column k, i0 .. k - 1: end[] is non-decreasing, so the
+         * first row with end > k (g) only moves down as k does. */
+        while (g > 0 && b->end[g - 1] > k)
+            g--;
+        const long i0 = g < k ? g : k;
         if (k >= top) {
             s[k] = ru->band->s[k + ru->shift];
             if (i0 >= top) /* only shared rows below k: they have this update already */
                 continue;
         }
-        const long first = k >= top ? ru->band->first[k + ru->shift] - ru->shift : b->first[k];
         xd sum = osn_xd(0);
         long cnt = 0;
-        for (long j = first; j < k; j++) {
+        for (long j = b->first[k]; j < k; j++) {
             xd v = *entry(b, ru, k, j);
             if (!osn_xd_is_zero(v)) {
                 sum = osn_xd_add(sum, v);
-                nz[cnt++] = j;
+                nz[cnt] = j;
+                akj[cnt++] = v;
             }
         }
         if (osn_xd_is_zero(sum)) {
             free(nz);
+            free(akj);
             return OSN_ENUMERIC;
         }
         s[k] = sum;
@@ -138,7 +154,7 @@ int osn__band_gth(struct osn__band *b, const struct osn__emb_reuse *ru, xd *pi)
                 long j = nz[t];
                 if (j != i) {
                     xd *aij = osn__band_at(b, i, j);
-                    *aij = osn_xd_add(*aij, osn_xd_mul(f, *entry(b, ru, k, j)));
+                    *aij = osn_xd_add(*aij, osn_xd_mul(f, akj[t]));
                 }
             }
         }
@@ -146,18 +162,15 @@ int osn__band_gth(struct osn__band *b, const struct osn__emb_reuse *ru, xd *pi)
     pi[0] = osn_xd(1);
     xd tot = pi[0];
     for (long k = 1, i0 = 0; k < N; k++) {
-        xd v = osn_xd(0);
         while (b->end[i0] <= k) /* rows before i0 end left of column k */
             i0++;
-        for (long i = i0; i < k; i++)
-            if (in_band(b, ru, i, k) && !osn_xd_is_zero(*entry(b, ru, i, k)))
-                v = osn_xd_add(v, osn_xd_mul(pi[i], *entry(b, ru, i, k)));
-        pi[k] = osn_xd_div(v, s[k]);
+        pi[k] = osn_xd_div(inflow(b, ru, pi, i0, k), s[k]);
         tot = osn_xd_add(tot, pi[k]);
     }
     for (long k = 0; k < N; k++)
         pi[k] = osn_xd_div(pi[k], tot);
     free(nz);
+    free(akj);
     return 0;
 }
 
@@ -213,13 +226,19 @@ void osn__emb_shared_take_work(struct osn__emb_shared *sh, struct osn__band *b)
 }
 
 int osn__emb_shared_offer(struct osn__emb_shared **shp, const struct osn__emb_key *key,
-                          const struct osn__emb_level *lv, struct osn__band *b,
-                          const struct osn__emb_reuse *ru)
+                          const struct osn__emb_level *lv, const struct osn_model *m,
+                          struct osn__band *b, const struct osn__emb_reuse *ru)
 {
+    /* Which solve to keep only decides how much the next ones share, never their results: the
+     * first of a family that differs in L alone (an optimiser's pairs of one H), since it shares
+     * with the later ones every row above their L + 1. Copying every solve's rows in would cost
+     * about as much as it saves. */
+    struct osn_model family = *m;
+    family.L = family.L1 = 0;
     struct osn__emb_shared *sh = *shp;
     if (!sh && !(sh = *shp = calloc(1, sizeof *sh)))
         return OSN_ENOMEM;
-    if (ru->band && ru->top * SHARE_MIN_PARTS <= b->N) { /* keep the shared one */
+    if (ru->band && memcmp(&family, &sh->family, sizeof family) == 0) { /* keep the shared one */
         osn__band_free(&sh->spare);
         sh->spare = *b;
         memset(b, 0, sizeof *b);
@@ -242,6 +261,7 @@ int osn__emb_shared_offer(struct osn__emb_shared **shp, const struct osn__emb_ke
                (size_t)(b->end[k] - b->first[k]) * sizeof *b->a);
     memcpy(sh->lv, lv, nlv * sizeof *lv);
     sh->key = *key;
+    sh->family = family;
     osn__band_free(&sh->spare);
     sh->spare = sh->band;
     sh->band = *b;

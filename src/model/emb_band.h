@@ -95,14 +95,15 @@ void osn__emb_reuse_find(struct osn__emb_shared *sh, const struct osn__emb_key *
 int osn__band_gth(struct osn__band *b, const struct osn__emb_reuse *ru, struct osn_xd *pi);
 
 /*
- * Offers the solve just eliminated in b to *shp (created on first use): it becomes the shared
- * elimination when it shares little with the one there (its own rows are then completed from
- * the shared ones and b takes the previous band's arrays for the next solve). lv has key->R + 1
- * levels. 0 or OSN_ENOMEM (the shared elimination is then dropped, the solve is unaffected).
+ * Offers the solve of model m just eliminated in b to *shp (created on first use): it becomes
+ * the shared elimination unless the one there is of a model that differs from m in L (or L1)
+ * alone; then its rows from ru->top up are copied in from the shared ones. Either way b's arrays
+ * move into *shp (b is left empty) for the next solve's band. lv has key->R + 1 levels. 0 or
+ * OSN_ENOMEM (b is then left as it was; nothing is lost but time).
  */
 int osn__emb_shared_offer(struct osn__emb_shared **shp, const struct osn__emb_key *key,
-                          const struct osn__emb_level *lv, struct osn__band *b,
-                          const struct osn__emb_reuse *ru);
+                          const struct osn__emb_level *lv, const struct osn_model *m,
+                          struct osn__band *b, const struct osn__emb_reuse *ru);
 
 /* The band arrays to reuse for the next solve (moved out of *shp), or an empty band. */
 void osn__emb_shared_take_work(struct osn__emb_shared *sh, struct osn__band *b);

@@ -291,7 +291,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     if (err)
         goto out;
     if (shared) /* a failure to keep it costs the next solves time, not this one its result */
-        osn__emb_shared_offer(shared, &key, levels, &a, &ru);
+        osn__emb_shared_offer(shared, &key, levels, m, &a, &ru);
 
     /* Pass 2: occupation times and switch counts per cycle, weighted by pi. */
     struct counts cnt = {osn_xd(0), osn_xd(0), osn_xd(0)};
