@@ -24,11 +24,12 @@ typedef struct osn_xd xd;
 struct osn__emb_shared {
     int valid;
     struct osn__emb_key key;
-    struct osn_model family; /* the kept solve's model, L and L1 cleared */
+    struct osn_model family;   /* the kept solve's model, L and L1 cleared */
     struct osn__emb_level *lv; /* key.R + 1 levels */
     size_t lv_cap;
-    struct osn__band band;  /* eliminated, every row */
-    struct osn__band spare; /* arrays for the next solve's band */
+    struct osn__band band;       /* eliminated, every row */
+    struct osn__band spare;      /* arrays for the next solve's band */
+    long rows_seen, rows_shared; /* over the solves that asked: their rows, the rows reused */
 };
 
 void osn__band_free(struct osn__band *b)
@@ -187,6 +188,8 @@ void osn__emb_reuse_find(struct osn__emb_shared *sh, const struct osn__emb_key *
     ru->band = NULL;
     ru->top = N;
     ru->shift = 0;
+    if (sh)
+        sh->rows_seen += N;
     if (!sh || !sh->valid || !same_key(&sh->key, key))
         return;
     /* d: the highest level described differently; rows at levels K = d + 2 and above read only
@@ -202,7 +205,14 @@ void osn__emb_reuse_find(struct osn__emb_shared *sh, const struct osn__emb_key *
         return;
     ru->band = &sh->band;
     ru->top = top;
+    sh->rows_shared += N - top;
     ru->shift = sh->band.N - N;
+}
+
+void osn__emb_shared_stats(const struct osn__emb_shared *sh, long *rows_seen, long *rows_shared)
+{
+    *rows_seen = sh ? sh->rows_seen : 0;
+    *rows_shared = sh ? sh->rows_shared : 0;
 }
 
 struct osn__emb_shared *osn__emb_shared_free(struct osn__emb_shared *sh)

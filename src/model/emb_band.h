@@ -64,6 +64,10 @@ struct osn__emb_shared;
 
 struct osn__emb_shared *osn__emb_shared_free(struct osn__emb_shared *sh);
 
+/* Rows of the embedded chains solved with sh so far, and how many of them were shared (the
+ * tests check that sharing happens; nothing else depends on it). */
+void osn__emb_shared_stats(const struct osn__emb_shared *sh, long *rows_seen, long *rows_shared);
+
 /* The rows this solve can take from the shared elimination. */
 struct osn__emb_reuse {
     const struct osn__band *band; /* the shared elimination, or NULL */

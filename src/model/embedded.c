@@ -39,7 +39,8 @@ struct emb {
     long *level;
     xd *c_w, *d_w; /* mixed-Poisson weights and their tails / lam */
     long M;
-    double lam; /* uniformisation rate */
+    double lam;                      /* uniformisation rate */
+    const struct osn__emb_level *lv; /* levels 0..R: the model's answers, read by the paths */
 };
 
 /* Accepted arrival rate at (s, n): 0 in mode 2 and at R. */
@@ -60,11 +61,11 @@ static long build_path(const struct emb *e, int s, long n, int *ps, long *pn, do
     for (;;) {
         ps[len] = s;
         pn[len] = n;
-        pr[len] = rate_at(e, s, n);
+        pr[len] = e->lv[n].rate[s];
         len++;
         if (pr[len - 1] == 0 || len == e->M)
             break;
-        s = osn__mode_after_arrival(e->m, s, n + 1);
+        s = e->lv[n + 1].arrival[s];
         n++;
     }
     return len;
@@ -244,9 +245,10 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
         goto out;
     const long N = e.N;
     ru.top = N;
+    if ((err = describe_levels(&e, &levels, &key)))
+        goto out;
+    e.lv = levels;
     if (shared) { /* the rows this chain has in common with the last one kept */
-        if ((err = describe_levels(&e, &levels, &key)))
-            goto out;
         osn__emb_reuse_find(*shared, &key, levels, N, e.level, &ru);
         osn__emb_shared_take_work(*shared, &a);
     }
@@ -271,7 +273,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
         if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
             goto out;
         for (long j = 0; j < len; j++) {
-            int t = osn__mode_after_departure(m, ps[j], pn[j] - 1);
+            int t = levels[pn[j] - 1].departure[ps[j]];
             long y = e.index[3 * (pn[j] - 1) + t];
             if (y < 0) {
                 err = OSN_ENUMERIC; /* a departure into a state the model lacks: a bug */
@@ -313,7 +315,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
             /* Switches only: the weights of the other transitions would be counted nowhere. */
             if (j + 1 < len && ps[j + 1] != ps[j]) /* arrivals from path state j: rate x time */
                 count_switch(&cnt, ps[j], ps[j + 1], osn_xd_muld(w, pr[j]));
-            int t = osn__mode_after_departure(m, ps[j], pn[j] - 1);
+            int t = levels[pn[j] - 1].departure[ps[j]];
             if (t != ps[j])
                 count_switch(&cnt, ps[j], t, osn_xd_mul(pi[x], pp[j]));
         }
