@@ -38,6 +38,7 @@ void osn__band_free(struct osn__band *b)
     free(b->end);
     free(b->a);
     free(b->s);
+    free(b->path);
     memset(b, 0, sizeof *b);
 }
 
@@ -47,15 +48,18 @@ int osn__band_init(struct osn__band *b, long N, const long *level, long up, long
         free(b->first);
         free(b->end);
         free(b->s);
+        free(b->path);
         b->first = malloc((size_t)N * sizeof *b->first);
         b->end = malloc((size_t)N * sizeof *b->end);
         b->s = malloc((size_t)N * sizeof *b->s);
-        b->rows = b->first && b->end && b->s ? (size_t)N : 0;
+        b->path = malloc((size_t)N * sizeof *b->path);
+        b->rows = b->first && b->end && b->s && b->path ? (size_t)N : 0;
         if (!b->rows)
             return OSN_ENOMEM;
     }
     b->N = N;
     b->W = 0;
+    b->path_ok = 0;
     long lo = 0, hi = 0; /* sliding bounds, both non-decreasing in x */
     for (long x = 0; x < N; x++) {
         while (level[lo] < level[x] - 1)

@@ -19,11 +19,16 @@
  * (zeros outside the band are skipped either way), so the results are the same to the bit.
  */
 struct osn__band {
-    long N, W;          /* states, stored columns per row */
-    long *first;        /* first stored column of each row */
-    long *end;          /* one past the last stored column */
-    struct osn_xd *a;   /* N x W */
-    struct osn_xd *s;   /* the pivots (row sums at elimination), filled by osn__band_gth() */
+    long N, W;        /* states, stored columns per row */
+    long *first;      /* first stored column of each row */
+    long *end;        /* one past the last stored column */
+    struct osn_xd *a; /* N x W */
+    struct osn_xd *s; /* the pivots (row sums at elimination), filled by osn__band_gth() */
+    /* Each row's end-of-service distribution (p, occupation) in the solve cache, or NULL: valid
+     * while the cache's generation is path_gen and path_ok is set. Filled by the caller. */
+    const struct osn_xd *(*path)[2];
+    unsigned long path_gen;
+    int path_ok;
     size_t rows, cells; /* allocated sizes, kept across solves when the band is reused */
 };
 

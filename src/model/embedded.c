@@ -41,6 +41,7 @@ struct emb {
     long M;
     double lam;                      /* uniformisation rate */
     const struct osn__emb_level *lv; /* levels 0..R: the model's answers, read by the paths */
+    long *run_end; /* [3 n + s]: the last level of the path's run of mode s and rate at n */
 };
 
 /* Accepted arrival rate at (s, n): 0 in mode 2 and at R. */
@@ -59,14 +60,22 @@ static long build_path(const struct emb *e, int s, long n, int *ps, long *pn, do
 {
     long len = 0;
     for (;;) {
-        ps[len] = s;
-        pn[len] = n;
-        pr[len] = e->lv[n].rate[s];
-        len++;
-        if (pr[len - 1] == 0 || len == e->M)
+        /* A run: the same mode and rate up to run_end, written without a step's dependence on
+         * the one before (stepping level by level through the descriptions was a tenth of an
+         * optimiser scan). The states are those of stepping: arrival[s] = s inside a run. */
+        const double r = e->lv[n].rate[s];
+        long last = r == 0 ? n : e->run_end[3 * n + s];
+        if (last - n >= e->M - len)
+            last = n + e->M - len - 1;
+        for (long l = n; l <= last; l++, len++) {
+            ps[len] = s;
+            pn[len] = l;
+            pr[len] = r;
+        }
+        if (r == 0 || len == e->M)
             break;
-        s = e->lv[n + 1].arrival[s];
-        n++;
+        n = last + 1;
+        s = e->lv[n].arrival[s];
     }
     return len;
 }
@@ -100,23 +109,36 @@ static void service_end(const struct emb *e, long len, const double *pr, xd *p, 
 static void start_of(const struct emb *e, long x, int *s, long *n);
 
 /*
- * The end-of-service distribution of the service started by embedded state x: from the cache,
- * or computed (into the scratch arrays) and stored there. *p and *occ stay valid until the next
- * call.
+ * The end-of-service distribution of the service started by embedded state x: `known` when the
+ * caller has it (a pointer into the cache from an earlier look-up), else from the cache, or
+ * computed (into the scratch arrays) and stored there. *pp and *po stay valid until the next
+ * call; *in_cache says whether they point into the cache (then they stay valid as long as its
+ * generation does).
  */
 static int path_of(const struct emb *e, struct osn_solve_cache *cache, long x, int *ps, long *pn,
-                   double *pr, xd *p, xd *occ, xd *u, long *len, const xd **pp, const xd **po)
+                   double *pr, xd *p, xd *occ, xd *u, long *len, const xd *const known[2],
+                   const xd **pp, const xd **po, int *in_cache)
 {
     int s;
     long n;
     start_of(e, x, &s, &n);
     *len = build_path(e, s, n, ps, pn, pr);
+    *in_cache = 1;
+    if (known && known[0]) {
+        *pp = known[0];
+        *po = known[1];
+        return 0;
+    }
     if (osn__cache_get(cache, e->lam, &e->m->service, *len, pr, pp, po))
         return 0;
     service_end(e, *len, pr, p, occ, u);
     *pp = p;
     *po = occ;
-    return osn__cache_put(cache, *len, pr, p, occ);
+    *in_cache = 0;
+    int err = osn__cache_put(cache, *len, pr, p, occ);
+    if (!err && osn__cache_get(cache, e->lam, &e->m->service, *len, pr, pp, po))
+        *in_cache = 1; /* the stored copy: the same values */
+    return err;
 }
 
 static void emb_free(struct emb *e)
@@ -126,6 +148,7 @@ static void emb_free(struct emb *e)
     free(e->level);
     free(e->c_w);
     free(e->d_w);
+    free(e->run_end);
 }
 
 static int emb_init(struct emb *e, const struct osn_model *m)
@@ -196,8 +219,7 @@ static void count_switch(struct counts *c, int from, int to, xd w)
  * from some level up have the same rows there. Zeroed first: the descriptions are compared
  * with memcmp, padding included.
  */
-static int describe_levels(const struct emb *e, struct osn__emb_level **lvp,
-                           struct osn__emb_key *key)
+static int describe_levels(struct emb *e, struct osn__emb_level **lvp, struct osn__emb_key *key)
 {
     const long R = e->m->R;
     struct osn__emb_level *lv = calloc((size_t)R + 1, sizeof *lv);
@@ -210,6 +232,17 @@ static int describe_levels(const struct emb *e, struct osn__emb_level **lvp,
             lv[n].arrival[s] = (signed char)osn__mode_after_arrival(e->m, s, n);
             lv[n].departure[s] = (signed char)osn__mode_after_departure(e->m, s, n);
         }
+    e->run_end = malloc(3 * ((size_t)R + 1) * sizeof *e->run_end);
+    if (!e->run_end) {
+        free(lv);
+        return OSN_ENOMEM;
+    }
+    for (long n = R; n >= 0; n--) /* a run goes on while an arrival keeps the mode and rate */
+        for (int s = 0; s < 3; s++)
+            e->run_end[3 * n + s] =
+                    n < R && lv[n + 1].arrival[s] == s && lv[n + 1].rate[s] == lv[n].rate[s]
+                            ? e->run_end[3 * (n + 1) + s]
+                            : n;
     memset(key, 0, sizeof *key);
     key->R = R;
     key->up = e->M;
@@ -226,6 +259,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     struct osn_solve_cache *own = NULL; /* a cache for this solve: pass 2 reuses pass 1 */
     const xd *pp, *po;
     long len;
+    int in_cache;
     const long R = m->R;
     struct osn__band a = {0};
     struct osn__emb_shared **shared = NULL; /* the elimination kept by the caller's cache */
@@ -269,9 +303,12 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
         goto out;
 
     /* Pass 1: the embedded transition matrix (its rows from ru.top up are the shared ones). */
+    const unsigned long gen = osn__cache_generation(cache);
     for (long x = 0; x < ru.top; x++) {
-        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
+        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, NULL, &pp, &po, &in_cache)))
             goto out;
+        a.path[x][0] = in_cache ? pp : NULL;
+        a.path[x][1] = po;
         for (long j = 0; j < len; j++) {
             int t = levels[pn[j] - 1].departure[ps[j]];
             long y = e.index[3 * (pn[j] - 1) + t];
@@ -292,8 +329,6 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     err = osn__band_gth(&a, &ru, pi);
     if (err)
         goto out;
-    if (shared) /* a failure to keep it costs the next solves time, not this one its result */
-        osn__emb_shared_offer(shared, &key, levels, m, &a, &ru);
 
     /* Pass 2: occupation times and switch counts per cycle, weighted by pi. */
     struct counts cnt = {osn_xd(0), osn_xd(0), osn_xd(0)};
@@ -307,8 +342,17 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
             time[0] = osn_xd_add(time[0], idle);
             count_switch(&cnt, e.mode[x], s, pi[x]);
         }
-        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
+        /* The look-up of pass 1 or of the shared solve, while the cache has not been emptied
+         * since (its rows are this chain's, so are their paths). */
+        const xd *const *known = NULL;
+        if (osn__cache_generation(cache) == gen)
+            known = x < ru.top                                     ? a.path[x]
+                    : ru.band->path_ok && ru.band->path_gen == gen ? ru.band->path[x + ru.shift]
+                                                                   : NULL;
+        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, known, &pp, &po, &in_cache)))
             goto out;
+        a.path[x][0] = in_cache ? pp : NULL;
+        a.path[x][1] = po;
         for (long j = 0; j < len; j++) {
             xd w = osn_xd_mul(pi[x], po[j]);
             time[3 * pn[j] + ps[j]] = osn_xd_add(time[3 * pn[j] + ps[j]], w);
@@ -370,6 +414,10 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     out->have_sd = false;
     out->states = states;
     out->method = OSN_METHOD_GENERAL;
+    a.path_gen = gen;
+    a.path_ok = osn__cache_generation(cache) == gen;
+    if (shared) /* a failure to keep it costs the next solves time, not this one its result */
+        osn__emb_shared_offer(shared, &key, levels, m, &a, &ru);
     err = 0;
 out:
     osn_solve_cache_free(own);

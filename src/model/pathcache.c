@@ -42,6 +42,7 @@ struct osn_solve_cache {
     struct osn_law law;
     int valid;                   /* lam and law describe the entries */
     struct osn__emb_shared *emb; /* the embedded chain's elimination kept for the next solve */
+    unsigned long generation;    /* counts the flushes: pointers to entries die with one */
 };
 
 int osn_solve_cache_new(struct osn_solve_cache **cp)
@@ -61,6 +62,7 @@ static void flush(struct osn_solve_cache *c)
     c->slot = NULL;
     c->cap = c->used = c->bytes = 0;
     c->valid = 0;
+    c->generation++;
 }
 
 struct osn_solve_cache *osn_solve_cache_free(struct osn_solve_cache *c)
@@ -71,6 +73,11 @@ struct osn_solve_cache *osn_solve_cache_free(struct osn_solve_cache *c)
         free(c);
     }
     return NULL;
+}
+
+unsigned long osn__cache_generation(const struct osn_solve_cache *c)
+{
+    return c->generation;
 }
 
 struct osn__emb_shared **osn__cache_emb_shared(struct osn_solve_cache *c)
