@@ -21,6 +21,11 @@
 
 typedef struct osn_xd xd;
 
+/* A band is kept (with a spare of its size) only up to this size: a worker then holds three bands
+ * instead of one, which for a heavy-tailed law's wide band would be more memory than it saves
+ * time. */
+#define KEEP_MAX_BYTES ((size_t)64 << 20)
+
 struct osn__emb_shared {
     int valid;
     struct osn__emb_key key;
@@ -133,12 +138,15 @@ int osn__band_gth(struct osn__band *b, const struct osn__emb_reuse *ru, xd *pi)
             if (i0 >= top) /* only shared rows below k: they have this update already */
                 continue;
         }
-        xd sum = osn_xd(0);
+        /* A kept pivot's row sum is its kept s[k], the same sum of the same entries. */
+        const int kept = k >= top;
+        xd sum = kept ? s[k] : osn_xd(0);
         long cnt = 0;
         for (long j = b->first[k]; j < k; j++) {
             xd v = *entry(b, ru, k, j);
             if (!osn_xd_is_zero(v)) {
-                sum = osn_xd_add(sum, v);
+                if (!kept)
+                    sum = osn_xd_add(sum, v);
                 nz[cnt] = j;
                 akj[cnt++] = v;
             }
@@ -252,6 +260,13 @@ int osn__emb_shared_offer(struct osn__emb_shared **shp, const struct osn__emb_ke
     struct osn__emb_shared *sh = *shp;
     if (!sh && !(sh = *shp = calloc(1, sizeof *sh)))
         return OSN_ENOMEM;
+    if ((size_t)b->N * (size_t)b->W * sizeof *b->a > KEEP_MAX_BYTES) { /* keep nothing */
+        osn__band_free(b);
+        osn__band_free(&sh->band);
+        osn__band_free(&sh->spare);
+        sh->valid = 0;
+        return 0;
+    }
     if (ru->band && memcmp(&family, &sh->family, sizeof family) == 0) { /* keep the shared one */
         osn__band_free(&sh->spare);
         sh->spare = *b;

@@ -371,6 +371,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     struct osn__lvl lv;
     struct osn__lchain lc;
     osn__chain_levels(&e.c, &lc);
+    long run_lo, run_hi = -1;
     xd P[3] = {osn_xd(0), osn_xd(0), osn_xd(0)}, N_mean = osn_xd(0);
     long states = 0;
     for (long n = 0; n <= R; n++) {
@@ -386,7 +387,12 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
         }
         /* Losses by PASTA, with the level chain's per-state lost rates (exp or not alike). */
         if (n >= lc.lo && n <= lc.hi) {
-            lc.fill(lc.ctx, n, &lv);
+            if (n > run_hi) { /* levels of one run are filled alike: once is enough */
+                lc.fill(lc.ctx, n, &lv);
+                run_hi = n;
+                if (lc.run)
+                    lc.run(lc.ctx, n, &run_lo, &run_hi);
+            }
             for (int i = 0; i < lv.m; i++)
                 for (int f = 0; f < 2; f++)
                     lost[f] = osn_xd_add(lost[f],
