@@ -107,8 +107,9 @@ int osn__band_gth(struct osn__band *b, const struct osn__emb_reuse *ru, struct o
  * Offers the solve of model m just eliminated in b to *shp (created on first use): it becomes
  * the shared elimination unless the one there is of a model that differs from m in L (or L1)
  * alone; then its rows from ru->top up are copied in from the shared ones. Either way b's arrays
- * move into *shp (b is left empty) for the next solve's band. lv has key->R + 1 levels. 0 or
- * OSN_ENOMEM (b is then left as it was; nothing is lost but time).
+ * move into *shp (b is left empty) for the next solve's band, unless the band is too large to
+ * keep (then nothing is kept). lv has key->R + 1 levels. 0 or OSN_ENOMEM (b is then left as it
+ * was; nothing is lost but time).
  */
 int osn__emb_shared_offer(struct osn__emb_shared **shp, const struct osn__emb_key *key,
                           const struct osn__emb_level *lv, const struct osn_model *m,

@@ -18,7 +18,10 @@
  * end-of-service probabilities), and T_ret, T_cyc, T_disc follow from the renewal identities.
  *
  * Everything is in extended range, like the level solver. Cost: O(states x terms x path) for
- * the paths and O(states^2) for the reduction, so this method is for R up to a few thousand.
+ * the paths and O(states x band) for the banded reduction (emb_band.c), so this method is for R
+ * up to a few thousand. With a caller's solve cache (an optimiser's worker) the rows above the
+ * levels where this chain differs from the one kept there are taken eliminated from it
+ * (emb_band.h): the same bits, a fraction of the work for the pairs of one H.
  */
 #include "emb_band.h"
 #include "model_int.h"
