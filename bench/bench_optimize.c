@@ -4,9 +4,8 @@
  * Usage: bench_optimize [R...] (default 100 200). For each R it runs osn_optimize() on the
  * two-loop model (lambda = 1.2, lambda' = 0.6, mu = 1, max_throttle = 0.5, max_discard = 1e-3,
  * the search `osn optimize` runs) with exponential service, then with constant service, and
- * prints one line of key=value pairs per run: wall time (median of 3 runs; 1 run for constant
- * service above R = 100),
- * pairs evaluated, pairs per second and the optimum. Constant service prints "not supported
+ * prints one line of key=value pairs per run: wall time (median of 3 runs), pairs evaluated,
+ * pairs per second and the optimum. Constant service prints "not supported
  * yet" with the solver's reason until osn_solve() handles it.
  *
  * Two more figures answer "does per-pair setup matter?": `loop_s` is the same R^2/2 solves as a
@@ -95,7 +94,7 @@ static void run(long R, enum osn_law_kind law, const char *name, int threads, bo
     struct osn_opt_cfg cfg = {0};
     struct osn_opt_result res;
     double t[3];
-    int reps = (R > 100 && law != OSN_LAW_EXP) || R > 2000 ? 1 : 3, rc = 0;
+    int reps = R > 2000 ? 1 : 3, rc = 0;
     char b[64];
     const char *why = osn_solve_unsupported(&m, OSN_METHOD_GENERAL);
 

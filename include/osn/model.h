@@ -161,7 +161,9 @@ const char *osn_solve_unsupported(const struct osn_model *m, enum osn_method met
 /*
  * Work kept between solves of models that differ only in their thresholds (an optimiser's
  * scan): the end-of-service distributions of the embedded chain for general service, which
- * depend only on the arrival rates along a service's path. Not thread-safe; one per thread.
+ * depend only on the arrival rates along a service's path, and one solve's eliminated embedded
+ * chain, whose rows above L + 1 the next pairs of the same H take as they are (up to three bands
+ * of one solve's size, none over 64 MiB). Not thread-safe; one per thread.
  */
 struct osn_solve_cache;
 

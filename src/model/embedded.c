@@ -18,8 +18,12 @@
  * end-of-service probabilities), and T_ret, T_cyc, T_disc follow from the renewal identities.
  *
  * Everything is in extended range, like the level solver. Cost: O(states x terms x path) for
- * the paths and O(states^2) for the reduction, so this method is for R up to a few thousand.
+ * the paths and O(states x band) for the banded reduction (emb_band.c), so this method is for R
+ * up to a few thousand. With a caller's solve cache (an optimiser's worker) the rows above the
+ * levels where this chain differs from the one kept there are taken eliminated from it
+ * (emb_band.h): the same bits, a fraction of the work for the pairs of one H.
  */
+#include "emb_band.h"
 #include "model_int.h"
 
 #include <stdlib.h>
@@ -38,7 +42,9 @@ struct emb {
     long *level;
     xd *c_w, *d_w; /* mixed-Poisson weights and their tails / lam */
     long M;
-    double lam; /* uniformisation rate */
+    double lam;                      /* uniformisation rate */
+    const struct osn__emb_level *lv; /* levels 0..R: the model's answers, read by the paths */
+    long *run_end; /* [3 n + s]: the last level of the path's run of mode s and rate at n */
 };
 
 /* Accepted arrival rate at (s, n): 0 in mode 2 and at R. */
@@ -57,14 +63,22 @@ static long build_path(const struct emb *e, int s, long n, int *ps, long *pn, do
 {
     long len = 0;
     for (;;) {
-        ps[len] = s;
-        pn[len] = n;
-        pr[len] = rate_at(e, s, n);
-        len++;
-        if (pr[len - 1] == 0 || len == e->M)
+        /* A run: the same mode and rate up to run_end, written without a step's dependence on
+         * the one before (stepping level by level through the descriptions was a tenth of an
+         * optimiser scan). The states are those of stepping: arrival[s] = s inside a run. */
+        const double r = e->lv[n].rate[s];
+        long last = r == 0 ? n : e->run_end[3 * n + s];
+        if (last - n >= e->M - len)
+            last = n + e->M - len - 1;
+        for (long l = n; l <= last; l++, len++) {
+            ps[len] = s;
+            pn[len] = l;
+            pr[len] = r;
+        }
+        if (r == 0 || len == e->M)
             break;
-        s = osn__mode_after_arrival(e->m, s, n + 1);
-        n++;
+        n = last + 1;
+        s = e->lv[n].arrival[s];
     }
     return len;
 }
@@ -98,23 +112,36 @@ static void service_end(const struct emb *e, long len, const double *pr, xd *p, 
 static void start_of(const struct emb *e, long x, int *s, long *n);
 
 /*
- * The end-of-service distribution of the service started by embedded state x: from the cache,
- * or computed (into the scratch arrays) and stored there. *p and *occ stay valid until the next
- * call.
+ * The end-of-service distribution of the service started by embedded state x: `known` when the
+ * caller has it (a pointer into the cache from an earlier look-up), else from the cache, or
+ * computed (into the scratch arrays) and stored there. *pp and *po stay valid until the next
+ * call; *in_cache says whether they point into the cache (then they stay valid as long as its
+ * generation does).
  */
 static int path_of(const struct emb *e, struct osn_solve_cache *cache, long x, int *ps, long *pn,
-                   double *pr, xd *p, xd *occ, xd *u, long *len, const xd **pp, const xd **po)
+                   double *pr, xd *p, xd *occ, xd *u, long *len, const xd *const known[2],
+                   const xd **pp, const xd **po, int *in_cache)
 {
     int s;
     long n;
     start_of(e, x, &s, &n);
     *len = build_path(e, s, n, ps, pn, pr);
+    *in_cache = 1;
+    if (known && known[0]) {
+        *pp = known[0];
+        *po = known[1];
+        return 0;
+    }
     if (osn__cache_get(cache, e->lam, &e->m->service, *len, pr, pp, po))
         return 0;
     service_end(e, *len, pr, p, occ, u);
     *pp = p;
     *po = occ;
-    return osn__cache_put(cache, *len, pr, p, occ);
+    *in_cache = 0;
+    int err = osn__cache_put(cache, *len, pr, p, occ);
+    if (!err && osn__cache_get(cache, e->lam, &e->m->service, *len, pr, pp, po))
+        *in_cache = 1; /* the stored copy: the same values */
+    return err;
 }
 
 static void emb_free(struct emb *e)
@@ -124,6 +151,7 @@ static void emb_free(struct emb *e)
     free(e->level);
     free(e->c_w);
     free(e->d_w);
+    free(e->run_end);
 }
 
 static int emb_init(struct emb *e, const struct osn_model *m)
@@ -172,129 +200,6 @@ static void start_of(const struct emb *e, long x, int *s, long *n)
     }
 }
 
-/*
- * The embedded matrix in band storage. A row goes at most one level down (a departure) and at
- * most `up` levels up (the arrivals of one service), and GTH elimination from the top keeps that
- * shape: eliminating state k adds to entries (i, j) with a(i,k) != 0 and j in row k, i.e. with
- * level(j) >= level(k) - 1 >= level(i) - 1 and level(j) <= level(k) <= level(i) + up. So row x
- * is stored from the first state of level(x) - 1 to the last of level(x) + up: for R = 200 and
- * constant service a band of about 70 instead of 400 columns, which is what makes a scan of the
- * (L, H) grid affordable. The arithmetic and its order are those of the dense elimination
- * (zeros outside the band are skipped either way), so the results are the same to the bit.
- */
-struct band {
-    long N, W;   /* states, stored columns per row */
-    long *first; /* first stored column of each row */
-    long *end;   /* one past the last stored column */
-    xd *a;       /* N x W */
-};
-
-static void band_free(struct band *b)
-{
-    free(b->first);
-    free(b->end);
-    free(b->a);
-}
-
-/* Row x's band: levels level(x) - 1 .. level(x) + up, in a level-major numbering. */
-static int band_init(struct band *b, long N, const long *level, long up)
-{
-    memset(b, 0, sizeof *b);
-    b->N = N;
-    b->first = malloc((size_t)N * sizeof *b->first);
-    b->end = malloc((size_t)N * sizeof *b->end);
-    if (!b->first || !b->end)
-        return OSN_ENOMEM;
-    long lo = 0, hi = 0; /* sliding bounds, both non-decreasing in x */
-    for (long x = 0; x < N; x++) {
-        while (level[lo] < level[x] - 1)
-            lo++;
-        while (hi < N && level[hi] <= level[x] + up)
-            hi++;
-        b->first[x] = lo;
-        b->end[x] = hi;
-        if (hi - lo > b->W)
-            b->W = hi - lo;
-    }
-    b->a = calloc((size_t)N * (size_t)b->W, sizeof *b->a);
-    return b->a ? 0 : OSN_ENOMEM;
-}
-
-/* Entry (i, j), which must lie in row i's band. */
-static inline xd *band_at(const struct band *b, long i, long j)
-{
-    return &b->a[i * b->W + (j - b->first[i])];
-}
-
-static inline int in_band(const struct band *b, long i, long j)
-{
-    return j >= b->first[i] && j < b->end[i];
-}
-
-/* GTH on the banded embedded matrix (off-diagonal used); pi scaled to sum 1. */
-static int gth_band(const struct band *b, xd *pi)
-{
-    const long N = b->N;
-    xd *s = malloc((size_t)N * sizeof *s);
-    long *nz = malloc((size_t)N * sizeof *nz);
-    if (!s || !nz) {
-        free(s);
-        free(nz);
-        return OSN_ENOMEM;
-    }
-    for (long k = N - 1; k >= 1; k--) {
-        xd sum = osn_xd(0);
-        long cnt = 0;
-        for (long j = b->first[k]; j < k; j++) {
-            xd v = *band_at(b, k, j);
-            if (!osn_xd_is_zero(v)) {
-                sum = osn_xd_add(sum, v);
-                nz[cnt++] = j;
-            }
-        }
-        if (osn_xd_is_zero(sum)) {
-            free(s);
-            free(nz);
-            return OSN_ENUMERIC;
-        }
-        s[k] = sum;
-        /* The rows whose band reaches column k: end[] is non-decreasing. */
-        long i0 = k;
-        while (i0 > 0 && b->end[i0 - 1] > k)
-            i0--;
-        for (long i = i0; i < k; i++) {
-            xd aik = *band_at(b, i, k);
-            if (osn_xd_is_zero(aik))
-                continue;
-            xd f = osn_xd_div(aik, sum);
-            for (long t = 0; t < cnt; t++) {
-                long j = nz[t];
-                if (j != i) {
-                    xd *aij = band_at(b, i, j);
-                    *aij = osn_xd_add(*aij, osn_xd_mul(f, *band_at(b, k, j)));
-                }
-            }
-        }
-    }
-    pi[0] = osn_xd(1);
-    xd tot = pi[0];
-    for (long k = 1, i0 = 0; k < N; k++) {
-        xd v = osn_xd(0);
-        while (b->end[i0] <= k) /* rows before i0 end left of column k */
-            i0++;
-        for (long i = i0; i < k; i++)
-            if (in_band(b, i, k) && !osn_xd_is_zero(*band_at(b, i, k)))
-                v = osn_xd_add(v, osn_xd_mul(pi[i], *band_at(b, i, k)));
-        pi[k] = osn_xd_div(v, s[k]);
-        tot = osn_xd_add(tot, pi[k]);
-    }
-    for (long k = 0; k < N; k++)
-        pi[k] = osn_xd_div(pi[k], tot);
-    free(s);
-    free(nz);
-    return 0;
-}
-
 /* Per-cycle expected counts of mode changes, accumulated with the embedded weights. */
 struct counts {
     xd onsets, discards, changes;
@@ -311,6 +216,45 @@ static void count_switch(struct counts *c, int from, int to, xd w)
         c->discards = osn_xd_add(c->discards, w);
 }
 
+/*
+ * Levels 0..R as the rows of the embedded chain see them (emb_band.h): exactly the values
+ * build_path(), start_of() and pass 1 ask the model for, so that two chains described alike
+ * from some level up have the same rows there. Zeroed first: the descriptions are compared
+ * with memcmp, padding included.
+ */
+static int describe_levels(struct emb *e, struct osn__emb_level **lvp, struct osn__emb_key *key)
+{
+    const long R = e->m->R;
+    struct osn__emb_level *lv = calloc((size_t)R + 1, sizeof *lv);
+    if (!lv)
+        return OSN_ENOMEM;
+    for (long n = 0; n <= R; n++)
+        for (int s = 0; s < 3; s++) {
+            lv[n].rate[s] = rate_at(e, s, n);
+            lv[n].present[s] = (signed char)osn__present(&e->c, s, n);
+            lv[n].arrival[s] = (signed char)osn__mode_after_arrival(e->m, s, n);
+            lv[n].departure[s] = (signed char)osn__mode_after_departure(e->m, s, n);
+        }
+    e->run_end = malloc(3 * ((size_t)R + 1) * sizeof *e->run_end);
+    if (!e->run_end) {
+        free(lv);
+        return OSN_ENOMEM;
+    }
+    for (long n = R; n >= 0; n--) /* a run goes on while an arrival keeps the mode and rate */
+        for (int s = 0; s < 3; s++)
+            e->run_end[3 * n + s] =
+                    n < R && lv[n + 1].arrival[s] == s && lv[n + 1].rate[s] == lv[n].rate[s]
+                            ? e->run_end[3 * (n + 1) + s]
+                            : n;
+    memset(key, 0, sizeof *key);
+    key->R = R;
+    key->up = e->M;
+    key->lam = e->lam;
+    key->law = e->m->service;
+    *lvp = lv;
+    return 0;
+}
+
 int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                         void *arg, struct osn_solve_cache *cache)
 {
@@ -318,21 +262,36 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     struct osn_solve_cache *own = NULL; /* a cache for this solve: pass 2 reuses pass 1 */
     const xd *pp, *po;
     long len;
+    int in_cache;
     const long R = m->R;
-    struct band a = {0};
+    struct osn__band a = {0};
+    struct osn__emb_shared **shared = NULL; /* the elimination kept by the caller's cache */
+    struct osn__emb_level *levels = NULL;
+    struct osn__emb_key key;
+    struct osn__emb_reuse ru = {NULL, 0, 0};
     xd *pi = NULL, *p = NULL, *occ = NULL, *u = NULL, *time = NULL;
     int *ps = NULL;
     long *pn = NULL;
     double *pr = NULL;
     int err = emb_init(&e, m);
-    if (!err && !cache && !(err = osn_solve_cache_new(&own)))
+    if (!err && cache)
+        shared = osn__cache_emb_shared(cache);
+    else if (!err && !(err = osn_solve_cache_new(&own)))
         cache = own;
     if (err)
         goto out;
     const long N = e.N;
+    ru.top = N;
+    if ((err = describe_levels(&e, &levels, &key)))
+        goto out;
+    e.lv = levels;
+    if (shared) { /* the rows this chain has in common with the last one kept */
+        osn__emb_reuse_find(*shared, &key, levels, N, e.level, &ru);
+        osn__emb_shared_take_work(*shared, &a);
+    }
     /* A service holds at most M - 1 arrivals (the weights stop there), so a departure lands at
      * most M - 1 levels above the start (the start's own level for an empty system at 0). */
-    if ((err = band_init(&a, N, e.level, e.M)))
+    if ((err = osn__band_init(&a, N, e.level, e.M, ru.top)))
         goto out;
     pi = malloc((size_t)N * sizeof *pi);
     p = malloc((size_t)(R + 2) * sizeof *p);
@@ -346,12 +305,15 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     if (!pi || !p || !occ || !u || !time || !ps || !pn || !pr)
         goto out;
 
-    /* Pass 1: the embedded transition matrix. */
-    for (long x = 0; x < N; x++) {
-        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
+    /* Pass 1: the embedded transition matrix (its rows from ru.top up are the shared ones). */
+    const unsigned long gen = osn__cache_generation(cache);
+    for (long x = 0; x < ru.top; x++) {
+        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, NULL, &pp, &po, &in_cache)))
             goto out;
+        a.path[x][0] = in_cache ? pp : NULL;
+        a.path[x][1] = po;
         for (long j = 0; j < len; j++) {
-            int t = osn__mode_after_departure(m, ps[j], pn[j] - 1);
+            int t = levels[pn[j] - 1].departure[ps[j]];
             long y = e.index[3 * (pn[j] - 1) + t];
             if (y < 0) {
                 err = OSN_ENUMERIC; /* a departure into a state the model lacks: a bug */
@@ -359,15 +321,15 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
             }
             if (osn_xd_is_zero(pp[j]))
                 continue;
-            if (!in_band(&a, x, y)) {
+            if (!osn__band_in(&a, x, y)) {
                 err = OSN_ENUMERIC; /* beyond the band: the bound above is wrong */
                 goto out;
             }
-            xd *axy = band_at(&a, x, y);
+            xd *axy = osn__band_at(&a, x, y);
             *axy = osn_xd_add(*axy, pp[j]);
         }
     }
-    err = gth_band(&a, pi);
+    err = osn__band_gth(&a, &ru, pi);
     if (err)
         goto out;
 
@@ -383,15 +345,26 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
             time[0] = osn_xd_add(time[0], idle);
             count_switch(&cnt, e.mode[x], s, pi[x]);
         }
-        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, &pp, &po)))
+        /* The look-up of pass 1 or of the shared solve, while the cache has not been emptied
+         * since (its rows are this chain's, so are their paths). */
+        const xd *const *known = NULL;
+        if (osn__cache_generation(cache) == gen)
+            known = x < ru.top                                     ? a.path[x]
+                    : ru.band->path_ok && ru.band->path_gen == gen ? ru.band->path[x + ru.shift]
+                                                                   : NULL;
+        if ((err = path_of(&e, cache, x, ps, pn, pr, p, occ, u, &len, known, &pp, &po, &in_cache)))
             goto out;
+        a.path[x][0] = in_cache ? pp : NULL;
+        a.path[x][1] = po;
         for (long j = 0; j < len; j++) {
             xd w = osn_xd_mul(pi[x], po[j]);
             time[3 * pn[j] + ps[j]] = osn_xd_add(time[3 * pn[j] + ps[j]], w);
-            if (j + 1 < len) /* arrivals from path state j: rate x time */
+            /* Switches only: the weights of the other transitions would be counted nowhere. */
+            if (j + 1 < len && ps[j + 1] != ps[j]) /* arrivals from path state j: rate x time */
                 count_switch(&cnt, ps[j], ps[j + 1], osn_xd_muld(w, pr[j]));
-            count_switch(&cnt, ps[j], osn__mode_after_departure(m, ps[j], pn[j] - 1),
-                         osn_xd_mul(pi[x], pp[j]));
+            int t = levels[pn[j] - 1].departure[ps[j]];
+            if (t != ps[j])
+                count_switch(&cnt, ps[j], t, osn_xd_mul(pi[x], pp[j]));
         }
     }
     for (long k = 0; k < 3 * (R + 1); k++)
@@ -401,6 +374,7 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     struct osn__lvl lv;
     struct osn__lchain lc;
     osn__chain_levels(&e.c, &lc);
+    long run_lo, run_hi = -1;
     xd P[3] = {osn_xd(0), osn_xd(0), osn_xd(0)}, N_mean = osn_xd(0);
     long states = 0;
     for (long n = 0; n <= R; n++) {
@@ -416,7 +390,12 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
         }
         /* Losses by PASTA, with the level chain's per-state lost rates (exp or not alike). */
         if (n >= lc.lo && n <= lc.hi) {
-            lc.fill(lc.ctx, n, &lv);
+            if (n > run_hi) { /* levels of one run are filled alike: once is enough */
+                lc.fill(lc.ctx, n, &lv);
+                run_hi = n;
+                if (lc.run)
+                    lc.run(lc.ctx, n, &run_lo, &run_hi);
+            }
             for (int i = 0; i < lv.m; i++)
                 for (int f = 0; f < 2; f++)
                     lost[f] = osn_xd_add(lost[f],
@@ -444,11 +423,16 @@ int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn
     out->have_sd = false;
     out->states = states;
     out->method = OSN_METHOD_GENERAL;
+    a.path_gen = gen;
+    a.path_ok = osn__cache_generation(cache) == gen;
+    if (shared) /* a failure to keep it costs the next solves time, not this one its result */
+        osn__emb_shared_offer(shared, &key, levels, m, &a, &ru);
     err = 0;
 out:
     osn_solve_cache_free(own);
     emb_free(&e);
-    band_free(&a);
+    osn__band_free(&a);
+    free(levels);
     free(pi);
     free(p);
     free(occ);

@@ -201,6 +201,13 @@ int osn__cache_get(struct osn_solve_cache *c, double lam, const struct osn_law *
 int osn__cache_put(struct osn_solve_cache *c, long len, const double *pr, const struct osn_xd *p,
                    const struct osn_xd *occ);
 
+/* Counts the times the cache was emptied: a pointer from osn__cache_get() stays valid as long
+ * as this does (a put may empty the cache when it outgrows its budget). */
+unsigned long osn__cache_generation(const struct osn_solve_cache *c);
+
+/* Where a solve cache keeps the embedded chain's elimination for the next solve (emb_band.h). */
+struct osn__emb_shared **osn__cache_emb_shared(struct osn_solve_cache *c);
+
 int osn__embedded_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                         void *arg, struct osn_solve_cache *cache);
 

@@ -9,6 +9,7 @@
  * segments (rate, length); the cache is flushed when the service law or the uniformisation rate
  * changes, and when it outgrows its memory budget.
  */
+#include "emb_band.h"
 #include "model_int.h"
 
 #include <stdint.h>
@@ -39,7 +40,9 @@ struct osn_solve_cache {
     size_t cap, used, bytes;
     double lam;
     struct osn_law law;
-    int valid; /* lam and law describe the entries */
+    int valid;                   /* lam and law describe the entries */
+    struct osn__emb_shared *emb; /* the embedded chain's elimination kept for the next solve */
+    unsigned long generation;    /* counts the flushes: pointers to entries die with one */
 };
 
 int osn_solve_cache_new(struct osn_solve_cache **cp)
@@ -59,15 +62,27 @@ static void flush(struct osn_solve_cache *c)
     c->slot = NULL;
     c->cap = c->used = c->bytes = 0;
     c->valid = 0;
+    c->generation++;
 }
 
 struct osn_solve_cache *osn_solve_cache_free(struct osn_solve_cache *c)
 {
     if (c) {
         flush(c);
+        osn__emb_shared_free(c->emb);
         free(c);
     }
     return NULL;
+}
+
+unsigned long osn__cache_generation(const struct osn_solve_cache *c)
+{
+    return c->generation;
+}
+
+struct osn__emb_shared **osn__cache_emb_shared(struct osn_solve_cache *c)
+{
+    return &c->emb;
 }
 
 /* The path's segments; 0 when it has more than MAX_SEGMENTS (then it is not cached). */
