@@ -171,8 +171,8 @@ static void overload_2000_cfg(struct osn_net_cfg *c, const char *kind)
  * which charges each call an ACK and a BYE: at the full buffer most ACKs are lost (64/s reached
  * the core's CPU, BYEs 270/s, seed 7), and over [35, 95] s it is 361/s. (Rerun with the streams
  * of common random numbers, 2026-12-02: `osn sim examples/collapse.ini --set "server
- * core.buffer=2000" --set control.kind=none,prsm --set net.seed=1,2,3,4,5,6,7`.) Bounds: prsm's ratio below a quarter of none's and below 0.03;
- * goodput at least 4% above none's.
+ * core.buffer=2000" --set control.kind=none,prsm --set net.seed=1,2,3,4,5,6,7`.) Bounds: prsm's
+ * ratio below a quarter of none's and below 0.03; goodput at least 4% above none's.
  */
 static void test_prsm_serves_originals_first(void **state)
 {
