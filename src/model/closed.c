@@ -59,6 +59,17 @@ static xd geo(double x, long j)
     return osn_xd_muld(pw(x, j), -expm1(-(double)j * lx) / expm1(lx));
 }
 
+/* The two, for the optimiser's tables over all pairs (mm1_pairs.c). */
+xd osn__closed_pow(double x, long k)
+{
+    return pw(x, k);
+}
+
+xd osn__closed_geo(double x, long j)
+{
+    return geo(x, j);
+}
+
 struct closed {
     const struct osn_model *m;
     double rho, sigma;

@@ -38,38 +38,6 @@ struct osn__mm1_pairs {
     struct table rho, sigma;
 };
 
-/* x^k for x >= 0 by repeated squaring: about 2 log2(k) roundings (the same as closed.c's). */
-static xd pw(double x, long k)
-{
-    if (k == 0)
-        return osn_xd(1);
-    if (x == 0)
-        return osn_xd(0);
-    xd base = osn_xd(x), r = osn_xd(1);
-    while (k > 0) {
-        if (k & 1)
-            r = osn_xd_mul(r, base);
-        base = osn_xd_mul(base, base);
-        k >>= 1;
-    }
-    return r;
-}
-
-/* geo(x, j) with expm1, accurate at and near x = 1 (the same as closed.c's). */
-static xd geo(double x, long j)
-{
-    if (j <= 0)
-        return osn_xd(0);
-    if (x == 1)
-        return osn_xd((double)j);
-    if (x == 0)
-        return osn_xd(1);
-    double lx = log(x);
-    if (x < 1)
-        return osn_xd(expm1((double)j * lx) / expm1(lx));
-    return osn_xd_muld(pw(x, j), -expm1(-(double)j * lx) / expm1(lx));
-}
-
 static int table_fill(struct table *t, double x, long R)
 {
     size_t n = (size_t)R + 1;
@@ -82,8 +50,8 @@ static int table_fill(struct table *t, double x, long R)
     t->A[0] = t->G[0] = osn_xd(0);
     for (long k = 0; k <= R; k++) {
         /* Each power and geo on its own, not as a running product: no error accumulates in n. */
-        t->pw[k] = pw(x, k);
-        t->geo[k] = geo(x, k);
+        t->pw[k] = osn__closed_pow(x, k);
+        t->geo[k] = osn__closed_geo(x, k);
         if (k > 0) {
             t->A[k] = osn_xd_add(t->A[k - 1], osn_xd_muld(t->pw[k], (double)k));
             t->G[k] = osn_xd_add(t->G[k - 1], t->geo[k]);

@@ -156,6 +156,12 @@ int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *ar
 int osn__closed_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
                       void *arg);
 
+/* x^k for x >= 0 in extended range, by repeated squaring (about 2 log2(k) roundings). */
+struct osn_xd osn__closed_pow(double x, long k);
+
+/* geo(x, j) = 1 + x + ... + x^(j-1) for x >= 0, j >= 0, accurate at and near x = 1 (expm1). */
+struct osn_xd osn__closed_geo(double x, long j);
+
 /* The T_ret formula of docs/models.md as printed there (loses digits when lambda' is near mu). */
 double osn__closed_T_ret_formula(const struct osn_model *m);
 
