@@ -193,14 +193,13 @@ static long solve_full(struct screen *s, long L, long H, const struct osn_measur
  * Screened measures of pair (L, H). No osn_model_check() per pair (it asks the kernel for the
  * machine's memory each time): in a two-loop scan 0 <= L < H < R holds by construction and the
  * rates and the memory bound do not depend on the pair, so every pair passes if one does, and
- * osn__optimize_screened() checks one. Always true; a bool for the scan loops' shape.
+ * osn__optimize_screened() checks one.
  */
-static bool screen_pair(struct screen *s, long L, long H, struct osn_measures *f)
+static void screen_pair(struct screen *s, long L, long H, struct osn_measures *f)
 {
     struct osn__mm1_pair v;
     osn__mm1_pairs_eval(s->tab, L, H, &v);
     screened_measures(&v, f);
-    return true;
 }
 
 /* Whether the screen can go on: no error, no disagreement, solves within the budget. */
@@ -283,8 +282,7 @@ static void pass_best(struct screen *s, long R, struct osn_opt_result *res,
     {
         if (!usable(s))
             return;
-        if (!screen_pair(s, L, H, &f))
-            continue;
+        screen_pair(s, L, H, &f);
         bool cand_free = near_min(f.T_ret, x->T_all);
         bool cand_best =
                 x->have_feas && judge_pair(s->cfg, &f) != FAILS && near_min(f.T_ret, x->T_feas);
