@@ -222,13 +222,18 @@ static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
 static long *level_offsets(const struct osn__lchain *lc, long *states)
 {
     long nlev = lc->hi - lc->lo + 1;
-    long *off = malloc((size_t)nlev * sizeof *off);
+    long *off = osn__big_alloc((size_t)nlev * sizeof *off);
     if (!off)
         return NULL;
     long total = 0;
-    for (long n = lc->lo; n <= lc->hi; n++) {
-        off[n - lc->lo] = total;
-        total += lc->count(lc->ctx, n);
+    for (long n = lc->lo, lo, hi; n <= lc->hi; n = hi + 1) {
+        if (lc->run) /* the levels of a run have the same size: count once per run */
+            lc->run(lc->ctx, n, &lo, &hi);
+        else
+            hi = n;
+        const long m = lc->count(lc->ctx, n);
+        for (long k = n; k <= hi && k <= lc->hi; k++, total += m)
+            off[k - lc->lo] = total;
     }
     *states = total;
     return off;
@@ -381,7 +386,8 @@ static void sweep_free(struct sweep *w)
 {
     osn__elim_free(w->st);
     entries_free(&w->entry);
-    free(w->ooff);
+    if (w->ooff)
+        osn__big_free(w->ooff, (size_t)(w->olc.hi - w->olc.lo + 1) * sizeof *w->ooff);
 }
 
 int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
