@@ -263,6 +263,13 @@ static void test_extremes(void **state)
     assert_near(d(ms.T_ret), 5, 1e-14, "T_ret with lambda' = 0");
     assert_near(d(ms.T_ret_sd), sqrt(5), 1e-13, "SD with lambda' = 0 (Erlang-5)");
     assert_true(osn_xd_is_zero(ms.P[2]));
+
+    /* Erlang-(2 x 10^6): CV^2 = 5e-7 is below measures.c's CV2_SAFE, so the SD comes from the
+     * direct variance system, not from E[T^2] - E[T]^2 (which would keep about 9 digits). */
+    m = two_loop(1, 0, 0, 2000000, 2000001);
+    ms = solve_ok(&m, OSN_METHOD_GENERAL);
+    assert_near(d(ms.T_ret), 2000000, 1e-12, "T_ret, Erlang-(2e6)");
+    assert_near(d(ms.T_ret_sd), sqrt(2e6), 1e-12, "SD, Erlang-(2e6), direct variance system");
 }
 
 /* ---- a dense direct solve as the independent reference ---- */

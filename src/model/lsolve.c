@@ -741,17 +741,11 @@ int osn__trans_new(struct osn__elim **tp, const struct osn__lchain *lc, const st
     return elim_new(tp, lc, 0, top, NULL);
 }
 
-/*
- * Backward pass: c_n and y_n = (-S_n)^-1 c_n, y kept in x itself. Forward pass:
- * x_n = y_n + Z_n x_{n-1}.
- */
-int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, xd *x)
+/* Backward pass: c_n and y_n = (-S_n)^-1 c_n, y kept in x itself. */
+static void backward(const struct osn__elim *t, struct cursor *cu, osn__rhs_fn rhs, void *arg,
+                     xd *x)
 {
     const struct osn__lchain *lc = &t->lc;
-    struct cursor *cu = malloc(sizeof *cu); /* a few kilobytes: not on the stack */
-    if (!cu)
-        return OSN_ENOMEM;
-    *cu = (struct cursor){lc, 1, 0};
     xd c_above[OSN__B], c[OSN__B], b[OSN__B];
     long pos = t->states;
     const xd *inv_above = NULL;
@@ -766,7 +760,18 @@ int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, xd *
             c_above[i] = c[i];
         inv_above = inv;
     }
-    pos = t->size[0];
+}
+
+/* Backward pass, then the forward pass x_n = y_n + Z_n x_{n-1}. */
+int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, xd *x)
+{
+    const struct osn__lchain *lc = &t->lc;
+    struct cursor *cu = malloc(sizeof *cu); /* a few kilobytes: not on the stack */
+    if (!cu)
+        return OSN_ENOMEM;
+    *cu = (struct cursor){lc, 1, 0};
+    backward(t, cu, rhs, arg, x);
+    long pos = t->size[0];
     for (long n = lc->lo + 1; n <= lc->hi; n++) {
         const struct osn__lvl *lv = level(cu, n);
         const int mb = t->size[n - 1 - lc->lo];
@@ -775,6 +780,152 @@ int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, xd *
     }
     free(cu);
     return 0;
+}
+
+/* ---- a row vector on the same factors: a (-Q)^-2 b without a second system ---- */
+
+/*
+ * With the factors of the elimination, -Q = U diag(-S_n) L, where U has -R_n above its unit
+ * diagonal and L has -Z_n below it. A row system u (-Q) = a is then solved by the passes of a
+ * column system turned around: p_n = a_n + p_{n+1} Z_{n+1} from the top, q_n = p_n (-S_n)^-1,
+ * and u_n = q_n + u_{n-1} R_{n-1} from the bottom. p and q are 0 above the highest level where a
+ * is not, so the first pass starts there; the last runs beside the column system's forward
+ * pass, and u x = a (-Q)^-1 (-Q)^-1 b is summed as both go up. Every term is non-negative.
+ */
+
+struct sparse_entry {
+    long idx;
+    xd w;
+};
+
+static int by_state(const void *a, const void *b)
+{
+    const long x = ((const struct sparse_entry *)a)->idx, y = ((const struct sparse_entry *)b)->idx;
+    return (x > y) - (x < y);
+}
+
+/* p Z for the row vector p of level n (m_n entries) and Z_n = (-S_n)^-1 D_n: m_{n-1} entries. */
+static void row_times_z(const xd *p, const xd *inv, const struct osn__lvl *lv, int mb, xd *out)
+{
+    const int m = lv->m;
+    for (int j = 0; j < mb; j++)
+        out[j] = osn_xd(0);
+    for (int i = 0; i < m; i++) {
+        if (osn_xd_is_zero(p[i]))
+            continue;
+        for (int k = 0; k < m; k++) {
+            const int j = lv->dn_to[k];
+            if (j >= 0)
+                out[j] = osn_xd_add(out[j],
+                                    osn_xd_mul(p[i], osn_xd_muld(inv[i * m + k], lv->dn_rate[k])));
+        }
+    }
+}
+
+/* q = p (-S_n)^-1 (m entries). */
+static void row_times_inv(const xd *p, const xd *inv, int m, xd *q)
+{
+    for (int j = 0; j < m; j++) {
+        xd v = osn_xd(0);
+        for (int i = 0; i < m; i++)
+            v = osn_xd_add(v, osn_xd_mul(p[i], inv[i * m + j]));
+        q[j] = v;
+    }
+}
+
+/* Levels whose terms of u x are summed apart before they join the total, so that the bound on
+ * the sum's rounding error grows with DOT_BLOCK + levels / DOT_BLOCK, not with the levels. */
+#define DOT_BLOCK 1024
+
+int osn__trans_solve_dual(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, long na,
+                          const long *idx, const xd *w, xd *x, xd *dot)
+{
+    const struct osn__lchain *lc = &t->lc;
+    struct sparse_entry *a = malloc((size_t)(na > 0 ? na : 1) * sizeof *a);
+    struct cursor *cu = malloc(2 * sizeof *cu); /* this level and the one below */
+    xd *q = NULL;
+    size_t qbytes = 0;
+    int err = OSN_ENOMEM;
+    if (!a || !cu)
+        goto out;
+    for (long k = 0; k < na; k++)
+        a[k] = (struct sparse_entry){idx[k], w[k]};
+    qsort(a, (size_t)na, sizeof *a, by_state);
+    err = OSN_EINVAL;
+    if (na > 0 && (a[0].idx < 0 || a[na - 1].idx >= t->states))
+        goto out;
+    cu[0] = cu[1] = (struct cursor){lc, 1, 0};
+    backward(t, &cu[0], rhs, arg, x);
+
+    /* The level ntop that holds the highest state of a, and where q ends (qlen states). */
+    long ntop = lc->lo - 1, qlen = 0;
+    while (na > 0 && qlen <= a[na - 1].idx)
+        qlen += t->size[++ntop - lc->lo];
+    qbytes = (size_t)(qlen > 0 ? qlen : 1) * sizeof(xd);
+    err = OSN_ENOMEM;
+    if (!(q = osn__big_alloc(qbytes)))
+        goto out;
+    xd p[OSN__B], pz[OSN__B];
+    long pos = qlen, k = na - 1;
+    const xd *inv_above = NULL;
+    for (long n = ntop; n >= lc->lo; n--) {
+        const struct osn__lvl *lv = level(&cu[0], n);
+        const xd *inv = inv_of(t, n);
+        const int m = lv->m;
+        pos -= m;
+        if (n < ntop)
+            row_times_z(p, inv_above, level(&cu[1], n + 1), m, pz);
+        for (int j = 0; j < m; j++)
+            p[j] = n < ntop ? pz[j] : osn_xd(0);
+        for (; k >= 0 && a[k].idx >= pos; k--)
+            p[a[k].idx - pos] = osn_xd_add(p[a[k].idx - pos], a[k].w);
+        row_times_inv(p, inv, m, q + pos);
+        inv_above = inv;
+    }
+
+    /* Upwards: x_n = y_n + Z_n x_{n-1} and u_n = q_n + u_{n-1} R_{n-1}, summing u_n x_n. */
+    xd u[2][OSN__B], s = osn_xd(0), part = osn_xd(0);
+    xd *ub = u[0], *un = u[1];
+    const int m0 = t->size[0];
+    for (int j = 0; j < m0; j++) {
+        ub[j] = qlen > 0 ? q[j] : osn_xd(0);
+        s = osn_xd_add(s, osn_xd_mul(ub[j], x[j]));
+    }
+    pos = m0;
+    for (long n = lc->lo + 1; n <= lc->hi; n++) {
+        const struct osn__lvl *below = level(&cu[1], n - 1), *lv = level(&cu[0], n);
+        const xd *inv = inv_of(t, n);
+        const int m = lv->m, mb = below->m;
+        forward(inv, lv, mb, x + pos - mb, x + pos);
+        for (int j = 0; j < m; j++)
+            un[j] = pos + j < qlen ? q[pos + j] : osn_xd(0);
+        for (int i = 0; i < mb; i++) {
+            const int to = below->up_to[i];
+            if (to < 0 || osn_xd_is_zero(ub[i]))
+                continue;
+            for (int j = 0; j < m; j++)
+                un[j] = osn_xd_add(
+                        un[j], osn_xd_mul(ub[i], osn_xd_muld(inv[to * m + j], below->up_rate[i])));
+        }
+        for (int j = 0; j < m; j++)
+            part = osn_xd_add(part, osn_xd_mul(un[j], x[pos + j]));
+        if ((n - lc->lo) % DOT_BLOCK == 0) {
+            s = osn_xd_add(s, part);
+            part = osn_xd(0);
+        }
+        xd *tmp = ub;
+        ub = un;
+        un = tmp;
+        pos += m;
+    }
+    *dot = osn_xd_add(s, part);
+    err = 0;
+out:
+    free(a);
+    free(cu);
+    if (q)
+        osn__big_free(q, qbytes);
+    return err;
 }
 
 int osn__transient_solve(const struct osn__lchain *lc, osn__rhs_fn rhs, void *arg, xd *x)

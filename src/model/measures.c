@@ -163,15 +163,6 @@ struct passage {
     const xd *m1; /* mean passage times */
 };
 
-/* (-Q) m2 = 2 m1 gives the second moments. */
-static void rhs_second(long n, const struct osn__lvl *lv, xd *b, void *arg)
-{
-    const struct passage *p = arg;
-    const xd *here = p->m1 + p->off[n - p->lo];
-    for (int i = 0; i < lv->m; i++)
-        b[i] = osn_xd_muld(here[i], 2);
-}
-
 static void rhs_ones(long n, const struct osn__lvl *lv, xd *b, void *arg)
 {
     (void)n;
@@ -249,9 +240,10 @@ static long *level_offsets(const struct osn__lchain *lc, long *states)
 /*
  * Mean and standard deviation of the return time, weighting entry states by their flow. The
  * variance comes from the second moment unless CV^2 < CV2_SAFE, else from the direct variance
- * system. One vector of the overload chain's size: the second-moment system is solved in place
- * over the means (its right-hand side at level n is read before the solve writes level n), and
- * the means are kept at the entry states only; the rare direct variance system recomputes them.
+ * system. The second moment is 2 a (-Q)^-2 1 / sum(a) for the entry flow a: the row vector
+ * a (-Q)^-1 on the same elimination, summed against the means as they are formed
+ * (osn__trans_solve_dual), not a second system (-Q) m2 = 2 m1 over the whole chain. One vector
+ * of the overload chain's size, which holds the means, also for the rare direct system.
  */
 static int return_time(const struct osn__lchain *oc, const struct osn__elim *top, const long *off,
                        long nstates, int K, struct entries *en, struct osn_measures *out)
@@ -262,32 +254,29 @@ static int return_time(const struct osn__lchain *oc, const struct osn__elim *top
     int err = OSN_ENOMEM;
     if (!m1)
         goto out;
-    if ((err = osn__trans_new(&tr, oc, top)) || (err = osn__trans_solve(tr, rhs_ones, NULL, m1)))
+    xd second;
+    if ((err = osn__trans_new(&tr, oc, top)) ||
+        (err = osn__trans_solve_dual(tr, rhs_ones, NULL, en->n, en->idx, en->w, m1, &second)))
         goto out;
     for (long k = 0; k < en->n; k++)
         en->m1[k] = m1[en->idx[k]];
     struct passage p = {off, oc->lo, oc->hi, m1};
-    err = osn__trans_solve(tr, rhs_second, &p, m1); /* m1 now holds the second moments */
-    if (err)
-        goto out;
-    xd wsum = osn_xd(0), mean = osn_xd(0), second = osn_xd(0);
+    xd wsum = osn_xd(0), mean = osn_xd(0);
     for (long k = 0; k < en->n; k++) {
         if (osn_xd_is_zero(en->w[k]))
             continue;
         wsum = osn_xd_add(wsum, en->w[k]);
         mean = osn_xd_add(mean, osn_xd_mul(en->w[k], en->m1[k]));
-        second = osn_xd_add(second, osn_xd_mul(en->w[k], m1[en->idx[k]]));
     }
     mean = osn_xd_div(mean, wsum);
-    second = osn_xd_div(second, wsum);
+    second = osn_xd_div(osn_xd_muld(second, 2), wsum);
     xd msq = osn_xd_mul(mean, mean);
     xd var = osn_xd_sub(second, msq);
     if (osn_xd_cmp(var, osn_xd_muld(msq, CV2_SAFE)) < 0) {
         err = OSN_ENOMEM;
         if (!(v = osn__big_alloc(bytes)))
             goto out;
-        if ((err = osn__trans_solve(tr, rhs_ones, NULL, m1)) ||
-            (err = osn__trans_solve(tr, rhs_var, &p, v)))
+        if ((err = osn__trans_solve(tr, rhs_var, &p, v))) /* m1 still holds the means */
             goto out;
         /* Var of a mixture: E[Var(T|X)] + Var(E[T|X]), both sums of non-negative terms. */
         var = osn_xd(0);

@@ -143,6 +143,17 @@ int osn__trans_new(struct osn__elim **tp, const struct osn__lchain *lc,
  */
 int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, struct osn_xd *x);
 
+/*
+ * osn__trans_solve() and, on the same elimination, dot = a (-Q)^-1 x = a (-Q)^-2 b for the row
+ * vector a given by its na nonzero entries: states idx[k] (any order, repeats add) with weights
+ * w[k] >= 0. With b = 1 and a the distribution at the start of a passage, x holds the mean
+ * passage times and 2 dot / sum(w) is the second moment, without solving (-Q) x2 = 2 x.
+ * OSN_EINVAL for an index outside the chain, OSN_ENOMEM.
+ */
+int osn__trans_solve_dual(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, long na,
+                          const long *idx, const struct osn_xd *w, struct osn_xd *x,
+                          struct osn_xd *dot);
+
 /* The lowest level whose block e takes from its top (hi + 1: none), for tests. */
 long osn__elim_shared_from(const struct osn__elim *e);
 
