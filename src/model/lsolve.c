@@ -634,64 +634,49 @@ int osn__stat_sweep(const struct osn__elim *s, osn__visit_fn visit, void *arg)
 
 /* ---- transient systems ---- */
 
-/* Z_n = (-S_n)^-1 D_n (m x mb) of level lv with (-S_n)^-1 = inv, row-major into z. */
+/*
+ * x_n += Z_n x_{n-1} with Z_n = (-S_n)^-1 D_n, as (-S_n)^-1 (D_n x_{n-1}):
+ * D_n x_{n-1} is a rate times one entry of x_{n-1} per state, so Z_n is never formed.
+ */
 static inline __attribute__((always_inline)) void
-z_block_k(const xd *inv, const struct osn__lvl *lv, const int m, const int mb, xd *z)
+forward_k(const xd *inv, const struct osn__lvl *lv, const int m, const xd *xb, xd *xn)
 {
-    for (int i = 0; i < m; i++) {
-        for (int j = 0; j < mb; j++)
-            z[i * mb + j] = osn_xd(0);
-        for (int q = 0; q < m; q++) {
-            int j = lv->dn_to[q];
-            if (j >= 0)
-                z[i * mb + j] =
-                        osn_xd_add(z[i * mb + j], osn_xd_muld(inv[i * m + q], lv->dn_rate[q]));
-        }
+    xd v[OSN__B];
+    for (int q = 0; q < m; q++) {
+        const int j = lv->dn_to[q];
+        v[q] = j >= 0 ? osn_xd_muld(xb[j], lv->dn_rate[q]) : osn_xd(0);
     }
-}
-
-/* x_n += Z_n x_{n-1} (m = m_n, mb = m_{n-1}), Z_n formed by z_block_k. */
-static inline __attribute__((always_inline)) void
-forward_k(const xd *inv, const struct osn__lvl *lv, const int m, const int mb, const xd *xb, xd *xn)
-{
-    xd z[OSN__B * OSN__B];
-    z_block_k(inv, lv, m, mb, z);
     for (int i = 0; i < m; i++)
-        for (int j = 0; j < mb; j++)
-            xn[i] = osn_xd_add(xn[i], osn_xd_mul(z[i * mb + j], xb[j]));
+        for (int q = 0; q < m; q++)
+            xn[i] = osn_xd_add(xn[i], osn_xd_mul(inv[i * m + q], v[q]));
 }
 
-/* forward_k with the common sizes (one or two states) known to the compiler: same bits. */
-static void forward(const xd *inv, const struct osn__lvl *lv, int mb, const xd *xb, xd *xn)
+/* forward_k with the common sizes (one or two states) known to the compiler. */
+static void forward(const xd *inv, const struct osn__lvl *lv, const xd *xb, xd *xn)
 {
-    const int m = lv->m;
-    if (m == 2 && mb == 2)
-        forward_k(inv, lv, 2, 2, xb, xn);
-    else if (m == 2 && mb == 1)
-        forward_k(inv, lv, 2, 1, xb, xn);
-    else if (m == 1 && mb == 2)
-        forward_k(inv, lv, 1, 2, xb, xn);
-    else if (m == 1 && mb == 1)
-        forward_k(inv, lv, 1, 1, xb, xn);
+    if (lv->m == 2)
+        forward_k(inv, lv, 2, xb, xn);
+    else if (lv->m == 1)
+        forward_k(inv, lv, 1, xb, xn);
     else
-        forward_k(inv, lv, m, mb, xb, xn);
+        forward_k(inv, lv, lv->m, xb, xn);
 }
 
-/* c_n = b_n + R_n c_{n+1} (ma = m_{n+1}, 0 at the top level; R_n(i, k) = up_rate(i)
- * inv_above(up_to(i), k) as eliminate() forms it) and y_n = (-S_n)^-1 c_n. */
-static inline __attribute__((always_inline)) void rhs_step_k(const xd *inv, const xd *inv_above,
+/*
+ * c_n = b_n + R_n c_{n+1} and y_n = (-S_n)^-1 c_n. With R_n(i, k) = up_rate(i)
+ * (-S_{n+1})^-1(up_to(i), k), row i of R_n c_{n+1} is up_rate(i) y_{n+1}(up_to(i)): one product
+ * of the level above's y, which the pass has at hand (y_above; NULL at the top level).
+ */
+static inline __attribute__((always_inline)) void rhs_step_k(const xd *inv,
                                                              const struct osn__lvl *lv, const int m,
-                                                             const int ma, const xd *b,
-                                                             const xd *c_above, xd *c, xd *y)
+                                                             const xd *b, const xd *y_above, xd *c,
+                                                             xd *y)
 {
     for (int i = 0; i < m; i++) {
         c[i] = b[i];
         const int t = lv->up_to[i];
-        if (t < 0) /* a zero row of R_n adds nothing */
-            continue;
-        for (int k = 0; k < ma; k++)
-            c[i] = osn_xd_add(c[i], osn_xd_mul(osn_xd_muld(inv_above[t * ma + k], lv->up_rate[i]),
-                                               c_above[k]));
+        if (t >= 0 && y_above) /* a zero row of R_n adds nothing */
+            c[i] = osn_xd_add(c[i], osn_xd_muld(y_above[t], lv->up_rate[i]));
     }
     for (int i = 0; i < m; i++) {
         xd v = osn_xd(0);
@@ -701,20 +686,15 @@ static inline __attribute__((always_inline)) void rhs_step_k(const xd *inv, cons
     }
 }
 
-static void rhs_step(const xd *inv, const xd *inv_above, const struct osn__lvl *lv, int ma,
-                     const xd *b, const xd *c_above, xd *c, xd *y)
+static void rhs_step(const xd *inv, const struct osn__lvl *lv, const xd *b, const xd *y_above,
+                     xd *c, xd *y)
 {
-    const int m = lv->m;
-    if (m == 2 && ma == 2)
-        rhs_step_k(inv, inv_above, lv, 2, 2, b, c_above, c, y);
-    else if (m == 2 && ma == 1)
-        rhs_step_k(inv, inv_above, lv, 2, 1, b, c_above, c, y);
-    else if (m == 1 && ma == 2)
-        rhs_step_k(inv, inv_above, lv, 1, 2, b, c_above, c, y);
-    else if (m == 1 && ma == 1)
-        rhs_step_k(inv, inv_above, lv, 1, 1, b, c_above, c, y);
+    if (lv->m == 2)
+        rhs_step_k(inv, lv, 2, b, y_above, c, y);
+    else if (lv->m == 1)
+        rhs_step_k(inv, lv, 1, b, y_above, c, y);
     else
-        rhs_step_k(inv, inv_above, lv, m, ma, b, c_above, c, y);
+        rhs_step_k(inv, lv, lv->m, b, y_above, c, y);
 }
 
 /* Level n's description, refilled only when n leaves the run of the level filled last. */
@@ -746,19 +726,14 @@ static void backward(const struct osn__elim *t, struct cursor *cu, osn__rhs_fn r
                      xd *x)
 {
     const struct osn__lchain *lc = &t->lc;
-    xd c_above[OSN__B], c[OSN__B], b[OSN__B];
+    xd c[OSN__B], b[OSN__B];
     long pos = t->states;
-    const xd *inv_above = NULL;
     for (long n = lc->hi; n >= lc->lo; n--) {
         const struct osn__lvl *lv = level(cu, n);
-        const xd *inv = inv_of(t, n);
+        const long above = pos;
         pos -= lv->m;
         rhs(n, lv, b, arg);
-        rhs_step(inv, inv_above, lv, n < lc->hi ? t->size[n + 1 - lc->lo] : 0, b, c_above, c,
-                 x + pos);
-        for (int i = 0; i < lv->m; i++)
-            c_above[i] = c[i];
-        inv_above = inv;
+        rhs_step(inv_of(t, n), lv, b, n < lc->hi ? x + above : NULL, c, x + pos);
     }
 }
 
@@ -775,7 +750,7 @@ int osn__trans_solve(const struct osn__elim *t, osn__rhs_fn rhs, void *arg, xd *
     for (long n = lc->lo + 1; n <= lc->hi; n++) {
         const struct osn__lvl *lv = level(cu, n);
         const int mb = t->size[n - 1 - lc->lo];
-        forward(inv_of(t, n), lv, mb, x + pos - mb, x + pos);
+        forward(inv_of(t, n), lv, x + pos - mb, x + pos);
         pos += lv->m;
     }
     free(cu);
@@ -896,7 +871,7 @@ int osn__trans_solve_dual(const struct osn__elim *t, osn__rhs_fn rhs, void *arg,
         const struct osn__lvl *below = level(&cu[1], n - 1), *lv = level(&cu[0], n);
         const xd *inv = inv_of(t, n);
         const int m = lv->m, mb = below->m;
-        forward(inv, lv, mb, x + pos - mb, x + pos);
+        forward(inv, lv, x + pos - mb, x + pos);
         for (int j = 0; j < m; j++)
             un[j] = pos + j < qlen ? q[pos + j] : osn_xd(0);
         for (int i = 0; i < mb; i++) {
