@@ -108,16 +108,15 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
                  const struct osn__lvl *above, void *arg)
 {
     struct acc *a = arg;
+    xd level_sum = osn_xd(0); /* the level's mass, added to busy and N once a level */
     for (int i = 0; i < lv->m; i++) {
         const xd p = pi[i];
         const int s = lv->mode[i];
-        a->tot = osn_xd_add(a->tot, p);
         a->P[s] = osn_xd_add(a->P[s], p);
-        a->N = osn_xd_add(a->N, osn_xd_muld(p, (double)n));
         if (n == 0 && s == 0)
             a->p00 = osn_xd_add(a->p00, p);
         else
-            a->busy = osn_xd_add(a->busy, p);
+            level_sum = osn_xd_add(level_sum, p);
         /* A zero term (no loss, no mode change) would add exactly nothing: skipped. */
         for (int f = 0; f < 2; f++)
             if (lv->lost[i][f] != 0)
@@ -132,6 +131,8 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
             flow(a, s, below->mode[j], n - 1, j, below, osn_xd_muld(p, lv->dn_rate[i]));
         }
     }
+    a->busy = osn_xd_add(a->busy, level_sum); /* level 0 adds only its busy states */
+    a->N = osn_xd_add(a->N, osn_xd_muld(level_sum, (double)n));
     a->states += lv->m;
     return 0;
 }
@@ -368,6 +369,7 @@ static int sweep_run(const struct osn_model *m, struct sweep *w, int passage)
     a->entry_off = w->ooff;
     a->entry_lo = w->olc.lo;
     err = osn__stat_sweep(w->st, visit, a);
+    a->tot = osn_xd_add(a->busy, a->p00); /* the total mass, without a sum of its own */
     return err ? err : a->err;
 }
 
