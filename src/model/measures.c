@@ -68,12 +68,49 @@ static int entries_add(struct entries *en, long idx, int phase, xd f)
     return 0;
 }
 
+/*
+ * Where each level of a chain starts among its states (states in level order), kept as
+ * stretches of levels of one size: a few entries for the models here, not one offset a level.
+ */
+struct level_index {
+    struct stretch {
+        long lo;   /* first level of the stretch */
+        long base; /* index of its first state */
+        int m;     /* states a level */
+    } * s;
+    long n, states;
+};
+
+/* Index of the first state of level (inside the chain). */
+static long level_start(const struct level_index *ix, long level)
+{
+    long a = 0, b = ix->n - 1; /* the last stretch with lo <= level */
+    while (a < b) {
+        long mid = (a + b + 1) / 2;
+        if (ix->s[mid].lo <= level)
+            a = mid;
+        else
+            b = mid - 1;
+    }
+    return ix->s[a].base + (level - ix->s[a].lo) * ix->s[a].m;
+}
+
+/* The sums over levels that every level adds to, kept apart for a block of levels. */
+struct level_sums {
+    xd P[3], N, busy, lost[2];
+};
+
+/* Levels summed apart before they join the totals, so that the bound on a sum's rounding error
+ * grows with SUM_BLOCK + levels / SUM_BLOCK, not with the levels (10^6 at R = 10^6). */
+#define SUM_BLOCK 1024
+
 struct acc {
     xd tot, P[3], N, p00, busy, lost[2], nu01, nu12, changes;
-    double kill;           /* must stay 0 for the full chain */
-    struct entries *entry; /* flow from mode 0 into the overload states */
-    const long *entry_off; /* offsets of overload levels in the overload chain */
-    long entry_lo;         /* first overload level */
+    struct level_sums blk; /* this block's part of P, N, busy and lost */
+    long blk_levels;
+    double kill;                        /* must stay 0 for the full chain */
+    struct entries *entry;              /* flow from mode 0 into the overload states */
+    const struct level_index *entry_ix; /* where overload levels start in that chain */
     long states;
     int err; /* OSN_ENOMEM when the entry list could not grow */
 };
@@ -96,12 +133,25 @@ static void flow(struct acc *a, int from, int to, long to_n, int to_j, const str
     a->changes = osn_xd_add(a->changes, f);
     if (from == 0) {
         a->nu01 = osn_xd_add(a->nu01, f);
-        long idx = a->entry_off[to_n - a->entry_lo] + overload_index(tl, to_j);
+        long idx = level_start(a->entry_ix, to_n) + overload_index(tl, to_j);
         if (!a->err)
             a->err = entries_add(a->entry, idx, tl->phase[to_j], f);
     }
     if (to == 2)
         a->nu12 = osn_xd_add(a->nu12, f);
+}
+
+/* Adds the block's sums to the totals and starts the next block. */
+static void flush_block(struct acc *a)
+{
+    for (int s = 0; s < 3; s++)
+        a->P[s] = osn_xd_add(a->P[s], a->blk.P[s]);
+    a->N = osn_xd_add(a->N, a->blk.N);
+    a->busy = osn_xd_add(a->busy, a->blk.busy);
+    for (int f = 0; f < 2; f++)
+        a->lost[f] = osn_xd_add(a->lost[f], a->blk.lost[f]);
+    a->blk = (struct level_sums){0};
+    a->blk_levels = 0;
 }
 
 static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct osn__lvl *below,
@@ -112,7 +162,7 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
     for (int i = 0; i < lv->m; i++) {
         const xd p = pi[i];
         const int s = lv->mode[i];
-        a->P[s] = osn_xd_add(a->P[s], p);
+        a->blk.P[s] = osn_xd_add(a->blk.P[s], p);
         if (n == 0 && s == 0)
             a->p00 = osn_xd_add(a->p00, p);
         else
@@ -120,7 +170,7 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
         /* A zero term (no loss, no mode change) would add exactly nothing: skipped. */
         for (int f = 0; f < 2; f++)
             if (lv->lost[i][f] != 0)
-                a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
+                a->blk.lost[f] = osn_xd_add(a->blk.lost[f], osn_xd_muld(p, lv->lost[i][f]));
         a->kill += lv->kill[i];
         if (lv->up_to[i] >= 0 && above->mode[lv->up_to[i]] != s) {
             int j = lv->up_to[i];
@@ -131,8 +181,10 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
             flow(a, s, below->mode[j], n - 1, j, below, osn_xd_muld(p, lv->dn_rate[i]));
         }
     }
-    a->busy = osn_xd_add(a->busy, level_sum); /* level 0 adds only its busy states */
-    a->N = osn_xd_add(a->N, osn_xd_muld(level_sum, (double)n));
+    a->blk.busy = osn_xd_add(a->blk.busy, level_sum); /* level 0 adds only its busy states */
+    a->blk.N = osn_xd_add(a->blk.N, osn_xd_muld(level_sum, (double)n));
+    if (++a->blk_levels == SUM_BLOCK)
+        flush_block(a);
     a->states += lv->m;
     return 0;
 }
@@ -159,9 +211,8 @@ static int visit_dist(long n, const struct osn__lvl *lv, const xd *pi, const str
 
 /* Right-hand sides of the first-passage systems. */
 struct passage {
-    const long *off; /* offsets of overload levels in m1[] */
-    long lo, hi;
-    const xd *m1; /* mean passage times */
+    const struct level_index *ix; /* where overload levels start in m1[] */
+    const xd *m1;                 /* mean passage times */
 };
 
 static void rhs_ones(long n, const struct osn__lvl *lv, xd *b, void *arg)
@@ -183,7 +234,7 @@ static void rhs_ones(long n, const struct osn__lvl *lv, xd *b, void *arg)
 static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
 {
     const struct passage *p = arg;
-    const xd *here = p->m1 + p->off[n - p->lo];
+    const xd *here = p->m1 + level_start(p->ix, n);
     for (int i = 0; i < lv->m; i++) {
         double q = lv->kill[i] + lv->up_rate[i] + lv->dn_rate[i];
         for (int j = 0; lv->has_side && j < lv->m; j++)
@@ -192,11 +243,11 @@ static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
         xd base = osn_xd_sub(inv_q, here[i]); /* 1/q - m1(x) */
         xd sum = inv_q;
         if (lv->up_to[i] >= 0) {
-            xd d = osn_xd_add(base, p->m1[p->off[n + 1 - p->lo] + lv->up_to[i]]);
+            xd d = osn_xd_add(base, p->m1[level_start(p->ix, n + 1) + lv->up_to[i]]);
             sum = osn_xd_add(sum, osn_xd_muld(osn_xd_mul(d, d), lv->up_rate[i]));
         }
         if (lv->dn_to[i] >= 0) {
-            xd d = osn_xd_add(base, p->m1[p->off[n - 1 - p->lo] + lv->dn_to[i]]);
+            xd d = osn_xd_add(base, p->m1[level_start(p->ix, n - 1) + lv->dn_to[i]]);
             sum = osn_xd_add(sum, osn_xd_muld(osn_xd_mul(d, d), lv->dn_rate[i]));
         }
         if (lv->kill[i] > 0)
@@ -211,24 +262,32 @@ static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
     }
 }
 
-static long *level_offsets(const struct osn__lchain *lc, long *states)
+/* Stretches of levels of one size. */
+static int level_index_new(struct level_index *ix, const struct osn__lchain *lc)
 {
-    long nlev = lc->hi - lc->lo + 1;
-    long *off = osn__big_alloc((size_t)nlev * sizeof *off);
-    if (!off)
-        return NULL;
-    long total = 0;
+    *ix = (struct level_index){0};
+    long cap = 0;
     for (long n = lc->lo, lo, hi; n <= lc->hi; n = hi + 1) {
         if (lc->run) /* the levels of a run have the same size: count once per run */
             lc->run(lc->ctx, n, &lo, &hi);
         else
             hi = n;
-        const long m = lc->count(lc->ctx, n);
-        for (long k = n; k <= hi && k <= lc->hi; k++, total += m)
-            off[k - lc->lo] = total;
+        if (hi > lc->hi)
+            hi = lc->hi;
+        const int m = lc->count(lc->ctx, n);
+        if (ix->n == 0 || ix->s[ix->n - 1].m != m) {
+            if (ix->n == cap) {
+                cap = cap ? 2 * cap : 16;
+                struct stretch *s2 = realloc(ix->s, (size_t)cap * sizeof *s2);
+                if (!s2)
+                    return OSN_ENOMEM;
+                ix->s = s2;
+            }
+            ix->s[ix->n++] = (struct stretch){n, ix->states, m};
+        }
+        ix->states += (hi - n + 1) * m;
     }
-    *states = total;
-    return off;
+    return 0;
 }
 
 /*
@@ -246,10 +305,11 @@ static long *level_offsets(const struct osn__lchain *lc, long *states)
  * (osn__trans_solve_dual), not a second system (-Q) m2 = 2 m1 over the whole chain. One vector
  * of the overload chain's size, which holds the means, also for the rare direct system.
  */
-static int return_time(const struct osn__lchain *oc, const struct osn__elim *top, const long *off,
-                       long nstates, int K, struct entries *en, struct osn_measures *out)
+static int return_time(const struct osn__lchain *oc, const struct osn__elim *top,
+                       const struct level_index *ix, int K, struct entries *en,
+                       struct osn_measures *out)
 {
-    const size_t bytes = (size_t)nstates * sizeof(xd);
+    const size_t bytes = (size_t)ix->states * sizeof(xd);
     struct osn__elim *tr = NULL;
     xd *m1 = osn__big_alloc(bytes), *v = NULL;
     int err = OSN_ENOMEM;
@@ -261,7 +321,7 @@ static int return_time(const struct osn__lchain *oc, const struct osn__elim *top
         goto out;
     for (long k = 0; k < en->n; k++)
         en->m1[k] = m1[en->idx[k]];
-    struct passage p = {off, oc->lo, oc->hi, m1};
+    struct passage p = {ix, m1};
     xd wsum = osn_xd(0), mean = osn_xd(0);
     for (long k = 0; k < en->n; k++) {
         if (osn_xd_is_zero(en->w[k]))
@@ -342,7 +402,7 @@ struct sweep {
     struct osn__chain fc, oc;
     struct osn__lchain flc, olc;
     struct osn__elim *st;
-    long ostates, *ooff;
+    struct level_index oix; /* the overload chain's */
     struct entries entry;
     struct acc a;
 };
@@ -355,9 +415,10 @@ static int sweep_run(const struct osn_model *m, struct sweep *w, int passage)
     osn__chain_init(&w->oc, m, 1);
     osn__chain_levels(&w->fc, &w->flc);
     osn__chain_levels(&w->oc, &w->olc);
-    if (!(w->ooff = level_offsets(&w->olc, &w->ostates)))
-        return OSN_ENOMEM;
-    int err = osn__stat_new(&w->st, &w->flc, passage ? &w->olc : NULL);
+    int err = level_index_new(&w->oix, &w->olc);
+    if (err)
+        return err;
+    err = osn__stat_new(&w->st, &w->flc, passage ? &w->olc : NULL);
     if (err)
         return err;
     struct acc *a = &w->a;
@@ -366,9 +427,9 @@ static int sweep_run(const struct osn_model *m, struct sweep *w, int passage)
         a->P[s] = osn_xd(0);
     a->lost[0] = a->lost[1] = osn_xd(0);
     a->entry = &w->entry;
-    a->entry_off = w->ooff;
-    a->entry_lo = w->olc.lo;
+    a->entry_ix = &w->oix;
     err = osn__stat_sweep(w->st, visit, a);
+    flush_block(a);
     a->tot = osn_xd_add(a->busy, a->p00); /* the total mass, without a sum of its own */
     return err ? err : a->err;
 }
@@ -377,8 +438,7 @@ static void sweep_free(struct sweep *w)
 {
     osn__elim_free(w->st);
     entries_free(&w->entry);
-    if (w->ooff)
-        osn__big_free(w->ooff, (size_t)(w->olc.hi - w->olc.lo + 1) * sizeof *w->ooff);
+    free(w->oix.s);
 }
 
 int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_dist_fn dist,
@@ -422,7 +482,7 @@ int osn__general_solve(const struct osn_model *m, struct osn_measures *out, osn_
     out->states = a.states;
     out->method = OSN_METHOD_GENERAL;
 
-    err = return_time(&w.olc, w.st, w.ooff, w.ostates, w.fc.K, &w.entry, out);
+    err = return_time(&w.olc, w.st, &w.oix, w.fc.K, &w.entry, out);
 out:
     sweep_free(&w);
     return err;
