@@ -573,6 +573,45 @@ int osn__stat_new(struct osn__elim **sp, const struct osn__lchain *lc,
     return elim_new(sp, lc, 1, NULL, next);
 }
 
+/*
+ * out = add + row R_{n-1} for the row vector `row` of level n-1 (description below) and
+ * R_{n-1} = U_{n-1} (-S_n)^-1, as (row U_{n-1}) (-S_n)^-1: row U_{n-1} is a rate times one entry
+ * of row a state, so R_{n-1} is never formed. add may be NULL (0). m = m_n.
+ */
+static inline __attribute__((always_inline)) void up_times_inv_k(const xd *row,
+                                                                 const struct osn__lvl *below,
+                                                                 const xd *inv, const int m,
+                                                                 const xd *add, xd *out)
+{
+    xd w[OSN__B];
+    for (int t = 0; t < m; t++)
+        w[t] = osn_xd(0);
+    for (int i = 0; i < below->m; i++) {
+        const int t = below->up_to[i];
+        if (t >= 0) /* rows without an up transition add nothing */
+            w[t] = osn_xd_add(w[t], osn_xd_muld(row[i], below->up_rate[i]));
+    }
+    for (int j = 0; j < m; j++)
+        out[j] = add ? add[j] : osn_xd(0);
+    for (int t = 0; t < m; t++) {
+        if (osn_xd_is_zero(w[t]))
+            continue;
+        for (int j = 0; j < m; j++)
+            out[j] = osn_xd_add(out[j], osn_xd_mul(w[t], inv[t * m + j]));
+    }
+}
+
+static void up_times_inv(const xd *row, const struct osn__lvl *below, const xd *inv, int m,
+                         const xd *add, xd *out)
+{
+    if (m == 2)
+        up_times_inv_k(row, below, inv, 2, add, out);
+    else if (m == 1)
+        up_times_inv_k(row, below, inv, 1, add, out);
+    else
+        up_times_inv_k(row, below, inv, m, add, out);
+}
+
 int osn__stat_sweep(const struct osn__elim *s, osn__visit_fn visit, void *arg)
 {
     const struct osn__lchain *lc = &s->lc;
@@ -605,20 +644,7 @@ int osn__stat_sweep(const struct osn__elim *s, osn__visit_fn visit, void *arg)
             for (int j = 0; j < lv->m; j++)
                 cur[j] = s->pi_lo[j];
         } else {
-            /* pi_n = pi_{n-1} R_{n-1}, R_{n-1}(i, j) = up_rate(i) (-S_n)^-1(up_to(i), j) as
-             * eliminate() forms it; rows without an up transition are 0 and add nothing. */
-            const xd *inv = inv_of(s, n);
-            const int m = lv->m;
-            for (int j = 0; j < m; j++) {
-                xd v = osn_xd(0);
-                for (int i = 0; i < below->m; i++) {
-                    const int t = below->up_to[i];
-                    if (t >= 0)
-                        v = osn_xd_add(v, osn_xd_mul(prev[i], osn_xd_muld(inv[t * m + j],
-                                                                          below->up_rate[i])));
-                }
-                cur[j] = v;
-            }
+            up_times_inv(prev, below, inv_of(s, n), lv->m, NULL, cur);
         }
         int err = visit(n, lv, cur, n > lc->lo ? below : NULL, n < lc->hi ? above : NULL, arg);
         if (err)
@@ -872,16 +898,7 @@ int osn__trans_solve_dual(const struct osn__elim *t, osn__rhs_fn rhs, void *arg,
         const xd *inv = inv_of(t, n);
         const int m = lv->m, mb = below->m;
         forward(inv, lv, x + pos - mb, x + pos);
-        for (int j = 0; j < m; j++)
-            un[j] = pos + j < qlen ? q[pos + j] : osn_xd(0);
-        for (int i = 0; i < mb; i++) {
-            const int to = below->up_to[i];
-            if (to < 0 || osn_xd_is_zero(ub[i]))
-                continue;
-            for (int j = 0; j < m; j++)
-                un[j] = osn_xd_add(
-                        un[j], osn_xd_mul(ub[i], osn_xd_muld(inv[to * m + j], below->up_rate[i])));
-        }
+        up_times_inv(ub, below, inv, m, pos < qlen ? q + pos : NULL, un);
         for (int j = 0; j < m; j++)
             part = osn_xd_add(part, osn_xd_mul(un[j], x[pos + j]));
         if ((n - lc->lo) % DOT_BLOCK == 0) {
