@@ -95,22 +95,24 @@ static long level_start(const struct level_index *ix, long level)
     return ix->s[a].base + (level - ix->s[a].lo) * ix->s[a].m;
 }
 
-/* The sums over levels that every level adds to, kept apart for a block of levels. */
-struct level_sums {
-    xd P[3], N, busy, lost[2];
-};
-
 /* Levels summed apart before they join the totals, so that the bound on a sum's rounding error
  * grows with SUM_BLOCK + levels / SUM_BLOCK, not with the levels (10^6 at R = 10^6). */
 #define SUM_BLOCK 1024
 
+/*
+ * The sweep's sums. A stretch is a block of at most SUM_BLOCK levels of one run, which the sweep
+ * passes with one description (osn__stat_sweep): its mass is summed by state (mass[i]), and only
+ * when the stretch ends is it turned into P by mode and lost by flow (a product a state and
+ * stretch, not a state and level). N and busy take the mass of each level.
+ */
 struct acc {
     xd tot, P[3], N, p00, busy, lost[2], nu01, nu12, changes;
-    struct level_sums blk; /* this block's part of P, N, busy and lost */
-    long blk_levels;
-    double kill;                        /* must stay 0 for the full chain */
-    struct entries *entry;              /* flow from mode 0 into the overload states */
-    const struct level_index *entry_ix; /* where overload levels start in that chain */
+    const struct osn__lvl *stretch_lv; /* the description of the stretch's levels */
+    long stretch_levels;
+    xd mass[OSN__B], stretch_N, stretch_busy; /* the stretch's part */
+    double kill;                              /* must stay 0 for the full chain */
+    struct entries *entry;                    /* flow from mode 0 into the overload states */
+    const struct level_index *entry_ix;       /* where overload levels start in that chain */
     long states;
     int err; /* OSN_ENOMEM when the entry list could not grow */
 };
@@ -141,37 +143,45 @@ static void flow(struct acc *a, int from, int to, long to_n, int to_j, const str
         a->nu12 = osn_xd_add(a->nu12, f);
 }
 
-/* Adds the block's sums to the totals and starts the next block. */
-static void flush_block(struct acc *a)
+/* Adds the stretch's sums to the totals and starts the next stretch. */
+static void end_stretch(struct acc *a)
 {
-    for (int s = 0; s < 3; s++)
-        a->P[s] = osn_xd_add(a->P[s], a->blk.P[s]);
-    a->N = osn_xd_add(a->N, a->blk.N);
-    a->busy = osn_xd_add(a->busy, a->blk.busy);
-    for (int f = 0; f < 2; f++)
-        a->lost[f] = osn_xd_add(a->lost[f], a->blk.lost[f]);
-    a->blk = (struct level_sums){0};
-    a->blk_levels = 0;
+    const struct osn__lvl *lv = a->stretch_lv;
+    for (int i = 0; lv && i < lv->m; i++) {
+        const xd p = a->mass[i];
+        a->P[lv->mode[i]] = osn_xd_add(a->P[lv->mode[i]], p);
+        /* A zero term (no loss) would add exactly nothing: skipped. */
+        for (int f = 0; f < 2; f++)
+            if (lv->lost[i][f] != 0)
+                a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
+        a->kill += lv->kill[i] * (double)a->stretch_levels;
+        a->mass[i] = osn_xd(0);
+    }
+    a->N = osn_xd_add(a->N, a->stretch_N);
+    a->busy = osn_xd_add(a->busy, a->stretch_busy);
+    a->stretch_N = a->stretch_busy = osn_xd(0);
+    a->stretch_lv = NULL;
+    a->stretch_levels = 0;
 }
 
 static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct osn__lvl *below,
                  const struct osn__lvl *above, void *arg)
 {
     struct acc *a = arg;
+    if (lv != a->stretch_lv || a->stretch_levels == SUM_BLOCK) /* another run, or a full block */
+        end_stretch(a);
+    a->stretch_lv = lv;
+    a->stretch_levels++;
     xd level_sum = osn_xd(0); /* the level's mass, added to busy and N once a level */
     for (int i = 0; i < lv->m; i++) {
         const xd p = pi[i];
         const int s = lv->mode[i];
-        a->blk.P[s] = osn_xd_add(a->blk.P[s], p);
+        a->mass[i] = osn_xd_add(a->mass[i], p);
         if (n == 0 && s == 0)
             a->p00 = osn_xd_add(a->p00, p);
         else
             level_sum = osn_xd_add(level_sum, p);
-        /* A zero term (no loss, no mode change) would add exactly nothing: skipped. */
-        for (int f = 0; f < 2; f++)
-            if (lv->lost[i][f] != 0)
-                a->blk.lost[f] = osn_xd_add(a->blk.lost[f], osn_xd_muld(p, lv->lost[i][f]));
-        a->kill += lv->kill[i];
+        /* A zero term (no mode change) would add exactly nothing: skipped. */
         if (lv->up_to[i] >= 0 && above->mode[lv->up_to[i]] != s) {
             int j = lv->up_to[i];
             flow(a, s, above->mode[j], n + 1, j, above, osn_xd_muld(p, lv->up_rate[i]));
@@ -181,10 +191,8 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
             flow(a, s, below->mode[j], n - 1, j, below, osn_xd_muld(p, lv->dn_rate[i]));
         }
     }
-    a->blk.busy = osn_xd_add(a->blk.busy, level_sum); /* level 0 adds only its busy states */
-    a->blk.N = osn_xd_add(a->blk.N, osn_xd_muld(level_sum, (double)n));
-    if (++a->blk_levels == SUM_BLOCK)
-        flush_block(a);
+    a->stretch_busy = osn_xd_add(a->stretch_busy, level_sum); /* level 0: its busy states */
+    a->stretch_N = osn_xd_add(a->stretch_N, osn_xd_muld(level_sum, (double)n));
     a->states += lv->m;
     return 0;
 }
@@ -429,7 +437,7 @@ static int sweep_run(const struct osn_model *m, struct sweep *w, int passage)
     a->entry = &w->entry;
     a->entry_ix = &w->oix;
     err = osn__stat_sweep(w->st, visit, a);
-    flush_block(a);
+    end_stretch(a);
     a->tot = osn_xd_add(a->busy, a->p00); /* the total mass, without a sum of its own */
     return err ? err : a->err;
 }

@@ -116,7 +116,11 @@ int osn__stat_new(struct osn__elim **sp, const struct osn__lchain *lc,
 /*
  * Forward pass: calls visit(n, lv, pi_n, below, above) for n = lo..hi with the unnormalised
  * stationary vector of each level (pi_lo is the censored chain's stationary vector scaled to
- * max 1) and the neighbouring levels (NULL beyond lo and hi).
+ * max 1) and the neighbouring levels (NULL beyond lo and hi). The levels of one run are passed
+ * with one description: lv is the same pointer for consecutive levels of a run and another
+ * pointer when the run changes, and the description passed as lv in the previous call is still
+ * valid (it is this call's below), so a visitor may sum a run's levels by state and use that
+ * description once when lv changes.
  */
 typedef int (*osn__visit_fn)(long n, const struct osn__lvl *lv, const struct osn_xd *pi,
                              const struct osn__lvl *below, const struct osn__lvl *above, void *arg);
