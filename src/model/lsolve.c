@@ -324,10 +324,10 @@ static int step(struct stepper *st, long n, const struct elim **out)
 /*
  * Every pass over the chain reads the blocks of the elimination: the stationary sweep R_n =
  * U_n (-S_{n+1})^-1, a transient solve R_n in its backward pass and Z_n = (-S_n)^-1 D_n in its
- * forward pass, and the return time solves two systems on one chain. The blocks are therefore
- * eliminated once and (-S_n)^-1 kept for every level; R_n and Z_n are a product by the level's
- * rates, recomputed by each pass with the very operations eliminate() and the former Z pass
- * used, so every result is bit for bit what it was. A skipped step (a run at its fixed point)
+ * forward pass, and the return time's passes (a column system and a row vector) on one chain.
+ * The blocks are therefore eliminated once and (-S_n)^-1 kept for every level; R_n and Z_n are
+ * never formed: a pass multiplies its vector by the level's rates and then by (-S_n)^-1. A
+ * skipped step (a run at its fixed point)
  * keeps no block: the level points at the block of the level above. The stationary chain and the
  * overload chain agree in their top levels (policy I: all levels above H + 1 or so hold the same
  * states and rates); a chain eliminated next can take those levels' blocks from the first

@@ -69,12 +69,12 @@ static int entries_add(struct entries *en, long idx, int phase, xd f)
 }
 
 /*
- * Where each level of a chain starts among its states (states in level order), kept as
- * stretches of levels of one size: a few entries for the models here, not one offset a level.
+ * Where each level of a chain starts among its states (states in level order), kept as spans
+ * of levels of one size: a few entries for the models here, not one offset a level.
  */
 struct level_index {
-    struct stretch {
-        long lo;   /* first level of the stretch */
+    struct span {
+        long lo;   /* first level of the span */
         long base; /* index of its first state */
         int m;     /* states a level */
     } * s;
@@ -84,7 +84,7 @@ struct level_index {
 /* Index of the first state of level (inside the chain). */
 static long level_start(const struct level_index *ix, long level)
 {
-    long a = 0, b = ix->n - 1; /* the last stretch with lo <= level */
+    long a = 0, b = ix->n - 1; /* the last span with lo <= level */
     while (a < b) {
         long mid = (a + b + 1) / 2;
         if (ix->s[mid].lo <= level)
@@ -270,7 +270,7 @@ static void rhs_var(long n, const struct osn__lvl *lv, xd *b, void *arg)
     }
 }
 
-/* Stretches of levels of one size. */
+/* The spans of levels of one size of chain lc. */
 static int level_index_new(struct level_index *ix, const struct osn__lchain *lc)
 {
     *ix = (struct level_index){0};
@@ -286,12 +286,12 @@ static int level_index_new(struct level_index *ix, const struct osn__lchain *lc)
         if (ix->n == 0 || ix->s[ix->n - 1].m != m) {
             if (ix->n == cap) {
                 cap = cap ? 2 * cap : 16;
-                struct stretch *s2 = realloc(ix->s, (size_t)cap * sizeof *s2);
+                struct span *s2 = realloc(ix->s, (size_t)cap * sizeof *s2);
                 if (!s2)
                     return OSN_ENOMEM;
                 ix->s = s2;
             }
-            ix->s[ix->n++] = (struct stretch){n, ix->states, m};
+            ix->s[ix->n++] = (struct span){n, ix->states, m};
         }
         ix->states += (hi - n + 1) * m;
     }
