@@ -439,6 +439,14 @@ static long common_top(const struct osn__lchain *a, const struct osn__lchain *b)
     return nc;
 }
 
+long osn__run_end(const struct osn__lchain *lc, long n)
+{
+    long lo, hi = n;
+    if (lc->run)
+        lc->run(lc->ctx, n, &lo, &hi);
+    return hi < lc->hi ? hi : lc->hi;
+}
+
 /* Keeps the block of level n (the level above's when the step was skipped). */
 static int keep_block(struct osn__elim *e, long n, const struct elim *cur, int reused)
 {
@@ -500,13 +508,8 @@ static int elim_new(struct osn__elim **ep, const struct osn__lchain *lc, int sta
         !(e->at = osn__big_alloc((size_t)nlev * sizeof *e->at)) || !(st = malloc(sizeof *st)))
         goto nomem;
     size_t most = 0; /* entries of all blocks, were no step skipped */
-    for (long n = lc->lo, lo, hi; n <= lc->hi; n = hi + 1) {
-        if (lc->run) /* the levels of a run have the same size: one count a run */
-            lc->run(lc->ctx, n, &lo, &hi);
-        else
-            hi = n;
-        if (hi > lc->hi)
-            hi = lc->hi;
+    for (long n = lc->lo, hi; n <= lc->hi; n = hi + 1) {
+        hi = osn__run_end(lc, n); /* the levels of a run have the same size: one count a run */
         const int m = lc->count(lc->ctx, n);
         memset(e->size + (n - lc->lo), m, (size_t)(hi - n + 1));
         e->states += (long)m * (hi - n + 1);

@@ -275,13 +275,8 @@ static int level_index_new(struct level_index *ix, const struct osn__lchain *lc)
 {
     *ix = (struct level_index){0};
     long cap = 0;
-    for (long n = lc->lo, lo, hi; n <= lc->hi; n = hi + 1) {
-        if (lc->run) /* the levels of a run have the same size: count once per run */
-            lc->run(lc->ctx, n, &lo, &hi);
-        else
-            hi = n;
-        if (hi > lc->hi)
-            hi = lc->hi;
+    for (long n = lc->lo, hi; n <= lc->hi; n = hi + 1) {
+        hi = osn__run_end(lc, n); /* the levels of a run have the same size: one count a run */
         const int m = lc->count(lc->ctx, n);
         if (ix->n == 0 || ix->s[ix->n - 1].m != m) {
             if (ix->n == cap) {

@@ -58,6 +58,9 @@ struct osn__lchain {
     const void *ctx;
 };
 
+/* The last level of lc (at most lc->hi) in the run that holds level n: n without lc->run. */
+long osn__run_end(const struct osn__lchain *lc, long n);
+
 /* The hysteretic model as a level chain (chain.c). */
 struct osn__chain {
     const struct osn_model *m;
