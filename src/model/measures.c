@@ -107,7 +107,11 @@ static long level_start(const struct level_index *ix, long level)
  */
 struct acc {
     xd tot, P[3], N, p00, busy, lost[2], nu01, nu12, changes;
-    const struct osn__lvl *stretch_lv; /* the description of the stretch's levels */
+    const struct osn__lvl *stretch_lv; /* the sweep's description of the stretch's levels */
+    struct {                           /* what end_stretch() reads of it, copied: the sweep */
+        int m, mode[OSN__B];           /* may reuse its buffer once the last level is passed */
+        double lost[OSN__B][2], kill[OSN__B];
+    } stretch;
     long stretch_levels;
     xd mass[OSN__B], stretch_N, stretch_busy; /* the stretch's part */
     double kill;                              /* must stay 0 for the full chain */
@@ -146,17 +150,17 @@ static void flow(struct acc *a, int from, int to, long to_n, int to_j, const str
 /* Adds the stretch's sums to the totals and starts the next stretch. */
 static void end_stretch(struct acc *a)
 {
-    const struct osn__lvl *lv = a->stretch_lv;
-    for (int i = 0; lv && i < lv->m; i++) {
+    for (int i = 0; i < a->stretch.m; i++) {
         const xd p = a->mass[i];
-        a->P[lv->mode[i]] = osn_xd_add(a->P[lv->mode[i]], p);
+        a->P[a->stretch.mode[i]] = osn_xd_add(a->P[a->stretch.mode[i]], p);
         /* A zero term (no loss) would add exactly nothing: skipped. */
         for (int f = 0; f < 2; f++)
-            if (lv->lost[i][f] != 0)
-                a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, lv->lost[i][f]));
-        a->kill += lv->kill[i] * (double)a->stretch_levels;
+            if (a->stretch.lost[i][f] != 0)
+                a->lost[f] = osn_xd_add(a->lost[f], osn_xd_muld(p, a->stretch.lost[i][f]));
+        a->kill += a->stretch.kill[i] * (double)a->stretch_levels;
         a->mass[i] = osn_xd(0);
     }
+    a->stretch.m = 0;
     a->N = osn_xd_add(a->N, a->stretch_N);
     a->busy = osn_xd_add(a->busy, a->stretch_busy);
     a->stretch_N = a->stretch_busy = osn_xd(0);
@@ -168,9 +172,17 @@ static int visit(long n, const struct osn__lvl *lv, const xd *pi, const struct o
                  const struct osn__lvl *above, void *arg)
 {
     struct acc *a = arg;
-    if (lv != a->stretch_lv || a->stretch_levels == SUM_BLOCK) /* another run, or a full block */
+    if (lv != a->stretch_lv || a->stretch_levels == SUM_BLOCK) { /* another run, or a full block */
         end_stretch(a);
-    a->stretch_lv = lv;
+        a->stretch_lv = lv;
+        a->stretch.m = lv->m;
+        for (int i = 0; i < lv->m; i++) {
+            a->stretch.mode[i] = lv->mode[i];
+            a->stretch.lost[i][0] = lv->lost[i][0];
+            a->stretch.lost[i][1] = lv->lost[i][1];
+            a->stretch.kill[i] = lv->kill[i];
+        }
+    }
     a->stretch_levels++;
     xd level_sum = osn_xd(0); /* the level's mass, added to busy and N once a level */
     for (int i = 0; i < lv->m; i++) {

@@ -121,9 +121,8 @@ int osn__stat_new(struct osn__elim **sp, const struct osn__lchain *lc,
  * stationary vector of each level (pi_lo is the censored chain's stationary vector scaled to
  * max 1) and the neighbouring levels (NULL beyond lo and hi). The levels of one run are passed
  * with one description: lv is the same pointer for consecutive levels of a run and another
- * pointer when the run changes, and the description passed as lv in the previous call is still
- * valid (it is this call's below), so a visitor may sum a run's levels by state and use that
- * description once when lv changes.
+ * pointer when the run changes, so a visitor may sum a run's levels by state. The buffers are
+ * the sweep's own and are reused: a visitor that needs a description later copies it.
  */
 typedef int (*osn__visit_fn)(long n, const struct osn__lvl *lv, const struct osn_xd *pi,
                              const struct osn__lvl *below, const struct osn__lvl *above, void *arg);
