@@ -575,6 +575,20 @@ int osn__stat_new(struct osn__elim **sp, const struct osn__lchain *lc,
     return elim_new(sp, lc, 1, NULL, next);
 }
 
+/* out = add + w (-S_n)^-1 for the row vector w of level n (m entries); add may be NULL (0). */
+static inline __attribute__((always_inline)) void
+row_times_inv_k(const xd *w, const xd *inv, const int m, const xd *add, xd *out)
+{
+    for (int j = 0; j < m; j++)
+        out[j] = add ? add[j] : osn_xd(0);
+    for (int t = 0; t < m; t++) {
+        if (osn_xd_is_zero(w[t]))
+            continue;
+        for (int j = 0; j < m; j++)
+            out[j] = osn_xd_add(out[j], osn_xd_mul(w[t], inv[t * m + j]));
+    }
+}
+
 /*
  * out = add + row R_{n-1} for the row vector `row` of level n-1 (description below) and
  * R_{n-1} = U_{n-1} (-S_n)^-1, as (row U_{n-1}) (-S_n)^-1: row U_{n-1} is a rate times one entry
@@ -593,14 +607,7 @@ static inline __attribute__((always_inline)) void up_times_inv_k(const xd *row,
         if (t >= 0) /* rows without an up transition add nothing */
             w[t] = osn_xd_add(w[t], osn_xd_muld(row[i], below->up_rate[i]));
     }
-    for (int j = 0; j < m; j++)
-        out[j] = add ? add[j] : osn_xd(0);
-    for (int t = 0; t < m; t++) {
-        if (osn_xd_is_zero(w[t]))
-            continue;
-        for (int j = 0; j < m; j++)
-            out[j] = osn_xd_add(out[j], osn_xd_mul(w[t], inv[t * m + j]));
-    }
+    row_times_inv_k(w, inv, m, add, out);
 }
 
 static void up_times_inv(const xd *row, const struct osn__lvl *below, const xd *inv, int m,
@@ -825,17 +832,6 @@ static void row_times_z(const xd *p, const xd *inv, const struct osn__lvl *lv, i
     }
 }
 
-/* q = p (-S_n)^-1 (m entries). */
-static void row_times_inv(const xd *p, const xd *inv, int m, xd *q)
-{
-    for (int j = 0; j < m; j++) {
-        xd v = osn_xd(0);
-        for (int i = 0; i < m; i++)
-            v = osn_xd_add(v, osn_xd_mul(p[i], inv[i * m + j]));
-        q[j] = v;
-    }
-}
-
 /* Levels whose terms of u x are summed apart before they join the total, so that the bound on
  * the sum's rounding error grows with DOT_BLOCK + levels / DOT_BLOCK, not with the levels. */
 #define DOT_BLOCK 1024
@@ -882,7 +878,7 @@ int osn__trans_solve_dual(const struct osn__elim *t, osn__rhs_fn rhs, void *arg,
             p[j] = n < ntop ? pz[j] : osn_xd(0);
         for (; k >= 0 && a[k].idx >= pos; k--)
             p[a[k].idx - pos] = osn_xd_add(p[a[k].idx - pos], a[k].w);
-        row_times_inv(p, inv, m, q + pos);
+        row_times_inv_k(p, inv, m, NULL, q + pos); /* q_n = p_n (-S_n)^-1 */
         inv_above = inv;
     }
 
