@@ -25,3 +25,9 @@ set_tests_properties(node_overload PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS
 # --stats CSV and the --json summary (no load; runs in both builds).
 add_test(NAME node_metrics COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_metrics.sh $<TARGET_FILE:osn>)
 set_tests_properties(node_metrics PROPERTIES TIMEOUT 60 LABELS node)
+
+# Scrapers that vanish (reset, connect-and-close, idle sockets dropped at once, a trickled
+# request) never end the node: it once died of SIGPIPE writing the answer (issue 28).
+add_test(NAME node_metrics_hostile
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/metrics_hostile.py $<TARGET_FILE:osn>)
+set_tests_properties(node_metrics_hostile PROPERTIES TIMEOUT 120 LABELS node)

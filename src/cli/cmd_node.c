@@ -137,6 +137,9 @@ int osn_cmd_node(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* A reader that goes away (a closed `--stats -` pipe, a scraper of the metrics port) makes
+     * a write fail with EPIPE; SIGPIPE's default action would end the node without a summary. */
+    signal(SIGPIPE, SIG_IGN);
     if (osn_node_run(&sc->cfg, &st, err, sizeof err) != 0) {
         osn_cli_die("node", "%s", err);
         goto out;

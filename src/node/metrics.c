@@ -75,8 +75,10 @@ void metrics_serve(struct node *n, int lfd)
                             "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
                             "Content-Length: %zu\r\n\r\n",
                             blen);
-        (void)!write(c, head, (size_t)hlen);
-        (void)!write(c, body, blen);
+        /* MSG_NOSIGNAL: a scraper that has gone (closed or reset) makes send fail with EPIPE
+         * rather than raise SIGPIPE, whose default action ends the node. */
+        (void)!send(c, head, (size_t)hlen, MSG_NOSIGNAL);
+        (void)!send(c, body, blen, MSG_NOSIGNAL);
         close(c);
     }
 }
