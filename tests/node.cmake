@@ -31,3 +31,10 @@ set_tests_properties(node_metrics PROPERTIES TIMEOUT 60 LABELS node)
 add_test(NAME node_metrics_hostile
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/metrics_hostile.py $<TARGET_FILE:osn>)
 set_tests_properties(node_metrics_hostile PROPERTIES TIMEOUT 120 LABELS node)
+
+# Every transaction ends: calls that succeed, a dead next hop (408), Max-Forwards 0 (483), a
+# flood against max_transactions (503), a caller that never ACKs; then the node holds none.
+# The node once leaked the client transaction of every 408 (issue 28).
+add_test(NAME node_txn_end
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/txn_end.py $<TARGET_FILE:osn>)
+set_tests_properties(node_txn_end PROPERTIES TIMEOUT 120 LABELS node)

@@ -149,11 +149,10 @@ struct node {
     size_t live, allocated;
     size_t held; /* bytes of messages the live transactions keep */
     uint64_t branch_seq, branch_salt;
-    struct osn_sipmsg pm;   /* parse scratch (about 20 KB) */
-    struct osn_sipmsg pm2;  /* a second one, for printing from a stored message */
-    struct osn_sipmsg pm3;  /* a third: the response behind the ACK of a non-2xx */
-    double cpu_t;           /* the virtual CPU: nominal end of the last service (s) */
-    struct osn_sip_out out; /* scratch */
+    struct osn_sipmsg pm;  /* parse scratch (about 20 KB) */
+    struct osn_sipmsg pm2; /* a second one, for printing from a stored message */
+    struct osn_sipmsg pm3; /* a third: the response behind the ACK of a non-2xx */
+    double cpu_t;          /* the virtual CPU: nominal end of the last service (s) */
     struct outq outq;
     char obuf[OSN_SIPMSG_MAX_LEN + 1];
     struct osn_node_stats st;
@@ -183,7 +182,10 @@ int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len);
  * the table's answer, confirmed on the key text. */
 struct ntx *ntx_find(struct node *n, int role, const struct osn_sipmsg *pm,
                      const struct osn_sip_msg *m);
-/* Carries out one output of the transaction layer for x. */
+/* Carries out one output of the transaction layer for x. Every caller keeps its output in a
+ * variable of its own: the TU, run from here, may step other transactions (a timeout of the
+ * client transaction answers 408 on the server one), and an output shared between them would
+ * lose the first one's "terminated" (the leak of a client transaction per 408, issue 28). */
 void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o);
 /* A timer of x fired. */
 void ntx_timer(struct node *n, struct ntx *x, int slot);

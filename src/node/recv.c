@@ -40,7 +40,7 @@ static void qmsg_free(struct node *n, struct qmsg *q)
 static void serve(struct node *n, const struct osn_sip_msg *m, const char *buf, size_t len,
                   const struct sockaddr_in *from, bool shed)
 {
-    struct osn_sip_out *o = &n->out;
+    struct osn_sip_out o;
     if (m->status) {
         if (n->cli) /* RFC 7339 5.2: the feedback of the next hop, in our Via */
             osn_proxy_on_feedback(n->cli, n->now, &n->pm.via[0].oc);
@@ -53,16 +53,16 @@ static void serve(struct node *n, const struct osn_sip_msg *m, const char *buf, 
             n->err = OSN_ENOMEM;
             return;
         }
-        if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, o) == 0)
-            ntx_apply(n, x, o);
+        if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, &o) == 0)
+            ntx_apply(n, x, &o);
         return;
     }
     struct ntx *x = ntx_find(n, OSN_SIP_SERVER, &n->pm, m);
     if (x) {
         if (m->method != OSN_SIP_ACK)
             n->st.retrans_absorbed++;
-        if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, o) == 0)
-            ntx_apply(n, x, o);
+        if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, &o) == 0)
+            ntx_apply(n, x, &o);
     } else if (m->method == OSN_SIP_ACK) {
         tu_stray_ack(n, m);
     } else {

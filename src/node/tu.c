@@ -45,14 +45,14 @@ static void feedback(struct node *n, struct osn_sip_oc *oc)
  * keeps the bytes when the transaction takes it. */
 static void respond_bytes(struct node *n, struct ntx *x, int len, const struct osn_sip_msg *r)
 {
-    struct osn_sip_out *o = &n->out;
-    if (len <= 0 || osn_sip_stxn_respond(&n->sip, &x->t, r, n->now, o) != 0)
+    struct osn_sip_out o;
+    if (len <= 0 || osn_sip_stxn_respond(&n->sip, &x->t, r, n->now, &o) != 0)
         return;
-    if (o->nsend > 0 && ntx_set_resp(n, x, n->obuf, (size_t)len) != 0) {
+    if (o.nsend > 0 && ntx_set_resp(n, x, n->obuf, (size_t)len) != 0) {
         n->err = OSN_ENOMEM;
         return;
     }
-    ntx_apply(n, x, o);
+    ntx_apply(n, x, &o);
 }
 
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after)
@@ -94,10 +94,11 @@ static void forward(struct node *n, struct ntx *x)
     int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, &n->pm2, &f);
     struct ntx *y = len > 0 ? ntx_new(n) : NULL;
     struct osn_sip_msg m;
+    struct osn_sip_out o;
     if (!y || osn_sipmsg_parse(&n->pm2, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT ||
         ntx_set_req(n, y, n->obuf, (size_t)len, &n->pm2) != 0 ||
         osn_sipmsg_to_txn(&n->pm2, &m) != 0 ||
-        osn_sip_ctxn_start(&n->sip, &y->t, &m, n->now, &n->out) != 0) {
+        osn_sip_ctxn_start(&n->sip, &y->t, &m, n->now, &o) != 0) {
         ntx_free(n, y);
         tu_respond(n, x, 500, -1);
         return;
@@ -106,7 +107,7 @@ static void forward(struct node *n, struct ntx *x)
     y->peer = x;
     if (x->t.req.method == OSN_SIP_INVITE)
         n->st.calls_forwarded++;
-    ntx_apply(n, y, &n->out);
+    ntx_apply(n, y, &o);
 }
 
 /* The UAS answers at once; for an INVITE it resends the 2xx until the ACK. */
@@ -135,9 +136,9 @@ void tu_2xx_timer(struct node *n, struct ntx *x)
     if (osn_uas_2xx_fire(&x->uas, n->now, &n->cfg->sip, alive, &at)) {
         /* RFC 6026 7.1: in Accepted the TU's 2xx retransmissions pass the transaction. */
         struct osn_sip_msg m = osn_elem_response(&x->t.req, 200, -1);
-        struct osn_sip_out *o = &n->out;
-        if (osn_sip_stxn_respond(&n->sip, &x->t, &m, n->now, o) == 0)
-            ntx_apply(n, x, o);
+        struct osn_sip_out o;
+        if (osn_sip_stxn_respond(&n->sip, &x->t, &m, n->now, &o) == 0)
+            ntx_apply(n, x, &o);
         if (x->live)
             ntx_arm_2xx(n, x, at);
     }
@@ -164,9 +165,9 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
     else if (m->method == OSN_SIP_BYE)
         n->st.bye_in++;
     x->from = *from;
-    struct osn_sip_out *o = &n->out;
+    struct osn_sip_out o;
     if (ntx_set_req(n, x, buf, len, &n->pm) != 0 ||
-        osn_sip_stxn_start(&n->sip, &x->t, m, n->now, o) != 0) {
+        osn_sip_stxn_start(&n->sip, &x->t, m, n->now, &o) != 0) {
         /* Its key is taken by a transaction whose text differs (a hash collision): dropped. */
         n->st.stray++;
         ntx_free(n, x);
@@ -174,15 +175,14 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
     }
     if (shed) {
         /* The server half shed it: 503 at once, without the TU and without a 100 Trying. */
-        struct osn_sip_out o2 = *o;
-        o2.tu = OSN_SIP_TU_NONE;
-        o2.nsend = 0;
-        ntx_apply(n, x, &o2);
+        o.tu = OSN_SIP_TU_NONE;
+        o.nsend = 0;
+        ntx_apply(n, x, &o);
         if (x->live)
             tu_respond(n, x, 503, -1);
         return;
     }
-    ntx_apply(n, x, o);
+    ntx_apply(n, x, &o);
 }
 
 /* Forwards the ACK of a 2xx (parsed in n->pm) statelessly, RFC 3261 16.11: its branch is a

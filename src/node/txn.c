@@ -239,7 +239,7 @@ void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o)
 
 void ntx_timer(struct node *n, struct ntx *x, int slot)
 {
-    struct osn_sip_out *o = &n->out;
-    if (osn_sip_txn_timer(&n->sip, &x->t, x->t.tid[slot], n->now, o) == 0)
-        ntx_apply(n, x, o);
+    struct osn_sip_out o;
+    if (osn_sip_txn_timer(&n->sip, &x->t, x->t.tid[slot], n->now, &o) == 0)
+        ntx_apply(n, x, &o);
 }
