@@ -1,34 +1,42 @@
 # Front door of the OSN build. CMake + Ninja do the real work; this file only strings the steps
-# together so that one word does each job:
+# together so that one word does each job. Each target installs the Debian packages of its own
+# tier and no more (scripts/deps.sh --list shows the tiers):
 #
-#   make               install missing Debian packages, configure build/, build (build/osn),
-#                      profile-guided: an instrumented osn in build-pgo/ first runs a short
-#                      mix of the examples (scripts/pgo-train.sh), then build/ uses the counts
-#   make demo          build, then scripts/demo.sh (a solve and a small lambda sweep, into demo/)
-#   make check         build and run the tests in build/, then again with ASan + UBSan in
-#                      build-asan/, then the clang-format gate (what .ci/run calls)
-#   make bench         build, then bench/run.sh (every benchmark beside its peer: the solver
-#                      against SciPy, ..., osn node's CPU per call and highest call rate
-#                      against Kamailio's)
-#   make testbed       build, then `osn node` on the wire (needs src/node; about 40 minutes):
+#   make               [build tier] configure build/ and build osn, its library and man page
+#                      (optimised, -O2 with link-time optimisation; tests and benchmarks are not
+#                      built here)
+#   make release       [build tier] the same, profile-guided, in build-release/: an instrumented
+#                      osn in build-pgo/ first runs a short mix of the examples
+#                      (scripts/pgo-train.sh), then build-release/ compiles with the counts
+#   make demo          [demo tier] build, then scripts/demo.sh (a tour: solve, sweep, simulate,
+#                      the fluid model, a SIP network, then three real nodes driven by SIPp)
+#   make check         [test tier] build everything in build/ and run the tests, then again with
+#                      ASan + UBSan in build-asan/, then the clang-format gate (what .ci/run
+#                      calls)
+#   make bench         [bench tier] the release build, then bench/run.sh (every benchmark beside
+#                      its peer: the solver against SciPy, ..., osn node's CPU per call and
+#                      highest call rate against Kamailio's)
+#   make testbed       [test tier] build, then `osn node` on the wire (about 40 minutes):
 #                      scripts/testbed.sh examples/node_collapse.ini (osn sim beside the real
 #                      chain, none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.csv) and
 #                      the long node tests: interop (2,000 calls per chain), overload at 3x
 #                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
 #                      upstream), reliability (20x for 60 s, kill -9 of the core)
-#   make fuzz          the SIP parser's libFuzzer target for FUZZ_SECONDS (default 600), built
-#                      with clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); `make
-#                      check` runs it for 60 s as the CTest test fuzz_parser_60s of build/
+#   make fuzz          [test tier] the SIP parser's libFuzzer target for FUZZ_SECONDS (default
+#                      600), built with clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh);
+#                      `make check` runs it for 60 s as the CTest test fuzz_parser_60s of build/
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
 #   make install       build, then install into PREFIX (default /usr/local; DESTDIR stages):
 #                      bin/osn, lib/libosn.so + include/osn/ + lib/pkgconfig/osn.pc, the man
 #                      page osn.1 and the Python module `osn` (cmake/install.cmake)
-#   make clean         remove build/, build-asan/, build-pgo/, build-fuzz/ and demo/
+#   make clean         remove build/, build-release/, build-asan/, build-pgo/, build-fuzz/ and
+#                      demo/
 #
 # The steps are sequential even under `make -j`: each one runs ninja, which is parallel itself.
 
 BUILD        ?= build
+RELEASE_BUILD ?= build-release
 ASAN_BUILD   ?= build-asan
 PGO_BUILD    ?= build-pgo
 FUZZ_BUILD   ?= build-fuzz
@@ -46,19 +54,28 @@ PREFIX       ?= /usr/local
 C_FILES = git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' ':!:build*/**'
 
 .NOTPARALLEL:
-.PHONY: all deps deps-bench configure profile build asan demo check test test-asan bench \
-	testbed format format-check clean fuzz install
+.PHONY: all deps deps-demo deps-test deps-bench configure profile build release build-all asan \
+	demo check test test-asan bench testbed format format-check clean fuzz install
 
 all: build
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh build
+
+deps-demo:
+	@scripts/deps.sh demo
+
+deps-test:
+	@scripts/deps.sh test
 
 deps-bench:
 	@scripts/deps.sh bench
 
 $(BUILD)/build.ninja:
-	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSN_PGO=use \
+	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+$(RELEASE_BUILD)/build.ninja:
+	$(CMAKE) -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOSN_PGO=use \
 		-DOSN_PGO_DIR=$(PGO_PROFILE)
 
 $(PGO_BUILD)/build.ninja:
@@ -81,13 +98,23 @@ profile: deps $(PGO_BUILD)/build.ninja
 		bash scripts/pgo-train.sh $(PGO_BUILD)/osn && touch $(PGO_PROFILE)/.stamp; \
 	fi
 
-build: configure profile
+# osn, the library the C API installs, and the man page: what `make install` needs.
+build: configure
+	$(NINJA) -C $(BUILD) osn osn_shared osn_man
+
+release: deps profile $(RELEASE_BUILD)/build.ninja
+	$(NINJA) -C $(RELEASE_BUILD) osn osn_shared osn_man
+
+# Everything, tests and benchmarks too. CMake runs again first: a build/ configured before the
+# test tier was installed left the tests out.
+build-all: deps-test $(BUILD)/build.ninja
+	$(CMAKE) $(BUILD) >/dev/null
 	$(NINJA) -C $(BUILD)
 
-test: build
+test: build-all
 	$(CTEST) --test-dir $(BUILD) --output-on-failure
 
-asan: deps $(ASAN_BUILD)/build.ninja
+asan: deps-test $(ASAN_BUILD)/build.ninja
 	$(NINJA) -C $(ASAN_BUILD)
 
 # Under the sanitizers the load tests of osn node would measure the sanitizers' speed, not the
@@ -98,14 +125,16 @@ test-asan: asan
 
 check: test test-asan format-check
 
-demo: build
+demo: deps-demo build
 	bash scripts/demo.sh $(BUILD)/osn
 
-bench: deps-bench build
-	OSN_BUILD=$(BUILD) bash bench/run.sh
+bench: deps-bench release
+	$(CMAKE) $(RELEASE_BUILD) >/dev/null
+	$(NINJA) -C $(RELEASE_BUILD)
+	OSN_BUILD=$(RELEASE_BUILD) bash bench/run.sh
 
 # Every step runs even when one fails; the target fails if any did.
-testbed: build
+testbed: deps-test build
 	@rc=0; \
 	OSN=$(BUILD)/osn bash scripts/testbed.sh examples/node_collapse.ini || rc=1; \
 	bash tests/test_node_interop.sh $(BUILD)/osn . || rc=1; \
@@ -114,7 +143,7 @@ testbed: build
 		--no-oc || rc=1; \
 	bash tests/test_node_reliability.sh $(BUILD)/osn . || rc=1; \
 	exit $$rc
-fuzz: deps
+fuzz: deps-test
 	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # PREFIX is given to cmake --install, so changing it needs no new configure; DESTDIR is read
@@ -130,4 +159,4 @@ format-check:
 	@$(C_FILES) | xargs -0 -r $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(PGO_BUILD) $(FUZZ_BUILD) demo
+	rm -rf $(BUILD) $(RELEASE_BUILD) $(ASAN_BUILD) $(PGO_BUILD) $(FUZZ_BUILD) demo

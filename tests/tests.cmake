@@ -79,7 +79,6 @@ target_link_libraries(test_elem PRIVATE osn_elem)
 osn_unit_test(test_sip_parse)
 target_link_libraries(test_sip_parse PRIVATE osn_sip)
 # Differential test against libosip2 (LGPL; linked into this test only, never into osn).
-pkg_check_modules(OSIP2 REQUIRED IMPORTED_TARGET libosip2)
 osn_unit_test(test_sip_osip)
 target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)
 # Hostile inputs (issue 14): signals, injection, silent wrong answers, runaways, messages.
