@@ -65,8 +65,12 @@ configure_file(${CMAKE_SOURCE_DIR}/python/osn/_where.py.in ${CMAKE_BINARY_DIR}/p
 
 install(TARGETS osn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS osn_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Unspecified)
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/osn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
+# The installed C API is chosen (docs/api.md): the exact analysis, the optimiser, the JSON entry
+# points the Python module uses, and the headers they include. The other headers of include/osn
+# are the modules' interfaces to each other, free to change: they stay in the source tree.
+set(OSN_PUBLIC_HEADERS err.h version.h xd.h law.h split.h model.h optimize.h json_api.h)
+list(TRANSFORM OSN_PUBLIC_HEADERS PREPEND ${CMAKE_SOURCE_DIR}/include/osn/)
+install(FILES ${OSN_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/osn)
 install(FILES ${CMAKE_BINARY_DIR}/osn.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/python/osn/__init__.py ${CMAKE_BINARY_DIR}/python/_where.py
         DESTINATION ${OSN_PYTHON_DIR}/osn)

@@ -33,6 +33,19 @@ for f in bin/osn "$libdir/libosn.so" "$libdir/libosn.so.0" include/osn/model.h i
     "$pydir/osn/__init__.py" "$pydir/osn/_where.py"; do
     if [[ -e "$root/$f" ]]; then pass "installed $f"; else fail "not installed: $f"; fi
 done
+# The chosen API only (docs/api.md): the modules' internal interfaces are not installed, and
+# every installed header compiles on its own (it includes what it needs).
+for h in node.h sim.h net.h elem.h sip.h ctl.h ini.h; do
+    if [[ -e "$root/include/osn/$h" ]]; then fail "internal header installed: $h"; else pass "not installed: $h"; fi
+done
+for h in "$root"/include/osn/*.h; do
+    if echo "#include <osn/$(basename "$h")>" | cc -fsyntax-only -I"$root/include" -x c - 2>"$stage/h.log"; then
+        pass "$(basename "$h") compiles alone"
+    else
+        cat "$stage/h.log"
+        fail "$(basename "$h") does not compile alone (it needs a header that is not installed?)"
+    fi
+done
 # Only the headers: no build-tree path in what a user's compiler reads.
 if grep -qF -e "$build" -e "$src" "$root/$libdir/pkgconfig/osn.pc"; then
     fail "osn.pc names the build or source tree"
@@ -106,6 +119,20 @@ PY
         fail "examples/c/solve ${args:-(defaults)} differs from osn solve --json"
     fi
 done
+
+# A private prefix, as a user without root installs (make install PREFIX=$HOME/.local): the C
+# example builds with PKG_CONFIG_PATH alone and runs without LD_LIBRARY_PATH (osn.pc's rpath).
+private=$stage/private
+if cmake --install "$build" --prefix "$private" >"$stage/private.log" 2>&1 &&
+    cp -r "$src/examples/c" "$stage/c2" &&
+    env -u PKG_CONFIG_SYSROOT_DIR -u PKG_CONFIG_LIBDIR PKG_CONFIG_PATH="$private/$libdir/pkgconfig" \
+        make -s -C "$stage/c2" >"$stage/c2.log" 2>&1 &&
+    env -u LD_LIBRARY_PATH "$stage/c2/solve" >"$stage/c2.out" 2>&1; then
+    pass "a private prefix: examples/c builds with PKG_CONFIG_PATH and runs without LD_LIBRARY_PATH"
+else
+    cat "$stage/private.log" "$stage/c2.log" "$stage/c2.out" 2>/dev/null | tail -5
+    fail "a private prefix: examples/c does not build or run"
+fi
 
 # The Python module from the staged tree: its own libosn, found relative to it.
 if PYTHONPATH=$root/$pydir python3 "$src/tests/test_python.py" "$osn" "$src"; then
