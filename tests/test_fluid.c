@@ -479,11 +479,25 @@ static void test_scenario(void **state)
                      0);
     assert_int_equal(sc.cfg.profile.shape, OSN_FLUID_BURST);
     assert_true(sc.cfg.profile.burst_duration == 0.5 && isinf(sc.cfg.server[0].buffer));
-    const char *sets[] = {"profile.burst_duration=2", "control.algorithm=rtd"};
+    const char *sets[] = {"profile.burst_duration=2", "control.kind=rtd"};
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", sets,
                                              2, err, sizeof err),
                      0);
     assert_true(sc.cfg.profile.burst_duration == 2 && sc.cfg.control.kp > 0);
+    assert_string_equal(sc.warning, "");
+    /* control.algorithm, the old name of control.kind: the same configuration, and a warning
+     * that names where it was set; both names at once is an error. */
+    struct osn_fluid_cfg by_kind = sc.cfg;
+    const char *old[] = {"profile.burst_duration=2", "control.algorithm=rtd"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", old,
+                                             2, err, sizeof err),
+                     0);
+    assert_memory_equal(&sc.cfg, &by_kind, sizeof by_kind);
+    assert_non_null(strstr(sc.warning, "--set control.algorithm=rtd"));
+    assert_non_null(strstr(sc.warning, "control.kind"));
+    const char *both[] = {"control.kind=rtd", "control.algorithm=rtd"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, both, 2, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, "control.algorithm"));
 
     const char *bad1[] = {"profile.step_rate=3"};
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", bad1,
@@ -501,11 +515,11 @@ static void test_scenario(void **state)
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, tandem, 2, err, sizeof err), 0);
     assert_true(sc.cfg.server[0].rate == 200 && sc.cfg.server[1].rate == 100);
 
-    const char *prsm_tandem[] = {"fluid.topology=tandem", "control.algorithm=prsm"};
+    const char *prsm_tandem[] = {"fluid.topology=tandem", "control.kind=prsm"};
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, prsm_tandem, 2, err, sizeof err),
                      OSN_ECONFIG);
-    assert_non_null(strstr(err, "control.algorithm"));
-    const char *prsm_key[] = {"control.algorithm=prsm", "control.kp=3"};
+    assert_non_null(strstr(err, "control.kind"));
+    const char *prsm_key[] = {"control.kind=prsm", "control.kp=3"};
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, prsm_key, 2, err, sizeof err), OSN_ECONFIG);
     assert_non_null(strstr(err, "control.kp"));
     const char *mmpp_one[] = {"profile.shape=mmpp", "profile.mmpp_rates=50"};
@@ -519,8 +533,7 @@ static void test_scenario(void **state)
                      OSN_ECONFIG);
     assert_non_null(strstr(err, "profile.seed"));
     const char *mmpp_ok[] = {"profile.shape=mmpp", "profile.mmpp_rates=10, 20",
-                             "profile.mmpp_switch=1, 2", "profile.seed=7",
-                             "control.algorithm=prsm"};
+                             "profile.mmpp_switch=1, 2", "profile.seed=7", "control.kind=prsm"};
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_ok, 5, err, sizeof err), 0);
     assert_true(sc.cfg.profile.mmpp_rate[1] == 20 && sc.cfg.profile.mmpp_switch[1] == 2 &&
                 sc.cfg.profile.seed == 7 && sc.cfg.control.algo == OSN_FLUID_CTL_PRSM);

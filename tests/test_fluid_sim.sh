@@ -107,9 +107,9 @@ check overload queue \
 SI_B1000=$TMP/sim_b1000.ini
 sed 's/^buffer = 100000000 .*/buffer = 1000/' "$SI" >"$SI_B1000"
 grep -q '^buffer = 1000$' "$SI_B1000" || bad "could not set the core buffer in $SI_B1000"
-check prsm_collapse_burst recover "--set control.algorithm=prsm" "--set control.kind=prsm"
+check prsm_collapse_burst recover "--set control.kind=prsm" "--set control.kind=prsm"
 check prsm_overload_b1000 queue \
-    "--set control.algorithm=prsm --set server.buffer=1000 --set profile.burst_start=0 --set profile.burst_duration=120 --set profile.burst_rate=60" \
+    "--set control.kind=prsm --set server.buffer=1000 --set profile.burst_start=0 --set profile.burst_duration=120 --set profile.burst_rate=60" \
     "--set control.kind=prsm --set source.burst_start=0 --set source.burst_length=120 --set source.burst_factor=2" \
     "$SI_B1000"
 

@@ -17,9 +17,14 @@
 /* The keys of the fluid format. */
 extern const struct osn_ini_schema osn_fluid_schema;
 
+#define OSN_FLUID_WARNING_MAX 512
+
 struct osn_fluid_scenario {
     struct osn_fluid_cfg cfg; /* resolved and checked */
     struct osn_ini ini;       /* every key set, with its origin */
+    /* Empty, or one line for the user about a key read under its old name (the command prints
+     * it on stderr; the run is the same as with the new name). */
+    char warning[OSN_FLUID_WARNING_MAX];
 };
 
 /*

@@ -85,7 +85,7 @@ void osn_cmd_fluid_usage(FILE *f)
           "    retx_cost        [server p1]: work per retransmission sent [1]\n"
           "  [control]          PI cap on the retransmission rate of the last hop's\n"
           "                     client (U -> S, or P1 -> P2)\n"
-          "    algorithm        none | rrrc (redundant ratio) | rtd       [none]\n"
+          "    kind             none | rrrc (redundant ratio) | rtd       [none]\n"
           "                     (INVITE -> 100 Trying delay) | prsm: no cap,\n"
           "                     S serves first copies first and removes the\n"
           "                     copies of calls it holds (single only, no keys)\n"
@@ -97,7 +97,8 @@ void osn_cmd_fluid_usage(FILE *f)
           "    crossover        rtd: rad/s                                [1]\n"
           "    phase_margin     rtd: degrees                              [45]\n"
           "    max_rate         cap ceiling and start, 1/s                [server rate]\n"
-          "A key of another topology, shape or algorithm is an error.\n"
+          "    (algorithm       the old name of kind, read with a warning)\n"
+          "A key of another topology, shape or control kind is an error.\n"
           "\n"
           "Output: a summary table (final_queue recovered state goodput completed\n"
           "failed pending offered mean_delay peak_delay peak_queue retransmissions\n"
@@ -210,6 +211,8 @@ int osn_cmd_fluid(int argc, char **argv)
         die("%s", err[0] ? err : osn_strerror(rc));
         goto out;
     }
+    if (sc->warning[0])
+        fprintf(stderr, "osn fluid: warning: %s\n", sc->warning);
     rc = osn_fluid_run(&res, &sc->cfg, err, sizeof err);
     if (rc) {
         die("%s", err[0] ? err : osn_strerror(rc));

@@ -185,6 +185,8 @@ static json_t *scenario_json(const struct osn_fluid_scenario *sc,
     for (int h = 0; h < res->hops; h++)
         err |= json_array_append_new(servers, server_json(&c->server[h], res->hops == 2 && !h));
     err |= json_object_set_new(o, "servers", servers);
+    /* "algorithm": the old name of "kind", kept beside it for one release. */
+    err |= json_object_set_new(ctl, "kind", json_string(osn_fluid_ctl_name(c->control.algo)));
     err |= json_object_set_new(ctl, "algorithm", json_string(osn_fluid_ctl_name(c->control.algo)));
     if (c->control.algo != OSN_FLUID_CTL_NONE) {
         err |= json_object_set_new(ctl, "interval", json_real(c->control.interval));

@@ -61,7 +61,8 @@ static const struct osn_ini_keydef fluid_keys[] = {
         {"server p2", "buffer"},
         {"server p2", "delay_up"},
         {"server p2", "delay_down"},
-        {"control", "algorithm"},
+        {"control", "kind"},
+        {"control", "algorithm"}, /* the old name of control.kind, read with a warning */
         {"control", "interval"},
         {"control", "target"},
         {"control", "kp"},
@@ -78,11 +79,12 @@ static const char *const topology_names[] = {"single", "tandem", NULL};
 static const char *const shape_names[] = {"constant", "step", "burst", "slowdown", "mmpp", NULL};
 static const char *const ctl_names[] = {"none", "rrrc", "rtd", "prsm", NULL};
 
-/* One load: the collected keys and the caller's error buffer. */
+/* One load: the collected keys, the caller's error buffer, and where a warning goes. */
 struct loader {
     const struct osn_ini *ini;
     char *err;
     size_t errsize;
+    char *warning; /* OSN_FLUID_WARNING_MAX bytes */
 };
 
 /* Parses "section.key" as a number >= lo (> lo when excl) into *out when it is set. */
@@ -271,13 +273,27 @@ static int load_control(const struct loader *ld, struct osn_fluid_cfg *c)
     double wc = DEF_CROSSOVER, pm = DEF_PM, theta;
     int which, rc;
 
-    if ((o = osn_ini_get(ld->ini, "control.algorithm"))) {
+    /* [control] kind names the control in every scenario (network, node, fluid); the fluid
+     * model called it algorithm until 0.1, which is still read for one release. */
+    const struct osn_key_origin *old = osn_ini_get(ld->ini, "control.algorithm");
+    o = osn_ini_get(ld->ini, "control.kind");
+    if (o && old)
+        return osn_ini_bad(old, ld->err, ld->errsize,
+                           "the old name of control.kind, which is set too: keep control.kind");
+    if (old) {
+        o = old;
+        snprintf(ld->warning, OSN_FLUID_WARNING_MAX,
+                 "%s: control.algorithm is the old name of control.kind (read as control.kind; "
+                 "rename it)",
+                 old->where);
+    }
+    if (o) {
         if ((rc = osn_ini_choice(o, ctl_names, &which, ld->err, ld->errsize)))
             return rc;
         ctl->algo = (enum osn_fluid_ctl)which;
     }
     if (ctl->algo == OSN_FLUID_CTL_NONE)
-        return reject(ld, "control", tuning, "no control runs (set control.algorithm)");
+        return reject(ld, "control", tuning, "no control runs (set control.kind)");
     if (ctl->algo == OSN_FLUID_CTL_PRSM) {
         if (c->topology != OSN_FLUID_SINGLE)
             return osn_ini_bad(o, ld->err, ld->errsize,
@@ -439,7 +455,7 @@ int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
     rc = osn_ini_collect(&tmp->ini, path, sets, nsets, &osn_fluid_schema, err, errsize);
     if (rc)
         goto out;
-    ld = (struct loader){&tmp->ini, err, errsize};
+    ld = (struct loader){&tmp->ini, err, errsize, tmp->warning};
     osn_fluid_cfg_default(&tmp->cfg);
     if ((rc = load_fluid(&ld, &tmp->cfg)) || (rc = load_profile(&ld, &tmp->cfg.profile)) ||
         (rc = load_servers(&ld, &tmp->cfg)) || (rc = load_control(&ld, &tmp->cfg)))

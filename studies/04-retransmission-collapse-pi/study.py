@@ -26,7 +26,7 @@ BURST = os.path.join(EX, "burst.ini")             # the network of the deep-buff
 
 def fluid_burst(algo, csv_out=None):
     extra = ["--csv", csv_out] if csv_out else []
-    r = common.osn("fluid", FLUID, [f"control.algorithm={algo}"], extra)
+    r = common.osn("fluid", FLUID, [f"control.kind={algo}"], extra)
     return (f"fluid {algo}", r["goodput"], 0.0, r["failed"] / r["offered"], 0.0,
             r["final_queue"], r["state"])
 

@@ -33,7 +33,7 @@ def fluid_point(buffer, algo, seeds, horizon):
     """Fluid failure ratio and mean response delay, averaged over the MMPP paths of seeds."""
     fail = delay = 0.0
     for s in seeds:
-        r = common.osn("fluid", FLUID, [f"server.buffer={buffer}", f"control.algorithm={algo}",
+        r = common.osn("fluid", FLUID, [f"server.buffer={buffer}", f"control.kind={algo}",
                                         f"profile.seed={s}", f"fluid.horizon={horizon}"])
         fail += r["failed"] / r["offered"]
         delay += r["mean_delay"]

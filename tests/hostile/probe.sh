@@ -78,7 +78,7 @@ printf '[fluid]\nretransmissions = 7\n' >fl_retx.ini
 printf '[profile]\nshape = zigzag\n' >fl_shape.ini
 printf '[profile]\nshape = step\nburst_rate = 5\n' >fl_step_burst.ini
 printf '[server]\nbuffer = -1\n' >fl_buf.ini
-printf '[control]\nalgorithm = rtd\ntarget = 10\n' >fl_target.ini
+printf '[control]\nkind = rtd\ntarget = 10\n' >fl_target.ini
 printf '[control]\nkp = 1\n' >fl_kp_noalgo.ini
 printf '[net]\ntopology = ring\n' >net_topo.ini
 printf '[net]\nedges = 0\n' >net_edges0.ini
