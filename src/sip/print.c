@@ -212,6 +212,25 @@ int osn_sipmsg_print_response_fwd_oc(char *out, size_t cap, const struct osn_sip
     return oc ? print_response_fwd(out, cap, resp, oc) : OSN_EINVAL;
 }
 
+/* "Via: SIP/2.0/TRANSPORT host[:port][;branch=...]" from a top Via whose line holds a syntax
+ * error after its sent-by: enough to route the answer, and nothing of the broken part. */
+static void top_via_parsed(struct wr *w, const struct osn_sip_via *v)
+{
+    puts_(w, "Via: SIP/2.0/");
+    putsp(w, v->transport.n ? v->transport : (struct osn_span){"UDP", 3});
+    puts_(w, " ");
+    putsp(w, v->host);
+    if (v->port) {
+        puts_(w, ":");
+        putu(w, v->port);
+    }
+    if (v->branch.n) {
+        puts_(w, ";branch=");
+        putsp(w, v->branch);
+    }
+    puts_(w, "\r\n");
+}
+
 int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
                            const struct osn_sip_reply *r)
 {
@@ -219,19 +238,37 @@ int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
         req->nvia == 0 || req->method == OSN_SIP_ACK)
         return OSN_EINVAL;
     bool ok = req->err.verdict == OSN_SIPMSG_ACCEPT;
-    /* A malformed request is answered only when its verdict says so, and then by copying its
-     * lines; its top Via may not have parsed to the end, so no oc parameters go in. */
+    /* A malformed request is answered only when its verdict says so; its top Via may not have
+     * parsed to the end, so no oc parameters go in. */
     if (!ok && (req->err.verdict != OSN_SIPMSG_ANSWER || r->oc.flags))
         return OSN_EINVAL;
+    /* Of a malformed request, From, To, Call-ID and CSeq are copied only from lines that end
+     * before its first error (they parsed), and a Via line only when the error is not in it
+     * (the Vias route the answer back, and one that could answer has a top Via that parsed):
+     * what the sender broke, or crafted, is not sent back. */
+    const char *err_at = ok ? NULL : req->buf.p + req->err.offset;
     struct wr w = {out, out + cap, false};
     const char *reason = r->reason ? r->reason : osn_sip_reason_phrase(r->status);
     puts_(&w, "SIP/2.0 ");
     putu(&w, r->status);
     puts_(&w, " ");
     puts_(&w, reason);
+    if (!ok && !r->reason && req->err.reason != OSN_SIPMSG_OK) {
+        /* RFC 3261 21.4.1: the phrase names the problem ("Bad Request (CSeq malformed)"). */
+        puts_(&w, " (");
+        puts_(&w, osn_sipmsg_reason_name(req->err.reason));
+        puts_(&w, ")");
+    }
     puts_(&w, "\r\n");
     for (int i = 0; i < req->nhdr; i++) {
         const struct osn_sip_hdr *h = &req->hdr[i];
+        bool has_err = err_at && h->line.p <= err_at && err_at < h->line.p + h->line.n;
+        if (has_err && h->id == OSN_SIP_HDR_VIA && req->via[0].hdr == i) {
+            top_via_parsed(&w, &req->via[0]); /* the error is in the Via line: its parsed part */
+            continue;
+        }
+        if (has_err || (err_at && h->id != OSN_SIP_HDR_VIA && h->line.p + h->line.n > err_at))
+            continue;
         switch (h->id) {
         case OSN_SIP_HDR_VIA:
             if (r->oc.flags && req->via[0].hdr == i) {
