@@ -147,7 +147,7 @@ run 2 "failed run keeps old file" -- solve --set thresholds.H=99 --json "$TMP/ke
 [ "$(cat "$TMP/keep.json")" = old ] && ok || bad "failed run changed an existing output file"
 compgen -G "$TMP/keep.json.tmp.*" >/dev/null && bad "temporary left next to keep.json" || ok
 
-# ---- outputs that are not regular files (the README's "Output files") ----
+# ---- outputs that are not regular files ("Output files" in docs/commands/solve.md) ----
 # Devices are written directly, never replaced: `make` as root once turned /dev/null into a
 # regular file (an output was renamed over it).
 run 0 "json to /dev/null" -- solve "$ROOT/examples/exact_tiny.ini" --json /dev/null -q

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The README's commands run as written, and print what the README shows.
+"""The commands of the README and of docs/ run as written, and print what the page shows.
 
     tests/test_readme.py BUILD_DIR SOURCE_DIR
 
-Every indented command line of README.md that starts with `build/osn` or `$ build/osn` (with
+Every indented command line of README.md and docs/**/*.md that starts with `build/osn` or `$ build/osn` (with
 its `\\` continuations) runs in bash from a scratch directory where `build`, `examples` and
 `studies` point into the build and source trees, as they do in a clone after `make`:
 
@@ -25,14 +25,19 @@ import sys
 import tempfile
 
 build, src = (os.path.abspath(p) for p in sys.argv[1:3])
-readme = os.path.join(src, "README.md")
-lines = open(readme, encoding="utf-8").read().split("\n")
+PAGES = ["README.md"] + sorted(
+    os.path.relpath(os.path.join(d, f), src)
+    for d, _, files in os.walk(os.path.join(src, "docs")) for f in files if f.endswith(".md"))
+# Phrases that would say a shipped feature does not exist yet (the README once said the node
+# was "not written yet" a release after it shipped).
+STALE = re.compile(r"not written yet|is not written|later, a real|will be written|the real node will",
+                   re.I)
 
 SKIP = re.compile(r"^(build/osn node|mpirun|make|python3)\b")
 WALL = re.compile(r"^events: .* in .* s")
 
 
-def blocks():
+def blocks(lines):
     """(line number, [indented lines]) for each indented block outside fences."""
     fenced, cur, start = False, [], 0
     for i, raw in enumerate(lines + [""], 1):
@@ -47,9 +52,9 @@ def blocks():
             cur = []
 
 
-def commands():
-    """(line, command, shown output or None) for each command the README shows."""
-    for start, blk in blocks():
+def commands(lines):
+    """(line, command, shown output or None) for each command a page shows."""
+    for start, blk in blocks(lines):
         i = 0
         while i < len(blk):
             text, lineno = blk[i], start + i
@@ -89,30 +94,36 @@ with tempfile.TemporaryDirectory() as tmp:
     os.symlink(build, os.path.join(tmp, "build"))
     for d in ("examples", "studies"):
         os.symlink(os.path.join(src, d), os.path.join(tmp, d))
-    for lineno, cmd, shown in commands():
-        if SKIP.match(cmd):
-            continue
-        ran += 1
-        p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, capture_output=True,
-                           text=True, timeout=600)
-        got = p.stdout + p.stderr
-        # An error is shown as its one line, "osn CMD: what is wrong".
-        rows = [s for s in shown or [] if s.strip()]
-        is_error = len(rows) == 1 and re.match(r"^osn \w+: ", rows[0]) is not None
-        want_rc = 2 if is_error else 0
-        # `| grep`/`| head` may end the pipe early: head's SIGPIPE to osn is not a failure.
-        ok_rc = p.returncode == want_rc or ("| head" in cmd and p.returncode == 141)
-        missing = matches(shown, got) if shown else None
-        if ok_rc and missing is None:
-            print(f"ok   README.md:{lineno}: {cmd[:90]}")
-            continue
-        failures += 1
-        print(f"FAIL README.md:{lineno}: {cmd}")
-        if not ok_rc:
-            print(f"     exit status {p.returncode}, expected {want_rc}")
-        if missing is not None:
-            print(f"     shown but not printed: {missing!r}")
-        print("     printed:\n" + "\n".join("       " + g for g in got.split("\n")[:40]))
+    for page in PAGES:
+        lines = open(os.path.join(src, page), encoding="utf-8").read().split("\n")
+        for n, text in enumerate(lines, 1):
+            if STALE.search(text):
+                failures += 1
+                print(f"FAIL {page}:{n}: a stale sentence: {text.strip()[:100]}")
+        for lineno, cmd, shown in commands(lines):
+            if SKIP.match(cmd):
+                continue
+            ran += 1
+            p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp,
+                               capture_output=True, text=True, timeout=600)
+            got = p.stdout + p.stderr
+            # An error is shown as its one line, "osn CMD: what is wrong".
+            rows = [s for s in shown or [] if s.strip()]
+            is_error = len(rows) == 1 and re.match(r"^osn \w+: ", rows[0]) is not None
+            want_rc = 2 if is_error else 0
+            # `| grep`/`| head` may end the pipe early: head's SIGPIPE to osn is not a failure.
+            ok_rc = p.returncode == want_rc or ("| head" in cmd and p.returncode == 141)
+            missing = matches(shown, got) if shown else None
+            if ok_rc and missing is None:
+                print(f"ok   {page}:{lineno}: {cmd[:90]}")
+                continue
+            failures += 1
+            print(f"FAIL {page}:{lineno}: {cmd}")
+            if not ok_rc:
+                print(f"     exit status {p.returncode}, expected {want_rc}")
+            if missing is not None:
+                print(f"     shown but not printed: {missing!r}")
+            print("     printed:\n" + "\n".join("       " + g for g in got.split("\n")[:40]))
 
-print(f"{ran - failures} of {ran} README commands as shown")
+print(f"{ran - failures} of {ran} commands of the README and docs/ as shown")
 sys.exit(1 if failures or ran < 20 else 0)

@@ -1,8 +1,8 @@
 /*
  * Output files that never destroy what is there.
  *
- * The policy (the README's "Output files"), decided after coreutils' `sort -o`, rsync and
- * SQLite:
+ * The policy ("Output files" in docs/commands/solve.md), decided after coreutils' `sort -o`, rsync
+ * and SQLite:
  *  - A regular file, existing or new, is replaced atomically: the result is written to
  *    "PATH.tmp.PID" in the same directory and renamed over PATH only when everything was
  *    written, flushed and synced; any failure removes the temporary file. A reader sees the old
