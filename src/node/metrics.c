@@ -237,6 +237,12 @@ int metrics_fd(const struct metrics *m)
     return m->epfd;
 }
 
+int metrics_listen_fd(const struct metrics *m)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_LISTEN_FD);
+    return i ? i->listen_fd : -1;
+}
+
 double metrics_wait(struct metrics *m)
 {
     MHD_UNSIGNED_LONG_LONG ms;

@@ -223,6 +223,9 @@ struct metrics *metrics_open(struct node *n, const struct sockaddr_in *sa, char 
                              size_t msgsize);
 /* The one descriptor to poll for reading (MHD's epoll set). */
 int metrics_fd(const struct metrics *m);
+/* The listening socket (for getsockname: the port bound when port 0 was asked for); -1 if
+ * unknown. Not to be polled or closed: MHD owns it. */
+int metrics_listen_fd(const struct metrics *m);
 /* Seconds within which metrics_run must be called even if nothing is readable (INFINITY:
  * no bound). */
 double metrics_wait(struct metrics *m);
