@@ -7,7 +7,9 @@
 #
 # The tiers, and the make targets that ask for them:
 #   build   `make`, `make install`: compiler, cmake, ninja, pkg-config and the libraries osn
-#           links (inih, jansson), python3 (the Python module, the build's helper scripts)
+#           links (inih, jansson, libmicrohttpd: the HTTP of `osn node`'s metrics endpoint,
+#           LGPL-2.1+, linked as a shared library), python3 (the Python module, the build's
+#           helper scripts)
 #   demo    `make demo`: sip-tester (SIPp drives the demo's three real nodes), gnuplot-nox
 #           (`osn fluid --plot`)
 #   test    `make check`, `make testbed`, `make fuzz`: cmocka (the C tests), libosip2-dev (LGPL;
@@ -33,7 +35,8 @@
 set -euo pipefail
 
 tiers=(build demo test bench)
-build=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev python3)
+build=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-dev
+    libmicrohttpd-dev python3)
 demo=(sip-tester gnuplot-nox)
 test=(libcmocka-dev libosip2-dev clang-16 libclang-rt-16-dev clang-format python3-matplotlib
     kamailio openmpi-bin libopenmpi-dev)

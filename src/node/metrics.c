@@ -1,37 +1,122 @@
 /*
- * The Prometheus text-format endpoint ([node] metrics = HOST:PORT): every counter of the node as
- * `osn_node_NAME_total`, plus the queue, the controller's mode and the live transactions as
- * gauges, over HTTP/1.0 on any GET. One short response per connection, written with the socket
- * non-blocking: a scraper that does not read loses its answer, the node never waits for it.
+ * The Prometheus text-format endpoint ([node] metrics = HOST:PORT) on GNU libmicrohttpd (MHD):
+ * every counter of the node as `osn_node_NAME_total`, plus the queue, the controller's mode,
+ * the live transactions and, for loss and rate, the client half's level as gauges.
+ *
+ *   GET or HEAD /metrics   200, text/plain; version=0.0.4
+ *   any other path         404
+ *   any other method       405 with Allow: GET, HEAD
+ *
+ * MHD runs in the node's own thread, in its external event-loop mode: its epoll descriptor is
+ * one more descriptor of the node's ppoll, MHD_get_timeout bounds the wait, and MHD_run does
+ * the work when that descriptor is ready or the timeout has passed (run.c). So the counters are
+ * read between two turns of the loop, never concurrently, without locks. MHD reads the whole
+ * request before answering (no reset from closing a socket with unread bytes), sends with
+ * MSG_NOSIGNAL, and bounds what scrapers may hold: METRICS_CONN_LIMIT connections in all,
+ * METRICS_PER_IP of them from one address, each closed after METRICS_IDLE_S seconds without
+ * progress. MHD's timeout restarts at every byte, so a client trickling its request a byte at a
+ * time would keep its connection for ever: this file also ends every connection
+ * METRICS_LIFETIME_S seconds after it was accepted, whatever it is doing (shutdown(2) of its
+ * socket, after which MHD sees the end of the stream and closes it).
  */
-#define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
+#include <time.h>
 
 #include "node_int.h"
 
-int metrics_open(const struct sockaddr_in *sa)
+#define METRICS_CONN_LIMIT 64 /* connections open at once; beyond, they wait in the backlog */
+#define METRICS_PER_IP     16 /* of which from one client address */
+#define METRICS_IDLE_S     5  /* a connection without progress for this long is closed (s) */
+#define METRICS_LIFETIME_S 10 /* and any connection this long after its accept (s) */
+#define METRICS_BODY_MAX   32768
+
+/* A connection MHD has accepted and not yet closed: its socket and when it came. */
+struct conn {
+    int fd;
+    double t0; /* CLOCK_MONOTONIC, s */
+    bool used, cut;
+};
+
+struct metrics {
+    struct MHD_Daemon *d;
+    struct node *n;
+    int epfd;
+    int live; /* conns used */
+    struct conn conns[METRICS_CONN_LIMIT];
+    char err[160]; /* MHD's last message while starting */
+    bool started;
+    /* At most a few of MHD's messages a second reach stderr (a flood of refused connections
+     * must not become a flood of lines); the others are counted and reported with the next. */
+    time_t log_sec;
+    int log_in_sec;
+    unsigned long log_suppressed;
+    char body[METRICS_BODY_MAX];
+};
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd < 0)
-        return -1;
-    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (const struct sockaddr *)sa, sizeof *sa) != 0 || listen(fd, 16) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
+    struct metrics *m = cls;
+    if (!m->started) { /* the reason a start fails, for the node's message */
+        vsnprintf(m->err, sizeof m->err, fmt, ap);
+        m->err[strcspn(m->err, "\n")] = 0;
+        return;
     }
-    return fd;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (ts.tv_sec != m->log_sec) {
+        m->log_sec = ts.tv_sec;
+        m->log_in_sec = 0;
+    }
+    if (++m->log_in_sec > 5) {
+        m->log_suppressed++;
+        return;
+    }
+    fprintf(stderr, "osn node: metrics: ");
+    if (m->log_suppressed)
+        fprintf(stderr, "(%lu messages not shown) ", m->log_suppressed);
+    m->log_suppressed = 0;
+    vfprintf(stderr, fmt, ap);
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void notify(void *cls, struct MHD_Connection *c, void **ctx,
+                   enum MHD_ConnectionNotificationCode what)
+{
+    struct metrics *m = cls;
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *i =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        for (int k = 0; i && k < METRICS_CONN_LIMIT; k++)
+            if (!m->conns[k].used) { /* MHD admits no more than there are slots */
+                m->conns[k] = (struct conn){i->connect_fd, mono(), true, false};
+                m->live++;
+                *ctx = &m->conns[k];
+                return;
+            }
+        *ctx = NULL;
+    } else if (what == MHD_CONNECTION_NOTIFY_CLOSED && *ctx) {
+        ((struct conn *)*ctx)->used = false;
+        m->live--;
+        *ctx = NULL;
+    }
 }
 
 /* The exposition text into buf; returns its length (truncated to size - 1 at worst). */
-static size_t render(const struct node *n, char *buf, size_t size)
+static size_t render(struct node *n, char *buf, size_t size)
 {
     size_t k = 0;
 #define ADD(...)                                                 \
@@ -57,28 +142,154 @@ static size_t render(const struct node *n, char *buf, size_t size)
     ADD("# HELP osn_node_transactions live transactions\n# TYPE osn_node_transactions gauge\n"
         "osn_node_transactions %zu\n",
         n->live);
+    /* The client half's throttle (an edge with control loss or rate). Their level is a read:
+     * what it may change (an expired oc validity turned off) the next request would change
+     * the same way. pi's level would run its control interval early, so it is not shown. */
+    const char *kind = n->cli ? osn_ctl_kind(n->cli) : "";
+    if (strcmp(kind, "loss") == 0)
+        ADD("# HELP osn_node_client_shed_percent percent of new requests the client half sheds "
+            "toward the next hop (RFC 7339 loss; 0 when off)\n"
+            "# TYPE osn_node_client_shed_percent gauge\nosn_node_client_shed_percent %.17g\n",
+            osn_ctl_client_level(n->cli, n->now));
+    else if (strcmp(kind, "rate") == 0) {
+        double r = osn_ctl_client_level(n->cli, n->now);
+        char v[32];
+        snprintf(v, sizeof v, isinf(r) ? "+Inf" : "%.17g", r);
+        ADD("# HELP osn_node_client_rate_limit_per_s new INVITEs per second the client half "
+            "lets through to the next hop (RFC 7415 rate; +Inf when off)\n"
+            "# TYPE osn_node_client_rate_limit_per_s gauge\n"
+            "osn_node_client_rate_limit_per_s %s\n",
+            v);
+    }
+    ADD("# HELP osn_node_info the element this node plays\n# TYPE osn_node_info gauge\n"
+        "osn_node_info{element=\"%s\"} 1\n",
+        n->cfg->element == OSN_NODE_UAS    ? "uas"
+        : n->cfg->element == OSN_NODE_CORE ? "core"
+                                           : "edge");
 #undef ADD
     return k;
 }
 
-void metrics_serve(struct node *n, int lfd)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *body,
+                             size_t len, const char *type, bool allow)
 {
-    static char body[16384], head[160];
-    for (int i = 0; i < 16; i++) { /* a few per loop turn at most */
-        int c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (c < 0)
-            return;
-        char req[1024];
-        (void)!read(c, req, sizeof req); /* the request line: any path gets the metrics */
-        size_t blen = render(n, body, sizeof body);
-        int hlen = snprintf(head, sizeof head,
-                            "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-                            "Content-Length: %zu\r\n\r\n",
-                            blen);
-        /* MSG_NOSIGNAL: a scraper that has gone (closed or reset) makes send fail with EPIPE
-         * rather than raise SIGPIPE, whose default action ends the node. */
-        (void)!send(c, head, (size_t)hlen, MSG_NOSIGNAL);
-        (void)!send(c, body, blen, MSG_NOSIGNAL);
-        close(c);
+    struct MHD_Response *r =
+            MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO; /* MHD closes the connection */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **req_cls)
+{
+    struct metrics *m = cls;
+    static const char not_allowed[] = "only GET and HEAD\n", not_found[] = "try /metrics\n";
+    (void)version, (void)upload, (void)upload_size, (void)req_cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, not_allowed, sizeof not_allowed - 1,
+                     "text/plain", true);
+    if (strcmp(url, "/metrics") != 0)
+        return reply(c, MHD_HTTP_NOT_FOUND, not_found, sizeof not_found - 1, "text/plain", false);
+    size_t len = render(m->n, m->body, sizeof m->body);
+    return reply(c, MHD_HTTP_OK, m->body, len, "text/plain; version=0.0.4; charset=utf-8", false);
+}
+
+struct metrics *metrics_open(struct node *n, const struct sockaddr_in *sa, char *msg,
+                             size_t msgsize)
+{
+    struct metrics *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(msg, msgsize, "out of memory");
+        return NULL;
     }
+    m->n = n;
+    /* No MHD_USE_INTERNAL_POLLING_THREAD: MHD makes no thread; the node's loop drives it.
+     * SIGPIPE is left to MHD (MSG_NOSIGNAL), so that a program calling osn_node_run() without
+     * ignoring SIGPIPE is safe too. */
+    m->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, ntohs(sa->sin_port), NULL, NULL,
+                            answer, m, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONN_LIMIT,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_PER_IP,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_IDLE_S,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify, m, MHD_OPTION_EXTERNAL_LOGGER,
+                            mhd_log, m, MHD_OPTION_END);
+    const union MHD_DaemonInfo *info =
+            m->d ? MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+    if (!info) {
+        snprintf(msg, msgsize, "%s", m->err[0] ? m->err : strerror(errno));
+        metrics_close(m);
+        return NULL;
+    }
+    m->epfd = info->epoll_fd;
+    m->started = true;
+    return m;
+}
+
+int metrics_fd(const struct metrics *m)
+{
+    return m->epfd;
+}
+
+int metrics_listen_fd(const struct metrics *m)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_LISTEN_FD);
+    return i ? i->listen_fd : -1;
+}
+
+double metrics_wait(struct metrics *m)
+{
+    MHD_UNSIGNED_LONG_LONG ms;
+    double wait = MHD_get_timeout(m->d, &ms) == MHD_YES ? (double)ms * 1e-3 : INFINITY;
+    if (m->live > 0) {
+        double now = mono();
+        for (int k = 0; k < METRICS_CONN_LIMIT; k++)
+            if (m->conns[k].used && !m->conns[k].cut &&
+                m->conns[k].t0 + METRICS_LIFETIME_S - now < wait)
+                wait = m->conns[k].t0 + METRICS_LIFETIME_S - now;
+    }
+    return wait > 0 ? wait : 0;
+}
+
+static unsigned connections(struct metrics *m)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return i ? i->num_connections : 0;
+}
+
+void metrics_run(struct metrics *m)
+{
+    if (m->live > 0) {
+        double now = mono();
+        for (int k = 0; k < METRICS_CONN_LIMIT; k++)
+            if (m->conns[k].used && !m->conns[k].cut &&
+                now >= m->conns[k].t0 + METRICS_LIFETIME_S) {
+                (void)shutdown(m->conns[k].fd, SHUT_RDWR); /* MHD closes it in the run below */
+                m->conns[k].cut = true;
+            }
+    }
+    unsigned before = connections(m);
+    (void)MHD_run(m->d);
+    /* At the connection limit MHD takes its listening socket out of its epoll set, and puts it
+     * back only at the start of a run, not when a connection closes. A run that closed some
+     * (timed out, answered) is followed by another at once, or the socket would stay out until
+     * some other connection stirred, and with none left the endpoint would accept nothing
+     * again (seen with 0.9.75: the over-the-limit check of metrics_hostile.py). */
+    if (connections(m) < before)
+        (void)MHD_run(m->d);
+}
+
+void metrics_close(struct metrics *m)
+{
+    if (!m)
+        return;
+    if (m->d)
+        MHD_stop_daemon(m->d);
+    free(m);
 }

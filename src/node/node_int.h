@@ -1,7 +1,7 @@
 /*
  * Private interface of the real node. The files, one job each:
- *   run.c      the node object, the event loop (epoll on the UDP socket, the metrics socket and
- *              the timer deadline), stats rows, the summary
+ *   run.c      the node object, the event loop (ppoll on the UDP socket, the metrics endpoint's
+ *              epoll descriptor and the timer deadline), stats rows, the summary
  *   udp.c      the UDP socket: addresses, bind, send
  *   timers.c   a min-heap of deadlines with lazy cancellation
  *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
@@ -10,7 +10,7 @@
  *   tu.c       the element's transaction user: the decisions of osn/elem.h, printed as SIP
  *   pending.c  new requests waiting in the server, so that a copy is known on arrival
  *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
- *   metrics.c  the Prometheus text endpoint
+ *   metrics.c  the Prometheus text endpoint (HTTP by libmicrohttpd)
  */
 #ifndef OSN_NODE_INT_H
 #define OSN_NODE_INT_H
@@ -216,9 +216,22 @@ void tu_respond(struct node *n, struct ntx *x, int status, int retry_after);
 void tu_stray_ack(struct node *n, const struct osn_sip_msg *m);
 void tu_2xx_timer(struct node *n, struct ntx *x);
 
-/* metrics.c */
-int metrics_open(const struct sockaddr_in *sa);
-void metrics_serve(struct node *n, int lfd);
+/* metrics.c: the HTTP endpoint on libmicrohttpd, driven by the node's loop */
+struct metrics;
+/* Listens on sa; NULL with the reason in msg. */
+struct metrics *metrics_open(struct node *n, const struct sockaddr_in *sa, char *msg,
+                             size_t msgsize);
+/* The one descriptor to poll for reading (MHD's epoll set). */
+int metrics_fd(const struct metrics *m);
+/* The listening socket (for getsockname: the port bound when port 0 was asked for); -1 if
+ * unknown. Not to be polled or closed: MHD owns it. */
+int metrics_listen_fd(const struct metrics *m);
+/* Seconds within which metrics_run must be called even if nothing is readable (INFINITY:
+ * no bound). */
+double metrics_wait(struct metrics *m);
+/* Accepts, reads, answers, times out: whatever is ready, without blocking. */
+void metrics_run(struct metrics *m);
+void metrics_close(struct metrics *m);
 
 /* dialogs.c */
 int dialogs_put(struct dialogs *d, struct ntx *x);

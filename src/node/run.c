@@ -3,11 +3,13 @@
  *
  * One thread, one loop. Each turn: take the monotonic clock, fire every due deadline in order
  * (transaction timers, the UAS's 2xx timer, the virtual CPU's service completions), then wait in
- * ppoll(2) on the UDP socket (and the metrics socket) until the next deadline, the next stats
- * row or a signal, and read every datagram waiting (recvmmsg, a batch at a time). What a turn
- * sends leaves in one sendmmsg before the next wait (udp.c). SIGINT and SIGTERM are blocked
- * except inside ppoll, so a stop request is never lost between the check and the wait; the node
- * then writes its summary like any other end.
+ * ppoll(2) on the UDP socket (and the metrics endpoint's epoll descriptor) until the next
+ * deadline, the next stats row, the metrics endpoint's own deadline or a signal, and read every
+ * datagram waiting (recvmmsg, a batch at a time). The metrics endpoint (libmicrohttpd, in this
+ * thread: metrics.c) runs in the same turn when its descriptor is ready or its deadline has
+ * passed. What a turn sends leaves in one sendmmsg before the next wait (udp.c). SIGINT and
+ * SIGTERM are blocked except inside ppoll, so a stop request is never lost between the check and
+ * the wait; the node then writes its summary like any other end.
  */
 #define _GNU_SOURCE /* recvmmsg, ppoll */
 #include <errno.h>
@@ -270,7 +272,7 @@ static void teardown(struct node *n)
         free(OSN_CONTAINER_OF(n->server.cur, struct qmsg, item));
 }
 
-static int loop(struct node *n, int mfd, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
+static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
 {
     const struct osn_node_cfg *cfg = n->cfg;
     sigset_t block, wait_mask;
@@ -305,19 +307,27 @@ static int loop(struct node *n, int mfd, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
         if (cfg->duration > 0 && cfg->duration < until)
             until = cfg->duration;
         double wait = until - n->now;
+        /* The HTTP endpoint's own deadline (a connection's idle timeout, work it has pending):
+         * MHD must run by then even if its descriptor stays quiet. */
+        double http_at = met ? n->now + metrics_wait(met) : INFINITY;
+        if (http_at - n->now < wait)
+            wait = http_at - n->now;
         if (wait < 0)
             wait = 0;
         struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
-        struct pollfd pfd[2] = {{n->sock, POLLIN, 0}, {mfd, POLLIN, 0}};
-        int r = ppoll(pfd, mfd >= 0 ? 2 : 1, &ts, &wait_mask);
+        struct pollfd pfd[2] = {{n->sock, POLLIN, 0}, {met ? metrics_fd(met) : -1, POLLIN, 0}};
+        int r = ppoll(pfd, met ? 2 : 1, &ts, &wait_mask);
         if (r < 0 && errno != EINTR) {
             n->err = OSN_EIO;
             break;
         }
         if (r > 0 && (pfd[0].revents & POLLIN))
             read_all(n, bufs);
-        if (r > 0 && mfd >= 0 && (pfd[1].revents & POLLIN))
-            metrics_serve(n, mfd);
+        if (met &&
+            ((r > 0 && pfd[1].revents) || (http_at < INFINITY && mono() - n->t_start >= http_at))) {
+            n->now = mono() - n->t_start;
+            metrics_run(met);
+        }
     }
     sigprocmask(SIG_UNBLOCK, &block, NULL);
     return n->err;
@@ -328,7 +338,8 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
 {
     struct node *n = calloc(1, sizeof *n);
     char(*bufs)[OSN_SIPMSG_MAX_LEN + 1] = malloc(RECV_BATCH * sizeof *bufs);
-    int mfd = -1, err;
+    struct metrics *met = NULL;
+    int err;
 
     if (!n || !bufs) {
         free(n);
@@ -345,16 +356,16 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
     if (!err && cfg->metrics[0]) {
         struct sockaddr_in sa;
         udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL);
-        mfd = metrics_open(&sa);
-        if (mfd < 0) {
-            snprintf(msg, msgsize, "node.metrics %s: cannot listen: %s", cfg->metrics,
-                     strerror(errno));
+        char why[200];
+        met = metrics_open(n, &sa, why, sizeof why);
+        if (!met) {
+            snprintf(msg, msgsize, "node.metrics %s: cannot listen: %s", cfg->metrics, why);
             err = OSN_EIO;
         }
     }
     if (!err) {
         n->t_start = mono();
-        err = loop(n, mfd, bufs);
+        err = loop(n, met, bufs);
         if (err == OSN_ENOMEM)
             snprintf(msg, msgsize, "out of memory at t = %.3f s", n->now);
         else if (err)
@@ -369,8 +380,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
     memcpy(n->st.mode_time, n->server.mode_time, sizeof n->st.mode_time);
     n->st.rss_peak_kb = rss_peak_kb();
     *st = n->st;
-    if (mfd >= 0)
-        close(mfd);
+    metrics_close(met);
     teardown(n);
     free(bufs);
     free(n);
