@@ -22,7 +22,7 @@ NODE=$!
 SIP=
 MET=
 for _ in $(seq 100); do
-    read -r SIP MET < <(sed -n 's/^osn node uas listening on 127\.0\.0\.1:\([0-9]*\) (udp), metrics 127\.0\.0\.1:\([0-9]*\)$/\1 \2/p' "$TMP/out")
+    read -r SIP MET < <(sed -n 's/^osn node uas listening on 127\.0\.0\.1:\([0-9]*\) (udp), metrics 127\.0\.0\.1:\([0-9]*\)$/\1 \2/p' "$TMP/out" 2>/dev/null)
     [ -n "$SIP" ] && break
     kill -0 "$NODE" 2>/dev/null || break
     sleep 0.1

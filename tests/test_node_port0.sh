@@ -24,7 +24,7 @@ check() { if [ "$1" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed 
 listening() {
     local p
     for _ in $(seq 100); do
-        p=$(sed -n "s/^osn node $3 listening on 127\\.0\\.0\\.1:\\([0-9]*\\) (udp).*/\\1/p" "$2")
+        p=$(sed -n "s/^osn node $3 listening on 127\\.0\\.0\\.1:\\([0-9]*\\) (udp).*/\\1/p" "$2" 2>/dev/null)
         [ -n "$p" ] && break
         kill -0 "$1" 2>/dev/null || break
         sleep 0.1
