@@ -24,14 +24,6 @@
 #                                    Kamailio for edge/core, SIPp uas for uas); PORT 0 (what
 #                                    scripts use): the port the kernel chose, read from the
 #                                    node's listening line
-#
-# Ports: nothing here guesses a free port and hopes it stays free (a port found free and
-# released before the program binds it can be taken in between: "Address already in use" at
-# random). Every process binds its own port and the port is read back from it: `osn node`
-# binds port 0 and prints the port on its listening line; SIPp, given no -p, -cp or -mp,
-# searches for free ports itself (bind, else the next port) and nl_udp_ports reads its SIP
-# port back by its pid; Kamailio cannot bind port 0, see nl_kam_start. After a start,
-# NL_PORT[NAME] is the port the process holds.
 #   nl_up MSG CMD [ARGS..]           run a start (nl_sipp_uas, nl_node_start, ...) unless one
 #                                    failed before; a failure counts as nl_bad MSG
 #   nl_require_up                    after the starts of a chain: when one failed, print the
@@ -60,6 +52,14 @@
 #   nl_ok / nl_bad MSG / nl_skip MSG / nl_summary
 #                                    counters; nl_summary prints "N passed, M failed" and
 #                                    returns 1 when something failed
+#
+# Ports: nothing here guesses a free port and hopes it stays free (a port found free and
+# released before the program binds it can be taken in between: "Address already in use" at
+# random). Every process binds its own port and the port is read back from it: `osn node`
+# binds port 0 and prints the port on its listening line; SIPp, given no -p, -cp or -mp,
+# searches for free ports itself (bind, else the next port) and nl_udp_ports reads its SIP
+# port back by its pid; Kamailio cannot bind port 0, see nl_kam_start. After a start,
+# NL_PORT[NAME] is the port the process holds.
 #
 # Environment:
 #   OSN               the osn binary (tests set it from their first argument)
