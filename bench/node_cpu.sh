@@ -39,32 +39,47 @@ HZ=$(getconf CLK_TCK)
 SIPP_BUF=(-buff_size 1048576)
 
 declare -A MSPC
+failed=0
+# bad_run PX MSG: a run that cannot give a row: said on stderr, counted (exit 1 at the end).
+bad_run() {
+    echo "$1: ERROR: ${*:2}; no row" >&2
+    failed=$((failed + 1))
+}
 printf '%-9s %6s %7s %8s %9s | %8s %8s %9s %s\n' proxy calls ok cpu_s ms/call "uac cpu" \
     "uas cpu" "rate/s" notes
 for px in $PROXIES; do
-    nl_port P_UAS 1
-    nl_port P_PX 1
-    NL_UAS_TIME=$((DURATION + 80)) nl_sipp_uas "uas_$px" "$P_UAS" "${SIPP_BUF[@]}" || {
-        echo "$px: SIPp uas did not start" >&2
+    # Each element binds a port of its own choosing; NL_PORT gives it back (tests/node/lib.sh).
+    NL_UAS_TIME=$((DURATION + 80)) nl_sipp_uas "uas_$px" 0 "${SIPP_BUF[@]}" || {
+        bad_run "$px" "SIPp uas did not start"
         continue
     }
-    dest=$P_PX
+    P_UAS=${NL_PORT[uas_$px]}
     case $px in
-    direct) dest=$P_UAS ;;
-    kamailio) nl_kam_start "px_$px" "$P_PX" "$P_UAS" || continue ;;
+    direct) ;;
+    kamailio) nl_kam_start "px_$px" 0 "$P_UAS" || {
+        bad_run "$px" "Kamailio did not start"
+        nl_stop "uas_$px"
+        continue
+    } ;;
     osn)
         if [ "${OSN_NODE_STANDIN:-0}" != 1 ] && ! nl_have_node; then
             echo "osn: skipped, \`$OSN node\` does not exist yet"
             nl_stop "uas_$px"
             continue
         fi
-        nl_edge_fast "px_$px" "$P_PX" "$P_UAS" || continue
+        nl_edge_fast "px_$px" 0 "$P_UAS" || {
+            bad_run "$px" "osn node did not start"
+            nl_stop "uas_$px"
+            continue
+        }
         ;;
     *)
         echo "unknown proxy $px (direct, kamailio, osn)" >&2
         continue
         ;;
     esac
+    dest=$P_UAS
+    [ "$px" != direct ] && dest=${NL_PORT[px_$px]}
     sleep 1
     ppid=
     [ "$px" != direct ] && ppid=$(nl_real_pid "px_$px")
@@ -95,6 +110,14 @@ for px in $PROXIES; do
     retr=$(nl_stat "uac_$px" 'Retransmissions(C)')
     [ "$px" != direct ] && nl_stop "px_$px"
     nl_stop "uas_$px"
+    if [ ! -s "${NL_DIR[uac_$px]}/stat.csv" ]; then
+        bad_run "$px" "SIPp wrote no statistics (${NL_DIR[uac_$px]}/stat.csv; status $rc)"
+        continue
+    fi
+    if [ "${ok:-0}" = 0 ]; then
+        bad_run "$px" "SIPp offered '${out}' calls and not one succeeded (status $rc)"
+        continue
+    fi
     read -r cpu mspc ucpu scpu crate <<<"$("$NL_PY" -c "
 hz, el = $HZ, $t1 - $t0
 cpu = ($p1 - $p0) / hz
@@ -112,4 +135,8 @@ if [ -n "${MSPC[osn]:-}" ] && [ -n "${MSPC[kamailio]:-}" ]; then
     "$NL_PY" -c "
 o, k = float('${MSPC[osn]}'), float('${MSPC[kamailio]}')
 print('osn/kamailio CPU per call: %.3f (goal <= 0.25)' % (o / k))"
+fi
+if [ "$failed" -gt 0 ]; then
+    echo "node_cpu: ERROR: $failed run(s) failed (above)" >&2
+    exit 1
 fi

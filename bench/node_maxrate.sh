@@ -68,6 +68,12 @@ PY
 
 printf '%-9s %6s %7s %7s %8s %7s | %9s %8s %8s %s\n' proxy rate calls ok "rate/s" "p99 ms" \
     "proxy cpu" "uac cpu" "uas cpu" notes
+failed=0
+# bad_run PX MSG: a run that cannot give a row: said on stderr, counted (exit 1 at the end).
+bad_run() {
+    echo "$1: ERROR: ${*:2}; no row" >&2
+    failed=$((failed + 1))
+}
 for px in $PROXIES; do
     best=0
     limit="every rate asked was sustained"
@@ -75,20 +81,32 @@ for px in $PROXIES; do
     for rate in $RATES; do
         step=$((step + 1))
         calls=$((rate * DURATION))
-        nl_port P_UAS 1
-        nl_port P_PX 1
-        NL_UAS_TIME=$((DURATION + 60)) nl_sipp_uas "uas_${px}_$step" "$P_UAS" "${SIPP_BUF[@]}" ||
+        # Each element binds a port of its own choosing; NL_PORT gives it back (lib.sh).
+        NL_UAS_TIME=$((DURATION + 60)) nl_sipp_uas "uas_${px}_$step" 0 "${SIPP_BUF[@]}" || {
+            bad_run "$px" "SIPp uas did not start"
             break
-        dest=$P_PX
+        }
+        P_UAS=${NL_PORT[uas_${px}_$step]}
         case $px in
-        direct) dest=$P_UAS ;;
-        kamailio) nl_kam_start "px_${px}_$step" "$P_PX" "$P_UAS" || break ;;
-        osn) nl_edge_fast "px_${px}_$step" "$P_PX" "$P_UAS" || break ;;
+        direct) ;;
+        kamailio) nl_kam_start "px_${px}_$step" 0 "$P_UAS" || {
+            bad_run "$px" "Kamailio did not start"
+            nl_stop "uas_${px}_$step"
+            break
+        } ;;
+        osn) nl_edge_fast "px_${px}_$step" 0 "$P_UAS" || {
+            bad_run "$px" "osn node did not start"
+            nl_stop "uas_${px}_$step"
+            break
+        } ;;
         *)
             echo "unknown proxy $px (direct, osn, kamailio)" >&2
+            nl_stop "uas_${px}_$step"
             break
             ;;
         esac
+        dest=$P_UAS
+        [ "$px" != direct ] && dest=${NL_PORT[px_${px}_$step]}
         sleep 1
         ppid=
         [ "$px" != direct ] && ppid=$(nl_real_pid "px_${px}_$step")
@@ -124,6 +142,11 @@ for px in $PROXIES; do
         retr=$(nl_stat "$name" 'Retransmissions(C)')
         [ "$px" != direct ] && nl_stop "px_${px}_$step"
         nl_stop "uas_${px}_$step"
+        if [ ! -s "${NL_DIR[$name]}/stat.csv" ] || [ "${ok:-0}" = 0 ]; then
+            bad_run "$px" "at $rate calls/s SIPp offered '${out}' calls and '${ok}' succeeded" \
+                "(statistics: ${NL_DIR[$name]}/stat.csv): the chain did not work"
+            break
+        fi
         read -r verdict pcpu ucpu scpu crate p99 why <<<"$("$NL_PY" - "${NL_DIR[$name]}" <<PY
 import csv, glob, sys
 hz, el = $HZ, $t1 - $t0
@@ -175,3 +198,7 @@ PY
     done
     echo "$px: highest sustained: $best calls/s (limited by: $limit)"
 done
+if [ "$failed" -gt 0 ]; then
+    echo "node_maxrate: ERROR: $failed run(s) failed (above)" >&2
+    exit 1
+fi

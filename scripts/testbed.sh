@@ -78,6 +78,14 @@ echo "control,load,rate,sim_goodput,real_goodput,ratio,sim_p99_s,real_p99_s,sipp
 printf '%-7s %5s %6s | %11s %12s %8s | %9s %9s | %s\n' control load rate "sim goodput" \
     "real goodput" real/sim "sim p99" "real p99" notes
 k=0
+failed=0
+# stop_run TAG: stops what a run started, whatever started.
+stop_run() {
+    local n
+    for n in "edge_$1" "core_$1" "uas_$1"; do
+        [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"
+    done
+}
 for ctl in $CONTROLS; do
     for load in $LOADS; do
         k=$((k + 1))
@@ -91,21 +99,43 @@ p = d.get("setup_delay_p99")
 print(d["goodput"], "nan" if p is None else p)')"
         # real chain
         tag=${ctl}_$load
-        nl_port P_UAS 1
-        nl_port P_CORE 1
-        nl_port P_EDGE 1
+        # Each element binds a port of its own choosing; NL_PORT gives it back (lib.sh). No
+        # traffic unless all three are up; a run that failed is reported, not tabled.
         nl_log "run $k/$n_runs: $ctl at ${load}x = $rate calls/s for ${RUN}s"
-        NL_UAS_TIME=$((RUN + 60)) nl_sipp_uas "uas_$tag" "$P_UAS" || echo "uas_$tag did not start" >&2
-        nl_node_start "core_$tag" core "$P_CORE" "$P_UAS" "$SCEN" --set "control.kind=$ctl" ||
-            echo "core_$tag did not start" >&2
-        nl_node_start "edge_$tag" edge "$P_EDGE" "$P_CORE" "$SCEN" --set "control.kind=$ctl" ||
-            echo "edge_$tag did not start" >&2
-        NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac "uac_$tag" "$P_EDGE" "$rate" $((rate * RUN)) \
-            -sf "$ROOT/tests/node/sipp/uac_overload.xml" -d "$HOLD_MS" \
+        NL_UP=1
+        NL_UAS_TIME=$((RUN + 60)) nl_up "uas_$tag did not start" nl_sipp_uas "uas_$tag" 0
+        nl_up "core_$tag did not start" nl_node_start "core_$tag" core 0 \
+            "${NL_PORT[uas_$tag]:-}" "$SCEN" --set "control.kind=$ctl"
+        nl_up "edge_$tag did not start" nl_node_start "edge_$tag" edge 0 \
+            "${NL_PORT[core_$tag]:-}" "$SCEN" --set "control.kind=$ctl"
+        if [ "$NL_UP" != 1 ]; then
+            echo "testbed: ERROR: run $ctl at ${load}x: not every element started, no row" >&2
+            failed=$((failed + 1))
+            stop_run "$tag"
+            continue
+        fi
+        NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac "uac_$tag" "${NL_PORT[edge_$tag]}" "$rate" \
+            $((rate * RUN)) -sf "$ROOT/tests/node/sipp/uac_overload.xml" -d "$HOLD_MS" \
             -l $((rate * 45 + 100)) -recv_timeout 40000
-        nl_stop "edge_$tag"
-        nl_stop "core_$tag"
-        nl_stop "uas_$tag"
+        stop_run "$tag"
+        missing=
+        for f in "${NL_DIR[uac_$tag]}/stat.csv" "${NL_DIR[edge_$tag]}/summary.json" \
+            "${NL_DIR[core_$tag]}/summary.json"; do
+            [ -s "$f" ] || missing="$missing $f"
+        done
+        if [ -n "$missing" ]; then
+            echo "testbed: ERROR: run $ctl at ${load}x: no result file:$missing; no row" >&2
+            failed=$((failed + 1))
+            continue
+        fi
+        offered=$(nl_stat "uac_$tag" 'OutgoingCall(C)')
+        eok=$(nl_json "edge_$tag" calls_ok)
+        if [ "${offered:-0}" -eq 0 ] 2>/dev/null || [ "${eok:-0}" = 0 ]; then
+            echo "testbed: ERROR: run $ctl at ${load}x: SIPp offered '${offered}' calls and the" \
+                "edge answered '${eok}' (calls_ok): nothing went through the chain; no row" >&2
+            failed=$((failed + 1))
+            continue
+        fi
         read -r rgp rp50 rp99 rn <<<"$(nl_goodput "uac_$tag" "$WARM" "$WINDOW")"
         # calls SIPp created before it was stopped, against the calls asked for
         ocalls=$(nl_stat "uac_$tag" 'OutgoingCall(C)')
@@ -137,3 +167,7 @@ print('%.3f' % (r / s) if s > 0 else 'nan', '%.3f' % float('$sp99'),
     done
 done
 echo "testbed: CSV in $CSV" >&2
+if [ "$failed" -gt 0 ]; then
+    echo "testbed: ERROR: $failed of $n_runs runs failed (above); their rows are missing" >&2
+    exit 1
+fi

@@ -41,3 +41,8 @@ set_tests_properties(node_metrics_hostile PROPERTIES TIMEOUT 120 LABELS node)
 add_test(NAME node_txn_end
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/txn_end.py $<TARGET_FILE:osn>)
 set_tests_properties(node_txn_end PROPERTIES TIMEOUT 120 LABELS node)
+
+# Port 0 (issue 35): the node binds a port the kernel chooses, prints it on its listening line
+# and serves on it (uas and edge, Via sent-by, the JSON's listen); no load.
+add_test(NAME node_port0 COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_port0.sh $<TARGET_FILE:osn>)
+set_tests_properties(node_port0 PROPERTIES TIMEOUT 60 LABELS node)

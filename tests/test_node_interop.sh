@@ -134,61 +134,64 @@ PY
     nl_check $? "$tag: Via stack at the uas is not the uac's Via plus one per hop, untouched"
 }
 
-nl_port P_UAS 1
-nl_port P_EDGE 1
-nl_port P_CORE 1
-nl_port P_KAM 1
+# Every process binds a port of its own choosing (port 0, or SIPp's own search) and NL_PORT
+# gives it back (tests/node/lib.sh); traffic is sent only when every element started.
 
 # ---- A: SIPp -> edge -> core -> SIPp uas
 T=A
-nl_sipp_uas uas_a "$P_UAS" || nl_bad "$T: SIPp uas did not start"
-nl_node_start core core "$P_CORE" "$P_UAS" "" || nl_bad "$T: core did not start"
-nl_node_start edge edge "$P_EDGE" "$P_CORE" "" || nl_bad "$T: edge did not start"
-nl_sipp_uac uac_a "$P_EDGE" "$RATE" "$CALLS"
-rc=$?
-check_sipp "$T" uac_a $rc
-nl_stop edge
-rc=$?
-check_node "$T" edge proxy $rc
-nl_stop core
-rc=$?
-check_node "$T" core proxy $rc
-nl_stop uas_a
+up=1
+nl_sipp_uas uas_a 0 || { nl_bad "$T: SIPp uas did not start"; up=0; }
+[ $up = 1 ] && { nl_node_start core core 0 "${NL_PORT[uas_a]}" "" || { nl_bad "$T: core did not start"; up=0; }; }
+[ $up = 1 ] && { nl_node_start edge edge 0 "${NL_PORT[core]}" "" || { nl_bad "$T: edge did not start"; up=0; }; }
+if [ $up = 1 ]; then
+    nl_sipp_uac uac_a "${NL_PORT[edge]}" "$RATE" "$CALLS"
+    rc=$?
+    check_sipp "$T" uac_a $rc
+    nl_stop edge
+    rc=$?
+    check_node "$T" edge proxy $rc
+    nl_stop core
+    rc=$?
+    check_node "$T" core proxy $rc
+fi
+for n in edge core uas_a; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
 
 # ---- B: SIPp -> Kamailio -> edge -> SIPp uas (uas and uac trace messages for the Via check)
 T=B
-nl_port P_UAS 1
-nl_port P_EDGE 1
-nl_sipp_uas uas_b "$P_UAS" -trace_msg || nl_bad "$T: SIPp uas did not start"
-nl_node_start edge_b edge "$P_EDGE" "$P_UAS" "" || nl_bad "$T: edge did not start"
-nl_kam_start kam_b "$P_KAM" "$P_EDGE" || nl_bad "$T: Kamailio did not start"
-nl_sipp_uac uac_b "$P_KAM" "$RATE" "$CALLS" -trace_msg
-rc=$?
-check_sipp "$T" uac_b $rc
-check_via "$T" uac_b uas_b 2
-nl_stop kam_b
-nl_stop edge_b
-rc=$?
-check_node "$T" edge_b proxy $rc
-nl_stop uas_b
+up=1
+nl_sipp_uas uas_b 0 -trace_msg || { nl_bad "$T: SIPp uas did not start"; up=0; }
+[ $up = 1 ] && { nl_node_start edge_b edge 0 "${NL_PORT[uas_b]}" "" || { nl_bad "$T: edge did not start"; up=0; }; }
+[ $up = 1 ] && { nl_kam_start kam_b 0 "${NL_PORT[edge_b]}" || { nl_bad "$T: Kamailio did not start"; up=0; }; }
+if [ $up = 1 ]; then
+    nl_sipp_uac uac_b "${NL_PORT[kam_b]}" "$RATE" "$CALLS" -trace_msg
+    rc=$?
+    check_sipp "$T" uac_b $rc
+    check_via "$T" uac_b uas_b 2
+    nl_stop kam_b
+    nl_stop edge_b
+    rc=$?
+    check_node "$T" edge_b proxy $rc
+fi
+for n in kam_b edge_b uas_b; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
 
 # ---- C: SIPp -> edge -> Kamailio -> osn node uas
 T=C
-nl_port P_UAS 1
-nl_port P_EDGE 1
-nl_port P_KAM 1
-nl_node_start uas_c uas "$P_UAS" 0 "" || nl_bad "$T: node uas did not start"
-nl_kam_start kam_c "$P_KAM" "$P_UAS" || nl_bad "$T: Kamailio did not start"
-nl_node_start edge_c edge "$P_EDGE" "$P_KAM" "" || nl_bad "$T: edge did not start"
-nl_sipp_uac uac_c "$P_EDGE" "$RATE" "$CALLS"
-rc=$?
-check_sipp "$T" uac_c $rc
-nl_stop edge_c
-rc=$?
-check_node "$T" edge_c proxy $rc
-nl_stop kam_c
-nl_stop uas_c
-rc=$?
-check_node "$T" uas_c uas $rc
+up=1
+nl_node_start uas_c uas 0 0 "" || { nl_bad "$T: node uas did not start"; up=0; }
+[ $up = 1 ] && { nl_kam_start kam_c 0 "${NL_PORT[uas_c]}" || { nl_bad "$T: Kamailio did not start"; up=0; }; }
+[ $up = 1 ] && { nl_node_start edge_c edge 0 "${NL_PORT[kam_c]}" "" || { nl_bad "$T: edge did not start"; up=0; }; }
+if [ $up = 1 ]; then
+    nl_sipp_uac uac_c "${NL_PORT[edge_c]}" "$RATE" "$CALLS"
+    rc=$?
+    check_sipp "$T" uac_c $rc
+    nl_stop edge_c
+    rc=$?
+    check_node "$T" edge_c proxy $rc
+    nl_stop kam_c
+    nl_stop uas_c
+    rc=$?
+    check_node "$T" uas_c uas $rc
+fi
+for n in edge_c kam_c uas_c; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
 
 nl_summary

@@ -13,15 +13,24 @@ passed=0
 failed=0
 check() { if [ "$1" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
 
-read -r SIP MET < <(python3 -c '
-import socket
-s = [socket.socket(socket.AF_INET, t) for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
-timeout 30 "$OSN" node --set node.element=uas --set "node.listen=127.0.0.1:$SIP" \
-    --set "node.metrics=127.0.0.1:$MET" --set node.duration=4 --set node.stats_interval=0.5 \
-    --stats "$TMP/stats.csv" --json "$TMP/out.json" -q 2>"$TMP/err" &
+# Ports 0: the node binds what the kernel gives and says which on its listening line (stdout),
+# read here with a bounded wait; no port is guessed.
+timeout 30 "$OSN" node --set node.element=uas --set node.listen=127.0.0.1:0 \
+    --set node.metrics=127.0.0.1:0 --set node.duration=4 --set node.stats_interval=0.5 \
+    --stats "$TMP/stats.csv" --json "$TMP/out.json" -q >"$TMP/out" 2>"$TMP/err" &
 NODE=$!
+SIP=
+MET=
+for _ in $(seq 100); do
+    read -r SIP MET < <(sed -n 's/^osn node uas listening on 127\.0\.0\.1:\([0-9]*\) (udp), metrics 127\.0\.0\.1:\([0-9]*\)$/\1 \2/p' "$TMP/out" 2>/dev/null)
+    [ -n "$SIP" ] && break
+    kill -0 "$NODE" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -z "$SIP" ] || [ -z "$MET" ]; then
+    echo "FAIL: no listening line from the node; stdout: $(cat "$TMP/out"); stderr: $(cat "$TMP/err")"
+    exit 1
+fi
 
 python3 - "$SIP" "$MET" >"$TMP/call.log" 2>&1 <<'PY'
 import socket, sys, time, urllib.request
@@ -38,12 +47,6 @@ def req(method, branch, cseq, to_tag=""):
             f"Content-Length: 0\r\n\r\n").encode()
 def status():
     return s.recv(65535).decode(errors="replace")
-for _ in range(50):  # the node binds within a few seconds
-    try:
-        urllib.request.urlopen(f"http://127.0.0.1:{met}/metrics", timeout=1).read()
-        break
-    except OSError:
-        time.sleep(0.1)
 s.sendto(req("INVITE", "inv1", 1), ("127.0.0.1", sip))
 got = [status().split("\r\n")[0] for _ in range(2)]
 print("INVITE:", got)
@@ -62,9 +65,12 @@ check $? "one call and a scrape: $(tail -3 "$TMP/call.log")"
 wait "$NODE"
 check $? "the node did not stop cleanly at node.duration: $(cat "$TMP/err")"
 NODE=
-python3 - "$TMP/out.json" "$TMP/stats.csv" <<'PY'
+python3 - "$TMP/out.json" "$TMP/stats.csv" "$SIP" "$MET" <<'PY'
 import csv, json, sys
 d = json.load(open(sys.argv[1]))
+# the addresses bound, as on the listening line; scenario_resolved keeps the port 0 asked for
+assert d["listen"] == "127.0.0.1:" + sys.argv[3] and d["metrics"] == "127.0.0.1:" + sys.argv[4], d
+assert d["scenario_resolved"]["node"]["listen"] == "127.0.0.1:0", d["scenario_resolved"]
 assert d["element"] == "uas" and d["calls_in"] == 1 and d["calls_ok"] == 1, d
 assert d["bye_in"] == 1 and d["bye_ok"] == 1 and d["bad_dropped"] == 0, d
 rows = list(csv.DictReader(open(sys.argv[2])))

@@ -124,16 +124,15 @@ node_checks() {
 }
 
 # ---- the chain with oc between the nodes
-nl_port P_UAS 1
-nl_port P_CORE 1
-nl_port P_EDGE 1
-NL_UAS_TIME=$((RUN + 60)) nl_sipp_uas uas "$P_UAS" || nl_bad "SIPp uas did not start"
-nl_node_start core core "$P_CORE" "$P_UAS" "$SCEN" --set "control.kind=$CONTROL" ||
-    nl_bad "core did not start"
-nl_node_start edge edge "$P_EDGE" "$P_CORE" "$SCEN" --set "control.kind=$CONTROL" ||
-    nl_bad "edge did not start"
+# Each element binds a port of its own choosing; NL_PORT gives it back (tests/node/lib.sh).
+NL_UAS_TIME=$((RUN + 60)) nl_up "SIPp uas did not start" nl_sipp_uas uas 0
+nl_up "core did not start" nl_node_start core core 0 "${NL_PORT[uas]:-}" "$SCEN" \
+    --set "control.kind=$CONTROL"
+nl_up "edge did not start" nl_node_start edge edge 0 "${NL_PORT[core]:-}" "$SCEN" \
+    --set "control.kind=$CONTROL"
+nl_require_up
 # shellcheck disable=SC2046
-NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac uac "$P_EDGE" "$RATE" "$CALLS" $(uac_args)
+NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac uac "${NL_PORT[edge]}" "$RATE" "$CALLS" $(uac_args)
 if [ "$CONTROL" = none ]; then
     goodput_check "$CONTROL" uac 0 0.5
 else
@@ -164,15 +163,13 @@ fi
 
 # ---- Kamailio upstream of the core: no oc offered, the core sheds by rejecting
 if [ "$NOOC" = 1 ]; then
-    nl_port P_UAS 1
-    nl_port P_CORE 1
-    nl_port P_KAM 1
-    NL_UAS_TIME=$((RUN + 60)) nl_sipp_uas uas2 "$P_UAS" || nl_bad "no-oc: SIPp uas did not start"
-    nl_node_start core2 core "$P_CORE" "$P_UAS" "$SCEN" --set "control.kind=$CONTROL" ||
-        nl_bad "no-oc: core did not start"
-    nl_kam_start kam2 "$P_KAM" "$P_CORE" || nl_bad "no-oc: Kamailio did not start"
+    NL_UAS_TIME=$((RUN + 60)) nl_up "no-oc: SIPp uas did not start" nl_sipp_uas uas2 0
+    nl_up "no-oc: core did not start" nl_node_start core2 core 0 "${NL_PORT[uas2]:-}" "$SCEN" \
+        --set "control.kind=$CONTROL"
+    nl_up "no-oc: Kamailio did not start" nl_kam_start kam2 0 "${NL_PORT[core2]:-}"
+    nl_require_up
     # shellcheck disable=SC2046
-    NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac uac2 "$P_KAM" "$RATE" "$CALLS" $(uac_args)
+    NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac uac2 "${NL_PORT[kam2]}" "$RATE" "$CALLS" $(uac_args)
     # The goodput the costs leave (see the header); the bounds are 0.85 and 1.3 of it: the
     # controller holds the CPU near its target from a lagging estimate, a little below it as
     # often as not (measured here: 68.9 calls/s where the costs leave 60.5 at target 0.95).

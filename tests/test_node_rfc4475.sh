@@ -52,8 +52,10 @@ INVALID=" badinv01 clerr ncl scalar02 ltgtruri lwsruri mismatch01 mismatch02 "
 BADRESP=" scalarlg bigcode "
 n_invalid=$(wc -w <<<"$INVALID")
 
-nl_port P_UAS 1
-NL_UAS_TIME=500 nl_sipp_uas sink "$P_UAS" || nl_bad "SIPp uas (next hop) did not start"
+# Each element binds a port of its own choosing; NL_PORT gives it back (tests/node/lib.sh).
+NL_UAS_TIME=500 nl_up "SIPp uas (next hop) did not start" nl_sipp_uas sink 0
+nl_require_up
+P_UAS=${NL_PORT[sink]}
 
 # ---- part 1 (one sender process for all files: udpsend.py --serve as a coprocess)
 coproc SENDER { exec $SEND --serve; }
@@ -61,20 +63,20 @@ NL_PIDS+=("$SENDER_PID")
 for role in uas edge; do
     echo "== part 1, role $role: file, verdict, bad_answered, bad_dropped, calls_in, responses seen"
     if [ "$STANDIN" = 1 ]; then
-        nl_port P 1
-        nl_node_start "p1_$role" "$role" "$P" "$P_UAS" "" || nl_bad "$role: stand-in did not start"
+        nl_node_start "p1_$role" "$role" 0 "$P_UAS" "" || nl_bad "$role: stand-in did not start"
+        P=${NL_PORT[p1_$role]:-0}
     fi
     i=0
     for f in "${FILES[@]}"; do
         b=$(basename "$f" .dat)
         i=$((i + 1))
         if [ "$STANDIN" != 1 ]; then
-            nl_port P 1
             name=p1_${role}_$i
-            nl_node_start "$name" "$role" "$P" "$P_UAS" "" || {
+            nl_node_start "$name" "$role" 0 "$P_UAS" "" || {
                 nl_bad "$role $b: node did not start"
                 continue
             }
+            P=${NL_PORT[$name]}
         else
             name=p1_$role
         fi
@@ -122,9 +124,12 @@ done
 
 # ---- part 2: one node per role takes everything twice, then serves SIPp calls
 for role in uas edge; do
-    nl_port P 1
     name=p2_$role
-    nl_node_start "$name" "$role" "$P" "$P_UAS" "" || nl_bad "part 2 $role: node did not start"
+    nl_node_start "$name" "$role" 0 "$P_UAS" "" || {
+        nl_bad "part 2 $role: node did not start"
+        continue
+    }
+    P=${NL_PORT[$name]}
     $SEND 127.0.0.1 "$P" --wait 0.05 --repeat 2 "${FILES[@]}" >"$NL_TMP/$name.sent"
     kill -0 "$(nl_real_pid "$name")" 2>/dev/null
     nl_check $? "part 2 $role: the node died on the torture messages"

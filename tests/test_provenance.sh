@@ -131,8 +131,7 @@ for d, r, rate in zip(docs, rows, (300, 700)):
 PY
 
 # ---- osn node: its summary echoes every key as run (an idle UAS for 0.3 s, no traffic) ----
-port=$((20000 + $$ % 20000))
-run 0 "node summary" -- node --set node.listen=127.0.0.1:$port --set node.duration=0.3 \
+run 0 "node summary" -- node --set node.listen=127.0.0.1:0 --set node.duration=0.3 \
     --set control.kind=loss --set "server uas.buffer=77" --json "$TMP/node_run.json" -q
 if "$PY" - "$TMP/node_run.json" "$version" <<'PY'; then ok; else bad "osn node scenario echo"; fi
 import json, sys
@@ -141,6 +140,7 @@ r = d["scenario_resolved"]
 assert d["osn_version"] == sys.argv[2]
 assert set(r) == {"node", "server uas", "control", "sip"}, r.keys()
 assert r["node"]["duration"] == 0.3 and r["node"]["element"] == "uas" and r["node"]["next_hop"] is None
+assert r["node"]["listen"] == "127.0.0.1:0" and d["listen"] != "127.0.0.1:0"  # asked, bound
 assert r["server uas"]["buffer"] == 77 and r["control"]["kind"] == "loss"
 assert r["sip"]["t1"] == 0.5 and r["control"]["target"] > 0  # defaults the keys never set
 assert d["scenario"]["node.duration"] == "0.3"

@@ -33,12 +33,12 @@ enum osn_node_element { OSN_NODE_EDGE, OSN_NODE_CORE, OSN_NODE_UAS };
 
 struct osn_node_cfg {
     int element;             /* enum osn_node_element */
-    char listen[64];         /* "HOST:PORT" (IPv4) */
+    char listen[64];         /* "HOST:PORT" (IPv4); port 0: an ephemeral port, see ready */
     char next_hop[64];       /* "HOST:PORT", proxies */
     double duration;         /* s; 0: until SIGINT/SIGTERM */
     double stats_interval;   /* s between stats rows */
     size_t max_transactions; /* live transactions at most */
-    char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint, "" for none */
+    char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
     /* the element's server, as the simulator's [server NAME] */
     double cost[OSN_ELEM_NKINDS];
     long buffer;
@@ -47,6 +47,11 @@ struct osn_node_cfg {
     struct osn_sip_cfg sip;
     FILE *stats;   /* borrowed; NULL: no per-interval CSV */
     FILE *console; /* borrowed; NULL: no progress line (stderr when it is a terminal) */
+    /* borrowed; NULL: none. Gets one line, flushed, once the sockets are bound (the handshake of
+     * a script that starts the node on port 0):
+     *   osn node ELEMENT listening on HOST:PORT (udp)[, metrics HOST:PORT][, next hop HOST:PORT]
+     * with the ports actually bound. */
+    FILE *ready;
     /* Set from a signal handler to stop the node (read between loop iterations); may be NULL. */
     volatile sig_atomic_t *stop;
 };
@@ -90,9 +95,12 @@ struct osn_node_stats {
     double elapsed_s;
     double mode_time[3]; /* seconds in controller modes 0, 1, 2 */
     double busy_s;       /* virtual CPU busy seconds */
+    char listen[64];     /* the address bound, "HOST:PORT" (the port chosen when listen said 0) */
+    char metrics[64];    /* the metrics address bound, "" for none */
 };
 
-/* Runs the node until cfg->duration passes or *cfg->stop is set; fills *st. Returns 0, or
+/* Runs the node until cfg->duration passes or *cfg->stop is set; fills *st (st->listen and
+ * st->metrics are set once bound, even when the run fails later). Returns 0, or
  * OSN_EINVAL / OSN_EIO / OSN_ENOMEM with a message. */
 int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char *msg,
                  size_t msgsize);

@@ -44,14 +44,16 @@ void osn_cmd_node_usage(FILE *f)
           "  --stats FILE|-           one CSV row per stats interval (cumulative counts):\n"
           "                           t,calls_in,calls_forwarded,calls_ok,rejected_503,\n"
           "                           dropped,retrans_absorbed,queue,mode\n"
-          "  -q, --quiet              no summary table, no progress line\n"
+          "  -q, --quiet              no summary table, no progress line (the listening\n"
+          "                           line is still printed)\n"
           "  -h, --help               show this help\n"
           "\n"
           "Scenario keys (a network scenario of `osn sim`, plus [node]); defaults in brackets:\n"
           "  [node]\n"
           "    element          edge | core | uas                          [uas]\n"
           "                     edge, core: stateful proxies; uas answers 180, 200\n"
-          "    listen           HOST:PORT to bind (IPv4)                   [127.0.0.1:5060]\n"
+          "    listen           HOST:PORT to bind (IPv4); port 0: any free\n"
+          "                     port, reported on the listening line       [127.0.0.1:5060]\n"
           "    next_hop         HOST:PORT the proxy forwards to (required for proxies;\n"
           "                     it forwards nowhere else)\n"
           "    duration         s; 0 = until SIGINT/SIGTERM                [0]\n"
@@ -60,7 +62,8 @@ void osn_cmd_node_usage(FILE *f)
           "                     beyond it gets 503. A call keeps about 4\n"
           "                     for 32 s (RFC 6026), so the default serves\n"
           "                     about 3,000 calls/s                        [400000]\n"
-          "    metrics          HOST:PORT of a Prometheus text endpoint    [off]\n"
+          "    metrics          HOST:PORT of a Prometheus text endpoint\n"
+          "                     (TCP; port 0 as for listen)                [off]\n"
           "  [server edge], [server core], [server uas]: this element's section gives\n"
           "    cost_invite, cost_retrans, cost_response, cost_ack, cost_bye, cost_reject (s)\n"
           "    and buffer (messages), as in `osn sim`\n"
@@ -77,6 +80,17 @@ void osn_cmd_node_usage(FILE *f)
           "  osn node examples/collapse.ini --set node.element=edge \\\n"
           "      --set node.listen=127.0.0.1:5070 --set node.next_hop=127.0.0.1:5071\n"
           "  sipp -sn uac 127.0.0.1:5070 -r 100 -m 1000 ...\n"
+          "\n"
+          "Output: once its sockets are bound the node prints one line, flushed, with the\n"
+          "ports it bound (those the kernel chose for port 0), even with -q:\n"
+          "  osn node edge listening on 127.0.0.1:40123 (udp), metrics 127.0.0.1:40124,\n"
+          "  next hop 127.0.0.1:5071\n"
+          "(one line; no metrics part without metrics, no next hop part for a uas). It goes\n"
+          "to standard output, or to standard error when --json - or --stats - takes\n"
+          "standard output. A script starts the node with port 0 and reads this line\n"
+          "instead of guessing a free port. The progress line goes to standard error (a\n"
+          "terminal only); the summary table to standard output at the end; the JSON\n"
+          "summary's listen and metrics are the addresses bound.\n"
           "\n"
           "Exit status: 0 after a clean stop, 2 on any error (naming the file, line and key).\n",
           f);
@@ -130,6 +144,9 @@ int osn_cmd_node(int argc, char **argv)
     if (stats && !(sc->cfg.stats = osn_cli_output_open("node", &outs[1])))
         goto out;
     sc->cfg.console = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+    /* The listening line is the handshake of a script that started the node on port 0: always
+     * printed, on standard output unless --json - or --stats - keeps that for their data. */
+    sc->cfg.ready = osn_cli_outputs_to_stdout(outs, 2) ? stderr : stdout;
     stop_requested = 0;
     sc->cfg.stop = &stop_requested;
     struct sigaction sa = {0};

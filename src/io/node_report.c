@@ -22,7 +22,8 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
                            const struct osn_node_stats *st)
 {
     const struct osn_node_cfg *c = &s->cfg;
-    fprintf(f, "osn node: %s on %s", element_name[c->element], c->listen);
+    fprintf(f, "osn node: %s on %s", element_name[c->element],
+            st->listen[0] ? st->listen : c->listen);
     if (c->element != OSN_NODE_UAS)
         fprintf(f, " -> %s", c->next_hop);
     fprintf(f, ", control %s, %.1f s\n", c->ctl_kind, st->elapsed_s);
@@ -83,7 +84,10 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
     }
     json_object_set_new(o, "element", json_string(element_name[c->element]));
     json_object_set_new(o, "control", json_string(c->ctl_kind));
-    json_object_set_new(o, "listen", json_string(c->listen));
+    /* The addresses bound (the ports chosen when the scenario said 0); scenario_resolved keeps
+     * what was asked. */
+    json_object_set_new(o, "listen", json_string(st->listen[0] ? st->listen : c->listen));
+    json_object_set_new(o, "metrics", st->metrics[0] ? json_string(st->metrics) : json_null());
     json_object_set_new(o, "next_hop",
                         c->element == OSN_NODE_UAS ? json_null() : json_string(c->next_hop));
     json_object_set_new(o, "elapsed_s", json_real(t));

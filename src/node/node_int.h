@@ -196,6 +196,9 @@ void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
 int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t hostsize,
                    uint16_t *port);
 int udp_open(const struct sockaddr_in *sa);
+/* The address socket fd is bound to (getsockname: the port the kernel chose for port 0), into
+ * *sa and as "HOST:PORT" text. 0 or -1 (errno). */
+int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize);
 /* Queues a datagram; it leaves at the next udp_flush (sooner when the queue is full). */
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,9 +80,9 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
         key = "node.listen";
         snprintf(msg, msgsize, "'%s' is not an IPv4 HOST:PORT", cfg->listen);
     } else if (cfg->element != OSN_NODE_UAS &&
-               udp_parse_addr(cfg->next_hop, &sa, NULL, 0, NULL) != 0) {
+               (udp_parse_addr(cfg->next_hop, &sa, NULL, 0, NULL) != 0 || sa.sin_port == 0)) {
         key = "node.next_hop";
-        snprintf(msg, msgsize, "a proxy needs next_hop = HOST:PORT (IPv4), not '%s'",
+        snprintf(msg, msgsize, "a proxy needs next_hop = HOST:PORT (IPv4, port not 0), not '%s'",
                  cfg->next_hop);
     } else if (cfg->metrics[0] && udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL) != 0) {
         key = "node.metrics";
@@ -203,6 +204,20 @@ static void console_row(struct node *n, FILE *f)
     fflush(f);
 }
 
+/* The handshake line (osn/node.h, cfg->ready): what was bound, once it is. */
+static void ready_line(const struct node *n, FILE *f)
+{
+    static const char *const element_name[] = {"edge", "core", "uas"};
+    const struct osn_node_cfg *cfg = n->cfg;
+    fprintf(f, "osn node %s listening on %s (udp)", element_name[cfg->element], n->st.listen);
+    if (n->st.metrics[0])
+        fprintf(f, ", metrics %s", n->st.metrics);
+    if (cfg->element != OSN_NODE_UAS)
+        fprintf(f, ", next hop %s", cfg->next_hop);
+    fputc('\n', f);
+    fflush(f);
+}
+
 static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t msgsize)
 {
     int err;
@@ -217,6 +232,12 @@ static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size
         snprintf(msg, msgsize, "node.listen %s: cannot bind: %s", cfg->listen, strerror(errno));
         return OSN_EIO;
     }
+    /* The port bound, which port 0 leaves to the kernel: the Via sent-by must carry it. */
+    if (udp_bound(n->sock, &n->listen, n->st.listen, sizeof n->st.listen) != 0) {
+        snprintf(msg, msgsize, "node.listen %s: getsockname: %s", cfg->listen, strerror(errno));
+        return OSN_EIO;
+    }
+    n->port = ntohs(n->listen.sin_port);
     struct osn_sip_cfg sc = cfg->sip;
     sc.timer_b_proceeding = true;
     sc.trying_delay = cfg->element == OSN_NODE_UAS ? -1 : 0;
@@ -361,8 +382,15 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         if (!met) {
             snprintf(msg, msgsize, "node.metrics %s: cannot listen: %s", cfg->metrics, why);
             err = OSN_EIO;
+        } else if (udp_bound(metrics_listen_fd(met), &sa, n->st.metrics, sizeof n->st.metrics) !=
+                   0) {
+            snprintf(msg, msgsize, "node.metrics %s: getsockname: %s", cfg->metrics,
+                     strerror(errno));
+            err = OSN_EIO;
         }
     }
+    if (!err && cfg->ready)
+        ready_line(n, cfg->ready);
     if (!err) {
         n->t_start = mono();
         err = loop(n, met, bufs);

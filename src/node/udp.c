@@ -33,7 +33,7 @@ int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t 
     char *end;
     errno = 0;
     long p = strtol(colon + 1, &end, 10);
-    if (errno || end == colon + 1 || *end || p < 1 || p > 65535)
+    if (errno || end == colon + 1 || *end || p < 0 || p > 65535) /* 0: any free port */
         return OSN_EINVAL;
     memset(sa, 0, sizeof *sa);
     sa->sin_family = AF_INET;
@@ -63,6 +63,17 @@ int udp_open(const struct sockaddr_in *sa)
         return -1;
     }
     return fd;
+}
+
+int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize)
+{
+    socklen_t len = sizeof *sa;
+    char h[INET_ADDRSTRLEN];
+    if (getsockname(fd, (struct sockaddr *)sa, &len) != 0 || sa->sin_family != AF_INET ||
+        !inet_ntop(AF_INET, &sa->sin_addr, h, sizeof h))
+        return -1;
+    snprintf(text, textsize, "%s:%u", h, (unsigned)ntohs(sa->sin_port));
+    return 0;
 }
 
 void udp_flush(struct node *n)

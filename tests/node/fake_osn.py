@@ -151,7 +151,13 @@ def main(argv):
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     sock.bind((lh, int(lp)))
+    lp = sock.getsockname()[1]  # port 0: the one the kernel chose
     me = "%s:%s" % (lh, lp)
+    # the listening line, as osn node prints it (stderr when --json - or --stats - take stdout)
+    line = "osn node %s listening on %s (udp)" % (elem, me)
+    if nh:
+        line += ", next hop %s:%d" % nh
+    print(line, file=sys.stderr if "-" in (jpath, spath) else sys.stdout, flush=True)
     n = dict.fromkeys(KEYS, 0)
     stop = []
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))

@@ -6,21 +6,28 @@
 #                                    seconds the script is sent SIGTERM (cleanup still runs);
 #                                    --load: first wait for the machine-wide load-test lock
 #                                    (nl_load_lock), so that two load tests never overlap
-#   nl_port VAR [N]                  VAR := a port P on 127.0.0.1 with P..P+N-1 free (UDP and
-#                                    TCP), never handed out before in this run
-#   nl_wait_udp PORT [S]             wait until something is bound to 127.0.0.1:PORT (ss -uln)
-#   nl_sipp_uas NAME PORT [ARGS..]   SIPp uas (built-in, or -sf in ARGS) on 127.0.0.1:PORT,
-#                                    in the background; its files in $NL_TMP/NAME
+#   nl_udp_ports PID                 "PORT FD" for each UDP socket on 127.0.0.1 that PID or
+#                                    one of its descendants holds (ss -Hulnp), by fd
+#   nl_sipp_uas NAME PORT [ARGS..]   SIPp uas (built-in, or -sf in ARGS) on 127.0.0.1, in the
+#                                    background; PORT 0: SIPp picks it; its files in
+#                                    $NL_TMP/NAME; the port it bound in NL_PORT[NAME]
 #   nl_sipp_uac NAME DEST_PORT RATE CALLS [ARGS..]
 #                                    SIPp uac toward 127.0.0.1:DEST_PORT at RATE calls/s, CALLS
 #                                    calls, in the foreground; returns SIPp's status (0 all OK,
 #                                    1 some call failed, 97/99 exit on signal/internal, 124 hit
 #                                    the outer timeout). Add `&` semantics with nl_sipp_uac_bg.
 #   nl_kam_start NAME PORT NEXT_PORT [CHILDREN [CFG]]
-#                                    Kamailio stateful proxy (tests/node/kamailio/stateful.cfg)
+#                                    Kamailio stateful proxy (tests/node/kamailio/stateful.cfg);
+#                                    PORT 0: a port found as nl_kam_start explains
 #   nl_node_start NAME ELEMENT PORT NEXT_PORT [SCENARIO] [osn node args..]
 #                                    `osn node` (or, with OSN_NODE_STANDIN=1, a stand-in:
-#                                    Kamailio for edge/core, SIPp uas for uas)
+#                                    Kamailio for edge/core, SIPp uas for uas); PORT 0 (what
+#                                    scripts use): the port the kernel chose, read from the
+#                                    node's listening line
+#   nl_up MSG CMD [ARGS..]           run a start (nl_sipp_uas, nl_node_start, ...) unless one
+#                                    failed before; a failure counts as nl_bad MSG
+#   nl_require_up                    after the starts of a chain: when one failed, print the
+#                                    summary and exit 1 (no traffic toward a missing element)
 #   nl_edge_fast NAME PORT NEXT_PORT `osn node` as an edge at its real speed: every cost 0,
 #                                    control none (the CPU benchmarks' proxy)
 #   nl_stop NAME [S]                 SIGTERM, wait up to S s (default 10), then SIGKILL;
@@ -45,6 +52,14 @@
 #   nl_ok / nl_bad MSG / nl_skip MSG / nl_summary
 #                                    counters; nl_summary prints "N passed, M failed" and
 #                                    returns 1 when something failed
+#
+# Ports: nothing here guesses a free port and hopes it stays free (a port found free and
+# released before the program binds it can be taken in between: "Address already in use" at
+# random). Every process binds its own port and the port is read back from it: `osn node`
+# binds port 0 and prints the port on its listening line; SIPp, given no -p, -cp or -mp,
+# searches for free ports itself (bind, else the next port) and nl_udp_ports reads its SIP
+# port back by its pid; Kamailio cannot bind port 0, see nl_kam_start. After a start,
+# NL_PORT[NAME] is the port the process holds.
 #
 # Environment:
 #   OSN               the osn binary (tests set it from their first argument)
@@ -124,7 +139,6 @@ nl_init() {
     exec {NL_LOCK_FD}</dev/null
     [ "${3:-}" = --load ] && nl_load_lock "$name"
     NL_TMP=$(mktemp -d "/tmp/osn-$name.XXXXXX")
-    : >"$NL_TMP/.ports"
     trap nl_cleanup EXIT
     trap 'echo "interrupted (watchdog or signal)" >&2; exit 3' TERM INT
     # The watchdog's sleep is the only process of its subshell; both end with the script.
@@ -164,41 +178,63 @@ nl_load_lock() {
     fi
 }
 
-# nl_port VAR [N]
-nl_port() {
-    local __var=$1 n=${2:-1} p i used
-    used=$(ss -Hlun 2>/dev/null | awk '{print $4}'; ss -Hltn 2>/dev/null | awk '{print $4}')
-    used=$(printf '%s\n' "$used" | sed -n 's/.*:\([0-9]*\)$/\1/p' | sort -un)
-    local tries=0
-    while :; do
-        tries=$((tries + 1))
-        [ $tries -gt 200 ] && {
-            echo "nl_port: no free port" >&2
-            return 1
-        }
-        p=$((20000 + (RANDOM * 32768 + RANDOM) % 30000))
-        local clash=0
-        for ((i = 0; i < n; i++)); do
-            if grep -qx "$((p + i))" <<<"$used" || grep -qx "$((p + i))" "$NL_TMP/.ports"; then
-                clash=1
-                break
-            fi
-        done
-        [ $clash = 0 ] && break
-    done
-    for ((i = 0; i < n; i++)); do echo $((p + i)) >>"$NL_TMP/.ports"; done
-    printf -v "$__var" '%s' "$p"
+# nl_udp_ports PID: "PORT FD" per UDP socket bound on 127.0.0.1 by PID or its descendants,
+# ascending fd (the order a process opened them in, when it closes none in between).
+nl_udp_ports() {
+    # shellcheck disable=SC2046
+    ss -Hulnp 2>/dev/null | "$NL_PY" -c '
+import re, sys
+pids = set(sys.argv[1:])
+out = set()
+for line in sys.stdin:
+    f = line.split()
+    m = re.match(r"127\.0\.0\.1:(\d+)$", f[3]) if len(f) > 3 else None
+    if not m:
+        continue
+    for pid, fd in re.findall(r"pid=(\d+),fd=(\d+)", line):
+        if pid in pids:
+            out.add((int(fd), int(m.group(1))))
+for fd, port in sorted(out):
+    print(port, fd)
+' $(nl_descendants "$1")
 }
 
-# nl_wait_udp PORT [SECONDS]
-nl_wait_udp() {
-    local port=$1 t=${2:-10} i=0
+# nl_exclusive_udp PORT PID: true when every socket bound to PORT (UDP, any address) is held by
+# PID or its descendants: two programs that both set SO_REUSEADDR (Kamailio does) can share a
+# UDP port, and bind() succeeding proves nothing then.
+nl_exclusive_udp() {
+    # shellcheck disable=SC2046
+    ss -Hulnp "sport = :$1" 2>/dev/null | "$NL_PY" -c '
+import re, sys
+pids = set(sys.argv[1:])
+for line in sys.stdin:
+    held = set(re.findall(r"pid=(\d+),", line))
+    if not held or not held <= pids:
+        sys.exit(1)
+' $(nl_descendants "$2")
+}
+
+# nl_dead NAME: true when the tracked process (its timeout wrapper) has exited.
+nl_dead() { ! kill -0 "${NL_PID[$1]}" 2>/dev/null; }
+
+# nl_sipp_port NAME [SECONDS]: NL_PORT[NAME] := the SIP port of a SIPp started without -p. SIPp
+# opens its SIP socket first, then its media and control sockets, so the SIP socket has the
+# lowest fd of its UDP sockets (SIPp 3.6: SIP on fd 4 or 5, media and control after).
+nl_sipp_port() {
+    local name=$1 t=${2:-10} i=0 inner p
     while [ $i -lt $((t * 10)) ]; do
-        ss -Hlun "sport = :$port" 2>/dev/null | grep -q "127.0.0.1:$port" && return 0
+        nl_dead "$name" && break
+        inner=$(nl_inner_pid "${NL_PID[$name]}")
+        p=$(nl_udp_ports "$inner" | awk 'NR == 1 {print $1}')
+        if [ -n "$p" ]; then
+            NL_PORT[$name]=$p
+            return 0
+        fi
         sleep 0.1
         i=$((i + 1))
     done
-    echo "nl_wait_udp: nothing bound to 127.0.0.1:$port after ${t}s" >&2
+    echo "$name: SIPp bound no UDP port on 127.0.0.1 in ${t}s$(nl_dead "$name" && echo " (it exited)"):" >&2
+    tail -5 "${NL_DIR[$name]}/sipp.log" >&2
     return 1
 }
 
@@ -225,29 +261,33 @@ nl_inner_pid() {
     echo "$p"
 }
 
-# Common SIPp socket options: everything on 127.0.0.1, own control and media ports.
+# Common SIPp socket options: everything on 127.0.0.1. No -cp or -mp: without them SIPp binds
+# its control socket at the first free port from 8888 and its media sockets at the first free
+# even port from 6000 (bind, else the next: no race), where an explicit port would be a guess.
 nl_sipp_sockopts() {
-    local cp mp
-    nl_port cp 1
-    nl_port mp 4
-    echo "-i 127.0.0.1 -mi 127.0.0.1 -ci 127.0.0.1 -cp $cp -mp $mp"
+    echo "-i 127.0.0.1 -mi 127.0.0.1 -ci 127.0.0.1"
 }
 
-# nl_sipp_uas NAME PORT [ARGS..]; runs at most NL_UAS_TIME seconds (default 120)
+# nl_sipp_uas NAME PORT [ARGS..]; runs at most NL_UAS_TIME seconds (default 120). PORT 0: no
+# -p, SIPp takes the first free port from 5060 (as above); NL_PORT[NAME] is read back.
 nl_sipp_uas() {
     local name=$1 port=$2
     shift 2
-    local dir=$NL_TMP/$name t=${NL_UAS_TIME:-120} opts scen=(-sn uas)
+    local dir=$NL_TMP/$name t=${NL_UAS_TIME:-120} opts scen=(-sn uas) pp=()
     mkdir -p "$dir"
     opts=$(nl_sipp_sockopts)
     for a in "$@"; do [ "$a" = -sf ] && scen=(); done
+    [ "${port:-0}" != 0 ] && pp=(-p "$port")
     # shellcheck disable=SC2086
     (cd "$dir" && exec timeout -k 5 $((t + ${NL_SIPP_SLACK:-10})) sipp "${scen[@]}" $opts \
-        -p "$port" -nostdin -timeout "${t}s" -trace_stat -stf stat.csv -fd 1 \
+        "${pp[@]}" -nostdin -timeout "${t}s" -trace_stat -stf stat.csv -fd 1 \
         "$@" >sipp.log 2>&1 {NL_LOCK_FD}>&-) &
     nl_track "$name" $! "$dir" sipp
-    NL_PORT[$name]=$port
-    nl_wait_udp "$port" 10
+    nl_sipp_port "$name" 10 || return 1
+    if [ "${port:-0}" != 0 ] && [ "${NL_PORT[$name]}" != "$port" ]; then
+        echo "$name: SIPp bound ${NL_PORT[$name]}, not $port" >&2
+        return 1
+    fi
 }
 
 # nl_sipp_uac_bg NAME DEST_PORT RATE CALLS [ARGS..]: background; NL_UAC_TIME (default: the
@@ -256,19 +296,19 @@ nl_sipp_uas() {
 nl_sipp_uac_bg() {
     local name=$1 dest=$2 rate=$3 calls=$4
     shift 4
-    local dir=$NL_TMP/$name port opts scen=(-sn uac)
+    local dir=$NL_TMP/$name opts scen=(-sn uac)
     local t=${NL_UAC_TIME:-$(((calls + rate - 1) / rate + 60))}
     mkdir -p "$dir"
-    nl_port port 1
     opts=$(nl_sipp_sockopts)
     for a in "$@"; do [ "$a" = -sf ] && scen=(); done
+    # No -p: SIPp finds its own port (nl_sipp_sockopts); the uac's port is nobody's next hop.
     # shellcheck disable=SC2086
     (cd "$dir" && exec timeout -k 5 $((t + ${NL_SIPP_SLACK:-10})) sipp "127.0.0.1:$dest" \
-        "${scen[@]}" $opts -p "$port" -r "$rate" -m "$calls" -nostdin -timeout "${t}s" \
+        "${scen[@]}" $opts -r "$rate" -m "$calls" -nostdin -timeout "${t}s" \
         -trace_stat -stf stat.csv -fd 1 -trace_counts -trace_error_codes \
         -trace_rtt -rtt_freq 1 "$@" >sipp.log 2>&1 {NL_LOCK_FD}>&-) &
     nl_track "$name" $! "$dir" sipp
-    NL_PORT[$name]=$port
+    NL_PORT[$name]=
 }
 
 nl_sipp_uac() {
@@ -284,25 +324,55 @@ nl_wait_pid() {
     return $rc
 }
 
-# nl_kam_start NAME PORT NEXT_PORT [CHILDREN [CFG]]; runs at most NL_KAM_TIME s (default 600)
+# nl_kam_start NAME PORT NEXT_PORT [CHILDREN [CFG]]; runs at most NL_KAM_TIME s (default 600).
+#
+# Kamailio cannot bind port 0 (listen=udp:127.0.0.1:0 binds its default, 5060), so with PORT 0
+# it is given a port the kernel has just handed out as free (bind to port 0, read, close), and
+# then the result is checked rather than trusted: Kamailio must hold the port (ss, by its pids)
+# within 10 s and hold it alone (it sets SO_REUSEADDR, so another program that does too could
+# share it). Another program may take the port between the close and Kamailio's bind; then
+# Kamailio exits (Address already in use) or shares it, this start is stopped and another port
+# tried, up to 5 times. So a taken port costs a retry, never a wrong result.
 nl_kam_start() {
     local name=$1 port=$2 next=$3 n=${4:-${NL_KAM_CHILDREN:-1}}
-    local cfg=${5:-$NL_LIB_DIR/kamailio/stateful.cfg} dir=$NL_TMP/$1
+    local cfg=${5:-$NL_LIB_DIR/kamailio/stateful.cfg} dir=$NL_TMP/$1 try p i inner
     command -v kamailio >/dev/null || {
         echo "kamailio not installed (scripts/deps.sh installs it)" >&2
         return 1
     }
     mkdir -p "$dir"
-    # Foreground main process (-DD), log to stderr (-E); SIGTERM to it stops all its workers.
-    timeout -k 5 "${NL_KAM_TIME:-600}" kamailio -f "$cfg" -DD -E -m 512 -n "$n" -w "$dir" \
-        -Y "$dir" -A "OSN_LISTEN=udp:127.0.0.1:$port" -A "OSN_NEXT_HOP=\"sip:127.0.0.1:$next\"" \
-        >"$dir/kamailio.log" 2>&1 {NL_LOCK_FD}>&- &
-    nl_track "$name" $! "$dir" kamailio
-    NL_PORT[$name]=$port
-    nl_wait_udp "$port" 10 || {
-        tail -5 "$dir/kamailio.log" >&2
-        return 1
-    }
+    for try in 1 2 3 4 5; do
+        p=$port
+        if [ "${p:-0}" = 0 ]; then
+            p=$("$NL_PY" -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+        fi
+        # Foreground main process (-DD), log to stderr (-E); SIGTERM to it stops its workers.
+        timeout -k 5 "${NL_KAM_TIME:-600}" kamailio -f "$cfg" -DD -E -m 512 -n "$n" -w "$dir" \
+            -Y "$dir" -A "OSN_LISTEN=udp:127.0.0.1:$p" \
+            -A "OSN_NEXT_HOP=\"sip:127.0.0.1:$next\"" >"$dir/kamailio.log" 2>&1 {NL_LOCK_FD}>&- &
+        nl_track "$name" $! "$dir" kamailio
+        NL_PORT[$name]=$p
+        i=0
+        while [ $i -lt 100 ] && ! nl_dead "$name"; do
+            inner=$(nl_inner_pid "${NL_PID[$name]}")
+            if nl_udp_ports "$inner" | awk '{print $1}' | grep -qx "$p"; then
+                nl_exclusive_udp "$p" "$inner" && return 0
+                echo "$name: 127.0.0.1:$p is shared with another program; another port" >&2
+                break
+            fi
+            sleep 0.1
+            i=$((i + 1))
+        done
+        echo "$name: Kamailio did not take 127.0.0.1:$p (try $try):" >&2
+        tail -3 "$dir/kamailio.log" >&2
+        nl_stop "$name" 5
+        [ "${port:-0}" = 0 ] || return 1
+        cp "$dir/kamailio.log" "$dir/kamailio.log.$try" 2>/dev/null
+    done
+    return 1
 }
 
 # True when `osn node` exists (or stand-ins were asked for).
@@ -314,7 +384,9 @@ nl_have_node() {
 # nl_node_start NAME ELEMENT PORT NEXT_PORT [SCENARIO] [osn node args..]
 # SCENARIO may be "" (no file: defaults plus the --set's). The node runs with duration 0 and is
 # bounded by NL_NODE_TIME (default 600) through `timeout`, which sends SIGTERM (a clean stop,
-# summary written) and SIGKILL 10 s later.
+# summary written) and SIGKILL 10 s later. PORT 0: the kernel chooses; either way the node's
+# listening line (stdout, in $NL_TMP/NAME/node.out) gives NL_PORT[NAME], waited for at most
+# 10 s; a node that exits first fails the start with its stderr shown.
 nl_node_start() {
     local name=$1 elem=$2 port=$3 next=$4 scen=${5:-}
     shift 4
@@ -337,11 +409,52 @@ nl_node_start() {
     timeout -k 10 "${NL_NODE_TIME:-600}" "$OSN" node "${args[@]}" "$@" >"$dir/node.out" \
         2>"$dir/node.err" {NL_LOCK_FD}>&- &
     nl_track "$name" $! "$dir" node
-    NL_PORT[$name]=$port
-    nl_wait_udp "$port" 10 || {
-        tail -5 "$dir/node.err" >&2
-        return 1
-    }
+    NL_PORT[$name]=
+    nl_node_port "$name" "$dir/node.out" 10
+}
+
+# nl_node_port NAME FILE [SECONDS]: NL_PORT[NAME] := the port on the listening line that the
+# node (tracked as NAME) writes to FILE once bound; fails, showing its stderr, if it exits first
+# or the line does not come in SECONDS (default 10).
+nl_node_port() {
+    local name=$1 out=$2 t=${3:-10} i=0 p
+    while [ $i -lt $((t * 10)) ]; do
+        p=$(sed -n 's/^osn node [a-z]* listening on 127\.0\.0\.1:\([0-9]*\) (udp).*/\1/p' \
+            "$out" 2>/dev/null | head -1)
+        if [ -n "$p" ] && [ "$p" != 0 ]; then
+            NL_PORT[$name]=$p
+            return 0
+        fi
+        nl_dead "$name" && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    if nl_dead "$name"; then
+        echo "$name: osn node exited before listening:" >&2
+    else
+        echo "$name: no listening line from osn node in ${t}s:" >&2
+    fi
+    tail -5 "${out%/*}/node.err" >&2
+    return 1
+}
+
+# nl_up MSG CMD [ARGS..] and nl_require_up: see the header. Pass ports as "${NL_PORT[x]:-}"
+# (set -u): after a failed start the later ones are not run at all.
+NL_UP=1
+nl_up() {
+    local msg=$1
+    shift
+    [ "$NL_UP" = 1 ] || return 1
+    "$@" && return 0
+    nl_bad "$msg"
+    NL_UP=0
+    return 1
+}
+nl_require_up() {
+    [ "$NL_UP" = 1 ] && return 0
+    echo "not every element started: no traffic sent" >&2
+    nl_summary
+    exit 1
 }
 
 # nl_edge_fast NAME PORT NEXT_PORT: an edge whose messages all cost 0, with no control.

@@ -29,6 +29,8 @@ Usage: metrics_hostile.py OSN        exit 0 when every check held, 1 otherwise.
 """
 import json
 import os
+import re
+import select
 import shutil
 import socket
 import struct
@@ -40,42 +42,37 @@ import time
 import urllib.request
 
 
-def free_ports():
-    # Ephemeral ports for the node: the node binds them after we release them, so another
-    # process may take one in between; start() retries on that (a bind failure is reported).
-    s = [socket.socket(socket.AF_INET, t) for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM)]
-    for x in s:
-        x.bind(("127.0.0.1", 0))
-    ports = [x.getsockname()[1] for x in s]
-    for x in s:
-        x.close()
-    return ports
+def listening(p, seconds=10):
+    """The ports on the listening line the node prints on stdout (a pipe) once it has bound
+    port 0: (sip, metrics); None when it exits or prints none within `seconds`."""
+    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + seconds
+    while b"\n" not in buf:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None  # the node exited
+        buf += chunk
+    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+) \(udp\), "
+                 rb"metrics 127\.0\.0\.1:(\d+)", buf)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def start(osn, tmp, duration, args=("--set", "node.element=uas")):
-    for _ in range(5):
-        sip, met = free_ports()
-        err = open(os.path.join(tmp, "err"), "w+")
-        p = subprocess.Popen(
-            ["timeout", "150", osn, "node", *args,
-             "--set", f"node.listen=127.0.0.1:{sip}", "--set", f"node.metrics=127.0.0.1:{met}",
-             "--set", f"node.duration={duration}", "--json", os.path.join(tmp, "out.json"),
-             "-q"], stderr=err, stdout=subprocess.DEVNULL)
-        for _ in range(100):
-            if p.poll() is not None:
-                break
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{met}/metrics", timeout=1).read()
-                return p, met, sip
-            except OSError:
-                time.sleep(0.05)
+    # Port 0: the node binds what the kernel gives and says which on its listening line.
+    err = open(os.path.join(tmp, "err"), "w+")
+    p = subprocess.Popen(
+        ["timeout", "150", osn, "node", *args,
+         "--set", "node.listen=127.0.0.1:0", "--set", "node.metrics=127.0.0.1:0",
+         "--set", f"node.duration={duration}", "--json", os.path.join(tmp, "out.json"),
+         "-q"], stderr=err, stdout=subprocess.PIPE)
+    ports = listening(p)
+    if not ports:
         p.kill()
         p.wait()
-        err.seek(0)
-        why = err.read()
-        if "cannot bind" not in why and "cannot listen" not in why:
-            break
-    sys.exit("the node did not start: " + open(os.path.join(tmp, "err")).read())
+        sys.exit("the node did not start: " + open(os.path.join(tmp, "err")).read())
+    return p, ports[1], ports[0]
 
 
 def reset_close(met, send_request):

@@ -15,6 +15,8 @@ shortened (T1 = 20 ms, so Timer B is 1.28 s) so that the test waits seconds, not
 Usage: txn_end.py OSN        prints what it checked; exit 0 when every node ends at 0.
 """
 import os
+import re
+import select
 import shutil
 import socket
 import subprocess
@@ -27,16 +29,21 @@ TIMERS = ["--set", "sip.t1=0.02", "--set", "sip.t2=0.08", "--set", "sip.t4=0.1",
           "--set", "sip.timer_d=0.5"]
 
 
-def free_ports():
-    # Ephemeral ports for a node: it binds them after we release them, so another process may
-    # take one in between; start() then retries (the node says it cannot bind).
-    s = [socket.socket(socket.AF_INET, t) for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM)]
-    for x in s:
-        x.bind(("127.0.0.1", 0))
-    ports = [x.getsockname()[1] for x in s]
-    for x in s:
-        x.close()
-    return ports
+def listening(p, seconds=10):
+    """The ports on the listening line the node prints on stdout (a pipe) once it has bound
+    port 0: (sip, metrics); None when it exits or prints none within `seconds`."""
+    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + seconds
+    while b"\n" not in buf:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None  # the node exited
+        buf += chunk
+    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+) \(udp\), "
+                 rb"metrics 127\.0\.0\.1:(\d+)", buf)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def scrape(met):
@@ -47,28 +54,20 @@ def scrape(met):
 
 class Node:
     def __init__(self, osn, tmp, name, *sets):
-        for _ in range(5):
-            self.sip, self.met = free_ports()
-            self.err = os.path.join(tmp, name + ".err")
-            with open(self.err, "w") as err:
-                self.p = subprocess.Popen(
-                    ["timeout", "120", osn, "node", "--set", f"node.listen=127.0.0.1:{self.sip}",
-                     "--set", f"node.metrics=127.0.0.1:{self.met}", *TIMERS, *sets, "-q"],
-                    stderr=err, stdout=subprocess.DEVNULL)
-            for _ in range(100):
-                if self.p.poll() is not None:
-                    break
-                try:
-                    scrape(self.met)
-                    self.name = name
-                    return
-                except OSError:
-                    time.sleep(0.05)
+        # Port 0: the node binds what the kernel gives and says which on its listening line.
+        self.err = os.path.join(tmp, name + ".err")
+        with open(self.err, "w") as err:
+            self.p = subprocess.Popen(
+                ["timeout", "120", osn, "node", "--set", "node.listen=127.0.0.1:0",
+                 "--set", "node.metrics=127.0.0.1:0", *TIMERS, *sets, "-q"],
+                stderr=err, stdout=subprocess.PIPE)
+        ports = listening(self.p)
+        if not ports:
             self.p.kill()
             self.p.wait()
-            if "cannot bind" not in open(self.err).read():
-                break
-        sys.exit(f"{name} did not start: " + open(self.err).read())
+            sys.exit(f"{name} did not start: " + open(self.err).read())
+        self.sip, self.met = ports
+        self.name = name
 
     def live(self):
         return scrape(self.met)["osn_node_transactions"]
