@@ -96,8 +96,8 @@ static void count_processed(struct net *s, struct element *el, int kind)
     }
 }
 
-/* A new request without a transaction: its server transaction starts; a request the server
- * half shed is answered 503 here, without the TU and without a 100 Trying. */
+/* A new request without a transaction: its server transaction starts (a request the server
+ * half shed is answered as the element says, osn_elem_stxn_started). */
 static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
 {
     struct osn_sip_out *o = &s->out;
@@ -112,18 +112,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         return;
     }
     nm->call->stx[nm->hop][req_slot(nm->m.method)] = w;
-    if (!nm->item.reject) {
-        osn__net_apply(s, w, o);
-        return;
-    }
-    struct osn_sip_out o2 = *o;
-    o2.tu = OSN_SIP_TU_NONE;
-    o2.nsend = 0;
-    osn__net_apply(s, w, &o2);
-    if (!o2.terminated) {
-        s->tr.sent_503 += 1;
-        osn__net_respond(s, w, 503, -1);
-    }
+    osn__net_stxn_started(s, w, nm->item.reject, o);
 }
 
 /* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */
@@ -142,12 +131,9 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
             osn__net_apply(s, w, &s->out);
     } else if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK) {
         new_server_txn(s, el, nm);
-    } else if (nm->m.method == OSN_SIP_ACK && el->role == R_UAS) {
-        nm->call->uas.acked = true; /* the ACK of the 2xx: no transaction (17.1.1.3) */
-    } else if (nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && el->role == R_PROXY) {
-        struct osn_sip_msg ack;
-        osn_proxy_forward_request(&nm->m, branch(nm->call, nm->hop + 1, B_ACK), &ack);
-        osn__net_transmit(s, nm->to, nm->call, nm->hop + 1, &ack);
+    } else if (nm->m.method == OSN_SIP_ACK && el->role != R_SRC) {
+        /* the ACK of a 2xx: no transaction (RFC 3261 17.1.1.3) */
+        osn__net_on_ack(s, nm->to, nm->call, nm->hop, &nm->m);
     }
     osn__net_msg_free(s, nm);
 }
