@@ -166,6 +166,7 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
         struct osn_sip_out o;
         switch (y->kind) {
         case OSN_ELEM_A_RESPOND:
+        case OSN_ELEM_A_RESEND_2XX:
         case OSN_ELEM_A_RELAY: {
             struct osn_sip_msg m = osn_elem_response(&x->t.req, y->status, y->retry_after);
             if (resp)
@@ -269,17 +270,12 @@ static void ref_run_to(struct ref *f, double until)
         f->now = best;
         struct osn_sip_out o;
         if (bslot == 2) {
-            double at;
             struct rtx *x = &f->s[bcall][0];
+            struct osn_elem_actions a;
             f->t2xx[bcall] = INFINITY;
-            bool alive = x->live && x->t.state == OSN_SIP_ACCEPTED;
-            if (osn_uas_2xx_fire(&f->uas[bcall], f->now, &f->cfg, alive, &at)) {
-                struct osn_sip_msg m = osn_elem_response(&x->t.req, 200, -1);
-                if (osn_sip_stxn_respond(&f->sip, &x->t, &m, f->now, &o) == 0)
-                    ref_apply(f, x, bcall, &o);
-                if (x->live)
-                    f->t2xx[bcall] = at;
-            }
+            osn_elem_on_2xx_timer(&f->e, f->now, &f->uas[bcall],
+                                  x->live && x->t.state == OSN_SIP_ACCEPTED, &a);
+            ref_act(f, x, bcall, &a, NULL);
             continue;
         }
         bx->at[bslot] = INFINITY;

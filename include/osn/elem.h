@@ -240,6 +240,8 @@ enum osn_elem_act {
     OSN_ELEM_A_ACKED,       /* UAS: the 2xx got its ACK, its retransmission stops */
     OSN_ELEM_A_ARM_2XX,     /* UAS: arm the 2xx retransmission timer at the list's `at` (s) if
                                the server transaction is still live */
+    OSN_ELEM_A_RESEND_2XX,  /* UAS: the 2xx again (RFC 6026 7.1: in Accepted it passes the server
+                               transaction, which no longer resends it itself) */
 };
 
 /* What the element counts (the node's stats; the simulator keeps the ones it reports). */
@@ -289,6 +291,12 @@ struct osn_elem {
  */
 void osn_elem_on_request(const struct osn_elem *e, double now, int method, int max_forwards,
                          bool handled, struct osn_uas_2xx *u, struct osn_elem_actions *a);
+
+/* The UAS's 2xx timer fired; `have_txn` says the server transaction is still there, in
+ * Accepted. RESEND_2XX and ARM_2XX while the ACK has not come and 64*T1 has not passed since the
+ * first 2xx (uas.c), else nothing: the timer is over. */
+void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,
+                           bool have_txn, struct osn_elem_actions *a);
 
 /* The ACK of a 2xx reached the TU (TU_ACK, or an ACK that matched no transaction). */
 void osn_elem_on_ack(const struct osn_elem *e, int max_forwards, struct osn_elem_actions *a);

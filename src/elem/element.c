@@ -14,6 +14,7 @@
  *   TU_REQUEST, client half sheds     proxy  RESPOND 503 (RFC 7339 5.3)
  *   TU_REQUEST                        proxy  FORWARD (RFC 3261 16.6)
  *   TU_REQUEST                        UAS    RESPOND 180 (INVITE), RESPOND 200, ARM_2XX
+ *   UAS 2xx timer, no ACK, < 64*T1    UAS    RESEND_2XX, ARM_2XX (RFC 3261 13.3.1.4)
  *   TU_ACK / ACK matching nothing     proxy  FORWARD_ACK (RFC 3261 16.11, RFC 6026 7.1)
  *   TU_ACK / ACK matching nothing     UAS    ACKED (RFC 3261 13.3.1.4)
  *   client TU_RESPONSE 100            proxy  nothing (16.7 step 3); PI's delay sample
@@ -79,6 +80,16 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
     }
     push(a, OSN_ELEM_A_FORWARD, method == OSN_SIP_INVITE ? OSN_ELEM_C_FORWARDED : OSN_ELEM_C_NONE,
          0, -1);
+}
+
+void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,
+                           bool have_txn, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    if (!osn_uas_2xx_fire(u, now, e->sip, have_txn, &a->at))
+        return;
+    push(a, OSN_ELEM_A_RESEND_2XX, OSN_ELEM_C_NONE, 200, -1);
+    push(a, OSN_ELEM_A_ARM_2XX, OSN_ELEM_C_NONE, 0, -1);
 }
 
 void osn_elem_on_ack(const struct osn_elem *e, int max_forwards, struct osn_elem_actions *a)

@@ -120,17 +120,10 @@ static void relay(struct node *n, struct ntx *up, const struct osn_elem_action *
 
 void tu_2xx_timer(struct node *n, struct ntx *x)
 {
-    double at;
-    bool alive = x->live && x->t.state == OSN_SIP_ACCEPTED;
-    if (osn_uas_2xx_fire(&x->uas, n->now, &n->cfg->sip, alive, &at)) {
-        /* RFC 6026 7.1: in Accepted the TU's 2xx retransmissions pass the transaction. */
-        struct osn_sip_msg m = osn_elem_response(&x->t.req, 200, -1);
-        struct osn_sip_out o;
-        if (osn_sip_stxn_respond(&n->sip, &x->t, &m, n->now, &o) == 0)
-            ntx_apply(n, x, &o);
-        if (x->live)
-            ntx_arm_2xx(n, x, at);
-    }
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
+    osn_elem_on_2xx_timer(&e, n->now, &x->uas, x->live && x->t.state == OSN_SIP_ACCEPTED, &a);
+    act(n, x, &a, NULL);
 }
 
 void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct sockaddr_in *from,
@@ -257,9 +250,18 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
             if (x)
                 x->uas.acked = true;
             break;
+        case OSN_ELEM_A_RESEND_2XX: {
+            /* The stored 2xx goes out again: the transaction sends x->resp (its request may be
+             * let go in Accepted, so nothing is printed). */
+            struct osn_sip_msg m = osn_elem_response(&x->t.req, 200, -1);
+            struct osn_sip_out o;
+            if (osn_sip_stxn_respond(&n->sip, &x->t, &m, n->now, &o) == 0)
+                ntx_apply(n, x, &o);
+            break;
+        }
         case OSN_ELEM_A_ARM_2XX:
             /* The dialog map finds it for the ACK of the 2xx, which has a branch of its own. */
-            if (x->live && dialogs_put(&n->dialogs, x) == 0)
+            if (x->live && (x->in_dialogs || dialogs_put(&n->dialogs, x) == 0))
                 ntx_arm_2xx(n, x, a->at);
             break;
         case OSN_ELEM_A_COUNT:

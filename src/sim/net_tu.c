@@ -82,6 +82,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             if (x->count == OSN_ELEM_C_503)
                 s->tr.sent_503 += 1;
             /* fall through */
+        case OSN_ELEM_A_RESEND_2XX:
         case OSN_ELEM_A_RELAY: /* the To tag is the call's either way */
             osn__net_respond(s, w, x->status, x->retry_after);
             break;
@@ -220,12 +221,10 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 void osn__net_2xx_timer(struct net *s, struct call *c)
 {
     struct ntxn *w = forwarded(c, s->nhop - 1, true);
-    double at;
+    struct osn_elem_actions a;
 
-    if (osn_uas_2xx_fire(&c->uas, s->q.now, &s->cfg->sip, w != NULL, &at)) {
-        osn__net_respond(s, w, 200, -1);
-        osn__net_sched(s, &c->rtx, at, NULL);
-        return;
-    }
-    osn__net_call_unref(s, c); /* the reference the timer had */
+    osn_elem_on_2xx_timer(&s->elems[s->uas].tu, s->q.now, &c->uas, w != NULL, &a);
+    if (a.n)
+        act(s, s->uas, c, s->nhop - 1, w, &a);
+    osn__net_call_unref(s, c); /* the reference the timer had (ARM_2XX took a new one) */
 }
