@@ -13,7 +13,8 @@
  *   A  the ACK of a 2xx from upstream (a branch of its own)
  *   Z  the ACK of a 2xx with Max-Forwards 0
  *   K  the ACK of a non-2xx final response (the INVITE's branch)
- *   100, 180, 200, 486, ...  a response of the next hop to the call's INVITE
+ *   100, 180, 200, 486, ...  a response of the next hop to the call's INVITE; `200o` carries
+ *      RFC 7339 feedback in its top Via: oc=100 (loss: shed every new request)
  *   T  nothing: time runs to TIME (the timers due fire)
  * The call number is optional (0). Adding a case is adding a row to `scripts`.
  *
@@ -63,6 +64,7 @@ struct script {
     const char *name;
     int role; /* enum osn_elem_role */
     const char *events;
+    const char *ctl; /* a proxy's client half toward the next hop (control.kind); NULL: none */
 };
 
 static const struct script scripts[] = {
@@ -82,11 +84,14 @@ static const struct script scripts[] = {
         {"UAS 2xx never ACKed", OSN_ELEM_UAS, "I@0 T@70"},
         {"UAS copies of the INVITE", OSN_ELEM_UAS, "I@0 I@0.2 A@0.3 I@0.4 T@40"},
         {"UAS BYE", OSN_ELEM_UAS, "I@0 A@0.1 B@1 B@1.5 T@40"},
+        {"client half sheds: 503", OSN_ELEM_PROXY, "I0@0 200o[0]@0.1 A0@0.2 I1@0.3 K1@0.4 T@40",
+         "loss"},
 };
 
 struct event {
     char kind; /* I M B A Z K T, or R for a response */
     int call, status;
+    bool oc; /* a response with oc=100, loss */
     double t;
 };
 
@@ -101,6 +106,10 @@ static const char *next_event(const char *p, struct event *ev)
     if (*p >= '0' && *p <= '9') {
         ev->kind = 'R';
         ev->status = (int)strtol(p, (char **)&p, 10);
+        if (*p == 'o') {
+            ev->oc = true;
+            p++;
+        }
         if (*p == '[') {
             ev->call = (int)strtol(p + 1, (char **)&p, 10);
             p++;
@@ -294,6 +303,11 @@ static void ref_run(const struct script *sc, struct result *r)
     sip_cfg(&f->cfg, sc->role);
     assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
     f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
+    if (sc->ctl) {
+        struct osn_ctl_cfg cc;
+        osn_ctl_cfg_default(&cc);
+        assert_int_equal(osn_ctl_new(&f->e.cli, sc->ctl, &cc), 0);
+    }
     for (int c = 0; c < NCALL; c++)
         f->t2xx[c] = INFINITY;
     for (const char *p = sc->events; (p = next_event(p, &ev));) {
@@ -308,6 +322,15 @@ static void ref_run(const struct script *sc, struct result *r)
             m.status = (uint16_t)ev.status;
             m.to_tag = ev.status > 100 ? 99 : 0;
             m.retry_after = -1;
+            if (ev.oc)
+                m.oc = (struct osn_sip_oc){.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE |
+                                                    OSN_SIP_OC_ALGO | OSN_SIP_OC_VALIDITY |
+                                                    OSN_SIP_OC_SEQ,
+                                           .algo = OSN_SIP_ALGO_LOSS,
+                                           .value = 100,
+                                           .validity_ms = 10000,
+                                           .seq_int = 1};
+            osn_proxy_on_feedback(f->e.cli, f->now, &m.oc);
             if (x->live && osn_sip_txn_matches(&x->t, &m) &&
                 osn_sip_txn_recv(&f->sip, &x->t, &m, f->now, &o) == 0)
                 ref_apply(f, x, call, &o);
@@ -341,6 +364,7 @@ static void ref_run(const struct script *sc, struct result *r)
         }
     }
     osn_sip_layer_release(&f->sip);
+    osn_ctl_free(f->e.cli);
     free(f);
 }
 
@@ -396,7 +420,7 @@ static void node_run_to(struct node *n, double until)
 
 /* The response of the next hop with `status` to the call's INVITE the node forwarded: its
  * Vias, From, Call-ID and CSeq, a To tag beyond 100. */
-static void node_response(struct node *n, int call, int status)
+static void node_response(struct node *n, int call, int status, bool oc)
 {
     char out[4096], line[1024];
     const char *p = g_fwd[call][0];
@@ -406,8 +430,16 @@ static void node_response(struct node *n, int call, int status)
         return;
     }
     p = strstr(p, "\r\n") + 2;
+    bool top = true;
     for (const char *e; (e = strstr(p, "\r\n")) && e != p; p = e + 2) {
         snprintf(line, sizeof line, "%.*s", (int)(e - p), p);
+        if (oc && top && !strncmp(line, "Via:", 4)) {
+            top = false;
+            k += (size_t)snprintf(out + k, sizeof out - k,
+                                  "%s;oc=100;oc-algo=\"loss\";oc-validity=10000;oc-seq=1.0\r\n",
+                                  line);
+            continue;
+        }
         if (!strncmp(line, "Max-Forwards", 12) || !strncmp(line, "Content-Length", 14))
             continue;
         k += (size_t)snprintf(out + k, sizeof out - k, "%s%s\r\n", line,
@@ -458,11 +490,16 @@ static void node_run(const struct script *sc, struct result *r)
     sip_cfg(&cfg.sip, sc->role);
     assert_int_equal(osn_sip_layer_init(&n->sip, &cfg.sip, 64), 0);
     assert_int_equal(osn_sipmsg_key_init(), 0);
+    osn_ctl_cfg_default(&cfg.ctl);
+    if (sc->ctl) {
+        snprintf(cfg.ctl_kind, sizeof cfg.ctl_kind, "%s", sc->ctl);
+        assert_int_equal(osn_ctl_new(&n->cli, sc->ctl, &cfg.ctl), 0);
+    }
     osn_elem_server_init(&n->server, cfg.cost, cfg.buffer, NULL, 0);
     for (const char *p = sc->events; (p = next_event(p, &ev));) {
         node_run_to(n, ev.t);
         if (ev.kind == 'R')
-            node_response(n, ev.call, ev.status);
+            node_response(n, ev.call, ev.status, ev.oc);
         else if (ev.kind != 'T')
             node_request(n, &ev);
     }
@@ -477,6 +514,7 @@ static void node_run(const struct script *sc, struct result *r)
     r->count[OSN_ELEM_C_STRAY] = st->stray;
     assert_int_equal(n->live, 0); /* every transaction ended with the script's last wait */
     osn_sip_layer_release(&n->sip);
+    osn_ctl_free(n->cli);
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);
     pending_release(&n->pending);
