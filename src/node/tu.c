@@ -181,37 +181,21 @@ static bool forward_ack(struct node *n)
     return true;
 }
 
+/* The element's counts are the node's stats (LATE never comes: see tu_event). */
 static void count(struct node *n, int c)
 {
-    switch (c) {
-    case OSN_ELEM_C_FORWARDED:
-        n->st.calls_forwarded++;
-        break;
-    case OSN_ELEM_C_CALL_OK:
-        n->st.calls_ok++;
-        break;
-    case OSN_ELEM_C_BYE_OK:
-        n->st.bye_ok++;
-        break;
-    case OSN_ELEM_C_503:
-        n->st.rejected_503++;
-        break;
-    case OSN_ELEM_C_408:
-        n->st.timeouts_408++;
-        break;
-    case OSN_ELEM_C_483:
-        n->st.too_many_hops++;
-        break;
-    case OSN_ELEM_C_ACK_FWD:
-        n->st.acks_forwarded++;
-        break;
-    case OSN_ELEM_C_LATE: /* never: the node says no request was handled before */
-    case OSN_ELEM_C_STRAY:
-        n->st.stray++;
-        break;
-    default:
-        break;
-    }
+    struct osn_node_stats *st = &n->st;
+    uint64_t *at[OSN_ELEM_NCOUNTS] = {[OSN_ELEM_C_FORWARDED] = &st->calls_forwarded,
+                                      [OSN_ELEM_C_CALL_OK] = &st->calls_ok,
+                                      [OSN_ELEM_C_BYE_OK] = &st->bye_ok,
+                                      [OSN_ELEM_C_503] = &st->rejected_503,
+                                      [OSN_ELEM_C_408] = &st->timeouts_408,
+                                      [OSN_ELEM_C_483] = &st->too_many_hops,
+                                      [OSN_ELEM_C_LATE] = &st->stray,
+                                      [OSN_ELEM_C_ACK_FWD] = &st->acks_forwarded,
+                                      [OSN_ELEM_C_STRAY] = &st->stray};
+    if (at[c])
+        (*at[c])++;
 }
 
 /*
