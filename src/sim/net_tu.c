@@ -102,8 +102,9 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             osn_sip_txn_abort(&s->elems[id].sip, &w->t);
             osn__net_txn_free(s, w);
             return;
-        case OSN_ELEM_A_FORWARD_ACK: /* ACKs: osn__net_on_ack */
+        case OSN_ELEM_A_FORWARD_ACK: /* never here: osn__net_on_ack carries out an ACK's */
         case OSN_ELEM_A_ACKED:
+            break;
         case OSN_ELEM_A_ARM_2XX:
             c->refs++; /* the timer's */
             osn__net_sched(s, &c->rtx, a->at, NULL);
