@@ -16,7 +16,10 @@
  *   100, 180, 200, 486, ...  a response of the next hop to the call's INVITE; `200o` carries
  *      RFC 7339 feedback in its top Via: oc=100 (loss: shed every new request)
  *   T  nothing: time runs to TIME (the timers due fire)
- * The call number is optional (0). Adding a case is adding a row to `scripts`.
+ * The call number is optional (0). Adding a case is adding a row to `scripts`. A row marked
+ * `core` runs the element as the core: its CPU has costs (core_cost) and its controller's server
+ * half watches the queue and sheds new requests with 503; the reference then feeds the events
+ * through the same osn_elem_server as the node's recv.c, with the node's virtual-CPU timing.
  *
  * The node's driver is compiled into this test from its sources, except the socket (udp.c),
  * the loop (run.c) and the metrics endpoint: udp_send() below is the seam, and records what
@@ -65,7 +68,24 @@ struct script {
     int role; /* enum osn_elem_role */
     const char *events;
     const char *ctl; /* a proxy's client half toward the next hop (control.kind); NULL: none */
+    bool core; /* the core instead: `ctl` is its server half, and its CPU has costs (core_cost) */
 };
+
+/* The core's CPU seconds by message kind, and its controller's thresholds: small enough that a
+ * few INVITEs put it in overload. A kind of cost 0 is handled at once, past the controller. */
+static const double core_cost[OSN_ELEM_NKINDS] = {[OSN_ELEM_K_INVITE] = 1.0,
+                                                  [OSN_ELEM_K_RETX] = 0.01,
+                                                  [OSN_ELEM_K_BYE] = 0.1,
+                                                  [OSN_ELEM_K_REJECT] = 0.05};
+
+static void core_ctl_cfg(struct osn_ctl_cfg *cc)
+{
+    osn_ctl_cfg_default(cc);
+    cc->det.l1 = 1;
+    cc->det.h1 = 2;
+    cc->det.l2 = 3;
+    cc->det.h2 = 4;
+}
 
 static const struct script scripts[] = {
         {"invite, 1xx, 2xx, ACK", OSN_ELEM_PROXY, "I@0 100@0.01 180@0.02 200@0.03 A@0.05 T@40"},
@@ -86,6 +106,10 @@ static const struct script scripts[] = {
         {"UAS BYE", OSN_ELEM_UAS, "I@0 A@0.1 B@1 B@1.5 T@40"},
         {"client half sheds: 503", OSN_ELEM_PROXY, "I0@0 200o[0]@0.1 A0@0.2 I1@0.3 K1@0.4 T@40",
          "loss"},
+        {"server half sheds: 503 from the core's queue", OSN_ELEM_PROXY,
+         "I0@0 I1@0.1 I2@0.2 I3@0.3 I3@0.35 200[0]@1.5 A0@1.6 K3@2 T@100", "local", true},
+        {"core queue: copies costed as copies", OSN_ELEM_PROXY,
+         "I0@0 I0@0.5 I0@1.5 200[0]@2.5 A0@2.6 T@80", "local", true},
 };
 
 struct event {
@@ -150,6 +174,17 @@ struct ref {
     struct osn_uas_2xx uas[NCALL];
     double t2xx[NCALL];
     int mf[NCALL][2]; /* the Max-Forwards of the request that started s[call][k] */
+    /* the core's CPU (as the node's recv.c): its server, queued events, new requests waiting */
+    struct osn_elem_server server;
+    struct osn_ctl *srv;
+    const double *cost;
+    double cpu_t, t_svc; /* nominal end of the last service; the completion due, or INFINITY */
+    struct qev {
+        struct osn_elem_item item;
+        struct event ev;
+        bool pending;
+    } q[32];
+    int nq, waiting[NCALL][2]; /* new requests queued without a transaction, by call and kind */
     double now;
     struct result *r;
 };
@@ -249,15 +284,18 @@ static void ref_apply(struct ref *f, struct rtx *x, int call, const struct osn_s
         x->live = false;
 }
 
+static void ref_service_done(struct ref *f);
+
 /* Fires what is due by `until`, earliest first (ties: servers before clients, as armed). */
 static void ref_run_to(struct ref *f, double until)
 {
     for (;;) {
-        double best = until;
+        /* Due means at or before `until`, as the node's heap has it; the earliest first. */
+        double best = nextafter(until, INFINITY);
         struct rtx *bx = NULL;
         int bslot = -1, bcall = -1;
         for (int c = 0; c < NCALL; c++) {
-            if (f->t2xx[c] <= best) {
+            if (f->t2xx[c] < best) {
                 best = f->t2xx[c];
                 bx = NULL;
                 bslot = 2;
@@ -273,6 +311,11 @@ static void ref_run_to(struct ref *f, double until)
                         bcall = c;
                     }
             }
+        }
+        if (f->t_svc < best) {
+            f->now = f->t_svc;
+            ref_service_done(f);
+            continue;
         }
         if (bslot < 0)
             break;
@@ -294,28 +337,13 @@ static void ref_run_to(struct ref *f, double until)
     f->now = until;
 }
 
-static void ref_run(const struct script *sc, struct result *r)
+static void ref_process(struct ref *f, const struct event *e, bool shed)
 {
-    struct ref *f = calloc(1, sizeof *f);
-    struct event ev;
-    assert_non_null(f);
-    f->r = r;
-    sip_cfg(&f->cfg, sc->role);
-    assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
-    f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
-    if (sc->ctl) {
-        struct osn_ctl_cfg cc;
-        osn_ctl_cfg_default(&cc);
-        assert_int_equal(osn_ctl_new(&f->e.cli, sc->ctl, &cc), 0);
-    }
-    for (int c = 0; c < NCALL; c++)
-        f->t2xx[c] = INFINITY;
-    for (const char *p = sc->events; (p = next_event(p, &ev));) {
-        ref_run_to(f, ev.t);
-        int call = ev.call;
-        struct osn_sip_out o;
-        if (ev.kind == 'T')
-            continue;
+    struct event ev = *e;
+    struct result *r = f->r;
+    int call = ev.call;
+    struct osn_sip_out o;
+    {
         if (ev.kind == 'R') { /* from the next hop, to the INVITE's client transaction */
             struct rtx *x = &f->c[call][0];
             struct osn_sip_msg m = x->t.req;
@@ -336,7 +364,7 @@ static void ref_run(const struct script *sc, struct result *r)
                 ref_apply(f, x, call, &o);
             else
                 r->count[OSN_ELEM_C_STRAY]++;
-            continue;
+            return;
         }
         bool ack = ev.kind == 'A' || ev.kind == 'Z' || ev.kind == 'K';
         int method = ack ? OSN_SIP_ACK : ev.kind == 'B' ? OSN_SIP_BYE : OSN_SIP_INVITE;
@@ -358,13 +386,137 @@ static void ref_run(const struct script *sc, struct result *r)
             f->mf[call][method == OSN_SIP_BYE] = mf;
             if (osn_sip_stxn_start(&f->sip, &x->t, &m, f->now, &o) == 0) {
                 struct osn_elem_actions a;
-                osn_elem_stxn_started(false, &o, &a);
+                osn_elem_stxn_started(shed, &o, &a);
                 ref_apply(f, x, call, &o);
+                if (a.n && x->live)
+                    ref_act(f, x, call, &a, NULL);
             }
         }
     }
+}
+
+/* The kind of event e for the core's server now: as recv.c's request_kind (a request matching
+ * its server transaction is a copy); `arrival` adds a copy whose original waits queued. */
+static int ref_kind(struct ref *f, const struct event *e, bool arrival)
+{
+    if (e->kind == 'R')
+        return OSN_ELEM_K_RESP;
+    if (e->kind == 'A' || e->kind == 'Z' || e->kind == 'K')
+        return OSN_ELEM_K_ACK;
+    int k = e->kind == 'B';
+    struct rtx *x = &f->s[e->call][k];
+    struct osn_sip_msg m = ref_req(e->call, k ? OSN_SIP_BYE : OSN_SIP_INVITE,
+                                   k ? 300 + (uint64_t)e->call : 100 + (uint64_t)e->call);
+    if ((x->live && osn_sip_txn_matches(&x->t, &m)) || (arrival && f->waiting[e->call][k]))
+        return OSN_ELEM_K_RETX;
+    return k ? OSN_ELEM_K_BYE : OSN_ELEM_K_INVITE;
+}
+
+static void ref_start_service(struct ref *f)
+{
+    struct osn_elem_item *it;
+    int fifo;
+    while ((it = osn_elem_server_next(&f->server, f->now, &fifo))) {
+        struct qev *q = OSN_CONTAINER_OF(it, struct qev, item);
+        if (!it->reject)
+            it->kind = (uint8_t)ref_kind(f, &q->ev, false);
+        double start = f->cpu_t > it->t_arr ? f->cpu_t : it->t_arr;
+        f->cpu_t = start + f->cost[it->kind];
+        osn_elem_server_begin(&f->server, it);
+        f->t_svc = f->cpu_t;
+    }
+}
+
+static void ref_service_done(struct ref *f)
+{
+    struct osn_elem_item *it = osn_elem_server_depart(&f->server, f->now);
+    struct qev *q = OSN_CONTAINER_OF(it, struct qev, item);
+    f->t_svc = INFINITY;
+    ref_process(f, &q->ev, it->reject);
+    if (q->pending)
+        f->waiting[q->ev.call][q->ev.kind == 'B']--;
+    ref_start_service(f);
+}
+
+/* An event reaches the element: at once, or through the core's server (recv.c's flow). */
+static void ref_arrive(struct ref *f, const struct event *e)
+{
+    if (!f->cost) {
+        ref_process(f, e, false);
+        return;
+    }
+    int kind = ref_kind(f, e, true);
+    bool again = false;
+    if (e->kind == 'R') {
+        struct rtx *x = &f->c[e->call][0];
+        again = x->live && x->t.has_resp && x->t.resp.status == e->status;
+    }
+    enum osn_ctl_msg ck =
+            osn_elem_ctl_msg(kind,
+                             e->kind == 'B'                                       ? OSN_SIP_BYE
+                             : e->kind == 'R' || e->kind == 'I' || e->kind == 'M' ? OSN_SIP_INVITE
+                                                                                  : OSN_SIP_ACK,
+                             again);
+    bool shed_able = e->kind == 'I' || e->kind == 'M' || e->kind == 'B';
+    if (f->cost[kind] <= 0) {
+        ref_process(f, e, false);
+        return;
+    }
+    assert_true(f->nq < 32);
+    struct qev *q = &f->q[f->nq++];
+    struct osn_elem_item *evicted;
+    *q = (struct qev){.ev = *e};
+    switch (osn_elem_server_arrive(&f->server, f->now, &q->item, kind, ck, shed_able, false,
+                                   &evicted)) {
+    case OSN_ELEM_HANDLE_NOW:
+        ref_process(f, e, q->item.reject);
+        return;
+    case OSN_ELEM_DROPPED:
+        return;
+    case OSN_ELEM_QUEUED:
+        assert_null(evicted);
+        if (kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) {
+            q->pending = true;
+            f->waiting[e->call][e->kind == 'B']++;
+        }
+        if (!f->server.cur)
+            ref_start_service(f);
+        return;
+    }
+}
+
+static void ref_run(const struct script *sc, struct result *r)
+{
+    struct ref *f = calloc(1, sizeof *f);
+    struct event ev;
+    assert_non_null(f);
+    f->r = r;
+    sip_cfg(&f->cfg, sc->role);
+    assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
+    f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
+    if (sc->ctl && !sc->core) {
+        struct osn_ctl_cfg cc;
+        osn_ctl_cfg_default(&cc);
+        assert_int_equal(osn_ctl_new(&f->e.cli, sc->ctl, &cc), 0);
+    }
+    if (sc->core) {
+        struct osn_ctl_cfg cc;
+        core_ctl_cfg(&cc);
+        assert_int_equal(osn_ctl_new(&f->srv, sc->ctl, &cc), 0);
+        f->cost = core_cost;
+    }
+    osn_elem_server_init(&f->server, core_cost, 10000, f->srv, 0);
+    f->t_svc = INFINITY;
+    for (int c = 0; c < NCALL; c++)
+        f->t2xx[c] = INFINITY;
+    for (const char *p = sc->events; (p = next_event(p, &ev));) {
+        ref_run_to(f, ev.t);
+        if (ev.kind != 'T')
+            ref_arrive(f, &ev);
+    }
     osn_sip_layer_release(&f->sip);
     osn_ctl_free(f->e.cli);
+    osn_ctl_free(f->srv);
     free(f);
 }
 
@@ -491,11 +643,17 @@ static void node_run(const struct script *sc, struct result *r)
     assert_int_equal(osn_sip_layer_init(&n->sip, &cfg.sip, 64), 0);
     assert_int_equal(osn_sipmsg_key_init(), 0);
     osn_ctl_cfg_default(&cfg.ctl);
-    if (sc->ctl) {
+    if (sc->ctl && !sc->core) {
         snprintf(cfg.ctl_kind, sizeof cfg.ctl_kind, "%s", sc->ctl);
         assert_int_equal(osn_ctl_new(&n->cli, sc->ctl, &cfg.ctl), 0);
     }
-    osn_elem_server_init(&n->server, cfg.cost, cfg.buffer, NULL, 0);
+    if (sc->core) {
+        cfg.element = OSN_NODE_CORE;
+        memcpy(cfg.cost, core_cost, sizeof cfg.cost);
+        core_ctl_cfg(&cfg.ctl);
+        assert_int_equal(osn_ctl_new(&n->srv, sc->ctl, &cfg.ctl), 0);
+    }
+    osn_elem_server_init(&n->server, cfg.cost, cfg.buffer, n->srv, 0);
     for (const char *p = sc->events; (p = next_event(p, &ev));) {
         node_run_to(n, ev.t);
         if (ev.kind == 'R')
@@ -515,6 +673,7 @@ static void node_run(const struct script *sc, struct result *r)
     assert_int_equal(n->live, 0); /* every transaction ended with the script's last wait */
     osn_sip_layer_release(&n->sip);
     osn_ctl_free(n->cli);
+    osn_ctl_free(n->srv);
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);
     pending_release(&n->pending);
