@@ -43,6 +43,28 @@ enum osn_elem_kind {
     OSN_ELEM_NKINDS
 };
 
+/* Whether message m may be a copy of a request: a request other than an ACK (RFC 3261 17.2.3:
+ * those are what a server transaction absorbs). Only for those does a driver ask its record. */
+static inline bool osn_elem_may_be_copy(const struct osn_sip_msg *m)
+{
+    return m->status == 0 && m->method != OSN_SIP_ACK;
+}
+
+/* The kind of message m for the element's server: a response, an ACK, a copy of a request
+ * (`copy`: it matches one of the element's server transactions, or on arrival its original was
+ * kept here before, by the driver's record), else a new INVITE or another new request, costed
+ * as a BYE. The driver answers `copy` only where osn_elem_may_be_copy() (matching is its own). */
+static inline int osn_elem_kind(const struct osn_sip_msg *m, bool copy)
+{
+    if (m->status)
+        return OSN_ELEM_K_RESP;
+    if (m->method == OSN_SIP_ACK)
+        return OSN_ELEM_K_ACK;
+    if (copy)
+        return OSN_ELEM_K_RETX;
+    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+}
+
 /* The controller's message class of a message of `kind` (a request of `method`); `response_again`
  * marks a response the element has received before (the downstream resent it). */
 enum osn_ctl_msg osn_elem_ctl_msg(int kind, int method, bool response_again);

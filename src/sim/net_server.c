@@ -28,14 +28,7 @@ static struct ntxn *match(const struct nmsg *nm)
 /* The message kind a server sees for nm now (matching against its transactions). */
 static int classify(const struct nmsg *nm)
 {
-    const struct osn_sip_msg *m = &nm->m;
-    if (m->status)
-        return OSN_ELEM_K_RESP;
-    if (m->method == OSN_SIP_ACK)
-        return OSN_ELEM_K_ACK;
-    if (match(nm))
-        return OSN_ELEM_K_RETX;
-    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+    return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) && match(nm));
 }
 
 /* The bit of nm's request kind and hop in its call's record of requests kept at a server. */
@@ -47,16 +40,14 @@ static uint8_t *kept_bits(const struct nmsg *nm)
 
 /*
  * The kind on arrival: as classify(), and also a retransmission when the original was kept here
- * and still waits in the queue (no transaction yet). A server recognises a copy on receipt by
- * its branch (PRSM and every controller that counts copies need that); only service start
- * decides the cost, by matching again.
+ * before (the call's record: queued without a transaction yet, or handled). A server recognises
+ * a copy on receipt by its branch (PRSM and every controller that counts copies need that); only
+ * service start decides the cost, by matching again.
  */
 static int classify_arrival(const struct nmsg *nm)
 {
-    int kind = classify(nm);
-    if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) && (*kept_bits(nm) & (1u << nm->hop)))
-        kind = OSN_ELEM_K_RETX;
-    return kind;
+    return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) &&
+                                         (match(nm) || (*kept_bits(nm) & (1u << nm->hop))));
 }
 
 /* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
