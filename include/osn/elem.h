@@ -13,7 +13,10 @@
  * Keeping the decisions here and the mechanics in the drivers is what lets one proxy run both
  * simulated and for real.
  *
- * Where to look: a proxy decides to forward, shed or reject a call in osn_proxy_on_request();
+ * Where to look: what the element's TU does about an event, as a list of actions both drivers
+ * carry out, is osn_elem_on_request(), osn_elem_on_ack(), osn_elem_on_client_event() and
+ * osn_elem_stxn_started() (element.c, with the decision table in its head); underneath, a proxy
+ * decides to forward, shed or reject a call in osn_proxy_on_request();
  * an element's server (its CPU queue) admits, queues or drops a message in
  * osn_elem_server_arrive(); the UAS's 2xx retransmission timer is osn_uas_2xx_*().
  */
@@ -39,6 +42,28 @@ enum osn_elem_kind {
     OSN_ELEM_K_REJECT, /* a new INVITE answered with 503 by the controller */
     OSN_ELEM_NKINDS
 };
+
+/* Whether message m may be a copy of a request: a request other than an ACK (RFC 3261 17.2.3:
+ * those are what a server transaction absorbs). Only for those does a driver ask its record. */
+static inline bool osn_elem_may_be_copy(const struct osn_sip_msg *m)
+{
+    return m->status == 0 && m->method != OSN_SIP_ACK;
+}
+
+/* The kind of message m for the element's server: a response, an ACK, a copy of a request
+ * (`copy`: it matches one of the element's server transactions, or on arrival its original was
+ * kept here before, by the driver's record), else a new INVITE or another new request, costed
+ * as a BYE. The driver answers `copy` only where osn_elem_may_be_copy() (matching is its own). */
+static inline int osn_elem_kind(const struct osn_sip_msg *m, bool copy)
+{
+    if (m->status)
+        return OSN_ELEM_K_RESP;
+    if (m->method == OSN_SIP_ACK)
+        return OSN_ELEM_K_ACK;
+    if (copy)
+        return OSN_ELEM_K_RETX;
+    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+}
 
 /* The controller's message class of a message of `kind` (a request of `method`); `response_again`
  * marks a response the element has received before (the downstream resent it). */
@@ -211,6 +236,109 @@ bool osn_uas_2xx_start(struct osn_uas_2xx *u, double now, const struct osn_sip_c
  * being there, `have_txn`), with the next deadline in *at; false when retransmission is over. */
 bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg,
                       bool have_txn, double *at);
+
+/* ---- the element's transaction user: decisions as action lists (element.c) ---- */
+
+/*
+ * What the element's TU decides about one event, for the driver to carry out in order. Every
+ * action acts on the transaction(s) of that event: a server-TU event's server transaction, or for
+ * a client event the server transaction upstream of it (its peer). Nothing is done yet when an
+ * osn_elem_* function returns; the driver does it with its own objects (the simulator's pools,
+ * event set and links; the node's bytes, socket and timer heap) and counts `count` (enum
+ * osn_elem_count, 0 for none) when it carries the action out.
+ */
+enum osn_elem_act {
+    OSN_ELEM_A_COUNT,       /* only count */
+    OSN_ELEM_A_FORWARD,     /* start a client transaction toward the next hop for the server
+                               transaction's request (RFC 3261 16.6: a branch of the driver's,
+                               Max-Forwards - 1, the client half's oc offer) */
+    OSN_ELEM_A_RESPOND,     /* the server transaction answers `status` (Retry-After
+                               `retry_after`, -1 none) with a To tag of ours */
+    OSN_ELEM_A_RELAY,       /* the server transaction sends the next hop's response upstream:
+                               `status`, `retry_after` and the response's own To tag */
+    OSN_ELEM_A_DROP,        /* abort and free the server transaction (a late copy) */
+    OSN_ELEM_A_FORWARD_ACK, /* forward the ACK of a 2xx statelessly (RFC 3261 16.11, RFC 6026
+                               7.1), with a branch that is a function of the call or of its own */
+    OSN_ELEM_A_ACKED,       /* UAS: the 2xx got its ACK, its retransmission stops */
+    OSN_ELEM_A_ARM_2XX,     /* UAS: arm the 2xx retransmission timer at the list's `at` (s) if
+                               the server transaction is still live */
+    OSN_ELEM_A_RESEND_2XX,  /* UAS: the 2xx again (RFC 6026 7.1: in Accepted it passes the server
+                               transaction, which no longer resends it itself) */
+};
+
+/* What the element counts (the node's stats; the simulator keeps the ones it reports). */
+enum osn_elem_count {
+    OSN_ELEM_C_NONE,
+    OSN_ELEM_C_FORWARDED, /* an INVITE passed on: forwarded, or answered by the UAS */
+    OSN_ELEM_C_CALL_OK,   /* an INVITE's first 2xx sent upstream (relayed, or the UAS's own) */
+    OSN_ELEM_C_BYE_OK,    /* likewise for a non-INVITE request */
+    OSN_ELEM_C_503,       /* a request shed with 503 (client or server half) */
+    OSN_ELEM_C_408,       /* the next hop timed out: 408 upstream */
+    OSN_ELEM_C_483,       /* Max-Forwards 0: 483 (RFC 3261 16.3 step 3) */
+    OSN_ELEM_C_LATE,      /* a copy after its transaction ended, dropped */
+    OSN_ELEM_C_ACK_FWD,   /* an ACK of a 2xx forwarded */
+    OSN_ELEM_C_STRAY,     /* dropped without an answer (an ACK with Max-Forwards 0) */
+    OSN_ELEM_NCOUNTS
+};
+
+struct osn_elem_action {
+    uint8_t kind;        /* enum osn_elem_act */
+    uint8_t count;       /* enum osn_elem_count */
+    uint16_t status;     /* RESPOND, RELAY */
+    int32_t retry_after; /* RESPOND, RELAY: s, -1 none */
+};
+
+#define OSN_ELEM_MAX_ACTIONS 4
+
+struct osn_elem_actions {
+    int n;
+    double at; /* ARM_2XX's deadline (s): one a list at most */
+    struct osn_elem_action a[OSN_ELEM_MAX_ACTIONS];
+};
+
+enum osn_elem_role { OSN_ELEM_PROXY, OSN_ELEM_UAS };
+
+/* One element as its TU sees it (borrowed pointers, the driver's). */
+struct osn_elem {
+    int role;                      /* enum osn_elem_role */
+    struct osn_ctl *cli;           /* proxy: the client half toward the next hop, NULL none */
+    const struct osn_sip_cfg *sip; /* the transaction layer's timers (UAS 2xx) */
+};
+
+/*
+ * A new request reached the TU (its server transaction's TU_REQUEST): `method`, its
+ * Max-Forwards (-1 absent: never checked), and `handled`, whether this element handled this
+ * request of the call before (forwarded or answered it): the driver's record, which outlives
+ * the transaction. `u` is the UAS's 2xx state of the call (proxy: unused, may be NULL).
+ */
+void osn_elem_on_request(const struct osn_elem *e, double now, int method, int max_forwards,
+                         bool handled, struct osn_uas_2xx *u, struct osn_elem_actions *a);
+
+/* The UAS's 2xx timer fired; `have_txn` says the server transaction is still there, in
+ * Accepted. RESEND_2XX and ARM_2XX while the ACK has not come and 64*T1 has not passed since the
+ * first 2xx (uas.c), else nothing: the timer is over. */
+void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,
+                           bool have_txn, struct osn_elem_actions *a);
+
+/* The ACK of a 2xx reached the TU (TU_ACK, or an ACK that matched no transaction). */
+void osn_elem_on_ack(const struct osn_elem *e, int max_forwards, struct osn_elem_actions *a);
+
+/*
+ * A proxy's client transaction reports `tu` (enum osn_sip_tu_event) with response `status`
+ * (0 none) and its Retry-After, for a request of `method` sent at `t_sent`. `upstream_state` is
+ * the state of the server transaction it was forwarded for (OSN_SIP_NOSTATE: none any more).
+ */
+void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sent, int tu,
+                              int status, int retry_after, int method, int upstream_state,
+                              struct osn_elem_actions *a);
+
+/*
+ * The server transaction of a new request started with output *o. When the controller's server
+ * half shed the request (`shed`), the TU never sees it and no 100 Trying goes out: *o is
+ * stripped of its TU event and sends, and the actions answer 503 (RFC 7339 5.3). The driver
+ * applies *o, then carries out the actions if the transaction is still live.
+ */
+void osn_elem_stxn_started(bool shed, struct osn_sip_out *o, struct osn_elem_actions *a);
 
 /* ---- UAC bookkeeping (uac.c) ---- */
 

@@ -208,6 +208,13 @@ void udp_flush(struct node *n);
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);
 void node_service_done(struct node *n);
 
+static inline struct osn_elem node_elem(const struct node *n)
+{
+    return (struct osn_elem){.role = is_proxy(n) ? OSN_ELEM_PROXY : OSN_ELEM_UAS,
+                             .cli = n->cli,
+                             .sip = &n->cfg->sip};
+}
+
 /* tu.c */
 void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o);
 /* A new request (parsed in n->pm, numbers in m) without a transaction, served now. */

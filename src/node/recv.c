@@ -19,13 +19,11 @@
 #include "node_int.h"
 #include "osn/err.h"
 
-static int request_kind(struct node *n, const struct osn_sip_msg *m)
+/* The kind of message m (parsed in n->pm) for the server now: a request matching one of our
+ * server transactions is a copy. */
+static int msg_kind(struct node *n, const struct osn_sip_msg *m)
 {
-    if (m->method == OSN_SIP_ACK)
-        return OSN_ELEM_K_ACK;
-    if (ntx_find(n, OSN_SIP_SERVER, &n->pm, m))
-        return OSN_ELEM_K_RETX;
-    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+    return osn_elem_kind(m, osn_elem_may_be_copy(m) && ntx_find(n, OSN_SIP_SERVER, &n->pm, m));
 }
 
 /* Frees a queued message, and forgets it as a pending new request. */
@@ -92,7 +90,7 @@ static void start_service(struct node *n)
             }
         }
         if (ok && !it->reject)
-            it->kind = (uint8_t)(m.status ? OSN_ELEM_K_RESP : request_kind(n, &m));
+            it->kind = (uint8_t)msg_kind(n, &m);
         double start = n->cpu_t > it->t_arr ? n->cpu_t : it->t_arr;
         n->cpu_t = start + n->cfg->cost[it->kind];
         osn_elem_server_begin(&n->server, it);
@@ -139,14 +137,12 @@ static int arrival_kind(struct node *n, const struct osn_sip_msg *m, bool *again
         *again = x && x->t.has_resp && x->t.resp.status == m->status;
         return OSN_ELEM_K_RESP;
     }
-    int kind = request_kind(n, m);
     if (m->method == OSN_SIP_INVITE)
         n->st.invites_in++;
-    /* A copy whose original still waits here, without a transaction yet. */
-    if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) &&
-        pending_has(&n->pending, pending_key(m)))
-        kind = OSN_ELEM_K_RETX;
-    return kind;
+    /* Also a copy: one whose original still waits here, without a transaction yet (the node's
+     * record of requests kept ends with their service; the simulator's lasts the call). */
+    return osn_elem_kind(m, osn_elem_may_be_copy(m) && (ntx_find(n, OSN_SIP_SERVER, &n->pm, m) ||
+                                                        pending_has(&n->pending, pending_key(m))));
 }
 
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from)

@@ -1,13 +1,17 @@
 /*
- * The node's transaction user: the decisions of osn/elem.h (the same the network simulator
- * makes), carried out as SIP text.
- *
- * Proxy (edge, core): a new request is forwarded to the next hop with our Via on top (a fresh
- * branch, the client half's oc offer) and Max-Forwards - 1, or answered 503 when the client half
- * sheds it, 483 when Max-Forwards is 0; a response of the next hop goes upstream with our Via
- * removed (the server half's feedback in the new top Via), a timeout of the next hop becomes a
- * 408 upstream; the ACK of a 2xx is forwarded statelessly with a branch derived from its own.
- * UAS: 180 and 200 for an INVITE, 200 for anything else, the 2xx resent until the ACK.
+ * The node's transaction user: a driver that carries out the element's action lists
+ * (src/elem/element.c, the same lists the network simulator carries out) as SIP text. It
+ * decides nothing a SIP element decides; what it adds is bytes and a socket:
+ *   FORWARD      print the request with our Via on top (a fresh branch, the client half's oc
+ *                offer) and Max-Forwards - 1, start a client transaction (500 if that fails);
+ *   RESPOND      print a response from the stored request, with our To tag and the server
+ *                half's feedback in the top Via;
+ *   RELAY        print the next hop's response with our Via removed, the feedback on top;
+ *   FORWARD_ACK  print the ACK with a branch derived from its own (a resent ACK gets the same);
+ *   ARM_2XX      the timer heap, and the dialog map that finds the ACK of the 2xx by Call-ID.
+ * Driver differences from the simulator, each stated where it lives: the node keeps no record
+ * of a request after its transaction ends, so it never reports a late copy (tu_event); its
+ * messages carry Max-Forwards, the simulator's do not (so 483 happens here only).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -66,17 +70,15 @@ void tu_respond(struct node *n, struct ntx *x, int status, int retry_after)
     feedback(n, &r.oc);
     int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm2, &r);
     struct osn_sip_msg m = osn_elem_response(&x->t.req, status, retry_after);
-    if (status == 503)
-        n->st.rejected_503++;
-    else if (status == 408)
-        n->st.timeouts_408++;
-    else if (status == 483)
-        n->st.too_many_hops++;
     respond_bytes(n, x, len, &m);
 }
 
-/* Forwards the request of server transaction x on a new client transaction. */
-static void forward(struct node *n, struct ntx *x)
+static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
+                const struct osn_sip_msg *resp);
+
+/* Forwards the request of server transaction x (parsed in n->pm2) on a new client transaction;
+ * false when it could not (then answered 500). */
+static bool forward(struct node *n, struct ntx *x)
 {
     char branch[BRANCH_LEN + 1];
     struct osn_sip_fwd f = {
@@ -85,12 +87,6 @@ static void forward(struct node *n, struct ntx *x)
     f.branch = (struct osn_span){branch, BRANCH_LEN};
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
-    if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
-        return;
-    if (n->pm2.max_forwards == 0) { /* RFC 3261 16.3 step 3 */
-        tu_respond(n, x, 483, -1);
-        return;
-    }
     int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, &n->pm2, &f);
     struct ntx *y = len > 0 ? ntx_new(n) : NULL;
     struct osn_sip_msg m;
@@ -101,47 +97,33 @@ static void forward(struct node *n, struct ntx *x)
         osn_sip_ctxn_start(&n->sip, &y->t, &m, n->now, &o) != 0) {
         ntx_free(n, y);
         tu_respond(n, x, 500, -1);
-        return;
+        return false;
     }
     x->peer = y;
     y->peer = x;
-    if (x->t.req.method == OSN_SIP_INVITE)
-        n->st.calls_forwarded++;
     ntx_apply(n, y, &o);
+    return true;
 }
 
-/* The UAS answers at once; for an INVITE it resends the 2xx until the ACK. */
-static void uas_answer(struct node *n, struct ntx *x)
+/* Relays the next hop's response (the datagram being handled, n->pm) upstream on server
+ * transaction up, with our Via removed and the server half's feedback in the new top Via. */
+static void relay(struct node *n, struct ntx *up, const struct osn_elem_action *a,
+                  const struct osn_sip_msg *resp)
 {
-    int status[2], k = osn_uas_answers(x->t.req.method, status);
-    bool inv = x->t.req.method == OSN_SIP_INVITE;
-    double at;
-    if (inv) {
-        n->st.calls_forwarded++;
-        n->st.calls_ok++;
-    } else {
-        n->st.bye_ok++;
-    }
-    for (int i = 0; i < k; i++)
-        tu_respond(n, x, status[i], -1);
-    if (inv && x->live && osn_uas_2xx_start(&x->uas, n->now, &n->cfg->sip, &at) &&
-        dialogs_put(&n->dialogs, x) == 0)
-        ntx_arm_2xx(n, x, at);
+    struct osn_sip_oc oc;
+    feedback(n, &oc);
+    int len = osn_sipmsg_print_response_fwd_oc(n->obuf, sizeof n->obuf, &n->pm, &oc);
+    struct osn_sip_msg r = osn_elem_response(&up->t.req, a->status, a->retry_after);
+    r.to_tag = resp->to_tag;
+    respond_bytes(n, up, len, &r);
 }
 
 void tu_2xx_timer(struct node *n, struct ntx *x)
 {
-    double at;
-    bool alive = x->live && x->t.state == OSN_SIP_ACCEPTED;
-    if (osn_uas_2xx_fire(&x->uas, n->now, &n->cfg->sip, alive, &at)) {
-        /* RFC 6026 7.1: in Accepted the TU's 2xx retransmissions pass the transaction. */
-        struct osn_sip_msg m = osn_elem_response(&x->t.req, 200, -1);
-        struct osn_sip_out o;
-        if (osn_sip_stxn_respond(&n->sip, &x->t, &m, n->now, &o) == 0)
-            ntx_apply(n, x, &o);
-        if (x->live)
-            ntx_arm_2xx(n, x, at);
-    }
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
+    osn_elem_on_2xx_timer(&e, n->now, &x->uas, x->live && x->t.state == OSN_SIP_ACCEPTED, &a);
+    act(n, x, &a, NULL);
 }
 
 void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct sockaddr_in *from,
@@ -173,21 +155,18 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
         ntx_free(n, x);
         return;
     }
-    if (shed) {
-        /* The server half shed it: 503 at once, without the TU and without a 100 Trying. */
-        o.tu = OSN_SIP_TU_NONE;
-        o.nsend = 0;
-        ntx_apply(n, x, &o);
-        if (x->live)
-            tu_respond(n, x, 503, -1);
-        return;
-    }
+    /* The element strips what a shed request does not get (its TU event, the 100 Trying). */
+    struct osn_elem_actions a;
+    osn_elem_stxn_started(shed, &o, &a);
     ntx_apply(n, x, &o);
+    if (a.n && x->live)
+        act(n, x, &a, NULL);
 }
 
 /* Forwards the ACK of a 2xx (parsed in n->pm) statelessly, RFC 3261 16.11: its branch is a
- * function of the incoming one, so a retransmitted ACK gets the same. */
-static void forward_ack(struct node *n)
+ * function of the incoming one, so a retransmitted ACK gets the same. False when it could not be
+ * printed. */
+static bool forward_ack(struct node *n)
 {
     char branch[BRANCH_LEN + 1];
     const struct osn_sip_via *v = &n->pm.via[0];
@@ -196,83 +175,120 @@ static void forward_ack(struct node *n)
     branch_text(branch, osn_sipmsg_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
     int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, &n->pm, &f);
-    if (len > 0) {
-        udp_send(n, &n->next_hop, n->obuf, (size_t)len);
-        n->st.acks_forwarded++;
-    } else {
-        n->st.stray++; /* Max-Forwards 0: an ACK gets no answer */
+    if (len <= 0)
+        return false;
+    udp_send(n, &n->next_hop, n->obuf, (size_t)len);
+    return true;
+}
+
+/* The element's counts are the node's stats (LATE never comes: see tu_event). */
+static void count(struct node *n, int c)
+{
+    struct osn_node_stats *st = &n->st;
+    uint64_t *at[OSN_ELEM_NCOUNTS] = {[OSN_ELEM_C_FORWARDED] = &st->calls_forwarded,
+                                      [OSN_ELEM_C_CALL_OK] = &st->calls_ok,
+                                      [OSN_ELEM_C_BYE_OK] = &st->bye_ok,
+                                      [OSN_ELEM_C_503] = &st->rejected_503,
+                                      [OSN_ELEM_C_408] = &st->timeouts_408,
+                                      [OSN_ELEM_C_483] = &st->too_many_hops,
+                                      [OSN_ELEM_C_LATE] = &st->stray,
+                                      [OSN_ELEM_C_ACK_FWD] = &st->acks_forwarded,
+                                      [OSN_ELEM_C_STRAY] = &st->stray};
+    if (at[c])
+        (*at[c])++;
+}
+
+/*
+ * Carries out the element's actions on server transaction x (the request's, or for a client
+ * event the one upstream; NULL for an ACK that matched none, where only FORWARD_ACK and COUNT
+ * come), with `resp` the response a RELAY sends on (the datagram in n->pm). An action the node
+ * cannot do (a forward that fails, an ACK that does not print) is counted as its failure instead.
+ */
+static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
+                const struct osn_sip_msg *resp)
+{
+    for (int i = 0; i < a->n; i++) {
+        const struct osn_elem_action *y = &a->a[i];
+        int c = y->count;
+        switch (y->kind) {
+        case OSN_ELEM_A_RESPOND:
+            tu_respond(n, x, y->status, y->retry_after);
+            break;
+        case OSN_ELEM_A_RELAY:
+            relay(n, x, y, resp);
+            break;
+        case OSN_ELEM_A_FORWARD:
+            if (!forward(n, x))
+                c = OSN_ELEM_C_NONE;
+            break;
+        case OSN_ELEM_A_DROP:
+            osn_sip_txn_abort(&n->sip, &x->t);
+            ntx_free(n, x);
+            count(n, c);
+            return;
+        case OSN_ELEM_A_FORWARD_ACK:
+            if (!forward_ack(n))
+                c = OSN_ELEM_C_STRAY;
+            break;
+        case OSN_ELEM_A_ACKED:
+            if (x)
+                x->uas.acked = true;
+            break;
+        case OSN_ELEM_A_RESEND_2XX: {
+            /* The stored 2xx goes out again: the transaction sends x->resp (its request may be
+             * let go in Accepted, so nothing is printed). */
+            struct osn_sip_msg m = osn_elem_response(&x->t.req, 200, -1);
+            struct osn_sip_out o;
+            if (osn_sip_stxn_respond(&n->sip, &x->t, &m, n->now, &o) == 0)
+                ntx_apply(n, x, &o);
+            break;
+        }
+        case OSN_ELEM_A_ARM_2XX:
+            /* The dialog map finds it for the ACK of the 2xx, which has a branch of its own. */
+            if (x->live && (x->in_dialogs || dialogs_put(&n->dialogs, x) == 0))
+                ntx_arm_2xx(n, x, a->at);
+            break;
+        case OSN_ELEM_A_COUNT:
+            break;
+        }
+        count(n, c);
     }
 }
 
 void tu_stray_ack(struct node *n, const struct osn_sip_msg *m)
 {
-    if (is_proxy(n)) {
-        forward_ack(n);
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
+    struct ntx *x = NULL;
+    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, m->call_id, n->pm.call_id))) {
+        n->st.stray++; /* no dialog of ours: the node forgot it, or it never was */
         return;
     }
-    struct ntx *x = dialogs_get(&n->dialogs, m->call_id, n->pm.call_id);
-    if (x)
-        x->uas.acked = true;
-    else
-        n->st.stray++;
-}
-
-/* A proxy's client transaction: relay the response upstream, or 408 on a timeout. */
-static void client_event(struct node *n, struct ntx *y, const struct osn_sip_out *o)
-{
-    struct ntx *up = y->peer;
-    int status = o->tu == OSN_SIP_TU_RESPONSE ? o->msg->status : 0;
-    switch (osn_proxy_on_client_event(n->cli, n->now, y->t0, o->tu, status,
-                                      up && up->live ? up->t.state : OSN_SIP_NOSTATE)) {
-    case OSN_PROXY_RELAY: {
-        /* The response is the datagram being handled (n->pm). */
-        struct osn_sip_oc oc;
-        feedback(n, &oc);
-        int len = osn_sipmsg_print_response_fwd_oc(n->obuf, sizeof n->obuf, &n->pm, &oc);
-        struct osn_sip_msg r = osn_elem_response(&up->t.req, status, o->msg->retry_after);
-        r.to_tag = o->msg->to_tag;
-        bool inv = up->t.req.method == OSN_SIP_INVITE;
-        bool first_final = status >= 200 &&
-                           (up->t.state == OSN_SIP_TRYING || up->t.state == OSN_SIP_PROCEEDING);
-        if (first_final && status < 300 && inv)
-            n->st.calls_ok++;
-        else if (first_final && status < 300)
-            n->st.bye_ok++;
-        respond_bytes(n, up, len, &r);
-        break;
-    }
-    case OSN_PROXY_408:
-        tu_respond(n, up, 408, -1);
-        break;
-    case OSN_PROXY_NOTHING:
-        break;
-    }
+    osn_elem_on_ack(&e, n->pm.max_forwards, &a);
+    act(n, x, &a, NULL);
 }
 
 void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o)
 {
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
     if (x->t.role == OSN_SIP_CLIENT) {
-        client_event(n, x, o);
-        return;
-    }
-    if (o->tu == OSN_SIP_TU_REQUEST) {
-        if (!is_proxy(n)) {
-            uas_answer(n, x);
+        /* A proxy's client transaction: the decision acts on the server transaction upstream. */
+        struct ntx *up = x->peer;
+        bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+        osn_elem_on_client_event(&e, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
+                                 resp ? o->msg->retry_after : -1, x->t.req.method,
+                                 up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
+        act(n, up, &a, o->msg);
+    } else if (o->tu == OSN_SIP_TU_REQUEST) {
+        /* The request's Max-Forwards, and the parse forward() prints from. The node keeps no
+         * record of a request once its transaction has ended: never handled before. */
+        if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
             return;
-        }
-        switch (osn_proxy_on_request(n->cli, n->now, x->t.req.method, false)) {
-        case OSN_PROXY_SHED_503:
-            tu_respond(n, x, 503, -1);
-            return;
-        case OSN_PROXY_FORWARD:
-        case OSN_PROXY_LATE_COPY: /* a new transaction is never a late copy here */
-            forward(n, x);
-            return;
-        }
+        osn_elem_on_request(&e, n->now, x->t.req.method, n->pm2.max_forwards, false, &x->uas, &a);
+        act(n, x, &a, NULL);
     } else if (o->tu == OSN_SIP_TU_ACK) {
-        if (is_proxy(n))
-            forward_ack(n); /* RFC 6026 7.1: the ACK of a 2xx passes the TU */
-        else
-            x->uas.acked = true;
+        osn_elem_on_ack(&e, n->pm.max_forwards, &a); /* RFC 6026 7.1: the ACK passes the TU */
+        act(n, x, &a, NULL);
     }
 }

@@ -155,6 +155,7 @@ struct element {
     const struct osn_net_server_cfg *sc;
     struct osn_ctl *srv;           /* core: the server half */
     struct osn_ctl *cli;           /* upstream of the core: the client half for the core */
+    struct osn_elem tu;            /* proxy, UAS: what the element's TU knows of it */
     struct osn_elem_server server; /* its CPU, buffer and queues */
     struct osn_des_ev svc, arr;
     /* source */
@@ -293,6 +294,12 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* The server transaction w answers `status` (Retry-After seconds, -1 for none). */
 void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after);
+/* The element's decision on an ACK that reached element id for call c on hop `hop` (a TU_ACK,
+ * or an ACK of a 2xx that matched no transaction), carried out. */
+void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struct osn_sip_msg *m);
+/* Server transaction w of a new request started with output *o (the layer's, changed here):
+ * applies it as the element says, shed (answered 503 by the server half) or not. */
+void osn__net_stxn_started(struct net *s, struct ntxn *w, bool shed, struct osn_sip_out *o);
 /* Starts a client transaction for req (branch set by the caller) on hop `hop` from `el`. */
 void osn__net_start_client(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
 

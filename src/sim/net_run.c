@@ -117,6 +117,9 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
             return err;
     }
     osn_elem_server_init(&el->server, el->sc->cost, el->sc->buffer, el->srv, s->t_obs);
+    el->tu = (struct osn_elem){.role = el->role == R_UAS ? OSN_ELEM_UAS : OSN_ELEM_PROXY,
+                               .cli = el->cli,
+                               .sip = &cfg->sip};
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 

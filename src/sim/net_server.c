@@ -28,14 +28,7 @@ static struct ntxn *match(const struct nmsg *nm)
 /* The message kind a server sees for nm now (matching against its transactions). */
 static int classify(const struct nmsg *nm)
 {
-    const struct osn_sip_msg *m = &nm->m;
-    if (m->status)
-        return OSN_ELEM_K_RESP;
-    if (m->method == OSN_SIP_ACK)
-        return OSN_ELEM_K_ACK;
-    if (match(nm))
-        return OSN_ELEM_K_RETX;
-    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+    return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) && match(nm));
 }
 
 /* The bit of nm's request kind and hop in its call's record of requests kept at a server. */
@@ -47,16 +40,14 @@ static uint8_t *kept_bits(const struct nmsg *nm)
 
 /*
  * The kind on arrival: as classify(), and also a retransmission when the original was kept here
- * and still waits in the queue (no transaction yet). A server recognises a copy on receipt by
- * its branch (PRSM and every controller that counts copies need that); only service start
- * decides the cost, by matching again.
+ * before (the call's record: queued without a transaction yet, or handled). A server recognises
+ * a copy on receipt by its branch (PRSM and every controller that counts copies need that); only
+ * service start decides the cost, by matching again.
  */
 static int classify_arrival(const struct nmsg *nm)
 {
-    int kind = classify(nm);
-    if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) && (*kept_bits(nm) & (1u << nm->hop)))
-        kind = OSN_ELEM_K_RETX;
-    return kind;
+    return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) &&
+                                         (match(nm) || (*kept_bits(nm) & (1u << nm->hop))));
 }
 
 /* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
@@ -96,8 +87,8 @@ static void count_processed(struct net *s, struct element *el, int kind)
     }
 }
 
-/* A new request without a transaction: its server transaction starts; a request the server
- * half shed is answered 503 here, without the TU and without a 100 Trying. */
+/* A new request without a transaction: its server transaction starts (a request the server
+ * half shed is answered as the element says, osn_elem_stxn_started). */
 static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
 {
     struct osn_sip_out *o = &s->out;
@@ -112,18 +103,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         return;
     }
     nm->call->stx[nm->hop][req_slot(nm->m.method)] = w;
-    if (!nm->item.reject) {
-        osn__net_apply(s, w, o);
-        return;
-    }
-    struct osn_sip_out o2 = *o;
-    o2.tu = OSN_SIP_TU_NONE;
-    o2.nsend = 0;
-    osn__net_apply(s, w, &o2);
-    if (!o2.terminated) {
-        s->tr.sent_503 += 1;
-        osn__net_respond(s, w, 503, -1);
-    }
+    osn__net_stxn_started(s, w, nm->item.reject, o);
 }
 
 /* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */
@@ -142,12 +122,9 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
             osn__net_apply(s, w, &s->out);
     } else if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK) {
         new_server_txn(s, el, nm);
-    } else if (nm->m.method == OSN_SIP_ACK && el->role == R_UAS) {
-        nm->call->uas.acked = true; /* the ACK of the 2xx: no transaction (17.1.1.3) */
-    } else if (nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && el->role == R_PROXY) {
-        struct osn_sip_msg ack;
-        osn_proxy_forward_request(&nm->m, branch(nm->call, nm->hop + 1, B_ACK), &ack);
-        osn__net_transmit(s, nm->to, nm->call, nm->hop + 1, &ack);
+    } else if (nm->m.method == OSN_SIP_ACK && el->role != R_SRC) {
+        /* the ACK of a 2xx: no transaction (RFC 3261 17.1.1.3) */
+        osn__net_on_ack(s, nm->to, nm->call, nm->hop, &nm->m);
     }
     osn__net_msg_free(s, nm);
 }

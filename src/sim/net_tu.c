@@ -1,11 +1,14 @@
 /*
- * The transaction users of the simulated elements: the simulator's side of osn/elem.h.
+ * The transaction users of the simulated elements: a driver of the element's action lists
+ * (src/elem/element.c, the same lists the node carries out) and of the UAC (osn_uac_*).
  *
  * When a transaction passes something up (a new request, a response, an ACK, a timeout), the
- * element code decides what the element does (osn_proxy_*, osn_uas_*, osn_uac_*), and this file
- * carries it out with the simulator's objects: the call's per-hop transactions stand for the
- * pairing a real proxy keeps between its server and client transactions, branches are derived
- * from the call, and the UAC's outcomes go into the run's totals.
+ * element decides and this file carries the actions out with the simulator's objects: the call's
+ * per-hop transactions stand for the pairing a real proxy keeps between its server and client
+ * transactions, branches are derived from the call, a To tag from its Call-ID, and the UAC's
+ * outcomes go into the run's totals. Driver differences from the node: the call's record of
+ * the requests handled at each hop outlives their transactions, so a late copy is known here;
+ * the simulator's messages carry no Max-Forwards, so the element's 483 never happens here.
  */
 #include <math.h>
 
@@ -65,79 +68,92 @@ static void trying_sample(struct net *s, double d)
     hist_add(s, OSN__NT_TRYING_HIST, d);
 }
 
-/* The UAS answers a new request at once and, for an INVITE, resends the 2xx until the ACK. */
-static void uas_request(struct net *s, struct ntxn *w, bool inv)
+/* Carries out the element's actions at element `id` for call c on hop `hop`, on server
+ * transaction w: the request's, or for a client event the one upstream of it (an ACK's two
+ * actions are carried out by osn__net_on_ack, which has the ACK). Of the counts, the simulator
+ * keeps the 503s it reports; the others are the node's figures. */
+static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
+                const struct osn_elem_actions *a)
 {
-    struct call *c = w->call;
-    int status[2], n = osn_uas_answers(w->t.req.method, status);
-    double at;
-
-    for (int i = 0; i < n; i++)
-        osn__net_respond(s, w, status[i], -1);
-    if (inv && osn_uas_2xx_start(&c->uas, s->q.now, &s->cfg->sip, &at)) {
-        c->refs++; /* the timer's */
-        osn__net_sched(s, &c->rtx, at, NULL);
+    for (int i = 0; i < a->n; i++) {
+        const struct osn_elem_action *x = &a->a[i];
+        switch (x->kind) {
+        case OSN_ELEM_A_RESPOND:
+            if (x->count == OSN_ELEM_C_503)
+                s->tr.sent_503 += 1;
+            /* fall through */
+        case OSN_ELEM_A_RESEND_2XX:
+        case OSN_ELEM_A_RELAY: /* the To tag is the call's either way */
+            osn__net_respond(s, w, x->status, x->retry_after);
+            break;
+        case OSN_ELEM_A_FORWARD: {
+            bool inv = w->t.req.method == OSN_SIP_INVITE;
+            struct osn_sip_msg req;
+            if (inv && id == s->core) { /* the core's admissions: a measurement */
+                c->admitted = true;
+                if (obs(s))
+                    s->tot[OSN__NT_ADMIT] += 1;
+            }
+            osn_proxy_forward_request(&w->t.req, branch(c, hop + 1, inv ? B_INVITE : B_BYE), &req);
+            osn__net_start_client(s, id, c, hop + 1, &req);
+            break;
+        }
+        case OSN_ELEM_A_DROP:
+            osn_sip_txn_abort(&s->elems[id].sip, &w->t);
+            osn__net_txn_free(s, w);
+            return;
+        case OSN_ELEM_A_FORWARD_ACK: /* never here: osn__net_on_ack carries out an ACK's */
+        case OSN_ELEM_A_ACKED:
+            break;
+        case OSN_ELEM_A_ARM_2XX:
+            c->refs++; /* the timer's */
+            osn__net_sched(s, &c->rtx, a->at, NULL);
+            break;
+        case OSN_ELEM_A_COUNT:
+            break;
+        }
     }
 }
 
-/* A proxy's TU takes a new request: forward it, shed it with 503, or drop a late copy. */
-static void proxy_request(struct net *s, struct ntxn *w, bool inv)
+void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struct osn_sip_msg *m)
 {
-    struct element *el = &s->elems[txn_elem(w)];
-    struct call *c = w->call;
-    int h = txn_hop(w);
-    uint8_t *fw = inv ? &c->fwd : &c->bfwd;
+    struct osn_elem_actions a;
+    /* The simulator's messages carry no Max-Forwards: one action, ACKED or FORWARD_ACK. */
+    osn_elem_on_ack(&s->elems[id].tu, -1, &a);
+    if (a.a[0].kind == OSN_ELEM_A_ACKED) {
+        c->uas.acked = true;
+    } else if (a.a[0].kind == OSN_ELEM_A_FORWARD_ACK) {
+        struct osn_sip_msg ack;
+        osn_proxy_forward_request(m, branch(c, hop + 1, B_ACK), &ack);
+        osn__net_transmit(s, id, c, hop + 1, &ack);
+    }
+}
 
-    switch (osn_proxy_on_request(el->cli, s->q.now, w->t.req.method, (*fw >> h) & 1u)) {
-    case OSN_PROXY_LATE_COPY:
-        osn_sip_txn_abort(&el->sip, &w->t);
-        osn__net_txn_free(s, w);
-        return;
-    case OSN_PROXY_SHED_503:
-        *fw |= (uint8_t)(1u << h);
-        s->tr.sent_503 += 1;
-        osn__net_respond(s, w, 503, -1);
-        return;
-    case OSN_PROXY_FORWARD:
-        break;
-    }
-    *fw |= (uint8_t)(1u << h); /* forwarded(c, h, inv) is now w */
-    if (inv && txn_elem(w) == s->core) {
-        c->admitted = true;
-        if (obs(s))
-            s->tot[OSN__NT_ADMIT] += 1;
-    }
-    struct osn_sip_msg req;
-    osn_proxy_forward_request(&w->t.req, branch(c, h + 1, inv ? B_INVITE : B_BYE), &req);
-    osn__net_start_client(s, txn_elem(w), c, h + 1, &req);
+void osn__net_stxn_started(struct net *s, struct ntxn *w, bool shed, struct osn_sip_out *o)
+{
+    struct osn_elem_actions a;
+    osn_elem_stxn_started(shed, o, &a);
+    osn__net_apply(s, w, o);
+    if (a.n && !o->terminated)
+        act(s, txn_elem(w), w->call, txn_hop(w), w, &a);
 }
 
 static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
-    struct element *el = &s->elems[txn_elem(w)];
     struct call *c = w->call;
-    bool inv = w->t.req.method == OSN_SIP_INVITE;
+    struct osn_elem_actions a;
 
     if (o->tu == OSN_SIP_TU_REQUEST) {
-        if (el->role == R_UAS) {
-            uint8_t *fw = inv ? &c->fwd : &c->bfwd;
-            if ((*fw >> txn_hop(w)) & 1u) { /* a late copy after its transaction ended */
-                osn_sip_txn_abort(&el->sip, &w->t);
-                osn__net_txn_free(s, w);
-                return;
-            }
-            *fw |= (uint8_t)(1u << txn_hop(w));
-            uas_request(s, w, inv);
-        } else {
-            proxy_request(s, w, inv);
-        }
-    } else if (o->tu == OSN_SIP_TU_ACK && el->role == R_UAS) {
-        c->uas.acked = true;
-    } else if (o->tu == OSN_SIP_TU_ACK && el->role == R_PROXY) {
-        /* RFC 6026 7.1: the ACK of a 2xx passes the proxy's TU, which forwards it. */
-        struct osn_sip_msg ack;
-        osn_proxy_forward_request(o->msg, branch(c, txn_hop(w) + 1, B_ACK), &ack);
-        osn__net_transmit(s, txn_elem(w), c, txn_hop(w) + 1, &ack);
+        uint8_t *fw = w->t.req.method == OSN_SIP_INVITE ? &c->fwd : &c->bfwd;
+        uint8_t bit = (uint8_t)(1u << txn_hop(w));
+        /* The call's record of the requests handled at each hop outlives their transactions;
+         * the simulator's messages carry no Max-Forwards (-1: never checked). */
+        osn_elem_on_request(&s->elems[txn_elem(w)].tu, s->q.now, w->t.req.method, -1,
+                            (*fw & bit) != 0, &c->uas, &a);
+        *fw |= bit; /* forwarded(c, h, inv) is now w */
+        act(s, txn_elem(w), c, txn_hop(w), w, &a);
+    } else if (o->tu == OSN_SIP_TU_ACK) {
+        osn__net_on_ack(s, txn_elem(w), c, txn_hop(w), o->msg);
     }
 }
 
@@ -178,25 +194,19 @@ static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip
     }
 }
 
-/* A proxy's client transaction: relay the response upstream, or 408 on a timeout. */
+/* A proxy's client transaction: what the element decides, on the server transaction upstream. */
 static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
-    struct element *el = &s->elems[txn_elem(w)];
+    struct osn_elem_actions a;
     bool inv = w->t.req.method == OSN_SIP_INVITE;
     struct ntxn *up = forwarded(w->call, txn_hop(w) - 1, inv);
-    int status = o->tu == OSN_SIP_TU_RESPONSE ? o->msg->status : 0;
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 
-    switch (osn_proxy_on_client_event(el->cli, s->q.now, w->t0, o->tu, status,
-                                      up ? up->t.state : OSN_SIP_NOSTATE)) {
-    case OSN_PROXY_RELAY:
-        osn__net_respond(s, up, status, o->msg->retry_after);
-        break;
-    case OSN_PROXY_408:
-        osn__net_respond(s, up, 408, -1);
-        break;
-    case OSN_PROXY_NOTHING:
-        break;
-    }
+    osn_elem_on_client_event(&s->elems[txn_elem(w)].tu, s->q.now, w->t0, o->tu,
+                             resp ? o->msg->status : 0, resp ? o->msg->retry_after : -1,
+                             w->t.req.method, up ? up->t.state : OSN_SIP_NOSTATE, &a);
+    if (a.n)
+        act(s, txn_elem(w), w->call, txn_hop(w) - 1, up, &a);
 }
 
 void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
@@ -212,12 +222,10 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 void osn__net_2xx_timer(struct net *s, struct call *c)
 {
     struct ntxn *w = forwarded(c, s->nhop - 1, true);
-    double at;
+    struct osn_elem_actions a;
 
-    if (osn_uas_2xx_fire(&c->uas, s->q.now, &s->cfg->sip, w != NULL, &at)) {
-        osn__net_respond(s, w, 200, -1);
-        osn__net_sched(s, &c->rtx, at, NULL);
-        return;
-    }
-    osn__net_call_unref(s, c); /* the reference the timer had */
+    osn_elem_on_2xx_timer(&s->elems[s->uas].tu, s->q.now, &c->uas, w != NULL, &a);
+    if (a.n)
+        act(s, s->uas, c, s->nhop - 1, w, &a);
+    osn__net_call_unref(s, c); /* the reference the timer had (ARM_2XX took a new one) */
 }

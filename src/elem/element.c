@@ -1,0 +1,137 @@
+/*
+ * The SIP element's transaction user, once for both worlds: given `now` and one event of a
+ * transaction, it returns the list of actions the driver carries out (osn/elem.h, struct
+ * osn_elem_actions). The network simulator (src/sim/net_tu.c, net_server.c) and the node
+ * (src/node/tu.c, recv.c) call these functions and only execute the result; what differs between
+ * them is how an action is done (pools and links, or bytes and a socket), never which.
+ *
+ *   event (driver)                    role   decision (actions)
+ *   ------------------------------    -----  -----------------------------------------------
+ *   server txn started, shed by the   any    strip 100 Trying and the TU event; RESPOND 503
+ *     server half (RFC 7339 5.3)
+ *   TU_REQUEST, handled before        any    DROP the new transaction: a late copy
+ *   TU_REQUEST, Max-Forwards 0        proxy  RESPOND 483 (RFC 3261 16.3 step 3)
+ *   TU_REQUEST, client half sheds     proxy  RESPOND 503 (RFC 7339 5.3)
+ *   TU_REQUEST                        proxy  FORWARD (RFC 3261 16.6)
+ *   TU_REQUEST                        UAS    RESPOND 180 (INVITE), RESPOND 200, ARM_2XX
+ *   UAS 2xx timer, no ACK, < 64*T1    UAS    RESEND_2XX, ARM_2XX (RFC 3261 13.3.1.4)
+ *   TU_ACK / ACK matching nothing     proxy  FORWARD_ACK (RFC 3261 16.11, RFC 6026 7.1)
+ *   TU_ACK / ACK matching nothing     UAS    ACKED (RFC 3261 13.3.1.4)
+ *   client TU_RESPONSE 100            proxy  nothing (16.7 step 3); PI's delay sample
+ *   client TU_RESPONSE other          proxy  RELAY upstream while the server txn exists
+ *   client TU_TIMEOUT / TRANSPORT     proxy  RESPOND 408 upstream while it has no final
+ *                                            response (RFC 3261 16.8)
+ *
+ * Counting travels with the actions (enum osn_elem_count), so both worlds count the same events:
+ * calls_ok at an element is the first 2xx of an INVITE it sends upstream (relayed or its own);
+ * whether the call was good end to end is the UAC's count (uac.c), a different figure.
+ */
+#include "osn/elem.h"
+
+static void push(struct osn_elem_actions *a, int kind, int count, int status, int retry_after)
+{
+    struct osn_elem_action *x = &a->a[a->n++];
+    x->kind = (uint8_t)kind;
+    x->count = (uint8_t)count;
+    x->status = (uint16_t)status;
+    x->retry_after = retry_after;
+}
+
+/* The UAS answers at once and, for an INVITE, resends its 2xx until the ACK (uas.c). */
+static void uas_request(const struct osn_elem *e, double now, int method, struct osn_uas_2xx *u,
+                        struct osn_elem_actions *a)
+{
+    int status[2], k = osn_uas_answers(method, status);
+    bool inv = method == OSN_SIP_INVITE;
+
+    if (inv)
+        push(a, OSN_ELEM_A_COUNT, OSN_ELEM_C_FORWARDED, 0, -1);
+    for (int i = 0; i < k; i++)
+        push(a, OSN_ELEM_A_RESPOND,
+             status[i] < 200 ? OSN_ELEM_C_NONE
+             : inv           ? OSN_ELEM_C_CALL_OK
+                             : OSN_ELEM_C_BYE_OK,
+             status[i], -1);
+    if (inv && osn_uas_2xx_start(u, now, e->sip, &a->at))
+        push(a, OSN_ELEM_A_ARM_2XX, OSN_ELEM_C_NONE, 0, -1);
+}
+
+void osn_elem_on_request(const struct osn_elem *e, double now, int method, int max_forwards,
+                         bool handled, struct osn_uas_2xx *u, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    if (handled) {
+        push(a, OSN_ELEM_A_DROP, OSN_ELEM_C_LATE, 0, -1);
+        return;
+    }
+    if (e->role == OSN_ELEM_UAS) {
+        uas_request(e, now, method, u, a);
+        return;
+    }
+    /* RFC 3261 16.3 step 3 validates before 16.6 forwards: a request the proxy cannot forward
+     * is not put to the client half. */
+    if (max_forwards == 0) {
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_483, 483, -1);
+        return;
+    }
+    if (osn_proxy_on_request(e->cli, now, method, false) == OSN_PROXY_SHED_503) {
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, -1);
+        return;
+    }
+    push(a, OSN_ELEM_A_FORWARD, method == OSN_SIP_INVITE ? OSN_ELEM_C_FORWARDED : OSN_ELEM_C_NONE,
+         0, -1);
+}
+
+void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,
+                           bool have_txn, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    if (!osn_uas_2xx_fire(u, now, e->sip, have_txn, &a->at))
+        return;
+    push(a, OSN_ELEM_A_RESEND_2XX, OSN_ELEM_C_NONE, 200, -1);
+    push(a, OSN_ELEM_A_ARM_2XX, OSN_ELEM_C_NONE, 0, -1);
+}
+
+void osn_elem_on_ack(const struct osn_elem *e, int max_forwards, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    if (e->role == OSN_ELEM_UAS)
+        push(a, OSN_ELEM_A_ACKED, OSN_ELEM_C_NONE, 0, -1);
+    else if (max_forwards == 0) /* RFC 3261 16.3 step 3: an ACK is never answered */
+        push(a, OSN_ELEM_A_COUNT, OSN_ELEM_C_STRAY, 0, -1);
+    else
+        push(a, OSN_ELEM_A_FORWARD_ACK, OSN_ELEM_C_ACK_FWD, 0, -1);
+}
+
+void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sent, int tu,
+                              int status, int retry_after, int method, int upstream_state,
+                              struct osn_elem_actions *a)
+{
+    a->n = 0;
+    switch (osn_proxy_on_client_event(e->cli, now, t_sent, tu, status, upstream_state)) {
+    case OSN_PROXY_RELAY: {
+        bool first_final = status >= 200 && (upstream_state == OSN_SIP_TRYING ||
+                                             upstream_state == OSN_SIP_PROCEEDING);
+        int count = !first_final || status >= 300 ? OSN_ELEM_C_NONE
+                    : method == OSN_SIP_INVITE    ? OSN_ELEM_C_CALL_OK
+                                                  : OSN_ELEM_C_BYE_OK;
+        push(a, OSN_ELEM_A_RELAY, count, status, retry_after);
+        break;
+    }
+    case OSN_PROXY_408:
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_408, 408, -1);
+        break;
+    case OSN_PROXY_NOTHING:
+        break;
+    }
+}
+
+void osn_elem_stxn_started(bool shed, struct osn_sip_out *o, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    if (!shed)
+        return;
+    o->tu = OSN_SIP_TU_NONE;
+    o->nsend = 0;
+    push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, -1);
+}

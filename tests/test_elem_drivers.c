@@ -1,0 +1,720 @@
+/*
+ * Differential test of the SIP element's drivers (issue 29): the same scripted events, run
+ * through the real node's driver (src/node: SIP text in, datagrams out, its timer heap; no
+ * socket) and through a reference driver written here on the element API and the transaction
+ * layer alone (numbers, no bytes, the way the simulator drives them), must give the same
+ * messages on the wire, in the same order, and the same counts.
+ *
+ * A script is one table row: an element (proxy or UAS) and a string of events, each
+ * `KIND[CALL]@TIME`:
+ *   I  an INVITE from upstream (the same branch each time: a copy after the first)
+ *   M  an INVITE with Max-Forwards 0
+ *   B  a BYE from upstream
+ *   A  the ACK of a 2xx from upstream (a branch of its own)
+ *   Z  the ACK of a 2xx with Max-Forwards 0
+ *   K  the ACK of a non-2xx final response (the INVITE's branch)
+ *   100, 180, 200, 486, ...  a response of the next hop to the call's INVITE; `200o` carries
+ *      RFC 7339 feedback in its top Via: oc=100 (loss: shed every new request)
+ *   T  nothing: time runs to TIME (the timers due fire)
+ * The call number is optional (0). Adding a case is adding a row to `scripts`. A row marked
+ * `core` runs the element as the core: its CPU has costs (core_cost) and its controller's server
+ * half watches the queue and sheds new requests with 503; the reference then feeds the events
+ * through the same osn_elem_server as the node's recv.c, with the node's virtual-CPU timing.
+ *
+ * The node's driver is compiled into this test from its sources, except the socket (udp.c),
+ * the loop (run.c) and the metrics endpoint: udp_send() below is the seam, and records what
+ * the node would send.
+ */
+#include <setjmp.h> /* cmocka needs these before its header */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node_int.h"
+#include "osn/elem.h"
+
+#define NCALL 4
+#define TRACE 4096
+
+/* What the element sent, as "0.500 d:INVITE" (when, toward the next hop) or "0.020 u:180"
+ * (upstream), one a line, and its counts. */
+struct result {
+    char wire[TRACE];
+    uint64_t count[OSN_ELEM_NCOUNTS];
+};
+
+static void trace(struct result *r, double now, bool down, int method, int status)
+{
+    size_t k = strlen(r->wire);
+    if (status)
+        snprintf(r->wire + k, TRACE - k, "%7.3f %c:%d\n", now, down ? 'd' : 'u', status);
+    else
+        snprintf(r->wire + k, TRACE - k, "%7.3f %c:%s\n", now, down ? 'd' : 'u',
+                 osn_sip_method_name(method));
+}
+
+/* ---- scripts ---- */
+
+struct script {
+    const char *name;
+    int role; /* enum osn_elem_role */
+    const char *events;
+    const char *ctl; /* a proxy's client half toward the next hop (control.kind); NULL: none */
+    bool core; /* the core instead: `ctl` is its server half, and its CPU has costs (core_cost) */
+};
+
+/* The core's CPU seconds by message kind, and its controller's thresholds: small enough that a
+ * few INVITEs put it in overload. A kind of cost 0 is handled at once, past the controller. */
+static const double core_cost[OSN_ELEM_NKINDS] = {[OSN_ELEM_K_INVITE] = 1.0,
+                                                  [OSN_ELEM_K_RETX] = 0.01,
+                                                  [OSN_ELEM_K_BYE] = 0.1,
+                                                  [OSN_ELEM_K_REJECT] = 0.05};
+
+static void core_ctl_cfg(struct osn_ctl_cfg *cc)
+{
+    osn_ctl_cfg_default(cc);
+    cc->det.l1 = 1;
+    cc->det.h1 = 2;
+    cc->det.l2 = 3;
+    cc->det.h2 = 4;
+}
+
+static const struct script scripts[] = {
+        {"invite, 1xx, 2xx, ACK", OSN_ELEM_PROXY, "I@0 100@0.01 180@0.02 200@0.03 A@0.05 T@40"},
+        {"copies of the INVITE absorbed", OSN_ELEM_PROXY,
+         "I@0 I@0.3 180@0.4 I@0.6 200@0.7 I@0.8 A@0.9 T@40"},
+        {"2xx copies relayed", OSN_ELEM_PROXY, "I@0 200@0.1 200@0.6 A@0.7 200@1.6 T@40"},
+        {"copy after the transaction ended", OSN_ELEM_PROXY, "I@0 200@0.1 A@0.2 T@40 I@41 T@140"},
+        {"Max-Forwards 0: 483", OSN_ELEM_PROXY, "M@0 K@0.1 T@40"},
+        {"ACK with Max-Forwards 0", OSN_ELEM_PROXY, "I@0 200@0.1 Z@0.2 T@40"},
+        {"next hop dead: 408", OSN_ELEM_PROXY, "I@0 T@80"},
+        {"next hop answers 486", OSN_ELEM_PROXY, "I@0 100@0.05 486@0.1 K@0.2 486@0.3 T@40"},
+        {"next hop silent after 100", OSN_ELEM_PROXY, "I@0 100@0.05 T@80"},
+        {"two calls interleaved", OSN_ELEM_PROXY,
+         "I0@0 I1@0.01 200[1]@0.02 200@0.03 A1@0.04 A@0.05 T@40"},
+        {"UAS answers, ACK stops the 2xx", OSN_ELEM_UAS, "I@0 T@1.6 A@2 T@40"},
+        {"UAS 2xx never ACKed", OSN_ELEM_UAS, "I@0 T@70"},
+        {"UAS copies of the INVITE", OSN_ELEM_UAS, "I@0 I@0.2 A@0.3 I@0.4 T@40"},
+        {"UAS BYE", OSN_ELEM_UAS, "I@0 A@0.1 B@1 B@1.5 T@40"},
+        {"client half sheds: 503", OSN_ELEM_PROXY, "I0@0 200o[0]@0.1 A0@0.2 I1@0.3 K1@0.4 T@40",
+         "loss"},
+        {"server half sheds: 503 from the core's queue", OSN_ELEM_PROXY,
+         "I0@0 I1@0.1 I2@0.2 I3@0.3 I3@0.35 200[0]@1.5 A0@1.6 K3@2 T@100", "local", true},
+        {"core queue: copies costed as copies", OSN_ELEM_PROXY,
+         "I0@0 I0@0.5 I0@1.5 200[0]@2.5 A0@2.6 T@80", "local", true},
+};
+
+struct event {
+    char kind; /* I M B A Z K T, or R for a response */
+    int call, status;
+    bool oc; /* a response with oc=100, loss */
+    double t;
+};
+
+/* Parses one event; returns the rest of the string, NULL at the end. */
+static const char *next_event(const char *p, struct event *ev)
+{
+    while (*p == ' ')
+        p++;
+    if (!*p)
+        return NULL;
+    *ev = (struct event){0};
+    if (*p >= '0' && *p <= '9') {
+        ev->kind = 'R';
+        ev->status = (int)strtol(p, (char **)&p, 10);
+        if (*p == 'o') {
+            ev->oc = true;
+            p++;
+        }
+        if (*p == '[') {
+            ev->call = (int)strtol(p + 1, (char **)&p, 10);
+            p++;
+        }
+    } else {
+        ev->kind = *p++;
+        if (*p >= '0' && *p <= '9')
+            ev->call = (int)strtol(p, (char **)&p, 10);
+    }
+    assert_true(*p == '@');
+    ev->t = strtod(p + 1, (char **)&p);
+    return p;
+}
+
+/* The sip configuration both drivers run: the node's (Timer B kept after a 1xx; a proxy's 100
+ * Trying at once, none from the UAS, which answers at once). */
+static void sip_cfg(struct osn_sip_cfg *c, int role)
+{
+    osn_sip_cfg_default(c);
+    c->timer_b_proceeding = true;
+    c->trying_delay = role == OSN_ELEM_UAS ? -1 : 0;
+}
+
+/* ---- the reference driver: the element API on the transaction layer, numbers only ---- */
+
+struct rtx {
+    struct osn_sip_txn t;
+    double at[2]; /* armed deadlines by slot, INFINITY when none */
+    bool live;
+    double t0;
+};
+
+struct ref {
+    struct osn_sip_layer sip;
+    struct osn_sip_cfg cfg;
+    struct osn_elem e;
+    struct rtx s[NCALL][2], c[NCALL][2]; /* server and client, [call][0 INVITE, 1 BYE] */
+    struct osn_uas_2xx uas[NCALL];
+    double t2xx[NCALL];
+    int mf[NCALL][2]; /* the Max-Forwards of the request that started s[call][k] */
+    /* the core's CPU (as the node's recv.c): its server, queued events, new requests waiting */
+    struct osn_elem_server server;
+    struct osn_ctl *srv;
+    const double *cost;
+    double cpu_t, t_svc; /* nominal end of the last service; the completion due, or INFINITY */
+    struct qev {
+        struct osn_elem_item item;
+        struct event ev;
+        bool pending;
+    } q[32];
+    int nq, waiting[NCALL][2]; /* new requests queued without a transaction, by call and kind */
+    double now;
+    struct result *r;
+};
+
+static struct osn_sip_msg ref_req(int call, int method, uint64_t branch)
+{
+    return (struct osn_sip_msg){.method = (uint8_t)method,
+                                .cseq = method == OSN_SIP_BYE ? 2 : 1,
+                                .retry_after = -1,
+                                .call_id = (uint64_t)call + 1,
+                                .branch = branch,
+                                .sent_by = 7,
+                                .from_tag = 11};
+}
+
+static void ref_apply(struct ref *f, struct rtx *x, int call, const struct osn_sip_out *o);
+
+static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_elem_actions *a,
+                    const struct osn_sip_msg *resp)
+{
+    for (int i = 0; i < a->n; i++) {
+        const struct osn_elem_action *y = &a->a[i];
+        struct osn_sip_out o;
+        switch (y->kind) {
+        case OSN_ELEM_A_RESPOND:
+        case OSN_ELEM_A_RESEND_2XX:
+        case OSN_ELEM_A_RELAY: {
+            struct osn_sip_msg m = osn_elem_response(&x->t.req, y->status, y->retry_after);
+            if (resp)
+                m.to_tag = resp->to_tag;
+            if (osn_sip_stxn_respond(&f->sip, &x->t, &m, f->now, &o) == 0)
+                ref_apply(f, x, call, &o);
+            break;
+        }
+        case OSN_ELEM_A_FORWARD: {
+            int k = x->t.req.method == OSN_SIP_BYE;
+            struct rtx *c = &f->c[call][k];
+            struct osn_sip_msg m;
+            osn_proxy_forward_request(&x->t.req, 1000 + (uint64_t)call * 10 + (uint64_t)k, &m);
+            *c = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
+            if (osn_sip_ctxn_start(&f->sip, &c->t, &m, f->now, &o) == 0)
+                ref_apply(f, c, call, &o);
+            break;
+        }
+        case OSN_ELEM_A_DROP:
+            osn_sip_txn_abort(&f->sip, &x->t);
+            x->live = false;
+            break;
+        case OSN_ELEM_A_FORWARD_ACK:
+            trace(f->r, f->now, true, OSN_SIP_ACK, 0);
+            break;
+        case OSN_ELEM_A_ACKED:
+            f->uas[call].acked = true;
+            break;
+        case OSN_ELEM_A_ARM_2XX:
+            if (x->live)
+                f->t2xx[call] = a->at;
+            break;
+        case OSN_ELEM_A_COUNT:
+            break;
+        }
+        f->r->count[y->count]++;
+    }
+}
+
+static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_out *o)
+{
+    struct osn_elem_actions a;
+    if (x->t.role == OSN_SIP_CLIENT) {
+        struct rtx *up = &f->s[call][x->t.req.method == OSN_SIP_BYE];
+        bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+        osn_elem_on_client_event(&f->e, f->now, x->t0, o->tu, resp ? o->msg->status : 0,
+                                 resp ? o->msg->retry_after : -1, x->t.req.method,
+                                 up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
+        ref_act(f, up, call, &a, resp ? o->msg : NULL);
+    } else if (o->tu == OSN_SIP_TU_REQUEST) {
+        /* The node keeps no record of requests whose transaction ended: never handled. */
+        osn_elem_on_request(&f->e, f->now, x->t.req.method,
+                            f->mf[call][x->t.req.method == OSN_SIP_BYE], false, &f->uas[call], &a);
+        ref_act(f, x, call, &a, NULL);
+    } else if (o->tu == OSN_SIP_TU_ACK) {
+        osn_elem_on_ack(&f->e, -1, &a);
+        ref_act(f, x, call, &a, NULL);
+    }
+}
+
+static void ref_apply(struct ref *f, struct rtx *x, int call, const struct osn_sip_out *o)
+{
+    for (int i = 0; i < o->ntimer; i++)
+        x->at[o->timer[i].slot] = o->timer[i].set ? o->timer[i].at : INFINITY;
+    for (int i = 0; i < o->nsend; i++)
+        trace(f->r, f->now, x->t.role == OSN_SIP_CLIENT, o->send[i].msg->method,
+              o->send[i].msg->status);
+    if (o->tu != OSN_SIP_TU_NONE)
+        ref_tu(f, x, call, o);
+    if (o->terminated)
+        x->live = false;
+}
+
+static void ref_service_done(struct ref *f);
+
+/* Fires what is due by `until`, earliest first (ties: servers before clients, as armed). */
+static void ref_run_to(struct ref *f, double until)
+{
+    for (;;) {
+        /* Due means at or before `until`, as the node's heap has it; the earliest first. */
+        double best = nextafter(until, INFINITY);
+        struct rtx *bx = NULL;
+        int bslot = -1, bcall = -1;
+        for (int c = 0; c < NCALL; c++) {
+            if (f->t2xx[c] < best) {
+                best = f->t2xx[c];
+                bx = NULL;
+                bslot = 2;
+                bcall = c;
+            }
+            for (int k = 0; k < 4; k++) {
+                struct rtx *x = k < 2 ? &f->s[c][k] : &f->c[c][k - 2];
+                for (int sl = 0; x->live && sl < 2; sl++)
+                    if (x->at[sl] < best) {
+                        best = x->at[sl];
+                        bx = x;
+                        bslot = sl;
+                        bcall = c;
+                    }
+            }
+        }
+        if (f->t_svc < best) {
+            f->now = f->t_svc;
+            ref_service_done(f);
+            continue;
+        }
+        if (bslot < 0)
+            break;
+        f->now = best;
+        struct osn_sip_out o;
+        if (bslot == 2) {
+            struct rtx *x = &f->s[bcall][0];
+            struct osn_elem_actions a;
+            f->t2xx[bcall] = INFINITY;
+            osn_elem_on_2xx_timer(&f->e, f->now, &f->uas[bcall],
+                                  x->live && x->t.state == OSN_SIP_ACCEPTED, &a);
+            ref_act(f, x, bcall, &a, NULL);
+            continue;
+        }
+        bx->at[bslot] = INFINITY;
+        if (osn_sip_txn_timer(&f->sip, &bx->t, bx->t.tid[bslot], f->now, &o) == 0)
+            ref_apply(f, bx, bcall, &o);
+    }
+    f->now = until;
+}
+
+static void ref_process(struct ref *f, const struct event *e, bool shed)
+{
+    struct event ev = *e;
+    struct result *r = f->r;
+    int call = ev.call;
+    struct osn_sip_out o;
+    {
+        if (ev.kind == 'R') { /* from the next hop, to the INVITE's client transaction */
+            struct rtx *x = &f->c[call][0];
+            struct osn_sip_msg m = x->t.req;
+            m.status = (uint16_t)ev.status;
+            m.to_tag = ev.status > 100 ? 99 : 0;
+            m.retry_after = -1;
+            if (ev.oc)
+                m.oc = (struct osn_sip_oc){.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE |
+                                                    OSN_SIP_OC_ALGO | OSN_SIP_OC_VALIDITY |
+                                                    OSN_SIP_OC_SEQ,
+                                           .algo = OSN_SIP_ALGO_LOSS,
+                                           .value = 100,
+                                           .validity_ms = 10000,
+                                           .seq_int = 1};
+            osn_proxy_on_feedback(f->e.cli, f->now, &m.oc);
+            if (x->live && osn_sip_txn_matches(&x->t, &m) &&
+                osn_sip_txn_recv(&f->sip, &x->t, &m, f->now, &o) == 0)
+                ref_apply(f, x, call, &o);
+            else
+                r->count[OSN_ELEM_C_STRAY]++;
+            return;
+        }
+        bool ack = ev.kind == 'A' || ev.kind == 'Z' || ev.kind == 'K';
+        int method = ack ? OSN_SIP_ACK : ev.kind == 'B' ? OSN_SIP_BYE : OSN_SIP_INVITE;
+        uint64_t branch = ev.kind == 'A' || ev.kind == 'Z' ? 500 + (uint64_t)call
+                          : ev.kind == 'B'                 ? 300 + (uint64_t)call
+                                                           : 100 + (uint64_t)call;
+        struct osn_sip_msg m = ref_req(call, method, branch);
+        int mf = ev.kind == 'M' || ev.kind == 'Z' ? 0 : 70;
+        struct rtx *x = &f->s[call][method == OSN_SIP_BYE];
+        if (x->live && osn_sip_txn_matches(&x->t, &m)) {
+            if (osn_sip_txn_recv(&f->sip, &x->t, &m, f->now, &o) == 0)
+                ref_apply(f, x, call, &o);
+        } else if (ack) {
+            struct osn_elem_actions a;
+            osn_elem_on_ack(&f->e, mf, &a);
+            ref_act(f, NULL, call, &a, NULL);
+        } else {
+            *x = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
+            f->mf[call][method == OSN_SIP_BYE] = mf;
+            if (osn_sip_stxn_start(&f->sip, &x->t, &m, f->now, &o) == 0) {
+                struct osn_elem_actions a;
+                osn_elem_stxn_started(shed, &o, &a);
+                ref_apply(f, x, call, &o);
+                if (a.n && x->live)
+                    ref_act(f, x, call, &a, NULL);
+            }
+        }
+    }
+}
+
+/* The kind of event e for the core's server now: as recv.c's request_kind (a request matching
+ * its server transaction is a copy); `arrival` adds a copy whose original waits queued. */
+static int ref_kind(struct ref *f, const struct event *e, bool arrival)
+{
+    if (e->kind == 'R')
+        return OSN_ELEM_K_RESP;
+    if (e->kind == 'A' || e->kind == 'Z' || e->kind == 'K')
+        return OSN_ELEM_K_ACK;
+    int k = e->kind == 'B';
+    struct rtx *x = &f->s[e->call][k];
+    struct osn_sip_msg m = ref_req(e->call, k ? OSN_SIP_BYE : OSN_SIP_INVITE,
+                                   k ? 300 + (uint64_t)e->call : 100 + (uint64_t)e->call);
+    if ((x->live && osn_sip_txn_matches(&x->t, &m)) || (arrival && f->waiting[e->call][k]))
+        return OSN_ELEM_K_RETX;
+    return k ? OSN_ELEM_K_BYE : OSN_ELEM_K_INVITE;
+}
+
+static void ref_start_service(struct ref *f)
+{
+    struct osn_elem_item *it;
+    int fifo;
+    while ((it = osn_elem_server_next(&f->server, f->now, &fifo))) {
+        struct qev *q = OSN_CONTAINER_OF(it, struct qev, item);
+        if (!it->reject)
+            it->kind = (uint8_t)ref_kind(f, &q->ev, false);
+        double start = f->cpu_t > it->t_arr ? f->cpu_t : it->t_arr;
+        f->cpu_t = start + f->cost[it->kind];
+        osn_elem_server_begin(&f->server, it);
+        f->t_svc = f->cpu_t;
+    }
+}
+
+static void ref_service_done(struct ref *f)
+{
+    struct osn_elem_item *it = osn_elem_server_depart(&f->server, f->now);
+    struct qev *q = OSN_CONTAINER_OF(it, struct qev, item);
+    f->t_svc = INFINITY;
+    ref_process(f, &q->ev, it->reject);
+    if (q->pending)
+        f->waiting[q->ev.call][q->ev.kind == 'B']--;
+    ref_start_service(f);
+}
+
+/* An event reaches the element: at once, or through the core's server (recv.c's flow). */
+static void ref_arrive(struct ref *f, const struct event *e)
+{
+    if (!f->cost) {
+        ref_process(f, e, false);
+        return;
+    }
+    int kind = ref_kind(f, e, true);
+    bool again = false;
+    if (e->kind == 'R') {
+        struct rtx *x = &f->c[e->call][0];
+        again = x->live && x->t.has_resp && x->t.resp.status == e->status;
+    }
+    enum osn_ctl_msg ck =
+            osn_elem_ctl_msg(kind,
+                             e->kind == 'B'                                       ? OSN_SIP_BYE
+                             : e->kind == 'R' || e->kind == 'I' || e->kind == 'M' ? OSN_SIP_INVITE
+                                                                                  : OSN_SIP_ACK,
+                             again);
+    bool shed_able = e->kind == 'I' || e->kind == 'M' || e->kind == 'B';
+    if (f->cost[kind] <= 0) {
+        ref_process(f, e, false);
+        return;
+    }
+    assert_true(f->nq < 32);
+    struct qev *q = &f->q[f->nq++];
+    struct osn_elem_item *evicted;
+    *q = (struct qev){.ev = *e};
+    switch (osn_elem_server_arrive(&f->server, f->now, &q->item, kind, ck, shed_able, false,
+                                   &evicted)) {
+    case OSN_ELEM_HANDLE_NOW:
+        ref_process(f, e, q->item.reject);
+        return;
+    case OSN_ELEM_DROPPED:
+        return;
+    case OSN_ELEM_QUEUED:
+        assert_null(evicted);
+        if (kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) {
+            q->pending = true;
+            f->waiting[e->call][e->kind == 'B']++;
+        }
+        if (!f->server.cur)
+            ref_start_service(f);
+        return;
+    }
+}
+
+static void ref_run(const struct script *sc, struct result *r)
+{
+    struct ref *f = calloc(1, sizeof *f);
+    struct event ev;
+    assert_non_null(f);
+    f->r = r;
+    sip_cfg(&f->cfg, sc->role);
+    assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
+    f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
+    if (sc->ctl && !sc->core) {
+        struct osn_ctl_cfg cc;
+        osn_ctl_cfg_default(&cc);
+        assert_int_equal(osn_ctl_new(&f->e.cli, sc->ctl, &cc), 0);
+    }
+    if (sc->core) {
+        struct osn_ctl_cfg cc;
+        core_ctl_cfg(&cc);
+        assert_int_equal(osn_ctl_new(&f->srv, sc->ctl, &cc), 0);
+        f->cost = core_cost;
+    }
+    osn_elem_server_init(&f->server, core_cost, 10000, f->srv, 0);
+    f->t_svc = INFINITY;
+    for (int c = 0; c < NCALL; c++)
+        f->t2xx[c] = INFINITY;
+    for (const char *p = sc->events; (p = next_event(p, &ev));) {
+        ref_run_to(f, ev.t);
+        if (ev.kind != 'T')
+            ref_arrive(f, &ev);
+    }
+    osn_sip_layer_release(&f->sip);
+    osn_ctl_free(f->e.cli);
+    osn_ctl_free(f->srv);
+    free(f);
+}
+
+/* ---- the node's driver, without its socket ---- */
+
+static struct result *g_res;
+static char g_fwd[NCALL][2][2048]; /* the last request the node sent down, by call and kind */
+
+/* The seam: what the node would send, recorded (and the requests kept to answer them). */
+void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len)
+{
+    static struct osn_sipmsg pm;
+    struct osn_sip_msg m;
+    bool down = to->sin_port == n->next_hop.sin_port;
+    assert_int_equal(osn_sipmsg_parse(&pm, p, len), OSN_SIPMSG_ACCEPT);
+    assert_int_equal(osn_sipmsg_to_txn(&pm, &m), 0);
+    trace(g_res, n->now, down, m.method, m.status);
+    if (down && m.status == 0 && m.method != OSN_SIP_ACK) {
+        int call = pm.call_id.p[1] - '0';
+        int k = m.method == OSN_SIP_BYE;
+        assert_true(len < sizeof g_fwd[0][0]);
+        memcpy(g_fwd[call][k], p, len);
+        g_fwd[call][k][len] = 0;
+    }
+    n->st.datagrams_out++;
+}
+
+static const struct sockaddr_in upstream = {.sin_family = AF_INET, .sin_port = 5070};
+
+static void node_feed(struct node *n, const char *text)
+{
+    node_datagram(n, text, strlen(text), &upstream);
+}
+
+/* As run.c's fire_due: every deadline due by `until`, in order. */
+static void node_run_to(struct node *n, double until)
+{
+    const struct tm_entry *top;
+    while ((top = timers_top(&n->timers)) && top->at <= until) {
+        struct tm_entry e = *top;
+        timers_pop(&n->timers);
+        struct ntx *x = e.obj;
+        n->now = e.at;
+        if ((e.kind == TM_TXN0 || e.kind == TM_TXN1) && x->live && x->gen[e.kind] == e.gen)
+            ntx_timer(n, x, e.kind);
+        else if (e.kind == TM_2XX && x->live && x->gen[TM_2XX] == e.gen)
+            tu_2xx_timer(n, x);
+        else if (e.kind == TM_SERVICE && e.gen == n->service_gen && n->server.cur)
+            node_service_done(n);
+    }
+    n->now = until;
+}
+
+/* The response of the next hop with `status` to the call's INVITE the node forwarded: its
+ * Vias, From, Call-ID and CSeq, a To tag beyond 100. */
+static void node_response(struct node *n, int call, int status, bool oc)
+{
+    char out[4096], line[1024];
+    const char *p = g_fwd[call][0];
+    size_t k = (size_t)snprintf(out, sizeof out, "SIP/2.0 %d Reason\r\n", status);
+    if (!*p) {
+        n->st.stray++; /* nothing was forwarded: the reference counts it so too */
+        return;
+    }
+    p = strstr(p, "\r\n") + 2;
+    bool top = true;
+    for (const char *e; (e = strstr(p, "\r\n")) && e != p; p = e + 2) {
+        snprintf(line, sizeof line, "%.*s", (int)(e - p), p);
+        if (oc && top && !strncmp(line, "Via:", 4)) {
+            top = false;
+            k += (size_t)snprintf(out + k, sizeof out - k,
+                                  "%s;oc=100;oc-algo=\"loss\";oc-validity=10000;oc-seq=1.0\r\n",
+                                  line);
+            continue;
+        }
+        if (!strncmp(line, "Max-Forwards", 12) || !strncmp(line, "Content-Length", 14))
+            continue;
+        k += (size_t)snprintf(out + k, sizeof out - k, "%s%s\r\n", line,
+                              !strncmp(line, "To:", 3) && status > 100 ? ";tag=ds" : "");
+    }
+    snprintf(out + k, sizeof out - k, "Content-Length: 0\r\n\r\n");
+    node_feed(n, out);
+}
+
+static void node_request(struct node *n, const struct event *ev)
+{
+    char text[1024];
+    bool ack2xx = ev->kind == 'A' || ev->kind == 'Z';
+    const char *method = ev->kind == 'B'                                         ? "BYE"
+                         : ev->kind == 'A' || ev->kind == 'Z' || ev->kind == 'K' ? "ACK"
+                                                                                 : "INVITE";
+    const char *branch = ack2xx ? "ack" : ev->kind == 'B' ? "bye" : "inv";
+    int mf = ev->kind == 'M' || ev->kind == 'Z' ? 0 : 70;
+    bool tagged = ev->kind != 'I' && ev->kind != 'M';
+    snprintf(text, sizeof text,
+             "%s sip:b@127.0.0.1 SIP/2.0\r\n"
+             "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK%s%d\r\n"
+             "Max-Forwards: %d\r\n"
+             "From: <sip:a@127.0.0.1>;tag=fa\r\n"
+             "To: <sip:b@127.0.0.1>%s\r\n"
+             "Call-ID: c%d@test\r\n"
+             "CSeq: %d %s\r\n"
+             "Content-Length: 0\r\n\r\n",
+             method, branch, ev->call, mf, tagged ? ";tag=ds" : "", ev->call,
+             ev->kind == 'B' ? 2 : 1, ev->kind == 'K' ? "ACK" : method);
+    node_feed(n, text);
+}
+
+static void node_run(const struct script *sc, struct result *r)
+{
+    struct osn_node_cfg cfg;
+    struct node *n = calloc(1, sizeof *n);
+    struct event ev;
+    assert_non_null(n);
+    g_res = r;
+    memset(g_fwd, 0, sizeof g_fwd);
+    cfg = (struct osn_node_cfg){.max_transactions = 100000, .buffer = 10000, .ctl_kind = "none"};
+    cfg.element = sc->role == OSN_ELEM_UAS ? OSN_NODE_UAS : OSN_NODE_EDGE;
+    n->cfg = &cfg;
+    n->next_hop = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = 5080};
+    snprintf(n->host, sizeof n->host, "127.0.0.1");
+    n->port = 5060;
+    sip_cfg(&cfg.sip, sc->role);
+    assert_int_equal(osn_sip_layer_init(&n->sip, &cfg.sip, 64), 0);
+    assert_int_equal(osn_sipmsg_key_init(), 0);
+    osn_ctl_cfg_default(&cfg.ctl);
+    if (sc->ctl && !sc->core) {
+        snprintf(cfg.ctl_kind, sizeof cfg.ctl_kind, "%s", sc->ctl);
+        assert_int_equal(osn_ctl_new(&n->cli, sc->ctl, &cfg.ctl), 0);
+    }
+    if (sc->core) {
+        cfg.element = OSN_NODE_CORE;
+        memcpy(cfg.cost, core_cost, sizeof cfg.cost);
+        core_ctl_cfg(&cfg.ctl);
+        assert_int_equal(osn_ctl_new(&n->srv, sc->ctl, &cfg.ctl), 0);
+    }
+    osn_elem_server_init(&n->server, cfg.cost, cfg.buffer, n->srv, 0);
+    for (const char *p = sc->events; (p = next_event(p, &ev));) {
+        node_run_to(n, ev.t);
+        if (ev.kind == 'R')
+            node_response(n, ev.call, ev.status, ev.oc);
+        else if (ev.kind != 'T')
+            node_request(n, &ev);
+    }
+    const struct osn_node_stats *st = &n->st;
+    r->count[OSN_ELEM_C_FORWARDED] = st->calls_forwarded;
+    r->count[OSN_ELEM_C_CALL_OK] = st->calls_ok;
+    r->count[OSN_ELEM_C_BYE_OK] = st->bye_ok;
+    r->count[OSN_ELEM_C_503] = st->rejected_503;
+    r->count[OSN_ELEM_C_408] = st->timeouts_408;
+    r->count[OSN_ELEM_C_483] = st->too_many_hops;
+    r->count[OSN_ELEM_C_ACK_FWD] = st->acks_forwarded;
+    r->count[OSN_ELEM_C_STRAY] = st->stray;
+    assert_int_equal(n->live, 0); /* every transaction ended with the script's last wait */
+    osn_sip_layer_release(&n->sip);
+    osn_ctl_free(n->cli);
+    osn_ctl_free(n->srv);
+    timers_release(&n->timers);
+    dialogs_release(&n->dialogs);
+    pending_release(&n->pending);
+    for (struct ntx *x = n->all_ntx, *next; x; x = next) {
+        next = x->next_all;
+        free(x->req);
+        free(x->resp);
+        free(x);
+    }
+    free(n);
+}
+
+static void test_scripts(void **state)
+{
+    int failed = 0;
+    (void)state;
+    for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+        static struct result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        ref_run(&scripts[i], &a);
+        node_run(&scripts[i], &b);
+        a.count[OSN_ELEM_C_NONE] = b.count[OSN_ELEM_C_NONE] = 0;
+        a.count[OSN_ELEM_C_LATE] = b.count[OSN_ELEM_C_LATE] = 0;
+        bool same = !strcmp(a.wire, b.wire) && !memcmp(a.count, b.count, sizeof a.count);
+        if (!same || getenv("OSN_TEST_VERBOSE")) {
+            printf("%s script '%s'\n-- element API:\n%s-- node:\n%s", same ? "ok" : "DIFFERS",
+                   scripts[i].name, a.wire, b.wire);
+            for (int c = 1; c < OSN_ELEM_NCOUNTS; c++)
+                printf("   count %d: element API %llu, node %llu\n", c,
+                       (unsigned long long)a.count[c], (unsigned long long)b.count[c]);
+        }
+        failed += !same;
+    }
+    assert_int_equal(failed, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_scripts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
