@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Study 1: loss-based (LBOC) against rate-based (RBOC) overload control as the RTT grows.
 
-  study.py            the full study: table.csv, paired.csv, table.txt, figure.png here
-                      (about 5 minutes of CPU)
-  study.py --plot     redraw figure.png from table.csv and paired.csv
+  study.py            the full study: table.csv, paired.csv, growth.csv, release.csv,
+                      table.txt, figure.png here (about 5 minutes of CPU)
+  study.py --plot     redraw figure.png from table.csv, paired.csv and release.csv
   study.py --check    the reduced verdict of make check (seconds): exit 1 if the claim fails
 
 The claim (RUDN group): "RBOC ... demonstrates higher effectiveness of the congestion control,
@@ -44,6 +44,9 @@ RELEASE_DEFAULT, RELEASE_AT_ONCE = 0.8, 1e9
 # The rows of the full study: code, control kind, RTT-aware thresholds?, release
 VARIANTS = ((0, "loss", False, None), (1, "rate", False, RELEASE_DEFAULT),
             (2, "rate", True, RELEASE_DEFAULT), (3, "rate", False, RELEASE_AT_ONCE))
+# The release sweep: RBOC on the default thresholds at the two ends of the RTT range, release
+# from 0 (never lifted: in mode 0 the limit only relaxes to the new estimate) to at once.
+SWEEP_RTTS, SWEEP_RELEASES = (0.01, 0.4), (0, 0.5, RELEASE_DEFAULT, 1, RELEASE_AT_ONCE)
 NAMES = {0: "loss", 1: "rate", 2: "rate, RTT-aware", 3: "rate, release at once"}
 MEASURES = ("core_overload", "core_T_ret", "core_P2", "goodput", "failed")
 
@@ -101,46 +104,59 @@ HEADER = ["rtt", "control", "l1", "h1", "l2", "h2", "release", "overload", "over
 # paired over the same replications; _hw are 95 % t half-widths on n - 1 degrees of freedom.
 PHEADER = ["rtt", "control", "n", "d_overload", "d_overload_hw", "d_T_ret", "d_T_ret_hw"]
 # growth.csv: 400 ms - 10 ms for each control, paired by replication (same arrivals).
+# release.csv: RBOC with each release value against LBOC, paired by replication.
+RHEADER = ["rtt", "release", "n", "overload", "overload_hw", "T_ret", "goodput",
+           "d_overload", "d_overload_hw", "d_T_ret", "d_T_ret_hw"]
 GHEADER = ["control", "n", "overload_10ms", "overload_400ms", "ratio", "d_overload",
            "d_overload_hw", "d_T_ret", "d_T_ret_hw", "minus_loss", "minus_loss_hw"]
 
 PLOT = r"""
-set terminal pngcairo size 1300,900 font ",10"
-set output ARG3
+set terminal pngcairo size 1800,1000 font ",10"
+set output ARG4
 set datafile separator ","
-set multiplot layout 2,2 title "LBOC (loss) vs RBOC (rate) at the core, MMPP-2 input (mean 0.9 of capacity), RTT swept: ".ARG4." replications x 600 s, 95 % t-intervals"
+set multiplot layout 2,3 title "LBOC (loss) vs RBOC (rate) at the core, MMPP-2 input (mean 0.9 of capacity): n = ".ARG5." replications x 600 s each, 95 % t-intervals; differences paired by replication (same arrivals)"
 set grid
+set key below height 1.5
 set xlabel "RTT edge <-> core (s)"
 set xrange [0:0.42]
 set title "time in overload mode P1 + P2 (each run's own interval)"
 set ylabel "fraction of time"
-set key top left box opaque
 plot ARG1 skip 1 every 4::0 using 1:8:9 with yerrorlines pt 7 lc 1 title "LBOC (loss), thresholds 20/40/60/80", \
-     ARG1 skip 1 every 4::1 using 1:8:9 with yerrorlines pt 5 lc 2 title "RBOC (rate), same thresholds, release 0.8", \
+     ARG1 skip 1 every 4::1 using 1:8:9 with yerrorlines pt 5 lc 2 title "RBOC (rate), same thresholds, release 0.8 (default)", \
      ARG1 skip 1 every 4::2 using 1:8:9 with yerrorlines pt 9 dt 2 lc 3 title "RBOC, RTT-aware onset thresholds", \
-     ARG1 skip 1 every 4::3 using 1:8:9 with yerrorlines pt 11 dt 3 lc 4 title "RBOC, release at once"
-set title "mean overload period T_{ret} at the core"
+     ARG1 skip 1 every 4::3 using 1:8:9 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "RBOC, release at once"
+set title "mean overload period T_{ret} at the core (each run's own interval)"
 set ylabel "seconds"
 set logscale y
-set key bottom right box opaque
 plot ARG1 skip 1 every 4::0 using 1:10:11 with yerrorlines pt 7 lc 1 title "LBOC (loss)", \
-     ARG1 skip 1 every 4::1 using 1:10:11 with yerrorlines pt 5 lc 2 title "RBOC (rate)", \
+     ARG1 skip 1 every 4::1 using 1:10:11 with yerrorlines pt 5 lc 2 title "RBOC (rate), release 0.8", \
      ARG1 skip 1 every 4::2 using 1:10:11 with yerrorlines pt 9 dt 2 lc 3 title "RBOC, RTT-aware", \
-     ARG1 skip 1 every 4::3 using 1:10:11 with yerrorlines pt 11 dt 3 lc 4 title "RBOC, release at once"
+     ARG1 skip 1 every 4::3 using 1:10:11 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "RBOC, release at once"
 unset logscale y
-set title "paired difference RBOC - LBOC in time in overload (same replications)"
-set ylabel "difference in fraction of time (< 0: RBOC better)"
-set key top left box opaque
 set xzeroaxis lt -1 lw 1.5
+set xrange [-0.5:4.5]
+set xlabel "RBOC release (0 = never lifted in mode 0, 0.8 = OSN default)"
+set title "release rule: paired RBOC - LBOC, time in overload"
+set ylabel "difference in fraction of time (< 0: RBOC better)"
+plot ARG3 skip 1 every ::0::4 using 0:8:9:xtic(column(2) > 100 ? "at once" : strcol(2)) with yerrorlines pt 5 lc 2 title "RTT 10 ms", \
+     ARG3 skip 1 every ::5::9 using 0:8:9 with yerrorlines pt 4 dt 2 lc 6 title "RTT 400 ms"
+set xrange [0:0.42]
+set xlabel "RTT edge <-> core (s)"
+set xtics autofreq
+set title "paired RBOC - LBOC, time in overload"
 plot ARG2 skip 1 every 3::0 using 1:4:5 with yerrorlines pt 5 lc 2 title "rate (release 0.8) - loss", \
      ARG2 skip 1 every 3::1 using 1:4:5 with yerrorlines pt 9 dt 2 lc 3 title "rate RTT-aware - loss", \
-     ARG2 skip 1 every 3::2 using 1:4:5 with yerrorlines pt 11 dt 3 lc 4 title "rate, release at once - loss"
-set title "paired difference RBOC - LBOC in the mean overload period T_{ret}"
+     ARG2 skip 1 every 3::2 using 1:4:5 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "rate, release at once - loss"
+set title "paired RBOC - LBOC, mean overload period T_{ret}"
 set ylabel "difference in seconds (< 0: RBOC better)"
-set key bottom left box opaque
 plot ARG2 skip 1 every 3::0 using 1:6:7 with yerrorlines pt 5 lc 2 title "rate (release 0.8) - loss", \
      ARG2 skip 1 every 3::1 using 1:6:7 with yerrorlines pt 9 dt 2 lc 3 title "rate RTT-aware - loss", \
-     ARG2 skip 1 every 3::2 using 1:6:7 with yerrorlines pt 11 dt 3 lc 4 title "rate, release at once - loss"
+     ARG2 skip 1 every 3::2 using 1:6:7 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "rate, release at once - loss"
+set xrange [-0.5:4.5]
+set xlabel "RBOC release (0 = never lifted in mode 0, 0.8 = OSN default)"
+set title "release rule: paired RBOC - LBOC, T_{ret}"
+plot ARG3 skip 1 every ::0::4 using 0:10:11:xtic(column(2) > 100 ? "at once" : strcol(2)) with yerrorlines pt 5 lc 2 title "RTT 10 ms", \
+     ARG3 skip 1 every ::5::9 using 0:10:11 with yerrorlines pt 4 dt 2 lc 6 title "RTT 400 ms"
 unset multiplot
 """
 
@@ -183,14 +199,14 @@ def check():
 
 
 def plot():
-    common.gnuplot(PLOT, os.path.join(HERE, "table.csv"), os.path.join(HERE, "paired.csv"),
-                   os.path.join(HERE, "figure.png"), str(REPS))
+    common.gnuplot(PLOT, *(os.path.join(HERE, f) for f in ("table.csv", "paired.csv",
+                   "release.csv", "figure.png")), str(REPS))
 
 
 def main():
     if sys.argv[1:] == ["--check"]:
         sys.exit(0 if check() else 1)
-    if sys.argv[1:] == ["--plot"]:  # redraw the figure from table.csv and paired.csv only
+    if sys.argv[1:] == ["--plot"]:  # redraw the figure from the CSV files only
         plot()
         return
     if sys.argv[1:]:
@@ -219,11 +235,28 @@ def main():
               else ("", ""))
         grow.append((code, REPS, mb, ma, ma / mb) + pair(a, b, "core_overload")
                     + pair(a, b, "core_T_ret") + dd)
+    rel = []
+    for rtt in SWEEP_RTTS:
+        for release in SWEEP_RELEASES:
+            code = {RELEASE_DEFAULT: 1, RELEASE_AT_ONCE: 3}.get(release)
+            if code is not None:  # already run
+                est = next(dict(zip(HEADER, r)) for r in rows if r[0] == rtt and r[1] == code)
+                est = {"core_overload": (est["overload"], est["overload_hw"]),
+                       "core_T_ret": (est["T_ret"], 0), "goodput": (est["goodput"], 0)}
+                p = per[(rtt, code)]
+            else:
+                est, p = run("rate", rtt, THRESHOLDS, TIME, REPS, release)
+            rel.append((rtt, release, REPS) + est["core_overload"]
+                       + (est["core_T_ret"][0], est["goodput"][0])
+                       + pair(p, per[(rtt, 0)], "core_overload")
+                       + pair(p, per[(rtt, 0)], "core_T_ret"))
+            print(rel[-1], flush=True)
+    common.write_csv(os.path.join(HERE, "release.csv"), rel, RHEADER)
     common.write_csv(os.path.join(HERE, "table.csv"), rows, HEADER)
     common.write_csv(os.path.join(HERE, "paired.csv"), prow, PHEADER)
     common.write_csv(os.path.join(HERE, "growth.csv"), grow, GHEADER)
     f4 = "{:.4f}"
-    fmt = {h: f4 for h in HEADER + PHEADER + GHEADER}
+    fmt = {h: f4 for h in HEADER + PHEADER + GHEADER + RHEADER}
     fmt.update({"rtt": "{}", "control": "{}", "l1": "{}", "h1": "{}", "l2": "{}", "h2": "{}",
                 "n": "{}", "release": "{:g}", "goodput": "{:.1f}", "goodput_hw": "{:.1f}",
                 "failed": "{:.1f}", "failed_hw": "{:.1f}", "offered": "{:.1f}",
@@ -238,7 +271,11 @@ def main():
            + common.table([(r[0], NAMES[r[1]]) + r[2:] for r in prow], PHEADER, fmt)
            + f"\nPaired by replication across the RTT, 400 ms - 10 ms for each control (same "
            "arrivals in both; minus_loss: that growth minus LBOC's, paired)\n\n"
-           + common.table([fmt_blank((NAMES[r[0]],) + r[1:]) for r in grow], GHEADER, fmt))
+           + common.table([fmt_blank((NAMES[r[0]],) + r[1:]) for r in grow], GHEADER, fmt)
+           + f"\nRBOC's release rule (src/ctl/rate.c: in mode 0 the limit is lifted once arrivals "
+           "< release x limit; 0 = never, 1e9 = at the first estimate), default thresholds; d_: "
+           f"RBOC - LBOC paired by replication (n = {REPS})\n\n"
+           + common.table(rel, RHEADER, fmt))
     open(os.path.join(HERE, "table.txt"), "w").write(txt)
     print(txt)
     plot()
