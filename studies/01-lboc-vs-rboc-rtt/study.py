@@ -102,7 +102,8 @@ HEADER = ["rtt", "control", "l1", "h1", "l2", "h2", "release", "overload", "over
           "offered"]
 # paired.csv: rate - loss at each RTT (control: 1 = rate, 2 = RTT-aware, 3 = release at once),
 # paired over the same replications; _hw are 95 % t half-widths on n - 1 degrees of freedom.
-PHEADER = ["rtt", "control", "n", "d_overload", "d_overload_hw", "d_T_ret", "d_T_ret_hw"]
+PHEADER = ["rtt", "control", "n", "d_overload", "d_overload_hw", "d_T_ret", "d_T_ret_hw",
+           "d_goodput", "d_goodput_hw", "d_failed", "d_failed_hw"]
 # growth.csv: 400 ms - 10 ms for each control, paired by replication (same arrivals).
 # release.csv: RBOC with each release value against LBOC, paired by replication.
 RHEADER = ["rtt", "release", "n", "overload", "overload_hw", "T_ret", "goodput",
@@ -225,7 +226,9 @@ def main():
         for code in (1, 2, 3):
             prow.append((rtt, code, REPS)
                         + pair(per[(rtt, code)], per[(rtt, 0)], "core_overload")
-                        + pair(per[(rtt, code)], per[(rtt, 0)], "core_T_ret"))
+                        + pair(per[(rtt, code)], per[(rtt, 0)], "core_T_ret")
+                        + pair(per[(rtt, code)], per[(rtt, 0)], "goodput")
+                        + pair(per[(rtt, code)], per[(rtt, 0)], "failed"))
     grow = []
     lo, hi = RTTS[0], RTTS[-1]
     for code, _, _, _ in VARIANTS:
@@ -261,7 +264,8 @@ def main():
                 "n": "{}", "release": "{:g}", "goodput": "{:.1f}", "goodput_hw": "{:.1f}",
                 "failed": "{:.1f}", "failed_hw": "{:.1f}", "offered": "{:.1f}",
                 "ratio": "{:.3f}", "d_overload": "{:+.4f}", "d_T_ret": "{:+.4f}",
-                "minus_loss": "{:+.4f}"})
+                "minus_loss": "{:+.4f}", "d_goodput": "{:+.1f}", "d_goodput_hw": "{:.1f}",
+                "d_failed": "{:+.1f}", "d_failed_hw": "{:.1f}"})
     fmt_blank = lambda r: tuple(None if v == "" else v for v in r)
     txt = (f"Estimates per run ({REPS} replications of {TIME} s after 10 s, seed 1; _hw: 95 % "
            "half-width of the run's own interval)\n\n"
