@@ -2,7 +2,7 @@
 """Study 1: loss-based (LBOC) against rate-based (RBOC) overload control as the RTT grows.
 
   study.py            the full study: table.csv, paired.csv, growth.csv, release.csv,
-                      table.txt, figure.png here (about 5 minutes of CPU)
+                      table.txt, figure.png here (about 4 minutes of CPU)
   study.py --plot     redraw figure.png from table.csv, paired.csv and release.csv
   study.py --check    the reduced verdict of make check (seconds): exit 1 if the claim fails
 
