@@ -53,3 +53,58 @@ def verdict(ok, what):
     """Prints one line of a reduced check and returns ok."""
     print(("ok   " if ok else "FAIL ") + what)
     return ok
+
+
+# Student's t, 97.5 % quantile (two-sided 95 % interval) for 1..30 degrees of freedom.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df):
+    """The 97.5 % quantile of Student's t with df degrees of freedom (table to 30, then
+    1.96 + 2.4 / df, within 0.002 of the exact value)."""
+    if df < 1:
+        raise ValueError("t975: df < 1")
+    return _T975[df - 1] if df <= 30 else 1.96 + 2.4 / df
+
+
+def mean_hw(xs):
+    """Mean of xs and the half-width of its 95 % t-interval (n - 1 degrees of freedom)."""
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return m, float("nan")
+    s2 = sum((x - m) ** 2 for x in xs) / (n - 1)
+    return m, t975(n - 1) * (s2 / n) ** 0.5
+
+
+def paired(a, b):
+    """Paired comparison of two runs on common random numbers: mean and 95 % t half-width of
+    the per-replication differences a[i] - b[i] (a, b: lists in replication order)."""
+    if len(a) != len(b):
+        raise ValueError("paired: runs of different sizes")
+    return mean_hw([x - y for x, y in zip(a, b)])
+
+
+def osn_reps(cmd, ini, sets=()):
+    """Like osn(), and also returns the per-replication rows of --replications-out (a list of
+    dicts, numbers as floats, in replication order)."""
+    import csv
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "reps.csv")
+        r = osn(cmd, ini, sets, ["--replications-out", path])
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+    out = []
+    for row in rows:
+        o = {}
+        for k, v in row.items():
+            try:
+                o[k] = float(v)
+            except (TypeError, ValueError):
+                o[k] = v
+        out.append(o)
+    out.sort(key=lambda o: o["replication"])
+    return r, out
