@@ -1,7 +1,9 @@
 /*
  * Private interface of the real node. The files, one job each:
- *   run.c      the node object, the event loop (ppoll on the UDP socket, the metrics endpoint's
+ *   run.c      set-up, the event loop (ppoll on the UDP socket, the metrics endpoint's
  *              epoll descriptor and the timer deadline), stats rows, the summary
+ *   state.c    the element's state without sockets: firing due deadlines, the release (the
+ *              loop, the tests and the stateful fuzzer share them)
  *   udp.c      the UDP socket: addresses, bind, send
  *   timers.c   a min-heap of deadlines with lazy cancellation
  *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
@@ -203,6 +205,13 @@ int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize);
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
+
+/* state.c */
+/* Fires every deadline due by n->now, in order (transaction timers, the UAS's 2xx timer, the
+ * virtual CPU's service completions). */
+void node_fire_due(struct node *n);
+/* Frees the element's state: transactions, timers, queued messages, controllers, the layer. */
+void node_release(struct node *n);
 
 /* recv.c */
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);

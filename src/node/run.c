@@ -96,8 +96,10 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->max_transactions < 1) {
         key = "node.max_transactions";
         snprintf(msg, msgsize, "must be at least 1");
-    } else if (cfg->buffer < 1) {
-        key = "buffer";
+    } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
+        key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
+              : cfg->element == OSN_NODE_CORE ? "server core.buffer"
+                                              : "server uas.buffer";
         snprintf(msg, msgsize, "must be at least 1");
     }
     if (bad_key)
@@ -124,32 +126,6 @@ static uint64_t rss_peak_kb(void)
             break;
     fclose(f);
     return kb;
-}
-
-/* Fires every deadline due by n->now, in order. */
-static void fire_due(struct node *n)
-{
-    const struct tm_entry *top;
-    while (!n->err && (top = timers_top(&n->timers)) && top->at <= n->now) {
-        struct tm_entry e = *top;
-        timers_pop(&n->timers);
-        struct ntx *x = e.obj;
-        switch (e.kind) {
-        case TM_TXN0:
-        case TM_TXN1:
-            if (x->live && x->gen[e.kind] == e.gen)
-                ntx_timer(n, x, e.kind);
-            break;
-        case TM_2XX:
-            if (x->live && x->gen[TM_2XX] == e.gen)
-                tu_2xx_timer(n, x);
-            break;
-        case TM_SERVICE:
-            if (e.gen == n->service_gen && n->server.cur)
-                node_service_done(n);
-            break;
-        }
-    }
 }
 
 /* Reads every datagram waiting, a batch at a time. */
@@ -179,7 +155,7 @@ static void read_all(struct node *n, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
             }
             node_datagram(n, bufs[i], msgs[i].msg_len, &from[i]);
         }
-        fire_due(n);
+        node_fire_due(n);
         udp_flush(n);
         if (k < RECV_BATCH)
             return;
@@ -273,24 +249,9 @@ static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size
 static void teardown(struct node *n)
 {
     free(n->outq.bytes);
-    if (n->sock > 0)
+    if (n->sock >= 0)
         close(n->sock);
-    osn_sip_layer_release(&n->sip);
-    osn_ctl_free(n->srv);
-    osn_ctl_free(n->cli);
-    timers_release(&n->timers);
-    dialogs_release(&n->dialogs);
-    pending_release(&n->pending);
-    for (struct ntx *x = n->all_ntx, *next; x; x = next) {
-        next = x->next_all;
-        free(x->req);
-        free(x->resp);
-        free(x);
-    }
-    for (struct osn_elem_item *it; (it = osn_elem_server_next(&n->server, n->now, &(int){0}));)
-        free(OSN_CONTAINER_OF(it, struct qmsg, item));
-    if (n->server.cur)
-        free(OSN_CONTAINER_OF(n->server.cur, struct qmsg, item));
+    node_release(n);
 }
 
 static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
@@ -309,7 +270,7 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX
                             "retrans_absorbed,queue,mode\n");
     while (!n->err && !(cfg->stop && *cfg->stop)) {
         n->now = mono() - n->t_start;
-        fire_due(n);
+        node_fire_due(n);
         if (cfg->duration > 0 && n->now >= cfg->duration)
             break;
         if (n->now >= next_row) {
