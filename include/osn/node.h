@@ -31,6 +31,9 @@
 
 enum osn_node_element { OSN_NODE_EDGE, OSN_NODE_CORE, OSN_NODE_UAS };
 
+/* "edge", "core", "uas" (the scenario's word, the JSON's and the metrics' label); "?" else. */
+const char *osn_node_element_name(int element);
+
 struct osn_node_cfg {
     int element;             /* enum osn_node_element */
     char listen[64];         /* "HOST:PORT" (IPv4); port 0: an ephemeral port, see ready */
@@ -45,8 +48,12 @@ struct osn_node_cfg {
     char ctl_kind[16]; /* none, local, loss, rate, prsm, pi */
     struct osn_ctl_cfg ctl;
     struct osn_sip_cfg sip;
-    FILE *stats;   /* borrowed; NULL: no per-interval CSV */
-    FILE *console; /* borrowed; NULL: no progress line (stderr when it is a terminal) */
+    FILE *stats; /* borrowed; NULL: no per-interval CSV */
+    /* borrowed; NULL: no progress. Each stats interval a line "osn node ELEMENT: ..." with the
+     * counts, rewritten in place on a terminal, or appended (console_lines) when the stream is
+     * a file or a pipe, so that several nodes' progress can be told apart. */
+    FILE *console;
+    bool console_lines;
     /* borrowed; NULL: none. Gets one line, flushed, once the sockets are bound (the handshake of
      * a script that starts the node on port 0):
      *   osn node ELEMENT listening on HOST:PORT (udp)[, metrics HOST:PORT][, next hop HOST:PORT]

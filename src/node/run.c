@@ -38,6 +38,13 @@ static const struct {
 #undef OSN_NODE_ROW
 };
 
+const char *osn_node_element_name(int element)
+{
+    static const char *const names[] = {
+            [OSN_NODE_EDGE] = "edge", [OSN_NODE_CORE] = "core", [OSN_NODE_UAS] = "uas"};
+    return element >= 0 && element < (int)(sizeof names / sizeof names[0]) ? names[element] : "?";
+}
+
 int osn_node_counter_count(void)
 {
     return (int)(sizeof counters / sizeof counters[0]);
@@ -173,19 +180,21 @@ static void stats_row(struct node *n, FILE *f)
 static void console_row(struct node *n, FILE *f)
 {
     fprintf(f,
-            "\r%7.1f s  calls in %lu  fwd %lu  ok %lu  503 %lu  dropped %lu  retrans %lu  "
-            "queue %ld  mode %d ",
-            n->now, n->st.calls_in, n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503,
-            n->st.dropped, n->st.retrans_absorbed, n->server.n, n->server.mode);
+            "%sosn node %s: %7.1f s  calls in %lu  fwd %lu  ok %lu  503 %lu  dropped %lu  "
+            "retrans %lu  queue %ld  mode %d%s",
+            n->cfg->console_lines ? "" : "\r", osn_node_element_name(n->cfg->element), n->now,
+            n->st.calls_in, n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503,
+            n->st.dropped, n->st.retrans_absorbed, n->server.n, n->server.mode,
+            n->cfg->console_lines ? "\n" : " ");
     fflush(f);
 }
 
 /* The handshake line (osn/node.h, cfg->ready): what was bound, once it is. */
 static void ready_line(const struct node *n, FILE *f)
 {
-    static const char *const element_name[] = {"edge", "core", "uas"};
     const struct osn_node_cfg *cfg = n->cfg;
-    fprintf(f, "osn node %s listening on %s (udp)", element_name[cfg->element], n->st.listen);
+    fprintf(f, "osn node %s listening on %s (udp)", osn_node_element_name(cfg->element),
+            n->st.listen);
     if (n->st.metrics[0])
         fprintf(f, ", metrics %s", n->st.metrics);
     if (cfg->element != OSN_NODE_UAS)
@@ -359,7 +368,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
             snprintf(msg, msgsize, "out of memory at t = %.3f s", n->now);
         else if (err)
             snprintf(msg, msgsize, "the event loop failed: %s", strerror(errno));
-        if (cfg->console)
+        if (cfg->console && !cfg->console_lines)
             fputc('\n', cfg->console);
     }
     udp_flush(n);
