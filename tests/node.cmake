@@ -46,3 +46,9 @@ set_tests_properties(node_txn_end PROPERTIES TIMEOUT 120 LABELS node)
 # and serves on it (uas and edge, Via sent-by, the JSON's listen); no load.
 add_test(NAME node_port0 COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_port0.sh $<TARGET_FILE:osn>)
 set_tests_properties(node_port0 PROPERTIES TIMEOUT 60 LABELS node)
+
+# A next hop that refuses (ICMP port unreachable) is said on stderr within a second and counted
+# (next_hop_unreachable), not silently retransmitted to (issues 34, 35).
+add_test(NAME node_unreachable
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/unreachable.py $<TARGET_FILE:osn>)
+set_tests_properties(node_unreachable PROPERTIES TIMEOUT 120 LABELS node)

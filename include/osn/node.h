@@ -92,6 +92,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(bad_dropped, "malformed datagrams dropped")                                                  \
     X(stray, "messages matching no transaction, dropped")                                          \
     X(send_errors, "datagrams the socket refused")                                                 \
+    X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)")   \
+    X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")                \
     X(transactions_peak, "live transactions at most")
 
 struct osn_node_stats {

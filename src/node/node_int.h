@@ -145,8 +145,9 @@ struct node {
     struct dialogs dialogs;
     struct pending pending;
     uint32_t service_gen;
-    double t_start; /* the monotonic clock at start (s) */
-    double now;     /* seconds since t_start */
+    double t_start;          /* the monotonic clock at start (s) */
+    double now;              /* seconds since t_start */
+    double unreachable_said; /* when an unreachable next hop was last said on stderr (s) */
     struct ntx *free_ntx, *all_ntx;
     size_t live, allocated;
     size_t held; /* bytes of messages the live transactions keep */
@@ -201,6 +202,9 @@ int udp_open(const struct sockaddr_in *sa);
 /* The address socket fd is bound to (getsockname: the port the kernel chose for port 0), into
  * *sa and as "HOST:PORT" text. 0 or -1 (errno). */
 int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize);
+/* Reads the ICMP errors queued on the socket (IP_RECVERR): counted, the next hop's said on
+ * stderr at most once a second. */
+void udp_errors(struct node *n);
 /* Queues a datagram; it leaves at the next udp_flush (sooner when the queue is full). */
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */

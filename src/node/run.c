@@ -312,6 +312,8 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX
             n->err = OSN_EIO;
             break;
         }
+        if (r > 0 && (pfd[0].revents & POLLERR))
+            udp_errors(n);
         if (r > 0 && (pfd[0].revents & POLLIN))
             read_all(n, bufs);
         if (met &&
@@ -338,6 +340,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         return OSN_ENOMEM;
     }
     n->sock = -1;
+    n->unreachable_said = -INFINITY;
     /* Transactions keep their messages in small heap blocks that come and go at the call rate;
      * without these glibc hands the top of the heap back and faults it in again at every swing
      * (a tenth of the node's CPU time at 1,000 calls/s, perf). */
