@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "osn/ctl.h"
 #include "osn/model_scenario.h"
 
 /* "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I\n" */
@@ -32,7 +33,7 @@ json_t *osn__sim_scenario_resolved(const struct osn_sim_scenario *s);
  * network's echo and osn node's; new refs). */
 struct osn_ctl_cfg;
 struct osn_sip_cfg;
-json_t *osn__ctl_json(const char *kind, const struct osn_ctl_cfg *ct);
+json_t *osn__ctl_json(enum osn_ctl_kind kind, const struct osn_ctl_cfg *ct);
 json_t *osn__sip_json(const struct osn_sip_cfg *sip, bool sipp);
 
 /*

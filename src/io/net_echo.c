@@ -61,12 +61,12 @@ static json_t *source_json(const struct osn_net_source_cfg *s)
     return o;
 }
 
-json_t *osn__ctl_json(const char *kind, const struct osn_ctl_cfg *ct)
+json_t *osn__ctl_json(enum osn_ctl_kind kind, const struct osn_ctl_cfg *ct)
 {
     static const char *const dets[] = {"hysteretic", "occupancy", "delay"};
     json_t *o = json_object();
 
-    json_object_set_new(o, "kind", json_string(kind));
+    json_object_set_new(o, "kind", json_string(osn_ctl_kind_name(kind)));
     json_object_set_new(o, "detector", json_string(dets[ct->det.kind]));
     json_object_set_new(o, "l1", num(ct->det.l1));
     json_object_set_new(o, "h1", num(ct->det.h1));

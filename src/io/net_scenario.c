@@ -241,7 +241,6 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
 {
     static const char *const topo[] = {"collapse", "tandem", "fanin", NULL};
     static const char *const proc[] = {"poisson", "mmpp", "profile", NULL};
-    static const char *const kinds[] = {"none", "local", "loss", "rate", "prsm", "pi", NULL};
     static const char *const dets[] = {"hysteretic", "occupancy", "delay", NULL};
     static const char *const pol[] = {"I", "II", NULL};
     static const char *const modes[] = {"rfc", "sipp", NULL};
@@ -358,9 +357,9 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
     if (!rc)
         rc = parse_server(ini, "server uas", &c->uas, err, errsize);
     if (!rc && (o = osn_ini_get(ini, "control.kind"))) {
-        rc = osn_ini_choice(o, kinds, &v, err, errsize);
+        rc = osn_ini_choice(o, osn_ctl_kind_names, &v, err, errsize);
         if (!rc)
-            snprintf(c->ctl_kind, sizeof c->ctl_kind, "%s", kinds[v]);
+            c->ctl_kind = (enum osn_ctl_kind)v;
     }
     if (!rc && (o = osn_ini_get(ini, "control.detector"))) {
         rc = osn_ini_choice(o, dets, &v, err, errsize);
@@ -441,7 +440,7 @@ static int check_control(const struct osn_net_scenario *s, char *err, size_t err
     struct osn_ctl *ctl = NULL;
     struct osn_ctl_det det;
 
-    if (osn_ctl_new(&ctl, s->cfg.ctl_kind, ct) == 0) {
+    if (osn_ctl_new_kind(&ctl, s->cfg.ctl_kind, ct) == 0) {
         osn_ctl_free(ctl);
         return 0;
     }

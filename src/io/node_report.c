@@ -24,7 +24,7 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
             st->listen[0] ? st->listen : c->listen);
     if (c->element != OSN_NODE_UAS)
         fprintf(f, " -> %s", c->next_hop);
-    fprintf(f, ", control %s, %.1f s\n", c->ctl_kind, st->elapsed_s);
+    fprintf(f, ", control %s, %.1f s\n", osn_ctl_kind_name(c->ctl_kind), st->elapsed_s);
     for (int i = 0; i < osn_node_counter_count(); i++)
         fprintf(f, "  %-18s %12llu  %s\n", osn_node_counter_name(i),
                 (unsigned long long)osn_node_counter_value(st, i), osn_node_counter_meaning(i));
@@ -81,7 +81,7 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
         return OSN_ENOMEM;
     }
     json_object_set_new(o, "element", json_string(osn_node_element_name(c->element)));
-    json_object_set_new(o, "control", json_string(c->ctl_kind));
+    json_object_set_new(o, "control", json_string(osn_ctl_kind_name(c->ctl_kind)));
     /* The addresses bound (the ports chosen when the scenario said 0); scenario_resolved keeps
      * what was asked. */
     json_object_set_new(o, "listen", json_string(st->listen[0] ? st->listen : c->listen));

@@ -66,7 +66,7 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
                                                                         : &net->uas;
     memcpy(c->cost, sv->cost, sizeof c->cost);
     c->buffer = sv->buffer;
-    snprintf(c->ctl_kind, sizeof c->ctl_kind, "%s", net->ctl_kind);
+    c->ctl_kind = net->ctl_kind;
     c->ctl = net->ctl;
     c->sip = net->sip;
 }
