@@ -19,7 +19,7 @@
 #include "osn/err.h"
 #include "osn/ini.h"
 
-static const struct osn_ini_keydef defs[] = {{"run", "time"}, {"run", "seed"}};
+static const struct osn_key_spec defs[] = {{"run", "time"}, {"run", "seed"}};
 static const struct osn_ini_schema schema = {defs, 2, NULL};
 
 static void write_file(const char *path, const char *text)
