@@ -263,7 +263,7 @@ static void type_text(const struct osn_key_spec *k, char *buf, size_t size)
         snprintf(buf, size, "text");
         break;
     case OSN_KEY_LONG:
-        snprintf(buf, size, "%.0f..%.0f", k->lo, k->hi);
+        snprintf(buf, size, "%.0f..%ld", k->lo, k->hi < 0x1p63 ? (long)k->hi : LONG_MAX);
         break;
     case OSN_KEY_DOUBLE:
         snprintf(buf, size, "%s %g", k->lo_excl ? ">" : ">=", k->lo);
@@ -299,8 +299,11 @@ static void wrap(FILE *f, const char *s, int indent, int width)
 /* Writes s with the characters markdown tables give meaning to escaped. */
 static void md(FILE *f, const char *s)
 {
+    bool code = false; /* inside `...`, only | needs it */
+
     for (; *s; s++) {
-        if (*s == '|' || *s == '*' || *s == '_' || *s == '<' || *s == '>')
+        code ^= *s == '`';
+        if (*s == '|' || (!code && (*s == '*' || *s == '_' || *s == '<' || *s == '>')))
             fputc('\\', f);
         fputc(*s, f);
     }

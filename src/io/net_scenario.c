@@ -146,10 +146,12 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
     return 0;
 }
 
-#define COST(sec, m, k, kind, what)                                                            \
-    {                                                                                          \
-        sec, "cost_" k, OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.cost[OSN_NET_K_##kind]),               \
-                .unit = "CPU s", .help = "CPU time of " what " (0: handled at once, unqueued)" \
+#define COST(sec, m, k, kind, what)                                                \
+    {                                                                              \
+        sec, "cost_" k, OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.cost[OSN_NET_K_##kind]),   \
+                .unit = "CPU s",                                                   \
+                .help = "CPU time of " what                                        \
+                        " (0: handled at once, outside the queue and the control)" \
     }
 
 /* Core defaults 1, 0.5, 0.3, 0.3, 0.5, 0.3 ms (capacity 370 calls/s), edge and UAS 20x less:
@@ -239,7 +241,7 @@ static const struct osn_key_spec net_keys[] = {
         {"control", "detector", OSN_KEY_CHOICE, .choices = detectors, OSN_KEY_AT(C, ctl.det.kind),
          .help = "what l1 h1 l2 h2 measure: messages in the system (hysteretic), the busy "
                  "fraction of the CPU in [0, 1] (occupancy), queueing delay in s below 64 T1 "
-                 "(delay)"},
+                 "(delay); a threshold of the wrong kind is refused"},
         CTL_D("l1", det.l1, false, NULL,
               "leave overload level 1 at or below this (occupancy 0.7, delay 0.05 by default)"),
         CTL_D("h1", det.h1, true, NULL,
@@ -290,7 +292,9 @@ static const struct osn_key_spec net_keys[] = {
         {"sip", "timer_d", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, sip.timer_d), .unit = "s",
          .help = "RFC 3261 Timer D (the client's wait for retransmitted responses)"},
         {"sip", "client_mode", OSN_KEY_CHOICE, .choices = client_modes, OSN_KEY_AT(C, sipp),
-         .help = "the UACs' transactions: as RFC 3261 (rfc) or as SIPp's UAC (sipp)"},
+         .help = "the UACs' transactions: as RFC 3261 (rfc) or as SIPp's UAC (sipp: at most 5 "
+                 "INVITE "
+                 "retransmissions, Retry-After ignored)"},
         {"sip", "rfc6026", OSN_KEY_BOOL, OSN_KEY_AT(C, sip.rfc6026),
          .help = "the INVITE server transaction of RFC 6026 (Accepted state)"},
 };

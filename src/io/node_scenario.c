@@ -20,7 +20,8 @@ static const struct osn_key_spec node_keys[] = {
          .help = "edge, core: stateful proxies; uas answers 180, 200. The element's [server "
                  "NAME] section gives its costs and buffer, as in `osn sim`"},
         {"node", "listen", OSN_KEY_STRING, OSN_KEY_AT(C, listen), .unit = "HOST:PORT",
-         .help = "the UDP address to bind (IPv4)"},
+         .help = "the UDP address to bind (IPv4); port 0: any free port, reported on the "
+                 "listening line"},
         {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT",
          .help = "where a proxy forwards (required for proxies; it forwards nowhere else)"},
         {"node", "duration", OSN_KEY_DOUBLE, OSN_KEY_AT(C, duration), .unit = "s",
@@ -31,7 +32,7 @@ static const struct osn_key_spec node_keys[] = {
          .help = "live transactions at most; a new INVITE beyond it gets 503. A call keeps "
                  "about 4 for 32 s (RFC 6026), so the default serves about 3,000 calls/s"},
         {"node", "metrics", OSN_KEY_STRING, OSN_KEY_AT(C, metrics), .unit = "HOST:PORT",
-         .help = "a Prometheus text endpoint (none: off)"},
+         .help = "a Prometheus text endpoint (TCP; port 0 as for listen; none: off)"},
 };
 
 const struct osn_ini_schema osn_node_schema = {node_keys, sizeof node_keys / sizeof node_keys[0],
