@@ -6,9 +6,11 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "io_int.h"
 #include "osn/err.h"
+#include "osn/net_scenario.h"
 #include "osn/node_scenario.h"
 
 static double per_s(uint64_t n, double t)
@@ -59,10 +61,19 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
     json_object_set_new(sv, "buffer", json_integer(c->buffer));
     snprintf(section, sizeof section, "server %s", osn_node_element_name(c->element));
     json_object_set_new(r, section, sv);
-    json_object_set_new(r, "control", osn__ctl_json(c->ctl_kind, &c->ctl));
-    json_t *sip = osn__sip_json(&c->sip, false);
-    json_object_del(sip, "client_mode"); /* the UACs' (the simulator's), not a node's */
-    json_object_set_new(r, "sip", sip);
+    /* [control] and [sip] as the network scenario's table reads them. */
+    struct osn_net_cfg *net = calloc(1, sizeof *net);
+    if (net) {
+        osn_net_cfg_default(net);
+        net->ctl_kind = c->ctl_kind;
+        net->ctl = c->ctl;
+        net->sip = c->sip;
+        json_object_set_new(r, "control", osn__keys_json(&osn_net_schema, "control", net));
+        json_t *sip = osn__keys_json(&osn_net_schema, "sip", net);
+        json_object_del(sip, "client_mode"); /* the UACs' (the simulator's), not a node's */
+        json_object_set_new(r, "sip", sip);
+    }
+    free(net);
     return r;
 }
 
