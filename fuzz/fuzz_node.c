@@ -99,7 +99,8 @@ static void setup(struct node *n, struct osn_node_cfg *cfg, uint8_t choice)
 {
     static const char *const kinds[] = {"none", "loss", "rate"};
     /* osn_node_cfg_default's values (it lives in run.c, with the sockets) */
-    *cfg = (struct osn_node_cfg){.max_transactions = 2000, .buffer = 10000, .ctl_kind = "none"};
+    *cfg = (struct osn_node_cfg){
+            .max_transactions = 2000, .buffer = 10000, .ctl_kind = OSN_CTL_KIND_NONE};
     osn_ctl_cfg_default(&cfg->ctl);
     osn_sip_cfg_default(&cfg->sip);
     n->cfg = cfg;
@@ -119,11 +120,11 @@ static void setup(struct node *n, struct osn_node_cfg *cfg, uint8_t choice)
     case 1:
     case 2:
         cfg->element = OSN_NODE_EDGE;
-        snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "%s", kinds[(choice / 4) % 3]);
+        osn_ctl_kind_parse(kinds[(choice / 4) % 3], &cfg->ctl_kind);
         break;
     case 3: /* a core whose CPU is slow enough for messages to queue, and a server half */
         cfg->element = OSN_NODE_CORE;
-        snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "%s", kinds[(choice / 4) % 3]);
+        osn_ctl_kind_parse(kinds[(choice / 4) % 3], &cfg->ctl_kind);
         for (int k = 0; k < OSN_ELEM_NKINDS; k++)
             cfg->cost[k] = 0.002;
         cfg->buffer = 50;
@@ -134,10 +135,10 @@ static void setup(struct node *n, struct osn_node_cfg *cfg, uint8_t choice)
     sc.trying_delay = cfg->element == OSN_NODE_UAS ? -1 : 0;
     if (osn_sip_layer_init(&n->sip, &sc, 64) != 0 || osn_sipmsg_key_init() != 0)
         abort();
-    if (cfg->element == OSN_NODE_CORE && osn_ctl_new(&n->srv, cfg->ctl_kind, &cfg->ctl) != 0)
+    if (cfg->element == OSN_NODE_CORE && osn_ctl_new_kind(&n->srv, cfg->ctl_kind, &cfg->ctl) != 0)
         abort();
-    if (cfg->element == OSN_NODE_EDGE && strcmp(cfg->ctl_kind, "none") != 0 &&
-        osn_ctl_new(&n->cli, cfg->ctl_kind, &cfg->ctl) != 0)
+    if (cfg->element == OSN_NODE_EDGE && cfg->ctl_kind != OSN_CTL_KIND_NONE &&
+        osn_ctl_new_kind(&n->cli, cfg->ctl_kind, &cfg->ctl) != 0)
         abort();
     osn_elem_server_init(&n->server, cfg->cost, cfg->buffer, n->srv, 0);
 }

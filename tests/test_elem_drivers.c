@@ -634,7 +634,8 @@ static void node_run(const struct script *sc, struct result *r)
     assert_non_null(n);
     g_res = r;
     memset(g_fwd, 0, sizeof g_fwd);
-    cfg = (struct osn_node_cfg){.max_transactions = 100000, .buffer = 10000, .ctl_kind = "none"};
+    cfg = (struct osn_node_cfg){
+            .max_transactions = 100000, .buffer = 10000, .ctl_kind = OSN_CTL_KIND_NONE};
     cfg.element = sc->role == OSN_ELEM_UAS ? OSN_NODE_UAS : OSN_NODE_EDGE;
     n->cfg = &cfg;
     n->next_hop = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = 5080};
@@ -645,7 +646,7 @@ static void node_run(const struct script *sc, struct result *r)
     assert_int_equal(osn_sipmsg_key_init(), 0);
     osn_ctl_cfg_default(&cfg.ctl);
     if (sc->ctl && !sc->core) {
-        snprintf(cfg.ctl_kind, sizeof cfg.ctl_kind, "%s", sc->ctl);
+        assert_int_equal(osn_ctl_kind_parse(sc->ctl, &cfg.ctl_kind), 0);
         assert_int_equal(osn_ctl_new(&n->cli, sc->ctl, &cfg.ctl), 0);
     }
     if (sc->core) {

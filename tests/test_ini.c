@@ -19,7 +19,7 @@
 #include "osn/err.h"
 #include "osn/ini.h"
 
-static const struct osn_ini_keydef defs[] = {{"run", "time"}, {"run", "seed"}};
+static const struct osn_key_spec defs[] = {{"run", "time"}, {"run", "seed"}};
 static const struct osn_ini_schema schema = {defs, 2, NULL};
 
 static void write_file(const char *path, const char *text)
@@ -60,6 +60,81 @@ static void test_collect_and_override(void **state)
     unlink(path);
 }
 
+/* A key table: every type, stored where OSN_KEY_AT says, a hook, and a key that acts only with
+ * another's choice. */
+struct kcfg {
+    double time;
+    long n;
+    unsigned mode; /* an enum's home */
+    bool on;
+    char name[8];
+    double pair[2];
+    double copy; /* the hook's second home of time */
+};
+
+static const char *const modes[] = {"a", "b", NULL};
+
+static int copy_time(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                     size_t errsize)
+{
+    struct kcfg *c = cfg;
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    c->copy = c->time;
+    return 0;
+}
+
+static const struct osn_key_spec kdefs[] = {
+        {"k", "time", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(struct kcfg, time), .hook = copy_time},
+        {"k", "n", OSN_KEY_LONG, 1, 10, OSN_KEY_AT(struct kcfg, n)},
+        {"k", "mode", OSN_KEY_CHOICE, .choices = modes, OSN_KEY_AT(struct kcfg, mode)},
+        {"k", "on", OSN_KEY_BOOL, OSN_KEY_AT(struct kcfg, on)},
+        {"k", "name", OSN_KEY_STRING, OSN_KEY_AT(struct kcfg, name)},
+        {"k", "pair", OSN_KEY_LIST, 0, 2, OSN_KEY_AT(struct kcfg, pair), .when_key = "k.mode",
+         .when_is = "b"},
+};
+static const struct osn_ini_schema kschema = {kdefs, sizeof kdefs / sizeof kdefs[0], NULL};
+
+/* Loads the overrides sets[0..n) into *c (zeroed first); returns the loader's status. */
+static int kload(struct kcfg *c, const char **sets, int n, char *err, size_t errsize)
+{
+    struct osn_ini ini;
+    int rc = osn_ini_collect(&ini, NULL, sets, n, &kschema, err, errsize);
+    *c = (struct kcfg){0};
+    return rc ? rc : osn_ini_load(&ini, &kschema, c, err, errsize);
+}
+
+static void test_key_table(void **state)
+{
+    (void)state;
+    struct kcfg c;
+    char err[512], text[64];
+    const char *ok[] = {"k.time=2.5", "k.n=7", "k.mode=B", "k.on=yes", "k.name=abc", "k.pair=1 2"};
+    assert_int_equal(kload(&c, ok, 6, err, sizeof err), 0);
+    assert_true(c.time == 2.5 && c.copy == 2.5 && c.n == 7 && c.mode == 1 && c.on);
+    assert_string_equal(c.name, "abc");
+    assert_true(c.pair[0] == 1 && c.pair[1] == 2);
+    osn_ini_key_text(&kdefs[5], &c, text, sizeof text);
+    assert_string_equal(text, "1 2");
+    osn_ini_key_text(&kdefs[2], &c, text, sizeof text);
+    assert_string_equal(text, "b");
+
+    /* Each refusal names the key and says why. */
+    const char *bad[][2] = {{"k.time=0", "greater than 0"},
+                            {"k.n=11", "largest allowed value (10)"},
+                            {"k.mode=c", "expected one of: a, b"},
+                            {"k.on=maybe", "expected one of"},
+                            {"k.name=abcdefgh", "longer than 7 characters"},
+                            {"k.pair=1", "expected 2 numbers"},
+                            {"k.pair=1 2", "acts only with k.mode = b (it is a here)"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(kload(&c, &bad[i][0], 1, err, sizeof err), OSN_ECONFIG);
+        assert_non_null(strstr(err, bad[i][1]));
+        assert_non_null(strstr(err, "--set k."));
+    }
+    assert_ptr_equal(osn_ini_key_find(&kschema, "k.on"), &kdefs[3]);
+    assert_null(osn_ini_key_find(&kschema, "k.off"));
+}
+
 static void test_afile(void **state)
 {
     (void)state;
@@ -85,6 +160,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_collect_and_override),
+            cmocka_unit_test(test_key_table),
             cmocka_unit_test(test_afile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -57,7 +57,7 @@ static void collapse_cfg(struct osn_net_cfg *c, const char *kind, double load)
     c->edge.buffer = 2000;
     c->core.buffer = 50000;
     c->ctl.loss.target = c->ctl.rate.target = 0.95;
-    snprintf(c->ctl_kind, sizeof c->ctl_kind, "%s", kind);
+    assert_int_equal(osn_ctl_kind_parse(kind, &c->ctl_kind), 0);
     c->src.rate = load * osn_net_core_capacity(c);
 }
 
@@ -352,7 +352,7 @@ static void test_single_server_modes(void **state)
     c.time = 150;
     c.warmup = 5;
     c.replications = 4;
-    snprintf(c.ctl_kind, sizeof c.ctl_kind, "local");
+    c.ctl_kind = OSN_CTL_KIND_LOCAL;
     c.ctl.local.reject_overload = 0.5;
     c.ctl.det.kind = OSN_CTL_DET_HYSTERETIC;
     c.ctl.det.policy = OSN_CTL_POLICY_I;
@@ -525,7 +525,7 @@ static void test_common_random_numbers(void **state)
             c.src.rate = heavy ? 1000 : 100;
             c.core.exp_cost = true;
             c.trunk.loss = 0.01;
-            snprintf(c.ctl_kind, sizeof c.ctl_kind, "%s", kinds[k]);
+            assert_int_equal(osn_ctl_kind_parse(kinds[k], &c.ctl_kind), 0);
             struct osn_net_result *r = run(&c);
             off[heavy][k] = val(r, OSN_NET_OFFERED);
             good[heavy][k] = val(r, OSN_NET_GOODPUT);
@@ -539,7 +539,7 @@ static void test_common_random_numbers(void **state)
     assert_true(good[1][0] < 0.9 * off[1][0]);
     assert_true(good[1][1] != good[1][0] && good[1][2] != good[1][0] && good[1][1] != good[1][2]);
     c.core.buffer = 100;
-    snprintf(c.ctl_kind, sizeof c.ctl_kind, "none");
+    c.ctl_kind = OSN_CTL_KIND_NONE;
     assert_true(val(run(&c), OSN_NET_OFFERED) == off[1][0]);
 }
 

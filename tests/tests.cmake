@@ -81,6 +81,9 @@ target_link_libraries(test_sip_parse PRIVATE osn_sip)
 # Differential test against libosip2 (LGPL; linked into this test only, never into osn).
 osn_unit_test(test_sip_osip)
 target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)
+# docs/scenario.md is what `osn help scenario --markdown` prints from the key tables (issue 29).
+add_test(NAME docs_scenario COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_docs_scenario.sh
+         $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 # Hostile inputs (issue 14): signals, injection, silent wrong answers, runaways, messages.
 add_test(NAME hostile COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_hostile.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(hostile PROPERTIES TIMEOUT 600)

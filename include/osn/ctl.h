@@ -262,11 +262,43 @@ void osn_ctl_cfg_default(struct osn_ctl_cfg *cfg);
 
 /* ---- the controller object ---- */
 
+/*
+ * The registry of controller kinds, X(ENUM_SUFFIX, name): adding a controller is its file in
+ * src/ctl (its struct osn__ctl_ops osn__ctl_<name>_ops) and one line here. Scenario loaders parse
+ * the name once into enum osn_ctl_kind; past them kinds are compared as numbers.
+ */
+#define OSN_CTL_KINDS(X) \
+    X(NONE, none)        \
+    X(LOCAL, local)      \
+    X(LOSS, loss)        \
+    X(RATE, rate)        \
+    X(PRSM, prsm)        \
+    X(PI, pi)
+
+#define OSN__CTL_KIND_ENUM(U, l) OSN_CTL_KIND_##U,
+enum osn_ctl_kind { OSN_CTL_KINDS(OSN__CTL_KIND_ENUM) OSN_CTL_NKINDS };
+#undef OSN__CTL_KIND_ENUM
+
+/* The kinds' names by enum value, NULL-terminated: the choices of the control.kind key. */
+extern const char *const osn_ctl_kind_names[OSN_CTL_NKINDS + 1];
+
+/* The name of kind k ("none", "loss", ...), "?" when k is none of them. */
+const char *osn_ctl_kind_name(enum osn_ctl_kind k);
+
+/* The kind named name (exact spelling); returns 0, or OSN_EINVAL when there is none. */
+int osn_ctl_kind_parse(const char *name, enum osn_ctl_kind *out);
+
+/* The trace column of kind k's client level ("shed_percent", ...), NULL when it has none. */
+const char *osn_ctl_kind_level(enum osn_ctl_kind k);
+
 struct osn_ctl;
 
-/* Creates a controller of kind "none", "local", "loss", "rate", "prsm" or "pi" from cfg (copied;
- * cfg->draw_arg is borrowed for the object's life). Writes *ctlp only on success. Returns 0,
- * OSN_EINVAL (unknown kind, bad configuration) or OSN_ENOMEM. */
+/* Creates a controller of kind `kind` from cfg (copied; cfg->draw_arg is borrowed for the
+ * object's life). Writes *ctlp only on success. Returns 0, OSN_EINVAL (unknown kind, bad
+ * configuration) or OSN_ENOMEM. */
+int osn_ctl_new_kind(struct osn_ctl **ctlp, enum osn_ctl_kind kind, const struct osn_ctl_cfg *cfg);
+
+/* osn_ctl_new_kind() with the kind by name: "none", "local", "loss", "rate", "prsm" or "pi". */
 int osn_ctl_new(struct osn_ctl **ctlp, const char *kind, const struct osn_ctl_cfg *cfg);
 
 /* Frees c (NULL is fine) and returns NULL. */

@@ -24,10 +24,69 @@ struct osn_key_origin {
 
 #define OSN_INI_MAX_KEYS 128
 
-/* One key a scenario format knows. Section and key names match case-insensitively. */
-struct osn_ini_keydef {
+/* The value types of a key (OSN_KEY_NONE: a key its module still reads by hand). */
+enum osn_key_type {
+    OSN_KEY_NONE,
+    OSN_KEY_DOUBLE, /* a finite number >= lo (> lo with lo_excl) */
+    OSN_KEY_LONG,   /* a whole number in [lo, hi] */
+    OSN_KEY_CHOICE, /* one of `choices` (any case); stored as its index */
+    OSN_KEY_BOOL,   /* yes|no|true|false|1|0 */
+    OSN_KEY_STRING, /* text shorter than the char array it is stored in */
+    OSN_KEY_LIST,   /* numbers >= 0 separated by commas or blanks, at most hi of them */
+};
+
+/* How a key's value is held in its configuration struct; OSN_KEY_AT infers it. */
+enum osn_key_store {
+    OSN_KS_NONE, /* the key's hook stores it */
+    OSN_KS_DOUBLE,
+    OSN_KS_INT,
+    OSN_KS_UINT, /* unsigned, and enums */
+    OSN_KS_LONG,
+    OSN_KS_ULONG, /* uint64_t, size_t */
+    OSN_KS_BOOL,
+    OSN_KS_CHARS,   /* char[size] */
+    OSN_KS_DOUBLES, /* double[size / sizeof(double)]: a list of exactly that many */
+};
+
+/* Where member `m` of struct `T` lives and how it is held: `.off`, `.size`, `.store`. */
+#define OSN_KEY_AT(T, m) \
+    .off = offsetof(T, m), .size = sizeof(((T *)0)->m),                                     \
+    .store = _Generic(((T *)0)->m, double: OSN_KS_DOUBLE, int: OSN_KS_INT,                  \
+                      unsigned: OSN_KS_UINT, long: OSN_KS_LONG, unsigned long: OSN_KS_ULONG, \
+                      bool: OSN_KS_BOOL, char *: OSN_KS_CHARS, double *: OSN_KS_DOUBLES,     \
+                      default: OSN_KS_UINT)
+
+struct osn_key_origin;
+
+/*
+ * One key a scenario format knows: its name (section and key match case-insensitively), and,
+ * for a key read by osn_ini_load(), its type, range, where it is stored, and the words that
+ * document it (`osn sim --help`, docs/scenario.md). A table of {section, name} only is a
+ * schema whose module reads its values by hand.
+ */
+struct osn_key_spec {
     const char *section;
     const char *name;
+    enum osn_key_type type;
+    double lo, hi;              /* double: lo; long: [lo, hi]; list: hi values at most */
+    bool lo_excl;               /* double: > lo rather than >= lo */
+    const char *const *choices; /* choice: NULL-terminated names */
+    size_t off, size;           /* OSN_KEY_AT: the offset and size of its home in the cfg */
+    enum osn_key_store store;
+    /*
+     * Optional, after the value is stored (or, for a list with store OSN_KS_NONE, to store it:
+     * v[0..n) are the numbers): copies it to the key's other homes, or stores a derived form.
+     * Returns 0 or an error from osn_ini_bad().
+     */
+    int (*hook)(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                size_t errsize);
+    /* A list the hook stores: reads it back for the echo (returns the count, <= max). */
+    int (*get)(const void *cfg, double *v, int max);
+    bool pairs;                     /* a list of pairs "a b, a b" (echoed as [[a, b], ...]) */
+    const char *when_key, *when_is; /* acts only when choice key when_key is when_is */
+    const char *unit;               /* "s", "calls/s", ... or NULL */
+    const char *def;                /* the default in words, when not the default cfg's value */
+    const char *help;               /* one line */
 };
 
 /*
@@ -35,7 +94,7 @@ struct osn_ini_keydef {
  * (model, sim, fluid, ...) keeps its own table and links it in front of the ones it extends.
  */
 struct osn_ini_schema {
-    const struct osn_ini_keydef *defs;
+    const struct osn_key_spec *defs;
     size_t n;
     const struct osn_ini_schema *next;
 };
@@ -85,5 +144,34 @@ int osn_ini_choice(const struct osn_key_origin *o, const char *const *names, int
  */
 enum { OSN_INI_LINE_OK, OSN_INI_LINE_EOF, OSN_INI_LINE_NUL, OSN_INI_LINE_LONG };
 int osn_ini_getline(FILE *f, char *buf, size_t size, size_t *len);
+
+/*
+ * Reads every key of schema's own table (not of the tables it extends) that ini sets into cfg,
+ * the struct the table's offsets are into, checking it against its type and range; keys of
+ * type OSN_KEY_NONE are left to their module. Then refuses a key set where it cannot act (its
+ * when_key is not when_is). Returns 0 or OSN_ECONFIG with "WHERE: key 'K' = 'V': why" in err.
+ */
+int osn_ini_load(const struct osn_ini *ini, const struct osn_ini_schema *schema, void *cfg,
+                 char *err, size_t errsize);
+
+/* The value of key k in cfg as text ("20", "collapse", "yes", "0.5 0.5"), or k->def. */
+void osn_ini_key_text(const struct osn_key_spec *k, const void *cfg, char *buf, size_t size);
+
+/* The index in k->choices of a choice or bool key's value in cfg (a bool: 0 no, 1 yes). */
+int osn_ini_key_index(const struct osn_key_spec *k, const void *cfg);
+
+/* The numbers of a double, long or list key in cfg; returns how many (<= max). */
+int osn_ini_key_numbers(const struct osn_key_spec *k, const void *cfg, double *v, int max);
+
+/* The first key of schema's chain named section.name ("section.name" in key), or NULL. */
+const struct osn_key_spec *osn_ini_key_find(const struct osn_ini_schema *schema, const char *key);
+
+/*
+ * Prints the keys of schema's own table with the defaults of cfg_default: as the lines of a
+ * --help ("  [section]" then "    key  TYPE  [default] unit: help"), or, markdown, as one table
+ * per section for docs/scenario.md.
+ */
+void osn_ini_keys_print(FILE *f, const struct osn_ini_schema *schema, const void *cfg_default,
+                        bool markdown);
 
 #endif

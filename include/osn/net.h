@@ -91,7 +91,7 @@ struct osn_net_cfg {
     struct osn_net_source_cfg src;
     struct osn_net_server_cfg edge, core, uas;
     struct osn_net_link_cfg access, trunk, uas_link; /* source-edge, edge-(mid-)core, core-UAS */
-    char ctl_kind[16];                               /* none, local, loss, rate, prsm, pi */
+    enum osn_ctl_kind ctl_kind;
     struct osn_ctl_cfg ctl;
     struct osn_sip_cfg sip; /* UAC and proxies; the SIPp mode changes the UACs only */
     bool sipp;

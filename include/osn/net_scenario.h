@@ -2,12 +2,10 @@
  * Scenario files and result writers of the SIP network simulator (`osn sim` on a scenario with
  * a [net] or [source] section), in the io library.
  *
- * Sections: [net] (topology, edges, time, warmup, replications, seed, level, trace_interval),
- * [source] (rate, process, mmpp_rates, mmpp_switch, steps, burst_*, hold), [server edge],
- * [server core], [server uas] (cost_* per message kind, cost_law, buffer), [link access],
- * [link trunk], [link uas] (delay, loss), [control] (kind, detector and its thresholds, the
- * controllers' parameters) and [sip] (t1, t2, t4, timer_d, client_mode, rfc6026). Every error
- * names FILE:LINE or the --set flag and the key, as for the other scenario formats.
+ * Sections [net], [source], [server edge|core|uas], [link access|trunk|uas], [control] and
+ * [sip]: every key is one line of the table in src/io/net_scenario.c, which docs/scenario.md
+ * and `osn sim --help` print. Every error names FILE:LINE or the --set flag and the key, as for
+ * the other scenario formats.
  */
 #ifndef OSN_NET_SCENARIO_H
 #define OSN_NET_SCENARIO_H

@@ -45,7 +45,7 @@ struct osn_node_cfg {
     /* the element's server, as the simulator's [server NAME] */
     double cost[OSN_ELEM_NKINDS];
     long buffer;
-    char ctl_kind[16]; /* none, local, loss, rate, prsm, pi */
+    enum osn_ctl_kind ctl_kind;
     struct osn_ctl_cfg ctl;
     struct osn_sip_cfg sip;
     FILE *stats; /* borrowed; NULL: no per-interval CSV */

@@ -4,9 +4,7 @@
  * buffer come from its [server NAME] section, the control from [control] (the server half at
  * the core, the client half at the edge, as the simulator wires a collapse chain), the timers
  * from [sip]: one file describes the system for `osn sim` and for a deployment on loopback.
- *
- *   [node] element (edge | core | uas), listen, next_hop, duration, stats_interval,
- *          max_transactions, metrics
+ * The [node] keys: docs/scenario.md (osn_node_schema's table, src/io/node_scenario.c).
  */
 #ifndef OSN_NODE_SCENARIO_H
 #define OSN_NODE_SCENARIO_H
@@ -15,6 +13,9 @@
 
 #include "osn/ini.h"
 #include "osn/node.h"
+
+/* The keys of a node scenario: [node], then the network's. */
+extern const struct osn_ini_schema osn_node_schema;
 
 struct osn_node_scenario {
     struct osn_ini ini;

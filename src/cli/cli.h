@@ -16,6 +16,13 @@
 /* Prints "osn CMD: <message>" on stderr and returns OSN_EXIT_ERROR. */
 int osn_cli_die(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The scenario keys from their tables (src/cli/scenario_doc.c): all of them as text or as the
+ * markdown of docs/scenario.md (`osn help scenario [--markdown]`; returns the exit status), and
+ * the network's or the node's as --help lines. */
+int osn_cli_scenario_doc(FILE *f, bool markdown);
+void osn_cli_net_keys(FILE *f);
+void osn_cli_node_keys(FILE *f);
+
 /*
  * Matches option `name` at argv[*i], as "--name VALUE" or "--name=VALUE". Returns 1 with *value
  * set (and *i advanced past a separate value), 0 when argv[*i] is another option, -1 when the

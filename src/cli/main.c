@@ -71,6 +71,7 @@ static void print_overview(FILE *f)
 {
     fprintf(f, "Usage: osn COMMAND [ARGS]...\n"
                "       osn help COMMAND   (or: osn COMMAND --help)\n"
+               "       osn help scenario [--markdown]   the scenario keys\n"
                "       osn --version\n"
                "\n"
                "OSN, a toolkit for SIP server overload control.\n"
@@ -104,6 +105,10 @@ static int run_help(int argc, char **argv)
         print_overview(stdout);
         return 0;
     }
+    /* `osn help scenario [--markdown]`: the scenario keys (docs/scenario.md is the markdown). */
+    if (strcmp(argv[1], "scenario") == 0 &&
+        (argc == 2 || (argc == 3 && strcmp(argv[2], "--markdown") == 0)))
+        return osn_cli_scenario_doc(stdout, argc == 3);
     if (argc > 2) {
         fprintf(stderr, "osn help: expected one command name\n");
         return OSN_EXIT_ERROR;

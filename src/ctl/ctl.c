@@ -18,10 +18,33 @@
 
 #include "osn/err.h"
 
-static const struct osn__ctl_ops *const kinds[] = {
-        &osn__ctl_none_ops, &osn__ctl_local_ops, &osn__ctl_loss_ops,
-        &osn__ctl_rate_ops, &osn__ctl_prsm_ops,  &osn__ctl_pi_ops,
-};
+#define OPS(U, l) [OSN_CTL_KIND_##U] = &osn__ctl_##l##_ops,
+static const struct osn__ctl_ops *const kinds[OSN_CTL_NKINDS] = {OSN_CTL_KINDS(OPS)};
+#undef OPS
+
+#define NAME(U, l) [OSN_CTL_KIND_##U] = #l,
+const char *const osn_ctl_kind_names[OSN_CTL_NKINDS + 1] = {OSN_CTL_KINDS(NAME) NULL};
+#undef NAME
+
+const char *osn_ctl_kind_name(enum osn_ctl_kind k)
+{
+    return (unsigned)k < OSN_CTL_NKINDS ? osn_ctl_kind_names[k] : "?";
+}
+
+int osn_ctl_kind_parse(const char *name, enum osn_ctl_kind *out)
+{
+    for (int i = 0; name && i < OSN_CTL_NKINDS; i++)
+        if (strcmp(osn_ctl_kind_names[i], name) == 0) {
+            *out = (enum osn_ctl_kind)i;
+            return 0;
+        }
+    return OSN_EINVAL;
+}
+
+const char *osn_ctl_kind_level(enum osn_ctl_kind k)
+{
+    return (unsigned)k < OSN_CTL_NKINDS ? kinds[k]->level : NULL;
+}
 
 void osn_ctl_cfg_default(struct osn_ctl_cfg *cfg)
 {
@@ -68,22 +91,27 @@ void osn_ctl_cfg_default(struct osn_ctl_cfg *cfg)
 
 int osn_ctl_new(struct osn_ctl **ctlp, const char *kind, const struct osn_ctl_cfg *cfg)
 {
-    const struct osn__ctl_ops *ops = NULL;
+    enum osn_ctl_kind k;
+
+    if (osn_ctl_kind_parse(kind, &k) != 0)
+        return OSN_EINVAL;
+    return osn_ctl_new_kind(ctlp, k, cfg);
+}
+
+int osn_ctl_new_kind(struct osn_ctl **ctlp, enum osn_ctl_kind kind, const struct osn_ctl_cfg *cfg)
+{
+    const struct osn__ctl_ops *ops;
     struct osn_ctl *c = NULL;
     int err = 0;
 
-    if (!ctlp || !kind || !cfg)
+    if (!ctlp || (unsigned)kind >= OSN_CTL_NKINDS || !cfg)
         return OSN_EINVAL;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        if (strcmp(kinds[i]->name, kind) == 0)
-            ops = kinds[i];
-    }
-    if (!ops)
-        return OSN_EINVAL;
+    ops = kinds[kind];
     c = calloc(1, ops->size);
     if (!c)
         return OSN_ENOMEM;
     c->ops = ops;
+    c->kind = kind;
     c->cfg = *cfg;
     osn_rng_seed(&c->rng, cfg->seed);
     if (ops->uses_det) {
@@ -109,7 +137,7 @@ struct osn_ctl *osn_ctl_free(struct osn_ctl *c)
 
 const char *osn_ctl_kind(const struct osn_ctl *c)
 {
-    return c->ops->name;
+    return osn_ctl_kind_names[c->kind];
 }
 
 /* ---- load meter ---- */

@@ -15,8 +15,8 @@
 
 /* One controller kind. NULL hooks take the generic behaviour of ctl.c. */
 struct osn__ctl_ops {
-    const char *name;
-    size_t size; /* bytes of the controller's struct, which starts with struct osn_ctl */
+    const char *level; /* the trace column of client_level, NULL without one */
+    size_t size;       /* bytes of the controller's struct, which starts with struct osn_ctl */
     bool uses_det;
     int (*init)(struct osn_ctl *c); /* c->cfg is set; returns 0 or OSN_EINVAL */
     struct osn_ctl_verdict (*server_on_arrival)(struct osn_ctl *c, double now,
@@ -52,6 +52,7 @@ struct osn__ctl_window {
 
 struct osn_ctl {
     const struct osn__ctl_ops *ops;
+    enum osn_ctl_kind kind;
     struct osn_ctl_cfg cfg;
     struct osn_ctl_det det;
     struct osn__ctl_meter meter;
@@ -113,12 +114,9 @@ static inline bool osn__ctl_bucket_admit(struct osn__ctl_bucket *b, double ta, d
     return true;
 }
 
-extern const struct osn__ctl_ops osn__ctl_none_ops;
-extern const struct osn__ctl_ops osn__ctl_local_ops;
-extern const struct osn__ctl_ops osn__ctl_loss_ops;
-extern const struct osn__ctl_ops osn__ctl_rate_ops;
-extern const struct osn__ctl_ops osn__ctl_prsm_ops;
-extern const struct osn__ctl_ops osn__ctl_pi_ops;
+#define OSN__CTL_OPS_DECL(U, l) extern const struct osn__ctl_ops osn__ctl_##l##_ops;
+OSN_CTL_KINDS(OSN__CTL_OPS_DECL)
+#undef OSN__CTL_OPS_DECL
 
 /* none's arrival rule, shared with prsm. */
 struct osn_ctl_verdict osn__ctl_full_rule(const struct osn_ctl_event *ev, bool reject_when_full,

@@ -47,7 +47,6 @@ static struct osn_ctl_verdict local_arrival(struct osn_ctl *c, double now,
 }
 
 const struct osn__ctl_ops osn__ctl_local_ops = {
-        .name = "local",
         .size = sizeof(struct osn_ctl),
         .uses_det = true,
         .init = local_init,

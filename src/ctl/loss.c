@@ -232,7 +232,7 @@ static double client_level(struct osn_ctl *c, double now)
 }
 
 const struct osn__ctl_ops osn__ctl_loss_ops = {
-        .name = "loss",
+        .level = "shed_percent",
         .size = sizeof(struct loss),
         .uses_det = true,
         .init = loss_init,

@@ -21,7 +21,6 @@ static struct osn_ctl_verdict none_arrival(struct osn_ctl *c, double now,
 }
 
 const struct osn__ctl_ops osn__ctl_none_ops = {
-        .name = "none",
         .size = sizeof(struct osn_ctl),
         .server_on_arrival = none_arrival,
 };

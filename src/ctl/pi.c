@@ -190,7 +190,7 @@ static double client_level(struct osn_ctl *c, double now)
 }
 
 const struct osn__ctl_ops osn__ctl_pi_ops = {
-        .name = "pi",
+        .level = "retrans_allowed_per_s",
         .size = sizeof(struct pi),
         .init = pi_init,
         .server_on_arrival = pi_arrival,

@@ -66,7 +66,6 @@ static bool prsm_discard(struct osn_ctl *c, double now, double t_first, bool ans
 }
 
 const struct osn__ctl_ops osn__ctl_prsm_ops = {
-        .name = "prsm",
         .size = sizeof(struct osn_ctl),
         .init = prsm_init,
         .server_on_arrival = prsm_arrival,

@@ -190,7 +190,7 @@ static double client_level(struct osn_ctl *c, double now)
 }
 
 const struct osn__ctl_ops osn__ctl_rate_ops = {
-        .name = "rate",
+        .level = "rate_limit_per_s",
         .size = sizeof(struct rate),
         .uses_det = true,
         .init = rate_init,

@@ -79,8 +79,8 @@ static const char *canonical_section(const struct osn_ini_schema *schema, const 
     return NULL;
 }
 
-static const struct osn_ini_keydef *find_keydef(const struct osn_ini_schema *schema,
-                                                const char *section, const char *name)
+static const struct osn_key_spec *find_keydef(const struct osn_ini_schema *schema,
+                                              const char *section, const char *name)
 {
     for (const struct osn_ini_schema *s = schema; s; s = s->next)
         for (size_t i = 0; i < s->n; i++)
@@ -131,7 +131,7 @@ static int assign(struct loader *ld, const char *section, const char *name, cons
 {
     struct osn_ini *ini = ld->ini;
     const char *csec = canonical_section(ld->schema, section);
-    const struct osn_ini_keydef *kd;
+    const struct osn_key_spec *kd;
     struct osn_key_origin *o;
     char key[64], known[512];
 

@@ -28,7 +28,7 @@
 #define DEF_CROSSOVER   1.0  /* rad/s */
 #define DEF_PM          45.0 /* degrees */
 
-static const struct osn_ini_keydef fluid_keys[] = {
+static const struct osn_key_spec fluid_keys[] = {
         {"fluid", "topology"},
         {"fluid", "slot"},
         {"fluid", "horizon"},

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "osn/ctl.h"
 #include "osn/model_scenario.h"
 
 /* "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I\n" */
@@ -28,12 +29,11 @@ json_t *osn__net_scenario_json(const struct osn_net_scenario *s);
 struct osn_sim_scenario;
 json_t *osn__sim_scenario_resolved(const struct osn_sim_scenario *s);
 
-/* The [control] and [sip] sections as run, every key (src/io/net_echo.c, shared by the
- * network's echo and osn node's; new refs). */
-struct osn_ctl_cfg;
-struct osn_sip_cfg;
-json_t *osn__ctl_json(const char *kind, const struct osn_ctl_cfg *ct);
-json_t *osn__sip_json(const struct osn_sip_cfg *sip, bool sipp);
+/* The keys of `section` in schema's own table with their values in cfg (the struct the table's
+ * offsets are into), in table order, those that do not act left out (src/io/net_echo.c; new
+ * ref). */
+struct osn_ini_schema;
+json_t *osn__keys_json(const struct osn_ini_schema *schema, const char *section, const void *cfg);
 
 /*
  * Writes a result document to f, indented, reals to `precision` significant digits, and a final

@@ -32,7 +32,7 @@
 #define DEF_RATE2  0.6
 #define DEF_MU     1.0
 
-static const struct osn_ini_keydef model_keys[] = {
+static const struct osn_key_spec model_keys[] = {
         {"model", "kind"},
         {"model", "policy"},
         {"thresholds", "L"},

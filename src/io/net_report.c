@@ -33,7 +33,7 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
 
     fprintf(f, "SIP network %s (%d edge%s), control %s, detector %s\n", topo_name[c->topology],
             c->topology == OSN_NET_FANIN ? c->edges : 1,
-            c->topology == OSN_NET_FANIN && c->edges > 1 ? "s" : "", c->ctl_kind,
+            c->topology == OSN_NET_FANIN && c->edges > 1 ? "s" : "", osn_ctl_kind_name(c->ctl_kind),
             c->ctl.det.kind == OSN_CTL_DET_HYSTERETIC  ? "hysteretic"
             : c->ctl.det.kind == OSN_CTL_DET_OCCUPANCY ? "occupancy"
                                                        : "delay");
@@ -104,7 +104,7 @@ static json_t *result_json(const struct osn_net_scenario *s, const struct osn_ne
     }
     json_object_set_new(o, "elements", els);
     json_object_set_new(o, "topology", json_string(topo_name[s->cfg.topology]));
-    json_object_set_new(o, "control", json_string(s->cfg.ctl_kind));
+    json_object_set_new(o, "control", json_string(osn_ctl_kind_name(s->cfg.ctl_kind)));
     json_object_set_new(o, "replications", json_integer(r->replications));
     json_object_set_new(o, "time", json_real(s->cfg.time));
     json_object_set_new(o, "warmup", json_real(s->cfg.warmup));
@@ -171,7 +171,7 @@ int osn_net_report_csv_write(FILE *f, const struct osn_net_scenario *const *s,
             fputc(',', f);
         }
         fprintf(f, "%d,%llu,%s,%s,%llu,%s,%.4g,%.4g\n", res[r]->replications,
-                (unsigned long long)res[r]->messages, s[r]->cfg.ctl_kind,
+                (unsigned long long)res[r]->messages, osn_ctl_kind_name(s[r]->cfg.ctl_kind),
                 det_name(s[r]->cfg.ctl.det.kind), (unsigned long long)s[r]->cfg.seed, osn_version(),
                 res[r]->wall_s, res[r]->msgs_per_s);
     }

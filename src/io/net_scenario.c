@@ -1,10 +1,10 @@
 /*
- * Network scenarios (include/osn/net_scenario.h): the schema of the network sections, and the
- * reading of their values into a struct osn_net_cfg with the shared osn_ini_* parsers.
- *
- * Numeric keys are read through one table of (key, destination, lower bound), so that adding a
- * key is one line here, one in the schema and one in `osn sim --help`. osn_net_check() then
- * checks the combination, and a complaint is mapped back to where its key was set.
+ * Network scenarios (include/osn/net_scenario.h): the table of the network sections' keys (type,
+ * range, where each is stored, unit and help), read by osn_ini_load() into a struct
+ * osn_net_cfg. The same table prints `osn sim --help`'s keys, docs/scenario.md and the resolved
+ * scenario of the result files, so adding a key is one line here. The rules between keys are
+ * code below; osn_net_check() then checks the combination, and a complaint is mapped back to
+ * where its key was set.
  */
 #include "osn/net_scenario.h"
 
@@ -18,72 +18,285 @@
 #include "osn/ctl.h"
 #include "osn/err.h"
 
-#define SERVER_KEYS(sec)                                                                    \
-    {sec, "cost_invite"}, {sec, "cost_retrans"}, {sec, "cost_response"}, {sec, "cost_ack"}, \
-            {sec, "cost_bye"}, {sec, "cost_reject"}, {sec, "cost_law"},                     \
-    {                                                                                       \
-        sec, "buffer"                                                                       \
+typedef struct osn_net_cfg C;
+
+static const char *const topologies[] = {"collapse", "tandem", "fanin", NULL};
+static const char *const processes[] = {"poisson", "mmpp", "profile", NULL};
+static const char *const cost_laws[] = {"det", "exp", NULL};
+static const char *const detectors[] = {"hysteretic", "occupancy", "delay", NULL};
+static const char *const policies[] = {"I", "II", NULL};
+static const char *const client_modes[] = {"rfc", "sipp", NULL};
+static const char *const pi_measures[] = {"rrrc", "rtd", NULL};
+
+/* ---- the keys stored in more than one place, or in a derived form ---- */
+
+static int mmpp_pair(const struct osn_key_origin *o, int n, const char *what, char *err,
+                     size_t errsize)
+{
+    return n == 2 ? 0 : osn_ini_bad(o, err, errsize, "expected two %s", what);
+}
+
+static int set_mmpp_rates(void *cfg, const struct osn_key_origin *o, const double *v, int n,
+                          char *err, size_t errsize)
+{
+    C *c = cfg;
+    int rc = mmpp_pair(o, n, "rates (phase 0, phase 1)", err, errsize);
+    if (!rc)
+        memcpy(c->src.mmpp_rate, v, sizeof c->src.mmpp_rate);
+    return rc;
+}
+
+static int set_mmpp_switch(void *cfg, const struct osn_key_origin *o, const double *v, int n,
+                           char *err, size_t errsize)
+{
+    C *c = cfg;
+    int rc = mmpp_pair(o, n, "switch rates (0->1, 1->0)", err, errsize);
+    if (!rc)
+        memcpy(c->src.mmpp_switch, v, sizeof c->src.mmpp_switch);
+    return rc;
+}
+
+static int get_mmpp_rates(const void *cfg, double *v, int max)
+{
+    const C *c = cfg;
+    for (int i = 0; i < 2 && i < max; i++)
+        v[i] = c->src.mmpp_rate[i];
+    return max < 2 ? max : 2;
+}
+
+static int get_mmpp_switch(const void *cfg, double *v, int max)
+{
+    const C *c = cfg;
+    for (int i = 0; i < 2 && i < max; i++)
+        v[i] = c->src.mmpp_switch[i];
+    return max < 2 ? max : 2;
+}
+
+static int set_steps(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                     size_t errsize)
+{
+    C *c = cfg;
+    if (n % 2) {
+        c->src.nsteps = 0;
+        return osn_ini_bad(o, err, errsize, "expected pairs 'time rate, time rate, ...'");
+    }
+    for (int i = 0; i < n / 2; i++) {
+        c->src.step_t[i] = v[2 * i];
+        c->src.step_rate[i] = v[2 * i + 1];
+    }
+    c->src.nsteps = n / 2;
+    return 0;
+}
+
+static int get_steps(const void *cfg, double *v, int max)
+{
+    const C *c = cfg;
+    int n = 0;
+    for (int i = 0; i < c->src.nsteps && n + 1 < max; i++) {
+        v[n++] = c->src.step_t[i];
+        v[n++] = c->src.step_rate[i];
+    }
+    return n;
+}
+
+/* control.target, validity and interval are the loss and the rate controllers' both. */
+static int share_target(void *cfg, const struct osn_key_origin *o, const double *v, int n,
+                        char *err, size_t errsize)
+{
+    C *c = cfg;
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    c->ctl.rate.target = c->ctl.loss.target;
+    return 0;
+}
+
+static int share_validity(void *cfg, const struct osn_key_origin *o, const double *v, int n,
+                          char *err, size_t errsize)
+{
+    C *c = cfg;
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    c->ctl.rate.validity = c->ctl.loss.validity;
+    return 0;
+}
+
+static int share_interval(void *cfg, const struct osn_key_origin *o, const double *v, int n,
+                          char *err, size_t errsize)
+{
+    C *c = cfg;
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    c->ctl.rate.interval = c->ctl.loss.interval;
+    return 0;
+}
+
+/* retry_after: none, local and prsm answer 503 with it. */
+static int share_retry(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                       size_t errsize)
+{
+    C *c = cfg;
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    c->ctl.local.retry_after = c->ctl.prsm.retry_after = c->ctl.none.retry_after;
+    return 0;
+}
+
+static int share_full(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                      size_t errsize)
+{
+    C *c = cfg;
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    c->ctl.prsm.reject_when_full = c->ctl.none.reject_when_full;
+    return 0;
+}
+
+#define COST(sec, m, k, kind, what)                                                \
+    {                                                                              \
+        sec, "cost_" k, OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.cost[OSN_NET_K_##kind]),   \
+                .unit = "CPU s",                                                   \
+                .help = "CPU time of " what                                        \
+                        " (0: handled at once, outside the queue and the control)" \
     }
 
-static const struct osn_ini_keydef net_keys[] = {
-        {"net", "topology"},
-        {"net", "edges"},
-        {"net", "time"},
-        {"net", "warmup"},
-        {"net", "replications"},
-        {"net", "seed"},
-        {"net", "level"},
-        {"net", "trace_interval"},
-        {"source", "rate"},
-        {"source", "process"},
-        {"source", "mmpp_rates"},
-        {"source", "mmpp_switch"},
-        {"source", "steps"},
-        {"source", "burst_start"},
-        {"source", "burst_length"},
-        {"source", "burst_factor"},
-        {"source", "hold"},
-        SERVER_KEYS("server edge"),
-        SERVER_KEYS("server core"),
-        SERVER_KEYS("server uas"),
-        {"link access", "delay"},
-        {"link access", "loss"},
-        {"link trunk", "delay"},
-        {"link trunk", "loss"},
-        {"link uas", "delay"},
-        {"link uas", "loss"},
-        {"control", "kind"},
-        {"control", "detector"},
-        {"control", "l1"},
-        {"control", "h1"},
-        {"control", "l2"},
-        {"control", "h2"},
-        {"control", "policy"},
-        {"control", "window"},
-        {"control", "alpha"},
-        {"control", "retry_after"},
-        {"control", "reject_when_full"},
-        {"control", "prsm_responses"},
-        {"control", "reject_overload"},
-        {"control", "target"},
-        {"control", "validity"},
-        {"control", "interval"},
-        {"control", "max_loss"},
-        {"control", "cat1"},
-        {"control", "tau_factor"},
-        {"control", "min_rate"},
-        {"control", "release"},
-        {"control", "pi_measure"},
-        {"control", "pi_target"},
-        {"control", "kp"},
-        {"control", "ki"},
-        {"control", "pi_interval"},
-        {"sip", "t1"},
-        {"sip", "t2"},
-        {"sip", "t4"},
-        {"sip", "timer_d"},
-        {"sip", "client_mode"},
-        {"sip", "rfc6026"},
+/* Core defaults 1, 0.5, 0.3, 0.3, 0.5, 0.3 ms (capacity 370 calls/s), edge and UAS 20x less:
+ * capacity = 1 / (invite + ack + bye + n_resp * response), n_resp = 3 at the core, 4 at an
+ * edge. */
+#define SERVER_KEYS(sec, m)                                                                    \
+    COST(sec, m, "invite", INVITE, "a new INVITE"),                                            \
+            COST(sec, m, "retrans", RETX, "a retransmitted request absorbed"),                 \
+            COST(sec, m, "response", RESP, "a response"), COST(sec, m, "ack", ACK, "an ACK"),  \
+            COST(sec, m, "bye", BYE, "a BYE"),                                                 \
+            COST(sec, m, "reject", REJECT, "a new INVITE answered 503 by the control"),        \
+            {sec,                                                                              \
+             "cost_law",                                                                       \
+             OSN_KEY_CHOICE,                                                                   \
+             .choices = cost_laws,                                                             \
+             OSN_KEY_AT(C, m.exp_cost),                                                        \
+             .help = "the costs are constant (det) or exponential with those means (exp)"},    \
+    {                                                                                          \
+        sec, "buffer", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, m.buffer),                    \
+                .unit = "messages",                                                            \
+                .help = "messages in the server at most (queue and in service); more are lost" \
+    }
+
+#define LINK_KEYS(sec, m)                                                                         \
+    {sec, "delay", OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.delay), .unit = "s", .help = "one-way delay"}, \
+    {                                                                                             \
+        sec, "loss", OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.loss),                                       \
+                .help = "probability that a message is lost, in [0, 1)"                           \
+    }
+
+#define CTL_D(k, m, excl, u, h)                                                              \
+    {                                                                                        \
+        "control", k, OSN_KEY_DOUBLE, 0, 0, excl, OSN_KEY_AT(C, ctl.m), .unit = u, .help = h \
+    }
+
+static const struct osn_key_spec net_keys[] = {
+        {"net", "topology", OSN_KEY_CHOICE, .choices = topologies, OSN_KEY_AT(C, topology),
+         .help = "collapse: UAC, edge, core, UAS; tandem: a mid proxy (edge costs) before the "
+                 "core; fanin: `edges` edge proxies, each with its own source, into one core"},
+        {"net", "edges", OSN_KEY_LONG, 1, OSN_NET_MAX_EDGES, OSN_KEY_AT(C, edges),
+         .help = "edge proxies of a fanin (each source offers rate / edges)"},
+        {"net", "time", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, time), .unit = "s",
+         .help = "observation window, after the warm-up"},
+        {"net", "warmup", OSN_KEY_DOUBLE, OSN_KEY_AT(C, warmup), .unit = "s",
+         .help = "warm-up, not measured (>= 33 s to see Timer B failures in the window)"},
+        {"net", "replications", OSN_KEY_LONG, 1, 100000, OSN_KEY_AT(C, replications),
+         .help = "independent replications (replication i runs on stream i of the seed)"},
+        {"net", "seed", OSN_KEY_LONG, 0, 0x7fffffffffffffffL, OSN_KEY_AT(C, seed),
+         .help = "master seed"},
+        {"net", "level", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, level),
+         .help = "confidence level of the half-widths (KEY_ci)"},
+        {"net", "trace_interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, trace_interval),
+         .unit = "s", .def = "0.1", .help = "row spacing of --trace (as --trace-interval)"},
+        {"source", "process", OSN_KEY_CHOICE, .choices = processes, OSN_KEY_AT(C, src.process),
+         .help = "call arrivals: Poisson at `rate`, a two-phase MMPP, or a piecewise-constant "
+                 "profile"},
+        {"source", "rate", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.rate), .unit = "calls/s",
+         .help = "calls offered in total (profile: before its first step)"},
+        {"source", "hold", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, src.hold), .unit = "s",
+         .help = "mean call hold time (exponential), 200 to BYE"},
+        {"source", "mmpp_rates", OSN_KEY_LIST, 0, 2, .hook = set_mmpp_rates, .get = get_mmpp_rates,
+         .when_key = "source.process", .when_is = "mmpp", .unit = "calls/s",
+         .help = "R0 R1: the rate in phase 0 and in phase 1"},
+        {"source", "mmpp_switch", OSN_KEY_LIST, 0, 2, .hook = set_mmpp_switch,
+         .get = get_mmpp_switch, .when_key = "source.process", .when_is = "mmpp", .unit = "1/s",
+         .help = "S01 S10: the rates of leaving phase 0 and phase 1"},
+        {"source", "burst_start", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.burst_t), .unit = "s",
+         .when_key = "source.process", .when_is = "profile",
+         .help = "start of a burst: the rate times burst_factor for burst_length"},
+        {"source", "burst_length", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.burst_len), .unit = "s",
+         .when_key = "source.process", .when_is = "profile", .help = "length of the burst"},
+        {"source", "burst_factor", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.burst_factor),
+         .when_key = "source.process", .when_is = "profile",
+         .help = "the rate's factor during the burst"},
+        {"source", "steps", OSN_KEY_LIST, 0, 2 * OSN_NET_MAX_STEPS, .hook = set_steps,
+         .get = get_steps, .pairs = true, .when_key = "source.process", .when_is = "profile",
+         .unit = "s calls/s", .help = "'T RATE, T RATE, ...': the rate from time T on"},
+        SERVER_KEYS("server edge", edge),
+        SERVER_KEYS("server core", core),
+        SERVER_KEYS("server uas", uas),
+        LINK_KEYS("link access", access),
+        LINK_KEYS("link trunk", trunk),
+        LINK_KEYS("link uas", uas_link),
+        {"control", "kind", OSN_KEY_CHOICE, .choices = osn_ctl_kind_names, OSN_KEY_AT(C, ctl_kind),
+         .help = "the overload control: server half at the core, client half at its upstream "
+                 "neighbours (RFC 7339 oc parameters in the top Via)"},
+        {"control", "detector", OSN_KEY_CHOICE, .choices = detectors, OSN_KEY_AT(C, ctl.det.kind),
+         .help = "what l1 h1 l2 h2 measure: messages in the system (hysteretic), the busy "
+                 "fraction of the CPU in [0, 1] (occupancy), queueing delay in s below 64 T1 "
+                 "(delay); a threshold of the wrong kind is refused"},
+        CTL_D("l1", det.l1, false, NULL,
+              "leave overload level 1 at or below this (occupancy 0.7, delay 0.05 by default)"),
+        CTL_D("h1", det.h1, true, NULL,
+              "enter overload level 1 at this (occupancy 0.9, delay 0.1 by default)"),
+        CTL_D("l2", det.l2, false, NULL,
+              "leave level 2 at or below this (occupancy 0.95, delay 0.2 by default)"),
+        CTL_D("h2", det.h2, true, NULL,
+              "enter level 2 at this (occupancy 0.99, delay 0.4 by default)"),
+        {"control", "policy", OSN_KEY_CHOICE, .choices = policies, OSN_KEY_AT(C, ctl.det.policy),
+         .help = "the detector's policy (docs/models.md)"},
+        CTL_D("window", det.interval, true, "s", "the detector's measurement window"),
+        CTL_D("alpha", det.alpha, true, NULL, "the detector's smoothing weight, in (0, 1]"),
+        {"control", "retry_after", OSN_KEY_DOUBLE, OSN_KEY_AT(C, ctl.none.retry_after),
+         .hook = share_retry, .unit = "s",
+         .help = "Retry-After of the 503s of none, local and prsm (whole seconds)"},
+        {"control", "reject_when_full", OSN_KEY_BOOL, OSN_KEY_AT(C, ctl.none.reject_when_full),
+         .hook = share_full,
+         .help = "none, prsm: answer 503 to a request that finds the buffer full"},
+        {"control", "prsm_responses", OSN_KEY_BOOL, OSN_KEY_AT(C, ctl.prsm.responses),
+         .help = "prsm: responses go to the priority queue"},
+        CTL_D("reject_overload", local.reject_overload, false, NULL,
+              "local: fraction of new INVITEs answered 503 in overload"),
+        {"control", "target", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, ctl.loss.target),
+         .hook = share_target, .help = "loss, rate: the target CPU utilisation"},
+        {"control", "validity", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, ctl.loss.validity),
+         .hook = share_validity, .unit = "s", .help = "loss, rate: oc-validity of the feedback"},
+        {"control", "interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, ctl.loss.interval),
+         .hook = share_interval, .unit = "s", .help = "loss, rate: the estimator's window"},
+        CTL_D("max_loss", loss.max_loss, false, "%", "loss: the largest shed percentage"),
+        CTL_D("cat1", loss.cat1, true, "%", "loss: the category-1 percentage"),
+        CTL_D("tau_factor", rate.tau_factor, false, NULL, "rate: the bucket depth in intervals"),
+        CTL_D("min_rate", rate.min_rate, false, "calls/s", "rate: the lowest rate granted"),
+        CTL_D("release", rate.release, false, NULL, "rate: the release factor"),
+        {"control", "pi_measure", OSN_KEY_CHOICE, .choices = pi_measures,
+         OSN_KEY_AT(C, ctl.pi.measure),
+         .help = "pi: what the controller measures (retransmission ratio rrrc, or round-trip "
+                 "delay rtd)"},
+        CTL_D("pi_target", pi.target, true, NULL, "pi: the target of the measure"),
+        CTL_D("kp", pi.kp, false, NULL, "pi: the proportional gain"),
+        CTL_D("ki", pi.ki, false, NULL, "pi: the integral gain"),
+        CTL_D("pi_interval", pi.interval, true, "s", "pi: the control interval"),
+        {"sip", "t1", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, sip.t1), .unit = "s",
+         .help = "RFC 3261 T1, the round-trip estimate (Timer B = 64 T1)"},
+        {"sip", "t2", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, sip.t2), .unit = "s",
+         .help = "RFC 3261 T2, the longest retransmit interval (>= t1)"},
+        {"sip", "t4", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, sip.t4), .unit = "s",
+         .help = "RFC 3261 T4, a message's longest life in the network"},
+        {"sip", "timer_d", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, sip.timer_d), .unit = "s",
+         .help = "RFC 3261 Timer D (the client's wait for retransmitted responses)"},
+        {"sip", "client_mode", OSN_KEY_CHOICE, .choices = client_modes, OSN_KEY_AT(C, sipp),
+         .help = "the UACs' transactions: as RFC 3261 (rfc) or as SIPp's UAC (sipp: at most 5 "
+                 "INVITE "
+                 "retransmissions, Retry-After ignored)"},
+        {"sip", "rfc6026", OSN_KEY_BOOL, OSN_KEY_AT(C, sip.rfc6026),
+         .help = "the INVITE server transaction of RFC 6026 (Accepted state)"},
 };
 
 const struct osn_ini_schema osn_net_schema = {net_keys, sizeof net_keys / sizeof net_keys[0], NULL};
@@ -124,67 +337,6 @@ bool osn_net_scenario_sniff(const char *path)
         found = network_section(line);
     fclose(f);
     return found;
-}
-
-struct dkey {
-    const char *key;
-    double *dst;
-    double lo;
-    bool excl;
-};
-
-static int parse_server(const struct osn_ini *ini, const char *sec, struct osn_net_server_cfg *sv,
-                        char *err, size_t errsize)
-{
-    static const char *const kinds[OSN_NET_NKINDS] = {"invite", "retrans", "response",
-                                                      "ack",    "bye",     "reject"};
-    static const char *const laws[] = {"det", "exp", NULL};
-    const struct osn_key_origin *o;
-    char key[64];
-    int rc = 0, v;
-    long n;
-
-    for (int k = 0; k < OSN_NET_NKINDS && !rc; k++) {
-        snprintf(key, sizeof key, "%s.cost_%s", sec, kinds[k]);
-        if ((o = osn_ini_get(ini, key)))
-            rc = osn_ini_double(o, 0, false, &sv->cost[k], err, errsize);
-    }
-    snprintf(key, sizeof key, "%s.cost_law", sec);
-    if (!rc && (o = osn_ini_get(ini, key))) {
-        rc = osn_ini_choice(o, laws, &v, err, errsize);
-        sv->exp_cost = v == 1;
-    }
-    snprintf(key, sizeof key, "%s.buffer", sec);
-    if (!rc && (o = osn_ini_get(ini, key))) {
-        rc = osn_ini_long(o, 1, 100000000, &n, err, errsize);
-        sv->buffer = n;
-    }
-    return rc;
-}
-
-/*
- * A key that cannot act is an error (issue 14): `source.burst_*` without process = profile once
- * ran without the burst, silently. Returns 0 or OSN_ECONFIG naming the key.
- */
-static int reject_idle_keys(const struct osn_ini *ini, const struct osn_net_cfg *c, char *err,
-                            size_t errsize)
-{
-    static const char *const profile[] = {"source.steps", "source.burst_start",
-                                          "source.burst_length", "source.burst_factor", NULL};
-    static const char *const mmpp[] = {"source.mmpp_rates", "source.mmpp_switch", NULL};
-    const struct osn_key_origin *o;
-
-    for (int i = 0; c->src.process != OSN_NET_PROFILE && profile[i]; i++)
-        if ((o = osn_ini_get(ini, profile[i])))
-            return osn_ini_bad(o, err, errsize,
-                               "acts only with source.process = profile (it is %s here)",
-                               c->src.process == OSN_NET_MMPP ? "mmpp" : "poisson");
-    for (int i = 0; c->src.process != OSN_NET_MMPP && mmpp[i]; i++)
-        if ((o = osn_ini_get(ini, mmpp[i])))
-            return osn_ini_bad(o, err, errsize,
-                               "acts only with source.process = mmpp (it is %s here)",
-                               c->src.process == OSN_NET_PROFILE ? "profile" : "poisson");
-    return 0;
 }
 
 /*
@@ -239,164 +391,13 @@ static int detector_thresholds(const struct osn_ini *ini, struct osn_net_cfg *c,
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize)
 {
-    static const char *const topo[] = {"collapse", "tandem", "fanin", NULL};
-    static const char *const proc[] = {"poisson", "mmpp", "profile", NULL};
-    static const char *const kinds[] = {"none", "local", "loss", "rate", "prsm", "pi", NULL};
-    static const char *const dets[] = {"hysteretic", "occupancy", "delay", NULL};
-    static const char *const pol[] = {"I", "II", NULL};
-    static const char *const modes[] = {"rfc", "sipp", NULL};
-    static const char *const yesno[] = {"no", "yes", "false", "true", "0", "1", NULL};
-    static const char *const pims[] = {"rrrc", "rtd", NULL};
-    struct osn_ctl_cfg *ct = &c->ctl;
-    double retry = 0, burst_len = 0, pi_target = NAN;
-    const struct dkey dk[] = {
-            {"net.time", &c->time, 0, true},
-            {"net.warmup", &c->warmup, 0, false},
-            {"net.level", &c->level, 0, true},
-            {"net.trace_interval", &c->trace_interval, 0, true},
-            {"source.rate", &c->src.rate, 0, false},
-            {"source.burst_start", &c->src.burst_t, 0, false},
-            {"source.burst_length", &burst_len, 0, false},
-            {"source.burst_factor", &c->src.burst_factor, 0, false},
-            {"source.hold", &c->src.hold, 0, true},
-            {"link access.delay", &c->access.delay, 0, false},
-            {"link access.loss", &c->access.loss, 0, false},
-            {"link trunk.delay", &c->trunk.delay, 0, false},
-            {"link trunk.loss", &c->trunk.loss, 0, false},
-            {"link uas.delay", &c->uas_link.delay, 0, false},
-            {"link uas.loss", &c->uas_link.loss, 0, false},
-            {"control.l1", &ct->det.l1, 0, false},
-            {"control.h1", &ct->det.h1, 0, true},
-            {"control.l2", &ct->det.l2, 0, false},
-            {"control.h2", &ct->det.h2, 0, true},
-            {"control.window", &ct->det.interval, 0, true},
-            {"control.alpha", &ct->det.alpha, 0, true},
-            {"control.retry_after", &retry, 0, false},
-            {"control.reject_overload", &ct->local.reject_overload, 0, false},
-            {"control.validity", &ct->loss.validity, 0, true},
-            {"control.interval", &ct->loss.interval, 0, true},
-            {"control.max_loss", &ct->loss.max_loss, 0, false},
-            {"control.cat1", &ct->loss.cat1, 0, true},
-            {"control.tau_factor", &ct->rate.tau_factor, 0, false},
-            {"control.min_rate", &ct->rate.min_rate, 0, false},
-            {"control.release", &ct->rate.release, 0, false},
-            {"control.pi_target", &pi_target, 0, true},
-            {"control.kp", &ct->pi.kp, 0, false},
-            {"control.ki", &ct->pi.ki, 0, false},
-            {"control.pi_interval", &ct->pi.interval, 0, true},
-            {"sip.t1", &c->sip.t1, 0, true},
-            {"sip.t2", &c->sip.t2, 0, true},
-            {"sip.t4", &c->sip.t4, 0, true},
-            {"sip.timer_d", &c->sip.timer_d, 0, true},
-    };
-    const struct osn_key_origin *o;
-    int rc = 0, v;
-    long n;
+    int rc = osn_ini_load(ini, &osn_net_schema, c, err, errsize);
 
-    for (size_t i = 0; i < sizeof dk / sizeof dk[0] && !rc; i++)
-        if ((o = osn_ini_get(ini, dk[i].key)))
-            rc = osn_ini_double(o, dk[i].lo, dk[i].excl, dk[i].dst, err, errsize);
-    if (rc)
-        return rc;
-    if ((o = osn_ini_get(ini, "control.target"))) { /* loss and rate share the target */
-        rc = osn_ini_double(o, 0, true, &ct->loss.target, err, errsize);
-        ct->rate.target = ct->loss.target;
-    }
-    if ((o = osn_ini_get(ini, "control.validity")))
-        ct->rate.validity = ct->loss.validity;
-    if ((o = osn_ini_get(ini, "control.interval")))
-        ct->rate.interval = ct->loss.interval;
-    if (isfinite(pi_target))
-        ct->pi.target = pi_target;
-    ct->none.retry_after = ct->local.retry_after = ct->prsm.retry_after = (unsigned)retry;
-    c->src.burst_len = burst_len;
-    if (!rc && (o = osn_ini_get(ini, "net.topology"))) {
-        rc = osn_ini_choice(o, topo, &v, err, errsize);
-        c->topology = (enum osn_net_topology)v;
-    }
-    if (!rc && (o = osn_ini_get(ini, "net.edges"))) {
-        rc = osn_ini_long(o, 1, OSN_NET_MAX_EDGES, &n, err, errsize);
-        c->edges = (int)n;
-    }
-    if (!rc && (o = osn_ini_get(ini, "net.replications"))) {
-        rc = osn_ini_long(o, 1, 100000, &n, err, errsize);
-        c->replications = (int)n;
-    }
-    if (!rc && (o = osn_ini_get(ini, "net.seed"))) {
-        rc = osn_ini_long(o, 0, 0x7fffffffffffffffL, &n, err, errsize);
-        c->seed = (uint64_t)n;
-    }
-    if (!rc && (o = osn_ini_get(ini, "source.process"))) {
-        rc = osn_ini_choice(o, proc, &v, err, errsize);
-        c->src.process = (enum osn_net_process)v;
-    }
-    if (!rc && (o = osn_ini_get(ini, "source.mmpp_rates"))) {
-        rc = osn_ini_doubles(o, c->src.mmpp_rate, 2, &v, err, errsize);
-        if (!rc && v != 2)
-            rc = osn_ini_bad(o, err, errsize, "expected two rates (phase 0, phase 1)");
-    }
-    if (!rc && (o = osn_ini_get(ini, "source.mmpp_switch"))) {
-        rc = osn_ini_doubles(o, c->src.mmpp_switch, 2, &v, err, errsize);
-        if (!rc && v != 2)
-            rc = osn_ini_bad(o, err, errsize, "expected two switch rates (0->1, 1->0)");
-    }
-    if (!rc && (o = osn_ini_get(ini, "source.steps"))) {
-        double x[2 * OSN_NET_MAX_STEPS];
-        rc = osn_ini_doubles(o, x, 2 * OSN_NET_MAX_STEPS, &v, err, errsize);
-        if (!rc && v % 2)
-            rc = osn_ini_bad(o, err, errsize, "expected pairs 'time rate, time rate, ...'");
-        for (int i = 0; !rc && i < v / 2; i++) {
-            c->src.step_t[i] = x[2 * i];
-            c->src.step_rate[i] = x[2 * i + 1];
-        }
-        c->src.nsteps = rc ? 0 : v / 2;
-    }
-    if (!rc)
-        rc = parse_server(ini, "server edge", &c->edge, err, errsize);
-    if (!rc)
-        rc = parse_server(ini, "server core", &c->core, err, errsize);
-    if (!rc)
-        rc = parse_server(ini, "server uas", &c->uas, err, errsize);
-    if (!rc && (o = osn_ini_get(ini, "control.kind"))) {
-        rc = osn_ini_choice(o, kinds, &v, err, errsize);
-        if (!rc)
-            snprintf(c->ctl_kind, sizeof c->ctl_kind, "%s", kinds[v]);
-    }
-    if (!rc && (o = osn_ini_get(ini, "control.detector"))) {
-        rc = osn_ini_choice(o, dets, &v, err, errsize);
-        ct->det.kind = (enum osn_ctl_det_kind)v;
-    }
     if (!rc)
         rc = detector_thresholds(ini, c, err, errsize);
-    if (!rc && (o = osn_ini_get(ini, "control.policy"))) {
-        rc = osn_ini_choice(o, pol, &v, err, errsize);
-        ct->det.policy = (enum osn_ctl_policy)v;
-    }
-    if (!rc && (o = osn_ini_get(ini, "control.reject_when_full"))) {
-        rc = osn_ini_choice(o, yesno, &v, err, errsize);
-        ct->none.reject_when_full = ct->prsm.reject_when_full = v % 2;
-    }
-    if (!rc && (o = osn_ini_get(ini, "control.prsm_responses"))) {
-        rc = osn_ini_choice(o, yesno, &v, err, errsize);
-        ct->prsm.responses = v % 2;
-    }
-    if (!rc && (o = osn_ini_get(ini, "control.pi_measure"))) {
-        rc = osn_ini_choice(o, pims, &v, err, errsize);
-        ct->pi.measure = (enum osn_ctl_pi_measure)v;
-    }
-    if (!rc && (o = osn_ini_get(ini, "sip.client_mode"))) {
-        rc = osn_ini_choice(o, modes, &v, err, errsize);
-        c->sipp = v == 1;
-    }
-    if (!rc && (o = osn_ini_get(ini, "sip.rfc6026"))) {
-        rc = osn_ini_choice(o, yesno, &v, err, errsize);
-        c->sip.rfc6026 = v % 2;
-    }
-    if (!rc)
-        rc = reject_idle_keys(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN)
-        ct->rate.n_clients = (unsigned)c->edges;
-    ct->prsm.t1 = c->sip.t1;
+        c->ctl.rate.n_clients = (unsigned)c->edges;
+    c->ctl.prsm.t1 = c->sip.t1;
     return rc;
 }
 
@@ -441,7 +442,7 @@ static int check_control(const struct osn_net_scenario *s, char *err, size_t err
     struct osn_ctl *ctl = NULL;
     struct osn_ctl_det det;
 
-    if (osn_ctl_new(&ctl, s->cfg.ctl_kind, ct) == 0) {
+    if (osn_ctl_new_kind(&ctl, s->cfg.ctl_kind, ct) == 0) {
         osn_ctl_free(ctl);
         return 0;
     }

@@ -6,9 +6,11 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "io_int.h"
 #include "osn/err.h"
+#include "osn/net_scenario.h"
 #include "osn/node_scenario.h"
 
 static double per_s(uint64_t n, double t)
@@ -24,7 +26,7 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
             st->listen[0] ? st->listen : c->listen);
     if (c->element != OSN_NODE_UAS)
         fprintf(f, " -> %s", c->next_hop);
-    fprintf(f, ", control %s, %.1f s\n", c->ctl_kind, st->elapsed_s);
+    fprintf(f, ", control %s, %.1f s\n", osn_ctl_kind_name(c->ctl_kind), st->elapsed_s);
     for (int i = 0; i < osn_node_counter_count(); i++)
         fprintf(f, "  %-18s %12llu  %s\n", osn_node_counter_name(i),
                 (unsigned long long)osn_node_counter_value(st, i), osn_node_counter_meaning(i));
@@ -59,10 +61,19 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
     json_object_set_new(sv, "buffer", json_integer(c->buffer));
     snprintf(section, sizeof section, "server %s", osn_node_element_name(c->element));
     json_object_set_new(r, section, sv);
-    json_object_set_new(r, "control", osn__ctl_json(c->ctl_kind, &c->ctl));
-    json_t *sip = osn__sip_json(&c->sip, false);
-    json_object_del(sip, "client_mode"); /* the UACs' (the simulator's), not a node's */
-    json_object_set_new(r, "sip", sip);
+    /* [control] and [sip] as the network scenario's table reads them. */
+    struct osn_net_cfg *net = calloc(1, sizeof *net);
+    if (net) {
+        osn_net_cfg_default(net);
+        net->ctl_kind = c->ctl_kind;
+        net->ctl = c->ctl;
+        net->sip = c->sip;
+        json_object_set_new(r, "control", osn__keys_json(&osn_net_schema, "control", net));
+        json_t *sip = osn__keys_json(&osn_net_schema, "sip", net);
+        json_object_del(sip, "client_mode"); /* the UACs' (the simulator's), not a node's */
+        json_object_set_new(r, "sip", sip);
+    }
+    free(net);
     return r;
 }
 
@@ -81,7 +92,7 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
         return OSN_ENOMEM;
     }
     json_object_set_new(o, "element", json_string(osn_node_element_name(c->element)));
-    json_object_set_new(o, "control", json_string(c->ctl_kind));
+    json_object_set_new(o, "control", json_string(osn_ctl_kind_name(c->ctl_kind)));
     /* The addresses bound (the ports chosen when the scenario said 0); scenario_resolved keeps
      * what was asked. */
     json_object_set_new(o, "listen", json_string(st->listen[0] ? st->listen : c->listen));

@@ -1,6 +1,6 @@
 /*
- * Scenario files of `osn node` (osn/node_scenario.h): the [node] keys on top of a network
- * scenario's, read with the same origins and messages.
+ * Scenario files of `osn node` (osn/node_scenario.h): the table of the [node] keys on top of a
+ * network scenario's, read by osn_ini_load() with the same origins and messages.
  */
 #include "osn/node_scenario.h"
 
@@ -11,52 +11,32 @@
 #include "osn/err.h"
 #include "osn/net_scenario.h"
 
-static const struct osn_ini_keydef node_keys[] = {
-        {"node", "element"},  {"node", "listen"},         {"node", "next_hop"},
-        {"node", "duration"}, {"node", "stats_interval"}, {"node", "max_transactions"},
-        {"node", "metrics"},
+typedef struct osn_node_cfg C;
+
+static const char *const elements[] = {"edge", "core", "uas", NULL};
+
+static const struct osn_key_spec node_keys[] = {
+        {"node", "element", OSN_KEY_CHOICE, .choices = elements, OSN_KEY_AT(C, element),
+         .help = "edge, core: stateful proxies; uas answers 180, 200. The element's [server "
+                 "NAME] section gives its costs and buffer, as in `osn sim`"},
+        {"node", "listen", OSN_KEY_STRING, OSN_KEY_AT(C, listen), .unit = "HOST:PORT",
+         .help = "the UDP address to bind (IPv4); port 0: any free port, reported on the "
+                 "listening line"},
+        {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT",
+         .help = "where a proxy forwards (required for proxies; it forwards nowhere else)"},
+        {"node", "duration", OSN_KEY_DOUBLE, OSN_KEY_AT(C, duration), .unit = "s",
+         .help = "how long the node runs; 0: until SIGINT/SIGTERM"},
+        {"node", "stats_interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, stats_interval),
+         .unit = "s", .help = "time between stats rows and progress lines"},
+        {"node", "max_transactions", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, max_transactions),
+         .help = "live transactions at most; a new INVITE beyond it gets 503. A call keeps "
+                 "about 4 for 32 s (RFC 6026), so the default serves about 3,000 calls/s"},
+        {"node", "metrics", OSN_KEY_STRING, OSN_KEY_AT(C, metrics), .unit = "HOST:PORT",
+         .help = "a Prometheus text endpoint (TCP; port 0 as for listen; none: off)"},
 };
 
-static const struct osn_ini_schema node_schema = {node_keys, sizeof node_keys / sizeof node_keys[0],
-                                                  &osn_net_schema};
-
-static int text(const struct osn_ini *ini, const char *key, char *out, size_t size, char *err,
-                size_t errsize)
-{
-    const struct osn_key_origin *o = osn_ini_get(ini, key);
-    if (!o)
-        return 0;
-    if (strlen(o->value) >= size)
-        return osn_ini_bad(o, err, errsize, "longer than %zu characters", size - 1);
-    snprintf(out, size, "%s", o->value);
-    return 0;
-}
-
-static int parse_node(const struct osn_ini *ini, struct osn_node_cfg *c, char *err, size_t errsize)
-{
-    static const char *const elements[] = {"edge", "core", "uas", NULL};
-    const struct osn_key_origin *o;
-    int rc = 0;
-    long v;
-
-    if ((o = osn_ini_get(ini, "node.element")))
-        rc = osn_ini_choice(o, elements, &c->element, err, errsize);
-    if (!rc)
-        rc = text(ini, "node.listen", c->listen, sizeof c->listen, err, errsize);
-    if (!rc)
-        rc = text(ini, "node.next_hop", c->next_hop, sizeof c->next_hop, err, errsize);
-    if (!rc)
-        rc = text(ini, "node.metrics", c->metrics, sizeof c->metrics, err, errsize);
-    if (!rc && (o = osn_ini_get(ini, "node.duration")))
-        rc = osn_ini_double(o, 0, false, &c->duration, err, errsize);
-    if (!rc && (o = osn_ini_get(ini, "node.stats_interval")))
-        rc = osn_ini_double(o, 0, true, &c->stats_interval, err, errsize);
-    if (!rc && (o = osn_ini_get(ini, "node.max_transactions"))) {
-        rc = osn_ini_long(o, 1, 100000000, &v, err, errsize);
-        c->max_transactions = (size_t)v;
-    }
-    return rc;
-}
+const struct osn_ini_schema osn_node_schema = {node_keys, sizeof node_keys / sizeof node_keys[0],
+                                               &osn_net_schema};
 
 /* The network scenario's element `el` as this node: its server, the control, the timers. */
 static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
@@ -66,7 +46,7 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
                                                                         : &net->uas;
     memcpy(c->cost, sv->cost, sizeof c->cost);
     c->buffer = sv->buffer;
-    snprintf(c->ctl_kind, sizeof c->ctl_kind, "%s", net->ctl_kind);
+    c->ctl_kind = net->ctl_kind;
     c->ctl = net->ctl;
     c->sip = net->sip;
 }
@@ -85,14 +65,14 @@ int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const 
         snprintf(err, errsize, "out of memory");
         goto out;
     }
-    rc = osn_ini_collect(&tmp->ini, path, sets, nsets, &node_schema, err, errsize);
+    rc = osn_ini_collect(&tmp->ini, path, sets, nsets, &osn_node_schema, err, errsize);
     if (rc)
         goto out;
     osn_net_cfg_default(net);
     osn_node_cfg_default(&tmp->cfg);
     rc = osn_net_scenario_parse(&tmp->ini, net, err, errsize);
     if (!rc)
-        rc = parse_node(&tmp->ini, &tmp->cfg, err, errsize);
+        rc = osn_ini_load(&tmp->ini, &osn_node_schema, &tmp->cfg, err, errsize);
     if (rc)
         goto out;
     from_net(net, &tmp->cfg);

@@ -16,7 +16,7 @@
 
 #include "osn/err.h"
 
-static const struct osn_ini_keydef optimize_keys[] = {
+static const struct osn_key_spec optimize_keys[] = {
         {"optimize", "objective"},   {"optimize", "max_throttle"}, {"optimize", "max_loss"},
         {"optimize", "max_discard"}, {"optimize", "min_cycle"},
 };

@@ -72,7 +72,7 @@ int osn_net_report_reps_csv_write(FILE *f, const struct osn_net_scenario *const 
             fprintf(f, "%d,%llu,%d", i, (unsigned long long)c->seed, i);
             for (int m = 0; m < OSN_NET_NMEASURES; m++)
                 cell(f, per_rep[r][(size_t)i * OSN_NET_NMEASURES + (size_t)m]);
-            fprintf(f, ",%s,%s\n", c->ctl_kind, osn_version());
+            fprintf(f, ",%s,%s\n", osn_ctl_kind_name(c->ctl_kind), osn_version());
         }
     }
     return done(f, err, errsize);

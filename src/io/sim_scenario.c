@@ -14,7 +14,7 @@
 
 #include "osn/err.h"
 
-static const struct osn_ini_keydef sim_keys[] = {
+static const struct osn_key_spec sim_keys[] = {
         {"sim", "time"}, {"sim", "warmup"},         {"sim", "replications"},
         {"sim", "seed"}, {"sim", "feedback_delay"},
 };

@@ -74,7 +74,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->stats_interval = 1;
     cfg->max_transactions = 400000;
     cfg->buffer = 10000;
-    snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
+    cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
     osn_sip_cfg_default(&cfg->sip);
 }
@@ -239,15 +239,17 @@ static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size
     /* The server half at the core, the client half at the edge (toward the core): the
      * simulator's wiring of a collapse chain. */
     if (cfg->element == OSN_NODE_CORE) {
-        err = osn_ctl_new(&n->srv, cfg->ctl_kind, &cfg->ctl);
+        err = osn_ctl_new_kind(&n->srv, cfg->ctl_kind, &cfg->ctl);
         if (err) {
-            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration", cfg->ctl_kind);
+            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration",
+                     osn_ctl_kind_name(cfg->ctl_kind));
             return err;
         }
-    } else if (cfg->element == OSN_NODE_EDGE && strcmp(cfg->ctl_kind, "none") != 0) {
-        err = osn_ctl_new(&n->cli, cfg->ctl_kind, &cfg->ctl);
+    } else if (cfg->element == OSN_NODE_EDGE && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
+        err = osn_ctl_new_kind(&n->cli, cfg->ctl_kind, &cfg->ctl);
         if (err) {
-            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration", cfg->ctl_kind);
+            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration",
+                     osn_ctl_kind_name(cfg->ctl_kind));
             return err;
         }
     }

@@ -45,7 +45,7 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     }
     cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
     cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
-    snprintf(cfg->ctl_kind, sizeof cfg->ctl_kind, "none");
+    cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
     osn_sip_cfg_default(&cfg->sip);
 }

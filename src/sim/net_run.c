@@ -104,15 +104,16 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     struct osn_ctl_cfg cc = cfg->ctl;
     cc.seed = osn_rng_next(&s->ctl_rng);
     if (i == s->core) {
-        err = osn_ctl_new(&el->srv, cfg->ctl_kind, &cc);
+        err = osn_ctl_new_kind(&el->srv, cfg->ctl_kind, &cc);
         if (err) {
-            snprintf(msg, msgsize, "controller '%s' rejected its configuration", cfg->ctl_kind);
+            snprintf(msg, msgsize, "controller '%s' rejected its configuration",
+                     osn_ctl_kind_name(cfg->ctl_kind));
             return err;
         }
     }
     bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
-    if (gate && strcmp(cfg->ctl_kind, "none") != 0) {
-        err = osn_ctl_new(&el->cli, cfg->ctl_kind, &cc);
+    if (gate && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
+        err = osn_ctl_new_kind(&el->cli, cfg->ctl_kind, &cc);
         if (err)
             return err;
     }

@@ -18,19 +18,6 @@
 #include "net_int.h"
 #include "osn/err.h"
 
-/* The column of a client half's level, named by its unit (osn_ctl_client_level); NULL for the
- * kinds that have none. */
-static const char *level_column(const char *kind)
-{
-    if (strcmp(kind, "loss") == 0)
-        return "shed_percent";
-    if (strcmp(kind, "rate") == 0)
-        return "rate_limit_per_s";
-    if (strcmp(kind, "pi") == 0)
-        return "retrans_allowed_per_s";
-    return NULL;
-}
-
 /* Whether element i is queued at all (a UAC has no server in the model: it costs nothing). */
 static bool has_queue(const struct net *s, int i)
 {
@@ -41,7 +28,7 @@ void osn__net_trace_header(struct net *s)
 {
     char names[OSN_NET_MAX_ELEMS][16];
     double cap[OSN_NET_MAX_ELEMS];
-    const char *lv = level_column(s->cfg->ctl_kind);
+    const char *lv = osn_ctl_kind_level(s->cfg->ctl_kind);
     FILE *f = s->trace;
 
     osn__net_elems(s->cfg, names, cap);
@@ -135,7 +122,7 @@ void osn__net_trace_row(struct net *s)
         if (has_queue(s, i))
             fprintf(f, ",%ld", s->elems[i].server.n);
     fprintf(f, ",%d", s->elems[s->core].server.mode);
-    if (level_column(s->cfg->ctl_kind))
+    if (osn_ctl_kind_level(s->cfg->ctl_kind))
         for (int i = 0; i < s->nelem; i++)
             if (s->elems[i].cli)
                 cell(f, osn_ctl_client_level(s->elems[i].cli, now));
