@@ -280,6 +280,7 @@ int osn_cmd_optimize(int argc, char **argv)
     struct osn_afile plot = {0};
     struct osn_opt_grid g = {0};
     int status = OSN_EXIT_ERROR;
+    bool everywhere = false; /* an error every rank meets alike (study_mpi.h) */
 
     /* Under mpirun or srun the pairs are shared by the ranks (study_mpi.h): every rank runs the
      * whole search, solving its block of each window and receiving the others', and rank 0
@@ -288,8 +289,10 @@ int osn_cmd_optimize(int argc, char **argv)
     const struct osn_split *shared;
     if (study_mpi_split("optimize", &split, &shared) != 0)
         return OSN_EXIT_ERROR;
-    if (parse_args(argc, argv, &o) != 0)
+    if (parse_args(argc, argv, &o) != 0) {
+        everywhere = true;
         goto out;
+    }
     if (split.part != 0) {
         /* Rank 0's --grid or --plot makes it solve every pair, exchanging blocks: the other
          * ranks must run that scan too, not the screened one, which exchanges nothing. */
@@ -309,8 +312,10 @@ int osn_cmd_optimize(int argc, char **argv)
         die("out of memory");
         goto out;
     }
-    if (load_scenario(&o, sc, &cfg) != 0)
+    if (load_scenario(&o, sc, &cfg) != 0) {
+        everywhere = true;
         goto out;
+    }
     cfg.split = shared;
     if (search(&o, sc, &cfg, &outs[0], &g, &res) != 0)
         goto out;
@@ -330,6 +335,10 @@ out:
     free(sc);
     free(at);
     free(o.sets);
-    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
+    /* After the temporaries are gone: rank 0 failing aborts all, unless all failed alike. */
+    if (everywhere)
+        study_mpi_finish_everywhere(status);
+    else
+        study_mpi_finish(status);
     return status;
 }

@@ -123,15 +123,16 @@ static char *mpi_recv(int from, int *status)
     return text;
 }
 
-static void finish(int status)
+static void finish(int status, int everywhere)
 {
     int rank;
     if (!active)
         return;
     /* Rank 0 has told the error: stop the ranks that may wait on it. Another rank's own error
-     * was sent to rank 0, or is one every rank met (a bad option): it just leaves. */
+     * was sent to rank 0, or is one every rank met (a bad option): it just leaves, and so does
+     * rank 0 when the caller says every rank met it (study_mpi.h). */
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (status != 0 && rank == 0)
+    if (status != 0 && rank == 0 && !everywhere)
         MPI_Abort(MPI_COMM_WORLD, status);
     reap(1);
     MPI_Finalize();

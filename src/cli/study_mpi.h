@@ -38,6 +38,12 @@ char *study_mpi_recv(int from, int *status);
 /* Ends the job: rank 0 with an error stops them all (MPI_Abort); any other rank finalises. */
 void study_mpi_finish(int status);
 
+/* Ends the job after an error every rank met alike, before any exchange (a bad option or key:
+ * every rank reads the same arguments and files): no rank waits on another, so each finalises
+ * and leaves with the status. No MPI_Abort: its killing of ranks already on their way out made
+ * mpirun hang or crash now and then under load (1 run in 30 here, CTest cli_study_mpi). */
+void study_mpi_finish_everywhere(int status);
+
 /* `osn optimize`'s exchange (osn/optimize.h, struct osn_split): n items of `size` bytes at
  * buf, cut into one contiguous block per rank (block k: [k n / parts, (k + 1) n / parts)), each
  * rank's own block filled; afterwards every rank has every block. 0, or -1 (no MPI). */
@@ -50,7 +56,7 @@ struct study_mpi_ops {
     void (*barrier)(void);
     void (*send)(int status, const char *text);
     char *(*recv)(int from, int *status);
-    void (*finish)(int status);
+    void (*finish)(int status, int everywhere);
     int (*allgather)(void *buf, long n, size_t size, int parts);
 };
 

@@ -88,7 +88,13 @@ char *study_mpi_recv(int from, int *status)
 void study_mpi_finish(int status)
 {
     if (ops)
-        ops->finish(status);
+        ops->finish(status, 0);
+}
+
+void study_mpi_finish_everywhere(int status)
+{
+    if (ops)
+        ops->finish(status, 1);
 }
 
 int study_mpi_allgather(void *arg, void *buf, long n, size_t size, int parts)
