@@ -280,6 +280,8 @@ static void teardown(struct node *n)
     osn_ctl_free(n->cli);
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);
+    calls_release(&n->calls);
+    free(n->budget);
     pending_release(&n->pending);
     for (struct ntx *x = n->all_ntx, *next; x; x = next) {
         next = x->next_all;
