@@ -369,9 +369,9 @@ enum osn_elem_budget_verdict {
     OSN_ELEM_BUDGET_DROP, /* over it again: nothing */
 };
 
-/* A new request (not an ACK) from the source of bucket b arrives at `now`. Never a stateful
- * answer for a source over its budget: it gets one stateless 503 (Retry-After 1) per time its
- * bucket runs dry, and nothing else, so what it sets off is bounded by its budget. */
+/* A request (not an ACK: copies count too) from the source of bucket b arrives at `now`. Never a
+ * stateful answer for a source over its budget: it gets one stateless 503 (Retry-After 1) per time
+ * its bucket runs dry, and nothing else, so what it sets off is bounded by its budget. */
 enum osn_elem_budget_verdict osn_elem_budget_take(struct osn_elem_budget *b, double now,
                                                   double rate);
 

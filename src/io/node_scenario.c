@@ -12,9 +12,9 @@
 #include "osn/net_scenario.h"
 
 static const struct osn_ini_keydef node_keys[] = {
-        {"node", "element"},  {"node", "listen"},         {"node", "next_hop"},
-        {"node", "duration"}, {"node", "stats_interval"}, {"node", "max_transactions"},
-        {"node", "metrics"},
+        {"node", "element"},  {"node", "listen"},          {"node", "next_hop"},
+        {"node", "duration"}, {"node", "stats_interval"},  {"node", "max_transactions"},
+        {"node", "metrics"},  {"node", "per_source_rate"},
 };
 
 static const struct osn_ini_schema node_schema = {node_keys, sizeof node_keys / sizeof node_keys[0],
@@ -51,6 +51,8 @@ static int parse_node(const struct osn_ini *ini, struct osn_node_cfg *c, char *e
         rc = osn_ini_double(o, 0, false, &c->duration, err, errsize);
     if (!rc && (o = osn_ini_get(ini, "node.stats_interval")))
         rc = osn_ini_double(o, 0, true, &c->stats_interval, err, errsize);
+    if (!rc && (o = osn_ini_get(ini, "node.per_source_rate")))
+        rc = osn_ini_double(o, 0, false, &c->per_source_rate, err, errsize);
     if (!rc && (o = osn_ini_get(ini, "node.max_transactions"))) {
         rc = osn_ini_long(o, 1, 100000000, &v, err, errsize);
         c->max_transactions = (size_t)v;

@@ -2,10 +2,12 @@
  * The node's transaction user: a driver that carries out the element's action lists
  * (src/elem/element.c, the same lists the network simulator carries out) as SIP text. It
  * decides nothing a SIP element decides; what it adds is bytes and a socket:
- *   FORWARD      print the request with our Via on top (a fresh branch, the client half's oc
- *                offer) and Max-Forwards - 1, start a client transaction (500 if that fails);
+ *   FORWARD      print the request with our Via on top (a fresh branch ending in the loop
+ *                hash, the client half's oc offer) and Max-Forwards - 1, start a client
+ *                transaction (if that fails, the element's 513 or 500);
  *   RESPOND      print a response from the stored request, with our To tag and the server
- *                half's feedback in the top Via;
+ *                half's feedback in the top Via; a uas's 2xx to an INVITE, or to a BYE, adds
+ *                the call to, or removes it from, the calls it knows (the 481 of a BYE);
  *   RELAY        print the next hop's response with our Via removed, the feedback on top;
  *   FORWARD_ACK  print the ACK with a branch derived from its own (a resent ACK gets the same);
  *   ARM_2XX      the timer heap, and the dialog map that finds the ACK of the 2xx by Call-ID.
