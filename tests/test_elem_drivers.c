@@ -13,6 +13,7 @@
  *   C  a CANCEL from upstream (the INVITE's branch and CSeq number)
  *   L  the INVITE the element forwarded for call 0, fed back to it from upstream (a loop);
  *      the reference books it as call CALL
+ *   X  an INVITE of 65,480 bytes: it fits in a UDP datagram, its forward does not
  *   A  the ACK of a 2xx from upstream (a branch of its own)
  *   Z  the ACK of a 2xx with Max-Forwards 0
  *   K  the ACK of a non-2xx final response (the INVITE's branch)
@@ -113,6 +114,8 @@ static const struct script scripts[] = {
          "C@0 I1@0.1 C1@0.2 A1@0.3 T@40", NULL, false, "  0.000 u:481"},
         {"UAS BYE after the call's BYE: 481", OSN_ELEM_UAS, "I@0 A@0.1 B@1 T@40 B@41 T@80", NULL,
          false, " 41.000 u:481"},
+        {"forward too large for UDP: 513", OSN_ELEM_PROXY, "X@0 K@0.1 T@40", NULL, false,
+         "  0.000 u:513"},
         {"request looped back: 482", OSN_ELEM_PROXY, "I0@0 L1@0.01 T@80", NULL, false,
          "  0.010 u:482"},
         {"client half sheds: 503", OSN_ELEM_PROXY, "I0@0 200o[0]@0.1 A0@0.2 I1@0.3 K1@0.4 T@40",
@@ -124,7 +127,7 @@ static const struct script scripts[] = {
 };
 
 struct event {
-    char kind; /* I M B C L A Z K T, or R for a response */
+    char kind; /* I M B C L X A Z K T, or R for a response */
     int call, status;
     bool oc; /* a response with oc=100, loss */
     double t;
@@ -187,6 +190,7 @@ struct ref {
     int mf[NCALL][2];  /* the Max-Forwards of the request that started s[call][k] */
     bool known[NCALL]; /* UAS: the call answered 2xx and not yet ended by a BYE's 2xx */
     bool loop[NCALL];  /* proxy: the call's INVITE is one we forwarded, back (event L) */
+    bool big[NCALL];   /* proxy: the call's INVITE does not fit in a datagram once forwarded */
     /* the core's CPU (as the node's recv.c): its server, queued events, new requests waiting */
     struct osn_elem_server server;
     struct osn_ctl *srv;
@@ -245,6 +249,12 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
         }
         case OSN_ELEM_A_FORWARD: {
             int k = x->t.req.method == OSN_SIP_BYE;
+            if (f->big[call]) { /* as the node's forward(): the element's answer, uncounted */
+                struct osn_elem_actions b;
+                osn_elem_on_forward_failed(true, &b);
+                ref_act(f, x, call, &b, NULL);
+                continue;
+            }
             struct rtx *c = &f->c[call][k];
             struct osn_sip_msg m;
             osn_proxy_forward_request(&x->t.req, 1000 + (uint64_t)call * 10 + (uint64_t)k, &m);
@@ -413,6 +423,7 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
             *x = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
             f->mf[call][slot_of(method)] = mf;
             f->loop[call] = ev.kind == 'L';
+            f->big[call] = ev.kind == 'X';
             if (osn_sip_stxn_start(&f->sip, &x->t, &m, f->now, &o) == 0) {
                 struct osn_elem_actions a;
                 osn_elem_stxn_started(shed, &o, &a);
@@ -632,7 +643,7 @@ static void node_response(struct node *n, int call, int status, bool oc)
 
 static void node_request(struct node *n, const struct event *ev)
 {
-    char text[1024];
+    static char text[66000];
     bool ack2xx = ev->kind == 'A' || ev->kind == 'Z';
     if (ev->kind == 'L') { /* what went down for call 0 comes back up */
         if (*g_fwd[0][0])
@@ -645,7 +656,7 @@ static void node_request(struct node *n, const struct event *ev)
                                                                                  : "INVITE";
     const char *branch = ack2xx ? "ack" : ev->kind == 'B' ? "bye" : "inv";
     int mf = ev->kind == 'M' || ev->kind == 'Z' ? 0 : 70;
-    bool tagged = ev->kind != 'I' && ev->kind != 'M' && ev->kind != 'C';
+    bool tagged = ev->kind != 'I' && ev->kind != 'M' && ev->kind != 'C' && ev->kind != 'X';
     snprintf(text, sizeof text,
              "%s sip:b@127.0.0.1 SIP/2.0\r\n"
              "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK%s%d\r\n"
@@ -654,9 +665,18 @@ static void node_request(struct node *n, const struct event *ev)
              "To: <sip:b@127.0.0.1>%s\r\n"
              "Call-ID: c%d@test\r\n"
              "CSeq: %d %s\r\n"
-             "Content-Length: 0\r\n\r\n",
+             "Content-Length: %d\r\n\r\n",
              method, branch, ev->call, mf, tagged ? ";tag=ds" : "", ev->call,
-             ev->kind == 'B' ? 2 : 1, ev->kind == 'K' ? "ACK" : method);
+             ev->kind == 'B' ? 2 : 1, ev->kind == 'K' ? "ACK" : method,
+             ev->kind == 'X' ? 65200 : 0);
+    if (ev->kind == 'X') { /* 65,480 bytes: one datagram, but not with our Via on top */
+        size_t k = strlen(text), body = 65480 - k;
+        assert_true(k < 400);
+        snprintf(strstr(text, "Content-Length: "), 64, "Content-Length: %zu\r\n\r\n", body);
+        k = strlen(text);
+        memset(text + k, 'x', 65480 - k);
+        text[65480] = 0;
+    }
     node_feed(n, text);
 }
 
