@@ -74,6 +74,7 @@ struct script {
     const char *ctl; /* a proxy's client half toward the next hop (control.kind); NULL: none */
     bool core; /* the core instead: `ctl` is its server half, and its CPU has costs (core_cost) */
     const char *expect; /* a line both drivers' wire must hold (a behaviour's answer), or NULL */
+    double rate; /* the per-source budget (node.per_source_rate), 0 off; all events share one */
 };
 
 /* The core's CPU seconds by message kind, and its controller's thresholds: small enough that a
@@ -116,6 +117,8 @@ static const struct script scripts[] = {
          false, " 41.000 u:481"},
         {"forward too large for UDP: 513", OSN_ELEM_PROXY, "X@0 K@0.1 T@40", NULL, false,
          "  0.000 u:513"},
+        {"per-source budget: one stateless 503, then nothing", OSN_ELEM_UAS,
+         "I0@0 I1@0.01 I2@0.02 I3@0.03 A0@0.1 A1@0.1 T@40", NULL, false, "  0.020 u:503", 2},
         {"request looped back: 482", OSN_ELEM_PROXY, "I0@0 L1@0.01 T@80", NULL, false,
          "  0.010 u:482"},
         {"client half sheds: 503", OSN_ELEM_PROXY, "I0@0 200o[0]@0.1 A0@0.2 I1@0.3 K1@0.4 T@40",
@@ -191,6 +194,8 @@ struct ref {
     bool known[NCALL]; /* UAS: the call answered 2xx and not yet ended by a BYE's 2xx */
     bool loop[NCALL];  /* proxy: the call's INVITE is one we forwarded, back (event L) */
     bool big[NCALL];   /* proxy: the call's INVITE does not fit in a datagram once forwarded */
+    double rate;       /* the per-source budget, 0 off, and the one source's bucket */
+    struct osn_elem_budget budget;
     /* the core's CPU (as the node's recv.c): its server, queued events, new requests waiting */
     struct osn_elem_server server;
     struct osn_ctl *srv;
@@ -481,6 +486,19 @@ static void ref_service_done(struct ref *f)
 /* An event reaches the element: at once, or through the core's server (recv.c's flow). */
 static void ref_arrive(struct ref *f, const struct event *e)
 {
+    /* As the node's recv.c, before its server: the source's budget, for requests but ACKs. */
+    bool request = e->kind != 'R' && e->kind != 'A' && e->kind != 'Z' && e->kind != 'K';
+    if (f->rate > 0 && request) {
+        switch (osn_elem_budget_take(&f->budget, f->now, f->rate)) {
+        case OSN_ELEM_BUDGET_PASS:
+            break;
+        case OSN_ELEM_BUDGET_503: /* stateless: once, nothing resends it */
+            trace(f->r, f->now, false, 0, 503);
+            return;
+        case OSN_ELEM_BUDGET_DROP:
+            return;
+        }
+    }
     if (!f->cost) {
         ref_process(f, e, false);
         return;
@@ -534,6 +552,7 @@ static void ref_run(const struct script *sc, struct result *r)
     sip_cfg(&f->cfg, sc->role);
     assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
     f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
+    f->rate = sc->rate;
     if (sc->ctl && !sc->core) {
         struct osn_ctl_cfg cc;
         osn_ctl_cfg_default(&cc);
@@ -690,6 +709,7 @@ static void node_run(const struct script *sc, struct result *r)
     memset(g_fwd, 0, sizeof g_fwd);
     cfg = (struct osn_node_cfg){.max_transactions = 100000, .buffer = 10000, .ctl_kind = "none"};
     cfg.element = sc->role == OSN_ELEM_UAS ? OSN_NODE_UAS : OSN_NODE_EDGE;
+    cfg.per_source_rate = sc->rate;
     n->cfg = &cfg;
     n->next_hop = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = 5080};
     snprintf(n->host, sizeof n->host, "127.0.0.1");
@@ -735,6 +755,7 @@ static void node_run(const struct script *sc, struct result *r)
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);
     calls_release(&n->calls);
+    free(n->budget);
     pending_release(&n->pending);
     for (struct ntx *x = n->all_ntx, *next; x; x = next) {
         next = x->next_all;
