@@ -22,9 +22,10 @@
 #                      the long node tests: interop (2,000 calls per chain), overload at 3x
 #                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
 #                      upstream), reliability (20x for 60 s, kill -9 of the core)
-#   make fuzz          [test tier] the SIP parser's libFuzzer target for FUZZ_SECONDS (default
-#                      600), built with clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh);
-#                      `make check` runs it for 60 s as the CTest test fuzz_parser_60s of build/
+#   make fuzz          [test tier] the libFuzzer targets, FUZZ_SECONDS each (default 600): the SIP
+#                      parser's and the node's (datagram sequences and clock steps), built with
+#                      clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); `make check`
+#                      runs each for 60 s (CTest fuzz_parser_60s, fuzz_node_60s of build/)
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
 #   make install       build, then install into PREFIX (default /usr/local; DESTDIR stages):
@@ -144,7 +145,8 @@ testbed: deps-test build
 	bash tests/test_node_reliability.sh $(BUILD)/osn . || rc=1; \
 	exit $$rc
 fuzz: deps-test
-	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_sip
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_node
 
 # PREFIX is given to cmake --install, so changing it needs no new configure; DESTDIR is read
 # from the environment by cmake (make passes its variables there).

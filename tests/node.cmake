@@ -60,3 +60,9 @@ set_tests_properties(node_amplify PROPERTIES TIMEOUT 120 LABELS node)
 add_test(NAME node_rfc_answers
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/rfc_answers.py $<TARGET_FILE:osn>)
 set_tests_properties(node_rfc_answers PROPERTIES TIMEOUT 120 LABELS node)
+
+# A next hop that refuses (ICMP port unreachable) is said on stderr within a second and counted
+# (next_hop_unreachable), not silently retransmitted to (issues 34, 35).
+add_test(NAME node_unreachable
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/unreachable.py $<TARGET_FILE:osn>)
+set_tests_properties(node_unreachable PROPERTIES TIMEOUT 120 LABELS node)

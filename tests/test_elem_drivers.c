@@ -610,7 +610,8 @@ static void node_feed(struct node *n, const char *text)
     node_datagram(n, text, strlen(text), &upstream);
 }
 
-/* As run.c's fire_due: every deadline due by `until`, in order. */
+/* As node_fire_due (state.c), but each deadline fires at its own time, so that the times on the
+ * wire are the deadlines' and the two drivers can be compared to the microsecond. */
 static void node_run_to(struct node *n, double until)
 {
     const struct tm_entry *top;
@@ -749,20 +750,7 @@ static void node_run(const struct script *sc, struct result *r)
     r->count[OSN_ELEM_C_482] = st->loops_482;
     r->count[OSN_ELEM_C_513] = st->too_large_513;
     assert_int_equal(n->live, 0); /* every transaction ended with the script's last wait */
-    osn_sip_layer_release(&n->sip);
-    osn_ctl_free(n->cli);
-    osn_ctl_free(n->srv);
-    timers_release(&n->timers);
-    dialogs_release(&n->dialogs);
-    calls_release(&n->calls);
-    free(n->budget);
-    pending_release(&n->pending);
-    for (struct ntx *x = n->all_ntx, *next; x; x = next) {
-        next = x->next_all;
-        free(x->req);
-        free(x->resp);
-        free(x);
-    }
+    node_release(n);
     free(n);
 }
 

@@ -146,6 +146,13 @@ assert d["next_hop"] == "127.0.0.1:" + sys.argv[3] and d["calls_ok"] == 1, d
 PY
 check $? "edge: --json - is not the bare JSON with the bound listen address"
 
+# ---- progress when standard error is not a terminal: one line per interval, named
+timeout 10 "$OSN" node --set node.element=core --set node.listen=127.0.0.1:0 \
+    --set node.next_hop=127.0.0.1:9 --set node.duration=2.5 >/dev/null 2>"$TMP/progress.err"
+n=$(grep -c '^osn node core: *[12]\.0 s  calls in 0 ' "$TMP/progress.err")
+[ "$n" = 2 ] && ! grep -q $'\r' "$TMP/progress.err"
+check $? "progress: $n lines 'osn node core: ...' (want 2, no carriage return): $(head -3 "$TMP/progress.err")"
+
 # ---- next_hop on port 0: refused
 timeout 10 "$OSN" node --set node.element=edge --set node.listen=127.0.0.1:0 \
     --set node.next_hop=127.0.0.1:0 >"$TMP/nh.out" 2>"$TMP/nh.err"

@@ -85,13 +85,17 @@ target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)
 add_test(NAME hostile COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_hostile.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(hostile PROPERTIES TIMEOUT 600)
 include(${CMAKE_SOURCE_DIR}/tests/node.cmake)
-# The SIP parser's fuzzer for 60 s (`make check` runs it through CTest; `make fuzz` runs it
-# longer). It builds fuzz_sip with clang-16 in its own build directory.
+# The SIP parser's fuzzer and the node's (sequences of datagrams and clock steps) for 60 s each
+# (`make check` runs them through CTest; `make fuzz` runs them longer). They build with clang-16
+# in their own build directory; RUN_SERIAL: the second would otherwise build the same tree.
 find_program(OSN_CLANG16 clang-16)
 if(OSN_FUZZ_TEST AND NOT OSN_FUZZ AND OSN_CLANG16)
   add_test(NAME fuzz_parser_60s
            COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fuzz.sh ${CMAKE_BINARY_DIR}/fuzz 60)
-  set_tests_properties(fuzz_parser_60s PROPERTIES TIMEOUT 900)
+  set_tests_properties(fuzz_parser_60s PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
+  add_test(NAME fuzz_node_60s
+           COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fuzz.sh ${CMAKE_BINARY_DIR}/fuzz 60 fuzz_node)
+  set_tests_properties(fuzz_node_60s PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
 endif()
 # The one-call entry points of the library (osn_solve_json, osn_optimize_json), statically
 # linked so that the sanitized build checks them too.
@@ -149,7 +153,8 @@ set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 # driver (compiled in from its sources, without its socket, loop and metrics: udp_send is the
 # test's seam) and through a reference driver on the element API; same wire, same counts.
 add_executable(test_elem_drivers tests/test_elem_drivers.c src/node/txn.c src/node/recv.c
-               src/node/tu.c src/node/timers.c src/node/dialogs.c src/node/pending.c)
+               src/node/tu.c src/node/timers.c src/node/dialogs.c src/node/pending.c
+               src/node/state.c)
 target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/node)
 target_link_libraries(test_elem_drivers PRIVATE osn_elem PkgConfig::CMOCKA)
 add_test(NAME test_elem_drivers COMMAND test_elem_drivers)

@@ -31,6 +31,9 @@
 
 enum osn_node_element { OSN_NODE_EDGE, OSN_NODE_CORE, OSN_NODE_UAS };
 
+/* "edge", "core", "uas" (the scenario's word, the JSON's and the metrics' label); "?" else. */
+const char *osn_node_element_name(int element);
+
 struct osn_node_cfg {
     int element;             /* enum osn_node_element */
     char listen[64];         /* "HOST:PORT" (IPv4); port 0: an ephemeral port, see ready */
@@ -46,8 +49,12 @@ struct osn_node_cfg {
     char ctl_kind[16]; /* none, local, loss, rate, prsm, pi */
     struct osn_ctl_cfg ctl;
     struct osn_sip_cfg sip;
-    FILE *stats;   /* borrowed; NULL: no per-interval CSV */
-    FILE *console; /* borrowed; NULL: no progress line (stderr when it is a terminal) */
+    FILE *stats; /* borrowed; NULL: no per-interval CSV */
+    /* borrowed; NULL: no progress. Each stats interval a line "osn node ELEMENT: ..." with the
+     * counts, rewritten in place on a terminal, or appended (console_lines) when the stream is
+     * a file or a pipe, so that several nodes' progress can be told apart. */
+    FILE *console;
+    bool console_lines;
     /* borrowed; NULL: none. Gets one line, flushed, once the sockets are bound (the handshake of
      * a script that starts the node on port 0):
      *   osn node ELEMENT listening on HOST:PORT (udp)[, metrics HOST:PORT][, next hop HOST:PORT]
@@ -90,6 +97,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \
     X(too_large_513, "513 sent (the forwarded request too large for UDP)")                         \
     X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \
+    X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)")   \
+    X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")                \
     X(transactions_peak, "live transactions at most")
 
 struct osn_node_stats {

@@ -91,9 +91,11 @@ void osn_cmd_node_usage(FILE *f)
           "(one line; no metrics part without metrics, no next hop part for a uas). It goes\n"
           "to standard output, or to standard error when --json - or --stats - takes\n"
           "standard output. A script starts the node with port 0 and reads this line\n"
-          "instead of guessing a free port. The progress line goes to standard error (a\n"
-          "terminal only); the summary table to standard output at the end; the JSON\n"
-          "summary's listen and metrics are the addresses bound.\n"
+          "instead of guessing a free port. Progress goes to standard error each stats\n"
+          "interval, \"osn node ELEMENT: ...\": one line rewritten on a terminal, a line\n"
+          "appended otherwise (so several nodes' logs can be told apart); the summary\n"
+          "table to standard output at the end; the JSON summary's listen and metrics are\n"
+          "the addresses bound.\n"
           "\n"
           "Exit status: 0 after a clean stop, 2 on any error (naming the file, line and key).\n",
           f);
@@ -146,7 +148,8 @@ int osn_cmd_node(int argc, char **argv)
     }
     if (stats && !(sc->cfg.stats = osn_cli_output_open("node", &outs[1])))
         goto out;
-    sc->cfg.console = !quiet && isatty(STDERR_FILENO) ? stderr : NULL;
+    sc->cfg.console = quiet ? NULL : stderr;
+    sc->cfg.console_lines = !isatty(STDERR_FILENO);
     /* The listening line is the handshake of a script that started the node on port 0: always
      * printed, on standard output unless --json - or --stats - keeps that for their data. */
     sc->cfg.ready = osn_cli_outputs_to_stdout(outs, 2) ? stderr : stdout;

@@ -11,8 +11,6 @@
 #include "osn/err.h"
 #include "osn/node_scenario.h"
 
-static const char *const element_name[] = {"edge", "core", "uas"};
-
 static double per_s(uint64_t n, double t)
 {
     return t > 0 ? (double)n / t : 0;
@@ -22,7 +20,7 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
                            const struct osn_node_stats *st)
 {
     const struct osn_node_cfg *c = &s->cfg;
-    fprintf(f, "osn node: %s on %s", element_name[c->element],
+    fprintf(f, "osn node: %s on %s", osn_node_element_name(c->element),
             st->listen[0] ? st->listen : c->listen);
     if (c->element != OSN_NODE_UAS)
         fprintf(f, " -> %s", c->next_hop);
@@ -50,8 +48,8 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
 
     json_object_set_new(
             r, "node",
-            json_pack("{sssssosososIso}", "element", element_name[c->element], "listen", c->listen,
-                      "next_hop",
+            json_pack("{sssssosososIso}", "element", osn_node_element_name(c->element), "listen",
+                      c->listen, "next_hop",
                       c->element == OSN_NODE_UAS ? json_null() : json_string(c->next_hop),
                       "duration", num(c->duration), "stats_interval", num(c->stats_interval),
                       "max_transactions", (json_int_t)c->max_transactions, "metrics",
@@ -59,7 +57,7 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
     for (int k = 0; k < OSN_ELEM_NKINDS; k++)
         json_object_set_new(sv, kinds[k], num(c->cost[k]));
     json_object_set_new(sv, "buffer", json_integer(c->buffer));
-    snprintf(section, sizeof section, "server %s", element_name[c->element]);
+    snprintf(section, sizeof section, "server %s", osn_node_element_name(c->element));
     json_object_set_new(r, section, sv);
     json_object_set_new(r, "control", osn__ctl_json(c->ctl_kind, &c->ctl));
     json_t *sip = osn__sip_json(&c->sip, false);
@@ -82,7 +80,7 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
         snprintf(err, errsize, "out of memory building the JSON summary");
         return OSN_ENOMEM;
     }
-    json_object_set_new(o, "element", json_string(element_name[c->element]));
+    json_object_set_new(o, "element", json_string(osn_node_element_name(c->element)));
     json_object_set_new(o, "control", json_string(c->ctl_kind));
     /* The addresses bound (the ports chosen when the scenario said 0); scenario_resolved keeps
      * what was asked. */

@@ -163,9 +163,7 @@ static size_t render(struct node *n, char *buf, size_t size)
     }
     ADD("# HELP osn_node_info the element this node plays\n# TYPE osn_node_info gauge\n"
         "osn_node_info{element=\"%s\"} 1\n",
-        n->cfg->element == OSN_NODE_UAS    ? "uas"
-        : n->cfg->element == OSN_NODE_CORE ? "core"
-                                           : "edge");
+        osn_node_element_name(n->cfg->element));
 #undef ADD
     return k;
 }

@@ -1,7 +1,9 @@
 /*
  * Private interface of the real node. The files, one job each:
- *   run.c      the node object, the event loop (ppoll on the UDP socket, the metrics endpoint's
+ *   run.c      set-up, the event loop (ppoll on the UDP socket, the metrics endpoint's
  *              epoll descriptor and the timer deadline), stats rows, the summary
+ *   state.c    the element's state without sockets: firing due deadlines, the release (the
+ *              loop, the tests and the stateful fuzzer share them)
  *   udp.c      the UDP socket: addresses, bind, send
  *   timers.c   a min-heap of deadlines with lazy cancellation
  *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
@@ -171,8 +173,9 @@ struct node {
     struct budget_slot *budget; /* BUDGET_SLOTS, NULL when per_source_rate is 0 */
     struct pending pending;
     uint32_t service_gen;
-    double t_start; /* the monotonic clock at start (s) */
-    double now;     /* seconds since t_start */
+    double t_start;          /* the monotonic clock at start (s) */
+    double now;              /* seconds since t_start */
+    double unreachable_said; /* when an unreachable next hop was last said on stderr (s) */
     struct ntx *free_ntx, *all_ntx;
     size_t live, allocated;
     size_t held; /* bytes of messages the live transactions keep */
@@ -227,10 +230,20 @@ int udp_open(const struct sockaddr_in *sa);
 /* The address socket fd is bound to (getsockname: the port the kernel chose for port 0), into
  * *sa and as "HOST:PORT" text. 0 or -1 (errno). */
 int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize);
+/* Reads the ICMP errors queued on the socket (IP_RECVERR): counted, the next hop's said on
+ * stderr at most once a second. */
+void udp_errors(struct node *n);
 /* Queues a datagram; it leaves at the next udp_flush (sooner when the queue is full). */
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
+
+/* state.c */
+/* Fires every deadline due by n->now, in order (transaction timers, the UAS's 2xx timer, the
+ * virtual CPU's service completions). */
+void node_fire_due(struct node *n);
+/* Frees the element's state: transactions, timers, queued messages, controllers, the layer. */
+void node_release(struct node *n);
 
 /* recv.c */
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);

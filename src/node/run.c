@@ -38,6 +38,13 @@ static const struct {
 #undef OSN_NODE_ROW
 };
 
+const char *osn_node_element_name(int element)
+{
+    static const char *const names[] = {
+            [OSN_NODE_EDGE] = "edge", [OSN_NODE_CORE] = "core", [OSN_NODE_UAS] = "uas"};
+    return element >= 0 && element < (int)(sizeof names / sizeof names[0]) ? names[element] : "?";
+}
+
 int osn_node_counter_count(void)
 {
     return (int)(sizeof counters / sizeof counters[0]);
@@ -99,8 +106,10 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->max_transactions < 1) {
         key = "node.max_transactions";
         snprintf(msg, msgsize, "must be at least 1");
-    } else if (cfg->buffer < 1) {
-        key = "buffer";
+    } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
+        key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
+              : cfg->element == OSN_NODE_CORE ? "server core.buffer"
+                                              : "server uas.buffer";
         snprintf(msg, msgsize, "must be at least 1");
     }
     if (bad_key)
@@ -127,32 +136,6 @@ static uint64_t rss_peak_kb(void)
             break;
     fclose(f);
     return kb;
-}
-
-/* Fires every deadline due by n->now, in order. */
-static void fire_due(struct node *n)
-{
-    const struct tm_entry *top;
-    while (!n->err && (top = timers_top(&n->timers)) && top->at <= n->now) {
-        struct tm_entry e = *top;
-        timers_pop(&n->timers);
-        struct ntx *x = e.obj;
-        switch (e.kind) {
-        case TM_TXN0:
-        case TM_TXN1:
-            if (x->live && x->gen[e.kind] == e.gen)
-                ntx_timer(n, x, e.kind);
-            break;
-        case TM_2XX:
-            if (x->live && x->gen[TM_2XX] == e.gen)
-                tu_2xx_timer(n, x);
-            break;
-        case TM_SERVICE:
-            if (e.gen == n->service_gen && n->server.cur)
-                node_service_done(n);
-            break;
-        }
-    }
 }
 
 /* Reads every datagram waiting, a batch at a time. */
@@ -182,7 +165,7 @@ static void read_all(struct node *n, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
             }
             node_datagram(n, bufs[i], msgs[i].msg_len, &from[i]);
         }
-        fire_due(n);
+        node_fire_due(n);
         udp_flush(n);
         if (k < RECV_BATCH)
             return;
@@ -200,19 +183,21 @@ static void stats_row(struct node *n, FILE *f)
 static void console_row(struct node *n, FILE *f)
 {
     fprintf(f,
-            "\r%7.1f s  calls in %lu  fwd %lu  ok %lu  503 %lu  dropped %lu  retrans %lu  "
-            "queue %ld  mode %d ",
-            n->now, n->st.calls_in, n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503,
-            n->st.dropped, n->st.retrans_absorbed, n->server.n, n->server.mode);
+            "%sosn node %s: %7.1f s  calls in %lu  fwd %lu  ok %lu  503 %lu  dropped %lu  "
+            "retrans %lu  queue %ld  mode %d%s",
+            n->cfg->console_lines ? "" : "\r", osn_node_element_name(n->cfg->element), n->now,
+            n->st.calls_in, n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503,
+            n->st.dropped, n->st.retrans_absorbed, n->server.n, n->server.mode,
+            n->cfg->console_lines ? "\n" : " ");
     fflush(f);
 }
 
 /* The handshake line (osn/node.h, cfg->ready): what was bound, once it is. */
 static void ready_line(const struct node *n, FILE *f)
 {
-    static const char *const element_name[] = {"edge", "core", "uas"};
     const struct osn_node_cfg *cfg = n->cfg;
-    fprintf(f, "osn node %s listening on %s (udp)", element_name[cfg->element], n->st.listen);
+    fprintf(f, "osn node %s listening on %s (udp)", osn_node_element_name(cfg->element),
+            n->st.listen);
     if (n->st.metrics[0])
         fprintf(f, ", metrics %s", n->st.metrics);
     if (cfg->element != OSN_NODE_UAS)
@@ -276,26 +261,9 @@ static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size
 static void teardown(struct node *n)
 {
     free(n->outq.bytes);
-    if (n->sock > 0)
+    if (n->sock >= 0)
         close(n->sock);
-    osn_sip_layer_release(&n->sip);
-    osn_ctl_free(n->srv);
-    osn_ctl_free(n->cli);
-    timers_release(&n->timers);
-    dialogs_release(&n->dialogs);
-    calls_release(&n->calls);
-    free(n->budget);
-    pending_release(&n->pending);
-    for (struct ntx *x = n->all_ntx, *next; x; x = next) {
-        next = x->next_all;
-        free(x->req);
-        free(x->resp);
-        free(x);
-    }
-    for (struct osn_elem_item *it; (it = osn_elem_server_next(&n->server, n->now, &(int){0}));)
-        free(OSN_CONTAINER_OF(it, struct qmsg, item));
-    if (n->server.cur)
-        free(OSN_CONTAINER_OF(n->server.cur, struct qmsg, item));
+    node_release(n);
 }
 
 static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
@@ -314,7 +282,7 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX
                             "retrans_absorbed,queue,mode\n");
     while (!n->err && !(cfg->stop && *cfg->stop)) {
         n->now = mono() - n->t_start;
-        fire_due(n);
+        node_fire_due(n);
         if (cfg->duration > 0 && n->now >= cfg->duration)
             break;
         if (n->now >= next_row) {
@@ -347,6 +315,8 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX
             n->err = OSN_EIO;
             break;
         }
+        if (r > 0 && (pfd[0].revents & POLLERR))
+            udp_errors(n);
         if (r > 0 && (pfd[0].revents & POLLIN))
             read_all(n, bufs);
         if (met &&
@@ -373,6 +343,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         return OSN_ENOMEM;
     }
     n->sock = -1;
+    n->unreachable_said = -INFINITY;
     /* Transactions keep their messages in small heap blocks that come and go at the call rate;
      * without these glibc hands the top of the heap back and faults it in again at every swing
      * (a tenth of the node's CPU time at 1,000 calls/s, perf). */
@@ -403,7 +374,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
             snprintf(msg, msgsize, "out of memory at t = %.3f s", n->now);
         else if (err)
             snprintf(msg, msgsize, "the event loop failed: %s", strerror(errno));
-        if (cfg->console)
+        if (cfg->console && !cfg->console_lines)
             fputc('\n', cfg->console);
     }
     udp_flush(n);

@@ -12,6 +12,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/errqueue.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +56,11 @@ int udp_open(const struct sockaddr_in *sa)
         return -1;
     /* A deeper receive buffer than the default: a burst at overload should meet the element's
      * own buffer (what the scenario models), not the kernel's. */
-    int rcv = 4 << 20;
+    int rcv = 4 << 20, one = 1;
     (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    /* ICMP errors (a next hop whose port is closed) are queued for udp_errors() instead of
+     * being lost: without it an unconnected UDP socket never hears of them. */
+    (void)setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
     if (bind(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
         int e = errno;
         close(fd);
@@ -74,6 +79,46 @@ int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize)
         return -1;
     snprintf(text, textsize, "%s:%u", h, (unsigned)ntohs(sa->sin_port));
     return 0;
+}
+
+void udp_errors(struct node *n)
+{
+    for (int i = 0; i < 64; i++) { /* a bounded number a turn, like the datagrams */
+        char data[64], ctl[512];
+        struct sockaddr_in to;
+        struct iovec iov = {data, sizeof data};
+        struct msghdr m = {.msg_name = &to,
+                           .msg_namelen = sizeof to,
+                           .msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = ctl,
+                           .msg_controllen = sizeof ctl};
+        if (recvmsg(n->sock, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+            return;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+            if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
+                continue;
+            const struct sock_extended_err *ee = (const void *)CMSG_DATA(c);
+            if (ee->ee_origin != SO_EE_ORIGIN_ICMP)
+                continue;
+            bool next = is_proxy(n) && to.sin_addr.s_addr == n->next_hop.sin_addr.s_addr &&
+                        to.sin_port == n->next_hop.sin_port;
+            if (next)
+                n->st.next_hop_unreachable++;
+            else
+                n->st.peer_unreachable++;
+            /* Said once a second at most: a dead next hop answers every retransmission. */
+            if (next && n->now - n->unreachable_said >= 1) {
+                n->unreachable_said = n->now;
+                fprintf(stderr,
+                        "osn node %s: next hop %s unreachable (%s; ICMP type %u code %u), "
+                        "%lu so far\n",
+                        osn_node_element_name(n->cfg->element), n->cfg->next_hop,
+                        strerror((int)ee->ee_errno), ee->ee_type, ee->ee_code,
+                        (unsigned long)n->st.next_hop_unreachable);
+            }
+        }
+    }
 }
 
 void udp_flush(struct node *n)

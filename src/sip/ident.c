@@ -79,7 +79,9 @@ static uint64_t siphash(const void *data, size_t n, uint64_t tweak)
 {
     if (!keyed)
         osn_sipmsg_key_init(); /* falls back to the zero key if getrandom fails */
-    const uint8_t *p = data;
+    /* An absent span (a Via without a branch) is {NULL, 0}: NULL + 0 is undefined in C, so it
+     * reads as the empty string (found by fuzz_node under UBSan). */
+    const uint8_t *p = data ? data : (const void *)"";
     uint64_t v0 = 0x736f6d6570736575u ^ k0, v1 = 0x646f72616e646f6du ^ k1 ^ tweak;
     uint64_t v2 = 0x6c7967656e657261u ^ k0, v3 = 0x7465646279746573u ^ k1;
     const uint8_t *end = p + (n & ~(size_t)7);

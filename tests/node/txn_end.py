@@ -10,6 +10,7 @@ shortened (T1 = 20 ms, so Timer B is 1.28 s) so that the test waits seconds, not
     which it ACKs (the node once leaked the client transaction of every 408: issue 28);
   - Max-Forwards 0: a 483 without forwarding;
   - a flood against max_transactions = 4: the excess is refused with a stateless 503;
+  - a faulty next hop whose 486 keeps only the proxy's Via: the caller gets 502;
   - a caller that never ACKs a final response (Timer H ends the server transaction).
 
 Usage: txn_end.py OSN        prints what it checked; exit 0 when every node ends at 0.
@@ -22,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -114,11 +116,36 @@ class Caller:
         return got
 
 
+def faulty_next_hop(sock, stop):
+    """Answers each INVITE with a 486 that keeps only the top Via (the proxy's own): RFC 3261
+    16.7 says such a response is for the proxy, which cannot relay it; the caller must still get
+    a final answer and the proxy's server transaction must end (fuzz_node found it stuck in
+    Proceeding for good)."""
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            data, peer = sock.recvfrom(65535)
+        except socket.timeout:
+            continue
+        lines = data.decode(errors="replace").split("\r\n")
+        if not lines[0].startswith("INVITE"):
+            continue
+        vias = [l for l in lines if l.lower().startswith("via:")]
+        keep = [l for l in lines[1:] if l.split(":")[0].lower() in ("from", "call-id", "cseq")]
+        to = [l + ";tag=faulty" for l in lines if l.lower().startswith("to:")]
+        sock.sendto(("SIP/2.0 486 Busy Here\r\n" + "\r\n".join(vias[:1] + keep + to) +
+                     "\r\nContent-Length: 0\r\n\r\n").encode(), peer)
+
+
 def main():
     osn = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="osn_txn_end.")
     dead = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # bound, never read: no answer
     dead.bind(("127.0.0.1", 0))
+    faulty = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    faulty.bind(("127.0.0.1", 0))
+    stop = threading.Event()
+    threading.Thread(target=faulty_next_hop, args=(faulty, stop), daemon=True).start()
     nodes, ok = [], True
     try:
         uas = Node(osn, tmp, "uas", "--set", "node.element=uas")
@@ -133,6 +160,9 @@ def main():
                       "--set", f"node.next_hop=127.0.0.1:{uas.sip}",
                       "--set", "node.max_transactions=4")
         nodes.append(capped)
+        to_faulty = Node(osn, tmp, "edge-faulty", "--set", "node.element=edge",
+                         "--set", f"node.next_hop=127.0.0.1:{faulty.getsockname()[1]}")
+        nodes.append(to_faulty)
         c = Caller()
         expect = {}
 
@@ -157,7 +187,9 @@ def main():
         call(edge, 3, "mf0", mf=0)
         call(to_dead, 3, "noack", ack=False)
         call(capped, 12, "flood")
-        want = {"ok": {200}, "dead": {408}, "mf0": {483}, "noack": {408}, "flood": {200, 503}}
+        call(to_faulty, 5, "faulty")
+        want = {"ok": {200}, "dead": {408}, "mf0": {483}, "noack": {408}, "flood": {200, 503},
+                "faulty": {502}}
         for tag, statuses in expect.items():
             if not set(statuses) <= want[tag] or 0 in statuses:
                 print(f"FAIL: {tag}: final statuses {sorted(set(statuses))}, want {want[tag]}")
@@ -177,6 +209,7 @@ def main():
                 print(f"FAIL: {n.name} leaked {live:.0f} transactions")
                 ok = False
     finally:
+        stop.set()
         for n in nodes:
             n.stop()
         shutil.rmtree(tmp, ignore_errors=True)
