@@ -47,6 +47,20 @@ set_tests_properties(node_txn_end PROPERTIES TIMEOUT 120 LABELS node)
 add_test(NAME node_port0 COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_port0.sh $<TARGET_FILE:osn>)
 set_tests_properties(node_port0 PROPERTIES TIMEOUT 60 LABELS node)
 
+# The per-source budget (issue 28): a flood of 100 forged INVITEs from one address brings back
+# less than it sent with node.per_source_rate = 2 (about 11 times more without it), at a uas,
+# an edge before a uas and an edge toward a dead next hop; short timers, about 15 s.
+add_test(NAME node_amplify
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/amplify.py $<TARGET_FILE:osn>)
+set_tests_properties(node_amplify PROPERTIES TIMEOUT 120 LABELS node)
+
+# RFC answers (issue 28): 481 for a BYE or CANCEL of no call at the uas, 482 for a request that
+# loops between two edges (through a UDP relay: port 0 everywhere), 513 for a forward too large
+# for UDP; every transaction ends. Short timers, about 10 s.
+add_test(NAME node_rfc_answers
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/rfc_answers.py $<TARGET_FILE:osn>)
+set_tests_properties(node_rfc_answers PROPERTIES TIMEOUT 120 LABELS node)
+
 # A next hop that refuses (ICMP port unreachable) is said on stderr within a second and counted
 # (next_hop_unreachable), not silently retransmitted to (issues 34, 35).
 add_test(NAME node_unreachable

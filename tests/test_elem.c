@@ -194,10 +194,90 @@ static void test_server_queue(void **state)
     assert_true(s.busy == 2);
 }
 
+/* RFC 3261 15.1.2 and 9.2: a UAS answers a BYE or CANCEL for a call it does not know 481, one
+ * for a call it knows 200. RFC 3261 16.3 step 4: a proxy answers a request that looped back to
+ * it 482, before its client half sees it; 483 comes first. 18.1.1: a forward that cannot be sent
+ * for its size is 513, any other failure 500. */
+static void test_rfc_answers(void **state)
+{
+    struct osn_sip_cfg cfg;
+    struct osn_uas_2xx u = {0};
+    struct osn_elem_actions a;
+    (void)state;
+    osn_sip_cfg_default(&cfg);
+    struct osn_elem uas = {.role = OSN_ELEM_UAS, .sip = &cfg};
+    struct osn_elem px = {.role = OSN_ELEM_PROXY, .sip = &cfg};
+    int methods[] = {OSN_SIP_BYE, OSN_SIP_CANCEL};
+    for (int i = 0; i < 2; i++) {
+        osn_elem_on_request(&uas, 0, methods[i], 70, false, false, false, &u, &a);
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+        assert_int_equal(a.a[0].status, 481);
+        assert_int_equal(a.a[0].count, OSN_ELEM_C_481);
+        osn_elem_on_request(&uas, 0, methods[i], 70, false, true, false, &u, &a);
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.a[0].status, 200);
+    }
+    /* An INVITE needs no known call. */
+    osn_elem_on_request(&uas, 0, OSN_SIP_INVITE, 70, false, false, false, &u, &a);
+    assert_int_equal(a.a[2].status, 200);
+
+    osn_elem_on_request(&px, 0, OSN_SIP_INVITE, 69, false, false, true, NULL, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a.a[0].status, 482);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_482);
+    osn_elem_on_request(&px, 0, OSN_SIP_INVITE, 0, false, false, true, NULL, &a);
+    assert_int_equal(a.a[0].status, 483);
+    osn_elem_on_request(&px, 0, OSN_SIP_INVITE, 69, false, false, false, NULL, &a);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_FORWARD);
+
+    osn_elem_on_forward_failed(true, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 513);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_513);
+    osn_elem_on_forward_failed(false, &a);
+    assert_int_equal(a.a[0].status, 500);
+}
+
+/* The per-source budget: a burst of max(rate, 1), then one 503 and nothing until a token comes
+ * back; never more passes than rate x time + burst. */
+static void test_budget(void **state)
+{
+    struct osn_elem_budget b = {0};
+    int pass = 0, n503 = 0, drop = 0;
+    (void)state;
+    for (int i = 0; i < 1000; i++) { /* 1000 requests in 1 s at a budget of 10/s */
+        switch (osn_elem_budget_take(&b, i * 0.001, 10)) {
+        case OSN_ELEM_BUDGET_PASS:
+            pass++;
+            break;
+        case OSN_ELEM_BUDGET_503:
+            n503++;
+            break;
+        case OSN_ELEM_BUDGET_DROP:
+            drop++;
+            break;
+        }
+    }
+    assert_true(pass >= 10 && pass <= 20);
+    assert_true(n503 >= 1 && n503 <= pass);
+    assert_int_equal(pass + n503 + drop, 1000);
+    /* After a quiet second the bucket is full again. */
+    struct osn_elem_budget c = {0};
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(osn_elem_budget_take(&c, 0, 10), OSN_ELEM_BUDGET_PASS);
+    assert_int_equal(osn_elem_budget_take(&c, 0, 10), OSN_ELEM_BUDGET_503);
+    assert_int_equal(osn_elem_budget_take(&c, 0, 10), OSN_ELEM_BUDGET_DROP);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(osn_elem_budget_take(&c, 1.0, 10), OSN_ELEM_BUDGET_PASS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_uas_2xx_schedule), cmocka_unit_test(test_uas_answers),
+            cmocka_unit_test(test_rfc_answers),      cmocka_unit_test(test_budget),
             cmocka_unit_test(test_uac_outcomes),     cmocka_unit_test(test_proxy_decisions),
             cmocka_unit_test(test_oc_round_trip),    cmocka_unit_test(test_server_queue),
     };

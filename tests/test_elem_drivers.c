@@ -10,6 +10,10 @@
  *   I  an INVITE from upstream (the same branch each time: a copy after the first)
  *   M  an INVITE with Max-Forwards 0
  *   B  a BYE from upstream
+ *   C  a CANCEL from upstream (the INVITE's branch and CSeq number)
+ *   L  the INVITE the element forwarded for call 0, fed back to it from upstream (a loop);
+ *      the reference books it as call CALL
+ *   X  an INVITE of 65,480 bytes: it fits in a UDP datagram, its forward does not
  *   A  the ACK of a 2xx from upstream (a branch of its own)
  *   Z  the ACK of a 2xx with Max-Forwards 0
  *   K  the ACK of a non-2xx final response (the INVITE's branch)
@@ -69,6 +73,8 @@ struct script {
     const char *events;
     const char *ctl; /* a proxy's client half toward the next hop (control.kind); NULL: none */
     bool core; /* the core instead: `ctl` is its server half, and its CPU has costs (core_cost) */
+    const char *expect; /* a line both drivers' wire must hold (a behaviour's answer), or NULL */
+    double rate; /* the per-source budget (node.per_source_rate), 0 off; all events share one */
 };
 
 /* The core's CPU seconds by message kind, and its controller's thresholds: small enough that a
@@ -104,6 +110,17 @@ static const struct script scripts[] = {
         {"UAS 2xx never ACKed", OSN_ELEM_UAS, "I@0 T@70"},
         {"UAS copies of the INVITE", OSN_ELEM_UAS, "I@0 I@0.2 A@0.3 I@0.4 T@40"},
         {"UAS BYE", OSN_ELEM_UAS, "I@0 A@0.1 B@1 B@1.5 T@40"},
+        {"UAS BYE for no call: 481", OSN_ELEM_UAS, "B@0 B@0.5 T@40", NULL, false, "  0.000 u:481"},
+        {"UAS CANCEL: 481 for no call, 200 for its own", OSN_ELEM_UAS,
+         "C@0 I1@0.1 C1@0.2 A1@0.3 T@40", NULL, false, "  0.000 u:481"},
+        {"UAS BYE after the call's BYE: 481", OSN_ELEM_UAS, "I@0 A@0.1 B@1 T@40 B@41 T@80", NULL,
+         false, " 41.000 u:481"},
+        {"forward too large for UDP: 513", OSN_ELEM_PROXY, "X@0 K@0.1 T@40", NULL, false,
+         "  0.000 u:513"},
+        {"per-source budget: one stateless 503, then nothing", OSN_ELEM_UAS,
+         "I0@0 I1@0.01 I2@0.02 I3@0.03 A0@0.1 A1@0.1 T@40", NULL, false, "  0.020 u:503", 2},
+        {"request looped back: 482", OSN_ELEM_PROXY, "I0@0 L1@0.01 T@80", NULL, false,
+         "  0.010 u:482"},
         {"client half sheds: 503", OSN_ELEM_PROXY, "I0@0 200o[0]@0.1 A0@0.2 I1@0.3 K1@0.4 T@40",
          "loss"},
         {"server half sheds: 503 from the core's queue", OSN_ELEM_PROXY,
@@ -113,7 +130,7 @@ static const struct script scripts[] = {
 };
 
 struct event {
-    char kind; /* I M B A Z K T, or R for a response */
+    char kind; /* I M B C L X A Z K T, or R for a response */
     int call, status;
     bool oc; /* a response with oc=100, loss */
     double t;
@@ -173,7 +190,12 @@ struct ref {
     struct rtx s[NCALL][2], c[NCALL][2]; /* server and client, [call][0 INVITE, 1 BYE] */
     struct osn_uas_2xx uas[NCALL];
     double t2xx[NCALL];
-    int mf[NCALL][2]; /* the Max-Forwards of the request that started s[call][k] */
+    int mf[NCALL][2];  /* the Max-Forwards of the request that started s[call][k] */
+    bool known[NCALL]; /* UAS: the call answered 2xx and not yet ended by a BYE's 2xx */
+    bool loop[NCALL];  /* proxy: the call's INVITE is one we forwarded, back (event L) */
+    bool big[NCALL];   /* proxy: the call's INVITE does not fit in a datagram once forwarded */
+    double rate;       /* the per-source budget, 0 off, and the one source's bucket */
+    struct osn_elem_budget budget;
     /* the core's CPU (as the node's recv.c): its server, queued events, new requests waiting */
     struct osn_elem_server server;
     struct osn_ctl *srv;
@@ -188,6 +210,13 @@ struct ref {
     double now;
     struct result *r;
 };
+
+/* The slot of a request of `method` in s[call][] and c[call][]: the INVITE's, or the
+ * non-INVITE's. */
+static int slot_of(int method)
+{
+    return method == OSN_SIP_BYE || method == OSN_SIP_CANCEL;
+}
 
 static struct osn_sip_msg ref_req(int call, int method, uint64_t branch)
 {
@@ -217,10 +246,20 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
                 m.to_tag = resp->to_tag;
             if (osn_sip_stxn_respond(&f->sip, &x->t, &m, f->now, &o) == 0)
                 ref_apply(f, x, call, &o);
+            /* As the node's: the calls the UAS knows, from the INVITE's 2xx to the BYE's. */
+            if (f->e.role == OSN_ELEM_UAS && y->kind == OSN_ELEM_A_RESPOND && y->status >= 200 &&
+                y->status < 300 && x->t.req.method != OSN_SIP_CANCEL)
+                f->known[call] = x->t.req.method == OSN_SIP_INVITE;
             break;
         }
         case OSN_ELEM_A_FORWARD: {
             int k = x->t.req.method == OSN_SIP_BYE;
+            if (f->big[call]) { /* as the node's forward(): the element's answer, uncounted */
+                struct osn_elem_actions b;
+                osn_elem_on_forward_failed(true, &b);
+                ref_act(f, x, call, &b, NULL);
+                continue;
+            }
             struct rtx *c = &f->c[call][k];
             struct osn_sip_msg m;
             osn_proxy_forward_request(&x->t.req, 1000 + (uint64_t)call * 10 + (uint64_t)k, &m);
@@ -262,8 +301,8 @@ static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_
         ref_act(f, up, call, &a, resp ? o->msg : NULL);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         /* The node keeps no record of requests whose transaction ended: never handled. */
-        osn_elem_on_request(&f->e, f->now, x->t.req.method,
-                            f->mf[call][x->t.req.method == OSN_SIP_BYE], false, &f->uas[call], &a);
+        osn_elem_on_request(&f->e, f->now, x->t.req.method, f->mf[call][slot_of(x->t.req.method)],
+                            false, f->known[call], f->loop[call], &f->uas[call], &a);
         ref_act(f, x, call, &a, NULL);
     } else if (o->tu == OSN_SIP_TU_ACK) {
         osn_elem_on_ack(&f->e, -1, &a);
@@ -367,13 +406,17 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
             return;
         }
         bool ack = ev.kind == 'A' || ev.kind == 'Z' || ev.kind == 'K';
-        int method = ack ? OSN_SIP_ACK : ev.kind == 'B' ? OSN_SIP_BYE : OSN_SIP_INVITE;
+        int method = ack              ? OSN_SIP_ACK
+                     : ev.kind == 'B' ? OSN_SIP_BYE
+                     : ev.kind == 'C' ? OSN_SIP_CANCEL
+                                      : OSN_SIP_INVITE;
         uint64_t branch = ev.kind == 'A' || ev.kind == 'Z' ? 500 + (uint64_t)call
                           : ev.kind == 'B'                 ? 300 + (uint64_t)call
+                          : ev.kind == 'L'                 ? 700 + (uint64_t)call
                                                            : 100 + (uint64_t)call;
         struct osn_sip_msg m = ref_req(call, method, branch);
-        int mf = ev.kind == 'M' || ev.kind == 'Z' ? 0 : 70;
-        struct rtx *x = &f->s[call][method == OSN_SIP_BYE];
+        int mf = ev.kind == 'M' || ev.kind == 'Z' ? 0 : ev.kind == 'L' ? 69 : 70;
+        struct rtx *x = &f->s[call][slot_of(method)];
         if (x->live && osn_sip_txn_matches(&x->t, &m)) {
             if (osn_sip_txn_recv(&f->sip, &x->t, &m, f->now, &o) == 0)
                 ref_apply(f, x, call, &o);
@@ -383,7 +426,9 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
             ref_act(f, NULL, call, &a, NULL);
         } else {
             *x = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
-            f->mf[call][method == OSN_SIP_BYE] = mf;
+            f->mf[call][slot_of(method)] = mf;
+            f->loop[call] = ev.kind == 'L';
+            f->big[call] = ev.kind == 'X';
             if (osn_sip_stxn_start(&f->sip, &x->t, &m, f->now, &o) == 0) {
                 struct osn_elem_actions a;
                 osn_elem_stxn_started(shed, &o, &a);
@@ -441,6 +486,19 @@ static void ref_service_done(struct ref *f)
 /* An event reaches the element: at once, or through the core's server (recv.c's flow). */
 static void ref_arrive(struct ref *f, const struct event *e)
 {
+    /* As the node's recv.c, before its server: the source's budget, for requests but ACKs. */
+    bool request = e->kind != 'R' && e->kind != 'A' && e->kind != 'Z' && e->kind != 'K';
+    if (f->rate > 0 && request) {
+        switch (osn_elem_budget_take(&f->budget, f->now, f->rate)) {
+        case OSN_ELEM_BUDGET_PASS:
+            break;
+        case OSN_ELEM_BUDGET_503: /* stateless: once, nothing resends it */
+            trace(f->r, f->now, false, 0, 503);
+            return;
+        case OSN_ELEM_BUDGET_DROP:
+            return;
+        }
+    }
     if (!f->cost) {
         ref_process(f, e, false);
         return;
@@ -494,6 +552,7 @@ static void ref_run(const struct script *sc, struct result *r)
     sip_cfg(&f->cfg, sc->role);
     assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
     f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
+    f->rate = sc->rate;
     if (sc->ctl && !sc->core) {
         struct osn_ctl_cfg cc;
         osn_ctl_cfg_default(&cc);
@@ -604,14 +663,20 @@ static void node_response(struct node *n, int call, int status, bool oc)
 
 static void node_request(struct node *n, const struct event *ev)
 {
-    char text[1024];
+    static char text[66000];
     bool ack2xx = ev->kind == 'A' || ev->kind == 'Z';
+    if (ev->kind == 'L') { /* what went down for call 0 comes back up */
+        if (*g_fwd[0][0])
+            node_feed(n, g_fwd[0][0]);
+        return;
+    }
     const char *method = ev->kind == 'B'                                         ? "BYE"
+                         : ev->kind == 'C'                                       ? "CANCEL"
                          : ev->kind == 'A' || ev->kind == 'Z' || ev->kind == 'K' ? "ACK"
                                                                                  : "INVITE";
     const char *branch = ack2xx ? "ack" : ev->kind == 'B' ? "bye" : "inv";
     int mf = ev->kind == 'M' || ev->kind == 'Z' ? 0 : 70;
-    bool tagged = ev->kind != 'I' && ev->kind != 'M';
+    bool tagged = ev->kind != 'I' && ev->kind != 'M' && ev->kind != 'C' && ev->kind != 'X';
     snprintf(text, sizeof text,
              "%s sip:b@127.0.0.1 SIP/2.0\r\n"
              "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK%s%d\r\n"
@@ -620,9 +685,18 @@ static void node_request(struct node *n, const struct event *ev)
              "To: <sip:b@127.0.0.1>%s\r\n"
              "Call-ID: c%d@test\r\n"
              "CSeq: %d %s\r\n"
-             "Content-Length: 0\r\n\r\n",
+             "Content-Length: %d\r\n\r\n",
              method, branch, ev->call, mf, tagged ? ";tag=ds" : "", ev->call,
-             ev->kind == 'B' ? 2 : 1, ev->kind == 'K' ? "ACK" : method);
+             ev->kind == 'B' ? 2 : 1, ev->kind == 'K' ? "ACK" : method,
+             ev->kind == 'X' ? 65200 : 0);
+    if (ev->kind == 'X') { /* 65,480 bytes: one datagram, but not with our Via on top */
+        size_t k = strlen(text), body = 65480 - k;
+        assert_true(k < 400);
+        snprintf(strstr(text, "Content-Length: "), 64, "Content-Length: %zu\r\n\r\n", body);
+        k = strlen(text);
+        memset(text + k, 'x', 65480 - k);
+        text[65480] = 0;
+    }
     node_feed(n, text);
 }
 
@@ -637,6 +711,7 @@ static void node_run(const struct script *sc, struct result *r)
     cfg = (struct osn_node_cfg){
             .max_transactions = 100000, .buffer = 10000, .ctl_kind = OSN_CTL_KIND_NONE};
     cfg.element = sc->role == OSN_ELEM_UAS ? OSN_NODE_UAS : OSN_NODE_EDGE;
+    cfg.per_source_rate = sc->rate;
     n->cfg = &cfg;
     n->next_hop = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = 5080};
     snprintf(n->host, sizeof n->host, "127.0.0.1");
@@ -672,6 +747,9 @@ static void node_run(const struct script *sc, struct result *r)
     r->count[OSN_ELEM_C_483] = st->too_many_hops;
     r->count[OSN_ELEM_C_ACK_FWD] = st->acks_forwarded;
     r->count[OSN_ELEM_C_STRAY] = st->stray;
+    r->count[OSN_ELEM_C_481] = st->no_dialog_481;
+    r->count[OSN_ELEM_C_482] = st->loops_482;
+    r->count[OSN_ELEM_C_513] = st->too_large_513;
     assert_int_equal(n->live, 0); /* every transaction ended with the script's last wait */
     node_release(n);
     free(n);
@@ -689,7 +767,8 @@ static void test_scripts(void **state)
         node_run(&scripts[i], &b);
         a.count[OSN_ELEM_C_NONE] = b.count[OSN_ELEM_C_NONE] = 0;
         a.count[OSN_ELEM_C_LATE] = b.count[OSN_ELEM_C_LATE] = 0;
-        bool same = !strcmp(a.wire, b.wire) && !memcmp(a.count, b.count, sizeof a.count);
+        bool same = !strcmp(a.wire, b.wire) && !memcmp(a.count, b.count, sizeof a.count) &&
+                    (!scripts[i].expect || strstr(b.wire, scripts[i].expect));
         if (!same || getenv("OSN_TEST_VERBOSE")) {
             printf("%s script '%s'\n-- element API:\n%s-- node:\n%s", same ? "ok" : "DIFFERS",
                    scripts[i].name, a.wire, b.wire);

@@ -278,6 +278,9 @@ enum osn_elem_count {
     OSN_ELEM_C_LATE,      /* a copy after its transaction ended, dropped */
     OSN_ELEM_C_ACK_FWD,   /* an ACK of a 2xx forwarded */
     OSN_ELEM_C_STRAY,     /* dropped without an answer (an ACK with Max-Forwards 0) */
+    OSN_ELEM_C_481,       /* UAS: a BYE or CANCEL for no call of its own (RFC 3261 15.1.2, 9.2) */
+    OSN_ELEM_C_482,       /* proxy: a request looped back to it (RFC 3261 16.3 step 4) */
+    OSN_ELEM_C_513,       /* proxy: the forwarded request too large to send (RFC 3261 18.1.1) */
     OSN_ELEM_NCOUNTS
 };
 
@@ -309,10 +312,20 @@ struct osn_elem {
  * A new request reached the TU (its server transaction's TU_REQUEST): `method`, its
  * Max-Forwards (-1 absent: never checked), and `handled`, whether this element handled this
  * request of the call before (forwarded or answered it): the driver's record, which outlives
- * the transaction. `u` is the UAS's 2xx state of the call (proxy: unused, may be NULL).
+ * the transaction. `known` (UAS, BYE and CANCEL only): the request is for a call the UAS knows,
+ * a dialog or an INVITE transaction of its own; else it answers 481 (RFC 3261 15.1.2, 9.2).
+ * `loop` (proxy): the request carries a Via of this proxy whose branch is the one it would
+ * compute for it now, a true loop rather than a spiral: 482 (RFC 3261 16.3 step 4, RFC 5393).
+ * `u` is the UAS's 2xx state of the call (proxy: unused, may be NULL).
  */
 void osn_elem_on_request(const struct osn_elem *e, double now, int method, int max_forwards,
-                         bool handled, struct osn_uas_2xx *u, struct osn_elem_actions *a);
+                         bool handled, bool known, bool loop, struct osn_uas_2xx *u,
+                         struct osn_elem_actions *a);
+
+/* A FORWARD could not be carried out: `too_large`, the forwarded request does not fit the
+ * transport (RFC 3261 18.1.1: over UDP's limit, and no congestion-controlled transport to use),
+ * gives RESPOND 513 Message Too Large; any other failure RESPOND 500. */
+void osn_elem_on_forward_failed(bool too_large, struct osn_elem_actions *a);
 
 /* The UAS's 2xx timer fired; `have_txn` says the server transaction is still there, in
  * Accepted. RESEND_2XX and ARM_2XX while the ACK has not come and 64*T1 has not passed since the
@@ -339,6 +352,28 @@ void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sen
  * applies *o, then carries out the actions if the transaction is still live.
  */
 void osn_elem_stxn_started(bool shed, struct osn_sip_out *o, struct osn_elem_actions *a);
+
+/* ---- per-source budget (element.c) ---- */
+
+/* One source's token bucket: `rate` requests per second, a burst of max(rate, 1) (about one
+ * second's worth). Zero-initialised it is full. */
+struct osn_elem_budget {
+    double tokens, t; /* tokens spent below the burst, as of t (s): 0 is a full bucket */
+    bool told;        /* the source had its 503 since it last had a token */
+    bool used;
+};
+
+enum osn_elem_budget_verdict {
+    OSN_ELEM_BUDGET_PASS, /* within the budget: the request goes on */
+    OSN_ELEM_BUDGET_503,  /* over it, first time: one stateless 503, no transaction */
+    OSN_ELEM_BUDGET_DROP, /* over it again: nothing */
+};
+
+/* A request (not an ACK: copies count too) from the source of bucket b arrives at `now`. Never a
+ * stateful answer for a source over its budget: it gets one stateless 503 (Retry-After 1) per time
+ * its bucket runs dry, and nothing else, so what it sets off is bounded by its budget. */
+enum osn_elem_budget_verdict osn_elem_budget_take(struct osn_elem_budget *b, double now,
+                                                  double rate);
 
 /* ---- UAC bookkeeping (uac.c) ---- */
 

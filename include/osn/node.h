@@ -42,6 +42,7 @@ struct osn_node_cfg {
     double stats_interval;   /* s between stats rows */
     size_t max_transactions; /* live transactions at most */
     char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
+    double per_source_rate;  /* requests/s (not ACKs) per source IPv4 address, burst ~1 s; 0 off */
     /* the element's server, as the simulator's [server NAME] */
     double cost[OSN_ELEM_NKINDS];
     long buffer;
@@ -92,6 +93,10 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(bad_dropped, "malformed datagrams dropped")                                                  \
     X(stray, "messages matching no transaction, dropped")                                          \
     X(send_errors, "datagrams the socket refused")                                                 \
+    X(no_dialog_481, "481 sent (uas: a BYE or CANCEL for no call of its own)")                     \
+    X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \
+    X(too_large_513, "513 sent (the forwarded request too large for UDP)")                         \
+    X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \
     X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)")   \
     X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")                \
     X(transactions_peak, "live transactions at most")

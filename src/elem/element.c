@@ -11,9 +11,12 @@
  *     server half (RFC 7339 5.3)
  *   TU_REQUEST, handled before        any    DROP the new transaction: a late copy
  *   TU_REQUEST, Max-Forwards 0        proxy  RESPOND 483 (RFC 3261 16.3 step 3)
+ *   TU_REQUEST, our Via, same branch  proxy  RESPOND 482 (16.3 step 4: a loop, not a spiral)
  *   TU_REQUEST, client half sheds     proxy  RESPOND 503 (RFC 7339 5.3)
  *   TU_REQUEST                        proxy  FORWARD (RFC 3261 16.6)
+ *   TU_REQUEST BYE/CANCEL, unknown    UAS    RESPOND 481 (RFC 3261 15.1.2, 9.2)
  *   TU_REQUEST                        UAS    RESPOND 180 (INVITE), RESPOND 200, ARM_2XX
+ *   FORWARD failed: too large         proxy  RESPOND 513 (RFC 3261 18.1.1), else RESPOND 500
  *   UAS 2xx timer, no ACK, < 64*T1    UAS    RESEND_2XX, ARM_2XX (RFC 3261 13.3.1.4)
  *   TU_ACK / ACK matching nothing     proxy  FORWARD_ACK (RFC 3261 16.11, RFC 6026 7.1)
  *   TU_ACK / ACK matching nothing     UAS    ACKED (RFC 3261 13.3.1.4)
@@ -57,7 +60,8 @@ static void uas_request(const struct osn_elem *e, double now, int method, struct
 }
 
 void osn_elem_on_request(const struct osn_elem *e, double now, int method, int max_forwards,
-                         bool handled, struct osn_uas_2xx *u, struct osn_elem_actions *a)
+                         bool handled, bool known, bool loop, struct osn_uas_2xx *u,
+                         struct osn_elem_actions *a)
 {
     a->n = 0;
     if (handled) {
@@ -65,13 +69,20 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
         return;
     }
     if (e->role == OSN_ELEM_UAS) {
-        uas_request(e, now, method, u, a);
+        if ((method == OSN_SIP_BYE || method == OSN_SIP_CANCEL) && !known)
+            push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_481, 481, -1);
+        else
+            uas_request(e, now, method, u, a);
         return;
     }
-    /* RFC 3261 16.3 step 3 validates before 16.6 forwards: a request the proxy cannot forward
-     * is not put to the client half. */
+    /* RFC 3261 16.3 steps 3 and 4 validate before 16.6 forwards: a request the proxy cannot
+     * forward is not put to the client half. */
     if (max_forwards == 0) {
         push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_483, 483, -1);
+        return;
+    }
+    if (loop) {
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_482, 482, -1);
         return;
     }
     if (osn_proxy_on_request(e->cli, now, method, false) == OSN_PROXY_SHED_503) {
@@ -80,6 +91,15 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
     }
     push(a, OSN_ELEM_A_FORWARD, method == OSN_SIP_INVITE ? OSN_ELEM_C_FORWARDED : OSN_ELEM_C_NONE,
          0, -1);
+}
+
+void osn_elem_on_forward_failed(bool too_large, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    if (too_large)
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_513, 513, -1);
+    else
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 500, -1);
 }
 
 void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,
@@ -134,4 +154,26 @@ void osn_elem_stxn_started(bool shed, struct osn_sip_out *o, struct osn_elem_act
     o->tu = OSN_SIP_TU_NONE;
     o->nsend = 0;
     push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, -1);
+}
+
+enum osn_elem_budget_verdict osn_elem_budget_take(struct osn_elem_budget *b, double now,
+                                                  double rate)
+{
+    double burst = rate > 1 ? rate : 1;
+    if (!b->used) {
+        *b = (struct osn_elem_budget){.t = now, .used = true};
+    } else {
+        b->tokens -= (now - b->t) * rate; /* spent tokens come back at `rate` */
+        b->tokens = b->tokens > 0 ? b->tokens : 0;
+        b->t = now;
+    }
+    if (b->tokens + 1 <= burst) {
+        b->tokens += 1;
+        b->told = false;
+        return OSN_ELEM_BUDGET_PASS;
+    }
+    if (b->told)
+        return OSN_ELEM_BUDGET_DROP;
+    b->told = true;
+    return OSN_ELEM_BUDGET_503;
 }

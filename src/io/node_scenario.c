@@ -33,6 +33,10 @@ static const struct osn_key_spec node_keys[] = {
                  "about 4 for 32 s (RFC 6026), so the default serves about 3,000 calls/s"},
         {"node", "metrics", OSN_KEY_STRING, OSN_KEY_AT(C, metrics), .unit = "HOST:PORT",
          .help = "a Prometheus text endpoint (TCP; port 0 as for listen; none: off)"},
+        {"node", "per_source_rate", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, per_source_rate),
+         .unit = "1/s",
+         .help = "requests (not ACKs) per second per source IPv4 address, a burst of about 1 s; "
+                 "beyond it one stateless 503, then nothing (docs/node.md); 0: off"},
 };
 
 const struct osn_ini_schema osn_node_schema = {node_keys, sizeof node_keys / sizeof node_keys[0],

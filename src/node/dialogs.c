@@ -84,3 +84,88 @@ void dialogs_release(struct dialogs *d)
     free(d->slot);
     *d = (struct dialogs){0};
 }
+
+/* ---- the calls a UAS knows (struct calls): linear probing, deletion by backward shift ---- */
+
+static size_t calls_home(const struct calls *c, uint64_t key)
+{
+    return (size_t)(key ^ key >> 29) & c->mask;
+}
+
+static void calls_insert(struct calls *c, uint64_t key, double t)
+{
+    size_t j = calls_home(c, key);
+    while (c->slot[j].key && c->slot[j].key != key)
+        j = (j + 1) & c->mask;
+    if (!c->slot[j].key)
+        c->n++;
+    c->slot[j] = (struct call_slot){key, t};
+}
+
+/* Twice the room, or the same room without the calls older than CALLS_AGE. */
+static int calls_grow(struct calls *c, double now)
+{
+    size_t cap = c->mask ? c->mask + 1 : 1024;
+    size_t live = 0;
+    for (size_t i = 0; c->slot && i <= c->mask; i++)
+        live += c->slot[i].key && now - c->slot[i].t < CALLS_AGE;
+    if ((live + 1) * 2 > cap)
+        cap *= 2;
+    if (cap / 2 > CALLS_MAX)
+        return OSN_ENOMEM;
+    struct calls d = {calloc(cap, sizeof *d.slot), cap - 1, 0};
+    if (!d.slot)
+        return OSN_ENOMEM;
+    for (size_t i = 0; c->slot && i <= c->mask; i++)
+        if (c->slot[i].key && now - c->slot[i].t < CALLS_AGE)
+            calls_insert(&d, c->slot[i].key, c->slot[i].t);
+    free(c->slot);
+    *c = d;
+    return 0;
+}
+
+int calls_put(struct calls *c, uint64_t key, double now)
+{
+    if ((c->n + 1) * 2 > (c->mask ? c->mask + 1 : 0) && calls_grow(c, now) != 0)
+        return OSN_ENOMEM;
+    calls_insert(c, key, now);
+    return 0;
+}
+
+bool calls_has(const struct calls *c, uint64_t key)
+{
+    if (!c->slot)
+        return false;
+    for (size_t j = calls_home(c, key); c->slot[j].key; j = (j + 1) & c->mask)
+        if (c->slot[j].key == key)
+            return true;
+    return false;
+}
+
+void calls_del(struct calls *c, uint64_t key)
+{
+    if (!c->slot)
+        return;
+    size_t j = calls_home(c, key);
+    while (c->slot[j].key && c->slot[j].key != key)
+        j = (j + 1) & c->mask;
+    if (!c->slot[j].key)
+        return;
+    c->slot[j].key = 0;
+    c->n--;
+    /* Backward shift: move up each later entry of the run that may sit at j. */
+    for (size_t k = (j + 1) & c->mask; c->slot[k].key; k = (k + 1) & c->mask) {
+        size_t h = calls_home(c, c->slot[k].key);
+        if (((k - h) & c->mask) >= ((k - j) & c->mask)) {
+            c->slot[j] = c->slot[k];
+            c->slot[k].key = 0;
+            j = k;
+        }
+    }
+}
+
+void calls_release(struct calls *c)
+{
+    free(c->slot);
+    *c = (struct calls){0};
+}

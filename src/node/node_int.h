@@ -132,6 +132,32 @@ struct dialogs {
     size_t mask, n, used;
 };
 
+/* The calls a UAS knows (dialogs.c): the Call-ID hash of each INVITE it answered 2xx, until
+ * the BYE's 2xx, for a BYE or CANCEL to find (else 481). Bounded: CALLS_MAX entries, and one
+ * forgotten CALLS_AGE s after its 2xx (a BYE after that gets 481). */
+#define CALLS_MAX ((size_t)1 << 20)
+#define CALLS_AGE 3600.0
+
+struct calls {
+    struct call_slot {
+        uint64_t key; /* 0: empty */
+        double t;
+    } * slot;
+    size_t mask, n;
+};
+
+/* The per-source budget (node_datagram): token buckets by source IPv4 address, direct-mapped
+ * (a source that takes another's slot gives that one a full bucket next time: it fails open). */
+#define BUDGET_SLOTS ((size_t)1 << 16)
+
+struct budget_slot {
+    uint32_t addr;
+    struct osn_elem_budget b;
+};
+
+/* The largest UDP payload over IPv4 (65535 - 8 - 20): a forward longer than that cannot go. */
+#define NODE_UDP_MAX 65507
+
 struct node {
     const struct osn_node_cfg *cfg;
     int sock;
@@ -143,6 +169,8 @@ struct node {
     struct osn_elem_server server;
     struct timers timers;
     struct dialogs dialogs;
+    struct calls calls;
+    struct budget_slot *budget; /* BUDGET_SLOTS, NULL when per_source_rate is 0 */
     struct pending pending;
     uint32_t service_gen;
     double t_start;          /* the monotonic clock at start (s) */
@@ -261,5 +289,10 @@ int dialogs_put(struct dialogs *d, struct ntx *x);
 struct ntx *dialogs_get(const struct dialogs *d, uint64_t call_id, struct osn_span text);
 void dialogs_del(struct dialogs *d, struct ntx *x);
 void dialogs_release(struct dialogs *d);
+
+int calls_put(struct calls *c, uint64_t key, double now);
+bool calls_has(const struct calls *c, uint64_t key);
+void calls_del(struct calls *c, uint64_t key);
+void calls_release(struct calls *c);
 
 #endif

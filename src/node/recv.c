@@ -145,6 +145,36 @@ static int arrival_kind(struct node *n, const struct osn_sip_msg *m, bool *again
                                                         pending_has(&n->pending, pending_key(m))));
 }
 
+/* The per-source budget (node.per_source_rate): whether a new request from `from` goes on. One
+ * over its source's budget gets a stateless 503 (no transaction: nothing resends it) the first
+ * time its bucket is dry, else nothing (osn_elem_budget_take decides). */
+static bool within_budget(struct node *n, const struct sockaddr_in *from)
+{
+    if (n->cfg->per_source_rate <= 0)
+        return true;
+    if (!n->budget && !(n->budget = calloc(BUDGET_SLOTS, sizeof *n->budget)))
+        return true; /* no memory for it: fail open, as a slot taken by another source does */
+    uint32_t a = from->sin_addr.s_addr;
+    struct budget_slot *b = &n->budget[(a * 0x9e3779b1u) >> 16 & (BUDGET_SLOTS - 1)];
+    if (b->addr != a || !b->b.used)
+        *b = (struct budget_slot){.addr = a};
+    switch (osn_elem_budget_take(&b->b, n->now, n->cfg->per_source_rate)) {
+    case OSN_ELEM_BUDGET_PASS:
+        return true;
+    case OSN_ELEM_BUDGET_503: {
+        struct osn_sip_reply r = {.status = 503, .retry_after = 1};
+        int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm, &r);
+        if (k > 0)
+            udp_send(n, from, n->obuf, (size_t)k);
+        break;
+    }
+    case OSN_ELEM_BUDGET_DROP:
+        break;
+    }
+    n->st.over_budget++;
+    return false;
+}
+
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from)
 {
     struct osn_sip_msg m;
@@ -158,6 +188,8 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
         n->st.stray++; /* a UAS sends no requests: no response is for it */
         return;
     }
+    if (m.status == 0 && m.method != OSN_SIP_ACK && !within_budget(n, from))
+        return;
     bool again = false;
     int kind = arrival_kind(n, &m, &again);
     enum osn_ctl_msg ck = osn_elem_ctl_msg(kind, m.method, again);

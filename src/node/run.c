@@ -100,6 +100,9 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (!(cfg->stats_interval > 0) || !isfinite(cfg->stats_interval)) {
         key = "node.stats_interval";
         snprintf(msg, msgsize, "must be a finite number of seconds > 0");
+    } else if (!(cfg->per_source_rate >= 0) || !isfinite(cfg->per_source_rate)) {
+        key = "node.per_source_rate";
+        snprintf(msg, msgsize, "must be a finite number of requests per second >= 0");
     } else if (cfg->max_transactions < 1) {
         key = "node.max_transactions";
         snprintf(msg, msgsize, "must be at least 1");

@@ -41,6 +41,9 @@ void node_release(struct node *n)
     n->srv = n->cli = NULL;
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);
+    calls_release(&n->calls);
+    free(n->budget);
+    n->budget = NULL;
     pending_release(&n->pending);
     for (struct ntx *x = n->all_ntx, *next; x; x = next) {
         next = x->next_all;

@@ -2,10 +2,12 @@
  * The node's transaction user: a driver that carries out the element's action lists
  * (src/elem/element.c, the same lists the network simulator carries out) as SIP text. It
  * decides nothing a SIP element decides; what it adds is bytes and a socket:
- *   FORWARD      print the request with our Via on top (a fresh branch, the client half's oc
- *                offer) and Max-Forwards - 1, start a client transaction (500 if that fails);
+ *   FORWARD      print the request with our Via on top (a fresh branch ending in the loop
+ *                hash, the client half's oc offer) and Max-Forwards - 1, start a client
+ *                transaction (if that fails, the element's 513 or 500);
  *   RESPOND      print a response from the stored request, with our To tag and the server
- *                half's feedback in the top Via;
+ *                half's feedback in the top Via; a uas's 2xx to an INVITE, or to a BYE, adds
+ *                the call to, or removes it from, the calls it knows (the 481 of a BYE);
  *   RELAY        print the next hop's response with our Via removed, the feedback on top;
  *   FORWARD_ACK  print the ACK with a branch derived from its own (a resent ACK gets the same);
  *   ARM_2XX      the timer heap, and the dialog map that finds the ACK of the 2xx by Call-ID.
@@ -16,16 +18,64 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "node_int.h"
 #include "osn/err.h"
 
-/* "z9hG4bK" + 16 hex digits: the magic cookie (RFC 3261 8.1.1.7) and a unique number. */
-#define BRANCH_LEN (7 + 16)
+/* "z9hG4bK" + 16 hex digits: the magic cookie (RFC 3261 8.1.1.7) and a unique number; a
+ * forwarded request's branch adds 16 more, its loop hash (loop_hash). */
+#define BRANCH_LEN     (7 + 16)
+#define FWD_BRANCH_LEN (BRANCH_LEN + 16)
 
 static void branch_text(char out[BRANCH_LEN + 1], uint64_t v)
 {
     snprintf(out, BRANCH_LEN + 1, "z9hG4bK%016" PRIx64, v);
+}
+
+static uint64_t mix(uint64_t h, struct osn_span s)
+{
+    return (h ^ osn_sipmsg_hash(s.p, s.n)) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The loop half of the branch we give request m when we forward it (RFC 3261 16.6 step 8): a
+ * function of what forwarding does not change, its Request-URI, From and To tags, Call-ID and
+ * CSeq, not of its Vias or Max-Forwards. The same request back with our Via on it is a loop; a
+ * changed one (a new Request-URI) a spiral. */
+static uint64_t loop_hash(const struct node *n, const struct osn_sipmsg *m)
+{
+    char cs[16];
+    int k = snprintf(cs, sizeof cs, "%" PRIu32 " %d", m->cseq, m->cseq_method);
+    uint64_t h = n->branch_salt;
+    h = mix(h, m->uri);
+    h = mix(h, m->from.tag);
+    h = mix(h, m->to.tag);
+    h = mix(h, m->call_id);
+    return mix(h, (struct osn_span){cs, (size_t)k});
+}
+
+/* Whether request m carries a Via of ours (our sent-by, host and port) whose branch ends in the
+ * loop hash it would get now (RFC 3261 16.3 step 4): a loop. */
+static bool looped(const struct node *n, const struct osn_sipmsg *m)
+{
+    char want[17];
+    size_t hn = strlen(n->host);
+    bool mine = false;
+    for (int i = 0; i < m->nvia && !mine; i++) {
+        const struct osn_sip_via *v = &m->via[i];
+        mine = v->port == n->port && v->host.n == hn && !strncasecmp(v->host.p, n->host, hn) &&
+               v->branch.n == FWD_BRANCH_LEN;
+    }
+    if (!mine)
+        return false;
+    snprintf(want, sizeof want, "%016" PRIx64, loop_hash(n, m));
+    for (int i = 0; i < m->nvia; i++) {
+        const struct osn_sip_via *v = &m->via[i];
+        if (v->port == n->port && v->host.n == hn && !strncasecmp(v->host.p, n->host, hn) &&
+            v->branch.n == FWD_BRANCH_LEN && !memcmp(v->branch.p + BRANCH_LEN, want, 16))
+            return true;
+    }
+    return false;
 }
 
 /* A To tag of ours for the call of request x: the same for every response of the call. */
@@ -77,26 +127,31 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 const struct osn_sip_msg *resp);
 
 /* Forwards the request of server transaction x (parsed in n->pm2) on a new client transaction;
- * false when it could not (then answered 500). */
+ * false when it could not (then answered as the element decides: 513 when it does not fit in a
+ * datagram, RFC 3261 18.1.1, else 500). */
 static bool forward(struct node *n, struct ntx *x)
 {
-    char branch[BRANCH_LEN + 1];
+    char branch[FWD_BRANCH_LEN + 1];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
-    f.branch = (struct osn_span){branch, BRANCH_LEN};
+    snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, &n->pm2));
+    f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
     int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, &n->pm2, &f);
-    struct ntx *y = len > 0 ? ntx_new(n) : NULL;
+    bool too_large = len == OSN_ETOOBIG || len > NODE_UDP_MAX;
+    struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
     struct osn_sip_msg m;
     struct osn_sip_out o;
     if (!y || osn_sipmsg_parse(&n->pm2, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT ||
         ntx_set_req(n, y, n->obuf, (size_t)len, &n->pm2) != 0 ||
         osn_sipmsg_to_txn(&n->pm2, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &y->t, &m, n->now, &o) != 0) {
+        struct osn_elem_actions a;
         ntx_free(n, y);
-        tu_respond(n, x, 500, -1);
+        osn_elem_on_forward_failed(too_large, &a);
+        act(n, x, &a, NULL);
         return false;
     }
     x->peer = y;
@@ -203,7 +258,10 @@ static void count(struct node *n, int c)
                                       [OSN_ELEM_C_483] = &st->too_many_hops,
                                       [OSN_ELEM_C_LATE] = &st->stray,
                                       [OSN_ELEM_C_ACK_FWD] = &st->acks_forwarded,
-                                      [OSN_ELEM_C_STRAY] = &st->stray};
+                                      [OSN_ELEM_C_STRAY] = &st->stray,
+                                      [OSN_ELEM_C_481] = &st->no_dialog_481,
+                                      [OSN_ELEM_C_482] = &st->loops_482,
+                                      [OSN_ELEM_C_513] = &st->too_large_513};
     if (at[c])
         (*at[c])++;
 }
@@ -223,6 +281,15 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         switch (y->kind) {
         case OSN_ELEM_A_RESPOND:
             tu_respond(n, x, y->status, y->retry_after);
+            /* The calls the UAS knows, for a BYE or CANCEL to find: from the INVITE's 2xx to
+             * the BYE's. */
+            if (!is_proxy(n) && y->status >= 200 && y->status < 300) {
+                if (x->t.req.method == OSN_SIP_INVITE &&
+                    calls_put(&n->calls, x->t.req.call_id, n->now) != 0)
+                    n->err = OSN_ENOMEM;
+                else if (x->t.req.method == OSN_SIP_BYE)
+                    calls_del(&n->calls, x->t.req.call_id);
+            }
             break;
         case OSN_ELEM_A_RELAY:
             relay(n, x, y, resp);
@@ -292,10 +359,14 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o)
         act(n, up, &a, o->msg);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         /* The request's Max-Forwards, and the parse forward() prints from. The node keeps no
-         * record of a request once its transaction has ended: never handled before. */
+         * record of a request once its transaction has ended: never handled before. A UAS
+         * knows the calls it answered 2xx and has had no BYE for (struct calls). */
         if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
             return;
-        osn_elem_on_request(&e, n->now, x->t.req.method, n->pm2.max_forwards, false, &x->uas, &a);
+        bool known = !is_proxy(n) && calls_has(&n->calls, x->t.req.call_id);
+        bool loop = is_proxy(n) && looped(n, &n->pm2);
+        osn_elem_on_request(&e, n->now, x->t.req.method, n->pm2.max_forwards, false, known, loop,
+                            &x->uas, &a);
         act(n, x, &a, NULL);
     } else if (o->tu == OSN_SIP_TU_ACK) {
         osn_elem_on_ack(&e, n->pm.max_forwards, &a); /* RFC 6026 7.1: the ACK passes the TU */

@@ -8,7 +8,9 @@
  * transactions, branches are derived from the call, a To tag from its Call-ID, and the UAC's
  * outcomes go into the run's totals. Driver differences from the node: the call's record of
  * the requests handled at each hop outlives their transactions, so a late copy is known here;
- * the simulator's messages carry no Max-Forwards, so the element's 483 never happens here.
+ * the simulator's messages carry no Max-Forwards, so the element's 483 never happens here; it
+ * models no unknown BYE or CANCEL, no routing loop, no message sizes and no source addresses, so
+ * the element's 481, 482, 513 and per-source budget never happen here either.
  */
 #include <math.h>
 
@@ -147,9 +149,11 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
         uint8_t *fw = w->t.req.method == OSN_SIP_INVITE ? &c->fwd : &c->bfwd;
         uint8_t bit = (uint8_t)(1u << txn_hop(w));
         /* The call's record of the requests handled at each hop outlives their transactions;
-         * the simulator's messages carry no Max-Forwards (-1: never checked). */
+         * the simulator's messages carry no Max-Forwards (-1: never checked). Its UAC sends a
+         * BYE only for a call the UAS answered and its routes never loop, so the UAS always
+         * knows the call (no 481) and no request loops (no 482). */
         osn_elem_on_request(&s->elems[txn_elem(w)].tu, s->q.now, w->t.req.method, -1,
-                            (*fw & bit) != 0, &c->uas, &a);
+                            (*fw & bit) != 0, true, false, &c->uas, &a);
         *fw |= bit; /* forwarded(c, h, inv) is now w */
         act(s, txn_elem(w), c, txn_hop(w), w, &a);
     } else if (o->tu == OSN_SIP_TU_ACK) {
