@@ -30,7 +30,6 @@ Usage: metrics_hostile.py OSN        exit 0 when every check held, 1 otherwise.
 import json
 import os
 import re
-import select
 import shutil
 import socket
 import struct
@@ -41,22 +40,8 @@ import threading
 import time
 import urllib.request
 
-
-def listening(p, seconds=10):
-    """The ports on the listening line the node prints on stdout (a pipe) once it has bound
-    port 0: (sip, metrics); None when it exits or prints none within `seconds`."""
-    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + seconds
-    while b"\n" not in buf:
-        left = end - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return None  # the node exited
-        buf += chunk
-    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+) \(udp\), "
-                 rb"metrics 127\.0\.0\.1:(\d+)", buf)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from txn_end import listening  # noqa: E402  (the listening line, read one way)
 
 
 def start(osn, tmp, duration, args=("--set", "node.element=uas")):
