@@ -362,6 +362,7 @@ int osn_cmd_sim(int argc, char **argv)
     double *per_rep = NULL;
     FILE *trace = NULL;
     int status = OSN_EXIT_ERROR;
+    bool everywhere = false; /* an error every rank meets alike (study_mpi.h) */
 
     bool net = osn_cmd_sim_is_net(argc, argv);
     if (osn_cmd_sim_compare_wanted(argc, argv)) /* a paired comparison: cmd_sim_compare.c */
@@ -377,6 +378,7 @@ int osn_cmd_sim(int argc, char **argv)
     struct osn_split split;
     if (study_mpi_split("sim", &split, &o.split) != 0)
         return OSN_EXIT_ERROR;
+    everywhere = true;
     if (parse_args(argc, argv, &o) != 0)
         goto out;
     if (o.split && o.trace) {
@@ -385,6 +387,7 @@ int osn_cmd_sim(int argc, char **argv)
             split.parts);
         goto out;
     }
+    everywhere = false;
     if (split.part != 0) {
         o.json = o.csv = o.dist_tret = o.reps_out = o.trace = NULL;
         o.quiet = true;
@@ -421,6 +424,10 @@ out:
         osn_sim_scenario_release(s);
     free(s);
     free(o.sets);
-    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
+    /* After the temporaries are gone: rank 0 failing aborts all, unless all failed alike. */
+    if (everywhere)
+        study_mpi_finish_everywhere(status);
+    else
+        study_mpi_finish(status);
     return status;
 }
