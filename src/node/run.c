@@ -268,6 +268,18 @@ static void teardown(struct node *n)
     node_release(n);
 }
 
+/* Whether SIGINT or SIGTERM waits, blocked. ppoll delivers a signal only when it finds no
+ * descriptor ready, so a descriptor that stays ready (a flood on the socket, or the HTTP
+ * endpoint with work every turn) would keep a stop request waiting for good: a node under the
+ * sanitizers once ignored SIGTERM for 30 s so. The signal is delivered when the loop unblocks it
+ * on its way out. */
+static bool stop_pending(void)
+{
+    sigset_t pending;
+    return sigpending(&pending) == 0 &&
+           (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
+}
+
 static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
 {
     const struct osn_node_cfg *cfg = n->cfg;
@@ -282,7 +294,7 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX
     if (cfg->stats)
         fprintf(cfg->stats, "t,calls_in,calls_forwarded,calls_ok,rejected_503,dropped,"
                             "retrans_absorbed,queue,mode\n");
-    while (!n->err && !(cfg->stop && *cfg->stop)) {
+    while (!n->err && !(cfg->stop && *cfg->stop) && !stop_pending()) {
         n->now = mono() - n->t_start;
         node_fire_due(n);
         if (cfg->duration > 0 && n->now >= cfg->duration)
