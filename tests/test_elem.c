@@ -238,6 +238,15 @@ static void test_rfc_answers(void **state)
     assert_int_equal(a.a[0].count, OSN_ELEM_C_513);
     osn_elem_on_forward_failed(false, &a);
     assert_int_equal(a.a[0].status, 500);
+
+    osn_elem_on_relay_failed(486, &a); /* a final one ends the server transaction: 502 */
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_STRAY);
+    assert_int_equal(a.a[1].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a.a[1].status, 502);
+    osn_elem_on_relay_failed(180, &a); /* a provisional one is dropped, counted */
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_COUNT);
 }
 
 /* The per-source budget: a burst of max(rate, 1), then one 503 and nothing until a token comes

@@ -327,6 +327,12 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
  * gives RESPOND 513 Message Too Large; any other failure RESPOND 500. */
 void osn_elem_on_forward_failed(bool too_large, struct osn_elem_actions *a);
 
+/* A RELAY of a response with `status` could not be carried out (no Via left below ours: RFC
+ * 3261 16.7 step 3 says the response was meant for this element; or it does not fit): counted
+ * as stray and, for a final response, RESPOND 502 Bad Gateway, so that the server transaction
+ * ends instead of waiting in Proceeding for good; a provisional one is only dropped. */
+void osn_elem_on_relay_failed(int status, struct osn_elem_actions *a);
+
 /* The UAS's 2xx timer fired; `have_txn` says the server transaction is still there, in
  * Accepted. RESEND_2XX and ARM_2XX while the ACK has not come and 64*T1 has not passed since the
  * first 2xx (uas.c), else nothing: the timer is over. */

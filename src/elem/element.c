@@ -17,6 +17,7 @@
  *   TU_REQUEST BYE/CANCEL, unknown    UAS    RESPOND 481 (RFC 3261 15.1.2, 9.2)
  *   TU_REQUEST                        UAS    RESPOND 180 (INVITE), RESPOND 200, ARM_2XX
  *   FORWARD failed: too large         proxy  RESPOND 513 (RFC 3261 18.1.1), else RESPOND 500
+ *   RELAY failed (no Via below ours)  proxy  count stray; a final one RESPOND 502 (16.7 step 3)
  *   UAS 2xx timer, no ACK, < 64*T1    UAS    RESEND_2XX, ARM_2XX (RFC 3261 13.3.1.4)
  *   TU_ACK / ACK matching nothing     proxy  FORWARD_ACK (RFC 3261 16.11, RFC 6026 7.1)
  *   TU_ACK / ACK matching nothing     UAS    ACKED (RFC 3261 13.3.1.4)
@@ -100,6 +101,14 @@ void osn_elem_on_forward_failed(bool too_large, struct osn_elem_actions *a)
         push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_513, 513, -1);
     else
         push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 500, -1);
+}
+
+void osn_elem_on_relay_failed(int status, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    push(a, OSN_ELEM_A_COUNT, OSN_ELEM_C_STRAY, 0, -1);
+    if (status >= 200)
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 502, -1);
 }
 
 void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,

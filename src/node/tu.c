@@ -168,14 +168,10 @@ static void relay(struct node *n, struct ntx *up, const struct osn_elem_action *
     struct osn_sip_oc oc;
     feedback(n, &oc);
     int len = osn_sipmsg_print_response_fwd_oc(n->obuf, sizeof n->obuf, &n->pm, &oc);
-    if (len <= 0) {
-        /* It cannot go upstream (no Via below ours: RFC 3261 16.7 step 3 says it was meant for
-         * us, or it does not fit). A final one still ends the server transaction, with 502
-         * Bad Gateway, or that transaction would wait in Proceeding for good (found by
-         * fuzz_node); a provisional one is dropped. A driver matter: only the node has text. */
-        n->st.stray++;
-        if (a->status >= 200)
-            tu_respond(n, up, 502, -1);
+    if (len <= 0) { /* the element decides what then (found by fuzz_node) */
+        struct osn_elem_actions f;
+        osn_elem_on_relay_failed(a->status, &f);
+        act(n, up, &f, NULL);
         return;
     }
     struct osn_sip_msg r = osn_elem_response(&up->t.req, a->status, a->retry_after);
