@@ -204,17 +204,9 @@ def check_scrapes(met, count=500):
     bad = {}
     for _ in range(count):
         try:
-            c = socket.create_connection(("127.0.0.1", met), timeout=5)
-            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            data = b""
-            while True:
-                b = c.recv(65536)
-                if not b:
-                    break
-                data += b
-            c.close()
-            if data[:12] not in (b"HTTP/1.1 200", b"HTTP/1.0 200") or b"osn_node_transactions" \
-                    not in data:
+            status, _, body = raw_http(
+                met, b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            if status != 200 or b"osn_node_transactions" not in body:
                 bad["incomplete"] = bad.get("incomplete", 0) + 1
         except OSError as e:
             bad[type(e).__name__] = bad.get(type(e).__name__, 0) + 1

@@ -16,7 +16,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import Caller, Node, scrape  # noqa: E402
+from txn_end import Caller, Node, scrape, wait_ended  # noqa: E402
 
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
@@ -115,11 +115,8 @@ def main():
               f"{got[:2]}, a {len(msg)}-byte request")
         c.request(e.sip, "ACK", "big", "big", 1, to_tag=";tag=x")
 
-        end = time.time() + 10
-        while time.time() < end and any(n.live() for n in nodes):
-            time.sleep(0.2)
-        for n in nodes:
-            check(f"{n.name} ends with no transaction", n.live() == 0, f"{n.live():.0f} live")
+        for name, live in wait_ended(nodes, 10).items():
+            check(f"{name} ends with no transaction", live == 0, f"{live:.0f} live")
     finally:
         stop.set()
         for n in nodes:

@@ -116,6 +116,14 @@ class Caller:
         return got
 
 
+def wait_ended(nodes, seconds):
+    """Waits until no node holds a live transaction, `seconds` at most; {name: live} then."""
+    end = time.time() + seconds
+    while time.time() < end and any(n.live() for n in nodes):
+        time.sleep(0.2)
+    return {n.name: n.live() for n in nodes}
+
+
 def faulty_next_hop(sock, stop):
     """Answers each INVITE with a 486 that keeps only the top Via (the proxy's own): RFC 3261
     16.7 says such a response is for the proxy, which cannot relay it; the caller must still get
@@ -199,14 +207,10 @@ def main():
             ok = False
         # The longest wait: Timer B (64 T1 = 1.28 s) then Timer H (64 T1) for the unACKed 408s;
         # the UAS's Timer J/K and the 2xx's Accepted state are shorter. 15 s is a generous bound.
-        end = time.time() + 15
-        while time.time() < end and any(n.live() for n in nodes):
-            time.sleep(0.2)
-        for n in nodes:
-            live = n.live()
-            print(f"{n.name}: {live:.0f} live transactions after the timers ran out")
+        for name, live in wait_ended(nodes, 15).items():
+            print(f"{name}: {live:.0f} live transactions after the timers ran out")
             if live:
-                print(f"FAIL: {n.name} leaked {live:.0f} transactions")
+                print(f"FAIL: {name} leaked {live:.0f} transactions")
                 ok = False
     finally:
         stop.set()
