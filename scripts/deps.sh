@@ -17,7 +17,8 @@
 #           clang-16 and libclang-rt-16-dev (the libFuzzer target), clang-format (the format
 #           gate), python3-matplotlib (the Python example the install test runs), kamailio
 #           (the real proxy of the node tests), openmpi-bin and libopenmpi-dev (studies over
-#           MPI ranks)
+#           MPI ranks), baresip-core (a real softphone calling and called through the node;
+#           the binary and its modules without the GUI and video packages `baresip` pulls in)
 #   bench   `make bench`: python3-scipy (bench/scipy_peer.py) and python3-simpy (SimPy 2.3,
 #           bench/simpy_peer.py)
 #
@@ -39,7 +40,7 @@ build=(gcc libc6-dev make cmake ninja-build pkg-config libinih-dev libjansson-de
     libmicrohttpd-dev python3)
 demo=(sip-tester gnuplot-nox)
 test=(libcmocka-dev libosip2-dev clang-16 libclang-rt-16-dev clang-format python3-matplotlib
-    kamailio openmpi-bin libopenmpi-dev)
+    kamailio openmpi-bin libopenmpi-dev baresip-core)
 bench=(python3-scipy python3-simpy)
 
 if [[ "${1:-}" == --list ]]; then

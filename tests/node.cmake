@@ -66,3 +66,17 @@ set_tests_properties(node_rfc_answers PROPERTIES TIMEOUT 120 LABELS node)
 add_test(NAME node_unreachable
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/unreachable.py $<TARGET_FILE:osn>)
 set_tests_properties(node_unreachable PROPERTIES TIMEOUT 120 LABELS node)
+
+# A real softphone (issue 33): baresip calls through edge -> core -> uas, the call is
+# established and baresip hangs up; and a UAC calls baresip through edge -> core, which answers
+# by itself. Skipped (77) when baresip is not installed (scripts/deps.sh test installs it).
+add_test(NAME node_baresip
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/baresip.py $<TARGET_FILE:osn>)
+set_tests_properties(node_baresip PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS node)
+
+# What the uas answers as a user agent (issue 33): Contact in its 180 and 200, the SDP answer
+# (first codec, inactive), Allow/Accept/Supported to OPTIONS, 405 with Allow, 481 in no dialog,
+# 488 for a malformed offer, 415 for a body not SDP. Short timers, a few seconds.
+add_test(NAME node_uas_answers
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/uas_answers.py $<TARGET_FILE:osn>)
+set_tests_properties(node_uas_answers PROPERTIES TIMEOUT 120 LABELS node)

@@ -51,15 +51,93 @@ static void test_uas_2xx_schedule(void **state)
     assert_false(osn_uas_2xx_start(&x, 0, &cfg, &at));
 }
 
+/* One row of the UAS's table: what it answers (status and what each carries). */
+static void uas_row(int method, bool known, bool in_dialog, int offer, int n, int s0, int w0,
+                    int s1, int w1)
+{
+    struct osn_uas_request q = {method, known, in_dialog, offer};
+    struct osn_uas_reply r[2];
+    assert_int_equal(osn_uas_answer(&q, r), n);
+    assert_int_equal(r[0].status, s0);
+    assert_int_equal(r[0].with, w0);
+    if (n > 1) {
+        assert_int_equal(r[1].status, s1);
+        assert_int_equal(r[1].with, w1);
+    }
+}
+
+/* What a UA answers (RFC 3261): 180 and 200 to a new INVITE, both with Contact (12.1.1: they
+ * create the dialog), the 200 with the SDP answer, or an offer when the INVITE had none
+ * (13.3.1.4); 488 to malformed SDP (21.4.26), 415 with Accept to a body that is not SDP
+ * (21.4.13); a re-INVITE of a known dialog 200 alone; OPTIONS 200 with Allow, Accept and
+ * Supported (11.2); a method it does not handle 405 with Allow (8.2.1); a request with a To tag
+ * of no dialog 481 (12.2.2), as a BYE or CANCEL of no call (15.1.2, 9.2). */
 static void test_uas_answers(void **state)
 {
-    int st[2];
+    const int C = OSN_ELEM_W_CONTACT, S = OSN_ELEM_W_SDP, A = OSN_ELEM_W_ALLOW, K = OSN_ELEM_W_CAPS;
     (void)state;
-    assert_int_equal(osn_uas_answers(OSN_SIP_INVITE, st), 2);
-    assert_int_equal(st[0], 180);
-    assert_int_equal(st[1], 200);
-    assert_int_equal(osn_uas_answers(OSN_SIP_BYE, st), 1);
-    assert_int_equal(st[0], 200);
+    uas_row(OSN_SIP_INVITE, false, false, OSN_UAS_OFFER, 2, 180, C, 200, C | S);
+    uas_row(OSN_SIP_INVITE, false, false, OSN_UAS_NO_OFFER, 2, 180, C, 200, C | S);
+    uas_row(OSN_SIP_INVITE, false, false, OSN_UAS_MALFORMED, 1, 488, 0, 0, 0);
+    uas_row(OSN_SIP_INVITE, false, false, OSN_UAS_NOT_SDP, 1, 415, K, 0, 0);
+    uas_row(OSN_SIP_INVITE, true, true, OSN_UAS_OFFER, 1, 200, C | S, 0, 0);
+    uas_row(OSN_SIP_INVITE, false, true, OSN_UAS_OFFER, 1, 481, 0, 0, 0);
+    uas_row(OSN_SIP_OPTIONS, false, false, OSN_UAS_NO_OFFER, 1, 200, A | K, 0, 0);
+    uas_row(OSN_SIP_OPTIONS, false, true, OSN_UAS_NO_OFFER, 1, 481, 0, 0, 0);
+    uas_row(OSN_SIP_OTHER, false, false, OSN_UAS_NO_OFFER, 1, 405, A, 0, 0);
+    uas_row(OSN_SIP_REGISTER, false, false, OSN_UAS_NO_OFFER, 1, 405, A, 0, 0);
+    uas_row(OSN_SIP_OTHER, true, true, OSN_UAS_NO_OFFER, 1, 405, A, 0, 0);
+    uas_row(OSN_SIP_OTHER, false, true, OSN_UAS_NO_OFFER, 1, 481, 0, 0, 0);
+    uas_row(OSN_SIP_BYE, true, true, OSN_UAS_NO_OFFER, 1, 200, 0, 0, 0);
+    uas_row(OSN_SIP_BYE, false, true, OSN_UAS_NO_OFFER, 1, 481, 0, 0, 0);
+    uas_row(OSN_SIP_BYE, false, false, OSN_UAS_NO_OFFER, 1, 481, 0, 0, 0);
+    uas_row(OSN_SIP_CANCEL, false, false, OSN_UAS_NO_OFFER, 1, 481, 0, 0, 0);
+    /* Allow names what it handles and nothing it answers 405 */
+    assert_int_equal(OSN_UAS_ALLOW, 1 << OSN_SIP_INVITE | 1 << OSN_SIP_ACK | 1 << OSN_SIP_BYE |
+                                            1 << OSN_SIP_CANCEL | 1 << OSN_SIP_OPTIONS);
+}
+
+/* The TU's actions for a UAS: a new call counts and arms the 2xx timer after 180 and 200, each
+ * with what it carries; a 488 arms nothing; a re-INVITE is not a new call. */
+static void test_uas_actions(void **state)
+{
+    struct osn_sip_cfg cfg;
+    struct osn_elem e = {.role = OSN_ELEM_UAS, .sip = &cfg};
+    struct osn_uas_2xx u = {0};
+    struct osn_elem_actions a;
+    (void)state;
+    osn_sip_cfg_default(&cfg);
+
+    struct osn_uas_request q = {.method = OSN_SIP_INVITE, .offer = OSN_UAS_OFFER};
+    osn_elem_on_uas_request(&e, 1, &q, false, &u, &a);
+    assert_int_equal(a.n, 4);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_FORWARDED);
+    assert_int_equal(a.a[1].status, 180);
+    assert_int_equal(a.a[1].with, OSN_ELEM_W_CONTACT);
+    assert_int_equal(a.a[2].status, 200);
+    assert_int_equal(a.a[2].count, OSN_ELEM_C_CALL_OK);
+    assert_int_equal(a.a[2].with, OSN_ELEM_W_CONTACT | OSN_ELEM_W_SDP);
+    assert_int_equal(a.a[3].kind, OSN_ELEM_A_ARM_2XX);
+
+    u = (struct osn_uas_2xx){0};
+    q.offer = OSN_UAS_MALFORMED;
+    osn_elem_on_uas_request(&e, 1, &q, false, &u, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 488);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_NONE);
+
+    q = (struct osn_uas_request){.method = OSN_SIP_INVITE, .known = true, .in_dialog = true};
+    osn_elem_on_uas_request(&e, 1, &q, false, &u, &a);
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.a[0].status, 200);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_NONE);
+    assert_int_equal(a.a[1].kind, OSN_ELEM_A_ARM_2XX);
+
+    /* the simulator's entry: a BYE of no call 481, as before */
+    osn_elem_on_request(&e, 1, OSN_SIP_BYE, 70, false, false, false, &u, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 481);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_481);
 }
 
 /* The UAC: the first 180 gives the setup delay, a 2xx within 64*T1 a good call (once), a 503 a
@@ -286,9 +364,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_uas_2xx_schedule), cmocka_unit_test(test_uas_answers),
-            cmocka_unit_test(test_rfc_answers),      cmocka_unit_test(test_budget),
-            cmocka_unit_test(test_uac_outcomes),     cmocka_unit_test(test_proxy_decisions),
-            cmocka_unit_test(test_oc_round_trip),    cmocka_unit_test(test_server_queue),
+            cmocka_unit_test(test_uas_actions),      cmocka_unit_test(test_rfc_answers),
+            cmocka_unit_test(test_budget),           cmocka_unit_test(test_uac_outcomes),
+            cmocka_unit_test(test_proxy_decisions),  cmocka_unit_test(test_oc_round_trip),
+            cmocka_unit_test(test_server_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

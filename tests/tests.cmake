@@ -41,6 +41,9 @@ osn_unit_test(test_ctl)
 target_link_libraries(test_ctl PRIVATE osn_ctl)
 osn_unit_test(test_sip)
 target_link_libraries(test_sip PRIVATE osn_sip)
+# The UAS's SDP answer against RFC 3264 6 (src/sip/sdp.c).
+osn_unit_test(test_sip_sdp)
+target_link_libraries(test_sip_sdp PRIVATE osn_sip)
 
 add_test(NAME cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_cli.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli PROPERTIES TIMEOUT 300)
@@ -157,7 +160,7 @@ set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 # test's seam) and through a reference driver on the element API; same wire, same counts.
 add_executable(test_elem_drivers tests/test_elem_drivers.c src/node/txn.c src/node/recv.c
                src/node/tu.c src/node/timers.c src/node/dialogs.c src/node/pending.c
-               src/node/state.c)
+               src/node/state.c src/node/uas_reply.c)
 target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/node)
 target_link_libraries(test_elem_drivers PRIVATE osn_elem PkgConfig::CMOCKA)
 add_test(NAME test_elem_drivers COMMAND test_elem_drivers)

@@ -211,9 +211,59 @@ bool osn_proxy_retrans_allowed(struct osn_ctl *cli, double now, const struct osn
 
 /* ---- UAS (uas.c) ---- */
 
-/* A UAS answers each new request at once: 180 then 200 for an INVITE, 200 for anything else.
- * Fills status[] and returns how many. */
-int osn_uas_answers(int method, int status[2]);
+/* What the UAS adds to a response of its own (struct osn_elem_action's `with`, struct
+ * osn_uas_reply's): the driver writes them. */
+#define OSN_ELEM_W_CONTACT                                             \
+    0x01 /* Contact: our own address (RFC 3261 12.1.1: a response that \
+            creates a dialog, 101..299 to an INVITE; 8.1.1.8) */
+#define OSN_ELEM_W_SDP                                                  \
+    0x02 /* a session description: the RFC 3264 answer to the request's \
+            offer, or an offer of ours when it had none (RFC 3261       \
+            13.3.1.4: the 2xx MUST carry one or the other) */
+#define OSN_ELEM_W_ALLOW                                             \
+    0x04 /* Allow: the methods of OSN_UAS_ALLOW (RFC 3261 20.5: in a \
+            405, and in the answer to OPTIONS, 11.2) */
+#define OSN_ELEM_W_CAPS                                                \
+    0x08 /* Accept: application/sdp and Supported: none (RFC 3261 11.2 \
+            for OPTIONS; Accept also in a 415, 21.4.13) */
+
+/* The methods the UAS handles (bits 1 << enum osn_sip_method): the others get 405. */
+#define OSN_UAS_ALLOW                                                                      \
+    (1u << OSN_SIP_INVITE | 1u << OSN_SIP_ACK | 1u << OSN_SIP_BYE | 1u << OSN_SIP_CANCEL | \
+     1u << OSN_SIP_OPTIONS)
+
+/* What the UAS's body of a request is to it (the driver reads the bytes: osn_sdp_offer_check
+ * gives the same values, OSN_SDP_*). */
+enum osn_uas_offer {
+    OSN_UAS_NO_OFFER,  /* no body */
+    OSN_UAS_OFFER,     /* an SDP offer */
+    OSN_UAS_MALFORMED, /* SDP that does not parse: 488 (RFC 3261 21.4.26) */
+    OSN_UAS_NOT_SDP,   /* a body of a type it does not take: 415 (RFC 3261 21.4.13) */
+};
+
+/* The facts of a new request at the UAS. */
+struct osn_uas_request {
+    int method;     /* enum osn_sip_method */
+    bool known;     /* its Call-ID is a call the UAS answered 2xx and had no BYE for (or, for a
+                       CANCEL, an INVITE transaction of its own) */
+    bool in_dialog; /* it has a To tag: a request within a dialog (RFC 3261 12.2) */
+    int offer;      /* enum osn_uas_offer of its body */
+};
+
+struct osn_uas_reply {
+    uint16_t status;
+    uint8_t with; /* OSN_ELEM_W_* */
+};
+
+/* What the UAS answers, in order (fills r[], returns how many, at most 2):
+ *   in a dialog (To tag) it does not know, or a BYE/CANCEL of no call   481 (12.2.2, 15.1.2, 9.2)
+ *   a method not in OSN_UAS_ALLOW                                       405 + Allow (8.2.1)
+ *   INVITE with malformed SDP / a body not SDP                          488 / 415 + Accept
+ *   INVITE, new                                  180 + Contact, 200 + Contact + SDP
+ *   INVITE in a dialog it knows (re-INVITE)      200 + Contact + SDP
+ *   OPTIONS                                      200 + Allow, Accept, Supported (11.2)
+ *   BYE, CANCEL of a known call                  200 */
+int osn_uas_answer(const struct osn_uas_request *q, struct osn_uas_reply r[2]);
 
 /* A response of the TU for request `req` (RFC 3261 8.2.6: the layer copies Via, From, Call-ID
  * and CSeq; the TU adds the status, Retry-After (-1: none) and its To tag). */
@@ -289,6 +339,7 @@ struct osn_elem_action {
     uint8_t count;       /* enum osn_elem_count */
     uint16_t status;     /* RESPOND, RELAY */
     int32_t retry_after; /* RESPOND, RELAY: s, -1 none */
+    uint8_t with;        /* RESPOND at a UAS: what the response carries (OSN_ELEM_W_*) */
 };
 
 #define OSN_ELEM_MAX_ACTIONS 4
@@ -321,6 +372,12 @@ struct osn_elem {
 void osn_elem_on_request(const struct osn_elem *e, double now, int method, int max_forwards,
                          bool handled, bool known, bool loop, struct osn_uas_2xx *u,
                          struct osn_elem_actions *a);
+
+/* The same for a UAS told more of the request (osn_uas_answer's table): `handled` as above;
+ * the responses carry their OSN_ELEM_W_* in `with`. osn_elem_on_request at a UAS is this with
+ * in_dialog false and no offer. */
+void osn_elem_on_uas_request(const struct osn_elem *e, double now, const struct osn_uas_request *q,
+                             bool handled, struct osn_uas_2xx *u, struct osn_elem_actions *a);
 
 /* A FORWARD could not be carried out: `too_large`, the forwarded request does not fit the
  * transport (RFC 3261 18.1.1: over UDP's limit, and no congestion-controlled transport to use),

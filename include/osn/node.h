@@ -93,7 +93,7 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(bad_dropped, "malformed datagrams dropped")                                                  \
     X(stray, "messages matching no transaction, dropped")                                          \
     X(send_errors, "datagrams the socket refused")                                                 \
-    X(no_dialog_481, "481 sent (uas: a BYE or CANCEL for no call of its own)")                     \
+    X(no_dialog_481, "481 sent (uas: a request in no dialog, a BYE or CANCEL of no call)")         \
     X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \
     X(too_large_513, "513 sent (the forwarded request too large for UDP)")                         \
     X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \

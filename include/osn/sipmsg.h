@@ -302,6 +302,35 @@ int osn_sipmsg_key_copy(struct osn_sipmsg_key *dst, char *buf, size_t cap,
  * collision, i.e. no match. */
 bool osn_sipmsg_key_eq(const struct osn_sipmsg_key *a, const struct osn_sipmsg_key *b);
 
+/* ---- SDP offer/answer for a UAS without media (sdp.c) ---- */
+
+/* What a request's body is to a UAS (RFC 3264 offer/answer over RFC 3261 13). */
+enum osn_sdp_offer {
+    OSN_SDP_NO_OFFER,  /* no body */
+    OSN_SDP_OFFER,     /* an application/sdp body that follows RFC 4566 */
+    OSN_SDP_MALFORMED, /* application/sdp that does not: 488 (RFC 3261 21.4.26) */
+    OSN_SDP_NOT_SDP,   /* a body of another type: 415 (RFC 3261 21.4.13) */
+};
+
+/* The enum osn_sdp_offer of a body with this Content-Type value (absent: not SDP). */
+int osn_sdp_offer_check(struct osn_span content_type, struct osn_span body);
+
+/* Where our (never used) media would be. */
+struct osn_sdp_local {
+    struct osn_span addr; /* our address, for o= and c= (no brackets) */
+    bool ip6;             /* IP6 rather than IP4 */
+    uint16_t port;        /* the port of each accepted stream */
+    uint64_t session_id;  /* o= sess-id and sess-version */
+};
+
+/* The RFC 3264 answer to `offer` into out[0..cap): per offered m= line the first format (and its
+ * rtpmap/fmtp lines), streams offered with port 0 kept rejected, every other one inactive, the
+ * offer's t=. With no offer (empty span), an offer of ours: one inactive PCMU audio stream.
+ * Returns the length, OSN_EINVAL (an offer osn_sdp_offer_check calls malformed) or
+ * OSN_ETOOBIG. */
+int osn_sdp_print_answer(char *out, size_t cap, struct osn_span offer,
+                         const struct osn_sdp_local *l);
+
 /* ---- printer (print.c) ---- */
 
 /* Every printer writes into out[0..cap), returns the length written, or OSN_EINVAL (bad
@@ -346,10 +375,18 @@ struct osn_sip_reply {
      * oc-algo); the request's own oc parameters there are dropped. flags 0: none, and the
      * top Via is copied as it came. */
     struct osn_sip_oc oc;
+    /* What a UA adds (absent spans and 0: nothing): Contact: <contact> (12.1.1), Allow: the
+     * methods of the bits (1 << enum osn_sip_method) (20.5), Accept and Supported with these
+     * values, possibly empty (11.2: "none supported"), and a body of type body_type. */
+    struct osn_span contact;
+    uint32_t allow;
+    struct osn_span accept, supported;
+    struct osn_span body, body_type;
 };
 
 /* Vias, From, To (+ tag), Call-ID, CSeq and, for 100, Timestamp copied from `req` (8.2.6.1-2);
- * Record-Route too for 101..299 (12.1.1); then Retry-After and Content-Length: 0. */
+ * Record-Route too for 101..299 (12.1.1); then Contact, Allow, Accept, Supported, Retry-After,
+ * and Content-Type with the body (or Content-Length: 0) as r asks. */
 int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
                            const struct osn_sip_reply *r);
 

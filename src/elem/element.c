@@ -14,8 +14,11 @@
  *   TU_REQUEST, our Via, same branch  proxy  RESPOND 482 (16.3 step 4: a loop, not a spiral)
  *   TU_REQUEST, client half sheds     proxy  RESPOND 503 (RFC 7339 5.3)
  *   TU_REQUEST                        proxy  FORWARD (RFC 3261 16.6)
- *   TU_REQUEST BYE/CANCEL, unknown    UAS    RESPOND 481 (RFC 3261 15.1.2, 9.2)
- *   TU_REQUEST                        UAS    RESPOND 180 (INVITE), RESPOND 200, ARM_2XX
+ *   TU_REQUEST BYE/CANCEL, unknown    UAS    RESPOND 481 (RFC 3261 15.1.2, 9.2); likewise
+ *     or in a dialog it does not know           any request with a To tag (12.2.2)
+ *   TU_REQUEST                        UAS    what osn_uas_answer says (405, 415, 488; 180 and
+ *                                            200 with Contact and SDP, ARM_2XX; 200 to OPTIONS
+ *                                            with Allow, Accept, Supported; 200 to BYE)
  *   FORWARD failed: too large         proxy  RESPOND 513 (RFC 3261 18.1.1), else RESPOND 500
  *   RELAY failed (no Via below ours)  proxy  count stray; a final one RESPOND 502 (16.7 step 3)
  *   UAS 2xx timer, no ACK, < 64*T1    UAS    RESEND_2XX, ARM_2XX (RFC 3261 13.3.1.4)
@@ -39,24 +42,41 @@ static void push(struct osn_elem_actions *a, int kind, int count, int status, in
     x->count = (uint8_t)count;
     x->status = (uint16_t)status;
     x->retry_after = retry_after;
+    x->with = 0;
 }
 
-/* The UAS answers at once and, for an INVITE, resends its 2xx until the ACK (uas.c). */
-static void uas_request(const struct osn_elem *e, double now, int method, struct osn_uas_2xx *u,
-                        struct osn_elem_actions *a)
+/* The UAS answers at once (uas.c) and, for an INVITE's 2xx, resends it until the ACK. A new
+ * call it accepts counts as passed on and, at its 2xx, as a good call; a re-INVITE or a call
+ * refused (488, 415) as neither. */
+void osn_elem_on_uas_request(const struct osn_elem *e, double now, const struct osn_uas_request *q,
+                             bool handled, struct osn_uas_2xx *u, struct osn_elem_actions *a)
 {
-    int status[2], k = osn_uas_answers(method, status);
-    bool inv = method == OSN_SIP_INVITE;
+    struct osn_uas_reply r[2];
+    int k = osn_uas_answer(q, r);
+    bool inv = q->method == OSN_SIP_INVITE;
+    bool call = inv && !q->in_dialog && r[k - 1].status == 200; /* a new call it accepts */
 
-    if (inv)
+    a->n = 0;
+    if (handled) {
+        push(a, OSN_ELEM_A_DROP, OSN_ELEM_C_LATE, 0, -1);
+        return;
+    }
+    if (r[0].status == 481) {
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_481, 481, -1);
+        return;
+    }
+    if (call)
         push(a, OSN_ELEM_A_COUNT, OSN_ELEM_C_FORWARDED, 0, -1);
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
+        bool ok = r[i].status >= 200 && r[i].status < 300;
         push(a, OSN_ELEM_A_RESPOND,
-             status[i] < 200 ? OSN_ELEM_C_NONE
-             : inv           ? OSN_ELEM_C_CALL_OK
-                             : OSN_ELEM_C_BYE_OK,
-             status[i], -1);
-    if (inv && osn_uas_2xx_start(u, now, e->sip, &a->at))
+             !ok   ? OSN_ELEM_C_NONE
+             : inv ? (call ? OSN_ELEM_C_CALL_OK : OSN_ELEM_C_NONE)
+                   : OSN_ELEM_C_BYE_OK,
+             r[i].status, -1);
+        a->a[a->n - 1].with = r[i].with;
+    }
+    if (inv && r[k - 1].status == 200 && osn_uas_2xx_start(u, now, e->sip, &a->at))
         push(a, OSN_ELEM_A_ARM_2XX, OSN_ELEM_C_NONE, 0, -1);
 }
 
@@ -64,16 +84,14 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
                          bool handled, bool known, bool loop, struct osn_uas_2xx *u,
                          struct osn_elem_actions *a)
 {
+    if (e->role == OSN_ELEM_UAS) {
+        struct osn_uas_request q = {.method = method, .known = known};
+        osn_elem_on_uas_request(e, now, &q, handled, u, a);
+        return;
+    }
     a->n = 0;
     if (handled) {
         push(a, OSN_ELEM_A_DROP, OSN_ELEM_C_LATE, 0, -1);
-        return;
-    }
-    if (e->role == OSN_ELEM_UAS) {
-        if ((method == OSN_SIP_BYE || method == OSN_SIP_CANCEL) && !known)
-            push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_481, 481, -1);
-        else
-            uas_request(e, now, method, u, a);
         return;
     }
     /* RFC 3261 16.3 steps 3 and 4 validate before 16.6 forwards: a request the proxy cannot

@@ -1,5 +1,6 @@
 /*
- * The UAS: it answers every call at once (180 and 200 for an INVITE, 200 for a BYE) and, as the
+ * The UAS: it answers every call at once (180 and 200 for an INVITE, 200 for a BYE; the full
+ * table is osn_uas_answer's, in osn/elem.h) and, as the
  * UAS core of RFC 3261 13.3.1.4, resends its 2xx until the ACK comes, from T1 doubling up to
  * T2, for at most 64*T1. With RFC 6026's machines the server transaction no longer does that
  * itself (it stays in Accepted and passes the ACK up), so the core must.
@@ -9,12 +10,40 @@
  */
 #include "osn/elem.h"
 
-int osn_uas_answers(int method, int status[2])
+int osn_uas_answer(const struct osn_uas_request *q, struct osn_uas_reply r[2])
 {
+    int m = q->method;
+    bool inv = m == OSN_SIP_INVITE;
+    /* RFC 3261 12.2.2: a request in a dialog the UAS does not have gets 481; a BYE or CANCEL
+     * finds its call by Call-ID whatever its To tag (15.1.2, 9.2). */
+    if ((q->in_dialog || m == OSN_SIP_BYE || m == OSN_SIP_CANCEL) && !q->known) {
+        r[0] = (struct osn_uas_reply){481, 0};
+        return 1;
+    }
+    if (!(OSN_UAS_ALLOW >> m & 1)) { /* 8.2.1: 405 names what it allows */
+        r[0] = (struct osn_uas_reply){405, OSN_ELEM_W_ALLOW};
+        return 1;
+    }
+    if (inv && q->offer == OSN_UAS_MALFORMED) {
+        r[0] = (struct osn_uas_reply){488, 0};
+        return 1;
+    }
+    if (inv && q->offer == OSN_UAS_NOT_SDP) { /* 21.4.13: "Accept" says what it takes */
+        r[0] = (struct osn_uas_reply){415, OSN_ELEM_W_CAPS};
+        return 1;
+    }
+    if (m == OSN_SIP_OPTIONS) {
+        r[0] = (struct osn_uas_reply){200, OSN_ELEM_W_ALLOW | OSN_ELEM_W_CAPS};
+        return 1;
+    }
+    if (!inv) {
+        r[0] = (struct osn_uas_reply){200, 0};
+        return 1;
+    }
     int n = 0;
-    if (method == OSN_SIP_INVITE)
-        status[n++] = 180;
-    status[n++] = 200;
+    if (!q->in_dialog) /* a 180 creates the early dialog, so it has a Contact too (12.1.1) */
+        r[n++] = (struct osn_uas_reply){180, OSN_ELEM_W_CONTACT};
+    r[n++] = (struct osn_uas_reply){200, OSN_ELEM_W_CONTACT | OSN_ELEM_W_SDP};
     return n;
 }
 

@@ -12,6 +12,7 @@
  *   tu.c       the element's transaction user: the decisions of osn/elem.h, printed as SIP
  *   pending.c  new requests waiting in the server, so that a copy is known on arrival
  *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
+ *   uas_reply.c what a uas's responses carry besides copied headers (Contact, Allow, SDP)
  *   metrics.c  the Prometheus text endpoint (HTTP by libmicrohttpd)
  */
 #ifndef OSN_NODE_INT_H
@@ -261,11 +262,23 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o);
 /* A new request (parsed in n->pm, numbers in m) without a transaction, served now. */
 void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct sockaddr_in *from,
                     const char *buf, size_t len, bool shed);
-/* The server transaction x answers `status` (Retry-After s, -1 none). */
-void tu_respond(struct node *n, struct ntx *x, int status, int retry_after);
+/* The server transaction x answers `status` (Retry-After s, -1 none), carrying what the
+ * element's OSN_ELEM_W_* bits `with` ask (a uas's; 0 for none). */
+void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with);
 /* An ACK that matched no transaction (the ACK of a 2xx), parsed in n->pm. */
 void tu_stray_ack(struct node *n, const struct osn_sip_msg *m);
 void tu_2xx_timer(struct node *n, struct ntx *x);
+
+/* uas_reply.c: what a uas's responses carry (Contact, Allow, SDP), in bytes */
+#define UAS_CONTACT_MAX 96
+#define UAS_SDP_MAX     8192
+/* The facts of request req (Call-ID hash call_id) for osn_elem_on_uas_request. */
+struct osn_uas_request uas_request_of(const struct node *n, const struct osn_sipmsg *req,
+                                      uint64_t call_id);
+/* Fills what OSN_ELEM_W_* bits `with` ask into r, its text in contact[] and sdp[]. 0 or the
+ * SDP printer's error. */
+int uas_reply_fill(const struct node *n, const struct osn_sipmsg *req, int with,
+                   struct osn_sip_reply *r, char contact[UAS_CONTACT_MAX], char sdp[UAS_SDP_MAX]);
 
 /* metrics.c: the HTTP endpoint on libmicrohttpd, driven by the node's loop */
 struct metrics;

@@ -109,11 +109,12 @@ static void respond_bytes(struct node *n, struct ntx *x, int len, const struct o
     ntx_apply(n, x, &o);
 }
 
-void tu_respond(struct node *n, struct ntx *x, int status, int retry_after)
+void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with)
 {
-    char tag[17];
+    char tag[17], contact[UAS_CONTACT_MAX], sdp[UAS_SDP_MAX];
     struct osn_sip_reply r = {.status = (uint16_t)status, .retry_after = retry_after};
-    if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
+    if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT ||
+        uas_reply_fill(n, &n->pm2, with, &r, contact, sdp) != 0)
         return;
     to_tag_text(tag, x);
     r.to_tag = (struct osn_span){tag, 16};
@@ -276,7 +277,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         int c = y->count;
         switch (y->kind) {
         case OSN_ELEM_A_RESPOND:
-            tu_respond(n, x, y->status, y->retry_after);
+            tu_respond(n, x, y->status, y->retry_after, y->with);
             /* The calls the UAS knows, for a BYE or CANCEL to find: from the INVITE's 2xx to
              * the BYE's. */
             if (!is_proxy(n) && y->status >= 200 && y->status < 300) {
@@ -359,10 +360,13 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o)
          * knows the calls it answered 2xx and has had no BYE for (struct calls). */
         if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
             return;
-        bool known = !is_proxy(n) && calls_has(&n->calls, x->t.req.call_id);
-        bool loop = is_proxy(n) && looped(n, &n->pm2);
-        osn_elem_on_request(&e, n->now, x->t.req.method, n->pm2.max_forwards, false, known, loop,
-                            &x->uas, &a);
+        if (is_proxy(n)) {
+            osn_elem_on_request(&e, n->now, x->t.req.method, n->pm2.max_forwards, false, false,
+                                looped(n, &n->pm2), &x->uas, &a);
+        } else {
+            struct osn_uas_request q = uas_request_of(n, &n->pm2, x->t.req.call_id);
+            osn_elem_on_uas_request(&e, n->now, &q, false, &x->uas, &a);
+        }
         act(n, x, &a, NULL);
     } else if (o->tu == OSN_SIP_TU_ACK) {
         osn_elem_on_ack(&e, n->pm.max_forwards, &a); /* RFC 6026 7.1: the ACK passes the TU */

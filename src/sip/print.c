@@ -231,6 +231,40 @@ static void top_via_parsed(struct wr *w, const struct osn_sip_via *v)
     puts_(w, "\r\n");
 }
 
+/* The lines a UA adds to its response (Contact, Allow, Accept, Supported), as r asks. */
+static void ua_headers(struct wr *w, const struct osn_sip_reply *r)
+{
+    static const char *const names[OSN_SIP_NMETHODS] = {
+            [OSN_SIP_INVITE] = "INVITE",   [OSN_SIP_ACK] = "ACK",
+            [OSN_SIP_BYE] = "BYE",         [OSN_SIP_CANCEL] = "CANCEL",
+            [OSN_SIP_OPTIONS] = "OPTIONS", [OSN_SIP_REGISTER] = "REGISTER"};
+    if (r->contact.n) {
+        puts_(w, "Contact: <");
+        putsp(w, r->contact);
+        puts_(w, ">\r\n");
+    }
+    if (r->allow) {
+        const char *sep = "Allow: ";
+        for (int k = 0; k < OSN_SIP_NMETHODS; k++)
+            if ((r->allow >> k & 1) && names[k]) {
+                puts_(w, sep);
+                puts_(w, names[k]);
+                sep = ", ";
+            }
+        puts_(w, "\r\n");
+    }
+    if (r->accept.p) {
+        puts_(w, "Accept: ");
+        putsp(w, r->accept);
+        puts_(w, "\r\n");
+    }
+    if (r->supported.p) {
+        puts_(w, r->supported.n ? "Supported: " : "Supported:"); /* empty: none (20.37) */
+        putsp(w, r->supported);
+        puts_(w, "\r\n");
+    }
+}
+
 int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
                            const struct osn_sip_reply *r)
 {
@@ -305,12 +339,21 @@ int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
             break;
         }
     }
+    ua_headers(&w, r);
     if (r->retry_after >= 0) {
         puts_(&w, "Retry-After: ");
         putu(&w, (uint64_t)(r->retry_after > UINT32_MAX ? UINT32_MAX : r->retry_after));
         puts_(&w, "\r\n");
     }
-    puts_(&w, "Content-Length: 0\r\n\r\n");
+    if (r->body.n) {
+        puts_(&w, "Content-Type: ");
+        putsp(&w, r->body_type);
+        puts_(&w, "\r\n");
+    }
+    puts_(&w, "Content-Length: ");
+    putu(&w, r->body.n);
+    puts_(&w, "\r\n\r\n");
+    putsp(&w, r->body);
     return done(&w, out);
 }
 

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""A real softphone, baresip, calls through `osn node` and is called through it (issue 33).
+
+  caller: baresip dials sip:bob@EDGE; edge -> core -> uas. The call is established (baresip says
+          CALL_ESTABLISHED; the uas counts a good call and resends no 2xx: the ACK reached it),
+          then baresip hangs up: its BYE gets 200 from the uas (bye_ok) and baresip says
+          CALL_CLOSED. The uas cannot hang up itself (it sends no requests), so no BYE from the
+          callee side is tried.
+  callee: a small UAC here sends an INVITE with an SDP offer to a second edge -> core whose next
+          hop is baresip, which answers by itself (answermode=auto): 200 with baresip's Contact
+          and an SDP answer reach the UAC through both proxies; it ACKs and sends the BYE to that
+          Contact (no Record-Route yet), 200.
+
+baresip runs headless from its own config directory: no audio hardware (aubridge for source and
+player; the uas answers every stream inactive anyway), control over ctrl_tcp (JSON netstrings).
+baresip 1.0 cannot say which port it bound for port 0, so its SIP and control ports are chosen
+by binding port 0 here and releasing it; when baresip fails to bind one (taken meanwhile) the
+start is retried with new ports, three times at most. Every process runs under `timeout` and is
+stopped by its pid. Exit 77 (ctest: skipped) when baresip is not installed.
+Usage: baresip.py OSN
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from txn_end import Node, scrape, wait_ended  # noqa: E402
+
+# T1 200 ms: a 2xx resent before the ACK then means a lost ACK, not a slow machine (with
+# txn_end.py's T1 of 20 ms it could be either), and the transactions still end within 64*T1 =
+# 12.8 s rather than RFC 3261's 32 s.
+RFC_TIMERS = ["--set", "sip.t1=0.2", "--set", "sip.t2=0.8", "--set", "sip.t4=1",
+              "--set", "sip.timer_d=2"]
+
+
+def free_port(kind):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Baresip:
+    """baresip with account sip:bob@127.0.0.1, auto-answer, driven over ctrl_tcp."""
+
+    def __init__(self, tmp):
+        self.dir = os.path.join(tmp, "baresip")
+        os.makedirs(self.dir, exist_ok=True)
+        self.events, self.buf = [], b""
+        for attempt in range(3):
+            self.sip, self.ctl = free_port(socket.SOCK_DGRAM), free_port(socket.SOCK_STREAM)
+            with open(os.path.join(self.dir, "config"), "w") as f:
+                f.write(f"poll_method poll\nsip_listen 127.0.0.1:{self.sip}\n"
+                        "module_path /usr/lib/baresip/modules\n"
+                        "module g711.so\nmodule aubridge.so\nmodule_app account.so\n"
+                        "module_app menu.so\nmodule ctrl_tcp.so\n"
+                        f"ctrl_tcp_listen 127.0.0.1:{self.ctl}\n"
+                        "audio_player aubridge,nil\naudio_source aubridge,nil\n"
+                        "audio_alert aubridge,nil\n")
+            with open(os.path.join(self.dir, "accounts"), "w") as f:
+                f.write("<sip:bob@127.0.0.1>;regint=0;answermode=auto;audio_codecs=PCMU,PCMA\n")
+            self.log = os.path.join(self.dir, f"log{attempt}")
+            with open(self.log, "w") as log:
+                self.p = subprocess.Popen(["timeout", "120", "baresip", "-f", self.dir, "-v"],
+                                          stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            self.c = self.connect(5)
+            if self.c:
+                return
+            self.stop()
+        sys.exit("baresip did not start: " + open(self.log).read()[-2000:])
+
+    def connect(self, seconds):
+        end = time.time() + seconds
+        while time.time() < end and self.p.poll() is None:
+            try:
+                return socket.create_connection(("127.0.0.1", self.ctl), timeout=1)
+            except OSError:
+                time.sleep(0.1)
+        return None
+
+    def command(self, cmd, params=""):
+        msg = json.dumps({"command": cmd, "params": params, "token": cmd}).encode()
+        self.c.sendall(str(len(msg)).encode() + b":" + msg + b",")
+
+    def wait_event(self, kind, seconds, count=1):
+        """Reads the netstrings baresip sends until `count` events of type `kind` have come;
+        True if they did."""
+        end = time.time() + seconds
+        while time.time() < end:
+            if sum(e.get("type") == kind for e in self.events) >= count:
+                return True
+            self.c.settimeout(max(0.05, end - time.time()))
+            try:
+                chunk = self.c.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            self.buf += chunk
+            while b":" in self.buf:
+                n, _, rest = self.buf.partition(b":")
+                if len(rest) < int(n) + 1:
+                    break
+                msg, self.buf = json.loads(rest[:int(n)]), rest[int(n) + 1:]
+                if msg.get("event"):
+                    self.events.append(msg)
+        return sum(e.get("type") == kind for e in self.events) >= count
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def headers(text):
+    head, _, body = text.partition("\r\n\r\n")
+    lines = head.split("\r\n")
+    h = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        h.setdefault(name.strip().lower(), []).append(value.strip())
+    return int(lines[0].split()[1]), h, body
+
+
+def uac_call(check, edge_port):
+    """A UAC calls sip:bob@ through the edge; returns when the call is over."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    me = s.getsockname()[1]
+    sdp = ("v=0\r\no=uac 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+           "m=audio 9 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\na=inactive\r\n")
+
+    def req(method, uri, cseq, to_tag="", body="", branch=None):
+        extra = "Content-Type: application/sdp\r\n" if body else ""
+        msg = (f"{method} {uri} SIP/2.0\r\n"
+               f"Via: SIP/2.0/UDP 127.0.0.1:{me};branch=z9hG4bK{branch or method + str(cseq)}\r\n"
+               f"Max-Forwards: 70\r\nFrom: <sip:alice@127.0.0.1>;tag=uac1\r\n"
+               f"To: <sip:bob@127.0.0.1>{to_tag}\r\nCall-ID: bs1@baresip-test\r\n"
+               f"CSeq: {cseq} {method}\r\nContact: <sip:alice@127.0.0.1:{me}>\r\n"
+               f"{extra}Content-Length: {len(body)}\r\n\r\n{body}")
+        return msg.encode()
+
+    def final(seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            s.settimeout(max(0.05, end - time.time()))
+            try:
+                st, h, body = headers(s.recv(65535).decode(errors="replace"))
+            except socket.timeout:
+                break
+            if st >= 200:
+                return st, h, body
+        return None, {}, ""
+
+    try:
+        s.sendto(req("INVITE", f"sip:bob@127.0.0.1:{edge_port}", 1, body=sdp),
+                 ("127.0.0.1", edge_port))
+        st, h, body = final(10)
+        contact = (h.get("contact") or [""])[0]
+        check("callee: baresip's 200 reaches the UAC through edge and core with a Contact and "
+              "an SDP answer", st == 200 and "sip:" in contact and "m=audio" in body,
+              f"{st} contact {contact!r}")
+        if st != 200:
+            return
+        uri = contact.split("<")[-1].split(">")[0]
+        host, port = uri.split("@")[-1].split(";")[0].split(":")
+        to_tag = ";tag=" + h["to"][0].split("tag=")[1].split(";")[0]
+        s.sendto(req("ACK", uri, 1, to_tag, branch="ack1"), (host, int(port)))
+        time.sleep(0.3)
+        s.sendto(req("BYE", uri, 2, to_tag), (host, int(port)))
+        st, _, _ = final(5)
+        check("callee: the BYE to baresip's Contact gets 200", st == 200, str(st))
+    finally:
+        s.close()
+
+
+def main():
+    osn = sys.argv[1]
+    if not shutil.which("baresip"):
+        print("SKIP: baresip is not installed (scripts/deps.sh test installs it)")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="osn_baresip.")
+    ok, nodes, bs = True, [], None
+
+    def check(what, cond, detail=""):
+        nonlocal ok
+        print(("ok   " if cond else "FAIL ") + what + (": " + detail if detail else ""))
+        ok = ok and cond
+
+    try:
+        bs = Baresip(tmp)
+        uas = Node(osn, tmp, "uas", "--set", "node.element=uas", *RFC_TIMERS)
+        core = Node(osn, tmp, "core", "--set", "node.element=core",
+                    "--set", f"node.next_hop=127.0.0.1:{uas.sip}", *RFC_TIMERS)
+        edge = Node(osn, tmp, "edge", "--set", "node.element=edge",
+                    "--set", f"node.next_hop=127.0.0.1:{core.sip}", *RFC_TIMERS)
+        core2 = Node(osn, tmp, "core2", "--set", "node.element=core",
+                     "--set", f"node.next_hop=127.0.0.1:{bs.sip}", *RFC_TIMERS)
+        edge2 = Node(osn, tmp, "edge2", "--set", "node.element=edge",
+                     "--set", f"node.next_hop=127.0.0.1:{core2.sip}", *RFC_TIMERS)
+        nodes += [uas, core, edge, core2, edge2]
+
+        # baresip calls the uas.
+        bs.command("dial", f"sip:bob@127.0.0.1:{edge.sip}")
+        up = bs.wait_event("CALL_ESTABLISHED", 10)
+        m = scrape(uas.met)
+        check("caller: baresip establishes the call through edge and core to the uas", up and
+              m.get("osn_node_calls_ok_total") == 1,
+              f"events {[e.get('type') for e in bs.events]}, uas calls_ok "
+              f"{m.get('osn_node_calls_ok_total')}")
+        time.sleep(0.6)  # 3 T1: a 2xx not ACKed would have been resent by now
+        m = scrape(uas.met)
+        check("caller: the ACK reached the uas (no 2xx resent)",
+              m.get("osn_node_retrans_sent_total") == 0,
+              f"retrans_sent {m.get('osn_node_retrans_sent_total')}")
+        bs.command("hangup")
+        down = bs.wait_event("CALL_CLOSED", 10)
+        m = scrape(uas.met)
+        check("caller: baresip hangs up, the uas answers its BYE 200", down and
+              m.get("osn_node_bye_ok_total") == 1 and m.get("osn_node_no_dialog_481_total") == 0,
+              f"bye_ok {m.get('osn_node_bye_ok_total')}, 481s "
+              f"{m.get('osn_node_no_dialog_481_total')}")
+        check("caller: baresip saw no error", "Bad message" not in open(bs.log).read())
+
+        # The UAC here calls baresip.
+        uac_call(check, edge2.sip)
+        check("callee: baresip answered and closed the call",
+              bs.wait_event("CALL_ESTABLISHED", 5, 2) and bs.wait_event("CALL_CLOSED", 5, 2),
+              str([e.get("type") for e in bs.events]))
+
+        for name, live in wait_ended(nodes, 30).items():
+            check(f"{name} ends with no transaction", live == 0, f"{live:.0f} live")
+    finally:
+        for n in nodes:
+            n.stop()
+        if bs:
+            bs.stop()
+            if not ok:
+                print(open(bs.log).read()[-4000:])
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
