@@ -1,6 +1,7 @@
 /*
  * The UAS's INVITE server transactions by Call-ID. The ACK of a 2xx is a transaction of its own
- * (RFC 3261 17.1.1.3) with a new branch: the UAS finds the call it acknowledges by its Call-ID,
+ * (RFC 3261 17.1.1.3) with a new branch: the UAS finds the INVITE it acknowledges by its Call-ID
+ * and CSeq number (13.2.2.4: the ACK's is the INVITE's; a re-INVITE shares the Call-ID),
  * confirmed on the text (the keyed hash may collide). Open addressing with linear probing and
  * tombstones, at most half full.
  */
@@ -54,13 +55,15 @@ int dialogs_put(struct dialogs *d, struct ntx *x)
     return 0;
 }
 
-struct ntx *dialogs_get(const struct dialogs *d, uint64_t call_id, struct osn_span text)
+struct ntx *dialogs_get(const struct dialogs *d, uint64_t call_id, struct osn_span text,
+                        uint32_t cseq)
 {
     if (!d->slot)
         return NULL;
     for (size_t j = call_id & d->mask; d->slot[j]; j = (j + 1) & d->mask) {
         struct ntx *x = d->slot[j];
-        if (x != TOMB && key_of(x) == call_id && osn_span_eq(x->key.call_id, text))
+        if (x != TOMB && key_of(x) == call_id && x->t.req.cseq == cseq &&
+            osn_span_eq(x->key.call_id, text))
             return x;
     }
     return NULL;

@@ -299,7 +299,9 @@ void metrics_close(struct metrics *m);
 
 /* dialogs.c */
 int dialogs_put(struct dialogs *d, struct ntx *x);
-struct ntx *dialogs_get(const struct dialogs *d, uint64_t call_id, struct osn_span text);
+/* The INVITE of Call-ID call_id (its text) and CSeq number cseq, NULL when none. */
+struct ntx *dialogs_get(const struct dialogs *d, uint64_t call_id, struct osn_span text,
+                        uint32_t cseq);
 void dialogs_del(struct dialogs *d, struct ntx *x);
 void dialogs_release(struct dialogs *d);
 

@@ -334,7 +334,7 @@ void tu_stray_ack(struct node *n, const struct osn_sip_msg *m)
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
     struct ntx *x = NULL;
-    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, m->call_id, n->pm.call_id))) {
+    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, m->call_id, n->pm.call_id, m->cseq))) {
         n->st.stray++; /* no dialog of ours: the node forgot it, or it never was */
         return;
     }

@@ -8,6 +8,8 @@ without its behaviour; a plain UDP socket plays the peer, headers are read from 
   - OPTIONS: 200 with Allow naming INVITE, ACK, BYE, CANCEL and OPTIONS, Accept and Supported
     (RFC 3261 11.2);
   - MESSAGE: 405 with the same Allow (8.2.1, 20.5);
+  - a re-INVITE in the dialog: 200 alone with Contact and SDP, and its ACK (found by Call-ID and
+    CSeq, RFC 3261 13.2.2.4) stops its 2xx;
   - a BYE and an INFO with a To tag of no dialog: 481 (12.2.2), a BYE of the call: 200;
   - an INVITE with a malformed offer: 488 (21.4.26), and one with a text/plain body: 415 with
     Accept: application/sdp (21.4.13);
@@ -110,6 +112,20 @@ def main():
         tag = r200[1]["to"][0].split("tag=")[1] if r200 else "x"
         p.send("ACK", "c1", to_tag=f";tag={tag}")
 
+        # A re-INVITE in the dialog: 200 alone, Contact and SDP; its ACK (the same Call-ID as
+        # the first INVITE's, CSeq 2) stops its 2xx: at most one copy in 64*T1 (1.28 s), where
+        # an ACK taken for the first INVITE's would leave about 16.
+        p.send("INVITE", "c1", cseq=2, to_tag=f";tag={tag}", body=OFFER)
+        got = p.responses(200)
+        r = got[-1] if got else (0, {}, "")
+        check("a re-INVITE gets 200 alone, with Contact and SDP",
+              [g[0] for g in got] == [200] and r[1].get("contact") == [f"<{me}>"] and
+              "m=audio" in r[2], str([g[0] for g in got]))
+        p.send("ACK", "c1", cseq=2, to_tag=f";tag={tag}")
+        copies = p.responses(700, timeout=1.5)
+        check("the re-INVITE's ACK stops its 2xx", len(copies) <= 1,
+              f"{len(copies)} copies after the ACK")
+
         p.send("OPTIONS", "o1")
         r = p.responses(200)
         h = r[-1][1] if r else {}
@@ -147,7 +163,7 @@ def main():
               r[-1][1].get("accept") == ["application/sdp"], str(r and r[-1][:2]))
         p.send("ACK", "txt", to_tag=";tag=x")
 
-        p.send("BYE", "c1", cseq=2, to_tag=f";tag={tag}")
+        p.send("BYE", "c1", cseq=3, to_tag=f";tag={tag}")
         r = p.responses(200)
         check("200 for the BYE of the call", r and r[-1][0] == 200, str(r and r[-1][0]))
 
