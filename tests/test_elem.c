@@ -179,6 +179,84 @@ static void test_uac_outcomes(void **state)
 
 /* The proxy forwards once, relays final responses, ends 100 Trying, and answers 408 only while
  * its server transaction still waits for a final response (RFC 3261 16.8). */
+/* The UAC's retrial decision: only a 503 or a timeout of a call not set up, with probability
+ * prob (u < prob), at most max_retries times; the wait is the delay draw, or the 503's
+ * Retry-After when it is longer and honoured (RFC 3261 21.5.4). */
+static void test_uac_retry(void **state)
+{
+    (void)state;
+    struct osn_uac_retry_cfg cfg = {.prob = 0.5, .max_retries = 2, .honour_retry_after = true};
+    struct osn_uac_call c = {.t0 = 0};
+    double wait = -1;
+
+    /* a 503 with Retry-After 7 after a 2 s draw: 7 s; with a 9 s draw, 9 s */
+    assert_true(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, 7, 0.2, 2.0, &wait));
+    assert_float_equal(wait, 7.0, 0);
+    assert_true(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, 7, 0.2, 9.0, &wait));
+    assert_float_equal(wait, 9.0, 0);
+    /* a 503 without Retry-After, a timeout: the draw */
+    assert_true(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, -1, 0.2, 2.5, &wait));
+    assert_float_equal(wait, 2.5, 0);
+    assert_true(osn_uac_retry(&cfg, &c, OSN_UAC_TIMEOUT, -1, 0.2, 2.5, &wait));
+    assert_float_equal(wait, 2.5, 0);
+    /* Retry-After ignored: the draw */
+    cfg.honour_retry_after = false;
+    assert_true(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, 7, 0.2, 2.0, &wait));
+    assert_float_equal(wait, 2.0, 0);
+    cfg.honour_retry_after = true;
+    /* the coin: u < prob retries, u >= prob gives up */
+    assert_false(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, -1, 0.5, 1.0, &wait));
+    assert_true(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, -1, 0.4999, 1.0, &wait));
+    /* at most max_retries: the attempt after 2 retries is the last */
+    c.retries = 1;
+    assert_true(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, -1, 0.0, 1.0, &wait));
+    c.retries = 2;
+    assert_false(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, -1, 0.0, 1.0, &wait));
+    c.retries = 0;
+    /* never after a good call, another failure (486), or a 2xx too late (set up, though late) */
+    assert_false(osn_uac_retry(&cfg, &c, OSN_UAC_GOOD, -1, 0.0, 1.0, &wait));
+    assert_false(osn_uac_retry(&cfg, &c, OSN_UAC_OTHER, -1, 0.0, 1.0, &wait));
+    struct osn_uac_step st;
+    struct osn_uac_call late = {.t0 = 0};
+    osn_uac_on_invite_event(&late, 40, 32, OSN_SIP_TU_RESPONSE, 200, &st);
+    assert_int_equal(st.outcome, OSN_UAC_TIMEOUT);
+    assert_false(osn_uac_retry(&cfg, &late, st.outcome, -1, 0.0, 1.0, &wait));
+    /* probability 0 (the default): never, whatever the draw */
+    cfg.prob = 0;
+    assert_false(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, -1, 0.0, 1.0, &wait));
+}
+
+/* A proxy's client half sheds with 503 and the element's Retry-After (0: none). */
+static void test_shed_retry_after(void **state)
+{
+    (void)state;
+    struct osn_ctl_cfg cc;
+    struct osn_ctl *cli = NULL;
+    osn_ctl_cfg_default(&cc);
+    cc.loss.cat1 = 100;
+    assert_int_equal(osn_ctl_new_kind(&cli, OSN_CTL_KIND_LOSS, &cc), 0);
+    /* oc = 100: shed every new INVITE (RFC 7339 5.6) */
+    struct osn_sip_oc oc = {0};
+    struct osn_ctl_feedback fb = {0};
+    fb.algo = OSN_CTL_ALGO_LOSS;
+    fb.oc = 100;
+    fb.validity = 60;
+    fb.seq = 1;
+    osn_elem_fb_to_oc(&fb, &oc);
+    osn_proxy_on_feedback(cli, 0, &oc);
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .cli = cli};
+    struct osn_elem_actions a;
+    osn_elem_on_request(&e, 1, OSN_SIP_INVITE, 70, false, true, false, NULL, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 503);
+    assert_int_equal(a.a[0].retry_after, -1);
+    e.retry_after = 4;
+    osn_elem_on_request(&e, 1, OSN_SIP_INVITE, 70, false, true, false, NULL, &a);
+    assert_int_equal(a.a[0].status, 503);
+    assert_int_equal(a.a[0].retry_after, 4);
+    osn_ctl_free(cli);
+}
+
 static void test_proxy_decisions(void **state)
 {
     (void)state;
@@ -366,7 +444,8 @@ int main(void)
             cmocka_unit_test(test_uas_2xx_schedule), cmocka_unit_test(test_uas_answers),
             cmocka_unit_test(test_uas_actions),      cmocka_unit_test(test_rfc_answers),
             cmocka_unit_test(test_budget),           cmocka_unit_test(test_uac_outcomes),
-            cmocka_unit_test(test_proxy_decisions),  cmocka_unit_test(test_oc_round_trip),
+            cmocka_unit_test(test_proxy_decisions),  cmocka_unit_test(test_uac_retry),
+            cmocka_unit_test(test_shed_retry_after), cmocka_unit_test(test_oc_round_trip),
             cmocka_unit_test(test_server_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

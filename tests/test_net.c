@@ -13,7 +13,10 @@
  * - a single SIP server with exponential costs and the local controller (hysteretic detector)
  *   spends the time in each mode the exact solver gives for the two-loop M|M|1 model;
  * - a rate profile offers its time-average rate; lossy links are recovered by retransmissions;
- * - reproducibility: same seed, same numbers, whatever the thread count.
+ * - reproducibility: same seed, same numbers, whatever the thread count;
+ * - retrials: when every attempt is refused, a caller retrying with probability r at most m times
+ *   makes sum_{k=0..m} r^k attempts per call (the truncated geometric law), and one honouring a
+ *   Retry-After longer than the run makes no retry within it.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -461,6 +464,83 @@ static void test_link_loss_recovered(void **state)
     assert_true(val(r, OSN_NET_SETUP_P50) < 0.05);
 }
 
+/* A core that never finishes: its first INVITE stays in service for good (cost 1e6 s), its
+ * buffer holds that one, and `none` answers every later request 503 at once (reject cost 0):
+ * every attempt of every call but the first is refused, p = 1. */
+static void refusing_cfg(struct osn_net_cfg *c)
+{
+    osn_net_cfg_default(c);
+    c->src.rate = 100;
+    c->time = 20;
+    c->warmup = 35;
+    c->replications = 4;
+    c->level = 0.99;
+    c->core.cost[OSN_NET_K_INVITE] = 1e6;
+    c->core.cost[OSN_NET_K_REJECT] = 0;
+    c->core.buffer = 1;
+    c->ctl.none.reject_when_full = true;
+    c->src.retry_delay = 1;
+    c->src.retry_delay_law = OSN_NET_RETRY_DET;
+}
+
+/* Every attempt refused, retry probability r, at most m retries: attempt k + 1 happens with
+ * probability r^k (k <= m), so a call makes sum_{k=0..m} r^k attempts on average and the retries
+ * come at that sum minus one times the first attempts' rate. */
+static void test_retrials_closed_form(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    refusing_cfg(&c);
+    const double r = 0.5;
+    const int m = 3;
+    c.src.retry_prob = r;
+    c.src.max_retries = m;
+    struct osn_net_result *res = run(&c);
+    double ref = 0;
+    for (int k = 0; k <= m; k++)
+        ref += pow(r, k);
+    const struct osn_net_est *a = &res->est[OSN_NET_ATTEMPTS_CALL];
+    fprintf(stderr, "retrials: %.4f +- %.4f attempts per call (closed form %.4f), %.1f retries/s\n",
+            a->value, a->hw, ref, val(res, OSN_NET_RETRIES));
+    assert_true(fabs(a->value - ref) <= a->hw);
+    assert_true(a->hw < 0.05);
+    double off = val(res, OSN_NET_OFFERED), ret = res->est[OSN_NET_RETRIES].value;
+    assert_true(fabs(ret - (ref - 1) * off) <= 2 * res->est[OSN_NET_RETRIES].hw + 0.02 * off);
+    assert_true(val(res, OSN_NET_GOODPUT) == 0);
+    assert_true(fabs(val(res, OSN_NET_FAILED_REJECTED) - off) < 0.05 * off);
+    /* no retrials: one attempt a call, as before them */
+    c.src.retry_prob = 0;
+    res = run(&c);
+    assert_true(res->est[OSN_NET_ATTEMPTS_CALL].value == 1);
+    assert_true(val(res, OSN_NET_RETRIES) == 0);
+}
+
+/* The 503s of a loss client half carry Retry-After 1000 s: a caller who honours it waits past
+ * the end of the run; one who does not retries after its 1 s. */
+static void test_retrials_honour_retry_after(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    collapse_cfg(&c, "loss", 3);
+    c.time = 5;
+    c.src.retry_prob = 1;
+    c.src.retry_delay = 1;
+    c.ctl.none.retry_after = 1000;
+    c.src.honour_retry_after = false;
+    struct osn_net_result *res = run(&c);
+    double ignoring = val(res, OSN_NET_RETRIES);
+    c.src.honour_retry_after = true;
+    res = run(&c);
+    double honouring = val(res, OSN_NET_RETRIES);
+    fprintf(stderr,
+            "retrials under loss at 3x: %.1f retries/s ignoring Retry-After, %.1f "
+            "honouring it\n",
+            ignoring, honouring);
+    assert_true(ignoring > 0.5 * val(res, OSN_NET_OFFERED));
+    /* the only retries left would be those of timeouts (no Retry-After): loss has next to none */
+    assert_true(honouring <= 0.01 * ignoring);
+}
+
 /* A short run of the default network, for checks that compare runs of it. */
 static void short_cfg(struct osn_net_cfg *c, int replications)
 {
@@ -597,6 +677,8 @@ int main(void)
             cmocka_unit_test(test_threads_do_not_matter),
             cmocka_unit_test(test_common_random_numbers),
             cmocka_unit_test(test_kept_replications),
+            cmocka_unit_test(test_retrials_closed_form),
+            cmocka_unit_test(test_retrials_honour_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

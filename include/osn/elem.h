@@ -357,6 +357,8 @@ struct osn_elem {
     int role;                      /* enum osn_elem_role */
     struct osn_ctl *cli;           /* proxy: the client half toward the next hop, NULL none */
     const struct osn_sip_cfg *sip; /* the transaction layer's timers (UAS 2xx) */
+    unsigned retry_after;          /* proxy: Retry-After (s) of the 503s its client half
+                                      sheds, 0 none (RFC 3261 21.5.4: when to try again) */
 };
 
 /*
@@ -454,7 +456,8 @@ struct osn_uac_call {
     double t0; /* the first INVITE (s) */
     uint8_t outcome;
     bool got180, connected;
-    bool got100; /* a 100 Trying reached the UAC (the PRSM papers' response delay) */
+    bool got100;     /* a 100 Trying reached the UAC (the PRSM papers' response delay) */
+    uint8_t retries; /* attempts of this call before this one (osn_uac_retry) */
 };
 
 /* What the UAC does after an event of its INVITE client transaction. */
@@ -471,6 +474,31 @@ struct osn_uac_step {
 /* INVITE client transaction event `tu` with response `status` (0 for none); `timer_b` is 64*T1. */
 void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
                              struct osn_uac_step *st);
+
+/*
+ * Retrials. A caller whose attempt failed with a 503 or timed out (Timer B, a 408) tries the call
+ * again with probability `prob`, as a new INVITE (new Call-ID, new transaction), at most
+ * `max_retries` times per call. It waits a draw of its retry delay law or, when it honours
+ * Retry-After (RFC 3261 20.33, 21.5.4: the server says when to try again), at least the
+ * 503's Retry-After. Retrials are what turns a short overload into a long one: the callers
+ * refused come back.
+ */
+struct osn_uac_retry_cfg {
+    double prob;             /* probability of retrying a failed attempt; 0: never */
+    int max_retries;         /* retries of one call at most */
+    bool honour_retry_after; /* wait max(delay draw, Retry-After) after a 503 that has one */
+};
+
+/*
+ * The call's attempt ended with `outcome` (osn_uac_on_invite_event decided it), its final
+ * response carrying `retry_after` seconds (-1: none, or no response: Timer B). `u` is a uniform
+ * draw in [0, 1) and `delay` a draw of the retry delay law (s), the driver's random numbers.
+ * Returns true when the caller tries again, *wait seconds from now (the retry's attempt count
+ * is c->retries + 1); false when the outcome is the call's. A call that connected (a 2xx,
+ * even one too late) or failed otherwise (not 503, not a timeout) is never retried.
+ */
+bool osn_uac_retry(const struct osn_uac_retry_cfg *cfg, const struct osn_uac_call *c, int outcome,
+                   int retry_after, double u, double delay, double *wait);
 
 /* The ACK of a 2xx (RFC 3261 13.2.2.4): the INVITE's identities, its own branch, the 2xx's To
  * tag, no oc parameters. */

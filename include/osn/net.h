@@ -55,6 +55,14 @@ enum osn_net_kind {
 /* Call arrival processes of a source. */
 enum osn_net_process { OSN_NET_POISSON, OSN_NET_MMPP, OSN_NET_PROFILE };
 
+/* Laws of the wait before a retry (mean source.retry_delay). */
+enum osn_net_retry_law {
+    OSN_NET_RETRY_EXP,
+    OSN_NET_RETRY_DET,
+    OSN_NET_RETRY_UNIFORM,   /* coefficient of variation retry_delay_cv <= 1/sqrt(3) */
+    OSN_NET_RETRY_LOGNORMAL, /* coefficient of variation retry_delay_cv > 0 */
+};
+
 #define OSN_NET_MAX_STEPS 32
 #define OSN_NET_MAX_EDGES 64
 
@@ -67,6 +75,14 @@ struct osn_net_source_cfg {
     double step_t[OSN_NET_MAX_STEPS], step_rate[OSN_NET_MAX_STEPS];
     double burst_t, burst_len, burst_factor; /* profile: rate x factor in [t, t + len) */
     double hold;                             /* mean call hold time (s), exponential */
+    /* Retrials (osn_uac_retry): after a 503 or a timeout, retry with probability retry_prob
+     * after a draw of the retry delay law (mean retry_delay s; cv for uniform and lognormal),
+     * or at least the 503's Retry-After when honour_retry_after, at most max_retries times. */
+    double retry_prob;
+    double retry_delay, retry_delay_cv;
+    enum osn_net_retry_law retry_delay_law;
+    bool honour_retry_after;
+    int max_retries;
 };
 
 struct osn_net_server_cfg {
@@ -161,6 +177,13 @@ enum osn_net_measure {
     OSN_NET_NO_TRYING,     /* calls/s whose outcome came without any 100 Trying at the UAC */
     OSN_NET_CORE_OVERLOAD, /* core's time in overload, P1 + P2 (fraction) */
     OSN_NET_CORE_TRET,     /* mean overload period at the core: (P1 + P2) time / onsets (s) */
+    /* Retrials (source.retry_prob > 0; offered counts first attempts only): */
+    OSN_NET_RETRIES,       /* retries/s: INVITE attempts after the first of a call */
+    OSN_NET_ATTEMPTS_CALL, /* mean attempts of a call whose outcome came in the window */
+    OSN_NET_GOOD_K0,       /* good calls/s whose good attempt came after 0, 1, 2, >= 3 retries */
+    OSN_NET_GOOD_K1,
+    OSN_NET_GOOD_K2,
+    OSN_NET_GOOD_K3,
     OSN_NET_NMEASURES
 };
 

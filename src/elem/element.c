@@ -105,7 +105,7 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
         return;
     }
     if (osn_proxy_on_request(e->cli, now, method, false) == OSN_PROXY_SHED_503) {
-        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, -1);
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, e->retry_after ? (int)e->retry_after : -1);
         return;
     }
     push(a, OSN_ELEM_A_FORWARD, method == OSN_SIP_INVITE ? OSN_ELEM_C_FORWARDED : OSN_ELEM_C_NONE,

@@ -4,6 +4,7 @@
  * its 2xx, and its outcome, decided once. A call is good when its 2xx arrives within Timer B
  * (64*T1) of the first INVITE: what SIPp counts as a successful call and the papers call
  * goodput; it failed as timed out (Timer B, a 408, or a 2xx too late), rejected (503) or other.
+ * And whether a caller whose attempt failed tries again (retrials, osn_uac_retry).
  */
 #include "osn/elem.h"
 
@@ -50,6 +51,22 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
                                : OSN_UAC_OTHER,
                st);
     }
+}
+
+bool osn_uac_retry(const struct osn_uac_retry_cfg *cfg, const struct osn_uac_call *c, int outcome,
+                   int retry_after, double u, double delay, double *wait)
+{
+    /* A 2xx set the call up, even one after Timer B: trying again would make a second call. */
+    bool again = (outcome == OSN_UAC_REJECTED || outcome == OSN_UAC_TIMEOUT) && !c->connected;
+    if (!cfg || !again || c->retries >= cfg->max_retries || !(u < cfg->prob))
+        return false;
+    /* RFC 3261 21.5.4: a client SHOULD NOT send to that server again within the Retry-After
+     * of a 503; only a 503 carries one here (a timeout has no response, a 408 none). */
+    if (cfg->honour_retry_after && outcome == OSN_UAC_REJECTED && retry_after >= 0 &&
+        retry_after > delay)
+        delay = retry_after;
+    *wait = delay > 0 ? delay : 0;
+    return true;
 }
 
 void osn_uac_ack(const struct osn_sip_msg *invite, uint64_t branch, uint64_t to_tag,

@@ -23,6 +23,7 @@ typedef struct osn_net_cfg C;
 static const char *const topologies[] = {"collapse", "tandem", "fanin", NULL};
 static const char *const processes[] = {"poisson", "mmpp", "profile", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
+static const char *const retry_laws[] = {"exp", "det", "uniform", "lognormal", NULL};
 static const char *const detectors[] = {"hysteretic", "occupancy", "delay", NULL};
 static const char *const policies[] = {"I", "II", NULL};
 static const char *const client_modes[] = {"rfc", "sipp", NULL};
@@ -229,6 +230,19 @@ static const struct osn_key_spec net_keys[] = {
         {"source", "steps", OSN_KEY_LIST, 0, 2 * OSN_NET_MAX_STEPS, .hook = set_steps,
          .get = get_steps, .pairs = true, .when_key = "source.process", .when_is = "profile",
          .unit = "s calls/s", .help = "'T RATE, T RATE, ...': the rate from time T on"},
+        {"source", "retry_prob", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.retry_prob),
+         .help = "after a 503 or a timeout (Timer B, 408), the caller tries again (a new INVITE) "
+                 "with this probability; 0: no retrials"},
+        {"source", "retry_delay", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.retry_delay), .unit = "s",
+         .help = "mean wait before a retry"},
+        {"source", "retry_delay_law", OSN_KEY_CHOICE, .choices = retry_laws,
+         OSN_KEY_AT(C, src.retry_delay_law), .help = "law of the wait before a retry"},
+        {"source", "retry_delay_cv", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.retry_delay_cv),
+         .help = "coefficient of variation of a uniform (<= 0.577) or lognormal retry delay"},
+        {"source", "honour_retry_after", OSN_KEY_BOOL, OSN_KEY_AT(C, src.honour_retry_after),
+         .help = "wait at least a 503's Retry-After before a retry (RFC 3261 21.5.4)"},
+        {"source", "max_retries", OSN_KEY_LONG, 0, 100, OSN_KEY_AT(C, src.max_retries),
+         .help = "retries of one call at most"},
         SERVER_KEYS("server edge", edge),
         SERVER_KEYS("server core", core),
         SERVER_KEYS("server uas", uas),
@@ -256,7 +270,8 @@ static const struct osn_key_spec net_keys[] = {
         CTL_D("alpha", det.alpha, true, NULL, "the detector's smoothing weight, in (0, 1]"),
         {"control", "retry_after", OSN_KEY_DOUBLE, OSN_KEY_AT(C, ctl.none.retry_after),
          .hook = share_retry, .unit = "s",
-         .help = "Retry-After of the 503s of none, local and prsm (whole seconds)"},
+         .help = "Retry-After of the 503s of none, local and prsm, and of those a proxy's client "
+                 "half sheds (loss, rate, ...): whole seconds, 0 none"},
         {"control", "reject_when_full", OSN_KEY_BOOL, OSN_KEY_AT(C, ctl.none.reject_when_full),
          .hook = share_full,
          .help = "none, prsm: answer 503 to a request that finds the buffer full"},

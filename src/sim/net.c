@@ -37,6 +37,11 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->src.mmpp_switch[1] = 0.4;
     cfg->src.burst_factor = 1;
     cfg->src.hold = 5;
+    cfg->src.retry_delay = 5;
+    cfg->src.retry_delay_cv = 1;
+    cfg->src.retry_delay_law = OSN_NET_RETRY_EXP;
+    cfg->src.honour_retry_after = true;
+    cfg->src.max_retries = 3;
     static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3, 0.5e-3, 0.3e-3};
     for (int k = 0; k < OSN_NET_NKINDS; k++) {
         cfg->core.cost[k] = core[k];
@@ -87,8 +92,8 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capa
 static const struct {
     const char *key, *unit, *meaning;
 } measures[OSN_NET_NMEASURES] = {
-        {"offered", "1/s", "calls offered by the sources"},
-        {"goodput", "1/s", "calls whose 200 reached the UAC before Timer B"},
+        {"offered", "1/s", "calls offered by the sources (first attempts)"},
+        {"goodput", "1/s", "calls whose 200 reached the UAC before Timer B (a call once)"},
         {"capacity", "1/s", "core call capacity from its cost model"},
         {"setup_delay_mean", "s", "INVITE -> 180 at the UAC, mean"},
         {"setup_delay_p50", "s", "INVITE -> 180, median"},
@@ -113,6 +118,12 @@ static const struct {
         {"no_trying", "1/s", "calls ended without a 100 Trying at the UAC (not in resp_delay)"},
         {"core_overload", "", "core time in overload, P1 + P2"},
         {"core_T_ret", "s", "core mean overload period: (P1 + P2) time / overload onsets"},
+        {"retries", "1/s", "INVITE attempts after a call's first (retrials)"},
+        {"attempts_per_call", "", "attempts of a call, mean over the calls that ended"},
+        {"good_after_0", "1/s", "good calls whose first attempt was good"},
+        {"good_after_1", "1/s", "good calls whose good attempt was the 1st retry"},
+        {"good_after_2", "1/s", "good calls whose good attempt was the 2nd retry"},
+        {"good_after_3", "1/s", "good calls whose good attempt was the 3rd retry or later"},
 };
 
 const char *osn_net_measure_key(enum osn_net_measure i)
@@ -219,6 +230,15 @@ static double measure(int i, const double *t, double cap)
         return ratio(t[OSN__NT_MODE1] + t[OSN__NT_MODE2], mt);
     case OSN_NET_CORE_TRET:
         return ratio(t[OSN__NT_MODE1] + t[OSN__NT_MODE2], t[OSN__NT_ONSETS]);
+    case OSN_NET_RETRIES:
+        return ratio(t[OSN__NT_RETRIES], T);
+    case OSN_NET_ATTEMPTS_CALL:
+        return ratio(t[OSN__NT_ENDED_ATTEMPTS], t[OSN__NT_ENDED]);
+    case OSN_NET_GOOD_K0:
+    case OSN_NET_GOOD_K1:
+    case OSN_NET_GOOD_K2:
+    case OSN_NET_GOOD_K3:
+        return ratio(t[OSN__NT_GOOD_K0 + (i - OSN_NET_GOOD_K0)], T);
     }
     return NAN;
 }
@@ -285,6 +305,19 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         key = "source.steps", why = "at most 32 steps";
     else if (c->src.burst_len > 0 && !(c->src.burst_factor >= 0))
         key = "source.burst_factor", why = "the burst factor must be >= 0";
+    else if (!(c->src.retry_prob >= 0 && c->src.retry_prob <= 1))
+        key = "source.retry_prob", why = "the retry probability must be in [0, 1]";
+    else if (c->src.max_retries < 0 || c->src.max_retries > 100)
+        key = "source.max_retries", why = "max_retries must be in 0 .. 100";
+    else if (!(c->src.retry_delay >= 0 && isfinite(c->src.retry_delay)))
+        key = "source.retry_delay", why = "the mean retry delay must be >= 0";
+    else if (c->src.retry_delay_law == OSN_NET_RETRY_UNIFORM &&
+             !(c->src.retry_delay_cv >= 0 && c->src.retry_delay_cv <= 1 / sqrt(3)))
+        key = "source.retry_delay_cv",
+        why = "a uniform retry delay needs a cv in [0, 1/sqrt(3)] (0.577)";
+    else if (c->src.retry_delay_law == OSN_NET_RETRY_LOGNORMAL &&
+             !(c->src.retry_delay_cv > 0 && isfinite(c->src.retry_delay_cv)))
+        key = "source.retry_delay_cv", why = "a lognormal retry delay needs a cv > 0";
     else if (!(c->sip.t1 > 0 && isfinite(c->sip.t1)))
         key = "sip.t1", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
     else if (!(c->sip.t2 >= c->sip.t1 && isfinite(c->sip.t2)))

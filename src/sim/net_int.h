@@ -57,7 +57,15 @@ enum osn__net_tot {
     OSN__NT_TRYING_SUM,
     OSN__NT_NO_TRYING, /* calls whose outcome came without any 100 Trying at the UAC */
     OSN__NT_ONSETS,    /* core: entries from mode 0 into overload (mode 1 or 2) */
-    OSN__NT_HIST,      /* OSN__NET_HB setup-delay bins follow */
+    /* Retrials (net_source.c): retries started; calls ended (their outcome decided, retried
+     * no more) and their attempts; good calls by the retries before the good attempt (k = 0, 1,
+     * 2, 3 or more). */
+    OSN__NT_RETRIES,
+    OSN__NT_ENDED,
+    OSN__NT_ENDED_ATTEMPTS,
+    OSN__NT_GOOD_K0,
+    OSN__NT_GOOD_K3 = OSN__NT_GOOD_K0 + 3,
+    OSN__NT_HIST,                                     /* OSN__NET_HB setup-delay bins follow */
     OSN__NT_TRYING_HIST = OSN__NT_HIST + OSN__NET_HB, /* then as many 100 Trying bins */
     OSN__NT_ELEM = OSN__NT_TRYING_HIST + OSN__NET_HB, /* then per element blocks */
 };
@@ -81,7 +89,17 @@ struct osn__net_rep {
 
 #define MAXHOP 4
 
-enum ev_type { EV_ARRIVAL = 1, EV_TXN0, EV_TXN1, EV_LINK, EV_SERVICE, EV_HOLD, EV_TRACE, EV_2XX };
+enum ev_type {
+    EV_ARRIVAL = 1,
+    EV_TXN0,
+    EV_TXN1,
+    EV_LINK,
+    EV_SERVICE,
+    EV_HOLD,
+    EV_TRACE,
+    EV_2XX,
+    EV_RETRY /* a failed attempt's caller tries again (the call's `hold` event, reused) */
+};
 enum role { R_SRC, R_PROXY, R_UAS };
 enum bkind { B_INVITE, B_BYE, B_ACK };
 
@@ -125,6 +143,9 @@ struct call {
     struct ntxn *stx[MAXHOP][2], *ctx[MAXHOP][2];
     struct osn_uac_call uac;
     uint64_t uid;
+    /* The uid of the call's first attempt: a retry is a new INVITE with a uid of its own (a new
+     * Call-ID), but the same call, whose hold time and retry draws depend on this one. */
+    uint64_t origin;
     uint32_t refs, next_free, idx;
     uint16_t src;
     uint8_t fwd;  /* bit h: the INVITE arriving on hop h was taken by the TU */
@@ -176,6 +197,10 @@ struct net {
      * a call holds as long whatever happened to the calls before it). */
     struct osn_rng loss_rng[MAXHOP], ctl_rng;
     uint64_t hold_key;
+    /* The key of the retry draws: attempt k of call `origin` draws from a stream seeded by the
+     * key, the origin and k, so a call's retries are the same whatever befell other calls. */
+    uint64_t retry_key;
+    uint64_t next_retry_uid; /* retries are numbered apart from first attempts (RETRY_UID) */
     struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
@@ -318,6 +343,12 @@ void osn__net_depart(struct net *s, struct element *el);
 /* The next call arrival of source el after time t. */
 double osn__net_next_arrival(struct net *s, struct element *el, double t);
 void osn__net_new_call(struct net *s, int src);
+/* Attempt c of a call ended with `outcome` (not yet counted), its final response having
+ * Retry-After `retry_after` (-1 none): returns true when its caller tries again (scheduled
+ * here, the attempt's failure counted as a retry), false when the outcome is the call's. */
+bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome, int retry_after);
+/* The wait of call c's caller is over: its next attempt's INVITE. */
+void osn__net_retry(struct net *s, struct call *c);
 /* The hold time of call c is over: its UAC sends the BYE. */
 void osn__net_hold_over(struct net *s, struct call *c);
 

@@ -120,7 +120,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     osn_elem_server_init(&el->server, el->sc->cost, el->sc->buffer, el->srv, s->t_obs);
     el->tu = (struct osn_elem){.role = el->role == R_UAS ? OSN_ELEM_UAS : OSN_ELEM_PROXY,
                                .cli = el->cli,
-                               .sip = &cfg->sip};
+                               .sip = &cfg->sip,
+                               .retry_after = cfg->ctl.none.retry_after};
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 
@@ -140,6 +141,8 @@ static void split_streams(struct net *s, struct osn_rng *rng)
         osn_rng_seed(&s->elems[i].arr_rng, osn_rng_next(rng));
         osn_rng_seed(&s->elems[i].svc_rng, osn_rng_next(rng));
     }
+    /* New purposes come last, so that the streams above stay what they were. */
+    s->retry_key = osn_rng_next(rng);
 }
 
 static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
@@ -280,6 +283,9 @@ static void step(struct net *s, struct osn_des_ev *ev)
     }
     case EV_HOLD:
         osn__net_hold_over(s, OSN_CONTAINER_OF(ev, struct call, hold));
+        break;
+    case EV_RETRY:
+        osn__net_retry(s, OSN_CONTAINER_OF(ev, struct call, hold));
         break;
     case EV_2XX:
         osn__net_2xx_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));

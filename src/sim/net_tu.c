@@ -30,6 +30,10 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
     if (!obs(s))
         return;
     s->tot[slot[outcome]] += 1;
+    s->tot[OSN__NT_ENDED] += 1;
+    s->tot[OSN__NT_ENDED_ATTEMPTS] += 1 + c->uac.retries;
+    if (outcome == OSN_UAC_GOOD)
+        s->tot[OSN__NT_GOOD_K0 + (c->uac.retries < 3 ? c->uac.retries : 3)] += 1;
     if (!c->uac.got100) /* left out of the response delay: counted here instead */
         s->tot[OSN__NT_NO_TRYING] += 1;
     if (outcome != OSN_UAC_GOOD && c->admitted)
@@ -167,7 +171,7 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
  * controls. splitmix64 of key ^ uid is a bijection of the uid, so calls never share a value. */
 static double hold_exp1(const struct net *s, const struct call *c)
 {
-    uint64_t x = s->hold_key ^ c->uid;
+    uint64_t x = s->hold_key ^ c->origin; /* a retry's hold is its call's */
     uint64_t h = osn_splitmix64(&x);
     return -log((double)((h >> 11) + 1) * 0x1.0p-53);
 }
@@ -189,7 +193,9 @@ static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip
         osn_uac_ack(&w->t.req, branch(c, 0, B_ACK), o->msg->to_tag, &ack);
         osn__net_transmit(s, txn_elem(w), c, 0, &ack);
     }
-    if (st.outcome != OSN_UAC_PENDING)
+    if (st.outcome != OSN_UAC_PENDING &&
+        !osn__net_retry_or_end(s, c, st.outcome,
+                               o->tu == OSN_SIP_TU_RESPONSE ? o->msg->retry_after : -1))
         osn__net_outcome(s, c, st.outcome);
     if (st.connected) {
         c->refs++; /* the hold timer's */
