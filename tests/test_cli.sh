@@ -378,4 +378,51 @@ run 2 "net failed run leaves no file" -- sim "$NET" --set control.kind=bogus --j
 [ ! -e "$TMP/net.json" ] && ok || bad "a failed network run left its --json file"
 run 0 "single node unchanged" -- sim "$ROOT/examples/sim_two_loop.ini" --set sim.time=100 --set sim.warmup=10 -q
 
+# ---- one file for osn sim and osn node: a [node] section is passed over, and named under -v ----
+NODE_NET="$ROOT/examples/node_collapse.ini"
+{ cat "$NODE_NET"; printf '\n[node]\nelement = core\nlisten = 127.0.0.1:0\nnext_hop = 127.0.0.1:5080\n'; } \
+    >"$TMP/both.ini"
+NODE_LINE=$(grep -n '^element = core' "$TMP/both.ini" | cut -d: -f1)
+short=(--set net.time=2 --set net.warmup=1 --set net.replications=1 -q)
+run 0 "net without [node]" -- sim "$NODE_NET" "${short[@]}" --json "$TMP/plain.json"
+run 0 "net with [node]" -- sim "$TMP/both.ini" "${short[@]}" --json "$TMP/both.json"
+[ ! -s "$TMP/err" ] && ok || bad "a [node] section without -v: stderr not empty: $(head -c 300 "$TMP/err")"
+# The same run: every estimate equal (the scenario's path and the wall clock differ).
+if "$PY" -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for d in (a, b):
+    for k in ("scenario", "timing"):
+        d.pop(k, None)
+assert a == b, [k for k in a if a[k] != b.get(k)]
+' "$TMP/plain.json" "$TMP/both.json"; then ok; else bad "a [node] section changed osn sim's results"; fi
+run 0 "net with [node] -v" -- sim "$TMP/both.ini" "${short[@]}" -v --set node.max_transactions=9
+expect_err "net with [node] -v" "ignored, read only by osn node" "node.element ($TMP/both.ini:$NODE_LINE)" \
+    "node.listen" "node.next_hop" "node.max_transactions (--set node.max_transactions=9)"
+run 2 "net with a bad [node] key" -- sim "$TMP/both.ini" "${short[@]}" --set node.elemnt=core
+expect_err "net with a bad [node] key" "node.elemnt" "known in [node]"
+
+# ---- an unquoted --set value, and a file given to the wrong command ----
+run 2 "unquoted --set" -- sim --set server core.buffer=10 "$NET"
+expect_err "unquoted --set" "--set 'server core.buffer=10'"
+grep -q "cannot open" "$TMP/err" && bad "unquoted --set: still 'cannot open': $(cat "$TMP/err")" || ok
+run 2 "unquoted --set after the file" -- sim "$NET" --set server core.buffer=10
+expect_err "unquoted --set after the file" "--set 'server core.buffer=10'"
+wrong() { # wrong CMD FILE LINE SECTION RIGHT: the error names FILE:LINE, the section, the command
+    run 2 "osn $1 $2" -- "$1" "$ROOT/$2"
+    expect_err "osn $1 $2" "osn $1: $ROOT/$2:$3: [$4] is " ": run \`osn $5 $ROOT/$2\`"
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] && ok || bad "osn $1 $2: more than one line: $(cat "$TMP/err")"
+}
+wrong solve examples/fanin.ini 13 net sim
+wrong optimize examples/collapse.ini 19 net sim
+wrong sim examples/fluid-burst.ini 17 fluid fluid
+wrong fluid examples/collapse.ini 19 net sim
+wrong fluid examples/single_loop.ini 9 model solve
+wrong sim examples/optimize/bi_level.ini 17 optimize optimize
+wrong solve examples/sim_md1.ini 16 sim sim
+wrong node examples/single_loop.ini 9 model solve
+# Files that their commands read are not touched by the hint.
+run 0 "optimize reads a model file" -- optimize "$ROOT/examples/single_loop.ini" --set thresholds.R=12
+run 0 "sim reads a model file" -- sim "$ROOT/examples/sim_md1.ini" --set sim.time=100 --set sim.warmup=10 -q
+
 summary

@@ -13,7 +13,9 @@ import math
 import os
 import subprocess
 import sys
+import re
 import tempfile
+import warnings
 
 import osn
 
@@ -163,6 +165,43 @@ try:  # hours even screened (the two-loop M|M|1 scan; R = 5000 runs in seconds n
     check(False, "optimize R=400000 did not raise")
 except osn.ScenarioError as e:
     check("thresholds.R" in str(e) and "hours" in str(e), f"optimize R=400000 message: {e}")
+
+# The examples of osn.optimize in the README and the module's docstring are feasible: found is
+# True and the constraints hold at L, H by osn.solve's own measures; a bound no pair meets gives
+# found False and one osn.InfeasibleWarning per such point (the README's example once returned
+# found False with L and H filled in, and nothing said so).
+for page in ("README.md", os.path.join("python", "osn", "__init__.py")):
+    with open(os.path.join(SRC, page)) as f:
+        calls = re.findall(r"osn\.optimize\((rate=[^()]*)\)", f.read())
+    check(calls, f"{page}: no osn.optimize(rate=...) example found")
+    for args in calls:
+        kw = eval(f"dict({args})")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", osn.InfeasibleWarning)
+            best = osn.optimize(**kw)
+        check(best["found"] is True, f"{page}: osn.optimize({args}) is infeasible")
+        at = osn.solve(rate=kw["rate"], R=kw["R"], L=best["L"], H=best["H"])
+        check(at["P1"] + at["P2"] <= kw["max_throttle"] and at["P2"] <= kw["max_discard"],
+              f"{page}: osn.optimize({args}): L={best['L']}, H={best['H']} break a bound "
+              f"(P1+P2={at['P1'] + at['P2']}, P2={at['P2']})")
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    bad = osn.optimize(rate=1.2, R=20, max_throttle=0.3, max_discard=1e-3)
+at = osn.solve(rate=1.2, R=20, L=bad["L"], H=bad["H"])
+check(bad["found"] is False and (at["P1"] + at["P2"] > 0.3 or at["P2"] > 1e-3),
+      f"max_throttle=0.3: expected found False at a pair breaking a bound: {bad['found']}, {at}")
+check([w.category for w in seen] == [osn.InfeasibleWarning]
+      and "found: False" in str(seen[0].message),
+      f"max_throttle=0.3: expected one InfeasibleWarning, got {[str(w.message) for w in seen]}")
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    two = osn.optimize([{"max_throttle": 0.5}, {"max_throttle": 0.3}], rate=1.2, R=20,
+                       max_discard=1e-3)
+check([r["found"] for r in two] == [True, False] and len(seen) == 1
+      and "point 1:" in str(seen[0].message),
+      f"a list with one infeasible point: {[r['found'] for r in two]}, "
+      f"{[str(w.message) for w in seen]}")
+
 
 print(f"test_python: {'FAILED, ' + str(failures) + ' failures' if failures else 'all passed'}")
 sys.exit(1 if failures else 0)

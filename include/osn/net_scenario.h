@@ -3,9 +3,9 @@
  * a [net] or [source] section), in the io library.
  *
  * Sections [net], [source], [server edge|core|uas], [link access|trunk|uas], [control] and
- * [sip]: every key is one line of the table in src/io/net_scenario.c, which docs/scenario.md
- * and `osn sim --help` print. Every error names FILE:LINE or the --set flag and the key, as for
- * the other scenario formats.
+ * [sip] (a [node] section, the node's, is accepted and not read): every key is one line of the
+ * table in src/io/net_scenario.c, which docs/scenario.md and `osn sim --help` print. Every error
+ * names FILE:LINE or the --set flag and the key, as for the other scenario formats.
  */
 #ifndef OSN_NET_SCENARIO_H
 #define OSN_NET_SCENARIO_H
@@ -31,6 +31,11 @@ bool osn_net_scenario_sniff(const char *path);
  * written only on success. */
 int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const char *const *sets,
                           int nsets, char *err, size_t errsize);
+
+/* The keys of s that a network simulation does not read (the [node] section, which only `osn
+ * node` reads), as "node.element (FILE:LINE), ..." in buf (truncated to size). Returns how many
+ * there are. */
+int osn_net_scenario_unread(const struct osn_net_scenario *s, char *buf, size_t size);
 
 /* The values of collected keys over the defaults already in *c (osn_net_cfg_default): for
  * loaders that read a network scenario's sections among their own (`osn node`). Returns 0 or

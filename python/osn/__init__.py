@@ -8,8 +8,8 @@
     curve = osn.solve([{"rate": x / 10} for x in range(5, 31)], L=10, H=15, R=20)
 
     # Best thresholds under constraints, as `osn optimize --json` gives them.
-    best = osn.optimize(rate=1.2, R=20, max_throttle=0.3, max_discard=1e-3)
-    best["L"], best["H"], best["binding"]
+    best = osn.optimize(rate=1.2, R=20, max_throttle=0.5, max_discard=1e-3)
+    best["found"], best["L"], best["H"], best["binding"]
 
 A result is the dict that `osn solve --json` writes for the same scenario, number for number:
 every measure as a float, None where it does not exist (T_disc when discard mode is never
@@ -37,6 +37,7 @@ variable OSN_LIBRARY points (a build tree: OSN_LIBRARY=build/libosn.so PYTHONPAT
 import ctypes
 import json
 import os
+import warnings
 
 __all__ = ["solve", "optimize", "version", "ScenarioError", "KEYS"]
 
@@ -201,11 +202,30 @@ def solve(points=None, *, scenario=None, method=None, **keys):
     return _each(lambda k: _solve_one(scenario, method, k), points, keys)
 
 
+class InfeasibleWarning(UserWarning):
+    """osn.optimize found no thresholds that meet every constraint (the result's found is False)."""
+
+
 def optimize(points=None, *, scenario=None, **keys):
     """The best thresholds under constraints (`osn optimize --json`), for one model or each point.
 
-    optimize(rate=1.2, R=20, max_throttle=0.3, max_discard=1e-3) -> dict with L, H, found,
+    optimize(rate=1.2, R=20, max_throttle=0.5, max_discard=1e-3) -> dict with L, H, found,
     binding, constraints, next_better, unconstrained, and every measure at the optimum.
     The searched pair's keys (L, H; L1, H1 for bi-level) are ignored, as by the command.
+    When no pair meets the constraints, found is False (L and H are still filled in) and an
+    osn.InfeasibleWarning is issued for each such point.
     """
-    return _each(lambda k: _optimize_one(scenario, k), points, keys)
+    out = _each(lambda k: _optimize_one(scenario, k), points, keys)
+    # The command prints "no feasible thresholds"; a dict says it only in "found", with L and H
+    # filled in even then, so a caller reading only L and H would take them for an answer.
+    for i, r in enumerate(out if isinstance(out, list) else [out]):
+        if r.get("found") is False:
+            where = f"point {i}: " if isinstance(out, list) else ""
+            warnings.warn(
+                f"osn.optimize: {where}no thresholds meet the constraints (found: False); "
+                f"L={r.get('L')}, H={r.get('H')} break at least one (see the result's "
+                "'constraints'): loosen a bound or raise R",
+                InfeasibleWarning,
+                stacklevel=2,
+            )
+    return out

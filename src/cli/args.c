@@ -126,6 +126,14 @@ static int parse(const char *cmd, int argc, char **argv, const struct osn_cli_op
         if ((r = osn_cli_opt_value(argc, argv, &i, "--set", &v)) != 0) {
             if (r < 0)
                 return osn_cli_die(cmd, "option '--set' needs a value (see 'osn %s --help')", cmd);
+            /* `--set server core.buffer=10` unquoted: the shell made two words of the key's
+             * section name, and "core.buffer=10" was then taken for the scenario file. */
+            if (!strchr(v, '=') && i + 1 < argc && argv[i + 1][0] != '-' &&
+                strchr(argv[i + 1], '='))
+                return osn_cli_die(cmd,
+                                   "--set %s %s: the shell split one value in two; quote it: "
+                                   "--set '%s %s'",
+                                   v, argv[i + 1], v, argv[i + 1]);
             a->sets[a->nsets++] = v;
             continue;
         }
@@ -134,7 +142,9 @@ static int parse(const char *cmd, int argc, char **argv, const struct osn_cli_op
     }
     if (a->scenario && strcmp(a->scenario, "-") == 0)
         return osn_cli_die(cmd, "reading the scenario from stdin is not supported; give a file");
-    return check_outputs(cmd, opts);
+    if (check_outputs(cmd, opts) != 0)
+        return OSN_EXIT_ERROR;
+    return a->help ? 0 : osn_cli_scenario_hint(cmd, a->scenario);
 }
 
 int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,

@@ -67,6 +67,14 @@ struct osn_cli_args {
 int osn_cli_parse(const char *cmd, int argc, char **argv, const struct osn_cli_opt *opts,
                   int extra_sets, struct osn_cli_args *a);
 
+/*
+ * Before a scenario is loaded: when the file at `path` has a section that command `cmd` (solve,
+ * optimize, sim, fluid, node; others are not checked) never reads but another command does,
+ * prints "FILE:LINE: [net] is a network scenario section: run `osn sim FILE`" and returns
+ * OSN_EXIT_ERROR; else 0, also when the file cannot be read (its loader says why).
+ */
+int osn_cli_scenario_hint(const char *cmd, const char *path);
+
 /* `osn solve`: argv[0] is "solve". Returns the exit status. */
 int osn_cmd_solve(int argc, char **argv);
 

@@ -54,7 +54,7 @@ struct net_opts {
     const char **sets;
     int nsets;
     const char *val[NVALUED]; /* the value of each option by enum net_opt; val[OPT_SET] unused */
-    bool quiet, help;
+    bool quiet, help, verbose;
     const struct osn_split *split; /* under mpirun: the replications shared by the ranks */
 };
 
@@ -105,8 +105,9 @@ bool osn_cmd_sim_is_net(int argc, char **argv)
 
 static int parse_args(int argc, char **argv, struct net_opts *o)
 {
-    struct osn_cli_opt opts[NVALUED + 1] = {{"--quiet", "-q", OSN_CLI_FLAG, &o->quiet}};
-    int n = 1;
+    struct osn_cli_opt opts[NVALUED + 2] = {{"--quiet", "-q", OSN_CLI_FLAG, &o->quiet},
+                                            {"--verbose", "-v", OSN_CLI_FLAG, &o->verbose}};
+    int n = 2;
     for (int k = OPT_SET + 1; k < NVALUED; k++) { /* --set is osn_cli_parse's own */
         bool out = k == OPT_JSON || k == OPT_CSV || k == OPT_TRACE || k == OPT_REPS_OUT;
         opts[n++] = (struct osn_cli_opt){valued[k], NULL, out ? OSN_CLI_OUTPUT : OSN_CLI_VALUE,
@@ -261,7 +262,7 @@ static int run_one(struct net_opts *o, const struct sweep *sw, int i, FILE *trac
 {
     struct osn_net_cfg *c = &sc->cfg;
     struct sweep_at at = {i, sw->n, sw->key, sw->vals[i]};
-    char err[1024] = "", setbuf[320];
+    char err[1024] = "", setbuf[320], unread[512];
     const char *saved = NULL;
     int rc;
 
@@ -278,6 +279,10 @@ static int run_one(struct net_opts *o, const struct sweep *sw, int i, FILE *trac
                    saved);
     if (rc)
         return die("%s", err[0] ? err : osn_strerror(rc));
+    /* One file describes the network for `osn sim` and each element for `osn node`: the
+     * simulation passes over the [node] keys, and says which under -v. */
+    if (o->verbose && i == 0 && osn_net_scenario_unread(sc, unread, sizeof unread) > 0)
+        fprintf(stderr, "osn sim: ignored, read only by osn node: %s\n", unread);
     if (apply_options(o, c, trace) != 0)
         return OSN_EXIT_ERROR;
     if (osn_net_scenario_check(sc, err, sizeof err) != 0)
@@ -430,13 +435,14 @@ void osn_cmd_sim_net_usage(FILE *f)
           "SIP network scenarios (a file with a [net] or [source] section):\n"
           "  osn sim NET.ini [--set SECTION.KEY=VALUE|LO:HI:STEP]... [--seed N]\n"
           "          [--replications N] [--threads N] [--json FILE|-] [--csv FILE|-]\n"
-          "          [--trace FILE|-] [--trace-interval S] [--replications-out FILE|-] [-q]\n"
+          "          [--trace FILE|-] [--trace-interval S] [--replications-out FILE|-] [-q] [-v]\n"
           "UAC sources, stateful proxies and a UAS over UDP links, message by message, with\n"
           "the RFC 3261 transactions of src/sip and the controllers of src/ctl hop by hop\n"
           "(server half at the core, client half at its upstream). A call is INVITE, 100,\n"
           "180, 200, ACK, a hold time, BYE, 200; it is good when its 200 reaches the UAC\n"
           "before Timer B (64*T1). One --set may be a range LO:HI:STEP: one run per value,\n"
-          "JSON as an array, CSV one row per value.\n"
+          "JSON as an array, CSV one row per value. A [node] section (osn node's) is\n"
+          "passed over; -v, --verbose names its keys on standard error.\n"
           "--trace FILE: CSV of replication 0 over time, warm-up included, one row per\n"
           "--trace-interval S [0.1] ending at t_s (units in the names): replication, t_s,\n"
           "offered_per_s, goodput_per_s, failed_timeout/rejected/other_per_s,\n"

@@ -17,6 +17,7 @@
 
 #include "osn/ctl.h"
 #include "osn/err.h"
+#include "osn/node_scenario.h"
 
 typedef struct osn_net_cfg C;
 
@@ -565,7 +566,10 @@ int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const ch
             snprintf(err, errsize, "out of memory");
         return OSN_ENOMEM;
     }
-    rc = osn_ini_collect(&tmp->ini, path, sets, nsets, &osn_net_schema, err, errsize);
+    /* The keys are collected by the node's schema (its [node] section, then the network's) so
+     * that one file serves `osn sim` and `osn node`: the [node] keys are checked by name here
+     * and read only by the node (osn_net_scenario_unread() lists them). */
+    rc = osn_ini_collect(&tmp->ini, path, sets, nsets, &osn_node_schema, err, errsize);
     if (rc)
         goto out;
     osn_net_cfg_default(&tmp->cfg);
@@ -577,4 +581,24 @@ int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const ch
 out:
     free(tmp);
     return rc;
+}
+
+int osn_net_scenario_unread(const struct osn_net_scenario *s, char *buf, size_t size)
+{
+    size_t len = 0;
+    int n = 0;
+
+    if (size)
+        buf[0] = '\0';
+    for (int i = 0; i < s->ini.nkeys; i++) {
+        const struct osn_key_origin *o = &s->ini.keys[i];
+        if (osn_ini_key_find(&osn_net_schema, o->key))
+            continue;
+        int w = snprintf(buf + len, len < size ? size - len : 0, "%s%s (%s)", n ? ", " : "", o->key,
+                         o->where);
+        if (w > 0)
+            len += (size_t)w;
+        n++;
+    }
+    return n;
 }
