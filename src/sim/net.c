@@ -37,7 +37,8 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->src.mmpp_switch[1] = 0.4;
     cfg->src.burst_factor = 1;
     cfg->src.hold = 5;
-    static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3, 0.5e-3, 0.3e-3};
+    static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3,
+                                                0.5e-3, 0.3e-3, 0.5e-3}; /* cancel: as bye */
     for (int k = 0; k < OSN_NET_NKINDS; k++) {
         cfg->core.cost[k] = core[k];
         cfg->edge.cost[k] = core[k] / 20;
