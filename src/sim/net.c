@@ -131,8 +131,8 @@ const char *osn_net_measure_meaning(enum osn_net_measure i)
 
 const char *osn_net_elem_measure_key(int i)
 {
-    static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response",
-                                                     "ack",    "bye",     "reject"};
+    static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response", "ack",
+                                                     "bye",    "reject",  "cancel"};
     static const char *const rest[] = {"dropped", "util", "queue_mean", "invites_in", "capacity"};
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }
