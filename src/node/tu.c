@@ -384,7 +384,7 @@ static void cancel_request(struct node *n, struct ntx *x)
     for (int i = 0; i < a.n; i++) {
         const struct osn_elem_action *y = &a.a[i];
         if (y->kind == OSN_ELEM_A_RESPOND_INVITE) {
-            tu_respond(n, inv, y->status, y->retry_after);
+            tu_respond(n, inv, y->status, y->retry_after, y->with);
             count(n, y->count);
         } else if (y->kind == OSN_ELEM_A_CANCEL_BRANCH) {
             count(n, cancel_branch(n, branch) ? y->count : OSN_ELEM_C_NONE);
