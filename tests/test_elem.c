@@ -405,6 +405,88 @@ static void test_rfc_answers(void **state)
     assert_int_equal(a.a[0].kind, OSN_ELEM_A_COUNT);
 }
 
+/* RFC 3261 9.2 and 16.10: a CANCEL is answered 200 hop by hop while its INVITE's transaction
+ * exists, 481 when there is none; a UAS answers the pending INVITE 487; a proxy passes the
+ * CANCEL on only to a branch with a provisional and no final response (9.1); RFC 7339 7.2: the
+ * client half throttles it as a second-category request (a BYE's). */
+static void test_cancel(void **state)
+{
+    struct osn_sip_cfg cfg;
+    struct osn_elem_actions a;
+    (void)state;
+    osn_sip_cfg_default(&cfg);
+    struct osn_elem uas = {.role = OSN_ELEM_UAS, .sip = &cfg};
+    struct osn_elem px = {.role = OSN_ELEM_PROXY, .sip = &cfg};
+
+    /* No INVITE to cancel: 481, whatever the element. */
+    osn_elem_on_cancel(&uas, 0, OSN_SIP_NOSTATE, OSN_SIP_NOSTATE, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 481);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_481);
+    osn_elem_on_cancel(&px, 0, OSN_SIP_NOSTATE, OSN_SIP_NOSTATE, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 481);
+
+    /* UAS, INVITE pending: 200 to the CANCEL, then 487 to the INVITE. */
+    osn_elem_on_cancel(&uas, 0, OSN_SIP_PROCEEDING, OSN_SIP_NOSTATE, &a);
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a.a[0].status, 200);
+    assert_int_equal(a.a[1].kind, OSN_ELEM_A_RESPOND_INVITE);
+    assert_int_equal(a.a[1].status, 487);
+    assert_int_equal(a.a[1].count, OSN_ELEM_C_487);
+    /* UAS, INVITE answered (2xx sent: Accepted; a final non-2xx: Completed): 200 only. */
+    int done[] = {OSN_SIP_ACCEPTED, OSN_SIP_COMPLETED, OSN_SIP_CONFIRMED};
+    for (int i = 0; i < 3; i++) {
+        osn_elem_on_cancel(&uas, 0, done[i], OSN_SIP_NOSTATE, &a);
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.a[0].status, 200);
+    }
+
+    /* Proxy, INVITE pending, branch with a 1xx: 200 and the CANCEL passed on, counted. */
+    osn_elem_on_cancel(&px, 0, OSN_SIP_PROCEEDING, OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.a[0].status, 200);
+    assert_int_equal(a.a[1].kind, OSN_ELEM_A_CANCEL_BRANCH);
+    assert_int_equal(a.a[1].count, OSN_ELEM_C_CANCEL_FWD);
+    /* Branch without a provisional response yet (9.1), with a final one (too late), or none:
+     * 200, nothing passed on. */
+    int branch[] = {OSN_SIP_CALLING, OSN_SIP_COMPLETED, OSN_SIP_ACCEPTED, OSN_SIP_NOSTATE};
+    for (int i = 0; i < 4; i++) {
+        osn_elem_on_cancel(&px, 0, OSN_SIP_PROCEEDING, branch[i], &a);
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.a[0].status, 200);
+    }
+    /* The 2xx crossed it: the INVITE's server transaction is Accepted. */
+    osn_elem_on_cancel(&px, 0, OSN_SIP_ACCEPTED, OSN_SIP_ACCEPTED, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 200);
+
+    /* A client half under loss with oc = 100 sheds all of both categories: 503, not passed on.
+     * With oc = 0 it sends it. */
+    struct osn_ctl_cfg cc;
+    osn_ctl_cfg_default(&cc);
+    assert_int_equal(osn_ctl_new(&px.cli, "loss", &cc), 0);
+    struct osn_sip_oc oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE | OSN_SIP_OC_ALGO |
+                                     OSN_SIP_OC_VALIDITY | OSN_SIP_OC_SEQ,
+                            .algo = OSN_SIP_ALGO_LOSS,
+                            .value = 100,
+                            .validity_ms = 10000,
+                            .seq_int = 1};
+    osn_proxy_on_feedback(px.cli, 0, &oc);
+    osn_elem_on_cancel(&px, 0.1, OSN_SIP_PROCEEDING, OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 503);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_503);
+    osn_ctl_free(px.cli);
+
+    /* Its kind and class: a CANCEL has its own cost, and the controller sees a BYE's class. */
+    struct osn_sip_msg m = {.method = OSN_SIP_CANCEL};
+    assert_int_equal(osn_elem_kind(&m, false), OSN_ELEM_K_CANCEL);
+    assert_int_equal(osn_elem_kind(&m, true), OSN_ELEM_K_RETX);
+    assert_int_equal(osn_elem_ctl_msg(OSN_ELEM_K_CANCEL, OSN_SIP_CANCEL, false), OSN_CTL_MSG_BYE);
+}
+
 /* The per-source budget: a burst of max(rate, 1), then one 503 and nothing until a token comes
  * back; never more passes than rate x time + burst. */
 static void test_budget(void **state)
@@ -446,7 +528,7 @@ int main(void)
             cmocka_unit_test(test_budget),           cmocka_unit_test(test_uac_outcomes),
             cmocka_unit_test(test_proxy_decisions),  cmocka_unit_test(test_uac_retry),
             cmocka_unit_test(test_shed_retry_after), cmocka_unit_test(test_oc_round_trip),
-            cmocka_unit_test(test_server_queue),
+            cmocka_unit_test(test_server_queue),     cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,8 @@
  *   Z  the ACK of a 2xx with Max-Forwards 0
  *   K  the ACK of a non-2xx final response (the INVITE's branch)
  *   100, 180, 200, 486, ...  a response of the next hop to the call's INVITE; `200o` carries
- *      RFC 7339 feedback in its top Via: oc=100 (loss: shed every new request)
+ *      RFC 7339 feedback in its top Via: oc=100 (loss: shed every new request); `200c` answers
+ *      the CANCEL the element passed on instead
  *   T  nothing: time runs to TIME (the timers due fire)
  * The call number is optional (0). Adding a case is adding a row to `scripts`. A row marked
  * `core` runs the element as the core: its CPU has costs (core_cost) and its controller's server
@@ -117,6 +118,17 @@ static const struct script scripts[] = {
          false, " 41.000 u:481"},
         {"forward too large for UDP: 513", OSN_ELEM_PROXY, "X@0 K@0.1 T@40", NULL, false,
          "  0.000 u:513"},
+        {"CANCEL before the 200: 200, passed on, the 487 relayed", OSN_ELEM_PROXY,
+         "I@0 100@0.01 180@0.02 C@0.1 200c@0.11 487@0.12 K@0.13 T@40", NULL, false,
+         "  0.100 d:CANCEL"},
+        {"CANCEL unanswered downstream: its transaction times out quietly", OSN_ELEM_PROXY,
+         "I@0 180@0.02 C@0.1 487@0.2 K@0.3 T@40", NULL, false, "  0.100 d:CANCEL"},
+        {"CANCEL after the 200: the 200 wins, 200 to the CANCEL, nothing passed on", OSN_ELEM_PROXY,
+         "I@0 100@0.01 180@0.02 200@0.05 C@0.1 A@0.15 T@40", NULL, false, "  0.100 u:200"},
+        {"CANCEL before any provisional downstream: 200, not passed on (RFC 3261 9.1)",
+         OSN_ELEM_PROXY, "I@0 C@0.01 180@0.02 200@0.05 A@0.1 T@40", NULL, false, "  0.010 u:200"},
+        {"CANCEL for no INVITE: 481", OSN_ELEM_PROXY, "C@0 C@0.2 T@40", NULL, false,
+         "  0.000 u:481"},
         {"per-source budget: one stateless 503, then nothing", OSN_ELEM_UAS,
          "I0@0 I1@0.01 I2@0.02 I3@0.03 A0@0.1 A1@0.1 T@40", NULL, false, "  0.020 u:503", 2},
         {"request looped back: 482", OSN_ELEM_PROXY, "I0@0 L1@0.01 T@80", NULL, false,
@@ -132,7 +144,8 @@ static const struct script scripts[] = {
 struct event {
     char kind; /* I M B C L X A Z K T, or R for a response */
     int call, status;
-    bool oc; /* a response with oc=100, loss */
+    bool oc;        /* a response with oc=100, loss */
+    bool to_cancel; /* a response to the CANCEL the element sent, not to the INVITE */
     double t;
 };
 
@@ -149,6 +162,10 @@ static const char *next_event(const char *p, struct event *ev)
         ev->status = (int)strtol(p, (char **)&p, 10);
         if (*p == 'o') {
             ev->oc = true;
+            p++;
+        }
+        if (*p == 'c') {
+            ev->to_cancel = true;
             p++;
         }
         if (*p == '[') {
@@ -282,6 +299,23 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
             if (x->live)
                 f->t2xx[call] = a->at;
             break;
+        case OSN_ELEM_A_RESPOND_INVITE: { /* the INVITE the CANCEL x cancels, call's slot 0 */
+            struct rtx *inv = &f->s[call][0];
+            struct osn_sip_msg m = osn_elem_response(&inv->t.req, y->status, y->retry_after);
+            if (osn_sip_stxn_respond(&f->sip, &inv->t, &m, f->now, &o) == 0)
+                ref_apply(f, inv, call, &o);
+            break;
+        }
+        case OSN_ELEM_A_CANCEL_BRANCH: { /* RFC 3261 9.1: the forwarded INVITE, method CANCEL */
+            struct rtx *c = &f->c[call][1];
+            struct osn_sip_msg m = f->c[call][0].t.req;
+            m.method = OSN_SIP_CANCEL;
+            m.oc = (struct osn_sip_oc){0};
+            *c = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
+            if (osn_sip_ctxn_start(&f->sip, &c->t, &m, f->now, &o) == 0)
+                ref_apply(f, c, call, &o);
+            break;
+        }
         case OSN_ELEM_A_COUNT:
             break;
         }
@@ -293,12 +327,22 @@ static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_
 {
     struct osn_elem_actions a;
     if (x->t.role == OSN_SIP_CLIENT) {
-        struct rtx *up = &f->s[call][x->t.req.method == OSN_SIP_BYE];
+        /* A CANCEL the element sent has no server transaction upstream: it ends here. */
+        struct rtx *up = x->t.req.method == OSN_SIP_CANCEL
+                                 ? NULL
+                                 : &f->s[call][x->t.req.method == OSN_SIP_BYE];
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
         osn_elem_on_client_event(&f->e, f->now, x->t0, o->tu, resp ? o->msg->status : 0,
                                  resp ? o->msg->retry_after : -1, x->t.req.method,
-                                 up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
+                                 up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
         ref_act(f, up, call, &a, resp ? o->msg : NULL);
+    } else if (o->tu == OSN_SIP_TU_REQUEST && x->t.req.method == OSN_SIP_CANCEL) {
+        /* RFC 3261 9.2: the INVITE it cancels has its branch (the call's slot 0, when live). */
+        struct rtx *inv = &f->s[call][0], *br = &f->c[call][0];
+        bool match = inv->live && inv->t.req.branch == x->t.req.branch;
+        osn_elem_on_cancel(&f->e, f->now, match ? inv->t.state : OSN_SIP_NOSTATE,
+                           match && br->live ? br->t.state : OSN_SIP_NOSTATE, &a);
+        ref_act(f, x, call, &a, NULL);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         /* The node keeps no record of requests whose transaction ended: never handled. */
         osn_elem_on_request(&f->e, f->now, x->t.req.method, f->mf[call][slot_of(x->t.req.method)],
@@ -383,8 +427,8 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
     int call = ev.call;
     struct osn_sip_out o;
     {
-        if (ev.kind == 'R') { /* from the next hop, to the INVITE's client transaction */
-            struct rtx *x = &f->c[call][0];
+        if (ev.kind == 'R') { /* from the next hop, to the INVITE's (or CANCEL's) client txn */
+            struct rtx *x = &f->c[call][ev.to_cancel];
             struct osn_sip_msg m = x->t.req;
             m.status = (uint16_t)ev.status;
             m.to_tag = ev.status > 100 ? 99 : 0;
@@ -595,7 +639,7 @@ void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_
     trace(g_res, n->now, down, m.method, m.status);
     if (down && m.status == 0 && m.method != OSN_SIP_ACK) {
         int call = pm.call_id.p[1] - '0';
-        int k = m.method == OSN_SIP_BYE;
+        int k = m.method == OSN_SIP_BYE || m.method == OSN_SIP_CANCEL;
         assert_true(len < sizeof g_fwd[0][0]);
         memcpy(g_fwd[call][k], p, len);
         g_fwd[call][k][len] = 0;
@@ -632,10 +676,10 @@ static void node_run_to(struct node *n, double until)
 
 /* The response of the next hop with `status` to the call's INVITE the node forwarded: its
  * Vias, From, Call-ID and CSeq, a To tag beyond 100. */
-static void node_response(struct node *n, int call, int status, bool oc)
+static void node_response(struct node *n, int call, int status, bool oc, bool to_cancel)
 {
     char out[4096], line[1024];
-    const char *p = g_fwd[call][0];
+    const char *p = g_fwd[call][to_cancel];
     size_t k = (size_t)snprintf(out, sizeof out, "SIP/2.0 %d Reason\r\n", status);
     if (!*p) {
         n->st.stray++; /* nothing was forwarded: the reference counts it so too */
@@ -734,7 +778,7 @@ static void node_run(const struct script *sc, struct result *r)
     for (const char *p = sc->events; (p = next_event(p, &ev));) {
         node_run_to(n, ev.t);
         if (ev.kind == 'R')
-            node_response(n, ev.call, ev.status, ev.oc);
+            node_response(n, ev.call, ev.status, ev.oc, ev.to_cancel);
         else if (ev.kind != 'T')
             node_request(n, &ev);
     }
@@ -750,6 +794,8 @@ static void node_run(const struct script *sc, struct result *r)
     r->count[OSN_ELEM_C_481] = st->no_dialog_481;
     r->count[OSN_ELEM_C_482] = st->loops_482;
     r->count[OSN_ELEM_C_513] = st->too_large_513;
+    r->count[OSN_ELEM_C_CANCEL_FWD] = st->cancel_forwarded;
+    r->count[OSN_ELEM_C_487] = st->cancelled_487;
     assert_int_equal(n->live, 0); /* every transaction ended with the script's last wait */
     node_release(n);
     free(n);

@@ -40,6 +40,7 @@ enum osn_elem_kind {
     OSN_ELEM_K_ACK,
     OSN_ELEM_K_BYE,
     OSN_ELEM_K_REJECT, /* a new INVITE answered with 503 by the controller */
+    OSN_ELEM_K_CANCEL, /* a new CANCEL (RFC 3261 9: a transaction of its own) */
     OSN_ELEM_NKINDS
 };
 
@@ -52,8 +53,9 @@ static inline bool osn_elem_may_be_copy(const struct osn_sip_msg *m)
 
 /* The kind of message m for the element's server: a response, an ACK, a copy of a request
  * (`copy`: it matches one of the element's server transactions, or on arrival its original was
- * kept here before, by the driver's record), else a new INVITE or another new request, costed
- * as a BYE. The driver answers `copy` only where osn_elem_may_be_copy() (matching is its own). */
+ * kept here before, by the driver's record), else a new INVITE, a new CANCEL, or another new
+ * request, costed as a BYE. The driver answers `copy` only where osn_elem_may_be_copy() (matching
+ * is its own). */
 static inline int osn_elem_kind(const struct osn_sip_msg *m, bool copy)
 {
     if (m->status)
@@ -62,7 +64,9 @@ static inline int osn_elem_kind(const struct osn_sip_msg *m, bool copy)
         return OSN_ELEM_K_ACK;
     if (copy)
         return OSN_ELEM_K_RETX;
-    return m->method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+    return m->method == OSN_SIP_INVITE   ? OSN_ELEM_K_INVITE
+           : m->method == OSN_SIP_CANCEL ? OSN_ELEM_K_CANCEL
+                                         : OSN_ELEM_K_BYE;
 }
 
 /* The controller's message class of a message of `kind` (a request of `method`); `response_again`
@@ -298,39 +302,47 @@ bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cf
  * osn_elem_count, 0 for none) when it carries the action out.
  */
 enum osn_elem_act {
-    OSN_ELEM_A_COUNT,       /* only count */
-    OSN_ELEM_A_FORWARD,     /* start a client transaction toward the next hop for the server
-                               transaction's request (RFC 3261 16.6: a branch of the driver's,
-                               Max-Forwards - 1, the client half's oc offer) */
-    OSN_ELEM_A_RESPOND,     /* the server transaction answers `status` (Retry-After
-                               `retry_after`, -1 none) with a To tag of ours */
-    OSN_ELEM_A_RELAY,       /* the server transaction sends the next hop's response upstream:
-                               `status`, `retry_after` and the response's own To tag */
-    OSN_ELEM_A_DROP,        /* abort and free the server transaction (a late copy) */
-    OSN_ELEM_A_FORWARD_ACK, /* forward the ACK of a 2xx statelessly (RFC 3261 16.11, RFC 6026
-                               7.1), with a branch that is a function of the call or of its own */
-    OSN_ELEM_A_ACKED,       /* UAS: the 2xx got its ACK, its retransmission stops */
-    OSN_ELEM_A_ARM_2XX,     /* UAS: arm the 2xx retransmission timer at the list's `at` (s) if
-                               the server transaction is still live */
-    OSN_ELEM_A_RESEND_2XX,  /* UAS: the 2xx again (RFC 6026 7.1: in Accepted it passes the server
-                               transaction, which no longer resends it itself) */
+    OSN_ELEM_A_COUNT,          /* only count */
+    OSN_ELEM_A_FORWARD,        /* start a client transaction toward the next hop for the server
+                                  transaction's request (RFC 3261 16.6: a branch of the driver's,
+                                  Max-Forwards - 1, the client half's oc offer) */
+    OSN_ELEM_A_RESPOND,        /* the server transaction answers `status` (Retry-After
+                                  `retry_after`, -1 none) with a To tag of ours */
+    OSN_ELEM_A_RELAY,          /* the server transaction sends the next hop's response upstream:
+                                  `status`, `retry_after` and the response's own To tag */
+    OSN_ELEM_A_DROP,           /* abort and free the server transaction (a late copy) */
+    OSN_ELEM_A_FORWARD_ACK,    /* forward the ACK of a 2xx statelessly (RFC 3261 16.11, RFC 6026
+                                  7.1), with a branch that is a function of the call or of its own */
+    OSN_ELEM_A_ACKED,          /* UAS: the 2xx got its ACK, its retransmission stops */
+    OSN_ELEM_A_ARM_2XX,        /* UAS: arm the 2xx retransmission timer at the list's `at` (s) if
+                                  the server transaction is still live */
+    OSN_ELEM_A_RESEND_2XX,     /* UAS: the 2xx again (RFC 6026 7.1: in Accepted it passes the server
+                                  transaction, which no longer resends it itself) */
+    OSN_ELEM_A_CANCEL_BRANCH,  /* proxy, CANCEL: start a CANCEL client transaction for the INVITE
+                                  the proxy forwarded for the cancelled one (RFC 3261 9.1: its
+                                  Request-URI, Call-ID, From, To, CSeq number and top Via; method
+                                  CANCEL); its responses end at this proxy */
+    OSN_ELEM_A_RESPOND_INVITE, /* UAS, CANCEL: the cancelled INVITE's server transaction answers
+                                  `status` (487) with a To tag of ours */
 };
 
 /* What the element counts (the node's stats; the simulator keeps the ones it reports). */
 enum osn_elem_count {
     OSN_ELEM_C_NONE,
-    OSN_ELEM_C_FORWARDED, /* an INVITE passed on: forwarded, or answered by the UAS */
-    OSN_ELEM_C_CALL_OK,   /* an INVITE's first 2xx sent upstream (relayed, or the UAS's own) */
-    OSN_ELEM_C_BYE_OK,    /* likewise for a non-INVITE request */
-    OSN_ELEM_C_503,       /* a request shed with 503 (client or server half) */
-    OSN_ELEM_C_408,       /* the next hop timed out: 408 upstream */
-    OSN_ELEM_C_483,       /* Max-Forwards 0: 483 (RFC 3261 16.3 step 3) */
-    OSN_ELEM_C_LATE,      /* a copy after its transaction ended, dropped */
-    OSN_ELEM_C_ACK_FWD,   /* an ACK of a 2xx forwarded */
-    OSN_ELEM_C_STRAY,     /* dropped without an answer (an ACK with Max-Forwards 0) */
-    OSN_ELEM_C_481,       /* UAS: a BYE or CANCEL for no call of its own (RFC 3261 15.1.2, 9.2) */
-    OSN_ELEM_C_482,       /* proxy: a request looped back to it (RFC 3261 16.3 step 4) */
-    OSN_ELEM_C_513,       /* proxy: the forwarded request too large to send (RFC 3261 18.1.1) */
+    OSN_ELEM_C_FORWARDED,  /* an INVITE passed on: forwarded, or answered by the UAS */
+    OSN_ELEM_C_CALL_OK,    /* an INVITE's first 2xx sent upstream (relayed, or the UAS's own) */
+    OSN_ELEM_C_BYE_OK,     /* likewise for a non-INVITE request */
+    OSN_ELEM_C_503,        /* a request shed with 503 (client or server half) */
+    OSN_ELEM_C_408,        /* the next hop timed out: 408 upstream */
+    OSN_ELEM_C_483,        /* Max-Forwards 0: 483 (RFC 3261 16.3 step 3) */
+    OSN_ELEM_C_LATE,       /* a copy after its transaction ended, dropped */
+    OSN_ELEM_C_ACK_FWD,    /* an ACK of a 2xx forwarded */
+    OSN_ELEM_C_STRAY,      /* dropped without an answer (an ACK with Max-Forwards 0) */
+    OSN_ELEM_C_481,        /* UAS: a BYE or CANCEL for no call of its own (RFC 3261 15.1.2, 9.2) */
+    OSN_ELEM_C_482,        /* proxy: a request looped back to it (RFC 3261 16.3 step 4) */
+    OSN_ELEM_C_513,        /* proxy: the forwarded request too large to send (RFC 3261 18.1.1) */
+    OSN_ELEM_C_CANCEL_FWD, /* proxy: a CANCEL sent to the branch of a pending INVITE */
+    OSN_ELEM_C_487,        /* UAS: an INVITE answered 487 Request Terminated after a CANCEL */
     OSN_ELEM_NCOUNTS
 };
 
@@ -391,6 +403,21 @@ void osn_elem_on_forward_failed(bool too_large, struct osn_elem_actions *a);
  * as stray and, for a final response, RESPOND 502 Bad Gateway, so that the server transaction
  * ends instead of waiting in Proceeding for good; a provisional one is only dropped. */
 void osn_elem_on_relay_failed(int status, struct osn_elem_actions *a);
+
+/*
+ * A new CANCEL reached the TU (its own server transaction's TU_REQUEST; RFC 3261 9.2: it is
+ * matched to the INVITE it cancels by that INVITE's top Via, method aside). `invite_state` is the
+ * state of the INVITE server transaction it cancels (OSN_SIP_NOSTATE: none, then 481);
+ * `branch_state` (proxy) that of the client transaction the proxy forwarded that INVITE on
+ * (OSN_SIP_NOSTATE: none). The CANCEL is answered 200 hop by hop; while the INVITE is pending
+ * (Trying or Proceeding), a UAS answers it 487 (RESPOND_INVITE) and a proxy passes the CANCEL on
+ * (CANCEL_BRANCH) when its branch has a provisional response and no final one (RFC 3261 16.10,
+ * 9.1: no CANCEL before a provisional response; after a final one it is too late). The forwarded
+ * CANCEL is a request of the client half's second category (RFC 7339 7.2), as a BYE: shed, the
+ * CANCEL is answered 503 instead of 200 and not passed on.
+ */
+void osn_elem_on_cancel(const struct osn_elem *e, double now, int invite_state, int branch_state,
+                        struct osn_elem_actions *a);
 
 /* The UAS's 2xx timer fired; `have_txn` says the server transaction is still there, in
  * Accepted. RESEND_2XX and ARM_2XX while the ACK has not come and 64*T1 has not passed since the

@@ -49,6 +49,7 @@ enum osn_net_kind {
     OSN_NET_K_ACK = OSN_ELEM_K_ACK,
     OSN_NET_K_BYE = OSN_ELEM_K_BYE,
     OSN_NET_K_REJECT = OSN_ELEM_K_REJECT, /* a new INVITE answered with 503 by the controller */
+    OSN_NET_K_CANCEL = OSN_ELEM_K_CANCEL, /* a new CANCEL */
     OSN_NET_NKINDS = OSN_ELEM_NKINDS
 };
 

@@ -88,12 +88,16 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(retrans_sent, "retransmissions sent (requests and responses)")                               \
     X(bye_in, "new BYE requests")                                                                  \
     X(bye_ok, "2xx to BYE sent upstream")                                                          \
+    X(cancel_in, "new CANCEL requests")                                                            \
+    X(cancel_forwarded, "CANCELs sent to the branch of a pending INVITE (proxy)")                  \
+    X(cancelled_487, "INVITEs answered 487 after a CANCEL (uas)")                                  \
     X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                                           \
     X(bad_answered, "malformed requests answered (400, 505)")                                      \
     X(bad_dropped, "malformed datagrams dropped")                                                  \
     X(stray, "messages matching no transaction, dropped")                                          \
     X(send_errors, "datagrams the socket refused")                                                 \
-    X(no_dialog_481, "481 sent (uas: a request in no dialog, a BYE or CANCEL of no call)")         \
+    X(no_dialog_481,                                                                               \
+      "481 sent (a CANCEL for no INVITE; uas: a request in no dialog, a BYE of no call)")          \
     X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \
     X(too_large_513, "513 sent (the forwarded request too large for UDP)")                         \
     X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \

@@ -395,6 +395,10 @@ int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
 int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
                          const struct osn_sipmsg *resp);
 
+/* The CANCEL of INVITE `req` (RFC 3261 9.1): the request's Request-URI, top Via (only), Route,
+ * From, To, Call-ID, CSeq number and Max-Forwards, with the method CANCEL. */
+int osn_sipmsg_print_cancel(char *out, size_t cap, const struct osn_sipmsg *req);
+
 /* The RFC 3261 21 reason phrase of a status ("Service Unavailable"), "" when unknown. */
 const char *osn_sip_reason_phrase(int status);
 

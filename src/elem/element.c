@@ -19,6 +19,12 @@
  *   TU_REQUEST                        UAS    what osn_uas_answer says (405, 415, 488; 180 and
  *                                            200 with Contact and SDP, ARM_2XX; 200 to OPTIONS
  *                                            with Allow, Accept, Supported; 200 to BYE)
+ *   TU_REQUEST CANCEL, no INVITE      any    RESPOND 481 (RFC 3261 9.2; see osn_elem_on_cancel)
+ *   TU_REQUEST CANCEL, INVITE pending UAS    RESPOND 200, RESPOND_INVITE 487 (RFC 3261 9.2)
+ *   TU_REQUEST CANCEL, INVITE pending proxy  RESPOND 200, CANCEL_BRANCH when the branch has a
+ *     (Proceeding)                           provisional and no final response (16.10, 9.1);
+ *                                            the client half sheds it: RESPOND 503
+ *   TU_REQUEST CANCEL, INVITE answered any    RESPOND 200, nothing else (too late, 9.2)
  *   FORWARD failed: too large         proxy  RESPOND 513 (RFC 3261 18.1.1), else RESPOND 500
  *   RELAY failed (no Via below ours)  proxy  count stray; a final one RESPOND 502 (16.7 step 3)
  *   UAS 2xx timer, no ACK, < 64*T1    UAS    RESEND_2XX, ARM_2XX (RFC 3261 13.3.1.4)
@@ -110,6 +116,44 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
     }
     push(a, OSN_ELEM_A_FORWARD, method == OSN_SIP_INVITE ? OSN_ELEM_C_FORWARDED : OSN_ELEM_C_NONE,
          0, -1);
+}
+
+/* Whether an INVITE server transaction has no final response yet (RFC 3261 17.2.1: it starts in
+ * Proceeding; Trying is a non-INVITE's, taken as pending all the same). */
+static bool pending(int state)
+{
+    return state == OSN_SIP_TRYING || state == OSN_SIP_PROCEEDING;
+}
+
+void osn_elem_on_cancel(const struct osn_elem *e, double now, int invite_state, int branch_state,
+                        struct osn_elem_actions *a)
+{
+    a->n = 0;
+    /* RFC 3261 9.2: no transaction to cancel. (16.10 lets a proxy forward such a CANCEL
+     * statelessly; this proxy is stateful only, and answers what it cannot match.) */
+    if (invite_state == OSN_SIP_NOSTATE) {
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_481, 481, -1);
+        return;
+    }
+    if (e->role == OSN_ELEM_UAS) {
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 200, -1);
+        if (pending(invite_state))
+            push(a, OSN_ELEM_A_RESPOND_INVITE, OSN_ELEM_C_487, 487, -1);
+        return;
+    }
+    /* RFC 3261 16.10: a branch with a final response is not cancelled; 9.1: nor one without a
+     * provisional response yet (Calling). The 487 the next hop answers is relayed upstream on
+     * the INVITE's server transaction like any final response. */
+    if (pending(invite_state) && branch_state == OSN_SIP_PROCEEDING) {
+        if (osn_proxy_on_request(e->cli, now, OSN_SIP_CANCEL, false) == OSN_PROXY_SHED_503) {
+            push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, -1);
+            return;
+        }
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 200, -1);
+        push(a, OSN_ELEM_A_CANCEL_BRANCH, OSN_ELEM_C_CANCEL_FWD, 0, -1);
+        return;
+    }
+    push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 200, -1);
 }
 
 void osn_elem_on_forward_failed(bool too_large, struct osn_elem_actions *a)

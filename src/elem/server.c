@@ -28,9 +28,9 @@ void osn_elem_server_init(struct osn_elem_server *s, const double *cost, long bu
 
 enum osn_ctl_msg osn_elem_ctl_msg(int kind, int method, bool response_again)
 {
-    static const uint8_t by_kind[] = {OSN_CTL_MSG_INVITE,   OSN_CTL_MSG_INVITE_RETX,
-                                      OSN_CTL_MSG_RESPONSE, OSN_CTL_MSG_ACK,
-                                      OSN_CTL_MSG_BYE,      OSN_CTL_MSG_INVITE};
+    static const uint8_t by_kind[] = {
+            OSN_CTL_MSG_INVITE, OSN_CTL_MSG_INVITE_RETX, OSN_CTL_MSG_RESPONSE, OSN_CTL_MSG_ACK,
+            OSN_CTL_MSG_BYE,    OSN_CTL_MSG_INVITE,      OSN_CTL_MSG_BYE};
     if (kind == OSN_ELEM_K_RETX && method != OSN_SIP_INVITE)
         return OSN_CTL_MSG_NONINV_RETX;
     if (kind == OSN_ELEM_K_RESP && response_again)

@@ -159,22 +159,30 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
 /* Core defaults 1, 0.5, 0.3, 0.3, 0.5, 0.3 ms (capacity 370 calls/s), edge and UAS 20x less:
  * capacity = 1 / (invite + ack + bye + n_resp * response), n_resp = 3 at the core, 4 at an
  * edge. */
-#define SERVER_KEYS(sec, m)                                                                    \
-    COST(sec, m, "invite", INVITE, "a new INVITE"),                                            \
-            COST(sec, m, "retrans", RETX, "a retransmitted request absorbed"),                 \
-            COST(sec, m, "response", RESP, "a response"), COST(sec, m, "ack", ACK, "an ACK"),  \
-            COST(sec, m, "bye", BYE, "a BYE"),                                                 \
-            COST(sec, m, "reject", REJECT, "a new INVITE answered 503 by the control"),        \
-            {sec,                                                                              \
-             "cost_law",                                                                       \
-             OSN_KEY_CHOICE,                                                                   \
-             .choices = cost_laws,                                                             \
-             OSN_KEY_AT(C, m.exp_cost),                                                        \
-             .help = "the costs are constant (det) or exponential with those means (exp)"},    \
-    {                                                                                          \
-        sec, "buffer", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, m.buffer),                    \
-                .unit = "messages",                                                            \
-                .help = "messages in the server at most (queue and in service); more are lost" \
+#define SERVER_KEYS(sec, m)                                                                     \
+    COST(sec, m, "invite", INVITE, "a new INVITE"),                                             \
+            COST(sec, m, "retrans", RETX, "a retransmitted request absorbed"),                  \
+            COST(sec, m, "response", RESP, "a response"), COST(sec, m, "ack", ACK, "an ACK"),   \
+            COST(sec, m, "bye", BYE, "a BYE"),                                                  \
+            COST(sec, m, "reject", REJECT, "a new INVITE answered 503 by the control"),         \
+            {sec,                                                                               \
+             "cost_cancel",                                                                     \
+             OSN_KEY_DOUBLE,                                                                    \
+             OSN_KEY_AT(C, m.cost[OSN_NET_K_CANCEL]),                                           \
+             .unit = "CPU s",                                                                   \
+             .def = "cost_bye",                                                                 \
+             .help = "CPU time of a new CANCEL (0: handled at once, outside the queue and the " \
+                     "control)"},                                                               \
+            {sec,                                                                               \
+             "cost_law",                                                                        \
+             OSN_KEY_CHOICE,                                                                    \
+             .choices = cost_laws,                                                              \
+             OSN_KEY_AT(C, m.exp_cost),                                                         \
+             .help = "the costs are constant (det) or exponential with those means (exp)"},     \
+    {                                                                                           \
+        sec, "buffer", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, m.buffer),                     \
+                .unit = "messages",                                                             \
+                .help = "messages in the server at most (queue and in service); more are lost"  \
     }
 
 #define LINK_KEYS(sec, m)                                                                         \
@@ -404,10 +412,26 @@ static int detector_thresholds(const struct osn_ini *ini, struct osn_net_cfg *c,
     return 0;
 }
 
+/* A CANCEL costs what a BYE costs (both are non-INVITE requests the element answers at once)
+ * unless its server's cost_cancel says otherwise. */
+static void cancel_costs(const struct osn_ini *ini, struct osn_net_cfg *c)
+{
+    static const char *const keys[3] = {"server edge.cost_cancel", "server core.cost_cancel",
+                                        "server uas.cost_cancel"};
+    struct osn_net_server_cfg *sv[3] = {&c->edge, &c->core, &c->uas};
+
+    for (int i = 0; i < 3; i++)
+        if (!osn_ini_get(ini, keys[i]))
+            sv[i]->cost[OSN_NET_K_CANCEL] = sv[i]->cost[OSN_NET_K_BYE];
+}
+
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize)
 {
     int rc = osn_ini_load(ini, &osn_net_schema, c, err, errsize);
+
+    if (!rc)
+        cancel_costs(ini, c);
 
     if (!rc)
         rc = detector_thresholds(ini, c, err, errsize);

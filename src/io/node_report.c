@@ -44,7 +44,8 @@ static json_t *num(double v)
 static json_t *resolved_json(const struct osn_node_cfg *c)
 {
     static const char *const kinds[OSN_ELEM_NKINDS] = {
-            "cost_invite", "cost_retrans", "cost_response", "cost_ack", "cost_bye", "cost_reject"};
+            "cost_invite", "cost_retrans", "cost_response", "cost_ack",
+            "cost_bye",    "cost_reject",  "cost_cancel"};
     char section[32];
     json_t *r = json_object(), *sv = json_object();
 

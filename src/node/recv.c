@@ -224,7 +224,7 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
             n->st.dropped++;
             qmsg_free(n, OSN_CONTAINER_OF(evicted, struct qmsg, item));
         }
-        if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE) &&
+        if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE || kind == OSN_ELEM_K_CANCEL) &&
             pending_add(&n->pending, pending_key(&m)) == 0)
             q->pending = pending_key(&m);
         if (!n->server.cur)

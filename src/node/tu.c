@@ -208,6 +208,8 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
         n->st.calls_in++;
     else if (m->method == OSN_SIP_BYE)
         n->st.bye_in++;
+    else if (m->method == OSN_SIP_CANCEL)
+        n->st.cancel_in++;
     x->from = *from;
     struct osn_sip_out o;
     if (ntx_set_req(n, x, buf, len, &n->pm) != 0 ||
@@ -258,7 +260,9 @@ static void count(struct node *n, int c)
                                       [OSN_ELEM_C_STRAY] = &st->stray,
                                       [OSN_ELEM_C_481] = &st->no_dialog_481,
                                       [OSN_ELEM_C_482] = &st->loops_482,
-                                      [OSN_ELEM_C_513] = &st->too_large_513};
+                                      [OSN_ELEM_C_513] = &st->too_large_513,
+                                      [OSN_ELEM_C_CANCEL_FWD] = &st->cancel_forwarded,
+                                      [OSN_ELEM_C_487] = &st->cancelled_487};
     if (at[c])
         (*at[c])++;
 }
@@ -323,9 +327,71 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 ntx_arm_2xx(n, x, a->at);
             break;
         case OSN_ELEM_A_COUNT:
+        case OSN_ELEM_A_CANCEL_BRANCH: /* only in cancel_request(), which knows the INVITE */
+        case OSN_ELEM_A_RESPOND_INVITE:
             break;
         }
         count(n, c);
+    }
+}
+
+/* The INVITE server transaction the CANCEL of server transaction x cancels (RFC 3261 9.2: the
+ * same top Via, method aside), its key compared as ntx_find does; NULL when none. */
+static struct ntx *cancelled_invite(struct node *n, struct ntx *x)
+{
+    struct osn_sip_txn *t = osn_sip_layer_match_cancelled(&n->sip, &x->t.req);
+    struct osn_sipmsg_key k;
+    if (!t || osn_sipmsg_key_of(&n->pm2, &k) != 0)
+        return NULL;
+    struct ntx *inv = OSN_CONTAINER_OF(t, struct ntx, t);
+    k.method = OSN_SIP_INVITE;
+    return inv->live && osn_sipmsg_key_eq(&inv->key, &k) ? inv : NULL;
+}
+
+/* Sends a CANCEL for the INVITE of client transaction y (RFC 3261 9.1), on a non-INVITE client
+ * transaction of its own with no peer: its 200 (or its timeout) ends here. False when it could
+ * not be printed or started. */
+static bool cancel_branch(struct node *n, struct ntx *y)
+{
+    struct osn_sip_msg m;
+    struct osn_sip_out o;
+    if (!y || !y->live || !y->req ||
+        osn_sipmsg_parse(&n->pm2, y->req, y->req_len) != OSN_SIPMSG_ACCEPT)
+        return false;
+    int len = osn_sipmsg_print_cancel(n->obuf, sizeof n->obuf, &n->pm2);
+    struct ntx *c = len > 0 ? ntx_new(n) : NULL;
+    if (!c || osn_sipmsg_parse(&n->pm2, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT ||
+        ntx_set_req(n, c, n->obuf, (size_t)len, &n->pm2) != 0 ||
+        osn_sipmsg_to_txn(&n->pm2, &m) != 0 ||
+        osn_sip_ctxn_start(&n->sip, &c->t, &m, n->now, &o) != 0) {
+        ntx_free(n, c);
+        return false;
+    }
+    ntx_apply(n, c, &o);
+    return true;
+}
+
+/* A new CANCEL (server transaction x, parsed in n->pm2): the element's decision, carried out
+ * on x, on the INVITE it cancels (its 487) and on that INVITE's branch (the CANCEL passed on). */
+static void cancel_request(struct node *n, struct ntx *x)
+{
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
+    struct ntx *inv = cancelled_invite(n, x);
+    struct ntx *branch = inv && is_proxy(n) ? inv->peer : NULL;
+    osn_elem_on_cancel(&e, n->now, inv ? inv->t.state : OSN_SIP_NOSTATE,
+                       branch && branch->live ? branch->t.state : OSN_SIP_NOSTATE, &a);
+    for (int i = 0; i < a.n; i++) {
+        const struct osn_elem_action *y = &a.a[i];
+        if (y->kind == OSN_ELEM_A_RESPOND_INVITE) {
+            tu_respond(n, inv, y->status, y->retry_after, y->with);
+            count(n, y->count);
+        } else if (y->kind == OSN_ELEM_A_CANCEL_BRANCH) {
+            count(n, cancel_branch(n, branch) ? y->count : OSN_ELEM_C_NONE);
+        } else {
+            struct osn_elem_actions one = {.n = 1, .a = {*y}};
+            act(n, x, &one, NULL);
+        }
     }
 }
 
@@ -360,6 +426,10 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o)
          * knows the calls it answered 2xx and has had no BYE for (struct calls). */
         if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
             return;
+        if (x->t.req.method == OSN_SIP_CANCEL) {
+            cancel_request(n, x);
+            return;
+        }
         if (is_proxy(n)) {
             osn_elem_on_request(&e, n->now, x->t.req.method, n->pm2.max_forwards, false, false,
                                 looped(n, &n->pm2), &x->uas, &a);

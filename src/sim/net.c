@@ -42,7 +42,8 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->src.retry_delay_law = OSN_NET_RETRY_EXP;
     cfg->src.honour_retry_after = true;
     cfg->src.max_retries = 3;
-    static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3, 0.5e-3, 0.3e-3};
+    static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3,
+                                                0.5e-3, 0.3e-3, 0.5e-3}; /* cancel: as bye */
     for (int k = 0; k < OSN_NET_NKINDS; k++) {
         cfg->core.cost[k] = core[k];
         cfg->edge.cost[k] = core[k] / 20;
@@ -141,8 +142,8 @@ const char *osn_net_measure_meaning(enum osn_net_measure i)
 
 const char *osn_net_elem_measure_key(int i)
 {
-    static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response",
-                                                     "ack",    "bye",     "reject"};
+    static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response", "ack",
+                                                     "bye",    "reject",  "cancel"};
     static const char *const rest[] = {"dropped", "util", "queue_mean", "invites_in", "capacity"};
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }

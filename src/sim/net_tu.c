@@ -9,8 +9,9 @@
  * outcomes go into the run's totals. Driver differences from the node: the call's record of
  * the requests handled at each hop outlives their transactions, so a late copy is known here;
  * the simulator's messages carry no Max-Forwards, so the element's 483 never happens here; it
- * models no unknown BYE or CANCEL, no routing loop, no message sizes and no source addresses, so
- * the element's 481, 482, 513 and per-source budget never happen here either.
+ * models no CANCEL (its UAC never gives up), no unknown BYE, no routing loop, no message sizes and
+ * no source addresses, so the element's 481, 482, 513 and per-source budget never happen here
+ * either.
  */
 #include <math.h>
 
@@ -116,6 +117,10 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             osn__net_sched(s, &c->rtx, a->at, NULL);
             break;
         case OSN_ELEM_A_COUNT:
+        /* A CANCEL's: the simulator's UAC never cancels (no patience yet), so no CANCEL reaches
+         * osn_elem_on_cancel here. */
+        case OSN_ELEM_A_CANCEL_BRANCH:
+        case OSN_ELEM_A_RESPOND_INVITE:
             break;
         }
     }

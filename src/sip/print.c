@@ -385,3 +385,30 @@ int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
     puts_(&w, "\r\nContent-Length: 0\r\n\r\n");
     return done(&w, out);
 }
+
+int osn_sipmsg_print_cancel(char *out, size_t cap, const struct osn_sipmsg *req)
+{
+    if (!out || !req || !req->is_request || req->method != OSN_SIP_INVITE ||
+        req->err.verdict != OSN_SIPMSG_ACCEPT)
+        return OSN_EINVAL;
+    struct wr w = {out, out + cap, false};
+    /* RFC 3261 9.1: the Request-URI, Call-ID, To, From and CSeq number of the request, tags
+     * included; only its top Via; its Route; the method CANCEL. */
+    puts_(&w, "CANCEL ");
+    putsp(&w, req->uri);
+    puts_(&w, " SIP/2.0\r\nVia: ");
+    putsp(&w, req->via[0].value);
+    puts_(&w, "\r\n");
+    for (int i = 0; i < req->nhdr; i++) {
+        const struct osn_sip_hdr *h = &req->hdr[i];
+        if (h->id == OSN_SIP_HDR_ROUTE || i == req->from_hdr || i == req->to_hdr ||
+            i == req->call_id_hdr)
+            putsp(&w, h->line);
+    }
+    puts_(&w, "CSeq: ");
+    putu(&w, req->cseq);
+    puts_(&w, " CANCEL\r\nMax-Forwards: ");
+    putu(&w, req->max_forwards >= 0 ? (uint64_t)req->max_forwards : 70);
+    puts_(&w, "\r\nContent-Length: 0\r\n\r\n");
+    return done(&w, out);
+}
