@@ -69,7 +69,7 @@ install(TARGETS osn_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_
 # The installed C API is chosen (docs/api.md): the exact analysis, the optimiser, the JSON entry
 # points the Python module uses, and the headers they include. The other headers of include/osn
 # are the modules' interfaces to each other, free to change: they stay in the source tree.
-set(OSN_PUBLIC_HEADERS err.h version.h xd.h law.h split.h model.h optimize.h json_api.h)
+set(OSN_PUBLIC_HEADERS err.h version.h xd.h law.h policy.h split.h model.h optimize.h json_api.h)
 list(TRANSFORM OSN_PUBLIC_HEADERS PREPEND ${CMAKE_SOURCE_DIR}/include/osn/)
 install(FILES ${OSN_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/osn)
 install(FILES ${CMAKE_BINARY_DIR}/osn.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)

@@ -85,7 +85,7 @@ static void test_factory(void **state)
 static void test_hysteretic_modes(void **state)
 {
     (void)state;
-    struct osn_ctl_det_cfg k = {OSN_CTL_DET_HYSTERETIC, 2, 5, 6, 8, OSN_CTL_POLICY_I, 0, 0};
+    struct osn_ctl_det_cfg k = {OSN_CTL_DET_HYSTERETIC, 2, 5, 6, 8, OSN_POLICY_I, 0, 0};
     struct osn_ctl_det d;
     static const int up[9] = {0, 0, 0, 0, 0, 1, 1, 1, 2}; /* after the arrival making n */
     static const size_t down_n[6] = {7, 6, 5, 4, 3, 2};   /* departures leaving n */
@@ -104,7 +104,7 @@ static void test_hysteretic_modes(void **state)
     assert_int_equal(d.switches, 5);
 
     /* Policy II: arrivals never switch; a departure leaving n >= H1 does. */
-    k.policy = OSN_CTL_POLICY_II;
+    k.policy = OSN_POLICY_II;
     assert_int_equal(osn_ctl_det_init(&d, &k), 0);
     for (size_t n = 1; n <= 8; n++)
         assert_int_equal(osn_ctl_det_arrival(&d, (double)n, n), OSN_CTL_NORMAL);
@@ -114,7 +114,7 @@ static void test_hysteretic_modes(void **state)
     assert_int_equal(osn_ctl_det_departure(&d, 12, 2, 0), OSN_CTL_NORMAL);
 
     /* Bad thresholds: L2 <= L1, H2 <= H1. */
-    k = (struct osn_ctl_det_cfg){OSN_CTL_DET_HYSTERETIC, 2, 5, 2, 8, OSN_CTL_POLICY_I, 0, 0};
+    k = (struct osn_ctl_det_cfg){OSN_CTL_DET_HYSTERETIC, 2, 5, 2, 8, OSN_POLICY_I, 0, 0};
     assert_int_equal(osn_ctl_det_init(&d, &k), OSN_EINVAL);
     k.l2 = 6;
     k.h2 = 5;

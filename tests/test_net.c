@@ -358,7 +358,7 @@ static void test_single_server_modes(void **state)
     c.ctl_kind = OSN_CTL_KIND_LOCAL;
     c.ctl.local.reject_overload = 0.5;
     c.ctl.det.kind = OSN_CTL_DET_HYSTERETIC;
-    c.ctl.det.policy = OSN_CTL_POLICY_I;
+    c.ctl.det.policy = OSN_POLICY_I;
     c.ctl.det.l1 = L, c.ctl.det.h1 = H, c.ctl.det.l2 = H, c.ctl.det.h2 = R;
     struct osn_net_result *r = run(&c);
 

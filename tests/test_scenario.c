@@ -26,6 +26,8 @@
 
 #include "osn/err.h"
 #include "osn/model_scenario.h"
+#include "osn/optimize_scenario.h"
+#include "osn/sim_scenario.h"
 
 /* A scenario written to a temporary file; removed by drop(). */
 struct tmpfile {
@@ -309,7 +311,8 @@ static void test_err_bad_numbers(void **state)
     expect_error("[thresholds]\nR = 99999999999999999999999\n", NULL, 0, OSN_ECONFIG, 2,
                  "thresholds.R", "largest");
     expect_error("[thresholds]\nL = -1\n", NULL, 0, OSN_ECONFIG, 2, "thresholds.L", "negative");
-    expect_error("[arrivals]\nflows = 3\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.flows", "1 or 2");
+    expect_error("[arrivals]\nflows = 3\n", NULL, 0, OSN_ECONFIG, 2, "arrivals.flows",
+                 "largest allowed value (2)");
 }
 
 static void test_err_rates_out_of_range(void **state)
@@ -449,6 +452,56 @@ static void test_err_enums(void **state)
                  OSN_ECONFIG, 4, "arrivals.phase_switch", "off-diagonal");
     expect_error("[arrivals]\nphase_rates = 1, 2\n", NULL, 0, OSN_ECONFIG, 2,
                  "arrivals.phase_rates", "mmpp");
+}
+
+/*
+ * One key schema (issue 29): every key of the model, [sim] and [optimize] tables is typed and
+ * documented, so that --help and docs/scenario.md (made from the tables) cover it, and the
+ * defaults the tables document are the ones a scenario without keys gets (docs/commands/solve.md:
+ * two-loop, L=5 H=10 R=20, lambda=1.2, mu=1, policy I; [sim] as osn_sim_cfg_default()).
+ */
+static void test_key_tables(void **state)
+{
+    const struct osn_ini_schema *tables[] = {&osn_model_schema, &osn_sim_schema,
+                                             &osn_optimize_schema};
+    struct osn_model m;
+    struct osn_sim_cfg sim;
+    char text[64];
+    (void)state;
+
+    for (size_t t = 0; t < 3; t++)
+        for (size_t i = 0; i < tables[t]->n; i++) {
+            const struct osn_key_spec *k = &tables[t]->defs[i];
+            if (k->type == OSN_KEY_NONE || !k->help || !k->help[0])
+                fail_msg("key %s.%s has no type or no help", k->section, k->name);
+        }
+    osn_scenario_model_default(&m);
+    osn_ini_key_text(osn_ini_key_find(&osn_model_schema, "thresholds.L"), &m, text, sizeof text);
+    assert_string_equal(text, "5");
+    osn_ini_key_text(osn_ini_key_find(&osn_model_schema, "thresholds.R"), &m, text, sizeof text);
+    assert_string_equal(text, "20");
+    osn_ini_key_text(osn_ini_key_find(&osn_model_schema, "arrivals.rate"), &m, text, sizeof text);
+    assert_string_equal(text, "1.2");
+    osn_ini_key_text(osn_ini_key_find(&osn_model_schema, "model.kind"), &m, text, sizeof text);
+    assert_string_equal(text, "two-loop");
+    osn_sim_cfg_default(&sim);
+    osn_ini_key_text(osn_ini_key_find(&osn_sim_schema, "sim.replications"), &sim, text,
+                     sizeof text);
+    assert_string_equal(text, "10");
+}
+
+/* One policy enum: "2" and "II" are policy II in the model, as in ctl (osn/policy.h). */
+static void test_policy_words(void **state)
+{
+    struct osn_scenario sc;
+    (void)state;
+
+    assert_int_equal(OSN_POLICY_I, 0);
+    load_ok(&sc, "[model]\npolicy = 2\n", NULL, 0);
+    assert_int_equal(sc.model.policy, OSN_POLICY_II);
+    load_ok(&sc, "[model]\npolicy = i\n", NULL, 0);
+    assert_int_equal(sc.model.policy, OSN_POLICY_I);
+    expect_error("[model]\npolicy = 0\n", NULL, 0, OSN_ECONFIG, 2, "model.policy", "I, II");
 }
 
 static void test_err_set_flags(void **state)
@@ -739,6 +792,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_defaults),
+            cmocka_unit_test(test_key_tables),
+            cmocka_unit_test(test_policy_words),
             cmocka_unit_test(test_file_values_and_origins),
             cmocka_unit_test(test_overrides_win),
             cmocka_unit_test(test_override_replaces_bad_file_value),

@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "osn/policy.h"
+
 /* ---- messages and decisions ---- */
 
 /* What a message is, as far as overload control cares. "Retransmission" means a copy of a
@@ -130,11 +132,6 @@ enum osn_ctl_det_kind {
     OSN_CTL_DET_DELAY,      /* EWMA of the queueing delay of departing messages */
 };
 
-enum osn_ctl_policy {
-    OSN_CTL_POLICY_I,  /* switch at the crossing instants (default) */
-    OSN_CTL_POLICY_II, /* re-evaluate only at service completions */
-};
-
 /* Thresholds apply to the detector's measure: messages (hysteretic), a utilisation in [0, 1]
  * (occupancy) or seconds (delay). Onset when the measure reaches H1 (0 -> 1) or H2 (1 -> 2, or
  * 0 -> 2), abatement when it falls to L2 (2 -> 1) or L1 (1 -> 0). Requires L1 < H1 < H2 and
@@ -142,9 +139,9 @@ enum osn_ctl_policy {
 struct osn_ctl_det_cfg {
     enum osn_ctl_det_kind kind;
     double l1, h1, l2, h2;
-    enum osn_ctl_policy policy; /* hysteretic only */
-    double interval;            /* occupancy: window length (s) */
-    double alpha;               /* occupancy, delay: EWMA weight of the newest value, (0, 1] */
+    enum osn_policy policy; /* hysteretic only (osn/policy.h) */
+    double interval;        /* occupancy: window length (s) */
+    double alpha;           /* occupancy, delay: EWMA weight of the newest value, (0, 1] */
 };
 
 /* A detector: caller-allocated (the controllers embed one). Fields are read-only outside. */

@@ -19,17 +19,13 @@
 #include <stddef.h>
 
 #include "osn/law.h"
+#include "osn/policy.h"
 #include "osn/xd.h"
 
 enum osn_model_kind {
     OSN_KIND_TWO_LOOP,    /* <L,H>|<H,R>: L1=L, H1=H, L2=H, H2=R */
     OSN_KIND_SINGLE_LOOP, /* <L,H>|B: L1=L, H1=H, L2=R-1, H2=R */
     OSN_KIND_BI_LEVEL,    /* L1, H1, L2, H2, R given */
-};
-
-enum osn_policy {
-    OSN_POLICY_I = 1,  /* mode changes at the threshold-crossing instants */
-    OSN_POLICY_II = 2, /* mode re-evaluated only at service completions */
 };
 
 enum osn_method {

@@ -21,6 +21,10 @@
 /* The model's keys: [model], [thresholds], [arrivals], [service]. */
 extern const struct osn_ini_schema osn_model_schema;
 
+/* The model of a scenario that sets no key (two-loop, L=5 H=10 R=20, lambda=1.2 mu=1, policy I):
+ * the defaults osn_model_schema's keys are read over, and document. */
+void osn_scenario_model_default(struct osn_model *m);
+
 struct osn_scenario {
     struct osn_model model; /* resolved and checked when osn_scenario_load() succeeds */
     struct osn_ini ini;     /* every key set, with its origin */

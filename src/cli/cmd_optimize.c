@@ -79,14 +79,11 @@ void osn_cmd_optimize_usage(FILE *f)
           "Scenario: the keys and defaults of 'osn solve --help' ([model], [thresholds],\n"
           "[arrivals], [service]); thresholds.L and H (L1 and H1 for bi-level) are the\n"
           "search variables, so their values are ignored (placeholders 0 and 1 stand in).\n"
-          "And:\n"
-          "  [optimize]         every constraint is optional; bounds >= 0\n"
-          "    objective        T_ret (the only one for now)                [T_ret]\n"
-          "    max_throttle     P1 + P2 <= bound: time the control is on\n"
-          "    max_loss         theta <= bound: offered traffic not accepted\n"
-          "    max_discard      P2 <= bound: time in discard mode\n"
-          "    min_cycle        T_cyc >= bound (s): mean time between onsets\n"
-          "A bound is met with equality too. Without constraints the answer is the\n"
+          "And the [optimize] section (docs/scenario.md), defaults in brackets:\n",
+          f);
+    struct osn_opt_cfg none = {0};
+    osn_ini_keys_print(f, &osn_optimize_schema, &none, false);
+    fputs("A bound is met with equality too. Without constraints the answer is the\n"
           "unconstrained minimum of T_ret; with only max_throttle and min_cycle it drifts\n"
           "to H = R-1 (discard shortens the return): max_discard makes it sensible.\n"
           "\n"

@@ -84,16 +84,12 @@ void osn_cmd_sim_usage(FILE *f)
           "  -q, --quiet              no table, no progress line\n"
           "  -h, --help               show this help\n"
           "\n"
-          "The [sim] section (defaults in brackets):\n"
-          "  time            simulated seconds per replication after the warm-up  [1e5]\n"
-          "  warmup          seconds simulated and discarded first                [1e3]\n"
-          "  replications    independent replications, 1 .. 100000                [10]\n"
-          "  seed            master seed, 0 .. 2^63-1; replication i uses stream i  [1]\n"
-          "                  (the seed's xoshiro256++ state jumped i times)\n"
-          "  feedback_delay  d >= 0 s: the upstream throttles by the server's mode  [0]\n"
-          "                  as it was d s ago; the server still discards in mode 2\n"
-          "                  and when full. 0 is exactly the model of `osn solve`.\n"
-          "Input may be Poisson (one or two flows), MMPP or a trace of arrival instants\n"
+          "The [sim] section (docs/scenario.md), defaults in brackets:\n",
+          f);
+    struct osn_sim_cfg def;
+    osn_sim_cfg_default(&def);
+    osn_ini_keys_print(f, &osn_sim_schema, &def, false);
+    fputs("Input may be Poisson (one or two flows), MMPP or a trace of arrival instants\n"
           "(the observation then ends at the trace's last instant); service may follow\n"
           "any law of [service] (exp, det, erlang, hyperexp, uniform, lognormal,\n"
           "empirical).\n"

@@ -54,7 +54,7 @@ void osn_ctl_cfg_default(struct osn_ctl_cfg *cfg)
                                         .h1 = 40,
                                         .l2 = 60,
                                         .h2 = 80,
-                                        .policy = OSN_CTL_POLICY_I,
+                                        .policy = OSN_POLICY_I,
                                         .interval = 0.1,
                                         .alpha = 0.3};
     cfg->seed = 1;

@@ -42,7 +42,7 @@ int osn_ctl_det_init(struct osn_ctl_det *d, const struct osn_ctl_det_cfg *cfg)
     /* docs/models.md: L1 < H1 < H2, L1 < L2 < H2 (h2 = INFINITY: no discard mode). */
     if (!(k->l1 >= 0 && k->l1 < k->h1 && k->h1 < k->h2 && k->l1 < k->l2 && k->l2 < k->h2))
         return OSN_EINVAL;
-    if (k->policy != OSN_CTL_POLICY_I && k->policy != OSN_CTL_POLICY_II)
+    if (k->policy != OSN_POLICY_I && k->policy != OSN_POLICY_II)
         return OSN_EINVAL;
     if (k->kind != OSN_CTL_DET_HYSTERETIC && !(k->alpha > 0 && k->alpha <= 1))
         return OSN_EINVAL;
@@ -114,7 +114,7 @@ enum osn_ctl_mode osn_ctl_det_arrival(struct osn_ctl_det *d, double now, size_t 
     switch (d->cfg.kind) {
     case OSN_CTL_DET_HYSTERETIC:
         /* docs/models.md policy I: 0 -> 1 when an accepted arrival makes n = H1, 1 -> 2 at H2. */
-        if (d->cfg.policy == OSN_CTL_POLICY_I)
+        if (d->cfg.policy == OSN_POLICY_I)
             step(d, (double)n, true, false);
         else
             d->value = (double)n;
@@ -135,7 +135,7 @@ enum osn_ctl_mode osn_ctl_det_departure(struct osn_ctl_det *d, double now, size_
     case OSN_CTL_DET_HYSTERETIC:
         /* Policy I: 1 -> 0 when a departure makes n = L1, 2 -> 1 at L2. Policy II: both
          * directions, evaluated only here. */
-        step(d, (double)n, d->cfg.policy == OSN_CTL_POLICY_II, true);
+        step(d, (double)n, d->cfg.policy == OSN_POLICY_II, true);
         break;
     case OSN_CTL_DET_OCCUPANCY:
         occupancy_advance(d, now);

@@ -105,6 +105,8 @@ static int load_one(const struct osn_key_spec *k, const struct osn_key_origin *o
             store_int(cfg, k, k->type == OSN_KEY_BOOL ? v % 2 : v);
         break;
     case OSN_KEY_STRING:
+        if (k->store == OSN_KS_NONE) /* its module reads it (a file name, relative to...) */
+            break;
         if (strlen(o->value) >= k->size)
             return osn_ini_bad(o, err, errsize, "longer than %zu characters", k->size - 1);
         snprintf(at(cfg, k), k->size, "%s", o->value);

@@ -22,50 +22,121 @@
 
 #include "osn/err.h"
 
-/* Defaults, also documented in `osn solve --help` (src/cli/cmd_solve.c). */
-#define DEF_L      5
-#define DEF_H      10
-#define DEF_R      20
-#define DEF_RATE   1.2
+/* A default that depends on other keys (the others are osn_scenario_model_default()'s). */
 #define DEF_ACCEPT 0.5 /* overload_rate = rate/2 unless given */
-#define DEF_RATE1  0.6
-#define DEF_RATE2  0.6
-#define DEF_MU     1.0
 
+static const char *const kind_names[] = {"two-loop", "single-loop", "bi-level", NULL};
+/* I and II, or 1 and 2: the index modulo 2 is the enum osn_policy (fold_policy). */
+static const char *const policy_names[] = {"I", "II", "1", "2", NULL};
+static const char *const process_names[] = {"poisson", "mmpp", "trace", NULL};
+static const char *const law_names[] = {"exp",     "det",       "erlang",    "hyperexp",
+                                        "uniform", "lognormal", "empirical", NULL};
+
+static int fold_policy(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                       size_t errsize)
+{
+    struct osn_model *m = cfg;
+
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    m->policy = (enum osn_policy)(m->policy % 2);
+    return 0;
+}
+
+/*
+ * The model's keys. Which keys a model takes depends on its kind, arrival process, number of
+ * flows and service law (misplaced() below, the one place that says so); the loader checks
+ * every value against its type and range and stores the keys that have one home in struct
+ * osn_model. The others (no OSN_KEY_AT: synonyms, lists, files, keys whose default follows
+ * another's) are checked by the loader and read by apply_*(), which hold the cross-key rules.
+ */
+#define M struct osn_model
+#define THRESHOLD(n, m_, help_)                                                                   \
+    {                                                                                             \
+        "thresholds", n, OSN_KEY_LONG, .lo = 0, .hi = OSN_R_MAX, OSN_KEY_AT(M, m_), .help = help_ \
+    }
 static const struct osn_key_spec model_keys[] = {
-        {"model", "kind"},
-        {"model", "policy"},
-        {"thresholds", "L"},
-        {"thresholds", "H"},
-        {"thresholds", "R"},
-        {"thresholds", "B"},
-        {"thresholds", "L1"},
-        {"thresholds", "H1"},
-        {"thresholds", "L2"},
-        {"thresholds", "H2"},
-        {"arrivals", "process"},
-        {"arrivals", "flows"},
-        {"arrivals", "rate"},
-        {"arrivals", "overload_rate"},
-        {"arrivals", "overload_accept"},
-        {"arrivals", "rate1"},
-        {"arrivals", "rate2"},
-        {"arrivals", "phase_rates"},
-        {"arrivals", "phase_switch"},
-        {"arrivals", "overload_rates"},
-        {"arrivals", "file"},
-        {"service", "law"},
-        {"service", "rate"},
-        {"service", "k"},
-        {"service", "probs"},
-        {"service", "rates"},
-        {"service", "cv"},
-        {"service", "sigma"},
-        {"service", "file"},
+        {"model", "kind", OSN_KEY_CHOICE, .choices = kind_names, OSN_KEY_AT(M, kind),
+         .help = "two-loop <L,H>|<H,R>, single-loop <L,H>|B, or bi-level (L1, H1, L2, H2, R)"},
+        {"model", "policy", OSN_KEY_CHOICE, .choices = policy_names, OSN_KEY_AT(M, policy),
+         .hook = fold_policy, .def = "I",
+         .help = "I (or 1): modes change at threshold crossings; II (or 2): only at departures"},
+        THRESHOLD("L", L, "two-loop, single-loop: overload ends when the queue falls to L"),
+        THRESHOLD("H", H, "two-loop, single-loop: overload begins when the queue reaches H"),
+        THRESHOLD("R", R, "the capacity; two-loop: discard from R; single-loop: a synonym of B"),
+        {"thresholds", "B", OSN_KEY_LONG, .lo = 0, .hi = OSN_R_MAX, .def = "20",
+         .help = "single-loop: discard at B (give B or R)"},
+        THRESHOLD("L1", L1, "bi-level; 0 <= L1 < H1 < H2 <= R, L1 < L2 < H2"),
+        THRESHOLD("H1", H1, "bi-level: overload onset"),
+        THRESHOLD("L2", L2, "bi-level: discard ends"),
+        THRESHOLD("H2", H2, "bi-level: discard onset"),
+        {"arrivals", "process", OSN_KEY_CHOICE, .choices = process_names, OSN_KEY_AT(M, process),
+         .help = "poisson, mmpp (exponential service only), or trace (`osn sim` only)"},
+        {"arrivals", "flows", OSN_KEY_LONG, .lo = 1, .hi = 2, OSN_KEY_AT(M, flows),
+         .help = "1, or 2 Poisson flows: flow 1 has priority, flow 2 is blocked in overload"},
+        {"arrivals", "rate", OSN_KEY_DOUBLE, .lo = 0, .lo_excl = true, OSN_KEY_AT(M, rate),
+         .unit = "1/s", .help = "one flow: offered rate lambda"},
+        {"arrivals", "overload_rate", OSN_KEY_DOUBLE, .lo = 0, .def = "rate/2", .unit = "1/s",
+         .help = "one flow: rate lambda' <= lambda accepted in overload (give overload_rate or "
+                 "overload_accept)"},
+        {"arrivals", "overload_accept", OSN_KEY_DOUBLE, .lo = 0, .def = "0.5",
+         .help = "one flow: lambda' = a x lambda, a in (0, 1]; mmpp: the fraction accepted in "
+                 "overload, in [0, 1]"},
+        {"arrivals", "rate1", OSN_KEY_DOUBLE, .lo = 0, OSN_KEY_AT(M, rate1), .unit = "1/s",
+         .help = "two flows: flow 1's rate (rate1 and rate2 not both 0)"},
+        {"arrivals", "rate2", OSN_KEY_DOUBLE, .lo = 0, OSN_KEY_AT(M, rate2), .unit = "1/s",
+         .help = "two flows: flow 2's rate"},
+        {"arrivals", "phase_rates", OSN_KEY_LIST, .hi = OSN_MMPP_MAX, .unit = "1/s",
+         .help = "mmpp: lambda_1, ..., lambda_K (K = 2..8)"},
+        {"arrivals", "phase_switch", OSN_KEY_LIST, .hi = OSN_MMPP_MAX * OSN_MMPP_MAX, .unit = "1/s",
+         .help = "mmpp: the K(K-1) off-diagonal rates of the phase generator, row by row "
+                 "(K = 2: a12, a21)"},
+        {"arrivals", "overload_rates", OSN_KEY_LIST, .hi = OSN_MMPP_MAX, .unit = "1/s",
+         .help = "mmpp: or the accepted rate of each phase"},
+        {"arrivals", "file", OSN_KEY_STRING,
+         .help = "trace: arrival instants, one per line, ascending (a path relative to the "
+                 "scenario file)"},
+        {"service", "law", OSN_KEY_CHOICE, .choices = law_names, OSN_KEY_AT(M, service.kind),
+         .help = "the service-time law"},
+        {"service", "rate", OSN_KEY_DOUBLE, .lo = 0, .lo_excl = true, OSN_KEY_AT(M, service.rate),
+         .unit = "1/s",
+         .help = "1/mean service time (all but hyperexp and empirical, whose mean follows from "
+                 "them)"},
+        {"service", "k", OSN_KEY_LONG, .lo = 1, .hi = 1000000, OSN_KEY_AT(M, service.k), .def = "2",
+         .help = "erlang: phases"},
+        {"service", "probs", OSN_KEY_LIST, .hi = OSN_LAW_MAX_BRANCHES,
+         .help = "hyperexp: branch probabilities (sum 1)"},
+        {"service", "rates", OSN_KEY_LIST, .hi = OSN_LAW_MAX_BRANCHES, .unit = "1/s",
+         .help = "hyperexp: branch rates, > 0"},
+        {"service", "cv", OSN_KEY_DOUBLE, .lo = 0, .def = "0.5 uniform, 1 lognormal",
+         .help = "uniform (<= 1/sqrt 3), lognormal: coefficient of variation"},
+        {"service", "sigma", OSN_KEY_DOUBLE, .lo = 0,
+         .help = "lognormal: or the sigma of log B (give cv or sigma)"},
+        {"service", "file", OSN_KEY_STRING,
+         .help = "empirical: service times, one per line (a path relative to the scenario "
+                 "file)"},
 };
+#undef THRESHOLD
+#undef M
 
 const struct osn_ini_schema osn_model_schema = {model_keys,
                                                 sizeof model_keys / sizeof model_keys[0], NULL};
+
+void osn_scenario_model_default(struct osn_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->kind = OSN_KIND_TWO_LOOP;
+    m->policy = OSN_POLICY_I;
+    m->flows = 1;
+    m->process = OSN_ARR_POISSON;
+    m->service.kind = OSN_LAW_EXP;
+    m->service.rate = 1.0;
+    m->L = m->L1 = 5;
+    m->H = m->H1 = m->L2 = 10;
+    m->R = m->H2 = 20;
+    m->rate = 1.2;
+    m->rate1 = 0.6;
+    m->rate2 = 0.6;
+}
 
 /* One load: the scenario being filled and the caller's error buffer. */
 struct loader {
@@ -99,52 +170,14 @@ static bool is_key(const struct osn_key_origin *o, const char *key)
     return strcmp(o->key, key) == 0;
 }
 
-static const char *const kind_names[] = {"two-loop", "single-loop", "bi-level", NULL};
-static const char *const process_names[] = {"poisson", "mmpp", "trace", NULL};
-static const char *const law_names[] = {"exp",     "det",       "erlang",    "hyperexp",
-                                        "uniform", "lognormal", "empirical", NULL};
-
-/* Parses the keys that decide which other keys apply: kind, policy, process, flows, law. */
-static int apply_shape(struct loader *ld, struct osn_model *m)
+/* The one rule between the keys that decide which other keys apply. */
+static int check_shape(struct loader *ld, const struct osn_model *m)
 {
-    const struct osn_key_origin *o;
-    int v, rc;
+    const struct osn_key_origin *o = get(ld, "arrivals.flows");
 
-    if ((o = get(ld, "model.kind"))) {
-        if ((rc = osn_ini_choice(o, kind_names, &v, ld->msg, ld->msgsize)))
-            return rc;
-        m->kind = (enum osn_model_kind)v;
-    }
-    if ((o = get(ld, "model.policy"))) {
-        if (strcasecmp(o->value, "I") == 0 || strcmp(o->value, "1") == 0)
-            m->policy = OSN_POLICY_I;
-        else if (strcasecmp(o->value, "II") == 0 || strcmp(o->value, "2") == 0)
-            m->policy = OSN_POLICY_II;
-        else
-            return osn_ini_bad(o, ld->msg, ld->msgsize,
-                               "unknown switching policy (expected I or II)");
-    }
-    if ((o = get(ld, "arrivals.process"))) {
-        if ((rc = osn_ini_choice(o, process_names, &v, ld->msg, ld->msgsize)))
-            return rc;
-        m->process = (enum osn_arrival_kind)v;
-    }
-    if ((o = get(ld, "arrivals.flows"))) {
-        if (strcmp(o->value, "1") == 0)
-            m->flows = 1;
-        else if (strcmp(o->value, "2") == 0)
-            m->flows = 2;
-        else
-            return osn_ini_bad(o, ld->msg, ld->msgsize, "expected 1 or 2");
-        if (m->process != OSN_ARR_POISSON && m->flows == 2)
-            return osn_ini_bad(o, ld->msg, ld->msgsize,
-                               "two flows are Poisson flows (arrivals.process = poisson)");
-    }
-    if ((o = get(ld, "service.law"))) {
-        if ((rc = osn_ini_choice(o, law_names, &v, ld->msg, ld->msgsize)))
-            return rc;
-        m->service.kind = (enum osn_law_kind)v;
-    }
+    if (o && m->process != OSN_ARR_POISSON && m->flows == 2)
+        return osn_ini_bad(o, ld->msg, ld->msgsize,
+                           "two flows are Poisson flows (arrivals.process = poisson)");
     return 0;
 }
 
@@ -402,17 +435,11 @@ static int apply_service(struct loader *ld, struct osn_model *m)
     size_t ms = ld->msgsize;
     int rc;
 
-    law->rate = DEF_MU;
-    if ((o = get(ld, "service.rate")) && (rc = osn_ini_double(o, 0, true, &law->rate, msg, ms)))
-        return rc;
     switch (law->kind) {
-    case OSN_LAW_ERLANG: {
-        long k = 2;
-        if ((o = get(ld, "service.k")) && (rc = osn_ini_long(o, 1, 1000000, &k, msg, ms)))
-            return rc;
-        law->k = (int)k;
+    case OSN_LAW_ERLANG:
+        if (!get(ld, "service.k"))
+            law->k = 2;
         break;
-    }
     case OSN_LAW_HYPEREXP: {
         int np = 0, nr = 0;
         if (!probs || !rates)
@@ -569,15 +596,12 @@ static int apply_mmpp(struct loader *ld, struct osn_model *m)
 static int apply_poisson(struct loader *ld, struct osn_model *m)
 {
     const struct osn_key_origin *o, *accept = NULL, *orate = NULL;
-    double rate = DEF_RATE, overload_rate = 0, accept_frac = DEF_ACCEPT;
+    double rate = m->rate, overload_rate = 0, accept_frac = DEF_ACCEPT;
     int rc;
 
     for (int i = 0; i < ld->sc->ini.nkeys; i++) {
         o = &ld->sc->ini.keys[i];
-        if (is_key(o, "arrivals.rate")) {
-            if ((rc = osn_ini_double(o, 0, true, &rate, ld->msg, ld->msgsize)))
-                return rc;
-        } else if (is_key(o, "arrivals.overload_rate") || is_key(o, "arrivals.overload_accept")) {
+        if (is_key(o, "arrivals.overload_rate") || is_key(o, "arrivals.overload_accept")) {
             if ((orate || accept) && replaces(o, orate ? orate : accept))
                 orate = accept = NULL;
             if (orate || accept)
@@ -596,12 +620,6 @@ static int apply_poisson(struct loader *ld, struct osn_model *m)
                     return osn_ini_bad(o, ld->msg, ld->msgsize, "must be a fraction in (0, 1]");
                 accept = o;
             }
-        } else if (is_key(o, "arrivals.rate1")) {
-            if ((rc = osn_ini_double(o, 0, false, &m->rate1, ld->msg, ld->msgsize)))
-                return rc;
-        } else if (is_key(o, "arrivals.rate2")) {
-            if ((rc = osn_ini_double(o, 0, false, &m->rate2, ld->msg, ld->msgsize)))
-                return rc;
         }
     }
     if (m->process == OSN_ARR_TRACE) {
@@ -639,18 +657,9 @@ static int apply(struct loader *ld)
     char why[256], val[64];
     int rc;
 
-    memset(m, 0, sizeof *m);
-    m->kind = OSN_KIND_TWO_LOOP;
-    m->policy = OSN_POLICY_I;
-    m->flows = 1;
-    m->process = OSN_ARR_POISSON;
-    m->service.kind = OSN_LAW_EXP;
-    m->L = m->L1 = DEF_L;
-    m->H = m->H1 = m->L2 = DEF_H;
-    m->R = m->H2 = DEF_R;
-    m->rate1 = DEF_RATE1;
-    m->rate2 = DEF_RATE2;
-    if ((rc = apply_shape(ld, m)))
+    osn_scenario_model_default(m);
+    if ((rc = osn_ini_load(&sc->ini, &osn_model_schema, m, ld->msg, ld->msgsize)) ||
+        (rc = check_shape(ld, m)))
         return rc;
 
     for (int i = 0; i < sc->ini.nkeys; i++) {
@@ -660,34 +669,18 @@ static int apply(struct loader *ld)
             continue; /* a section of the caller's schema */
         if ((reason = misplaced(m, o)))
             return fail(ld, OSN_ECONFIG, "%s: key '%s' %s", o->where, o->key, reason);
-        if (strncmp(o->key, "thresholds.", 11) != 0)
+        if (!is_key(o, "thresholds.R") && !is_key(o, "thresholds.B"))
             continue;
-        const char *t = o->key + 11;
-        long v = 0;
-        if ((rc = osn_ini_long(o, 0, OSN_R_MAX, &v, ld->msg, ld->msgsize)))
-            return rc;
-        if (strcmp(t, "R") == 0 || strcmp(t, "B") == 0) {
-            if (rkey && !replaces(o, rkey))
-                return fail(ld, OSN_ECONFIG,
-                            "%s: key '%s': give thresholds.R or thresholds.B, not both "
-                            "(other one at %s)",
-                            o->where, o->key, rkey->where);
-            rkey = o;
-            m->R = v;
-        } else if (strcmp(t, "L") == 0) {
-            m->L = v;
-        } else if (strcmp(t, "H") == 0) {
-            m->H = v;
-        } else if (strcmp(t, "L1") == 0) {
-            m->L1 = v;
-        } else if (strcmp(t, "H1") == 0) {
-            m->H1 = v;
-        } else if (strcmp(t, "L2") == 0) {
-            m->L2 = v;
-        } else if (strcmp(t, "H2") == 0) {
-            m->H2 = v;
-        }
+        /* R and B are one threshold: the later of the two, an override, wins over the file. */
+        if (rkey && !replaces(o, rkey))
+            return fail(ld, OSN_ECONFIG,
+                        "%s: key '%s': give thresholds.R or thresholds.B, not both "
+                        "(other one at %s)",
+                        o->where, o->key, rkey->where);
+        rkey = o;
     }
+    if (rkey && (rc = osn_ini_long(rkey, 0, OSN_R_MAX, &m->R, ld->msg, ld->msgsize)))
+        return rc;
     if ((rc = apply_service(ld, m)))
         return rc;
     rc = m->process == OSN_ARR_MMPP ? apply_mmpp(ld, m) : apply_poisson(ld, m);

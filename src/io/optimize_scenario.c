@@ -2,9 +2,9 @@
  * The [optimize] section: parses the constraints of `osn optimize` from a collected scenario.
  *
  * The generic collector (ini.c) has already checked the section and key names against
- * osn_optimize_schema and recorded where each value came from; here each value is parsed with
- * the shared osn_ini_* parsers, so a bad one is reported as "FILE:LINE: key 'optimize.K' = 'V':
- * why", like any model key.
+ * osn_optimize_schema and recorded where each value came from; the key table below is read by
+ * osn_ini_load(), so a bad value is reported as "FILE:LINE: key 'optimize.K' = 'V': why", like
+ * any model key, and the same table makes `osn optimize --help` and docs/scenario.md.
  */
 #include "osn/optimize_scenario.h"
 
@@ -16,10 +16,41 @@
 
 #include "osn/err.h"
 
+static const char *const objectives[] = {"T_ret", NULL};
+
+/* A bound given is a constraint: has[] follows bound[] (the key's index from its name). */
+static int bound_given(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                       size_t errsize)
+{
+    struct osn_opt_cfg *c = cfg;
+    const char *name = strchr(o->key, '.') + 1;
+
+    (void)v, (void)n, (void)err, (void)errsize;
+    for (int k = 0; k < OSN_OPT_NCON; k++)
+        if (strcmp(name, osn_opt_con_name((enum osn_opt_con)k)) == 0)
+            c->has[k] = true;
+    return 0;
+}
+
+#define C struct osn_opt_cfg
+#define BOUND(name, con, unit_, help_)                                                             \
+    {                                                                                              \
+        "optimize", name, OSN_KEY_DOUBLE, .lo = 0, OSN_KEY_AT(C, bound[con]), .hook = bound_given, \
+                                          .def = "none", .unit = unit_, .help = help_              \
+    }
+
+/* Every constraint is optional, and a bound is met with equality too. */
 static const struct osn_key_spec optimize_keys[] = {
-        {"optimize", "objective"},   {"optimize", "max_throttle"}, {"optimize", "max_loss"},
-        {"optimize", "max_discard"}, {"optimize", "min_cycle"},
+        {"optimize", "objective", OSN_KEY_CHOICE, .choices = objectives, .def = "T_ret",
+         .help = "what the search minimises (the only objective for now)"},
+        BOUND("max_throttle", OSN_OPT_THROTTLE, NULL, "P1 + P2 <= bound: time the control is on"),
+        BOUND("max_loss", OSN_OPT_LOSS, NULL, "theta <= bound: offered traffic not accepted"),
+        BOUND("max_discard", OSN_OPT_DISCARD, NULL, "P2 <= bound: time in discard mode"),
+        BOUND("min_cycle", OSN_OPT_CYCLE, "s", "T_cyc >= bound: mean time between onsets"),
 };
+
+#undef BOUND
+#undef C
 
 const struct osn_ini_schema osn_optimize_schema = {
         optimize_keys, sizeof optimize_keys / sizeof optimize_keys[0], &osn_model_schema};
@@ -27,25 +58,13 @@ const struct osn_ini_schema osn_optimize_schema = {
 int osn_optimize_cfg_load(struct osn_opt_cfg *cfg, const struct osn_ini *ini, char *err,
                           size_t errsize)
 {
-    static const char *const objectives[] = {"T_ret", NULL};
     struct osn_opt_cfg c = {0};
-    const struct osn_key_origin *o;
-    char key[64];
-    int rc, which;
+    int rc;
 
     if (!cfg || !ini)
         return OSN_EINVAL;
-    if ((o = osn_ini_get(ini, "optimize.objective")) &&
-        (rc = osn_ini_choice(o, objectives, &which, err, errsize)))
+    if ((rc = osn_ini_load(ini, &osn_optimize_schema, &c, err, errsize)))
         return rc;
-    for (int k = 0; k < OSN_OPT_NCON; k++) {
-        snprintf(key, sizeof key, "optimize.%s", osn_opt_con_name((enum osn_opt_con)k));
-        if (!(o = osn_ini_get(ini, key)))
-            continue;
-        if ((rc = osn_ini_double(o, 0, false, &c.bound[k], err, errsize)))
-            return rc;
-        c.has[k] = true;
-    }
     *cfg = c;
     return 0;
 }

@@ -1,9 +1,9 @@
 /*
  * Simulation scenarios: the [sim] section (time, warmup, replications, seed, feedback_delay)
  * on top of a model scenario. osn_scenario_load() collects every key against osn_sim_schema
- * (which chains to osn_model_schema) and interprets the model's; this file reads the [sim]
- * values with the shared osn_ini_* parsers and runs osn_sim_check(), mapping a complaint back
- * to where the key was set. Defaults (osn_sim_cfg_default) are documented in `osn sim --help`.
+ * (which chains to osn_model_schema) and interprets the model's; the [sim] keys are the table
+ * below, read by osn_ini_load() over osn_sim_cfg_default(), which also makes their --help and
+ * docs/scenario.md. Then osn_sim_check() runs, a complaint mapped back to where the key was set.
  */
 #include "osn/sim_scenario.h"
 
@@ -14,37 +14,29 @@
 
 #include "osn/err.h"
 
+#define C struct osn_sim_cfg
+
+/* The [sim] keys; their defaults are osn_sim_cfg_default()'s. */
 static const struct osn_key_spec sim_keys[] = {
-        {"sim", "time"}, {"sim", "warmup"},         {"sim", "replications"},
-        {"sim", "seed"}, {"sim", "feedback_delay"},
+        {"sim", "time", OSN_KEY_DOUBLE, .lo = 0, .lo_excl = true, OSN_KEY_AT(C, time), .unit = "s",
+         .help = "simulated seconds per replication after the warm-up"},
+        {"sim", "warmup", OSN_KEY_DOUBLE, .lo = 0, OSN_KEY_AT(C, warmup), .unit = "s",
+         .help = "seconds simulated and discarded first"},
+        {"sim", "replications", OSN_KEY_LONG, .lo = 1, .hi = 100000, OSN_KEY_AT(C, replications),
+         .help = "independent replications"},
+        {"sim", "seed", OSN_KEY_LONG, .lo = 0, .hi = 0x1p63, OSN_KEY_AT(C, seed),
+         .help = "master seed; replication i uses stream i (the seed's xoshiro256++ state "
+                 "jumped i times)"},
+        {"sim", "feedback_delay", OSN_KEY_DOUBLE, .lo = 0, OSN_KEY_AT(C, feedback_delay),
+         .unit = "s",
+         .help = "d: the upstream throttles by the server's mode as it was d s ago; the server "
+                 "still discards in mode 2 and when full. 0 is exactly the model of `osn solve`"},
 };
+
+#undef C
 
 const struct osn_ini_schema osn_sim_schema = {sim_keys, sizeof sim_keys / sizeof sim_keys[0],
                                               &osn_model_schema};
-
-/* Reads the [sim] values that are set into *cfg. */
-static int parse_sim(const struct osn_ini *ini, struct osn_sim_cfg *cfg, char *err, size_t errsize)
-{
-    const struct osn_key_origin *o;
-    long v;
-    int rc = 0;
-
-    if (!rc && (o = osn_ini_get(ini, "sim.time")))
-        rc = osn_ini_double(o, 0, true, &cfg->time, err, errsize);
-    if (!rc && (o = osn_ini_get(ini, "sim.warmup")))
-        rc = osn_ini_double(o, 0, false, &cfg->warmup, err, errsize);
-    if (!rc && (o = osn_ini_get(ini, "sim.replications"))) {
-        rc = osn_ini_long(o, 1, 100000, &v, err, errsize);
-        cfg->replications = (int)v;
-    }
-    if (!rc && (o = osn_ini_get(ini, "sim.seed"))) {
-        rc = osn_ini_long(o, 0, 0x7fffffffffffffffL, &v, err, errsize);
-        cfg->seed = (uint64_t)v;
-    }
-    if (!rc && (o = osn_ini_get(ini, "sim.feedback_delay")))
-        rc = osn_ini_double(o, 0, false, &cfg->feedback_delay, err, errsize);
-    return rc;
-}
 
 double osn_sim_scenario_events(const struct osn_sim_scenario *s)
 {
@@ -120,7 +112,7 @@ int osn_sim_scenario_load(struct osn_sim_scenario *s, const char *path, const ch
     if (rc)
         goto out;
     osn_sim_cfg_default(&tmp->cfg);
-    rc = parse_sim(&tmp->sc.ini, &tmp->cfg, err, errsize);
+    rc = osn_ini_load(&tmp->sc.ini, &osn_sim_schema, &tmp->cfg, err, errsize);
     if (!rc)
         rc = osn_sim_scenario_check(tmp, err, errsize);
     if (rc)
