@@ -10,6 +10,7 @@
  *   net_server.c  messages reaching an element, its CPU (osn_elem_server)
  *   net_source.c  call sources
  *   net_trace.c   the --trace rows of replication 0
+ *   net_probe.c   one element driven by hand, for the drivers' differential test (net_probe.h)
  * What an element does with a message (forward, shed, reject, answer) is decided in src/elem/.
  */
 #ifndef OSN_NET_INT_H
@@ -183,6 +184,10 @@ struct element {
     struct osn_des_arr darr;
     double rate_share;
     double *tot; /* this element's totals block */
+    /* What the element's TU counted (enum osn_elem_count), over the whole run: the node's
+     * counters; the replication reports none of them, the element probe (net_probe.c) reads
+     * them. */
+    uint64_t count[OSN_ELEM_NCOUNTS];
     /* Common random numbers: a source's arrival instants and an element's service times each
      * come from a stream of their own, so runs that differ only in control, thresholds or
      * buffer offer the same calls (net_run.c, split_streams). */
@@ -364,6 +369,16 @@ void osn__net_trace_release(struct net *s);
 
 /* The element layout of a configuration: count, names and each one's capacity. */
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);
+
+/* net_run.c: one replication's parts, shared with the element probe (net_probe.c). */
+/* Sets up the elements and event set of cfg in the zeroed *s, streams split from rng, totals
+ * into tot (OSN__NET_NTOT doubles); a message in msg on failure. */
+int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
+                   char *msg, size_t msgsize);
+/* Releases what osn__net_setup made (also after it failed). */
+void osn__net_teardown(struct net *s);
+/* Carries out one event popped from s->q. */
+void osn__net_step(struct net *s, struct osn_des_ev *ev);
 
 /* Runs one replication on stream `rng` (its purposes' streams are split from it); fills *rep.
  * *now_t (may be NULL) receives the simulated time every 2^16 events, for progress reports. */

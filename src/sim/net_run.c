@@ -145,8 +145,8 @@ static void split_streams(struct net *s, struct osn_rng *rng)
     s->retry_key = osn_rng_next(rng);
 }
 
-static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
-                 char *msg, size_t msgsize)
+int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
+                   char *msg, size_t msgsize)
 {
     char names[OSN_NET_MAX_ELEMS][16];
     double cap[OSN_NET_MAX_ELEMS];
@@ -201,7 +201,7 @@ static int setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *r
     return s->err;
 }
 
-static void teardown(struct net *s)
+void osn__net_teardown(struct net *s)
 {
     for (int i = 0; i < s->nelem; i++) {
         osn_sip_layer_release(&s->elems[i].sip);
@@ -252,7 +252,8 @@ static inline __attribute__((always_inline)) void prefetch_call_ahead(const stru
     __builtin_prefetch(&c->refs, 1, 2);
 }
 
-static void step(struct net *s, struct osn_des_ev *ev)
+/* Always inline: the replication's loop is the hot path, and osn__net_step is a second caller. */
+static inline __attribute__((always_inline)) void step(struct net *s, struct osn_des_ev *ev)
 {
     switch (ev->type) {
     case EV_LINK: {
@@ -296,6 +297,11 @@ static void step(struct net *s, struct osn_des_ev *ev)
     }
 }
 
+void osn__net_step(struct net *s, struct osn_des_ev *ev)
+{
+    step(s, ev);
+}
+
 /* The totals that the elements' servers kept, into the replication's block. */
 static void collect(struct net *s)
 {
@@ -324,7 +330,7 @@ int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct 
     memset(rep, 0, sizeof *rep);
     struct osn_net_cfg c = *cfg;
     c.trace = trace;
-    err = setup(s, &c, rng, rep->tot, msg, msgsize);
+    err = osn__net_setup(s, &c, rng, rep->tot, msg, msgsize);
     if (err)
         goto out;
     uint64_t events = 0;
@@ -348,7 +354,7 @@ int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct 
     if (err == OSN_ENOMEM)
         snprintf(msg, msgsize, "out of memory while simulating (at t = %.6g s)", s->q.now);
 out:
-    teardown(s);
+    osn__net_teardown(s);
     free(s);
     return err;
 }

@@ -125,6 +125,8 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
     } else if (nm->m.method == OSN_SIP_ACK && el->role != R_SRC) {
         /* the ACK of a 2xx: no transaction (RFC 3261 17.1.1.3) */
         osn__net_on_ack(s, nm->to, nm->call, nm->hop, &nm->m);
+    } else if (nm->m.status) { /* no client transaction (any more): dropped, as the node does */
+        el->count[OSN_ELEM_C_STRAY]++;
     }
     osn__net_msg_free(s, nm);
 }

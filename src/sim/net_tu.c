@@ -77,13 +77,14 @@ static void trying_sample(struct net *s, double d)
 
 /* Carries out the element's actions at element `id` for call c on hop `hop`, on server
  * transaction w: the request's, or for a client event the one upstream of it (an ACK's two
- * actions are carried out by osn__net_on_ack, which has the ACK). Of the counts, the simulator
- * keeps the 503s it reports; the others are the node's figures. */
+ * actions are carried out by osn__net_on_ack, which has the ACK). Each action's count goes to the
+ * element's counters (the node's figures); the 503s also go to the trace. */
 static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
                 const struct osn_elem_actions *a)
 {
     for (int i = 0; i < a->n; i++) {
         const struct osn_elem_action *x = &a->a[i];
+        s->elems[id].count[x->count]++;
         switch (x->kind) {
         case OSN_ELEM_A_RESPOND:
             if (x->count == OSN_ELEM_C_503)
@@ -131,6 +132,7 @@ void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struc
     struct osn_elem_actions a;
     /* The simulator's messages carry no Max-Forwards: one action, ACKED or FORWARD_ACK. */
     osn_elem_on_ack(&s->elems[id].tu, -1, &a);
+    s->elems[id].count[a.a[0].count]++;
     if (a.a[0].kind == OSN_ELEM_A_ACKED) {
         c->uas.acked = true;
     } else if (a.a[0].kind == OSN_ELEM_A_FORWARD_ACK) {

@@ -1,0 +1,174 @@
+/*
+ * The element probe (net_probe.h): one element of a simulated network, fed by hand. The network
+ * is the replication's own (osn__net_setup) with no call sources and links without delay or
+ * loss; messages the test sends reach the element as they would off a link
+ * (osn__net_arrive), events run through the replication's step (osn__net_step), and a message
+ * the element puts on a link is taken off it as it arrives, reported, and freed, so that no other
+ * element ever acts.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_int.h"
+#include "net_probe.h"
+#include "osn/des.h"
+#include "osn/err.h"
+
+struct osn__net_probe {
+    struct osn__probe_cfg pc;
+    struct osn_net_cfg cfg;
+    struct net s;
+    double *tot;
+    int id, in_hop, out_hop;             /* the element, the hop it hears requests on, the next */
+    struct call *call[OSN__PROBE_CALLS]; /* held by the probe from the first message on */
+    struct osn_sip_msg fwd[OSN__PROBE_CALLS][2]; /* the requests it forwarded, by req_slot */
+    bool have_fwd[OSN__PROBE_CALLS][2];
+};
+
+int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *pc)
+{
+    struct osn__net_probe *p = calloc(1, sizeof *p);
+    char msg[256];
+    int err = OSN_ENOMEM;
+
+    if (!p || !(p->tot = calloc(OSN__NET_NTOT, sizeof *p->tot)))
+        goto out;
+    p->pc = *pc;
+    struct osn_net_cfg *c = &p->cfg;
+    osn_net_cfg_default(c);
+    c->topology = OSN_NET_COLLAPSE;
+    c->edges = 1;
+    c->warmup = 0;
+    c->src = (struct osn_net_source_cfg){.process = OSN_NET_PROFILE}; /* rate 0: no calls */
+    c->access = c->trunk = c->uas_link = (struct osn_net_link_cfg){0};
+    c->ctl_kind = pc->ctl_kind;
+    c->ctl = pc->ctl;
+    c->sip = pc->sip;
+    struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
+    for (int i = 0; i < 3; i++)
+        *sv[i] = (struct osn_net_server_cfg){.buffer = pc->buffer};
+    if (pc->cost)
+        memcpy(sv[pc->elem]->cost, pc->cost, sizeof sv[pc->elem]->cost);
+    struct osn_rng rng;
+    osn_rng_seed(&rng, 1);
+    err = osn__net_setup(&p->s, c, &rng, p->tot, msg, sizeof msg);
+    if (err)
+        goto out;
+    /* collapse: source 0, edge 1, core 2, UAS 3; hop h joins elements h and h + 1 */
+    p->id = 1 + (int)pc->elem;
+    p->in_hop = p->id - 1;
+    p->out_hop = p->id;
+out:
+    if (err)
+        p = osn__net_probe_free(p);
+    else
+        *pp = p;
+    return err;
+}
+
+struct osn__net_probe *osn__net_probe_free(struct osn__net_probe *p)
+{
+    if (!p)
+        return NULL;
+    if (p->tot) { /* a set-up network: its objects go with its pools */
+        osn__net_teardown(&p->s);
+        free(p->tot);
+    }
+    free(p);
+    return NULL;
+}
+
+/* The call numbered i, made and held on first use; NULL when out of memory. */
+static struct call *probe_call(struct osn__net_probe *p, int i)
+{
+    if (!p->call[i] && (p->call[i] = osn__net_call_new(&p->s))) {
+        p->call[i]->uid = (uint64_t)i + 1;
+        p->call[i]->refs = 1;
+    }
+    return p->call[i];
+}
+
+/* A message the element sent, off its link: reported, and a forwarded request kept to answer. */
+static void sent(struct osn__net_probe *p, struct nmsg *nm)
+{
+    int i = (int)nm->call->uid - 1;
+    bool down = nm->m.status == 0;
+    if (down && nm->m.method != OSN_SIP_ACK) {
+        p->fwd[i][req_slot(nm->m.method)] = nm->m;
+        p->have_fwd[i][req_slot(nm->m.method)] = true;
+    }
+    p->pc.send(p->pc.arg, p->s.q.now, down, &nm->m, i);
+    osn__net_msg_free(&p->s, nm);
+}
+
+int osn__net_probe_run_to(struct osn__net_probe *p, double t)
+{
+    struct net *s = &p->s;
+    struct osn_des_ev end, *ev;
+    osn_des_ev_init(&end, 0);
+    if (osn_des_at(&s->q, &end, nextafter(t, INFINITY)) != 0) /* after the events at t */
+        return OSN_ENOMEM;
+    while (!s->err && (ev = osn_des_pop(&s->q)) && ev != &end) {
+        struct nmsg *nm = ev->type == EV_LINK ? OSN_CONTAINER_OF(ev, struct nmsg, ev) : NULL;
+        if (nm && nm->to != p->id)
+            sent(p, nm);
+        else
+            osn__net_step(s, ev);
+    }
+    osn_des_cancel(&s->q, &end);
+    s->q.now = t;
+    return s->err;
+}
+
+/* Puts m, of call i, on `hop` so that it reaches the element now. */
+static int arrive(struct osn__net_probe *p, int i, int hop, const struct osn_sip_msg *m)
+{
+    struct net *s = &p->s;
+    struct call *c = i >= 0 && i < OSN__PROBE_CALLS ? probe_call(p, i) : NULL;
+    struct nmsg *nm = c ? osn__net_msg_new(s) : NULL;
+    if (!nm)
+        return c ? OSN_ENOMEM : OSN_EINVAL;
+    nm->m = *m;
+    nm->call = c;
+    nm->hop = (uint8_t)hop;
+    nm->to = (uint16_t)p->id;
+    c->refs++;
+    osn__net_arrive(s, &s->elems[p->id], nm);
+    return s->err;
+}
+
+int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_sip_msg *m)
+{
+    return arrive(p, call, p->in_hop, m);
+}
+
+int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
+                            const struct osn_sip_oc *oc)
+{
+    if (call < 0 || call >= OSN__PROBE_CALLS)
+        return OSN_EINVAL;
+    if (!p->have_fwd[call][0])
+        return 1;
+    struct osn_sip_msg m = p->fwd[call][0];
+    m.status = (uint16_t)status;
+    m.to_tag = status > 100 ? 99 : 0;
+    m.retry_after = -1;
+    m.oc = oc ? *oc : (struct osn_sip_oc){0};
+    return arrive(p, call, p->out_hop, &m);
+}
+
+const uint64_t *osn__net_probe_counts(const struct osn__net_probe *p)
+{
+    return p->s.elems[p->id].count;
+}
+
+long osn__net_probe_live(const struct osn__net_probe *p)
+{
+    long n = 0;
+    for (int i = 0; i < OSN__PROBE_CALLS; i++)
+        for (int h = 0; p->call[i] && h < MAXHOP; h++)
+            for (int k = 0; k < 2; k++)
+                n += (p->call[i]->stx[h][k] != NULL) + (p->call[i]->ctx[h][k] != NULL);
+    return n;
+}

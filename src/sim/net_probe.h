@@ -1,0 +1,75 @@
+/*
+ * Internal, not installed: one element of the network simulator driven by hand, for the
+ * differential test of the element's drivers (tests/test_elem_drivers.c).
+ *
+ * The probe is a whole network of the simulator (collapse: source, edge, core, UAS, built by the
+ * replication's own setup) in which only one element acts: the test puts messages on its links
+ * at virtual times of its choosing, virtual time runs with the simulator's own event loop, and
+ * what the element sends on a link is handed to the test instead of the next element. So the
+ * element's server, transaction layer and TU are the simulator's, unchanged, and the links have
+ * no delay: a message is reported at the instant it is sent. The simulator's messages are
+ * structs, not bytes: what goes out is a struct osn_sip_msg, and a call is a number.
+ */
+#ifndef OSN_NET_PROBE_H
+#define OSN_NET_PROBE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "osn/ctl.h"
+#include "osn/elem.h"
+#include "osn/sip.h"
+
+/* Calls a probe tells apart, numbered 0 to OSN__PROBE_CALLS - 1. */
+#define OSN__PROBE_CALLS 8
+
+/* The element probed: the edge proxy (the source upstream, the core downstream), the core
+ * proxy (the edge upstream, the UAS downstream; the controller's server half is its), or the
+ * UAS (the core upstream). */
+enum osn__probe_elem { OSN__PROBE_EDGE, OSN__PROBE_CORE, OSN__PROBE_UAS };
+
+/* What the probed element sent at `t` (s): `down` toward the next hop (requests) or up; m is
+ * the simulator's message (borrowed for the call), `call` the call's number. */
+typedef void osn__probe_send_fn(void *arg, double t, bool down, const struct osn_sip_msg *m,
+                                int call);
+
+struct osn__probe_cfg {
+    enum osn__probe_elem elem;
+    enum osn_ctl_kind ctl_kind; /* the edge's client half and the core's server half */
+    struct osn_ctl_cfg ctl;
+    const double *cost; /* the element's CPU seconds by enum osn_elem_kind; NULL: all 0 */
+    long buffer;        /* its server's buffer (messages) */
+    struct osn_sip_cfg sip;
+    osn__probe_send_fn *send;
+    void *arg;
+};
+
+struct osn__net_probe;
+
+/* A probe of cfg's element at time 0 (cfg is copied). Returns 0 or a negative OSN_E* code. */
+int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *cfg);
+
+/* Releases the probe; accepts NULL, returns NULL. */
+struct osn__net_probe *osn__net_probe_free(struct osn__net_probe *p);
+
+/* Runs virtual time to `t` (s): every event due at or before t happens, in the simulator's
+ * order. Returns 0 or the run's error. */
+int osn__net_probe_run_to(struct osn__net_probe *p, double t);
+
+/* Request m (its method, branch, identities: the caller's) of call `call` arrives from upstream
+ * now. */
+int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_sip_msg *m);
+
+/* The next hop's response `status` to the INVITE the element forwarded for `call` arrives now:
+ * that request with the status, a To tag for a status above 100, and the oc parameters `oc`
+ * (NULL: none). Returns 1 when the element forwarded no INVITE for the call (nothing arrives). */
+int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
+                            const struct osn_sip_oc *oc);
+
+/* What the element's TU counted so far, by enum osn_elem_count. */
+const uint64_t *osn__net_probe_counts(const struct osn__net_probe *p);
+
+/* Transactions of the element still live (0 once all have ended). */
+long osn__net_probe_live(const struct osn__net_probe *p);
+
+#endif
