@@ -1,7 +1,8 @@
 /*
  * Private interface of the real node. The files, one job each:
- *   run.c      set-up, the event loop (ppoll on the UDP socket, the metrics endpoint's
- *              epoll descriptor and the timer deadline), stats rows, the summary
+ *   run.c      the event loop (ppoll on the UDP socket, the metrics endpoint's descriptor
+ *              and the timer deadline), stats rows, the summary
+ *   config.c   defaults, checks and the set-up of a node from its configuration
  *   state.c    the element's state without sockets: firing due deadlines, the release (the
  *              loop, the tests and the stateful fuzzer share them)
  *   udp.c      the UDP socket: addresses, bind, send
@@ -13,7 +14,7 @@
  *   pending.c  new requests waiting in the server, so that a copy is known on arrival
  *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
  *   uas_reply.c what a uas's responses carry besides copied headers (Contact, Allow, SDP)
- *   metrics.c  the Prometheus text endpoint (HTTP by libmicrohttpd)
+ *   metrics.c  the counter registry and the Prometheus text endpoint (HTTP by libmicrohttpd)
  */
 #ifndef OSN_NODE_INT_H
 #define OSN_NODE_INT_H
@@ -256,6 +257,10 @@ void udp_errors(struct node *n);
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
+
+/* config.c: checks cfg (borrowed for the node's life) and sets n up: binds the socket, the
+ * transaction layer, the controllers, the element's server. 0, or an error said in msg. */
+int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t msgsize);
 
 /* state.c */
 /* Fires every deadline due by n->now, in order (transaction timers, the UAS's 2xx timer, the

@@ -151,11 +151,12 @@ static bool forward(struct node *n, struct ntx *x)
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
-    snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, x->req));
+    if (x->req) /* else let go in a final state: nothing to forward */
+        snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, x->req));
     f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
-    int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, x->req, &f);
+    int len = x->req ? osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || len > NODE_UDP_MAX;
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
     struct osn_sip_msg m;
