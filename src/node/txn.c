@@ -22,6 +22,15 @@
 #include "node_int.h"
 #include "osn/err.h"
 
+/* Frees a message a transaction keeps (p, *size bytes of held); returns NULL for its slot. */
+static void *let_go(struct node *n, void *p, size_t *size)
+{
+    n->held -= *size;
+    *size = 0;
+    free(p);
+    return NULL;
+}
+
 struct ntx *ntx_new(struct node *n)
 {
     struct ntx *x = n->free_ntx;
@@ -60,64 +69,52 @@ void ntx_free(struct node *n, struct ntx *x)
     dialogs_del(&n->dialogs, x);
     if (x->peer && x->peer->peer == x)
         x->peer->peer = NULL;
-    n->held -= x->req_size + x->resp_len + x->final_size;
-    free(x->req);
-    free(x->resp);
-    free(x->final);
-    x->req = x->final = NULL;
-    x->resp = NULL;
-    x->req_size = x->resp_len = x->final_size = 0;
+    x->req = let_go(n, x->req, &x->req_size);
+    x->resp = let_go(n, x->resp, &x->resp_len);
+    x->final = let_go(n, x->final, &x->final_size);
     x->live = false;
     x->next_free = n->free_ntx;
     n->free_ntx = x;
     n->live--;
 }
 
-/* The packed block of message r for a transaction to keep: r's own (taken: r->kept is then
- * NULL and r->pm lives as long as the transaction), or a new copy. NULL without memory. */
-static struct osn_sipmsg *take(struct rmsg *r, size_t *size)
+/* Keeps message r's parse and bytes in *slot (what was there goes), counted in held: r's own
+ * packed block, taken (r->kept is then NULL and r->pm lives as long as the transaction), or a
+ * new copy. 0 or OSN_ENOMEM. */
+static int keep(struct node *n, struct osn_sipmsg **slot, size_t *slot_size, struct rmsg *r)
 {
+    size_t size = r->kept ? r->kept_size : osn_sipmsg_packed_size(r->pm);
     struct osn_sipmsg *c = r->kept;
-    if (c) {
-        *size = r->kept_size;
-        r->kept = NULL;
-        r->pm = c;
-        return c;
+    if (!c) {
+        void *mem = malloc(size);
+        if (!mem || !(c = osn_sipmsg_pack(mem, r->pm))) {
+            free(mem);
+            return OSN_ENOMEM;
+        }
     }
-    *size = osn_sipmsg_packed_size(r->pm);
-    void *mem = malloc(*size);
-    return mem ? osn_sipmsg_pack(mem, r->pm) : NULL;
+    r->kept = NULL;
+    r->pm = c;
+    n->held += size - *slot_size;
+    free(*slot);
+    *slot = c;
+    *slot_size = size;
+    return 0;
 }
 
 int ntx_set_req(struct node *n, struct ntx *x, struct rmsg *r)
 {
     struct osn_sipmsg_key k;
-    size_t size;
     if (osn_sipmsg_key_of(r->pm, &k) != 0)
         return OSN_EINVAL;
-    struct osn_sipmsg *c = take(r, &size);
-    if (!c)
-        return OSN_ENOMEM;
-    n->held -= x->req_size;
-    free(x->req);
-    x->req = c;
-    x->req_size = size;
-    osn_sipmsg_key_of(c, &x->key); /* its spans in the kept bytes */
-    n->held += size;
-    return 0;
+    int err = keep(n, &x->req, &x->req_size, r);
+    if (!err)
+        osn_sipmsg_key_of(x->req, &x->key); /* its spans in the kept bytes */
+    return err;
 }
 
 int ntx_set_final(struct node *n, struct ntx *x, struct rmsg *r)
 {
-    size_t size;
-    struct osn_sipmsg *c = take(r, &size);
-    if (!c)
-        return OSN_ENOMEM;
-    n->held += size - x->final_size;
-    free(x->final);
-    x->final = c;
-    x->final_size = size;
-    return 0;
+    return keep(n, &x->final, &x->final_size, r);
 }
 
 int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len)
@@ -214,23 +211,11 @@ static void ntx_trim(struct node *n, struct ntx *x)
     if (!keep_req && x->req &&
         osn_sipmsg_key_copy(&x->key, x->keybuf, sizeof x->keybuf, &x->key) < 0)
         keep_req = true; /* a key too long for keybuf stays in the request */
-    if (!keep_req && x->req) {
-        n->held -= x->req_size;
-        free(x->req);
-        x->req = NULL;
-        x->req_size = 0;
-    }
-    if (!keep_resp && x->resp) {
-        n->held -= x->resp_len;
-        free(x->resp);
-        x->resp = NULL;
-        x->resp_len = 0;
-    }
-    if (!keep_resp && x->final) {
-        n->held -= x->final_size;
-        free(x->final);
-        x->final = NULL;
-        x->final_size = 0;
+    if (!keep_req)
+        x->req = let_go(n, x->req, &x->req_size);
+    if (!keep_resp) {
+        x->resp = let_go(n, x->resp, &x->resp_len);
+        x->final = let_go(n, x->final, &x->final_size);
     }
 }
 
