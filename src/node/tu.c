@@ -350,8 +350,7 @@ void tu_stray_ack(struct node *n, const struct rmsg *r)
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
     struct ntx *x = NULL;
-    if (!is_proxy(n) &&
-        !(x = dialogs_get(&n->dialogs, r->m.call_id, r->pm->call_id, r->m.cseq))) {
+    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, r->m.call_id, r->pm->call_id, r->m.cseq))) {
         n->st.stray++; /* no dialog of ours: the node forgot it, or it never was */
         return;
     }
