@@ -7,8 +7,9 @@
  * the view and must not change while the view is in use. Nothing is allocated: the view holds
  * fixed arrays (OSN_SIPMSG_MAX_*); a message that needs more is malformed (reason
  * OSN_SIPMSG_ECAP), never a crash or a silent truncation. A struct osn_sipmsg is large (about
- * 31 KB), so a server keeps one per worker, not one per message; parsing writes only the counts
- * and the fields it fills, so reusing one costs nothing.
+ * 31 KB), so a server parses into one per worker and keeps what it must keep as a packed copy
+ * of a few hundred bytes (osn_sipmsg_pack); parsing writes only the counts and the fields it
+ * fills, so reusing one costs nothing.
  *
  * Grammar. RFC 3261 7 and 25: header names are case-insensitive and the compact forms of 7.3.3
  * and RFC 3841/3265/3515/3903 (v i f t m l c k s e o u r, plus a b j d x y n) map to the same
@@ -224,13 +225,23 @@ struct osn_sipmsg {
     int nhdr, nvia, nroute, nrecord_route, ncontact, nrequire, nproxy_require;
     bool contact_star; /* Contact: * (REGISTER, RFC 3261 10.2.2) */
     struct osn_sipmsg_err err;
-    struct osn_sip_hdr hdr[OSN_SIPMSG_MAX_HDRS];
-    struct osn_sip_via via[OSN_SIPMSG_MAX_VIAS];
-    struct osn_sip_addr route[OSN_SIPMSG_MAX_ROUTES];
-    struct osn_sip_addr record_route[OSN_SIPMSG_MAX_ROUTES];
-    struct osn_sip_addr contact[OSN_SIPMSG_MAX_CONTACT];
-    struct osn_span require[OSN_SIPMSG_MAX_OPTIONS];
-    struct osn_span proxy_require[OSN_SIPMSG_MAX_OPTIONS];
+    /* The lists, nhdr, nvia, ... entries each. After osn_sipmsg_parse they point into `room`
+     * below; in a copy made by osn_sipmsg_pack, into the copy's own block. */
+    struct osn_sip_hdr *hdr;
+    struct osn_sip_via *via;
+    struct osn_sip_addr *route, *record_route, *contact;
+    struct osn_span *require, *proxy_require;
+    /* The parser's room for the lists (most of the struct's size). A packed copy has none: it
+     * ends before this member, so a packed copy is never parsed into nor copied by value. */
+    struct osn_sipmsg_room {
+        struct osn_sip_hdr hdr[OSN_SIPMSG_MAX_HDRS];
+        struct osn_sip_via via[OSN_SIPMSG_MAX_VIAS];
+        struct osn_sip_addr route[OSN_SIPMSG_MAX_ROUTES];
+        struct osn_sip_addr record_route[OSN_SIPMSG_MAX_ROUTES];
+        struct osn_sip_addr contact[OSN_SIPMSG_MAX_CONTACT];
+        struct osn_span require[OSN_SIPMSG_MAX_OPTIONS];
+        struct osn_span proxy_require[OSN_SIPMSG_MAX_OPTIONS];
+    } room;
 };
 
 /* Parses the datagram buf[0..len) into *m (caller memory, borrowed; its previous contents are
@@ -239,6 +250,21 @@ struct osn_sipmsg {
  * when m or buf is NULL. After ANSWER or DROP only the fields before the error are reliable.
  * Never reads outside buf[0..len), never allocates, never recurses: O(len). */
 int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len);
+
+/* ---- keeping a parse (pack.c) ---- */
+
+/* The bytes osn_sipmsg_pack needs for message m: its fields, the list entries it fills (not the
+ * parser's room) and a copy of its datagram. A few hundred bytes plus about 60 per header line
+ * for a typical request, against sizeof(struct osn_sipmsg), about 31 KB. */
+size_t osn_sipmsg_packed_size(const struct osn_sipmsg *m);
+
+/* Copies accepted message m and its datagram into mem (osn_sipmsg_packed_size(m) bytes,
+ * aligned as malloc aligns; borrowed) as one block, so that a server can keep a parse for as
+ * long as it keeps the bytes (a transaction, a queued message) without parsing them again. The
+ * copy's spans point into its own copy of the datagram (NUL-terminated, at copy->buf.p), so m
+ * and its buffer may go at once. Returns the copy (mem), or NULL when m or mem is NULL or m was
+ * not accepted. The block is freed as a whole; the copy is read-only (never parse into it). */
+struct osn_sipmsg *osn_sipmsg_pack(void *mem, const struct osn_sipmsg *m);
 
 /* A static English name for a reason ("Via malformed"), "?" when out of range. */
 const char *osn_sipmsg_reason_name(int reason);

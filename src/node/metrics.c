@@ -291,3 +291,34 @@ void metrics_close(struct metrics *m)
         MHD_stop_daemon(m->d);
     free(m);
 }
+
+/* ---- the counter registry (osn/node.h): the JSON, the summary and this endpoint read it ---- */
+
+static const struct {
+    const char *name, *meaning;
+} counters[] = {
+#define OSN_NODE_ROW(name, meaning) {#name, meaning},
+        OSN_NODE_COUNTERS(OSN_NODE_ROW)
+#undef OSN_NODE_ROW
+};
+
+int osn_node_counter_count(void)
+{
+    return (int)(sizeof counters / sizeof counters[0]);
+}
+
+const char *osn_node_counter_name(int i)
+{
+    return i >= 0 && i < osn_node_counter_count() ? counters[i].name : "?";
+}
+
+const char *osn_node_counter_meaning(int i)
+{
+    return i >= 0 && i < osn_node_counter_count() ? counters[i].meaning : "?";
+}
+
+uint64_t osn_node_counter_value(const struct osn_node_stats *st, int i)
+{
+    const uint64_t *v = &st->datagrams_in; /* the counters are consecutive uint64_t fields */
+    return i >= 0 && i < osn_node_counter_count() ? v[i] : 0;
+}

@@ -1,7 +1,8 @@
 /*
  * Private interface of the real node. The files, one job each:
- *   run.c      set-up, the event loop (ppoll on the UDP socket, the metrics endpoint's
- *              epoll descriptor and the timer deadline), stats rows, the summary
+ *   run.c      the event loop (ppoll on the UDP socket, the metrics endpoint's descriptor
+ *              and the timer deadline), stats rows, the summary
+ *   config.c   defaults, checks and the set-up of a node from its configuration
  *   state.c    the element's state without sockets: firing due deadlines, the release (the
  *              loop, the tests and the stateful fuzzer share them)
  *   udp.c      the UDP socket: addresses, bind, send
@@ -13,7 +14,7 @@
  *   pending.c  new requests waiting in the server, so that a copy is known on arrival
  *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
  *   uas_reply.c what a uas's responses carry besides copied headers (Contact, Allow, SDP)
- *   metrics.c  the Prometheus text endpoint (HTTP by libmicrohttpd)
+ *   metrics.c  the counter registry and the Prometheus text endpoint (HTTP by libmicrohttpd)
  */
 #ifndef OSN_NODE_INT_H
 #define OSN_NODE_INT_H
@@ -70,10 +71,14 @@ struct ntx {
     struct ntx *next_free;
     struct ntx *next_all;      /* every object the pool made, for the teardown */
     struct osn_sipmsg_key key; /* spans into req, or into keybuf once req is let go */
-    char *req;                 /* server: the request received; client: the request sent */
-    size_t req_len;
-    char *resp; /* server: the last response sent; client: the final response received */
+    /* Server: the request received; client: the request sent. Its bytes and their parse in one
+     * block (osn_sipmsg_pack), so that answering or forwarding it parses nothing. */
+    struct osn_sipmsg *req;
+    size_t req_size;
+    char *resp; /* server: the last response sent (printed here: bytes, never parsed) */
     size_t resp_len;
+    struct osn_sipmsg *final; /* client: the final response received, packed as req */
+    size_t final_size;
     struct sockaddr_in from; /* server: where the request came from (responses go there) */
     double t0;               /* start (s) */
     struct osn_uas_2xx uas;  /* UAS INVITE: the 2xx retransmission */
@@ -83,14 +88,28 @@ struct ntx {
     char keybuf[NTX_KEYBUF];
 };
 
-/* ---- the element's server: queued datagrams (recv.c) ---- */
+/* ---- a message received (recv.c) ---- */
+
+/* A datagram parsed once, on arrival (node_datagram), and everything the node learns of it
+ * there: every function that works on it takes it as a parameter. pm is the parse, its spans in
+ * the datagram's bytes; m the transaction layer's numbers of it. While the message waits in the
+ * server, pm is a packed copy (osn_sipmsg_pack) that `kept` owns; a transaction that keeps the
+ * message (ntx_set_req, ntx_set_final) takes that block instead of copying it, and sets kept to
+ * NULL (pm then lives as long as the transaction). */
+struct rmsg {
+    const struct osn_sipmsg *pm;
+    struct osn_sip_msg m;
+    struct sockaddr_in from;
+    struct osn_sipmsg *kept;
+    size_t kept_size;
+};
+
+/* ---- the element's server: queued messages (recv.c) ---- */
 
 struct qmsg {
     struct osn_elem_item item;
     uint64_t pending; /* its key in the node's pending set, 0 when not in it */
-    struct sockaddr_in from;
-    size_t len;
-    char buf[]; /* the datagram */
+    struct rmsg rx;   /* its parse kept (rx.kept), freed with it unless a transaction took it */
 };
 
 /* ---- new requests waiting in the server (pending.c) ---- */
@@ -181,10 +200,7 @@ struct node {
     size_t live, allocated;
     size_t held; /* bytes of messages the live transactions keep */
     uint64_t branch_seq, branch_salt;
-    struct osn_sipmsg pm;  /* parse scratch (about 20 KB) */
-    struct osn_sipmsg pm2; /* a second one, for printing from a stored message */
-    struct osn_sipmsg pm3; /* a third: the response behind the ACK of a non-2xx */
-    double cpu_t;          /* the virtual CPU: nominal end of the last service (s) */
+    double cpu_t; /* the virtual CPU: nominal end of the last service (s) */
     struct outq outq;
     char obuf[OSN_SIPMSG_MAX_LEN + 1];
     struct osn_node_stats st;
@@ -204,21 +220,24 @@ static inline bool is_proxy(const struct node *n)
 /* txn.c */
 struct ntx *ntx_new(struct node *n);
 void ntx_free(struct node *n, struct ntx *x);
-/* Keeps a copy of the bytes p[0..len), parsed in pm, as x's request (its key pointing into the
- * copy). 0, OSN_EINVAL (no key) or OSN_ENOMEM. */
-int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len,
-                const struct osn_sipmsg *pm);
-/* Keeps a copy of the bytes as x's last response. 0 or OSN_ENOMEM. */
+/* Keeps message r and its parse as x's request (its key pointing into them): takes r->kept
+ * when r has one, else packs a copy. 0, OSN_EINVAL (no key) or OSN_ENOMEM. */
+int ntx_set_req(struct node *n, struct ntx *x, struct rmsg *r);
+/* Keeps response r and its parse as client transaction x's final response, as ntx_set_req. 0
+ * or OSN_ENOMEM. */
+int ntx_set_final(struct node *n, struct ntx *x, struct rmsg *r);
+/* Keeps a copy of the bytes as server transaction x's last response. 0 or OSN_ENOMEM. */
 int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len);
 /* The live transaction of `role` that parsed message pm (numbers in m) belongs to, or NULL:
  * the table's answer, confirmed on the key text. */
 struct ntx *ntx_find(struct node *n, int role, const struct osn_sipmsg *pm,
                      const struct osn_sip_msg *m);
-/* Carries out one output of the transaction layer for x. Every caller keeps its output in a
+/* Carries out one output of the transaction layer for x; `in` is the message received that
+ * caused it (NULL for a timer, a start or a response of ours). Every caller keeps its output in a
  * variable of its own: the TU, run from here, may step other transactions (a timeout of the
  * client transaction answers 408 on the server one), and an output shared between them would
  * lose the first one's "terminated" (the leak of a client transaction per 408, issue 28). */
-void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o);
+void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in);
 /* A timer of x fired. */
 void ntx_timer(struct node *n, struct ntx *x, int slot);
 /* Arms x's UAS 2xx timer. */
@@ -239,6 +258,10 @@ void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
 
+/* config.c: checks cfg (borrowed for the node's life) and sets n up: binds the socket, the
+ * transaction layer, the controllers, the element's server. 0, or an error said in msg. */
+int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t msgsize);
+
 /* state.c */
 /* Fires every deadline due by n->now, in order (transaction timers, the UAS's 2xx timer, the
  * virtual CPU's service completions). */
@@ -249,6 +272,9 @@ void node_release(struct node *n);
 /* recv.c */
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);
 void node_service_done(struct node *n);
+/* Frees a queued message (and its parse, unless a transaction took it); forgets it as a pending
+ * new request. */
+void qmsg_free(struct node *n, struct qmsg *q);
 
 static inline struct osn_elem node_elem(const struct node *n)
 {
@@ -258,15 +284,16 @@ static inline struct osn_elem node_elem(const struct node *n)
 }
 
 /* tu.c */
-void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o);
-/* A new request (parsed in n->pm, numbers in m) without a transaction, served now. */
-void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct sockaddr_in *from,
-                    const char *buf, size_t len, bool shed);
+/* The transaction layer's TU event in o for x; `in` as for ntx_apply (the response a relay
+ * sends on, the ACK that passes the TU). */
+void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in);
+/* A new request r without a transaction, served now (its transaction may take r->kept). */
+void tu_new_request(struct node *n, struct rmsg *r, bool shed);
 /* The server transaction x answers `status` (Retry-After s, -1 none), carrying what the
  * element's OSN_ELEM_W_* bits `with` ask (a uas's; 0 for none). */
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with);
-/* An ACK that matched no transaction (the ACK of a 2xx), parsed in n->pm. */
-void tu_stray_ack(struct node *n, const struct osn_sip_msg *m);
+/* An ACK r that matched no transaction (the ACK of a 2xx). */
+void tu_stray_ack(struct node *n, const struct rmsg *r);
 void tu_2xx_timer(struct node *n, struct ntx *x);
 
 /* uas_reply.c: what a uas's responses carry (Contact, Allow, SDP), in bytes */

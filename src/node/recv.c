@@ -19,52 +19,53 @@
 #include "node_int.h"
 #include "osn/err.h"
 
-/* The kind of message m (parsed in n->pm) for the server now: a request matching one of our
- * server transactions is a copy. */
-static int msg_kind(struct node *n, const struct osn_sip_msg *m)
+/* The kind of message r for the server now: a request matching one of our server
+ * transactions is a copy. */
+static int msg_kind(struct node *n, const struct rmsg *r)
 {
-    return osn_elem_kind(m, osn_elem_may_be_copy(m) && ntx_find(n, OSN_SIP_SERVER, &n->pm, m));
+    return osn_elem_kind(&r->m,
+                         osn_elem_may_be_copy(&r->m) && ntx_find(n, OSN_SIP_SERVER, r->pm, &r->m));
 }
 
-/* Frees a queued message, and forgets it as a pending new request. */
-static void qmsg_free(struct node *n, struct qmsg *q)
+void qmsg_free(struct node *n, struct qmsg *q)
 {
     if (q->pending)
         pending_del(&n->pending, q->pending);
+    free(q->rx.kept);
     free(q);
 }
 
-/* Handles the message parsed in n->pm (numbers in m), now. */
-static void serve(struct node *n, const struct osn_sip_msg *m, const char *buf, size_t len,
-                  const struct sockaddr_in *from, bool shed)
+/* Handles message r now (a new request's transaction may take r->kept). */
+static void serve(struct node *n, struct rmsg *r, bool shed)
 {
+    const struct osn_sip_msg *m = &r->m;
     struct osn_sip_out o;
     if (m->status) {
         if (n->cli) /* RFC 7339 5.2: the feedback of the next hop, in our Via */
-            osn_proxy_on_feedback(n->cli, n->now, &n->pm.via[0].oc);
-        struct ntx *x = ntx_find(n, OSN_SIP_CLIENT, &n->pm, m);
+            osn_proxy_on_feedback(n->cli, n->now, &r->pm->via[0].oc);
+        struct ntx *x = ntx_find(n, OSN_SIP_CLIENT, r->pm, m);
         if (!x) {
             n->st.stray++; /* a stateful proxy answers what it forwarded; nothing else */
             return;
         }
-        if (m->status >= 200 && ntx_set_resp(n, x, buf, len) != 0) {
+        if (m->status >= 200 && ntx_set_final(n, x, r) != 0) {
             n->err = OSN_ENOMEM;
             return;
         }
         if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, &o) == 0)
-            ntx_apply(n, x, &o);
+            ntx_apply(n, x, &o, r);
         return;
     }
-    struct ntx *x = ntx_find(n, OSN_SIP_SERVER, &n->pm, m);
+    struct ntx *x = ntx_find(n, OSN_SIP_SERVER, r->pm, m);
     if (x) {
         if (m->method != OSN_SIP_ACK)
             n->st.retrans_absorbed++;
         if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, &o) == 0)
-            ntx_apply(n, x, &o);
+            ntx_apply(n, x, &o, r);
     } else if (m->method == OSN_SIP_ACK) {
-        tu_stray_ack(n, m);
+        tu_stray_ack(n, r);
     } else {
-        tu_new_request(n, m, from, buf, len, shed);
+        tu_new_request(n, r, shed);
     }
 }
 
@@ -76,21 +77,18 @@ static void start_service(struct node *n)
 
     while ((it = osn_elem_server_next(&n->server, n->now, &fifo))) {
         struct qmsg *q = OSN_CONTAINER_OF(it, struct qmsg, item);
-        struct osn_sip_msg m = {0};
-        /* It parsed when it arrived (the same bytes parse the same way); the numbers are read
-         * again for the match at service. */
-        bool ok = osn_sipmsg_parse(&n->pm, q->buf, q->len) == OSN_SIPMSG_ACCEPT &&
-                  osn_sipmsg_to_txn(&n->pm, &m) == 0;
-        if (ok && fifo == 1 && it->ckind != OSN_CTL_MSG_RESPONSE_RETX) {
-            struct ntx *x = m.status ? NULL : ntx_find(n, OSN_SIP_SERVER, &n->pm, &m);
+        /* Matched again at service, on the parse kept since its arrival: a copy queued behind
+         * its original finds the original's transaction now. */
+        if (fifo == 1 && it->ckind != OSN_CTL_MSG_RESPONSE_RETX) {
+            struct ntx *x = q->rx.m.status ? NULL : ntx_find(n, OSN_SIP_SERVER, q->rx.pm, &q->rx.m);
             if (osn_elem_server_discard(&n->server, n->now, it, x ? x->t0 : it->t_arr,
                                         x && x->t.has_resp)) {
                 qmsg_free(n, q);
                 continue;
             }
         }
-        if (ok && !it->reject)
-            it->kind = (uint8_t)msg_kind(n, &m);
+        if (!it->reject)
+            it->kind = (uint8_t)msg_kind(n, &q->rx);
         double start = n->cpu_t > it->t_arr ? n->cpu_t : it->t_arr;
         n->cpu_t = start + n->cfg->cost[it->kind];
         osn_elem_server_begin(&n->server, it);
@@ -103,23 +101,21 @@ void node_service_done(struct node *n)
 {
     struct osn_elem_item *it = osn_elem_server_depart(&n->server, n->now);
     struct qmsg *q = OSN_CONTAINER_OF(it, struct qmsg, item);
-    struct osn_sip_msg m;
-    if (osn_sipmsg_parse(&n->pm, q->buf, q->len) == OSN_SIPMSG_ACCEPT &&
-        osn_sipmsg_to_txn(&n->pm, &m) == 0)
-        serve(n, &m, q->buf, q->len, &q->from, it->reject);
+    serve(n, &q->rx, it->reject);
     qmsg_free(n, q);
     start_service(n);
 }
 
-/* A malformed datagram: 400 (or 505) when it can be answered, else dropped. */
-static void malformed(struct node *n, int verdict, const struct sockaddr_in *from)
+/* A malformed datagram (parsed in pm): 400 (or 505) when it can be answered, else dropped. */
+static void malformed(struct node *n, const struct osn_sipmsg *pm, int verdict,
+                      const struct sockaddr_in *from)
 {
     if (verdict != OSN_SIPMSG_ANSWER) {
         n->st.bad_dropped++;
         return;
     }
-    struct osn_sip_reply r = {.status = n->pm.err.answer, .retry_after = -1};
-    int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm, &r);
+    struct osn_sip_reply r = {.status = pm->err.answer, .retry_after = -1};
+    int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, pm, &r);
     if (len > 0) {
         udp_send(n, from, n->obuf, (size_t)len);
         n->st.bad_answered++;
@@ -128,12 +124,13 @@ static void malformed(struct node *n, int verdict, const struct sockaddr_in *fro
     }
 }
 
-/* The kind of message m (parsed in n->pm) on arrival; *again whether a response is a copy of
- * one received before (the downstream resent it). */
-static int arrival_kind(struct node *n, const struct osn_sip_msg *m, bool *again)
+/* The kind of message r on arrival; *again whether a response is a copy of one received before
+ * (the downstream resent it). */
+static int arrival_kind(struct node *n, const struct rmsg *r, bool *again)
 {
+    const struct osn_sip_msg *m = &r->m;
     if (m->status) {
-        struct ntx *x = n->srv ? ntx_find(n, OSN_SIP_CLIENT, &n->pm, m) : NULL;
+        struct ntx *x = n->srv ? ntx_find(n, OSN_SIP_CLIENT, r->pm, m) : NULL;
         *again = x && x->t.has_resp && x->t.resp.status == m->status;
         return OSN_ELEM_K_RESP;
     }
@@ -141,15 +138,16 @@ static int arrival_kind(struct node *n, const struct osn_sip_msg *m, bool *again
         n->st.invites_in++;
     /* Also a copy: one whose original still waits here, without a transaction yet (the node's
      * record of requests kept ends with their service; the simulator's lasts the call). */
-    return osn_elem_kind(m, osn_elem_may_be_copy(m) && (ntx_find(n, OSN_SIP_SERVER, &n->pm, m) ||
+    return osn_elem_kind(m, osn_elem_may_be_copy(m) && (ntx_find(n, OSN_SIP_SERVER, r->pm, m) ||
                                                         pending_has(&n->pending, pending_key(m))));
 }
 
-/* The per-source budget (node.per_source_rate): whether a new request from `from` goes on. One
+/* The per-source budget (node.per_source_rate): whether new request r goes on. One
  * over its source's budget gets a stateless 503 (no transaction: nothing resends it) the first
  * time its bucket is dry, else nothing (osn_elem_budget_take decides). */
-static bool within_budget(struct node *n, const struct sockaddr_in *from)
+static bool within_budget(struct node *n, const struct rmsg *r)
 {
+    const struct sockaddr_in *from = &r->from;
     if (n->cfg->per_source_rate <= 0)
         return true;
     if (!n->budget && !(n->budget = calloc(BUDGET_SLOTS, sizeof *n->budget)))
@@ -162,8 +160,8 @@ static bool within_budget(struct node *n, const struct sockaddr_in *from)
     case OSN_ELEM_BUDGET_PASS:
         return true;
     case OSN_ELEM_BUDGET_503: {
-        struct osn_sip_reply r = {.status = 503, .retry_after = 1};
-        int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm, &r);
+        struct osn_sip_reply re = {.status = 503, .retry_after = 1};
+        int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
             udp_send(n, from, n->obuf, (size_t)k);
         break;
@@ -175,49 +173,68 @@ static bool within_budget(struct node *n, const struct sockaddr_in *from)
     return false;
 }
 
+/* Queues message r for the server's virtual CPU, its parse packed with its bytes; NULL without
+ * memory. */
+static struct qmsg *queued(const struct rmsg *r)
+{
+    struct qmsg *q = malloc(sizeof *q);
+    size_t size = osn_sipmsg_packed_size(r->pm);
+    void *mem = q ? malloc(size) : NULL;
+    if (!mem) {
+        free(q);
+        return NULL;
+    }
+    q->item = (struct osn_elem_item){0};
+    q->pending = 0;
+    q->rx = *r;
+    q->rx.kept = osn_sipmsg_pack(mem, r->pm);
+    q->rx.kept_size = size;
+    q->rx.pm = q->rx.kept;
+    return q;
+}
+
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from)
 {
-    struct osn_sip_msg m;
+    /* The one parse of this datagram. Its room is large (osn/sipmsg.h) but only what the
+     * message fills is written; what outlives this call is packed (queued(), ntx_set_req). */
+    struct osn_sipmsg pm;
+    struct rmsg r = {.pm = &pm, .from = *from};
+    const struct osn_sip_msg *m = &r.m;
     n->st.datagrams_in++;
-    int v = osn_sipmsg_parse(&n->pm, buf, len);
+    int v = osn_sipmsg_parse(&pm, buf, len);
     if (v != OSN_SIPMSG_ACCEPT) {
-        malformed(n, v, from);
+        malformed(n, &pm, v, from);
         return;
     }
-    if (osn_sipmsg_to_txn(&n->pm, &m) != 0 || (m.status && !is_proxy(n))) {
+    if (osn_sipmsg_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n))) {
         n->st.stray++; /* a UAS sends no requests: no response is for it */
         return;
     }
-    if (m.status == 0 && m.method != OSN_SIP_ACK && !within_budget(n, from))
+    if (m->status == 0 && m->method != OSN_SIP_ACK && !within_budget(n, &r))
         return;
     bool again = false;
-    int kind = arrival_kind(n, &m, &again);
-    enum osn_ctl_msg ck = osn_elem_ctl_msg(kind, m.method, again);
-    bool shed_able = m.status == 0 && m.method != OSN_SIP_ACK;
+    int kind = arrival_kind(n, &r, &again);
+    enum osn_ctl_msg ck = osn_elem_ctl_msg(kind, m->method, again);
+    bool shed_able = m->status == 0 && m->method != OSN_SIP_ACK;
     struct osn_elem_item *evicted;
     if (n->cfg->cost[kind] <= 0) { /* free work: no queue, no controller, no copy */
-        serve(n, &m, buf, len, from, false);
+        serve(n, &r, false);
         return;
     }
-    struct qmsg *q = malloc(sizeof *q + len);
+    struct qmsg *q = queued(&r);
     if (!q) {
         n->st.dropped++;
         return;
     }
-    q->item = (struct osn_elem_item){0};
-    q->pending = 0;
-    q->from = *from;
-    q->len = len;
-    memcpy(q->buf, buf, len);
     switch (osn_elem_server_arrive(&n->server, n->now, &q->item, kind, ck, shed_able,
-                                   (m.oc.flags & OSN_SIP_OC_PRESENT) != 0, &evicted)) {
+                                   (m->oc.flags & OSN_SIP_OC_PRESENT) != 0, &evicted)) {
     case OSN_ELEM_HANDLE_NOW: /* a 503 that costs nothing */
-        serve(n, &m, buf, len, from, q->item.reject);
-        free(q);
+        serve(n, &q->rx, q->item.reject);
+        qmsg_free(n, q);
         return;
     case OSN_ELEM_DROPPED:
         n->st.dropped++;
-        free(q);
+        qmsg_free(n, q);
         return;
     case OSN_ELEM_QUEUED:
         if (evicted) {
@@ -225,8 +242,8 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
             qmsg_free(n, OSN_CONTAINER_OF(evicted, struct qmsg, item));
         }
         if ((kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE || kind == OSN_ELEM_K_CANCEL) &&
-            pending_add(&n->pending, pending_key(&m)) == 0)
-            q->pending = pending_key(&m);
+            pending_add(&n->pending, pending_key(m)) == 0)
+            q->pending = pending_key(m);
         if (!n->server.cur)
             start_service(n);
         return;

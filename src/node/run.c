@@ -1,5 +1,6 @@
 /*
- * The node: set-up, the event loop, stats rows and the summary.
+ * The node's event loop, its stats rows and the summary (set-up from the scenario: config.c;
+ * the counter registry and the metrics endpoint: metrics.c).
  *
  * One thread, one loop. Each turn: take the monotonic clock, fire every due deadline in order
  * (transaction timers, the UAS's 2xx timer, the virtual CPU's service completions), then wait in
@@ -29,93 +30,6 @@
 #include "osn/err.h"
 
 #define RECV_BATCH 32
-
-static const struct {
-    const char *name, *meaning;
-} counters[] = {
-#define OSN_NODE_ROW(name, meaning) {#name, meaning},
-        OSN_NODE_COUNTERS(OSN_NODE_ROW)
-#undef OSN_NODE_ROW
-};
-
-const char *osn_node_element_name(int element)
-{
-    static const char *const names[] = {
-            [OSN_NODE_EDGE] = "edge", [OSN_NODE_CORE] = "core", [OSN_NODE_UAS] = "uas"};
-    return element >= 0 && element < (int)(sizeof names / sizeof names[0]) ? names[element] : "?";
-}
-
-int osn_node_counter_count(void)
-{
-    return (int)(sizeof counters / sizeof counters[0]);
-}
-
-const char *osn_node_counter_name(int i)
-{
-    return i >= 0 && i < osn_node_counter_count() ? counters[i].name : "?";
-}
-
-const char *osn_node_counter_meaning(int i)
-{
-    return i >= 0 && i < osn_node_counter_count() ? counters[i].meaning : "?";
-}
-
-uint64_t osn_node_counter_value(const struct osn_node_stats *st, int i)
-{
-    const uint64_t *v = &st->datagrams_in; /* the counters are consecutive uint64_t fields */
-    return i >= 0 && i < osn_node_counter_count() ? v[i] : 0;
-}
-
-void osn_node_cfg_default(struct osn_node_cfg *cfg)
-{
-    *cfg = (struct osn_node_cfg){0};
-    cfg->element = OSN_NODE_UAS;
-    snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:5060");
-    cfg->stats_interval = 1;
-    cfg->max_transactions = 400000;
-    cfg->buffer = 10000;
-    cfg->ctl_kind = OSN_CTL_KIND_NONE;
-    osn_ctl_cfg_default(&cfg->ctl);
-    osn_sip_cfg_default(&cfg->sip);
-}
-
-int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize)
-{
-    struct sockaddr_in sa;
-    const char *key = NULL;
-    if (udp_parse_addr(cfg->listen, &sa, NULL, 0, NULL) != 0) {
-        key = "node.listen";
-        snprintf(msg, msgsize, "'%s' is not an IPv4 HOST:PORT", cfg->listen);
-    } else if (cfg->element != OSN_NODE_UAS &&
-               (udp_parse_addr(cfg->next_hop, &sa, NULL, 0, NULL) != 0 || sa.sin_port == 0)) {
-        key = "node.next_hop";
-        snprintf(msg, msgsize, "a proxy needs next_hop = HOST:PORT (IPv4, port not 0), not '%s'",
-                 cfg->next_hop);
-    } else if (cfg->metrics[0] && udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL) != 0) {
-        key = "node.metrics";
-        snprintf(msg, msgsize, "'%s' is not an IPv4 HOST:PORT", cfg->metrics);
-    } else if (!(cfg->duration >= 0) || !isfinite(cfg->duration)) {
-        key = "node.duration";
-        snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
-    } else if (!(cfg->stats_interval > 0) || !isfinite(cfg->stats_interval)) {
-        key = "node.stats_interval";
-        snprintf(msg, msgsize, "must be a finite number of seconds > 0");
-    } else if (!(cfg->per_source_rate >= 0) || !isfinite(cfg->per_source_rate)) {
-        key = "node.per_source_rate";
-        snprintf(msg, msgsize, "must be a finite number of requests per second >= 0");
-    } else if (cfg->max_transactions < 1) {
-        key = "node.max_transactions";
-        snprintf(msg, msgsize, "must be at least 1");
-    } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
-        key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
-              : cfg->element == OSN_NODE_CORE ? "server core.buffer"
-                                              : "server uas.buffer";
-        snprintf(msg, msgsize, "must be at least 1");
-    }
-    if (bad_key)
-        *bad_key = key;
-    return key ? OSN_EINVAL : 0;
-}
 
 static double mono(void)
 {
@@ -204,60 +118,6 @@ static void ready_line(const struct node *n, FILE *f)
         fprintf(f, ", next hop %s", cfg->next_hop);
     fputc('\n', f);
     fflush(f);
-}
-
-static int setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t msgsize)
-{
-    int err;
-    n->cfg = cfg;
-    if (osn_node_check(cfg, NULL, msg, msgsize) != 0)
-        return OSN_EINVAL;
-    udp_parse_addr(cfg->listen, &n->listen, n->host, sizeof n->host, &n->port);
-    if (cfg->element != OSN_NODE_UAS)
-        udp_parse_addr(cfg->next_hop, &n->next_hop, NULL, 0, NULL);
-    n->sock = udp_open(&n->listen);
-    if (n->sock < 0) {
-        snprintf(msg, msgsize, "node.listen %s: cannot bind: %s", cfg->listen, strerror(errno));
-        return OSN_EIO;
-    }
-    /* The port bound, which port 0 leaves to the kernel: the Via sent-by must carry it. */
-    if (udp_bound(n->sock, &n->listen, n->st.listen, sizeof n->st.listen) != 0) {
-        snprintf(msg, msgsize, "node.listen %s: getsockname: %s", cfg->listen, strerror(errno));
-        return OSN_EIO;
-    }
-    n->port = ntohs(n->listen.sin_port);
-    struct osn_sip_cfg sc = cfg->sip;
-    sc.timer_b_proceeding = true;
-    sc.trying_delay = cfg->element == OSN_NODE_UAS ? -1 : 0;
-    err = osn_sip_layer_init(&n->sip, &sc, 1024);
-    if (err) {
-        snprintf(msg, msgsize, "the [sip] timers were refused");
-        return err;
-    }
-    if (osn_sipmsg_key_init() != 0) {
-        snprintf(msg, msgsize, "cannot read random bytes for the hash key");
-        return OSN_EIO;
-    }
-    n->branch_salt = osn_sipmsg_hash(&n->listen, sizeof n->listen) ^ (uint64_t)getpid();
-    /* The server half at the core, the client half at the edge (toward the core): the
-     * simulator's wiring of a collapse chain. */
-    if (cfg->element == OSN_NODE_CORE) {
-        err = osn_ctl_new_kind(&n->srv, cfg->ctl_kind, &cfg->ctl);
-        if (err) {
-            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration",
-                     osn_ctl_kind_name(cfg->ctl_kind));
-            return err;
-        }
-    } else if (cfg->element == OSN_NODE_EDGE && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
-        err = osn_ctl_new_kind(&n->cli, cfg->ctl_kind, &cfg->ctl);
-        if (err) {
-            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration",
-                     osn_ctl_kind_name(cfg->ctl_kind));
-            return err;
-        }
-    }
-    osn_elem_server_init(&n->server, cfg->cost, cfg->buffer, n->srv, 0);
-    return 0;
 }
 
 static void teardown(struct node *n)
@@ -363,7 +223,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
      * (a tenth of the node's CPU time at 1,000 calls/s, perf). */
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     mallopt(M_TOP_PAD, 16 << 20);
-    err = setup(n, cfg, msg, msgsize);
+    err = node_setup(n, cfg, msg, msgsize);
     if (!err && cfg->metrics[0]) {
         struct sockaddr_in sa;
         udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL);

@@ -49,12 +49,13 @@ void node_release(struct node *n)
         next = x->next_all;
         free(x->req);
         free(x->resp);
+        free(x->final);
         free(x);
     }
     n->all_ntx = n->free_ntx = NULL;
     for (struct osn_elem_item *it; (it = osn_elem_server_next(&n->server, n->now, &(int){0}));)
-        free(OSN_CONTAINER_OF(it, struct qmsg, item));
+        qmsg_free(n, OSN_CONTAINER_OF(it, struct qmsg, item));
     if (n->server.cur)
-        free(OSN_CONTAINER_OF(n->server.cur, struct qmsg, item));
+        qmsg_free(n, OSN_CONTAINER_OF(n->server.cur, struct qmsg, item));
     n->server.cur = NULL;
 }

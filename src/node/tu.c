@@ -106,48 +106,62 @@ static void respond_bytes(struct node *n, struct ntx *x, int len, const struct o
         n->err = OSN_ENOMEM;
         return;
     }
-    ntx_apply(n, x, &o);
+    ntx_apply(n, x, &o, NULL);
 }
 
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with)
 {
     char tag[17], contact[UAS_CONTACT_MAX], sdp[UAS_SDP_MAX];
     struct osn_sip_reply r = {.status = (uint16_t)status, .retry_after = retry_after};
-    if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT ||
-        uas_reply_fill(n, &n->pm2, with, &r, contact, sdp) != 0)
+    /* A request let go in a final state (ntx_trim) answers nothing more. */
+    if (!x->req || uas_reply_fill(n, x->req, with, &r, contact, sdp) != 0)
         return;
     to_tag_text(tag, x);
     r.to_tag = (struct osn_span){tag, 16};
     feedback(n, &r.oc);
-    int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm2, &r);
+    int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
     struct osn_sip_msg m = osn_elem_response(&x->t.req, status, retry_after);
     respond_bytes(n, x, len, &m);
 }
 
 static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
-                const struct osn_sip_msg *resp);
+                const struct rmsg *in);
 
-/* Forwards the request of server transaction x (parsed in n->pm2) on a new client transaction;
- * false when it could not (then answered as the element decides: 513 when it does not fit in a
- * datagram, RFC 3261 18.1.1, else 500). */
+/* The client transaction y's request: the forward just printed in n->obuf[0..len), parsed.
+ * This is the node's one parse of its own output: the transaction keeps the text of its key
+ * (branch, sent-by, Call-ID) in the bytes it resends, and the ACK of a non-2xx is printed from
+ * this parse (17.1.1.3); the printer knows where it put each line, but only a parse says so in
+ * a struct osn_sipmsg. 0, or an error. */
+static int keep_forward(struct node *n, struct ntx *y, int len, struct osn_sip_msg *m)
+{
+    struct osn_sipmsg pm;
+    struct rmsg r = {.pm = &pm};
+    if (osn_sipmsg_parse(&pm, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT)
+        return OSN_EINVAL;
+    int err = ntx_set_req(n, y, &r);
+    return err ? err : osn_sipmsg_to_txn(y->req, m);
+}
+
+/* Forwards the request of server transaction x (its parse kept in x->req) on a new client
+ * transaction; false when it could not (then answered as the element decides: 513 when it does
+ * not fit in a datagram, RFC 3261 18.1.1, else 500). */
 static bool forward(struct node *n, struct ntx *x)
 {
     char branch[FWD_BRANCH_LEN + 1];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
-    snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, &n->pm2));
+    if (x->req) /* else let go in a final state: nothing to forward */
+        snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, x->req));
     f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
-    int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, &n->pm2, &f);
+    int len = x->req ? osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || len > NODE_UDP_MAX;
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
     struct osn_sip_msg m;
     struct osn_sip_out o;
-    if (!y || osn_sipmsg_parse(&n->pm2, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT ||
-        ntx_set_req(n, y, n->obuf, (size_t)len, &n->pm2) != 0 ||
-        osn_sipmsg_to_txn(&n->pm2, &m) != 0 ||
+    if (!y || keep_forward(n, y, len, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &y->t, &m, n->now, &o) != 0) {
         struct osn_elem_actions a;
         ntx_free(n, y);
@@ -157,18 +171,19 @@ static bool forward(struct node *n, struct ntx *x)
     }
     x->peer = y;
     y->peer = x;
-    ntx_apply(n, y, &o);
+    ntx_apply(n, y, &o, NULL);
     return true;
 }
 
-/* Relays the next hop's response (the datagram being handled, n->pm) upstream on server
- * transaction up, with our Via removed and the server half's feedback in the new top Via. */
+/* Relays the next hop's response `resp` upstream on server transaction up, with our Via removed
+ * and the server half's feedback in the new top Via. */
 static void relay(struct node *n, struct ntx *up, const struct osn_elem_action *a,
-                  const struct osn_sip_msg *resp)
+                  const struct rmsg *resp)
 {
     struct osn_sip_oc oc;
     feedback(n, &oc);
-    int len = osn_sipmsg_print_response_fwd_oc(n->obuf, sizeof n->obuf, &n->pm, &oc);
+    int len = resp ? osn_sipmsg_print_response_fwd_oc(n->obuf, sizeof n->obuf, resp->pm, &oc)
+                   : OSN_EINVAL;
     if (len <= 0) { /* the element decides what then (found by fuzz_node) */
         struct osn_elem_actions f;
         osn_elem_on_relay_failed(a->status, &f);
@@ -176,7 +191,7 @@ static void relay(struct node *n, struct ntx *up, const struct osn_elem_action *
         return;
     }
     struct osn_sip_msg r = osn_elem_response(&up->t.req, a->status, a->retry_after);
-    r.to_tag = resp->to_tag;
+    r.to_tag = resp->m.to_tag;
     respond_bytes(n, up, len, &r);
 }
 
@@ -188,19 +203,19 @@ void tu_2xx_timer(struct node *n, struct ntx *x)
     act(n, x, &a, NULL);
 }
 
-void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct sockaddr_in *from,
-                    const char *buf, size_t len, bool shed)
+void tu_new_request(struct node *n, struct rmsg *r, bool shed)
 {
+    const struct osn_sip_msg *m = &r->m;
     bool inv = m->method == OSN_SIP_INVITE;
-    bool room = n->live < n->cfg->max_transactions && n->held + len <= NODE_HELD_MAX;
+    bool room = n->live < n->cfg->max_transactions && n->held + r->pm->buf.n <= NODE_HELD_MAX;
     struct ntx *x = room ? ntx_new(n) : NULL;
     if (!x) {
-        /* The cap: a 503 printed statelessly from the request (still in n->pm). With no
-         * transaction to absorb them, the request's copies are refused again, each counted. */
-        struct osn_sip_reply r = {.status = 503, .retry_after = 1};
-        int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm, &r);
+        /* The cap: a 503 printed statelessly from the request. With no transaction to absorb
+         * them, the request's copies are refused again, each counted. */
+        struct osn_sip_reply re = {.status = 503, .retry_after = 1};
+        int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
-            udp_send(n, from, n->obuf, (size_t)k);
+            udp_send(n, &r->from, n->obuf, (size_t)k);
         n->st.refused_at_cap++;
         return;
     }
@@ -210,10 +225,9 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
         n->st.bye_in++;
     else if (m->method == OSN_SIP_CANCEL)
         n->st.cancel_in++;
-    x->from = *from;
+    x->from = r->from;
     struct osn_sip_out o;
-    if (ntx_set_req(n, x, buf, len, &n->pm) != 0 ||
-        osn_sip_stxn_start(&n->sip, &x->t, m, n->now, &o) != 0) {
+    if (ntx_set_req(n, x, r) != 0 || osn_sip_stxn_start(&n->sip, &x->t, m, n->now, &o) != 0) {
         /* Its key is taken by a transaction whose text differs (a hash collision): dropped. */
         n->st.stray++;
         ntx_free(n, x);
@@ -222,23 +236,24 @@ void tu_new_request(struct node *n, const struct osn_sip_msg *m, const struct so
     /* The element strips what a shed request does not get (its TU event, the 100 Trying). */
     struct osn_elem_actions a;
     osn_elem_stxn_started(shed, &o, &a);
-    ntx_apply(n, x, &o);
+    ntx_apply(n, x, &o, r);
     if (a.n && x->live)
         act(n, x, &a, NULL);
 }
 
-/* Forwards the ACK of a 2xx (parsed in n->pm) statelessly, RFC 3261 16.11: its branch is a
- * function of the incoming one, so a retransmitted ACK gets the same. False when it could not be
- * printed. */
-static bool forward_ack(struct node *n)
+/* Forwards `ack`, the ACK of a 2xx, statelessly, RFC 3261 16.11: its branch is a function of
+ * the incoming one, so a retransmitted ACK gets the same. False when it could not be printed. */
+static bool forward_ack(struct node *n, const struct rmsg *ack)
 {
     char branch[BRANCH_LEN + 1];
-    const struct osn_sip_via *v = &n->pm.via[0];
+    if (!ack)
+        return false;
+    const struct osn_sip_via *v = &ack->pm->via[0];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
     branch_text(branch, osn_sipmsg_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
-    int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, &n->pm, &f);
+    int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
     if (len <= 0)
         return false;
     udp_send(n, &n->next_hop, n->obuf, (size_t)len);
@@ -270,11 +285,12 @@ static void count(struct node *n, int c)
 /*
  * Carries out the element's actions on server transaction x (the request's, or for a client
  * event the one upstream; NULL for an ACK that matched none, where only FORWARD_ACK and COUNT
- * come), with `resp` the response a RELAY sends on (the datagram in n->pm). An action the node
+ * come), with `in` the message received that led to them (the response a RELAY sends on, the
+ * ACK a FORWARD_ACK sends on; NULL for a timer or a start). An action the node
  * cannot do (a forward that fails, an ACK that does not print) is counted as its failure instead.
  */
 static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
-                const struct osn_sip_msg *resp)
+                const struct rmsg *in)
 {
     for (int i = 0; i < a->n; i++) {
         const struct osn_elem_action *y = &a->a[i];
@@ -293,7 +309,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
             }
             break;
         case OSN_ELEM_A_RELAY:
-            relay(n, x, y, resp);
+            relay(n, x, y, in);
             break;
         case OSN_ELEM_A_FORWARD:
             if (!forward(n, x))
@@ -305,7 +321,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
             count(n, c);
             return;
         case OSN_ELEM_A_FORWARD_ACK:
-            if (!forward_ack(n))
+            if (!forward_ack(n, in))
                 c = OSN_ELEM_C_STRAY;
             break;
         case OSN_ELEM_A_ACKED:
@@ -318,7 +334,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
             struct osn_sip_msg m = osn_elem_response(&x->t.req, 200, -1);
             struct osn_sip_out o;
             if (osn_sip_stxn_respond(&n->sip, &x->t, &m, n->now, &o) == 0)
-                ntx_apply(n, x, &o);
+                ntx_apply(n, x, &o, NULL);
             break;
         }
         case OSN_ELEM_A_ARM_2XX:
@@ -341,38 +357,35 @@ static struct ntx *cancelled_invite(struct node *n, struct ntx *x)
 {
     struct osn_sip_txn *t = osn_sip_layer_match_cancelled(&n->sip, &x->t.req);
     struct osn_sipmsg_key k;
-    if (!t || osn_sipmsg_key_of(&n->pm2, &k) != 0)
+    if (!t || !x->req || osn_sipmsg_key_of(x->req, &k) != 0)
         return NULL;
     struct ntx *inv = OSN_CONTAINER_OF(t, struct ntx, t);
     k.method = OSN_SIP_INVITE;
     return inv->live && osn_sipmsg_key_eq(&inv->key, &k) ? inv : NULL;
 }
 
-/* Sends a CANCEL for the INVITE of client transaction y (RFC 3261 9.1), on a non-INVITE client
- * transaction of its own with no peer: its 200 (or its timeout) ends here. False when it could
- * not be printed or started. */
+/* Sends a CANCEL for the INVITE of client transaction y (RFC 3261 9.1), printed from the INVITE
+ * it keeps, on a non-INVITE client transaction of its own with no peer: its 200 (or its
+ * timeout) ends here. False when it could not be printed or started. */
 static bool cancel_branch(struct node *n, struct ntx *y)
 {
     struct osn_sip_msg m;
     struct osn_sip_out o;
-    if (!y || !y->live || !y->req ||
-        osn_sipmsg_parse(&n->pm2, y->req, y->req_len) != OSN_SIPMSG_ACCEPT)
+    if (!y || !y->live || !y->req)
         return false;
-    int len = osn_sipmsg_print_cancel(n->obuf, sizeof n->obuf, &n->pm2);
+    int len = osn_sipmsg_print_cancel(n->obuf, sizeof n->obuf, y->req);
     struct ntx *c = len > 0 ? ntx_new(n) : NULL;
-    if (!c || osn_sipmsg_parse(&n->pm2, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT ||
-        ntx_set_req(n, c, n->obuf, (size_t)len, &n->pm2) != 0 ||
-        osn_sipmsg_to_txn(&n->pm2, &m) != 0 ||
+    if (!c || keep_forward(n, c, len, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &c->t, &m, n->now, &o) != 0) {
         ntx_free(n, c);
         return false;
     }
-    ntx_apply(n, c, &o);
+    ntx_apply(n, c, &o, NULL);
     return true;
 }
 
-/* A new CANCEL (server transaction x, parsed in n->pm2): the element's decision, carried out
- * on x, on the INVITE it cancels (its 487) and on that INVITE's branch (the CANCEL passed on). */
+/* A new CANCEL (server transaction x): the element's decision, carried out on x, on the INVITE
+ * it cancels (its 487) and on that INVITE's branch (the CANCEL passed on). */
 static void cancel_request(struct node *n, struct ntx *x)
 {
     struct osn_elem e = node_elem(n);
@@ -395,20 +408,20 @@ static void cancel_request(struct node *n, struct ntx *x)
     }
 }
 
-void tu_stray_ack(struct node *n, const struct osn_sip_msg *m)
+void tu_stray_ack(struct node *n, const struct rmsg *r)
 {
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
     struct ntx *x = NULL;
-    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, m->call_id, n->pm.call_id, m->cseq))) {
+    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, r->m.call_id, r->pm->call_id, r->m.cseq))) {
         n->st.stray++; /* no dialog of ours: the node forgot it, or it never was */
         return;
     }
-    osn_elem_on_ack(&e, n->pm.max_forwards, &a);
-    act(n, x, &a, NULL);
+    osn_elem_on_ack(&e, r->pm->max_forwards, &a);
+    act(n, x, &a, r);
 }
 
-void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o)
+void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in)
 {
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
@@ -419,27 +432,30 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o)
         osn_elem_on_client_event(&e, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
                                  resp ? o->msg->retry_after : -1, x->t.req.method,
                                  up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
-        act(n, up, &a, o->msg);
+        act(n, up, &a, in);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
-        /* The request's Max-Forwards, and the parse forward() prints from. The node keeps no
-         * record of a request once its transaction has ended: never handled before. A UAS
-         * knows the calls it answered 2xx and has had no BYE for (struct calls). */
-        if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
+        /* The request as the transaction keeps it (its Max-Forwards, its Vias for the loop
+         * check, the parse forward() prints from). The node keeps no record of a request once
+         * its transaction has ended: never handled before. A UAS knows the calls it answered
+         * 2xx and has had no BYE for (struct calls). */
+        const struct osn_sipmsg *req = x->req;
+        if (!req)
             return;
         if (x->t.req.method == OSN_SIP_CANCEL) {
             cancel_request(n, x);
             return;
         }
         if (is_proxy(n)) {
-            osn_elem_on_request(&e, n->now, x->t.req.method, n->pm2.max_forwards, false, false,
-                                looped(n, &n->pm2), &x->uas, &a);
+            osn_elem_on_request(&e, n->now, x->t.req.method, req->max_forwards, false, false,
+                                looped(n, req), &x->uas, &a);
         } else {
-            struct osn_uas_request q = uas_request_of(n, &n->pm2, x->t.req.call_id);
+            struct osn_uas_request q = uas_request_of(n, req, x->t.req.call_id);
             osn_elem_on_uas_request(&e, n->now, &q, false, &x->uas, &a);
         }
         act(n, x, &a, NULL);
     } else if (o->tu == OSN_SIP_TU_ACK) {
-        osn_elem_on_ack(&e, n->pm.max_forwards, &a); /* RFC 6026 7.1: the ACK passes the TU */
-        act(n, x, &a, NULL);
+        /* RFC 6026 7.1: the ACK passes the TU. */
+        osn_elem_on_ack(&e, in ? in->pm->max_forwards : -1, &a);
+        act(n, x, &a, in);
     }
 }

@@ -2,13 +2,14 @@
  * The node's transactions: pool, table lookups confirmed on the key text, and the transaction
  * layer's outputs carried out with bytes.
  *
- * The layer (osn/sip.h) works on numbers; the node keeps the bytes behind them. A server
- * transaction keeps the request it received (for the responses it prints, RFC 3261 8.2.6) and
- * the last response it sent (what Timer G and an absorbed copy send again); a client
- * transaction keeps the request it sent (what Timers A and E send again) and the final response
- * it received (for the ACK of a non-2xx, 17.1.1.3). The table finds a transaction by the keyed
- * hashes; its key text, kept with the request, then decides, so that two branches whose hashes
- * collide are never one transaction.
+ * The layer (osn/sip.h) works on numbers; the node keeps the bytes behind them and, with a
+ * message it received or sent, its parse (one packed block, osn_sipmsg_pack: nothing is parsed
+ * twice). A server transaction keeps the request it received (for the responses it prints, RFC
+ * 3261 8.2.6, and the forward) and the last response it sent (what Timer G and an absorbed copy
+ * send again); a client transaction keeps the request it sent (what Timers A and E send again)
+ * and the final response it received (for the ACK of a non-2xx, 17.1.1.3). The table finds a
+ * transaction by the keyed hashes; its key text, kept with the request, then decides, so that two
+ * branches whose hashes collide are never one transaction.
  *
  * Once a transaction waits out its final state (RFC 6026's Accepted and the Completed and
  * Confirmed states last up to 64*T1 = 32 s) it lets go of the bytes that state no longer sends
@@ -20,6 +21,15 @@
 
 #include "node_int.h"
 #include "osn/err.h"
+
+/* Frees a message a transaction keeps (p, *size bytes of held); returns NULL for its slot. */
+static void *let_go(struct node *n, void *p, size_t *size)
+{
+    n->held -= *size;
+    *size = 0;
+    free(p);
+    return NULL;
+}
 
 struct ntx *ntx_new(struct node *n)
 {
@@ -59,45 +69,52 @@ void ntx_free(struct node *n, struct ntx *x)
     dialogs_del(&n->dialogs, x);
     if (x->peer && x->peer->peer == x)
         x->peer->peer = NULL;
-    n->held -= (x->req ? x->req_len : 0) + (x->resp ? x->resp_len : 0);
-    free(x->req);
-    free(x->resp);
-    x->req = x->resp = NULL;
+    x->req = let_go(n, x->req, &x->req_size);
+    x->resp = let_go(n, x->resp, &x->resp_len);
+    x->final = let_go(n, x->final, &x->final_size);
     x->live = false;
     x->next_free = n->free_ntx;
     n->free_ntx = x;
     n->live--;
 }
 
-/* Points a span that lies in src[0..len) at the same bytes of dst. */
-static void rebase(struct osn_span *s, const char *src, size_t len, const char *dst)
+/* Keeps message r's parse and bytes in *slot (what was there goes), counted in held: r's own
+ * packed block, taken (r->kept is then NULL and r->pm lives as long as the transaction), or a
+ * new copy. 0 or OSN_ENOMEM. */
+static int keep(struct node *n, struct osn_sipmsg **slot, size_t *slot_size, struct rmsg *r)
 {
-    if (s->p && s->p >= src && s->p < src + len)
-        s->p = dst + (s->p - src);
+    size_t size = r->kept ? r->kept_size : osn_sipmsg_packed_size(r->pm);
+    struct osn_sipmsg *c = r->kept;
+    if (!c) {
+        void *mem = malloc(size);
+        if (!mem || !(c = osn_sipmsg_pack(mem, r->pm))) {
+            free(mem);
+            return OSN_ENOMEM;
+        }
+    }
+    r->kept = NULL;
+    r->pm = c;
+    n->held += size - *slot_size;
+    free(*slot);
+    *slot = c;
+    *slot_size = size;
+    return 0;
 }
 
-int ntx_set_req(struct node *n, struct ntx *x, const char *p, size_t len,
-                const struct osn_sipmsg *pm)
+int ntx_set_req(struct node *n, struct ntx *x, struct rmsg *r)
 {
     struct osn_sipmsg_key k;
-    if (osn_sipmsg_key_of(pm, &k) != 0)
+    if (osn_sipmsg_key_of(r->pm, &k) != 0)
         return OSN_EINVAL;
-    char *c = malloc(len + 1);
-    if (!c)
-        return OSN_ENOMEM;
-    memcpy(c, p, len);
-    c[len] = '\0';
-    /* The key's spans lie in the parsed bytes: the same offsets in the copy. */
-    struct osn_span *sp[] = {&k.branch, &k.host, &k.call_id, &k.uri, &k.from_tag, &k.via};
-    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
-        rebase(sp[i], p, len, c);
-    n->held -= x->req ? x->req_len : 0;
-    free(x->req);
-    x->req = c;
-    x->req_len = len;
-    x->key = k;
-    n->held += len;
-    return 0;
+    int err = keep(n, &x->req, &x->req_size, r);
+    if (!err)
+        osn_sipmsg_key_of(x->req, &x->key); /* its spans in the kept bytes */
+    return err;
+}
+
+int ntx_set_final(struct node *n, struct ntx *x, struct rmsg *r)
+{
+    return keep(n, &x->final, &x->final_size, r);
 }
 
 int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len)
@@ -141,9 +158,9 @@ static void send_response(struct node *n, struct ntx *x, const struct osn_sip_ms
 {
     if (m->status == 100) {
         struct osn_sip_reply r = {.status = 100, .retry_after = -1};
-        if (osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT)
+        if (!x->req)
             return;
-        int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, &n->pm2, &r);
+        int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
         if (len > 0)
             udp_send(n, &x->from, n->obuf, (size_t)len);
         return;
@@ -157,16 +174,15 @@ static void send_request(struct node *n, struct ntx *x, const struct osn_sip_msg
                          const struct osn_sip_out *o)
 {
     if (m == &o->built && m->method == OSN_SIP_ACK) {
-        struct osn_sipmsg *resp = &n->pm3;
-        if (!x->resp || osn_sipmsg_parse(&n->pm2, x->req, x->req_len) != OSN_SIPMSG_ACCEPT ||
-            osn_sipmsg_parse(resp, x->resp, x->resp_len) != OSN_SIPMSG_ACCEPT)
+        if (!x->req || !x->final)
             return;
-        int len = osn_sipmsg_print_ack(n->obuf, sizeof n->obuf, &n->pm2, resp);
+        int len = osn_sipmsg_print_ack(n->obuf, sizeof n->obuf, x->req, x->final);
         if (len > 0)
             udp_send(n, &n->next_hop, n->obuf, (size_t)len);
         return;
     }
-    udp_send(n, &n->next_hop, x->req, x->req_len);
+    if (x->req)
+        udp_send(n, &n->next_hop, x->req->buf.p, x->req->buf.n);
 }
 
 /* Frees what x's state can no longer send. Accepted: nothing is sent from the request, and
@@ -195,21 +211,15 @@ static void ntx_trim(struct node *n, struct ntx *x)
     if (!keep_req && x->req &&
         osn_sipmsg_key_copy(&x->key, x->keybuf, sizeof x->keybuf, &x->key) < 0)
         keep_req = true; /* a key too long for keybuf stays in the request */
-    if (!keep_req && x->req) {
-        n->held -= x->req_len;
-        free(x->req);
-        x->req = NULL;
-        x->req_len = 0;
-    }
-    if (!keep_resp && x->resp) {
-        n->held -= x->resp_len;
-        free(x->resp);
-        x->resp = NULL;
-        x->resp_len = 0;
+    if (!keep_req)
+        x->req = let_go(n, x->req, &x->req_size);
+    if (!keep_resp) {
+        x->resp = let_go(n, x->resp, &x->resp_len);
+        x->final = let_go(n, x->final, &x->final_size);
     }
 }
 
-void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o)
+void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in)
 {
     for (int i = 0; i < o->ntimer; i++) {
         const struct osn_sip_timer *tm = &o->timer[i];
@@ -230,7 +240,7 @@ void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o)
             send_request(n, x, sd->msg, o);
     }
     if (o->tu != OSN_SIP_TU_NONE)
-        tu_event(n, x, o);
+        tu_event(n, x, o, in);
     if (o->terminated)
         ntx_free(n, x);
     else if (x->live)
@@ -241,5 +251,5 @@ void ntx_timer(struct node *n, struct ntx *x, int slot)
 {
     struct osn_sip_out o;
     if (osn_sip_txn_timer(&n->sip, &x->t, x->t.tid[slot], n->now, &o) == 0)
-        ntx_apply(n, x, &o);
+        ntx_apply(n, x, &o, NULL);
 }

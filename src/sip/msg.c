@@ -294,6 +294,13 @@ static void reset(struct osn_sipmsg *m, const char *buf, size_t len)
 {
     /* Only the scalar part: the arrays are written as they fill. */
     memset(m, 0, offsetof(struct osn_sipmsg, hdr));
+    m->hdr = m->room.hdr;
+    m->via = m->room.via;
+    m->route = m->room.route;
+    m->record_route = m->room.record_route;
+    m->contact = m->room.contact;
+    m->require = m->room.require;
+    m->proxy_require = m->room.proxy_require;
     m->buf = (struct osn_span){buf, len};
     m->call_id_hdr = m->from_hdr = m->to_hdr = m->cseq_hdr = -1;
     m->max_forwards_hdr = m->content_length_hdr = m->content_type_hdr = -1;

@@ -1,0 +1,136 @@
+/*
+ * Keeping a parse: a parsed message copied with its datagram into one block of a few hundred
+ * bytes, so that a server that keeps the bytes (a queued message, a transaction's request) keeps
+ * their parse too and never parses them again. The copy holds the lists only as far as they are
+ * filled, not the parser's fixed room, and every span is moved to the same offset in the copied
+ * datagram. The copy is a struct osn_sipmsg cut short before `room`, which nothing but the
+ * parser touches.
+ */
+#include <stdalign.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "sipmsg_int.h"
+
+/* Rounds n up to malloc's alignment, so that every list in the block is aligned for its type. */
+static size_t up(size_t n)
+{
+    size_t a = alignof(max_align_t);
+    return (n + a - 1) / a * a;
+}
+
+/* The block's parts in order: fields, then each list, then the datagram. */
+struct layout {
+    size_t hdr, via, route, record_route, contact, require, proxy_require, bytes, size;
+};
+
+static struct layout layout_of(const struct osn_sipmsg *m)
+{
+    struct layout l;
+    l.hdr = up(offsetof(struct osn_sipmsg, room));
+    l.via = up(l.hdr + (size_t)m->nhdr * sizeof *m->hdr);
+    l.route = up(l.via + (size_t)m->nvia * sizeof *m->via);
+    l.record_route = up(l.route + (size_t)m->nroute * sizeof *m->route);
+    l.contact = up(l.record_route + (size_t)m->nrecord_route * sizeof *m->record_route);
+    l.require = up(l.contact + (size_t)m->ncontact * sizeof *m->contact);
+    l.proxy_require = up(l.require + (size_t)m->nrequire * sizeof *m->require);
+    l.bytes = l.proxy_require + (size_t)m->nproxy_require * sizeof *m->proxy_require;
+    l.size = l.bytes + m->buf.n + 1;
+    return l;
+}
+
+size_t osn_sipmsg_packed_size(const struct osn_sipmsg *m)
+{
+    return m ? layout_of(m).size : 0;
+}
+
+/* Moves span s from the datagram at `from` (n bytes) to the same offset at `to`; a span outside
+ * it (absent, or a constant) stays. */
+static void move(struct osn_span *s, const char *from, size_t n, const char *to)
+{
+    if (s->p && s->p >= from && s->p <= from + n)
+        s->p = to + (s->p - from);
+}
+
+static void move_addr(struct osn_sip_addr *a, const char *from, size_t n, const char *to)
+{
+    struct osn_span *sp[] = {&a->value, &a->display, &a->uri, &a->params, &a->tag};
+    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
+        move(sp[i], from, n, to);
+}
+
+static void move_via(struct osn_sip_via *v, const char *from, size_t n, const char *to)
+{
+    struct osn_span *sp[] = {&v->value, &v->protocol, &v->version,  &v->transport,
+                             &v->host,  &v->branch,   &v->received, &v->rport_value,
+                             &v->maddr, &v->params,   &v->oc_algo};
+    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
+        move(sp[i], from, n, to);
+}
+
+/* Copies list `src` of k entries of `size` bytes to offset `at` of the block. */
+static void *list(char *block, size_t at, const void *src, int k, size_t size)
+{
+    if (k > 0)
+        memcpy(block + at, src, (size_t)k * size);
+    return block + at;
+}
+
+struct osn_sipmsg *osn_sipmsg_pack(void *mem, const struct osn_sipmsg *m)
+{
+    if (!mem || !m || m->err.verdict != OSN_SIPMSG_ACCEPT || m->err.reason != OSN_SIPMSG_OK)
+        return NULL;
+    struct layout l = layout_of(m);
+    char *block = mem;
+    struct osn_sipmsg *c = mem;
+    memcpy(c, m, offsetof(struct osn_sipmsg, room));
+    c->hdr = list(block, l.hdr, m->hdr, m->nhdr, sizeof *m->hdr);
+    c->via = list(block, l.via, m->via, m->nvia, sizeof *m->via);
+    c->route = list(block, l.route, m->route, m->nroute, sizeof *m->route);
+    c->record_route =
+            list(block, l.record_route, m->record_route, m->nrecord_route, sizeof *m->route);
+    c->contact = list(block, l.contact, m->contact, m->ncontact, sizeof *m->contact);
+    c->require = list(block, l.require, m->require, m->nrequire, sizeof *m->require);
+    c->proxy_require =
+            list(block, l.proxy_require, m->proxy_require, m->nproxy_require, sizeof *m->require);
+    char *to = block + l.bytes;
+    const char *from = m->buf.p;
+    size_t n = m->buf.n;
+    memcpy(to, from, n);
+    to[n] = '\0';
+    struct osn_span *sp[] = {&c->buf,
+                             &c->msg,
+                             &c->method_name,
+                             &c->uri,
+                             &c->version,
+                             &c->reason_phrase,
+                             &c->start_line,
+                             &c->head,
+                             &c->body,
+                             &c->call_id,
+                             &c->content_type,
+                             &c->cseq_method_name,
+                             &c->retry_after.comment};
+    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
+        move(sp[i], from, n, to);
+    move_addr(&c->from, from, n, to);
+    move_addr(&c->to, from, n, to);
+    for (int i = 0; i < c->nhdr; i++) {
+        move(&c->hdr[i].name, from, n, to);
+        move(&c->hdr[i].value, from, n, to);
+        move(&c->hdr[i].line, from, n, to);
+    }
+    for (int i = 0; i < c->nvia; i++)
+        move_via(&c->via[i], from, n, to);
+    for (int i = 0; i < c->nroute; i++)
+        move_addr(&c->route[i], from, n, to);
+    for (int i = 0; i < c->nrecord_route; i++)
+        move_addr(&c->record_route[i], from, n, to);
+    for (int i = 0; i < c->ncontact; i++)
+        move_addr(&c->contact[i], from, n, to);
+    for (int i = 0; i < c->nrequire; i++)
+        move(&c->require[i], from, n, to);
+    for (int i = 0; i < c->nproxy_require; i++)
+        move(&c->proxy_require[i], from, n, to);
+    return c;
+}
