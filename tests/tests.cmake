@@ -27,9 +27,9 @@ osn_unit_test(test_des)
 target_link_libraries(test_des PRIVATE osn_des)
 osn_unit_test(test_sim)
 target_link_libraries(test_sim PRIVATE osn_sim)
+# The replication runner of src/study that both simulators call.
 osn_unit_test(test_par)
-target_link_libraries(test_par PRIVATE osn_sim)
-target_include_directories(test_par PRIVATE ${CMAKE_SOURCE_DIR}/src/sim)
+target_link_libraries(test_par PRIVATE osn_study)
 osn_unit_test(test_optimize)
 # Whole grids solved twice over (the screen against the plain scan): 5 s plain, 3 min under ASan
 # on a slow runner, so more than the default 300 s of room.
