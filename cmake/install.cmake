@@ -36,7 +36,7 @@ target_include_directories(osn_shared
   PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   PRIVATE ${CMAKE_SOURCE_DIR}/src/model ${OSN_GEN_DIR})
 target_link_libraries(osn_shared PRIVATE PkgConfig::INIH PkgConfig::JANSSON PkgConfig::MHD
-                                         Threads::Threads m)
+                                         Threads::Threads m ${CMAKE_DL_LIBS})
 add_dependencies(osn_shared osn_version_header)
 
 # The man page: the overview and every command's --help, as roff (scripts/manpage.sh).
