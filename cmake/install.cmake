@@ -19,7 +19,7 @@ include(GNUInstallDirs)
 # never hold different code; position-independent, and without link-time optimisation (its
 # callers pay a call per solve, not per event, and it halves the build's extra cost). The
 # command keeps linking the static archives: its speed comes from LTO and PGO across them.
-set(OSN_LIB_PARTS osn_base osn_model osn_des osn_sim osn_ctl osn_fluid osn_sip osn_elem osn_node
+set(OSN_LIB_PARTS osn_base osn_model osn_des osn_study osn_sim osn_ctl osn_fluid osn_sip osn_elem osn_node
                   osn_ini osn_io)
 set(OSN_LIB_SOURCES "")
 foreach(part IN LISTS OSN_LIB_PARTS)
@@ -36,7 +36,7 @@ target_include_directories(osn_shared
   PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   PRIVATE ${CMAKE_SOURCE_DIR}/src/model ${OSN_GEN_DIR})
 target_link_libraries(osn_shared PRIVATE PkgConfig::INIH PkgConfig::JANSSON PkgConfig::MHD
-                                         Threads::Threads m)
+                                         Threads::Threads m ${CMAKE_DL_LIBS})
 add_dependencies(osn_shared osn_version_header)
 
 # The man page: the overview and every command's --help, as roff (scripts/manpage.sh).

@@ -4,7 +4,7 @@
  * A run of N >= n replications given them runs only n .. N-1 and pools all N in replication
  * order, so its estimates are those of one run of N, to the bit; afterwards the store holds all
  * N. What the rounds of --precision add to, and what a study's checkpoint saves of a point in
- * progress (src/cli/study_partial.c). The simulator checks the number of totals, not that the
+ * progress (src/study/partial.c). The simulator checks the number of totals, not that the
  * configuration is the same: that is the caller's (the study id).
  */
 #ifndef OSN_REPS_H

@@ -26,9 +26,9 @@
 #include "osn/model_scenario.h"
 #include "osn/optimize.h"
 #include "osn/optimize_scenario.h"
+#include "osn/study_mpi.h"
 #include "osn/wall.h"
 #include "outputs.h"
-#include "study_mpi.h"
 
 struct opt_opts {
     const char *scenario;

@@ -21,9 +21,9 @@
 #include "osn/err.h"
 #include "osn/sim.h"
 #include "osn/sim_scenario.h"
+#include "osn/study_mpi.h"
 #include "outputs.h"
 #include "study.h"
-#include "study_mpi.h"
 
 struct sim_opts {
     const char *scenario;

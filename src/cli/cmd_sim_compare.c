@@ -28,9 +28,9 @@
 #include "osn/sim.h"
 #include "osn/sim_scenario.h"
 #include "osn/stats.h"
+#include "osn/study_mpi.h"
 #include "osn/version.h"
 #include "outputs.h"
-#include "study_mpi.h"
 
 #define die(...)   osn_cli_die("sim", __VA_ARGS__)
 #define MAX_VALUES 64

@@ -19,8 +19,8 @@
 #include "cmd_sim.h"
 #include "osn/err.h"
 #include "osn/net_scenario.h"
+#include "osn/study_mpi.h"
 #include "outputs.h"
-#include "study_mpi.h"
 
 #define MAX_SWEEP 1000
 

@@ -1,8 +1,8 @@
-/* The table of a study (study_int.h): one row per point, a blank line between the groups of
+/* The table of a study (study.h): one row per point, a blank line between the groups of
  * the first varied key, the varied keys then the runner's headline measures. */
 #include <string.h>
 
-#include "study_int.h"
+#include "study.h"
 
 /* A column is as wide as its key, at least 12. */
 static int width(const char *key)

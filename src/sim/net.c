@@ -2,10 +2,10 @@
  * Replications of the SIP network (include/osn/net.h): defaults, checks, the capacity from the
  * cost model, the measures as functions of per-replication totals, and the runner.
  *
- * The runner is the node's (par.h): stream i (the master seed's state jumped i times) for
- * replication i, workers that take replication numbers from a shared counter, and estimates
- * formed afterwards in replication order, f(pooled totals) with a jackknife half-width; so the
- * thread count changes the wall time only. A trace, when asked for, comes from replication 0.
+ * The replications run on the study module's runner (osn/study.h): stream i (the master seed's
+ * state jumped i times) for replication i, on worker threads; the estimates are formed
+ * afterwards in replication order, f(pooled totals) with a jackknife half-width, so the thread
+ * count changes the wall time only. A trace, when asked for, comes from replication 0.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,8 +15,8 @@
 #include "net_int.h"
 #include "osn/err.h"
 #include "osn/stats.h"
+#include "osn/study.h"
 #include "osn/wall.h"
-#include "par.h"
 
 void osn_net_cfg_default(struct osn_net_cfg *cfg)
 {
@@ -360,51 +360,29 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
 
 struct job {
     const struct osn_net_cfg *cfg;
-    struct osn_rng *streams;
     struct osn__net_rep *reps;
-    _Atomic double *now; /* simulated time of each replication, for progress */
-    double t0;           /* wall clock at the start */
-    struct osn__par par;
-    long have;       /* replications 0 .. have-1 come from cfg->keep, not run */
-    atomic_long ran; /* replications this process simulated */
-    char msg[256];   /* why the first replication that failed did */
+    double t0; /* wall clock at the start */
 };
 
-/* Replication i works on a copy of its stream and on totals of its own (freed once copied):
- * streams[i] and reps[i] share cache lines with their neighbours, which other threads write as
- * often. */
-static int one_rep(void *ctx, int i)
+/* Replication i (osn/study.h) into totals of its own (freed once copied): reps[i] shares cache
+ * lines with its neighbours, which other threads write as often. */
+static int one_rep(void *ctx, long i, struct osn_rng *rng, _Atomic double *now, char *msg,
+                   size_t msgsize)
 {
-    struct job *j = ctx;
-    char msg[256] = "";
-    /* Shared among processes (osn/split.h) are the replications not kept. */
-    if (i < j->have ||
-        !osn_split_mine(j->cfg->split, j->cfg->replications - j->have, i - j->have)) {
-        if (j->now) /* kept, or another process's: exchanged after the run */
-            atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
-        return 0;
-    }
-    struct osn_rng rng = j->streams[i];
+    const struct job *j = ctx;
     struct osn__net_rep *rep = malloc(sizeof *rep);
     if (!rep)
         return OSN_ENOMEM; /* the runner records it; the caller says "out of memory" */
-    int err = osn__net_rep_run(j->cfg, &rng, rep, i == 0 ? j->cfg->trace : NULL,
-                               j->now ? &j->now[i] : NULL, msg, sizeof msg);
-    if (!err) {
+    int err = osn__net_rep_run(j->cfg, rng, rep, i == 0 ? j->cfg->trace : NULL, now, msg, msgsize);
+    if (!err)
         j->reps[i] = *rep;
-        atomic_fetch_add(&j->ran, 1);
-    }
     free(rep);
-    if (j->now)
-        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
-    if (osn__par_fail(&j->par, err))
-        snprintf(j->msg, sizeof j->msg, "%s", msg);
     return err;
 }
 
 static void report(void *ctx, double done)
 {
-    struct job *j = ctx;
+    const struct job *j = ctx;
     j->cfg->progress(done, osn_wall_s() - j->t0, j->cfg->progress_arg);
 }
 
@@ -497,6 +475,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
                 size_t msgsize)
 {
     struct job j = {0};
+    struct osn_study_reps par = {0};
     double cap[OSN_NET_MAX_ELEMS], *pooled = NULL, *part = NULL, *loo = NULL;
     int err;
 
@@ -508,7 +487,6 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     const double t0 = osn_wall_s();
     size_t n = (size_t)cfg->replications;
     j.cfg = cfg;
-    j.streams = osn__par_streams(cfg->seed, n);
     j.reps = calloc(n, sizeof *j.reps);
     pooled = calloc(OSN__NET_NTOT, sizeof *pooled);
     part = calloc(OSN__NET_NTOT, sizeof *part);
@@ -516,32 +494,27 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     out->nelem = osn__net_elems(cfg, out->elem_name, cap);
     loo = calloc(n * (size_t)(OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES), sizeof *loo);
     err = OSN_ENOMEM;
-    if (!j.streams || !j.reps || !pooled || !part || !loo)
+    if (!j.reps || !pooled || !part || !loo)
         goto out;
     j.t0 = t0;
-    if (cfg->keep) {
-        j.have = cfg->keep->n;
-        take_kept(cfg->keep, j.reps, j.have);
-    }
-    if (cfg->progress) {
-        j.now = calloc(n, sizeof *j.now);
-        if (!j.now)
-            goto out;
-    }
-    j.par = (struct osn__par){.n = cfg->replications, .rep = one_rep, .ctx = &j};
-    if (cfg->progress) {
-        j.par.report = report;
-        j.par.now = j.now;
-        j.par.span = (cfg->warmup + cfg->time) * cfg->replications;
-    }
-    err = osn__par_run(&j.par, cfg->threads);
+    par = (struct osn_study_reps){.n = cfg->replications,
+                                  .seed = cfg->seed,
+                                  .threads = cfg->threads,
+                                  .have = cfg->keep ? cfg->keep->n : 0,
+                                  .split = cfg->split,
+                                  .rep = one_rep,
+                                  .ctx = &j,
+                                  .progress = cfg->progress ? report : NULL,
+                                  .span = cfg->warmup + cfg->time};
+    take_kept(cfg->keep, j.reps, par.have);
+    err = osn_study_reps_run(&par);
     if (err) {
         if (msg && msgsize)
-            snprintf(msg, msgsize, "%s", j.msg[0] ? j.msg : osn_strerror(err));
+            snprintf(msg, msgsize, "%s", par.msg[0] ? par.msg : osn_strerror(err));
         goto out;
     }
-    if (cfg->split && cfg->split->parts > 1 && cfg->replications > j.have &&
-        cfg->split->exchange(cfg->split->arg, j.reps + j.have, cfg->replications - j.have,
+    if (cfg->split && cfg->split->parts > 1 && cfg->replications > par.have &&
+        cfg->split->exchange(cfg->split->arg, j.reps + par.have, cfg->replications - par.have,
                              sizeof *j.reps, cfg->split->parts) != 0) {
         err = OSN_EIO;
         if (msg && msgsize)
@@ -551,7 +524,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     if (cfg->keep) {
         if ((err = give_kept(cfg->keep, j.reps, cfg->replications)) != 0)
             goto out;
-        cfg->keep->ran = atomic_load(&j.ran);
+        cfg->keep->ran = par.ran;
     }
     pool(out, j.reps, cfg->replications, pooled);
     estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
@@ -563,15 +536,13 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;
     uint64_t kept = 0; /* the kept replications' messages were not processed by this run */
-    for (long i = 0; i < j.have; i++)
+    for (long i = 0; i < par.have; i++)
         kept += j.reps[i].messages;
     out->msgs_per_s = out->wall_s > 0 ? (double)(out->messages - kept) / out->wall_s : NAN;
 out:
     if (err == OSN_ENOMEM && msg && msgsize)
         snprintf(msg, msgsize, "out of memory");
-    free(j.streams);
     free(j.reps);
-    free((void *)j.now);
     free(pooled);
     free(part);
     free(loo);

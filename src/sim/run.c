@@ -1,12 +1,10 @@
 /*
- * Replications of the node (include/osn/sim.h): checks, RNG streams, worker threads, progress
- * and the estimates.
- *
- * Stream i is the master seed's state jumped i times, computed once up front in replication
- * order; workers take replication numbers from an atomic counter and write only their own
- * totals, and the estimates are formed from the totals in replication order afterwards. So the
- * thread count changes the wall time and nothing else. Each estimate is f(pooled totals) with a
- * jackknife half-width over the replications (f(totals without replication i), i = 1..n).
+ * Replications of the single-queue hysteretic simulator (include/osn/sim.h): checks, the kept
+ * and exchanged replications' totals, and the estimates. The replications themselves run on the
+ * study module's runner (osn/study.h: stream i of the seed for replication i, worker threads,
+ * progress), so the thread count changes the wall time and nothing else. Each estimate is
+ * f(pooled totals), the totals added in replication order, with a jackknife half-width over the
+ * replications (f(totals without replication i), i = 1..n).
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,12 +14,12 @@
 #include "osn/des.h"
 #include "osn/err.h"
 #include "osn/stats.h"
+#include "osn/study.h"
 #include "osn/wall.h"
-#include "par.h"
 #include "sim_int.h"
 
 #define MAX_REPLICATIONS 100000
-#define MAX_THREADS      OSN__PAR_MAX_THREADS
+#define MAX_THREADS      OSN_STUDY_MAX_THREADS
 
 void osn_sim_cfg_default(struct osn_sim_cfg *cfg)
 {
@@ -108,41 +106,28 @@ int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, cons
 struct job {
     const struct osn_model *m;
     const struct osn_sim_cfg *cfg;
-    struct osn_rng *streams;
     struct osn__sim_rep *reps;
-    _Atomic double *now;     /* simulated time of each replication, for progress */
     _Atomic uint64_t events; /* of the replications done */
     double t0;               /* wall clock at the start */
-    long have;               /* replications 0 .. have-1 come from cfg->keep, not run */
-    atomic_long ran;         /* replications this process simulated */
 };
 
-/* Replication i works on copies of its stream and totals of its own, on this thread's stack:
- * streams[i] and reps[i] share cache lines with their neighbours, which other threads write as
- * often. */
-static int one_rep(void *ctx, int i)
+/* Replication i (osn/study.h) into totals of its own on this thread's stack: reps[i] shares
+ * cache lines with its neighbours, which other threads write as often. */
+static int one_rep(void *ctx, long i, struct osn_rng *rng, _Atomic double *now, char *msg,
+                   size_t msgsize)
 {
     struct job *j = ctx;
-    /* Shared among processes (osn/split.h) are the replications not kept. */
-    if (i < j->have ||
-        !osn_split_mine(j->cfg->split, j->cfg->replications - j->have, i - j->have)) {
-        /* kept, or another process's: exchanged after the run */
-        atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
-        return 0;
-    }
-    struct osn_rng rng = j->streams[i];
     struct osn__sim_rep rep;
     struct osn_sim_cfg cfg = *j->cfg;
+    (void)msg;
+    (void)msgsize;
     if (i != 0) /* the trace is replication 0's */
         cfg.trace = NULL;
-    int err = osn__sim_node_run(j->m, &cfg, &rng, &rep, &j->now[i]);
-    if (!err) {
+    int err = osn__sim_node_run(j->m, &cfg, rng, &rep, now);
+    if (!err)
         j->reps[i] = rep;
-        atomic_fetch_add(&j->ran, 1);
-    } else {
+    else
         free(rep.ret);
-    }
-    atomic_store(&j->now[i], j->cfg->warmup + j->cfg->time);
     atomic_fetch_add(&j->events, rep.events);
     return err;
 }
@@ -273,7 +258,7 @@ static int give_kept(struct osn_reps *keep, const struct osn__sim_rep *reps, lon
 
 static void report(void *ctx, double done)
 {
-    struct job *j = ctx;
+    const struct job *j = ctx;
     j->cfg->progress(done, atomic_load(&j->events), osn_wall_s() - j->t0, j->cfg->progress_arg);
 }
 
@@ -359,7 +344,7 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
 {
     struct osn_sim_cfg c;
     struct job j = {0};
-    struct osn__par par = {0};
+    struct osn_study_reps par = {0};
     double *loo = NULL;
     int err;
 
@@ -379,26 +364,27 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     j.m = &mm;
     j.cfg = &c;
     j.t0 = t0;
-    j.streams = osn__par_streams(c.seed, n);
     j.reps = calloc(n, sizeof *j.reps);
-    j.now = calloc(n, sizeof *j.now);
     loo = malloc(n * sizeof *loo);
     err = OSN_ENOMEM;
-    if (!j.streams || !j.reps || !j.now || !loo)
+    if (!j.reps || !loo)
         goto out;
-    if (c.keep && (j.have = c.keep->n) > 0 && take_kept(c.keep, j.reps, j.have) != 0)
+    par = (struct osn_study_reps){.n = c.replications,
+                                  .seed = c.seed,
+                                  .threads = c.threads,
+                                  .have = c.keep ? c.keep->n : 0,
+                                  .split = c.split,
+                                  .rep = one_rep,
+                                  .ctx = &j,
+                                  .progress = c.progress ? report : NULL,
+                                  .span = c.warmup + c.time};
+    if (par.have > 0 && take_kept(c.keep, j.reps, par.have) != 0)
         goto out;
-    par = (struct osn__par){.n = c.replications, .rep = one_rep, .ctx = &j};
-    if (c.progress) {
-        par.report = report;
-        par.now = j.now;
-        par.span = (c.warmup + c.time) * c.replications;
-    }
-    err = osn__par_run(&par, c.threads);
+    err = osn_study_reps_run(&par);
     if (err)
         goto out;
-    if (c.split && c.split->parts > 1 && c.replications > j.have &&
-        (err = exchange_reps(c.split, j.reps + j.have, (int)(c.replications - j.have)))) {
+    if (c.split && c.split->parts > 1 && c.replications > par.have &&
+        (err = exchange_reps(c.split, j.reps + par.have, (int)(c.replications - par.have)))) {
         if (err == OSN_EIO && msg && msgsize)
             snprintf(msg, msgsize, "the replications could not be exchanged between processes");
         goto out;
@@ -407,7 +393,7 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     if (c.keep) {
         if ((err = give_kept(c.keep, j.reps, c.replications)) != 0)
             goto out;
-        c.keep->ran = atomic_load(&j.ran);
+        c.keep->ran = par.ran;
     }
 
     *out = (struct osn_sim_result){0};
@@ -429,17 +415,15 @@ int osn_sim_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
     out->threads = c.threads;
     out->wall_s = osn_wall_s() - t0;
     uint64_t kept = 0; /* the kept replications' events were not simulated by this run */
-    for (long i = 0; i < j.have; i++)
+    for (long i = 0; i < par.have; i++)
         kept += j.reps[i].events;
     out->events_per_s = out->wall_s > 0 ? (double)(out->events - kept) / out->wall_s : NAN;
 out:
     if (err == OSN_ENOMEM && msg && msgsize)
         snprintf(msg, msgsize, "out of memory");
-    free(j.streams);
     for (int i = 0; j.reps && i < c.replications; i++)
         free(j.reps[i].ret);
     free(j.reps);
-    free((void *)j.now);
     free(loo);
     return err;
 }

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
 #include "study_int.h"
 
 /* The grid point whose varied values o carries; -1 when none. */
@@ -32,7 +31,7 @@ static long find_point(const struct study *s, const json_t *o)
     return -1;
 }
 
-/* Entry i, point p in progress, into s->partial[p]. 0 or OSN_EXIT_ERROR (told). */
+/* Entry i, point p in progress, into s->partial[p]. 0 or OSN_STUDY_FAILED. */
 static int take_partial(struct study *s, const json_t *o, long p, size_t i)
 {
     char why[512];
@@ -51,15 +50,15 @@ static int take_partial(struct study *s, const json_t *o, long p, size_t i)
         s->in_progress++;
         return 0;
     }
-    return osn_cli_die(s->r->cmd,
-                       "--resume %s: entry %zu, a point in progress, is refused: %s; the file is "
-                       "left as it is",
-                       s->o.resume, i + 1, why);
+    return study_fail(s,
+                      "--resume %s: entry %zu, a point in progress, is refused: %s; the file is "
+                      "left as it is",
+                      s->o.resume, i + 1, why);
 }
 
 int study_resume_load(struct study *s)
 {
-    const char *cmd = s->r->cmd, *path = s->o.resume;
+    const char *path = s->o.resume;
     struct stat st;
     json_error_t je;
 
@@ -67,52 +66,52 @@ int study_resume_load(struct study *s)
         return 0; /* a new study: the checkpoint starts with its first point */
     json_t *doc = json_load_file(path, 0, &je);
     if (!doc)
-        return osn_cli_die(cmd,
-                           "--resume %s: not a result file of a study (line %d: %s); it "
-                           "is left as it is",
-                           path, je.line, je.text);
+        return study_fail(s,
+                          "--resume %s: not a result file of a study (line %d: %s); it "
+                          "is left as it is",
+                          path, je.line, je.text);
     int rc = 0;
     size_t i;
     json_t *o;
     if (!json_is_array(doc)) {
-        rc = osn_cli_die(cmd,
-                         "--resume %s: not a result file of a study (expected a JSON "
-                         "array of points, as --json writes for a study); it is left as it is",
-                         path);
+        rc = study_fail(s,
+                        "--resume %s: not a result file of a study (expected a JSON "
+                        "array of points, as --json writes for a study); it is left as it is",
+                        path);
         goto out;
     }
     json_array_foreach(doc, i, o)
     {
         const char *id = json_string_value(json_object_get(o, "study_id"));
         if (!json_is_object(o) || !id) {
-            rc = osn_cli_die(cmd,
-                             "--resume %s: entry %zu is not a point of a study (no "
-                             "study_id); the file is left as it is",
-                             path, i + 1);
+            rc = study_fail(s,
+                            "--resume %s: entry %zu is not a point of a study (no "
+                            "study_id); the file is left as it is",
+                            path, i + 1);
             goto out;
         }
         if (strcmp(id, s->id) != 0) {
-            rc = osn_cli_die(cmd,
-                             "--resume %s: entry %zu belongs to another study (study_id "
-                             "%s, this one %s: the scenario file, a fixed --set, --seed, "
-                             "--replications or --precision differ); the file is left as "
-                             "it is",
-                             path, i + 1, id, s->id);
+            rc = study_fail(s,
+                            "--resume %s: entry %zu belongs to another study (study_id "
+                            "%s, this one %s: the scenario file, a fixed --set, --seed, "
+                            "--replications or --precision differ); the file is left as "
+                            "it is",
+                            path, i + 1, id, s->id);
             goto out;
         }
         long p = find_point(s, o);
         if (p < 0) {
-            rc = osn_cli_die(cmd,
-                             "--resume %s: entry %zu is not a point of this grid (a value "
-                             "of a varied --set was dropped?); the file is left as it is",
-                             path, i + 1);
+            rc = study_fail(s,
+                            "--resume %s: entry %zu is not a point of this grid (a value "
+                            "of a varied --set was dropped?); the file is left as it is",
+                            path, i + 1);
             goto out;
         }
         if (s->points[p] || (s->partial && s->partial[p].reps.n > 0)) {
-            rc = osn_cli_die(cmd,
-                             "--resume %s: entry %zu repeats an earlier point; the file is "
-                             "left as it is",
-                             path, i + 1);
+            rc = study_fail(s,
+                            "--resume %s: entry %zu repeats an earlier point; the file is "
+                            "left as it is",
+                            path, i + 1);
             goto out;
         }
         if (json_object_get(o, "study_partial")) {

@@ -13,8 +13,8 @@
  *   checksum      FNV-1a (64 bits, hex) of the above: a record changed by hand or by a damaged
  *                 disk is refused, not run on
  */
-#ifndef OSN_CLI_STUDY_PARTIAL_H
-#define OSN_CLI_STUDY_PARTIAL_H
+#ifndef OSN_STUDY_PARTIAL_H
+#define OSN_STUDY_PARTIAL_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
-/* A point in progress in a study's checkpoint (study_partial.h): its replications as text. */
-#include "study_partial.h"
+/* A point in progress in a study's checkpoint (partial.h): its replications as text. */
+#include "partial.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* The grid of a study (study_grid.h). */
-#include "study_grid.h"
+/* The grid of a study (osn/campaign.h). */
+#include "osn/campaign.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * opens it only when a launcher started it (study_mpi_load.c), so that a plain run does not
  * load Open MPI's dozen libraries (measured: about 5 ms more at every start).
  */
-#include "study_mpi.h"
+#include "osn/study_mpi.h"
 
 #include <mpi.h>
 #include <stdlib.h>

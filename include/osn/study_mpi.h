@@ -6,8 +6,8 @@
  * same points as one process. Without MPI at build time, or when not started by a launcher,
  * there is one rank and nothing is loaded (a plain run starts as fast as before).
  */
-#ifndef OSN_CLI_STUDY_MPI_H
-#define OSN_CLI_STUDY_MPI_H
+#ifndef OSN_STUDY_MPI_H
+#define OSN_STUDY_MPI_H
 
 #include <stddef.h>
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "osn/campaign.h"
 #include "osn/split.h"
-#include "study_mpi.h"
+#include "osn/study_mpi.h"
 
 static const struct study_mpi_ops *ops; /* NULL: one rank, MPI never loaded */
 
@@ -32,8 +32,10 @@ int study_mpi_init(const char *cmd, int *rank, int *size)
     if (!launched())
         return 0;
     if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) < 0) {
-        osn_cli_die(cmd, "started by an MPI launcher, but /proc/self/exe cannot be read to "
-                         "find osn-mpi.so");
+        fprintf(stderr,
+                "osn %s: started by an MPI launcher, but /proc/self/exe cannot be read "
+                "to find osn-mpi.so\n",
+                cmd);
         return -1;
     }
     exe[n] = '\0';
@@ -42,10 +44,10 @@ int study_mpi_init(const char *cmd, int *rank, int *size)
      * scope. */
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (!h || !(ops = dlsym(h, "osn_study_mpi_ops"))) {
-        osn_cli_die(cmd,
-                    "started by an MPI launcher, but this osn has no MPI support (%s); "
-                    "build with Open MPI (libopenmpi-dev) or run without mpirun",
-                    dlerror());
+        fprintf(stderr,
+                "osn %s: started by an MPI launcher, but this osn has no MPI support (%s); "
+                "build with Open MPI (libopenmpi-dev) or run without mpirun\n",
+                cmd, dlerror());
         return -1;
     }
     ops->init(rank, size);
@@ -81,7 +83,7 @@ void study_mpi_send(int status, const char *text)
 
 char *study_mpi_recv(int from, int *status)
 {
-    *status = OSN_EXIT_ERROR;
+    *status = OSN_STUDY_FAILED;
     return ops ? ops->recv(from, status) : NULL;
 }
 
