@@ -13,46 +13,7 @@
 
 #include "osn/err.h"
 #include "sipmsg_int.h"
-
-struct wr {
-    char *p, *end;
-    bool over;
-};
-
-static void put(struct wr *w, const char *s, size_t n)
-{
-    if (w->over || (size_t)(w->end - w->p) < n) {
-        w->over = true;
-        return;
-    }
-    if (n)
-        memcpy(w->p, s, n);
-    w->p += n;
-}
-
-static void puts_(struct wr *w, const char *s)
-{
-    put(w, s, strlen(s));
-}
-
-static void putsp(struct wr *w, struct osn_span s)
-{
-    put(w, s.p, s.n);
-}
-
-static void putu(struct wr *w, uint64_t x)
-{
-    char b[24];
-    int n = snprintf(b, sizeof b, "%llu", (unsigned long long)x);
-    put(w, b, (size_t)n);
-}
-
-static int done(struct wr *w, char *out)
-{
-    if (w->over)
-        return OSN_ETOOBIG;
-    return (int)(w->p - out);
-}
+#include "writer.h"
 
 /* The header section's end and the body, as received (Content-Length is unchanged). */
 static void tail(struct wr *w, const struct osn_sipmsg *m)
@@ -357,17 +318,15 @@ int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
     return done(&w, out);
 }
 
-int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
-                         const struct osn_sipmsg *resp)
+/* A request that goes hop by hop with an INVITE's own transaction key: its Request-URI, top
+ * Via, Route, From and Call-ID, the To line given, and the INVITE's CSeq number with `method`
+ * (RFC 3261 17.1.1.3 for the ACK of a non-2xx, 9.1 for a CANCEL). */
+static int print_hop_request(char *out, size_t cap, const char *method,
+                             const struct osn_sipmsg *req, struct osn_span to_line)
 {
-    if (!out || !req || !resp || !req->is_request || resp->is_request ||
-        req->method != OSN_SIP_INVITE || resp->status < 300 ||
-        req->err.verdict != OSN_SIPMSG_ACCEPT || resp->err.verdict != OSN_SIPMSG_ACCEPT)
-        return OSN_EINVAL;
     struct wr w = {out, out + cap, false};
-    /* RFC 3261 17.1.1.3: Request-URI, Call-ID, From, top Via and Route of the request, To of
-     * the response, CSeq number of the request with method ACK. */
-    puts_(&w, "ACK ");
+    puts_(&w, method);
+    puts_(&w, " ");
     putsp(&w, req->uri);
     puts_(&w, " SIP/2.0\r\nVia: ");
     putsp(&w, req->via[0].value);
@@ -377,38 +336,37 @@ int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
         if (h->id == OSN_SIP_HDR_ROUTE || i == req->from_hdr || i == req->call_id_hdr)
             putsp(&w, h->line);
     }
-    putsp(&w, resp->hdr[resp->to_hdr].line);
+    putsp(&w, to_line);
     puts_(&w, "CSeq: ");
     putu(&w, req->cseq);
-    puts_(&w, " ACK\r\nMax-Forwards: ");
+    puts_(&w, " ");
+    puts_(&w, method);
+    puts_(&w, "\r\nMax-Forwards: ");
     putu(&w, req->max_forwards >= 0 ? (uint64_t)req->max_forwards : 70);
     puts_(&w, "\r\nContent-Length: 0\r\n\r\n");
     return done(&w, out);
 }
 
+static bool accepted_invite(const struct osn_sipmsg *req)
+{
+    return req->is_request && req->method == OSN_SIP_INVITE &&
+           req->err.verdict == OSN_SIPMSG_ACCEPT;
+}
+
+int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
+                         const struct osn_sipmsg *resp)
+{
+    /* The To of the response: it carries the tag of the UAS that refused (17.1.1.3). */
+    if (!out || !req || !resp || !accepted_invite(req) || resp->is_request || resp->status < 300 ||
+        resp->err.verdict != OSN_SIPMSG_ACCEPT)
+        return OSN_EINVAL;
+    return print_hop_request(out, cap, "ACK", req, resp->hdr[resp->to_hdr].line);
+}
+
 int osn_sipmsg_print_cancel(char *out, size_t cap, const struct osn_sipmsg *req)
 {
-    if (!out || !req || !req->is_request || req->method != OSN_SIP_INVITE ||
-        req->err.verdict != OSN_SIPMSG_ACCEPT)
+    /* The request's own To, tag included (9.1). */
+    if (!out || !req || !accepted_invite(req))
         return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
-    /* RFC 3261 9.1: the Request-URI, Call-ID, To, From and CSeq number of the request, tags
-     * included; only its top Via; its Route; the method CANCEL. */
-    puts_(&w, "CANCEL ");
-    putsp(&w, req->uri);
-    puts_(&w, " SIP/2.0\r\nVia: ");
-    putsp(&w, req->via[0].value);
-    puts_(&w, "\r\n");
-    for (int i = 0; i < req->nhdr; i++) {
-        const struct osn_sip_hdr *h = &req->hdr[i];
-        if (h->id == OSN_SIP_HDR_ROUTE || i == req->from_hdr || i == req->to_hdr ||
-            i == req->call_id_hdr)
-            putsp(&w, h->line);
-    }
-    puts_(&w, "CSeq: ");
-    putu(&w, req->cseq);
-    puts_(&w, " CANCEL\r\nMax-Forwards: ");
-    putu(&w, req->max_forwards >= 0 ? (uint64_t)req->max_forwards : 70);
-    puts_(&w, "\r\nContent-Length: 0\r\n\r\n");
-    return done(&w, out);
+    return print_hop_request(out, cap, "CANCEL", req, req->hdr[req->to_hdr].line);
 }

@@ -22,6 +22,7 @@
 
 #include "osn/err.h"
 #include "sipmsg_int.h"
+#include "writer.h"
 
 #define SDP_MAX_MEDIA 16
 
@@ -187,32 +188,11 @@ int osn_sdp_offer_check(struct osn_span content_type, struct osn_span body)
     return parse_offer(body, o) ? OSN_SDP_OFFER : OSN_SDP_MALFORMED;
 }
 
-struct wr {
-    char *p, *end;
-    bool over;
-};
-
-static void put(struct wr *w, const char *s, size_t n)
-{
-    if (w->over || (size_t)(w->end - w->p) < n) {
-        w->over = true;
-        return;
-    }
-    if (n)
-        memcpy(w->p, s, n);
-    w->p += n;
-}
-
 static void putf(struct wr *w, const char *fmt, unsigned long long a, unsigned long long b)
 {
     char buf[64];
     int k = snprintf(buf, sizeof buf, fmt, a, b);
     put(w, buf, (size_t)k);
-}
-
-static void putsp(struct wr *w, struct osn_span s)
-{
-    put(w, s.p, s.n);
 }
 
 /* The offer's "a=rtpmap:<fmt> ..." and "a=fmtp:<fmt> ..." lines of media m, as they came. */
