@@ -1,6 +1,6 @@
 /*
- * Benchmark of the SIP message parser: parse + identities (osn_sipmsg_parse then
- * osn_sipmsg_to_txn) of SIPp's INVITE (tests/data/sipp/sipp_uac_invite.sip, 510 bytes), in
+ * Benchmark of the SIP message parser: parse + identities (osn_sip_wire_parse then
+ * osn_sip_wire_to_txn) of SIPp's INVITE (tests/data/sipp/sipp_uac_invite.sip, 510 bytes), in
  * messages per second on one core, beside libosip2's osip_message_parse on the same bytes in
  * the same run (init, parse, free: what a libosip2 user pays per datagram). Prints both and the
  * ratio. A benchmark, not a test: it never fails on time.
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
 static double now(void)
 {
@@ -22,7 +22,7 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static struct osn_sipmsg M;
+static struct osn_sip_wire M;
 static volatile uint64_t sink;
 
 /* Messages per second of ours over about `secs` seconds. */
@@ -33,8 +33,8 @@ static double run_ours(const char *buf, size_t n, double secs)
     double t0 = now(), t;
     do {
         for (int i = 0; i < 10000; i++) {
-            if (osn_sipmsg_parse(&M, buf, n) != OSN_SIPMSG_ACCEPT ||
-                osn_sipmsg_to_txn(&M, &num) != 0)
+            if (osn_sip_wire_parse(&M, buf, n) != OSN_SIP_WIRE_ACCEPT ||
+                osn_sip_wire_to_txn(&M, &num) != 0)
                 abort();
             sink += num.branch;
         }
@@ -67,15 +67,15 @@ int main(int argc, char **argv)
 {
     const char *path = argc > 1 ? argv[1] : OSN_SOURCE_DIR "/tests/data/sipp/sipp_uac_invite.sip";
     double secs = argc > 2 ? atof(argv[2]) : 1.0;
-    static char buf[OSN_SIPMSG_MAX_LEN + 1];
+    static char buf[OSN_SIP_WIRE_MAX_LEN + 1];
     FILE *f = fopen(path, "rb");
     if (!f) {
         perror(path);
         return 1;
     }
-    size_t n = fread(buf, 1, OSN_SIPMSG_MAX_LEN, f);
+    size_t n = fread(buf, 1, OSN_SIP_WIRE_MAX_LEN, f);
     fclose(f);
-    osn_sipmsg_key_init();
+    osn_sip_wire_key_init();
     parser_init();
     double ours = 0, theirs = 0;
     for (int round = 0; round < 3; round++) {
@@ -85,7 +85,8 @@ int main(int argc, char **argv)
     }
     printf("SIP parse + identities of %s (%zu bytes), one core, best of 3 x %.1f s\n", path, n,
            secs);
-    printf("osn_sipmsg_parse + osn_sipmsg_to_txn  %12.0f msgs/s  %7.1f ns/msg\n", ours, 1e9 / ours);
+    printf("osn_sip_wire_parse + osn_sip_wire_to_txn  %12.0f msgs/s  %7.1f ns/msg\n", ours,
+           1e9 / ours);
     printf("libosip2 osip_message_parse           %12.0f msgs/s  %7.1f ns/msg\n", theirs,
            1e9 / theirs);
     printf("ratio osn / libosip2                  %12.1f x\n", ours / theirs);

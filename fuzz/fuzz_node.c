@@ -38,7 +38,7 @@
 #define MAXFWD 2048
 
 static struct sockaddr_in src[NSRC];
-static struct osn_sipmsg check_msg; /* large: not on the stack */
+static struct osn_sip_wire check_msg; /* large: not on the stack */
 static char fwd[NFWD][MAXFWD];
 static size_t nfwd;
 
@@ -58,7 +58,7 @@ void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_
     if (!response) {
         if (!same_addr(to, &n->next_hop))
             abort(); /* a request goes to the next hop only */
-        if (osn_sipmsg_parse(&check_msg, p, len) != OSN_SIPMSG_ACCEPT)
+        if (osn_sip_wire_parse(&check_msg, p, len) != OSN_SIP_WIRE_ACCEPT)
             abort(); /* the node printed a request it would itself refuse */
         if (len < MAXFWD) {
             memcpy(fwd[nfwd % NFWD], p, len);
@@ -133,7 +133,7 @@ static void setup(struct node *n, struct osn_node_cfg *cfg, uint8_t choice)
     struct osn_sip_cfg sc = cfg->sip;
     sc.timer_b_proceeding = true;
     sc.trying_delay = cfg->element == OSN_NODE_UAS ? -1 : 0;
-    if (osn_sip_layer_init(&n->sip, &sc, 64) != 0 || osn_sipmsg_key_init() != 0)
+    if (osn_sip_layer_init(&n->sip, &sc, 64) != 0 || osn_sip_wire_key_init() != 0)
         abort();
     if (cfg->element == OSN_NODE_CORE && osn_ctl_new_kind(&n->srv, cfg->ctl_kind, &cfg->ctl) != 0)
         abort();
@@ -159,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct node node;
     static struct osn_node_cfg cfg;
-    static char buf[OSN_SIPMSG_MAX_LEN + 1];
+    static char buf[OSN_SIP_WIRE_MAX_LEN + 1];
     struct node *n = &node;
     if (size < 1)
         return 0;
@@ -178,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch (op % 4) {
         case 0:
         case 1:
-            if (len <= OSN_SIPMSG_MAX_LEN) {
+            if (len <= OSN_SIP_WIRE_MAX_LEN) {
                 memcpy(buf, p, len); /* the loop's buffers: the node may keep pointers briefly */
                 node_datagram(n, buf, len, &src[(op / 4) % NSRC]);
             }

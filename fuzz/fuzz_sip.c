@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the SIP message parser, identities and printer (osn/sipmsg.h), built
+ * libFuzzer target for the SIP message parser, identities and printer (osn/sip_wire.h), built
  * with clang-16 -fsanitize=fuzzer,address,undefined (scripts/fuzz.sh, `make fuzz`). Each input
  * is one datagram. Beyond "no crash, no out-of-bounds read, no undefined behaviour", it checks
  * the round-trip invariants the printer promises:
@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
-static struct osn_sipmsg m, m2;
-static char out[2 * OSN_SIPMSG_MAX_LEN + 4096];
+static struct osn_sip_wire m, m2;
+static char out[2 * OSN_SIP_WIRE_MAX_LEN + 4096];
 
 #define CHECK(x)                                                                    \
     do {                                                                            \
@@ -38,22 +38,22 @@ static char out[2 * OSN_SIPMSG_MAX_LEN + 4096];
  * the header line and Via value the printer adds. */
 static bool fits(int n)
 {
-    return n > 0 && n <= OSN_SIPMSG_MAX_LEN && m.nhdr + 2 < OSN_SIPMSG_MAX_HDRS &&
-           m.nvia + 1 < OSN_SIPMSG_MAX_VIAS;
+    return n > 0 && n <= OSN_SIP_WIRE_MAX_LEN && m.nhdr + 2 < OSN_SIP_WIRE_MAX_HDRS &&
+           m.nvia + 1 < OSN_SIP_WIRE_MAX_VIAS;
 }
 
 static void check_answer(const struct osn_sip_reply *r)
 {
-    int n = osn_sipmsg_print_reply(out, sizeof out, &m, r);
+    int n = osn_sip_wire_print_reply(out, sizeof out, &m, r);
     CHECK(n > 0);
     if (!fits(n))
         return;
-    int v = osn_sipmsg_parse(&m2, out, (size_t)n);
+    int v = osn_sip_wire_parse(&m2, out, (size_t)n);
     CHECK(v >= 0);
     CHECK(m2.status == r->status && !m2.is_request);
-    if (m.err.verdict != OSN_SIPMSG_ACCEPT)
+    if (m.err.verdict != OSN_SIP_WIRE_ACCEPT)
         return; /* the answer copies the request's broken lines: no more to check */
-    CHECK(v == OSN_SIPMSG_ACCEPT);
+    CHECK(v == OSN_SIP_WIRE_ACCEPT);
     CHECK(m2.nvia == m.nvia);
     for (int i = r->oc.flags ? 1 : 0; i < m.nvia; i++)
         CHECK(osn_span_eq(m2.via[i].value, m.via[i].value));
@@ -68,7 +68,7 @@ static void check_answer(const struct osn_sip_reply *r)
     CHECK(m2.retry_after.present == (r->retry_after >= 0));
     if (r->oc.flags) {
         struct osn_sip_msg num;
-        CHECK(osn_sipmsg_to_txn(&m2, &num) == 0);
+        CHECK(osn_sip_wire_to_txn(&m2, &num) == 0);
         CHECK(num.oc.flags == r->oc.flags && num.oc.value == r->oc.value &&
               num.oc.validity_ms == r->oc.validity_ms && osn_sip_oc_seq_cmp(&num.oc, &r->oc) == 0 &&
               num.oc.algo == r->oc.algo);
@@ -86,7 +86,7 @@ static void check_forward(void)
                    .algo = OSN_SIP_ALGO_LOSS | OSN_SIP_ALGO_RATE},
             .pop_route = m.nroute > 0,
     };
-    int n = osn_sipmsg_print_forward(out, sizeof out, &m, &f);
+    int n = osn_sip_wire_print_forward(out, sizeof out, &m, &f);
     if (m.max_forwards == 0) {
         CHECK(n < 0);
         return;
@@ -94,7 +94,7 @@ static void check_forward(void)
     CHECK(n > 0);
     if (!fits(n))
         return;
-    CHECK(osn_sipmsg_parse(&m2, out, (size_t)n) == OSN_SIPMSG_ACCEPT);
+    CHECK(osn_sip_wire_parse(&m2, out, (size_t)n) == OSN_SIP_WIRE_ACCEPT);
     CHECK(m2.nvia == m.nvia + 1);
     CHECK(osn_span_eq(m2.via[0].branch, f.branch));
     CHECK(m2.via[0].oc.flags == f.oc.flags && m2.via[0].oc.algo == f.oc.algo);
@@ -110,11 +110,11 @@ static void check_forward(void)
 
 static void check_response_fwd(void)
 {
-    int n = osn_sipmsg_print_response_fwd(out, sizeof out, &m);
+    int n = osn_sip_wire_print_response_fwd(out, sizeof out, &m);
     CHECK(n > 0);
-    if (n > OSN_SIPMSG_MAX_LEN)
+    if (n > OSN_SIP_WIRE_MAX_LEN)
         return;
-    CHECK(osn_sipmsg_parse(&m2, out, (size_t)n) == OSN_SIPMSG_ACCEPT);
+    CHECK(osn_sip_wire_parse(&m2, out, (size_t)n) == OSN_SIP_WIRE_ACCEPT);
     CHECK(m2.nvia == m.nvia - 1);
     for (int i = 1; i < m.nvia; i++)
         CHECK(osn_span_eq(m2.via[i - 1].value, m.via[i].value));
@@ -129,31 +129,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static bool keyed;
     if (!keyed) {
         static const uint8_t key[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-        osn_sipmsg_key_set(key); /* reproducible runs */
+        osn_sip_wire_key_set(key); /* reproducible runs */
         keyed = true;
     }
-    int v = osn_sipmsg_parse(&m, (const char *)data, size);
-    CHECK(v >= OSN_SIPMSG_ACCEPT && v <= OSN_SIPMSG_DROP);
-    CHECK((v == OSN_SIPMSG_ACCEPT) == (m.err.reason == OSN_SIPMSG_OK));
+    int v = osn_sip_wire_parse(&m, (const char *)data, size);
+    CHECK(v >= OSN_SIP_WIRE_ACCEPT && v <= OSN_SIP_WIRE_DROP);
+    CHECK((v == OSN_SIP_WIRE_ACCEPT) == (m.err.reason == OSN_SIP_WIRE_OK));
     CHECK(m.err.offset <= size);
-    if (v == OSN_SIPMSG_ANSWER) {
+    if (v == OSN_SIP_WIRE_ANSWER) {
         CHECK(m.err.answer == 400 || m.err.answer == 505);
         struct osn_sip_reply r = {.status = m.err.answer, .retry_after = -1};
         check_answer(&r);
         return 0;
     }
-    if (v != OSN_SIPMSG_ACCEPT)
+    if (v != OSN_SIP_WIRE_ACCEPT)
         return 0;
     CHECK(m.msg.p == (const char *)data && m.msg.n <= size);
     CHECK(m.body.p + m.body.n <= (const char *)data + size);
     struct osn_sip_msg num;
-    CHECK(osn_sipmsg_to_txn(&m, &num) == 0);
+    CHECK(osn_sip_wire_to_txn(&m, &num) == 0);
     CHECK(num.branch && num.call_id && num.sent_by);
-    struct osn_sipmsg_key k, kept;
-    static char store[3 * OSN_SIPMSG_MAX_LEN];
-    CHECK(osn_sipmsg_key_of(&m, &k) == 0);
-    CHECK(osn_sipmsg_key_copy(&kept, store, sizeof store, &k) >= 0);
-    CHECK(osn_sipmsg_key_eq(&k, &kept));
+    struct osn_sip_wire_key k, kept;
+    static char store[3 * OSN_SIP_WIRE_MAX_LEN];
+    CHECK(osn_sip_wire_key_of(&m, &k) == 0);
+    CHECK(osn_sip_wire_key_copy(&kept, store, sizeof store, &k) >= 0);
+    CHECK(osn_sip_wire_key_eq(&k, &kept));
     if (m.is_request) {
         check_forward();
         if (m.method != OSN_SIP_ACK) {

@@ -647,11 +647,11 @@ static char g_fwd[NCALL][2][2048]; /* the last request the node sent down, by ca
 /* The seam: what the node would send, recorded (and the requests kept to answer them). */
 void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len)
 {
-    static struct osn_sipmsg pm;
+    static struct osn_sip_wire pm;
     struct osn_sip_msg m;
     bool down = to->sin_port == n->next_hop.sin_port;
-    assert_int_equal(osn_sipmsg_parse(&pm, p, len), OSN_SIPMSG_ACCEPT);
-    assert_int_equal(osn_sipmsg_to_txn(&pm, &m), 0);
+    assert_int_equal(osn_sip_wire_parse(&pm, p, len), OSN_SIP_WIRE_ACCEPT);
+    assert_int_equal(osn_sip_wire_to_txn(&pm, &m), 0);
     trace(g_res, n->now, down, m.method, m.status);
     if (down && m.status == 0 && m.method != OSN_SIP_ACK) {
         int call = pm.call_id.p[1] - '0';
@@ -778,7 +778,7 @@ static void node_run(const struct script *sc, struct result *r)
     n->port = 5060;
     sip_cfg(&cfg.sip, sc->role);
     assert_int_equal(osn_sip_layer_init(&n->sip, &cfg.sip, 64), 0);
-    assert_int_equal(osn_sipmsg_key_init(), 0);
+    assert_int_equal(osn_sip_wire_key_init(), 0);
     osn_ctl_cfg_default(&cfg.ctl);
     if (sc->ctl && !sc->core) {
         assert_int_equal(osn_ctl_kind_parse(sc->ctl, &cfg.ctl_kind), 0);

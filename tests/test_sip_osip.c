@@ -1,5 +1,5 @@
 /*
- * Differential test of the SIP parser (osn/sipmsg.h) against libosip2 (Debian libosip2-dev,
+ * Differential test of the SIP parser (osn/sip_wire.h) against libosip2 (Debian libosip2-dev,
  * LGPL-2.1+), which is linked into this test only, never into osn. Over the RFC 4475 messages
  * and the fuzzer's seed corpus (fuzz/corpus/), both parse each message; where both accept, the
  * top Via branch, Call-ID, CSeq number and method, From and To tags, Max-Forwards and
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
 /* What differs, for one file. */
 enum { ONLY_OSIP = 1, ONLY_OURS = 2, FIELD = 3 };
@@ -78,7 +78,7 @@ static const struct known KNOWN[] = {
 };
 #define NKNOWN (sizeof KNOWN / sizeof KNOWN[0])
 
-static struct osn_sipmsg M;
+static struct osn_sip_wire M;
 
 static bool eq_str(struct osn_span s, const char *c)
 {
@@ -160,7 +160,7 @@ static void test_differential(void **state)
         size_t n = fread(buf, 1, sizeof buf - 1, f);
         fclose(f);
         buf[n] = '\0';
-        bool ours = osn_sipmsg_parse(&M, buf, n) == OSN_SIPMSG_ACCEPT;
+        bool ours = osn_sip_wire_parse(&M, buf, n) == OSN_SIP_WIRE_ACCEPT;
         osip_message_t *sip = NULL;
         osip_message_init(&sip);
         bool theirs = osip_message_parse(sip, buf, n) == OSIP_SUCCESS;
@@ -184,7 +184,7 @@ static void test_differential(void **state)
                         kind == ONLY_OSIP   ? "only libosip2 accepts"
                         : kind == ONLY_OURS ? "only we accept"
                                             : "field differs:",
-                        field ? field : "", osn_sipmsg_reason_name(M.err.reason));
+                        field ? field : "", osn_sip_wire_reason_name(M.err.reason));
             unexplained++;
         } else
             seen[k] = true;

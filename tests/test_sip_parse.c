@@ -1,5 +1,5 @@
 /*
- * The SIP message parser, identities and printer (osn/sipmsg.h) against RFC 4475's torture
+ * The SIP message parser, identities and printer (osn/sip_wire.h) against RFC 4475's torture
  * messages, SIPp's own messages (captured from a SIPp 3.6.1 uac/uas call on loopback), and
  * hand-made edge cases: every verdict, the fields of every valid message that matter, the
  * round trip parse(print(x)), the bounds of every number and every cap, and every prefix of
@@ -73,11 +73,11 @@
 
 #include "osn/err.h"
 #include "osn/sip.h"
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
 #define MAXMSG 70000
 
-static struct osn_sipmsg M, M2, M3;
+static struct osn_sip_wire M, M2, M3;
 static char BUF[MAXMSG], OUT[MAXMSG], OUT2[MAXMSG];
 
 /* Reads tests/data/<dir>/<name> into buf; returns its length. */
@@ -109,56 +109,56 @@ struct expect {
 };
 
 static const struct expect RFC4475[] = {
-        {"wsinv.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"intmeth.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"esc01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"escnull.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"esc02.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"lwsdisp.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"longreq.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"dblreq.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"semiuri.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"transports.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"mpart01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"unreason.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"noreason.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"badinv01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EVIA, 400},
-        {"clerr.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ETRUNCATED, 400},
-        {"ncl.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECLEN, 400},
-        {"scalar02.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECSEQ, 400},
-        {"scalarlg.dat", OSN_SIPMSG_DROP, OSN_SIPMSG_ECSEQ, 0},
-        {"quotbal.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
-        {"ltgtruri.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EURI, 400},
-        {"lwsruri.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EURI, 400},
-        {"lwsstart.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ESTARTLINE, 400},
-        {"trws.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ESTARTLINE, 400},
-        {"escruri.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EURI, 400},
-        {"baddate.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"regbadct.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
-        {"badaspec.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
-        {"baddn.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EADDR, 400},
-        {"badvers.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EVERSION, 505},
-        {"mismatch01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECSEQMETHOD, 400},
-        {"mismatch02.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_ECSEQMETHOD, 400},
-        {"bigcode.dat", OSN_SIPMSG_DROP, OSN_SIPMSG_ESTATUS, 0},
-        {"badbranch.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"insuf.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EMISSING, 400},
-        {"unkscm.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"novelsc.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"unksm2.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"bext01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"invut.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"regaut01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"multi01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EDUP, 400},
-        {"mcl01.dat", OSN_SIPMSG_ANSWER, OSN_SIPMSG_EDUP, 400},
-        {"bcast.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"zeromf.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"cparam01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"cparam02.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"regescrt.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"sdp01.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"inv2543.dat", OSN_SIPMSG_ACCEPT, 0, 0},
-        {"test.dat", OSN_SIPMSG_DROP, OSN_SIPMSG_ESTARTLINE, 0},
+        {"wsinv.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"intmeth.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"esc01.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"escnull.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"esc02.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"lwsdisp.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"longreq.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"dblreq.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"semiuri.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"transports.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"mpart01.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"unreason.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"noreason.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"badinv01.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EVIA, 400},
+        {"clerr.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_ETRUNCATED, 400},
+        {"ncl.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_ECLEN, 400},
+        {"scalar02.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_ECSEQ, 400},
+        {"scalarlg.dat", OSN_SIP_WIRE_DROP, OSN_SIP_WIRE_ECSEQ, 0},
+        {"quotbal.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EADDR, 400},
+        {"ltgtruri.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EURI, 400},
+        {"lwsruri.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EURI, 400},
+        {"lwsstart.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_ESTARTLINE, 400},
+        {"trws.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_ESTARTLINE, 400},
+        {"escruri.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EURI, 400},
+        {"baddate.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"regbadct.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EADDR, 400},
+        {"badaspec.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EADDR, 400},
+        {"baddn.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EADDR, 400},
+        {"badvers.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EVERSION, 505},
+        {"mismatch01.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_ECSEQMETHOD, 400},
+        {"mismatch02.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_ECSEQMETHOD, 400},
+        {"bigcode.dat", OSN_SIP_WIRE_DROP, OSN_SIP_WIRE_ESTATUS, 0},
+        {"badbranch.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"insuf.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EMISSING, 400},
+        {"unkscm.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"novelsc.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"unksm2.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"bext01.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"invut.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"regaut01.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"multi01.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EDUP, 400},
+        {"mcl01.dat", OSN_SIP_WIRE_ANSWER, OSN_SIP_WIRE_EDUP, 400},
+        {"bcast.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"zeromf.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"cparam01.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"cparam02.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"regescrt.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"sdp01.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"inv2543.dat", OSN_SIP_WIRE_ACCEPT, 0, 0},
+        {"test.dat", OSN_SIP_WIRE_DROP, OSN_SIP_WIRE_ESTARTLINE, 0},
 };
 #define N4475 (sizeof RFC4475 / sizeof RFC4475[0])
 
@@ -167,10 +167,10 @@ static const char *const SIPP[] = {"sipp_uac_invite.sip",     "sipp_uas_180.sip"
                                    "sipp_uac_bye.sip",        "sipp_uas_200_bye.sip"};
 #define NSIPP (sizeof SIPP / sizeof SIPP[0])
 
-static int parse_file(const char *dir, const char *name, struct osn_sipmsg *m, char *buf)
+static int parse_file(const char *dir, const char *name, struct osn_sip_wire *m, char *buf)
 {
     size_t n = load(dir, name, buf);
-    return osn_sipmsg_parse(m, buf, n);
+    return osn_sip_wire_parse(m, buf, n);
 }
 
 static void test_rfc4475_verdicts(void **state)
@@ -182,11 +182,11 @@ static void test_rfc4475_verdicts(void **state)
         int v = parse_file("rfc4475", e->file, &M, BUF);
         if (v != e->verdict || M.err.reason != e->reason || M.err.answer != e->answer)
             fail_msg("%s: verdict %d reason %s (%d) answer %d at %u; expected %d %d %d", e->file, v,
-                     osn_sipmsg_reason_name(M.err.reason), M.err.reason, M.err.answer, M.err.offset,
-                     e->verdict, e->reason, e->answer);
-        accepted += v == OSN_SIPMSG_ACCEPT;
-        answered += v == OSN_SIPMSG_ANSWER;
-        dropped += v == OSN_SIPMSG_DROP;
+                     osn_sip_wire_reason_name(M.err.reason), M.err.reason, M.err.answer,
+                     M.err.offset, e->verdict, e->reason, e->answer);
+        accepted += v == OSN_SIP_WIRE_ACCEPT;
+        answered += v == OSN_SIP_WIRE_ANSWER;
+        dropped += v == OSN_SIP_WIRE_DROP;
     }
     assert_int_equal(accepted, 28);
     assert_int_equal(answered, 19);
@@ -197,7 +197,7 @@ static void test_rfc4475_verdicts(void **state)
 static void test_wsinv(void **state)
 {
     (void)state;
-    assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), OSN_SIPMSG_ACCEPT);
+    assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), OSN_SIP_WIRE_ACCEPT);
     assert_true(M.is_request);
     assert_int_equal(M.method, OSN_SIP_INVITE);
     assert_span(M.uri, "sip:vivekg@chair-dnrc.example.com;unknownparam");
@@ -283,7 +283,7 @@ static void test_rfc4475_valid_fields(void **state)
     assert_true(M.from.tag.n > 100);
 
     size_t n = load("rfc4475", "dblreq.dat", BUF);
-    assert_int_equal(osn_sipmsg_parse(&M, BUF, n), 0);
+    assert_int_equal(osn_sip_wire_parse(&M, BUF, n), 0);
     assert_int_equal(M.method, OSN_SIP_REGISTER);
     assert_int_equal((int)M.body.n, 0);
     assert_true(M.msg.n < n); /* the INVITE after it is ignored */
@@ -345,7 +345,7 @@ static void test_sipp_messages(void **state)
     for (size_t i = 0; i < NSIPP; i++) {
         int v = parse_file("sipp", SIPP[i], &M, BUF);
         if (v)
-            fail_msg("%s: %s", SIPP[i], osn_sipmsg_reason_name(M.err.reason));
+            fail_msg("%s: %s", SIPP[i], osn_sip_wire_reason_name(M.err.reason));
         assert_span(M.call_id, "1-11044@127.0.0.1");
         assert_span(M.from.tag, "11044SIPpTag001");
         assert_span(M.via[0].host, "127.0.0.1");
@@ -388,7 +388,7 @@ static void test_via_and_friends(void **state)
                       "Contact: <sip:a@192.0.2.1>;expires=60, sip:b@192.0.2.2;q=0.5\r\n"
                       "Retry-After: 18000 (in (five) hours) ;duration=3600\r\n"
                       "Content-Length: 0\r\n\r\n"),
-            OSN_SIPMSG_ACCEPT);
+            OSN_SIP_WIRE_ACCEPT);
     assert_int_equal(M.nvia, 3);
     assert_int_equal(M.via[0].oc.flags, OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO);
     assert_int_equal(M.via[0].oc.algo, OSN_SIP_ALGO_LOSS);
@@ -425,9 +425,9 @@ static void test_via_and_friends(void **state)
                                "oc-algo=\"loss\";oc-validity=500;oc-seq=1282321615.782\r\n"
                                "From: <sip:a@x>;tag=1\r\nTo: <sip:b@x>;tag=2\r\nCall-ID: c\r\n"
                                "CSeq: 1 INVITE\r\nRetry-After: 5\r\n\r\n"),
-                     OSN_SIPMSG_ACCEPT);
+                     OSN_SIP_WIRE_ACCEPT);
     struct osn_sip_msg num;
-    assert_int_equal(osn_sipmsg_to_txn(&M, &num), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M, &num), 0);
     assert_int_equal(num.oc.flags, OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE | OSN_SIP_OC_VALIDITY |
                                            OSN_SIP_OC_SEQ | OSN_SIP_OC_ALGO);
     assert_int_equal(num.oc.value, 20);
@@ -442,13 +442,13 @@ static void test_via_and_friends(void **state)
     assert_int_equal(parse_str("REGISTER sip:x SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
                                "From: <sip:a@x>;tag=1\r\nTo: <sip:a@x>\r\nCall-ID: c\r\n"
                                "CSeq: 1 REGISTER\r\nContact: *\r\nExpires: 0\r\n\r\n"),
-                     OSN_SIPMSG_ACCEPT);
+                     OSN_SIP_WIRE_ACCEPT);
     assert_true(M.contact_star);
     assert_int_equal(M.ncontact, 0);
     /* Case-insensitive names, bare LF lines, CRLFs before the start line (RFC 3261 7.5). */
     assert_int_equal(parse_str("\r\n\r\nOPTIONS sip:x SIP/2.0\nvIA: SIP/2.0/UDP h;branch=z9hG4bK1\n"
                                "FROM: <sip:a@x>;TAG=1\nto: <sip:a@x>\nI: c\nCSEQ: 1 OPTIONS\n\n"),
-                     OSN_SIPMSG_ACCEPT);
+                     OSN_SIP_WIRE_ACCEPT);
     assert_span(M.from.tag, "1");
     assert_span(M.call_id, "c");
 }
@@ -466,9 +466,9 @@ static void test_prefixes(void **state)
         for (size_t k = 0; k <= n; k++) {
             char *copy = malloc(k ? k : 1);
             memcpy(copy, BUF, k);
-            int v = osn_sipmsg_parse(&M, copy, k);
-            assert_true(v >= 0 && v <= OSN_SIPMSG_DROP);
-            if (v == OSN_SIPMSG_ACCEPT)
+            int v = osn_sip_wire_parse(&M, copy, k);
+            assert_true(v >= 0 && v <= OSN_SIP_WIRE_DROP);
+            if (v == OSN_SIP_WIRE_ACCEPT)
                 assert_true(M.head.p + M.head.n <= copy + k);
             free(copy);
         }
@@ -479,7 +479,7 @@ static int parse_str(const char *s)
 {
     size_t n = strlen(s);
     memcpy(BUF, s, n);
-    return osn_sipmsg_parse(&M, BUF, n);
+    return osn_sip_wire_parse(&M, BUF, n);
 }
 
 #define REQ_HEAD                                              \
@@ -500,27 +500,28 @@ static void test_bounds(void **state)
     } cases[] = {
 #define C(s, r) {s, sizeof(s) - 1, r}
             C("CSeq: 4294967295 OPTIONS\r\n", 0),
-            C("CSeq: 4294967296 OPTIONS\r\n", OSN_SIPMSG_ECSEQ),
-            C("CSeq: 99999999999999999999999 OPTIONS\r\n", OSN_SIPMSG_ECSEQ),
+            C("CSeq: 4294967296 OPTIONS\r\n", OSN_SIP_WIRE_ECSEQ),
+            C("CSeq: 99999999999999999999999 OPTIONS\r\n", OSN_SIP_WIRE_ECSEQ),
             C("CSeq: 1 OPTIONS\r\nMax-Forwards: 255\r\n", 0),
-            C("CSeq: 1 OPTIONS\r\nMax-Forwards: 256\r\n", OSN_SIPMSG_EMAXFWD),
-            C("CSeq: 1 OPTIONS\r\nMax-Forwards: -1\r\n", OSN_SIPMSG_EMAXFWD),
-            C("CSeq: 1 OPTIONS\r\nContent-Length: 2147483648\r\n", OSN_SIPMSG_ECLEN),
-            C("CSeq: 1 OPTIONS\r\nContent-Length: 1\r\n", OSN_SIPMSG_ETRUNCATED),
+            C("CSeq: 1 OPTIONS\r\nMax-Forwards: 256\r\n", OSN_SIP_WIRE_EMAXFWD),
+            C("CSeq: 1 OPTIONS\r\nMax-Forwards: -1\r\n", OSN_SIP_WIRE_EMAXFWD),
+            C("CSeq: 1 OPTIONS\r\nContent-Length: 2147483648\r\n", OSN_SIP_WIRE_ECLEN),
+            C("CSeq: 1 OPTIONS\r\nContent-Length: 1\r\n", OSN_SIP_WIRE_ETRUNCATED),
             C("CSeq: 1 OPTIONS\r\nRetry-After: 4294967295 (x (nested) y);duration=5\r\n", 0),
-            C("CSeq: 1 OPTIONS\r\nRetry-After: 4294967296\r\n", OSN_SIPMSG_ERETRYAFTER),
-            C("CSeq: 1 OPTIONS\r\nRetry-After: 5 (unclosed\r\n", OSN_SIPMSG_ERETRYAFTER),
+            C("CSeq: 1 OPTIONS\r\nRetry-After: 4294967296\r\n", OSN_SIP_WIRE_ERETRYAFTER),
+            C("CSeq: 1 OPTIONS\r\nRetry-After: 5 (unclosed\r\n", OSN_SIP_WIRE_ERETRYAFTER),
             C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h:65535\r\n", 0),
-            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h:65536\r\n", OSN_SIPMSG_EVIA),
-            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;ttl=256\r\n", OSN_SIPMSG_EVIA),
-            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;oc-seq=1234567890123.1\r\n", OSN_SIPMSG_EVIA),
-            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;oc=4294967296\r\n", OSN_SIPMSG_EVIA),
-            C("CSeq: 1 OPTIONS\r\nRequire: a, , b\r\n", OSN_SIPMSG_EOPTION),
-            C("CSeq: 1 OPTIONS\r\nX\0Y: z\r\n", OSN_SIPMSG_ECHAR),
-            C("CSeq: 1 OPTIONS\r\nNoColon\r\n", OSN_SIPMSG_EHDRNAME),
-            C("CSeq: 1 OPTIONS\r\nX: a\rb\r\n", OSN_SIPMSG_ECHAR),
-            C("CSeq: 1 OPTIONS\r\nCall-ID: c2\r\n", OSN_SIPMSG_EDUP),
-            C("CSeq: 1 INVITE\r\n", OSN_SIPMSG_ECSEQMETHOD),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h:65536\r\n", OSN_SIP_WIRE_EVIA),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;ttl=256\r\n", OSN_SIP_WIRE_EVIA),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;oc-seq=1234567890123.1\r\n",
+              OSN_SIP_WIRE_EVIA),
+            C("CSeq: 1 OPTIONS\r\nVia: SIP/2.0/UDP h;oc=4294967296\r\n", OSN_SIP_WIRE_EVIA),
+            C("CSeq: 1 OPTIONS\r\nRequire: a, , b\r\n", OSN_SIP_WIRE_EOPTION),
+            C("CSeq: 1 OPTIONS\r\nX\0Y: z\r\n", OSN_SIP_WIRE_ECHAR),
+            C("CSeq: 1 OPTIONS\r\nNoColon\r\n", OSN_SIP_WIRE_EHDRNAME),
+            C("CSeq: 1 OPTIONS\r\nX: a\rb\r\n", OSN_SIP_WIRE_ECHAR),
+            C("CSeq: 1 OPTIONS\r\nCall-ID: c2\r\n", OSN_SIP_WIRE_EDUP),
+            C("CSeq: 1 INVITE\r\n", OSN_SIP_WIRE_ECSEQMETHOD),
 #undef C
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -528,32 +529,32 @@ static void test_bounds(void **state)
         memcpy(msg, REQ_HEAD, hl);
         memcpy(msg + hl, cases[i].extra, el);
         memcpy(msg + hl + el, "\r\n", 2);
-        int v = osn_sipmsg_parse(&M, msg, hl + el + 2);
+        int v = osn_sip_wire_parse(&M, msg, hl + el + 2);
         if (M.err.reason != cases[i].reason)
-            fail_msg("case %zu: reason %s, expected %s", i, osn_sipmsg_reason_name(M.err.reason),
-                     osn_sipmsg_reason_name(cases[i].reason));
-        assert_int_equal(v, cases[i].reason ? OSN_SIPMSG_ANSWER : OSN_SIPMSG_ACCEPT);
+            fail_msg("case %zu: reason %s, expected %s", i, osn_sip_wire_reason_name(M.err.reason),
+                     osn_sip_wire_reason_name(cases[i].reason));
+        assert_int_equal(v, cases[i].reason ? OSN_SIP_WIRE_ANSWER : OSN_SIP_WIRE_ACCEPT);
     }
     assert_int_equal(M.err.answer, 400);
     /* Responses are never answered. */
     assert_int_equal(parse_str("SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP h\r\nCSeq: x\r\n\r\n"),
-                     OSN_SIPMSG_DROP);
-    assert_int_equal(parse_str("SIP/2.0 099 Low\r\n\r\n"), OSN_SIPMSG_DROP);
-    assert_int_equal(M.err.reason, OSN_SIPMSG_ESTATUS);
-    assert_int_equal(parse_str("SIP/2.0 700 High\r\n\r\n"), OSN_SIPMSG_DROP);
+                     OSN_SIP_WIRE_DROP);
+    assert_int_equal(parse_str("SIP/2.0 099 Low\r\n\r\n"), OSN_SIP_WIRE_DROP);
+    assert_int_equal(M.err.reason, OSN_SIP_WIRE_ESTATUS);
+    assert_int_equal(parse_str("SIP/2.0 700 High\r\n\r\n"), OSN_SIP_WIRE_DROP);
     /* Nothing to route an answer by: dropped. */
     assert_int_equal(parse_str("OPTIONS sip:a@b SIP/2.0\r\nCSeq: 1 OPTIONS\r\n\r\n"),
-                     OSN_SIPMSG_DROP);
-    assert_int_equal(parse_str("\r\n\r\n"), OSN_SIPMSG_DROP);
-    assert_int_equal(osn_sipmsg_parse(&M, BUF, 0), OSN_SIPMSG_DROP);
-    assert_int_equal(M.err.reason, OSN_SIPMSG_ETOOLONG);
-    assert_int_equal(osn_sipmsg_parse(&M, BUF, OSN_SIPMSG_MAX_LEN + 1), OSN_SIPMSG_DROP);
-    assert_int_equal(osn_sipmsg_parse(NULL, BUF, 1), OSN_EINVAL);
-    assert_int_equal(osn_sipmsg_parse(&M, NULL, 1), OSN_EINVAL);
+                     OSN_SIP_WIRE_DROP);
+    assert_int_equal(parse_str("\r\n\r\n"), OSN_SIP_WIRE_DROP);
+    assert_int_equal(osn_sip_wire_parse(&M, BUF, 0), OSN_SIP_WIRE_DROP);
+    assert_int_equal(M.err.reason, OSN_SIP_WIRE_ETOOLONG);
+    assert_int_equal(osn_sip_wire_parse(&M, BUF, OSN_SIP_WIRE_MAX_LEN + 1), OSN_SIP_WIRE_DROP);
+    assert_int_equal(osn_sip_wire_parse(NULL, BUF, 1), OSN_EINVAL);
+    assert_int_equal(osn_sip_wire_parse(&M, NULL, 1), OSN_EINVAL);
     /* A malformed ACK is never answered (RFC 3261 17). */
     assert_int_equal(parse_str("ACK sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
                                "CSeq: 1 INVITE\r\n\r\n"),
-                     OSN_SIPMSG_DROP);
+                     OSN_SIP_WIRE_DROP);
 }
 
 static void test_caps(void **state)
@@ -561,27 +562,27 @@ static void test_caps(void **state)
     (void)state;
     static char msg[MAXMSG];
     size_t n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\n", REQ_HEAD);
-    for (int i = 0; i < OSN_SIPMSG_MAX_HDRS; i++)
+    for (int i = 0; i < OSN_SIP_WIRE_MAX_HDRS; i++)
         n += (size_t)snprintf(msg + n, sizeof msg - n, "X-%d: y\r\n", i);
     n += (size_t)snprintf(msg + n, sizeof msg - n, "\r\n");
-    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ANSWER);
-    assert_int_equal(M.err.reason, OSN_SIPMSG_ECAP);
-    assert_int_equal(M.nhdr, OSN_SIPMSG_MAX_HDRS);
+    assert_int_equal(osn_sip_wire_parse(&M, msg, n), OSN_SIP_WIRE_ANSWER);
+    assert_int_equal(M.err.reason, OSN_SIP_WIRE_ECAP);
+    assert_int_equal(M.nhdr, OSN_SIP_WIRE_MAX_HDRS);
 
     n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\nVia: ", REQ_HEAD);
-    for (int i = 0; i < OSN_SIPMSG_MAX_VIAS; i++)
+    for (int i = 0; i < OSN_SIP_WIRE_MAX_VIAS; i++)
         n += (size_t)snprintf(msg + n, sizeof msg - n, "SIP/2.0/UDP h%d,", i);
     n += (size_t)snprintf(msg + n, sizeof msg - n, "SIP/2.0/UDP last\r\n\r\n");
-    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ANSWER);
-    assert_int_equal(M.err.reason, OSN_SIPMSG_ECAP);
-    assert_int_equal(M.nvia, OSN_SIPMSG_MAX_VIAS);
+    assert_int_equal(osn_sip_wire_parse(&M, msg, n), OSN_SIP_WIRE_ANSWER);
+    assert_int_equal(M.err.reason, OSN_SIP_WIRE_ECAP);
+    assert_int_equal(M.nvia, OSN_SIP_WIRE_MAX_VIAS);
 
     n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\nRoute: ", REQ_HEAD);
-    for (int i = 0; i <= OSN_SIPMSG_MAX_ROUTES; i++)
+    for (int i = 0; i <= OSN_SIP_WIRE_MAX_ROUTES; i++)
         n += (size_t)snprintf(msg + n, sizeof msg - n, "%s<sip:r%d;lr>", i ? "," : "", i);
     n += (size_t)snprintf(msg + n, sizeof msg - n, "\r\n\r\n");
-    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ANSWER);
-    assert_int_equal(M.err.reason, OSN_SIPMSG_ECAP);
+    assert_int_equal(osn_sip_wire_parse(&M, msg, n), OSN_SIP_WIRE_ANSWER);
+    assert_int_equal(M.err.reason, OSN_SIP_WIRE_ECAP);
 
     /* Deep comment nesting: a counter, no recursion. */
     n = (size_t)snprintf(msg, sizeof msg, "%sCSeq: 1 OPTIONS\r\nRetry-After: 5 ", REQ_HEAD);
@@ -590,7 +591,7 @@ static void test_caps(void **state)
     for (int i = 0; i < 20000; i++)
         msg[n++] = ')';
     n += (size_t)snprintf(msg + n, sizeof msg - n, "\r\n\r\n");
-    assert_int_equal(osn_sipmsg_parse(&M, msg, n), OSN_SIPMSG_ACCEPT);
+    assert_int_equal(osn_sip_wire_parse(&M, msg, n), OSN_SIP_WIRE_ACCEPT);
     assert_int_equal(M.retry_after.comment.n, 39998);
 }
 
@@ -605,10 +606,10 @@ static void test_siphash_vector(void **state)
         key[i] = (uint8_t)i;
     for (int i = 0; i < 15; i++)
         in[i] = (uint8_t)i;
-    osn_sipmsg_key_set(key);
-    assert_true(osn_sipmsg_hash(in, 15) == 0xa129ca6149be45e5u);
-    assert_true(osn_sipmsg_hash(in, 0) == 0x726fdb47dd0e0e31u);
-    assert_int_equal(osn_sipmsg_key_init(), 0);
+    osn_sip_wire_key_set(key);
+    assert_true(osn_sip_wire_hash(in, 15) == 0xa129ca6149be45e5u);
+    assert_true(osn_sip_wire_hash(in, 0) == 0x726fdb47dd0e0e31u);
+    assert_int_equal(osn_sip_wire_key_init(), 0);
 }
 
 static void test_identities(void **state)
@@ -616,38 +617,38 @@ static void test_identities(void **state)
     (void)state;
     struct osn_sip_msg a, b;
     assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
-    assert_int_equal(osn_sipmsg_to_txn(&M, &a), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M, &a), 0);
     assert_int_equal(a.method, OSN_SIP_INVITE);
     assert_int_equal(a.status, 0);
     assert_int_equal(a.cseq, 1);
     assert_int_equal(a.retry_after, -1);
     assert_true(a.branch && a.call_id && a.sent_by && a.from_tag);
     assert_true(a.to_tag == 0);
-    assert_true(a.branch == osn_sipmsg_hash("z9hG4bK-11044-1-0", 17));
+    assert_true(a.branch == osn_sip_wire_hash("z9hG4bK-11044-1-0", 17));
     /* The 180 answers it: same branch, Call-ID, From tag; a To tag now. */
     assert_int_equal(parse_file("sipp", "sipp_uas_180.sip", &M2, OUT2), 0);
-    assert_int_equal(osn_sipmsg_to_txn(&M2, &b), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M2, &b), 0);
     assert_true(a.branch == b.branch && a.call_id == b.call_id && a.from_tag == b.from_tag);
     assert_int_equal(b.status, 180);
     assert_int_equal(b.method, OSN_SIP_INVITE);
     assert_true(b.to_tag != 0);
     /* A malformed message has no identities. */
-    assert_int_equal(parse_file("rfc4475", "ncl.dat", &M3, OUT), OSN_SIPMSG_ANSWER);
-    assert_int_equal(osn_sipmsg_to_txn(&M3, &b), OSN_EINVAL);
+    assert_int_equal(parse_file("rfc4475", "ncl.dat", &M3, OUT), OSN_SIP_WIRE_ANSWER);
+    assert_int_equal(osn_sip_wire_to_txn(&M3, &b), OSN_EINVAL);
     /* Host case does not matter for sent-by (RFC 3261 19.1.4), port does. */
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\n\r\n");
-    osn_sipmsg_to_txn(&M, &a);
+    osn_sip_wire_to_txn(&M, &a);
     parse_str("OPTIONS sip:a@example.com SIP/2.0\r\n"
               "Via: SIP/2.0/UDP H.Example.COM:5060;branch=z9hG4bKx\r\n"
               "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\nCall-ID: c1\r\n"
               "CSeq: 1 OPTIONS\r\n\r\n");
-    osn_sipmsg_to_txn(&M, &b);
+    osn_sip_wire_to_txn(&M, &b);
     assert_true(a.sent_by == b.sent_by);
     parse_str("OPTIONS sip:a@example.com SIP/2.0\r\n"
               "Via: SIP/2.0/UDP h.example.com:5061;branch=z9hG4bKx\r\n"
               "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\nCall-ID: c1\r\n"
               "CSeq: 1 OPTIONS\r\n\r\n");
-    osn_sipmsg_to_txn(&M, &b);
+    osn_sip_wire_to_txn(&M, &b);
     assert_true(a.sent_by != b.sent_by);
 }
 
@@ -663,15 +664,15 @@ static void test_keys_and_table(void **state)
     struct osn_sip_out out;
     struct osn_sip_msg req, ack;
     assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
-    assert_int_equal(osn_sipmsg_to_txn(&M, &req), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M, &req), 0);
     assert_int_equal(osn_sip_stxn_start(&l, &t, &req, 0.0, &out), 0);
-    struct osn_sipmsg_key k, kept, k2;
+    struct osn_sip_wire_key k, kept, k2;
     char store[512];
-    assert_int_equal(osn_sipmsg_key_of(&M, &k), 0);
-    int used = osn_sipmsg_key_copy(&kept, store, sizeof store, &k);
+    assert_int_equal(osn_sip_wire_key_of(&M, &k), 0);
+    int used = osn_sip_wire_key_copy(&kept, store, sizeof store, &k);
     assert_true(used > 0);
-    assert_int_equal(osn_sipmsg_key_copy(&kept, store, 3, &k), OSN_ETOOBIG);
-    osn_sipmsg_key_copy(&kept, store, sizeof store, &k);
+    assert_int_equal(osn_sip_wire_key_copy(&kept, store, 3, &k), OSN_ETOOBIG);
+    osn_sip_wire_key_copy(&kept, store, sizeof store, &k);
     memset(BUF, 0, sizeof BUF); /* the datagram is gone; the copy stays */
     assert_span(kept.branch, "z9hG4bK-11044-1-0");
 
@@ -683,16 +684,16 @@ static void test_keys_and_table(void **state)
                        "Call-ID: 1-11044@127.0.0.1\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n";
     static char rbuf[1024];
     memcpy(rbuf, r487, strlen(r487));
-    assert_int_equal(osn_sipmsg_parse(&M2, rbuf, strlen(r487)), 0);
+    assert_int_equal(osn_sip_wire_parse(&M2, rbuf, strlen(r487)), 0);
     assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
-    int n = osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2);
+    int n = osn_sip_wire_print_ack(OUT, sizeof OUT, &M, &M2);
     assert_true(n > 0);
-    assert_int_equal(osn_sipmsg_parse(&M3, OUT, (size_t)n), 0);
+    assert_int_equal(osn_sip_wire_parse(&M3, OUT, (size_t)n), 0);
     assert_int_equal(M3.method, OSN_SIP_ACK);
-    assert_int_equal(osn_sipmsg_to_txn(&M3, &ack), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M3, &ack), 0);
     assert_ptr_equal(osn_sip_layer_match(&l, &ack), &t);
-    assert_int_equal(osn_sipmsg_key_of(&M3, &k2), 0);
-    assert_true(osn_sipmsg_key_eq(&kept, &k2));
+    assert_int_equal(osn_sip_wire_key_of(&M3, &k2), 0);
+    assert_true(osn_sip_wire_key_eq(&kept, &k2));
 
     /* A forged collision: the numbers of the INVITE, the text of another branch. */
     const char *other = "INVITE sip:service@127.0.0.1:5070 SIP/2.0\r\n"
@@ -700,13 +701,13 @@ static void test_keys_and_table(void **state)
                         "From: <sip:x@y>;tag=1\r\nTo: <sip:z@y>\r\nCall-ID: 1-11044@127.0.0.1\r\n"
                         "CSeq: 1 INVITE\r\n\r\n";
     memcpy(rbuf, other, strlen(other));
-    assert_int_equal(osn_sipmsg_parse(&M2, rbuf, strlen(other)), 0);
+    assert_int_equal(osn_sip_wire_parse(&M2, rbuf, strlen(other)), 0);
     struct osn_sip_msg forged;
-    osn_sipmsg_to_txn(&M2, &forged);
+    osn_sip_wire_to_txn(&M2, &forged);
     forged.branch = req.branch; /* as if SipHash had collided */
     assert_ptr_equal(osn_sip_layer_match(&l, &forged), &t);
-    assert_int_equal(osn_sipmsg_key_of(&M2, &k2), 0);
-    assert_false(osn_sipmsg_key_eq(&kept, &k2)); /* the node refuses the match */
+    assert_int_equal(osn_sip_wire_key_of(&M2, &k2), 0);
+    assert_false(osn_sip_wire_key_eq(&kept, &k2)); /* the node refuses the match */
     osn_sip_txn_abort(&l, &t);
     osn_sip_layer_release(&l);
 }
@@ -718,7 +719,7 @@ static void test_rfc2543(void **state)
     (void)state;
     struct osn_sip_msg inv, ack, other;
     assert_int_equal(parse_file("rfc4475", "inv2543.dat", &M, BUF), 0);
-    assert_int_equal(osn_sipmsg_to_txn(&M, &inv), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M, &inv), 0);
     assert_true(inv.branch != 0);
     const char *r404 = "SIP/2.0 404 Not Found\r\nVia: SIP/2.0/UDP iftgw.example.com\r\n"
                        "From: <sip:+13035551111@ift.client.example.net;user=phone>\r\n"
@@ -726,26 +727,26 @@ static void test_rfc2543(void **state)
                        "Call-ID: inv2543.1717@ift.client.example.com\r\nCSeq: 56 INVITE\r\n\r\n";
     static char rbuf[1024];
     memcpy(rbuf, r404, strlen(r404));
-    assert_int_equal(osn_sipmsg_parse(&M2, rbuf, strlen(r404)), 0);
-    int n = osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2);
+    assert_int_equal(osn_sip_wire_parse(&M2, rbuf, strlen(r404)), 0);
+    int n = osn_sip_wire_print_ack(OUT, sizeof OUT, &M, &M2);
     assert_true(n > 0);
-    assert_int_equal(osn_sipmsg_parse(&M3, OUT, (size_t)n), 0);
+    assert_int_equal(osn_sip_wire_parse(&M3, OUT, (size_t)n), 0);
     assert_true(M3.rfc2543);
-    assert_int_equal(osn_sipmsg_to_txn(&M3, &ack), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M3, &ack), 0);
     assert_true(ack.branch == inv.branch);
-    struct osn_sipmsg_key a, b;
-    osn_sipmsg_key_of(&M, &a);
-    osn_sipmsg_key_of(&M3, &b);
-    assert_true(osn_sipmsg_key_eq(&a, &b));
+    struct osn_sip_wire_key a, b;
+    osn_sip_wire_key_of(&M, &a);
+    osn_sip_wire_key_of(&M3, &b);
+    assert_true(osn_sip_wire_key_eq(&a, &b));
     /* Another CSeq: another transaction. */
     size_t len = load("rfc4475", "inv2543.dat", OUT2);
     char *c = strstr(OUT2, "CSeq: 56");
     c[7] = '7';
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT2, len), 0);
-    osn_sipmsg_to_txn(&M2, &other);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT2, len), 0);
+    osn_sip_wire_to_txn(&M2, &other);
     assert_true(other.branch != inv.branch);
-    osn_sipmsg_key_of(&M2, &b);
-    assert_false(osn_sipmsg_key_eq(&a, &b));
+    osn_sip_wire_key_of(&M2, &b);
+    assert_false(osn_sip_wire_key_eq(&a, &b));
 }
 
 /* ---- printer ---- */
@@ -762,7 +763,7 @@ static const struct osn_sip_fwd FWD = {
 static void check_forwarded(int n)
 {
     assert_true(n > 0);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), OSN_SIPMSG_ACCEPT);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), OSN_SIP_WIRE_ACCEPT);
     assert_int_equal(M2.nvia, M.nvia + 1);
     assert_span(M2.via[0].branch, "z9hG4bKp1");
     assert_span(M2.via[0].host, "proxy.example.net");
@@ -788,33 +789,33 @@ static void test_print_forward(void **state)
     for (size_t i = 0; i < N4475 + NSIPP; i++) {
         int v = i < N4475 ? parse_file("rfc4475", RFC4475[i].file, &M, BUF)
                           : parse_file("sipp", SIPP[i - N4475], &M, BUF);
-        if (v != OSN_SIPMSG_ACCEPT || !M.is_request || M.max_forwards == 0 ||
-            M.nvia >= OSN_SIPMSG_MAX_VIAS)
+        if (v != OSN_SIP_WIRE_ACCEPT || !M.is_request || M.max_forwards == 0 ||
+            M.nvia >= OSN_SIP_WIRE_MAX_VIAS)
             continue;
-        int n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &FWD);
+        int n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &FWD);
         check_forwarded(n);
         /* Every buffer too small is refused, never overrun. */
         for (int cap = 0; cap < n; cap += 7)
-            assert_int_equal(osn_sipmsg_print_forward(OUT2, (size_t)cap, &M, &FWD), OSN_ETOOBIG);
+            assert_int_equal(osn_sip_wire_print_forward(OUT2, (size_t)cap, &M, &FWD), OSN_ETOOBIG);
     }
     /* Loose routing: wsinv's single Route names us and goes. */
     assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), 0);
     struct osn_sip_fwd f = FWD;
     f.pop_route = true;
-    int n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &f);
+    int n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f);
     check_forwarded(n);
     assert_int_equal(M2.nroute, 0);
     /* Two values on one line: the second stays. */
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>, <sip:next;lr>\r\n"
                        "Route: <sip:last;lr>\r\n\r\n");
-    n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &f);
+    n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f);
     check_forwarded(n);
     assert_int_equal(M2.nroute, 2);
     assert_span(M2.route[0].uri, "sip:next;lr");
     assert_span(M2.route[1].uri, "sip:last;lr");
     /* Max-Forwards 0 is the caller's 483, not a forward. */
     assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
-    assert_int_equal(osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &FWD), OSN_EINVAL);
+    assert_int_equal(osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &FWD), OSN_EINVAL);
 }
 
 static void test_print_response_fwd(void **state)
@@ -822,36 +823,36 @@ static void test_print_response_fwd(void **state)
     (void)state;
     /* A 180 as it comes back through us: our Via on top of SIPp's. */
     assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
-    int n = osn_sipmsg_print_forward(OUT, sizeof OUT, &M, &FWD);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    int n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &FWD);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     struct osn_sip_reply r = {.status = 180, .to_tag = {"t9", 2}, .retry_after = -1};
-    n = osn_sipmsg_print_reply(OUT2, sizeof OUT2, &M2, &r);
+    n = osn_sip_wire_print_reply(OUT2, sizeof OUT2, &M2, &r);
     assert_true(n > 0);
-    assert_int_equal(osn_sipmsg_parse(&M3, OUT2, (size_t)n), 0);
+    assert_int_equal(osn_sip_wire_parse(&M3, OUT2, (size_t)n), 0);
     assert_int_equal(M3.nvia, 2);
-    n = osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M3);
+    n = osn_sip_wire_print_response_fwd(OUT, sizeof OUT, &M3);
     assert_true(n > 0);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     assert_int_equal(M2.nvia, 1);
     assert_true(osn_span_eq(M2.via[0].value, M.via[0].value));
     assert_int_equal(M2.status, 180);
     assert_span(M2.to.tag, "t9");
     /* bcast's two Vias; wsinv-style two values on one line. */
     assert_int_equal(parse_file("rfc4475", "bcast.dat", &M, BUF), 0);
-    n = osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    n = osn_sip_wire_print_response_fwd(OUT, sizeof OUT, &M);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     assert_int_equal(M2.nvia, 1);
     assert_span(M2.via[0].host, "255.255.255.255");
     parse_str("SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP a;branch=z9hG4bK1 , SIP/2.0/UDP b;branch=z9hG4bK2"
               "\r\nFrom: <sip:x@y>;tag=1\r\nTo: <sip:z@y>;tag=2\r\nCall-ID: c\r\nCSeq: 1 BYE\r\n"
               "Content-Length: 0\r\n\r\n");
-    n = osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    n = osn_sip_wire_print_response_fwd(OUT, sizeof OUT, &M);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     assert_int_equal(M2.nvia, 1);
     assert_span(M2.via[0].branch, "z9hG4bK2");
     /* A response with only our Via is not forwarded. */
     assert_int_equal(parse_file("sipp", "sipp_uas_180.sip", &M, BUF), 0);
-    assert_int_equal(osn_sipmsg_print_response_fwd(OUT, sizeof OUT, &M), OSN_EINVAL);
+    assert_int_equal(osn_sip_wire_print_response_fwd(OUT, sizeof OUT, &M), OSN_EINVAL);
 }
 
 /* The server half's feedback in a relayed response: our Via goes, the next one loses its own
@@ -868,9 +869,9 @@ static void test_print_response_fwd_oc(void **state)
               "Via: SIP/2.0/UDP edge;branch=z9hG4bK1;oc=5;oc-algo=\"loss\" , SIP/2.0/UDP uac;"
               "branch=z9hG4bK2\r\nFrom: <sip:x@y>;tag=1\r\nTo: <sip:z@y>;tag=2\r\nCall-ID: c\r\n"
               "CSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n");
-    int n = osn_sipmsg_print_response_fwd_oc(OUT, sizeof OUT, &M, &oc);
+    int n = osn_sip_wire_print_response_fwd_oc(OUT, sizeof OUT, &M, &oc);
     assert_true(n > 0);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     assert_int_equal(M2.nvia, 2);
     assert_span(M2.via[0].branch, "z9hG4bK1");
     assert_int_equal(M2.via[0].oc.value, 37);
@@ -879,7 +880,7 @@ static void test_print_response_fwd_oc(void **state)
     assert_int_equal(M2.via[1].oc.flags, 0);
     assert_span(M2.call_id, "c");
     /* Without oc it is the plain forwarder's job. */
-    assert_int_equal(osn_sipmsg_print_response_fwd_oc(OUT, sizeof OUT, &M, NULL), OSN_EINVAL);
+    assert_int_equal(osn_sip_wire_print_response_fwd_oc(OUT, sizeof OUT, &M, NULL), OSN_EINVAL);
 }
 
 static void test_print_replies(void **state)
@@ -891,9 +892,9 @@ static void test_print_replies(void **state)
         struct osn_sip_reply r = {.status = (uint16_t)codes[i],
                                   .to_tag = {"newtag", 6},
                                   .retry_after = codes[i] == 503 ? 17 : -1};
-        int n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
+        int n = osn_sip_wire_print_reply(OUT, sizeof OUT, &M, &r);
         assert_true(n > 0);
-        assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), OSN_SIPMSG_ACCEPT);
+        assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), OSN_SIP_WIRE_ACCEPT);
         assert_int_equal(M2.status, codes[i]);
         assert_false(M2.is_request);
         assert_int_equal(M2.nvia, 3);
@@ -910,18 +911,18 @@ static void test_print_replies(void **state)
         if (codes[i] == 503)
             assert_int_equal(M2.retry_after.seconds, 17);
         for (int cap = 0; cap < n; cap += 5)
-            assert_int_equal(osn_sipmsg_print_reply(OUT2, (size_t)cap, &M, &r), OSN_ETOOBIG);
+            assert_int_equal(osn_sip_wire_print_reply(OUT2, (size_t)cap, &M, &r), OSN_ETOOBIG);
     }
     /* 200 with a To tag added; 100 without (RFC 3261 8.2.6.2). */
     assert_int_equal(parse_file("sipp", "sipp_uac_invite.sip", &M, BUF), 0);
     struct osn_sip_reply r = {.status = 200, .to_tag = {"abc", 3}, .retry_after = -1};
-    int n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    int n = osn_sip_wire_print_reply(OUT, sizeof OUT, &M, &r);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     assert_span(M2.to.tag, "abc");
     assert_span(M2.to.display, "service");
     r.status = 100;
-    n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    n = osn_sip_wire_print_reply(OUT, sizeof OUT, &M, &r);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     assert_int_equal((int)M2.to.tag.n, 0);
     /* RFC 7339: a 503 with the server's oc state in the top Via, the request's oc gone. */
     parse_str("INVITE sip:a@example.com SIP/2.0\r\n"
@@ -941,10 +942,10 @@ static void test_print_replies(void **state)
                                         .validity_ms = 500,
                                         .seq_int = 1282321615,
                                         .seq_frac = 78200}};
-    n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r503);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    n = osn_sip_wire_print_reply(OUT, sizeof OUT, &M, &r503);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     struct osn_sip_msg num;
-    assert_int_equal(osn_sipmsg_to_txn(&M2, &num), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M2, &num), 0);
     assert_int_equal(num.status, 503);
     assert_int_equal(num.retry_after, 5);
     assert_int_equal(num.oc.flags, r503.oc.flags);
@@ -958,20 +959,20 @@ static void test_print_replies(void **state)
     assert_non_null(strstr(OUT, ";x=1"));
     /* A malformed but answerable request gets its 400 (4475 3.3.1: even without From/To). */
     for (size_t i = 0; i < N4475; i++) {
-        if (RFC4475[i].verdict != OSN_SIPMSG_ANSWER)
+        if (RFC4475[i].verdict != OSN_SIP_WIRE_ANSWER)
             continue;
         parse_file("rfc4475", RFC4475[i].file, &M, BUF);
         struct osn_sip_reply bad = {.status = M.err.answer, .retry_after = -1};
-        n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &bad);
+        n = osn_sip_wire_print_reply(OUT, sizeof OUT, &M, &bad);
         assert_true(n > 0);
         /* It may lack what the request lacked (3.3.1 has no From or To to copy). */
-        (void)osn_sipmsg_parse(&M2, OUT, (size_t)n);
+        (void)osn_sip_wire_parse(&M2, OUT, (size_t)n);
         assert_int_equal(M2.status, M.err.answer);
         assert_true(M2.nvia >= 1);
         /* The phrase names the problem (RFC 3261 21.4.1), and every header line sent back is
          * one of the request's that ended before its first error, or a Via line without the
          * error: nothing broken is echoed. */
-        assert_non_null(strstr(OUT, osn_sipmsg_reason_name(M.err.reason)));
+        assert_non_null(strstr(OUT, osn_sip_wire_reason_name(M.err.reason)));
         const char *line = strstr(OUT, "\r\n") + 2, *end;
         for (; (end = strstr(line, "\r\n")) && end > line; line = end + 2) {
             size_t len = (size_t)(end - line);
@@ -996,8 +997,8 @@ static void test_print_483(void **state)
     (void)state;
     assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
     struct osn_sip_reply r = {.status = 483, .to_tag = {"p", 1}, .retry_after = -1};
-    int n = osn_sipmsg_print_reply(OUT, sizeof OUT, &M, &r);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT, (size_t)n), 0);
+    int n = osn_sip_wire_print_reply(OUT, sizeof OUT, &M, &r);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), 0);
     assert_int_equal(M2.status, 483);
     assert_true(is(M2.reason_phrase, "Too Many Hops"));
 }
@@ -1007,11 +1008,11 @@ static void test_print_ack(void **state)
     (void)state;
     assert_int_equal(parse_file("rfc4475", "wsinv.dat", &M, BUF), 0);
     struct osn_sip_reply r = {.status = 486, .to_tag = {"q", 1}, .retry_after = -1};
-    int n = osn_sipmsg_print_reply(OUT2, sizeof OUT2, &M, &r);
-    assert_int_equal(osn_sipmsg_parse(&M2, OUT2, (size_t)n), 0);
-    n = osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2);
+    int n = osn_sip_wire_print_reply(OUT2, sizeof OUT2, &M, &r);
+    assert_int_equal(osn_sip_wire_parse(&M2, OUT2, (size_t)n), 0);
+    n = osn_sip_wire_print_ack(OUT, sizeof OUT, &M, &M2);
     assert_true(n > 0);
-    assert_int_equal(osn_sipmsg_parse(&M3, OUT, (size_t)n), 0);
+    assert_int_equal(osn_sip_wire_parse(&M3, OUT, (size_t)n), 0);
     assert_int_equal(M3.method, OSN_SIP_ACK);
     assert_true(osn_span_eq(M3.uri, M.uri));
     assert_int_equal(M3.nvia, 1);
@@ -1024,18 +1025,18 @@ static void test_print_ack(void **state)
     assert_int_equal(M3.max_forwards, 68);
     /* Not for a 2xx (that ACK is the TU's, 13.2.2.4), not for a non-INVITE. */
     r.status = 200;
-    n = osn_sipmsg_print_reply(OUT2, sizeof OUT2, &M, &r);
-    osn_sipmsg_parse(&M2, OUT2, (size_t)n);
-    assert_int_equal(osn_sipmsg_print_ack(OUT, sizeof OUT, &M, &M2), OSN_EINVAL);
+    n = osn_sip_wire_print_reply(OUT2, sizeof OUT2, &M, &r);
+    osn_sip_wire_parse(&M2, OUT2, (size_t)n);
+    assert_int_equal(osn_sip_wire_print_ack(OUT, sizeof OUT, &M, &M2), OSN_EINVAL);
 }
 
-/* Every printer's output from a packed copy (osn_sipmsg_pack) and from the parse it was made
+/* Every printer's output from a packed copy (osn_sip_wire_pack) and from the parse it was made
  * of, for every accepted RFC 4475 and SIPp message: byte for byte the same after the original
  * datagram is overwritten (so no span still points into it); the same identities; and the copy
  * a small fraction of the parser's struct. */
 static char OUT3[MAXMSG];
 
-static void printed_pair(const struct osn_sipmsg *m, int which, char *out, int *n)
+static void printed_pair(const struct osn_sip_wire *m, int which, char *out, int *n)
 {
     struct osn_sip_reply r = {.status = 503, .to_tag = {"t1", 2}, .retry_after = 7};
     struct osn_sip_fwd f = {.transport = {"UDP", 3},
@@ -1047,14 +1048,14 @@ static void printed_pair(const struct osn_sipmsg *m, int which, char *out, int *
     switch (which) {
     case 0:
         r.status = 100;
-        *n = osn_sipmsg_print_reply(out, MAXMSG, m, &r);
+        *n = osn_sip_wire_print_reply(out, MAXMSG, m, &r);
         break;
     case 1:
-        *n = osn_sipmsg_print_reply(out, MAXMSG, m, &r);
+        *n = osn_sip_wire_print_reply(out, MAXMSG, m, &r);
         break;
     case 2:
-        *n = m->is_request ? osn_sipmsg_print_forward(out, MAXMSG, m, &f)
-                           : osn_sipmsg_print_response_fwd_oc(out, MAXMSG, m, &oc);
+        *n = m->is_request ? osn_sip_wire_print_forward(out, MAXMSG, m, &f)
+                           : osn_sip_wire_print_response_fwd_oc(out, MAXMSG, m, &oc);
         break;
     }
 }
@@ -1062,21 +1063,21 @@ static void printed_pair(const struct osn_sipmsg *m, int which, char *out, int *
 static void pack_one(const char *dir, const char *file, size_t *size)
 {
     size_t len = load(dir, file, BUF);
-    if (osn_sipmsg_parse(&M, BUF, len) != OSN_SIPMSG_ACCEPT)
+    if (osn_sip_wire_parse(&M, BUF, len) != OSN_SIP_WIRE_ACCEPT)
         return;
     struct osn_sip_msg want = {0}, got = {0};
-    struct osn_sipmsg_key kw, kg;
-    assert_int_equal(osn_sipmsg_to_txn(&M, &want), 0);
+    struct osn_sip_wire_key kw, kg;
+    assert_int_equal(osn_sip_wire_to_txn(&M, &want), 0);
     char keytext[4096];
-    assert_int_equal(osn_sipmsg_key_of(&M, &kg), 0);
-    assert_true(osn_sipmsg_key_copy(&kw, keytext, sizeof keytext, &kg) >= 0);
+    assert_int_equal(osn_sip_wire_key_of(&M, &kg), 0);
+    assert_true(osn_sip_wire_key_copy(&kw, keytext, sizeof keytext, &kg) >= 0);
     char *ref = malloc(3 * (size_t)MAXMSG);
     int nref[3];
     for (int w = 0; w < 3; w++)
         printed_pair(&M, w, ref + w * MAXMSG, &nref[w]);
-    *size = osn_sipmsg_packed_size(&M);
+    *size = osn_sip_wire_packed_size(&M);
     char *block = malloc(*size);
-    const struct osn_sipmsg *c = osn_sipmsg_pack(block, &M);
+    const struct osn_sip_wire *c = osn_sip_wire_pack(block, &M);
     assert_ptr_equal(c, block);
     memset(BUF, 'X', sizeof BUF); /* the datagram is gone */
     memset(&M, 0xa5, sizeof M);   /* and so is the parse */
@@ -1091,13 +1092,13 @@ static void pack_one(const char *dir, const char *file, size_t *size)
             fail_msg("%s: printer %d differs from the packed copy (%d vs %d bytes)", file, w, n,
                      nref[w]);
     }
-    assert_int_equal(osn_sipmsg_to_txn(c, &got), 0);
+    assert_int_equal(osn_sip_wire_to_txn(c, &got), 0);
     assert_true(got.branch == want.branch && got.sent_by == want.sent_by &&
                 got.call_id == want.call_id && got.from_tag == want.from_tag &&
                 got.to_tag == want.to_tag && got.cseq == want.cseq && got.method == want.method &&
                 got.status == want.status);
-    assert_int_equal(osn_sipmsg_key_of(c, &kg), 0);
-    assert_true(osn_sipmsg_key_eq(&kw, &kg));
+    assert_int_equal(osn_sip_wire_key_of(c, &kg), 0);
+    assert_true(osn_sip_wire_key_eq(&kw, &kg));
     assert_true(osn_span_eq(kg.call_id, kw.call_id) || !kw.call_id.p);
     free(block);
     free(ref);
@@ -1108,7 +1109,7 @@ static void test_pack(void **state)
     (void)state;
     size_t size, packed = 0;
     for (size_t i = 0; i < N4475; i++)
-        if (RFC4475[i].verdict == OSN_SIPMSG_ACCEPT)
+        if (RFC4475[i].verdict == OSN_SIP_WIRE_ACCEPT)
             pack_one("rfc4475", RFC4475[i].file, &size), packed++;
     for (size_t i = 0; i < NSIPP; i++)
         pack_one("sipp", SIPP[i], &size), packed++;
@@ -1117,11 +1118,11 @@ static void test_pack(void **state)
      * fields and lists, under 2 KB, against about 31 KB for the parser's struct. */
     pack_one("sipp", "sipp_uac_invite.sip", &size);
     assert_true(size < 2048);
-    assert_true(sizeof(struct osn_sipmsg) > 30000);
-    assert_null(osn_sipmsg_pack(NULL, &M2));
-    assert_int_equal(osn_sipmsg_parse(&M2, "garbage", 7), OSN_SIPMSG_DROP);
+    assert_true(sizeof(struct osn_sip_wire) > 30000);
+    assert_null(osn_sip_wire_pack(NULL, &M2));
+    assert_int_equal(osn_sip_wire_parse(&M2, "garbage", 7), OSN_SIP_WIRE_DROP);
     char block[64];
-    assert_null(osn_sipmsg_pack(block, &M2)); /* not accepted: nothing to keep */
+    assert_null(osn_sip_wire_pack(block, &M2)); /* not accepted: nothing to keep */
 }
 
 static void test_names(void **state)
@@ -1148,8 +1149,8 @@ static void test_names(void **state)
     assert_int_equal(osn_sip_hdr_id("Max-Forward", 11), OSN_SIP_HDR_OTHER);
     assert_int_equal(osn_sip_hdr_id("C%6Fntact", 9), OSN_SIP_HDR_OTHER);
     assert_int_equal(osn_sip_method_of("invite", 6), OSN_SIP_OTHER); /* case-sensitive */
-    for (int r = 0; r < OSN_SIPMSG_NREASONS; r++)
-        assert_true(strcmp(osn_sipmsg_reason_name(r), "?") != 0);
+    for (int r = 0; r < OSN_SIP_WIRE_NREASONS; r++)
+        assert_true(strcmp(osn_sip_wire_reason_name(r), "?") != 0);
 }
 
 int main(void)

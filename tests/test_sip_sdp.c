@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "osn/err.h"
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
 static const struct osn_sdp_local LOCAL = {{"127.0.0.1", 9}, false, 9, 42};
 

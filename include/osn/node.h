@@ -3,7 +3,7 @@
  * monotonic clock, running the same transaction machines (osn/sip.h), element behaviour
  * (osn/elem.h) and controllers (osn/ctl.h) as the network simulator.
  *
- * Each datagram read is parsed (osn/sipmsg.h; a malformed request that can be answered gets 400,
+ * Each datagram read is parsed (osn/sip_wire.h; a malformed request that can be answered gets 400,
  * anything else malformed is dropped and counted), classified against the node's transactions
  * (new INVITE, copy, response, ACK, BYE) and given to the element's server: a virtual CPU that
  * spends each message's cost (the scenario's cost_* keys) on the messages ahead of it, behind a

@@ -69,7 +69,9 @@ struct osn_sip_oc {
     uint64_t seq_int;     /* oc-seq integer part */
 };
 
-/* A SIP message with its identities as integers. status == 0 makes it a request of `method`;
+/* A SIP message with its identities as integers: the facts the transaction layer needs, with no
+ * bytes (the simulator's messages are these alone; the node fills one from a struct osn_sip_wire,
+ * the message as it is on the wire, osn/sip_wire.h). status == 0 makes it a request of `method`;
  * 100..699 a response, whose `method` is its CSeq method. */
 struct osn_sip_msg {
     uint8_t method;      /* enum osn_sip_method */

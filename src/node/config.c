@@ -98,11 +98,11 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         snprintf(msg, msgsize, "the [sip] timers were refused");
         return err;
     }
-    if (osn_sipmsg_key_init() != 0) {
+    if (osn_sip_wire_key_init() != 0) {
         snprintf(msg, msgsize, "cannot read random bytes for the hash key");
         return OSN_EIO;
     }
-    n->branch_salt = osn_sipmsg_hash(&n->listen, sizeof n->listen) ^ (uint64_t)getpid();
+    n->branch_salt = osn_sip_wire_hash(&n->listen, sizeof n->listen) ^ (uint64_t)getpid();
     /* The server half at the core, the client half at the edge (toward the core): the
      * simulator's wiring of a collapse chain. */
     if (cfg->element == OSN_NODE_CORE) {

@@ -29,7 +29,7 @@
 #include "osn/elem.h"
 #include "osn/node.h"
 #include "osn/sip.h"
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
 /* ---- timers (timers.c) ---- */
 
@@ -69,15 +69,15 @@ struct ntx {
     bool live;        /* between start and end */
     struct ntx *peer; /* proxy: server <-> client transaction of one forwarded request */
     struct ntx *next_free;
-    struct ntx *next_all;      /* every object the pool made, for the teardown */
-    struct osn_sipmsg_key key; /* spans into req, or into keybuf once req is let go */
+    struct ntx *next_all;        /* every object the pool made, for the teardown */
+    struct osn_sip_wire_key key; /* spans into req, or into keybuf once req is let go */
     /* Server: the request received; client: the request sent. Its bytes and their parse in one
-     * block (osn_sipmsg_pack), so that answering or forwarding it parses nothing. */
-    struct osn_sipmsg *req;
+     * block (osn_sip_wire_pack), so that answering or forwarding it parses nothing. */
+    struct osn_sip_wire *req;
     size_t req_size;
     char *resp; /* server: the last response sent (printed here: bytes, never parsed) */
     size_t resp_len;
-    struct osn_sipmsg *final; /* client: the final response received, packed as req */
+    struct osn_sip_wire *final; /* client: the final response received, packed as req */
     size_t final_size;
     struct sockaddr_in from; /* server: where the request came from (responses go there) */
     double t0;               /* start (s) */
@@ -93,14 +93,14 @@ struct ntx {
 /* A datagram parsed once, on arrival (node_datagram), and everything the node learns of it
  * there: every function that works on it takes it as a parameter. pm is the parse, its spans in
  * the datagram's bytes; m the transaction layer's numbers of it. While the message waits in the
- * server, pm is a packed copy (osn_sipmsg_pack) that `kept` owns; a transaction that keeps the
+ * server, pm is a packed copy (osn_sip_wire_pack) that `kept` owns; a transaction that keeps the
  * message (ntx_set_req, ntx_set_final) takes that block instead of copying it, and sets kept to
  * NULL (pm then lives as long as the transaction). */
 struct rmsg {
-    const struct osn_sipmsg *pm;
+    const struct osn_sip_wire *pm;
     struct osn_sip_msg m;
     struct sockaddr_in from;
-    struct osn_sipmsg *kept;
+    struct osn_sip_wire *kept;
     size_t kept_size;
 };
 
@@ -202,7 +202,7 @@ struct node {
     uint64_t branch_seq, branch_salt;
     double cpu_t; /* the virtual CPU: nominal end of the last service (s) */
     struct outq outq;
-    char obuf[OSN_SIPMSG_MAX_LEN + 1];
+    char obuf[OSN_SIP_WIRE_MAX_LEN + 1];
     struct osn_node_stats st;
     int err;
 };
@@ -230,7 +230,7 @@ int ntx_set_final(struct node *n, struct ntx *x, struct rmsg *r);
 int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len);
 /* The live transaction of `role` that parsed message pm (numbers in m) belongs to, or NULL:
  * the table's answer, confirmed on the key text. */
-struct ntx *ntx_find(struct node *n, int role, const struct osn_sipmsg *pm,
+struct ntx *ntx_find(struct node *n, int role, const struct osn_sip_wire *pm,
                      const struct osn_sip_msg *m);
 /* Carries out one output of the transaction layer for x; `in` is the message received that
  * caused it (NULL for a timer, a start or a response of ours). Every caller keeps its output in a
@@ -300,11 +300,11 @@ void tu_2xx_timer(struct node *n, struct ntx *x);
 #define UAS_CONTACT_MAX 96
 #define UAS_SDP_MAX     8192
 /* The facts of request req (Call-ID hash call_id) for osn_elem_on_uas_request. */
-struct osn_uas_request uas_request_of(const struct node *n, const struct osn_sipmsg *req,
+struct osn_uas_request uas_request_of(const struct node *n, const struct osn_sip_wire *req,
                                       uint64_t call_id);
 /* Fills what OSN_ELEM_W_* bits `with` ask into r, its text in contact[] and sdp[]. 0 or the
  * SDP printer's error. */
-int uas_reply_fill(const struct node *n, const struct osn_sipmsg *req, int with,
+int uas_reply_fill(const struct node *n, const struct osn_sip_wire *req, int with,
                    struct osn_sip_reply *r, char contact[UAS_CONTACT_MAX], char sdp[UAS_SDP_MAX]);
 
 /* metrics.c: the HTTP endpoint on libmicrohttpd, driven by the node's loop */

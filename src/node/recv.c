@@ -107,15 +107,15 @@ void node_service_done(struct node *n)
 }
 
 /* A malformed datagram (parsed in pm): 400 (or 505) when it can be answered, else dropped. */
-static void malformed(struct node *n, const struct osn_sipmsg *pm, int verdict,
+static void malformed(struct node *n, const struct osn_sip_wire *pm, int verdict,
                       const struct sockaddr_in *from)
 {
-    if (verdict != OSN_SIPMSG_ANSWER) {
+    if (verdict != OSN_SIP_WIRE_ANSWER) {
         n->st.bad_dropped++;
         return;
     }
     struct osn_sip_reply r = {.status = pm->err.answer, .retry_after = -1};
-    int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, pm, &r);
+    int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, pm, &r);
     if (len > 0) {
         udp_send(n, from, n->obuf, (size_t)len);
         n->st.bad_answered++;
@@ -161,7 +161,7 @@ static bool within_budget(struct node *n, const struct rmsg *r)
         return true;
     case OSN_ELEM_BUDGET_503: {
         struct osn_sip_reply re = {.status = 503, .retry_after = 1};
-        int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
+        int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
             udp_send(n, from, n->obuf, (size_t)k);
         break;
@@ -178,7 +178,7 @@ static bool within_budget(struct node *n, const struct rmsg *r)
 static struct qmsg *queued(const struct rmsg *r)
 {
     struct qmsg *q = malloc(sizeof *q);
-    size_t size = osn_sipmsg_packed_size(r->pm);
+    size_t size = osn_sip_wire_packed_size(r->pm);
     void *mem = q ? malloc(size) : NULL;
     if (!mem) {
         free(q);
@@ -187,7 +187,7 @@ static struct qmsg *queued(const struct rmsg *r)
     q->item = (struct osn_elem_item){0};
     q->pending = 0;
     q->rx = *r;
-    q->rx.kept = osn_sipmsg_pack(mem, r->pm);
+    q->rx.kept = osn_sip_wire_pack(mem, r->pm);
     q->rx.kept_size = size;
     q->rx.pm = q->rx.kept;
     return q;
@@ -195,18 +195,18 @@ static struct qmsg *queued(const struct rmsg *r)
 
 void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from)
 {
-    /* The one parse of this datagram. Its room is large (osn/sipmsg.h) but only what the
+    /* The one parse of this datagram. Its room is large (osn/sip_wire.h) but only what the
      * message fills is written; what outlives this call is packed (queued(), ntx_set_req). */
-    struct osn_sipmsg pm;
+    struct osn_sip_wire pm;
     struct rmsg r = {.pm = &pm, .from = *from};
     const struct osn_sip_msg *m = &r.m;
     n->st.datagrams_in++;
-    int v = osn_sipmsg_parse(&pm, buf, len);
-    if (v != OSN_SIPMSG_ACCEPT) {
+    int v = osn_sip_wire_parse(&pm, buf, len);
+    if (v != OSN_SIP_WIRE_ACCEPT) {
         malformed(n, &pm, v, from);
         return;
     }
-    if (osn_sipmsg_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n))) {
+    if (osn_sip_wire_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n))) {
         n->st.stray++; /* a UAS sends no requests: no response is for it */
         return;
     }

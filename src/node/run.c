@@ -53,14 +53,14 @@ static uint64_t rss_peak_kb(void)
 }
 
 /* Reads every datagram waiting, a batch at a time. */
-static void read_all(struct node *n, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
+static void read_all(struct node *n, char (*bufs)[OSN_SIP_WIRE_MAX_LEN + 1])
 {
     struct mmsghdr msgs[RECV_BATCH];
     struct iovec iov[RECV_BATCH];
     struct sockaddr_in from[RECV_BATCH];
     for (int round = 0; round < 64; round++) { /* then timers get their turn */
         for (int i = 0; i < RECV_BATCH; i++) {
-            iov[i] = (struct iovec){bufs[i], OSN_SIPMSG_MAX_LEN};
+            iov[i] = (struct iovec){bufs[i], OSN_SIP_WIRE_MAX_LEN};
             msgs[i] = (struct mmsghdr){0};
             msgs[i].msg_hdr.msg_iov = &iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
@@ -140,7 +140,7 @@ static bool stop_pending(void)
            (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
 }
 
-static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIPMSG_MAX_LEN + 1])
+static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_MAX_LEN + 1])
 {
     const struct osn_node_cfg *cfg = n->cfg;
     sigset_t block, wait_mask;
@@ -207,7 +207,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
                  size_t msgsize)
 {
     struct node *n = calloc(1, sizeof *n);
-    char(*bufs)[OSN_SIPMSG_MAX_LEN + 1] = malloc(RECV_BATCH * sizeof *bufs);
+    char(*bufs)[OSN_SIP_WIRE_MAX_LEN + 1] = malloc(RECV_BATCH * sizeof *bufs);
     struct metrics *met = NULL;
     int err;
 

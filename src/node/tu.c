@@ -35,14 +35,14 @@ static void branch_text(char out[BRANCH_LEN + 1], uint64_t v)
 
 static uint64_t mix(uint64_t h, struct osn_span s)
 {
-    return (h ^ osn_sipmsg_hash(s.p, s.n)) * 0x9e3779b97f4a7c15ULL;
+    return (h ^ osn_sip_wire_hash(s.p, s.n)) * 0x9e3779b97f4a7c15ULL;
 }
 
 /* The loop half of the branch we give request m when we forward it (RFC 3261 16.6 step 8): a
  * function of what forwarding does not change, its Request-URI, From and To tags, Call-ID and
  * CSeq, not of its Vias or Max-Forwards. The same request back with our Via on it is a loop; a
  * changed one (a new Request-URI) a spiral. */
-static uint64_t loop_hash(const struct node *n, const struct osn_sipmsg *m)
+static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m)
 {
     char cs[16];
     int k = snprintf(cs, sizeof cs, "%" PRIu32 " %d", m->cseq, m->cseq_method);
@@ -56,7 +56,7 @@ static uint64_t loop_hash(const struct node *n, const struct osn_sipmsg *m)
 
 /* Whether request m carries a Via of ours (our sent-by, host and port) whose branch ends in the
  * loop hash it would get now (RFC 3261 16.3 step 4): a loop. */
-static bool looped(const struct node *n, const struct osn_sipmsg *m)
+static bool looped(const struct node *n, const struct osn_sip_wire *m)
 {
     char want[17];
     size_t hn = strlen(n->host);
@@ -81,7 +81,7 @@ static bool looped(const struct node *n, const struct osn_sipmsg *m)
 /* A To tag of ours for the call of request x: the same for every response of the call. */
 static void to_tag_text(char out[17], const struct ntx *x)
 {
-    snprintf(out, 17, "%016" PRIx64, osn_sipmsg_hash(x->key.call_id.p, x->key.call_id.n) | 1);
+    snprintf(out, 17, "%016" PRIx64, osn_sip_wire_hash(x->key.call_id.p, x->key.call_id.n) | 1);
 }
 
 /* The server half's current feedback, for the top Via of a response we send (RFC 7339 5.2). */
@@ -119,7 +119,7 @@ void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int 
     to_tag_text(tag, x);
     r.to_tag = (struct osn_span){tag, 16};
     feedback(n, &r.oc);
-    int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
+    int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
     struct osn_sip_msg m = osn_elem_response(&x->t.req, status, retry_after);
     respond_bytes(n, x, len, &m);
 }
@@ -131,15 +131,15 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
  * This is the node's one parse of its own output: the transaction keeps the text of its key
  * (branch, sent-by, Call-ID) in the bytes it resends, and the ACK of a non-2xx is printed from
  * this parse (17.1.1.3); the printer knows where it put each line, but only a parse says so in
- * a struct osn_sipmsg. 0, or an error. */
+ * a struct osn_sip_wire. 0, or an error. */
 static int keep_forward(struct node *n, struct ntx *y, int len, struct osn_sip_msg *m)
 {
-    struct osn_sipmsg pm;
+    struct osn_sip_wire pm;
     struct rmsg r = {.pm = &pm};
-    if (osn_sipmsg_parse(&pm, n->obuf, (size_t)len) != OSN_SIPMSG_ACCEPT)
+    if (osn_sip_wire_parse(&pm, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
     int err = ntx_set_req(n, y, &r);
-    return err ? err : osn_sipmsg_to_txn(y->req, m);
+    return err ? err : osn_sip_wire_to_txn(y->req, m);
 }
 
 /* Forwards the request of server transaction x (its parse kept in x->req) on a new client
@@ -156,7 +156,7 @@ static bool forward(struct node *n, struct ntx *x)
     f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
-    int len = x->req ? osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
+    int len = x->req ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || len > NODE_UDP_MAX;
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
     struct osn_sip_msg m;
@@ -182,7 +182,7 @@ static void relay(struct node *n, struct ntx *up, const struct osn_elem_action *
 {
     struct osn_sip_oc oc;
     feedback(n, &oc);
-    int len = resp ? osn_sipmsg_print_response_fwd_oc(n->obuf, sizeof n->obuf, resp->pm, &oc)
+    int len = resp ? osn_sip_wire_print_response_fwd_oc(n->obuf, sizeof n->obuf, resp->pm, &oc)
                    : OSN_EINVAL;
     if (len <= 0) { /* the element decides what then (found by fuzz_node) */
         struct osn_elem_actions f;
@@ -213,7 +213,7 @@ void tu_new_request(struct node *n, struct rmsg *r, bool shed)
         /* The cap: a 503 printed statelessly from the request. With no transaction to absorb
          * them, the request's copies are refused again, each counted. */
         struct osn_sip_reply re = {.status = 503, .retry_after = 1};
-        int k = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
+        int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
             udp_send(n, &r->from, n->obuf, (size_t)k);
         n->st.refused_at_cap++;
@@ -251,9 +251,9 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     const struct osn_sip_via *v = &ack->pm->via[0];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
-    branch_text(branch, osn_sipmsg_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
+    branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
-    int len = osn_sipmsg_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
+    int len = osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
     if (len <= 0)
         return false;
     udp_send(n, &n->next_hop, n->obuf, (size_t)len);
@@ -356,12 +356,12 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
 static struct ntx *cancelled_invite(struct node *n, struct ntx *x)
 {
     struct osn_sip_txn *t = osn_sip_layer_match_cancelled(&n->sip, &x->t.req);
-    struct osn_sipmsg_key k;
-    if (!t || !x->req || osn_sipmsg_key_of(x->req, &k) != 0)
+    struct osn_sip_wire_key k;
+    if (!t || !x->req || osn_sip_wire_key_of(x->req, &k) != 0)
         return NULL;
     struct ntx *inv = OSN_CONTAINER_OF(t, struct ntx, t);
     k.method = OSN_SIP_INVITE;
-    return inv->live && osn_sipmsg_key_eq(&inv->key, &k) ? inv : NULL;
+    return inv->live && osn_sip_wire_key_eq(&inv->key, &k) ? inv : NULL;
 }
 
 /* Sends a CANCEL for the INVITE of client transaction y (RFC 3261 9.1), printed from the INVITE
@@ -373,7 +373,7 @@ static bool cancel_branch(struct node *n, struct ntx *y)
     struct osn_sip_out o;
     if (!y || !y->live || !y->req)
         return false;
-    int len = osn_sipmsg_print_cancel(n->obuf, sizeof n->obuf, y->req);
+    int len = osn_sip_wire_print_cancel(n->obuf, sizeof n->obuf, y->req);
     struct ntx *c = len > 0 ? ntx_new(n) : NULL;
     if (!c || keep_forward(n, c, len, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &c->t, &m, n->now, &o) != 0) {
@@ -438,7 +438,7 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
          * check, the parse forward() prints from). The node keeps no record of a request once
          * its transaction has ended: never handled before. A UAS knows the calls it answered
          * 2xx and has had no BYE for (struct calls). */
-        const struct osn_sipmsg *req = x->req;
+        const struct osn_sip_wire *req = x->req;
         if (!req)
             return;
         if (x->t.req.method == OSN_SIP_CANCEL) {

@@ -3,7 +3,7 @@
  * layer's outputs carried out with bytes.
  *
  * The layer (osn/sip.h) works on numbers; the node keeps the bytes behind them and, with a
- * message it received or sent, its parse (one packed block, osn_sipmsg_pack: nothing is parsed
+ * message it received or sent, its parse (one packed block, osn_sip_wire_pack: nothing is parsed
  * twice). A server transaction keeps the request it received (for the responses it prints, RFC
  * 3261 8.2.6, and the forward) and the last response it sent (what Timer G and an absorbed copy
  * send again); a client transaction keeps the request it sent (what Timers A and E send again)
@@ -81,13 +81,13 @@ void ntx_free(struct node *n, struct ntx *x)
 /* Keeps message r's parse and bytes in *slot (what was there goes), counted in held: r's own
  * packed block, taken (r->kept is then NULL and r->pm lives as long as the transaction), or a
  * new copy. 0 or OSN_ENOMEM. */
-static int keep(struct node *n, struct osn_sipmsg **slot, size_t *slot_size, struct rmsg *r)
+static int keep(struct node *n, struct osn_sip_wire **slot, size_t *slot_size, struct rmsg *r)
 {
-    size_t size = r->kept ? r->kept_size : osn_sipmsg_packed_size(r->pm);
-    struct osn_sipmsg *c = r->kept;
+    size_t size = r->kept ? r->kept_size : osn_sip_wire_packed_size(r->pm);
+    struct osn_sip_wire *c = r->kept;
     if (!c) {
         void *mem = malloc(size);
-        if (!mem || !(c = osn_sipmsg_pack(mem, r->pm))) {
+        if (!mem || !(c = osn_sip_wire_pack(mem, r->pm))) {
             free(mem);
             return OSN_ENOMEM;
         }
@@ -103,12 +103,12 @@ static int keep(struct node *n, struct osn_sipmsg **slot, size_t *slot_size, str
 
 int ntx_set_req(struct node *n, struct ntx *x, struct rmsg *r)
 {
-    struct osn_sipmsg_key k;
-    if (osn_sipmsg_key_of(r->pm, &k) != 0)
+    struct osn_sip_wire_key k;
+    if (osn_sip_wire_key_of(r->pm, &k) != 0)
         return OSN_EINVAL;
     int err = keep(n, &x->req, &x->req_size, r);
     if (!err)
-        osn_sipmsg_key_of(x->req, &x->key); /* its spans in the kept bytes */
+        osn_sip_wire_key_of(x->req, &x->key); /* its spans in the kept bytes */
     return err;
 }
 
@@ -130,15 +130,15 @@ int ntx_set_resp(struct node *n, struct ntx *x, const char *p, size_t len)
     return 0;
 }
 
-struct ntx *ntx_find(struct node *n, int role, const struct osn_sipmsg *pm,
+struct ntx *ntx_find(struct node *n, int role, const struct osn_sip_wire *pm,
                      const struct osn_sip_msg *m)
 {
     struct osn_sip_txn *t = osn_sip_table_find(&n->sip.table, role, m);
-    struct osn_sipmsg_key k;
-    if (!t || osn_sipmsg_key_of(pm, &k) != 0)
+    struct osn_sip_wire_key k;
+    if (!t || osn_sip_wire_key_of(pm, &k) != 0)
         return NULL;
     struct ntx *x = OSN_CONTAINER_OF(t, struct ntx, t);
-    return osn_sipmsg_key_eq(&x->key, &k) ? x : NULL;
+    return osn_sip_wire_key_eq(&x->key, &k) ? x : NULL;
 }
 
 static void arm(struct node *n, struct ntx *x, int which, double at)
@@ -160,7 +160,7 @@ static void send_response(struct node *n, struct ntx *x, const struct osn_sip_ms
         struct osn_sip_reply r = {.status = 100, .retry_after = -1};
         if (!x->req)
             return;
-        int len = osn_sipmsg_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
+        int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
         if (len > 0)
             udp_send(n, &x->from, n->obuf, (size_t)len);
         return;
@@ -176,7 +176,7 @@ static void send_request(struct node *n, struct ntx *x, const struct osn_sip_msg
     if (m == &o->built && m->method == OSN_SIP_ACK) {
         if (!x->req || !x->final)
             return;
-        int len = osn_sipmsg_print_ack(n->obuf, sizeof n->obuf, x->req, x->final);
+        int len = osn_sip_wire_print_ack(n->obuf, sizeof n->obuf, x->req, x->final);
         if (len > 0)
             udp_send(n, &n->next_hop, n->obuf, (size_t)len);
         return;
@@ -209,7 +209,7 @@ static void ntx_trim(struct node *n, struct ntx *x)
         return;
     }
     if (!keep_req && x->req &&
-        osn_sipmsg_key_copy(&x->key, x->keybuf, sizeof x->keybuf, &x->key) < 0)
+        osn_sip_wire_key_copy(&x->key, x->keybuf, sizeof x->keybuf, &x->key) < 0)
         keep_req = true; /* a key too long for keybuf stays in the request */
     if (!keep_req)
         x->req = let_go(n, x->req, &x->req_size);

@@ -12,15 +12,15 @@
 
 #define MEDIA_PORT 9
 
-static struct osn_sdp_local local_media(const struct node *n, const struct osn_sipmsg *req)
+static struct osn_sdp_local local_media(const struct node *n, const struct osn_sip_wire *req)
 {
     return (struct osn_sdp_local){.addr = {n->host, strlen(n->host)},
                                   .port = MEDIA_PORT,
                                   .session_id =
-                                          osn_sipmsg_hash(req->call_id.p, req->call_id.n) >> 1};
+                                          osn_sip_wire_hash(req->call_id.p, req->call_id.n) >> 1};
 }
 
-struct osn_uas_request uas_request_of(const struct node *n, const struct osn_sipmsg *req,
+struct osn_uas_request uas_request_of(const struct node *n, const struct osn_sip_wire *req,
                                       uint64_t call_id)
 {
     struct osn_uas_request q = {.method = req->method,
@@ -35,7 +35,7 @@ struct osn_uas_request uas_request_of(const struct node *n, const struct osn_sip
     return q;
 }
 
-int uas_reply_fill(const struct node *n, const struct osn_sipmsg *req, int with,
+int uas_reply_fill(const struct node *n, const struct osn_sip_wire *req, int with,
                    struct osn_sip_reply *r, char contact[UAS_CONTACT_MAX], char sdp[UAS_SDP_MAX])
 {
     if (with & OSN_ELEM_W_CONTACT) {

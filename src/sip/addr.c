@@ -16,7 +16,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 
 /* A URI as the grammar of this parser reads it: scheme ":" then visible ASCII without LWS,
  * angle brackets or quotes (RFC 3986 3.1, RFC 3261 19.1.1). In a SIP or SIPS Request-URI the
@@ -82,15 +82,15 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
     const char *s = p, *q;
     *at = p;
     if (p >= end)
-        return OSN_SIPMSG_EADDR;
+        return OSN_SIP_WIRE_EADDR;
     if (*p == '"') {
         q = osn__sip_skip_quoted(p, end);
         if (!q)
-            return OSN_SIPMSG_EADDR; /* RFC 4475 3.1.2.6 */
+            return OSN_SIP_WIRE_EADDR; /* RFC 4475 3.1.2.6 */
         a->display = span(p, q);
         p = skip_ws(q, end);
         if (p >= end || *p != '<')
-            return (*at = p, OSN_SIPMSG_EADDR);
+            return (*at = p, OSN_SIP_WIRE_EADDR);
     } else if (*p != '<') {
         q = p;
         while (q < end && (is_cc(*q, CC_TOKEN) || is_cc(*q, CC_WS)))
@@ -106,11 +106,11 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
     if (p < end && *p == '<') {
         q = memchr(p, '>', (size_t)(end - p));
         if (!q)
-            return (*at = p, OSN_SIPMSG_EADDR);
+            return (*at = p, OSN_SIP_WIRE_EADDR);
         a->uri = span(p + 1, q);
         a->angle = true;
         if (!osn__sip_uri_ok(a->uri, false))
-            return (*at = p + 1, OSN_SIPMSG_EADDR); /* e.g. LWS inside <> (4475 3.1.2.14) */
+            return (*at = p + 1, OSN_SIP_WIRE_EADDR); /* e.g. LWS inside <> (4475 3.1.2.14) */
         p = q + 1;
     } else {
         /* addr-spec: the URI ends at the first ';' or LWS, and may not hold ',' or '?'. */
@@ -120,7 +120,7 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
         a->uri = span(p, q);
         if (!osn__sip_uri_ok(a->uri, false) || memchr(p, ',', (size_t)(q - p)) ||
             memchr(p, '?', (size_t)(q - p)))
-            return OSN_SIPMSG_EADDR; /* 4475 3.1.2.13, 3.1.2.15 */
+            return OSN_SIP_WIRE_EADDR; /* 4475 3.1.2.13, 3.1.2.15 */
         p = q;
     }
     const char *vend = p;
@@ -133,12 +133,12 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
         struct osn_span name, val;
         int has = osn__sip_param(&p, end, true, &name, &val);
         if (has < 0)
-            return (*at = p, OSN_SIPMSG_EADDR);
+            return (*at = p, OSN_SIP_WIRE_EADDR);
         if (SPAN_IS(name, "tag")) {
             if (!has)
-                return (*at = p, OSN_SIPMSG_EADDR);
+                return (*at = p, OSN_SIP_WIRE_EADDR);
             if (*val.p == '"')
-                return (*at = val.p, OSN_SIPMSG_EADDR); /* tag = token */
+                return (*at = val.p, OSN_SIP_WIRE_EADDR); /* tag = token */
             a->tag = val;
         }
         vend = p;
@@ -149,29 +149,29 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
     p = skip_ws(p, end);
     *at = p; /* in a list: where the next value's comma is */
     if (p != end && !(list && *p == ','))
-        return OSN_SIPMSG_EADDR;
+        return OSN_SIP_WIRE_EADDR;
     return 0;
 }
 
-int osn__sip_addr_list(struct osn_sipmsg *m, int id, struct osn_span v, int hdr, const char **at)
+int osn__sip_addr_list(struct osn_sip_wire *m, int id, struct osn_span v, int hdr, const char **at)
 {
     const char *p = v.p, *end = v.p + v.n;
     struct osn_sip_addr *arr;
     int *n, cap;
     if (id == OSN_SIP_HDR_CONTACT) {
-        arr = m->contact, n = &m->ncontact, cap = OSN_SIPMSG_MAX_CONTACT;
+        arr = m->contact, n = &m->ncontact, cap = OSN_SIP_WIRE_MAX_CONTACT;
         /* Contact: * (RFC 3261 20.10, REGISTER only; the registrar checks the rest). */
         if (v.n == 1 && *p == '*') {
             m->contact_star = true;
             return 0;
         }
     } else if (id == OSN_SIP_HDR_ROUTE)
-        arr = m->route, n = &m->nroute, cap = OSN_SIPMSG_MAX_ROUTES;
+        arr = m->route, n = &m->nroute, cap = OSN_SIP_WIRE_MAX_ROUTES;
     else
-        arr = m->record_route, n = &m->nrecord_route, cap = OSN_SIPMSG_MAX_ROUTES;
+        arr = m->record_route, n = &m->nrecord_route, cap = OSN_SIP_WIRE_MAX_ROUTES;
     for (;;) {
         if (*n >= cap)
-            return (*at = p, OSN_SIPMSG_ECAP);
+            return (*at = p, OSN_SIP_WIRE_ECAP);
         struct osn_sip_addr *a = &arr[*n];
         int rc = osn__sip_addr_parse(a, p, end, true, at);
         if (rc)
@@ -179,7 +179,7 @@ int osn__sip_addr_list(struct osn_sipmsg *m, int id, struct osn_span v, int hdr,
         /* Route and Record-Route are name-addr only (RFC 3261 20.30, 20.34). */
         if (id != OSN_SIP_HDR_CONTACT) {
             if (!a->angle)
-                return (*at = a->value.p, OSN_SIPMSG_EADDR);
+                return (*at = a->value.p, OSN_SIP_WIRE_EADDR);
             a->lr = has_lr(a->uri);
         }
         a->hdr = (uint16_t)hdr;

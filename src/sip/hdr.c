@@ -10,9 +10,9 @@
  */
 #include <string.h>
 
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 
-/* RFC 3261 25.1 character classes, generated (one column per bit of sipmsg_int.h's CC_*):
+/* RFC 3261 25.1 character classes, generated (one column per bit of sip_wire_int.h's CC_*):
  * token = alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~"; WS = SP, HTAB,
  * CR, LF; HOST = alphanum / "-" / "." / "_"; CTL = 0x00-0x1f but HTAB, and 0x7f; URI = 0x21-0x7e
  * but '<', '>' and '"'; SCHEME = alphanum / "+" / "-" / "." (RFC 3986 3.1). Bytes >= 0x80 are in no
@@ -322,33 +322,33 @@ const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64
     return p;
 }
 
-const char *osn_sipmsg_reason_name(int reason)
+const char *osn_sip_wire_reason_name(int reason)
 {
-    static const char *const names[OSN_SIPMSG_NREASONS] = {
-            [OSN_SIPMSG_OK] = "ok",
-            [OSN_SIPMSG_ETOOLONG] = "empty or longer than a datagram",
-            [OSN_SIPMSG_ESTARTLINE] = "start line malformed",
-            [OSN_SIPMSG_EVERSION] = "SIP version not supported",
-            [OSN_SIPMSG_EURI] = "Request-URI malformed",
-            [OSN_SIPMSG_ESTATUS] = "status code out of range",
-            [OSN_SIPMSG_EHDRNAME] = "header name malformed",
-            [OSN_SIPMSG_ECHAR] = "control character",
-            [OSN_SIPMSG_ENOEND] = "no end of headers",
-            [OSN_SIPMSG_ECAP] = "too many headers or values",
-            [OSN_SIPMSG_EVIA] = "Via malformed",
-            [OSN_SIPMSG_EADDR] = "From, To, Contact or Route malformed",
-            [OSN_SIPMSG_ECALLID] = "Call-ID malformed",
-            [OSN_SIPMSG_ECSEQ] = "CSeq malformed",
-            [OSN_SIPMSG_ECSEQMETHOD] = "CSeq method differs from the request's",
-            [OSN_SIPMSG_EMAXFWD] = "Max-Forwards malformed",
-            [OSN_SIPMSG_ECLEN] = "Content-Length malformed",
-            [OSN_SIPMSG_ETRUNCATED] = "body shorter than Content-Length",
-            [OSN_SIPMSG_ERETRYAFTER] = "Retry-After malformed",
-            [OSN_SIPMSG_EOPTION] = "option tag malformed",
-            [OSN_SIPMSG_EDUP] = "single-valued header repeated",
-            [OSN_SIPMSG_EMISSING] = "mandatory header missing",
+    static const char *const names[OSN_SIP_WIRE_NREASONS] = {
+            [OSN_SIP_WIRE_OK] = "ok",
+            [OSN_SIP_WIRE_ETOOLONG] = "empty or longer than a datagram",
+            [OSN_SIP_WIRE_ESTARTLINE] = "start line malformed",
+            [OSN_SIP_WIRE_EVERSION] = "SIP version not supported",
+            [OSN_SIP_WIRE_EURI] = "Request-URI malformed",
+            [OSN_SIP_WIRE_ESTATUS] = "status code out of range",
+            [OSN_SIP_WIRE_EHDRNAME] = "header name malformed",
+            [OSN_SIP_WIRE_ECHAR] = "control character",
+            [OSN_SIP_WIRE_ENOEND] = "no end of headers",
+            [OSN_SIP_WIRE_ECAP] = "too many headers or values",
+            [OSN_SIP_WIRE_EVIA] = "Via malformed",
+            [OSN_SIP_WIRE_EADDR] = "From, To, Contact or Route malformed",
+            [OSN_SIP_WIRE_ECALLID] = "Call-ID malformed",
+            [OSN_SIP_WIRE_ECSEQ] = "CSeq malformed",
+            [OSN_SIP_WIRE_ECSEQMETHOD] = "CSeq method differs from the request's",
+            [OSN_SIP_WIRE_EMAXFWD] = "Max-Forwards malformed",
+            [OSN_SIP_WIRE_ECLEN] = "Content-Length malformed",
+            [OSN_SIP_WIRE_ETRUNCATED] = "body shorter than Content-Length",
+            [OSN_SIP_WIRE_ERETRYAFTER] = "Retry-After malformed",
+            [OSN_SIP_WIRE_EOPTION] = "option tag malformed",
+            [OSN_SIP_WIRE_EDUP] = "single-valued header repeated",
+            [OSN_SIP_WIRE_EMISSING] = "mandatory header missing",
     };
-    return reason >= 0 && reason < OSN_SIPMSG_NREASONS ? names[reason] : "?";
+    return reason >= 0 && reason < OSN_SIP_WIRE_NREASONS ? names[reason] : "?";
 }
 
 const char *osn_sip_reason_phrase(int status)

@@ -11,19 +11,19 @@
  * Why text keys too: distinct strings can still share a 64-bit hash (by chance about one pair in
  * 2^64 per comparison; never on purpose without the key), and RFC 3261 17.2.3 wants two
  * different branches to be two transactions. So a node stores the key text of its transactions
- * and confirms every numeric match with osn_sipmsg_key_eq. The simulator, which has no text,
+ * and confirms every numeric match with osn_sip_wire_key_eq. The simulator, which has no text,
  * does not need this and keeps its numbers and its speed.
  */
 #include <string.h>
 #include <sys/random.h>
 
 #include "osn/err.h"
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 
 static uint64_t k0, k1;
 static bool keyed;
 
-int osn_sipmsg_key_init(void)
+int osn_sip_wire_key_init(void)
 {
     uint8_t key[16];
     size_t got = 0;
@@ -33,7 +33,7 @@ int osn_sipmsg_key_init(void)
             return OSN_EIO;
         got += (size_t)r;
     }
-    osn_sipmsg_key_set(key);
+    osn_sip_wire_key_set(key);
     return 0;
 }
 
@@ -47,7 +47,7 @@ static uint64_t le64(const uint8_t *p)
     return x;
 }
 
-void osn_sipmsg_key_set(const uint8_t key[16])
+void osn_sip_wire_key_set(const uint8_t key[16])
 {
     k0 = le64(key);
     k1 = le64(key + 8);
@@ -78,7 +78,7 @@ void osn_sipmsg_key_set(const uint8_t key[16])
 static uint64_t siphash(const void *data, size_t n, uint64_t tweak)
 {
     if (!keyed)
-        osn_sipmsg_key_init(); /* falls back to the zero key if getrandom fails */
+        osn_sip_wire_key_init(); /* falls back to the zero key if getrandom fails */
     /* An absent span (a Via without a branch) is {NULL, 0}: NULL + 0 is undefined in C, so it
      * reads as the empty string (found by fuzz_node under UBSan). */
     const uint8_t *p = data ? data : (const void *)"";
@@ -124,7 +124,7 @@ static uint64_t siphash(const void *data, size_t n, uint64_t tweak)
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
-uint64_t osn_sipmsg_hash(const void *p, size_t n)
+uint64_t osn_sip_wire_hash(const void *p, size_t n)
 {
     return siphash(p, n, 0);
 }
@@ -158,9 +158,9 @@ static uint64_t sent_by(const struct osn_sip_via *v)
     return siphash(buf, n, tail);
 }
 
-int osn_sipmsg_key_of(const struct osn_sipmsg *m, struct osn_sipmsg_key *k)
+int osn_sip_wire_key_of(const struct osn_sip_wire *m, struct osn_sip_wire_key *k)
 {
-    if (!m || !k || m->err.verdict != OSN_SIPMSG_ACCEPT || m->nvia == 0)
+    if (!m || !k || m->err.verdict != OSN_SIP_WIRE_ACCEPT || m->nvia == 0)
         return OSN_EINVAL;
     memset(k, 0, sizeof *k);
     const struct osn_sip_via *v = &m->via[0];
@@ -179,9 +179,9 @@ int osn_sipmsg_key_of(const struct osn_sipmsg *m, struct osn_sipmsg_key *k)
     return 0;
 }
 
-int osn_sipmsg_to_txn(const struct osn_sipmsg *m, struct osn_sip_msg *out)
+int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
 {
-    if (!m || !out || m->err.verdict != OSN_SIPMSG_ACCEPT || m->nvia == 0)
+    if (!m || !out || m->err.verdict != OSN_SIP_WIRE_ACCEPT || m->nvia == 0)
         return OSN_EINVAL;
     const struct osn_sip_via *v = &m->via[0];
     memset(out, 0, sizeof *out);
@@ -191,12 +191,12 @@ int osn_sipmsg_to_txn(const struct osn_sipmsg *m, struct osn_sip_msg *out)
     out->retry_after = !m->retry_after.present              ? -1
                        : m->retry_after.seconds > INT32_MAX ? INT32_MAX
                                                             : (int32_t)m->retry_after.seconds;
-    out->call_id = nz(osn_sipmsg_hash(m->call_id.p, m->call_id.n));
+    out->call_id = nz(osn_sip_wire_hash(m->call_id.p, m->call_id.n));
     out->sent_by = nz(sent_by(v));
     if (!m->rfc2543) {
-        out->branch = nz(osn_sipmsg_hash(v->branch.p, v->branch.n));
+        out->branch = nz(osn_sip_wire_hash(v->branch.p, v->branch.n));
     } else {
-        /* RFC 3261 17.2.3 fallback, minus the To tag (see osn/sipmsg.h). A response carries no
+        /* RFC 3261 17.2.3 fallback, minus the To tag (see osn/sip_wire.h). A response carries no
          * Request-URI; it matches a client transaction, whose request we sent with a branch
          * of our own, so an RFC 2543 response only ever meets a stray lookup. */
         uint64_t h = 0x2543;
@@ -210,9 +210,10 @@ int osn_sipmsg_to_txn(const struct osn_sipmsg *m, struct osn_sip_msg *out)
         h = chain(h, v->value);
         out->branch = nz(h);
     }
-    out->from_tag =
-            m->from.tag.p && m->from.tag.n ? nz(osn_sipmsg_hash(m->from.tag.p, m->from.tag.n)) : 0;
-    out->to_tag = m->to.tag.p && m->to.tag.n ? nz(osn_sipmsg_hash(m->to.tag.p, m->to.tag.n)) : 0;
+    out->from_tag = m->from.tag.p && m->from.tag.n
+                            ? nz(osn_sip_wire_hash(m->from.tag.p, m->from.tag.n))
+                            : 0;
+    out->to_tag = m->to.tag.p && m->to.tag.n ? nz(osn_sip_wire_hash(m->to.tag.p, m->to.tag.n)) : 0;
     out->oc = v->oc;
     return 0;
 }
@@ -230,12 +231,12 @@ static int put(char **w, char *end, struct osn_span *s)
     return 0;
 }
 
-int osn_sipmsg_key_copy(struct osn_sipmsg_key *dst, char *buf, size_t cap,
-                        const struct osn_sipmsg_key *src)
+int osn_sip_wire_key_copy(struct osn_sip_wire_key *dst, char *buf, size_t cap,
+                          const struct osn_sip_wire_key *src)
 {
     if (!dst || !src || (!buf && cap))
         return OSN_EINVAL;
-    struct osn_sipmsg_key k = *src;
+    struct osn_sip_wire_key k = *src;
     char *w = buf, *end = buf + cap;
     if (put(&w, end, &k.branch) || put(&w, end, &k.host) || put(&w, end, &k.call_id) ||
         put(&w, end, &k.uri) || put(&w, end, &k.from_tag) || put(&w, end, &k.via))
@@ -244,7 +245,7 @@ int osn_sipmsg_key_copy(struct osn_sipmsg_key *dst, char *buf, size_t cap,
     return (int)(w - buf);
 }
 
-bool osn_sipmsg_key_eq(const struct osn_sipmsg_key *a, const struct osn_sipmsg_key *b)
+bool osn_sip_wire_key_eq(const struct osn_sip_wire_key *a, const struct osn_sip_wire_key *b)
 {
     if (a->rfc2543 != b->rfc2543 || a->method != b->method || a->port != b->port ||
         !osn_span_caseeq(a->host, b->host))

@@ -1,5 +1,5 @@
 /*
- * The SIP message parser (osn_sipmsg_parse): one datagram into a zero-copy view, RFC 3261 7 and
+ * The SIP message parser (osn_sip_wire_parse): one datagram into a zero-copy view, RFC 3261 7 and
  * 25. It reads the start line, then the header lines one logical line at a time (a line and
  * its folds, 7.3.1), records each line with its id, hands the headers the transaction layer and
  * a proxy need to their decoders (via.c, addr.c, scalar.c), and finally takes the body by
@@ -21,12 +21,12 @@
 #endif
 
 #include "osn/err.h"
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 
 /* Records the first error (later ones are ignored) and returns it. */
-static int fail(struct osn_sipmsg *m, int reason, const char *at)
+static int fail(struct osn_sip_wire *m, int reason, const char *at)
 {
-    if (m->err.reason == OSN_SIPMSG_OK) {
+    if (m->err.reason == OSN_SIP_WIRE_OK) {
         m->err.reason = (uint8_t)reason;
         m->err.offset = (uint32_t)(at - m->buf.p);
     }
@@ -35,31 +35,31 @@ static int fail(struct osn_sipmsg *m, int reason, const char *at)
 
 /* "SIP/2.0" (case-insensitive, RFC 3261 7.1 and 25: ABNF literals are), anything else of the
  * form "SIP/" 1*DIGIT "." 1*DIGIT is a version we do not support, anything else is not a
- * version. Returns 0, OSN_SIPMSG_EVERSION or OSN_SIPMSG_ESTARTLINE. */
+ * version. Returns 0, OSN_SIP_WIRE_EVERSION or OSN_SIP_WIRE_ESTARTLINE. */
 static int version(struct osn_span v)
 {
     if (SPAN_IS(v, "sip/2.0"))
         return 0;
     if (v.n < 7 || !span_is((struct osn_span){v.p, 4}, "sip/", 4))
-        return OSN_SIPMSG_ESTARTLINE;
+        return OSN_SIP_WIRE_ESTARTLINE;
     const char *p = v.p + 4, *end = v.p + v.n;
     const char *q = p;
     while (q < end && is_cc(*q, CC_DIGIT))
         q++;
     if (q == p || q >= end || *q != '.')
-        return OSN_SIPMSG_ESTARTLINE;
+        return OSN_SIP_WIRE_ESTARTLINE;
     p = ++q;
     while (q < end && is_cc(*q, CC_DIGIT))
         q++;
-    return q == p || q != end ? OSN_SIPMSG_ESTARTLINE : OSN_SIPMSG_EVERSION;
+    return q == p || q != end ? OSN_SIP_WIRE_ESTARTLINE : OSN_SIP_WIRE_EVERSION;
 }
 
 /* Status-Line = SIP-Version SP Status-Code SP Reason-Phrase (RFC 3261 7.2). Hard errors. */
-static int status_line(struct osn_sipmsg *m, const char *p, const char *end)
+static int status_line(struct osn_sip_wire *m, const char *p, const char *end)
 {
     const char *sp = memchr(p, ' ', (size_t)(end - p));
     if (!sp)
-        return fail(m, OSN_SIPMSG_ESTARTLINE, p);
+        return fail(m, OSN_SIP_WIRE_ESTARTLINE, p);
     m->version = span(p, sp);
     int rc = version(m->version);
     if (rc)
@@ -67,10 +67,10 @@ static int status_line(struct osn_sipmsg *m, const char *p, const char *end)
     p = sp + 1;
     if (end - p < 4 || !is_cc(p[0], CC_DIGIT) || !is_cc(p[1], CC_DIGIT) || !is_cc(p[2], CC_DIGIT) ||
         p[3] != ' ')
-        return fail(m, OSN_SIPMSG_ESTATUS, p);
+        return fail(m, OSN_SIP_WIRE_ESTATUS, p);
     int code = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
     if (code < 100 || code > 699)
-        return fail(m, OSN_SIPMSG_ESTATUS, p);
+        return fail(m, OSN_SIP_WIRE_ESTATUS, p);
     m->status = (uint16_t)code;
     /* Reason-Phrase = *(reserved / unreserved / escaped / UTF8-NONASCII / UTF8-CONT / SP /
      * HTAB): anything but controls, which the line scan already refused. */
@@ -82,18 +82,18 @@ static int status_line(struct osn_sipmsg *m, const char *p, const char *end)
  * RFC 4475 3.1.2.8-10 (LWS in the URI, several SP, trailing SP) are rejected, not read
  * liberally, because a proxy copies the line and must not pass them on. Returns 0, a hard
  * error (no method: nothing to answer), or a soft one recorded in m->err. */
-static int request_line(struct osn_sipmsg *m, const char *p, const char *end)
+static int request_line(struct osn_sip_wire *m, const char *p, const char *end)
 {
     const char *q = skip_token(p, end);
     if (q == p || q >= end || *q != ' ')
-        return fail(m, OSN_SIPMSG_ESTARTLINE, q);
+        return fail(m, OSN_SIP_WIRE_ESTARTLINE, q);
     m->method_name = span(p, q);
     m->method = (uint8_t)osn_sip_method_of(p, (size_t)(q - p));
     m->is_request = true;
     const char *u = q + 1;
     const char *usp = memchr(u, ' ', (size_t)(end - u));
     if (!usp || usp == u) {
-        fail(m, OSN_SIPMSG_ESTARTLINE, u);
+        fail(m, OSN_SIP_WIRE_ESTARTLINE, u);
         return 0;
     }
     m->uri = span(u, usp);
@@ -106,7 +106,8 @@ static int request_line(struct osn_sipmsg *m, const char *p, const char *end)
         while (t < end && *t == ' ')
             t++;
         m->version = span(v, vsp);
-        fail(m, t == end && !version(m->version) ? OSN_SIPMSG_ESTARTLINE : OSN_SIPMSG_EURI, vsp);
+        fail(m, t == end && !version(m->version) ? OSN_SIP_WIRE_ESTARTLINE : OSN_SIP_WIRE_EURI,
+             vsp);
         return 0;
     }
     m->version = span(v, end);
@@ -114,7 +115,7 @@ static int request_line(struct osn_sipmsg *m, const char *p, const char *end)
     if (rc)
         fail(m, rc, v);
     if (!osn__sip_uri_ok(m->uri, true))
-        fail(m, OSN_SIPMSG_EURI, u);
+        fail(m, OSN_SIP_WIRE_EURI, u);
     return 0;
 }
 
@@ -199,16 +200,16 @@ static bool has_ws(struct osn_span s)
 }
 
 /* A single-valued header seen twice (RFC 3261 7.3.1: only list headers may repeat). */
-static int once(struct osn_sipmsg *m, int *slot, int i, const char *at)
+static int once(struct osn_sip_wire *m, int *slot, int i, const char *at)
 {
     if (*slot >= 0)
-        return fail(m, OSN_SIPMSG_EDUP, at);
+        return fail(m, OSN_SIP_WIRE_EDUP, at);
     *slot = i;
     return 0;
 }
 
 /* Decodes header i; a failure is soft (recorded, parsing goes on). */
-static void decode(struct osn_sipmsg *m, int i)
+static void decode(struct osn_sip_wire *m, int i)
 {
     struct osn_sip_hdr *h = &m->hdr[i];
     struct osn_span v = h->value;
@@ -235,7 +236,7 @@ static void decode(struct osn_sipmsg *m, int i)
         /* callid = word [ "@" word ]: visible ASCII, no LWS (RFC 3261 25.1). */
         m->call_id = v;
         if (v.n == 0 || has_ws(v))
-            rc = OSN_SIPMSG_ECALLID;
+            rc = OSN_SIP_WIRE_ECALLID;
         break;
     case OSN_SIP_HDR_CSEQ:
         if (once(m, &m->cseq_hdr, i, h->line.p))
@@ -250,7 +251,7 @@ static void decode(struct osn_sipmsg *m, int i)
         at = osn__sip_number(v.p, end, 255, &x);
         if (!at || at != end) {
             at = at ? at : v.p;
-            rc = OSN_SIPMSG_EMAXFWD;
+            rc = OSN_SIP_WIRE_EMAXFWD;
         } else
             m->max_forwards = (int16_t)x;
         break;
@@ -260,7 +261,7 @@ static void decode(struct osn_sipmsg *m, int i)
         at = osn__sip_number(v.p, end, INT32_MAX, &x);
         if (!at || at != end) {
             at = at ? at : v.p;
-            rc = OSN_SIPMSG_ECLEN;
+            rc = OSN_SIP_WIRE_ECLEN;
         } else
             m->content_length = (int32_t)x;
         break;
@@ -290,10 +291,10 @@ static void decode(struct osn_sipmsg *m, int i)
         fail(m, rc, at);
 }
 
-static void reset(struct osn_sipmsg *m, const char *buf, size_t len)
+static void reset(struct osn_sip_wire *m, const char *buf, size_t len)
 {
     /* Only the scalar part: the arrays are written as they fill. */
-    memset(m, 0, offsetof(struct osn_sipmsg, hdr));
+    memset(m, 0, offsetof(struct osn_sip_wire, hdr));
     m->hdr = m->room.hdr;
     m->via = m->room.via;
     m->route = m->room.route;
@@ -311,31 +312,31 @@ static void reset(struct osn_sipmsg *m, const char *buf, size_t len)
 }
 
 /* The verdict of a message whose first error is recorded. */
-static int verdict(struct osn_sipmsg *m)
+static int verdict(struct osn_sip_wire *m)
 {
-    if (m->err.reason == OSN_SIPMSG_OK) {
-        m->err.verdict = OSN_SIPMSG_ACCEPT;
-        return OSN_SIPMSG_ACCEPT;
+    if (m->err.reason == OSN_SIP_WIRE_OK) {
+        m->err.verdict = OSN_SIP_WIRE_ACCEPT;
+        return OSN_SIP_WIRE_ACCEPT;
     }
     if (m->is_request && m->method_name.n && m->nvia > 0 && m->via[0].host.n > 0 &&
         m->method != OSN_SIP_ACK) {
         /* RFC 3261 17: an ACK gets no response, so a malformed one is dropped. */
-        m->err.verdict = OSN_SIPMSG_ANSWER;
-        m->err.answer = m->err.reason == OSN_SIPMSG_EVERSION ? 505 : 400;
-        return OSN_SIPMSG_ANSWER;
+        m->err.verdict = OSN_SIP_WIRE_ANSWER;
+        m->err.answer = m->err.reason == OSN_SIP_WIRE_EVERSION ? 505 : 400;
+        return OSN_SIP_WIRE_ANSWER;
     }
-    m->err.verdict = OSN_SIPMSG_DROP;
-    return OSN_SIPMSG_DROP;
+    m->err.verdict = OSN_SIP_WIRE_DROP;
+    return OSN_SIP_WIRE_DROP;
 }
 
-int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
+int osn_sip_wire_parse(struct osn_sip_wire *m, const char *buf, size_t len)
 {
     if (!m || !buf)
         return OSN_EINVAL;
     reset(m, buf, len);
     const char *p = buf, *end = buf + len, *vend;
-    if (len == 0 || len > OSN_SIPMSG_MAX_LEN) {
-        fail(m, OSN_SIPMSG_ETOOLONG, p);
+    if (len == 0 || len > OSN_SIP_WIRE_MAX_LEN) {
+        fail(m, OSN_SIP_WIRE_ETOOLONG, p);
         return verdict(m);
     }
     /* RFC 3261 7.5: "SHOULD ignore any CRLF appearing before the start-line". */
@@ -343,13 +344,13 @@ int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
         p++;
     const char *next = line_end(p, end, &vend);
     if (!next || vend == p) {
-        fail(m, next || !vend ? OSN_SIPMSG_ENOEND : OSN_SIPMSG_ECHAR, vend ? vend : end);
+        fail(m, next || !vend ? OSN_SIP_WIRE_ENOEND : OSN_SIP_WIRE_ECHAR, vend ? vend : end);
         return verdict(m);
     }
     /* A start line cannot fold: a continuation after it is the first header's error. */
     const char *lf = memchr(p, '\n', (size_t)(vend - p));
     if (lf) {
-        fail(m, OSN_SIPMSG_ESTARTLINE, lf);
+        fail(m, OSN_SIP_WIRE_ESTARTLINE, lf);
         return verdict(m);
     }
     m->start_line = span(p, vend);
@@ -364,7 +365,7 @@ int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
     m->head.p = p;
     for (;;) {
         if (p >= end) {
-            fail(m, OSN_SIPMSG_ENOEND, end);
+            fail(m, OSN_SIP_WIRE_ENOEND, end);
             return verdict(m);
         }
         if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n')) {
@@ -374,7 +375,7 @@ int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
         const char *ls = p;
         next = line_end(p, end, &vend);
         if (!next) {
-            fail(m, vend ? OSN_SIPMSG_ECHAR : OSN_SIPMSG_ENOEND, vend ? vend : end);
+            fail(m, vend ? OSN_SIP_WIRE_ECHAR : OSN_SIP_WIRE_ENOEND, vend ? vend : end);
             return verdict(m);
         }
         /* header-name HCOLON: token, then SP/HTAB, then ':' (RFC 3261 25.1, 7.3.1). */
@@ -383,12 +384,12 @@ int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
         while (c < vend && (*c == ' ' || *c == '\t'))
             c++;
         if (q == p || c >= vend || *c != ':') {
-            fail(m, OSN_SIPMSG_EHDRNAME, q); /* soft: the line is skipped */
+            fail(m, OSN_SIP_WIRE_EHDRNAME, q); /* soft: the line is skipped */
             p = next;
             continue;
         }
-        if (m->nhdr >= OSN_SIPMSG_MAX_HDRS) {
-            fail(m, OSN_SIPMSG_ECAP, ls);
+        if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS) {
+            fail(m, OSN_SIP_WIRE_ECAP, ls);
             return verdict(m);
         }
         const char *vs = skip_ws(c + 1, vend), *ve = vend;
@@ -402,7 +403,7 @@ int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
         h->id = (uint8_t)osn_sip_hdr_id(p, (size_t)(q - p));
         if (h->id != OSN_SIP_HDR_OTHER)
             decode(m, i);
-        if (m->err.reason == OSN_SIPMSG_ECAP)
+        if (m->err.reason == OSN_SIP_WIRE_ECAP)
             return verdict(m);
         p = next;
     }
@@ -411,14 +412,14 @@ int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
     /* RFC 3261 8.1.1: To, From, CSeq, Call-ID, Via are mandatory (Max-Forwards too, but RFC
      * 2543 elements do not send it and 4475 3.4.1 is valid without it). */
     if (m->nvia == 0 || m->from_hdr < 0 || m->to_hdr < 0 || m->call_id_hdr < 0 || m->cseq_hdr < 0)
-        fail(m, OSN_SIPMSG_EMISSING, m->head.p);
+        fail(m, OSN_SIP_WIRE_EMISSING, m->head.p);
     if (m->cseq_hdr >= 0) {
         if (!m->is_request)
             m->method = m->cseq_method;
         else if (m->method_name.n && m->cseq_method_name.n &&
                  !osn_span_eq(m->method_name, m->cseq_method_name))
             /* RFC 3261 8.1.1.5 (and 4475 3.1.2.17-18): same method as the request line. */
-            fail(m, OSN_SIPMSG_ECSEQMETHOD, m->hdr[m->cseq_hdr].value.p);
+            fail(m, OSN_SIP_WIRE_ECSEQMETHOD, m->hdr[m->cseq_hdr].value.p);
     }
     if (m->nvia > 0) {
         struct osn_span b = m->via[0].branch;
@@ -430,7 +431,7 @@ int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len)
     size_t avail = (size_t)(end - p);
     if (m->content_length >= 0) {
         if ((size_t)m->content_length > avail) {
-            fail(m, OSN_SIPMSG_ETRUNCATED, end);
+            fail(m, OSN_SIP_WIRE_ETRUNCATED, end);
             m->body = span(p, end);
         } else
             m->body = (struct osn_span){p, (size_t)m->content_length};

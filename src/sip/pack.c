@@ -3,14 +3,14 @@
  * bytes, so that a server that keeps the bytes (a queued message, a transaction's request) keeps
  * their parse too and never parses them again. The copy holds the lists only as far as they are
  * filled, not the parser's fixed room, and every span is moved to the same offset in the copied
- * datagram. The copy is a struct osn_sipmsg cut short before `room`, which nothing but the
+ * datagram. The copy is a struct osn_sip_wire cut short before `room`, which nothing but the
  * parser touches.
  */
 #include <stdalign.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 
 /* Rounds n up to malloc's alignment, so that every list in the block is aligned for its type. */
 static size_t up(size_t n)
@@ -24,10 +24,10 @@ struct layout {
     size_t hdr, via, route, record_route, contact, require, proxy_require, bytes, size;
 };
 
-static struct layout layout_of(const struct osn_sipmsg *m)
+static struct layout layout_of(const struct osn_sip_wire *m)
 {
     struct layout l;
-    l.hdr = up(offsetof(struct osn_sipmsg, room));
+    l.hdr = up(offsetof(struct osn_sip_wire, room));
     l.via = up(l.hdr + (size_t)m->nhdr * sizeof *m->hdr);
     l.route = up(l.via + (size_t)m->nvia * sizeof *m->via);
     l.record_route = up(l.route + (size_t)m->nroute * sizeof *m->route);
@@ -39,7 +39,7 @@ static struct layout layout_of(const struct osn_sipmsg *m)
     return l;
 }
 
-size_t osn_sipmsg_packed_size(const struct osn_sipmsg *m)
+size_t osn_sip_wire_packed_size(const struct osn_sip_wire *m)
 {
     return m ? layout_of(m).size : 0;
 }
@@ -76,14 +76,14 @@ static void *list(char *block, size_t at, const void *src, int k, size_t size)
     return block + at;
 }
 
-struct osn_sipmsg *osn_sipmsg_pack(void *mem, const struct osn_sipmsg *m)
+struct osn_sip_wire *osn_sip_wire_pack(void *mem, const struct osn_sip_wire *m)
 {
-    if (!mem || !m || m->err.verdict != OSN_SIPMSG_ACCEPT || m->err.reason != OSN_SIPMSG_OK)
+    if (!mem || !m || m->err.verdict != OSN_SIP_WIRE_ACCEPT || m->err.reason != OSN_SIP_WIRE_OK)
         return NULL;
     struct layout l = layout_of(m);
     char *block = mem;
-    struct osn_sipmsg *c = mem;
-    memcpy(c, m, offsetof(struct osn_sipmsg, room));
+    struct osn_sip_wire *c = mem;
+    memcpy(c, m, offsetof(struct osn_sip_wire, room));
     c->hdr = list(block, l.hdr, m->hdr, m->nhdr, sizeof *m->hdr);
     c->via = list(block, l.via, m->via, m->nvia, sizeof *m->via);
     c->route = list(block, l.route, m->route, m->nroute, sizeof *m->route);

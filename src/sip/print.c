@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "osn/err.h"
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 #include "writer.h"
 
 /* The header section's end and the body, as received (Content-Length is unchanged). */
-static void tail(struct wr *w, const struct osn_sipmsg *m)
+static void tail(struct wr *w, const struct osn_sip_wire *m)
 {
     puts_(w, "\r\n");
     putsp(w, m->body);
@@ -24,7 +24,7 @@ static void tail(struct wr *w, const struct osn_sipmsg *m)
 
 /* The text of header i's value from `from` (a position inside it) to its end, as a new line
  * "Name: ...": what remains of a list header once its first value is removed. */
-static void rest_of(struct wr *w, const struct osn_sipmsg *m, int i, const char *from)
+static void rest_of(struct wr *w, const struct osn_sip_wire *m, int i, const char *from)
 {
     const struct osn_sip_hdr *h = &m->hdr[i];
     puts_(w, osn_sip_hdr_name(h->id));
@@ -67,10 +67,10 @@ static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
     }
 }
 
-int osn_sipmsg_print_forward(char *out, size_t cap, const struct osn_sipmsg *req,
-                             const struct osn_sip_fwd *f)
+int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
+                               const struct osn_sip_fwd *f)
 {
-    if (!out || !req || !f || !req->is_request || req->err.verdict != OSN_SIPMSG_ACCEPT ||
+    if (!out || !req || !f || !req->is_request || req->err.verdict != OSN_SIP_WIRE_ACCEPT ||
         req->max_forwards == 0 || !f->host.n || !f->branch.n || !f->transport.n)
         return OSN_EINVAL;
     struct wr w = {out, out + cap, false};
@@ -108,7 +108,8 @@ int osn_sipmsg_print_forward(char *out, size_t cap, const struct osn_sipmsg *req
 }
 
 /* Via value k without its oc parameters, then the new ones, as a line of its own. */
-static void put_via_oc(struct wr *w, const struct osn_sipmsg *m, int k, const struct osn_sip_oc *oc)
+static void put_via_oc(struct wr *w, const struct osn_sip_wire *m, int k,
+                       const struct osn_sip_oc *oc)
 {
     const struct osn_sip_via *v = &m->via[k];
     const char *cur = v->value.p, *vend = v->value.p + v->value.n;
@@ -136,10 +137,10 @@ static void put_via_oc(struct wr *w, const struct osn_sipmsg *m, int k, const st
 /* 16.7 step 3: resp without its top Via value (ours). With oc, the Via that comes on top gets
  * those parameters instead of its own (RFC 7339 5.2: the server half's feedback); without, it
  * and everything else stay as they came. */
-static int print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp,
+static int print_response_fwd(char *out, size_t cap, const struct osn_sip_wire *resp,
                               const struct osn_sip_oc *oc)
 {
-    if (!out || !resp || resp->is_request || resp->err.verdict != OSN_SIPMSG_ACCEPT ||
+    if (!out || !resp || resp->is_request || resp->err.verdict != OSN_SIP_WIRE_ACCEPT ||
         resp->nvia < 2)
         return OSN_EINVAL;
     struct wr w = {out, out + cap, false};
@@ -162,13 +163,13 @@ static int print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *re
     return done(&w, out);
 }
 
-int osn_sipmsg_print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp)
+int osn_sip_wire_print_response_fwd(char *out, size_t cap, const struct osn_sip_wire *resp)
 {
     return print_response_fwd(out, cap, resp, NULL);
 }
 
-int osn_sipmsg_print_response_fwd_oc(char *out, size_t cap, const struct osn_sipmsg *resp,
-                                     const struct osn_sip_oc *oc)
+int osn_sip_wire_print_response_fwd_oc(char *out, size_t cap, const struct osn_sip_wire *resp,
+                                       const struct osn_sip_oc *oc)
 {
     return oc ? print_response_fwd(out, cap, resp, oc) : OSN_EINVAL;
 }
@@ -226,16 +227,16 @@ static void ua_headers(struct wr *w, const struct osn_sip_reply *r)
     }
 }
 
-int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
-                           const struct osn_sip_reply *r)
+int osn_sip_wire_print_reply(char *out, size_t cap, const struct osn_sip_wire *req,
+                             const struct osn_sip_reply *r)
 {
     if (!out || !req || !r || !req->is_request || r->status < 100 || r->status > 699 ||
         req->nvia == 0 || req->method == OSN_SIP_ACK)
         return OSN_EINVAL;
-    bool ok = req->err.verdict == OSN_SIPMSG_ACCEPT;
+    bool ok = req->err.verdict == OSN_SIP_WIRE_ACCEPT;
     /* A malformed request is answered only when its verdict says so; its top Via may not have
      * parsed to the end, so no oc parameters go in. */
-    if (!ok && (req->err.verdict != OSN_SIPMSG_ANSWER || r->oc.flags))
+    if (!ok && (req->err.verdict != OSN_SIP_WIRE_ANSWER || r->oc.flags))
         return OSN_EINVAL;
     /* Of a malformed request, From, To, Call-ID and CSeq are copied only from lines that end
      * before its first error (they parsed), and a Via line only when the error is not in it
@@ -248,10 +249,10 @@ int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
     putu(&w, r->status);
     puts_(&w, " ");
     puts_(&w, reason);
-    if (!ok && !r->reason && req->err.reason != OSN_SIPMSG_OK) {
+    if (!ok && !r->reason && req->err.reason != OSN_SIP_WIRE_OK) {
         /* RFC 3261 21.4.1: the phrase names the problem ("Bad Request (CSeq malformed)"). */
         puts_(&w, " (");
-        puts_(&w, osn_sipmsg_reason_name(req->err.reason));
+        puts_(&w, osn_sip_wire_reason_name(req->err.reason));
         puts_(&w, ")");
     }
     puts_(&w, "\r\n");
@@ -322,7 +323,7 @@ int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
  * Via, Route, From and Call-ID, the To line given, and the INVITE's CSeq number with `method`
  * (RFC 3261 17.1.1.3 for the ACK of a non-2xx, 9.1 for a CANCEL). */
 static int print_hop_request(char *out, size_t cap, const char *method,
-                             const struct osn_sipmsg *req, struct osn_span to_line)
+                             const struct osn_sip_wire *req, struct osn_span to_line)
 {
     struct wr w = {out, out + cap, false};
     puts_(&w, method);
@@ -347,23 +348,23 @@ static int print_hop_request(char *out, size_t cap, const char *method,
     return done(&w, out);
 }
 
-static bool accepted_invite(const struct osn_sipmsg *req)
+static bool accepted_invite(const struct osn_sip_wire *req)
 {
     return req->is_request && req->method == OSN_SIP_INVITE &&
-           req->err.verdict == OSN_SIPMSG_ACCEPT;
+           req->err.verdict == OSN_SIP_WIRE_ACCEPT;
 }
 
-int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
-                         const struct osn_sipmsg *resp)
+int osn_sip_wire_print_ack(char *out, size_t cap, const struct osn_sip_wire *req,
+                           const struct osn_sip_wire *resp)
 {
     /* The To of the response: it carries the tag of the UAS that refused (17.1.1.3). */
     if (!out || !req || !resp || !accepted_invite(req) || resp->is_request || resp->status < 300 ||
-        resp->err.verdict != OSN_SIPMSG_ACCEPT)
+        resp->err.verdict != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
     return print_hop_request(out, cap, "ACK", req, resp->hdr[resp->to_hdr].line);
 }
 
-int osn_sipmsg_print_cancel(char *out, size_t cap, const struct osn_sipmsg *req)
+int osn_sip_wire_print_cancel(char *out, size_t cap, const struct osn_sip_wire *req)
 {
     /* The request's own To, tag included (9.1). */
     if (!out || !req || !accepted_invite(req))

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "osn/err.h"
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 #include "writer.h"
 
 #define SDP_MAX_MEDIA 16

@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "sipmsg_int.h"
+#include "sip_wire_int.h"
 
 /* A parameter value: quoted-string, or token / host / IPv6 characters (gen-value, RFC 3261
  * 25.1). Returns its end, or NULL when empty or an unterminated quote. */
@@ -70,7 +70,7 @@ static bool oc_algo(struct osn_span v, struct osn_sip_via *via)
 }
 
 /* Records one parameter. Returns false when its value is malformed. */
-static bool via_param(struct osn_sipmsg *m, struct osn_sip_via *via, struct osn_span name,
+static bool via_param(struct osn_sip_wire *m, struct osn_sip_via *via, struct osn_span name,
                       struct osn_span val, const char *ps, const char *pe)
 {
     uint64_t x;
@@ -156,14 +156,14 @@ static const char *host(const char *p, const char *end)
     return p == s ? NULL : p;
 }
 
-int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const char **at)
+int osn__sip_via_parse(struct osn_sip_wire *m, struct osn_span v, int hdr, const char **at)
 {
     const char *p = v.p, *end = v.p + v.n, *q;
     for (;;) {
         p = skip_ws(p, end);
         *at = p;
-        if (m->nvia >= OSN_SIPMSG_MAX_VIAS)
-            return OSN_SIPMSG_ECAP;
+        if (m->nvia >= OSN_SIP_WIRE_MAX_VIAS)
+            return OSN_SIP_WIRE_ECAP;
         struct osn_sip_via *via = &m->via[m->nvia];
         memset(via, 0, sizeof *via);
         via->ttl = -1;
@@ -174,22 +174,22 @@ int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const c
             if (k) {
                 p = skip_ws(p, end);
                 if (p >= end || *p != '/')
-                    return (*at = p, OSN_SIPMSG_EVIA);
+                    return (*at = p, OSN_SIP_WIRE_EVIA);
                 p = skip_ws(p + 1, end);
             }
             q = skip_token(p, end);
             if (q == p)
-                return (*at = p, OSN_SIPMSG_EVIA);
+                return (*at = p, OSN_SIP_WIRE_EVIA);
             *part[k] = span(p, q);
             p = q;
         }
         q = skip_ws(p, end);
         if (q == p)
-            return (*at = p, OSN_SIPMSG_EVIA);
+            return (*at = p, OSN_SIP_WIRE_EVIA);
         p = q;
         q = host(p, end);
         if (!q)
-            return (*at = p, OSN_SIPMSG_EVIA);
+            return (*at = p, OSN_SIP_WIRE_EVIA);
         via->host = span(p, q);
         m->nvia++; /* counted from here: the sent-by is what an answer needs */
         p = skip_ws(q, end);
@@ -198,7 +198,7 @@ int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const c
             p = skip_ws(p + 1, end);
             q = osn__sip_number(p, end, 65535, &port);
             if (!q)
-                return (*at = p, OSN_SIPMSG_EVIA);
+                return (*at = p, OSN_SIP_WIRE_EVIA);
             via->port = (uint16_t)port;
             p = q;
         }
@@ -212,9 +212,9 @@ int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const c
                 via->params.p = p;
             struct osn_span name, val;
             if (osn__sip_param(&p, end, true, &name, &val) < 0)
-                return (*at = p, OSN_SIPMSG_EVIA);
+                return (*at = p, OSN_SIP_WIRE_EVIA);
             if (!via_param(m, via, name, val, ps, p))
-                return (*at = ps, OSN_SIPMSG_EVIA);
+                return (*at = ps, OSN_SIP_WIRE_EVIA);
             vend = p;
         }
         via->value = span(s, vend);
@@ -224,7 +224,7 @@ int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const c
         if (p >= end)
             return 0;
         if (*p != ',')
-            return (*at = p, OSN_SIPMSG_EVIA);
+            return (*at = p, OSN_SIP_WIRE_EVIA);
         p++;
     }
 }

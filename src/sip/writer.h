@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "osn/err.h"
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
 struct wr {
     char *p, *end;

@@ -7,10 +7,10 @@
  * that every CR LF inside it is followed by SP or HTAB), so a decoder can treat CR and LF as
  * LWS and never needs to look past the span: every read is guarded by `p < end`.
  */
-#ifndef OSN_SIPMSG_INT_H
-#define OSN_SIPMSG_INT_H
+#ifndef OSN_SIP_WIRE_INT_H
+#define OSN_SIP_WIRE_INT_H
 
-#include "osn/sipmsg.h"
+#include "osn/sip_wire.h"
 
 /* Character classes (bits of osn__sip_cc[]). */
 #define CC_TOKEN \
@@ -84,18 +84,18 @@ int osn__sip_param(const char **pp, const char *end, bool host, struct osn_span 
  * are none or the number exceeds max (no overflow: it stops before). */
 const char *osn__sip_number(const char *p, const char *end, uint64_t max, uint64_t *v);
 
-/* Decoders of one header line's value. They return 0 or an OSN_SIPMSG_E* reason with *at the
+/* Decoders of one header line's value. They return 0 or an OSN_SIP_WIRE_E* reason with *at the
  * offending position. */
-int osn__sip_via_parse(struct osn_sipmsg *m, struct osn_span v, int hdr, const char **at);
+int osn__sip_via_parse(struct osn_sip_wire *m, struct osn_span v, int hdr, const char **at);
 /* One name-addr / addr-spec with parameters in [p, end). In a list (Contact, Route,
  * Record-Route) it may end at a comma, and on success *at is that comma or end; otherwise
  * anything after it is an error. */
 int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool list,
                         const char **at);
-int osn__sip_addr_list(struct osn_sipmsg *m, int id, struct osn_span v, int hdr, const char **at);
-int osn__sip_cseq_parse(struct osn_sipmsg *m, struct osn_span v, const char **at);
-int osn__sip_retry_after_parse(struct osn_sipmsg *m, struct osn_span v, const char **at);
-int osn__sip_options_parse(struct osn_sipmsg *m, int id, struct osn_span v, const char **at);
+int osn__sip_addr_list(struct osn_sip_wire *m, int id, struct osn_span v, int hdr, const char **at);
+int osn__sip_cseq_parse(struct osn_sip_wire *m, struct osn_span v, const char **at);
+int osn__sip_retry_after_parse(struct osn_sip_wire *m, struct osn_span v, const char **at);
+int osn__sip_options_parse(struct osn_sip_wire *m, int id, struct osn_span v, const char **at);
 bool osn__sip_uri_ok(struct osn_span u, bool request_uri);
 
 #endif

@@ -5,10 +5,10 @@
  *
  * Zero copy. Every text field is a struct osn_span into the caller's buffer, which must outlive
  * the view and must not change while the view is in use. Nothing is allocated: the view holds
- * fixed arrays (OSN_SIPMSG_MAX_*); a message that needs more is malformed (reason
- * OSN_SIPMSG_ECAP), never a crash or a silent truncation. A struct osn_sipmsg is large (about
+ * fixed arrays (OSN_SIP_WIRE_MAX_*); a message that needs more is malformed (reason
+ * OSN_SIP_WIRE_ECAP), never a crash or a silent truncation. A struct osn_sip_wire is large (about
  * 31 KB), so a server parses into one per worker and keeps what it must keep as a packed copy
- * of a few hundred bytes (osn_sipmsg_pack); parsing writes only the counts and the fields it
+ * of a few hundred bytes (osn_sip_wire_pack); parsing writes only the counts and the fields it
  * fills, so reusing one costs nothing.
  *
  * Grammar. RFC 3261 7 and 25: header names are case-insensitive and the compact forms of 7.3.3
@@ -30,12 +30,12 @@
  * Identities. The transaction layer (osn/sip.h) keys transactions by 64-bit numbers. Here they
  * are SipHash-2-4 values of the text under a per-process random key (getrandom), so that nobody
  * outside can aim many branches at one table bucket. A 64-bit hash can still collide, so a node
- * keeps the text of each transaction's key (osn_sipmsg_key_of, osn_sipmsg_key_copy) and, when
- * the table returns a transaction, confirms it with osn_sipmsg_key_eq: a hash match with unequal
+ * keeps the text of each transaction's key (osn_sip_wire_key_of, osn_sip_wire_key_copy) and, when
+ * the table returns a transaction, confirms it with osn_sip_wire_key_eq: a hash match with unequal
  * text is a different transaction. The simulator, which fills the numbers directly, is unchanged.
  */
-#ifndef OSN_SIPMSG_H
-#define OSN_SIPMSG_H
+#ifndef OSN_SIP_WIRE_H
+#define OSN_SIP_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,14 +49,14 @@ struct osn_span {
     size_t n;
 };
 
-/* ---- limits: exceeding one is a malformed message (OSN_SIPMSG_ECAP) ---- */
+/* ---- limits: exceeding one is a malformed message (OSN_SIP_WIRE_ECAP) ---- */
 
-#define OSN_SIPMSG_MAX_LEN     65535 /* one UDP datagram */
-#define OSN_SIPMSG_MAX_HDRS    160   /* header lines; RFC 4475 longreq has 45 */
-#define OSN_SIPMSG_MAX_VIAS    64    /* Via values; longreq has 34 */
-#define OSN_SIPMSG_MAX_ROUTES  32    /* Route values, and separately Record-Route values */
-#define OSN_SIPMSG_MAX_CONTACT 16    /* Contact values */
-#define OSN_SIPMSG_MAX_OPTIONS 16    /* option tags in Require, and in Proxy-Require */
+#define OSN_SIP_WIRE_MAX_LEN     65535 /* one UDP datagram */
+#define OSN_SIP_WIRE_MAX_HDRS    160   /* header lines; RFC 4475 longreq has 45 */
+#define OSN_SIP_WIRE_MAX_VIAS    64    /* Via values; longreq has 34 */
+#define OSN_SIP_WIRE_MAX_ROUTES  32    /* Route values, and separately Record-Route values */
+#define OSN_SIP_WIRE_MAX_CONTACT 16    /* Contact values */
+#define OSN_SIP_WIRE_MAX_OPTIONS 16    /* option tags in Require, and in Proxy-Require */
 
 /* ---- header ids ---- */
 
@@ -159,47 +159,49 @@ struct osn_sip_retry_after {
     struct osn_span comment; /* inside the parentheses, absent when none */
 };
 
-enum osn_sipmsg_reason {
-    OSN_SIPMSG_OK = 0,
-    OSN_SIPMSG_ETOOLONG,    /* more than OSN_SIPMSG_MAX_LEN bytes, or empty */
-    OSN_SIPMSG_ESTARTLINE,  /* request or status line does not follow the grammar */
-    OSN_SIPMSG_EVERSION,    /* SIP version other than 2.0 (answer: 505) */
-    OSN_SIPMSG_EURI,        /* Request-URI malformed (e.g. LWS in it, or in <>) */
-    OSN_SIPMSG_ESTATUS,     /* status code not 100..699 */
-    OSN_SIPMSG_EHDRNAME,    /* a header line without a token name and a colon */
-    OSN_SIPMSG_ECHAR,       /* a control character (bare CR, NUL) outside a quoted string */
-    OSN_SIPMSG_ENOEND,      /* no empty line ending the header section */
-    OSN_SIPMSG_ECAP,        /* more headers or values than the OSN_SIPMSG_MAX_* limits */
-    OSN_SIPMSG_EVIA,        /* a Via value does not parse */
-    OSN_SIPMSG_EADDR,       /* From, To, Contact, Route or Record-Route does not parse */
-    OSN_SIPMSG_ECALLID,     /* Call-ID empty or with whitespace */
-    OSN_SIPMSG_ECSEQ,       /* CSeq number not a 32-bit unsigned, or no method */
-    OSN_SIPMSG_ECSEQMETHOD, /* CSeq method differs from the request method (RFC 3261 8.1.1.5) */
-    OSN_SIPMSG_EMAXFWD,     /* Max-Forwards not in 0..255 */
-    OSN_SIPMSG_ECLEN,       /* Content-Length not a number */
-    OSN_SIPMSG_ETRUNCATED,  /* fewer body octets than Content-Length (RFC 3261 18.3) */
-    OSN_SIPMSG_ERETRYAFTER, /* Retry-After malformed or above 2^32 - 1 */
-    OSN_SIPMSG_EOPTION,     /* Require or Proxy-Require without a valid option tag */
-    OSN_SIPMSG_EDUP,        /* a second From, To, Call-ID, CSeq, Max-Forwards, ... */
-    OSN_SIPMSG_EMISSING,    /* a mandatory header is missing (RFC 3261 8.1.1) */
-    OSN_SIPMSG_NREASONS
+enum osn_sip_wire_reason {
+    OSN_SIP_WIRE_OK = 0,
+    OSN_SIP_WIRE_ETOOLONG,    /* more than OSN_SIP_WIRE_MAX_LEN bytes, or empty */
+    OSN_SIP_WIRE_ESTARTLINE,  /* request or status line does not follow the grammar */
+    OSN_SIP_WIRE_EVERSION,    /* SIP version other than 2.0 (answer: 505) */
+    OSN_SIP_WIRE_EURI,        /* Request-URI malformed (e.g. LWS in it, or in <>) */
+    OSN_SIP_WIRE_ESTATUS,     /* status code not 100..699 */
+    OSN_SIP_WIRE_EHDRNAME,    /* a header line without a token name and a colon */
+    OSN_SIP_WIRE_ECHAR,       /* a control character (bare CR, NUL) outside a quoted string */
+    OSN_SIP_WIRE_ENOEND,      /* no empty line ending the header section */
+    OSN_SIP_WIRE_ECAP,        /* more headers or values than the OSN_SIP_WIRE_MAX_* limits */
+    OSN_SIP_WIRE_EVIA,        /* a Via value does not parse */
+    OSN_SIP_WIRE_EADDR,       /* From, To, Contact, Route or Record-Route does not parse */
+    OSN_SIP_WIRE_ECALLID,     /* Call-ID empty or with whitespace */
+    OSN_SIP_WIRE_ECSEQ,       /* CSeq number not a 32-bit unsigned, or no method */
+    OSN_SIP_WIRE_ECSEQMETHOD, /* CSeq method differs from the request method (RFC 3261 8.1.1.5) */
+    OSN_SIP_WIRE_EMAXFWD,     /* Max-Forwards not in 0..255 */
+    OSN_SIP_WIRE_ECLEN,       /* Content-Length not a number */
+    OSN_SIP_WIRE_ETRUNCATED,  /* fewer body octets than Content-Length (RFC 3261 18.3) */
+    OSN_SIP_WIRE_ERETRYAFTER, /* Retry-After malformed or above 2^32 - 1 */
+    OSN_SIP_WIRE_EOPTION,     /* Require or Proxy-Require without a valid option tag */
+    OSN_SIP_WIRE_EDUP,        /* a second From, To, Call-ID, CSeq, Max-Forwards, ... */
+    OSN_SIP_WIRE_EMISSING,    /* a mandatory header is missing (RFC 3261 8.1.1) */
+    OSN_SIP_WIRE_NREASONS
 };
 
 /* What to do with a message. */
-enum osn_sipmsg_verdict {
-    OSN_SIPMSG_ACCEPT = 0, /* well-formed */
-    OSN_SIPMSG_ANSWER,     /* malformed request that can be answered (status in err.answer) */
-    OSN_SIPMSG_DROP,       /* malformed, and nothing can be sent back: drop silently */
+enum osn_sip_wire_verdict {
+    OSN_SIP_WIRE_ACCEPT = 0, /* well-formed */
+    OSN_SIP_WIRE_ANSWER,     /* malformed request that can be answered (status in err.answer) */
+    OSN_SIP_WIRE_DROP,       /* malformed, and nothing can be sent back: drop silently */
 };
 
-struct osn_sipmsg_err {
-    uint8_t reason;  /* enum osn_sipmsg_reason of the first error */
-    uint8_t verdict; /* enum osn_sipmsg_verdict */
+struct osn_sip_wire_err {
+    uint8_t reason;  /* enum osn_sip_wire_reason of the first error */
+    uint8_t verdict; /* enum osn_sip_wire_verdict */
     uint16_t answer; /* 400 or 505 with ANSWER, else 0 */
     uint32_t offset; /* byte offset of the first error in the datagram */
 };
 
-struct osn_sipmsg {
+/* A message as it is on the wire: its bytes (borrowed) and their parse. Its numeric facts for the
+ * transaction layer, struct osn_sip_msg of osn/sip.h, come from osn_sip_wire_to_txn(). */
+struct osn_sip_wire {
     struct osn_span buf; /* the whole datagram */
     struct osn_span msg; /* the message: start line to the end of the body (no extra octets) */
     /* start line */
@@ -224,50 +226,50 @@ struct osn_sipmsg {
     struct osn_sip_retry_after retry_after;
     int nhdr, nvia, nroute, nrecord_route, ncontact, nrequire, nproxy_require;
     bool contact_star; /* Contact: * (REGISTER, RFC 3261 10.2.2) */
-    struct osn_sipmsg_err err;
-    /* The lists, nhdr, nvia, ... entries each. After osn_sipmsg_parse they point into `room`
-     * below; in a copy made by osn_sipmsg_pack, into the copy's own block. */
+    struct osn_sip_wire_err err;
+    /* The lists, nhdr, nvia, ... entries each. After osn_sip_wire_parse they point into `room`
+     * below; in a copy made by osn_sip_wire_pack, into the copy's own block. */
     struct osn_sip_hdr *hdr;
     struct osn_sip_via *via;
     struct osn_sip_addr *route, *record_route, *contact;
     struct osn_span *require, *proxy_require;
     /* The parser's room for the lists (most of the struct's size). A packed copy has none: it
      * ends before this member, so a packed copy is never parsed into nor copied by value. */
-    struct osn_sipmsg_room {
-        struct osn_sip_hdr hdr[OSN_SIPMSG_MAX_HDRS];
-        struct osn_sip_via via[OSN_SIPMSG_MAX_VIAS];
-        struct osn_sip_addr route[OSN_SIPMSG_MAX_ROUTES];
-        struct osn_sip_addr record_route[OSN_SIPMSG_MAX_ROUTES];
-        struct osn_sip_addr contact[OSN_SIPMSG_MAX_CONTACT];
-        struct osn_span require[OSN_SIPMSG_MAX_OPTIONS];
-        struct osn_span proxy_require[OSN_SIPMSG_MAX_OPTIONS];
+    struct osn_sip_wire_room {
+        struct osn_sip_hdr hdr[OSN_SIP_WIRE_MAX_HDRS];
+        struct osn_sip_via via[OSN_SIP_WIRE_MAX_VIAS];
+        struct osn_sip_addr route[OSN_SIP_WIRE_MAX_ROUTES];
+        struct osn_sip_addr record_route[OSN_SIP_WIRE_MAX_ROUTES];
+        struct osn_sip_addr contact[OSN_SIP_WIRE_MAX_CONTACT];
+        struct osn_span require[OSN_SIP_WIRE_MAX_OPTIONS];
+        struct osn_span proxy_require[OSN_SIP_WIRE_MAX_OPTIONS];
     } room;
 };
 
 /* Parses the datagram buf[0..len) into *m (caller memory, borrowed; its previous contents are
- * ignored). buf is borrowed for as long as *m is used. Returns the verdict: OSN_SIPMSG_ACCEPT
- * (0), OSN_SIPMSG_ANSWER or OSN_SIPMSG_DROP, with m->err telling why and where; or OSN_EINVAL
+ * ignored). buf is borrowed for as long as *m is used. Returns the verdict: OSN_SIP_WIRE_ACCEPT
+ * (0), OSN_SIP_WIRE_ANSWER or OSN_SIP_WIRE_DROP, with m->err telling why and where; or OSN_EINVAL
  * when m or buf is NULL. After ANSWER or DROP only the fields before the error are reliable.
  * Never reads outside buf[0..len), never allocates, never recurses: O(len). */
-int osn_sipmsg_parse(struct osn_sipmsg *m, const char *buf, size_t len);
+int osn_sip_wire_parse(struct osn_sip_wire *m, const char *buf, size_t len);
 
 /* ---- keeping a parse (pack.c) ---- */
 
-/* The bytes osn_sipmsg_pack needs for message m: its fields, the list entries it fills (not the
+/* The bytes osn_sip_wire_pack needs for message m: its fields, the list entries it fills (not the
  * parser's room) and a copy of its datagram. A few hundred bytes plus about 60 per header line
- * for a typical request, against sizeof(struct osn_sipmsg), about 31 KB. */
-size_t osn_sipmsg_packed_size(const struct osn_sipmsg *m);
+ * for a typical request, against sizeof(struct osn_sip_wire), about 31 KB. */
+size_t osn_sip_wire_packed_size(const struct osn_sip_wire *m);
 
-/* Copies accepted message m and its datagram into mem (osn_sipmsg_packed_size(m) bytes,
+/* Copies accepted message m and its datagram into mem (osn_sip_wire_packed_size(m) bytes,
  * aligned as malloc aligns; borrowed) as one block, so that a server can keep a parse for as
  * long as it keeps the bytes (a transaction, a queued message) without parsing them again. The
  * copy's spans point into its own copy of the datagram (NUL-terminated, at copy->buf.p), so m
  * and its buffer may go at once. Returns the copy (mem), or NULL when m or mem is NULL or m was
  * not accepted. The block is freed as a whole; the copy is read-only (never parse into it). */
-struct osn_sipmsg *osn_sipmsg_pack(void *mem, const struct osn_sipmsg *m);
+struct osn_sip_wire *osn_sip_wire_pack(void *mem, const struct osn_sip_wire *m);
 
 /* A static English name for a reason ("Via malformed"), "?" when out of range. */
-const char *osn_sipmsg_reason_name(int reason);
+const char *osn_sip_wire_reason_name(int reason);
 
 /* Method id of a method name (case-sensitive, RFC 3261 7.1), OSN_SIP_OTHER when unknown. */
 int osn_sip_method_of(const char *name, size_t n);
@@ -280,13 +282,13 @@ bool osn_span_caseeq(struct osn_span a, struct osn_span b);
 
 /* Sets the per-process SipHash key from getrandom(2). Call once at start-up, before threads;
  * the first identity computed calls it otherwise. Returns 0 or OSN_EIO. */
-int osn_sipmsg_key_init(void);
+int osn_sip_wire_key_init(void);
 
 /* Sets the key (16 bytes, copied): tests and reproducible runs. Not thread-safe. */
-void osn_sipmsg_key_set(const uint8_t key[16]);
+void osn_sip_wire_key_set(const uint8_t key[16]);
 
 /* SipHash-2-4 of n bytes under the process key. */
-uint64_t osn_sipmsg_hash(const void *p, size_t n);
+uint64_t osn_sip_wire_hash(const void *p, size_t n);
 
 /* Fills the numeric message of the transaction layer from an accepted parse: method, status,
  * CSeq, Retry-After (seconds, clamped to INT32_MAX), and the keyed hashes of the top Via branch,
@@ -297,13 +299,13 @@ uint64_t osn_sipmsg_hash(const void *p, size_t n);
  * value; so a retransmission, the ACK of a non-2xx and a CANCEL find the INVITE's transaction
  * (the method is in the table key), and two different RFC 2543 requests never share a key
  * unless those fields agree. Returns 0, or OSN_EINVAL when m was not accepted. */
-int osn_sipmsg_to_txn(const struct osn_sipmsg *m, struct osn_sip_msg *out);
+int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out);
 
 /* The text behind a transaction's numeric key, for the exact check after a hash match. For an
  * RFC 3261 message: branch, sent-by host and port, and the CSeq method (matching 17.1.3 and
  * 17.2.3; ACK counts as INVITE); Call-ID is kept too, for merged-request detection. For RFC
- * 2543 the fallback fields of osn_sipmsg_to_txn. Spans borrow the message's buffer. */
-struct osn_sipmsg_key {
+ * 2543 the fallback fields of osn_sip_wire_to_txn. Spans borrow the message's buffer. */
+struct osn_sip_wire_key {
     bool rfc2543;
     uint8_t method; /* CSeq method; ACK stored as INVITE */
     uint16_t port;
@@ -313,20 +315,20 @@ struct osn_sipmsg_key {
 };
 
 /* The key of an accepted message. Returns 0 or OSN_EINVAL. */
-int osn_sipmsg_key_of(const struct osn_sipmsg *m, struct osn_sipmsg_key *k);
+int osn_sip_wire_key_of(const struct osn_sip_wire *m, struct osn_sip_wire_key *k);
 
 /* Copies `src`'s text into buf[0..cap) and points *dst at the copy, so that a transaction can
  * keep its key after the datagram is gone. Returns the bytes used, or OSN_ETOOBIG when cap is too
  * small (dst untouched). */
-int osn_sipmsg_key_copy(struct osn_sipmsg_key *dst, char *buf, size_t cap,
-                        const struct osn_sipmsg_key *src);
+int osn_sip_wire_key_copy(struct osn_sip_wire_key *dst, char *buf, size_t cap,
+                          const struct osn_sip_wire_key *src);
 
 /* Whether two keys are the same transaction's: branch byte for byte (RFC 3261 17.2.3 "equal"),
  * host ignoring case, port and method equal; Call-ID is not compared (it is not part of the
  * RFC 3261 match). RFC 2543 keys compare their fallback fields. A node calls it after
  * osn_sip_table_find returned a transaction whose numbers matched: false means a hash
  * collision, i.e. no match. */
-bool osn_sipmsg_key_eq(const struct osn_sipmsg_key *a, const struct osn_sipmsg_key *b);
+bool osn_sip_wire_key_eq(const struct osn_sip_wire_key *a, const struct osn_sip_wire_key *b);
 
 /* ---- SDP offer/answer for a UAS without media (sdp.c) ---- */
 
@@ -380,16 +382,16 @@ struct osn_sip_fwd {
 /* The request `req` forwarded: our Via on top, Max-Forwards - 1 (70 when absent, 16.6 step 3;
  * OSN_EINVAL when it is 0: the caller answers 483), the top Route value removed when asked,
  * everything else copied. */
-int osn_sipmsg_print_forward(char *out, size_t cap, const struct osn_sipmsg *req,
-                             const struct osn_sip_fwd *f);
+int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
+                               const struct osn_sip_fwd *f);
 
 /* The response `resp` forwarded upstream (16.7 step 3): its top Via value removed. */
-int osn_sipmsg_print_response_fwd(char *out, size_t cap, const struct osn_sipmsg *resp);
+int osn_sip_wire_print_response_fwd(char *out, size_t cap, const struct osn_sip_wire *resp);
 
 /* The same, with the oc parameters of the Via that becomes the top one replaced by `oc` (flags
  * 0: removed): a server half's feedback in a response it relays upstream (RFC 7339 5.2). */
-int osn_sipmsg_print_response_fwd_oc(char *out, size_t cap, const struct osn_sipmsg *resp,
-                                     const struct osn_sip_oc *oc);
+int osn_sip_wire_print_response_fwd_oc(char *out, size_t cap, const struct osn_sip_wire *resp,
+                                       const struct osn_sip_oc *oc);
 
 /* A response a UAS or proxy generates to `req` (RFC 3261 8.2.6). */
 struct osn_sip_reply {
@@ -413,17 +415,17 @@ struct osn_sip_reply {
 /* Vias, From, To (+ tag), Call-ID, CSeq and, for 100, Timestamp copied from `req` (8.2.6.1-2);
  * Record-Route too for 101..299 (12.1.1); then Contact, Allow, Accept, Supported, Retry-After,
  * and Content-Type with the body (or Content-Length: 0) as r asks. */
-int osn_sipmsg_print_reply(char *out, size_t cap, const struct osn_sipmsg *req,
-                           const struct osn_sip_reply *r);
+int osn_sip_wire_print_reply(char *out, size_t cap, const struct osn_sip_wire *req,
+                             const struct osn_sip_reply *r);
 
 /* The ACK for a non-2xx final `resp` to INVITE `req` (RFC 3261 17.1.1.3): the request's
  * Request-URI, top Via, Route, From, Call-ID, CSeq number and Max-Forwards, the response's To. */
-int osn_sipmsg_print_ack(char *out, size_t cap, const struct osn_sipmsg *req,
-                         const struct osn_sipmsg *resp);
+int osn_sip_wire_print_ack(char *out, size_t cap, const struct osn_sip_wire *req,
+                           const struct osn_sip_wire *resp);
 
 /* The CANCEL of INVITE `req` (RFC 3261 9.1): the request's Request-URI, top Via (only), Route,
  * From, To, Call-ID, CSeq number and Max-Forwards, with the method CANCEL. */
-int osn_sipmsg_print_cancel(char *out, size_t cap, const struct osn_sipmsg *req);
+int osn_sip_wire_print_cancel(char *out, size_t cap, const struct osn_sip_wire *req);
 
 /* The RFC 3261 21 reason phrase of a status ("Service Unavailable"), "" when unknown. */
 const char *osn_sip_reason_phrase(int status);
