@@ -350,6 +350,39 @@ static void test_server_queue(void **state)
     assert_true(s.busy == 2);
 }
 
+/* RFC 7339 5.3 and RFC 3261 21.5.4: the 503 of a request the server half sheds carries the
+ * controller's Retry-After (here `none` rejecting at the full buffer with retry_after 7), as the
+ * client half's does; 0 means none. */
+static void test_server_shed_retry_after(void **state)
+{
+    double cost[OSN_ELEM_NKINDS] = {[OSN_ELEM_K_INVITE] = 1, [OSN_ELEM_K_REJECT] = 0.1};
+    struct osn_ctl_cfg cc;
+    struct osn_ctl *srv = NULL;
+    struct osn_elem_server s;
+    struct osn_elem_item it[2] = {{0}}, *ev;
+    struct osn_elem_actions a;
+    struct osn_sip_out o = {0};
+    (void)state;
+    osn_ctl_cfg_default(&cc);
+    cc.none.reject_when_full = true;
+    cc.none.retry_after = 7;
+    assert_int_equal(osn_ctl_new_kind(&srv, OSN_CTL_KIND_NONE, &cc), 0);
+    osn_elem_server_init(&s, cost, 1, srv, 0);
+    assert_int_equal(osn_elem_server_arrive(&s, 0, &it[0], OSN_ELEM_K_INVITE, OSN_CTL_MSG_INVITE,
+                                            true, false, &ev),
+                     OSN_ELEM_QUEUED);
+    osn_elem_server_arrive(&s, 0, &it[1], OSN_ELEM_K_INVITE, OSN_CTL_MSG_INVITE, true, false, &ev);
+    assert_true(it[1].reject);
+    assert_int_equal(it[1].retry_after, 7);
+    osn_elem_stxn_started(it[1].reject, it[1].retry_after, &o, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 503);
+    assert_int_equal(a.a[0].retry_after, 7);
+    osn_elem_stxn_started(true, 0, &o, &a);
+    assert_int_equal(a.a[0].retry_after, -1);
+    osn_ctl_free(srv);
+}
+
 /* RFC 3261 15.1.2 and 9.2: a UAS answers a BYE or CANCEL for a call it does not know 481, one
  * for a call it knows 200. RFC 3261 16.3 step 4: a proxy answers a request that looped back to
  * it 482, before its client half sees it; 483 comes first. 18.1.1: a forward that cannot be sent
@@ -523,12 +556,19 @@ static void test_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_uas_2xx_schedule), cmocka_unit_test(test_uas_answers),
-            cmocka_unit_test(test_uas_actions),      cmocka_unit_test(test_rfc_answers),
-            cmocka_unit_test(test_budget),           cmocka_unit_test(test_uac_outcomes),
-            cmocka_unit_test(test_proxy_decisions),  cmocka_unit_test(test_uac_retry),
-            cmocka_unit_test(test_shed_retry_after), cmocka_unit_test(test_oc_round_trip),
-            cmocka_unit_test(test_server_queue),     cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_uas_2xx_schedule),
+            cmocka_unit_test(test_uas_answers),
+            cmocka_unit_test(test_uas_actions),
+            cmocka_unit_test(test_rfc_answers),
+            cmocka_unit_test(test_budget),
+            cmocka_unit_test(test_uac_outcomes),
+            cmocka_unit_test(test_proxy_decisions),
+            cmocka_unit_test(test_uac_retry),
+            cmocka_unit_test(test_shed_retry_after),
+            cmocka_unit_test(test_oc_round_trip),
+            cmocka_unit_test(test_server_queue),
+            cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_server_shed_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -490,7 +490,7 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
             f->big[call] = ev.kind == 'X';
             if (osn_sip_stxn_start(&f->sip, &x->t, &m, f->now, &o) == 0) {
                 struct osn_elem_actions a;
-                osn_elem_stxn_started(shed, &o, &a);
+                osn_elem_stxn_started(shed, 0, &o, &a);
                 ref_apply(f, x, call, &o);
                 if (a.n && x->live)
                     ref_act(f, x, call, &a, NULL);

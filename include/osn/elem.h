@@ -93,10 +93,11 @@ void osn_elem_oc_offer(struct osn_sip_oc *oc);
  * that with OSN_CONTAINER_OF; the server links it and reads and writes only these fields. */
 struct osn_elem_item {
     struct osn_elem_item *next;
-    double t_arr;  /* arrival at the server (s) */
-    uint8_t kind;  /* enum osn_elem_kind: at arrival, fixed again by the driver at service */
-    uint8_t ckind; /* enum osn_ctl_msg at arrival */
-    bool reject;   /* the controller shed it: to be answered 503, at the rejection cost */
+    double t_arr;         /* arrival at the server (s) */
+    uint8_t kind;         /* enum osn_elem_kind: at arrival, fixed again by the driver at service */
+    uint8_t ckind;        /* enum osn_ctl_msg at arrival */
+    bool reject;          /* the controller shed it: to be answered 503, at the rejection cost */
+    uint16_t retry_after; /* the shed one's Retry-After (s) as the controller gave it, 0 none */
 };
 
 /*
@@ -440,10 +441,12 @@ void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sen
 /*
  * The server transaction of a new request started with output *o. When the controller's server
  * half shed the request (`shed`), the TU never sees it and no 100 Trying goes out: *o is
- * stripped of its TU event and sends, and the actions answer 503 (RFC 7339 5.3). The driver
- * applies *o, then carries out the actions if the transaction is still live.
+ * stripped of its TU event and sends, and the actions answer 503 (RFC 7339 5.3) with the
+ * controller's Retry-After (`retry_after` s, 0 none: struct osn_elem_item). The driver applies
+ * *o, then carries out the actions if the transaction is still live.
  */
-void osn_elem_stxn_started(bool shed, struct osn_sip_out *o, struct osn_elem_actions *a);
+void osn_elem_stxn_started(bool shed, unsigned retry_after, struct osn_sip_out *o,
+                           struct osn_elem_actions *a);
 
 /* ---- per-source budget (element.c) ---- */
 

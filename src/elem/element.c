@@ -217,14 +217,15 @@ void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sen
     }
 }
 
-void osn_elem_stxn_started(bool shed, struct osn_sip_out *o, struct osn_elem_actions *a)
+void osn_elem_stxn_started(bool shed, unsigned retry_after, struct osn_sip_out *o,
+                           struct osn_elem_actions *a)
 {
     a->n = 0;
     if (!shed)
         return;
     o->tu = OSN_SIP_TU_NONE;
     o->nsend = 0;
-    push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, -1);
+    push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, retry_after ? (int)retry_after : -1);
 }
 
 enum osn_elem_budget_verdict osn_elem_budget_take(struct osn_elem_budget *b, double now,

@@ -105,8 +105,10 @@ enum osn_elem_admit osn_elem_server_arrive(struct osn_elem_server *s, double now
     }
     it->ckind = (uint8_t)ck;
     it->kind = (uint8_t)kind;
+    it->retry_after = 0;
     if (v.action == OSN_CTL_REJECT_503 && shed_able && kind != OSN_ELEM_K_RETX) {
         it->reject = true;
+        it->retry_after = (uint16_t)(v.retry_after < UINT16_MAX ? v.retry_after : UINT16_MAX);
         it->kind = OSN_ELEM_K_REJECT;
         full = s->n >= 2 * s->buffer; /* the cheap path has its own room */
     }

@@ -280,7 +280,8 @@ static inline struct osn_elem node_elem(const struct node *n)
 {
     return (struct osn_elem){.role = is_proxy(n) ? OSN_ELEM_PROXY : OSN_ELEM_UAS,
                              .cli = n->cli,
-                             .sip = &n->cfg->sip};
+                             .sip = &n->cfg->sip,
+                             .retry_after = n->cfg->ctl.none.retry_after};
 }
 
 /* tu.c */
@@ -288,7 +289,7 @@ static inline struct osn_elem node_elem(const struct node *n)
  * sends on, the ACK that passes the TU). */
 void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in);
 /* A new request r without a transaction, served now (its transaction may take r->kept). */
-void tu_new_request(struct node *n, struct rmsg *r, bool shed);
+void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *shed);
 /* The server transaction x answers `status` (Retry-After s, -1 none), carrying what the
  * element's OSN_ELEM_W_* bits `with` ask (a uas's; 0 for none). */
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with);

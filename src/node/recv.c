@@ -36,7 +36,7 @@ void qmsg_free(struct node *n, struct qmsg *q)
 }
 
 /* Handles message r now (a new request's transaction may take r->kept). */
-static void serve(struct node *n, struct rmsg *r, bool shed)
+static void serve(struct node *n, struct rmsg *r, const struct osn_elem_item *shed)
 {
     const struct osn_sip_msg *m = &r->m;
     struct osn_sip_out o;
@@ -101,7 +101,7 @@ void node_service_done(struct node *n)
 {
     struct osn_elem_item *it = osn_elem_server_depart(&n->server, n->now);
     struct qmsg *q = OSN_CONTAINER_OF(it, struct qmsg, item);
-    serve(n, &q->rx, it->reject);
+    serve(n, &q->rx, it->reject ? it : NULL);
     qmsg_free(n, q);
     start_service(n);
 }
@@ -218,7 +218,7 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
     bool shed_able = m->status == 0 && m->method != OSN_SIP_ACK;
     struct osn_elem_item *evicted;
     if (n->cfg->cost[kind] <= 0) { /* free work: no queue, no controller, no copy */
-        serve(n, &r, false);
+        serve(n, &r, NULL);
         return;
     }
     struct qmsg *q = queued(&r);
@@ -229,7 +229,7 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
     switch (osn_elem_server_arrive(&n->server, n->now, &q->item, kind, ck, shed_able,
                                    (m->oc.flags & OSN_SIP_OC_PRESENT) != 0, &evicted)) {
     case OSN_ELEM_HANDLE_NOW: /* a 503 that costs nothing */
-        serve(n, &q->rx, q->item.reject);
+        serve(n, &q->rx, q->item.reject ? &q->item : NULL);
         qmsg_free(n, q);
         return;
     case OSN_ELEM_DROPPED:

@@ -203,7 +203,7 @@ void tu_2xx_timer(struct node *n, struct ntx *x)
     act(n, x, &a, NULL);
 }
 
-void tu_new_request(struct node *n, struct rmsg *r, bool shed)
+void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *shed)
 {
     const struct osn_sip_msg *m = &r->m;
     bool inv = m->method == OSN_SIP_INVITE;
@@ -235,7 +235,7 @@ void tu_new_request(struct node *n, struct rmsg *r, bool shed)
     }
     /* The element strips what a shed request does not get (its TU event, the 100 Trying). */
     struct osn_elem_actions a;
-    osn_elem_stxn_started(shed, &o, &a);
+    osn_elem_stxn_started(shed != NULL, shed ? shed->retry_after : 0, &o, &a);
     ntx_apply(n, x, &o, r);
     if (a.n && x->live)
         act(n, x, &a, NULL);

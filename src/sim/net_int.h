@@ -329,7 +329,8 @@ void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after
 void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struct osn_sip_msg *m);
 /* Server transaction w of a new request started with output *o (the layer's, changed here):
  * applies it as the element says, shed (answered 503 by the server half) or not. */
-void osn__net_stxn_started(struct net *s, struct ntxn *w, bool shed, struct osn_sip_out *o);
+void osn__net_stxn_started(struct net *s, struct ntxn *w, const struct osn_elem_item *it,
+                           struct osn_sip_out *o);
 /* Starts a client transaction for req (branch set by the caller) on hop `hop` from `el`. */
 void osn__net_start_client(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
 

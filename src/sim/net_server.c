@@ -103,7 +103,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         return;
     }
     nm->call->stx[nm->hop][req_slot(nm->m.method)] = w;
-    osn__net_stxn_started(s, w, nm->item.reject, o);
+    osn__net_stxn_started(s, w, &nm->item, o);
 }
 
 /* Handles message nm at its element: the transaction layer, then the TU. Frees nm. */

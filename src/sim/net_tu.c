@@ -142,10 +142,11 @@ void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struc
     }
 }
 
-void osn__net_stxn_started(struct net *s, struct ntxn *w, bool shed, struct osn_sip_out *o)
+void osn__net_stxn_started(struct net *s, struct ntxn *w, const struct osn_elem_item *it,
+                           struct osn_sip_out *o)
 {
     struct osn_elem_actions a;
-    osn_elem_stxn_started(shed, o, &a);
+    osn_elem_stxn_started(it->reject, it->retry_after, o, &a);
     osn__net_apply(s, w, o);
     if (a.n && !o->terminated)
         act(s, txn_elem(w), w->call, txn_hop(w), w, &a);
