@@ -226,6 +226,77 @@ static void test_uac_retry(void **state)
     assert_false(osn_uac_retry(&cfg, &c, OSN_UAC_REJECTED, -1, 0.0, 1.0, &wait));
 }
 
+/* Callers who give up (osn_uac_on_patience), against RFC 3261 9.1: the CANCEL goes at once after a
+ * provisional response; without one the caller waits for the first provisional (100 or any 1xx)
+ * and CANCELs then, or Timer B ends the attempt silently; whatever ends the attempt after that is
+ * OSN_UAC_ABANDONED, never retried; a 2xx that crossed the CANCEL is ACKed and hung up at once
+ * (RFC 3261 15); a call already answered is not given up. */
+static void test_uac_patience(void **state)
+{
+    struct osn_uac_step st;
+    struct osn_uac_retry_cfg cfg = {.prob = 1, .max_retries = 3};
+    double wait;
+    (void)state;
+
+    /* after a 180: CANCEL now, once; the 487 ends it as abandoned, not as OTHER */
+    struct osn_uac_call a = {.t0 = 0};
+    osn_uac_on_invite_event(&a, 0.5, 32, OSN_SIP_TU_RESPONSE, 180, &st);
+    assert_false(st.cancel);
+    osn_uac_on_patience(&a, &st);
+    assert_true(st.cancel);
+    osn_uac_on_patience(&a, &st);
+    assert_false(st.cancel); /* gave up once */
+    osn_uac_on_invite_event(&a, 0.7, 32, OSN_SIP_TU_RESPONSE, 180, &st);
+    assert_false(st.cancel); /* sent already */
+    osn_uac_on_invite_event(&a, 0.8, 32, OSN_SIP_TU_RESPONSE, 487, &st);
+    assert_int_equal(st.outcome, OSN_UAC_ABANDONED);
+    assert_false(osn_uac_retry(&cfg, &a, st.outcome, -1, 0.0, 1.0, &wait));
+
+    /* no provisional yet: no CANCEL (9.1 MUST NOT); the first 100 brings it */
+    struct osn_uac_call b = {.t0 = 0};
+    osn_uac_on_patience(&b, &st);
+    assert_false(st.cancel);
+    osn_uac_on_invite_event(&b, 2, 32, OSN_SIP_TU_RESPONSE, 100, &st);
+    assert_true(st.cancel);
+    assert_true(st.trying); /* still a response-delay sample */
+    osn_uac_on_invite_event(&b, 2.1, 32, OSN_SIP_TU_RESPONSE, 180, &st);
+    assert_false(st.cancel);
+
+    /* no provisional ever: silent until Timer B, which ends it as abandoned, not timed out */
+    struct osn_uac_call c = {.t0 = 0};
+    osn_uac_on_patience(&c, &st);
+    assert_false(st.cancel);
+    osn_uac_on_invite_event(&c, 32, 32, OSN_SIP_TU_TIMEOUT, 0, &st);
+    assert_false(st.cancel);
+    assert_int_equal(st.outcome, OSN_UAC_ABANDONED);
+
+    /* the 2xx crossed the CANCEL: ACK, connected, hang up at once; abandoned */
+    struct osn_uac_call d = {.t0 = 0};
+    osn_uac_on_invite_event(&d, 0.1, 32, OSN_SIP_TU_RESPONSE, 100, &st);
+    osn_uac_on_patience(&d, &st);
+    assert_true(st.cancel);
+    osn_uac_on_invite_event(&d, 0.2, 32, OSN_SIP_TU_RESPONSE, 200, &st);
+    assert_true(st.ack && st.connected && st.hangup);
+    assert_int_equal(st.outcome, OSN_UAC_ABANDONED);
+
+    /* answered before patience ran out: nothing to give up, and it stays good */
+    struct osn_uac_call e = {.t0 = 0};
+    osn_uac_on_invite_event(&e, 0.1, 32, OSN_SIP_TU_RESPONSE, 180, &st);
+    osn_uac_on_invite_event(&e, 0.2, 32, OSN_SIP_TU_RESPONSE, 200, &st);
+    assert_int_equal(st.outcome, OSN_UAC_GOOD);
+    assert_false(st.hangup);
+    osn_uac_on_patience(&e, &st);
+    assert_false(st.cancel);
+    assert_false(e.gave_up);
+    /* rejected before: likewise */
+    struct osn_uac_call f = {.t0 = 0};
+    osn_uac_on_invite_event(&f, 0.1, 32, OSN_SIP_TU_RESPONSE, 100, &st);
+    osn_uac_on_invite_event(&f, 0.2, 32, OSN_SIP_TU_RESPONSE, 503, &st);
+    osn_uac_on_patience(&f, &st);
+    assert_false(st.cancel);
+    assert_int_equal(f.outcome, OSN_UAC_REJECTED);
+}
+
 /* A proxy's client half sheds with 503 and the element's Retry-After (0: none). */
 static void test_shed_retry_after(void **state)
 {
@@ -556,19 +627,13 @@ static void test_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_uas_2xx_schedule),
-            cmocka_unit_test(test_uas_answers),
-            cmocka_unit_test(test_uas_actions),
-            cmocka_unit_test(test_rfc_answers),
-            cmocka_unit_test(test_budget),
-            cmocka_unit_test(test_uac_outcomes),
-            cmocka_unit_test(test_proxy_decisions),
-            cmocka_unit_test(test_uac_retry),
-            cmocka_unit_test(test_shed_retry_after),
-            cmocka_unit_test(test_oc_round_trip),
-            cmocka_unit_test(test_server_queue),
-            cmocka_unit_test(test_cancel),
-            cmocka_unit_test(test_server_shed_retry_after),
+            cmocka_unit_test(test_uas_2xx_schedule), cmocka_unit_test(test_uas_answers),
+            cmocka_unit_test(test_uas_actions),      cmocka_unit_test(test_rfc_answers),
+            cmocka_unit_test(test_budget),           cmocka_unit_test(test_uac_outcomes),
+            cmocka_unit_test(test_proxy_decisions),  cmocka_unit_test(test_uac_retry),
+            cmocka_unit_test(test_uac_patience),     cmocka_unit_test(test_shed_retry_after),
+            cmocka_unit_test(test_oc_round_trip),    cmocka_unit_test(test_server_queue),
+            cmocka_unit_test(test_cancel),           cmocka_unit_test(test_server_shed_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

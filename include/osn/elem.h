@@ -479,6 +479,10 @@ enum osn_uac_outcome {
     OSN_UAC_TIMEOUT,  /* Timer B, a 408, or a 2xx too late */
     OSN_UAC_REJECTED, /* a 503 */
     OSN_UAC_OTHER,    /* any other final failure */
+    /* The caller gave up before a final answer (osn_uac_on_patience): whatever ended the
+     * attempt after that (the 487 to its CANCEL, another final response, Timer B, a 2xx that
+     * crossed the CANCEL) ends a call the caller had left. Never retried. */
+    OSN_UAC_ABANDONED,
     OSN_UAC_NOUTCOMES
 };
 
@@ -488,6 +492,9 @@ struct osn_uac_call {
     bool got180, connected;
     bool got100;     /* a 100 Trying reached the UAC (the PRSM papers' response delay) */
     uint8_t retries; /* attempts of this call before this one (osn_uac_retry) */
+    bool got1xx;     /* any provisional response: a CANCEL may be sent (RFC 3261 9.1) */
+    bool gave_up;    /* the caller's patience ran out (osn_uac_on_patience) */
+    bool cancelled;  /* its CANCEL was sent (the step that said `cancel`) */
 };
 
 /* What the UAC does after an event of its INVITE client transaction. */
@@ -499,11 +506,24 @@ struct osn_uac_step {
     double setup_delay; /* s */
     bool trying;        /* the first 100 Trying: a response-delay sample of trying_delay s */
     double trying_delay;
+    bool cancel; /* send the CANCEL of the INVITE now (RFC 3261 9.1) */
+    bool hangup; /* connected after the caller gave up: send the BYE now, no hold (RFC 3261 15) */
 };
 
 /* INVITE client transaction event `tu` with response `status` (0 for none); `timer_b` is 64*T1. */
 void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
                              struct osn_uac_step *st);
+
+/*
+ * Callers who give up. The caller's patience (a draw of the source's patience law, the driver's)
+ * ran out at a time when the call may still have no final answer. Sets st (cleared first): when
+ * a provisional response has come, st->cancel (send the CANCEL now); when none has, RFC 3261 9.1
+ * forbids the CANCEL, so the caller waits and the first provisional response's step says
+ * `cancel` instead, or Timer B ends the attempt silently. A call already answered (final or 2xx)
+ * is left as it is. From then on, osn_uac_on_invite_event decides OSN_UAC_ABANDONED for the
+ * attempt's end, and a 2xx that crossed the CANCEL is ACKed and hung up at once (st->hangup).
+ */
+void osn_uac_on_patience(struct osn_uac_call *c, struct osn_uac_step *st);
 
 /*
  * Retrials. A caller whose attempt failed with a 503 or timed out (Timer B, a 408) tries the call

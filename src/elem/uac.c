@@ -4,7 +4,8 @@
  * its 2xx, and its outcome, decided once. A call is good when its 2xx arrives within Timer B
  * (64*T1) of the first INVITE: what SIPp counts as a successful call and the papers call
  * goodput; it failed as timed out (Timer B, a 408, or a 2xx too late), rejected (503) or other.
- * And whether a caller whose attempt failed tries again (retrials, osn_uac_retry).
+ * And whether a caller whose attempt failed tries again (retrials, osn_uac_retry), or whose
+ * patience ran out gives up (osn_uac_on_patience: CANCEL, RFC 3261 9.1).
  */
 #include "osn/elem.h"
 
@@ -12,6 +13,9 @@ static void decide(struct osn_uac_call *c, int outcome, struct osn_uac_step *st)
 {
     if (c->outcome != OSN_UAC_PENDING)
         return;
+    /* The caller left before this answer: the call is abandoned, whatever ended it. */
+    if (c->gave_up)
+        outcome = OSN_UAC_ABANDONED;
     c->outcome = (uint8_t)outcome;
     st->outcome = (uint8_t)outcome;
 }
@@ -26,6 +30,15 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
     }
     if (tu != OSN_SIP_TU_RESPONSE)
         return;
+    if (status < 200) {
+        c->got1xx = true;
+        /* RFC 3261 9.1: the caller that gave up before any provisional response waited for
+         * one; this is it. */
+        if (c->gave_up && !c->cancelled && c->outcome == OSN_UAC_PENDING) {
+            c->cancelled = true;
+            st->cancel = true;
+        }
+    }
     if (status == 100) {
         /* The PRSM papers' response delay: first INVITE -> first 100 Trying. */
         if (!c->got100) {
@@ -42,6 +55,9 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
         if (!c->connected) {
             c->connected = true;
             st->connected = true;
+            /* RFC 3261 15: a 2xx that crossed the CANCEL set up a call nobody wants; the
+             * caller ACKs it and hangs up at once. */
+            st->hangup = c->gave_up;
             decide(c, now - c->t0 <= timer_b ? OSN_UAC_GOOD : OSN_UAC_TIMEOUT, st);
         }
     } else if (status >= 300) {
@@ -50,6 +66,21 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
                : status == 408 ? OSN_UAC_TIMEOUT
                                : OSN_UAC_OTHER,
                st);
+    }
+}
+
+void osn_uac_on_patience(struct osn_uac_call *c, struct osn_uac_step *st)
+{
+    *st = (struct osn_uac_step){0};
+    /* Answered already (a final response, or a 2xx even too late): nothing to give up. */
+    if (c->outcome != OSN_UAC_PENDING || c->connected || c->gave_up)
+        return;
+    c->gave_up = true;
+    /* RFC 3261 9.1: a CANCEL only after a provisional response; without one the caller waits
+     * for it (osn_uac_on_invite_event) or for Timer B. */
+    if (c->got1xx) {
+        c->cancelled = true;
+        st->cancel = true;
     }
 }
 

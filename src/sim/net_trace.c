@@ -103,7 +103,9 @@ void osn__net_trace_row(struct net *s)
 
     fprintf(f, "0,%.9g", now);
     cell(f, s->tr_start / iv);
-    for (int o = OSN_UAC_GOOD; o < OSN_UAC_NOUTCOMES; o++)
+    /* The trace's outcome columns stop before OSN_UAC_ABANDONED: the simulator's callers do not
+     * give up yet (no source.patience), so the column would always be 0. */
+    for (int o = OSN_UAC_GOOD; o < OSN_UAC_ABANDONED; o++)
         cell(f, t->outcome[o] / iv);
     cell(f, t->sent_503 / iv);
     cell(f, t->retrans / iv);
