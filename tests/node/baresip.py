@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import Node, scrape, wait_ended  # noqa: E402
+from txn_end import Node, parse_response, scrape, wait_ended  # noqa: E402
 
 # T1 200 ms: a 2xx resent before the ACK then means a lost ACK, not a slow machine (with
 # txn_end.py's T1 of 20 ms it could be either), and the transactions still end within 64*T1 =
@@ -122,16 +122,6 @@ class Baresip:
                 self.p.wait()
 
 
-def headers(text):
-    head, _, body = text.partition("\r\n\r\n")
-    lines = head.split("\r\n")
-    h = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        h.setdefault(name.strip().lower(), []).append(value.strip())
-    return int(lines[0].split()[1]), h, body
-
-
 def uac_call(check, edge_port):
     """A UAC calls sip:bob@ through the edge; returns when the call is over."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -155,7 +145,7 @@ def uac_call(check, edge_port):
         while time.time() < end:
             s.settimeout(max(0.05, end - time.time()))
             try:
-                st, h, body = headers(s.recv(65535).decode(errors="replace"))
+                st, h, body = parse_response(s.recv(65535).decode(errors="replace"))
             except socket.timeout:
                 break
             if st >= 200:

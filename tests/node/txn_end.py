@@ -48,6 +48,17 @@ def listening(p, seconds=10):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def parse_response(text):
+    """(status, {lower-case header name: [values]}, body) of a SIP response's text."""
+    head, _, body = text.partition("\r\n\r\n")
+    lines = head.split("\r\n")
+    hdrs = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        hdrs.setdefault(name.strip().lower(), []).append(value.strip())
+    return int(lines[0].split()[1]), hdrs, body
+
+
 def scrape(met):
     text = urllib.request.urlopen(f"http://127.0.0.1:{met}/metrics", timeout=2).read().decode()
     return {l.split()[0]: float(l.split()[1]) for l in text.splitlines()

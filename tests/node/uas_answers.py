@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import Node, wait_ended  # noqa: E402
+from txn_end import Node, parse_response, wait_ended  # noqa: E402
 
 OFFER = ("v=0\r\no=alice 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\n"
          "t=0 0\r\nm=audio 4000 RTP/AVP 8 0 101\r\na=rtpmap:8 PCMA/8000\r\n"
@@ -58,13 +58,7 @@ class Peer:
                 text = self.s.recv(65535).decode(errors="replace")
             except socket.timeout:
                 return got
-            head, _, body = text.partition("\r\n\r\n")
-            lines = head.split("\r\n")
-            hdrs = {}
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                hdrs.setdefault(name.strip().lower(), []).append(value.strip())
-            status = int(lines[0].split()[1])
+            status, hdrs, body = parse_response(text)
             got.append((status, hdrs, body))
             if status >= upto:
                 return got
