@@ -118,7 +118,7 @@ run() {
     uac_pid=$(nl_real_pid "uac_$n")
     # the uac's CPU: sampled until it exits (its /proc entry goes away with it)
     while read -r st 2>/dev/null <"/proc/$uac_pid/stat"; do
-        f=(${st##*) })
+        read -r -a f <<<"${st##*) }"
         u1=$((f[11] + f[12]))
         sleep 0.5
     done

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the two node benchmarks (bench/node_cpu.sh, bench/node_maxrate.sh); sourced after
 # tests/node/lib.sh. It fixes how Kamailio is run in both, so that the race is the same one:
 #

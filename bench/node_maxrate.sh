@@ -153,7 +153,7 @@ step() {
         "${SIPP_BUF[@]}"
     uac_pid=$(nl_real_pid "uac_$n")
     while read -r st 2>/dev/null <"/proc/$uac_pid/stat"; do
-        f=(${st##*) })
+        read -r -a f <<<"${st##*) }"
         u1=$((f[11] + f[12]))
         d=$(udp_drops "$uac_pid")
         [ "${d:-0}" -gt "$d_uac" ] && d_uac=$d
