@@ -220,18 +220,23 @@ else
     echo "run.sh: $build/osn not found; skipped"
 fi
 
-# ---- osn node: CPU per call of a proxy at 1,000 calls/s beside Kamailio's in the same run, and
-# the highest call rate each sustains ----
-# SIPp uac -> proxy -> SIPp uas on 127.0.0.1 (bench/node_cpu.sh; needs sip-tester and kamailio,
-# which scripts/deps.sh installs). RATE and DURATION set the load (default 1,000 calls/s, 20 s).
+# ---- osn node against Kamailio: CPU per call (user and kernel), the machine's UDP limit, and
+# the highest call rate each holds for 60 s ----
+# SIPp uac -> proxy -> SIPp uas on 127.0.0.1 (needs sip-tester and kamailio, which
+# scripts/deps.sh installs). Kamailio runs with TLSF, -m 2048 and as many workers as the node
+# (bench/node_lib.sh). bench/node_cpu.sh: 5 interleaved pairs at 1,000 calls/s for 20 s, every
+# ratio from all the pairs (median and range), the node's datagrams per CPU-second beside
+# bench/udp_limit.c's (built as $build/udp_limit); bench/node_maxrate.sh: rising rates, 60 s
+# each (up to about 30 minutes in all: a step is the rate held 60 s, then up to 60 s to
+# drain); BENCH_SHORT=1 tries both scripts in about a minute and a half
+# (low rates, short runs: their figures are for checking the scripts, not for quoting).
 echo
 if [[ -x "$build/osn" ]] && command -v sipp >/dev/null && command -v kamailio >/dev/null; then
-    bash "$(dirname "${BASH_SOURCE[0]}")/node_cpu.sh" "$build/osn"
-    # and the highest rate the chain sustains, osn beside Kamailio, SIPp as the generator
+    UDP_LIMIT="$build/udp_limit" bash "$(dirname "${BASH_SOURCE[0]}")/node_cpu.sh" "$build/osn"
     echo
-    bash "$(dirname "${BASH_SOURCE[0]}")/node_maxrate.sh" "$build/osn"
+    UDP_LIMIT="$build/udp_limit" bash "$(dirname "${BASH_SOURCE[0]}")/node_maxrate.sh" "$build/osn"
 else
-    echo "run.sh: osn node CPU per call skipped (needs $build/osn, sipp and kamailio)"
+    echo "run.sh: osn node against Kamailio skipped (needs $build/osn, sipp and kamailio)"
 fi
 
 # Parameter studies over MPI ranks: 1 and 2 ranks, parallel efficiency (bench/study_mpi.sh).

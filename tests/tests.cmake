@@ -173,3 +173,12 @@ target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/nod
 target_link_libraries(test_elem_drivers PRIVATE osn_sim osn_elem PkgConfig::CMOCKA)
 add_test(NAME test_elem_drivers COMMAND test_elem_drivers)
 set_tests_properties(test_elem_drivers PROPERTIES TIMEOUT 60)
+
+# The node benchmarks' parts that need no load test: bench/udp_limit.c against the kernel's
+# UDP counters (in a network namespace of its own), the pair-by-pair ratios of
+# bench/node_pairs.py against hand-worked values, and the scripts' refusals of bad settings.
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  add_test(NAME bench_node COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_bench_node.sh
+                                   $<TARGET_FILE:udp_limit> ${CMAKE_SOURCE_DIR})
+  set_tests_properties(bench_node PROPERTIES TIMEOUT 120)
+endif()

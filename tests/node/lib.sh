@@ -67,6 +67,8 @@
 #                     harness itself while `osn node` does not exist; node counters are skipped
 #   NL_KEEP           1: keep $NL_TMP (logs, SIPp traces, JSON) and print its path
 #   NL_KAM_CHILDREN   Kamailio UDP workers (default 1: see stateful.cfg on reordering)
+#   NL_KAM_MEM        Kamailio's memory options (default "-m 512": Debian's default manager,
+#                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 2048 -M 64"
 #   NL_SIPP_SLACK     seconds an outer `timeout` gives SIPp beyond its own -timeout (default 10)
 #   NL_LOCK           the load-test lock file (default /tmp/osn-node-load.lock; none: no lock)
 #   NL_LOCK_WAIT      seconds to wait for it (default 1800)
@@ -350,8 +352,9 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])')
         fi
         # Foreground main process (-DD), log to stderr (-E); SIGTERM to it stops its workers.
-        timeout -k 5 "${NL_KAM_TIME:-600}" kamailio -f "$cfg" -DD -E -m 512 -n "$n" -w "$dir" \
-            -Y "$dir" -A "OSN_LISTEN=udp:127.0.0.1:$p" \
+        # shellcheck disable=SC2086 # NL_KAM_MEM is a list of options
+        timeout -k 5 "${NL_KAM_TIME:-600}" kamailio -f "$cfg" -DD -E ${NL_KAM_MEM:--m 512} \
+            -n "$n" -w "$dir" -Y "$dir" -A "OSN_LISTEN=udp:127.0.0.1:$p" \
             -A "OSN_NEXT_HOP=\"sip:127.0.0.1:$next\"" >"$dir/kamailio.log" 2>&1 {NL_LOCK_FD}>&- &
         nl_track "$name" $! "$dir" kamailio
         NL_PORT[$name]=$p
