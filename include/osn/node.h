@@ -64,7 +64,7 @@ struct osn_node_cfg {
     volatile sig_atomic_t *stop;
 };
 
-/* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, 100,000
+/* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, 400,000
  * transactions, no metrics, costs 0 (real speed), buffer 10,000, control none, RFC 3261 timers. */
 void osn_node_cfg_default(struct osn_node_cfg *cfg);
 
