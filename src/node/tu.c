@@ -256,7 +256,7 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     int len = osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
     if (len <= 0)
         return false;
-    udp_send(n, &n->next_hop, n->obuf, (size_t)len);
+    udp_send_hop(n, &n->hops[0], n->obuf, (size_t)len);
     return true;
 }
 

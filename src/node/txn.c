@@ -178,11 +178,11 @@ static void send_request(struct node *n, struct ntx *x, const struct osn_sip_msg
             return;
         int len = osn_sip_wire_print_ack(n->obuf, sizeof n->obuf, x->req, x->final);
         if (len > 0)
-            udp_send(n, &n->next_hop, n->obuf, (size_t)len);
+            udp_send_hop(n, &n->hops[0], n->obuf, (size_t)len);
         return;
     }
     if (x->req)
-        udp_send(n, &n->next_hop, x->req->buf.p, x->req->buf.n);
+        udp_send_hop(n, &n->hops[0], x->req->buf.p, x->req->buf.n);
 }
 
 /* Frees what x's state can no longer send. Accepted: nothing is sent from the request, and
