@@ -107,3 +107,35 @@ bool addr_eq(const union node_addr *a, const union node_addr *b)
                !memcmp(&a->v6.sin6_addr, &b->v6.sin6_addr, sizeof a->v6.sin6_addr);
     return a->v4.sin_port == b->v4.sin_port && a->v4.sin_addr.s_addr == b->v4.sin_addr.s_addr;
 }
+
+struct osn_span addr_via_received(const union node_addr *from, const struct osn_sip_via *v,
+                                  char buf[ADDR_RECEIVED_MAX], uint16_t *rport)
+{
+    union node_addr sent = {0};
+    char h[INET6_ADDRSTRLEN];
+    bool v6 = from->sa.sa_family == AF_INET6;
+    *rport = v->rport && v->rport_value.p && !v->rport_value.n ? addr_port(from) : 0;
+    if (v->received.p) /* already there (a sender's own): left as it came */
+        return (struct osn_span){buf, 0};
+    /* The sent-by host as an address of the source's family: brackets off an IPv6reference. */
+    struct osn_span host = v->host;
+    if (host.n >= 2 && host.p[0] == '[' && host.p[host.n - 1] == ']')
+        host = (struct osn_span){host.p + 1, host.n - 2};
+    bool same = false;
+    if (host.n < sizeof h) {
+        memcpy(h, host.p, host.n);
+        h[host.n] = '\0';
+        same = v6 ? inet_pton(AF_INET6, h, &sent.v6.sin6_addr) == 1 &&
+                               !memcmp(&sent.v6.sin6_addr, &from->v6.sin6_addr, 16)
+                  : inet_pton(AF_INET, h, &sent.v4.sin_addr) == 1 &&
+                               sent.v4.sin_addr.s_addr == from->v4.sin_addr.s_addr;
+    }
+    /* RFC 3261 18.2.1: when the sent-by is a name or another address; RFC 3581 4: always
+     * with rport. The value is a bare IPv6address (via-received, 25.1; RFC 5118 4.5). */
+    if ((same && !*rport) ||
+        !inet_ntop(from->sa.sa_family, v6 ? (const void *)&from->v6.sin6_addr : &from->v4.sin_addr,
+                   h, sizeof h))
+        return (struct osn_span){buf, 0};
+    int k = snprintf(buf, ADDR_RECEIVED_MAX, ";received=%s", h);
+    return (struct osn_span){buf, k > 0 ? (size_t)k : 0};
+}

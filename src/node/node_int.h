@@ -57,6 +57,13 @@ void addr_host(const union node_addr *a, char *out, size_t size);
 void addr_text(const union node_addr *a, char *out, size_t size);
 /* Same family, address and port. */
 bool addr_eq(const union node_addr *a, const union node_addr *b);
+/* What our server transport adds to top Via v of a request that came from `from`: the returned
+ * span, ";received=ADDR" in buf when the sent-by is not that address or v has a valueless rport
+ * (RFC 3261 18.2.1, RFC 3581 4), else empty; *rport the source port for a valueless rport, else
+ * 0. A received parameter already there is left alone. */
+#define ADDR_RECEIVED_MAX 64
+struct osn_span addr_via_received(const union node_addr *from, const struct osn_sip_via *v,
+                                  char buf[ADDR_RECEIVED_MAX], uint16_t *rport);
 
 /* ---- timers (timers.c) ---- */
 

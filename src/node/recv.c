@@ -167,7 +167,9 @@ static bool within_budget(struct node *n, const struct rmsg *r)
     case OSN_ELEM_BUDGET_PASS:
         return true;
     case OSN_ELEM_BUDGET_503: {
+        char rb[ADDR_RECEIVED_MAX];
         struct osn_sip_reply re = {.status = 503, .retry_after = 1};
+        re.via_received = addr_via_received(from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
             udp_send(n, from, n->obuf, (size_t)k);

@@ -112,10 +112,12 @@ static void respond_bytes(struct node *n, struct ntx *x, int len, const struct o
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with)
 {
     char tag[17], contact[UAS_CONTACT_MAX], sdp[UAS_SDP_MAX];
+    char rb[ADDR_RECEIVED_MAX];
     struct osn_sip_reply r = {.status = (uint16_t)status, .retry_after = retry_after};
     /* A request let go in a final state (ntx_trim) answers nothing more. */
     if (!x->req || uas_reply_fill(n, x->req, with, &r, contact, sdp) != 0)
         return;
+    r.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &r.via_rport);
     to_tag_text(tag, x);
     r.to_tag = (struct osn_span){tag, 16};
     feedback(n, &r.oc);
@@ -154,6 +156,9 @@ static bool forward(struct node *n, struct ntx *x)
     if (x->req) /* else let go in a final state: nothing to forward */
         snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, x->req));
     f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
+    char rb[ADDR_RECEIVED_MAX];
+    if (x->req)
+        f.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &f.via_rport);
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
     int len = x->req ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
@@ -212,7 +217,9 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
     if (!x) {
         /* The cap: a 503 printed statelessly from the request. With no transaction to absorb
          * them, the request's copies are refused again, each counted. */
+        char rb[ADDR_RECEIVED_MAX];
         struct osn_sip_reply re = {.status = 503, .retry_after = 1};
+        re.via_received = addr_via_received(&r->from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
             udp_send(n, &r->from, n->obuf, (size_t)k);
@@ -253,6 +260,8 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
     branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
+    char rb[ADDR_RECEIVED_MAX];
+    f.via_received = addr_via_received(&ack->from, v, rb, &f.via_rport);
     int len = osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
     if (len <= 0)
         return false;

@@ -9,7 +9,9 @@
    libosip2 read it alike (test_sip_osip FILE); the answer this test sends to that sent-by
    reaches the caller, from the edge's address;
 3. the uas's 200 to an INVITE with an SDP offer: Contact <sip:[::1]:PORT> (RFC 3261 19.1.1,
-   RFC 5118 4.1) and the answer's "c=IN IP6 ::1" (RFC 4566 5.7: no brackets);
+   RFC 5118 4.1) and the answer's "c=IN IP6 ::1" (RFC 4566 5.7: no brackets); to an INVITE
+   whose Via names another address, with a valueless rport: rport=SOURCE_PORT and
+   received=::1 (RFC 3581 4, RFC 3261 18.2.1, bare IPv6address as RFC 5118 4.5);
 4. bad addresses: exit status 2, the key named.
 
 Skipped, and said so, when the machine has no ::1.
@@ -163,6 +165,19 @@ def contact(osn, tmp):
         c = re.search(r"^c=(.*)$", final, re.M)
         check(c is not None and c.group(1).strip() == "IN IP6 ::1",
               f"its SDP answer's c= line {c.group(1).strip() if c else None!r}")
+        # RFC 3581 4 and RFC 3261 18.2.1: a valueless rport gets the source port, and received
+        # the source address, a bare IPv6address (25.1 via-received; RFC 5118 4.5), also when
+        # the sent-by names another address.
+        me = s.getsockname()[1]
+        req = invite(me, "v6rport").decode().replace(
+            f"Via: SIP/2.0/UDP [::1]:{me};branch=z9hG4bKv6rport",
+            "Via: SIP/2.0/UDP [2001:db8::9]:5060;rport;branch=z9hG4bKv6rport")
+        s.sendto(req.encode(), ("::1", uas_port))
+        final, src = recv_final(s)
+        v = re.search(r"^Via: (.*)$", final, re.M).group(1).strip()
+        want = f"SIP/2.0/UDP [2001:db8::9]:5060;rport={me};branch=z9hG4bKv6rport;received=::1"
+        check(v == want and src[1] == uas_port,
+              f"answered to the source: top Via {v!r} (want {want!r})")
     finally:
         stop(uas)
 
