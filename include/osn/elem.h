@@ -415,6 +415,16 @@ struct osn_elem {
                                       their path (RFC 3261 16.6 step 4; osn_proxy_route) */
 };
 
+/* Whether element e sees the requests inside a dialog (the ACK of a 2xx, BYE, re-INVITE) and
+ * their responses: a UA always; a proxy only when it Record-Routed the dialog's INVITE (RFC 3261
+ * 16.6 step 4, 12.1: the UAs' route sets hold exactly the proxies that did, and they send past
+ * the others). For a driver that carries messages along a fixed path (the simulator): such a
+ * message passes a proxy off the dialog's path as it passes a router, without its CPU. */
+static inline bool osn_elem_on_dialog_path(const struct osn_elem *e)
+{
+    return e->role != OSN_ELEM_PROXY || e->record_route;
+}
+
 /*
  * A new request reached the TU (its server transaction's TU_REQUEST): `method`, its
  * Max-Forwards (-1 absent: never checked), and `handled`, whether this element handled this
