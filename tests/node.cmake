@@ -87,3 +87,11 @@ set_tests_properties(node_baresip PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LAB
 add_test(NAME node_uas_answers
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/uas_answers.py $<TARGET_FILE:osn>)
 set_tests_properties(node_uas_answers PROPERTIES TIMEOUT 120 LABELS node)
+
+# Record-Route and loose routing through edge and core (issue 33): the caller's ACK, re-INVITE
+# and ACK and the callee's BYE follow the route set both ways; with record_route = no, no
+# Record-Route at all.
+add_test(NAME node_route
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_route.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_route PROPERTIES TIMEOUT 180 LABELS node)

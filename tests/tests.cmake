@@ -166,7 +166,7 @@ set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 # test's seam), the simulator's (one element of a network, src/sim/net_probe.h) and a reference
 # driver on the element API; same wire, same counts.
 add_executable(test_elem_drivers tests/test_elem_drivers.c src/node/txn.c src/node/recv.c
-               src/node/tu.c src/node/timers.c src/node/dialogs.c src/node/pending.c
+               src/node/tu.c src/node/route.c src/node/timers.c src/node/dialogs.c src/node/pending.c
                src/node/state.c src/node/uas_reply.c)
 target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/node
                                                      ${CMAKE_SOURCE_DIR}/src/sim)

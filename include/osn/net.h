@@ -90,6 +90,9 @@ struct osn_net_server_cfg {
     double cost[OSN_NET_NKINDS]; /* CPU seconds per message kind; 0: handled at once, unqueued */
     long buffer;                 /* messages in the server at most (queue + in service) */
     bool exp_cost;               /* costs are exponential with these means (else constant) */
+    /* proxies: Record-Route (default yes): the dialog's ACK and BYE pass through this proxy and
+     * cost its CPU; no: they go past it, UAC to UAS (osn_elem_on_dialog_path) */
+    bool record_route;
 };
 
 struct osn_net_link_cfg {

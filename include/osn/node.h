@@ -43,6 +43,7 @@ struct osn_node_cfg {
     size_t max_transactions; /* live transactions at most */
     char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
     double per_source_rate;  /* requests/s (not ACKs) per source IPv4 address, burst ~1 s; 0 off */
+    bool record_route;       /* proxies: Record-Route dialog-creating INVITEs (default yes) */
     /* the element's server, as the simulator's [server NAME] */
     double cost[OSN_ELEM_NKINDS];
     long buffer;

@@ -255,6 +255,12 @@ static const struct osn_key_spec net_keys[] = {
         SERVER_KEYS("server edge", edge),
         SERVER_KEYS("server core", core),
         SERVER_KEYS("server uas", uas),
+        {"server edge", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, edge.record_route),
+         .help = "the edge (and a tandem's mid proxy) Record-Routes: the dialog's ACK and BYE go "
+                 "through it and cost its CPU; no: they go past it (RFC 3261 16.6 step 4)"},
+        {"server core", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, core.record_route),
+         .help = "the core Record-Routes: the dialog's ACK and BYE go through it and cost its "
+                 "CPU; no: they go past it, as when no proxy Record-Routes (RFC 3261 16.6)"},
         LINK_KEYS("link access", access),
         LINK_KEYS("link trunk", trunk),
         LINK_KEYS("link uas", uas_link),

@@ -37,6 +37,10 @@ static const struct osn_key_spec node_keys[] = {
          .unit = "1/s",
          .help = "requests (not ACKs) per second per source IPv4 address, a burst of about 1 s; "
                  "beyond it one stateless 503, then nothing (docs/node.md); 0: off"},
+        {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
+         .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "
+                 "(RFC 3261 16.6), so the dialog's ACK, BYE and re-INVITE from either side "
+                 "come through this proxy; requests with a Route naming it go on by Route"},
 };
 
 const struct osn_ini_schema osn_node_schema = {node_keys, sizeof node_keys / sizeof node_keys[0],

@@ -26,6 +26,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:5060");
     cfg->stats_interval = 1;
     cfg->max_transactions = 400000;
+    cfg->record_route = true;
     cfg->buffer = 10000;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);

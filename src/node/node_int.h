@@ -79,10 +79,12 @@ struct ntx {
     size_t resp_len;
     struct osn_sip_wire *final; /* client: the final response received, packed as req */
     size_t final_size;
-    struct sockaddr_in from; /* server: where the request came from (responses go there) */
-    double t0;               /* start (s) */
-    struct osn_uas_2xx uas;  /* UAS INVITE: the 2xx retransmission */
-    bool in_dialogs;         /* UAS INVITE: in the Call-ID map */
+    /* server: where the request came from (responses go there); client: where the request
+     * goes (route_plan: the next hop, or a Route's or the Request-URI's address) */
+    struct sockaddr_in from;
+    double t0;              /* start (s) */
+    struct osn_uas_2xx uas; /* UAS INVITE: the 2xx retransmission */
+    bool in_dialogs;        /* UAS INVITE: in the Call-ID map */
     /* The key's text once the request is let go (ntx_trim): branch, host and Call-ID of an
      * RFC 3261 request fit; a longer key (RFC 2543's fallback fields) keeps the request. */
     char keybuf[NTX_KEYBUF];
@@ -243,6 +245,16 @@ void ntx_timer(struct node *n, struct ntx *x, int slot);
 /* Arms x's UAS 2xx timer. */
 void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
 
+/* route.c: loose routing (the decision is osn_proxy_route's). */
+/* The IPv4 address and port of a sip: URI (no port: 5060); OSN_EINVAL when it has none. */
+int route_uri_addr(struct osn_span uri, struct sockaddr_in *to);
+/* The proxy's routing decision for request req, and where it sends it (*to); OSN_EINVAL when
+ * the URI it must go to has no address the node can use. */
+int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
+               struct sockaddr_in *to);
+/* Our Record-Route URI, "sip:HOST:PORT;lr", into out; its length or OSN_ETOOBIG. */
+int route_record_uri(const struct node *n, char *out, size_t cap);
+
 /* udp.c */
 int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t hostsize,
                    uint16_t *port);
@@ -281,7 +293,8 @@ static inline struct osn_elem node_elem(const struct node *n)
     return (struct osn_elem){.role = is_proxy(n) ? OSN_ELEM_PROXY : OSN_ELEM_UAS,
                              .cli = n->cli,
                              .sip = &n->cfg->sip,
-                             .retry_after = n->cfg->ctl.none.retry_after};
+                             .retry_after = n->cfg->ctl.none.retry_after,
+                             .record_route = n->cfg->record_route};
 }
 
 /* tu.c */

@@ -169,7 +169,8 @@ static void send_response(struct node *n, struct ntx *x, const struct osn_sip_ms
         udp_send(n, &x->from, x->resp, x->resp_len);
 }
 
-/* A client transaction's send: its request, or the ACK of a non-2xx final response. */
+/* A client transaction's send: its request, or the ACK of a non-2xx final response (17.1.1.3:
+ * to where the request went), to the address the request was routed to (x->from). */
 static void send_request(struct node *n, struct ntx *x, const struct osn_sip_msg *m,
                          const struct osn_sip_out *o)
 {
@@ -178,11 +179,11 @@ static void send_request(struct node *n, struct ntx *x, const struct osn_sip_msg
             return;
         int len = osn_sip_wire_print_ack(n->obuf, sizeof n->obuf, x->req, x->final);
         if (len > 0)
-            udp_send(n, &n->next_hop, n->obuf, (size_t)len);
+            udp_send(n, &x->from, n->obuf, (size_t)len);
         return;
     }
     if (x->req)
-        udp_send(n, &n->next_hop, x->req->buf.p, x->req->buf.n);
+        udp_send(n, &x->from, x->req->buf.p, x->req->buf.n);
 }
 
 /* Frees what x's state can no longer send. Accepted: nothing is sent from the request, and

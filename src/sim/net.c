@@ -50,6 +50,9 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
         cfg->uas.cost[k] = core[k] / 20;
     }
     cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
+    /* Record-Route at every proxy: the BYE and the ACK of the 2xx go through them all, as they
+     * always did here before the key existed. */
+    cfg->core.record_route = cfg->edge.record_route = cfg->uas.record_route = true;
     cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);

@@ -121,7 +121,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->tu = (struct osn_elem){.role = el->role == R_UAS ? OSN_ELEM_UAS : OSN_ELEM_PROXY,
                                .cli = el->cli,
                                .sip = &cfg->sip,
-                               .retry_after = cfg->ctl.none.retry_after};
+                               .retry_after = cfg->ctl.none.retry_after,
+                               .record_route = el->sc->record_route};
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 

@@ -177,8 +177,38 @@ static int arrival_kind(const struct element *el, const struct nmsg *nm)
     return classify_arrival(nm);
 }
 
+/* Whether message nm belongs to a dialog's in-dialog traffic: a BYE or its response, or the ACK
+ * of a 2xx (the UAC's own, branch kind B_ACK; the ACK of a non-2xx shares its INVITE's branch
+ * and is hop by hop). */
+static bool in_dialog(const struct nmsg *nm)
+{
+    return nm->m.method == OSN_SIP_BYE ||
+           (nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && nm->m.branch % 4 == B_ACK);
+}
+
+/* A proxy off the dialog's path (it did not Record-Route): the message goes on over the next
+ * link, as past a router, never entering the proxy's CPU or transactions. The call's hop
+ * indices stay those of the path, so the UAS and the UAC match it as if it had been relayed. */
+static void pass_by(struct net *s, struct nmsg *nm)
+{
+    bool down = nm->m.status == 0;
+    int hop = down ? nm->hop + 1 : nm->hop - 1;
+    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop]) {
+        osn__net_msg_free(s, nm);
+        return;
+    }
+    nm->hop = (uint8_t)hop;
+    nm->to = (uint16_t)path(s, nm->call, down ? hop + 1 : hop);
+    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
+        s->err = OSN_ENOMEM;
+}
+
 void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
 {
+    if (el->role == R_PROXY && !osn_elem_on_dialog_path(&el->tu) && in_dialog(nm)) {
+        pass_by(s, nm);
+        return;
+    }
     if (el->role == R_SRC) {
         nm->item.kind = OSN_ELEM_K_RESP;
         process(s, el, nm);

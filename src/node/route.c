@@ -1,0 +1,91 @@
+/*
+ * Where the node sends a request it forwards: the facts of its Route header the proxy's
+ * decision needs (osn_proxy_route, src/elem/proxy.c: loose routing, RFC 3261 16.4, 16.6 step 7,
+ * 16.12), and the address of the URI the decision names. The node resolves no names: a Route
+ * or Request-URI host must be an IPv4 literal (the node's own addresses, and those of the SIPp
+ * and Kamailio peers it is tested with, are); a URI it cannot resolve is a forward that fails.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "node_int.h"
+#include "osn/err.h"
+
+/* The host and port of SIP URI `uri` (RFC 3261 19.1.1: sip:[userinfo@]host[:port][;params]
+ * [?headers]) as an IPv4 address; a missing port is 5060 (19.1.2). OSN_EINVAL when it is not
+ * that. */
+int route_uri_addr(struct osn_span uri, struct sockaddr_in *to)
+{
+    const char *p = uri.p, *end = uri.p + uri.n;
+    char host[64];
+    if (uri.n >= 4 && !strncasecmp(p, "sip:", 4))
+        p += 4;
+    else
+        return OSN_EINVAL;
+    /* The host part ends at the first ';' or '?' after the userinfo's '@' (if any). */
+    const char *stop = p;
+    while (stop < end && *stop != ';' && *stop != '?')
+        stop++;
+    const char *at = memchr(p, '@', (size_t)(stop - p));
+    if (at)
+        p = at + 1;
+    const char *colon = memchr(p, ':', (size_t)(stop - p));
+    const char *hend = colon ? colon : stop;
+    if (hend == p || (size_t)(hend - p) >= sizeof host)
+        return OSN_EINVAL;
+    memcpy(host, p, (size_t)(hend - p));
+    host[hend - p] = '\0';
+    unsigned long port = 5060;
+    if (colon) {
+        port = 0;
+        if (colon + 1 == stop)
+            return OSN_EINVAL;
+        for (const char *q = colon + 1; q < stop; q++) {
+            if (*q < '0' || *q > '9' || (port = port * 10 + (unsigned long)(*q - '0')) > 65535)
+                return OSN_EINVAL;
+        }
+        if (port == 0)
+            return OSN_EINVAL;
+    }
+    memset(to, 0, sizeof *to);
+    to->sin_family = AF_INET;
+    to->sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &to->sin_addr) == 1 ? 0 : OSN_EINVAL;
+}
+
+/* Whether URI `uri` names this node: its address and port are the ones we listen on (RFC 3261
+ * 16.4: "a value this proxy placed into a Record-Route header field", which names us so). */
+static bool names_us(const struct node *n, struct osn_span uri)
+{
+    struct sockaddr_in a;
+    return route_uri_addr(uri, &a) == 0 && a.sin_addr.s_addr == n->listen.sin_addr.s_addr &&
+           ntohs(a.sin_port) == n->port;
+}
+
+int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
+               struct sockaddr_in *to)
+{
+    struct osn_proxy_route_in in = {.method = req->method,
+                                    .nroute = req->nroute,
+                                    .top_is_us = req->nroute > 0 && names_us(n, req->route[0].uri),
+                                    .in_dialog = req->to.tag.n > 0,
+                                    .record_route = n->cfg->record_route};
+    osn_proxy_route(&in, r);
+    switch (r->target) {
+    case OSN_PROXY_TO_ROUTE:
+        return route_uri_addr(req->route[r->pop ? 1 : 0].uri, to);
+    case OSN_PROXY_TO_URI:
+        return route_uri_addr(req->uri, to);
+    default:
+        *to = n->next_hop;
+        return 0;
+    }
+}
+
+int route_record_uri(const struct node *n, char *out, size_t cap)
+{
+    int k = snprintf(out, cap, "sip:%s:%u;lr", n->host, (unsigned)n->port);
+    return k > 0 && (size_t)k < cap ? k : OSN_ETOOBIG;
+}
