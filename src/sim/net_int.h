@@ -349,10 +349,19 @@ void osn__net_depart(struct net *s, struct element *el);
 /* The next call arrival of source el after time t. */
 double osn__net_next_arrival(struct net *s, struct element *el, double t);
 void osn__net_new_call(struct net *s, int src);
+/* osn__net_retry_or_end with retrials on (source.retry_prob > 0): the draws and the decision. */
+bool osn__net_retry_draw(struct net *s, struct call *c, int outcome, int retry_after);
 /* Attempt c of a call ended with `outcome` (not yet counted), its final response having
  * Retry-After `retry_after` (-1 none): returns true when its caller tries again (scheduled
- * here, the attempt's failure counted as a retry), false when the outcome is the call's. */
-bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome, int retry_after);
+ * here, the attempt's failure counted as a retry), false when the outcome is the call's. With
+ * retrials off nothing is drawn and every run is as before them. Only the test is inline: with
+ * the draw inlined too, the UAC's event handler (net_tu.c) grew past what GCC inlines into the
+ * transaction layer's output handler, ~5 instructions a message on fanin.ini. */
+static inline bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome,
+                                         int retry_after)
+{
+    return s->cfg->src.retry_prob > 0 && osn__net_retry_draw(s, c, outcome, retry_after);
+}
 /* The wait of call c's caller is over: its next attempt's INVITE. */
 void osn__net_retry(struct net *s, struct call *c);
 /* The hold time of call c is over: its UAC sends the BYE. */

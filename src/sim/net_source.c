@@ -107,11 +107,11 @@ static struct osn_law retry_law(const struct osn_net_source_cfg *sc)
                             .cv = sc->retry_delay_cv};
 }
 
-bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome, int retry_after)
+/* noinline: see osn__net_retry_or_end (net_int.h). */
+__attribute__((noinline)) bool osn__net_retry_draw(struct net *s, struct call *c, int outcome,
+                                                   int retry_after)
 {
     const struct osn_net_source_cfg *sc = &s->cfg->src;
-    if (!(sc->retry_prob > 0)) /* no retrials: nothing drawn, every run as before them */
-        return false;
     /* Attempt k of call `origin` draws from a stream of its own (see retry_key), so that runs
      * that differ only in control retry the same calls after the same waits, as far as the
      * calls' fates agree (common random numbers, as for the hold times). */
