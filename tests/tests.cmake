@@ -167,7 +167,8 @@ set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 # driver on the element API; same wire, same counts.
 add_executable(test_elem_drivers tests/test_elem_drivers.c src/node/txn.c src/node/recv.c
                src/node/tu.c src/node/timers.c src/node/dialogs.c src/node/pending.c
-               src/node/state.c src/node/uas_reply.c)
+               src/node/state.c src/node/uas_reply.c src/node/gen.c src/node/gen_print.c
+               src/node/gen_draws.c)
 target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/node
                                                      ${CMAKE_SOURCE_DIR}/src/sim)
 target_link_libraries(test_elem_drivers PRIVATE osn_sim osn_elem PkgConfig::CMOCKA)

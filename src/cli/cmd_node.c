@@ -94,11 +94,12 @@ static int write_json(FILE *f, const void *ctx, char *err, size_t errsize)
 
 int osn_cmd_node(int argc, char **argv)
 {
-    const char *json = NULL, *stats = NULL;
+    const char *json = NULL, *stats = NULL, *trace = NULL;
     bool quiet = false;
     const struct osn_cli_opt opts[] = {
             {"--json", NULL, OSN_CLI_OUTPUT, &json},
             {"--stats", NULL, OSN_CLI_OUTPUT, &stats},
+            {"--trace", NULL, OSN_CLI_OUTPUT, &trace},
             {"--quiet", "-q", OSN_CLI_FLAG, &quiet},
             {NULL, NULL, 0, NULL},
     };
@@ -115,8 +116,9 @@ int osn_cmd_node(int argc, char **argv)
         free(a.sets);
         return 0;
     }
-    struct osn_cli_output outs[2] = {{"--json", json, write_json, {0}},
-                                     {"--stats", stats, NULL, {0}}};
+    struct osn_cli_output outs[3] = {{"--json", json, write_json, {0}},
+                                     {"--stats", stats, NULL, {0}},
+                                     {"--trace", trace, NULL, {0}}};
     sc = calloc(1, sizeof *sc);
     if (!sc) {
         osn_cli_die("node", "out of memory");
@@ -128,11 +130,17 @@ int osn_cmd_node(int argc, char **argv)
     }
     if (stats && !(sc->cfg.stats = osn_cli_output_open("node", &outs[1])))
         goto out;
+    if (trace && sc->cfg.element != OSN_NODE_UAC) {
+        osn_cli_die("node", "--trace: only the load generator (node.element = uac) writes one");
+        goto out;
+    }
+    if (trace && !(sc->cfg.trace = osn_cli_output_open("node", &outs[2])))
+        goto out;
     sc->cfg.console = quiet ? NULL : stderr;
     sc->cfg.console_lines = !isatty(STDERR_FILENO);
     /* The listening line is the handshake of a script that started the node on port 0: always
      * printed, on standard output unless --json - or --stats - keeps that for their data. */
-    sc->cfg.ready = osn_cli_outputs_to_stdout(outs, 2) ? stderr : stdout;
+    sc->cfg.ready = osn_cli_outputs_to_stdout(outs, 3) ? stderr : stdout;
     stop_requested = 0;
     sc->cfg.stop = &stop_requested;
     struct sigaction sa = {0};
@@ -148,15 +156,15 @@ int osn_cmd_node(int argc, char **argv)
         goto out;
     }
     struct node_out ctx = {sc, &st};
-    if (osn_cli_outputs_write("node", outs, 2, &ctx) != 0)
+    if (osn_cli_outputs_write("node", outs, 3, &ctx) != 0)
         goto out;
-    if (!quiet && !osn_cli_outputs_to_stdout(outs, 2))
+    if (!quiet && !osn_cli_outputs_to_stdout(outs, 3))
         osn_node_report_table(stdout, sc, &st);
-    if (osn_cli_stdout_done("node") != 0 || osn_cli_outputs_commit("node", outs, 2) != 0)
+    if (osn_cli_stdout_done("node") != 0 || osn_cli_outputs_commit("node", outs, 3) != 0)
         goto out;
     status = 0;
 out:
-    osn_cli_outputs_abort(outs, 2);
+    osn_cli_outputs_abort(outs, 3);
     free(sc);
     free(a.sets);
     return status;
