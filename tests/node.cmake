@@ -87,3 +87,8 @@ set_tests_properties(node_baresip PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LAB
 add_test(NAME node_uas_answers
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/uas_answers.py $<TARGET_FILE:osn>)
 set_tests_properties(node_uas_answers PROPERTIES TIMEOUT 120 LABELS node)
+
+add_test(NAME node_uacgen
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_uacgen.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_uacgen PROPERTIES TIMEOUT 200 LABELS node)

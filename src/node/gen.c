@@ -19,9 +19,9 @@
  * INVITEs more than 1 ms late go in the summary, and a lag above 10 ms is said on stderr (at
  * most once a second), because a generator that falls behind silently makes every measure
  * wrong. At the end of the traffic (node.duration, else the scenario's time) no call starts any
- * more, calls waiting to retry end with their last attempt's outcome, calls that are up hang up
- * at once, and the node waits for every call's end (Timer B or F bounds it) before it writes
- * its summary: every call started is accounted for.
+ * more; calls that are up hang up at once; retries still come when they are due within 64*T1
+ * (else the call ends with the attempt that failed); and the node waits for every call's end
+ * (Timers B and F bound it) before it writes its summary: every call started is accounted for.
  *
  * Cost: calls live in slots of a pool that grows by chunks and is reused (no allocation per
  * call once the pool has grown to the calls in progress); each request is printed once and
@@ -364,19 +364,27 @@ static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire 
     }
 }
 
+/* The drain's end for retries: a retry due later than 64*T1 after the traffic's end is not
+ * made (its call ends with the attempt that failed), so that the drain stays bounded. */
+static double drain_end(const struct node *n)
+{
+    return n->cfg->duration + n->gen->timer_b;
+}
+
 /* Whether the caller of c tries again after `out` (osn_uac_retry decides, with the draws of
  * the scenario's laws); if so, the retry is scheduled. */
 static bool retry(struct node *n, struct gcall *c, int out, int retry_after)
 {
     struct gen *g = n->gen;
     const struct osn_node_source *sc = g->src;
-    if (!(sc->retry_prob > 0) || g->draining)
+    if (!(sc->retry_prob > 0))
         return false;
     double u = osn_rng_u01(&g->rng), delay = gen_retry_delay(sc, &g->rng), wait;
     struct osn_uac_retry_cfg rc = {.prob = sc->retry_prob,
                                    .max_retries = sc->max_retries,
                                    .honour_retry_after = sc->honour_retry_after};
-    if (!osn_uac_retry(&rc, &c->uac, out, retry_after, u, delay, &wait))
+    if (!osn_uac_retry(&rc, &c->uac, out, retry_after, u, delay, &wait) ||
+        n->now + wait > drain_end(n))
         return false;
     c->state = C_RETRY;
     c->last = (uint8_t)out;
@@ -460,7 +468,8 @@ void gen_drain(struct node *n)
     for (size_t k = 0; k < g->nchunk; k++)
         for (int i = 0; i < CHUNK; i++) {
             struct gcall *c = &g->chunk[k][i];
-            if (c->state == C_RETRY) { /* the retry will not come: the failure is the call's */
+            if (c->state == C_RETRY && c->t_sched > drain_end(n)) {
+                /* The retry will not come: the failure is the call's. */
                 outcome(g, c, c->last);
                 call_end(g, c);
             } else if (c->state == C_UP) {

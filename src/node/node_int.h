@@ -366,8 +366,8 @@ void gen_call_timer(struct node *n, void *call, uint32_t gen);
 /* An event of one of the generator's client transactions (tu_event passes them all here). */
 void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o,
                       const struct rmsg *in);
-/* The traffic's end: no call starts any more, calls waiting to retry end with their last
- * attempt's outcome, calls that are up hang up now. */
+/* The traffic's end: no call starts any more, calls that are up hang up now, retries due
+ * later than 64*T1 from now end their calls with the attempt that failed. */
 void gen_drain(struct node *n);
 /* Whether the drain is over: no call without its end. */
 bool gen_done(const struct node *n);
