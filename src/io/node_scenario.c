@@ -24,7 +24,8 @@ static const struct osn_key_spec node_keys[] = {
          .help = "the UDP address to bind (IPv4); port 0: any free port, reported on the "
                  "listening line"},
         {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT",
-         .help = "where a proxy forwards (required for proxies; it forwards nowhere else)"},
+         .help = "where a proxy forwards (required for proxies; it forwards nowhere else), or "
+                 "where the load generator (uac) sends its calls"},
         {"node", "duration", OSN_KEY_DOUBLE, OSN_KEY_AT(C, duration), .unit = "s",
          .help = "how long the node runs; 0: until SIGINT/SIGTERM (uac: how long calls "
                  "start, then it drains; 0: the scenario's time)"},
