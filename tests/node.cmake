@@ -95,3 +95,8 @@ add_test(NAME node_route
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_route.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_route PROPERTIES TIMEOUT 180 LABELS node)
+
+add_test(NAME node_uacgen
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_uacgen.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_uacgen PROPERTIES TIMEOUT 200 LABELS node)

@@ -14,8 +14,10 @@
 
 const char *osn_node_element_name(int element)
 {
-    static const char *const names[] = {
-            [OSN_NODE_EDGE] = "edge", [OSN_NODE_CORE] = "core", [OSN_NODE_UAS] = "uas"};
+    static const char *const names[] = {[OSN_NODE_EDGE] = "edge",
+                                        [OSN_NODE_CORE] = "core",
+                                        [OSN_NODE_UAS] = "uas",
+                                        [OSN_NODE_UAC] = "uac"};
     return element >= 0 && element < (int)(sizeof names / sizeof names[0]) ? names[element] : "?";
 }
 
@@ -43,7 +45,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->element != OSN_NODE_UAS &&
                (udp_parse_addr(cfg->next_hop, &sa, NULL, 0, NULL) != 0 || sa.sin_port == 0)) {
         key = "node.next_hop";
-        snprintf(msg, msgsize, "a proxy needs next_hop = HOST:PORT (IPv4, port not 0), not '%s'",
+        snprintf(msg, msgsize, "%s needs next_hop = HOST:PORT (IPv4, port not 0), not '%s'",
+                 cfg->element == OSN_NODE_UAC ? "the load generator (uac)" : "a proxy",
                  cfg->next_hop);
     } else if (cfg->metrics[0] && udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL) != 0) {
         key = "node.metrics";
@@ -60,6 +63,9 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->max_transactions < 1) {
         key = "node.max_transactions";
         snprintf(msg, msgsize, "must be at least 1");
+    } else if (cfg->element == OSN_NODE_UAC && !(cfg->duration > 0)) {
+        key = "node.duration";
+        snprintf(msg, msgsize, "the load generator (uac) needs a run length > 0 s");
     } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
         key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
               : cfg->element == OSN_NODE_CORE ? "server core.buffer"
@@ -122,5 +128,5 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         }
     }
     osn_elem_server_init(&n->server, cfg->cost, cfg->buffer, n->srv, 0);
-    return 0;
+    return cfg->element == OSN_NODE_UAC ? gen_setup(n, msg, msgsize) : 0;
 }

@@ -206,8 +206,11 @@ void node_datagram(struct node *n, const char *buf, size_t len, const struct soc
         malformed(n, &pm, v, from);
         return;
     }
-    if (osn_sip_wire_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n))) {
-        n->st.stray++; /* a UAS sends no requests: no response is for it */
+    if (osn_sip_wire_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n)) ||
+        (!m->status && is_uac(n))) {
+        /* A UAS sends no requests: no response is for it. The load generator's calls have no
+         * requests from the other side (it offers no in-dialog service): dropped, counted. */
+        n->st.stray++;
         return;
     }
     if (m->status == 0 && m->method != OSN_SIP_ACK && !within_budget(n, &r))

@@ -29,12 +29,19 @@ void node_fire_due(struct node *n)
             if (e.gen == n->service_gen && n->server.cur)
                 node_service_done(n);
             break;
+        case TM_ARRIVAL:
+            gen_arrival(n);
+            break;
+        case TM_CALL:
+            gen_call_timer(n, e.obj, e.gen);
+            break;
         }
     }
 }
 
 void node_release(struct node *n)
 {
+    gen_finish(n);
     osn_sip_layer_release(&n->sip);
     osn_ctl_free(n->srv);
     osn_ctl_free(n->cli);

@@ -441,6 +441,10 @@ void tu_stray_ack(struct node *n, const struct rmsg *r)
 
 void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in)
 {
+    if (is_uac(n)) { /* the load generator's calls: the UAC's decisions (gen.c) */
+        gen_client_event(n, x, o, in);
+        return;
+    }
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
     if (x->t.role == OSN_SIP_CLIENT) {
