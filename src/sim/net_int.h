@@ -198,6 +198,9 @@ struct element {
     struct osn_ctl *cli;           /* upstream of the core: the client half for the core */
     struct osn_elem tu;            /* proxy, UAS: what the element's TU knows of it */
     struct osn_elem_server server; /* its CPU, buffer and queues */
+    /* No controller, and new and retransmitted requests of every method both queued or both
+     * free: a request's kind on arrival is its method's (net_server.c, arrival_kind). */
+    bool kind_by_method;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;
@@ -404,7 +407,12 @@ void osn__net_patience_arm(struct net *s, struct call *c);
 void osn__net_patience_over(struct net *s, struct call *c);
 /* The attempt of call c has its answer (an outcome, or a 2xx): its caller's patience, if still
  * armed, is put away, so that c->hold is free for the hold time or the retry. */
-void osn__net_patience_stop(struct net *s, struct call *c);
+void osn__net_patience_stop_armed(struct net *s, struct call *c);
+static inline void osn__net_patience_stop(struct net *s, struct call *c)
+{
+    if (c->hold.type == EV_PATIENCE)
+        osn__net_patience_stop_armed(s, c);
+}
 /* The UAC of call c sends the CANCEL of its INVITE (counted). */
 void osn__net_uac_cancel(struct net *s, struct call *c);
 

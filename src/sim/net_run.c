@@ -118,6 +118,10 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
             return err;
     }
     osn_elem_server_init(&el->server, el->sc->cost, el->sc->buffer, el->srv, s->t_obs);
+    const double *cost = el->sc->cost;
+    el->kind_by_method = !el->srv && (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_INVITE] > 0) &&
+                         (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_BYE] > 0) &&
+                         (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_CANCEL] > 0);
     el->tu = (struct osn_elem){.role = el->role == R_UAS ? OSN_ELEM_UAS : OSN_ELEM_PROXY,
                                .cli = el->cli,
                                .sip = &cfg->sip,

@@ -19,8 +19,16 @@
  */
 static struct ntxn *match(const struct nmsg *nm)
 {
-    struct ntxn **slot = txn_slot(nm->call, nm->hop, nm->m.method, nm->m.status == 0);
-    struct ntxn *w = slot ? *slot : NULL;
+    const struct call *c = nm->call;
+    int k = req_slot(nm->m.method);
+    struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
+    if (w && osn_sip_txn_matches(&w->t, &nm->m))
+        return w;
+    /* A CANCEL's (or its response's) are elsewhere; asked only after the INVITE's slot, which
+     * its method does not match, so that the other messages pay nothing for it. */
+    if (nm->m.method != OSN_SIP_CANCEL || !c->cx)
+        return NULL;
+    w = nm->m.status ? c->cx->ctx[nm->hop] : c->cx->stx[nm->hop];
     return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
@@ -178,11 +186,7 @@ void osn__net_depart(struct net *s, struct element *el)
  * call and a transaction. */
 static int arrival_kind(const struct element *el, const struct nmsg *nm)
 {
-    const double *cost = el->sc->cost;
-    if (!el->srv && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK &&
-        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_INVITE] > 0) &&
-        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_BYE] > 0) &&
-        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_CANCEL] > 0))
+    if (el->kind_by_method && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
         return nm->m.method == OSN_SIP_INVITE   ? OSN_ELEM_K_INVITE
                : nm->m.method == OSN_SIP_CANCEL ? OSN_ELEM_K_CANCEL
                                                 : OSN_ELEM_K_BYE;

@@ -201,10 +201,8 @@ void osn__net_patience_over(struct net *s, struct call *c)
     osn__net_call_unref(s, c); /* the reference the patience timer had */
 }
 
-void osn__net_patience_stop(struct net *s, struct call *c)
+void osn__net_patience_stop_armed(struct net *s, struct call *c)
 {
-    if (c->hold.type != EV_PATIENCE)
-        return;
     bool armed = osn_des_pending(&c->hold);
     osn_des_cancel(&s->q, &c->hold);
     osn_des_ev_init(&c->hold, EV_HOLD);

@@ -255,6 +255,8 @@ static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_s
 {
     struct osn_elem_actions a;
     bool inv = w->t.req.method == OSN_SIP_INVITE;
+    if (w->t.req.method == OSN_SIP_CANCEL) /* its responses end here (RFC 3261 9.1, 16.10) */
+        return;
     struct ntxn *up = forwarded(w->call, txn_hop(w) - 1, inv);
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 
@@ -269,8 +271,6 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     if (w->t.role == OSN_SIP_SERVER)
         on_server_tu(s, w, o);
-    else if (w->t.req.method == OSN_SIP_CANCEL) /* its responses end here (RFC 3261 9.1, 16.10) */
-        return;
     else if (s->elems[txn_elem(w)].role != R_SRC)
         proxy_client_event(s, w, o);
     else if (w->t.req.method == OSN_SIP_INVITE) /* a BYE's end asks nothing more of the UAC */
