@@ -973,7 +973,7 @@ static void test_scripts(void **state)
         both++;
     }
     assert_int_equal(failed, 0);
-    assert_true(both >= 12);     /* the issue's floor of scripts through both drivers */
+    assert_true(both >= 12); /* the issue's floor of scripts through both drivers */
     assert_true(both >= 20); /* with the six CANCEL scripts since issue 33 (14 before) */
 }
 
