@@ -22,6 +22,13 @@ static struct ntxn *match(const struct nmsg *nm)
     const struct call *c = nm->call;
     int k = req_slot(nm->m.method);
     struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
+    if (w && osn_sip_txn_matches(&w->t, &nm->m))
+        return w;
+    /* A CANCEL's (or its response's) are elsewhere; asked only after the INVITE's slot, which
+     * its method does not match, so that the other messages pay nothing for it. */
+    if (nm->m.method != OSN_SIP_CANCEL || !c->cx)
+        return NULL;
+    w = nm->m.status ? c->cx->ctx[nm->hop] : c->cx->stx[nm->hop];
     return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
@@ -35,7 +42,9 @@ static int classify(const struct nmsg *nm)
 static uint8_t *kept_bits(const struct nmsg *nm)
 {
     struct call *c = nm->call;
-    return nm->m.method == OSN_SIP_INVITE ? &c->inv_in : &c->bye_in;
+    return nm->m.method == OSN_SIP_INVITE   ? &c->inv_in
+           : nm->m.method == OSN_SIP_CANCEL ? &c->cancel_in
+                                            : &c->bye_in;
 }
 
 /*
@@ -51,9 +60,12 @@ static int classify_arrival(const struct nmsg *nm)
 }
 
 /* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
- * provisional, 2xx, final failure). */
+ * provisional, 2xx, final failure). A CANCEL's responses have none (the eight bits are taken):
+ * its 200 resent is taken for a new response, by a controller that tells them apart. */
 static uint8_t rsp_bit(const struct osn_sip_msg *m)
 {
+    if (m->method == OSN_SIP_CANCEL)
+        return 0;
     int cls = m->status == 100 ? 0 : m->status < 200 ? 1 : m->status < 300 ? 2 : 3;
     return (uint8_t)(1u << (cls + (m->method == OSN_SIP_INVITE ? 0 : 4)));
 }
@@ -97,12 +109,17 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_ENOMEM;
         return;
     }
+    if (nm->m.method == OSN_SIP_CANCEL && !osn__net_cancels(s, nm->call)) {
+        osn__net_txn_free(s, w);
+        s->err = OSN_ENOMEM;
+        return;
+    }
     if (osn_sip_stxn_start(&el->sip, &w->t, &nm->m, s->q.now, o) != 0) {
         osn__net_txn_free(s, w);
         s->err = OSN_EINVAL;
         return;
     }
-    nm->call->stx[nm->hop][req_slot(nm->m.method)] = w;
+    *txn_slot(nm->call, nm->hop, nm->m.method, true) = w;
     osn__net_stxn_started(s, w, &nm->item, o);
 }
 
@@ -169,11 +186,10 @@ void osn__net_depart(struct net *s, struct element *el)
  * call and a transaction. */
 static int arrival_kind(const struct element *el, const struct nmsg *nm)
 {
-    const double *cost = el->sc->cost;
-    if (!el->srv && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK &&
-        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_INVITE] > 0) &&
-        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_BYE] > 0))
-        return nm->m.method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+    if (el->kind_by_method && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
+        return nm->m.method == OSN_SIP_INVITE   ? OSN_ELEM_K_INVITE
+               : nm->m.method == OSN_SIP_CANCEL ? OSN_ELEM_K_CANCEL
+                                                : OSN_ELEM_K_BYE;
     return classify_arrival(nm);
 }
 
