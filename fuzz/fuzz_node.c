@@ -1,7 +1,7 @@
 /*
  * libFuzzer target of the node as a whole (issue 28): sequences of datagrams and clock steps
  * into the node's own driver (src/node: parse, classify, the virtual CPU, transactions, the
- * element's TU), with no socket. udp_send() below is the seam: it records what the node would
+ * element's TU), with no socket. udp_send_to() below is the seam: it records what the node would
  * send, and checks where it goes.
  *
  * Input: byte 0 chooses the element (UAS, edge without control, edge with loss or rate toward
@@ -48,7 +48,7 @@ static bool same_addr(const union node_addr *a, const union node_addr *b)
     return a->v4.sin_addr.s_addr == b->v4.sin_addr.s_addr && a->v4.sin_port == b->v4.sin_port;
 }
 
-/* What the node sends to `to` (a next hop's socket when hop). */
+/* What the node sends to `to` (hop: `to` is the next hop). */
 static void sent(struct node *n, const union node_addr *to, bool hop, const char *p, size_t len)
 {
     bool response = len >= 8 && memcmp(p, "SIP/2.0 ", 8) == 0;
@@ -71,16 +71,9 @@ static void sent(struct node *n, const union node_addr *to, bool hop, const char
     n->st.datagrams_out++;
 }
 
-void udp_send(struct node *n, const union node_addr *to, const char *p, size_t len)
+void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
 {
-    sent(n, to, false, p, len);
-}
-
-void udp_send_hop(struct node *n, struct next_hop *h, const char *p, size_t len)
-{
-    if (h != &hop)
-        abort();
-    sent(n, &h->addr, true, p, len);
+    sent(n, to, n->nhops > 0 && same_addr(to, &hop.addr), p, len);
 }
 
 /* The next hop's answer to forwarded request `k` with `status`, into out; its length. */

@@ -29,12 +29,15 @@ run none --set control.kind=none
 run prsm_req --set control.prsm_responses=no
 run prsm
 
+# The traces are one sample path each (replication 0), not means: the title says so, with
+# the seed that reproduces it.
+seed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seed"])' "$out/prsm.json")
 mkdir -p "$(dirname "$png")"
 gnuplot <<GP
 set terminal pngcairo size 900,720 font "sans,11" noenhanced
 set output "$png"
 set datafile separator ","
-set multiplot layout 2,1 title "examples/burst.ini: 0.7x capacity, 3x for 3 s at t = 2 s, core buffer 50 000"
+set multiplot layout 2,1 title "examples/burst.ini: 0.7x capacity, 3x for 3 s at t = 2 s, core buffer 50 000\\none run per control (replication 0, seed $seed): a single sample path, no interval"
 set grid
 set key top right box
 set xrange [0:45]

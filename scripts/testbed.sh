@@ -9,6 +9,8 @@
 #
 #   control load rate | sim goodput | real goodput | real/sim | sim p99 | real p99 | notes
 #
+# (the CSV also has sim_goodput_hw, the simulator's 95% half-width, and sim_replications; the
+# real chain is one run: no interval)
 # - load: multiples of the core's capacity, `capacity` of `osn sim SCENARIO --json -`
 #   (1 / (cost_invite + cost_ack + cost_bye + 3 cost_response) of [server core]).
 # - goodput: calls/s whose 200 reached the UAC within Timer B (32 s) of the INVITE, counted
@@ -74,7 +76,7 @@ echo "testbed: $(basename "$SCEN"), core capacity $CAP calls/s; warm-up ${WARM}s
     "${WINDOW}s, hold ${HOLD_MS} ms; loads $LOADS; controls $CONTROLS" >&2
 
 CSV=$OUT/testbed.csv
-echo "control,load,rate,sim_goodput,real_goodput,ratio,sim_p99_s,real_p99_s,sipp_rate,sipp_503,sipp_408,edge_503,core_503,core_dropped,notes" >"$CSV"
+echo "control,load,rate,sim_goodput,real_goodput,ratio,sim_p99_s,real_p99_s,sipp_rate,sipp_503,sipp_408,edge_503,core_503,core_dropped,notes,sim_goodput_hw,sim_replications" >"$CSV"
 printf '%-7s %5s %6s | %11s %12s %8s | %9s %9s | %s\n' control load rate "sim goodput" \
     "real goodput" real/sim "sim p99" "real p99" notes
 k=0
@@ -91,12 +93,13 @@ for ctl in $CONTROLS; do
         k=$((k + 1))
         rate=$("$NL_PY" -c "print(max(1, round($load * $CAP)))")
         # simulator: same control, rate, warm-up, window
-        read -r sgp sp99 <<<"$("$OSN" sim "$SCEN" --set "control.kind=$ctl" \
+        # goodput_ci: the 95% half-width over the scenario's replications (the plot's error bar)
+        read -r sgp sp99 sgp_hw sreps <<<"$("$OSN" sim "$SCEN" --set "control.kind=$ctl" \
             --set "source.rate=$rate" --set "net.warmup=$WARM" --set "net.time=$WINDOW" \
             --json - -q | "$NL_PY" -c 'import json, sys
 d = json.load(sys.stdin)
 p = d.get("setup_delay_p99")
-print(d["goodput"], "nan" if p is None else p)')"
+print(d["goodput"], "nan" if p is None else p, d["goodput_ci"], d["replications"])')"
         # real chain
         tag=${ctl}_$load
         # Each element binds a port of its own choosing; NL_PORT gives it back (lib.sh). No
@@ -161,7 +164,7 @@ print('%.3f' % (r / s) if s > 0 else 'nan', '%.3f' % float('$sp99'),
       '%.3f' % (float('$rp99') / 1000))")"
         printf '%-7s %5s %6s | %11.1f %12.1f %8s | %9s %9s | %s\n' "$ctl" "${load}x" "$rate" \
             "$sgp" "$rgp" "$ratio" "$sp99s" "$rp99s" "$notes"
-        echo "$ctl,$load,$rate,$sgp,$rgp,$ratio,$sp99s,$rp99s,$srate,$s503,$s408,${e503},${c503},${cdrop},\"$notes\"" >>"$CSV"
+        echo "$ctl,$load,$rate,$sgp,$rgp,$ratio,$sp99s,$rp99s,$srate,$s503,$s408,${e503},${c503},${cdrop},\"$notes\",$sgp_hw,$sreps" >>"$CSV"
         # keep each run's files under OUT when asked to
         [ "${NL_KEEP:-0}" = 1 ] && cp -r "$NL_TMP"/*_"$tag" "$OUT/" 2>/dev/null
     done

@@ -97,3 +97,26 @@ if(TARGET test_sip_osip)
                    $<TARGET_FILE:test_sip_osip>)
   set_tests_properties(node_ipv6 PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS node)
 endif()
+
+# Record-Route and loose routing through edge and core (issue 33): the caller's ACK, re-INVITE
+# and ACK and the callee's BYE follow the route set both ways; with record_route = no, no
+# Record-Route at all.
+add_test(NAME node_route
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_route.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_route PROPERTIES TIMEOUT 180 LABELS node)
+
+# OSN's load generator (issue 30): against SIPp's uas and through edge -> uas, every call
+# accounted for; Poisson (KS) and MMPP-2 (index of dispersion) arrivals; retrials after 503.
+add_test(NAME node_uacgen
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_uacgen.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_uacgen PROPERTIES TIMEOUT 200 LABELS node)
+
+# docs/guide.md step 5 (issue 35): the guide's thresholds on the wire, scripts/testbed.sh on
+# examples/guide/kamailio-wire.ini (1.2x, local control): real goodput within 10% of osn sim's,
+# the core's control acted and dropped nothing. About 25 s.
+add_test(NAME guide_wire
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_guide_wire.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(guide_wire PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS node)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <string.h>
 
 #include "osn/elem.h"
 
@@ -593,6 +594,86 @@ static void test_cancel(void **state)
 
 /* The per-source budget: a burst of max(rate, 1), then one 503 and nothing until a token comes
  * back; never more passes than rate x time + burst. */
+/* One proxy's forwarding of a request through the route set, as RFC 3261 16.4 and 16.6 step 7
+ * say, told with proxy names: returns where the request goes ('U' the Request-URI, 'N' the
+ * configured next hop, else the name of the Route value it goes to) and pops our value. */
+static char route_step(char self, char *route, int *nroute, int method, bool in_dialog, bool rr,
+                       bool *record)
+{
+    struct osn_proxy_route_in in = {.method = method,
+                                    .nroute = *nroute,
+                                    .top_is_us = *nroute > 0 && route[0] == self,
+                                    .in_dialog = in_dialog,
+                                    .record_route = rr};
+    struct osn_proxy_route_out out;
+    osn_proxy_route(&in, &out);
+    *record = out.record_route;
+    if (out.pop) {
+        for (int i = 1; i < *nroute; i++)
+            route[i - 1] = route[i];
+        (*nroute)--;
+    }
+    return out.target == OSN_PROXY_TO_URI ? 'U' : out.target == OSN_PROXY_TO_ROUTE ? route[0] : 'N';
+}
+
+/* A dialog through two proxies, edge 'E' (next to the caller) and core 'C' (next to the
+ * callee), as RFC 3261 12.1 and 16.12 tell it: the INVITE collects Record-Route (each proxy
+ * inserts its value on top, 16.6 step 4), the callee's route set is the Record-Route in order
+ * (12.1.1: C, E), the caller's the reverse (12.1.2: E, C); each in-dialog request then visits
+ * the proxies in its sender's route-set order, each removing its own value (16.4), and the last
+ * one sends it to the Request-URI, the remote target. */
+static void test_proxy_route(void **state)
+{
+    char rr[4], route[4];
+    int nrr = 0, nroute;
+    bool record;
+    (void)state;
+
+    /* The INVITE: no Route, no To tag; each proxy sends it to its next hop, Record-Routing. */
+    assert_int_equal(route_step('E', route, &(int){0}, OSN_SIP_INVITE, false, true, &record), 'N');
+    assert_true(record);
+    rr[nrr++] = 'E';
+    assert_int_equal(route_step('C', route, &(int){0}, OSN_SIP_INVITE, false, true, &record), 'N');
+    assert_true(record);
+    memmove(rr + 1, rr, (size_t)nrr++); /* on top */
+    rr[0] = 'C';
+    assert_memory_equal(rr, "CE", 2);
+
+    /* The caller's BYE (route set E, C): edge -> core -> the callee's Contact. */
+    memcpy(route, "EC", 2), nroute = 2;
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_BYE, true, true, &record), 'C');
+    assert_false(record); /* 16.6 step 4: only a dialog-creating request */
+    assert_int_equal(nroute, 1);
+    assert_int_equal(route_step('C', route, &nroute, OSN_SIP_BYE, true, true, &record), 'U');
+    assert_int_equal(nroute, 0);
+
+    /* The callee's BYE (route set C, E): core -> edge -> the caller's Contact. */
+    memcpy(route, rr, 2), nroute = 2;
+    assert_int_equal(route_step('C', route, &nroute, OSN_SIP_BYE, true, true, &record), 'E');
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_BYE, true, true, &record), 'U');
+    assert_int_equal(nroute, 0);
+
+    /* The ACK of the 2xx and a re-INVITE follow the same route set and Record-Route nothing
+     * (the route set is fixed when the dialog is made, 12.2). */
+    memcpy(route, "EC", 2), nroute = 2;
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_ACK, true, true, &record), 'C');
+    assert_false(record);
+    memcpy(route, "EC", 2), nroute = 2;
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_INVITE, true, true, &record), 'C');
+    assert_false(record);
+
+    /* A first Route value not ours stays and is the destination (16.6 step 7: a preloaded
+     * route); a request with no Route goes to the next hop. */
+    memcpy(route, "X", 1), nroute = 1;
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_INVITE, false, true, &record), 'X');
+    assert_int_equal(nroute, 1);
+    assert_true(record);
+
+    /* record_route = no: the INVITE goes on unrecorded, so the dialog's requests bypass it. */
+    assert_int_equal(route_step('E', route, &(int){0}, OSN_SIP_INVITE, false, false, &record), 'N');
+    assert_false(record);
+}
+
 static void test_budget(void **state)
 {
     struct osn_elem_budget b = {0};
@@ -627,13 +708,21 @@ static void test_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_uas_2xx_schedule), cmocka_unit_test(test_uas_answers),
-            cmocka_unit_test(test_uas_actions),      cmocka_unit_test(test_rfc_answers),
-            cmocka_unit_test(test_budget),           cmocka_unit_test(test_uac_outcomes),
-            cmocka_unit_test(test_proxy_decisions),  cmocka_unit_test(test_uac_retry),
-            cmocka_unit_test(test_uac_patience),     cmocka_unit_test(test_shed_retry_after),
-            cmocka_unit_test(test_oc_round_trip),    cmocka_unit_test(test_server_queue),
-            cmocka_unit_test(test_cancel),           cmocka_unit_test(test_server_shed_retry_after),
+            cmocka_unit_test(test_uas_2xx_schedule),
+            cmocka_unit_test(test_uas_answers),
+            cmocka_unit_test(test_uas_actions),
+            cmocka_unit_test(test_rfc_answers),
+            cmocka_unit_test(test_budget),
+            cmocka_unit_test(test_uac_outcomes),
+            cmocka_unit_test(test_proxy_decisions),
+            cmocka_unit_test(test_uac_retry),
+            cmocka_unit_test(test_uac_patience),
+            cmocka_unit_test(test_shed_retry_after),
+            cmocka_unit_test(test_oc_round_trip),
+            cmocka_unit_test(test_server_queue),
+            cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_proxy_route),
+            cmocka_unit_test(test_server_shed_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

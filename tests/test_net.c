@@ -16,7 +16,12 @@
  * - reproducibility: same seed, same numbers, whatever the thread count;
  * - retrials: when every attempt is refused, a caller retrying with probability r at most m times
  *   makes sum_{k=0..m} r^k attempts per call (the truncated geometric law), and one honouring a
- *   Retry-After longer than the run makes no retry within it.
+ *   Retry-After longer than the run makes no retry within it;
+ * - callers who give up, on a network of elements that cost nothing (every delay a sum of link
+ *   delays): a deterministic patience below the 2xx delay abandons every call and one above it
+ *   none; an exponential one of mean m abandons 1 - exp(-d/m) of them; every CANCEL is answered
+ *   and passed on exactly where RFC 3261 9.1 and 16.10 say, and every 2xx that crossed it is
+ *   ACKed and hung up; the patience draws shift no other stream.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -444,6 +449,47 @@ static void test_rate_profile(void **state)
 
 /* Lossy links: UDP retransmissions (Timers A, E, the UAS's 2xx) recover every call, at the price
  * of T1 (0.5 s) for the calls that lost a message on the way to their 180. */
+/* Record-Route (RFC 3261 16.6 step 4, 12.1): with it (the default) the dialog's ACK and BYE
+ * and the BYE's 200 go through the core and cost its CPU, 2.7 ms a call (INVITE 1 + ACK 0.3 +
+ * BYE 0.5 + 3 responses x 0.3); without it at both proxies they go past them, UAC to UAS: the
+ * core then works 1.6 ms a call (INVITE 1 + 180 and 200 x 0.3) and processes no ACK or BYE,
+ * while the UAS still gets every BYE and the calls are as good. */
+static void test_record_route(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    osn_net_cfg_default(&c);
+    c.src.rate = 150;
+    c.time = 30;
+    c.warmup = 5;
+    c.replications = 2;
+    for (int rr = 1; rr >= 0; rr--) {
+        c.edge.record_route = c.core.record_route = rr;
+        struct osn_net_result *r = run(&c);
+        double good = val(r, OSN_NET_GOODPUT);
+        int core = r->nelem - 2, edge = r->nelem - 3, uas = r->nelem - 1;
+        assert_true(fabs(good - 150) < 0.06 * 150);
+        assert_true(val(r, OSN_NET_FAILED) == 0);
+        double per_call = rr ? 2.7e-3 : 1.6e-3;
+        assert_true(fabs(val(r, OSN_NET_CORE_UTIL) - good * per_call) < 0.02);
+        /* The BYEs of the window trail the calls by their hold time: compared with the UAS's. */
+        double uas_bye = r->elem[uas][OSN_NET_E_PROC + OSN_NET_K_BYE].value;
+        double uas_ack = r->elem[uas][OSN_NET_E_PROC + OSN_NET_K_ACK].value;
+        assert_true(uas_bye > 0.9 * good && uas_bye <= good);
+        assert_true(fabs(uas_ack - good) < 0.01 * good);
+        for (int e = edge; e <= core; e++) {
+            double bye = r->elem[e][OSN_NET_E_PROC + OSN_NET_K_BYE].value;
+            double ack = r->elem[e][OSN_NET_E_PROC + OSN_NET_K_ACK].value;
+            if (rr) {
+                assert_true(fabs(bye - uas_bye) < 0.01 * uas_bye);
+                assert_true(fabs(ack - uas_ack) < 0.01 * uas_ack);
+            } else {
+                assert_true(bye == 0 && ack == 0);
+            }
+        }
+    }
+}
+
 static void test_link_loss_recovered(void **state)
 {
     (void)state;
@@ -539,6 +585,136 @@ static void test_retrials_honour_retry_after(void **state)
     assert_true(ignoring > 0.5 * val(res, OSN_NET_OFFERED));
     /* the only retries left would be those of timeouts (no Retry-After): loss has next to none */
     assert_true(honouring <= 0.01 * ignoring);
+}
+
+/* Callers who give up (source.patience) on a network whose elements cost nothing: no message
+ * ever waits, so every time is a sum of link delays (access 5 ms, trunk 10 ms, UAS 5 ms) and
+ * known exactly. A call's INVITE reaches the edge at 5 ms (its 100 back at the UAC at 10 ms),
+ * the core at 15 ms (its 100 at the edge at 25 ms), the UAS at 20 ms, which answers 180 and 200
+ * at once: they reach the core at 25 ms, the edge at 35 ms and the UAC at 40 ms. */
+static void instant_cfg(struct osn_net_cfg *c, double patience, enum osn_net_patience_law law)
+{
+    osn_net_cfg_default(c);
+    c->src.rate = 20;
+    c->time = 40;
+    c->warmup = 2;
+    c->replications = 4;
+    c->seed = 11;
+    for (int k = 0; k < OSN_NET_NKINDS; k++)
+        c->edge.cost[k] = c->core.cost[k] = c->uas.cost[k] = 0;
+    c->trunk.delay = 0.010;
+    c->src.hold = 1000; /* no BYE in the window but a hang-up's */
+    c->src.patience = law;
+    c->src.patience_mean = patience;
+}
+
+/* The 2xx reaches the UAC 40 ms after its INVITE: a caller whose deterministic patience is
+ * shorter gives up on every call, one whose patience is longer on none. */
+static void test_patience_all_or_none(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    instant_cfg(&c, 0.035, OSN_NET_PATIENCE_DET);
+    struct osn_net_result *r = run(&c);
+    double off = val(r, OSN_NET_OFFERED);
+    fprintf(stderr, "patience 35 ms: offered %.2f, abandoned %.2f, goodput %.2f /s\n", off,
+            val(r, OSN_NET_ABANDONED), val(r, OSN_NET_GOODPUT));
+    assert_true(val(r, OSN_NET_GOODPUT) == 0);
+    assert_true(fabs(val(r, OSN_NET_ABANDONED) - off) < 0.01 * off);
+    assert_true(val(r, OSN_NET_FAILED) == 0);
+    assert_true(val(r, OSN_NET_RETRIES) == 0);
+    instant_cfg(&c, 0.045, OSN_NET_PATIENCE_DET);
+    r = run(&c);
+    assert_true(val(r, OSN_NET_ABANDONED) == 0);
+    assert_true(val(r, OSN_NET_CANCELS) == 0);
+    assert_true(fabs(val(r, OSN_NET_GOODPUT) - off) < 0.01 * off);
+    /* abandoned attempts are never retried, even by callers who retry everything */
+    instant_cfg(&c, 0.035, OSN_NET_PATIENCE_DET);
+    c.src.retry_prob = 1;
+    r = run(&c);
+    assert_true(val(r, OSN_NET_RETRIES) == 0);
+    assert_true(r->est[OSN_NET_ATTEMPTS_CALL].value == 1);
+}
+
+/* Exponential patience of mean m against the fixed 2xx delay d = 40 ms: a caller gives up with
+ * probability P(patience < d) = 1 - exp(-d/m). */
+static void test_patience_exponential(void **state)
+{
+    (void)state;
+    const double d = 0.040;
+    const double means[] = {0.01, 0.04, 0.1};
+    for (int i = 0; i < 3; i++) {
+        struct osn_net_cfg c;
+        instant_cfg(&c, means[i], OSN_NET_PATIENCE_EXP);
+        struct osn_net_result *r = run(&c);
+        double a = val(r, OSN_NET_ABANDONED), g = val(r, OSN_NET_GOODPUT);
+        double p = a / (a + g), ref = 1 - exp(-d / means[i]);
+        double n = (a + g) * c.time * c.replications; /* calls ended in the windows */
+        double tol = 4 * sqrt(ref * (1 - ref) / n);
+        fprintf(stderr,
+                "exp patience mean %.3f s: abandoned %.4f of %.0f calls, 1 - exp(-d/m) "
+                "= %.4f (+- %.4f)\n",
+                means[i], p, n, ref, tol);
+        assert_true(fabs(p - ref) <= tol);
+        assert_true(val(r, OSN_NET_FAILED) == 0);
+    }
+}
+
+/* Message accounting of the CANCELs (RFC 3261 9.1, 16.10), times as in instant_cfg. A caller
+ * who gives up at 12 ms CANCELs at once; the edge has it at 17 ms, its branch without a
+ * provisional response yet: it answers 200 and passes nothing on. One who gives up at 5 ms has
+ * no provisional response: it waits for the edge's 100 (10 ms), then does the same. One who
+ * gives up at 22 ms: the edge has it at 27 ms, its branch provisional and the INVITE pending: it
+ * passes the CANCEL on, and the core, whose INVITE is answered (at 25 ms), answers 200 and nothing
+ * else. Every time the 2xx crosses the CANCEL: the UAC ACKs it and hangs up (a BYE at once). So
+ * the UAC gets five responses a call: 100, 180, 200, the CANCEL's 200 and the BYE's. */
+static void test_cancel_accounting(void **state)
+{
+    (void)state;
+    const double patience[] = {0.012, 0.005, 0.022};
+    for (int i = 0; i < 3; i++) {
+        struct osn_net_cfg c;
+        instant_cfg(&c, patience[i], OSN_NET_PATIENCE_DET);
+        struct osn_net_result *r = run(&c);
+        int uac = 0, edge = 1, core = 2, uas = 3;
+        double off = val(r, OSN_NET_OFFERED), can = val(r, OSN_NET_CANCELS);
+        double tol = 0.01 * off;
+        /* a CANCEL sent just before the window's edges is processed just after: 2 at most */
+        double two = 2 / (c.time * c.replications);
+        assert_true(fabs(val(r, OSN_NET_ABANDONED) - off) < tol);
+        assert_true(fabs(can - off) < tol);
+        assert_true(fabs(r->elem[edge][OSN_NET_E_PROC + OSN_NET_K_CANCEL].value - can) <= two);
+        double fwd = r->elem[edge][OSN_NET_E_CANCEL_FWD].value;
+        assert_true(i < 2 ? fwd == 0 : fabs(fwd - can) <= two);
+        assert_true(fabs(r->elem[core][OSN_NET_E_PROC + OSN_NET_K_CANCEL].value - fwd) <= two);
+        assert_true(r->elem[core][OSN_NET_E_CANCEL_FWD].value == 0);
+        assert_true(r->elem[uas][OSN_NET_E_PROC + OSN_NET_K_CANCEL].value == 0);
+        assert_true(r->elem[uas][OSN_NET_E_487].value == 0);
+        /* every crossing 2xx ACKed and hung up */
+        assert_true(fabs(r->elem[uas][OSN_NET_E_PROC + OSN_NET_K_ACK].value - off) < tol);
+        assert_true(fabs(r->elem[edge][OSN_NET_E_PROC + OSN_NET_K_BYE].value - off) < tol);
+        assert_true(fabs(r->elem[uac][OSN_NET_E_PROC + OSN_NET_K_RESP].value - 5 * off) < 5 * tol);
+        assert_true(val(r, OSN_NET_RETRANS_RATIO) == 0);
+    }
+}
+
+/* Common random numbers: the patience draws have a stream of their own, so a run with patience
+ * offers the very calls of the run without (the same arrival instants: the same offered count to
+ * the bit), and patience none is the run without it. */
+static void test_patience_streams_apart(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    instant_cfg(&c, 0.03, OSN_NET_PATIENCE_NONE);
+    struct osn_net_result *r = run(&c);
+    double off = val(r, OSN_NET_OFFERED), good = val(r, OSN_NET_GOODPUT);
+    assert_true(val(r, OSN_NET_ABANDONED) == 0);
+    instant_cfg(&c, 0.03, OSN_NET_PATIENCE_LOGNORMAL);
+    c.src.patience_cv = 0.5;
+    r = run(&c);
+    assert_true(val(r, OSN_NET_OFFERED) == off);
+    assert_true(val(r, OSN_NET_ABANDONED) > 0);
+    assert_true(val(r, OSN_NET_GOODPUT) < good);
 }
 
 /* A short run of the default network, for checks that compare runs of it. */
@@ -674,11 +850,16 @@ int main(void)
             cmocka_unit_test(test_response_delay),
             cmocka_unit_test(test_rate_profile),
             cmocka_unit_test(test_link_loss_recovered),
+            cmocka_unit_test(test_record_route),
             cmocka_unit_test(test_threads_do_not_matter),
             cmocka_unit_test(test_common_random_numbers),
             cmocka_unit_test(test_kept_replications),
             cmocka_unit_test(test_retrials_closed_form),
             cmocka_unit_test(test_retrials_honour_retry_after),
+            cmocka_unit_test(test_patience_all_or_none),
+            cmocka_unit_test(test_patience_exponential),
+            cmocka_unit_test(test_cancel_accounting),
+            cmocka_unit_test(test_patience_streams_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,8 +89,9 @@ static int run_case(FILE *f, const char *dir, const struct golden_case *c)
      * after it are new numbers, checked in test_net, and leave every old one unchanged. */
     for (int i = 0; i <= OSN_NET_MSG_RATE; i++)
         print_est(f, osn_net_measure_key(i), &res->est[i]);
+    /* Likewise the element measures up to capacity; the CANCEL traffic after it is new. */
     for (int e = 0; e < res->nelem; e++)
-        for (int i = 0; i < OSN_NET_E_NMEASURES; i++) {
+        for (int i = 0; i <= OSN_NET_E_CAPACITY; i++) {
             char key[64];
             snprintf(key, sizeof key, "%s.%s", res->elem_name[e], osn_net_elem_measure_key(i));
             print_est(f, key, &res->elem[e][i]);

@@ -813,6 +813,25 @@ static void test_print_forward(void **state)
     assert_int_equal(M2.nroute, 2);
     assert_span(M2.route[0].uri, "sip:next;lr");
     assert_span(M2.route[1].uri, "sip:last;lr");
+    /* Record-Route (16.6 step 4): ours above the ones there, which keep their order; with
+     * none, after the last header. The route set read back is ours first. */
+    struct osn_sip_fwd g = FWD;
+    g.record_route = (struct osn_span){"sip:10.0.0.1:5070;lr", 20};
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRecord-Route: <sip:a;lr>, <sip:b;lr>\r\n\r\n");
+    n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &g);
+    check_forwarded(n);
+    assert_int_equal(M2.nrecord_route, 3);
+    assert_span(M2.record_route[0].uri, "sip:10.0.0.1:5070;lr");
+    assert_true(M2.record_route[0].lr);
+    assert_span(M2.record_route[1].uri, "sip:a;lr");
+    assert_span(M2.record_route[2].uri, "sip:b;lr");
+    assert_int_equal(M2.nvia, M.nvia + 1);
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\n\r\n");
+    n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &g);
+    check_forwarded(n);
+    assert_int_equal(M2.nrecord_route, 1);
+    assert_span(M2.record_route[0].uri, "sip:10.0.0.1:5070;lr");
+    assert_int_equal(M2.record_route[0].hdr, M2.nhdr - 1);
     /* Max-Forwards 0 is the caller's 483, not a forward. */
     assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
     assert_int_equal(osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &FWD), OSN_EINVAL);

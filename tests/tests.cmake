@@ -162,12 +162,10 @@ add_test(NAME cli_sim_compare COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_sim_co
 set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 
 # The element's two drivers against each other (issue 29): scripted events through the node's
-# driver (compiled in from its sources, without its socket, loop and metrics: udp_send is the
+# driver (compiled in from its sources, without its socket, loop and metrics: udp_send_to is the
 # test's seam), the simulator's (one element of a network, src/sim/net_probe.h) and a reference
 # driver on the element API; same wire, same counts.
-add_executable(test_elem_drivers tests/test_elem_drivers.c src/node/addr.c src/node/txn.c src/node/recv.c
-               src/node/tu.c src/node/timers.c src/node/dialogs.c src/node/pending.c
-               src/node/state.c src/node/uas_reply.c)
+add_executable(test_elem_drivers tests/test_elem_drivers.c ${OSN_NODE_DRIVER_SOURCES})
 target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/node
                                                      ${CMAKE_SOURCE_DIR}/src/sim)
 target_link_libraries(test_elem_drivers PRIVATE osn_sim osn_elem PkgConfig::CMOCKA)

@@ -17,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # a file, no display needed
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FormatStrFormatter, LogLocator
 
 import osn
 
@@ -37,6 +38,11 @@ ax_thr.axhline(1.0, ls="--", color="black", lw=1, label="capacity (mu = 1)")
 ax_ret.set_xlabel("offered load lambda / mu")
 ax_ret.set_ylabel("mean return time T_ret (s, log scale)")
 ax_ret.set_title("Time from overload onset back to normal mode")
+# The curves span about a decade and a half: label 1, 2, 3 and 5 of each, not only the powers of ten
+# (which left a single labelled tick, 10^1).
+ax_ret.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 3, 5)))
+ax_ret.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+ax_ret.yaxis.set_minor_formatter(FormatStrFormatter(""))
 ax_ret.grid(True, which="both", alpha=0.3)
 ax_ret.legend(title="thresholds, R = 20")
 ax_thr.set_xlabel("offered load lambda / mu")

@@ -3,14 +3,14 @@
  * --resume checkpoint and the sharing of the points among MPI ranks. Several --set values given
  * as ranges (LO:HI:STEP) or lists (A,B,C) form a grid, the cartesian product of their values,
  * and each point of the grid is one run of a subcommand. The driver knows nothing of what a run
- * computes, nor of SIP: the command hands it a runner (struct study_runner) that loads the
+ * computes, nor of SIP: the command hands it a runner (struct osn_study_runner) that loads the
  * scenario with the point's --set values, runs it and hands back its JSON object, to which the
  * driver adds the point's keys. On top of the grid: --resume FILE (a checkpoint rewritten after
  * every point, and every --precision round; the points it holds are not run again, a point in
  * progress goes on from its replications) and --precision REL (replications in rounds until
  * the headline half-widths are at most REL x the estimate).
  *
- * The command (src/cli) parses the options into struct study_opts and checks their values;
+ * The command (src/cli) parses the options into struct osn_study_opts and checks their values;
  * the outputs (JSON, CSV, the table) are its too. Every function here that fails leaves why in
  * s->err and returns OSN_STUDY_FAILED: the command says it.
  */
@@ -31,44 +31,44 @@
 #define STUDY_MAX_POINTS 100000 /* points of a grid */
 #define STUDY_MAX_AXES   16     /* varied keys */
 
-struct study_axis {
+struct osn_study_axis {
     int set;      /* index of its --set */
     char key[96]; /* SECTION.KEY as given */
     char **vals;  /* the values as --set takes them (a range's as %.10g) */
     int n;
 };
 
-struct study_grid {
-    struct study_axis *axes; /* in the order of the --set flags */
+struct osn_study_grid {
+    struct osn_study_axis *axes; /* in the order of the --set flags */
     int naxes;
     long npoints; /* product of the axes' n; 1 without axes */
 };
 
 /* Whether the key key[0..len) takes a list of numbers as its one value (service.probs...): a
  * comma in its value is not a grid's. */
-bool study_key_takes_list(const char *key, size_t len);
+bool osn_study_key_takes_list(const char *key, size_t len);
 
 /* Reads the ranges and lists among sets into g. 0, or not 0 with a reason naming the flag in
  * err. */
-int study_grid_parse(struct study_grid *g, const char *const *sets, int nsets, char *err,
-                     size_t errsize);
+int osn_study_grid_parse(struct osn_study_grid *g, const char *const *sets, int nsets, char *err,
+                         size_t errsize);
 
-void study_grid_free(struct study_grid *g);
+void osn_study_grid_free(struct osn_study_grid *g);
 
 /* The value index on each axis of point p (idx has naxes entries). */
-void study_grid_point(const struct study_grid *g, long p, int *idx);
+void osn_study_grid_point(const struct osn_study_grid *g, long p, int *idx);
 
 /* The JSON value of axis a's value v: a number when the text is one, else the string. */
-json_t *study_grid_value(const struct study_axis *a, int v);
+json_t *osn_study_grid_value(const struct osn_study_axis *a, int v);
 
 /* "KEY=VAL, KEY=VAL" of point p, for messages. */
-void study_grid_describe(const struct study_grid *g, long p, char *buf, size_t size);
+void osn_study_grid_describe(const struct osn_study_grid *g, long p, char *buf, size_t size);
 
 struct osn_reps;
 
 /* What one run of a point is given: the scenario and every --set (the point's values in place
  * of the ranges and lists, then --seed and --replications as keys). */
-struct study_run {
+struct osn_study_run {
     const char *scenario; /* NULL: defaults only (osn solve) */
     const char **sets;
     int nsets;
@@ -84,7 +84,7 @@ struct study_run {
 };
 
 /* How the driver runs one subcommand. */
-struct study_runner {
+struct osn_study_runner {
     const char *cmd;             /* "sim", "solve", "fluid": messages and the study id */
     const char *seed_key;        /* the scenario key --seed sets; NULL: no --seed */
     const char *reps_key;        /* the key --replications sets; NULL: deterministic */
@@ -92,7 +92,7 @@ struct study_runner {
     const char *const *precise;  /* keys whose KEY_ci --precision bounds, NULL-ended */
     bool method;                 /* takes --method (osn solve) */
     /* Runs one point into *out (a JSON object). 0, or not 0 with a reason in err. */
-    int (*run)(const struct study_run *r, json_t **out, char *err, size_t errsize);
+    int (*run)(const struct osn_study_run *r, json_t **out, char *err, size_t errsize);
     /* The totals of one kept replication (struct osn_reps.ntot); NULL: no replications. */
     int (*reps_ntot)(void);
 };
@@ -100,7 +100,7 @@ struct study_runner {
 #define STUDY_MAX_REPLICATIONS 100000
 #define STUDY_NREFUSED         5 /* options of a single run that a study refuses, by name */
 
-struct study_opts {
+struct osn_study_opts {
     const char *scenario;
     const char **sets;
     int nsets;
@@ -110,10 +110,10 @@ struct study_opts {
     bool quiet, help;
 };
 
-struct study {
-    const struct study_runner *r;
-    struct study_opts o;
-    struct study_grid g;
+struct osn_study {
+    const struct osn_study_runner *r;
+    struct osn_study_opts o;
+    struct osn_study_grid g;
     char id[32];
     long reps0, max_reps; /* first round's replications (0: the scenario's), the maximum */
     double rel;           /* --precision; 0 without */
@@ -134,15 +134,15 @@ struct study {
 /* Runs the study s describes (its runner, options and grid set, the options checked): gives it
  * its id, takes the --resume checkpoint, checks every point, then runs the points this rank
  * runs (rank of size). 0 or OSN_STUDY_FAILED with why in s->err. */
-int study_campaign_run(struct study *s, int rank, int size);
+int osn_study_campaign_run(struct osn_study *s, int rank, int size);
 
 /* Frees what s holds (not s). */
-void study_free(struct study *s);
+void osn_study_free(struct osn_study *s);
 
 /* The points done, in grid order, as one array (a new reference, NULL without memory). */
-json_t *study_done_array(const struct study *s);
+json_t *osn_study_done_array(const struct osn_study *s);
 
 /* Writes doc as the study's JSON; 0 or -1. */
-int study_dump(FILE *f, const json_t *doc);
+int osn_study_dump(FILE *f, const json_t *doc);
 
 #endif

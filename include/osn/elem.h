@@ -192,6 +192,45 @@ enum osn_proxy_verdict osn_proxy_on_request(struct osn_ctl *cli, double now, int
 void osn_proxy_forward_request(const struct osn_sip_msg *in, uint64_t branch,
                                struct osn_sip_msg *out);
 
+/*
+ * Where a proxy sends a request it forwards, and what it does to its Route and Record-Route
+ * (RFC 3261 16.4, 16.6 steps 4, 6 and 7, 16.12). The driver gives the facts it read; the proxy
+ * decides; the driver resolves the address it is told to use (a Route's URI, the Request-URI's
+ * or its configured next hop) and prints the request as told.
+ */
+enum osn_proxy_target {
+    OSN_PROXY_TO_NEXT_HOP, /* no Route at all: the configured next hop (the node's next_hop) */
+    OSN_PROXY_TO_ROUTE,    /* the first Route value that stays (16.6 step 7) */
+    OSN_PROXY_TO_URI,      /* the Request-URI: our Route value was the last one (16.12) */
+};
+
+/* The facts of a request a proxy forwards. */
+struct osn_proxy_route_in {
+    int method;        /* enum osn_sip_method */
+    int nroute;        /* its Route values */
+    bool top_is_us;    /* the first Route value's URI names this proxy (16.4) */
+    bool in_dialog;    /* it has a To tag (12.2): its path is the dialog's route set */
+    bool record_route; /* the proxy's setting: stay on the path of the dialogs it sees made */
+};
+
+struct osn_proxy_route_out {
+    uint8_t target;    /* enum osn_proxy_target */
+    bool pop;          /* remove the first Route value, ours (16.4) */
+    bool record_route; /* insert Record-Route: <sip:ADDR;lr> above the others (16.6 step 4) */
+};
+
+/*
+ * 16.4: a first Route value naming this proxy is removed; 16.6 step 7: then the request goes to
+ * the first Route value left, or with none left to its Request-URI (the remote target of the
+ * dialog, 16.12's last hop); a request that came with no Route goes to the next hop, as a proxy
+ * without routing would send it. A first Route value that is not ours stays and is the
+ * destination (a route set preloaded by the sender). Record-Route goes into a dialog-creating
+ * request only, an INVITE without a To tag, when the setting is on (16.6 step 4, 12.1.1): an
+ * in-dialog request's Record-Route would change nothing, as the route set is fixed when the
+ * dialog is made (12.2).
+ */
+void osn_proxy_route(const struct osn_proxy_route_in *in, struct osn_proxy_route_out *out);
+
 /* What the proxy does with an event of its client transaction (toward the next hop). */
 enum osn_proxy_relay {
     OSN_PROXY_NOTHING,
@@ -372,7 +411,19 @@ struct osn_elem {
     const struct osn_sip_cfg *sip; /* the transaction layer's timers (UAS 2xx) */
     unsigned retry_after;          /* proxy: Retry-After (s) of the 503s its client half
                                       sheds, 0 none (RFC 3261 21.5.4: when to try again) */
+    bool record_route;             /* proxy: Record-Route the dialogs it forwards, to stay on
+                                      their path (RFC 3261 16.6 step 4; osn_proxy_route) */
 };
+
+/* Whether element e sees the requests inside a dialog (the ACK of a 2xx, BYE, re-INVITE) and
+ * their responses: a UA always; a proxy only when it Record-Routed the dialog's INVITE (RFC 3261
+ * 16.6 step 4, 12.1: the UAs' route sets hold exactly the proxies that did, and they send past
+ * the others). For a driver that carries messages along a fixed path (the simulator): such a
+ * message passes a proxy off the dialog's path as it passes a router, without its CPU. */
+static inline bool osn_elem_on_dialog_path(const struct osn_elem *e)
+{
+    return e->role != OSN_ELEM_PROXY || e->record_route;
+}
 
 /*
  * A new request reached the TU (its server transaction's TU_REQUEST): `method`, its

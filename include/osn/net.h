@@ -19,7 +19,9 @@
  * A call: INVITE -> 100 (hop by hop) -> 180 -> 200 -> ACK, a hold time, BYE -> 200. A call is
  * good (goodput) when its 200 reaches the UAC within 64*T1 of the first INVITE, i.e. before the
  * UAC's Timer B; it fails as timed out (Timer B, or a 408 a proxy sent on its own Timer B),
- * rejected (a 503) or other. Measures count events inside the observation window (after the
+ * rejected (a 503) or other; or, when its caller gave up first (source.patience), it was
+ * abandoned: the caller CANCELs (RFC 3261 9.1) and the CANCEL crosses the proxies like any
+ * request. Measures count events inside the observation window (after the
  * warm-up), so rates are steady-state rates without a drain phase.
  *
  * Replications follow src/sim/run.c: stream i of the master seed for replication i, totals per
@@ -64,6 +66,15 @@ enum osn_net_retry_law {
     OSN_NET_RETRY_LOGNORMAL, /* coefficient of variation retry_delay_cv > 0 */
 };
 
+/* Laws of a caller's patience (mean source.patience_mean): how long it waits for a final
+ * answer before it gives up (osn_uac_on_patience). */
+enum osn_net_patience_law {
+    OSN_NET_PATIENCE_NONE, /* callers never give up */
+    OSN_NET_PATIENCE_EXP,
+    OSN_NET_PATIENCE_DET,
+    OSN_NET_PATIENCE_LOGNORMAL, /* coefficient of variation patience_cv > 0 */
+};
+
 #define OSN_NET_MAX_STEPS 32
 #define OSN_NET_MAX_EDGES 64
 
@@ -84,12 +95,19 @@ struct osn_net_source_cfg {
     enum osn_net_retry_law retry_delay_law;
     bool honour_retry_after;
     int max_retries;
+    /* Callers who give up (osn_uac_on_patience): each attempt waits a draw of the patience law
+     * (mean patience_mean s; cv for lognormal) for its final answer, then CANCELs; none: never. */
+    enum osn_net_patience_law patience;
+    double patience_mean, patience_cv;
 };
 
 struct osn_net_server_cfg {
     double cost[OSN_NET_NKINDS]; /* CPU seconds per message kind; 0: handled at once, unqueued */
     long buffer;                 /* messages in the server at most (queue + in service) */
     bool exp_cost;               /* costs are exponential with these means (else constant) */
+    /* proxies: Record-Route (default yes): the dialog's ACK and BYE pass through this proxy and
+     * cost its CPU; no: they go past it, UAC to UAS (osn_elem_on_dialog_path) */
+    bool record_route;
 };
 
 struct osn_net_link_cfg {
@@ -185,6 +203,9 @@ enum osn_net_measure {
     OSN_NET_GOOD_K1,
     OSN_NET_GOOD_K2,
     OSN_NET_GOOD_K3,
+    /* Callers who give up (source.patience): */
+    OSN_NET_ABANDONED, /* calls/s whose caller gave up before a final answer (never retried) */
+    OSN_NET_CANCELS,   /* CANCEL requests/s the callers sent */
     OSN_NET_NMEASURES
 };
 
@@ -200,6 +221,9 @@ enum osn_net_elem_measure {
     OSN_NET_E_QMEAN,                                     /* mean messages in the server */
     OSN_NET_E_OFFERED,  /* INVITE requests/s arriving, originals and copies */
     OSN_NET_E_CAPACITY, /* calls/s from the costs */
+    /* CANCEL traffic (new CANCELs processed are OSN_NET_E_PROC + OSN_NET_K_CANCEL): */
+    OSN_NET_E_CANCEL_FWD, /* proxy: CANCELs/s passed on to the next hop */
+    OSN_NET_E_487,        /* UAS: INVITEs/s answered 487 Request Terminated */
     OSN_NET_E_NMEASURES
 };
 

@@ -29,10 +29,68 @@
 #include "osn/elem.h"
 #include "osn/sip.h"
 
-enum osn_node_element { OSN_NODE_EDGE, OSN_NODE_CORE, OSN_NODE_UAS };
+/* uac: the load generator (the scenario's [source] traffic, the caller's side of each call). */
+enum osn_node_element { OSN_NODE_EDGE, OSN_NODE_CORE, OSN_NODE_UAS, OSN_NODE_UAC };
 
-/* "edge", "core", "uas" (the scenario's word, the JSON's and the metrics' label); "?" else. */
+/* "edge", "core", "uas", "uac" (the scenario's word, the JSON's and the metrics' label); "?"
+ * else. */
 const char *osn_node_element_name(int element);
+
+/* The load generator's traffic (element uac): the network scenario's [source] keys, as `osn sim`
+ * reads them (osn/net.h struct osn_net_source_cfg, copied by the scenario loader: the node does
+ * not include the simulator). */
+enum osn_node_process { OSN_NODE_POISSON, OSN_NODE_MMPP, OSN_NODE_PROFILE };
+enum osn_node_retry_law {
+    OSN_NODE_RETRY_EXP,
+    OSN_NODE_RETRY_DET,
+    OSN_NODE_RETRY_UNIFORM,
+    OSN_NODE_RETRY_LOGNORMAL
+};
+#define OSN_NODE_MAX_STEPS 32
+
+struct osn_node_source {
+    int process;           /* enum osn_node_process */
+    double rate;           /* Poisson: calls/s; profile: before its first step */
+    double mmpp_rate[2];   /* MMPP-2: calls/s in phase 0 and 1 */
+    double mmpp_switch[2]; /* MMPP-2: rate of leaving phase 0 and 1 (1/s) */
+    int nsteps;            /* profile: rate step_rate[i] from step_t[i] on */
+    double step_t[OSN_NODE_MAX_STEPS], step_rate[OSN_NODE_MAX_STEPS];
+    double burst_t, burst_len, burst_factor;        /* profile: rate x factor in [t, t + len) */
+    double hold;                                    /* mean hold time (s), exponential */
+    double retry_prob, retry_delay, retry_delay_cv; /* retrials, osn_uac_retry */
+    int retry_delay_law;                            /* enum osn_node_retry_law */
+    bool honour_retry_after;
+    int max_retries;
+    uint64_t seed; /* the scenario's seed: the same seed, the same schedule of calls */
+};
+
+/* Setup-delay histogram of the generator: 1 ms bins to 2 s, 0.1 s bins to 64 s, one beyond
+ * (the network simulator's bins, so that the percentiles are read the same way). */
+#define OSN_NODE_HB_FINE 2000
+#define OSN_NODE_HB      (OSN_NODE_HB_FINE + 620 + 1)
+
+/* What the generator measured (element uac), counts over the whole run and its drain. */
+struct osn_node_uac_stats {
+    uint64_t started;                    /* calls: first attempts sent */
+    uint64_t retries;                    /* attempts after a call's first */
+    uint64_t outcome[OSN_UAC_NOUTCOMES]; /* calls ended, by enum osn_uac_outcome */
+    uint64_t good_after[4];      /* good calls whose good attempt came after 0, 1, 2, >= 3 */
+    uint64_t ended_attempts;     /* attempts of the calls that ended */
+    uint64_t unfinished;         /* calls still without an outcome when the drain ended */
+    uint64_t acks_2xx;           /* ACKs of a 2xx sent (each 2xx copy gets one) */
+    uint64_t byes_sent, byes_ok; /* BYEs started; of which answered 2xx */
+    uint64_t no_trying;          /* calls ended without a 100 Trying */
+    uint64_t late_sends;         /* INVITEs sent more than 1 ms after their scheduled time */
+    double lag_max;              /* the largest delay of an INVITE after its schedule (s) */
+    double duration;             /* the traffic's length (s): no call starts after it */
+    uint64_t setup_n, trying_n;
+    double setup_sum, trying_sum;
+    uint32_t setup_hist[OSN_NODE_HB];  /* INVITE -> first 180 */
+    uint32_t trying_hist[OSN_NODE_HB]; /* INVITE -> first 100 */
+};
+
+/* The q-quantile (0..1) of a histogram of osn_node_uac_stats (bin midpoints), NAN when empty. */
+double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q);
 
 struct osn_node_cfg {
     int element;             /* enum osn_node_element */
@@ -43,6 +101,7 @@ struct osn_node_cfg {
     size_t max_transactions; /* live transactions at most */
     char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
     double per_source_rate;  /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
+    bool record_route;       /* proxies: Record-Route dialog-creating INVITEs (default yes) */
     /* the element's server, as the simulator's [server NAME] */
     double cost[OSN_ELEM_NKINDS];
     long buffer;
@@ -60,6 +119,11 @@ struct osn_node_cfg {
      *   osn node ELEMENT listening on HOST:PORT (udp)[, metrics HOST:PORT][, next hop HOST:PORT]
      * with the ports actually bound. */
     FILE *ready;
+    /* The load generator (element uac): its traffic; where it sends is next_hop. */
+    struct osn_node_source src;
+    /* borrowed; NULL: none. uac: one line per INVITE sent, "attempt,call,t_sched,t_sent" (s
+     * since the start; attempt 0 is a call's first), for checks of the arrival process. */
+    FILE *trace;
     /* Set from a signal handler to stop the node (read between loop iterations); may be NULL. */
     volatile sig_atomic_t *stop;
 };
@@ -115,6 +179,7 @@ struct osn_node_stats {
     double busy_s;       /* virtual CPU busy seconds */
     char listen[64];     /* the address bound, "HOST:PORT" (the port chosen when listen said 0) */
     char metrics[64];    /* the metrics address bound, "" for none */
+    struct osn_node_uac_stats uac; /* element uac */
 };
 
 /* Runs the node until cfg->duration passes or *cfg->stop is set; fills *st (st->listen and

@@ -1,5 +1,6 @@
 /*
- * Simulation of the single hysteretic node: exactly the models of `osn solve` (any thresholds,
+ * Simulation of the single hysteretic queue (the queue simulator; "node" means only the real
+ * `osn node`): exactly the models of `osn solve` (any thresholds,
  * named kinds, switching policy I or II, every service law of struct osn_law, Poisson / two
  * flows / MMPP / trace input), plus what the algebra cannot do: a feedback delay d, where the
  * upstream throttles by the server's mode as it was d seconds ago while the server itself still
@@ -126,11 +127,11 @@ struct osn_sim_result {
 int osn_sim_check(const struct osn_model *m, const struct osn_sim_cfg *cfg, const char **bad_key,
                   char *msg, size_t msgsize);
 
-/* The totals a replication of the node keeps (struct osn_reps.ntot). */
+/* The totals a replication of the queue keeps (struct osn_reps.ntot). */
 int osn_sim_reps_ntot(void);
 
 /*
- * Runs cfg->replications replications of the node and fills *out. The model is borrowed (its
+ * Runs cfg->replications replications of the queue and fills *out. The model is borrowed (its
  * trace and empirical samples are only read). Returns 0, OSN_EINVAL (see osn_sim_check, with a
  * message) or OSN_ENOMEM; OSN_EIO when a thread cannot be started.
  */

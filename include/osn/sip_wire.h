@@ -382,9 +382,13 @@ struct osn_sip_fwd {
      * the value via_rport (RFC 3581 4; 0: none). */
     struct osn_span via_received;
     uint16_t via_rport;
+    /* 16.6 step 4: a URI of ours ("sip:HOST:PORT;lr") to insert as Record-Route: <uri> above
+     * the request's own Record-Route values; absent: none. */
+    struct osn_span record_route;
 };
 
-/* The request `req` forwarded: our Via on top, Max-Forwards - 1 (70 when absent, 16.6 step 3;
+/* The request `req` forwarded: our Via on top, our Record-Route when asked (above the
+ * request's own, else after its last header), Max-Forwards - 1 (70 when absent, 16.6 step 3;
  * OSN_EINVAL when it is 0: the caller answers 483), the top Route value removed when asked,
  * everything else copied. */
 int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,

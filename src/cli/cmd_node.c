@@ -29,7 +29,7 @@ static void on_signal(int sig)
 void osn_cmd_node_usage(FILE *f)
 {
     fputs("Usage: osn node [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"
-          "                [--json FILE|-] [--stats FILE|-] [-q|--quiet]\n"
+          "                [--json FILE|-] [--stats FILE|-] [--trace FILE|-] [-q|--quiet]\n"
           "\n"
           "One element of a SIP network scenario, for real: a stateful proxy (edge, core)\n"
           "or a UAS on a UDP socket, running the transaction machines, the element code and\n"
@@ -38,12 +38,26 @@ void osn_cmd_node_usage(FILE *f)
           "(the scenario's cost_* keys; 0 = real speed); the controller watches that queue.\n"
           "It runs until node.duration passes or SIGINT/SIGTERM, then writes its summary.\n"
           "\n"
+          "node.element = uac is the load generator: it sends the scenario's [source]\n"
+          "traffic (Poisson, MMPP-2 or profile arrivals, exponential hold, retrials) to\n"
+          "node.next_hop as the caller (INVITE with SDP, ACK, BYE after the hold), takes\n"
+          "the UAC's decisions of `osn sim`, and measures what it measures at the UAC\n"
+          "(offered, goodput, failed by reason, setup delay p50/p95/p99, retries). Calls\n"
+          "start until node.duration (0: the scenario's time), then it drains until every\n"
+          "call has ended. Its JSON says how far the schedule fell behind (lag_max,\n"
+          "late_sends); a lag over 10 ms is said on standard error. See docs/node.md.\n"
+          "\n"
           "Options:\n"
           "  --set SECTION.KEY=VALUE  override a scenario key; repeatable\n"
           "  --json FILE|-            the summary as JSON at the end\n"
           "  --stats FILE|-           one CSV row per stats interval (cumulative counts):\n"
           "                           t,calls_in,calls_forwarded,calls_ok,rejected_503,\n"
           "                           dropped,retrans_absorbed,queue,mode\n"
+          "                           uac: the counts of each interval,\n"
+          "                           t,started,retries,answered,failed,failed_timeout,\n"
+          "                           failed_rejected,failed_other,live,lag_max_ms\n"
+          "  --trace FILE|-           uac: one row per INVITE sent,\n"
+          "                           attempt,call,t_sched,t_sent (s since the start)\n"
           "  -q, --quiet              no summary table, no progress line (the listening\n"
           "                           line is still printed)\n"
           "  -h, --help               show this help\n"
@@ -62,7 +76,9 @@ void osn_cmd_node_usage(FILE *f)
           "      --set node.listen=127.0.0.1:5071 --set node.next_hop=127.0.0.1:5072\n"
           "  osn node examples/collapse.ini --set node.element=edge \\\n"
           "      --set node.listen=127.0.0.1:5070 --set node.next_hop=127.0.0.1:5071\n"
-          "  sipp -sn uac 127.0.0.1:5070 -r 100 -m 1000 ...\n"
+          "  sipp -sn uac 127.0.0.1:5070 -r 100 -m 1000 ...   (or the load generator:)\n"
+          "  osn node examples/collapse.ini --set node.element=uac \\\n"
+          "      --set node.listen=127.0.0.1:0 --set node.next_hop=127.0.0.1:5070\n"
           "\n"
           "Output: once its sockets are bound the node prints one line, flushed, with the\n"
           "ports it bound (those the kernel chose for port 0), even with -q:\n"
@@ -94,11 +110,12 @@ static int write_json(FILE *f, const void *ctx, char *err, size_t errsize)
 
 int osn_cmd_node(int argc, char **argv)
 {
-    const char *json = NULL, *stats = NULL;
+    const char *json = NULL, *stats = NULL, *trace = NULL;
     bool quiet = false;
     const struct osn_cli_opt opts[] = {
             {"--json", NULL, OSN_CLI_OUTPUT, &json},
             {"--stats", NULL, OSN_CLI_OUTPUT, &stats},
+            {"--trace", NULL, OSN_CLI_OUTPUT, &trace},
             {"--quiet", "-q", OSN_CLI_FLAG, &quiet},
             {NULL, NULL, 0, NULL},
     };
@@ -115,8 +132,9 @@ int osn_cmd_node(int argc, char **argv)
         free(a.sets);
         return 0;
     }
-    struct osn_cli_output outs[2] = {{"--json", json, write_json, {0}},
-                                     {"--stats", stats, NULL, {0}}};
+    struct osn_cli_output outs[3] = {{"--json", json, write_json, {0}},
+                                     {"--stats", stats, NULL, {0}},
+                                     {"--trace", trace, NULL, {0}}};
     sc = calloc(1, sizeof *sc);
     if (!sc) {
         osn_cli_die("node", "out of memory");
@@ -128,11 +146,17 @@ int osn_cmd_node(int argc, char **argv)
     }
     if (stats && !(sc->cfg.stats = osn_cli_output_open("node", &outs[1])))
         goto out;
+    if (trace && sc->cfg.element != OSN_NODE_UAC) {
+        osn_cli_die("node", "--trace: only the load generator (node.element = uac) writes one");
+        goto out;
+    }
+    if (trace && !(sc->cfg.trace = osn_cli_output_open("node", &outs[2])))
+        goto out;
     sc->cfg.console = quiet ? NULL : stderr;
     sc->cfg.console_lines = !isatty(STDERR_FILENO);
     /* The listening line is the handshake of a script that started the node on port 0: always
      * printed, on standard output unless --json - or --stats - keeps that for their data. */
-    sc->cfg.ready = osn_cli_outputs_to_stdout(outs, 2) ? stderr : stdout;
+    sc->cfg.ready = osn_cli_outputs_to_stdout(outs, 3) ? stderr : stdout;
     stop_requested = 0;
     sc->cfg.stop = &stop_requested;
     struct sigaction sa = {0};
@@ -148,15 +172,15 @@ int osn_cmd_node(int argc, char **argv)
         goto out;
     }
     struct node_out ctx = {sc, &st};
-    if (osn_cli_outputs_write("node", outs, 2, &ctx) != 0)
+    if (osn_cli_outputs_write("node", outs, 3, &ctx) != 0)
         goto out;
-    if (!quiet && !osn_cli_outputs_to_stdout(outs, 2))
+    if (!quiet && !osn_cli_outputs_to_stdout(outs, 3))
         osn_node_report_table(stdout, sc, &st);
-    if (osn_cli_stdout_done("node") != 0 || osn_cli_outputs_commit("node", outs, 2) != 0)
+    if (osn_cli_stdout_done("node") != 0 || osn_cli_outputs_commit("node", outs, 3) != 0)
         goto out;
     status = 0;
 out:
-    osn_cli_outputs_abort(outs, 2);
+    osn_cli_outputs_abort(outs, 3);
     free(sc);
     free(a.sets);
     return status;

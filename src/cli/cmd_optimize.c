@@ -284,7 +284,7 @@ int osn_cmd_optimize(int argc, char **argv)
      * alone prints and writes, so the outputs are those of one process. */
     struct osn_split split;
     const struct osn_split *shared;
-    if (study_mpi_split("optimize", &split, &shared) != 0)
+    if (osn_study_mpi_split("optimize", &split, &shared) != 0)
         return OSN_EXIT_ERROR;
     if (parse_args(argc, argv, &o) != 0) {
         everywhere = true;
@@ -334,8 +334,8 @@ out:
     free(o.sets);
     /* After the temporaries are gone: rank 0 failing aborts all, unless all failed alike. */
     if (everywhere)
-        study_mpi_finish_everywhere(status);
+        osn_study_mpi_finish_everywhere(status);
     else
-        study_mpi_finish(status);
+        osn_study_mpi_finish(status);
     return status;
 }

@@ -372,7 +372,7 @@ int osn_cmd_sim(int argc, char **argv)
     /* Under mpirun or srun the replications are shared by the ranks (osn/split.h), rank 0
      * alone printing and writing: the outputs are those of one process. */
     struct osn_split split;
-    if (study_mpi_split("sim", &split, &o.split) != 0)
+    if (osn_study_mpi_split("sim", &split, &o.split) != 0)
         return OSN_EXIT_ERROR;
     everywhere = true;
     if (parse_args(argc, argv, &o) != 0)
@@ -422,8 +422,8 @@ out:
     free(o.sets);
     /* After the temporaries are gone: rank 0 failing aborts all, unless all failed alike. */
     if (everywhere)
-        study_mpi_finish_everywhere(status);
+        osn_study_mpi_finish_everywhere(status);
     else
-        study_mpi_finish(status);
+        osn_study_mpi_finish(status);
     return status;
 }

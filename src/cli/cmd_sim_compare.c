@@ -420,7 +420,7 @@ int osn_cmd_sim_compare(int argc, char **argv, bool net)
      * rank 0 alone printing and writing: the outputs are those of one process. */
     struct osn_split split;
     const struct osn_split *shared;
-    if (study_mpi_split("sim", &split, &shared) != 0) {
+    if (osn_study_mpi_split("sim", &split, &shared) != 0) {
         free(c);
         return OSN_EXIT_ERROR;
     }
@@ -500,7 +500,7 @@ out:
     free(st.net);
     free(st.net_res);
     free(o.sets);
-    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
+    osn_study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
     return status;
 }
 

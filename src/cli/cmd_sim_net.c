@@ -364,7 +364,7 @@ int osn_cmd_sim_net(int argc, char **argv)
      * every rank runs its block and receives the others', and rank 0 alone prints and writes,
      * so the outputs are those of one process. */
     struct osn_split split;
-    if (study_mpi_split("sim", &split, &o.split) != 0)
+    if (osn_study_mpi_split("sim", &split, &o.split) != 0)
         return OSN_EXIT_ERROR;
     if (parse_args(argc, argv, &o) != 0)
         goto out;
@@ -425,7 +425,7 @@ out:
     free(res);
     free(per_rep);
     free(o.sets);
-    study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
+    osn_study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */
     return status;
 }
 

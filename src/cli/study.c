@@ -45,13 +45,13 @@ bool osn_study_wanted(int argc, char **argv, bool range_is_study)
         if (sscanf(eq + 1, "%lf:%lf:%lf%c", &lo, &hi, &st, &tail) == 3)
             ranges++;
         else if (strchr(eq + 1, ',') && !strpbrk(eq + 1, " \t\n\r\f\v") &&
-                 !study_key_takes_list(v, (size_t)(eq - v)))
+                 !osn_study_key_takes_list(v, (size_t)(eq - v)))
             return true;
     }
     return ranges > 1 || (ranges == 1 && range_is_study);
 }
 
-static int parse_args(const char *cmd, int argc, char **argv, struct study_opts *o)
+static int parse_args(const char *cmd, int argc, char **argv, struct osn_study_opts *o)
 {
     struct osn_cli_opt opts[20] = {
             {"--quiet", "-q", OSN_CLI_FLAG, &o->quiet},
@@ -80,10 +80,10 @@ static int parse_args(const char *cmd, int argc, char **argv, struct study_opts 
 }
 
 /* Checks the options against the runner; fills the numbers of s. 0 or OSN_EXIT_ERROR (told). */
-static int check_options(struct study *s)
+static int check_options(struct osn_study *s)
 {
     const char *cmd = s->r->cmd;
-    const struct study_opts *o = &s->o;
+    const struct osn_study_opts *o = &s->o;
     long v;
 
     for (int k = 0; k < STUDY_NREFUSED; k++)
@@ -149,8 +149,8 @@ static int check_options(struct study *s)
 
 static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
 {
-    json_t *doc = study_done_array(ctx);
-    int rc = doc && study_dump(f, doc) == 0 ? 0 : -1;
+    json_t *doc = osn_study_done_array(ctx);
+    int rc = doc && osn_study_dump(f, doc) == 0 ? 0 : -1;
     json_decref(doc);
     if (rc)
         snprintf(err, errsize, "cannot write the JSON result");
@@ -181,7 +181,7 @@ static void csv_cell(FILE *f, const json_t *v)
 
 static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
 {
-    const struct study *s = ctx;
+    const struct osn_study *s = ctx;
     json_t *cols = json_object(); /* the union of the scalar keys, in order of appearance */
     const char *key;
     json_t *v;
@@ -218,18 +218,18 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     return 0;
 }
 
-static int run_study(struct study *s, int rank, int size)
+static int run_study(struct osn_study *s, int rank, int size)
 {
     const char *cmd = s->r->cmd;
     char err[1024];
     struct osn_cli_output outs[] = {{"--json", s->o.json, w_json, {0}},
                                     {"--csv", s->o.csv, w_csv, {0}}};
 
-    if (study_grid_parse(&s->g, s->o.sets, s->o.nsets, err, sizeof err) != 0)
+    if (osn_study_grid_parse(&s->g, s->o.sets, s->o.nsets, err, sizeof err) != 0)
         return osn_cli_die(cmd, "%s", err);
     if (check_options(s) != 0)
         return OSN_EXIT_ERROR;
-    if (study_campaign_run(s, rank, size) != 0)
+    if (osn_study_campaign_run(s, rank, size) != 0)
         return osn_cli_die(cmd, "%s", s->err);
     if (rank != 0)
         return 0;
@@ -242,12 +242,12 @@ static int run_study(struct study *s, int rank, int size)
     return rc;
 }
 
-int osn_study_main(const struct study_runner *r, int argc, char **argv)
+int osn_study_main(const struct osn_study_runner *r, int argc, char **argv)
 {
-    struct study s = {.r = r, .g = {.npoints = 1}};
+    struct osn_study s = {.r = r, .g = {.npoints = 1}};
     int rank, size;
 
-    if (study_mpi_init(r->cmd, &rank, &size) != 0)
+    if (osn_study_mpi_init(r->cmd, &rank, &size) != 0)
         return OSN_EXIT_ERROR;
     s.rank = rank;
     if (rank != 0) { /* rank 0 tells what happened; the others send it their points */
@@ -263,8 +263,8 @@ int osn_study_main(const struct study_runner *r, int argc, char **argv)
     } else if (rc == 0) {
         rc = run_study(&s, rank, size);
     }
-    study_mpi_finish(rc);
-    study_free(&s);
+    osn_study_mpi_finish(rc);
+    osn_study_free(&s);
     free(s.o.sets);
     return rc;
 }

@@ -56,7 +56,7 @@ static int json_buf_take(struct json_buf *b, int rc, json_t **out, char *err, si
     return rc;
 }
 
-static int run_net(const struct study_run *r, json_t **out, char *err, size_t errsize)
+static int run_net(const struct osn_study_run *r, json_t **out, char *err, size_t errsize)
 {
     struct osn_net_scenario *sc = calloc(1, sizeof *sc);
     struct osn_net_result *res = calloc(1, sizeof *res);
@@ -89,7 +89,7 @@ out:
     return rc;
 }
 
-static int run_node(const struct study_run *r, json_t **out, char *err, size_t errsize)
+static int run_node(const struct osn_study_run *r, json_t **out, char *err, size_t errsize)
 {
     struct osn_sim_scenario *s = calloc(1, sizeof *s);
     struct osn_sim_result res;
@@ -121,7 +121,7 @@ out:
     return rc;
 }
 
-static int run_solve(const struct study_run *r, json_t **out, char *err, size_t errsize)
+static int run_solve(const struct osn_study_run *r, json_t **out, char *err, size_t errsize)
 {
     struct osn_scenario *sc = calloc(1, sizeof *sc);
     enum osn_method method = OSN_METHOD_AUTO;
@@ -169,7 +169,7 @@ out:
     return rc;
 }
 
-static int run_fluid(const struct study_run *r, json_t **out, char *err, size_t errsize)
+static int run_fluid(const struct osn_study_run *r, json_t **out, char *err, size_t errsize)
 {
     struct osn_fluid_scenario *sc = malloc(sizeof *sc);
     struct osn_fluid_result *res = NULL;
@@ -205,13 +205,13 @@ static const char *const fluid_headline[] = {"goodput",    "failed", "final_queu
                                              "peak_delay", "state",  NULL};
 static const char *const none[] = {NULL};
 
-const struct study_runner osn_study_net = {"sim",        "net.seed",       "net.replications",
-                                           net_headline, net_precise,      false,
-                                           run_net,      osn_net_reps_ntot};
-const struct study_runner osn_study_node = {"sim",         "sim.seed",       "sim.replications",
-                                            node_headline, node_precise,     false,
-                                            run_node,      osn_sim_reps_ntot};
-const struct study_runner osn_study_solve = {"solve", NULL, NULL,      solve_headline,
-                                             none,    true, run_solve, NULL};
-const struct study_runner osn_study_fluid = {"fluid", NULL,  NULL,      fluid_headline,
-                                             none,    false, run_fluid, NULL};
+const struct osn_study_runner osn_study_net = {"sim",        "net.seed",       "net.replications",
+                                               net_headline, net_precise,      false,
+                                               run_net,      osn_net_reps_ntot};
+const struct osn_study_runner osn_study_node = {"sim",         "sim.seed",       "sim.replications",
+                                                node_headline, node_precise,     false,
+                                                run_node,      osn_sim_reps_ntot};
+const struct osn_study_runner osn_study_solve = {"solve", NULL, NULL,      solve_headline,
+                                                 none,    true, run_solve, NULL};
+const struct osn_study_runner osn_study_fluid = {"fluid", NULL,  NULL,      fluid_headline,
+                                                 none,    false, run_fluid, NULL};

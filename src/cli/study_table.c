@@ -23,7 +23,7 @@ static void cell(FILE *f, int w, const json_t *v)
         fprintf(f, " %*s", w, "n/a");
 }
 
-void study_table(FILE *f, const struct study *s)
+void study_table(FILE *f, const struct osn_study *s)
 {
     const char *const *h = s->r->headline;
     fprintf(f, "study of %ld point%s (study_id %s)", s->g.npoints, s->g.npoints > 1 ? "s" : "",

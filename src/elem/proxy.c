@@ -12,6 +12,8 @@
  *   - a timeout of the next hop: 408 upstream while the server transaction still waits for a
  *     final response (RFC 3261 16.8);
  *   - the oc feedback in every response of the next hop goes to the client half (RFC 7339 5.2).
+ *   - where a forwarded request goes (osn_proxy_route): loose routing by Route (16.4, 16.12),
+ *     else the next hop; and whether it Record-Routes a dialog-creating INVITE (16.6 step 4).
  * How the request and the transactions are found, sent and timed is the driver's.
  */
 #include "osn/elem.h"
@@ -68,4 +70,14 @@ bool osn_proxy_retrans_allowed(struct osn_ctl *cli, double now, const struct osn
 {
     return !cli || m->status != 0 || m->method != OSN_SIP_INVITE ||
            osn_ctl_client_retrans_allowed(cli, now);
+}
+
+void osn_proxy_route(const struct osn_proxy_route_in *in, struct osn_proxy_route_out *out)
+{
+    *out = (struct osn_proxy_route_out){.target = OSN_PROXY_TO_NEXT_HOP};
+    out->record_route = in->record_route && in->method == OSN_SIP_INVITE && !in->in_dialog;
+    if (in->nroute <= 0)
+        return;
+    out->pop = in->top_is_us;
+    out->target = out->pop && in->nroute == 1 ? OSN_PROXY_TO_URI : OSN_PROXY_TO_ROUTE;
 }

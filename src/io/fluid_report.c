@@ -417,8 +417,9 @@ int osn_fluid_plot_range(const char *path, const struct osn_fluid_scenario *sc,
     fprintf(gp,
             "set xlabel 'time (s)'\nset ylabel 'queue (messages)'\n"
             "set y2label 'retransmissions sent, capacity (1/s)'\nset y2tics\nset ytics nomirror\n"
-            "set grid\nset key at graph 0.02, graph 0.92 left top Left reverse opaque\nset yrange "
-            "[0:*]\n");
+            "set grid\nset yrange [0:*]\n"
+            /* Below the axes: inside, an opaque legend cut the shaded window (issue 35). */
+            "set key below center horizontal Left reverse\n");
     if (isfinite(t0) && isfinite(t1))
         fprintf(gp, "set xrange [%g:%g]\n", t0, t1);
     mark_window(gp, p);

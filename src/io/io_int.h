@@ -43,4 +43,9 @@ json_t *osn__keys_json(const struct osn_ini_schema *schema, const char *section,
  */
 int osn__report_json_dump(FILE *f, json_t *doc, int precision, char *err, size_t errsize);
 
+/* The load generator's measures (node_uac_report.c): keys into o, and the table's lines. */
+struct osn_node_uac_stats;
+void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u);
+void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u);
+
 #endif

@@ -25,6 +25,7 @@ static const char *const topologies[] = {"collapse", "tandem", "fanin", NULL};
 static const char *const processes[] = {"poisson", "mmpp", "profile", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
 static const char *const retry_laws[] = {"exp", "det", "uniform", "lognormal", NULL};
+static const char *const patience_laws[] = {"none", "exp", "det", "lognormal", NULL};
 static const char *const detectors[] = {"hysteretic", "occupancy", "delay", NULL};
 static const char *const policies[] = {"I", "II", NULL};
 static const char *const client_modes[] = {"rfc", "sipp", NULL};
@@ -252,9 +253,24 @@ static const struct osn_key_spec net_keys[] = {
          .help = "wait at least a 503's Retry-After before a retry (RFC 3261 21.5.4)"},
         {"source", "max_retries", OSN_KEY_LONG, 0, 100, OSN_KEY_AT(C, src.max_retries),
          .help = "retries of one call at most"},
+        {"source", "patience", OSN_KEY_CHOICE, .choices = patience_laws,
+         OSN_KEY_AT(C, src.patience),
+         .help = "law of how long a caller waits for a final answer before it gives up and "
+                 "CANCELs (RFC 3261 9.1); none: callers never give up"},
+        {"source", "patience_mean", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.patience_mean), .unit = "s",
+         .help = "mean patience of a caller, from each attempt's INVITE"},
+        {"source", "patience_cv", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.patience_cv),
+         .when_key = "source.patience", .when_is = "lognormal",
+         .help = "coefficient of variation of a lognormal patience"},
         SERVER_KEYS("server edge", edge),
         SERVER_KEYS("server core", core),
         SERVER_KEYS("server uas", uas),
+        {"server edge", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, edge.record_route),
+         .help = "the edge (and a tandem's mid proxy) Record-Routes: the dialog's ACK and BYE go "
+                 "through it and cost its CPU; no: they go past it (RFC 3261 16.6 step 4)"},
+        {"server core", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, core.record_route),
+         .help = "the core Record-Routes: the dialog's ACK and BYE go through it and cost its "
+                 "CPU; no: they go past it, as when no proxy Record-Routes (RFC 3261 16.6)"},
         LINK_KEYS("link access", access),
         LINK_KEYS("link trunk", trunk),
         LINK_KEYS("link uas", uas_link),

@@ -32,6 +32,8 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
                 (unsigned long long)osn_node_counter_value(st, i), osn_node_counter_meaning(i));
     fprintf(f, "  %-18s %12llu  kB, peak resident memory\n", "rss_peak_kb",
             (unsigned long long)st->rss_peak_kb);
+    if (c->element == OSN_NODE_UAC)
+        osn__node_uac_table(f, &st->uac);
 }
 
 static json_t *num(double v)
@@ -78,6 +80,23 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
     return r;
 }
 
+/* A proxy's or a uas's rates per second of the run. */
+static void proxy_rates(json_t *o, const struct osn_node_stats *st, double t)
+{
+    json_object_set_new(o, "offered", json_real(per_s(st->calls_in, t)));
+    json_object_set_new(o, "admitted", json_real(per_s(st->calls_forwarded, t)));
+    json_object_set_new(o, "goodput", json_real(per_s(st->calls_ok, t)));
+    json_object_set_new(o, "failed_rejected", json_real(per_s(st->rejected_503, t)));
+    json_object_set_new(o, "failed_timeout", json_real(per_s(st->timeouts_408, t)));
+    json_object_set_new(o, "dropped_per_s", json_real(per_s(st->dropped, t)));
+    json_object_set_new(o, "util", json_real(t > 0 ? st->busy_s / t : 0));
+    for (int m = 0; m < 3; m++) {
+        char k[16];
+        snprintf(k, sizeof k, "core_P%d", m);
+        json_object_set_new(o, k, json_real(t > 0 ? st->mode_time[m] / t : 0));
+    }
+}
+
 int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
                                const struct osn_node_stats *st, char *err, size_t errsize)
 {
@@ -105,19 +124,11 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
         json_object_set_new(o, osn_node_counter_name(i),
                             json_integer((json_int_t)osn_node_counter_value(st, i)));
     json_object_set_new(o, "rss_peak_kb", json_integer((json_int_t)st->rss_peak_kb));
-    /* Rates per second of the run, as this element sees them. */
-    json_object_set_new(o, "offered", json_real(per_s(st->calls_in, t)));
-    json_object_set_new(o, "admitted", json_real(per_s(st->calls_forwarded, t)));
-    json_object_set_new(o, "goodput", json_real(per_s(st->calls_ok, t)));
-    json_object_set_new(o, "failed_rejected", json_real(per_s(st->rejected_503, t)));
-    json_object_set_new(o, "failed_timeout", json_real(per_s(st->timeouts_408, t)));
-    json_object_set_new(o, "dropped_per_s", json_real(per_s(st->dropped, t)));
-    json_object_set_new(o, "util", json_real(t > 0 ? st->busy_s / t : 0));
-    for (int m = 0; m < 3; m++) {
-        char k[16];
-        snprintf(k, sizeof k, "core_P%d", m);
-        json_object_set_new(o, k, json_real(t > 0 ? st->mode_time[m] / t : 0));
-    }
+    /* Rates per second of the run, as this element sees them; the generator's are the UAC's. */
+    if (c->element == OSN_NODE_UAC)
+        osn__node_uac_json(o, &st->uac);
+    else
+        proxy_rates(o, st, t);
     for (int i = 0; i < s->ini.nkeys; i++)
         json_object_set_new(keys, s->ini.keys[i].key, json_string(s->ini.keys[i].value));
     json_object_set_new(o, "scenario", keys);

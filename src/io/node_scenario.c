@@ -13,20 +13,23 @@
 
 typedef struct osn_node_cfg C;
 
-static const char *const elements[] = {"edge", "core", "uas", NULL};
+static const char *const elements[] = {"edge", "core", "uas", "uac", NULL};
 
 static const struct osn_key_spec node_keys[] = {
         {"node", "element", OSN_KEY_CHOICE, .choices = elements, OSN_KEY_AT(C, element),
          .help = "edge, core: stateful proxies; uas answers 180, 200. The element's [server "
-                 "NAME] section gives its costs and buffer, as in `osn sim`"},
+                 "NAME] section gives its costs and buffer, as in `osn sim`. uac: the load "
+                 "generator, the [source] traffic to next_hop (docs/node.md)"},
         {"node", "listen", OSN_KEY_STRING, OSN_KEY_AT(C, listen), .unit = "HOST:PORT",
          .help = "the UDP address to bind: A.B.C.D:PORT or [IPv6]:PORT (e.g. [::1]:5060); "
                  "port 0: any free port, reported on the listening line"},
         {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT",
-         .help = "where a proxy forwards (required for proxies; it forwards nowhere else), "
-                 "by a UDP socket connected to it; the family of listen"},
+         .help = "where a proxy forwards a request with no Route (required for proxies), or "
+                 "where the load generator (uac) sends its calls; of the family of listen. The "
+                 "node sends to it by a UDP socket connected to it"},
         {"node", "duration", OSN_KEY_DOUBLE, OSN_KEY_AT(C, duration), .unit = "s",
-         .help = "how long the node runs; 0: until SIGINT/SIGTERM"},
+         .help = "how long the node runs; 0: until SIGINT/SIGTERM (uac: how long calls "
+                 "start, then it drains; 0: the scenario's time)"},
         {"node", "stats_interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, stats_interval),
          .unit = "s", .help = "time between stats rows and progress lines"},
         {"node", "max_transactions", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, max_transactions),
@@ -39,10 +42,50 @@ static const struct osn_key_spec node_keys[] = {
          .help = "requests (not ACKs) per second per source (IPv4 address, IPv6 /64), a burst "
                  "of about 1 s; "
                  "beyond it one stateless 503, then nothing (docs/node.md); 0: off"},
+        {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
+         .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "
+                 "(RFC 3261 16.6), so the dialog's ACK, BYE and re-INVITE from either side "
+                 "come through this proxy; requests with a Route naming it go on by Route"},
 };
 
 const struct osn_ini_schema osn_node_schema = {node_keys, sizeof node_keys / sizeof node_keys[0],
                                                &osn_net_schema};
+
+/* The scenario's [source] as the load generator's traffic (osn/node.h cannot include the
+ * simulator's header: the same fields, copied). */
+static void source_from_net(const struct osn_net_cfg *net, struct osn_node_source *d)
+{
+    const struct osn_net_source_cfg *s = &net->src;
+    static const int process[] = {[OSN_NET_POISSON] = OSN_NODE_POISSON,
+                                  [OSN_NET_MMPP] = OSN_NODE_MMPP,
+                                  [OSN_NET_PROFILE] = OSN_NODE_PROFILE};
+    static const int law[] = {[OSN_NET_RETRY_EXP] = OSN_NODE_RETRY_EXP,
+                              [OSN_NET_RETRY_DET] = OSN_NODE_RETRY_DET,
+                              [OSN_NET_RETRY_UNIFORM] = OSN_NODE_RETRY_UNIFORM,
+                              [OSN_NET_RETRY_LOGNORMAL] = OSN_NODE_RETRY_LOGNORMAL};
+    *d = (struct osn_node_source){.process = process[s->process],
+                                  .rate = s->rate,
+                                  .nsteps = s->nsteps,
+                                  .burst_t = s->burst_t,
+                                  .burst_len = s->burst_len,
+                                  .burst_factor = s->burst_factor,
+                                  .hold = s->hold,
+                                  .retry_prob = s->retry_prob,
+                                  .retry_delay = s->retry_delay,
+                                  .retry_delay_cv = s->retry_delay_cv,
+                                  .retry_delay_law = law[s->retry_delay_law],
+                                  .honour_retry_after = s->honour_retry_after,
+                                  .max_retries = s->max_retries,
+                                  .seed = net->seed};
+    for (int i = 0; i < 2; i++) {
+        d->mmpp_rate[i] = s->mmpp_rate[i];
+        d->mmpp_switch[i] = s->mmpp_switch[i];
+    }
+    for (int i = 0; i < s->nsteps && i < OSN_NODE_MAX_STEPS; i++) {
+        d->step_t[i] = s->step_t[i];
+        d->step_rate[i] = s->step_rate[i];
+    }
+}
 
 /* The network scenario's element `el` as this node: its server, the control, the timers. */
 static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
@@ -55,6 +98,15 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     c->ctl_kind = net->ctl_kind;
     c->ctl = net->ctl;
     c->sip = net->sip;
+    if (c->element == OSN_NODE_UAC) {
+        /* The generator is the caller, not a server: no virtual CPU, no controller (a client
+         * half at the source is not built yet). Its run length defaults to the scenario's. */
+        memset(c->cost, 0, sizeof c->cost);
+        c->ctl_kind = OSN_CTL_KIND_NONE;
+        source_from_net(net, &c->src);
+        if (!(c->duration > 0))
+            c->duration = net->time;
+    }
 }
 
 int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const char *const *sets,

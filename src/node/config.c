@@ -15,8 +15,10 @@
 
 const char *osn_node_element_name(int element)
 {
-    static const char *const names[] = {
-            [OSN_NODE_EDGE] = "edge", [OSN_NODE_CORE] = "core", [OSN_NODE_UAS] = "uas"};
+    static const char *const names[] = {[OSN_NODE_EDGE] = "edge",
+                                        [OSN_NODE_CORE] = "core",
+                                        [OSN_NODE_UAS] = "uas",
+                                        [OSN_NODE_UAC] = "uac"};
     return element >= 0 && element < (int)(sizeof names / sizeof names[0]) ? names[element] : "?";
 }
 
@@ -27,6 +29,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:5060");
     cfg->stats_interval = 1;
     cfg->max_transactions = 400000;
+    cfg->record_route = true;
     cfg->buffer = 10000;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
@@ -44,8 +47,9 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->element != OSN_NODE_UAS &&
                addr_parse(cfg->next_hop, &sa, why, sizeof why) != 0) {
         key = "node.next_hop";
-        snprintf(msg, msgsize, "a proxy needs next_hop = HOST:PORT, not '%s' (%s)", cfg->next_hop,
-                 why);
+        snprintf(msg, msgsize, "%s needs next_hop = HOST:PORT, not '%s' (%s)",
+                 cfg->element == OSN_NODE_UAC ? "the load generator (uac)" : "a proxy",
+                 cfg->next_hop, why);
     } else if (cfg->element != OSN_NODE_UAS && addr_port(&sa) == 0) {
         key = "node.next_hop";
         snprintf(msg, msgsize, "'%s': port 0 is no next hop", cfg->next_hop);
@@ -73,6 +77,9 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->max_transactions < 1) {
         key = "node.max_transactions";
         snprintf(msg, msgsize, "must be at least 1");
+    } else if (cfg->element == OSN_NODE_UAC && !(cfg->duration > 0)) {
+        key = "node.duration";
+        snprintf(msg, msgsize, "the load generator (uac) needs a run length > 0 s");
     } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
         key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
               : cfg->element == OSN_NODE_CORE ? "server core.buffer"
@@ -152,5 +159,5 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         }
     }
     osn_elem_server_init(&n->server, cfg->cost, cfg->buffer, n->srv, 0);
-    return 0;
+    return cfg->element == OSN_NODE_UAC ? gen_setup(n, msg, msgsize) : 0;
 }

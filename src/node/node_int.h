@@ -16,6 +16,10 @@
  *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
  *   uas_reply.c what a uas's responses carry besides copied headers (Contact, Allow, SDP)
  *   metrics.c  the counter registry and the Prometheus text endpoint (HTTP by libmicrohttpd)
+ *   gen.c      the load generator (element uac): calls, their INVITE, ACK and BYE, the UAC's
+ *              decisions (osn_uac_*), the schedule and its lag, the drain
+ *   gen_print.c the generator's requests as SIP text (INVITE with its SDP offer, ACK, BYE)
+ *   gen_draws.c its random draws (arrivals, hold, retry delay) and delay histograms
  */
 #ifndef OSN_NODE_INT_H
 #define OSN_NODE_INT_H
@@ -30,6 +34,7 @@
 #include "osn/ctl.h"
 #include "osn/elem.h"
 #include "osn/node.h"
+#include "osn/rng.h"
 #include "osn/sip.h"
 #include "osn/sip_wire.h"
 
@@ -67,7 +72,9 @@ struct osn_span addr_via_received(const union node_addr *from, const struct osn_
 
 /* ---- timers (timers.c) ---- */
 
-enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE };
+/* TM_ARRIVAL: the generator's next call (obj NULL); TM_CALL: a generator call's hold or retry
+ * wait (obj the call, gen its timer generation). */
+enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE, TM_ARRIVAL, TM_CALL };
 
 struct tm_entry {
     double at;
@@ -113,7 +120,9 @@ struct ntx {
     size_t resp_len;
     struct osn_sip_wire *final; /* client: the final response received, packed as req */
     size_t final_size;
-    union node_addr from;   /* server: where the request came from (responses go there) */
+    /* server: where the request came from (responses go there); client: where the request
+     * goes (route_plan: the next hop, or a Route's or the Request-URI's address) */
+    union node_addr from;
     double t0;              /* start (s) */
     struct osn_uas_2xx uas; /* UAS INVITE: the 2xx retransmission */
     bool in_dialogs;        /* UAS INVITE: in the Call-ID map */
@@ -261,6 +270,7 @@ struct node {
     struct outq outq;
     char obuf[OSN_SIP_WIRE_MAX_LEN + 1];
     struct osn_node_stats st;
+    struct gen *gen; /* element uac: the load generator (gen.c), else NULL */
     int err;
 };
 
@@ -269,9 +279,16 @@ struct node {
  * 100,000 transactions hold gigabytes). Beyond it a new request is refused as at the cap. */
 #define NODE_HELD_MAX ((size_t)512 << 20)
 
+/* A proxy, or the load generator (which sends to a next hop too and takes only responses: its
+ * requests never reach the proxy's paths, see node_datagram and tu_event). */
 static inline bool is_proxy(const struct node *n)
 {
     return n->cfg->element != OSN_NODE_UAS;
+}
+
+static inline bool is_uac(const struct node *n)
+{
+    return n->cfg->element == OSN_NODE_UAC;
 }
 
 /* txn.c */
@@ -300,6 +317,17 @@ void ntx_timer(struct node *n, struct ntx *x, int slot);
 /* Arms x's UAS 2xx timer. */
 void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
 
+/* route.c: loose routing (the decision is osn_proxy_route's). */
+/* The address and port of a sip: URI whose host is an IPv4 address or an IPv6reference ("[::1]")
+ * (no port: 5060); OSN_EINVAL when it has none. */
+int route_uri_addr(struct osn_span uri, union node_addr *to);
+/* The proxy's routing decision for request req, and where it sends it (*to); OSN_EINVAL when
+ * the URI it must go to has no address the node can use. */
+int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
+               union node_addr *to);
+/* Our Record-Route URI, "sip:HOST:PORT;lr", into out; its length or OSN_ETOOBIG. */
+int route_record_uri(const struct node *n, char *out, size_t cap);
+
 /* udp.c */
 /* A non-blocking UDP socket bound to sa, ICMP errors queued on it. The fd, or -1 (errno). */
 int udp_open(const union node_addr *sa);
@@ -313,11 +341,11 @@ int udp_connect(struct node *n, struct next_hop *h);
  * each counted (peer_unreachable or next_hop_unreachable, and send_errors: the datagram did not
  * arrive), a next hop's said on stderr at most once a second. */
 void udp_errors(struct node *n, struct next_hop *h);
-/* Queues a datagram to `to` by the listening socket; it leaves at the next udp_flush (sooner
- * when the queue is full). */
-void udp_send(struct node *n, const union node_addr *to, const char *p, size_t len);
-/* Queues a datagram to next hop h, by its connected socket. */
-void udp_send_hop(struct node *n, struct next_hop *h, const char *p, size_t len);
+/* Queues a datagram to `to`; it leaves at the next udp_flush (sooner when the queue is full), by
+ * the connected socket of the next hop whose address `to` is, else by the listening socket (a
+ * response upstream, a request routed by a Route or the Request-URI elsewhere). The one send of
+ * the node: the stateful fuzzer and the driver tests replace it (their seam). */
+void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
 
@@ -344,7 +372,8 @@ static inline struct osn_elem node_elem(const struct node *n)
     return (struct osn_elem){.role = is_proxy(n) ? OSN_ELEM_PROXY : OSN_ELEM_UAS,
                              .cli = n->cli,
                              .sip = &n->cfg->sip,
-                             .retry_after = n->cfg->ctl.none.retry_after};
+                             .retry_after = n->cfg->ctl.none.retry_after,
+                             .record_route = n->cfg->record_route};
 }
 
 /* tu.c */
@@ -399,5 +428,61 @@ int calls_put(struct calls *c, uint64_t key, double now);
 bool calls_has(const struct calls *c, uint64_t key);
 void calls_del(struct calls *c, uint64_t key);
 void calls_release(struct calls *c);
+
+/* gen.c: the load generator (element uac) */
+struct gen;
+/* Sets up n->gen from cfg->src. 0, or an error said in msg. */
+int gen_setup(struct node *n, char *msg, size_t msgsize);
+/* Schedules the first call (once n->t_start is set). */
+void gen_start(struct node *n);
+/* A TM_ARRIVAL deadline: the scheduled call starts. */
+void gen_arrival(struct node *n);
+/* A TM_CALL deadline of call `call` armed with generation `gen`. */
+void gen_call_timer(struct node *n, void *call, uint32_t gen);
+/* An event of one of the generator's client transactions (tu_event passes them all here). */
+void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o,
+                      const struct rmsg *in);
+/* The traffic's end: no call starts any more, calls that are up hang up now, retries due
+ * later than 64*T1 from now end their calls with the attempt that failed. */
+void gen_drain(struct node *n);
+/* Whether the drain is over: no call without its end. */
+bool gen_done(const struct node *n);
+/* The per-interval CSV (header, one row) and the progress line. */
+void gen_stats_header(FILE *f);
+void gen_stats_row(struct node *n, FILE *f);
+void gen_console_row(struct node *n, FILE *f);
+/* Copies the measures into n->st.uac and frees the generator. */
+void gen_finish(struct node *n);
+
+/* gen_print.c: the generator's requests, printed into out[0..cap); the length or an error. */
+struct gen_ids {
+    uint32_t slot, gen; /* the call's slot and attempt: its Call-ID */
+    uint64_t salt;
+    const char *host; /* our sent-by host and port */
+    uint16_t port;
+    const char *peer; /* the next hop, "HOST:PORT" (the Request-URI's host) */
+    uint64_t branch;
+};
+int gen_print_invite(char *out, size_t cap, const struct gen_ids *id);
+/* The ACK of 2xx `resp` (RFC 3261 13.2.2.4): its dialog's identities, the route set of its
+ * Record-Route reversed (12.1.2), the remote target its Contact. */
+int gen_print_ack(char *out, size_t cap, const struct gen_ids *id, const struct osn_sip_wire *resp);
+/* The BYE of the dialog of 2xx `resp` (RFC 3261 15.1.1), CSeq 2. */
+int gen_print_bye(char *out, size_t cap, const struct gen_ids *id, const struct osn_sip_wire *resp);
+/* The slot and attempt of a Call-ID the generator printed with `salt`; false for another's. */
+bool gen_call_id_parse(struct osn_span call_id, uint64_t salt, uint32_t *slot, uint32_t *gen);
+
+/* gen_draws.c */
+struct gen_arrivals {
+    struct osn_rng rng;
+    double t; /* the last arrival (s) */
+    int phase;
+};
+double gen_exp1(struct osn_rng *r);
+/* The next call arrival of source sc after a->t (INFINITY: none). */
+double gen_next_arrival(const struct osn_node_source *sc, struct gen_arrivals *a);
+/* A draw of the retry delay law (s). */
+double gen_retry_delay(const struct osn_node_source *sc, struct osn_rng *r);
+void gen_hist_add(uint32_t hist[OSN_NODE_HB], double d);
 
 #endif

@@ -117,7 +117,7 @@ static void malformed(struct node *n, const struct osn_sip_wire *pm, int verdict
     struct osn_sip_reply r = {.status = pm->err.answer, .retry_after = -1};
     int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, pm, &r);
     if (len > 0) {
-        udp_send(n, from, n->obuf, (size_t)len);
+        udp_send_to(n, from, n->obuf, (size_t)len);
         n->st.bad_answered++;
     } else {
         n->st.bad_dropped++;
@@ -172,7 +172,7 @@ static bool within_budget(struct node *n, const struct rmsg *r)
         re.via_received = addr_via_received(from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
-            udp_send(n, from, n->obuf, (size_t)k);
+            udp_send_to(n, from, n->obuf, (size_t)k);
         break;
     }
     case OSN_ELEM_BUDGET_DROP:
@@ -215,8 +215,11 @@ void node_datagram(struct node *n, const char *buf, size_t len, const union node
         malformed(n, &pm, v, from);
         return;
     }
-    if (osn_sip_wire_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n))) {
-        n->st.stray++; /* a UAS sends no requests: no response is for it */
+    if (osn_sip_wire_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n)) ||
+        (!m->status && is_uac(n))) {
+        /* A UAS sends no requests: no response is for it. The load generator's calls have no
+         * requests from the other side (it offers no in-dialog service): dropped, counted. */
+        n->st.stray++;
         return;
     }
     if (m->status == 0 && m->method != OSN_SIP_ACK && !within_budget(n, &r))

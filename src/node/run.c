@@ -163,19 +163,30 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_M
     sigdelset(&wait_mask, SIGINT);
     sigdelset(&wait_mask, SIGTERM);
     double next_row = cfg->stats_interval;
-    if (cfg->stats)
+    if (cfg->stats && n->gen)
+        gen_stats_header(cfg->stats);
+    else if (cfg->stats)
         fprintf(cfg->stats, "t,calls_in,calls_forwarded,calls_ok,rejected_503,dropped,"
                             "retrans_absorbed,queue,mode\n");
+    bool draining = false;
     while (!n->err && !(cfg->stop && *cfg->stop) && !stop_pending()) {
         n->now = mono() - n->t_start;
         node_fire_due(n);
-        if (cfg->duration > 0 && n->now >= cfg->duration)
-            break;
+        if (cfg->duration > 0 && n->now >= cfg->duration) {
+            /* The load generator's traffic ends here; it drains until every call has ended. */
+            if (!n->gen || (draining && gen_done(n)))
+                break;
+            if (!draining)
+                gen_drain(n);
+            draining = true;
+            if (gen_done(n))
+                break;
+        }
         if (n->now >= next_row) {
             if (cfg->stats)
-                stats_row(n, cfg->stats);
+                (n->gen ? gen_stats_row : stats_row)(n, cfg->stats);
             if (cfg->console)
-                console_row(n, cfg->console);
+                (n->gen ? gen_console_row : console_row)(n, cfg->console);
             next_row +=
                     cfg->stats_interval * (1 + floor((n->now - next_row) / cfg->stats_interval));
         }
@@ -184,7 +195,7 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_M
         const struct tm_entry *top = timers_top(&n->timers);
         if (top && top->at < until)
             until = top->at;
-        if (cfg->duration > 0 && cfg->duration < until)
+        if (cfg->duration > 0 && cfg->duration < until && !draining)
             until = cfg->duration;
         double wait = until - n->now;
         /* The HTTP endpoint's own deadline (a connection's idle timeout, work it has pending):
@@ -263,6 +274,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         ready_line(n, cfg->ready);
     if (!err) {
         n->t_start = mono();
+        gen_start(n);
         err = loop(n, met, bufs);
         if (err == OSN_ENOMEM)
             snprintf(msg, msgsize, "out of memory at t = %.3f s", n->now);
@@ -277,6 +289,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
     n->st.busy_s = n->server.busy;
     memcpy(n->st.mode_time, n->server.mode_time, sizeof n->st.mode_time);
     n->st.rss_peak_kb = rss_peak_kb();
+    gen_finish(n);
     *st = n->st;
     metrics_close(met);
     teardown(n);

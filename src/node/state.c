@@ -1,7 +1,7 @@
 /*
  * The node's element state without its sockets: firing the deadlines that are due, and letting
  * everything go at the end. The event loop (run.c) calls these, and so do the tests and the
- * stateful fuzzer, which drive the node with datagrams and a clock of their own (udp_send is
+ * stateful fuzzer, which drive the node with datagrams and a clock of their own (udp_send_to is
  * their seam), so that what they exercise is the node's own code, not a copy of it.
  */
 #include <stdlib.h>
@@ -29,12 +29,19 @@ void node_fire_due(struct node *n)
             if (e.gen == n->service_gen && n->server.cur)
                 node_service_done(n);
             break;
+        case TM_ARRIVAL:
+            gen_arrival(n);
+            break;
+        case TM_CALL:
+            gen_call_timer(n, e.obj, e.gen);
+            break;
         }
     }
 }
 
 void node_release(struct node *n)
 {
+    gen_finish(n);
     osn_sip_layer_release(&n->sip);
     osn_ctl_free(n->srv);
     osn_ctl_free(n->cli);

@@ -149,9 +149,11 @@ static int keep_forward(struct node *n, struct ntx *y, int len, struct osn_sip_m
  * not fit in a datagram, RFC 3261 18.1.1, else 500). */
 static bool forward(struct node *n, struct ntx *x)
 {
-    char branch[FWD_BRANCH_LEN + 1];
+    char branch[FWD_BRANCH_LEN + 1], rr[96];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
+    struct osn_proxy_route_out ro;
+    union node_addr to;
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
     if (x->req) /* else let go in a final state: nothing to forward */
         snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, x->req));
@@ -161,9 +163,19 @@ static bool forward(struct node *n, struct ntx *x)
         f.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &f.via_rport);
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
-    int len = x->req ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
+    /* The proxy's routing decision (Route, Record-Route), carried out; a destination the node
+     * cannot resolve fails the forward (500). */
+    bool routed = x->req && route_plan(n, x->req, &ro, &to) == 0;
+    if (routed) {
+        f.pop_route = ro.pop;
+        int k = ro.record_route ? route_record_uri(n, rr, sizeof rr) : 0;
+        f.record_route = (struct osn_span){rr, k > 0 ? (size_t)k : 0};
+    }
+    int len = routed ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || len > NODE_UDP_MAX;
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
+    if (y)
+        y->from = to;
     struct osn_sip_msg m;
     struct osn_sip_out o;
     if (!y || keep_forward(n, y, len, &m) != 0 ||
@@ -222,7 +234,7 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
         re.via_received = addr_via_received(&r->from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
-            udp_send(n, &r->from, n->obuf, (size_t)k);
+            udp_send_to(n, &r->from, n->obuf, (size_t)k);
         n->st.refused_at_cap++;
         return;
     }
@@ -253,19 +265,23 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
 static bool forward_ack(struct node *n, const struct rmsg *ack)
 {
     char branch[BRANCH_LEN + 1];
-    if (!ack)
+    struct osn_proxy_route_out ro;
+    union node_addr to;
+    /* The ACK of a 2xx follows the dialog's route set like any in-dialog request (16.12). */
+    if (!ack || route_plan(n, ack->pm, &ro, &to) != 0)
         return false;
     const struct osn_sip_via *v = &ack->pm->via[0];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
     branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
+    f.pop_route = ro.pop;
     char rb[ADDR_RECEIVED_MAX];
     f.via_received = addr_via_received(&ack->from, v, rb, &f.via_rport);
     int len = osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
     if (len <= 0)
         return false;
-    udp_send_hop(n, &n->hops[0], n->obuf, (size_t)len);
+    udp_send_to(n, &to, n->obuf, (size_t)len);
     return true;
 }
 
@@ -384,6 +400,8 @@ static bool cancel_branch(struct node *n, struct ntx *y)
         return false;
     int len = osn_sip_wire_print_cancel(n->obuf, sizeof n->obuf, y->req);
     struct ntx *c = len > 0 ? ntx_new(n) : NULL;
+    if (c)
+        c->from = y->from; /* 9.1: where the INVITE went */
     if (!c || keep_forward(n, c, len, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &c->t, &m, n->now, &o) != 0) {
         ntx_free(n, c);
@@ -432,6 +450,10 @@ void tu_stray_ack(struct node *n, const struct rmsg *r)
 
 void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in)
 {
+    if (is_uac(n)) { /* the load generator's calls: the UAC's decisions (gen.c) */
+        gen_client_event(n, x, o, in);
+        return;
+    }
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
     if (x->t.role == OSN_SIP_CLIENT) {

@@ -280,12 +280,12 @@ static void enqueue(struct node *n, const union node_addr *to, struct next_hop *
     q->n++;
 }
 
-void udp_send(struct node *n, const union node_addr *to, const char *p, size_t len)
+void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
 {
+    for (size_t i = 0; i < n->nhops; i++)
+        if (n->hops[i].fd >= 0 && addr_eq(to, &n->hops[i].addr)) {
+            enqueue(n, NULL, &n->hops[i], p, len);
+            return;
+        }
     enqueue(n, to, NULL, p, len);
-}
-
-void udp_send_hop(struct node *n, struct next_hop *h, const char *p, size_t len)
-{
-    enqueue(n, NULL, h, p, len);
 }

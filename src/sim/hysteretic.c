@@ -1,15 +1,16 @@
 /*
- * One replication of the hysteretic node (docs/models.md), with a feedback delay.
+ * One replication of the hysteretic queue (docs/models.md), with a feedback delay. "Queue"
+ * names this single-server simulator; "node" means only the real `osn node`.
  *
- * The node keeps its own tiny event set instead of the general event set of src/des/evset.c: at any
- * time it has at most one pending arrival, one pending departure and a FIFO of delayed mode
+ * The queue keeps its own tiny event set instead of the general event set of src/des/evset.c: at
+ * any time it has at most one pending arrival, one pending departure and a FIFO of delayed mode
  * notices, and a FIFO of a fixed delay is already in time order (the timer-list idea of
  * des/evset.c). Picking the least of three clocks costs two compares, against a heap push and pop
  * per event, and that is most of the difference between 10 and 30+ million events per second.
  * Simultaneous events fire as notices, then departures, then arrivals.
  *
  * State: n in 0..R, the server's mode, and the upstream's view of it `umode`, which is the mode
- * of d seconds ago (with d = 0 it is the mode itself and the node is exactly the model). An
+ * of d seconds ago (with d = 0 it is the mode itself and the queue is exactly the model). An
  * offered arrival first meets the upstream, which holds it back by umode (mode 1: one flow
  * thinned to lambda'/lambda, flow 2 of two blocked, MMPP accept[1][phase]; mode 2: everything
  * blocked, MMPP accept[2][phase]); an arrival that passes is discarded by the server when the
@@ -32,7 +33,7 @@ struct notice {
     int mode;
 };
 
-struct node {
+struct queue {
     /* parameters */
     long R, L1, H1, L2, H2;
     bool policy2;
@@ -47,7 +48,7 @@ struct node {
     bool svc_exp;
     double inv_mu; /* mean service time of an exponential law */
     /* Common random numbers: arrivals, service times and the upstream's random admission
-     * each draw from a stream of their own, split from the replication's (node_setup), so
+     * each draw from a stream of their own, split from the replication's (queue_setup), so
      * runs that differ only in thresholds or control offer the same arrival instants. */
     struct osn_rng arr_rng, svc_rng, ctl_rng;
     /* state */
@@ -81,13 +82,13 @@ static int ring_grow(void **buf, size_t *cap, size_t *head, size_t count, size_t
     return 0;
 }
 
-static inline double service(struct node *x)
+static inline double service(struct queue *x)
 {
     return x->svc_exp ? osn_des_exp1(&x->svc_rng) * x->inv_mu
                       : osn_des_law_draw(x->svc, &x->svc_rng);
 }
 
-static inline void next_arrival(struct node *x)
+static inline void next_arrival(struct queue *x)
 {
     if (x->kind == OSN_ARR_POISSON && x->flows == 1)
         x->t_arr += osn_des_exp1(&x->arr_rng) * x->inv_lam;
@@ -96,7 +97,7 @@ static inline void next_arrival(struct node *x)
 }
 
 /* Integrates the time averages up to t. */
-static inline void account(struct node *x, double t)
+static inline void account(struct queue *x, double t)
 {
     double dt = t - x->tlast;
     x->rep->tot[OSN__TOT_MODE0 + x->mode] += dt;
@@ -104,7 +105,7 @@ static inline void account(struct node *x, double t)
     x->tlast = t;
 }
 
-static int set_mode(struct node *x, int to, double t)
+static int set_mode(struct queue *x, int to, double t)
 {
     double *tot = x->rep->tot;
     int from = x->mode;
@@ -150,7 +151,7 @@ static int set_mode(struct node *x, int to, double t)
 }
 
 /* Does the upstream, in its view umode, let an offered arrival of `flow` through? */
-static inline bool upstream_passes(struct node *x, int flow)
+static inline bool upstream_passes(struct queue *x, int flow)
 {
     if (x->kind == OSN_ARR_MMPP) {
         double a = x->mp->accept[x->umode][x->arr.phase];
@@ -168,7 +169,7 @@ static inline bool upstream_passes(struct node *x, int flow)
     }
 }
 
-static int arrival(struct node *x, double t)
+static int arrival(struct queue *x, double t)
 {
     double *tot = x->rep->tot;
     int flow = x->arr_flow;
@@ -205,7 +206,7 @@ static int arrival(struct node *x, double t)
 }
 
 /* Policy II: the mode after a departure leaves k (docs/models.md). */
-static int mode_after_departure_ii(const struct node *x, long k)
+static int mode_after_departure_ii(const struct queue *x, long k)
 {
     switch (x->mode) {
     case 0:
@@ -217,7 +218,7 @@ static int mode_after_departure_ii(const struct node *x, long k)
     }
 }
 
-static int departure(struct node *x, double t)
+static int departure(struct queue *x, double t)
 {
     double *tot = x->rep->tot;
 
@@ -238,7 +239,7 @@ static int departure(struct node *x, double t)
 }
 
 /* Simulates every event up to and including t_end. */
-static int advance(struct node *x, double t_end, _Atomic double *now_t)
+static int advance(struct queue *x, double t_end, _Atomic double *now_t)
 {
     uint64_t events = x->rep->events;
     int err = 0;
@@ -272,7 +273,7 @@ static int advance(struct node *x, double t_end, _Atomic double *now_t)
 }
 
 /* advance() up to t_end; with a trace, in steps that end at each row's instant. */
-static int run_to(struct node *x, double t_end, _Atomic double *now_t, struct osn__sim_trace *tr)
+static int run_to(struct queue *x, double t_end, _Atomic double *now_t, struct osn__sim_trace *tr)
 {
     for (double tk; tr && (tk = osn__sim_trace_due(tr)) <= t_end;) {
         int err = advance(x, tk, now_t);
@@ -284,10 +285,10 @@ static int run_to(struct node *x, double t_end, _Atomic double *now_t, struct os
     return advance(x, t_end, now_t);
 }
 
-static void node_setup(struct node *x, const struct osn_model *m, const struct osn_sim_cfg *cfg,
-                       struct osn_rng *rng, struct osn__sim_rep *rep)
+static void queue_setup(struct queue *x, const struct osn_model *m, const struct osn_sim_cfg *cfg,
+                        struct osn_rng *rng, struct osn__sim_rep *rep)
 {
-    *x = (struct node){0};
+    *x = (struct queue){0};
     x->R = m->R;
     x->L1 = m->L1;
     x->H1 = m->H1;
@@ -310,16 +311,16 @@ static void node_setup(struct node *x, const struct osn_model *m, const struct o
     x->t_dep = INFINITY;
 }
 
-int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, struct osn_rng *rng,
-                      struct osn__sim_rep *rep, _Atomic double *now_t)
+int osn__sim_queue_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
+                       struct osn_rng *rng, struct osn__sim_rep *rep, _Atomic double *now_t)
 {
-    struct node x;
+    struct queue x;
     struct osn_arrivals spec = osn_model_arrivals(m);
     struct osn__sim_trace trace, *tr = NULL;
     int err;
 
     memset(rep, 0, sizeof *rep);
-    node_setup(&x, m, cfg, rng, rep);
+    queue_setup(&x, m, cfg, rng, rep);
     err = osn_des_arr_setup(&x.arr, &spec, NULL, 0);
     if (err)
         return err;

@@ -42,6 +42,9 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->src.retry_delay_law = OSN_NET_RETRY_EXP;
     cfg->src.honour_retry_after = true;
     cfg->src.max_retries = 3;
+    cfg->src.patience = OSN_NET_PATIENCE_NONE;
+    cfg->src.patience_mean = 4;
+    cfg->src.patience_cv = 1;
     static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3,
                                                 0.5e-3, 0.3e-3, 0.5e-3}; /* cancel: as bye */
     for (int k = 0; k < OSN_NET_NKINDS; k++) {
@@ -50,6 +53,9 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
         cfg->uas.cost[k] = core[k] / 20;
     }
     cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
+    /* Record-Route at every proxy: the BYE and the ACK of the 2xx go through them all, as they
+     * always did here before the key existed. */
+    cfg->core.record_route = cfg->edge.record_route = cfg->uas.record_route = true;
     cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
@@ -125,6 +131,8 @@ static const struct {
         {"good_after_1", "1/s", "good calls whose good attempt was the 1st retry"},
         {"good_after_2", "1/s", "good calls whose good attempt was the 2nd retry"},
         {"good_after_3", "1/s", "good calls whose good attempt was the 3rd retry or later"},
+        {"abandoned", "1/s", "calls whose caller gave up before a final answer (not in failed)"},
+        {"cancels", "1/s", "CANCEL requests the callers sent"},
 };
 
 const char *osn_net_measure_key(enum osn_net_measure i)
@@ -144,7 +152,8 @@ const char *osn_net_elem_measure_key(int i)
 {
     static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response", "ack",
                                                      "bye",    "reject",  "cancel"};
-    static const char *const rest[] = {"dropped", "util", "queue_mean", "invites_in", "capacity"};
+    static const char *const rest[] = {"dropped",  "util",       "queue_mean", "invites_in",
+                                       "capacity", "cancel_fwd", "sent_487"};
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }
 
@@ -240,6 +249,10 @@ static double measure(int i, const double *t, double cap)
     case OSN_NET_GOOD_K2:
     case OSN_NET_GOOD_K3:
         return ratio(t[OSN__NT_GOOD_K0 + (i - OSN_NET_GOOD_K0)], T);
+    case OSN_NET_ABANDONED:
+        return ratio(t[OSN__NT_ABANDONED], T);
+    case OSN_NET_CANCELS:
+        return ratio(t[OSN__NT_CANCELS], T);
     }
     return NAN;
 }
@@ -261,6 +274,10 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
         return ratio(b[OSN__NE_NEWINV], T);
     case OSN_NET_E_CAPACITY:
         return cap[e];
+    case OSN_NET_E_CANCEL_FWD:
+        return ratio(b[OSN__NE_CANCEL_FWD], T);
+    case OSN_NET_E_487:
+        return ratio(b[OSN__NE_487], T);
     }
     return NAN;
 }
@@ -319,6 +336,12 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->src.retry_delay_law == OSN_NET_RETRY_LOGNORMAL &&
              !(c->src.retry_delay_cv > 0 && isfinite(c->src.retry_delay_cv)))
         key = "source.retry_delay_cv", why = "a lognormal retry delay needs a cv > 0";
+    else if (c->src.patience != OSN_NET_PATIENCE_NONE &&
+             !(c->src.patience_mean > 0 && isfinite(c->src.patience_mean)))
+        key = "source.patience_mean", why = "the mean patience must be > 0";
+    else if (c->src.patience == OSN_NET_PATIENCE_LOGNORMAL &&
+             !(c->src.patience_cv > 0 && isfinite(c->src.patience_cv)))
+        key = "source.patience_cv", why = "a lognormal patience needs a cv > 0";
     else if (!(c->sip.t1 > 0 && isfinite(c->sip.t1)))
         key = "sip.t1", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
     else if (!(c->sip.t2 >= c->sip.t1 && isfinite(c->sip.t2)))

@@ -66,6 +66,9 @@ enum osn__net_tot {
     OSN__NT_ENDED_ATTEMPTS,
     OSN__NT_GOOD_K0,
     OSN__NT_GOOD_K3 = OSN__NT_GOOD_K0 + 3,
+    /* Callers who give up (source.patience): calls abandoned, CANCELs the UACs sent. */
+    OSN__NT_ABANDONED,
+    OSN__NT_CANCELS,
     OSN__NT_HIST,                                     /* OSN__NET_HB setup-delay bins follow */
     OSN__NT_TRYING_HIST = OSN__NT_HIST + OSN__NET_HB, /* then as many 100 Trying bins */
     OSN__NT_ELEM = OSN__NT_TRYING_HIST + OSN__NET_HB, /* then per element blocks */
@@ -77,7 +80,9 @@ enum osn__net_etot {
     OSN__NE_DROPPED = OSN__NE_PROC + OSN_NET_NKINDS,
     OSN__NE_BUSY,
     OSN__NE_AREA,
-    OSN__NE_NEWINV, /* INVITE requests arriving (originals and copies) */
+    OSN__NE_NEWINV,     /* INVITE requests arriving (originals and copies) */
+    OSN__NE_CANCEL_FWD, /* CANCELs passed on (OSN_ELEM_A_CANCEL_BRANCH) */
+    OSN__NE_487,        /* INVITEs answered 487 (OSN_ELEM_A_RESPOND_INVITE) */
     OSN__NE_N
 };
 
@@ -99,7 +104,8 @@ enum ev_type {
     EV_HOLD,
     EV_TRACE,
     EV_2XX,
-    EV_RETRY /* a failed attempt's caller tries again (the call's `hold` event, reused) */
+    EV_RETRY,   /* a failed attempt's caller tries again (the call's `hold` event, reused) */
+    EV_PATIENCE /* an attempt's caller runs out of patience (the `hold` event, not yet needed) */
 };
 enum role { R_SRC, R_PROXY, R_UAS };
 enum bkind { B_INVITE, B_BYE, B_ACK };
@@ -133,7 +139,18 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == NTXN_BYTES,
                "struct ntxn: keep it three cache lines");
 _Static_assert(OSN_NET_MAX_ELEMS <= 256 && MAXHOP <= 256, "t.user holds an element and a hop");
 
+/* A call's CANCEL transactions by hop, server (at path[h+1]) and client (at path[h]): RFC 3261 9
+ * makes a CANCEL a transaction of its own, matched apart from the INVITE it cancels by its
+ * method. Few calls have one, so a call holds a pointer to this block, made on its first CANCEL
+ * (net_pool.c), rather than two more slots per hop. */
+struct cancels {
+    struct ntxn *stx[MAXHOP], *ctx[MAXHOP];
+    struct cancels *next_free; /* in the pool: the free list */
+};
+
 struct call {
+    /* The UAC's timer: its patience while the attempt waits for an answer (EV_PATIENCE), then
+     * the hold time (EV_HOLD) or the wait before a retry (EV_RETRY). */
     struct osn_des_ev hold;
     struct osn_des_ev rtx; /* UAS core: next 2xx retransmission (osn_uas_2xx) */
     struct osn_uas_2xx uas;
@@ -157,6 +174,8 @@ struct call {
     /* by hop: the responses the core kept (rsp_bit), so that it knows a copy on arrival */
     uint8_t rsp_in[MAXHOP];
     bool admitted;
+    uint8_t cancel_in;  /* as inv_in, for CANCEL */
+    struct cancels *cx; /* NULL until the call's first CANCEL */
 };
 
 /* The counts of the current trace interval (net_trace.c), over the whole run, warm-up too. */
@@ -179,6 +198,9 @@ struct element {
     struct osn_ctl *cli;           /* upstream of the core: the client half for the core */
     struct osn_elem tu;            /* proxy, UAS: what the element's TU knows of it */
     struct osn_elem_server server; /* its CPU, buffer and queues */
+    /* No controller, and new and retransmitted requests of every method both queued or both
+     * free: a request's kind on arrival is its method's (net_server.c, arrival_kind). */
+    bool kind_by_method;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;
@@ -206,6 +228,9 @@ struct net {
      * key, the origin and k, so a call's retries are the same whatever befell other calls. */
     uint64_t retry_key;
     uint64_t next_retry_uid; /* retries are numbered apart from first attempts (RETRY_UID) */
+    /* The key of the patience draws: attempt k of call `origin` waits a draw from a stream
+     * seeded by the key, the origin and k, as for the retries. */
+    uint64_t patience_key;
     struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
@@ -226,6 +251,9 @@ struct net {
     struct nmsg **msgc, *msg_free;
     char *msg_fresh, *msg_end;
     size_t nmsgc;
+    struct cancels **cxc, *cx_free;
+    char *cx_fresh, *cx_end;
+    size_t ncxc;
     struct osn_sip_out out; /* scratch */
     double *tot;
     uint64_t messages;
@@ -271,10 +299,19 @@ static inline int path(const struct net *s, const struct call *c, int h)
 }
 
 /* The index slot of a request kind: 1 for BYE, 0 for INVITE (and ACK, which RFC 3261 17.2.3
- * matches to the INVITE). */
+ * matches to the INVITE). A CANCEL's transactions are in the call's struct cancels instead. */
 static inline int req_slot(int method)
 {
     return method == OSN_SIP_BYE;
+}
+
+/* The place of call c's transaction for a request of `method` on hop h, server or client: NULL
+ * for a CANCEL of a call that has had none (osn__net_cancels makes its block). */
+static inline struct ntxn **txn_slot(struct call *c, int h, int method, bool server)
+{
+    if (method == OSN_SIP_CANCEL)
+        return c->cx ? (server ? &c->cx->stx[h] : &c->cx->ctx[h]) : NULL;
+    return server ? &c->stx[h][req_slot(method)] : &c->ctx[h][req_slot(method)];
 }
 
 /* The server transaction of call c on hop h that the TU took the request of (RFC 3261 16: the
@@ -303,6 +340,8 @@ void osn__net_txn_free(struct net *s, struct ntxn *w);
 /* A message from the pool (not yet on a link), NULL when out of memory. */
 struct nmsg *osn__net_msg_new(struct net *s);
 void osn__net_msg_free(struct net *s, struct nmsg *m);
+/* Call c's block of CANCEL transactions, made on first use; NULL when out of memory. */
+struct cancels *osn__net_cancels(struct net *s, struct call *c);
 /* The message a server item is embedded in. */
 static inline struct nmsg *item_msg(struct osn_elem_item *it)
 {
@@ -333,6 +372,10 @@ void osn__net_stxn_started(struct net *s, struct ntxn *w, const struct osn_elem_
                            struct osn_sip_out *o);
 /* Starts a client transaction for req (branch set by the caller) on hop `hop` from `el`. */
 void osn__net_start_client(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
+/* Element `el` sends the CANCEL of call c's INVITE client transaction on hop `hop` (RFC 3261
+ * 9.1: the INVITE's Request-URI, Call-ID, From, To, CSeq number and top Via, method CANCEL), as a
+ * client transaction of its own; nothing when that INVITE transaction is gone. */
+void osn__net_send_cancel(struct net *s, int el, struct call *c, int hop);
 
 /* net_tu.c: the transaction users of the elements (the decisions are osn/elem.h's). */
 void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
@@ -349,14 +392,38 @@ void osn__net_depart(struct net *s, struct element *el);
 /* The next call arrival of source el after time t. */
 double osn__net_next_arrival(struct net *s, struct element *el, double t);
 void osn__net_new_call(struct net *s, int src);
+/* osn__net_retry_or_end with retrials on (source.retry_prob > 0): the draws and the decision. */
+bool osn__net_retry_draw(struct net *s, struct call *c, int outcome, int retry_after);
 /* Attempt c of a call ended with `outcome` (not yet counted), its final response having
  * Retry-After `retry_after` (-1 none): returns true when its caller tries again (scheduled
- * here, the attempt's failure counted as a retry), false when the outcome is the call's. */
-bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome, int retry_after);
+ * here, the attempt's failure counted as a retry), false when the outcome is the call's. With
+ * retrials off nothing is drawn and every run is as before them. Only the test is inline: with
+ * the draw inlined too, the UAC's event handler (net_tu.c) grew past what GCC inlines into the
+ * transaction layer's output handler, ~5 instructions a message on fanin.ini. */
+static inline bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome,
+                                         int retry_after)
+{
+    return s->cfg->src.retry_prob > 0 && osn__net_retry_draw(s, c, outcome, retry_after);
+}
 /* The wait of call c's caller is over: its next attempt's INVITE. */
 void osn__net_retry(struct net *s, struct call *c);
 /* The hold time of call c is over: its UAC sends the BYE. */
 void osn__net_hold_over(struct net *s, struct call *c);
+/* Call c's attempt starts: its caller's patience (when the scenario has one) is drawn and
+ * armed in c->hold. */
+void osn__net_patience_arm(struct net *s, struct call *c);
+/* Call c's caller ran out of patience (its EV_PATIENCE fired). */
+void osn__net_patience_over(struct net *s, struct call *c);
+/* The attempt of call c has its answer (an outcome, or a 2xx): its caller's patience, if still
+ * armed, is put away, so that c->hold is free for the hold time or the retry. */
+void osn__net_patience_stop_armed(struct net *s, struct call *c);
+static inline void osn__net_patience_stop(struct net *s, struct call *c)
+{
+    if (c->hold.type == EV_PATIENCE)
+        osn__net_patience_stop_armed(s, c);
+}
+/* The UAC of call c sends the CANCEL of its INVITE (counted). */
+void osn__net_uac_cancel(struct net *s, struct call *c);
 
 /* net_trace.c: the --trace rows of replication 0. */
 void osn__net_trace_header(struct net *s);

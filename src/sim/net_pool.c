@@ -91,6 +91,10 @@ void osn__net_call_unref(struct net *s, struct call *c)
         return;
     osn_des_cancel(&s->q, &c->hold);
     osn_des_cancel(&s->q, &c->rtx);
+    if (c->cx) {
+        c->cx->next_free = s->cx_free;
+        s->cx_free = c->cx;
+    }
     c->next_free = s->call_free;
     s->call_free = c->idx;
 }
@@ -129,6 +133,12 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
         if (c->ctx[h][k] == w)
             c->ctx[h][k] = NULL;
     }
+    if (c->cx) {
+        if (c->cx->stx[h] == w)
+            c->cx->stx[h] = NULL;
+        if (c->cx->ctx[h] == w)
+            c->cx->ctx[h] = NULL;
+    }
     w->next = s->txn_free;
     s->txn_free = w;
     osn__net_call_unref(s, c);
@@ -152,4 +162,18 @@ void osn__net_msg_free(struct net *s, struct nmsg *m)
     osn__net_call_unref(s, m->call);
     m->next_free = s->msg_free;
     s->msg_free = m;
+}
+
+struct cancels *osn__net_cancels(struct net *s, struct call *c)
+{
+    if (c->cx)
+        return c->cx;
+    struct cancels *x = s->cx_free;
+    if (x)
+        s->cx_free = x->next_free;
+    else if (!(x = fresh((void ***)&s->cxc, &s->ncxc, &s->cx_fresh, &s->cx_end, sizeof *x)))
+        return NULL;
+    *x = (struct cancels){0};
+    c->cx = x;
+    return x;
 }

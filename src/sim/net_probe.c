@@ -22,8 +22,9 @@ struct osn__net_probe {
     double *tot;
     int id, in_hop, out_hop;             /* the element, the hop it hears requests on, the next */
     struct call *call[OSN__PROBE_CALLS]; /* held by the probe from the first message on */
-    struct osn_sip_msg fwd[OSN__PROBE_CALLS][2]; /* the requests it forwarded, by req_slot */
-    bool have_fwd[OSN__PROBE_CALLS][2];
+    /* the requests it forwarded, by fwd_slot: INVITE, BYE, CANCEL */
+    struct osn_sip_msg fwd[OSN__PROBE_CALLS][3];
+    bool have_fwd[OSN__PROBE_CALLS][3];
 };
 
 int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *pc)
@@ -89,14 +90,19 @@ static struct call *probe_call(struct osn__net_probe *p, int i)
     return p->call[i];
 }
 
+static int fwd_slot(int method)
+{
+    return method == OSN_SIP_CANCEL ? 2 : req_slot(method);
+}
+
 /* A message the element sent, off its link: reported, and a forwarded request kept to answer. */
 static void sent(struct osn__net_probe *p, struct nmsg *nm)
 {
     int i = (int)nm->call->uid - 1;
     bool down = nm->m.status == 0;
     if (down && nm->m.method != OSN_SIP_ACK) {
-        p->fwd[i][req_slot(nm->m.method)] = nm->m;
-        p->have_fwd[i][req_slot(nm->m.method)] = true;
+        p->fwd[i][fwd_slot(nm->m.method)] = nm->m;
+        p->have_fwd[i][fwd_slot(nm->m.method)] = true;
     }
     p->pc.send(p->pc.arg, p->s.q.now, down, &nm->m, i);
     osn__net_msg_free(&p->s, nm);
@@ -144,13 +150,14 @@ int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_
 }
 
 int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
-                            const struct osn_sip_oc *oc)
+                            const struct osn_sip_oc *oc, bool to_cancel)
 {
+    int k = to_cancel ? 2 : 0;
     if (call < 0 || call >= OSN__PROBE_CALLS)
         return OSN_EINVAL;
-    if (!p->have_fwd[call][0])
+    if (!p->have_fwd[call][k])
         return 1;
-    struct osn_sip_msg m = p->fwd[call][0];
+    struct osn_sip_msg m = p->fwd[call][k];
     m.status = (uint16_t)status;
     m.to_tag = status > 100 ? 99 : 0;
     m.retry_after = -1;
@@ -168,7 +175,11 @@ long osn__net_probe_live(const struct osn__net_probe *p)
     long n = 0;
     for (int i = 0; i < OSN__PROBE_CALLS; i++)
         for (int h = 0; p->call[i] && h < MAXHOP; h++)
-            for (int k = 0; k < 2; k++)
-                n += (p->call[i]->stx[h][k] != NULL) + (p->call[i]->ctx[h][k] != NULL);
+            for (int k = 0; k < 3; k++) {
+                const struct cancels *x = p->call[i]->cx;
+                struct ntxn *sw = k < 2 ? p->call[i]->stx[h][k] : x ? x->stx[h] : NULL;
+                struct ntxn *cw = k < 2 ? p->call[i]->ctx[h][k] : x ? x->ctx[h] : NULL;
+                n += (sw != NULL) + (cw != NULL);
+            }
     return n;
 }

@@ -60,11 +60,12 @@ int osn__net_probe_run_to(struct osn__net_probe *p, double t);
  * now. */
 int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_sip_msg *m);
 
-/* The next hop's response `status` to the INVITE the element forwarded for `call` arrives now:
- * that request with the status, a To tag for a status above 100, and the oc parameters `oc`
- * (NULL: none). Returns 1 when the element forwarded no INVITE for the call (nothing arrives). */
+/* The next hop's response `status` to the INVITE the element forwarded for `call` arrives now
+ * (`to_cancel`: to the CANCEL it passed on for it instead): that request with the status, a To
+ * tag for a status above 100, and the oc parameters `oc` (NULL: none). Returns 1 when the
+ * element forwarded no such request for the call (nothing arrives). */
 int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
-                            const struct osn_sip_oc *oc);
+                            const struct osn_sip_oc *oc, bool to_cancel);
 
 /* What the element's TU counted so far, by enum osn_elem_count. */
 const uint64_t *osn__net_probe_counts(const struct osn__net_probe *p);

@@ -2,7 +2,7 @@
  * One replication of the network simulator: the elements and the event set set up, the event
  * loop, and the teardown. The events are few: a call arrival at a source, a transaction timer
  * (two slots), a message arriving over a link, a service completion, the end of a call's hold,
- * the UAS's 2xx retransmission, and a trace sample.
+ * a caller's retry or end of patience, the UAS's 2xx retransmission, and a trace sample.
  */
 #include <math.h>
 #include <stddef.h>
@@ -118,10 +118,15 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
             return err;
     }
     osn_elem_server_init(&el->server, el->sc->cost, el->sc->buffer, el->srv, s->t_obs);
+    const double *cost = el->sc->cost;
+    el->kind_by_method = !el->srv && (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_INVITE] > 0) &&
+                         (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_BYE] > 0) &&
+                         (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_CANCEL] > 0);
     el->tu = (struct osn_elem){.role = el->role == R_UAS ? OSN_ELEM_UAS : OSN_ELEM_PROXY,
                                .cli = el->cli,
                                .sip = &cfg->sip,
-                               .retry_after = cfg->ctl.none.retry_after};
+                               .retry_after = cfg->ctl.none.retry_after,
+                               .record_route = el->sc->record_route};
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 
@@ -143,6 +148,7 @@ static void split_streams(struct net *s, struct osn_rng *rng)
     }
     /* New purposes come last, so that the streams above stay what they were. */
     s->retry_key = osn_rng_next(rng);
+    s->patience_key = osn_rng_next(rng);
 }
 
 int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
@@ -214,9 +220,12 @@ void osn__net_teardown(struct net *s)
         osn_mem_block_free(s->txnc[i], OSN_MEM_BLOCK);
     for (size_t i = 0; i < s->nmsgc; i++)
         osn_mem_block_free(s->msgc[i], OSN_MEM_BLOCK);
+    for (size_t i = 0; i < s->ncxc; i++)
+        osn_mem_block_free(s->cxc[i], OSN_MEM_BLOCK);
     free(s->callc);
     free(s->txnc);
     free(s->msgc);
+    free(s->cxc);
     osn_des_release(&s->q);
     osn__net_trace_release(s);
 }
@@ -287,6 +296,9 @@ static inline __attribute__((always_inline)) void step(struct net *s, struct osn
         break;
     case EV_RETRY:
         osn__net_retry(s, OSN_CONTAINER_OF(ev, struct call, hold));
+        break;
+    case EV_PATIENCE:
+        osn__net_patience_over(s, OSN_CONTAINER_OF(ev, struct call, hold));
         break;
     case EV_2XX:
         osn__net_2xx_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));

@@ -22,6 +22,13 @@ static struct ntxn *match(const struct nmsg *nm)
     const struct call *c = nm->call;
     int k = req_slot(nm->m.method);
     struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
+    if (w && osn_sip_txn_matches(&w->t, &nm->m))
+        return w;
+    /* A CANCEL's (or its response's) are elsewhere; asked only after the INVITE's slot, which
+     * its method does not match, so that the other messages pay nothing for it. */
+    if (nm->m.method != OSN_SIP_CANCEL || !c->cx)
+        return NULL;
+    w = nm->m.status ? c->cx->ctx[nm->hop] : c->cx->stx[nm->hop];
     return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
@@ -35,7 +42,9 @@ static int classify(const struct nmsg *nm)
 static uint8_t *kept_bits(const struct nmsg *nm)
 {
     struct call *c = nm->call;
-    return nm->m.method == OSN_SIP_INVITE ? &c->inv_in : &c->bye_in;
+    return nm->m.method == OSN_SIP_INVITE   ? &c->inv_in
+           : nm->m.method == OSN_SIP_CANCEL ? &c->cancel_in
+                                            : &c->bye_in;
 }
 
 /*
@@ -51,9 +60,12 @@ static int classify_arrival(const struct nmsg *nm)
 }
 
 /* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
- * provisional, 2xx, final failure). */
+ * provisional, 2xx, final failure). A CANCEL's responses have none (the eight bits are taken):
+ * its 200 resent is taken for a new response, by a controller that tells them apart. */
 static uint8_t rsp_bit(const struct osn_sip_msg *m)
 {
+    if (m->method == OSN_SIP_CANCEL)
+        return 0;
     int cls = m->status == 100 ? 0 : m->status < 200 ? 1 : m->status < 300 ? 2 : 3;
     return (uint8_t)(1u << (cls + (m->method == OSN_SIP_INVITE ? 0 : 4)));
 }
@@ -97,12 +109,17 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_ENOMEM;
         return;
     }
+    if (nm->m.method == OSN_SIP_CANCEL && !osn__net_cancels(s, nm->call)) {
+        osn__net_txn_free(s, w);
+        s->err = OSN_ENOMEM;
+        return;
+    }
     if (osn_sip_stxn_start(&el->sip, &w->t, &nm->m, s->q.now, o) != 0) {
         osn__net_txn_free(s, w);
         s->err = OSN_EINVAL;
         return;
     }
-    nm->call->stx[nm->hop][req_slot(nm->m.method)] = w;
+    *txn_slot(nm->call, nm->hop, nm->m.method, true) = w;
     osn__net_stxn_started(s, w, &nm->item, o);
 }
 
@@ -169,16 +186,45 @@ void osn__net_depart(struct net *s, struct element *el)
  * call and a transaction. */
 static int arrival_kind(const struct element *el, const struct nmsg *nm)
 {
-    const double *cost = el->sc->cost;
-    if (!el->srv && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK &&
-        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_INVITE] > 0) &&
-        (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_BYE] > 0))
-        return nm->m.method == OSN_SIP_INVITE ? OSN_ELEM_K_INVITE : OSN_ELEM_K_BYE;
+    if (el->kind_by_method && nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
+        return nm->m.method == OSN_SIP_INVITE   ? OSN_ELEM_K_INVITE
+               : nm->m.method == OSN_SIP_CANCEL ? OSN_ELEM_K_CANCEL
+                                                : OSN_ELEM_K_BYE;
     return classify_arrival(nm);
+}
+
+/* Whether message nm belongs to a dialog's in-dialog traffic: a BYE or its response, or the ACK
+ * of a 2xx (the UAC's own, branch kind B_ACK; the ACK of a non-2xx shares its INVITE's branch
+ * and is hop by hop). */
+static bool in_dialog(const struct nmsg *nm)
+{
+    return nm->m.method == OSN_SIP_BYE ||
+           (nm->m.method == OSN_SIP_ACK && nm->m.status == 0 && nm->m.branch % 4 == B_ACK);
+}
+
+/* A proxy off the dialog's path (it did not Record-Route): the message goes on over the next
+ * link, as past a router, never entering the proxy's CPU or transactions. The call's hop
+ * indices stay those of the path, so the UAS and the UAC match it as if it had been relayed. */
+static void pass_by(struct net *s, struct nmsg *nm)
+{
+    bool down = nm->m.status == 0;
+    int hop = down ? nm->hop + 1 : nm->hop - 1;
+    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop]) {
+        osn__net_msg_free(s, nm);
+        return;
+    }
+    nm->hop = (uint8_t)hop;
+    nm->to = (uint16_t)path(s, nm->call, down ? hop + 1 : hop);
+    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
+        s->err = OSN_ENOMEM;
 }
 
 void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
 {
+    if (el->role == R_PROXY && !osn_elem_on_dialog_path(&el->tu) && in_dialog(nm)) {
+        pass_by(s, nm);
+        return;
+    }
     if (el->role == R_SRC) {
         nm->item.kind = OSN_ELEM_K_RESP;
         process(s, el, nm);

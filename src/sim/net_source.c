@@ -1,8 +1,10 @@
 /*
  * Call sources of the network simulator: the arrival process of each UAC (Poisson, MMPP, or a
- * piecewise-constant profile with a burst), a new call's INVITE, its retries, and its BYE after
- * the hold. Whether a caller retries, and when, is the UAC's decision (osn_uac_retry); this file
- * draws its random numbers and schedules the retry.
+ * piecewise-constant profile with a burst), a new call's INVITE, its retries, its caller's
+ * patience, and its BYE after the hold. Whether a caller retries, and when, is the UAC's
+ * decision (osn_uac_retry), and so is what a caller who gives up does (osn_uac_on_patience:
+ * CANCEL, or wait for a provisional response); this file draws their random numbers, schedules
+ * the retry and the patience, and sends the CANCEL.
  */
 #include <math.h>
 
@@ -85,6 +87,8 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
                               .from_tag = c->uid};
     req.branch = branch(c, 0, B_INVITE);
     osn__net_start_client(s, src, c, 0, &req);
+    if (s->cfg->src.patience != OSN_NET_PATIENCE_NONE)
+        osn__net_patience_arm(s, c);
     osn__net_call_unref(s, c);
 }
 
@@ -107,11 +111,11 @@ static struct osn_law retry_law(const struct osn_net_source_cfg *sc)
                             .cv = sc->retry_delay_cv};
 }
 
-bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome, int retry_after)
+/* noinline: see osn__net_retry_or_end (net_int.h). */
+__attribute__((noinline)) bool osn__net_retry_draw(struct net *s, struct call *c, int outcome,
+                                                   int retry_after)
 {
     const struct osn_net_source_cfg *sc = &s->cfg->src;
-    if (!(sc->retry_prob > 0)) /* no retrials: nothing drawn, every run as before them */
-        return false;
     /* Attempt k of call `origin` draws from a stream of its own (see retry_key), so that runs
      * that differ only in control retry the same calls after the same waits, as far as the
      * calls' fates agree (common random numbers, as for the hold times). */
@@ -153,4 +157,55 @@ void osn__net_hold_over(struct net *s, struct call *c)
     req.branch = branch(c, 0, B_BYE);
     osn__net_start_client(s, c->src, c, 0, &req);
     osn__net_call_unref(s, c); /* the reference the hold timer had */
+}
+
+/* The caller of attempt c waits this long (s) for a final answer: a draw of the patience law
+ * from a stream of its own (see patience_key), so that runs that differ only in control give up
+ * on the same attempts at the same ages, as far as the calls' fates agree. */
+static double patience_draw(const struct net *s, const struct call *c)
+{
+    const struct osn_net_source_cfg *sc = &s->cfg->src;
+    if (sc->patience == OSN_NET_PATIENCE_DET)
+        return sc->patience_mean; /* exact: not 1 / (1 / mean) */
+    struct osn_rng r;
+    osn_rng_seed(&r, s->patience_key ^ (c->origin * 128 + c->uac.retries));
+    struct osn_law law = {.kind = sc->patience == OSN_NET_PATIENCE_EXP ? OSN_LAW_EXP
+                                                                       : OSN_LAW_LOGNORMAL,
+                          .rate = 1 / sc->patience_mean,
+                          .cv = sc->patience_cv};
+    return osn_des_law_draw(&law, &r);
+}
+
+void osn__net_patience_arm(struct net *s, struct call *c)
+{
+    if (c->uac.outcome != OSN_UAC_PENDING || c->uac.connected)
+        return; /* answered already (nothing is, so early; kept for safety) */
+    c->refs++;  /* the patience timer's */
+    osn_des_ev_init(&c->hold, EV_PATIENCE);
+    osn__net_at(s, &c->hold, s->q.now + patience_draw(s, c));
+}
+
+void osn__net_uac_cancel(struct net *s, struct call *c)
+{
+    if (obs(s))
+        s->tot[OSN__NT_CANCELS] += 1;
+    osn__net_send_cancel(s, c->src, c, 0);
+}
+
+void osn__net_patience_over(struct net *s, struct call *c)
+{
+    struct osn_uac_step st;
+    osn_uac_on_patience(&c->uac, &st);
+    if (st.cancel)
+        osn__net_uac_cancel(s, c);
+    osn__net_call_unref(s, c); /* the reference the patience timer had */
+}
+
+void osn__net_patience_stop_armed(struct net *s, struct call *c)
+{
+    bool armed = osn_des_pending(&c->hold);
+    osn_des_cancel(&s->q, &c->hold);
+    osn_des_ev_init(&c->hold, EV_HOLD);
+    if (armed)
+        osn__net_call_unref(s, c); /* never the last: the INVITE's transaction holds c */
 }

@@ -9,9 +9,13 @@
  * outcomes go into the run's totals. Driver differences from the node: the call's record of
  * the requests handled at each hop outlives their transactions, so a late copy is known here;
  * the simulator's messages carry no Max-Forwards, so the element's 483 never happens here; it
- * models no CANCEL (its UAC never gives up), no unknown BYE, no routing loop, no message sizes and
- * no source addresses, so the element's 481, 482, 513 and per-source budget never happen here
- * either.
+ * models no unknown BYE, no routing loop, no message sizes and no source addresses, so the
+ * element's 482, 513 and per-source budget never happen here either. A CANCEL (a caller who
+ * gave up, source.patience) is matched to the INVITE it cancels through the call: the INVITE's
+ * server transaction on the CANCEL's hop, and at a proxy the client transaction it forwarded the
+ * INVITE on; its own responses end where it was sent. Its UAS answers every INVITE at once, so
+ * a CANCEL that reaches it finds the INVITE answered (200 to the CANCEL, no 487) unless it
+ * overtook it.
  */
 #include <math.h>
 
@@ -26,6 +30,7 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
             [OSN_UAC_TIMEOUT] = OSN__NT_FAIL_TIMEOUT,
             [OSN_UAC_REJECTED] = OSN__NT_FAIL_REJECTED,
             [OSN_UAC_OTHER] = OSN__NT_FAIL_OTHER,
+            [OSN_UAC_ABANDONED] = OSN__NT_ABANDONED,
     };
     s->tr.outcome[outcome] += 1;
     if (!obs(s))
@@ -117,11 +122,18 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             c->refs++; /* the timer's */
             osn__net_sched(s, &c->rtx, a->at, NULL);
             break;
+        case OSN_ELEM_A_CANCEL_BRANCH: /* w is the CANCEL's; the INVITE's branch is hop + 1 */
+            if (obs(s))
+                s->elems[id].tot[OSN__NE_CANCEL_FWD] += 1;
+            osn__net_send_cancel(s, id, c, hop + 1);
+            break;
+        case OSN_ELEM_A_RESPOND_INVITE: /* on the cancelled INVITE's server transaction */
+            if (obs(s))
+                s->elems[id].tot[OSN__NE_487] += 1;
+            if (c->stx[hop][0])
+                osn__net_respond(s, c->stx[hop][0], x->status, x->retry_after);
+            break;
         case OSN_ELEM_A_COUNT:
-        /* A CANCEL's: the simulator's UAC never cancels (no patience yet), so no CANCEL reaches
-         * osn_elem_on_cancel here. */
-        case OSN_ELEM_A_CANCEL_BRANCH:
-        case OSN_ELEM_A_RESPOND_INVITE:
             break;
         }
     }
@@ -152,12 +164,33 @@ void osn__net_stxn_started(struct net *s, struct ntxn *w, const struct osn_elem_
         act(s, txn_elem(w), w->call, txn_hop(w), w, &a);
 }
 
+/* A new CANCEL reached element id's TU on server transaction w: the element decides from the
+ * states of the INVITE it cancels (RFC 3261 9.2: same branch, the call's server transaction on
+ * that hop) and, at a proxy, of the branch it forwarded that INVITE on (16.10). */
+static void on_cancel(struct net *s, struct ntxn *w)
+{
+    struct call *c = w->call;
+    int id = txn_elem(w), h = txn_hop(w);
+    struct ntxn *inv = c->stx[h][0], *br = NULL;
+    struct osn_elem_actions a;
+
+    if (inv && inv->t.req.branch != w->t.req.branch)
+        inv = NULL;
+    if (s->elems[id].role == R_PROXY && h + 1 < MAXHOP)
+        br = c->ctx[h + 1][0];
+    osn_elem_on_cancel(&s->elems[id].tu, s->q.now, inv ? inv->t.state : OSN_SIP_NOSTATE,
+                       br ? br->t.state : OSN_SIP_NOSTATE, &a);
+    act(s, id, c, h, w, &a);
+}
+
 static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     struct call *c = w->call;
     struct osn_elem_actions a;
 
-    if (o->tu == OSN_SIP_TU_REQUEST) {
+    if (o->tu == OSN_SIP_TU_REQUEST && w->t.req.method == OSN_SIP_CANCEL) {
+        on_cancel(s, w);
+    } else if (o->tu == OSN_SIP_TU_REQUEST) {
         uint8_t *fw = w->t.req.method == OSN_SIP_INVITE ? &c->fwd : &c->bfwd;
         uint8_t bit = (uint8_t)(1u << txn_hop(w));
         /* The call's record of the requests handled at each hop outlives their transactions;
@@ -192,6 +225,10 @@ static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip
 
     osn_uac_on_invite_event(&c->uac, s->q.now, s->tb, o->tu,
                             o->tu == OSN_SIP_TU_RESPONSE ? o->msg->status : 0, &st);
+    if (st.outcome != OSN_UAC_PENDING || st.connected)
+        osn__net_patience_stop(s, c); /* c->hold is the hold's or the retry's from now on */
+    if (st.cancel) /* the first provisional response to a caller who gave up (RFC 3261 9.1) */
+        osn__net_uac_cancel(s, c);
     if (st.trying)
         trying_sample(s, st.trying_delay);
     if (st.setup)
@@ -207,7 +244,8 @@ static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip
         osn__net_outcome(s, c, st.outcome);
     if (st.connected) {
         c->refs++; /* the hold timer's */
-        double hold = s->cfg->src.hold * hold_exp1(s, c);
+        /* RFC 3261 15: a 2xx that crossed the caller's CANCEL is hung up at once. */
+        double hold = st.hangup ? 0 : s->cfg->src.hold * hold_exp1(s, c);
         osn__net_at(s, &c->hold, s->q.now + hold);
     }
 }
@@ -217,6 +255,8 @@ static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_s
 {
     struct osn_elem_actions a;
     bool inv = w->t.req.method == OSN_SIP_INVITE;
+    if (w->t.req.method == OSN_SIP_CANCEL) /* its responses end here (RFC 3261 9.1, 16.10) */
+        return;
     struct ntxn *up = forwarded(w->call, txn_hop(w) - 1, inv);
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 

@@ -120,7 +120,11 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
                            struct osn_sip_msg *req)
 {
     struct element *el = &s->elems[from];
-    struct ntxn **slot = &c->ctx[hop][req_slot(req->method)];
+    if (req->method == OSN_SIP_CANCEL && !osn__net_cancels(s, c)) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    struct ntxn **slot = txn_slot(c, hop, req->method, false);
     if (*slot) /* its branch is taken (what a table would refuse): not started again */
         return;
     struct ntxn *w = osn__net_txn_new(s, c, from, hop);
@@ -139,4 +143,15 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
     }
     *slot = w;
     osn__net_apply(s, w, &o);
+}
+
+void osn__net_send_cancel(struct net *s, int from, struct call *c, int hop)
+{
+    struct ntxn *inv = c->ctx[hop][0];
+    if (!inv)
+        return;
+    struct osn_sip_msg req = inv->t.req;
+    req.method = OSN_SIP_CANCEL;
+    req.oc = (struct osn_sip_oc){0}; /* the client half offers its own (start_client) */
+    osn__net_start_client(s, from, c, hop, &req);
 }

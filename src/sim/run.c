@@ -123,7 +123,7 @@ static int one_rep(void *ctx, long i, struct osn_rng *rng, _Atomic double *now, 
     (void)msgsize;
     if (i != 0) /* the trace is replication 0's */
         cfg.trace = NULL;
-    int err = osn__sim_node_run(j->m, &cfg, rng, &rep, now);
+    int err = osn__sim_queue_run(j->m, &cfg, rng, &rep, now);
     if (!err)
         j->reps[i] = rep;
     else

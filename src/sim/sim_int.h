@@ -1,6 +1,6 @@
 /*
- * Private interface of src/sim/: the totals one replication of the node produces, the node
- * itself (hysteretic.c), its --trace rows (node_trace.c) and the measures as functions of
+ * Private interface of src/sim/: the totals one replication of the queue produces, the queue
+ * itself (hysteretic.c), its --trace rows (queue_trace.c) and the measures as functions of
  * totals (measures.c).
  */
 #ifndef OSN_SIM_INT_H
@@ -46,14 +46,14 @@ struct osn__sim_rep {
 };
 
 /*
- * Runs one replication of the node on stream `rng` (consumed): warmup, then time seconds of
+ * Runs one replication of the queue on stream `rng` (consumed): warmup, then time seconds of
  * observation. *now_t (may be NULL) is updated with the simulated time every 2^20 events for
  * progress reports. Returns 0 or OSN_ENOMEM.
  */
-int osn__sim_node_run(const struct osn_model *m, const struct osn_sim_cfg *cfg, struct osn_rng *rng,
-                      struct osn__sim_rep *rep, _Atomic double *now_t);
+int osn__sim_queue_run(const struct osn_model *m, const struct osn_sim_cfg *cfg,
+                       struct osn_rng *rng, struct osn__sim_rep *rep, _Atomic double *now_t);
 
-/* node_trace.c: the --trace rows of replication 0 (cfg->trace). */
+/* queue_trace.c: the --trace rows of replication 0 (cfg->trace). */
 struct osn__sim_trace {
     FILE *f;
     double interval;
@@ -61,7 +61,7 @@ struct osn__sim_trace {
     double base[OSN__NTOT]; /* the totals as of the last row (warm-up reset undone) */
 };
 
-/* The node's state at a row's instant. */
+/* The queue's state at a row's instant. */
 struct osn__sim_trace_state {
     long n;
     int mode, umode;

@@ -105,7 +105,20 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
     if (req->max_forwards < 0)
         puts_(&w, "Max-Forwards: 70\r\n"); /* RFC 3261 16.6 step 3 */
     bool pop = f->pop_route && req->nroute > 0;
-    for (int i = 0; i < req->nhdr; i++) {
+    /* 16.6 step 4: ours goes above the values already there (the order of a field's values
+     * is kept, 7.3.1), so the UAS's route set lists the proxies nearest it first: just before
+     * the first Record-Route line, or after the last header when there is none. The other
+     * lines keep their places (the Vias stay together). */
+    int rr_at =
+            f->record_route.n ? (req->nrecord_route ? req->record_route[0].hdr : req->nhdr) : -1;
+    for (int i = 0; i <= req->nhdr; i++) {
+        if (i == rr_at) {
+            puts_(&w, "Record-Route: <");
+            putsp(&w, f->record_route);
+            puts_(&w, ">\r\n");
+        }
+        if (i == req->nhdr)
+            break;
         const struct osn_sip_hdr *h = &req->hdr[i];
         if (h->id == OSN_SIP_HDR_MAX_FORWARDS) {
             puts_(&w, "Max-Forwards: ");

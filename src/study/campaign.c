@@ -23,7 +23,7 @@
 #include "osn/study_mpi.h"
 #include "study_int.h"
 
-int study_fail(struct study *s, const char *fmt, ...)
+int osn__study_fail(struct osn_study *s, const char *fmt, ...)
 {
     char buf[sizeof s->err];
     va_list ap;
@@ -50,7 +50,7 @@ static void fnv_str(uint64_t *h, const char *s)
 /* The study's id: the command, the scenario file's bytes, every --set (a varied one by its key
  * only, so that a grid can be topped up with values), --seed, --replications, --precision,
  * --max-replications and --method. Two runs with the same id compute the same points. */
-static int study_id(struct study *s)
+static int study_id(struct osn_study *s)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     fnv_str(&h, s->r->cmd);
@@ -59,7 +59,7 @@ static int study_id(struct study *s)
         char buf[8192];
         size_t n;
         if (!f)
-            return study_fail(s, "%s: %s", s->o.scenario, strerror(errno));
+            return osn__study_fail(s, "%s: %s", s->o.scenario, strerror(errno));
         while ((n = fread(buf, 1, sizeof buf, f)) > 0)
             fnv(&h, buf, n);
         fclose(f);
@@ -79,7 +79,7 @@ static int study_id(struct study *s)
 }
 
 /* Whether every --precision measure of o has a half-width at most rel x its estimate. */
-static bool precise_enough(const struct study *s, const json_t *o)
+static bool precise_enough(const struct osn_study *s, const json_t *o)
 {
     char key[96];
     for (const char *const *k = s->r->precise; *k; k++) {
@@ -92,7 +92,7 @@ static bool precise_enough(const struct study *s, const json_t *o)
     return true;
 }
 
-long study_round_reps(const struct study *s, int r)
+long osn__study_round_reps(const struct osn_study *s, int r)
 {
     long n = s->reps0;
     for (int k = 1; k < r && n < s->max_reps; k++)
@@ -100,26 +100,26 @@ long study_round_reps(const struct study *s, int r)
     return n;
 }
 
-json_t *study_point_head(const struct study *s, long p)
+json_t *osn__study_point_head(const struct osn_study *s, long p)
 {
     int idx[STUDY_MAX_AXES];
     json_t *o = json_object();
-    study_grid_point(&s->g, p, idx);
+    osn_study_grid_point(&s->g, p, idx);
     for (int k = 0; o && k < s->g.naxes; k++)
-        json_object_set_new(o, s->g.axes[k].key, study_grid_value(&s->g.axes[k], idx[k]));
+        json_object_set_new(o, s->g.axes[k].key, osn_study_grid_value(&s->g.axes[k], idx[k]));
     if (o)
         json_object_set_new(o, "study_id", json_string(s->id));
     return o;
 }
 
-static int checkpoint_write(const struct study *s, char *err, size_t errsize);
+static int checkpoint_write(const struct osn_study *s, char *err, size_t errsize);
 
 /* "point 2 of 6 (KEY=V, KEY=V): " of point p, nothing without a grid. */
-static void where_is(const struct study *s, long p, char *buf, size_t size)
+static void where_is(const struct osn_study *s, long p, char *buf, size_t size)
 {
     char vals[1024];
     buf[0] = '\0';
-    study_grid_describe(&s->g, p, vals, sizeof vals);
+    osn_study_grid_describe(&s->g, p, vals, sizeof vals);
     if (s->g.naxes)
         snprintf(buf, size, "point %ld of %ld (%.900s): ", p + 1, s->g.npoints, vals);
 }
@@ -128,7 +128,7 @@ static void where_is(const struct study *s, long p, char *buf, size_t size)
  * s->points[p]; with check_only, loads and checks it only. With --precision and --resume, rank
  * 0 rewrites the checkpoint after every round that does not end the point. 0, or
  * OSN_STUDY_FAILED with the reason, naming the point, in s->err. */
-static int run_point(struct study *s, long p, bool check_only)
+static int run_point(struct osn_study *s, long p, bool check_only)
 {
     const char **sets = s->o.sets; /* room for two more: osn_cli_parse(..., 2, ...) */
     const char *saved[STUDY_MAX_AXES];
@@ -143,9 +143,9 @@ static int run_point(struct study *s, long p, bool check_only)
         rounds = pt->rounds - 1;
     }
 
-    study_grid_point(&s->g, p, idx);
+    osn_study_grid_point(&s->g, p, idx);
     for (int k = 0; k < s->g.naxes; k++) {
-        const struct study_axis *a = &s->g.axes[k];
+        const struct osn_study_axis *a = &s->g.axes[k];
         saved[k] = sets[a->set];
         snprintf(vals[k], sizeof vals[k], "%s=%s", a->key, a->vals[idx[k]]);
         sets[a->set] = vals[k];
@@ -156,14 +156,14 @@ static int run_point(struct study *s, long p, bool check_only)
     }
     if (s->reps0)
         sets[nsets++] = reps;
-    struct study_run run = {s->o.scenario,
-                            sets,
-                            nsets,
-                            (int)s->threads,
-                            s->o.method,
-                            check_only,
-                            pt ? &pt->reps : NULL,
-                            s->shared && !check_only ? &s->split : NULL};
+    struct osn_study_run run = {s->o.scenario,
+                                sets,
+                                nsets,
+                                (int)s->threads,
+                                s->o.method,
+                                check_only,
+                                pt ? &pt->reps : NULL,
+                                s->shared && !check_only ? &s->split : NULL};
     for (;;) {
         rounds++;
         if (s->reps0)
@@ -195,7 +195,7 @@ static int run_point(struct study *s, long p, bool check_only)
         return 0;
     if (pt) /* ran alone, or its share with the other ranks' to add (run_shared) */
         pt->counted = !s->shared;
-    json_t *o = study_point_head(s, p);
+    json_t *o = osn__study_point_head(s, p);
     if (s->rel) {
         json_object_set_new(o, "precision_target", json_real(s->rel));
         json_object_set_new(o, "precision_reached", json_boolean(precise_enough(s, res)));
@@ -208,7 +208,7 @@ static int run_point(struct study *s, long p, bool check_only)
 }
 
 /* With --precision, says on stderr what happened to point p (from its JSON, wherever it ran). */
-static void announce(const struct study *s, long p)
+static void announce(const struct osn_study *s, long p)
 {
     const json_t *o = s->points[p];
     char where[1100];
@@ -230,16 +230,16 @@ static void announce(const struct study *s, long p)
     fputc('\n', stderr);
 }
 
-static int checkpoint(struct study *s);
+static int checkpoint(struct osn_study *s);
 
 /* The replications every rank simulated for point p, summed over the ranks (one allgather). */
-static long ran_by_all(const struct study *s, long p)
+static long ran_by_all(const struct osn_study *s, long p)
 {
     long *ran = calloc((size_t)s->split.parts, sizeof *ran), sum = 0;
     if (!ran)
         return -1;
     ran[s->split.part] = s->partial[p].ran;
-    if (study_mpi_allgather(NULL, ran, s->split.parts, sizeof *ran, s->split.parts) != 0)
+    if (osn_study_mpi_allgather(NULL, ran, s->split.parts, sizeof *ran, s->split.parts) != 0)
         sum = -1;
     for (int k = 0; sum >= 0 && k < s->split.parts; k++)
         sum += ran[k];
@@ -250,16 +250,16 @@ static long ran_by_all(const struct study *s, long p)
 /* Runs the points the checkpoint lacks on every rank at once, their replications shared (a
  * study of fewer points to run than ranks: dealing them would leave ranks idle); rank 0
  * announces them and keeps the checkpoint. 0 or OSN_STUDY_FAILED. */
-static int run_shared(struct study *s)
+static int run_shared(struct osn_study *s)
 {
     for (long p = 0; p < s->g.npoints; p++) {
         if (s->points[p])
             continue;
         if (run_point(s, p, false) != 0)
-            return study_fail(s, "%s", s->err);
+            return osn__study_fail(s, "%s", s->err);
         s->ran++;
         if (s->partial && (s->partial[p].ran = ran_by_all(s, p)) < 0)
-            return study_fail(s, "the ranks could not count their replications");
+            return osn__study_fail(s, "the ranks could not count their replications");
         if (s->partial)
             s->partial[p].counted = true;
         announce(s, p);
@@ -274,14 +274,14 @@ static int run_shared(struct study *s)
 /* Runs the points the checkpoint lacks, dealt over the ranks (study_mpi.h): rank 0 gathers
  * them in grid order, announces them and keeps the checkpoint; with fewer points to run than
  * ranks, run_shared() instead. 0 or OSN_STUDY_FAILED. */
-static int run_points(struct study *s, int rank, int size)
+static int run_points(struct osn_study *s, int rank, int size)
 {
     long todo = 0;
     for (long p = 0; p < s->g.npoints; p++)
         todo += !s->points[p];
     if (size > 1 && todo < size && s->r->reps_key) {
         s->shared = true;
-        s->split = (struct osn_split){rank, size, study_mpi_allgather, NULL};
+        s->split = (struct osn_split){rank, size, osn_study_mpi_allgather, NULL};
         if (!s->o.quiet)
             fprintf(stderr,
                     "osn %s: %ld point%s to run on %d ranks: each point's replications "
@@ -299,19 +299,19 @@ static int run_points(struct study *s, int rank, int size)
             if (rank != 0) {
                 char *text = st ? NULL
                                 : json_dumps(s->points[p], JSON_COMPACT | JSON_REAL_PRECISION(17));
-                study_mpi_send(st     ? st
-                               : text ? 0
-                                      : OSN_STUDY_FAILED,
-                               st     ? s->err
-                               : text ? text
-                                      : "out of memory");
+                osn_study_mpi_send(st     ? st
+                                   : text ? 0
+                                          : OSN_STUDY_FAILED,
+                                   st     ? s->err
+                                   : text ? text
+                                          : "out of memory");
                 free(text);
                 if (st)
                     return st;
                 continue;
             }
         } else if (rank == 0) {
-            char *text = study_mpi_recv(owner, &st);
+            char *text = osn_study_mpi_recv(owner, &st);
             json_error_t je;
             if (!text)
                 snprintf(s->err, sizeof s->err, "no result from rank %d", owner);
@@ -327,7 +327,7 @@ static int run_points(struct study *s, int rank, int size)
             continue;
         }
         if (st)
-            return study_fail(s, "%s", s->err);
+            return osn__study_fail(s, "%s", s->err);
         s->ran++;
         announce(s, p);
         if (s->partial) /* done: its replications leave the checkpoint */
@@ -339,7 +339,7 @@ static int run_points(struct study *s, int rank, int size)
 }
 
 /* The points done, in grid order, as one array (new reference). */
-json_t *study_done_array(const struct study *s)
+json_t *osn_study_done_array(const struct osn_study *s)
 {
     json_t *a = json_array();
     for (long p = 0; p < s->g.npoints; p++)
@@ -348,7 +348,7 @@ json_t *study_done_array(const struct study *s)
     return a;
 }
 
-int study_dump(FILE *f, const json_t *doc)
+int osn_study_dump(FILE *f, const json_t *doc)
 {
     if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 || fputc('\n', f) == EOF)
         return -1;
@@ -357,13 +357,14 @@ int study_dump(FILE *f, const json_t *doc)
 
 /* The checkpoint: the points done and, in their place, the points in progress with their
  * replications (partial.h), in grid order (new reference; NULL without memory). */
-static json_t *checkpoint_array(const struct study *s)
+static json_t *checkpoint_array(const struct osn_study *s)
 {
     json_t *a = json_array();
     for (long p = 0; a && p < s->g.npoints; p++) {
         json_t *o = s->points[p] ? json_incref(s->points[p]) : NULL;
         if (!o && s->partial && s->partial[p].reps.n > 0 &&
-            (!(o = study_point_head(s, p)) || study_partial_put(o, &s->partial[p]) != 0)) {
+            (!(o = osn__study_point_head(s, p)) ||
+             osn__study_partial_put(o, &s->partial[p]) != 0)) {
             json_decref(o);
             json_decref(a);
             return NULL;
@@ -378,7 +379,7 @@ static json_t *checkpoint_array(const struct study *s)
 
 /* Rewrites the --resume checkpoint (temporary + rename: a kill leaves the last complete one).
  * 0, or -1 with why in err. */
-static int checkpoint_write(const struct study *s, char *err, size_t errsize)
+static int checkpoint_write(const struct osn_study *s, char *err, size_t errsize)
 {
     struct osn_afile af = {0};
     json_t *doc = checkpoint_array(s);
@@ -387,7 +388,7 @@ static int checkpoint_write(const struct study *s, char *err, size_t errsize)
         snprintf(err, errsize, "out of memory");
     if (rc == 0 && osn_afile_open(&af, s->o.resume, err, errsize) != 0)
         rc = -1;
-    if (rc == 0 && study_dump(af.f, doc) != 0)
+    if (rc == 0 && osn_study_dump(af.f, doc) != 0)
         snprintf(err, errsize, "%s: write failed", s->o.resume), rc = -1;
     if (rc == 0 && osn_afile_commit(&af, err, errsize) != 0)
         rc = -1;
@@ -398,16 +399,16 @@ static int checkpoint_write(const struct study *s, char *err, size_t errsize)
 }
 
 /* checkpoint_write(); 0, or OSN_STUDY_FAILED with what failed in s->err. */
-static int checkpoint(struct study *s)
+static int checkpoint(struct osn_study *s)
 {
     char err[512];
     if (checkpoint_write(s, err, sizeof err) != 0)
-        return study_fail(s, "--resume: %s", err);
+        return osn__study_fail(s, "--resume: %s", err);
     return 0;
 }
 
 /* " (K of them in progress: N replications done)" for the start message. */
-static const char *in_progress(const struct study *s, char *buf, size_t size)
+static const char *in_progress(const struct osn_study *s, char *buf, size_t size)
 {
     long reps = 0;
     for (long p = 0; p < s->g.npoints; p++)
@@ -417,7 +418,7 @@ static const char *in_progress(const struct study *s, char *buf, size_t size)
     return buf;
 }
 
-int study_campaign_run(struct study *s, int rank, int size)
+int osn_study_campaign_run(struct osn_study *s, int rank, int size)
 {
     const char *cmd = s->r->cmd;
     char buf[128];
@@ -426,8 +427,8 @@ int study_campaign_run(struct study *s, int rank, int size)
         return OSN_STUDY_FAILED;
     if (!(s->points = calloc((size_t)s->g.npoints, sizeof *s->points)) ||
         (s->rel && !(s->partial = calloc((size_t)s->g.npoints, sizeof *s->partial))))
-        return study_fail(s, "out of memory");
-    if (s->o.resume && study_resume_load(s) != 0)
+        return osn__study_fail(s, "out of memory");
+    if (s->o.resume && osn__study_resume_load(s) != 0)
         return OSN_STUDY_FAILED;
     if (s->o.resume && !s->o.quiet && rank == 0)
         fprintf(stderr, "osn %s: study of %ld points: %ld from %s, %ld to run%s\n", cmd,
@@ -439,11 +440,11 @@ int study_campaign_run(struct study *s, int rank, int size)
         if (!s->points[p] && run_point(s, p, true) != 0)
             return OSN_STUDY_FAILED;
     /* Every rank has read the checkpoint before rank 0 rewrites it. */
-    study_mpi_barrier();
+    osn_study_mpi_barrier();
     return run_points(s, rank, size);
 }
 
-void study_free(struct study *s)
+void osn_study_free(struct osn_study *s)
 {
     for (long p = 0; s->points && p < s->g.npoints; p++)
         json_decref(s->points[p]);
@@ -451,7 +452,7 @@ void study_free(struct study *s)
         osn_reps_free(&s->partial[p].reps);
     free(s->points);
     free(s->partial);
-    study_grid_free(&s->g);
+    osn_study_grid_free(&s->g);
     s->points = NULL;
     s->partial = NULL;
 }

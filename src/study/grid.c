@@ -25,7 +25,7 @@ static const char *const list_keys[] = {"service.probs",
                                         "source.steps",
                                         NULL};
 
-bool study_key_takes_list(const char *key, size_t len)
+bool osn_study_key_takes_list(const char *key, size_t len)
 {
     for (int i = 0; list_keys[i]; i++)
         if (strlen(list_keys[i]) == len && strncasecmp(key, list_keys[i], len) == 0)
@@ -41,7 +41,7 @@ static bool has_blank(const char *s)
     return false;
 }
 
-static int add_value(struct study_axis *a, const char *s, size_t len)
+static int add_value(struct osn_study_axis *a, const char *s, size_t len)
 {
     char **v = realloc(a->vals, sizeof *v * (size_t)(a->n + 1));
     if (!v)
@@ -54,7 +54,7 @@ static int add_value(struct study_axis *a, const char *s, size_t len)
 }
 
 /* A range LO:HI:STEP: 1 and the values in a; 0 when value is not one; -1 after an error. */
-static int parse_range(struct study_axis *a, const char *set, const char *value, char *err,
+static int parse_range(struct osn_study_axis *a, const char *set, const char *value, char *err,
                        size_t errsize)
 {
     double lo, hi, st;
@@ -79,10 +79,10 @@ static int parse_range(struct study_axis *a, const char *set, const char *value,
 }
 
 /* A list A,B,C (a comma and no blank: "0 100, 10 300" stays one value of a list-valued key). */
-static int parse_list(struct study_axis *a, const char *set, const char *value, char *err,
+static int parse_list(struct osn_study_axis *a, const char *set, const char *value, char *err,
                       size_t errsize)
 {
-    if (!strchr(value, ',') || has_blank(value) || study_key_takes_list(a->key, strlen(a->key)))
+    if (!strchr(value, ',') || has_blank(value) || osn_study_key_takes_list(a->key, strlen(a->key)))
         return 0;
     for (const char *s = value;;) {
         size_t len = strcspn(s, ",");
@@ -113,15 +113,15 @@ static int parse_list(struct study_axis *a, const char *set, const char *value, 
     }
 }
 
-int study_grid_parse(struct study_grid *g, const char *const *sets, int nsets, char *err,
-                     size_t errsize)
+int osn_study_grid_parse(struct osn_study_grid *g, const char *const *sets, int nsets, char *err,
+                         size_t errsize)
 {
-    *g = (struct study_grid){.npoints = 1};
+    *g = (struct osn_study_grid){.npoints = 1};
     for (int i = 0; i < nsets; i++) {
         const char *eq = strchr(sets[i], '=');
         if (!eq)
             continue; /* the scenario loader names what is wrong with it */
-        struct study_axis a = {.set = i};
+        struct osn_study_axis a = {.set = i};
         snprintf(a.key, sizeof a.key, "%.*s", (int)(eq - sets[i]), sets[i]);
         int r = parse_range(&a, sets[i], eq + 1, err, errsize);
         if (r == 0)
@@ -143,7 +143,7 @@ int study_grid_parse(struct study_grid *g, const char *const *sets, int nsets, c
                 r = -1;
             }
         }
-        struct study_axis *ax =
+        struct osn_study_axis *ax =
                 r > 0 ? realloc(g->axes, sizeof *ax * (size_t)(g->naxes + 1)) : NULL;
         if (r > 0 && !ax) {
             snprintf(err, errsize, "out of memory");
@@ -154,7 +154,7 @@ int study_grid_parse(struct study_grid *g, const char *const *sets, int nsets, c
                 free(a.vals[k]);
             free(a.vals);
             if (r < 0) {
-                study_grid_free(g);
+                osn_study_grid_free(g);
                 return -1;
             }
             continue;
@@ -166,7 +166,7 @@ int study_grid_parse(struct study_grid *g, const char *const *sets, int nsets, c
     return 0;
 }
 
-void study_grid_free(struct study_grid *g)
+void osn_study_grid_free(struct osn_study_grid *g)
 {
     for (int k = 0; k < g->naxes; k++) {
         for (int v = 0; v < g->axes[k].n; v++)
@@ -174,10 +174,10 @@ void study_grid_free(struct study_grid *g)
         free(g->axes[k].vals);
     }
     free(g->axes);
-    *g = (struct study_grid){.npoints = 1};
+    *g = (struct osn_study_grid){.npoints = 1};
 }
 
-void study_grid_point(const struct study_grid *g, long p, int *idx)
+void osn_study_grid_point(const struct osn_study_grid *g, long p, int *idx)
 {
     for (int k = g->naxes - 1; k >= 0; k--) {
         idx[k] = (int)(p % g->axes[k].n);
@@ -185,7 +185,7 @@ void study_grid_point(const struct study_grid *g, long p, int *idx)
     }
 }
 
-json_t *study_grid_value(const struct study_axis *a, int v)
+json_t *osn_study_grid_value(const struct osn_study_axis *a, int v)
 {
     char *end;
     double x = strtod(a->vals[v], &end);
@@ -194,12 +194,12 @@ json_t *study_grid_value(const struct study_axis *a, int v)
     return json_string(a->vals[v]);
 }
 
-void study_grid_describe(const struct study_grid *g, long p, char *buf, size_t size)
+void osn_study_grid_describe(const struct osn_study_grid *g, long p, char *buf, size_t size)
 {
     int idx[STUDY_MAX_AXES];
     size_t len = 0;
     buf[0] = '\0';
-    study_grid_point(g, p, idx);
+    osn_study_grid_point(g, p, idx);
     for (int k = 0; k < g->naxes && len < size; k++)
         len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", k ? ", " : "", g->axes[k].key,
                                 g->axes[k].vals[idx[k]]);

@@ -1,6 +1,6 @@
 /*
  * The ranks of a study over MPI (study_mpi.h), built as the plugin osn-mpi.so beside osn: osn
- * opens it only when a launcher started it (study_mpi_load.c), so that a plain run does not
+ * opens it only when a launcher started it (mpi_load.c), so that a plain run does not
  * load Open MPI's dozen libraries (measured: about 5 ms more at every start).
  */
 #include "osn/study_mpi.h"
@@ -167,5 +167,5 @@ out:
     return rc;
 }
 
-const struct study_mpi_ops osn_study_mpi_ops = {mpi_init, barrier, mpi_send,
-                                                mpi_recv, finish,  allgather};
+const struct osn_study_mpi_ops osn_study_mpi_ops = {mpi_init, barrier, mpi_send,
+                                                    mpi_recv, finish,  allgather};

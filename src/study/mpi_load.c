@@ -13,7 +13,7 @@
 #include "osn/split.h"
 #include "osn/study_mpi.h"
 
-static const struct study_mpi_ops *ops; /* NULL: one rank, MPI never loaded */
+static const struct osn_study_mpi_ops *ops; /* NULL: one rank, MPI never loaded */
 
 /* Launchers (Open MPI's mpirun, PMIx and PMI ones such as srun) say so in the environment. */
 static int launched(void)
@@ -22,7 +22,7 @@ static int launched(void)
            getenv("PMI_SIZE");
 }
 
-int study_mpi_init(const char *cmd, int *rank, int *size)
+int osn_study_mpi_init(const char *cmd, int *rank, int *size)
 {
     char exe[PATH_MAX], path[PATH_MAX + 16];
     ssize_t n;
@@ -54,12 +54,12 @@ int study_mpi_init(const char *cmd, int *rank, int *size)
     return 0;
 }
 
-int study_mpi_split(const char *cmd, struct osn_split *split, const struct osn_split **shared)
+int osn_study_mpi_split(const char *cmd, struct osn_split *split, const struct osn_split **shared)
 {
     int rank, size;
-    if (study_mpi_init(cmd, &rank, &size) != 0)
+    if (osn_study_mpi_init(cmd, &rank, &size) != 0)
         return -1;
-    *split = (struct osn_split){rank, size, study_mpi_allgather, NULL};
+    *split = (struct osn_split){rank, size, osn_study_mpi_allgather, NULL};
     *shared = size > 1 ? split : NULL;
     if (rank != 0) {
         FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
@@ -69,37 +69,37 @@ int study_mpi_split(const char *cmd, struct osn_split *split, const struct osn_s
     return 0;
 }
 
-void study_mpi_barrier(void)
+void osn_study_mpi_barrier(void)
 {
     if (ops)
         ops->barrier();
 }
 
-void study_mpi_send(int status, const char *text)
+void osn_study_mpi_send(int status, const char *text)
 {
     if (ops)
         ops->send(status, text);
 }
 
-char *study_mpi_recv(int from, int *status)
+char *osn_study_mpi_recv(int from, int *status)
 {
     *status = OSN_STUDY_FAILED;
     return ops ? ops->recv(from, status) : NULL;
 }
 
-void study_mpi_finish(int status)
+void osn_study_mpi_finish(int status)
 {
     if (ops)
         ops->finish(status, 0);
 }
 
-void study_mpi_finish_everywhere(int status)
+void osn_study_mpi_finish_everywhere(int status)
 {
     if (ops)
         ops->finish(status, 1);
 }
 
-int study_mpi_allgather(void *arg, void *buf, long n, size_t size, int parts)
+int osn_study_mpi_allgather(void *arg, void *buf, long n, size_t size, int parts)
 {
     (void)arg;
     return ops ? ops->allgather(buf, n, size, parts) : -1;

@@ -76,7 +76,7 @@ static char *record(const struct osn_reps *r, long i)
     return text;
 }
 
-int study_partial_put(json_t *o, const struct study_partial *pt)
+int osn__study_partial_put(json_t *o, const struct study_partial *pt)
 {
     const struct osn_reps *r = &pt->reps;
     json_t *p = json_object(), *recs = json_array();
@@ -174,8 +174,8 @@ static bool parse_record(struct osn_reps *r, long i, const char *text)
     return c.ok && *c.p == '\0';
 }
 
-int study_partial_get(const json_t *o, int ntot, struct study_partial *pt, char *err,
-                      size_t errsize)
+int osn__study_partial_get(const json_t *o, int ntot, struct study_partial *pt, char *err,
+                           size_t errsize)
 {
     const json_t *p = json_object_get(o, "study_partial");
     const json_t *recs = json_object_get(p, "records");

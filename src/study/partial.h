@@ -32,11 +32,11 @@ struct study_partial {
 
 /* Adds "study_partial" with pt's replications to o (the point's entry). 0, or -1 without
  * memory. */
-int study_partial_put(json_t *o, const struct study_partial *pt);
+int osn__study_partial_put(json_t *o, const struct study_partial *pt);
 
 /* Reads the "study_partial" of the entry o into *pt (empty before) when its totals are ntot per
  * replication. 0, or -1 with why in err (pt then empty). */
-int study_partial_get(const json_t *o, int ntot, struct study_partial *pt, char *err,
-                      size_t errsize);
+int osn__study_partial_get(const json_t *o, int ntot, struct study_partial *pt, char *err,
+                           size_t errsize);
 
 #endif

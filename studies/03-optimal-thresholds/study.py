@@ -135,9 +135,11 @@ set key top left box opaque
 set title "optimum T_{ret} as min T_{cyc} tightens"
 set xlabel "min mean control cycle T_{cyc} (s)"
 set ylabel "T_{ret} at the optimum (s)"
-plot ARG1 using 3:(strcol(1) eq "poisson" && strcol(2) eq "min_cycle" ? $6 : 1/0) with linespoints pt 7 title "Poisson", \
-     ARG1 using 3:(strcol(1) eq "mmpp" && strcol(2) eq "min_cycle" ? $6 : 1/0) with linespoints pt 5 title "MMPP-2", \
-     ARG1 using 3:(strcol(1) eq "two flows" && strcol(2) eq "min_cycle" ? $6 : 1/0) with linespoints pt 9 title "two flows"
+# Two flows give the very same optimum as Poisson (the same chain, README): drawn first, as
+# large open triangles with a dashed line, so that the Poisson points show inside them.
+plot ARG1 using 3:(strcol(1) eq "two flows" && strcol(2) eq "min_cycle" ? $6 : 1/0) with linespoints pt 8 ps 2.2 lw 1.5 dt 2 lc rgb "#ff7f0e" title "two flows (= Poisson)", \
+     ARG1 using 3:(strcol(1) eq "poisson" && strcol(2) eq "min_cycle" ? $6 : 1/0) with linespoints pt 7 lc rgb "#1f77b4" title "Poisson", \
+     ARG1 using 3:(strcol(1) eq "mmpp" && strcol(2) eq "min_cycle" ? $6 : 1/0) with linespoints pt 5 lc rgb "#2ca02c" title "MMPP-2"
 set title "the optimum's thresholds (Poisson)"
 set ylabel "threshold"
 plot ARG1 using 3:(strcol(1) eq "poisson" && strcol(2) eq "min_cycle" ? $4 : 1/0) with linespoints pt 7 title "L", \

@@ -215,7 +215,13 @@ def main():
               f"retrans_sent {m.get('osn_node_retrans_sent_total')}")
         bs.command("hangup")
         down = bs.wait_event("CALL_CLOSED", 10)
-        m = scrape(uas.met)
+        # baresip closes the call as it sends the BYE; the BYE then follows the route set
+        # through edge and core (Record-Route), so the uas's count may come a moment later.
+        for _ in range(20):
+            m = scrape(uas.met)
+            if m.get("osn_node_bye_ok_total") == 1:
+                break
+            time.sleep(0.1)
         check("caller: baresip hangs up, the uas answers its BYE 200", down and
               m.get("osn_node_bye_ok_total") == 1 and m.get("osn_node_no_dialog_481_total") == 0,
               f"bye_ok {m.get('osn_node_bye_ok_total')}, 481s "

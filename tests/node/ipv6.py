@@ -7,7 +7,10 @@
    from the edge's listening address, its top Via is "SIP/2.0/UDP [::1]:PORT;branch=z9hG4bK..."
    (RFC 3261 25.1 sent-by = host [":" port], host = IPv6reference), and both OSN's parser and
    libosip2 read it alike (test_sip_osip FILE); the answer this test sends to that sent-by
-   reaches the caller, from the edge's address;
+   reaches the caller, from the edge's address; the edge's Record-Route names it as an
+   IPv6reference (<sip:[::1]:PORT;lr>), and an in-dialog BYE whose Route names the edge goes on
+   by loose routing to its Request-URI, sip:b@[::1]:PORT (not the next hop), from the edge's
+   address;
 3. the uas's 200 to an INVITE with an SDP offer: Contact <sip:[::1]:PORT> (RFC 3261 19.1.1,
    RFC 5118 4.1) and the answer's "c=IN IP6 ::1" (RFC 4566 5.7: no brackets); to an INVITE
    whose Via names another address, with a valueless rport: rport=SOURCE_PORT and
@@ -145,6 +148,30 @@ def via(osn, tmp, osip):
         ours = re.search(r"^Via: (.*)$", final, re.M).group(1).strip()
         check(ours.startswith(f"SIP/2.0/UDP [::1]:{caller.getsockname()[1]};"),
               f"with the caller's Via on top: {ours!r}")
+        rr = re.search(r"^Record-Route: (.*)$", text, re.M)
+        rr = rr.group(1).strip() if rr else None
+        check(rr == f"<sip:[::1]:{edge_port};lr>", f"the edge's Record-Route {rr!r}")
+        # Loose routing over IPv6 (RFC 3261 16.4, 16.12): the top Route names the edge, none is
+        # left, so the BYE goes to its Request-URI, by the listening socket.
+        callee = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        callee.bind(("::1", 0))
+        callee.settimeout(5)
+        me, there = caller.getsockname()[1], callee.getsockname()[1]
+        bye = (f"BYE sip:b@[::1]:{there} SIP/2.0\r\n"
+               f"Via: SIP/2.0/UDP [::1]:{me};branch=z9hG4bKv6bye\r\nMax-Forwards: 70\r\n"
+               f"Route: <sip:[::1]:{edge_port};lr>\r\n"
+               f"From: <sip:a@[::1]>;tag=1\r\nTo: <sip:b@[::1]>;tag=hop\r\n"
+               f"Call-ID: v6via@test\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n")
+        caller.sendto(bye.encode(), ("::1", edge_port))
+        try:
+            data, src = callee.recvfrom(65535)
+            got = data.decode(errors="replace")
+        except socket.timeout:
+            got, src = "", ("", 0)
+        check(got.startswith(f"BYE sip:b@[::1]:{there} ") and "\r\nRoute:" not in got and
+              src[:2] == ("::1", edge_port),
+              f"a BYE routed by Route to [::1]:{there} arrives from [{src[0]}]:{src[1]}, its "
+              f"Route popped: {got.splitlines()[0] if got else 'nothing'!r}")
     finally:
         stop(edge)
 

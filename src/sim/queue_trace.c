@@ -1,5 +1,5 @@
 /*
- * The node simulator's trace (--trace): one CSV row per interval of replication 0, warm-up
+ * The queue simulator's trace (--trace): one CSV row per interval of replication 0, warm-up
  * included, with the same conventions as the network's (src/sim/net_trace.c): a replication
  * column, t_s the end of the interval (t_s - interval, t_s], units in the column names. A row
  * gives the interval's rates (arrivals offered, held back upstream, discarded by the server,

@@ -1,0 +1,112 @@
+/*
+ * The load generator's measures in the `osn node` summary (element uac): the keys of `osn sim`
+ * where they mean the same thing at the UAC (offered, goodput, failed by reason, setup and
+ * response delay percentiles, retries, attempts per call, good calls by attempt), as rates over
+ * the traffic's length (node.duration), and the counts behind them, so that a testbed can put
+ * the generator's figures beside the simulator's.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "io_int.h"
+#include "osn/node.h"
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static double per_s(uint64_t n, double t)
+{
+    return t > 0 ? (double)n / t : 0;
+}
+
+static uint64_t failed(const struct osn_node_uac_stats *u)
+{
+    uint64_t k = 0;
+    for (int i = 0; i < OSN_UAC_NOUTCOMES; i++)
+        if (i != OSN_UAC_GOOD && i != OSN_UAC_PENDING)
+            k += u->outcome[i];
+    return k;
+}
+
+static uint64_t ended(const struct osn_node_uac_stats *u)
+{
+    return u->outcome[OSN_UAC_GOOD] + failed(u);
+}
+
+void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
+{
+    double t = u->duration;
+    const uint64_t *out = u->outcome;
+    json_object_set_new(o, "offered", json_real(per_s(u->started, t)));
+    json_object_set_new(o, "goodput", json_real(per_s(out[OSN_UAC_GOOD], t)));
+    json_object_set_new(o, "failed", json_real(per_s(failed(u), t)));
+    json_object_set_new(o, "failed_timeout", json_real(per_s(out[OSN_UAC_TIMEOUT], t)));
+    json_object_set_new(o, "failed_rejected", json_real(per_s(out[OSN_UAC_REJECTED], t)));
+    json_object_set_new(o, "failed_other", json_real(per_s(out[OSN_UAC_OTHER], t)));
+    json_object_set_new(o, "abandoned", json_real(per_s(out[OSN_UAC_ABANDONED], t)));
+    json_object_set_new(o, "setup_delay_mean",
+                        num(u->setup_n ? u->setup_sum / (double)u->setup_n : NAN));
+    json_object_set_new(o, "setup_delay_p50", num(osn_node_hist_quantile(u->setup_hist, 0.50)));
+    json_object_set_new(o, "setup_delay_p95", num(osn_node_hist_quantile(u->setup_hist, 0.95)));
+    json_object_set_new(o, "setup_delay_p99", num(osn_node_hist_quantile(u->setup_hist, 0.99)));
+    json_object_set_new(o, "resp_delay_mean",
+                        num(u->trying_n ? u->trying_sum / (double)u->trying_n : NAN));
+    json_object_set_new(o, "resp_delay_p50", num(osn_node_hist_quantile(u->trying_hist, 0.50)));
+    json_object_set_new(o, "resp_delay_p95", num(osn_node_hist_quantile(u->trying_hist, 0.95)));
+    json_object_set_new(o, "resp_delay_p99", num(osn_node_hist_quantile(u->trying_hist, 0.99)));
+    json_object_set_new(o, "no_trying", json_real(per_s(u->no_trying, t)));
+    json_object_set_new(o, "retries", json_real(per_s(u->retries, t)));
+    json_object_set_new(o, "attempts_per_call",
+                        num(ended(u) ? (double)u->ended_attempts / (double)ended(u) : NAN));
+    for (int k = 0; k < 4; k++) {
+        char key[16];
+        snprintf(key, sizeof key, "good_after_%d", k);
+        json_object_set_new(o, key, json_real(per_s(u->good_after[k], t)));
+    }
+    /* The schedule: how late the latest INVITE left (s), how many left more than 1 ms late. */
+    json_object_set_new(o, "lag_max", json_real(u->lag_max));
+    json_object_set_new(o, "late_sends", json_integer((json_int_t)u->late_sends));
+    json_object_set_new(o, "uac",
+                        json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration,
+                                  "calls_started", (json_int_t)u->started, "retries",
+                                  (json_int_t)u->retries, "good", (json_int_t)out[OSN_UAC_GOOD],
+                                  "failed_timeout", (json_int_t)out[OSN_UAC_TIMEOUT],
+                                  "failed_rejected", (json_int_t)out[OSN_UAC_REJECTED],
+                                  "failed_other", (json_int_t)out[OSN_UAC_OTHER], "abandoned",
+                                  (json_int_t)out[OSN_UAC_ABANDONED], "unfinished",
+                                  (json_int_t)u->unfinished, "acks_2xx", (json_int_t)u->acks_2xx,
+                                  "byes_sent", (json_int_t)u->byes_sent, "byes_ok",
+                                  (json_int_t)u->byes_ok, "setup_samples", (json_int_t)u->setup_n));
+}
+
+void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
+{
+    double t = u->duration;
+    fprintf(f, "load generator, %.1f s of traffic:\n", t);
+    fprintf(f, "  %-18s %12llu  calls started (first attempts), %.1f/s\n", "calls_started",
+            (unsigned long long)u->started, per_s(u->started, t));
+    fprintf(f, "  %-18s %12llu  answered 2xx before Timer B (goodput %.1f/s)\n", "good",
+            (unsigned long long)u->outcome[OSN_UAC_GOOD], per_s(u->outcome[OSN_UAC_GOOD], t));
+    fprintf(f, "  %-18s %12llu  failed: Timer B, a 408, or a 2xx too late\n", "failed_timeout",
+            (unsigned long long)u->outcome[OSN_UAC_TIMEOUT]);
+    fprintf(f, "  %-18s %12llu  failed: 503\n", "failed_rejected",
+            (unsigned long long)u->outcome[OSN_UAC_REJECTED]);
+    fprintf(f, "  %-18s %12llu  failed: another final response\n", "failed_other",
+            (unsigned long long)u->outcome[OSN_UAC_OTHER]);
+    fprintf(f, "  %-18s %12llu  calls without an end when the node stopped\n", "unfinished",
+            (unsigned long long)u->unfinished);
+    fprintf(f, "  %-18s %12llu  attempts after a call's first\n", "retries",
+            (unsigned long long)u->retries);
+    fprintf(f, "  %-18s %12llu  BYEs sent; %llu answered 2xx\n", "byes_sent",
+            (unsigned long long)u->byes_sent, (unsigned long long)u->byes_ok);
+    fprintf(f, "  %-18s %12.4f  s, INVITE -> 180: p50 %.4f, p95 %.4f, p99 %.4f\n",
+            "setup_delay_mean", u->setup_n ? u->setup_sum / (double)u->setup_n : NAN,
+            osn_node_hist_quantile(u->setup_hist, 0.50),
+            osn_node_hist_quantile(u->setup_hist, 0.95),
+            osn_node_hist_quantile(u->setup_hist, 0.99));
+    fprintf(f, "  %-18s %12.4f  s, the latest INVITE after its schedule; %llu over 1 ms\n",
+            "lag_max", u->lag_max, (unsigned long long)u->late_sends);
+}

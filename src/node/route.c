@@ -1,0 +1,104 @@
+/*
+ * Where the node sends a request it forwards: the facts of its Route header the proxy's
+ * decision needs (osn_proxy_route, src/elem/proxy.c: loose routing, RFC 3261 16.4, 16.6 step 7,
+ * 16.12), and the address of the URI the decision names. The node resolves no names: a Route
+ * or Request-URI host must be an IPv4 literal or an IPv6reference ("[::1]", RFC 3261 25.1; the
+ * node's own addresses, and those of the SIPp and Kamailio peers it is tested with, are); a URI
+ * it cannot resolve is a forward that fails.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "node_int.h"
+#include "osn/err.h"
+
+/* The host and port of SIP URI `uri` (RFC 3261 19.1.1: sip:[userinfo@]host[:port][;params]
+ * [?headers]) as an IPv4 or IPv6 address; a missing port is 5060 (19.1.2). OSN_EINVAL when it is
+ * not that. */
+int route_uri_addr(struct osn_span uri, union node_addr *to)
+{
+    const char *p = uri.p, *end = uri.p + uri.n;
+    char host[64];
+    if (uri.n >= 4 && !strncasecmp(p, "sip:", 4))
+        p += 4;
+    else
+        return OSN_EINVAL;
+    /* The host part ends at the first ';' or '?' after the userinfo's '@' (if any). */
+    const char *stop = p;
+    while (stop < end && *stop != ';' && *stop != '?')
+        stop++;
+    const char *at = memchr(p, '@', (size_t)(stop - p));
+    if (at)
+        p = at + 1;
+    /* An IPv6reference is the host in brackets; its colons are not the port's (25.1). */
+    bool v6 = p < stop && *p == '[';
+    const char *close = v6 ? memchr(p, ']', (size_t)(stop - p)) : NULL;
+    if (v6 && !close)
+        return OSN_EINVAL;
+    const char *hs = v6 ? p + 1 : p, *after = v6 ? close + 1 : p;
+    const char *colon = memchr(after, ':', (size_t)(stop - after));
+    const char *hend = v6 ? close : colon ? colon : stop;
+    if (v6 && after != stop && after != colon)
+        return OSN_EINVAL; /* something between "]" and the port */
+    if (hend == hs || (size_t)(hend - hs) >= sizeof host)
+        return OSN_EINVAL;
+    memcpy(host, hs, (size_t)(hend - hs));
+    host[hend - hs] = '\0';
+    unsigned long port = 5060;
+    if (colon) {
+        port = 0;
+        if (colon + 1 == stop)
+            return OSN_EINVAL;
+        for (const char *q = colon + 1; q < stop; q++) {
+            if (*q < '0' || *q > '9' || (port = port * 10 + (unsigned long)(*q - '0')) > 65535)
+                return OSN_EINVAL;
+        }
+        if (port == 0)
+            return OSN_EINVAL;
+    }
+    memset(to, 0, sizeof *to);
+    if (v6) {
+        to->v6.sin6_family = AF_INET6;
+        to->v6.sin6_port = htons((uint16_t)port);
+        return inet_pton(AF_INET6, host, &to->v6.sin6_addr) == 1 ? 0 : OSN_EINVAL;
+    }
+    to->v4.sin_family = AF_INET;
+    to->v4.sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &to->v4.sin_addr) == 1 ? 0 : OSN_EINVAL;
+}
+
+/* Whether URI `uri` names this node: its address and port are the ones we listen on (RFC 3261
+ * 16.4: "a value this proxy placed into a Record-Route header field", which names us so). */
+static bool names_us(const struct node *n, struct osn_span uri)
+{
+    union node_addr a;
+    return route_uri_addr(uri, &a) == 0 && addr_eq(&a, &n->listen);
+}
+
+int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
+               union node_addr *to)
+{
+    struct osn_proxy_route_in in = {.method = req->method,
+                                    .nroute = req->nroute,
+                                    .top_is_us = req->nroute > 0 && names_us(n, req->route[0].uri),
+                                    .in_dialog = req->to.tag.n > 0,
+                                    .record_route = n->cfg->record_route};
+    osn_proxy_route(&in, r);
+    switch (r->target) {
+    case OSN_PROXY_TO_ROUTE:
+        return route_uri_addr(req->route[r->pop ? 1 : 0].uri, to);
+    case OSN_PROXY_TO_URI:
+        return route_uri_addr(req->uri, to);
+    default:
+        *to = n->hops[0].addr;
+        return 0;
+    }
+}
+
+int route_record_uri(const struct node *n, char *out, size_t cap)
+{
+    int k = snprintf(out, cap, "sip:%s:%u;lr", n->host, (unsigned)n->port);
+    return k > 0 && (size_t)k < cap ? k : OSN_ETOOBIG;
+}
