@@ -221,6 +221,7 @@ static int start_ctxn(struct node *n, struct ntx *x, int len)
         ntx_free(n, x);
         return err;
     }
+    x->from = n->next_hop; /* a client transaction sends where its request went (txn.c) */
     ntx_apply(n, x, &o, NULL);
     return 0;
 }
