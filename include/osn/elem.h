@@ -601,6 +601,27 @@ struct osn_uac_retry_cfg {
 bool osn_uac_retry(const struct osn_uac_retry_cfg *cfg, const struct osn_uac_call *c, int outcome,
                    int retry_after, double u, double delay, double *wait);
 
+/*
+ * The caller population's profile (a piecewise-constant call rate, steps and one burst), read the
+ * same way by the simulator's sources and the node's load generator: the rate in force at t and,
+ * in *next_change, the next instant it may change (INFINITY: never). A driver draws its
+ * exponential clock at that rate and restarts it at *next_change (exact: memoryless).
+ */
+struct osn_uac_profile {
+    double rate; /* calls/s before the first step */
+    int nsteps;  /* rate step_rate[i] from step_t[i] on */
+    const double *step_t, *step_rate;
+    double burst_t, burst_len, burst_factor; /* rate x factor in [burst_t, burst_t + burst_len) */
+};
+double osn_uac_profile_rate(const struct osn_uac_profile *p, double t, double *next_change);
+
+/* The UAC's delay histograms (setup and response delay), one layout in both worlds so that their
+ * percentiles read alike: 1 ms bins up to 2 s, 0.1 s bins up to 64 s, one bin beyond. */
+#define OSN_UAC_DELAY_FINE 2000
+#define OSN_UAC_DELAY_BINS (OSN_UAC_DELAY_FINE + 620 + 1)
+int osn_uac_delay_bin(double d);         /* the bin of a delay of d seconds */
+double osn_uac_delay_bin_value(int bin); /* what a quantile falling in `bin` reports (s) */
+
 /* The ACK of a 2xx (RFC 3261 13.2.2.4): the INVITE's identities, its own branch, the 2xx's To
  * tag, no oc parameters. */
 void osn_uac_ack(const struct osn_sip_msg *invite, uint64_t branch, uint64_t to_tag,

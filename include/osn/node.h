@@ -64,10 +64,9 @@ struct osn_node_source {
     uint64_t seed; /* the scenario's seed: the same seed, the same schedule of calls */
 };
 
-/* Setup-delay histogram of the generator: 1 ms bins to 2 s, 0.1 s bins to 64 s, one beyond
- * (the network simulator's bins, so that the percentiles are read the same way). */
-#define OSN_NODE_HB_FINE 2000
-#define OSN_NODE_HB      (OSN_NODE_HB_FINE + 620 + 1)
+/* Delay histograms of the generator: the UAC's layout (osn_uac_delay_bin), the network
+ * simulator's, so that the percentiles are read the same way. */
+#define OSN_NODE_HB OSN_UAC_DELAY_BINS
 
 /* What the generator measured (element uac), counts over the whole run and its drain. */
 struct osn_node_uac_stats {

@@ -7,6 +7,8 @@
  * And whether a caller whose attempt failed tries again (retrials, osn_uac_retry), or whose
  * patience ran out gives up (osn_uac_on_patience: CANCEL, RFC 3261 9.1).
  */
+#include <math.h>
+
 #include "osn/elem.h"
 
 static void decide(struct osn_uac_call *c, int outcome, struct osn_uac_step *st)
@@ -108,4 +110,45 @@ void osn_uac_ack(const struct osn_sip_msg *invite, uint64_t branch, uint64_t to_
     ack->branch = branch;
     ack->to_tag = to_tag;
     ack->oc = (struct osn_sip_oc){0};
+}
+
+double osn_uac_profile_rate(const struct osn_uac_profile *p, double t, double *next_change)
+{
+    double r = p->rate, tn = INFINITY;
+    for (int i = 0; i < p->nsteps; i++) {
+        if (p->step_t[i] <= t)
+            r = p->step_rate[i];
+        else if (p->step_t[i] < tn)
+            tn = p->step_t[i];
+    }
+    if (p->burst_len > 0) {
+        if (t >= p->burst_t && t < p->burst_t + p->burst_len) {
+            r *= p->burst_factor;
+            if (p->burst_t + p->burst_len < tn)
+                tn = p->burst_t + p->burst_len;
+        } else if (t < p->burst_t && p->burst_t < tn) {
+            tn = p->burst_t;
+        }
+    }
+    *next_change = tn;
+    return r;
+}
+
+int osn_uac_delay_bin(double d)
+{
+    int b = d < 2.0   ? (int)(d * 1000)
+            : d < 64. ? OSN_UAC_DELAY_FINE + (int)((d - 2.0) * 10)
+                      : OSN_UAC_DELAY_BINS - 1;
+    if (b < 0)
+        b = 0;
+    if (b >= OSN_UAC_DELAY_BINS)
+        b = OSN_UAC_DELAY_BINS - 1;
+    return b;
+}
+
+double osn_uac_delay_bin_value(int b)
+{
+    return b < OSN_UAC_DELAY_FINE       ? (b + 0.5) * 1e-3
+           : b < OSN_UAC_DELAY_BINS - 1 ? 2.0 + (b - OSN_UAC_DELAY_FINE + 0.5) * 0.1
+                                        : 64.0;
 }

@@ -30,23 +30,10 @@ static double normal(struct osn_rng *r)
 /* The profile's next arrival after t (see src/sim/net_source.c, osn__net_next_arrival). */
 static double profile_next(const struct osn_node_source *sc, struct osn_rng *rng, double t)
 {
+    const struct osn_uac_profile p = {sc->rate,    sc->nsteps,    sc->step_t,      sc->step_rate,
+                                      sc->burst_t, sc->burst_len, sc->burst_factor};
     for (;;) {
-        double r = sc->rate, tn = INFINITY;
-        for (int i = 0; i < sc->nsteps; i++) {
-            if (sc->step_t[i] <= t)
-                r = sc->step_rate[i];
-            else if (sc->step_t[i] < tn)
-                tn = sc->step_t[i];
-        }
-        if (sc->burst_len > 0) {
-            if (t >= sc->burst_t && t < sc->burst_t + sc->burst_len) {
-                r *= sc->burst_factor;
-                if (sc->burst_t + sc->burst_len < tn)
-                    tn = sc->burst_t + sc->burst_len;
-            } else if (t < sc->burst_t && sc->burst_t < tn) {
-                tn = sc->burst_t;
-            }
-        }
+        double tn, r = osn_uac_profile_rate(&p, t, &tn);
         double x = r > 0 ? t + gen_exp1(rng) / r : INFINITY;
         if (x < tn)
             return x;
@@ -101,14 +88,7 @@ double gen_retry_delay(const struct osn_node_source *sc, struct osn_rng *r)
 
 void gen_hist_add(uint32_t hist[OSN_NODE_HB], double d)
 {
-    int b = d < 2.0   ? (int)(d * 1000)
-            : d < 64. ? OSN_NODE_HB_FINE + (int)((d - 2.0) * 10)
-                      : OSN_NODE_HB - 1;
-    if (b < 0)
-        b = 0;
-    if (b >= OSN_NODE_HB)
-        b = OSN_NODE_HB - 1;
-    hist[b] += 1;
+    hist[osn_uac_delay_bin(d)] += 1;
 }
 
 double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q)
@@ -121,9 +101,7 @@ double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q)
     for (int b = 0; b < OSN_NODE_HB; b++) {
         acc += hist[b];
         if (acc >= q * n)
-            return b < OSN_NODE_HB_FINE  ? (b + 0.5) * 1e-3
-                   : b < OSN_NODE_HB - 1 ? 2.0 + (b - OSN_NODE_HB_FINE + 0.5) * 0.1
-                                         : 64.0;
+            return osn_uac_delay_bin_value(b);
     }
     return 64.0;
 }

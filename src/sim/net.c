@@ -169,9 +169,7 @@ static double hist_quantile(const double *tot, int hist, double q)
     for (int b = 0; b < OSN__NET_HB; b++) {
         acc += h[b];
         if (acc >= q * n)
-            return b < OSN__NET_HB_FINE  ? (b + 0.5) * 1e-3
-                   : b < OSN__NET_HB - 1 ? 2.0 + (b - OSN__NET_HB_FINE + 0.5) * 0.1
-                                         : 64.0;
+            return osn_uac_delay_bin_value(b);
     }
     return 64.0;
 }

@@ -30,11 +30,8 @@
 #include "osn/rng.h"
 #include "osn/sip.h"
 
-/* Setup- and response-delay histograms: 1 ms bins up to 2 s, then 0.1 s bins up to 64 s, then
- * overflow. */
-#define OSN__NET_HB_FINE   2000
-#define OSN__NET_HB_COARSE 620
-#define OSN__NET_HB        (OSN__NET_HB_FINE + OSN__NET_HB_COARSE + 1)
+/* Setup- and response-delay histograms: the UAC's layout (osn_uac_delay_bin). */
+#define OSN__NET_HB OSN_UAC_DELAY_BINS
 
 /* Network totals over the observation window. */
 enum osn__net_tot {

@@ -21,24 +21,10 @@ double osn__net_next_arrival(struct net *s, struct element *el, double t)
         int flow;
         return osn_des_arr_next(&el->darr, &el->arr_rng, &flow);
     }
+    const struct osn_uac_profile p = {sc->rate,    sc->nsteps,    sc->step_t,      sc->step_rate,
+                                      sc->burst_t, sc->burst_len, sc->burst_factor};
     for (;;) {
-        /* rate in force at t and the next instant it may change */
-        double r = sc->rate, tn = INFINITY;
-        for (int i = 0; i < sc->nsteps; i++) {
-            if (sc->step_t[i] <= t)
-                r = sc->step_rate[i];
-            else if (sc->step_t[i] < tn)
-                tn = sc->step_t[i];
-        }
-        if (sc->burst_len > 0) {
-            if (t >= sc->burst_t && t < sc->burst_t + sc->burst_len) {
-                r *= sc->burst_factor;
-                if (sc->burst_t + sc->burst_len < tn)
-                    tn = sc->burst_t + sc->burst_len;
-            } else if (t < sc->burst_t && sc->burst_t < tn) {
-                tn = sc->burst_t;
-            }
-        }
+        double tn, r = osn_uac_profile_rate(&p, t, &tn);
         r *= el->rate_share;
         double x = r > 0 ? t + osn_des_exp1(&el->arr_rng) / r : INFINITY;
         if (x < tn)

@@ -49,14 +49,7 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
 /* One delay sample into the histogram at tot[hist]. */
 static void hist_add(struct net *s, int hist, double d)
 {
-    int b = d < 2.0   ? (int)(d * 1000)
-            : d < 64. ? OSN__NET_HB_FINE + (int)((d - 2.0) * 10)
-                      : OSN__NET_HB - 1;
-    if (b < 0)
-        b = 0;
-    if (b >= OSN__NET_HB)
-        b = OSN__NET_HB - 1;
-    s->tot[hist + b] += 1;
+    s->tot[hist + osn_uac_delay_bin(d)] += 1;
 }
 
 static void setup_sample(struct net *s, double d)
