@@ -705,6 +705,183 @@ static void test_budget(void **state)
         assert_int_equal(osn_elem_budget_take(&c, 1.0, 10), OSN_ELEM_BUDGET_PASS);
 }
 
+/* ---- several next hops (hops.c) ---- */
+
+/* A loss client half told oc = `pct` percent for 60 s (RFC 7339 5.6), every request in
+ * category 1 (cat1 100) so that it sheds exactly pct percent of the INVITEs offered to it. */
+static struct osn_ctl *loss_client(double pct, uint64_t seed)
+{
+    struct osn_ctl_cfg cc;
+    struct osn_ctl *cli = NULL;
+    osn_ctl_cfg_default(&cc);
+    cc.loss.cat1 = 100;
+    cc.seed = seed;
+    assert_int_equal(osn_ctl_new_kind(&cli, OSN_CTL_KIND_LOSS, &cc), 0);
+    struct osn_ctl_feedback fb = {.algo = OSN_CTL_ALGO_LOSS, .oc = pct, .validity = 60, .seq = 1};
+    struct osn_sip_oc oc;
+    osn_elem_fb_to_oc(&fb, &oc);
+    osn_proxy_on_feedback(cli, 0, &oc);
+    return cli;
+}
+
+static int forward_hop(const struct osn_elem *e, double now, struct osn_elem_actions *a)
+{
+    osn_elem_on_request(e, now, OSN_SIP_INVITE, 70, false, false, false, NULL, a);
+    assert_int_equal(a->n, 1);
+    return a->a[0].kind == OSN_ELEM_A_FORWARD ? a->a[0].hop : -1;
+}
+
+/* Weights 2, 1, 1 with nobody throttling: the smooth weighted round-robin order A B C A,
+ * repeated: exactly the weights over every 4 requests, interleaved. */
+static void test_hops_weights(void **state)
+{
+    (void)state;
+    struct osn_elem_hops h = {.n = 3, .down_time = 30};
+    h.h[0].weight = 2;
+    h.h[1].weight = 1;
+    h.h[2].weight = 1;
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
+    struct osn_elem_actions a;
+    const int want[] = {0, 1, 2, 0, 0, 1, 2, 0};
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(forward_hop(&e, 1, &a), want[i]);
+        assert_int_equal(a.a[0].count, OSN_ELEM_C_FORWARDED);
+    }
+    assert_int_equal(h.h[0].invites, 4);
+    assert_int_equal(h.h[1].invites, 2);
+    assert_int_equal(h.h[2].invites, 2);
+    /* the ACK of a 2xx, stateless: a function of its key, by weight (key 0, 1 -> A; 2 -> B) */
+    assert_int_equal(osn_elem_hops_stateless(&h, 1, 1), 0);
+    assert_int_equal(osn_elem_hops_stateless(&h, 1, 2), 1);
+    assert_int_equal(osn_elem_hops_stateless(&h, 1, 7), 2);
+}
+
+/* Two servers of equal weight, the first telling oc = 50: it is offered half the INVITEs and
+ * keeps half of those (RFC 7339 7.2), the rest overflow to the second. Its share is
+ * w0/W * (1 - p) = 0.25, the second's 0.75: the feedback, not the weight, sets it. With oc = 100
+ * at the first, the second takes all. */
+static void test_hops_throttle(void **state)
+{
+    (void)state;
+    struct osn_elem_hops h = {.n = 2, .down_time = 30};
+    h.h[0] = (struct osn_elem_hop){.weight = 1, .cli = loss_client(50, 7)};
+    h.h[1] = (struct osn_elem_hop){.weight = 1, .cli = loss_client(0, 8)};
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
+    struct osn_elem_actions a;
+    const int N = 20000;
+    int to0 = 0;
+    for (int i = 0; i < N; i++)
+        to0 += forward_hop(&e, 1, &a) == 0;
+    /* binomial(N, 0.25): sd = sqrt(N * 0.25 * 0.75) ~ 61; 4 sd */
+    assert_true(fabs(to0 - 0.25 * N) < 4 * sqrt(N * 0.25 * 0.75));
+    assert_int_equal(h.h[0].offered, N / 2);
+    assert_int_equal(h.h[0].shed, N / 2 - to0);
+    assert_int_equal(h.h[1].invites, N - to0);
+    osn_ctl_free(h.h[0].cli);
+    h.h[0].cli = loss_client(100, 9);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(forward_hop(&e, 2, &a), 1);
+    osn_ctl_free(h.h[0].cli);
+    osn_ctl_free(h.h[1].cli);
+}
+
+/* 503 upstream only when every server throttles (RFC 7339 5.10); the element's Retry-After. */
+static void test_hops_all_throttle(void **state)
+{
+    (void)state;
+    struct osn_elem_hops h = {.n = 2, .down_time = 30};
+    h.h[0] = (struct osn_elem_hop){.weight = 3, .cli = loss_client(100, 1)};
+    h.h[1] = (struct osn_elem_hop){.weight = 1, .cli = loss_client(100, 2)};
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h, .retry_after = 2};
+    struct osn_elem_actions a;
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(forward_hop(&e, 1, &a), -1);
+        assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+        assert_int_equal(a.a[0].status, 503);
+        assert_int_equal(a.a[0].retry_after, 2);
+        assert_int_equal(a.a[0].count, OSN_ELEM_C_503);
+    }
+    assert_int_equal(h.h[0].shed, 10);
+    assert_int_equal(h.h[1].shed, 10);
+    osn_ctl_free(h.h[0].cli);
+    osn_ctl_free(h.h[1].cli);
+}
+
+/* Timer B at server 0 (the 408 of RFC 3261 16.8): with failover the INVITE goes to server 1
+ * instead of the 408 going upstream; server 0 is down for down_time, then chosen again. */
+static void test_hops_failover_408(void **state)
+{
+    (void)state;
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .failover = true};
+    h.h[0].weight = h.h[1].weight = 1;
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
+    struct osn_elem_actions a;
+    assert_int_equal(forward_hop(&e, 0, &a), 0);
+    osn_elem_on_client_event_hop(&e, 0, 32, 0, OSN_SIP_TU_TIMEOUT, 0, -1, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_FORWARD);
+    assert_int_equal(a.a[0].hop, 1);
+    assert_int_equal(h.h[0].timeouts, 1);
+    assert_int_equal(h.h[0].downs, 1);
+    assert_int_equal(h.h[1].failovers, 1);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(forward_hop(&e, 32 + i, &a), 1);
+    /* back after 30 s */
+    int to0 = 0;
+    for (int i = 0; i < 10; i++)
+        to0 += forward_hop(&e, 62, &a) == 0;
+    assert_int_equal(to0, 5);
+    /* both down: the 408 goes upstream, and new INVITEs go by weight to both, as if up */
+    osn_elem_on_client_event_hop(&e, 0, 70, 0, OSN_SIP_TU_TIMEOUT, 0, -1, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    osn_elem_on_client_event_hop(&e, 1, 80.5, 0, OSN_SIP_TU_TIMEOUT, 0, -1, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a.a[0].status, 408);
+    to0 = 0;
+    for (int i = 0; i < 10; i++)
+        to0 += forward_hop(&e, 81, &a) == 0;
+    assert_int_equal(to0, 5);
+    /* without failover the 408 goes upstream */
+    struct osn_elem_hops g = {.n = 2, .down_time = 30};
+    g.h[0].weight = g.h[1].weight = 1;
+    e.hops = &g;
+    osn_elem_on_client_event_hop(&e, 0, 1, 0, OSN_SIP_TU_TIMEOUT, 0, -1, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a.a[0].status, 408);
+    assert_int_equal(forward_hop(&e, 2, &a), 1);
+}
+
+/* A 503 with Retry-After 5 (RFC 3261 21.5.4) at t = 10: server 0 is left alone until 15 and the
+ * INVITE goes to server 1 instead; a 503 without Retry-After says nothing of when: relayed,
+ * nobody marked down. */
+static void test_hops_retry_after(void **state)
+{
+    (void)state;
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .failover = true};
+    h.h[0].weight = h.h[1].weight = 1;
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
+    struct osn_elem_actions a;
+    osn_elem_on_client_event_hop(&e, 0, 10, 9.9, OSN_SIP_TU_RESPONSE, 503, -1, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_RELAY);
+    assert_int_equal(a.a[0].status, 503);
+    assert_int_equal(h.h[0].downs, 0);
+    osn_elem_on_client_event_hop(&e, 0, 10, 9.9, OSN_SIP_TU_RESPONSE, 503, 5, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_FORWARD);
+    assert_int_equal(a.a[0].hop, 1);
+    assert_int_equal(h.h[0].got_503, 2);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(forward_hop(&e, 14.9, &a), 1);
+    int to0 = 0;
+    for (int i = 0; i < 10; i++)
+        to0 += forward_hop(&e, 15, &a) == 0;
+    assert_int_equal(to0, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -722,6 +899,11 @@ int main(void)
             cmocka_unit_test(test_server_queue),
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_proxy_route),
+            cmocka_unit_test(test_hops_weights),
+            cmocka_unit_test(test_hops_throttle),
+            cmocka_unit_test(test_hops_all_throttle),
+            cmocka_unit_test(test_hops_failover_408),
+            cmocka_unit_test(test_hops_retry_after),
             cmocka_unit_test(test_server_shed_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -392,6 +392,7 @@ struct osn_elem_action {
     uint16_t status;     /* RESPOND, RELAY */
     int32_t retry_after; /* RESPOND, RELAY: s, -1 none */
     uint8_t with;        /* RESPOND at a UAS: what the response carries (OSN_ELEM_W_*) */
+    uint8_t hop;         /* FORWARD: the next hop, an index of e->hops (0 when it has none) */
 };
 
 #define OSN_ELEM_MAX_ACTIONS 4
@@ -404,9 +405,82 @@ struct osn_elem_actions {
 
 enum osn_elem_role { OSN_ELEM_PROXY, OSN_ELEM_UAS };
 
+/* ---- several next hops, each with its own client half (hops.c) ---- */
+
+/*
+ * RFC 7339 5.10 (and RFC 7415 3.5.1 for rate): a client keeps the overload state of each server
+ * it sends to. A proxy with several next hops keeps one client half per server (its own
+ * validity, sequence and reduction, or rate), fed by that server's responses only, and chooses
+ * a server for each new request:
+ *   - offer: smooth weighted round-robin (the nginx algorithm) among the servers that are up:
+ *     deterministic, so the shares are exact over every sum(weights) requests and the choice
+ *     draws nothing from a random stream (a simulated run keeps its common random numbers);
+ *   - the offered server's client half decides (osn_ctl_client_admit); when it throttles the
+ *     request, the others that are up are asked in turn (highest round-robin credit first), the
+ *     round-robin state untouched, so each server is offered its weight's share and keeps the
+ *     part its feedback allows: its share follows its feedback, not its weight;
+ *   - 503 upstream only when every server that is up throttles it. When none is up, all are
+ *     taken as up: a down mark steers requests to the others, it never refuses one by itself
+ *     (so one next hop behaves exactly as without marks).
+ * Failover: a timeout of the client transaction (Timer B or F, or a transport error: the 408 a
+ * proxy answers, RFC 3261 16.8) marks that server down for `down_time` s; a 503 with Retry-After
+ * marks it down for the stated time (RFC 3261 21.5.4). With `failover` set, the request that
+ * failed so goes to another server that is up and admits it, instead of its 408 or 503 going
+ * upstream (RFC 3261 16.7 step 5: a proxy may recurse; RFC 3263 4.3: try the next server).
+ */
+#define OSN_ELEM_MAX_HOPS 8
+
+struct osn_elem_hop {
+    struct osn_ctl *cli; /* its client half, NULL for none (borrowed) */
+    int weight;          /* >= 1 */
+    int credit;          /* smooth weighted round-robin of INVITEs */
+    int credit_other;    /* and of the other requests, apart */
+    double down_until;   /* s: not chosen before this */
+    /* counts: requests offered to it by weight, requests sent to it (INVITEs among them),
+     * requests its client half throttled, timeouts, 503s received from it, times marked down,
+     * requests sent to it again after another server failed them (failover) */
+    uint64_t offered, sent, invites, shed, timeouts, got_503, downs, failovers;
+};
+
+struct osn_elem_hops {
+    int n;            /* 1..OSN_ELEM_MAX_HOPS */
+    double down_time; /* s a server is down after a timeout */
+    bool failover;    /* resend a request a server failed on another (the node: yes) */
+    struct osn_elem_hop h[OSN_ELEM_MAX_HOPS];
+};
+
+/* Whether server i may be chosen at `now`. */
+static inline bool osn_elem_hop_up(const struct osn_elem_hops *h, int i, double now)
+{
+    return now >= h->h[i].down_until;
+}
+
+/* The server for a new request of `method` (its client half asked as above): its index, or -1
+ * when the request is shed with 503 (*retry_after: 0, reserved for a Retry-After of the
+ * choice's own). `except` is a server not to use (-1 none: the one that just failed it; -1 is
+ * then also returned when there is no other). Counts offered, sent, invites and shed. */
+int osn_elem_hops_choose(struct osn_elem_hops *h, double now, int method, int except,
+                         unsigned *retry_after);
+
+/* A server for a message sent statelessly (the ACK of a 2xx): by weight over the servers that
+ * are up (all when none is), as a function of `key` (the call's), so copies go the same way. */
+int osn_elem_hops_stateless(const struct osn_elem_hops *h, double now, uint64_t key);
+
+/* The oc parameters of a response from server i (its top Via) to its own client half. */
+void osn_elem_hops_on_feedback(struct osn_elem_hops *h, int i, double now,
+                               const struct osn_sip_oc *oc);
+
+/* What a client transaction toward server i reported (enum osn_sip_tu_event, status and
+ * Retry-After as osn_elem_on_client_event): marks the server down on a timeout or a 503 with
+ * Retry-After. Returns true when it did. */
+bool osn_elem_hops_on_event(struct osn_elem_hops *h, int i, double now, int tu, int status,
+                            int retry_after);
+
 /* One element as its TU sees it (borrowed pointers, the driver's). */
 struct osn_elem {
     int role;                      /* enum osn_elem_role */
+    struct osn_elem_hops *hops;    /* proxy: several next hops (NULL: one, whose client half is
+                                      cli); the decisions then go through it */
     struct osn_ctl *cli;           /* proxy: the client half toward the next hop, NULL none */
     const struct osn_sip_cfg *sip; /* the transaction layer's timers (UAS 2xx) */
     unsigned retry_after;          /* proxy: Retry-After (s) of the 503s its client half
@@ -488,6 +562,20 @@ void osn_elem_on_ack(const struct osn_elem *e, int max_forwards, struct osn_elem
 void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sent, int tu,
                               int status, int retry_after, int method, int upstream_state,
                               struct osn_elem_actions *a);
+
+/* The same for a client transaction toward server `hop` of e->hops (e->hops NULL: as above):
+ * the event feeds that server's state (osn_elem_hops_on_event) and its client half; when it
+ * marked the server down, e->hops->failover is set and the upstream transaction still waits,
+ * the request goes to another server that admits it: FORWARD (its `hop`, counted as a
+ * failover) instead of the 408 or the 503. */
+void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now, double t_sent,
+                                  int tu, int status, int retry_after, int method,
+                                  int upstream_state, struct osn_elem_actions *a);
+
+/* osn_elem_on_cancel for an INVITE forwarded to server `hop` of e->hops: that server's client
+ * half decides on the CANCEL (e->hops NULL: as osn_elem_on_cancel). */
+void osn_elem_on_cancel_hop(const struct osn_elem *e, int hop, double now, int invite_state,
+                            int branch_state, struct osn_elem_actions *a);
 
 /*
  * The server transaction of a new request started with output *o. When the controller's server

@@ -49,6 +49,7 @@ static void push(struct osn_elem_actions *a, int kind, int count, int status, in
     x->status = (uint16_t)status;
     x->retry_after = retry_after;
     x->with = 0;
+    x->hop = 0;
 }
 
 /* The UAS answers at once (uas.c) and, for an INVITE's 2xx, resends it until the ACK. A new
@@ -110,12 +111,24 @@ void osn_elem_on_request(const struct osn_elem *e, double now, int method, int m
         push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_482, 482, -1);
         return;
     }
+    int fwd = method == OSN_SIP_INVITE ? OSN_ELEM_C_FORWARDED : OSN_ELEM_C_NONE;
+    if (e->hops) {
+        unsigned back;
+        int hop = osn_elem_hops_choose(e->hops, now, method, -1, &back);
+        if (hop < 0) {
+            unsigned ra = back ? back : e->retry_after;
+            push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, ra ? (int)ra : -1);
+            return;
+        }
+        push(a, OSN_ELEM_A_FORWARD, fwd, 0, -1);
+        a->a[a->n - 1].hop = (uint8_t)hop;
+        return;
+    }
     if (osn_proxy_on_request(e->cli, now, method, false) == OSN_PROXY_SHED_503) {
         push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, e->retry_after ? (int)e->retry_after : -1);
         return;
     }
-    push(a, OSN_ELEM_A_FORWARD, method == OSN_SIP_INVITE ? OSN_ELEM_C_FORWARDED : OSN_ELEM_C_NONE,
-         0, -1);
+    push(a, OSN_ELEM_A_FORWARD, fwd, 0, -1);
 }
 
 /* Whether an INVITE server transaction has no final response yet (RFC 3261 17.2.1: it starts in
@@ -215,6 +228,47 @@ void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sen
     case OSN_PROXY_NOTHING:
         break;
     }
+}
+
+/* The element as server `hop`'s client half sees it: its decisions about one branch. */
+static struct osn_elem at_hop(const struct osn_elem *e, int hop)
+{
+    struct osn_elem one = *e;
+    one.hops = NULL;
+    if (e->hops && hop >= 0 && hop < e->hops->n)
+        one.cli = e->hops->h[hop].cli;
+    return one;
+}
+
+void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now, double t_sent,
+                                  int tu, int status, int retry_after, int method,
+                                  int upstream_state, struct osn_elem_actions *a)
+{
+    struct osn_elem one = at_hop(e, hop);
+    bool down = e->hops && hop >= 0 && hop < e->hops->n &&
+                osn_elem_hops_on_event(e->hops, hop, now, tu, status, retry_after);
+    osn_elem_on_client_event(&one, now, t_sent, tu, status, retry_after, method, upstream_state, a);
+    /* Failover: the 408 or 503 this server caused is not the request's end while another
+     * server is up and admits it (a CANCELled INVITE's upstream is no longer pending). */
+    bool failed = a->n == 1 && ((a->a[0].kind == OSN_ELEM_A_RESPOND && a->a[0].status == 408) ||
+                                (a->a[0].kind == OSN_ELEM_A_RELAY && a->a[0].status == 503));
+    if (!down || !failed || !e->hops->failover || method == OSN_SIP_CANCEL)
+        return;
+    unsigned back;
+    int other = osn_elem_hops_choose(e->hops, now, method, hop, &back);
+    if (other < 0)
+        return;
+    e->hops->h[other].failovers++;
+    a->n = 0;
+    push(a, OSN_ELEM_A_FORWARD, OSN_ELEM_C_NONE, 0, -1);
+    a->a[0].hop = (uint8_t)other;
+}
+
+void osn_elem_on_cancel_hop(const struct osn_elem *e, int hop, double now, int invite_state,
+                            int branch_state, struct osn_elem_actions *a)
+{
+    struct osn_elem one = at_hop(e, hop);
+    osn_elem_on_cancel(&one, now, invite_state, branch_state, a);
 }
 
 void osn_elem_stxn_started(bool shed, unsigned retry_after, struct osn_sip_out *o,
