@@ -1,7 +1,7 @@
 /*
  * libFuzzer target of the node as a whole (issue 28): sequences of datagrams and clock steps
  * into the node's own driver (src/node: parse, classify, the virtual CPU, transactions, the
- * element's TU), with no socket. udp_send() below is the seam: it records what the node would
+ * element's TU), with no socket. udp_send_to() below is the seam: it records what the node would
  * send, and checks where it goes.
  *
  * Input: byte 0 chooses the element (UAS, edge without control, edge with loss or rate toward
@@ -37,17 +37,19 @@
 #define NFWD   8 /* forwarded requests remembered for op 3 */
 #define MAXFWD 2048
 
-static struct sockaddr_in src[NSRC];
+static union node_addr src[NSRC];
+static struct next_hop hop;           /* src[NSRC - 1] */
 static struct osn_sip_wire check_msg; /* large: not on the stack */
 static char fwd[NFWD][MAXFWD];
 static size_t nfwd;
 
-static bool same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
+static bool same_addr(const union node_addr *a, const union node_addr *b)
 {
-    return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+    return a->v4.sin_addr.s_addr == b->v4.sin_addr.s_addr && a->v4.sin_port == b->v4.sin_port;
 }
 
-void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len)
+/* What the node sends to `to` (hop: `to` is the next hop). */
+static void sent(struct node *n, const union node_addr *to, bool hop, const char *p, size_t len)
 {
     bool response = len >= 8 && memcmp(p, "SIP/2.0 ", 8) == 0;
     bool known = false;
@@ -56,7 +58,7 @@ void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_
     if (!known)
         abort(); /* addressed to nobody who sent the node anything */
     if (!response) {
-        if (!same_addr(to, &n->next_hop))
+        if (!hop)
             abort(); /* a request goes to the next hop only */
         if (osn_sip_wire_parse(&check_msg, p, len) != OSN_SIP_WIRE_ACCEPT)
             abort(); /* the node printed a request it would itself refuse */
@@ -67,6 +69,11 @@ void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_
         }
     }
     n->st.datagrams_out++;
+}
+
+void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
+{
+    sent(n, to, n->nhops > 0 && same_addr(to, &hop.addr), p, len);
 }
 
 /* The next hop's answer to forwarded request `k` with `status`, into out; its length. */
@@ -107,12 +114,14 @@ static void setup(struct node *n, struct osn_node_cfg *cfg, uint8_t choice)
     n->sock = -1;
     snprintf(n->host, sizeof n->host, "127.0.0.1");
     n->port = 5060;
-    n->listen = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(5060)};
+    n->listen = (union node_addr){.v4 = {.sin_family = AF_INET, .sin_port = htons(5060)}};
     for (int i = 0; i < NSRC; i++)
-        src[i] = (struct sockaddr_in){.sin_family = AF_INET,
-                                      .sin_port = htons((uint16_t)(5070 + i)),
-                                      .sin_addr.s_addr = htonl(0x7f000001)};
-    n->next_hop = src[NSRC - 1];
+        src[i] = (union node_addr){.v4 = {.sin_family = AF_INET,
+                                          .sin_port = htons((uint16_t)(5070 + i)),
+                                          .sin_addr.s_addr = htonl(0x7f000001)}};
+    hop = (struct next_hop){.addr = src[NSRC - 1], .fd = -1};
+    n->hops = &hop;
+    n->nhops = 1;
     switch (choice % 4) {
     case 0:
         cfg->element = OSN_NODE_UAS;
@@ -191,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 const char *req = fwd[(nfwd - 1 - p[0] % (nfwd < NFWD ? nfwd : NFWD)) % NFWD];
                 size_t k = answer(req, 100 + (p[1] << 8 | p[2]) % 600, buf, sizeof buf);
                 if (k > 0)
-                    node_datagram(n, buf, k, &n->next_hop);
+                    node_datagram(n, buf, k, &hop.addr);
             }
             break;
         }

@@ -35,7 +35,7 @@
  * through the same osn_elem_server as the node's recv.c, with the node's virtual-CPU timing.
  *
  * The node's driver is compiled into this test from its sources, except the socket (udp.c),
- * the loop (run.c) and the metrics endpoint: udp_send() below is the seam, and records what
+ * the loop (run.c) and the metrics endpoint: udp_send_to() below is the seam, and records what
  * the node would send.
  */
 #include <setjmp.h> /* cmocka needs these before its header */
@@ -644,12 +644,12 @@ static void ref_run(const struct script *sc, bool record, struct result *r)
 static struct result *g_res;
 static char g_fwd[NCALL][2][2048]; /* the last request the node sent down, by call and kind */
 
-/* The seam: what the node would send, recorded (and the requests kept to answer them). */
-void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len)
+/* The seam: what the node would send, recorded (and the requests kept to answer them); down
+ * when it goes to the next hop. */
+static void record(struct node *n, bool down, const char *p, size_t len)
 {
     static struct osn_sip_wire pm;
     struct osn_sip_msg m;
-    bool down = to->sin_port == n->next_hop.sin_port;
     assert_int_equal(osn_sip_wire_parse(&pm, p, len), OSN_SIP_WIRE_ACCEPT);
     assert_int_equal(osn_sip_wire_to_txn(&pm, &m), 0);
     trace(g_res, n->now, down, m.method, m.status);
@@ -663,7 +663,12 @@ void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_
     n->st.datagrams_out++;
 }
 
-static const struct sockaddr_in upstream = {.sin_family = AF_INET, .sin_port = 5070};
+void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
+{
+    record(n, n->nhops > 0 && addr_eq(to, &n->hops[0].addr), p, len);
+}
+
+static const union node_addr upstream = {.v4 = {.sin_family = AF_INET, .sin_port = 5070}};
 
 static void node_feed(struct node *n, const char *text)
 {
@@ -773,7 +778,9 @@ static void node_run(const struct script *sc, struct result *r)
     cfg.element = sc->role == OSN_ELEM_UAS ? OSN_NODE_UAS : OSN_NODE_EDGE;
     cfg.per_source_rate = sc->rate;
     n->cfg = &cfg;
-    n->next_hop = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = 5080};
+    static struct next_hop hop = {.addr.v4 = {.sin_family = AF_INET, .sin_port = 5080}, .fd = -1};
+    n->hops = &hop;
+    n->nhops = 1;
     snprintf(n->host, sizeof n->host, "127.0.0.1");
     n->port = 5060;
     sip_cfg(&cfg.sip, sc->role);

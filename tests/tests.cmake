@@ -162,7 +162,7 @@ add_test(NAME cli_sim_compare COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_sim_co
 set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 
 # The element's two drivers against each other (issue 29): scripted events through the node's
-# driver (compiled in from its sources, without its socket, loop and metrics: udp_send is the
+# driver (compiled in from its sources, without its socket, loop and metrics: udp_send_to is the
 # test's seam), the simulator's (one element of a network, src/sim/net_probe.h) and a reference
 # driver on the element API; same wire, same counts.
 add_executable(test_elem_drivers tests/test_elem_drivers.c ${OSN_NODE_DRIVER_SOURCES})

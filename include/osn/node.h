@@ -93,13 +93,13 @@ double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q);
 
 struct osn_node_cfg {
     int element;             /* enum osn_node_element */
-    char listen[64];         /* "HOST:PORT" (IPv4); port 0: an ephemeral port, see ready */
-    char next_hop[64];       /* "HOST:PORT", proxies */
+    char listen[64];         /* "A.B.C.D:PORT" or "[IPv6]:PORT"; port 0: ephemeral, see ready */
+    char next_hop[64];       /* "HOST:PORT" as listen (port not 0, same family), proxies */
     double duration;         /* s; 0: until SIGINT/SIGTERM */
     double stats_interval;   /* s between stats rows */
     size_t max_transactions; /* live transactions at most */
     char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
-    double per_source_rate;  /* requests/s (not ACKs) per source IPv4 address, burst ~1 s; 0 off */
+    double per_source_rate;  /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
     bool record_route;       /* proxies: Record-Route dialog-creating INVITEs (default yes) */
     /* the element's server, as the simulator's [server NAME] */
     double cost[OSN_ELEM_NKINDS];
@@ -158,7 +158,7 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(bad_answered, "malformed requests answered (400, 505)")                                      \
     X(bad_dropped, "malformed datagrams dropped")                                                  \
     X(stray, "messages matching no transaction, dropped")                                          \
-    X(send_errors, "datagrams the socket refused")                                                 \
+    X(send_errors, "datagrams the socket refused, or the next hop refused (ICMP)")                 \
     X(no_dialog_481,                                                                               \
       "481 sent (a CANCEL for no INVITE; uas: a request in no dialog, a BYE of no call)")          \
     X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \

@@ -377,6 +377,11 @@ struct osn_sip_fwd {
     struct osn_sip_oc oc;
     /* Loose routing (16.4, 16.6 step 4): remove the top Route value, because it names us. */
     bool pop_route;
+    /* What our server transport adds to the received top Via (now the second): via_received
+     * appended (";received=ADDR", RFC 3261 18.2.1; empty: none), and a valueless rport given
+     * the value via_rport (RFC 3581 4; 0: none). */
+    struct osn_span via_received;
+    uint16_t via_rport;
     /* 16.6 step 4: a URI of ours ("sip:HOST:PORT;lr") to insert as Record-Route: <uri> above
      * the request's own Record-Route values; absent: none. */
     struct osn_span record_route;
@@ -407,6 +412,9 @@ struct osn_sip_reply {
      * oc-algo); the request's own oc parameters there are dropped. flags 0: none, and the
      * top Via is copied as it came. */
     struct osn_sip_oc oc;
+    /* Added to the top Via as struct osn_sip_fwd's via_received and via_rport. */
+    struct osn_span via_received;
+    uint16_t via_rport;
     /* What a UA adds (absent spans and 0: nothing): Contact: <contact> (12.1.1), Allow: the
      * methods of the bits (1 << enum osn_sip_method) (20.5), Accept and Supported with these
      * values, possibly empty (11.2: "none supported"), and a body of type body_type. */

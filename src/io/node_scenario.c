@@ -21,11 +21,12 @@ static const struct osn_key_spec node_keys[] = {
                  "NAME] section gives its costs and buffer, as in `osn sim`. uac: the load "
                  "generator, the [source] traffic to next_hop (docs/node.md)"},
         {"node", "listen", OSN_KEY_STRING, OSN_KEY_AT(C, listen), .unit = "HOST:PORT",
-         .help = "the UDP address to bind (IPv4); port 0: any free port, reported on the "
-                 "listening line"},
+         .help = "the UDP address to bind: A.B.C.D:PORT or [IPv6]:PORT (e.g. [::1]:5060); "
+                 "port 0: any free port, reported on the listening line"},
         {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT",
-         .help = "where a proxy forwards (required for proxies; it forwards nowhere else), or "
-                 "where the load generator (uac) sends its calls"},
+         .help = "where a proxy forwards a request with no Route (required for proxies), or "
+                 "where the load generator (uac) sends its calls; of the family of listen. The "
+                 "node sends to it by a UDP socket connected to it"},
         {"node", "duration", OSN_KEY_DOUBLE, OSN_KEY_AT(C, duration), .unit = "s",
          .help = "how long the node runs; 0: until SIGINT/SIGTERM (uac: how long calls "
                  "start, then it drains; 0: the scenario's time)"},
@@ -38,7 +39,8 @@ static const struct osn_key_spec node_keys[] = {
          .help = "a Prometheus text endpoint (TCP; port 0 as for listen; none: off)"},
         {"node", "per_source_rate", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, per_source_rate),
          .unit = "1/s",
-         .help = "requests (not ACKs) per second per source IPv4 address, a burst of about 1 s; "
+         .help = "requests (not ACKs) per second per source (IPv4 address, IPv6 /64), a burst "
+                 "of about 1 s; "
                  "beyond it one stateless 503, then nothing (docs/node.md); 0: off"},
         {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
          .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,20 +38,33 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
 
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize)
 {
-    struct sockaddr_in sa;
+    union node_addr la, sa;
+    char why[128];
     const char *key = NULL;
-    if (udp_parse_addr(cfg->listen, &sa, NULL, 0, NULL) != 0) {
+    if (addr_parse(cfg->listen, &la, why, sizeof why) != 0) {
         key = "node.listen";
-        snprintf(msg, msgsize, "'%s' is not an IPv4 HOST:PORT", cfg->listen);
+        snprintf(msg, msgsize, "'%s' is not HOST:PORT (%s)", cfg->listen, why);
     } else if (cfg->element != OSN_NODE_UAS &&
-               (udp_parse_addr(cfg->next_hop, &sa, NULL, 0, NULL) != 0 || sa.sin_port == 0)) {
+               addr_parse(cfg->next_hop, &sa, why, sizeof why) != 0) {
         key = "node.next_hop";
-        snprintf(msg, msgsize, "%s needs next_hop = HOST:PORT (IPv4, port not 0), not '%s'",
+        snprintf(msg, msgsize, "%s needs next_hop = HOST:PORT, not '%s' (%s)",
                  cfg->element == OSN_NODE_UAC ? "the load generator (uac)" : "a proxy",
-                 cfg->next_hop);
-    } else if (cfg->metrics[0] && udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL) != 0) {
+                 cfg->next_hop, why);
+    } else if (cfg->element != OSN_NODE_UAS && addr_port(&sa) == 0) {
+        key = "node.next_hop";
+        snprintf(msg, msgsize, "'%s': port 0 is no next hop", cfg->next_hop);
+    } else if (cfg->element != OSN_NODE_UAS && sa.sa.sa_family != la.sa.sa_family) {
+        /* Our Via names the listening address, where the next hop sends its responses (RFC 3261
+         * 18.2.2): a next hop of the other family could not reach it. */
+        key = "node.next_hop";
+        snprintf(msg, msgsize,
+                 "'%s' is %s but node.listen '%s' is %s: the next hop answers to the listening "
+                 "address (our Via), so both must be of one family",
+                 cfg->next_hop, sa.sa.sa_family == AF_INET6 ? "IPv6" : "IPv4", cfg->listen,
+                 la.sa.sa_family == AF_INET6 ? "IPv6" : "IPv4");
+    } else if (cfg->metrics[0] && addr_parse(cfg->metrics, &sa, why, sizeof why) != 0) {
         key = "node.metrics";
-        snprintf(msg, msgsize, "'%s' is not an IPv4 HOST:PORT", cfg->metrics);
+        snprintf(msg, msgsize, "'%s' is not HOST:PORT (%s)", cfg->metrics, why);
     } else if (!(cfg->duration >= 0) || !isfinite(cfg->duration)) {
         key = "node.duration";
         snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
@@ -83,9 +97,8 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
     n->cfg = cfg;
     if (osn_node_check(cfg, NULL, msg, msgsize) != 0)
         return OSN_EINVAL;
-    udp_parse_addr(cfg->listen, &n->listen, n->host, sizeof n->host, &n->port);
-    if (cfg->element != OSN_NODE_UAS)
-        udp_parse_addr(cfg->next_hop, &n->next_hop, NULL, 0, NULL);
+    char why[128];
+    addr_parse(cfg->listen, &n->listen, why, sizeof why);
     n->sock = udp_open(&n->listen);
     if (n->sock < 0) {
         snprintf(msg, msgsize, "node.listen %s: cannot bind: %s", cfg->listen, strerror(errno));
@@ -96,7 +109,25 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         snprintf(msg, msgsize, "node.listen %s: getsockname: %s", cfg->listen, strerror(errno));
         return OSN_EIO;
     }
-    n->port = ntohs(n->listen.sin_port);
+    n->port = addr_port(&n->listen);
+    addr_host(&n->listen, n->host, sizeof n->host);
+    if (cfg->element != OSN_NODE_UAS) {
+        /* One next hop today; each entry of a list would get its own connected socket. */
+        n->hops = calloc(1, sizeof *n->hops);
+        if (!n->hops)
+            return OSN_ENOMEM;
+        n->nhops = 1;
+        struct next_hop *h = &n->hops[0];
+        h->fd = -1;
+        h->said = -INFINITY;
+        addr_parse(cfg->next_hop, &h->addr, why, sizeof why);
+        addr_text(&h->addr, h->text, sizeof h->text);
+        if (udp_connect(n, h) != 0) {
+            snprintf(msg, msgsize, "node.next_hop %s: cannot open a socket to it: %s",
+                     cfg->next_hop, strerror(errno));
+            return OSN_EIO;
+        }
+    }
     struct osn_sip_cfg sc = cfg->sip;
     sc.timer_b_proceeding = true;
     sc.trying_delay = cfg->element == OSN_NODE_UAS ? -1 : 0;
@@ -109,7 +140,7 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         snprintf(msg, msgsize, "cannot read random bytes for the hash key");
         return OSN_EIO;
     }
-    n->branch_salt = osn_sip_wire_hash(&n->listen, sizeof n->listen) ^ (uint64_t)getpid();
+    n->branch_salt = osn_sip_wire_hash(&n->listen, addr_len(&n->listen)) ^ (uint64_t)getpid();
     /* The server half at the core, the client half at the edge (toward the core): the
      * simulator's wiring of a collapse chain. */
     if (cfg->element == OSN_NODE_CORE) {

@@ -110,7 +110,7 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
     g->next_at = INFINITY;
     g->said_at = -INFINITY;
     snprintf(g->host, sizeof g->host, "%s", n->host);
-    snprintf(g->peer, sizeof g->peer, "%s", cfg->next_hop);
+    snprintf(g->peer, sizeof g->peer, "%s", n->hops[0].text); /* "[...]:PORT" for IPv6 */
     g->st.duration = cfg->duration;
     n->gen = g;
     /* The schedule's precision: the kernel may wake a sleeping thread up to its timer slack
@@ -221,7 +221,7 @@ static int start_ctxn(struct node *n, struct ntx *x, int len)
         ntx_free(n, x);
         return err;
     }
-    x->from = n->next_hop; /* a client transaction sends where its request went (txn.c) */
+    x->from = n->hops[0].addr; /* a client transaction sends where its request went (txn.c) */
     ntx_apply(n, x, &o, NULL);
     return 0;
 }
@@ -358,7 +358,7 @@ static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire 
     struct gen_ids id = ids_of(n, c ? c : &none);
     int len = gen_print_ack(n->obuf, sizeof n->obuf, &id, resp);
     if (len > 0) {
-        udp_send(n, &n->next_hop, n->obuf, (size_t)len);
+        udp_send_to(n, &n->hops[0].addr, n->obuf, (size_t)len);
         n->gen->st.acks_2xx++;
     } else {
         n->st.send_errors++;

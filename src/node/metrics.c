@@ -199,8 +199,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     return reply(c, MHD_HTTP_OK, m->body, len, "text/plain; version=0.0.4; charset=utf-8", false);
 }
 
-struct metrics *metrics_open(struct node *n, const struct sockaddr_in *sa, char *msg,
-                             size_t msgsize)
+struct metrics *metrics_open(struct node *n, const union node_addr *sa, char *msg, size_t msgsize)
 {
     struct metrics *m = calloc(1, sizeof *m);
     if (!m) {
@@ -211,9 +210,11 @@ struct metrics *metrics_open(struct node *n, const struct sockaddr_in *sa, char 
     /* No MHD_USE_INTERNAL_POLLING_THREAD: MHD makes no thread; the node's loop drives it.
      * SIGPIPE is left to MHD (MSG_NOSIGNAL), so that a program calling osn_node_run() without
      * ignoring SIGPIPE is safe too. */
-    m->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, ntohs(sa->sin_port), NULL, NULL,
-                            answer, m, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONN_LIMIT,
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (sa->sa.sa_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    m->d = MHD_start_daemon(flags, addr_port(sa), NULL, NULL, answer, m, MHD_OPTION_SOCK_ADDR,
+                            &sa->sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONN_LIMIT,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_PER_IP,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_IDLE_S,
                             MHD_OPTION_NOTIFY_CONNECTION, notify, m, MHD_OPTION_EXTERNAL_LOGGER,

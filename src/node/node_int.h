@@ -5,7 +5,8 @@
  *   config.c   defaults, checks and the set-up of a node from its configuration
  *   state.c    the element's state without sockets: firing due deadlines, the release (the
  *              loop, the tests and the stateful fuzzer share them)
- *   udp.c      the UDP socket: addresses, bind, send
+ *   addr.c     UDP addresses, IPv4 or IPv6: reading "HOST:PORT", writing them for SIP and people
+ *   udp.c      the UDP sockets: the listening one, a connected one per next hop, sends, ICMP errors
  *   timers.c   a min-heap of deadlines with lazy cancellation
  *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
  *              transaction layer's outputs (sending stored bytes, arming timers)
@@ -27,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "osn/container_of.h"
 #include "osn/ctl.h"
@@ -35,6 +37,38 @@
 #include "osn/rng.h"
 #include "osn/sip.h"
 #include "osn/sip_wire.h"
+
+/* ---- addresses (addr.c) ---- */
+
+/* An IPv4 or IPv6 UDP address; sa.sa_family says which. */
+union node_addr {
+    struct sockaddr sa;
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+};
+
+static inline socklen_t addr_len(const union node_addr *a)
+{
+    return a->sa.sa_family == AF_INET6 ? sizeof a->v6 : sizeof a->v4;
+}
+
+/* Reads "A.B.C.D:PORT" or "[IPv6]:PORT" (port 0 allowed: the kernel's choice) into *a. 0, or
+ * OSN_EINVAL with what is wrong in why. */
+int addr_parse(const char *text, union node_addr *a, char *why, size_t whysize);
+uint16_t addr_port(const union node_addr *a);
+/* The host as a sent-by or SIP URI writes it: "127.0.0.1", or "[::1]" (IPv6reference). */
+void addr_host(const union node_addr *a, char *out, size_t size);
+/* "HOST:PORT", the host as addr_host writes it. */
+void addr_text(const union node_addr *a, char *out, size_t size);
+/* Same family, address and port. */
+bool addr_eq(const union node_addr *a, const union node_addr *b);
+/* What our server transport adds to top Via v of a request that came from `from`: the returned
+ * span, ";received=ADDR" in buf when the sent-by is not that address or v has a valueless rport
+ * (RFC 3261 18.2.1, RFC 3581 4), else empty; *rport the source port for a valueless rport, else
+ * 0. A received parameter already there is left alone. */
+#define ADDR_RECEIVED_MAX 64
+struct osn_span addr_via_received(const union node_addr *from, const struct osn_sip_via *v,
+                                  char buf[ADDR_RECEIVED_MAX], uint16_t *rport);
 
 /* ---- timers (timers.c) ---- */
 
@@ -88,7 +122,7 @@ struct ntx {
     size_t final_size;
     /* server: where the request came from (responses go there); client: where the request
      * goes (route_plan: the next hop, or a Route's or the Request-URI's address) */
-    struct sockaddr_in from;
+    union node_addr from;
     double t0;              /* start (s) */
     struct osn_uas_2xx uas; /* UAS INVITE: the 2xx retransmission */
     bool in_dialogs;        /* UAS INVITE: in the Call-ID map */
@@ -108,7 +142,7 @@ struct ntx {
 struct rmsg {
     const struct osn_sip_wire *pm;
     struct osn_sip_msg m;
-    struct sockaddr_in from;
+    union node_addr from;
     struct osn_sip_wire *kept;
     size_t kept_size;
 };
@@ -142,16 +176,34 @@ void pending_release(struct pending *p);
 /* ---- datagrams to send (udp.c) ---- */
 
 /* What one turn of the loop sends, copied (the bytes behind them may be freed before the turn
- * ends) and handed to the kernel in one sendmmsg(2) at the end of the turn. */
+ * ends) and handed to the kernel at the end of the turn, one sendmmsg(2) per run of datagrams
+ * that leave by the same socket: hop[i] is the next hop whose connected socket sends datagram
+ * i, NULL for the listening socket (to[i] then says where). */
 #define OUTQ_MAX   64
 #define OUTQ_BYTES ((size_t)256 << 10)
 
 struct outq {
     int n;
     size_t used;
-    struct sockaddr_in to[OUTQ_MAX];
+    union node_addr to[OUTQ_MAX];
+    struct next_hop *hop[OUTQ_MAX];
     size_t off[OUTQ_MAX], len[OUTQ_MAX];
     char *bytes; /* OUTQ_BYTES */
+};
+
+/* ---- next hops (udp.c) ---- */
+
+/* A next hop and the UDP socket connected to it. Connected, the kernel looks the route up once
+ * (not at every send: ~2% of the node's CPU, issue 34) and tells this socket, and only it, of
+ * the ICMP errors its datagrams draw, so a next hop that refuses is known as such. The socket
+ * shares the listening address and port (udp_connect says how): our datagrams leave from the
+ * sent-by our Via names, and the next hop's datagrams arrive on this socket, which the loop
+ * reads like the listening one. */
+struct next_hop {
+    union node_addr addr;
+    int fd;        /* -1 when not open (the stateful fuzzer, the driver tests) */
+    char text[64]; /* "HOST:PORT", for stderr and the ready line */
+    double said;   /* when its unreachability was last said on stderr (s) */
 };
 
 /* ---- the node ---- */
@@ -175,23 +227,29 @@ struct calls {
     size_t mask, n;
 };
 
-/* The per-source budget (node_datagram): token buckets by source IPv4 address, direct-mapped
- * (a source that takes another's slot gives that one a full bucket next time: it fails open). */
+/* The per-source budget (node_datagram): token buckets by source, direct-mapped (a source that
+ * takes another's slot gives that one a full bucket next time: it fails open). A source is an
+ * IPv4 address, or an IPv6 /64: one host is commonly given a whole /64 (RFC 7934), so a budget
+ * per IPv6 address would be a budget per whim of the sender. */
 #define BUDGET_SLOTS ((size_t)1 << 16)
 
 struct budget_slot {
-    uint32_t addr;
+    uint64_t addr; /* IPv4: the address; IPv6: the /64 prefix, its top bit set */
     struct osn_elem_budget b;
 };
 
-/* The largest UDP payload over IPv4 (65535 - 8 - 20): a forward longer than that cannot go. */
+/* The largest UDP payload over IPv4 (65535 - 8 - 20): a forward longer than that cannot go. Over
+ * IPv6 the header is 40 bytes, so 65,487 without jumbograms; the kernel refuses the 20 bytes
+ * between (EMSGSIZE, counted in send_errors) rather than the node answering them 513. */
 #define NODE_UDP_MAX 65507
 
 struct node {
     const struct osn_node_cfg *cfg;
-    int sock;
-    struct sockaddr_in listen, next_hop;
-    char host[64]; /* our sent-by host as text */
+    int sock;               /* the listening socket: requests from upstream, our responses */
+    union node_addr listen; /* as bound (the port the kernel chose for port 0) */
+    struct next_hop *hops;  /* proxies: the next hops (one today), NULL for a uas */
+    size_t nhops;
+    char host[64]; /* our sent-by host as text, "[...]" for IPv6 (RFC 3261 IPv6reference) */
     uint16_t port;
     struct osn_sip_layer sip;
     struct osn_ctl *srv, *cli;
@@ -202,9 +260,8 @@ struct node {
     struct budget_slot *budget; /* BUDGET_SLOTS, NULL when per_source_rate is 0 */
     struct pending pending;
     uint32_t service_gen;
-    double t_start;          /* the monotonic clock at start (s) */
-    double now;              /* seconds since t_start */
-    double unreachable_said; /* when an unreachable next hop was last said on stderr (s) */
+    double t_start; /* the monotonic clock at start (s) */
+    double now;     /* seconds since t_start */
     struct ntx *free_ntx, *all_ntx;
     size_t live, allocated;
     size_t held; /* bytes of messages the live transactions keep */
@@ -261,27 +318,34 @@ void ntx_timer(struct node *n, struct ntx *x, int slot);
 void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
 
 /* route.c: loose routing (the decision is osn_proxy_route's). */
-/* The IPv4 address and port of a sip: URI (no port: 5060); OSN_EINVAL when it has none. */
-int route_uri_addr(struct osn_span uri, struct sockaddr_in *to);
+/* The address and port of a sip: URI whose host is an IPv4 address or an IPv6reference ("[::1]")
+ * (no port: 5060); OSN_EINVAL when it has none. */
+int route_uri_addr(struct osn_span uri, union node_addr *to);
 /* The proxy's routing decision for request req, and where it sends it (*to); OSN_EINVAL when
  * the URI it must go to has no address the node can use. */
 int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
-               struct sockaddr_in *to);
+               union node_addr *to);
 /* Our Record-Route URI, "sip:HOST:PORT;lr", into out; its length or OSN_ETOOBIG. */
 int route_record_uri(const struct node *n, char *out, size_t cap);
 
 /* udp.c */
-int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t hostsize,
-                   uint16_t *port);
-int udp_open(const struct sockaddr_in *sa);
+/* A non-blocking UDP socket bound to sa, ICMP errors queued on it. The fd, or -1 (errno). */
+int udp_open(const union node_addr *sa);
 /* The address socket fd is bound to (getsockname: the port the kernel chose for port 0), into
  * *sa and as "HOST:PORT" text. 0 or -1 (errno). */
-int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize);
-/* Reads the ICMP errors queued on the socket (IP_RECVERR): counted, the next hop's said on
- * stderr at most once a second. */
-void udp_errors(struct node *n);
-/* Queues a datagram; it leaves at the next udp_flush (sooner when the queue is full). */
-void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len);
+int udp_bound(int fd, union node_addr *sa, char *text, size_t textsize);
+/* Opens h's socket: bound to n's listening address and port (n->sock bound already), connected
+ * to h->addr. 0 or -1 (errno). */
+int udp_connect(struct node *n, struct next_hop *h);
+/* Reads the ICMP errors queued on the listening socket (h NULL) or on next hop h's socket:
+ * each counted (peer_unreachable or next_hop_unreachable, and send_errors: the datagram did not
+ * arrive), a next hop's said on stderr at most once a second. */
+void udp_errors(struct node *n, struct next_hop *h);
+/* Queues a datagram to `to`; it leaves at the next udp_flush (sooner when the queue is full), by
+ * the connected socket of the next hop whose address `to` is, else by the listening socket (a
+ * response upstream, a request routed by a Route or the Request-URI elsewhere). The one send of
+ * the node: the stateful fuzzer and the driver tests replace it (their seam). */
+void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
 
@@ -297,7 +361,7 @@ void node_fire_due(struct node *n);
 void node_release(struct node *n);
 
 /* recv.c */
-void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from);
+void node_datagram(struct node *n, const char *buf, size_t len, const union node_addr *from);
 void node_service_done(struct node *n);
 /* Frees a queued message (and its parse, unless a transaction took it); forgets it as a pending
  * new request. */
@@ -339,8 +403,7 @@ int uas_reply_fill(const struct node *n, const struct osn_sip_wire *req, int wit
 /* metrics.c: the HTTP endpoint on libmicrohttpd, driven by the node's loop */
 struct metrics;
 /* Listens on sa; NULL with the reason in msg. */
-struct metrics *metrics_open(struct node *n, const struct sockaddr_in *sa, char *msg,
-                             size_t msgsize);
+struct metrics *metrics_open(struct node *n, const union node_addr *sa, char *msg, size_t msgsize);
 /* The one descriptor to poll for reading (MHD's epoll set). */
 int metrics_fd(const struct metrics *m);
 /* The listening socket (for getsockname: the port bound when port 0 was asked for); -1 if

@@ -108,7 +108,7 @@ void node_service_done(struct node *n)
 
 /* A malformed datagram (parsed in pm): 400 (or 505) when it can be answered, else dropped. */
 static void malformed(struct node *n, const struct osn_sip_wire *pm, int verdict,
-                      const struct sockaddr_in *from)
+                      const union node_addr *from)
 {
     if (verdict != OSN_SIP_WIRE_ANSWER) {
         n->st.bad_dropped++;
@@ -117,7 +117,7 @@ static void malformed(struct node *n, const struct osn_sip_wire *pm, int verdict
     struct osn_sip_reply r = {.status = pm->err.answer, .retry_after = -1};
     int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, pm, &r);
     if (len > 0) {
-        udp_send(n, from, n->obuf, (size_t)len);
+        udp_send_to(n, from, n->obuf, (size_t)len);
         n->st.bad_answered++;
     } else {
         n->st.bad_dropped++;
@@ -147,23 +147,32 @@ static int arrival_kind(struct node *n, const struct rmsg *r, bool *again)
  * time its bucket is dry, else nothing (osn_elem_budget_take decides). */
 static bool within_budget(struct node *n, const struct rmsg *r)
 {
-    const struct sockaddr_in *from = &r->from;
+    const union node_addr *from = &r->from;
     if (n->cfg->per_source_rate <= 0)
         return true;
     if (!n->budget && !(n->budget = calloc(BUDGET_SLOTS, sizeof *n->budget)))
         return true; /* no memory for it: fail open, as a slot taken by another source does */
-    uint32_t a = from->sin_addr.s_addr;
-    struct budget_slot *b = &n->budget[(a * 0x9e3779b1u) >> 16 & (BUDGET_SLOTS - 1)];
+    uint64_t a;
+    if (from->sa.sa_family == AF_INET6) { /* its /64 (struct budget_slot) */
+        memcpy(&a, &from->v6.sin6_addr, sizeof a);
+        a = (a * 0x9e3779b97f4a7c15ULL) >> 1 | 1ULL << 63;
+    } else {
+        a = from->v4.sin_addr.s_addr;
+    }
+    struct budget_slot *b = &n->budget[((uint32_t)a ^ (uint32_t)(a >> 32)) * 0x9e3779b1u >> 16 &
+                                       (BUDGET_SLOTS - 1)];
     if (b->addr != a || !b->b.used)
         *b = (struct budget_slot){.addr = a};
     switch (osn_elem_budget_take(&b->b, n->now, n->cfg->per_source_rate)) {
     case OSN_ELEM_BUDGET_PASS:
         return true;
     case OSN_ELEM_BUDGET_503: {
+        char rb[ADDR_RECEIVED_MAX];
         struct osn_sip_reply re = {.status = 503, .retry_after = 1};
+        re.via_received = addr_via_received(from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
-            udp_send(n, from, n->obuf, (size_t)k);
+            udp_send_to(n, from, n->obuf, (size_t)k);
         break;
     }
     case OSN_ELEM_BUDGET_DROP:
@@ -193,7 +202,7 @@ static struct qmsg *queued(const struct rmsg *r)
     return q;
 }
 
-void node_datagram(struct node *n, const char *buf, size_t len, const struct sockaddr_in *from)
+void node_datagram(struct node *n, const char *buf, size_t len, const union node_addr *from)
 {
     /* The one parse of this datagram. Its room is large (osn/sip_wire.h) but only what the
      * message fills is written; what outlives this call is packed (queued(), ntx_set_req). */

@@ -2,8 +2,9 @@
  * Where the node sends a request it forwards: the facts of its Route header the proxy's
  * decision needs (osn_proxy_route, src/elem/proxy.c: loose routing, RFC 3261 16.4, 16.6 step 7,
  * 16.12), and the address of the URI the decision names. The node resolves no names: a Route
- * or Request-URI host must be an IPv4 literal (the node's own addresses, and those of the SIPp
- * and Kamailio peers it is tested with, are); a URI it cannot resolve is a forward that fails.
+ * or Request-URI host must be an IPv4 literal or an IPv6reference ("[::1]", RFC 3261 25.1; the
+ * node's own addresses, and those of the SIPp and Kamailio peers it is tested with, are); a URI
+ * it cannot resolve is a forward that fails.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -14,9 +15,9 @@
 #include "osn/err.h"
 
 /* The host and port of SIP URI `uri` (RFC 3261 19.1.1: sip:[userinfo@]host[:port][;params]
- * [?headers]) as an IPv4 address; a missing port is 5060 (19.1.2). OSN_EINVAL when it is not
- * that. */
-int route_uri_addr(struct osn_span uri, struct sockaddr_in *to)
+ * [?headers]) as an IPv4 or IPv6 address; a missing port is 5060 (19.1.2). OSN_EINVAL when it is
+ * not that. */
+int route_uri_addr(struct osn_span uri, union node_addr *to)
 {
     const char *p = uri.p, *end = uri.p + uri.n;
     char host[64];
@@ -31,12 +32,20 @@ int route_uri_addr(struct osn_span uri, struct sockaddr_in *to)
     const char *at = memchr(p, '@', (size_t)(stop - p));
     if (at)
         p = at + 1;
-    const char *colon = memchr(p, ':', (size_t)(stop - p));
-    const char *hend = colon ? colon : stop;
-    if (hend == p || (size_t)(hend - p) >= sizeof host)
+    /* An IPv6reference is the host in brackets; its colons are not the port's (25.1). */
+    bool v6 = p < stop && *p == '[';
+    const char *close = v6 ? memchr(p, ']', (size_t)(stop - p)) : NULL;
+    if (v6 && !close)
         return OSN_EINVAL;
-    memcpy(host, p, (size_t)(hend - p));
-    host[hend - p] = '\0';
+    const char *hs = v6 ? p + 1 : p, *after = v6 ? close + 1 : p;
+    const char *colon = memchr(after, ':', (size_t)(stop - after));
+    const char *hend = v6 ? close : colon ? colon : stop;
+    if (v6 && after != stop && after != colon)
+        return OSN_EINVAL; /* something between "]" and the port */
+    if (hend == hs || (size_t)(hend - hs) >= sizeof host)
+        return OSN_EINVAL;
+    memcpy(host, hs, (size_t)(hend - hs));
+    host[hend - hs] = '\0';
     unsigned long port = 5060;
     if (colon) {
         port = 0;
@@ -50,22 +59,26 @@ int route_uri_addr(struct osn_span uri, struct sockaddr_in *to)
             return OSN_EINVAL;
     }
     memset(to, 0, sizeof *to);
-    to->sin_family = AF_INET;
-    to->sin_port = htons((uint16_t)port);
-    return inet_pton(AF_INET, host, &to->sin_addr) == 1 ? 0 : OSN_EINVAL;
+    if (v6) {
+        to->v6.sin6_family = AF_INET6;
+        to->v6.sin6_port = htons((uint16_t)port);
+        return inet_pton(AF_INET6, host, &to->v6.sin6_addr) == 1 ? 0 : OSN_EINVAL;
+    }
+    to->v4.sin_family = AF_INET;
+    to->v4.sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &to->v4.sin_addr) == 1 ? 0 : OSN_EINVAL;
 }
 
 /* Whether URI `uri` names this node: its address and port are the ones we listen on (RFC 3261
  * 16.4: "a value this proxy placed into a Record-Route header field", which names us so). */
 static bool names_us(const struct node *n, struct osn_span uri)
 {
-    struct sockaddr_in a;
-    return route_uri_addr(uri, &a) == 0 && a.sin_addr.s_addr == n->listen.sin_addr.s_addr &&
-           ntohs(a.sin_port) == n->port;
+    union node_addr a;
+    return route_uri_addr(uri, &a) == 0 && addr_eq(&a, &n->listen);
 }
 
 int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
-               struct sockaddr_in *to)
+               union node_addr *to)
 {
     struct osn_proxy_route_in in = {.method = req->method,
                                     .nroute = req->nroute,
@@ -79,7 +92,7 @@ int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_
     case OSN_PROXY_TO_URI:
         return route_uri_addr(req->uri, to);
     default:
-        *to = n->next_hop;
+        *to = n->hops[0].addr;
         return 0;
     }
 }

@@ -4,13 +4,13 @@
  *
  * One thread, one loop. Each turn: take the monotonic clock, fire every due deadline in order
  * (transaction timers, the UAS's 2xx timer, the virtual CPU's service completions), then wait in
- * ppoll(2) on the UDP socket (and the metrics endpoint's epoll descriptor) until the next
- * deadline, the next stats row, the metrics endpoint's own deadline or a signal, and read every
- * datagram waiting (recvmmsg, a batch at a time). The metrics endpoint (libmicrohttpd, in this
- * thread: metrics.c) runs in the same turn when its descriptor is ready or its deadline has
- * passed. What a turn sends leaves in one sendmmsg before the next wait (udp.c). SIGINT and
- * SIGTERM are blocked except inside ppoll, so a stop request is never lost between the check and
- * the wait; the node then writes its summary like any other end.
+ * ppoll(2) on the UDP sockets (the listening one, each next hop's; the metrics endpoint's epoll
+ * descriptor) until the next deadline, the next stats row, the metrics endpoint's own deadline or a
+ * signal, and read every datagram waiting (recvmmsg, a batch at a time). The metrics endpoint
+ * (libmicrohttpd, in this thread: metrics.c) runs in the same turn when its descriptor is ready or
+ * its deadline has passed. What a turn sends leaves in one sendmmsg before the next wait (udp.c).
+ * SIGINT and SIGTERM are blocked except inside ppoll, so a stop request is never lost between the
+ * check and the wait; the node then writes its summary like any other end.
  */
 #define _GNU_SOURCE /* recvmmsg, ppoll */
 #include <errno.h>
@@ -52,12 +52,12 @@ static uint64_t rss_peak_kb(void)
     return kb;
 }
 
-/* Reads every datagram waiting, a batch at a time. */
-static void read_all(struct node *n, char (*bufs)[OSN_SIP_WIRE_MAX_LEN + 1])
+/* Reads every datagram waiting on socket fd, a batch at a time. */
+static void read_all(struct node *n, int fd, char (*bufs)[OSN_SIP_WIRE_MAX_LEN + 1])
 {
     struct mmsghdr msgs[RECV_BATCH];
     struct iovec iov[RECV_BATCH];
-    struct sockaddr_in from[RECV_BATCH];
+    union node_addr from[RECV_BATCH];
     for (int round = 0; round < 64; round++) { /* then timers get their turn */
         for (int i = 0; i < RECV_BATCH; i++) {
             iov[i] = (struct iovec){bufs[i], OSN_SIP_WIRE_MAX_LEN};
@@ -67,7 +67,9 @@ static void read_all(struct node *n, char (*bufs)[OSN_SIP_WIRE_MAX_LEN + 1])
             msgs[i].msg_hdr.msg_name = &from[i];
             msgs[i].msg_hdr.msg_namelen = sizeof from[i];
         }
-        int k = recvmmsg(n->sock, msgs, RECV_BATCH, MSG_DONTWAIT, NULL);
+        int k = recvmmsg(fd, msgs, RECV_BATCH, MSG_DONTWAIT, NULL);
+        if (k < 0 && (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH))
+            continue; /* a connected socket's pending ICMP error (udp_errors reads it) */
         if (k <= 0)
             return;
         n->now = mono() - n->t_start;
@@ -115,7 +117,7 @@ static void ready_line(const struct node *n, FILE *f)
     if (n->st.metrics[0])
         fprintf(f, ", metrics %s", n->st.metrics);
     if (cfg->element != OSN_NODE_UAS)
-        fprintf(f, ", next hop %s", cfg->next_hop);
+        fprintf(f, ", next hop %s", n->hops[0].text);
     fputc('\n', f);
     fflush(f);
 }
@@ -125,6 +127,10 @@ static void teardown(struct node *n)
     free(n->outq.bytes);
     if (n->sock >= 0)
         close(n->sock);
+    for (size_t i = 0; i < n->nhops; i++)
+        if (n->hops[i].fd >= 0)
+            close(n->hops[i].fd);
+    free(n->hops);
     node_release(n);
 }
 
@@ -143,6 +149,12 @@ static bool stop_pending(void)
 static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_MAX_LEN + 1])
 {
     const struct osn_node_cfg *cfg = n->cfg;
+    /* Polled: the listening socket, each next hop's (ICMP errors, and the responses of a peer
+     * that answers the source port), the metrics endpoint. */
+    size_t npfd = 2 + n->nhops, imet = 1 + n->nhops;
+    struct pollfd *pfd = calloc(npfd, sizeof *pfd);
+    if (!pfd)
+        return n->err = OSN_ENOMEM;
     sigset_t block, wait_mask;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
@@ -194,23 +206,32 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_M
         if (wait < 0)
             wait = 0;
         struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
-        struct pollfd pfd[2] = {{n->sock, POLLIN, 0}, {met ? metrics_fd(met) : -1, POLLIN, 0}};
-        int r = ppoll(pfd, met ? 2 : 1, &ts, &wait_mask);
+        pfd[0] = (struct pollfd){n->sock, POLLIN, 0};
+        for (size_t i = 0; i < n->nhops; i++)
+            pfd[1 + i] = (struct pollfd){n->hops[i].fd, POLLIN, 0};
+        pfd[imet] = (struct pollfd){met ? metrics_fd(met) : -1, POLLIN, 0};
+        int r = ppoll(pfd, (nfds_t)npfd, &ts, &wait_mask);
         if (r < 0 && errno != EINTR) {
             n->err = OSN_EIO;
             break;
         }
-        if (r > 0 && (pfd[0].revents & POLLERR))
-            udp_errors(n);
-        if (r > 0 && (pfd[0].revents & POLLIN))
-            read_all(n, bufs);
-        if (met &&
-            ((r > 0 && pfd[1].revents) || (http_at < INFINITY && mono() - n->t_start >= http_at))) {
+        for (size_t i = 0; r > 0 && i <= n->nhops; i++) {
+            struct next_hop *h = i ? &n->hops[i - 1] : NULL;
+            if (pfd[i].revents & POLLERR) {
+                n->now = mono() - n->t_start;
+                udp_errors(n, h);
+            }
+            if (pfd[i].revents & POLLIN)
+                read_all(n, pfd[i].fd, bufs);
+        }
+        if (met && ((r > 0 && pfd[imet].revents) ||
+                    (http_at < INFINITY && mono() - n->t_start >= http_at))) {
             n->now = mono() - n->t_start;
             metrics_run(met);
         }
     }
     sigprocmask(SIG_UNBLOCK, &block, NULL);
+    free(pfd);
     return n->err;
 }
 
@@ -228,7 +249,6 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
         return OSN_ENOMEM;
     }
     n->sock = -1;
-    n->unreachable_said = -INFINITY;
     /* Transactions keep their messages in small heap blocks that come and go at the call rate;
      * without these glibc hands the top of the heap back and faults it in again at every swing
      * (a tenth of the node's CPU time at 1,000 calls/s, perf). */
@@ -236,9 +256,9 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
     mallopt(M_TOP_PAD, 16 << 20);
     err = node_setup(n, cfg, msg, msgsize);
     if (!err && cfg->metrics[0]) {
-        struct sockaddr_in sa;
-        udp_parse_addr(cfg->metrics, &sa, NULL, 0, NULL);
         char why[200];
+        union node_addr sa;
+        addr_parse(cfg->metrics, &sa, why, sizeof why);
         met = metrics_open(n, &sa, why, sizeof why);
         if (!met) {
             snprintf(msg, msgsize, "node.metrics %s: cannot listen: %s", cfg->metrics, why);

@@ -1,7 +1,7 @@
 /*
  * The node's element state without its sockets: firing the deadlines that are due, and letting
  * everything go at the end. The event loop (run.c) calls these, and so do the tests and the
- * stateful fuzzer, which drive the node with datagrams and a clock of their own (udp_send is
+ * stateful fuzzer, which drive the node with datagrams and a clock of their own (udp_send_to is
  * their seam), so that what they exercise is the node's own code, not a copy of it.
  */
 #include <stdlib.h>

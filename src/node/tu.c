@@ -112,10 +112,12 @@ static void respond_bytes(struct node *n, struct ntx *x, int len, const struct o
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with)
 {
     char tag[17], contact[UAS_CONTACT_MAX], sdp[UAS_SDP_MAX];
+    char rb[ADDR_RECEIVED_MAX];
     struct osn_sip_reply r = {.status = (uint16_t)status, .retry_after = retry_after};
     /* A request let go in a final state (ntx_trim) answers nothing more. */
     if (!x->req || uas_reply_fill(n, x->req, with, &r, contact, sdp) != 0)
         return;
+    r.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &r.via_rport);
     to_tag_text(tag, x);
     r.to_tag = (struct osn_span){tag, 16};
     feedback(n, &r.oc);
@@ -151,11 +153,14 @@ static bool forward(struct node *n, struct ntx *x)
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
     struct osn_proxy_route_out ro;
-    struct sockaddr_in to;
+    union node_addr to;
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
     if (x->req) /* else let go in a final state: nothing to forward */
         snprintf(branch + BRANCH_LEN, 17, "%016" PRIx64, loop_hash(n, x->req));
     f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
+    char rb[ADDR_RECEIVED_MAX];
+    if (x->req)
+        f.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &f.via_rport);
     if (n->cli)
         osn_elem_oc_offer(&f.oc);
     /* The proxy's routing decision (Route, Record-Route), carried out; a destination the node
@@ -224,10 +229,12 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
     if (!x) {
         /* The cap: a 503 printed statelessly from the request. With no transaction to absorb
          * them, the request's copies are refused again, each counted. */
+        char rb[ADDR_RECEIVED_MAX];
         struct osn_sip_reply re = {.status = 503, .retry_after = 1};
+        re.via_received = addr_via_received(&r->from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
-            udp_send(n, &r->from, n->obuf, (size_t)k);
+            udp_send_to(n, &r->from, n->obuf, (size_t)k);
         n->st.refused_at_cap++;
         return;
     }
@@ -259,7 +266,7 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
 {
     char branch[BRANCH_LEN + 1];
     struct osn_proxy_route_out ro;
-    struct sockaddr_in to;
+    union node_addr to;
     /* The ACK of a 2xx follows the dialog's route set like any in-dialog request (16.12). */
     if (!ack || route_plan(n, ack->pm, &ro, &to) != 0)
         return false;
@@ -269,10 +276,12 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
     f.pop_route = ro.pop;
+    char rb[ADDR_RECEIVED_MAX];
+    f.via_received = addr_via_received(&ack->from, v, rb, &f.via_rport);
     int len = osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
     if (len <= 0)
         return false;
-    udp_send(n, &to, n->obuf, (size_t)len);
+    udp_send_to(n, &to, n->obuf, (size_t)len);
     return true;
 }
 

@@ -14,7 +14,11 @@
 
 static struct osn_sdp_local local_media(const struct node *n, const struct osn_sip_wire *req)
 {
-    return (struct osn_sdp_local){.addr = {n->host, strlen(n->host)},
+    /* SDP writes an IPv6 address bare, "IN IP6 ::1" (RFC 4566 5.7), not as SIP's "[::1]". */
+    bool v6 = n->host[0] == '[';
+    size_t len = strlen(n->host);
+    return (struct osn_sdp_local){.addr = {n->host + v6, len - 2 * v6},
+                                  .ip6 = v6,
                                   .port = MEDIA_PORT,
                                   .session_id =
                                           osn_sip_wire_hash(req->call_id.p, req->call_id.n) >> 1};

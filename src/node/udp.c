@@ -1,7 +1,9 @@
 /*
- * The node's UDP socket: "HOST:PORT" addresses (IPv4 dotted quads; the node binds loopback or
- * a given interface, never a wildcard by default), a non-blocking socket, and sends that count
- * what the kernel refused instead of failing the node.
+ * The node's UDP sockets, IPv4 or IPv6 (addresses: addr.c): the listening one, which receives
+ * from upstream and answers there (the node binds loopback or a given interface, never a
+ * wildcard by default), and one per next hop, connected to it (struct next_hop says why). Sends
+ * count what the kernel refused instead of failing the node, and ICMP errors are read, counted
+ * and, for a next hop, said on stderr: a next hop that refuses is never silent.
  *
  * Sends are queued and leave together at the end of the loop's turn: one sendmmsg(2) for the
  * handful of datagrams a turn produces costs one system call instead of one each, and system
@@ -23,45 +25,36 @@
 #include "node_int.h"
 #include "osn/err.h"
 
-int udp_parse_addr(const char *text, struct sockaddr_in *sa, char *host, size_t hostsize,
-                   uint16_t *port)
+/* Sets ICMP errors (a port closed, a host gone) to be queued on fd for udp_errors() instead of
+ * lost: an unconnected socket hears of them only so, and a connected one learns which ICMP type
+ * and code it was, not only an errno at its next send. */
+static void recv_errors(int fd, int family)
 {
-    char h[64];
-    const char *colon = strrchr(text, ':');
-    if (!colon || colon == text || (size_t)(colon - text) >= sizeof h)
-        return OSN_EINVAL;
-    memcpy(h, text, (size_t)(colon - text));
-    h[colon - text] = '\0';
-    char *end;
-    errno = 0;
-    long p = strtol(colon + 1, &end, 10);
-    if (errno || end == colon + 1 || *end || p < 0 || p > 65535) /* 0: any free port */
-        return OSN_EINVAL;
-    memset(sa, 0, sizeof *sa);
-    sa->sin_family = AF_INET;
-    sa->sin_port = htons((uint16_t)p);
-    if (inet_pton(AF_INET, h, &sa->sin_addr) != 1)
-        return OSN_EINVAL;
-    if (host)
-        snprintf(host, hostsize, "%s", h);
-    if (port)
-        *port = (uint16_t)p;
-    return 0;
+    int one = 1;
+    if (family == AF_INET6)
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof one);
+    else
+        (void)setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
 }
 
-int udp_open(const struct sockaddr_in *sa)
+/* A non-blocking datagram socket of a's family, with a deep receive buffer and ICMP errors
+ * queued, bound to a (with SO_REUSEADDR when reuse: see udp_connect). The fd, or -1 (errno). */
+static int open_bound(const union node_addr *a, bool reuse)
 {
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(a->sa.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     /* A deeper receive buffer than the default: a burst at overload should meet the element's
      * own buffer (what the scenario models), not the kernel's. */
     int rcv = 4 << 20, one = 1;
     (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
-    /* ICMP errors (a next hop whose port is closed) are queued for udp_errors() instead of
-     * being lost: without it an unconnected UDP socket never hears of them. */
-    (void)setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
-    if (bind(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
+    /* "[::]" means IPv6 only: an IPv4 peer would reach us as ::ffff:a.b.c.d, and our Via, which
+     * names an IPv6 address, could not be answered by it. */
+    if (a->sa.sa_family == AF_INET6)
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    recv_errors(fd, a->sa.sa_family);
+    if ((reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) ||
+        bind(fd, &a->sa, addr_len(a)) != 0) {
         int e = errno;
         close(fd);
         errno = e;
@@ -70,22 +63,116 @@ int udp_open(const struct sockaddr_in *sa)
     return fd;
 }
 
-int udp_bound(int fd, struct sockaddr_in *sa, char *text, size_t textsize)
+int udp_open(const union node_addr *sa)
+{
+    return open_bound(sa, false);
+}
+
+int udp_bound(int fd, union node_addr *sa, char *text, size_t textsize)
 {
     socklen_t len = sizeof *sa;
-    char h[INET_ADDRSTRLEN];
-    if (getsockname(fd, (struct sockaddr *)sa, &len) != 0 || sa->sin_family != AF_INET ||
-        !inet_ntop(AF_INET, &sa->sin_addr, h, sizeof h))
+    memset(sa, 0, sizeof *sa);
+    if (getsockname(fd, &sa->sa, &len) != 0 ||
+        (sa->sa.sa_family != AF_INET && sa->sa.sa_family != AF_INET6))
         return -1;
-    snprintf(text, textsize, "%s:%u", h, (unsigned)ntohs(sa->sin_port));
+    addr_text(sa, text, textsize);
     return 0;
 }
 
-void udp_errors(struct node *n)
+int udp_connect(struct node *n, struct next_hop *h)
 {
+    /* The next hop's socket shares the listening address and port: our datagrams leave from
+     * the sent-by of our Via, as they did from one socket, and what the next hop sends there
+     * (its responses, RFC 3261 18.2.2) comes to this socket, because the kernel gives a
+     * datagram to the socket connected to its source before an unconnected one (UDP lookup
+     * scores an exact 4-tuple higher); everything else still reaches the listening socket.
+     * Two sockets may share a port when both set SO_REUSEADDR at the second bind; the flag is
+     * cleared on both right after, so that no other socket (another program with the flag) can
+     * join them later: the port stays ours as when it was bound alone. */
+    int one = 1, zero = 0;
+    if (setsockopt(n->sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
+        return -1;
+    h->fd = open_bound(&n->listen, true);
+    int e = errno;
+    (void)setsockopt(n->sock, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
+    if (h->fd < 0) {
+        errno = e;
+        return -1;
+    }
+    if (setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero) != 0 ||
+        connect(h->fd, &h->addr.sa, addr_len(&h->addr)) != 0) {
+        e = errno;
+        close(h->fd);
+        h->fd = -1;
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* What an ICMP error says, in words: destination unreachable's codes (RFC 792, RFC 1812 5.2.7.1;
+ * RFC 4443 3.1), else its type and code. */
+static const char *icmp_words(const struct sock_extended_err *ee, char *buf, size_t size)
+{
+    if (ee->ee_origin == SO_EE_ORIGIN_ICMP6 && ee->ee_type == 1) {
+        switch (ee->ee_code) {
+        case 0:
+            return "no route to the address";
+        case 1:
+        case 5:
+        case 6:
+            return "administratively prohibited";
+        case 3:
+            return "address unreachable";
+        case 4:
+            return "port unreachable";
+        }
+    } else if (ee->ee_origin == SO_EE_ORIGIN_ICMP && ee->ee_type == 3) {
+        switch (ee->ee_code) {
+        case 0:
+            return "network unreachable";
+        case 1:
+            return "host unreachable";
+        case 2:
+            return "protocol unreachable";
+        case 3:
+            return "port unreachable";
+        case 9:
+        case 10:
+        case 13:
+            return "administratively prohibited";
+        }
+    }
+    snprintf(buf, size, "%s type %u code %u",
+             ee->ee_origin == SO_EE_ORIGIN_ICMP6 ? "ICMPv6" : "ICMP", ee->ee_type, ee->ee_code);
+    return buf;
+}
+
+/* One ICMP error for a datagram of ours: counted, and a next hop's said at most once a second
+ * (a dead next hop answers every retransmission). */
+static void icmp_error(struct node *n, struct next_hop *h, const struct sock_extended_err *ee)
+{
+    if (!h) {
+        n->st.peer_unreachable++;
+        return;
+    }
+    n->st.next_hop_unreachable++;
+    n->st.send_errors++; /* the datagram left, and did not arrive */
+    if (n->now - h->said >= 1) {
+        char buf[48];
+        h->said = n->now;
+        fprintf(stderr, "osn node %s: next hop %s unreachable (%s), %lu so far\n",
+                osn_node_element_name(n->cfg->element), h->text, icmp_words(ee, buf, sizeof buf),
+                (unsigned long)n->st.next_hop_unreachable);
+    }
+}
+
+void udp_errors(struct node *n, struct next_hop *h)
+{
+    int fd = h ? h->fd : n->sock;
     for (int i = 0; i < 64; i++) { /* a bounded number a turn, like the datagrams */
         char data[64], ctl[512];
-        struct sockaddr_in to;
+        union node_addr to;
         struct iovec iov = {data, sizeof data};
         struct msghdr m = {.msg_name = &to,
                            .msg_namelen = sizeof to,
@@ -93,31 +180,51 @@ void udp_errors(struct node *n)
                            .msg_iovlen = 1,
                            .msg_control = ctl,
                            .msg_controllen = sizeof ctl};
-        if (recvmsg(n->sock, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+        if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
             return;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-            if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
+            if (!(c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVERR) &&
+                !(c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_RECVERR))
                 continue;
             const struct sock_extended_err *ee = (const void *)CMSG_DATA(c);
-            if (ee->ee_origin != SO_EE_ORIGIN_ICMP)
-                continue;
-            bool next = is_proxy(n) && to.sin_addr.s_addr == n->next_hop.sin_addr.s_addr &&
-                        to.sin_port == n->next_hop.sin_port;
-            if (next)
-                n->st.next_hop_unreachable++;
-            else
-                n->st.peer_unreachable++;
-            /* Said once a second at most: a dead next hop answers every retransmission. */
-            if (next && n->now - n->unreachable_said >= 1) {
-                n->unreachable_said = n->now;
-                fprintf(stderr,
-                        "osn node %s: next hop %s unreachable (%s; ICMP type %u code %u), "
-                        "%lu so far\n",
-                        osn_node_element_name(n->cfg->element), n->cfg->next_hop,
-                        strerror((int)ee->ee_errno), ee->ee_type, ee->ee_code,
-                        (unsigned long)n->st.next_hop_unreachable);
-            }
+            if (ee->ee_origin == SO_EE_ORIGIN_ICMP || ee->ee_origin == SO_EE_ORIGIN_ICMP6)
+                icmp_error(n, h, ee);
         }
+    }
+}
+
+/* Whether a send's errno is the report of an ICMP error drawn by an earlier datagram (a
+ * connected socket's pending error): the datagram at hand was not sent, and is not at fault. */
+static bool icmp_errno(int e)
+{
+    return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == EHOSTDOWN ||
+           e == EPROTO || e == EACCES;
+}
+
+/* Sends datagrams [i, j) of the queue, which all leave by one socket (fd; connected when h). */
+static void flush_run(struct node *n, struct next_hop *h, int fd, struct mmsghdr *m, int i, int j)
+{
+    bool retried = false;
+    while (i < j) {
+        int r = sendmmsg(fd, m + i, (unsigned)(j - i), 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && h && !retried && icmp_errno(errno)) {
+            /* The kernel reports an earlier datagram's ICMP error on this send (a connected
+             * socket): counted from the error queue, and this datagram goes again, once. */
+            udp_errors(n, h);
+            retried = true;
+            continue;
+        }
+        if (r <= 0) { /* the datagram at i was refused: counted, and the rest go on */
+            n->st.send_errors++;
+            i++;
+            retried = false;
+            continue;
+        }
+        n->st.datagrams_out += (uint64_t)r;
+        i += r;
+        retried = false;
     }
 }
 
@@ -129,28 +236,25 @@ void udp_flush(struct node *n)
     for (int i = 0; i < q->n; i++) {
         iov[i] = (struct iovec){q->bytes + q->off[i], q->len[i]};
         m[i] = (struct mmsghdr){0};
-        m[i].msg_hdr.msg_name = &q->to[i];
-        m[i].msg_hdr.msg_namelen = sizeof q->to[i];
+        if (!q->hop[i]) { /* a connected socket takes no address */
+            m[i].msg_hdr.msg_name = &q->to[i];
+            m[i].msg_hdr.msg_namelen = addr_len(&q->to[i]);
+        }
         m[i].msg_hdr.msg_iov = &iov[i];
         m[i].msg_hdr.msg_iovlen = 1;
     }
-    for (int i = 0; i < q->n;) {
-        int r = sendmmsg(n->sock, m + i, (unsigned)(q->n - i), 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) { /* the datagram at i was refused: counted, and the rest go on */
-            n->st.send_errors++;
-            i++;
-            continue;
-        }
-        n->st.datagrams_out += (uint64_t)r;
-        i += r;
+    for (int i = 0, j; i < q->n; i = j) { /* in order, a run per socket */
+        for (j = i + 1; j < q->n && q->hop[j] == q->hop[i]; j++)
+            ;
+        flush_run(n, q->hop[i], q->hop[i] ? q->hop[i]->fd : n->sock, m, i, j);
     }
     q->n = 0;
     q->used = 0;
 }
 
-void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_t len)
+/* Queues a datagram for `to` (h NULL) or next hop h. */
+static void enqueue(struct node *n, const union node_addr *to, struct next_hop *h, const char *p,
+                    size_t len)
 {
     struct outq *q = &n->outq;
     if (!q->bytes) {
@@ -167,9 +271,21 @@ void udp_send(struct node *n, const struct sockaddr_in *to, const char *p, size_
     if (q->n == OUTQ_MAX || q->used + len > OUTQ_BYTES)
         udp_flush(n);
     memcpy(q->bytes + q->used, p, len);
-    q->to[q->n] = *to;
+    if (to)
+        q->to[q->n] = *to;
+    q->hop[q->n] = h;
     q->off[q->n] = q->used;
     q->len[q->n] = len;
     q->used += len;
     q->n++;
+}
+
+void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
+{
+    for (size_t i = 0; i < n->nhops; i++)
+        if (n->hops[i].fd >= 0 && addr_eq(to, &n->hops[i].addr)) {
+            enqueue(n, NULL, &n->hops[i], p, len);
+            return;
+        }
+    enqueue(n, to, NULL, p, len);
 }

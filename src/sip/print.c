@@ -67,6 +67,21 @@ static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
     }
 }
 
+/* Text [p, end) of Via v, with "=rport" after a valueless rport parameter in it (RFC 3581 4;
+ * rport 0: none). */
+static void put_via_text(struct wr *w, const struct osn_sip_via *v, const char *p, const char *end,
+                         uint16_t rport)
+{
+    const char *at = v->rport_value.p;
+    if (rport && v->rport && at && !v->rport_value.n && at > p && at <= end) {
+        put(w, p, (size_t)(at - p));
+        puts_(w, "=");
+        putu(w, rport);
+        p = at;
+    }
+    put(w, p, (size_t)(end - p));
+}
+
 int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
                                const struct osn_sip_fwd *f)
 {
@@ -109,6 +124,16 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
             puts_(&w, "Max-Forwards: ");
             putu(&w, (uint64_t)(req->max_forwards - 1));
             puts_(&w, "\r\n");
+        } else if ((f->via_received.n || f->via_rport) && req->nvia > 0 && req->via[0].hdr == i) {
+            /* RFC 3261 16.6 step 8: the received top Via goes on with what our transport
+             * added to it (18.2.1 received, RFC 3581 rport). */
+            const struct osn_sip_via *v = &req->via[0];
+            puts_(&w, "Via: ");
+            put_via_text(&w, v, v->value.p, v->value.p + v->value.n, f->via_rport);
+            putsp(&w, f->via_received);
+            puts_(&w, "\r\n");
+            if (req->nvia > 1 && req->via[1].hdr == i)
+                rest_of(&w, req, i, req->via[1].value.p);
         } else if (pop && req->route[0].hdr == i) {
             /* 16.4: the top Route value names us; the rest of its line stays. */
             if (req->nroute > 1 && req->route[1].hdr == i)
@@ -120,9 +145,10 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
     return done(&w, out);
 }
 
-/* Via value k without its oc parameters, then the new ones, as a line of its own. */
+/* Via value k without its oc parameters, then `received` (";received=ADDR", or empty) and the
+ * new oc ones, as a line of its own; a valueless rport gets the value rport (0: none). */
 static void put_via_oc(struct wr *w, const struct osn_sip_wire *m, int k,
-                       const struct osn_sip_oc *oc)
+                       const struct osn_sip_oc *oc, struct osn_span received, uint16_t rport)
 {
     const struct osn_sip_via *v = &m->via[k];
     const char *cur = v->value.p, *vend = v->value.p + v->value.n;
@@ -139,10 +165,11 @@ static void put_via_oc(struct wr *w, const struct osn_sip_wire *m, int k,
         }
         if (!next)
             break;
-        put(w, cur, (size_t)(next - cur));
+        put_via_text(w, v, cur, next, rport);
         cur = next + len;
     }
-    put(w, cur, (size_t)(vend - cur));
+    put_via_text(w, v, cur, vend, rport);
+    putsp(w, received);
     put_oc(w, oc);
     puts_(w, "\r\n");
 }
@@ -163,7 +190,7 @@ static int print_response_fwd(char *out, size_t cap, const struct osn_sip_wire *
         const struct osn_sip_hdr *h = &resp->hdr[i];
         bool top = resp->via[0].hdr == i, second = resp->via[1].hdr == i;
         if (oc && second) {
-            put_via_oc(&w, resp, 1, oc); /* the values after it on its line stay as they came */
+            put_via_oc(&w, resp, 1, oc, (struct osn_span){0}, 0); /* the rest of its line stays */
             if (resp->nvia > 2 && resp->via[2].hdr == i)
                 rest_of(&w, resp, i, resp->via[2].value.p);
         } else if (top && second) {
@@ -280,8 +307,8 @@ int osn_sip_wire_print_reply(char *out, size_t cap, const struct osn_sip_wire *r
             continue;
         switch (h->id) {
         case OSN_SIP_HDR_VIA:
-            if (r->oc.flags && req->via[0].hdr == i) {
-                put_via_oc(&w, req, 0, &r->oc);
+            if ((r->oc.flags || r->via_received.n || r->via_rport) && req->via[0].hdr == i) {
+                put_via_oc(&w, req, 0, &r->oc, r->via_received, r->via_rport);
                 if (req->nvia > 1 && req->via[1].hdr == i)
                     rest_of(&w, req, i, req->via[1].value.p);
             } else
