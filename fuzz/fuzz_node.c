@@ -55,19 +55,24 @@ static void sent(struct node *n, const union node_addr *to, bool hop, const char
     bool known = false;
     for (int i = 0; i < NSRC; i++)
         known |= same_addr(to, &src[i]);
-    if (!known)
-        abort(); /* addressed to nobody who sent the node anything */
     if (!response) {
-        if (!hop)
-            abort(); /* a request goes to the next hop only */
         if (osn_sip_wire_parse(&check_msg, p, len) != OSN_SIP_WIRE_ACCEPT)
             abort(); /* the node printed a request it would itself refuse */
+        /* A request goes to the next hop, or where it says (loose routing, RFC 3261 16.12:
+         * its first Route value once the node's own is removed, else its Request-URI). */
+        union node_addr named;
+        struct osn_span where = check_msg.nroute > 0 ? check_msg.route[0].uri : check_msg.uri;
+        if (!hop && (route_uri_addr(where, &named) != 0 || !same_addr(to, &named)))
+            abort();
+        known |= !hop;
         if (len < MAXFWD) {
             memcpy(fwd[nfwd % NFWD], p, len);
             fwd[nfwd % NFWD][len] = '\0';
             nfwd++;
         }
     }
+    if (!known)
+        abort(); /* a response (or a request to the next hop) addressed to nobody known */
     n->st.datagrams_out++;
 }
 
