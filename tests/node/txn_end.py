@@ -71,7 +71,7 @@ class Node:
         self.err = os.path.join(tmp, name + ".err")
         with open(self.err, "w") as err:
             self.p = subprocess.Popen(
-                ["timeout", "120", osn, "node", "--set", "node.listen=127.0.0.1:0",
+                ["timeout", "--foreground", "120", osn, "node", "--set", "node.listen=127.0.0.1:0",
                  "--set", "node.metrics=127.0.0.1:0", *TIMERS, *sets, "-q"],
                 stderr=err, stdout=subprocess.PIPE)
         ports = listening(self.p)
