@@ -29,7 +29,7 @@ SHORT = ["--set", "sip.t1=0.02", "--set", "sip.t2=0.16", "--set", "sip.t4=0.1",
 
 
 def start(osn, timers, *sets):
-    p = subprocess.Popen(["timeout", "300", osn, "node", "--set", "node.listen=127.0.0.1:0",
+    p = subprocess.Popen(["timeout", "--foreground", "300", osn, "node", "--set", "node.listen=127.0.0.1:0",
                           *timers, *sets, "-q"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + 10

@@ -48,7 +48,7 @@ def start(osn, tmp, duration, args=("--set", "node.element=uas")):
     # Port 0: the node binds what the kernel gives and says which on its listening line.
     err = open(os.path.join(tmp, "err"), "w+")
     p = subprocess.Popen(
-        ["timeout", "150", osn, "node", *args,
+        ["timeout", "--foreground", "150", osn, "node", *args,
          "--set", "node.listen=127.0.0.1:0", "--set", "node.metrics=127.0.0.1:0",
          "--set", f"node.duration={duration}", "--json", os.path.join(tmp, "out.json"),
          "-q"], stderr=err, stdout=subprocess.PIPE)
