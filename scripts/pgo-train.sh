@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training run of profile-guided optimisation (called by `make release`): the instrumented osn
 # of build-pgo/ runs a short mix of the examples, so that the optimised build in build-release/
-# is laid out for the paths they take: the exact solver, the node simulator, the fluid model,
+# is laid out for the paths they take: the exact solver, the queue simulator, the fluid model,
 # and the SIP network with every control on each topology. Only counts are kept (in the profile
 # directory); the outputs are thrown away. A few seconds.
 #

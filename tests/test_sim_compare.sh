@@ -98,7 +98,7 @@ assert float(rows[1]["goodput_diff_ci"]) == js[1]["goodput_diff_ci"], rows[1]
 assert rows[0]["goodput_diff_ci"] == "", rows[0]
 ' "$TMP/cap.csv" "$TMP/cap.json"
 
-# ---- the node simulator ----------------------------------------------------------------------
+# ---- the queue simulator ----------------------------------------------------------------------
 # Thresholds never reached (load 0.3, H = 18 or 19 of R = 20): the same arrivals and services,
 # so the same run bit for bit.
 NODE=("$E/sim_two_loop.ini" --set sim.time=20000 --threads 1)

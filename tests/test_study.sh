@@ -70,7 +70,7 @@ assert same(one, d, {'source.rate', 'control.kind'}), 'differs'
 " "$TMP/grid.json" "$TMP/one.json" "$1"
 done
 
-# ---- the node simulator, osn solve and osn fluid -----------------------------------------
+# ---- the queue simulator, osn solve and osn fluid -----------------------------------------
 run 0 "node grid" -- sim "${NODE[@]}" --set thresholds.H=15,18 --set arrivals.rate=0.8:1.2:0.2 \
     --json "$TMP/node.json" -q
 pycheck "node grid: 6 points" "

@@ -132,7 +132,7 @@ b = json.load(open(sys.argv[2]))[1]
 assert b['messages'] == a['messages'] + 1, (a['messages'], b['messages'])
 " "$TMP/full.json" "$TMP/tamper.json" && ok || bad "net tampered: the kept replication was run again"
 
-# ---- the node simulator: its return times are kept too (the quantiles need every one) -------
+# ---- the queue simulator: its return times are kept too (the quantiles need every one) -------
 NODE=(sim "$E/sim_md1.ini" --set sim.time=300000 --set sim.warmup=100 --threads 1
     --replications 2 --precision 0.00001 --max-replications 32)
 run 0 "node uninterrupted" -- "${NODE[@]}" --json "$TMP/nfull.json" --csv "$TMP/nfull.csv" -q

@@ -1,5 +1,5 @@
 /*
- * `osn sim`: discrete-event simulation of the hysteretic node.
+ * `osn sim`: discrete-event simulation of the hysteretic queue.
  *
  * Thin like `osn solve`: parse the options, load the scenario with its [sim] section
  * (src/io/sim_scenario.c), apply --seed / --replications / --threads, run osn_sim_run(), print.
@@ -47,7 +47,7 @@ void osn_cmd_sim_usage(FILE *f)
           "               [--trace FILE|-] [--trace-interval S] [--replications-out FILE|-]\n"
           "               [-q|--quiet]\n"
           "\n"
-          "Discrete-event simulation of the hysteretic node: every model `osn solve`\n"
+          "Discrete-event simulation of the hysteretic queue: every model `osn solve`\n"
           "accepts (same sections and keys, see 'osn solve --help'), plus a feedback\n"
           "delay, which the algebra cannot do. Each measure is printed with its 95%\n"
           "confidence half-width from independent replications after a warm-up.\n"

@@ -56,7 +56,7 @@ struct diff {
 };
 
 struct cmp {
-    bool node;       /* the node simulator (else the network) */
+    bool node;       /* the queue simulator (else the network) */
     const int *meas; /* net_measures or node_measures */
     int stride;      /* measures per replication in rep[]: OSN_NET_ or OSN_SIM_NMEASURES */
     char key[128];

@@ -37,7 +37,7 @@ static const struct command commands[] = {
          osn_cmd_optimize_usage},
         {"fluid", "fluid model of SIP retransmissions (burst, slowdown, tandem)", osn_cmd_fluid,
          osn_cmd_fluid_usage},
-        {"sim", "discrete-event simulation: the hysteretic node, or a SIP network", osn_cmd_sim,
+        {"sim", "discrete-event simulation: the hysteretic queue, or a SIP network", osn_cmd_sim,
          osn_cmd_sim_usage},
         {"node", "one element of a scenario, for real: a SIP proxy or UAS on UDP", osn_cmd_node,
          osn_cmd_node_usage},

@@ -23,7 +23,7 @@ struct osn_net_scenario;
  * the value used, defaults included (src/io/net_echo.c; new ref, NULL when out of memory). */
 json_t *osn__net_scenario_json(const struct osn_net_scenario *s);
 
-/* The node simulator's scenario as run: every key that applies to the model's shape with the
+/* The queue simulator's scenario as run: every key that applies to the model's shape with the
  * value used, defaults included, by section (src/io/sim_echo.c; new ref, NULL when out of
  * memory). */
 struct osn_sim_scenario;

@@ -1,5 +1,5 @@
 /*
- * The node simulator's scenario as it ran, for its JSON (src/io/sim_report.c), as
+ * The queue simulator's scenario as it ran, for its JSON (src/io/sim_report.c), as
  * src/io/net_echo.c does for the network: every key that applies to the model's shape (kind,
  * arrival process, flows, service law) with the value the simulator used, defaults included,
  * section by section, so that a result file says what produced it without the scenario file.
