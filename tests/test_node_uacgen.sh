@@ -15,8 +15,11 @@
 #      asymptotic Kolmogorov quantile), computed here in plain Python (no SciPy: the test tier
 #      has none). The schedule must pass; the send times are the schedule plus the generator's
 #      lag, whose sub-millisecond jitter (sendmmsg batches, the kernel's wake-ups) alone moves D
-#      at 1,000 calls/s, so their D is printed and what is checked is the lag itself: 99% of
-#      the INVITEs leave within 10 ms of their scheduled time;
+#      at 1,000 calls/s, so their D is printed, with the lag's p99. How fast the generator keeps
+#      up is the machine's business (a timed assertion fails by chance on a loaded machine: p99
+#      32 ms at load average 30): what is checked is that it says how far it fell behind, the
+#      summary's lag_max and late_sends equal to those of the trace (send time - schedule), and
+#      a lag over 10 ms said on standard error;
 #   5. MMPP-2 (rates 200 and 1,800/s, leaving each phase at 500/s) for 10 s: the index of
 #      dispersion of the counts in 5 ms windows of the schedule is the closed form of
 #      Heffes and Lucantoni (1986) within 10%:
@@ -125,12 +128,13 @@ if [ -n "${NL_PORT[uas3]:-}" ]; then
     gen g3 "${NL_PORT[uas3]}" 10 1000 --set source.hold=0.05
     nl_check $? "generator (KS run): exit status: $(cat "$NL_TMP/g3/node.err")"
     nl_stop uas3
-    "$NL_PY" - "$NL_TMP/g3/trace.csv" 1000 <<'PY'
-import math, sys
+    "$NL_PY" - "$NL_TMP/g3/trace.csv" 1000 "$NL_TMP/g3/summary.json" "$NL_TMP/g3/node.err" <<'PY'
+import json, math, sys
 rate = float(sys.argv[2])
-sent, sched = [], []
+sent, sched, lags_all = [], [], []
 for line in open(sys.argv[1]):
     attempt, call, ts, tx = line.split(",")
+    lags_all.append(float(tx) - float(ts))
     if attempt == "0":
         sched.append(float(ts))
         sent.append(float(tx))
@@ -143,21 +147,35 @@ def ks(times):
         f = 1 - math.exp(-rate * x)
         d = max(d, (i + 1) / n - f, f - i / n)
     return n, d
+lags = sorted(b - a for a, b in zip(sched, sent))
 n, d = ks(sent)
 _, d_sched = ks(sched)
 crit = 1.6276 / math.sqrt(n)
-late = sum(1 for a, b in zip(sched, sent) if b - a > 1e-3) / len(sent)
-print(f"KS: {n} gaps, D = {d:.5f} on the send times, {d_sched:.5f} on the schedule; "
-      f"critical value at 1% {crit:.5f}; {100 * late:.2f}% of the INVITEs left > 1 ms late")
-lags = sorted(b - a for a, b in zip(sched, sent))
+late = sum(1 for x in lags_all if x > 1e-3)
+# the trace's times are printed to 1 ns: a lag within 2 ns of 1 ms may fall either side
+late_lo, late_hi = (sum(1 for x in lags_all if x > 1e-3 + e) for e in (2e-9, -2e-9))
 p99 = lags[int(0.99 * (len(lags) - 1))]
-print(f"lag of the send times behind the schedule: p99 {1e3 * p99:.3f} ms, max {1e3 * lags[-1]:.3f} ms")
+print(f"KS: {n} gaps, D = {d:.5f} on the send times, {d_sched:.5f} on the schedule; "
+      f"critical value at 1% {crit:.5f}")
+print(f"lag of the send times behind the schedule: p99 {1e3 * p99:.3f} ms, "
+      f"max {1e3 * max(lags_all):.3f} ms, {late} INVITEs > 1 ms late")
+ok = True
 if n < 9000 or d_sched >= crit:
     print("FAIL: the schedule is not exponential at 1% (KS)")
-    sys.exit(1)
-sys.exit(0 if p99 < 0.010 else 1)
+    ok = False
+u = json.load(open(sys.argv[3]))
+
+print(f"summary: lag_max {1e3 * u['lag_max']:.3f} ms, late_sends {u['late_sends']}")
+if abs(u["lag_max"] - max(lags_all)) > 2e-9 or not late_lo <= u["late_sends"] <= late_hi:
+    print("FAIL: the summary's lag_max / late_sends are not the trace's")
+    ok = False
+said = "behind schedule by" in open(sys.argv[4]).read()
+if (max(lags_all) > 0.010) != said:
+    print(f"FAIL: largest lag {1e3 * max(lags_all):.3f} ms, said on stderr: {said}")
+    ok = False
+sys.exit(0 if ok else 1)
 PY
-    nl_check $? "the INVITEs' schedule is not exponential at 1% (KS), or 1% of them left over 10 ms late"
+    nl_check $? "the INVITEs' schedule is not exponential at 1% (KS), or the generator's account of its lag is not the trace's"
 fi
 
 # ---- 4. retrials after a 503 with Retry-After: 2
