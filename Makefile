@@ -15,13 +15,15 @@
 #                      calls)
 #   make bench         [bench tier] the release build, then bench/run.sh (every benchmark beside
 #                      its peer: the solver against SciPy, ..., osn node's CPU per call and
-#                      highest call rate against Kamailio's)
+#                      highest call rate against Kamailio's); its main figures go into
+#                      docs/performance.md as a dated table (scripts/perf_record.py)
 #   make testbed       [test tier] build, then `osn node` on the wire (about 40 minutes):
 #                      scripts/testbed.sh examples/node_collapse.ini (osn sim beside the real
 #                      chain, none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.csv) and
 #                      the long node tests: interop (2,000 calls per chain), overload at 3x
 #                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
-#                      upstream), reliability (20x for 60 s, kill -9 of the core)
+#                      upstream), reliability (20x for 60 s, kill -9 of the core); the
+#                      sim-beside-real table goes into docs/performance.md, dated
 #   make fuzz          [test tier] the libFuzzer targets, FUZZ_SECONDS each (default 600): the SIP
 #                      parser's and the node's (datagram sequences and clock steps), built with
 #                      clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); `make check`
@@ -130,15 +132,23 @@ check: test test-asan format-check
 demo: deps-demo build
 	bash scripts/demo.sh $(BUILD)/osn
 
+# Both write a dated table into docs/performance.md at the end (scripts/perf_record.py), with the
+# load average read before the run.
 bench: deps-bench release
 	$(CMAKE) $(RELEASE_BUILD) >/dev/null
 	$(NINJA) -C $(RELEASE_BUILD)
-	OSN_BUILD=$(RELEASE_BUILD) bash bench/run.sh
+	@load=$$(cut -d' ' -f1-3 /proc/loadavg); figs=$$(mktemp); \
+	OSN_BUILD=$(RELEASE_BUILD) OSN_BENCH_FIGURES=$$figs bash bench/run.sh && \
+	python3 scripts/perf_record.py bench docs/performance.md $$figs --load-start "$$load"; \
+	rc=$$?; rm -f $$figs; exit $$rc
 
 # Every step runs even when one fails; the target fails if any did.
 testbed: deps-test build
-	@rc=0; \
-	OSN=$(BUILD)/osn bash scripts/testbed.sh examples/node_collapse.ini || rc=1; \
+	@rc=0; load=$$(cut -d' ' -f1-3 /proc/loadavg); \
+	OSN=$(BUILD)/osn bash scripts/testbed.sh examples/node_collapse.ini && \
+	python3 scripts/perf_record.py testbed docs/performance.md testbed-out/testbed.csv \
+		--load-start "$$load" --columns control,load,rate,sim_goodput,sim_goodput_hw,real_goodput,sim_p99_s,real_p99_s,sim_replications \
+		|| rc=1; \
 	bash tests/test_node_interop.sh $(BUILD)/osn . || rc=1; \
 	bash tests/test_node_overload.sh $(BUILD)/osn . --control none --warm 35 --window 60 || rc=1; \
 	bash tests/test_node_overload.sh $(BUILD)/osn . --control loss --warm 35 --window 60 \

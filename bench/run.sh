@@ -8,6 +8,8 @@
 # print P0 and T_ret, which must agree. The peer is skipped, with a note, when Debian's
 # python3-scipy is missing (scripts/deps.sh bench installs it). It measures; it never fails on
 # time. OSN_BUILD names the build directory (default build); OSN_BENCH_R overrides the R list.
+# OSN_BENCH_FIGURES=FILE: the main figures also go to FILE as CSV (what, osn, peer, peer/osn),
+# which `make bench` hands to scripts/perf_record.py for docs/performance.md's dated table.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -24,6 +26,14 @@ have_peer=1
 if ! "$peer_py" -c 'import scipy' 2>/dev/null; then
     have_peer=0
 fi
+
+figs=${OSN_BENCH_FIGURES:-}
+[[ -n "$figs" ]] && echo "what,osn,peer,peer/osn" >"$figs"
+# figure WHAT OSN [PEER [RATIO]]: one row of the figures' CSV (when asked for); "-" when absent.
+figure() {
+    [[ -n "$figs" ]] || return 0
+    printf '"%s","%s","%s","%s"\n' "$1" "$2" "${3:--}" "${4:--}" >>"$figs"
+}
 
 # Value of key=... in a line of key=value pairs, or "-".
 kv() {
@@ -76,6 +86,8 @@ for i in "${!ours[@]}"; do
         "$(kv "$o" R)" "$(kv "$o" states)" "$os" "$(kv "$o" states_per_s)" \
         "$(kv "$o" peak_rss_mib)" "$bps" "$ps" "$(kv "$p" solve_s)" "$(kv "$p" states_per_s)" \
         "$(kv "$p" peak_rss_mib)" "$ratio" "$(kv "$o" T_ret)" "$(kv "$p" T_ret)"
+    figure "exact solve R=$(kv "$o" R) ($(kv "$o" states) states)" "$os s" \
+        "$([[ "$ps" != - ]] && echo "SciPy $ps s")" "$ratio"
 done
 # The states/s curve over R: flat means the cost per state does not grow with R.
 first=${ours[0]}
@@ -94,7 +106,9 @@ echo "B/state is OSN's whole-process peak RSS over the states (small R: mostly t
 # Fluid model: one simulated hour at 50 ms slots (target: well under 0.1 s).
 echo
 if [[ -x "$build/bench_fluid" ]]; then
-    "$build/bench_fluid"
+    line=$("$build/bench_fluid")
+    echo "$line"
+    figure "osn fluid, one hour at 50 ms slots" "$(kv "$line" median_s) s"
 else
     echo "run.sh: $build/bench_fluid not found; build first (ninja -C $build bench_fluid)" >&2
 fi
@@ -169,8 +183,15 @@ if [[ -x "$build/bench_sim" ]]; then
             -v p="$(kv "$peer" events_per_s)" 'BEGIN {
             printf "osn sim: %.1f M events/s on 1 thread, %.1f M events/s on 2 (%.1f per thread)\n", a / 1e6, b / 1e6, b / 2e6
             if (p + 0 > 0) printf "SimPy: %.3g M events/s; osn/SimPy = %.0f (one thread each)\n", p / 1e6, a / p }'
+        figure "osn sim, the queue, events/s on 1 thread" "$(kv "$sim1" events_per_s)" \
+            "SimPy $(kv "$peer" events_per_s)" \
+            "$(awk -v a="$(kv "$sim1" events_per_s)" -v p="$(kv "$peer" events_per_s)" \
+                'BEGIN { if (p + 0 > 0) printf "%.0f", a / p; else print "-" }')"
+        figure "osn sim, the queue, events/s on 2 threads" "$(kv "$sim2" events_per_s)"
     else
         echo "peer: skipped, $peer_py has neither simpy nor SimPy (install it with: scripts/deps.sh bench)"
+        figure "osn sim, the queue, events/s on 1 thread" "$(kv "$sim1" events_per_s)"
+        figure "osn sim, the queue, events/s on 2 threads" "$(kv "$sim2" events_per_s)"
     fi
 else
     echo "run.sh: $build/bench_sim not found; skipped (ninja -C $build bench_sim)"
@@ -178,14 +199,33 @@ fi
 
 # ---- SIP transaction layer: full INVITE client+server exchanges through the state machines ----
 echo
-if [[ -x "$build/bench_sip" ]]; then "$build/bench_sip"; else echo "run.sh: $build/bench_sip not found; skipped (ninja -C $build bench_sip)"; fi
+if [[ -x "$build/bench_sip" ]]; then
+    line=$("$build/bench_sip")
+    echo "$line"
+    figure "SIP transactions, INVITE exchanges/s" "$(kv "$line" exchanges_per_s)"
+else echo "run.sh: $build/bench_sip not found; skipped (ninja -C $build bench_sip)"; fi
 
 # ---- SIP message parser: parse + identities of SIPp's INVITE, beside libosip2 in the same run ----
 echo
-if [[ -x "$build/bench_sip_parse" ]]; then "$build/bench_sip_parse"; else echo "run.sh: $build/bench_sip_parse not found; skipped (ninja -C $build bench_sip_parse)"; fi
+if [[ -x "$build/bench_sip_parse" ]]; then
+    out=$("$build/bench_sip_parse")
+    echo "$out"
+    figure "SIP parse + identities, messages/s" \
+        "$(awk '/^osn_sip_wire_parse/ { print $(NF-3) }' <<<"$out")" \
+        "libosip2 $(awk '/^libosip2/ { print $(NF-3) }' <<<"$out")" \
+        "$(awk '/^ratio osn/ { print $(NF-1) }' <<<"$out")"
+else echo "run.sh: $build/bench_sip_parse not found; skipped (ninja -C $build bench_sip_parse)"; fi
 
 # ---- ctl: client decisions per second (RFC 7339 loss 80/20, RFC 7415 GCRA) and loss server ----
-echo; if [[ -x "$build/bench_ctl" ]]; then "$build/bench_ctl" "${OSN_BENCH_CTL_N:-2e7}"; else echo "run.sh: $build/bench_ctl not found; skipped (ninja -C $build bench_ctl)"; fi
+echo
+if [[ -x "$build/bench_ctl" ]]; then
+    out=$("$build/bench_ctl" "${OSN_BENCH_CTL_N:-2e7}")
+    echo "$out"
+    figure "ctl client decisions/s, RFC 7339 loss" \
+        "$(kv "$(grep loss_client <<<"$out")" decisions_per_s)"
+    figure "ctl client decisions/s, RFC 7415 rate" \
+        "$(kv "$(grep rate_client <<<"$out")" decisions_per_s)"
+else echo "run.sh: $build/bench_ctl not found; skipped (ninja -C $build bench_ctl)"; fi
 
 # ---- sim: SIP network simulator, simulated SIP messages per second on examples/fanin.ini ----
 # Its two replications on one thread, then on one thread each (this machine's cores); the median
@@ -193,7 +233,11 @@ echo; if [[ -x "$build/bench_ctl" ]]; then "$build/bench_ctl" "${OSN_BENCH_CTL_N
 # Messages are those the elements processed, warm-up included.
 echo
 if [[ -x "$build/osn" ]]; then
-    "$peer_py" bench/fanin.py "$build/osn" "${OSN_BENCH_FANIN_RUNS:-5}"
+    out=$("$peer_py" bench/fanin.py "$build/osn" "${OSN_BENCH_FANIN_RUNS:-5}")
+    echo "$out"
+    while read -r t v; do
+        figure "osn sim fanin.ini, M SIP messages/s on $t thread(s)" "$v"
+    done < <(sed -n 's/^net sim fanin.ini, \([0-9]*\) thread(s): .* wall: \([0-9.e+]*\) M msgs\/s.*/\1 \2/p' <<<"$out")
     # Instructions per message, which unlike the wall time does not depend on the neighbours:
     # one replication of 40 simulated seconds under cachegrind (about 20 s; skipped without
     # valgrind, or with OSN_BENCH_NO_CACHEGRIND=1).
@@ -228,10 +272,12 @@ fi
 # ratio from all the pairs (median and range), the node's datagrams per CPU-second beside
 # bench/udp_limit.c's (built as $build/udp_limit); bench/node_maxrate.sh: rising rates, 60 s
 # each (up to about 30 minutes in all: a step is the rate held 60 s, then up to 60 s to
-# drain); BENCH_SHORT=1 tries both scripts in about a minute and a half
+# drain; OSN_BENCH_NO_NODE=1 skips them); BENCH_SHORT=1 tries both scripts in about a minute and a half
 # (low rates, short runs: their figures are for checking the scripts, not for quoting).
 echo
-if [[ -x "$build/osn" ]] && command -v sipp >/dev/null && command -v kamailio >/dev/null; then
+if [[ -n "${OSN_BENCH_NO_NODE:-}" ]]; then
+    echo "run.sh: osn node against Kamailio skipped (OSN_BENCH_NO_NODE)"
+elif [[ -x "$build/osn" ]] && command -v sipp >/dev/null && command -v kamailio >/dev/null; then
     UDP_LIMIT="$build/udp_limit" bash "$(dirname "${BASH_SOURCE[0]}")/node_cpu.sh" "$build/osn"
     echo
     UDP_LIMIT="$build/udp_limit" bash "$(dirname "${BASH_SOURCE[0]}")/node_maxrate.sh" "$build/osn"
