@@ -86,7 +86,9 @@ apt_install() {
 }
 
 log=$(mktemp)
-policy=/usr/sbin/policy-rc.d
+# OSN_DEPS_POLICY_RC_D: another place for it, for tests/test_deps.sh only (with shims of apt-get
+# and systemctl on the PATH); apt's invoke-rc.d reads /usr/sbin/policy-rc.d alone.
+policy=${OSN_DEPS_POLICY_RC_D:-/usr/sbin/policy-rc.d}
 own_policy=0
 cleanup() {
     rm -f "$log"

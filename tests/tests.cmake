@@ -96,6 +96,9 @@ add_test(NAME docs_scenario COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_docs_sce
 # make bench and make testbed write dated tables into docs/performance.md (issue 35).
 add_test(NAME perf_record COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/test_perf_record.py
                                   ${CMAKE_SOURCE_DIR})
+# scripts/deps.sh's tiers: each make target its own; no root asked of a user who has the tier;
+# Kamailio installed with no service started (shims of dpkg-query, apt-get, systemctl).
+add_test(NAME deps COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_deps.sh ${CMAKE_SOURCE_DIR})
 # Hostile inputs (issue 14): signals, injection, silent wrong answers, runaways, messages.
 add_test(NAME hostile COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_hostile.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(hostile PROPERTIES TIMEOUT 600)
