@@ -14,8 +14,11 @@ its `\\` continuations) runs in bash from a scratch directory where `build`, `ex
 - a plain command must exit 0.
 
 Left out, each for a reason: `osn node` (a server: tests/node/ starts it), `mpirun` (CTest
-cli_study_mpi), `make` and `python3` (CTest install runs the module and the example against an
-installed tree). Lines that report the wall clock (`events: ... in ... s`) are not compared:
+cli_study_mpi). The README's other command lines are each accounted for: `python3` runs with
+the module and library of the build tree and must warn of nothing; `make TARGET [VAR=...]` must
+be a target (`make -n`; CTest install, .ci/run and the demo loop run them for real);
+`export PKG_CONFIG_PATH=` must name where the `make install PREFIX=` above it puts osn.pc; any
+other command is a failure. Lines that report the wall clock (`events: ... in ... s`) are not compared:
 the machine's speed is not the README's to promise. Stale sentences ("not written yet" of a
 shipped feature) are tests/test_docs_stale.py's.
 """
@@ -72,6 +75,21 @@ def commands(lines):
             yield lineno, cmd, out if shown else None
 
 
+def other_commands(lines):
+    """(line, command) of each indented command line that commands() does not run: the first
+    word of a line of a block, bar comments, `$ ` commands and the lines shown under them."""
+    for start, blk in blocks(lines):
+        if any(b.startswith("$ ") for b in blk):
+            continue
+        for k, text in enumerate(blk):
+            cmd = re.sub(r"\s+#.*$", "", text).strip()
+            if not cmd or cmd.startswith("#") or text.startswith(" "):
+                continue
+            if cmd.startswith("build/osn"):
+                continue
+            yield start + k, cmd
+
+
 def matches(shown, got):
     """Every shown line, in order, among the printed ones ("..." and wall-clock lines aside)."""
     want = [s.rstrip() for s in shown if s.strip() not in ("", "...") and not WALL.match(s)]
@@ -118,5 +136,60 @@ with tempfile.TemporaryDirectory() as tmp:
                 print(f"     shown but not printed: {missing!r}")
             print("     printed:\n" + "\n".join("       " + g for g in got.split("\n")[:40]))
 
-print(f"{ran - failures} of {ran} commands of the README and docs/ as shown")
+    # The README's other commands: each run, or checked, here; none left unaccounted for.
+    lines = open(os.path.join(src, "README.md"), encoding="utf-8").read().split("\n")
+    libdir = "lib"
+    cache = os.path.join(build, "CMakeCache.txt")
+    if os.path.exists(cache):
+        m = re.search(r"^CMAKE_INSTALL_LIBDIR:[A-Z]*=(.*)$", open(cache).read(), re.M)
+        libdir = m.group(1) if m else libdir
+    prefix = None
+    for lineno, cmd in other_commands(lines):
+        ran += 1
+        word = cmd.split()[0]
+        why = None
+        if word == "python3":
+            # The module from the build tree, as bench/run.sh loads it; a warning (such as
+            # osn.InfeasibleWarning) is a failure: the README's examples are feasible.
+            # Debian's python3 (the README's), which has matplotlib from the test tier, before
+            # another one on the PATH, as tests/test_install.sh does.
+            env = dict(os.environ, PYTHONPATH=os.path.join(src, "python"),
+                       OSN_LIBRARY=os.path.join(build, "libosn.so"))
+            if os.access("/usr/bin/python3", os.X_OK):
+                env["PATH"] = "/usr/bin:" + env.get("PATH", "")
+            p = subprocess.run(["bash", "-c", cmd], cwd=tmp, env=env, capture_output=True,
+                               text=True, timeout=300)
+            if p.returncode != 0 or "Warning" in p.stderr:
+                why = f"exit {p.returncode}: {(p.stdout + p.stderr)[-600:]}"
+        elif word == "make":
+            # A target of the Makefile with the variables shown (make -n runs no recipe): `make`
+            # itself is run by CTest install (a staged and a private prefix), .ci/run (check)
+            # and by hand (demo, testbed).
+            args = [a for a in cmd.split() if a != "make"]
+            args = [a.replace("$HOME", os.path.join(tmp, "home")) for a in args]
+            p = subprocess.run(["make", "-n", "-C", src] + args, capture_output=True, text=True)
+            if p.returncode != 0:
+                why = f"make -n: exit {p.returncode}: {p.stderr[-300:]}"
+            m = re.search(r"PREFIX=(\S+)", cmd)
+            prefix = m.group(1) if m and args and args[0] == "install" else prefix
+        elif word == "export" and cmd.startswith("export PKG_CONFIG_PATH="):
+            # Where `make install PREFIX=...` just above puts osn.pc (cmake/install.cmake).
+            want = f"{prefix}/{libdir}/pkgconfig" if prefix else None
+            got = cmd.split("=", 1)[1]
+            if got != want:
+                why = f"PKG_CONFIG_PATH={got}, but make install PREFIX={prefix} puts osn.pc in {want}"
+        else:
+            why = "a command this test neither runs nor checks"
+        if why:
+            failures += 1
+            print(f"FAIL README.md:{lineno}: {cmd}\n     {why}")
+        else:
+            print(f"ok   README.md:{lineno}: {cmd[:90]}")
+
+# The README is a front door (issue 35: about 200 lines); the manual is docs/.
+n = len(open(os.path.join(src, "README.md"), encoding="utf-8").read().splitlines())
+if n > 220:
+    failures += 1
+    print(f"FAIL README.md: {n} lines, at most 220: the rest belongs in docs/")
+print(f"{ran - failures} of {ran} commands of the README and docs/ as shown; README {n} lines")
 sys.exit(1 if failures or ran < 20 else 0)
