@@ -34,6 +34,11 @@ set_tests_properties(node_metrics PROPERTIES TIMEOUT 60 LABELS node)
 add_test(NAME node_metrics_hostile
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/metrics_hostile.py $<TARGET_FILE:osn>)
 set_tests_properties(node_metrics_hostile PROPERTIES TIMEOUT 120 LABELS node)
+# The throttle gauge against a next hop's RFC 7339 feedback; docs/node.md's list of series.
+add_test(NAME node_metrics_gauge
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/metrics_gauge.py $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_metrics_gauge PROPERTIES TIMEOUT 120 LABELS node)
 
 # Every transaction ends: calls that succeed, a dead next hop (408), Max-Forwards 0 (483), a
 # flood against max_transactions (503), a caller that never ACKs; then the node holds none.

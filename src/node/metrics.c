@@ -144,13 +144,16 @@ static size_t render(struct node *n, char *buf, size_t size)
         n->live);
     /* The client half's throttle (an edge with control loss or rate). Their level is a read:
      * what it may change (an expired oc validity turned off) the next request would change
-     * the same way. pi's level would run its control interval early, so it is not shown. */
+     * the same way. pi's level would run its control interval early, so it is not shown. The
+     * element is a label, so that a dashboard over several nodes tells whose throttle it is. */
     const char *kind = n->cli ? osn_ctl_kind(n->cli) : "";
+    const char *element = osn_node_element_name(n->cfg->element);
     if (strcmp(kind, "loss") == 0)
         ADD("# HELP osn_node_client_shed_percent percent of new requests the client half sheds "
             "toward the next hop (RFC 7339 loss; 0 when off)\n"
-            "# TYPE osn_node_client_shed_percent gauge\nosn_node_client_shed_percent %.17g\n",
-            osn_ctl_client_level(n->cli, n->now));
+            "# TYPE osn_node_client_shed_percent gauge\n"
+            "osn_node_client_shed_percent{element=\"%s\"} %.17g\n",
+            element, osn_ctl_client_level(n->cli, n->now));
     else if (strcmp(kind, "rate") == 0) {
         double r = osn_ctl_client_level(n->cli, n->now);
         char v[32];
@@ -158,12 +161,12 @@ static size_t render(struct node *n, char *buf, size_t size)
         ADD("# HELP osn_node_client_rate_limit_per_s new INVITEs per second the client half "
             "lets through to the next hop (RFC 7415 rate; +Inf when off)\n"
             "# TYPE osn_node_client_rate_limit_per_s gauge\n"
-            "osn_node_client_rate_limit_per_s %s\n",
-            v);
+            "osn_node_client_rate_limit_per_s{element=\"%s\"} %s\n",
+            element, v);
     }
     ADD("# HELP osn_node_info the element this node plays\n# TYPE osn_node_info gauge\n"
         "osn_node_info{element=\"%s\"} 1\n",
-        osn_node_element_name(n->cfg->element));
+        element);
 #undef ADD
     return k;
 }

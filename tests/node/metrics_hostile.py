@@ -388,8 +388,8 @@ def check_trickle(met, sip):
 def check_client_level(osn, tmp):
     """An edge's client half shows its level for loss and rate (nothing sent yet: control off,
     0 % shed, no rate limit), nothing for pi; osn_node_info names the element."""
-    want = {"loss": "osn_node_client_shed_percent 0\n",
-            "rate": "osn_node_client_rate_limit_per_s +Inf\n", "pi": None}
+    want = {"loss": 'osn_node_client_shed_percent{element="edge"} 0\n',
+            "rate": 'osn_node_client_rate_limit_per_s{element="edge"} +Inf\n', "pi": None}
     for kind, line in want.items():
         p, met, _ = start(osn, tmp, 30, ("--set", "node.element=edge", "--set",
                                          "node.next_hop=127.0.0.1:9", "--set",
