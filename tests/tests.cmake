@@ -96,6 +96,8 @@ add_test(NAME docs_scenario COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_docs_sce
 # No page says a shipped command or the node is not there yet (issue 35).
 add_test(NAME docs_stale COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/test_docs_stale.py
                                  $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+# Every tracked figure's program says what a point averages and draws its intervals (issue 35).
+add_test(NAME figures COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/test_figures.py ${CMAKE_SOURCE_DIR})
 # make bench and make testbed write dated tables into docs/performance.md (issue 35).
 add_test(NAME perf_record COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/test_perf_record.py
                                   ${CMAKE_SOURCE_DIR})

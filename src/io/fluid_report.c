@@ -413,7 +413,17 @@ int osn_fluid_plot_range(const char *path, const struct osn_fluid_scenario *sc,
         fprintf(gp, ", capacity x %g for %g s at %g s", p->slowdown_factor, p->slowdown_duration,
                 p->slowdown_start);
 
-    fprintf(gp, ", control %s\" noenhanced\n", osn_fluid_ctl_name(res->cfg.control.algo));
+    /* Every figure says what it averages (issue 35): the fluid model is one trajectory, fixed
+     * by its input; only the MMPP profile draws its phases, from one seed. */
+    fprintf(gp, ", control %s\\n", osn_fluid_ctl_name(res->cfg.control.algo));
+    if (p->shape == OSN_FLUID_MMPP)
+        fprintf(gp,
+                "fluid model: one trajectory, the MMPP phases drawn with seed %llu; no "
+                "replications, no interval\" noenhanced\n",
+                (unsigned long long)p->seed);
+    else
+        fprintf(gp, "fluid model: one deterministic trajectory; no replications, no "
+                    "interval\" noenhanced\n");
     fprintf(gp,
             "set xlabel 'time (s)'\nset ylabel 'queue (messages)'\n"
             "set y2label 'retransmissions sent, capacity (1/s)'\nset y2tics\nset ytics nomirror\n"

@@ -3,6 +3,7 @@
 
   study.py            the full study: table.csv, table.txt, figure.png here (about a minute)
   study.py --check    the reduced verdict of make check (seconds): exit 1 if the claim fails
+  study.py --plot     figure.png again from load.csv and thresholds.csv (seconds)
 
 The claim (Abaev, Gaidamaka, Samouylov et al., RUDN, on the M|G|1|<L,H>|B hysteretic model): the
 return time from an overload state, the target measure, differs between the M|M|1 system
@@ -39,7 +40,7 @@ PLOT = r"""
 set terminal pngcairo size 1200,460 font ",10"
 set output ARG3
 set datafile separator ","
-set multiplot layout 1,2 title "Return time from overload T_{ret}, M|M|1 vs M|D|1 <L,H>|B = 20, mu = 1, lambda' = lambda/2: exact lines, simulation points (95 % CI)"
+set multiplot layout 1,2 title "Return time from overload T_{ret}, M|M|1 vs M|D|1 <L,H>|B = 20, mu = 1, lambda' = lambda/2: exact lines, simulation points\n(each the mean of 5 replications of 20,000 service times, bars: 95 % intervals)"
 set grid
 set key top left box opaque
 set ylabel "T_{ret} (mean overload period, service times)"
@@ -82,6 +83,10 @@ def check():
 def main():
     if sys.argv[1:] == ["--check"]:
         sys.exit(0 if check() else 1)
+    if sys.argv[1:] == ["--plot"]:  # redraw figure.png from load.csv and thresholds.csv
+        common.gnuplot(PLOT, os.path.join(HERE, "load.csv"),
+                       os.path.join(HERE, "thresholds.csv"), os.path.join(HERE, "figure.png"))
+        return
     load = [row("load", lam, lam, 5, 10, 20000, 5)
             for lam in (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 1.6, 1.8, 2.0)]
     thr = [row("L", L, 1.2, L, 10, 20000, 5) for L in range(0, 10)]

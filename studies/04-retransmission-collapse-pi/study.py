@@ -71,10 +71,10 @@ PLOT = r"""
 set terminal pngcairo size 1200,460 font ",10"
 set output ARG4
 set datafile separator ","
-set multiplot layout 1,2 title "Retransmission collapse after a 2 s burst at 60 % load (100 msg/s server) and its PI control"
+set multiplot layout 1,2 title "Retransmission collapse after a 2 s burst at 60 % load (100 msg/s server) and its PI control\nfluid model: deterministic; simulator: one run (its replication 0, seed 1), no interval"
 set grid
 set key right center box opaque
-set title "server queue: fluid (lines) and simulator (points, seed 1)"
+set title "server queue: fluid (lines) and simulator (points)"
 set xlabel "time (s)"
 set ylabel "queue (messages)"
 set logscale y
@@ -146,6 +146,11 @@ def check():
 def main():
     if sys.argv[1:] == ["--check"]:
         sys.exit(0 if check() else 1)
+    if sys.argv[1:] == ["--plot"]:  # redraw figure.png from the CSVs, no runs
+        common.gnuplot(PLOT, os.path.join(HERE, "queue_fluid.csv"),
+                       os.path.join(HERE, "queue_sim.csv"), os.path.join(HERE, "tandem.csv"),
+                       os.path.join(HERE, "figure.png"))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         fl = {a: os.path.join(tmp, f"fluid_{a}.csv") for a in ("none", "rrrc", "rtd")}
         tr = {k: os.path.join(tmp, f"sim_{k}.csv") for k in ("none", "pi")}
