@@ -38,7 +38,7 @@ check $? "an unknown tier: exit $rc (want 2), $(cat "$TMP/err")"
 for t in "all build" "install build" "demo demo" "check test" "testbed test" "fuzz test" \
     "bench bench"; do
     read -r target tier <<<"$t"
-    asked=$(make -n -C "$SRC" "$target" 2>/dev/null | sed -n 's/^scripts\/deps\.sh \([a-z]*\)$/\1/p' |
+    asked=$(env -u MAKEFLAGS -u MFLAGS make -n -C "$SRC" "$target" 2>/dev/null | sed -n 's/^scripts\/deps\.sh \([a-z]*\)$/\1/p' |
         sort -u | tr '\n' ' ')
     # a target asks for its tier, and for the build tier at most besides (its build step)
     want="$tier "

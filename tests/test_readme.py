@@ -167,7 +167,9 @@ with tempfile.TemporaryDirectory() as tmp:
             # and by hand (demo, testbed).
             args = [a for a in cmd.split() if a != "make"]
             args = [a.replace("$HOME", os.path.join(tmp, "home")) for a in args]
-            p = subprocess.run(["make", "-n", "-C", src] + args, capture_output=True, text=True)
+            env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS")}
+            p = subprocess.run(["make", "-n", "-C", src] + args, capture_output=True, text=True,
+                               env=env)
             if p.returncode != 0:
                 why = f"make -n: exit {p.returncode}: {p.stderr[-300:]}"
             m = re.search(r"PREFIX=(\S+)", cmd)
