@@ -118,6 +118,15 @@ add_test(NAME node_uacgen
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_uacgen PROPERTIES TIMEOUT 200 LABELS node)
 
+# Callers who give up (issues 30, 33): the generator's source.patience against SIPp uas that
+# rings after 1 s and answers after 2 s: det patience either side of the answer (all or none
+# abandoned, the CANCEL held until the 180), exponential (1 - exp(-d/m)), a 2xx that crosses
+# the CANCEL (ACK, BYE). About 20 s.
+add_test(NAME node_genabandon
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_genabandon.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_genabandon PROPERTIES TIMEOUT 150 LABELS node)
+
 # docs/guide.md step 5 (issue 35): the guide's thresholds on the wire, scripts/testbed.sh on
 # examples/guide/kamailio-wire.ini (1.2x, local control): real goodput within 10% of osn sim's,
 # the core's control acted and dropped nothing. About 25 s.

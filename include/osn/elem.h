@@ -665,6 +665,28 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
 void osn_uac_on_patience(struct osn_uac_call *c, struct osn_uac_step *st);
 
 /*
+ * The caller's patience law (source.patience), one draw in both worlds: the simulator's sources
+ * and the node's load generator wait the same law from the same kind of stream. Attempt
+ * `retries` of call `origin` draws from a stream seeded by key ^ (origin * 128 + retries), key
+ * being the run's patience purpose (one draw of its master stream): runs that differ only in
+ * control give up on the same attempts at the same ages (common random numbers). Exponential:
+ * inversion, -mean log U; lognormal: exp(mu + sigma Z), Z a polar-method normal, sigma^2 =
+ * log(1 + cv^2), mu = log(mean) - sigma^2 / 2; det: the mean itself; none: INFINITY.
+ */
+enum osn_uac_patience_law {
+    OSN_UAC_PATIENCE_NONE,
+    OSN_UAC_PATIENCE_EXP,
+    OSN_UAC_PATIENCE_DET,
+    OSN_UAC_PATIENCE_LOGNORMAL,
+};
+struct osn_uac_patience {
+    int law;         /* enum osn_uac_patience_law */
+    double mean, cv; /* s; cv for lognormal only */
+};
+double osn_uac_patience_draw(const struct osn_uac_patience *p, uint64_t key, uint64_t origin,
+                             unsigned retries);
+
+/*
  * Retrials. A caller whose attempt failed with a 503 or timed out (Timer B, a 408) tries the call
  * again with probability `prob`, as a new INVITE (new Call-ID, new transaction), at most
  * `max_retries` times per call. It waits a draw of its retry delay law or, when it honours

@@ -61,6 +61,7 @@ struct osn_node_source {
     int retry_delay_law;                            /* enum osn_node_retry_law */
     bool honour_retry_after;
     int max_retries;
+    struct osn_uac_patience patience; /* callers who give up (osn_uac_patience_draw) */
     uint64_t seed; /* the scenario's seed: the same seed, the same schedule of calls */
 };
 
@@ -78,6 +79,7 @@ struct osn_node_uac_stats {
     uint64_t unfinished;         /* calls still without an outcome when the drain ended */
     uint64_t acks_2xx;           /* ACKs of a 2xx sent (each 2xx copy gets one) */
     uint64_t byes_sent, byes_ok; /* BYEs started; of which answered 2xx */
+    uint64_t cancels;            /* CANCELs sent by callers who gave up (RFC 3261 9.1) */
     uint64_t no_trying;          /* calls ended without a 100 Trying */
     uint64_t late_sends;         /* INVITEs sent more than 1 ms after their scheduled time */
     double lag_max;              /* the largest delay of an INVITE after its schedule (s) */

@@ -59,24 +59,30 @@ static void source_from_net(const struct osn_net_cfg *net, struct osn_node_sourc
     static const int process[] = {[OSN_NET_POISSON] = OSN_NODE_POISSON,
                                   [OSN_NET_MMPP] = OSN_NODE_MMPP,
                                   [OSN_NET_PROFILE] = OSN_NODE_PROFILE};
+    static const int patience[] = {[OSN_NET_PATIENCE_NONE] = OSN_UAC_PATIENCE_NONE,
+                                   [OSN_NET_PATIENCE_EXP] = OSN_UAC_PATIENCE_EXP,
+                                   [OSN_NET_PATIENCE_DET] = OSN_UAC_PATIENCE_DET,
+                                   [OSN_NET_PATIENCE_LOGNORMAL] = OSN_UAC_PATIENCE_LOGNORMAL};
     static const int law[] = {[OSN_NET_RETRY_EXP] = OSN_NODE_RETRY_EXP,
                               [OSN_NET_RETRY_DET] = OSN_NODE_RETRY_DET,
                               [OSN_NET_RETRY_UNIFORM] = OSN_NODE_RETRY_UNIFORM,
                               [OSN_NET_RETRY_LOGNORMAL] = OSN_NODE_RETRY_LOGNORMAL};
-    *d = (struct osn_node_source){.process = process[s->process],
-                                  .rate = s->rate,
-                                  .nsteps = s->nsteps,
-                                  .burst_t = s->burst_t,
-                                  .burst_len = s->burst_len,
-                                  .burst_factor = s->burst_factor,
-                                  .hold = s->hold,
-                                  .retry_prob = s->retry_prob,
-                                  .retry_delay = s->retry_delay,
-                                  .retry_delay_cv = s->retry_delay_cv,
-                                  .retry_delay_law = law[s->retry_delay_law],
-                                  .honour_retry_after = s->honour_retry_after,
-                                  .max_retries = s->max_retries,
-                                  .seed = net->seed};
+    *d = (struct osn_node_source){
+            .process = process[s->process],
+            .rate = s->rate,
+            .nsteps = s->nsteps,
+            .burst_t = s->burst_t,
+            .burst_len = s->burst_len,
+            .burst_factor = s->burst_factor,
+            .hold = s->hold,
+            .retry_prob = s->retry_prob,
+            .retry_delay = s->retry_delay,
+            .retry_delay_cv = s->retry_delay_cv,
+            .retry_delay_law = law[s->retry_delay_law],
+            .honour_retry_after = s->honour_retry_after,
+            .max_retries = s->max_retries,
+            .patience = {patience[s->patience], s->patience_mean, s->patience_cv},
+            .seed = net->seed};
     for (int i = 0; i < 2; i++) {
         d->mmpp_rate[i] = s->mmpp_rate[i];
         d->mmpp_switch[i] = s->mmpp_switch[i];

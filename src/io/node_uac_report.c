@@ -22,18 +22,19 @@ static double per_s(uint64_t n, double t)
     return t > 0 ? (double)n / t : 0;
 }
 
+/* Failed calls: as osn sim counts them, abandoned ones apart (the caller left first). */
 static uint64_t failed(const struct osn_node_uac_stats *u)
 {
     uint64_t k = 0;
     for (int i = 0; i < OSN_UAC_NOUTCOMES; i++)
-        if (i != OSN_UAC_GOOD && i != OSN_UAC_PENDING)
+        if (i != OSN_UAC_GOOD && i != OSN_UAC_PENDING && i != OSN_UAC_ABANDONED)
             k += u->outcome[i];
     return k;
 }
 
 static uint64_t ended(const struct osn_node_uac_stats *u)
 {
-    return u->outcome[OSN_UAC_GOOD] + failed(u);
+    return u->outcome[OSN_UAC_GOOD] + failed(u) + u->outcome[OSN_UAC_ABANDONED];
 }
 
 void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
@@ -47,6 +48,7 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
     json_object_set_new(o, "failed_rejected", json_real(per_s(out[OSN_UAC_REJECTED], t)));
     json_object_set_new(o, "failed_other", json_real(per_s(out[OSN_UAC_OTHER], t)));
     json_object_set_new(o, "abandoned", json_real(per_s(out[OSN_UAC_ABANDONED], t)));
+    json_object_set_new(o, "cancels", json_real(per_s(u->cancels, t)));
     json_object_set_new(o, "setup_delay_mean",
                         num(u->setup_n ? u->setup_sum / (double)u->setup_n : NAN));
     json_object_set_new(o, "setup_delay_p50", num(osn_node_hist_quantile(u->setup_hist, 0.50)));
@@ -70,16 +72,17 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
     json_object_set_new(o, "lag_max", json_real(u->lag_max));
     json_object_set_new(o, "late_sends", json_integer((json_int_t)u->late_sends));
     json_object_set_new(o, "uac",
-                        json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration,
+                        json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration,
                                   "calls_started", (json_int_t)u->started, "retries",
                                   (json_int_t)u->retries, "good", (json_int_t)out[OSN_UAC_GOOD],
                                   "failed_timeout", (json_int_t)out[OSN_UAC_TIMEOUT],
                                   "failed_rejected", (json_int_t)out[OSN_UAC_REJECTED],
                                   "failed_other", (json_int_t)out[OSN_UAC_OTHER], "abandoned",
-                                  (json_int_t)out[OSN_UAC_ABANDONED], "unfinished",
-                                  (json_int_t)u->unfinished, "acks_2xx", (json_int_t)u->acks_2xx,
-                                  "byes_sent", (json_int_t)u->byes_sent, "byes_ok",
-                                  (json_int_t)u->byes_ok, "setup_samples", (json_int_t)u->setup_n));
+                                  (json_int_t)out[OSN_UAC_ABANDONED], "cancels",
+                                  (json_int_t)u->cancels, "unfinished", (json_int_t)u->unfinished,
+                                  "acks_2xx", (json_int_t)u->acks_2xx, "byes_sent",
+                                  (json_int_t)u->byes_sent, "byes_ok", (json_int_t)u->byes_ok,
+                                  "setup_samples", (json_int_t)u->setup_n));
 }
 
 void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
@@ -96,6 +99,8 @@ void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
             (unsigned long long)u->outcome[OSN_UAC_REJECTED]);
     fprintf(f, "  %-18s %12llu  failed: another final response\n", "failed_other",
             (unsigned long long)u->outcome[OSN_UAC_OTHER]);
+    fprintf(f, "  %-18s %12llu  the caller gave up first (%llu CANCELs sent)\n", "abandoned",
+            (unsigned long long)u->outcome[OSN_UAC_ABANDONED], (unsigned long long)u->cancels);
     fprintf(f, "  %-18s %12llu  calls without an end when the node stopped\n", "unfinished",
             (unsigned long long)u->unfinished);
     fprintf(f, "  %-18s %12llu  attempts after a call's first\n", "retries",

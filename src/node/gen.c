@@ -12,7 +12,14 @@
  *   - an attempt that failed is retried when osn_uac_retry says so (source.retry_prob, the
  *     retry delay law, at least the 503's Retry-After when source.honour_retry_after);
  *   - a call that is up sends its BYE after an exponential hold of mean source.hold (15.1.1),
- *     on a non-INVITE client transaction; its answer (or Timer F) ends the call.
+ *     on a non-INVITE client transaction; its answer (or Timer F) ends the call;
+ *   - a caller who gives up (source.patience: each attempt waits a draw of the law, the
+ *     simulator's draw, osn_uac_patience_draw) CANCELs when osn_uac_on_patience or a later
+ *     provisional response says so (RFC 3261 9.1: never before a provisional response), printed
+ *     from the INVITE its transaction keeps, on a client transaction of its own to the same next
+ *     hop; the INVITE's 487 is ACKed by the transaction layer (17.1.1.3) and a 2xx that crossed
+ *     the CANCEL is ACKed and hung up at once (15); either way the call is abandoned, never
+ *     retried (osn_uac_on_invite_event decides).
  *
  * Time is the node's monotonic clock. A call is sent when its scheduled time is due; how late
  * it left (the loop was busy, the machine loaded) is its lag: the largest lag and the number of
@@ -40,6 +47,8 @@
 #include "node_int.h"
 #include "osn/err.h"
 
+/* A call's state; its one timer (tgen) is the patience while C_INVITING, the hold while C_UP,
+ * the wait while C_RETRY. */
 enum call_state { C_FREE, C_INVITING, C_UP, C_BYE, C_RETRY };
 
 /* The text of a call's BYE, printed from its 2xx when the call is set up (the 2xx is gone by
@@ -59,6 +68,7 @@ struct gcall {
     uint8_t state;    /* enum call_state */
     uint8_t last;     /* C_RETRY: the outcome of the attempt that failed */
     uint16_t bye_len;
+    struct ntx *invite; /* C_INVITING: the attempt's INVITE transaction (its CANCEL's source) */
     struct gcall *next_free;
     char bye[BYE_MAX];
 };
@@ -68,6 +78,7 @@ struct gen {
     struct gen_arrivals arr;
     struct osn_rng rng; /* retry draws */
     uint64_t hold_key;
+    uint64_t patience_key; /* the patience draws' purpose, as the simulator's patience_key */
     uint64_t salt;
     double timer_b; /* 64*T1 (s) */
     double next_at; /* the next call's scheduled time (s), INFINITY: none */
@@ -105,6 +116,7 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
     osn_rng_seed(&g->arr.rng, osn_rng_next(&master));
     osn_rng_seed(&g->rng, osn_rng_next(&master));
     g->hold_key = osn_rng_next(&master);
+    g->patience_key = osn_rng_next(&master); /* a new purpose last: the others stay as they were */
     g->salt = n->branch_salt;
     g->timer_b = 64 * cfg->sip.t1;
     g->next_at = INFINITY;
@@ -226,6 +238,8 @@ static int start_ctxn(struct node *n, struct ntx *x, int len)
     return 0;
 }
 
+static void arm(struct node *n, struct gcall *c, double at);
+
 /* Sends the INVITE of call c's next attempt (c->uac.retries says which). */
 static void send_invite(struct node *n, struct gcall *c)
 {
@@ -244,7 +258,13 @@ static void send_invite(struct node *n, struct gcall *c)
         n->st.send_errors++;
         outcome(g, c, OSN_UAC_OTHER);
         call_end(g, c);
+        return;
     }
+    c->invite = x;
+    if (g->src->patience.law != OSN_UAC_PATIENCE_NONE)
+        arm(n, c,
+            n->now + osn_uac_patience_draw(&g->src->patience, g->patience_key, c->origin,
+                                           c->uac.retries));
 }
 
 /* Takes the clock for an INVITE scheduled at `at` and records how late it leaves. */
@@ -337,12 +357,45 @@ static double hold_exp1(const struct gen *g, const struct gcall *c)
     return -log((double)((h >> 11) + 1) * 0x1.0p-53);
 }
 
+/* The CANCEL of call c's INVITE (RFC 3261 9.1), printed from the request its transaction keeps
+ * (same Request-URI, Call-ID, From, To, CSeq number and top Via branch), on a non-INVITE client
+ * transaction to the INVITE's next hop; its 200, or Timer F, ends it (gen_client_event). The
+ * INVITE's transaction is the call's while it is live and carries this attempt's Call-ID. */
+static void send_cancel(struct node *n, struct gcall *c)
+{
+    struct gen *g = n->gen;
+    struct ntx *x = c->invite;
+    if (!x || !x->live || !x->req || x->t.req.method != OSN_SIP_INVITE || call_of(g, x) != c) {
+        n->st.send_errors++; /* the INVITE's transaction is gone: nothing left to cancel */
+        return;
+    }
+    int len = osn_sip_wire_print_cancel(n->obuf, sizeof n->obuf, x->req);
+    struct ntx *y = len > 0 ? ntx_new(n) : NULL;
+    if (y && start_ctxn(n, y, len) == 0)
+        g->st.cancels++;
+    else
+        n->st.send_errors++;
+}
+
+/* What the caller of c does now: the CANCEL when the step says so. */
+static void uac_step(struct node *n, struct gcall *c, const struct osn_uac_step *st)
+{
+    if (st->cancel)
+        send_cancel(n, c);
+}
+
 void gen_call_timer(struct node *n, void *obj, uint32_t tgen)
 {
     struct gcall *c = obj;
     if (!n->gen || c->tgen != tgen)
         return;
-    if (c->state == C_UP) {
+    if (c->state == C_INVITING) {
+        /* The caller's patience ran out before a final answer (a final answer moves the call
+         * on and re-arms or ends its timer, so this is still the attempt that armed it). */
+        struct osn_uac_step st;
+        osn_uac_on_patience(&c->uac, &st);
+        uac_step(n, c, &st);
+    } else if (c->state == C_UP) {
         send_bye(n, c);
     } else if (c->state == C_RETRY) {
         lag(n, c->t_sched);
@@ -388,6 +441,7 @@ static bool retry(struct node *n, struct gcall *c, int out, int retry_after)
         n->now + wait > drain_end(n))
         return false;
     c->state = C_RETRY;
+    c->invite = NULL;
     c->last = (uint8_t)out;
     c->t_sched = n->now + wait;
     arm(n, c, c->t_sched);
@@ -408,6 +462,7 @@ static void invite_event(struct node *n, struct gcall *c, const struct osn_sip_o
         return;
     }
     osn_uac_on_invite_event(&c->uac, n->now, g->timer_b, o->tu, status, &st);
+    uac_step(n, c, &st); /* the CANCEL held back until this provisional response (9.1) */
     if (st.trying) {
         g->st.trying_n++;
         g->st.trying_sum += st.trying_delay;
@@ -439,6 +494,8 @@ static void invite_event(struct node *n, struct gcall *c, const struct osn_sip_o
     } else if (st.outcome != OSN_UAC_PENDING) {
         call_end(g, c);
     }
+    if (c->state != C_INVITING)
+        c->invite = NULL;
 }
 
 void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o,
@@ -487,7 +544,7 @@ bool gen_done(const struct node *n)
 void gen_stats_header(FILE *f)
 {
     fprintf(f, "t,started,retries,answered,failed,failed_timeout,failed_rejected,failed_other,"
-               "live,lag_max_ms\n");
+               "live,lag_max_ms,abandoned\n");
 }
 
 void gen_stats_row(struct node *n, FILE *f)
@@ -497,16 +554,15 @@ void gen_stats_row(struct node *n, FILE *f)
     uint64_t fail[OSN_UAC_NOUTCOMES], failed = 0;
     for (int k = 0; k < OSN_UAC_NOUTCOMES; k++) {
         fail[k] = a->outcome[k] - b->outcome[k];
-        if (k != OSN_UAC_GOOD)
+        if (k != OSN_UAC_GOOD && k != OSN_UAC_ABANDONED)
             failed += fail[k];
     }
-    fprintf(f, "%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%zu,%.3f\n", n->now,
+    fprintf(f, "%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%zu,%.3f,%llu\n", n->now,
             (unsigned long long)(a->started - b->started),
             (unsigned long long)(a->retries - b->retries), (unsigned long long)fail[OSN_UAC_GOOD],
             (unsigned long long)failed, (unsigned long long)fail[OSN_UAC_TIMEOUT],
-            (unsigned long long)fail[OSN_UAC_REJECTED],
-            (unsigned long long)(fail[OSN_UAC_OTHER] + fail[OSN_UAC_ABANDONED]), g->live,
-            g->row_lag * 1e3);
+            (unsigned long long)fail[OSN_UAC_REJECTED], (unsigned long long)fail[OSN_UAC_OTHER],
+            g->live, g->row_lag * 1e3, (unsigned long long)fail[OSN_UAC_ABANDONED]);
     fflush(f);
     memcpy(g->row.outcome, a->outcome, sizeof a->outcome);
     g->row.started = a->started;
@@ -520,15 +576,15 @@ void gen_console_row(struct node *n, FILE *f)
     const struct osn_node_uac_stats *a = &g->st;
     uint64_t failed = 0;
     for (int k = 0; k < OSN_UAC_NOUTCOMES; k++)
-        if (k != OSN_UAC_GOOD)
+        if (k != OSN_UAC_GOOD && k != OSN_UAC_ABANDONED)
             failed += a->outcome[k];
     fprintf(f,
-            "%sosn node uac: %7.1f s  started %llu  answered %llu  failed %llu  retries %llu  "
-            "live %zu  lag max %.1f ms%s",
+            "%sosn node uac: %7.1f s  started %llu  answered %llu  failed %llu  abandoned %llu  "
+            "retries %llu  live %zu  lag max %.1f ms%s",
             n->cfg->console_lines ? "" : "\r", n->now, (unsigned long long)a->started,
             (unsigned long long)a->outcome[OSN_UAC_GOOD], (unsigned long long)failed,
-            (unsigned long long)a->retries, g->live, a->lag_max * 1e3,
-            n->cfg->console_lines ? "\n" : " ");
+            (unsigned long long)a->outcome[OSN_UAC_ABANDONED], (unsigned long long)a->retries,
+            g->live, a->lag_max * 1e3, n->cfg->console_lines ? "\n" : " ");
     fflush(f);
 }
 

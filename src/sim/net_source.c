@@ -151,15 +151,12 @@ void osn__net_hold_over(struct net *s, struct call *c)
 static double patience_draw(const struct net *s, const struct call *c)
 {
     const struct osn_net_source_cfg *sc = &s->cfg->src;
-    if (sc->patience == OSN_NET_PATIENCE_DET)
-        return sc->patience_mean; /* exact: not 1 / (1 / mean) */
-    struct osn_rng r;
-    osn_rng_seed(&r, s->patience_key ^ (c->origin * 128 + c->uac.retries));
-    struct osn_law law = {.kind = sc->patience == OSN_NET_PATIENCE_EXP ? OSN_LAW_EXP
-                                                                       : OSN_LAW_LOGNORMAL,
-                          .rate = 1 / sc->patience_mean,
-                          .cv = sc->patience_cv};
-    return osn_des_law_draw(&law, &r);
+    static const int law[] = {[OSN_NET_PATIENCE_NONE] = OSN_UAC_PATIENCE_NONE,
+                              [OSN_NET_PATIENCE_EXP] = OSN_UAC_PATIENCE_EXP,
+                              [OSN_NET_PATIENCE_DET] = OSN_UAC_PATIENCE_DET,
+                              [OSN_NET_PATIENCE_LOGNORMAL] = OSN_UAC_PATIENCE_LOGNORMAL};
+    struct osn_uac_patience p = {law[sc->patience], sc->patience_mean, sc->patience_cv};
+    return osn_uac_patience_draw(&p, s->patience_key, c->origin, c->uac.retries);
 }
 
 void osn__net_patience_arm(struct net *s, struct call *c)
