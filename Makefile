@@ -22,7 +22,9 @@
 #                      chain, none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.csv) and
 #                      the long node tests: interop (2,000 calls per chain), overload at 3x
 #                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
-#                      upstream), reliability (20x for 60 s, kill -9 of the core); the
+#                      upstream), reliability (20x for 60 s, kill -9 of the core), callers
+#                      who give up and retry at 3x, osn node generator beside osn sim for
+#                      none/loss/rate (tests/test_node_abandon_sim.sh, 35 + 30 s each); the
 #                      sim-beside-real table goes into docs/performance.md, dated
 #   make fuzz          [test tier] the libFuzzer targets, FUZZ_SECONDS each (default 600): the SIP
 #                      parser's and the node's (datagram sequences and clock steps), built with
@@ -154,6 +156,8 @@ testbed: deps-test build
 	bash tests/test_node_overload.sh $(BUILD)/osn . --control loss --warm 35 --window 60 \
 		--no-oc || rc=1; \
 	bash tests/test_node_reliability.sh $(BUILD)/osn . || rc=1; \
+	bash tests/test_node_abandon_sim.sh $(BUILD)/osn . --controls "none loss rate" --warm 35 \
+		--window 30 || rc=1; \
 	exit $$rc
 fuzz: deps-test
 	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_sip

@@ -127,6 +127,15 @@ add_test(NAME node_genabandon
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_genabandon PROPERTIES TIMEOUT 150 LABELS node)
 
+# Overload with callers who give up and try again, three ways (issue 33): generator -> edge ->
+# core -> uas, all osn node, beside osn sim on examples/node_collapse.ini at 3x, patience exp
+# 4 s, retry_prob 0.5 honouring Retry-After; goodput within 15%. One control (loss), 5 + 20 s,
+# about 70 s; make testbed runs none, loss and rate with a 35 s warm-up.
+add_test(NAME node_abandon_sim
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_abandon_sim.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR} --controls loss --warm 5 --window 20)
+set_tests_properties(node_abandon_sim PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS node)
+
 # docs/guide.md step 5 (issue 35): the guide's thresholds on the wire, scripts/testbed.sh on
 # examples/guide/kamailio-wire.ini (1.2x, local control): real goodput within 10% of osn sim's,
 # the core's control acted and dropped nothing. About 25 s.

@@ -7,12 +7,14 @@
 # against `osn sim` on the same scenario (default examples/node_collapse.ini, the file the wire
 # chain runs; core capacity 200 calls/s), at LOAD x capacity (default 3), with the callers of
 # the issue: patience exponential of mean 4 s, retrial with probability 0.5 after a 503 or a
-# timeout, honouring Retry-After (source.retry_delay and its law as the scenario says), and
+# timeout, honouring Retry-After (10 s on the controls' 503s, control.retry_after; otherwise
+# source.retry_delay and its law as the scenario says), and
 # the RFC client of both worlds (sip.client_mode = rfc: the generator is an RFC 3261 UAC, not
 # SIPp). For each control, goodput over the WINDOW after WARM: on the wire, the calls/s the
 # generator counted good in the stats rows inside the window (a call counts once, on its 2xx);
 # in the simulator, `goodput` of the same window. Check: they agree within 15% (the issue's
-# bound), and the generator fell behind its schedule by less than 50 ms.
+# bound). The generator's largest lag behind its schedule is printed, not judged: on a loaded
+# machine it says why a run went wrong (node_uacgen checks that it is told).
 #
 # Usage: test_node_abandon_sim.sh OSN ROOT [--controls "none loss rate"] [--load F]
 #                                 [--warm S] [--window S] [--scenario FILE]
@@ -47,7 +49,7 @@ NCTL=$(wc -w <<<"$CONTROLS")
 nl_init abandon_sim $(((RUN + 80) * NCTL + 60)) --load
 export OSN
 CALLERS=(--set source.patience=exp --set source.patience_mean=4 --set source.retry_prob=0.5
-    --set source.honour_retry_after=yes --set sip.client_mode=rfc)
+    --set source.honour_retry_after=yes --set control.retry_after=10 --set sip.client_mode=rfc)
 CAP=$("$OSN" sim "$SCEN" --json - -q 2>/dev/null | "$NL_PY" -c \
     'import json, sys; print(json.load(sys.stdin)["capacity"])')
 [ -n "$CAP" ] || {
@@ -103,8 +105,8 @@ ratio = rg / sg if sg > 0 else float("inf")
 print(f"{ctl:7s} | {sg:12.1f} {shw:8.1f} {sa:10.1f} | {rg:12.1f} {ra:10.1f} {ratio:8.3f} | "
       f"{retries / window:.1f}, {1e3 * u['lag_max']:.1f} ms")
 ok = abs(ratio - 1) <= 0.15 if sg > 0 else rg < 1
-sys.exit(0 if ok and u["lag_max"] < 0.05 else 1)
+sys.exit(0 if ok else 1)
 PY
-    nl_check $? "$ctl: real goodput not within 15% of the simulator's, or the generator lagged"
+    nl_check $? "$ctl: real goodput not within 15% of the simulator's"
 done
 nl_summary
