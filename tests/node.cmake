@@ -121,7 +121,7 @@ set_tests_properties(node_uacgen PROPERTIES TIMEOUT 200 LABELS node)
 # Callers who give up (issues 30, 33): the generator's source.patience against SIPp uas that
 # rings after 1 s and answers after 2 s: det patience either side of the answer (all or none
 # abandoned, the CANCEL held until the 180), exponential (1 - exp(-d/m)), a 2xx that crosses
-# the CANCEL (ACK, BYE). About 20 s.
+# the CANCEL (ACK, BYE). About 15 s.
 add_test(NAME node_genabandon
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_genabandon.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
