@@ -5,6 +5,8 @@
  *     osn optimize ...     best thresholds under constraints (src/cli/cmd_optimize.c)
  *     osn fluid ...        fluid-model trajectories (src/cli/cmd_fluid.c)
  *     osn sim ...          discrete-event simulation of the node or a SIP network (cmd_sim*.c)
+ *     osn node ...         one element of a scenario, for real (cmd_node.c)
+ *     osn testbed ...      every element for real, beside osn sim (cmd_testbed.c, testbed_*.c)
  *     osn help [COMMAND]   overview, or a subcommand's full help
  *     osn --help | --version
  *
@@ -22,6 +24,7 @@
 #include "cmd_sim.h"
 #include "osn/afile.h"
 #include "osn/version.h"
+#include "testbed.h"
 
 struct command {
     const char *name;
@@ -41,6 +44,8 @@ static const struct command commands[] = {
          osn_cmd_sim_usage},
         {"node", "one element of a scenario, for real: a SIP proxy or UAS on UDP", osn_cmd_node,
          osn_cmd_node_usage},
+        {"testbed", "the whole network of a scenario for real, beside osn sim", osn_cmd_testbed,
+         osn_cmd_testbed_usage},
 };
 
 /* Designed (docs/design.md) but not written yet: listed so the plan is visible. The NULL

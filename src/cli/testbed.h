@@ -1,0 +1,136 @@
+/*
+ * Private interface of `osn testbed` (src/cli/cmd_testbed.c and testbed_*.c): the whole network
+ * of a scenario run for real, one `osn node` process per element on 127.0.0.1, beside `osn sim`
+ * on the same scenario, load, warm-up and window.
+ *
+ *     testbed_net.c    the scenario's elements, in start order (callee first), and their wiring
+ *     testbed_proc.c   one child process: fork/exec, its listening line, a bounded stop
+ *     testbed_run.c    one load x control: start, wait, stop, collect the JSONs, run osn sim
+ *     testbed_out.c    the table, the CSV and the JSON of the rows
+ *     testbed_plot.c   --plot: goodput against load, through gnuplot
+ */
+#ifndef OSN_CLI_TESTBED_H
+#define OSN_CLI_TESTBED_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "osn/net.h"
+
+/* Elements of one network at most: a fan-in's sources and edges, a mid, the core and the UAS. */
+#define TB_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + 3)
+
+/* One child process that the testbed started and must stop. */
+struct tb_proc {
+    pid_t pid;      /* > 0 while it runs and is not reaped */
+    pid_t pid_was;  /* the pid it had, for the report */
+    int out_fd;     /* read end of its standard output until its listening line; -1 after */
+    int status;     /* waitpid() status once reaped */
+    bool reaped;    /* status is valid */
+    bool killed;    /* it did not end within the bound after SIGTERM: SIGKILL */
+    char addr[64];  /* the address its listening line reported */
+    char log[4096]; /* the file its standard error (and output) goes to */
+};
+
+/* One element of the network: what it runs as and where it sends. */
+struct tb_elem {
+    char name[16];       /* "uas", "core", "mid", "edge", "edge3", "uac", "uac3" */
+    const char *element; /* its node.element: uas, core, edge or uac */
+    int next;            /* index of its downstream element in the network, -1 for the UAS */
+    double share;        /* uac: its fraction of the offered rate (fan-in: 1 / edges) */
+    int stream;          /* uac: added to net.seed, so that fan-in sources are independent */
+    struct tb_proc p;    /* this run's process */
+};
+
+struct tb_net {
+    struct tb_elem e[TB_MAX_ELEMS]; /* in start order: the UAS first, the sources last */
+    int n;
+};
+
+/* What every run shares: the options, the scenario's figures, the binary. */
+struct tb_cfg {
+    char exe[4096];          /* this osn binary (/proc/self/exe resolved) */
+    const char *scenario;    /* the scenario file */
+    const char *const *sets; /* the user's --set values, passed to every child */
+    int nsets;
+    double duration, warmup;     /* measured window and warm-up (s) */
+    double capacity;             /* the core's call capacity (calls/s) */
+    double t1, hold;             /* the scenario's T1 and mean hold (s): the drain bound */
+    double stats_interval;       /* the generator's stats row (s) */
+    uint64_t seed;               /* net.seed */
+    double ready_timeout;        /* s for a node to print its listening line */
+    double stop_timeout;         /* s for a node to end after SIGTERM */
+    char dir[4096];              /* where each run's files go */
+    volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM: stop everything, fail */
+};
+
+/* One row of the table: one control at one load, sim beside real. */
+struct tb_row {
+    char control[16];
+    double load, rate;                 /* load factor; rate = load x capacity (calls/s) */
+    double sim_goodput, sim_hw;        /* osn sim: mean and 95% half-width over... */
+    long sim_n;                        /* ...its replications */
+    double sim_p50, sim_p99;           /* setup delay (s); NaN when no call was set up */
+    double real_goodput, real_offered; /* calls/s in the window, from the generators' rows */
+    double real_p50, real_p99;         /* setup delay (s) over the generator's whole run */
+    double ratio;                      /* real / sim goodput */
+    double lag_max;                    /* the generators' largest schedule lag (s) */
+    long late_sends, unfinished;       /* INVITEs > 1 ms late; calls not ended at the stop */
+    int elements, collected;           /* elements started; JSON summaries read back */
+    json_t *elems;                     /* per element: name, pid, listen, exit and counters */
+    char notes[512];
+    bool ok; /* every element came up and wrote its summary */
+};
+
+/* testbed_net.c: the elements of the scenario's topology; 0, or OSN_EXIT_ERROR (told). */
+int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c);
+
+/* testbed_proc.c */
+/* Starts `argv` (argv[0] the binary) with its standard error, and unless `pipe_out` its
+ * standard output too, to p->log; with `pipe_out` its standard output is read by tb_proc_ready.
+ * The child dies with the testbed (PR_SET_PDEATHSIG). Returns 0, or -1 with errno. */
+int tb_proc_start(struct tb_proc *p, char *const argv[], bool pipe_out);
+/* Reads p's standard output until its "... listening on ADDR" line (copied to p->addr), for at
+ * most `timeout` s. Returns 0; -1 when it ended or closed its output first, -2 on timeout,
+ * -3 when *stop was set. */
+int tb_proc_ready(struct tb_proc *p, double timeout, volatile sig_atomic_t *stop);
+/* Waits up to `timeout` s for p to end by itself. Returns 1 when it has ended (reaped), 0. */
+int tb_proc_wait(struct tb_proc *p, double timeout, volatile sig_atomic_t *stop);
+/* SIGTERM, then up to `timeout` s to end, then SIGKILL; always reaps. Nothing if not running. */
+void tb_proc_stop(struct tb_proc *p, double timeout);
+/* The last line of p's log, for an error message ("" if none). */
+void tb_proc_last_line(const struct tb_proc *p, char *buf, size_t size);
+/* "exit 0", "signal 9", ... */
+void tb_proc_status_str(const struct tb_proc *p, char *buf, size_t size);
+
+/* testbed_run.c: one load x control. Returns 0 with *row filled (row->ok false when an element
+ * did not write its summary: the row says so); OSN_EXIT_ERROR when a node did not come up (told,
+ * naming the element) or the run was interrupted. Every process it started has ended. */
+int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, double load, int k,
+           int nruns, struct tb_row *row);
+
+/* testbed_out.c */
+void tb_table_header(FILE *f);
+void tb_table_row(FILE *f, const struct tb_row *r);
+struct tb_rows {
+    const struct tb_cfg *cfg;
+    const struct tb_row *r;
+    int n;
+};
+int tb_csv_write(FILE *f, const void *rows, char *err, size_t errsize);
+int tb_json_write(FILE *f, const void *rows, char *err, size_t errsize);
+
+/* testbed_plot.c: whether gnuplot can draw a PNG here (else why, in err); and the plot of the
+ * rows to `path` (written beside it, then renamed). 0, or OSN_EXIT_ERROR with err. */
+int tb_plot_check(char *err, size_t errsize);
+int tb_plot_write(const char *path, const struct tb_rows *rows, char *err, size_t errsize);
+
+/* cmd_testbed.c */
+int osn_cmd_testbed(int argc, char **argv);
+void osn_cmd_testbed_usage(FILE *f);
+
+#endif
