@@ -18,8 +18,8 @@
 #                      highest call rate against Kamailio's); its main figures go into
 #                      docs/performance.md as a dated table (scripts/perf_record.py)
 #   make testbed       [test tier] build, then `osn node` on the wire (about 40 minutes):
-#                      scripts/testbed.sh examples/node_collapse.ini (osn sim beside the real
-#                      chain, none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.csv) and
+#                      osn testbed examples/node_collapse.ini (osn sim beside the real network,
+#                      none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.{csv,json,png}) and
 #                      the long node tests: interop (2,000 calls per chain), overload at 3x
 #                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
 #                      upstream), reliability (20x for 60 s, kill -9 of the core), callers
@@ -147,7 +147,9 @@ bench: deps-bench release
 # Every step runs even when one fails; the target fails if any did.
 testbed: deps-test build
 	@rc=0; load=$$(cut -d' ' -f1-3 /proc/loadavg); \
-	OSN=$(BUILD)/osn bash scripts/testbed.sh examples/node_collapse.ini && \
+	mkdir -p testbed-out && $(BUILD)/osn testbed examples/node_collapse.ini \
+		--csv testbed-out/testbed.csv --json testbed-out/testbed.json \
+		--plot testbed-out/testbed.png && \
 	python3 scripts/perf_record.py testbed docs/performance.md testbed-out/testbed.csv \
 		--load-start "$$load" --columns control,load,rate,sim_goodput,sim_goodput_hw,real_goodput,sim_p99_s,real_p99_s,sim_replications \
 		|| rc=1; \

@@ -307,6 +307,6 @@ rm -f demo/uac_overload_*_counts.csv demo/uac_overload_*.log
 echo
 echo "9,000 calls offered at 3x the core's capacity for 15 s. Without control the core's buffer"
 echo "fills with copies, tens of thousands are dropped and calls take seconds to set up: the road"
-echo "to the collapse that 60 s runs show (scripts/testbed.sh). With loss the edge sheds two calls"
+echo "to the collapse that 60 s runs show (osn testbed). With loss the edge sheds two calls"
 echo "in three with 503 and the rest are set up at once. Results: demo/node-*.json (each node's"
 echo "summary) and demo/node-*-sipp.csv (SIPp's statistics)."

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Draws the table of scripts/testbed.sh: goodput against offered load, `osn sim` beside the real
-# chain on loopback, one panel per control, the core's capacity as a line.
+# Draws a table of `osn testbed --csv` (or of the SIPp-driven script it replaced): goodput
+# against offered load, `osn sim` beside the real chain on loopback, one panel per control, the
+# core's capacity as a line. (`osn testbed --plot` draws the same from its own rows.)
 #
 # - one labelled x tick per offered rate of the table (its load factor under it);
 # - osn sim: the mean over its replications with the 95% half-width as an error bar (CSV columns

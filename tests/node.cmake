@@ -136,7 +136,7 @@ add_test(NAME node_abandon_sim
                  ${CMAKE_SOURCE_DIR} --controls loss --warm 5 --window 20)
 set_tests_properties(node_abandon_sim PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS node)
 
-# docs/guide.md step 5 (issue 35): the guide's thresholds on the wire, scripts/testbed.sh on
+# docs/guide.md step 5 (issue 35): the guide's thresholds on the wire, osn testbed on
 # examples/guide/kamailio-wire.ini (1.2x, local control): real goodput within 10% of osn sim's,
 # the core's control acted and dropped nothing. About 25 s.
 add_test(NAME guide_wire
@@ -146,8 +146,8 @@ set_tests_properties(guide_wire PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS no
 
 # osn testbed (issue 30): examples/node_collapse.ini for real (every element an osn node on
 # 127.0.0.1, ports read from the nodes) beside osn sim at 1x under loss: real goodput within 10%,
-# every summary collected, no process left by pid, SIGTERM stops everything, bad flags exit 2.
-# About 35 s.
+# every summary collected, no process left by pid, SIGTERM stops everything, bad flags exit 2;
+# tandem and fanin wired as the simulator wires them. About 50 s.
 add_test(NAME testbed
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})

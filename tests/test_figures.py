@@ -22,6 +22,7 @@ DRAWN_BY = {
     "docs/collapse.png": "scripts/collapse_curve.sh",
     "docs/fluid-burst.png": "src/io/fluid_report.c",
     "docs/testbed.png": "scripts/testbed_plot.sh",
+    "docs/testbed-osn.png": "src/cli/testbed_plot.c",
     "studies/01-lboc-vs-rboc-rtt/figure.png": "studies/01-lboc-vs-rboc-rtt/study.py",
     "studies/02-mm1-vs-md1/figure.png": "studies/02-mm1-vs-md1/study.py",
     "studies/03-optimal-thresholds/figure.png": "studies/03-optimal-thresholds/study.py",

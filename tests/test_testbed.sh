@@ -13,8 +13,11 @@
 #      - the CSV and the JSON carry the same row; the pids of the progress line are the JSON's;
 #      - no process the testbed started is left (each pid checked with kill -0);
 #   2. SIGTERM to a running testbed: it stops every node it started (by pid), exits 2, and
-#      removes its temporary directory.
-# About 35 s.   Usage: test_testbed.sh OSN ROOT
+#      removes its temporary directory;
+#   3. the other topologies' wiring, short runs at 0.3x: tandem (uac -> edge -> mid -> core ->
+#      uas) and fanin with 2 edges (uacI -> edgeI -> core -> uas): each node's own summary says
+#      it sent to the address its downstream element reported, and every summary was collected.
+# About 50 s.   Usage: test_testbed.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
@@ -137,5 +140,35 @@ wait $tb
 rc=$?
 [ $rc = 2 ] && [ -n "$pids" ] && gone $pids && [ -n "$tmpdir" ] && [ ! -e "$tmpdir" ]
 nl_check $? "SIGTERM: exit $rc, pids '$pids', directory '$tmpdir': $(tail -2 "$T/term.err")"
+
+# ---- 3. tandem and fanin: who sends where, from the nodes' own summaries
+wiring() { # wiring NAME SCENARIO EXPECTED-PAIRS [osn testbed args...]
+    local name=$1 scen=$2 pairs=$3
+    shift 3
+    timeout -k 5 120 "$OSN" testbed "$scen" --loads 0.3 --controls none --duration 3 \
+        --warmup 0 --json "$T/$name.json" "$@" >/dev/null 2>"$T/$name.err" {NL_LOCK_FD}>&-
+    local rc=$?
+    "$NL_PY" - "$T/$name.json" "$pairs" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+nodes = {n["name"]: n for n in r["nodes"]}
+bad = []
+for pair in sys.argv[2].split():
+    up, down = pair.split(">")
+    if nodes[up].get("next_hop") != nodes[down]["listen"]:
+        bad.append(f"{up} sent to {nodes[up].get('next_hop')}, {down} is at {nodes[down]['listen']}")
+if r["collected"] != r["elements"] or r["elements"] != len(nodes):
+    bad.append(f"{r['collected']} of {r['elements']} summaries")
+if not r["real_goodput"] or r["real_goodput"] <= 0:
+    bad.append(f"real goodput {r['real_goodput']}")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+    nl_check $((rc + $?)) "$name wiring (exit $rc): $(tail -2 "$T/$name.err")"
+}
+wiring tandem "$ROOT/examples/tandem.ini" "uac>edge edge>mid mid>core core>uas"
+wiring fanin "$ROOT/examples/fanin.ini" "uac0>edge0 uac1>edge1 edge0>core edge1>core core>uas" \
+    --set net.edges=2
 
 nl_summary

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "testbed.h"
 
+/* A format: its one %ld is the simulator's replications per point (each row has the scenario's). */
 static const char script[] =
         "set terminal pngcairo size 400*ARG3,440 font ',10'\n"
         "set output ARG1\n"
@@ -29,7 +30,7 @@ static const char script[] =
         "do for [c in ARG4] {\n"
         "    set title 'control = '.c\n"
         "    plot ARG2.'/'.c.'.dat' using ($1*0.97):2:3 with yerrorlines pt 7 lc rgb '#1f77b4' "
-        "lw 2 title 'osn sim, 95% CI', \\\n"
+        "lw 2 title 'osn sim: mean of %ld replications, 95%% CI', \\\n"
         "         ARG2.'/'.c.'.dat' using ($1*1.03):4 with linespoints pt 6 ps 1.8 lw 2 dt 2 "
         "lc rgb '#d62728' title 'osn node: one run'\n"
         "}\n"
@@ -114,7 +115,8 @@ int tb_plot_write(const char *path, const struct tb_rows *rows, char *err, size_
     }
     snprintf(f, sizeof f, "%s/plot.gp", tmp);
     FILE *s = fopen(f, "w");
-    if (!s || fputs(script, s) < 0 || fclose(s) != 0)
+    long reps = rows->n ? rows->r[0].sim_n : 0;
+    if (!s || fprintf(s, script, reps) < 0 || fclose(s) != 0)
         goto out;
     snprintf(out, sizeof out, "%s.tmp%ld", path, (long)getpid());
     snprintf(ncontrols, sizeof ncontrols, "%d", n);

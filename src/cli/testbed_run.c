@@ -169,10 +169,22 @@ static int window_rates(const struct tb_cfg *cfg, const char *path, double *good
 /* What the table keeps of an element's summary (the whole file stays in the run's directory). */
 static json_t *elem_summary(const struct tb_elem *e, const json_t *j)
 {
-    static const char *const keys[] = {
-            "calls_in",        "calls_ok",         "rejected_503", "dropped",    "timeouts_408",
-            "retrans_sent",    "retrans_absorbed", "util",         "offered",    "goodput",
-            "setup_delay_p50", "setup_delay_p99",  "lag_max",      "late_sends", NULL};
+    static const char *const keys[] = {"next_hop",
+                                       "calls_in",
+                                       "calls_ok",
+                                       "rejected_503",
+                                       "dropped",
+                                       "timeouts_408",
+                                       "retrans_sent",
+                                       "retrans_absorbed",
+                                       "util",
+                                       "offered",
+                                       "goodput",
+                                       "setup_delay_p50",
+                                       "setup_delay_p99",
+                                       "lag_max",
+                                       "late_sends",
+                                       NULL};
     char st[64];
     json_t *o = json_object();
 

@@ -1,7 +1,7 @@
 /*
  * The summary of an `osn node` run (osn/node_scenario.h): a table and a JSON object whose keys
  * match the network simulator's where they mean the same thing, so that sim and real can be
- * compared line by line (scripts/testbed.sh does).
+ * compared line by line (osn testbed does).
  */
 #include <jansson.h>
 #include <math.h>

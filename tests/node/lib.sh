@@ -1,5 +1,5 @@
 # Shared bash helpers of the `osn node` tests, the testbed and the CPU benchmark
-# (tests/test_node_*.sh, scripts/testbed.sh, bench/node_cpu.sh). Source it; do not run it.
+# (tests/test_node_*.sh, tests/test_testbed.sh, bench/node_cpu.sh). Source it; do not run it.
 #
 #   . "$ROOT/tests/node/lib.sh"
 #   nl_init NAME BUDGET_S [--load]   scratch dir $NL_TMP, cleanup trap, watchdog: after BUDGET_S
