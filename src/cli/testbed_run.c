@@ -170,6 +170,7 @@ static int window_rates(const struct tb_cfg *cfg, const char *path, double *good
 static json_t *elem_summary(const struct tb_elem *e, const json_t *j)
 {
     static const char *const keys[] = {"next_hop",
+                                       "datagrams_in",
                                        "calls_in",
                                        "calls_ok",
                                        "rejected_503",
