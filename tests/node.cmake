@@ -147,7 +147,7 @@ set_tests_properties(guide_wire PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS no
 # osn testbed (issue 30): examples/node_collapse.ini for real (every element an osn node on
 # 127.0.0.1, ports read from the nodes) beside osn sim at 1x under loss: real goodput within 10%,
 # every summary collected, no process left by pid, SIGTERM stops everything, bad flags exit 2;
-# tandem and fanin wired as the simulator wires them. About 50 s.
+# tandem and fanin wired as the simulator wires them. About 25 s.
 add_test(NAME testbed
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})

@@ -17,7 +17,7 @@
 #   3. the other topologies' wiring, short runs at 0.3x: tandem (uac -> edge -> mid -> core ->
 #      uas) and fanin with 2 edges (uacI -> edgeI -> core -> uas): each node's own summary says
 #      it sent to the address its downstream element reported, and every summary was collected.
-# About 50 s.   Usage: test_testbed.sh OSN ROOT
+# About 25 s.   Usage: test_testbed.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
