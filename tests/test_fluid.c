@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "osn/ctl.h"
 #include "osn/err.h"
@@ -301,10 +302,10 @@ static void test_pi_by_hand(void **state)
 static void test_control_recovers(void **state)
 {
     (void)state;
-    for (int algo = OSN_FLUID_CTL_RRRC; algo <= OSN_FLUID_CTL_RTD; algo++) {
+    for (int kind = OSN_FLUID_CTL_RRRC; kind <= OSN_FLUID_CTL_RTD; kind++) {
         struct osn_fluid_cfg c = burst_cfg(2);
-        c.control.algo = (enum osn_fluid_ctl)algo;
-        if (algo == OSN_FLUID_CTL_RTD) {
+        c.control.kind = (enum osn_fluid_ctl)kind;
+        if (kind == OSN_FLUID_CTL_RTD) {
             c.control.target = 0.25;
             assert_int_equal(osn_ctl_pi_design(100, 1, 45, 0.05, &c.control.kp, &c.control.ki), 0);
         } else {
@@ -376,7 +377,7 @@ static void test_prsm_infinite(void **state)
 {
     (void)state;
     struct osn_fluid_cfg c = burst_cfg(2);
-    c.control.algo = OSN_FLUID_CTL_PRSM;
+    c.control.kind = OSN_FLUID_CTL_PRSM;
     c.profile.burst_duration = 20; /* 160/s for 20 s: the primary wait reaches 6 s */
     struct osn_fluid_result *res = run(&c);
     double q = 0, qmax = 0, retx = 0, removed = 0, served = 0;
@@ -399,7 +400,7 @@ static void test_prsm_infinite(void **state)
     assert_true(res->sum.failed == 0 && res->sum.lost == 0 && res->sum.recovered);
     check_conservation(res);
     /* Conventional SIP on the same input collapses. */
-    c.control.algo = OSN_FLUID_CTL_NONE;
+    c.control.kind = OSN_FLUID_CTL_NONE;
     struct osn_fluid_result *conv = run(&c);
     assert_true(conv->sum.failed > 1000 && !conv->sum.recovered);
     osn_fluid_result_free(conv);
@@ -414,7 +415,7 @@ static void test_prsm_finite(void **state)
     struct osn_fluid_cfg c = burst_cfg(120);
     c.profile.burst_start = 0;
     c.profile.burst_rate = 60;
-    c.control.algo = OSN_FLUID_CTL_PRSM;
+    c.control.kind = OSN_FLUID_CTL_PRSM;
     c.server[0].buffer = 1000;
     struct osn_fluid_result *res = run(&c);
     check_conservation(res);
@@ -425,7 +426,7 @@ static void test_prsm_finite(void **state)
     }
     /* Served at full capacity from the first backlog on: goodput mu less what fails. */
     assert_true(res->sum.goodput > 95 && res->sum.goodput <= 100 + 1e-9);
-    c.control.algo = OSN_FLUID_CTL_NONE;
+    c.control.kind = OSN_FLUID_CTL_NONE;
     struct osn_fluid_result *conv = run(&c);
     assert_true(conv->sum.goodput < 0.8 * res->sum.goodput);
     assert_true(conv->sum.failed > 3 * res->sum.failed);
@@ -486,7 +487,7 @@ static void test_scenario(void **state)
     assert_true(sc.cfg.profile.burst_duration == 2 && sc.cfg.control.kp > 0);
     assert_string_equal(sc.warning, "");
     /* control.algorithm, the old name of control.kind: the same configuration, and a warning
-     * that names where it was set; both names at once is an error. */
+     * that names where it was set; both names at once must agree. */
     struct osn_fluid_cfg by_kind = sc.cfg;
     const char *old[] = {"profile.burst_duration=2", "control.algorithm=rtd"};
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", old,
@@ -495,16 +496,29 @@ static void test_scenario(void **state)
     assert_memory_equal(&sc.cfg, &by_kind, sizeof by_kind);
     assert_non_null(strstr(sc.warning, "--set control.algorithm=rtd"));
     assert_non_null(strstr(sc.warning, "control.kind"));
-    const char *both[] = {"control.kind=rtd", "control.algorithm=rtd"};
-    assert_int_equal(osn_fluid_scenario_load(&sc, NULL, both, 2, err, sizeof err), OSN_ECONFIG);
-    assert_non_null(strstr(err, "control.algorithm"));
+    const char *both[] = {"profile.burst_duration=2", "control.kind=rtd", "control.algorithm=RTD"};
+    assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", both,
+                                             3, err, sizeof err),
+                     0);
+    assert_memory_equal(&sc.cfg, &by_kind, sizeof by_kind);
+    assert_non_null(strstr(sc.warning, "--set control.algorithm=RTD"));
+    /* Two different controls: neither wins (the table reads both into one field, and the one
+     * read last would), and a key of the control is not judged by either. */
+    const char *differ[][3] = {{"control.kind=rtd", "control.algorithm=none", "control.kp=3"},
+                               {"control.algorithm=none", "control.kind=rtd", "control.kp=3"}};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(osn_fluid_scenario_load(&sc, NULL, differ[i], 3, err, sizeof err),
+                         OSN_ECONFIG);
+        assert_non_null(strstr(err, "--set control.algorithm=none: key 'control.algorithm'"));
+        assert_non_null(strstr(err, "says rtd (--set control.kind=rtd)"));
+    }
 
     const char *bad1[] = {"profile.step_rate=3"};
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", bad1,
                                              1, err, sizeof err),
                      OSN_ECONFIG);
     assert_non_null(strstr(err, "--set profile.step_rate=3"));
-    assert_non_null(strstr(err, "shape 'burst'"));
+    assert_non_null(strstr(err, "acts only with profile.shape = step (it is burst here)"));
     const char *bad2[] = {"server p1.rate=3"};
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, bad2, 1, err, sizeof err), OSN_ECONFIG);
     assert_non_null(strstr(err, "tandem"));
@@ -536,19 +550,126 @@ static void test_scenario(void **state)
                              "profile.mmpp_switch=1, 2", "profile.seed=7", "control.kind=prsm"};
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_ok, 5, err, sizeof err), 0);
     assert_true(sc.cfg.profile.mmpp_rate[1] == 20 && sc.cfg.profile.mmpp_switch[1] == 2 &&
-                sc.cfg.profile.seed == 7 && sc.cfg.control.algo == OSN_FLUID_CTL_PRSM);
+                sc.cfg.profile.seed == 7 && sc.cfg.control.kind == OSN_FLUID_CTL_PRSM);
+}
+
+/* Writes text to a new temporary file; returns its path in path (PATH_MAX). */
+static void temp_ini(char *path, size_t size, const char *text)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/osn_fluid_keysXXXXXX", dir && dir[0] ? dir : "/tmp");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * The key table is the format: every key it lists is documented (type, help, in the printed
+ * keys of --help and docs/scenario.md), and a bad value of any of them, in a file, is refused
+ * naming FILE:LINE and the key, whether or not the key acts in the scenario.
+ */
+static void test_scenario_table(void **state)
+{
+    struct osn_fluid_scenario *sc = malloc(sizeof *sc);
+    char err[1024], path[512], text[256], want[600], *doc = NULL, *help = NULL;
+    size_t doc_len = 0, help_len = 0;
+    (void)state;
+
+    assert_non_null(sc);
+    FILE *f = open_memstream(&doc, &doc_len), *g = open_memstream(&help, &help_len);
+    assert_non_null(f);
+    assert_non_null(g);
+    osn_fluid_scenario_keys_print(f, true);
+    osn_fluid_scenario_keys_print(g, false);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(fclose(g), 0);
+    assert_true(osn_fluid_schema.n >= 38);
+    for (size_t i = 0; i < osn_fluid_schema.n; i++) {
+        const struct osn_key_spec *k = &osn_fluid_schema.defs[i];
+        assert_int_not_equal(k->type, OSN_KEY_NONE);
+        assert_true(k->help && k->help[0]);
+        snprintf(want, sizeof want, "\n### [%s]\n", k->section);
+        assert_non_null(strstr(doc, want));
+        snprintf(want, sizeof want, "| `%s` |", k->name);
+        assert_non_null(strstr(doc, want));
+        snprintf(want, sizeof want, "\n    %s ", k->name);
+        assert_non_null(strstr(help, want));
+
+        /* Line 3 of the file holds the bad value; "x" is no number, list or name. */
+        snprintf(text, sizeof text, "; one bad key\n[%s]\n%s = x\n", k->section, k->name);
+        temp_ini(path, sizeof path, text);
+        assert_int_equal(osn_fluid_scenario_load(sc, path, NULL, 0, err, sizeof err), OSN_ECONFIG);
+        snprintf(want, sizeof want, "%s:3: key '%s.%s' = 'x': ", path, k->section, k->name);
+        if (!strstr(err, want))
+            fail_msg("%s.%s: '%s' does not start with '%s'", k->section, k->name, err, want);
+        unlink(path);
+    }
+    free(doc);
+    free(help);
+
+    /* A rule between two keys names the one that was given: T1 below the default slot. */
+    temp_ini(path, sizeof path, "[fluid]\nt1 = 0.01\n");
+    assert_int_equal(osn_fluid_scenario_load(sc, path, NULL, 0, err, sizeof err), OSN_ECONFIG);
+    snprintf(want, sizeof want, "%s:2: key 'fluid.t1' = '0.01': the slot (0.05 s)", path);
+    assert_non_null(strstr(err, want));
+    unlink(path);
+    free(sc);
+}
+
+/*
+ * The RTD gains the loader designs (docs/protocols.md 7.3) against the closed form written out
+ * here: the PI zero supplies the phase margin plus the dead time's lag at the crossover w,
+ * phi = PM + w theta with theta = delay_up + delay_down + interval / 2, and |C P| = 1 at w on
+ * the plant 1 / (mu s) gives kp = mu w sin(phi), ki = mu w^2 cos(phi). The crossover and the
+ * margin are stored apart from the run's configuration, so this also checks that they reach the
+ * design; kp or ki given wins over the design's, each on its own.
+ */
+static void test_scenario_gains(void **state)
+{
+    struct osn_fluid_scenario *sc = malloc(sizeof *sc);
+    char err[512];
+    (void)state;
+
+    assert_non_null(sc);
+    const char *rtd[] = {"control.kind=rtd",        "server.rate=120",      "server.delay_up=0.05",
+                         "server.delay_down=0.02",  "control.interval=0.2", "control.crossover=0.5",
+                         "control.phase_margin=60", "control.target=0.3"};
+    assert_int_equal(osn_fluid_scenario_load(sc, NULL, rtd, 8, err, sizeof err), 0);
+    const double pi = 3.14159265358979323846, mu = 120, w = 0.5;
+    double phi = 60 * pi / 180 + w * (0.05 + 0.02 + 0.2 / 2);
+    assert_true(fabs(sc->cfg.control.kp - mu * w * sin(phi)) < 1e-12 * mu);
+    assert_true(fabs(sc->cfg.control.ki - mu * w * w * cos(phi)) < 1e-12 * mu);
+    assert_true(sc->cfg.control.max_rate == 120 && sc->cfg.control.target == 0.3);
+    /* The defaults: w = 1 rad/s, 45 degrees, interval 0.1 s, no link delay; the target 0.25 s. */
+    const char *rtd_def[] = {"control.kind=rtd", "control.kp=7"};
+    assert_int_equal(osn_fluid_scenario_load(sc, NULL, rtd_def, 2, err, sizeof err), 0);
+    phi = 45 * pi / 180 + 1 * 0.05;
+    assert_true(sc->cfg.control.kp == 7);
+    assert_true(fabs(sc->cfg.control.ki - 100 * cos(phi)) < 1e-12 * 100);
+    assert_true(sc->cfg.control.target == 0.25 && sc->cfg.control.interval == 0.1);
+    /* rrrc: 0.2 mu and 1 mu on the last hop's server (P2 in a tandem), target 0.1. */
+    const char *rrrc[] = {"control.kind=rrrc", "fluid.topology=tandem", "server p2.rate=80"};
+    assert_int_equal(osn_fluid_scenario_load(sc, NULL, rrrc, 3, err, sizeof err), 0);
+    assert_true(sc->cfg.control.kp == 0.2 * 80 && sc->cfg.control.ki == 80);
+    assert_true(sc->cfg.control.max_rate == 80 && sc->cfg.control.target == 0.1);
+    assert_true(sc->cfg.server[0].rate == 200);
+    free(sc);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_schedule),      cmocka_unit_test(test_light_load),
-            cmocka_unit_test(test_conservation),  cmocka_unit_test(test_closed_form),
-            cmocka_unit_test(test_burst_example), cmocka_unit_test(test_finite_buffer),
-            cmocka_unit_test(test_pi_by_hand),    cmocka_unit_test(test_control_recovers),
-            cmocka_unit_test(test_fixed_point),   cmocka_unit_test(test_prsm_infinite),
-            cmocka_unit_test(test_prsm_finite),   cmocka_unit_test(test_mmpp),
-            cmocka_unit_test(test_scenario),
+            cmocka_unit_test(test_schedule),       cmocka_unit_test(test_light_load),
+            cmocka_unit_test(test_conservation),   cmocka_unit_test(test_closed_form),
+            cmocka_unit_test(test_burst_example),  cmocka_unit_test(test_finite_buffer),
+            cmocka_unit_test(test_pi_by_hand),     cmocka_unit_test(test_control_recovers),
+            cmocka_unit_test(test_fixed_point),    cmocka_unit_test(test_prsm_infinite),
+            cmocka_unit_test(test_prsm_finite),    cmocka_unit_test(test_mmpp),
+            cmocka_unit_test(test_scenario),       cmocka_unit_test(test_scenario_table),
+            cmocka_unit_test(test_scenario_gains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,9 +71,10 @@ struct kcfg {
     char name[8];
     double pair[2];
     double copy; /* the hook's second home of time */
+    double cap;  /* inf allowed; acts with two of the three modes */
 };
 
-static const char *const modes[] = {"a", "b", NULL};
+static const char *const modes[] = {"a", "b", "c", NULL};
 
 static int copy_time(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
                      size_t errsize)
@@ -91,6 +93,8 @@ static const struct osn_key_spec kdefs[] = {
         {"k", "name", OSN_KEY_STRING, OSN_KEY_AT(struct kcfg, name)},
         {"k", "pair", OSN_KEY_LIST, 0, 2, OSN_KEY_AT(struct kcfg, pair), .when_key = "k.mode",
          .when_is = "b"},
+        {"k", "cap", OSN_KEY_DOUBLE, 1, 0, false, OSN_KEY_AT(struct kcfg, cap), .inf = true,
+         .when_key = "k.mode", .when_is = "a|c"},
 };
 static const struct osn_ini_schema kschema = {kdefs, sizeof kdefs / sizeof kdefs[0], NULL};
 
@@ -121,7 +125,7 @@ static void test_key_table(void **state)
     /* Each refusal names the key and says why. */
     const char *bad[][2] = {{"k.time=0", "greater than 0"},
                             {"k.n=11", "largest allowed value (10)"},
-                            {"k.mode=c", "expected one of: a, b"},
+                            {"k.mode=d", "expected one of: a, b, c"},
                             {"k.on=maybe", "expected one of"},
                             {"k.name=abcdefgh", "longer than 7 characters"},
                             {"k.pair=1", "expected 2 numbers"},
@@ -131,6 +135,35 @@ static void test_key_table(void **state)
         assert_non_null(strstr(err, bad[i][1]));
         assert_non_null(strstr(err, "--set k."));
     }
+
+    /* An unbounded double: inf, infinite or none in any case is INFINITY; else a number >= lo. */
+    const char *inf[][2] = {
+            {"k.cap=inf", "k.mode=a"}, {"k.cap=Infinite", "k.mode=c"}, {"k.cap=NONE", "k.mode=a"}};
+    for (size_t i = 0; i < sizeof inf / sizeof inf[0]; i++) {
+        assert_int_equal(kload(&c, inf[i], 2, err, sizeof err), 0);
+        assert_true(isinf(c.cap) && c.cap > 0);
+        assert_true(osn_ini_key_acts(&kschema, &kdefs[6], &c));
+    }
+    const char *capped[] = {"k.cap=2.5"};
+    assert_int_equal(kload(&c, capped, 1, err, sizeof err), 0);
+    assert_true(c.cap == 2.5);
+    osn_ini_key_text(&kdefs[6], &(struct kcfg){.cap = INFINITY}, text, sizeof text);
+    assert_string_equal(text, "inf");
+    /* when_is "a|c": the key acts with either name and with no other (not with b, nor with a
+     * name that only starts like one of them). */
+    const char *cap_b[][2] = {{"k.cap=3", "k.mode=b"},
+                              {"k.cap=0.5", "k.mode=a"},
+                              {"k.cap=infinity", "k.mode=a"},
+                              {"k.time=inf", "k.mode=a"}};
+    const char *cap_why[] = {"acts only with k.mode = a|c (it is b here)", "at least 1",
+                             "must be a finite number", "must be a finite number"};
+    for (size_t i = 0; i < sizeof cap_b / sizeof cap_b[0]; i++) {
+        assert_int_equal(kload(&c, cap_b[i], 2, err, sizeof err), OSN_ECONFIG);
+        assert_non_null(strstr(err, cap_why[i]));
+    }
+    c = (struct kcfg){.mode = 1};
+    assert_false(osn_ini_key_acts(&kschema, &kdefs[6], &c));
+    assert_true(osn_ini_key_acts(&kschema, &kdefs[3], &c)); /* no when_key: always */
     assert_ptr_equal(osn_ini_key_find(&kschema, "k.on"), &kdefs[3]);
     assert_null(osn_ini_key_find(&kschema, "k.off"));
 }

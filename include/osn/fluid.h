@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* RFC 3261 allows 6 INVITE retransmissions before Timer B (7 transmissions in all). */
 #define OSN_FLUID_MAX_RETX 6
@@ -57,6 +58,7 @@ enum osn_fluid_shape {
     OSN_FLUID_MMPP,     /* one path of a 2-phase MMPP's rate (the PRSM papers' bursty input) */
 };
 
+/* The fluid model's controls, named by osn_fluid_ctl_names (control.kind). */
 enum osn_fluid_ctl {
     OSN_FLUID_CTL_NONE,
     OSN_FLUID_CTL_RRRC, /* redundant retransmission ratio control (GLOBECOM 2010 style) */
@@ -77,7 +79,7 @@ struct osn_fluid_profile {
      * the phase path (the modulation), not the Poisson arrivals within a phase. */
     double mmpp_rate[2];   /* 1/s, >= 0 */
     double mmpp_switch[2]; /* 1/s, > 0: phase 0 -> 1, 1 -> 0 */
-    unsigned long long seed;
+    uint64_t seed;
 };
 
 struct osn_fluid_server {
@@ -91,7 +93,7 @@ struct osn_fluid_server {
 
 /* Velocity-form PI controller of section 7.3 (the law of include/osn/ctl.h). */
 struct osn_fluid_pi_cfg {
-    enum osn_fluid_ctl algo;
+    enum osn_fluid_ctl kind;
     double interval; /* T_c, s: the measurement and update period */
     double target;   /* psi_0 (RRRC, a ratio) or tau_0 (RTD, s) */
     double kp, ki;   /* gains: r_allow in 1/s per unit of error, and per unit error x s */
@@ -208,7 +210,16 @@ int osn_fluid_run(struct osn_fluid_result **resp, const struct osn_fluid_cfg *cf
 /* Frees a result; accepts NULL. Returns NULL. */
 struct osn_fluid_result *osn_fluid_result_free(struct osn_fluid_result *res);
 
-/* Name of a topology, shape or control algorithm, as in scenario files ("tandem", "burst"). */
+/*
+ * The names of the topologies, shapes and controls as scenario files spell them, indexed by their
+ * enum and NULL-terminated: the choices of fluid.topology, profile.shape and control.kind. Past
+ * the scenario loader these are enums; the names serve only to read and to print them.
+ */
+extern const char *const osn_fluid_topology_names[];
+extern const char *const osn_fluid_shape_names[];
+extern const char *const osn_fluid_ctl_names[];
+
+/* Name of a topology, shape, control or end state ("tandem", "burst"); "?" for none of them. */
 const char *osn_fluid_topology_name(enum osn_fluid_topology t);
 const char *osn_fluid_shape_name(enum osn_fluid_shape s);
 const char *osn_fluid_ctl_name(enum osn_fluid_ctl c);

@@ -2,20 +2,25 @@
  * Scenario files and result writers of the fluid model (`osn fluid`), in the io library.
  *
  * The sections are [fluid], [profile], [server] (single) or [server p1] / [server p2] (tandem)
- * and [control]; `osn fluid --help` lists every key with its default. Values are collected by
- * osn_ini_collect() and parsed here, so every error names FILE:LINE or the --set flag and the
- * key, as for the other scenario formats.
+ * and [control]. Their keys are one key table (src/io/fluid_scenario.c) read by osn_ini_load(),
+ * as for the other scenario formats: every error names FILE:LINE or the --set flag and the key,
+ * and `osn fluid --help` and docs/scenario.md print the same table.
  */
 #ifndef OSN_FLUID_SCENARIO_H
 #define OSN_FLUID_SCENARIO_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "osn/fluid.h"
 #include "osn/ini.h"
 
-/* The keys of the fluid format. */
+/* The keys of the fluid format. Their offsets are into a struct of src/io/fluid_scenario.c (the
+ * configuration and the inputs of the gain design): load with osn_fluid_scenario_load(). */
 extern const struct osn_ini_schema osn_fluid_schema;
+
+/* Prints the keys with their defaults: as --help lines, or as markdown for docs/scenario.md. */
+void osn_fluid_scenario_keys_print(FILE *f, bool markdown);
 
 #define OSN_FLUID_WARNING_MAX 512
 

@@ -27,7 +27,7 @@ struct osn_key_origin {
 /* The value types of a key (OSN_KEY_NONE: a key its module still reads by hand). */
 enum osn_key_type {
     OSN_KEY_NONE,
-    OSN_KEY_DOUBLE, /* a finite number >= lo (> lo with lo_excl) */
+    OSN_KEY_DOUBLE, /* a finite number >= lo (> lo with lo_excl); with inf, also unbounded */
     OSN_KEY_LONG,   /* a whole number in [lo, hi] */
     OSN_KEY_CHOICE, /* one of `choices` (any case); stored as its index */
     OSN_KEY_BOOL,   /* yes|no|true|false|1|0 */
@@ -82,11 +82,15 @@ struct osn_key_spec {
                 size_t errsize);
     /* A list the hook stores: reads it back for the echo (returns the count, <= max). */
     int (*get)(const void *cfg, double *v, int max);
-    bool pairs;                     /* a list of pairs "a b, a b" (echoed as [[a, b], ...]) */
-    const char *when_key, *when_is; /* acts only when choice key when_key is when_is */
-    const char *unit;               /* "s", "calls/s", ... or NULL */
-    const char *def;                /* the default in words, when not the default cfg's value */
-    const char *help;               /* one line */
+    bool pairs; /* a list of pairs "a b, a b" (echoed as [[a, b], ...]) */
+    /* Acts only when choice key when_key is when_is, or one of its names "a|b". */
+    const char *when_key, *when_is;
+    const char *unit; /* "s", "calls/s", ... or NULL */
+    const char *def;  /* the default in words, when not the default cfg's value */
+    const char *help; /* one line */
+    /* A double that may be unbounded: inf, infinite or none (any case) store INFINITY (a
+     * buffer that never fills). */
+    bool inf;
 };
 
 /*
@@ -162,6 +166,10 @@ int osn_ini_key_index(const struct osn_key_spec *k, const void *cfg);
 
 /* The numbers of a double, long or list key in cfg; returns how many (<= max). */
 int osn_ini_key_numbers(const struct osn_key_spec *k, const void *cfg, double *v, int max);
+
+/* Whether key k acts in cfg: it has no when_key, or when_key's value in cfg is (one of) when_is. */
+bool osn_ini_key_acts(const struct osn_ini_schema *schema, const struct osn_key_spec *k,
+                      const void *cfg);
 
 /* The first key of schema's chain named section.name ("section.name" in key), or NULL. */
 const struct osn_key_spec *osn_ini_key_find(const struct osn_ini_schema *schema, const char *key);

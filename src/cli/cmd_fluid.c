@@ -31,8 +31,8 @@ struct fluid_opts {
     bool quiet, help;
 };
 
-/* Over 60 lines on purpose: one fputs of the whole --help text, kept in one piece so that it
- * reads in the source as it prints. */
+/* Long on purpose: the --help text in two pieces around the scenario keys, which the key table
+ * prints (src/io/fluid_scenario.c), so that it reads in the source as it prints. */
 void osn_cmd_fluid_usage(FILE *f)
 {
     fputs("Usage: osn fluid [SCENARIO.ini] [--set SECTION.KEY=VALUE]...\n"
@@ -54,52 +54,12 @@ void osn_cmd_fluid_usage(FILE *f)
           "  -q, --quiet              do not print the summary table\n"
           "  -h, --help               show this help\n"
           "\n"
-          "Scenario file: INI; comments start with ';' or '#'. Defaults in brackets.\n"
-          "  [fluid]\n"
-          "    topology         single: client -> server S                [single]\n"
-          "                     tandem: UAC -> P1 -> P2\n"
-          "    slot             time step, s, at most t1                  [0.05]\n"
-          "    horizon          simulated time, s                         [120]\n"
-          "    t1               RFC 3261 T1, s                            [0.5]\n"
-          "    retransmissions  INVITE retransmissions, 0..6: 6 as RFC    [6]\n"
-          "                     3261, 5 as SIPp\n"
-          "  [profile]          new INVITEs per second at the UAC\n"
-          "    shape            constant | step | burst | slowdown | mmpp [constant]\n"
-          "    base_rate        1/s (not with mmpp)                       [60]\n"
-          "    step_time, step_rate        step: rate from then on        [0, 0]\n"
-          "    burst_start, burst_duration burst: window, s               [0, 0]\n"
-          "    burst_rate       burst: 1/s ADDED to base_rate             [0]\n"
-          "    slowdown_start, slowdown_duration  window, s               [0, 0]\n"
-          "    slowdown_factor  capacity multiplier in [0,1] of S or P2   [1]\n"
-          "    mmpp_rates       mmpp: rate in phase 0, phase 1, 1/s       [50, 150]\n"
-          "    mmpp_switch      mmpp: rates 0->1, 1->0, 1/s               [0.1, 0.9]\n"
-          "    seed             mmpp: the phase path's seed; starts in 0  [1]\n"
-          "                     (the fluid follows one path of the phase\n"
-          "                     chain: a deterministic run per seed)\n"
-          "  [server]           single only (tandem: [server p1], [server p2])\n"
-          "    rate             capacity, messages/s                      [100; P1 200]\n"
-          "    buffer           messages, or inf                          [inf]\n"
-          "    delay_up         one-way delay client -> server, s         [0]\n"
-          "    delay_down       one-way delay server -> client, s         [0]\n"
-          "    response_cost    [server p1]: work per response from P2    [1]\n"
-          "    retx_cost        [server p1]: work per retransmission sent [1]\n"
-          "  [control]          PI cap on the retransmission rate of the last hop's\n"
-          "                     client (U -> S, or P1 -> P2)\n"
-          "    kind             none | rrrc (redundant ratio) | rtd       [none]\n"
-          "                     (INVITE -> 100 Trying delay) | prsm: no cap,\n"
-          "                     S serves first copies first and removes the\n"
-          "                     copies of calls it holds (single only, no keys)\n"
-          "    interval         control period, s                         [0.1]\n"
-          "    target           rrrc: ratio [0.1]; rtd: delay, s [0.25]\n"
-          "    kp, ki           gains; rrrc [0.2*mu, 1*mu]; rtd: from crossover and\n"
-          "                     phase margin on the plant e^-s*theta/(mu*s),\n"
-          "                     theta = round trip + interval/2\n"
-          "    crossover        rtd: rad/s                                [1]\n"
-          "    phase_margin     rtd: degrees                              [45]\n"
-          "    max_rate         cap ceiling and start, 1/s                [server rate]\n"
-          "    (algorithm       the old name of kind, read with a warning)\n"
-          "A key of another topology, shape or control kind is an error.\n"
-          "\n"
+          "Scenario file: INI; comments start with ';' or '#'. Every key below\n"
+          "(docs/scenario.md), defaults in brackets; a key of another topology, profile\n"
+          "shape or control kind is an error:\n",
+          f);
+    osn_fluid_scenario_keys_print(f, false);
+    fputs("\n"
           "Output: a summary table (final_queue recovered state goodput completed\n"
           "failed pending offered mean_delay peak_delay peak_queue retransmissions\n"
           "redundant lost, removed with prsm), left out with -q or when --csv/--json\n"

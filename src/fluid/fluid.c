@@ -39,48 +39,38 @@ void osn_fluid_cfg_default(struct osn_fluid_cfg *cfg)
         c.server[h].response_cost = 1;
         c.server[h].retx_cost = 1;
     }
-    c.control.algo = OSN_FLUID_CTL_NONE;
+    c.control.kind = OSN_FLUID_CTL_NONE;
     c.control.interval = 0.1;
     c.control.target = 0.25;
     c.control.max_rate = 100;
     *cfg = c;
 }
 
+const char *const osn_fluid_topology_names[] = {"single", "tandem", NULL};
+const char *const osn_fluid_shape_names[] = {"constant", "step", "burst", "slowdown", "mmpp", NULL};
+const char *const osn_fluid_ctl_names[] = {"none", "rrrc", "rtd", "prsm", NULL};
+
+/* names[i], or "?" when i is not below n, the names' count. */
+static const char *name_of(const char *const *names, size_t n, unsigned i)
+{
+    return i < n ? names[i] : "?";
+}
+
+#define NAME_OF(names, i) name_of(names, sizeof names / sizeof names[0] - 1, (unsigned)(i))
+
 const char *osn_fluid_topology_name(enum osn_fluid_topology t)
 {
-    return t == OSN_FLUID_TANDEM ? "tandem" : "single";
+    return NAME_OF(osn_fluid_topology_names, t);
 }
 
 const char *osn_fluid_shape_name(enum osn_fluid_shape s)
 {
-    switch (s) {
-    case OSN_FLUID_CONSTANT:
-        return "constant";
-    case OSN_FLUID_STEP:
-        return "step";
-    case OSN_FLUID_BURST:
-        return "burst";
-    case OSN_FLUID_SLOWDOWN:
-        return "slowdown";
-    case OSN_FLUID_MMPP:
-        return "mmpp";
-    }
-    return "?";
+    return NAME_OF(osn_fluid_shape_names, s);
 }
 
 const char *osn_fluid_ctl_name(enum osn_fluid_ctl c)
 {
-    switch (c) {
-    case OSN_FLUID_CTL_NONE:
-        return "none";
-    case OSN_FLUID_CTL_RRRC:
-        return "rrrc";
-    case OSN_FLUID_CTL_RTD:
-        return "rtd";
-    case OSN_FLUID_CTL_PRSM:
-        return "prsm";
-    }
-    return "?";
+    return NAME_OF(osn_fluid_ctl_names, c);
 }
 
 const char *osn_fluid_state_name(enum osn_fluid_state s)
@@ -152,9 +142,9 @@ int osn_fluid_cfg_check(const struct osn_fluid_cfg *cfg, char *err, size_t errsi
         if (!nonneg(s->response_cost) || !nonneg(s->retx_cost))
             return bad(err, errsize, "work costs must be finite and >= 0");
     }
-    if (ctl->algo == OSN_FLUID_CTL_PRSM && cfg->topology != OSN_FLUID_SINGLE)
+    if (ctl->kind == OSN_FLUID_CTL_PRSM && cfg->topology != OSN_FLUID_SINGLE)
         return bad(err, errsize, "control prsm runs on the single topology only");
-    if (ctl->algo == OSN_FLUID_CTL_RRRC || ctl->algo == OSN_FLUID_CTL_RTD) {
+    if (ctl->kind == OSN_FLUID_CTL_RRRC || ctl->kind == OSN_FLUID_CTL_RTD) {
         if (!(isfinite(ctl->interval) && ctl->interval >= cfg->slot))
             return bad(err, errsize, "control interval must be at least one slot");
         if (!nonneg(ctl->target) || !nonneg(ctl->kp) || !nonneg(ctl->ki))

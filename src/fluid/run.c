@@ -356,7 +356,7 @@ static void account(struct run *r, struct hop *hp, long n)
         return;
     }
     s->col[OSN_FLUID_ALLOW][n] = hp->pi.out;
-    if (r->cfg->control.algo == OSN_FLUID_CTL_RRRC) {
+    if (r->cfg->control.kind == OSN_FLUID_CTL_RRRC) {
         hp->m_num += s->col[OSN_FLUID_REDUNDANT][n];
         hp->m_den += s->col[OSN_FLUID_ORIG_IN][n];
     } else {
@@ -540,8 +540,8 @@ static int setup(struct run *r)
         hp->ptr = hp->seen = -1;
         hp->cslot = srv->rate * cfg->slot;
         hp->slows = osn__fluid_slows(cfg, h);
-        hp->prsm = cfg->control.algo == OSN_FLUID_CTL_PRSM;
-        hp->controlled = cfg->control.algo != OSN_FLUID_CTL_NONE && !hp->prsm && h == r->hops - 1;
+        hp->prsm = cfg->control.kind == OSN_FLUID_CTL_PRSM;
+        hp->controlled = cfg->control.kind != OSN_FLUID_CTL_NONE && !hp->prsm && h == r->hops - 1;
         if (hp->controlled) {
             osn_ctl_pi_law_init(&hp->pi,
                                 &(struct osn_ctl_pi_law_cfg){.target = cfg->control.target,

@@ -76,6 +76,13 @@ static double load_num(const void *cfg, const struct osn_key_spec *k)
     }
 }
 
+/* Whether text is one of the words an unbounded double (k->inf) takes. */
+static bool unbounded(const char *text)
+{
+    return strcasecmp(text, "inf") == 0 || strcasecmp(text, "infinite") == 0 ||
+           strcasecmp(text, "none") == 0;
+}
+
 static int load_one(const struct osn_key_spec *k, const struct osn_key_origin *o, void *cfg,
                     char *err, size_t errsize)
 {
@@ -85,7 +92,10 @@ static int load_one(const struct osn_key_spec *k, const struct osn_key_origin *o
 
     switch (k->type) {
     case OSN_KEY_DOUBLE:
-        rc = osn_ini_double(o, k->lo, k->lo_excl, &d, err, errsize);
+        if (k->inf && unbounded(o->value))
+            d = INFINITY, rc = 0;
+        else
+            rc = osn_ini_double(o, k->lo, k->lo_excl, &d, err, errsize);
         if (!rc && k->store == OSN_KS_DOUBLE)
             *(double *)at(cfg, k) = d;
         else if (!rc)
@@ -151,8 +161,19 @@ int osn_ini_key_index(const struct osn_key_spec *k, const void *cfg)
     return (int)load_num(cfg, k);
 }
 
-/* Whether key k acts in cfg: no when_key, or when_key's choice is when_is. Else *now gets the
- * name of when_key's value. */
+/* Whether name is one of the names "a|b|c" in list (any case). */
+static bool among(const char *name, const char *list)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = list; p; p = strchr(p, '|'), p = p ? p + 1 : NULL)
+        if (strncasecmp(p, name, n) == 0 && (p[n] == '|' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Whether key k acts in cfg: no when_key, or when_key's choice is (one of) when_is. Else *now
+ * gets the name of when_key's value. */
 static bool acts(const struct osn_ini_schema *schema, const struct osn_key_spec *k, const void *cfg,
                  const char **now)
 {
@@ -164,7 +185,15 @@ static bool acts(const struct osn_ini_schema *schema, const struct osn_key_spec 
     if (!w || !w->choices)
         return true;
     *now = w->choices[osn_ini_key_index(w, cfg)];
-    return strcasecmp(*now, k->when_is) == 0;
+    return among(*now, k->when_is);
+}
+
+bool osn_ini_key_acts(const struct osn_ini_schema *schema, const struct osn_key_spec *k,
+                      const void *cfg)
+{
+    const char *now;
+
+    return acts(schema, k, cfg, &now);
 }
 
 int osn_ini_load(const struct osn_ini *ini, const struct osn_ini_schema *schema, void *cfg,
@@ -268,7 +297,7 @@ static void type_text(const struct osn_key_spec *k, char *buf, size_t size)
         snprintf(buf, size, "%.0f..%ld", k->lo, k->hi < 0x1p63 ? (long)k->hi : LONG_MAX);
         break;
     case OSN_KEY_DOUBLE:
-        snprintf(buf, size, "%s %g", k->lo_excl ? ">" : ">=", k->lo);
+        snprintf(buf, size, "%s %g%s", k->lo_excl ? ">" : ">=", k->lo, k->inf ? " or inf" : "");
         break;
     case OSN_KEY_LIST:
         snprintf(buf, size, "%s", k->pairs ? "pairs" : "list");
@@ -342,8 +371,12 @@ void osn_ini_keys_print(FILE *f, const struct osn_ini_schema *schema, const void
             md(f, k->unit ? k->unit : "");
             fputs(" | ", f);
             md(f, k->help ? k->help : "");
-            if (k->when_key)
-                fprintf(f, " (only with `%s = %s`)", k->when_key, k->when_is);
+            if (k->when_key) {
+                /* through md(): a when_is of several names ("a|b") would end the cell */
+                char when[192];
+                snprintf(when, sizeof when, " (only with `%s = %s`)", k->when_key, k->when_is);
+                md(f, when);
+            }
             fputs(" |\n", f);
             continue;
         }

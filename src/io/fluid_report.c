@@ -10,6 +10,7 @@
 #include "osn/fluid_scenario.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,8 +48,8 @@ static void describe(FILE *f, const struct osn_fluid_scenario *sc,
                     c->server[h].buffer);
     }
     if (p->shape == OSN_FLUID_MMPP)
-        fprintf(f, "\nprofile mmpp: rates %g, %g/s, switch %g, %g/s, seed %llu", p->mmpp_rate[0],
-                p->mmpp_rate[1], p->mmpp_switch[0], p->mmpp_switch[1], p->seed);
+        fprintf(f, "\nprofile mmpp: rates %g, %g/s, switch %g, %g/s, seed %" PRIu64,
+                p->mmpp_rate[0], p->mmpp_rate[1], p->mmpp_switch[0], p->mmpp_switch[1], p->seed);
     else
         fprintf(f, "\nprofile %s: %g/s", osn_fluid_shape_name(p->shape), p->base_rate);
     if (p->shape == OSN_FLUID_STEP)
@@ -59,7 +60,7 @@ static void describe(FILE *f, const struct osn_fluid_scenario *sc,
         fprintf(f, ", capacity x %g for %g s from %g s", p->slowdown_factor, p->slowdown_duration,
                 p->slowdown_start);
     fprintf(f, "; slot %g s, horizon %g s, %d retransmissions (T1 %g s), control %s\n", c->slot,
-            c->horizon, c->retx, c->t1, osn_fluid_ctl_name(c->control.algo));
+            c->horizon, c->retx, c->t1, osn_fluid_ctl_name(c->control.kind));
     if (sc && sc->ini.path[0])
         fprintf(f, "scenario: %s\n", sc->ini.path);
 }
@@ -105,7 +106,7 @@ void osn_fluid_report_table(FILE *f, const struct osn_fluid_scenario *sc,
     row(f, "retransmissions", s->retransmissions, "", "INVITE retransmissions sent");
     row(f, "redundant", s->redundant, "", "retransmissions the server already had");
     row(f, "lost", s->lost, "", "messages dropped by full buffers");
-    if (res->cfg.control.algo == OSN_FLUID_CTL_PRSM)
+    if (res->cfg.control.kind == OSN_FLUID_CTL_PRSM)
         row(f, "removed", s->removed, "", "copies removed unserved (PRSM, call answered)");
 }
 
@@ -186,9 +187,9 @@ static json_t *scenario_json(const struct osn_fluid_scenario *sc,
         err |= json_array_append_new(servers, server_json(&c->server[h], res->hops == 2 && !h));
     err |= json_object_set_new(o, "servers", servers);
     /* "algorithm": the old name of "kind", kept beside it for one release. */
-    err |= json_object_set_new(ctl, "kind", json_string(osn_fluid_ctl_name(c->control.algo)));
-    err |= json_object_set_new(ctl, "algorithm", json_string(osn_fluid_ctl_name(c->control.algo)));
-    if (c->control.algo != OSN_FLUID_CTL_NONE) {
+    err |= json_object_set_new(ctl, "kind", json_string(osn_fluid_ctl_name(c->control.kind)));
+    err |= json_object_set_new(ctl, "algorithm", json_string(osn_fluid_ctl_name(c->control.kind)));
+    if (c->control.kind != OSN_FLUID_CTL_NONE) {
         err |= json_object_set_new(ctl, "interval", json_real(c->control.interval));
         err |= json_object_set_new(ctl, "target", json_real(c->control.target));
         err |= json_object_set_new(ctl, "kp", json_real(c->control.kp));
@@ -415,12 +416,12 @@ int osn_fluid_plot_range(const char *path, const struct osn_fluid_scenario *sc,
 
     /* Every figure says what it averages (issue 35): the fluid model is one trajectory, fixed
      * by its input; only the MMPP profile draws its phases, from one seed. */
-    fprintf(gp, ", control %s\\n", osn_fluid_ctl_name(res->cfg.control.algo));
+    fprintf(gp, ", control %s\\n", osn_fluid_ctl_name(res->cfg.control.kind));
     if (p->shape == OSN_FLUID_MMPP)
         fprintf(gp,
-                "fluid model: one trajectory, the MMPP phases drawn with seed %llu; no "
+                "fluid model: one trajectory, the MMPP phases drawn with seed %" PRIu64 "; no "
                 "replications, no interval\" noenhanced\n",
-                (unsigned long long)p->seed);
+                p->seed);
     else
         fprintf(gp, "fluid model: one deterministic trajectory; no replications, no "
                     "interval\" noenhanced\n");

@@ -1,83 +1,235 @@
 /*
- * Fluid scenarios: the [fluid], [profile], [server], [server p1], [server p2] and [control]
- * sections turned into a checked struct osn_fluid_cfg.
- *
- * osn_ini_collect() gathers the assignments against osn_fluid_schema; this file parses each
- * value with the shared osn_ini_* parsers, checks that every key belongs to the chosen
- * topology, profile shape and control algorithm (a burst key in a constant profile is an
- * error, not silently ignored), fills in the defaults that depend on other keys (P1's rate, the
- * control gains) and runs osn_fluid_cfg_check(). Defaults are listed in `osn fluid --help`
- * (src/cli/cmd_fluid.c); keep both in step.
+ * Fluid scenarios (include/osn/fluid_scenario.h): the table of the [fluid], [profile], [server],
+ * [server p1], [server p2] and [control] keys (type, range, where each is stored, unit and help),
+ * read by osn_ini_load() into a struct osn_fluid_cfg. The same table prints `osn fluid --help`'s
+ * keys and docs/scenario.md, so adding a key is one line here. A key of another topology,
+ * profile shape or control kind is refused by the table's when_key (a burst key in a constant
+ * profile is an error, not silently ignored). The rules between keys are code below: the
+ * defaults that depend on other keys (P1's rate, the control's target, gains and ceiling), the
+ * old name control.algorithm, and the limits of what the model can answer; then
+ * osn_fluid_cfg_check() checks the whole.
  */
 #include "osn/fluid_scenario.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "osn/ctl.h"
 #include "osn/err.h"
 
-#define DEF_P1_RATE     200.0 /* P1 processes each INVITE and P2's answer to it */
+/* The defaults that depend on other keys; the table's help prints them as text (STR). */
+#define DEF_P1_RATE     200 /* P1 processes each INVITE and P2's answer to it */
 #define DEF_RRRC_TARGET 0.1
 #define DEF_RTD_TARGET  0.25 /* s; must stay below T1 - RTT */
-#define DEF_CROSSOVER   1.0  /* rad/s */
-#define DEF_PM          45.0 /* degrees */
+/* psi = redundant/originals reacts to the cap with gain about 1/mu: gains tuned by runs. */
+#define DEF_RRRC_KP   0.2  /* x the server's rate */
+#define DEF_RRRC_KI   1.0  /* x the server's rate */
+#define DEF_CROSSOVER 1.0  /* rad/s */
+#define DEF_PM        45.0 /* degrees */
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+/*
+ * Where the keys are stored: the model's configuration, and the inputs of the RTD gain design,
+ * which only derive control.kp and control.ki and are no part of what runs.
+ */
+struct home {
+    struct osn_fluid_cfg cfg;
+    double crossover;    /* rad/s */
+    double phase_margin; /* degrees */
+};
+
+typedef struct home H;
+
+static void home_default(H *h)
+{
+    memset(h, 0, sizeof *h);
+    osn_fluid_cfg_default(&h->cfg);
+    h->crossover = DEF_CROSSOVER;
+    h->phase_margin = DEF_PM;
+}
+
+/* ---- the checks of single keys that a type and a lower bound do not say ---- */
+
+static int factor_at_most_1(void *home, const struct osn_key_origin *o, const double *v, int n,
+                            char *err, size_t errsize)
+{
+    (void)v, (void)n;
+    if (((H *)home)->cfg.profile.slowdown_factor > 1)
+        return osn_ini_bad(o, err, errsize, "the capacity factor must be in [0, 1]");
+    return 0;
+}
+
+static int switch_positive(void *home, const struct osn_key_origin *o, const double *v, int n,
+                           char *err, size_t errsize)
+{
+    const double *sw = ((H *)home)->cfg.profile.mmpp_switch;
+    (void)v, (void)n;
+    if (!(sw[0] > 0 && sw[1] > 0))
+        return osn_ini_bad(o, err, errsize, "expected two switch rates > 0 (0->1, 1->0), 1/s");
+    return 0;
+}
+
+#define PROFILE_D(k, m, u, shape, h)                                                \
+    {                                                                               \
+        "profile", k, OSN_KEY_DOUBLE, OSN_KEY_AT(H, cfg.profile.m),                 \
+                .unit = u, .when_key = "profile.shape", .when_is = shape, .help = h \
+    }
+
+/* One server: S of the single topology ([server]), or P1 or P2 of the tandem. */
+#define SERVER_KEYS(sec, i, topo, who, rate_def)                                                \
+    {sec,                                                                                       \
+     "rate",                                                                                    \
+     OSN_KEY_DOUBLE,                                                                            \
+     0,                                                                                         \
+     0,                                                                                         \
+     true,                                                                                      \
+     OSN_KEY_AT(H, cfg.server[i].rate),                                                         \
+     .unit = "messages/s",                                                                      \
+     .def = rate_def,                                                                           \
+     .when_key = "fluid.topology",                                                              \
+     .when_is = topo,                                                                           \
+     .help = "the capacity of " who ", in messages (and work units) served per second"},        \
+            {sec,                                                                               \
+             "buffer",                                                                          \
+             OSN_KEY_DOUBLE,                                                                    \
+             OSN_KEY_AT(H, cfg.server[i].buffer),                                               \
+             .inf = true,                                                                       \
+             .unit = "messages",                                                                \
+             .when_key = "fluid.topology",                                                      \
+             .when_is = topo,                                                                   \
+             .help = "room for messages in " who "; more are dropped pro rata over the slot's " \
+                     "arrivals (inf: unbounded)"},                                              \
+            {sec,                                                                               \
+             "delay_up",                                                                        \
+             OSN_KEY_DOUBLE,                                                                    \
+             OSN_KEY_AT(H, cfg.server[i].delay_up),                                             \
+             .unit = "s",                                                                       \
+             .when_key = "fluid.topology",                                                      \
+             .when_is = topo,                                                                   \
+             .help = "one-way delay from " who "'s client to it"},                              \
+    {                                                                                           \
+        sec, "delay_down", OSN_KEY_DOUBLE, OSN_KEY_AT(H, cfg.server[i].delay_down),             \
+                .unit = "s", .when_key = "fluid.topology", .when_is = topo,                     \
+                .help = "one-way delay back from " who " (its 100 Trying)"                      \
+    }
+
+/* The tuning of the PI cap (rrrc, rtd); prsm and none have none. */
+#define CONTROL_D(k, m, excl, u, d, h)                                                            \
+    {                                                                                             \
+        "control", k, OSN_KEY_DOUBLE, 0, 0, excl, OSN_KEY_AT(H, m),                               \
+                .unit = u, .def = d, .when_key = "control.kind", .when_is = "rrrc|rtd", .help = h \
+    }
 
 static const struct osn_key_spec fluid_keys[] = {
-        {"fluid", "topology"},
-        {"fluid", "slot"},
-        {"fluid", "horizon"},
-        {"fluid", "t1"},
-        {"fluid", "retransmissions"},
-        {"profile", "shape"},
-        {"profile", "base_rate"},
-        {"profile", "step_time"},
-        {"profile", "step_rate"},
-        {"profile", "burst_start"},
-        {"profile", "burst_duration"},
-        {"profile", "burst_rate"},
-        {"profile", "slowdown_start"},
-        {"profile", "slowdown_duration"},
-        {"profile", "slowdown_factor"},
-        {"profile", "mmpp_rates"},
-        {"profile", "mmpp_switch"},
-        {"profile", "seed"},
-        {"server", "rate"},
-        {"server", "buffer"},
-        {"server", "delay_up"},
-        {"server", "delay_down"},
-        {"server p1", "rate"},
-        {"server p1", "buffer"},
-        {"server p1", "delay_up"},
-        {"server p1", "delay_down"},
-        {"server p1", "response_cost"},
-        {"server p1", "retx_cost"},
-        {"server p2", "rate"},
-        {"server p2", "buffer"},
-        {"server p2", "delay_up"},
-        {"server p2", "delay_down"},
-        {"control", "kind"},
-        {"control", "algorithm"}, /* the old name of control.kind, read with a warning */
-        {"control", "interval"},
-        {"control", "target"},
-        {"control", "kp"},
-        {"control", "ki"},
-        {"control", "crossover"},
-        {"control", "phase_margin"},
-        {"control", "max_rate"},
+        {"fluid", "topology", OSN_KEY_CHOICE, .choices = osn_fluid_topology_names,
+         OSN_KEY_AT(H, cfg.topology),
+         .help = "single: a client U and one server S; tandem: UAC -> P1 -> P2, where P1 "
+                 "forwards each INVITE to P2, processes P2's answers in its own queue and pays "
+                 "for its own retransmissions"},
+        {"fluid", "slot", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(H, cfg.slot), .unit = "s",
+         .help = "the time step, at most t1 (each slot's new INVITEs are one cohort)"},
+        {"fluid", "horizon", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(H, cfg.horizon), .unit = "s",
+         .help = "simulated time, at least one slot"},
+        {"fluid", "t1", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(H, cfg.t1), .unit = "s",
+         .help = "RFC 3261 T1: copies at 0, 1, 3, 7 ... x T1 (Timer A doubling), Timer B at 64 "
+                 "T1"},
+        {"fluid", "retransmissions", OSN_KEY_LONG, 0, OSN_FLUID_MAX_RETX, OSN_KEY_AT(H, cfg.retx),
+         .help = "INVITE retransmissions before Timer B: 6 as RFC 3261, 5 as SIPp"},
+        {"profile", "shape", OSN_KEY_CHOICE, .choices = osn_fluid_shape_names,
+         OSN_KEY_AT(H, cfg.profile.shape),
+         .help = "new INVITEs per second at the UAC: base_rate throughout (constant), then "
+                 "step_rate (step), plus burst_rate for a while (burst), base_rate with the "
+                 "server slowed down for a while (slowdown), or one path of a two-phase MMPP "
+                 "(mmpp)"},
+        {"profile", "base_rate", OSN_KEY_DOUBLE, OSN_KEY_AT(H, cfg.profile.base_rate),
+         .unit = "calls/s", .help = "new INVITEs per second (not with mmpp: see mmpp_rates)"},
+        PROFILE_D("step_time", step_time, "s", "step", "when the rate changes to step_rate"),
+        PROFILE_D("step_rate", step_rate, "calls/s", "step",
+                  "new INVITEs per second from step_time on"),
+        PROFILE_D("burst_start", burst_start, "s", "burst", "start of the burst"),
+        PROFILE_D("burst_duration", burst_duration, "s", "burst", "length of the burst"),
+        PROFILE_D("burst_rate", burst_rate, "calls/s", "burst",
+                  "new INVITEs per second ADDED to base_rate during the burst"),
+        PROFILE_D("slowdown_start", slowdown_start, "s", "slowdown", "start of the slowdown"),
+        PROFILE_D("slowdown_duration", slowdown_duration, "s", "slowdown",
+                  "length of the slowdown"),
+        {"profile", "slowdown_factor", OSN_KEY_DOUBLE, OSN_KEY_AT(H, cfg.profile.slowdown_factor),
+         .hook = factor_at_most_1, .when_key = "profile.shape", .when_is = "slowdown",
+         .help = "the capacity of S (P2 in a tandem) during the slowdown, as a fraction in "
+                 "[0, 1] of its rate"},
+        {"profile", "mmpp_rates", OSN_KEY_LIST, 0, 2, OSN_KEY_AT(H, cfg.profile.mmpp_rate),
+         .when_key = "profile.shape", .when_is = "mmpp", .unit = "calls/s",
+         .help = "R0 R1: new INVITEs per second in phase 0 and in phase 1"},
+        {"profile", "mmpp_switch", OSN_KEY_LIST, 0, 2, OSN_KEY_AT(H, cfg.profile.mmpp_switch),
+         .hook = switch_positive, .when_key = "profile.shape", .when_is = "mmpp", .unit = "1/s",
+         .help = "S01 S10: the rates of leaving phase 0 and phase 1, > 0"},
+        {"profile", "seed", OSN_KEY_LONG, 0, 0x7fffffffffffffffL, OSN_KEY_AT(H, cfg.profile.seed),
+         .when_key = "profile.shape", .when_is = "mmpp",
+         .help = "the seed of the phase path, which starts in phase 0 (the fluid follows one "
+                 "path of the phase chain: one deterministic run per seed)"},
+        SERVER_KEYS("server", 0, "single", "S", NULL),
+        SERVER_KEYS("server p1", 0, "tandem", "P1", STR(DEF_P1_RATE)),
+        {"server p1", "response_cost", OSN_KEY_DOUBLE, OSN_KEY_AT(H, cfg.server[0].response_cost),
+         .when_key = "fluid.topology", .when_is = "tandem",
+         .help = "P1's work units per response from P2"},
+        {"server p1", "retx_cost", OSN_KEY_DOUBLE, OSN_KEY_AT(H, cfg.server[0].retx_cost),
+         .when_key = "fluid.topology", .when_is = "tandem",
+         .help = "P1's work units per retransmission it sends to P2"},
+        SERVER_KEYS("server p2", 1, "tandem", "P2", NULL),
+        {"control", "kind", OSN_KEY_CHOICE, .choices = osn_fluid_ctl_names,
+         OSN_KEY_AT(H, cfg.control.kind),
+         .help = "none; rrrc: a PI cap on the retransmission rate of the last hop's client (U "
+                 "-> S, or P1 -> P2) that holds the ratio of redundant retransmissions to "
+                 "originals at target; rtd: the same cap holding the INVITE -> 100 Trying delay "
+                 "at target; prsm: no cap, S serves first copies first and removes the copies "
+                 "of calls it holds (single topology only, no tuning keys)"},
+        {"control", "algorithm", OSN_KEY_CHOICE, .choices = osn_fluid_ctl_names,
+         OSN_KEY_AT(H, cfg.control.kind), .def = "kind",
+         .help = "the old name of kind, read with a warning on stderr for one more release; "
+                 "set with kind, it must name the same control"},
+        CONTROL_D("interval", cfg.control.interval, true, "s", NULL,
+                  "the control period T_c, at least one slot"),
+        {"control", "target", OSN_KEY_DOUBLE, OSN_KEY_AT(H, cfg.control.target),
+         .def = "rrrc " STR(DEF_RRRC_TARGET) ", rtd " STR(DEF_RTD_TARGET),
+         .when_key = "control.kind", .when_is = "rrrc|rtd",
+         .help = "rrrc: the redundant ratio; rtd: the delay in s, which with the round trip "
+                 "must stay below t1"},
+        CONTROL_D("kp", cfg.control.kp, false, NULL,
+                  "rrrc " STR(DEF_RRRC_KP) " x rate; rtd designed",
+                  "the proportional gain, 1/s per unit of error (rtd: from crossover and "
+                  "phase_margin unless kp and ki are given)"),
+        CONTROL_D("ki", cfg.control.ki, false, NULL,
+                  "rrrc " STR(DEF_RRRC_KI) " x rate; rtd designed",
+                  "the integral gain, 1/s per unit of error x s"),
+        {"control", "crossover", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(H, crossover),
+         .unit = "rad/s", .when_key = "control.kind", .when_is = "rtd",
+         .help = "the gain design's crossover frequency, on the plant e^(-s theta) / (rate x s) "
+                 "with theta = round trip + interval / 2 (rate: the last hop's server)"},
+        {"control", "phase_margin", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(H, phase_margin),
+         .unit = "degrees", .when_key = "control.kind", .when_is = "rtd",
+         .help = "the gain design's phase margin"},
+        CONTROL_D("max_rate", cfg.control.max_rate, true, "1/s", "the server's rate",
+                  "the cap's ceiling and its value at the start (the last hop's server rate "
+                  "unless given)"),
 };
 
 const struct osn_ini_schema osn_fluid_schema = {fluid_keys,
                                                 sizeof fluid_keys / sizeof fluid_keys[0], NULL};
 
-static const char *const topology_names[] = {"single", "tandem", NULL};
-static const char *const shape_names[] = {"constant", "step", "burst", "slowdown", "mmpp", NULL};
-static const char *const ctl_names[] = {"none", "rrrc", "rtd", "prsm", NULL};
+void osn_fluid_scenario_keys_print(FILE *f, bool markdown)
+{
+    H def;
+
+    home_default(&def);
+    osn_ini_keys_print(f, &osn_fluid_schema, &def, markdown);
+}
 
 /* One load: the collected keys, the caller's error buffer, and where a warning goes. */
 struct loader {
@@ -87,249 +239,100 @@ struct loader {
     char *warning; /* OSN_FLUID_WARNING_MAX bytes */
 };
 
-/* Parses "section.key" as a number >= lo (> lo when excl) into *out when it is set. */
-static int num(const struct loader *ld, const char *key, double lo, bool excl, double *out)
+/* The origin of key "section.key", NULL when it was not set. */
+static const struct osn_key_origin *set(const struct loader *ld, const char *key)
 {
-    const struct osn_key_origin *o = osn_ini_get(ld->ini, key);
-
-    return o ? osn_ini_double(o, lo, excl, out, ld->err, ld->errsize) : 0;
+    return osn_ini_get(ld->ini, key);
 }
 
-/* A buffer size: a number >= 0, or inf / infinite / none for an unbounded queue. */
-static int buffer(const struct loader *ld, const char *key, double *out)
+/* The slot against T1 and the horizon: blames the key given among the two of each rule. */
+static int check_time(const struct loader *ld, const struct osn_fluid_cfg *c)
 {
-    const struct osn_key_origin *o = osn_ini_get(ld->ini, key);
+    const struct osn_key_origin *slot = set(ld, "fluid.slot"), *t1 = set(ld, "fluid.t1"),
+                                *horizon = set(ld, "fluid.horizon");
 
-    if (!o)
+    if (c->slot > c->t1 && (slot || t1))
+        return osn_ini_bad(slot ? slot : t1, ld->err, ld->errsize,
+                           "the slot (%g s) must not exceed t1 = %g s", c->slot, c->t1);
+    if (c->horizon < c->slot && (horizon || slot))
+        return osn_ini_bad(horizon ? horizon : slot, ld->err, ld->errsize,
+                           "the horizon must be at least one slot");
+    if (c->horizon / c->slot > 1e8 && (horizon || slot))
+        return osn_ini_bad(horizon ? horizon : slot, ld->err, ld->errsize,
+                           "more than 1e8 slots of %g s", c->slot);
+    return 0;
+}
+
+/*
+ * [control] kind names the control in every scenario (network, node, fluid); the fluid model
+ * called it algorithm until 0.1, which is still read for one release, with a warning. The table
+ * reads both into the one field, so the two must agree before it does: else which one won would
+ * decide, and a key of the control (control.kp) would be judged by the one that lost.
+ */
+static int old_name(const struct loader *ld)
+{
+    const struct osn_key_origin *kind = set(ld, "control.kind"),
+                                *old = set(ld, "control.algorithm");
+    int a, b, rc;
+
+    if (!old)
         return 0;
-    if (strcasecmp(o->value, "inf") == 0 || strcasecmp(o->value, "infinite") == 0 ||
-        strcasecmp(o->value, "none") == 0) {
-        *out = INFINITY;
-        return 0;
+    if (kind) {
+        /* Both were read into the one field: which won says nothing, so parse both again. */
+        if ((rc = osn_ini_choice(kind, osn_fluid_ctl_names, &a, ld->err, ld->errsize)) ||
+            (rc = osn_ini_choice(old, osn_fluid_ctl_names, &b, ld->err, ld->errsize)))
+            return rc;
+        if (a != b)
+            return osn_ini_bad(old, ld->err, ld->errsize,
+                               "the old name of control.kind, which says %s (%s): keep "
+                               "control.kind alone",
+                               osn_fluid_ctl_names[a], kind->where);
     }
-    return osn_ini_double(o, 0, false, out, ld->err, ld->errsize);
-}
-
-/* Rejects the first key set in `section` among `names` (NULL-terminated) with `why`. */
-static int reject(const struct loader *ld, const char *section, const char *const *names,
-                  const char *why)
-{
-    char key[64];
-
-    for (int i = 0; names[i]; i++) {
-        const struct osn_key_origin *o;
-        snprintf(key, sizeof key, "%s.%s", section, names[i]);
-        if ((o = osn_ini_get(ld->ini, key)))
-            return osn_ini_bad(o, ld->err, ld->errsize, "%s", why);
-    }
+    snprintf(ld->warning, OSN_FLUID_WARNING_MAX,
+             "%s: control.algorithm is the old name of control.kind (read as control.kind; "
+             "rename it)",
+             old->where);
     return 0;
 }
 
-static int load_fluid(const struct loader *ld, struct osn_fluid_cfg *c)
+/* The keys of the PI cap that depend on others: the target and the ceiling by kind and server,
+ * the gains by rule of thumb (rrrc) or by the phase-margin design (rtd). */
+static int control(const struct loader *ld, struct home *h)
 {
-    const struct osn_key_origin *o;
-    long retx;
-    int which, rc;
-
-    if ((o = osn_ini_get(ld->ini, "fluid.topology"))) {
-        if ((rc = osn_ini_choice(o, topology_names, &which, ld->err, ld->errsize)))
-            return rc;
-        c->topology = (enum osn_fluid_topology)which;
-    }
-    if ((rc = num(ld, "fluid.t1", 0, true, &c->t1)) ||
-        (rc = num(ld, "fluid.slot", 0, true, &c->slot)) ||
-        (rc = num(ld, "fluid.horizon", 0, true, &c->horizon)))
-        return rc;
-    if ((o = osn_ini_get(ld->ini, "fluid.slot")) && c->slot > c->t1)
-        return osn_ini_bad(o, ld->err, ld->errsize, "the slot must not exceed t1 = %g s", c->t1);
-    if ((o = osn_ini_get(ld->ini, "fluid.horizon")) && c->horizon < c->slot)
-        return osn_ini_bad(o, ld->err, ld->errsize, "the horizon must be at least one slot");
-    if ((o = osn_ini_get(ld->ini, "fluid.horizon")) && c->horizon / c->slot > 1e8)
-        return osn_ini_bad(o, ld->err, ld->errsize, "more than 1e8 slots of %g s", c->slot);
-    if ((o = osn_ini_get(ld->ini, "fluid.retransmissions"))) {
-        if ((rc = osn_ini_long(o, 0, OSN_FLUID_MAX_RETX, &retx, ld->err, ld->errsize)))
-            return rc;
-        c->retx = (int)retx;
-    }
-    return 0;
-}
-
-static int load_profile(const struct loader *ld, struct osn_fluid_profile *p)
-{
-    static const char *const step[] = {"step_time", "step_rate", NULL};
-    static const char *const burst[] = {"burst_start", "burst_duration", "burst_rate", NULL};
-    static const char *const slow[] = {"slowdown_start", "slowdown_duration", "slowdown_factor",
-                                       NULL};
-    static const char *const mmpp[] = {"mmpp_rates", "mmpp_switch", "seed", NULL};
-    const struct osn_key_origin *o;
-    char why[96];
-    long seed;
-    int which, rc, n;
-
-    if ((o = osn_ini_get(ld->ini, "profile.shape"))) {
-        if ((rc = osn_ini_choice(o, shape_names, &which, ld->err, ld->errsize)))
-            return rc;
-        p->shape = (enum osn_fluid_shape)which;
-    }
-    snprintf(why, sizeof why, "not a key of profile shape '%s' (set profile.shape)",
-             osn_fluid_shape_name(p->shape));
-    if ((p->shape != OSN_FLUID_MMPP && (rc = reject(ld, "profile", mmpp, why))) ||
-        (p->shape == OSN_FLUID_MMPP &&
-         (rc = reject(ld, "profile", (const char *const[]){"base_rate", NULL},
-                      "an MMPP profile takes its rates from profile.mmpp_rates"))) ||
-        (p->shape != OSN_FLUID_STEP && (rc = reject(ld, "profile", step, why))) ||
-        (p->shape != OSN_FLUID_BURST && (rc = reject(ld, "profile", burst, why))) ||
-        (p->shape != OSN_FLUID_SLOWDOWN && (rc = reject(ld, "profile", slow, why))))
-        return rc;
-    if ((rc = num(ld, "profile.base_rate", 0, false, &p->base_rate)) ||
-        (rc = num(ld, "profile.step_time", 0, false, &p->step_time)) ||
-        (rc = num(ld, "profile.step_rate", 0, false, &p->step_rate)) ||
-        (rc = num(ld, "profile.burst_start", 0, false, &p->burst_start)) ||
-        (rc = num(ld, "profile.burst_duration", 0, false, &p->burst_duration)) ||
-        (rc = num(ld, "profile.burst_rate", 0, false, &p->burst_rate)) ||
-        (rc = num(ld, "profile.slowdown_start", 0, false, &p->slowdown_start)) ||
-        (rc = num(ld, "profile.slowdown_duration", 0, false, &p->slowdown_duration)) ||
-        (rc = num(ld, "profile.slowdown_factor", 0, false, &p->slowdown_factor)))
-        return rc;
-    if ((o = osn_ini_get(ld->ini, "profile.mmpp_rates"))) {
-        if ((rc = osn_ini_doubles(o, p->mmpp_rate, 2, &n, ld->err, ld->errsize)))
-            return rc;
-        if (n != 2 || !(p->mmpp_rate[0] >= 0 && p->mmpp_rate[1] >= 0) ||
-            !isfinite(p->mmpp_rate[0] + p->mmpp_rate[1]))
-            return osn_ini_bad(o, ld->err, ld->errsize,
-                               "expected two finite rates >= 0 (phase 0, phase 1)");
-    }
-    if ((o = osn_ini_get(ld->ini, "profile.mmpp_switch"))) {
-        if ((rc = osn_ini_doubles(o, p->mmpp_switch, 2, &n, ld->err, ld->errsize)))
-            return rc;
-        if (n != 2 || !(p->mmpp_switch[0] > 0 && p->mmpp_switch[1] > 0) ||
-            !isfinite(p->mmpp_switch[0] + p->mmpp_switch[1]))
-            return osn_ini_bad(o, ld->err, ld->errsize,
-                               "expected two finite switch rates > 0 (0->1, 1->0), 1/s");
-    }
-    if ((o = osn_ini_get(ld->ini, "profile.seed"))) {
-        if ((rc = osn_ini_long(o, 0, 0x7fffffffffffffffL, &seed, ld->err, ld->errsize)))
-            return rc;
-        p->seed = (unsigned long long)seed;
-    }
-    if ((o = osn_ini_get(ld->ini, "profile.slowdown_factor")) && p->slowdown_factor > 1)
-        return osn_ini_bad(o, ld->err, ld->errsize, "the capacity factor must be in [0, 1]");
-    return 0;
-}
-
-/* One server section ("server", "server p1" or "server p2") into *s. */
-static int load_server(const struct loader *ld, const char *section, struct osn_fluid_server *s)
-{
-    char key[64];
-    int rc;
-
-    snprintf(key, sizeof key, "%s.rate", section);
-    if ((rc = num(ld, key, 0, true, &s->rate)))
-        return rc;
-    snprintf(key, sizeof key, "%s.buffer", section);
-    if ((rc = buffer(ld, key, &s->buffer)))
-        return rc;
-    snprintf(key, sizeof key, "%s.delay_up", section);
-    if ((rc = num(ld, key, 0, false, &s->delay_up)))
-        return rc;
-    snprintf(key, sizeof key, "%s.delay_down", section);
-    if ((rc = num(ld, key, 0, false, &s->delay_down)))
-        return rc;
-    snprintf(key, sizeof key, "%s.response_cost", section);
-    if ((rc = num(ld, key, 0, false, &s->response_cost)))
-        return rc;
-    snprintf(key, sizeof key, "%s.retx_cost", section);
-    return num(ld, key, 0, false, &s->retx_cost);
-}
-
-static int load_servers(const struct loader *ld, struct osn_fluid_cfg *c)
-{
-    static const char *const keys[] = {"rate",          "buffer",    "delay_up", "delay_down",
-                                       "response_cost", "retx_cost", NULL};
-    int rc;
-
-    if (c->topology == OSN_FLUID_SINGLE) {
-        if ((rc = reject(ld, "server p1", keys, "a tandem key (set fluid.topology = tandem)")) ||
-            (rc = reject(ld, "server p2", keys, "a tandem key (set fluid.topology = tandem)")))
-            return rc;
-        return load_server(ld, "server", &c->server[0]);
-    }
-    if ((rc = reject(ld, "server", keys, "use [server p1] and [server p2] in a tandem")))
-        return rc;
-    c->server[0].rate = DEF_P1_RATE;
-    if ((rc = load_server(ld, "server p1", &c->server[0])))
-        return rc;
-    return load_server(ld, "server p2", &c->server[1]);
-}
-
-static int load_control(const struct loader *ld, struct osn_fluid_cfg *c)
-{
-    static const char *const tuning[] = {"interval",  "target",       "kp",       "ki",
-                                         "crossover", "phase_margin", "max_rate", NULL};
-    static const char *const design[] = {"crossover", "phase_margin", NULL};
+    struct osn_fluid_cfg *c = &h->cfg;
     struct osn_fluid_pi_cfg *ctl = &c->control;
     const struct osn_fluid_server *srv = &c->server[c->topology == OSN_FLUID_TANDEM ? 1 : 0];
-    const struct osn_key_origin *o, *kp, *ki;
-    double wc = DEF_CROSSOVER, pm = DEF_PM, theta;
-    int which, rc;
+    const struct osn_key_origin *o, *kp = set(ld, "control.kp"), *ki = set(ld, "control.ki");
+    const struct osn_key_origin *design = set(ld, "control.crossover");
+    double gain_p = 0, gain_i = 0, theta;
 
-    /* [control] kind names the control in every scenario (network, node, fluid); the fluid
-     * model called it algorithm until 0.1, which is still read for one release. */
-    const struct osn_key_origin *old = osn_ini_get(ld->ini, "control.algorithm");
-    o = osn_ini_get(ld->ini, "control.kind");
-    if (o && old)
-        return osn_ini_bad(old, ld->err, ld->errsize,
-                           "the old name of control.kind, which is set too: keep control.kind");
-    if (old) {
-        o = old;
-        snprintf(ld->warning, OSN_FLUID_WARNING_MAX,
-                 "%s: control.algorithm is the old name of control.kind (read as control.kind; "
-                 "rename it)",
-                 old->where);
+    if (!design)
+        design = set(ld, "control.phase_margin");
+    if (ctl->kind == OSN_FLUID_CTL_PRSM && c->topology != OSN_FLUID_SINGLE) {
+        o = set(ld, "control.kind");
+        return osn_ini_bad(o ? o : set(ld, "control.algorithm"), ld->err, ld->errsize,
+                           "prsm runs on the single topology only (fluid.topology = single)");
     }
-    if (o) {
-        if ((rc = osn_ini_choice(o, ctl_names, &which, ld->err, ld->errsize)))
-            return rc;
-        ctl->algo = (enum osn_fluid_ctl)which;
-    }
-    if (ctl->algo == OSN_FLUID_CTL_NONE)
-        return reject(ld, "control", tuning, "no control runs (set control.kind)");
-    if (ctl->algo == OSN_FLUID_CTL_PRSM) {
-        if (c->topology != OSN_FLUID_SINGLE)
-            return osn_ini_bad(o, ld->err, ld->errsize,
-                               "prsm runs on the single topology only (fluid.topology = single)");
-        return reject(ld, "control", tuning, "prsm is a scheduler with no tuning keys");
-    }
-    ctl->target = ctl->algo == OSN_FLUID_CTL_RRRC ? DEF_RRRC_TARGET : DEF_RTD_TARGET;
-    ctl->max_rate = srv->rate;
-    if ((rc = num(ld, "control.interval", c->slot, false, &ctl->interval)) ||
-        (rc = num(ld, "control.target", 0, false, &ctl->target)) ||
-        (rc = num(ld, "control.max_rate", 0, true, &ctl->max_rate)) ||
-        (rc = num(ld, "control.crossover", 0, true, &wc)) ||
-        (rc = num(ld, "control.phase_margin", 0, true, &pm)))
-        return rc;
-    kp = osn_ini_get(ld->ini, "control.kp");
-    ki = osn_ini_get(ld->ini, "control.ki");
-    if (ctl->algo == OSN_FLUID_CTL_RRRC) {
-        if ((rc = reject(ld, "control", design, "the phase-margin design is for rtd only")))
-            return rc;
-        /* psi = redundant/originals reacts to the cap with gain about 1/mu: tuned by runs. */
-        ctl->kp = 0.2 * srv->rate;
-        ctl->ki = 1.0 * srv->rate;
+    if (ctl->kind != OSN_FLUID_CTL_RRRC && ctl->kind != OSN_FLUID_CTL_RTD)
+        return 0;
+    if ((o = set(ld, "control.interval")) && ctl->interval < c->slot)
+        return osn_ini_bad(o, ld->err, ld->errsize, "must be at least one slot (%g s)", c->slot);
+    if (!set(ld, "control.target"))
+        ctl->target = ctl->kind == OSN_FLUID_CTL_RRRC ? DEF_RRRC_TARGET : DEF_RTD_TARGET;
+    if (!set(ld, "control.max_rate"))
+        ctl->max_rate = srv->rate;
+    if (ctl->kind == OSN_FLUID_CTL_RRRC) {
+        gain_p = DEF_RRRC_KP * srv->rate;
+        gain_i = DEF_RRRC_KI * srv->rate;
     } else {
-        o = osn_ini_get(ld->ini, "control.crossover");
-        if (!o)
-            o = osn_ini_get(ld->ini, "control.phase_margin");
-        if ((kp || ki) && o)
-            return osn_ini_bad(o, ld->err, ld->errsize,
+        if ((kp || ki) && design)
+            return osn_ini_bad(design, ld->err, ld->errsize,
                                "give either kp and ki, or crossover and phase_margin");
         theta = srv->delay_up + srv->delay_down + ctl->interval / 2;
-        if (osn_ctl_pi_design(srv->rate, wc, pm, theta, &ctl->kp, &ctl->ki) != 0 && !(kp && ki)) {
-            o = osn_ini_get(ld->ini, "control.crossover");
-            if (!o)
-                o = osn_ini_get(ld->ini, "control.phase_margin");
-            if (!o)
-                o = osn_ini_get(ld->ini, "control.interval");
+        if (osn_ctl_pi_design(srv->rate, h->crossover, h->phase_margin, theta, &gain_p, &gain_i) !=
+                    0 &&
+            !(kp && ki)) {
+            o = design ? design : set(ld, "control.interval");
             if (o)
                 return osn_ini_bad(o, ld->err, ld->errsize,
                                    "phase margin + crossover x dead time %.3g s reaches 90 "
@@ -339,16 +342,34 @@ static int load_control(const struct loader *ld, struct osn_fluid_cfg *c)
             return OSN_ECONFIG;
         }
     }
-    if ((rc = num(ld, "control.kp", 0, false, &ctl->kp)) ||
-        (rc = num(ld, "control.ki", 0, false, &ctl->ki)))
-        return rc;
-    if (ctl->algo == OSN_FLUID_CTL_RTD && (o = osn_ini_get(ld->ini, "control.target")) &&
+    if (!kp)
+        ctl->kp = gain_p;
+    if (!ki)
+        ctl->ki = gain_i;
+    if (ctl->kind == OSN_FLUID_CTL_RTD && (o = set(ld, "control.target")) &&
         ctl->target + srv->delay_up + srv->delay_down >= c->t1)
         return osn_ini_bad(o, ld->err, ld->errsize,
                            "target + round trip must stay below t1 = %g s, or the controller "
                            "aims at a delay that triggers retransmissions",
                            c->t1);
     return 0;
+}
+
+/* The rules between keys, after every key was read and checked on its own. */
+static int cross_keys(const struct loader *ld, struct home *h)
+{
+    struct osn_fluid_cfg *c = &h->cfg;
+    const struct osn_key_origin *o;
+    int rc;
+
+    if ((rc = check_time(ld, c)))
+        return rc;
+    if (c->profile.shape == OSN_FLUID_MMPP && (o = set(ld, "profile.base_rate")))
+        return osn_ini_bad(o, ld->err, ld->errsize,
+                           "an MMPP profile takes its rates from profile.mmpp_rates");
+    if (c->topology == OSN_FLUID_TANDEM && !set(ld, "server p1.rate"))
+        c->server[0].rate = DEF_P1_RATE;
+    return control(ld, h);
 }
 
 /* The key to blame for a limit: the first of keys that was given, or NULL. */
@@ -442,6 +463,7 @@ int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
 {
     struct osn_fluid_scenario *tmp;
     struct loader ld;
+    struct home h;
     char why[256];
     int rc;
 
@@ -456,14 +478,16 @@ int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
     if (rc)
         goto out;
     ld = (struct loader){&tmp->ini, err, errsize, tmp->warning};
-    osn_fluid_cfg_default(&tmp->cfg);
-    if ((rc = load_fluid(&ld, &tmp->cfg)) || (rc = load_profile(&ld, &tmp->cfg.profile)) ||
-        (rc = load_servers(&ld, &tmp->cfg)) || (rc = load_control(&ld, &tmp->cfg)))
+    home_default(&h);
+    if ((rc = old_name(&ld)) ||
+        (rc = osn_ini_load(&tmp->ini, &osn_fluid_schema, &h, err, errsize)) ||
+        (rc = cross_keys(&ld, &h)))
         goto out;
+    tmp->cfg = h.cfg;
     if (osn_fluid_cfg_check(&tmp->cfg, why, sizeof why) == 0 && (rc = check_limits(&ld, &tmp->cfg)))
         goto out;
     if (osn_fluid_cfg_check(&tmp->cfg, why, sizeof why) != 0) {
-        /* The per-key checks above should catch everything; this is the safety net. */
+        /* The checks above should catch everything; this is the safety net. */
         if (err && errsize)
             snprintf(err, errsize, "%s: %s", path ? path : "(defaults)", why);
         rc = OSN_ECONFIG;

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "io_int.h"
 #include "osn/net_scenario.h"
@@ -18,13 +17,6 @@
 static json_t *num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* Whether key k acts in cfg (no when_key, or its choice key is when_is). */
-static bool acts(const struct osn_ini_schema *schema, const struct osn_key_spec *k, const void *cfg)
-{
-    const struct osn_key_spec *w = k->when_key ? osn_ini_key_find(schema, k->when_key) : NULL;
-    return !w || strcasecmp(w->choices[osn_ini_key_index(w, cfg)], k->when_is) == 0;
 }
 
 /* The value of key k in cfg as JSON: a number (an integer when its home is whole), a name, a
@@ -65,7 +57,8 @@ json_t *osn__keys_json(const struct osn_ini_schema *schema, const char *section,
 
     for (size_t i = 0; i < schema->n; i++) {
         const struct osn_key_spec *k = &schema->defs[i];
-        if (strcmp(k->section, section) == 0 && k->type != OSN_KEY_NONE && acts(schema, k, cfg))
+        if (strcmp(k->section, section) == 0 && k->type != OSN_KEY_NONE &&
+            osn_ini_key_acts(schema, k, cfg))
             json_object_set_new(o, k->name, key_json(k, cfg));
     }
     return o;
