@@ -76,6 +76,8 @@ static void test_factory(void **state)
     for (int i = 0; i < 6; i++) {
         c = make(kinds[i], &cfg);
         assert_string_equal(osn_ctl_kind(c), kinds[i]);
+        assert_int_equal(osn_ctl_kind_of(c), i); /* kinds[] is in the registry's order */
+        assert_string_equal(osn_ctl_kind_name(osn_ctl_kind_of(c)), kinds[i]);
         c = osn_ctl_free(c);
     }
     assert_null(osn_ctl_free(NULL));
@@ -155,6 +157,16 @@ static void test_occupancy_delay(void **state)
     assert_int_equal(osn_ctl_det_kind_parse("delay", &kind), 0);
     assert_int_equal(kind, OSN_CTL_DET_DELAY);
     assert_int_equal(osn_ctl_det_kind_parse("queue", &kind), OSN_EINVAL);
+    /* One list of names, in the enum's order, read and printed by the same table. */
+    const char *det[] = {"hysteretic", "occupancy", "delay"};
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(osn_ctl_det_kind_name((enum osn_ctl_det_kind)i), det[i]);
+        assert_string_equal(osn_ctl_det_kind_names[i], det[i]);
+        assert_int_equal(osn_ctl_det_kind_parse(det[i], &kind), 0);
+        assert_int_equal(kind, i);
+    }
+    assert_null(osn_ctl_det_kind_names[3]);
+    assert_string_equal(osn_ctl_det_kind_name((enum osn_ctl_det_kind)3), "?");
 }
 
 static void test_none_local(void **state)

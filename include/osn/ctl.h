@@ -166,8 +166,15 @@ enum osn_ctl_mode osn_ctl_det_arrival(struct osn_ctl_det *d, double now, size_t 
  * mode after it. */
 enum osn_ctl_mode osn_ctl_det_departure(struct osn_ctl_det *d, double now, size_t n, double wait);
 
+/* The detectors' names by enum value, NULL-terminated: the choices of control.detector. Past
+ * the scenario loaders detectors are enums; the names serve only to read and print them. */
+extern const char *const osn_ctl_det_kind_names[];
+
 /* "hysteretic", "occupancy", "delay" -> kind; returns 0 or OSN_EINVAL. */
 int osn_ctl_det_kind_parse(const char *name, enum osn_ctl_det_kind *kind);
+
+/* The name of detector kind k, "?" when k is none of them. */
+const char *osn_ctl_det_kind_name(enum osn_ctl_det_kind k);
 
 const char *osn_ctl_mode_name(enum osn_ctl_mode m);
 
@@ -303,6 +310,9 @@ struct osn_ctl *osn_ctl_free(struct osn_ctl *c);
 
 /* The kind name given to osn_ctl_new() (static string). */
 const char *osn_ctl_kind(const struct osn_ctl *c);
+
+/* The kind of c, to compare as a number (its name is for people: osn_ctl_kind()). */
+enum osn_ctl_kind osn_ctl_kind_of(const struct osn_ctl *c);
 
 /* -- server half -- */
 

@@ -140,6 +140,11 @@ const char *osn_ctl_kind(const struct osn_ctl *c)
     return osn_ctl_kind_names[c->kind];
 }
 
+enum osn_ctl_kind osn_ctl_kind_of(const struct osn_ctl *c)
+{
+    return c->kind;
+}
+
 /* ---- load meter ---- */
 
 static void meter_advance(struct osn__ctl_meter *m, double now)

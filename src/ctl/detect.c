@@ -153,19 +153,24 @@ enum osn_ctl_mode osn_ctl_det_departure(struct osn_ctl_det *d, double now, size_
     return d->mode;
 }
 
+const char *const osn_ctl_det_kind_names[] = {"hysteretic", "occupancy", "delay", NULL};
+
 int osn_ctl_det_kind_parse(const char *name, enum osn_ctl_det_kind *kind)
 {
-    static const char *const names[] = {"hysteretic", "occupancy", "delay"};
-
     if (!name || !kind)
         return OSN_EINVAL;
-    for (int i = 0; i < 3; i++) {
-        if (strcmp(name, names[i]) == 0) {
+    for (int i = 0; osn_ctl_det_kind_names[i]; i++) {
+        if (strcmp(name, osn_ctl_det_kind_names[i]) == 0) {
             *kind = (enum osn_ctl_det_kind)i;
             return 0;
         }
     }
     return OSN_EINVAL;
+}
+
+const char *osn_ctl_det_kind_name(enum osn_ctl_det_kind k)
+{
+    return (unsigned)k <= OSN_CTL_DET_DELAY ? osn_ctl_det_kind_names[k] : "?";
 }
 
 const char *osn_ctl_mode_name(enum osn_ctl_mode m)

@@ -18,13 +18,6 @@
 
 static const char *const topo_name[] = {"collapse", "tandem", "fanin"};
 
-static const char *det_name(enum osn_ctl_det_kind k)
-{
-    return k == OSN_CTL_DET_HYSTERETIC  ? "hysteretic"
-           : k == OSN_CTL_DET_OCCUPANCY ? "occupancy"
-                                        : "delay";
-}
-
 void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
                           const struct osn_net_result *res)
 {
@@ -34,9 +27,7 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
     fprintf(f, "SIP network %s (%d edge%s), control %s, detector %s\n", topo_name[c->topology],
             c->topology == OSN_NET_FANIN ? c->edges : 1,
             c->topology == OSN_NET_FANIN && c->edges > 1 ? "s" : "", osn_ctl_kind_name(c->ctl_kind),
-            c->ctl.det.kind == OSN_CTL_DET_HYSTERETIC  ? "hysteretic"
-            : c->ctl.det.kind == OSN_CTL_DET_OCCUPANCY ? "occupancy"
-                                                       : "delay");
+            osn_ctl_det_kind_name(c->ctl.det.kind));
     if (s->ini.path[0])
         fprintf(f, "scenario: %s\n", s->ini.path);
     fprintf(f,
@@ -109,7 +100,7 @@ static json_t *result_json(const struct osn_net_scenario *s, const struct osn_ne
     json_object_set_new(o, "time", json_real(s->cfg.time));
     json_object_set_new(o, "warmup", json_real(s->cfg.warmup));
     json_object_set_new(o, "seed", json_integer((json_int_t)s->cfg.seed));
-    json_object_set_new(o, "detector", json_string(det_name(s->cfg.ctl.det.kind)));
+    json_object_set_new(o, "detector", json_string(osn_ctl_det_kind_name(s->cfg.ctl.det.kind)));
     json_object_set_new(o, "messages", json_integer((json_int_t)r->messages));
     json_object_set_new(o, "scenario", osn__net_scenario_json(s));
     /* What the wall clock measured, apart: the rest of a same-seed file is identical. */
@@ -172,8 +163,8 @@ int osn_net_report_csv_write(FILE *f, const struct osn_net_scenario *const *s,
         }
         fprintf(f, "%d,%llu,%s,%s,%llu,%s,%.4g,%.4g\n", res[r]->replications,
                 (unsigned long long)res[r]->messages, osn_ctl_kind_name(s[r]->cfg.ctl_kind),
-                det_name(s[r]->cfg.ctl.det.kind), (unsigned long long)s[r]->cfg.seed, osn_version(),
-                res[r]->wall_s, res[r]->msgs_per_s);
+                osn_ctl_det_kind_name(s[r]->cfg.ctl.det.kind), (unsigned long long)s[r]->cfg.seed,
+                osn_version(), res[r]->wall_s, res[r]->msgs_per_s);
     }
     if (ferror(f)) {
         if (err && errsize)

@@ -26,7 +26,6 @@ static const char *const processes[] = {"poisson", "mmpp", "profile", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
 static const char *const retry_laws[] = {"exp", "det", "uniform", "lognormal", NULL};
 static const char *const patience_laws[] = {"none", "exp", "det", "lognormal", NULL};
-static const char *const detectors[] = {"hysteretic", "occupancy", "delay", NULL};
 static const char *const policies[] = {"I", "II", NULL};
 static const char *const client_modes[] = {"rfc", "sipp", NULL};
 static const char *const pi_measures[] = {"rrrc", "rtd", NULL};
@@ -277,7 +276,8 @@ static const struct osn_key_spec net_keys[] = {
         {"control", "kind", OSN_KEY_CHOICE, .choices = osn_ctl_kind_names, OSN_KEY_AT(C, ctl_kind),
          .help = "the overload control: server half at the core, client half at its upstream "
                  "neighbours (RFC 7339 oc parameters in the top Via)"},
-        {"control", "detector", OSN_KEY_CHOICE, .choices = detectors, OSN_KEY_AT(C, ctl.det.kind),
+        {"control", "detector", OSN_KEY_CHOICE, .choices = osn_ctl_det_kind_names,
+         OSN_KEY_AT(C, ctl.det.kind),
          .help = "what l1 h1 l2 h2 measure: messages in the system (hysteretic), the busy "
                  "fraction of the CPU in [0, 1] (occupancy), queueing delay in s below 64 T1 "
                  "(delay); a threshold of the wrong kind is refused"},

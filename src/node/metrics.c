@@ -146,15 +146,15 @@ static size_t render(struct node *n, char *buf, size_t size)
      * what it may change (an expired oc validity turned off) the next request would change
      * the same way. pi's level would run its control interval early, so it is not shown. The
      * element is a label, so that a dashboard over several nodes tells whose throttle it is. */
-    const char *kind = n->cli ? osn_ctl_kind(n->cli) : "";
+    enum osn_ctl_kind kind = n->cli ? osn_ctl_kind_of(n->cli) : OSN_CTL_KIND_NONE;
     const char *element = osn_node_element_name(n->cfg->element);
-    if (strcmp(kind, "loss") == 0)
+    if (kind == OSN_CTL_KIND_LOSS)
         ADD("# HELP osn_node_client_shed_percent percent of new requests the client half sheds "
             "toward the next hop (RFC 7339 loss; 0 when off)\n"
             "# TYPE osn_node_client_shed_percent gauge\n"
             "osn_node_client_shed_percent{element=\"%s\"} %.17g\n",
             element, osn_ctl_client_level(n->cli, n->now));
-    else if (strcmp(kind, "rate") == 0) {
+    else if (kind == OSN_CTL_KIND_RATE) {
         double r = osn_ctl_client_level(n->cli, n->now);
         char v[32];
         snprintf(v, sizeof v, isinf(r) ? "+Inf" : "%.17g", r);
