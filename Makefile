@@ -26,9 +26,10 @@
 #                      who give up and retry at 3x, osn node generator beside osn sim for
 #                      none/loss/rate (tests/test_node_abandon_sim.sh, 35 + 30 s each); the
 #                      sim-beside-real table goes into docs/performance.md, dated
-#   make fuzz          [test tier] the libFuzzer targets, FUZZ_SECONDS each (default 600): the SIP
-#                      parser's and the node's (datagram sequences and clock steps), built with
-#                      clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); `make check`
+#   make fuzz          [test tier] the libFuzzer targets, FUZZ_CPU_SECONDS of CPU time each
+#                      (default 1800, 30 CPU-minutes): the SIP parser's and the node's (datagram
+#                      sequences and clock steps), built with clang-16 + ASan + UBSan in
+#                      build-fuzz/ (scripts/fuzz.sh, which says why CPU time); `make check`
 #                      runs each for 60 s (CTest fuzz_parser_60s, fuzz_node_60s of build/)
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
@@ -45,7 +46,7 @@ RELEASE_BUILD ?= build-release
 ASAN_BUILD   ?= build-asan
 PGO_BUILD    ?= build-pgo
 FUZZ_BUILD   ?= build-fuzz
-FUZZ_SECONDS ?= 600
+FUZZ_CPU_SECONDS ?= 1800
 PGO_PROFILE   = $(abspath $(PGO_BUILD))/profile
 CMAKE        ?= cmake
 CTEST        ?= ctest
@@ -160,8 +161,8 @@ testbed: deps-test build
 		--window 30 || rc=1; \
 	exit $$rc
 fuzz: deps-test
-	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_sip
-	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_node
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_CPU_SECONDS)cpu fuzz_sip
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_CPU_SECONDS)cpu fuzz_node
 
 # PREFIX is given to cmake --install, so changing it needs no new configure; DESTDIR is read
 # from the environment by cmake (make passes its variables there).
