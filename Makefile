@@ -17,7 +17,7 @@
 #                      its peer: the solver against SciPy, ..., osn node's CPU per call and
 #                      highest call rate against Kamailio's); its main figures go into
 #                      docs/performance.md as a dated table (scripts/perf_record.py)
-#   make testbed       [test tier] build, then `osn node` on the wire (about 40 minutes):
+#   make testbed       [test tier] build, then `osn node` on the wire (about 80 minutes):
 #                      osn testbed examples/node_collapse.ini (osn sim beside the real network,
 #                      none/loss/rate at 1x/3x/10x, table + testbed-out/testbed.{csv,json,png}) and
 #                      the long node tests: interop (2,000 calls per chain), overload at 3x
@@ -25,10 +25,14 @@
 #                      upstream), reliability (20x for 60 s, kill -9 of the core), callers
 #                      who give up and retry at 3x, osn node generator beside osn sim for
 #                      none/loss/rate (tests/test_node_abandon_sim.sh, 35 + 30 s each); the
-#                      sim-beside-real table goes into docs/performance.md, dated
-#   make fuzz          [test tier] the libFuzzer targets, FUZZ_SECONDS each (default 600): the SIP
-#                      parser's and the node's (datagram sequences and clock steps), built with
-#                      clang-16 + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); `make check`
+#                      sim-beside-real table goes into docs/performance.md, dated; and the soak
+#                      (tests/test_node_soak.sh: every control at 20x for SOAK_SECONDS, default
+#                      300, then 40 s idle: RSS flat, transactions back to 0, every call
+#                      accounted for)
+#   make fuzz          [test tier] the libFuzzer targets, FUZZ_CPU_SECONDS of CPU time each
+#                      (default 1800, 30 CPU-minutes): the SIP parser's and the node's (datagram
+#                      sequences and clock steps), built with clang-16 + ASan + UBSan in
+#                      build-fuzz/ (scripts/fuzz.sh, which says why CPU time); `make check`
 #                      runs each for 60 s (CTest fuzz_parser_60s, fuzz_node_60s of build/)
 #   make format        clang-format -i on every C file in the repository
 #   make format-check  clang-format --dry-run --Werror on the same files
@@ -45,7 +49,7 @@ RELEASE_BUILD ?= build-release
 ASAN_BUILD   ?= build-asan
 PGO_BUILD    ?= build-pgo
 FUZZ_BUILD   ?= build-fuzz
-FUZZ_SECONDS ?= 600
+FUZZ_CPU_SECONDS ?= 1800
 PGO_PROFILE   = $(abspath $(PGO_BUILD))/profile
 CMAKE        ?= cmake
 CTEST        ?= ctest
@@ -160,10 +164,11 @@ testbed: deps-test build
 	bash tests/test_node_reliability.sh $(BUILD)/osn . || rc=1; \
 	bash tests/test_node_abandon_sim.sh $(BUILD)/osn . --controls "none loss rate" --warm 35 \
 		--window 30 || rc=1; \
+	bash tests/test_node_soak.sh $(BUILD)/osn . || rc=1; \
 	exit $$rc
 fuzz: deps-test
-	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_sip
-	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_node
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_CPU_SECONDS)cpu fuzz_sip
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_CPU_SECONDS)cpu fuzz_node
 
 # PREFIX is given to cmake --install, so changing it needs no new configure; DESTDIR is read
 # from the environment by cmake (make passes its variables there).

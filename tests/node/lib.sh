@@ -112,8 +112,13 @@ nl_summary() {
 nl_cleanup() {
     local p
     if [ -n "$NL_WATCHDOG" ]; then
-        kill $(pgrep -P "$NL_WATCHDOG") 2>/dev/null # its sleep (by parent pid, not by name)
+        # The watchdog first, then its sleep (found by parent pid, not by name): a sleep killed
+        # first lets the watchdog wake, say the budget was exceeded and SIGTERM this script,
+        # whose exit status then becomes 3 after a run that passed.
+        local sl
+        sl=$(pgrep -P "$NL_WATCHDOG")
         kill "$NL_WATCHDOG" 2>/dev/null
+        [ -n "$sl" ] && kill $sl 2>/dev/null
     fi
     for p in "${NL_PIDS[@]}"; do
         kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
