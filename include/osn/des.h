@@ -109,9 +109,6 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q);
  */
 static inline double osn_des_exp1(struct osn_rng *r);
 
-/* A standard normal variate (Marsaglia's polar method; the second value is dropped). */
-double osn_des_normal(struct osn_rng *r);
-
 /* Checks a law's parameters. Returns 0 or OSN_EINVAL with a sentence in msg (may be NULL). */
 int osn_des_law_check(const struct osn_law *law, char *msg, size_t msgsize);
 

@@ -50,6 +50,11 @@ static inline double osn_rng_u01_open(struct osn_rng *r)
     return (double)((osn_rng_next(r) >> 11) + 1) * 0x1.0p-53;
 }
 
+/* A standard normal variate (Marsaglia's polar method; the second value of each pair dropped, so
+ * every draw depends on its own uniforms only). One definition for des's laws and elem's UAC,
+ * which may not include des. */
+double osn_rng_normal(struct osn_rng *r);
+
 /* splitmix64: advances *x and returns the next output (used for seeding). */
 uint64_t osn_splitmix64(uint64_t *x);
 

@@ -6,6 +6,8 @@
  */
 #include "osn/rng.h"
 
+#include <math.h>
+
 #include <stddef.h>
 
 uint64_t osn_splitmix64(uint64_t *x)
@@ -55,4 +57,15 @@ void osn_rng_stream(struct osn_rng *r, uint64_t seed, unsigned long i)
     osn_rng_seed(r, seed);
     while (i-- > 0)
         osn_rng_jump(r);
+}
+
+double osn_rng_normal(struct osn_rng *r)
+{
+    double u, v, s;
+    do {
+        u = 2 * osn_rng_u01(r) - 1;
+        v = 2 * osn_rng_u01(r) - 1;
+        s = u * u + v * v;
+    } while (s >= 1 || s == 0);
+    return u * sqrt(-2 * log(s) / s);
 }

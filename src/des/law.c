@@ -61,17 +61,6 @@ int osn_des_law_check(const struct osn_law *law, char *msg, size_t msgsize)
     return bad(msg, msgsize, "unknown service law");
 }
 
-double osn_des_normal(struct osn_rng *r)
-{
-    double u, v, s;
-    do {
-        u = 2 * osn_rng_u01(r) - 1;
-        v = 2 * osn_rng_u01(r) - 1;
-        s = u * u + v * v;
-    } while (s >= 1 || s == 0);
-    return u * sqrt(-2 * log(s) / s);
-}
-
 /* Sum of k exponentials of mean 1. */
 static double erlang1(int k, struct osn_rng *r)
 {
@@ -113,7 +102,7 @@ double osn_des_law_draw(const struct osn_law *law, struct osn_rng *r)
     case OSN_LAW_LOGNORMAL: {
         double s2 = log1p(law->cv * law->cv);
         double mu = -log(law->rate) - s2 / 2;
-        return exp(mu + sqrt(s2) * osn_des_normal(r));
+        return exp(mu + sqrt(s2) * osn_rng_normal(r));
     }
     case OSN_LAW_EMPIRICAL: {
         size_t i = (size_t)(osn_rng_u01(r) * (double)law->nsamples);

@@ -87,18 +87,6 @@ void osn_uac_on_patience(struct osn_uac_call *c, struct osn_uac_step *st)
     }
 }
 
-/* A standard normal variate (Marsaglia's polar method, the second value dropped). */
-static double normal(struct osn_rng *r)
-{
-    double u, v, s;
-    do {
-        u = 2 * osn_rng_u01(r) - 1;
-        v = 2 * osn_rng_u01(r) - 1;
-        s = u * u + v * v;
-    } while (s >= 1 || s == 0);
-    return u * sqrt(-2 * log(s) / s);
-}
-
 double osn_uac_patience_draw(const struct osn_uac_patience *p, uint64_t key, uint64_t origin,
                              unsigned retries)
 {
@@ -111,7 +99,7 @@ double osn_uac_patience_draw(const struct osn_uac_patience *p, uint64_t key, uin
     if (p->law == OSN_UAC_PATIENCE_EXP)
         return -p->mean * log(osn_rng_u01_open(&r));
     double s2 = log1p(p->cv * p->cv);
-    return exp(log(p->mean) - s2 / 2 + sqrt(s2) * normal(&r));
+    return exp(log(p->mean) - s2 / 2 + sqrt(s2) * osn_rng_normal(&r));
 }
 
 bool osn_uac_retry(const struct osn_uac_retry_cfg *cfg, const struct osn_uac_call *c, int outcome,
