@@ -318,22 +318,6 @@ static void csv_num(FILE *f, double x)
         fputs(",", f);
 }
 
-/* A value in a CSV field, quoted when it holds a comma, a quote or a line break. */
-static void csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
 {
     const struct cmp *c = ctx;
@@ -344,11 +328,11 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
     }
     fputs(",osn_version\n", f);
     for (int v = 0; v < c->nvals; v++) {
-        csv_str(f, c->key);
+        osn_cli_csv_field(f, c->key);
         fputc(',', f);
-        csv_str(f, c->vals[v]);
+        osn_cli_csv_field(f, c->vals[v]);
         fputc(',', f);
-        csv_str(f, c->vals[0]);
+        osn_cli_csv_field(f, c->vals[0]);
         fprintf(f, ",%llu,%d,%g", c->seed, c->reps, c->level);
         for (int m = 0; m < NM; m++) {
             const struct diff *d = &c->d[v][m];

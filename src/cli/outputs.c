@@ -84,3 +84,18 @@ void osn_cli_outputs_abort(struct osn_cli_output *out, int n)
     for (int i = 0; i < n; i++)
         osn_afile_abort(&out[i].file);
 }
+
+void osn_cli_csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

@@ -44,4 +44,8 @@ int osn_cli_outputs_commit(const char *cmd, struct osn_cli_output *out, int n);
 /* Removes the temporaries left (after an error; nothing for committed or unopened ones). */
 void osn_cli_outputs_abort(struct osn_cli_output *out, int n);
 
+/* Writes s as one CSV field (RFC 4180): as it is, or in quotes with its quotes doubled when it
+ * holds a comma, a quote or a line break. */
+void osn_cli_csv_field(FILE *f, const char *s);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "outputs.h"
 #include "testbed.h"
 
 void tb_table_header(FILE *f)
@@ -53,18 +54,6 @@ static void csv_num(FILE *f, double v)
     fputc(',', f);
 }
 
-/* A CSV field in quotes, its quotes doubled (RFC 4180). */
-static void csv_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
 {
     const struct tb_rows *rows = ctx;
@@ -92,7 +81,7 @@ int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
         fprintf(f, "%ld,%ld,%d,%d,", r->late_sends, r->unfinished, r->elements, r->collected);
         csv_num(f, rows->cfg->warmup);
         csv_num(f, rows->cfg->duration);
-        csv_str(f, r->notes);
+        osn_cli_csv_field(f, r->notes);
         fputc('\n', f);
     }
     return ferror(f) ? -1 : 0;
