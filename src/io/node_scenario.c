@@ -104,6 +104,9 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     c->ctl_kind = net->ctl_kind;
     c->ctl = net->ctl;
     c->sip = net->sip;
+    c->ring = c->element == OSN_NODE_UAS ? net->uas.ring : OSN_UAS_RING_NONE;
+    c->ring_mean = net->uas.ring_mean;
+    c->src.seed = net->seed;
     if (c->element == OSN_NODE_UAC) {
         /* The generator is the caller, not a server: no virtual CPU, no controller (a client
          * half at the source is not built yet). Its run length defaults to the scenario's. */
