@@ -69,6 +69,15 @@ add_test(NAME node_cancel
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_cancel PROPERTIES TIMEOUT 180 LABELS node)
 
+# CANCEL against osn node's uas that rings 3 s ([server uas] ring_delay): through edge and
+# Kamailio (CANCEL after the 180), and through edge and a busy core (CANCEL at the edge's 100,
+# kept by the edge until the core's 100, RFC 3261 9.1): 200 and 487 from the uas, every message
+# in SIPp's counts and each node's counters.
+add_test(NAME node_cancel_ring
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_cancel_ring.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_cancel_ring PROPERTIES TIMEOUT 200 LABELS node)
+
 add_test(NAME node_rfc_answers
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/rfc_answers.py $<TARGET_FILE:osn>)
 set_tests_properties(node_rfc_answers PROPERTIES TIMEOUT 120 LABELS node)

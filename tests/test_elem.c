@@ -554,10 +554,36 @@ static void test_cancel(void **state)
     assert_int_equal(a.a[0].status, 200);
     assert_int_equal(a.a[1].kind, OSN_ELEM_A_CANCEL_BRANCH);
     assert_int_equal(a.a[1].count, OSN_ELEM_C_CANCEL_FWD);
-    /* Branch without a provisional response yet (9.1), with a final one (too late), or none:
-     * 200, nothing passed on. */
-    int branch[] = {OSN_SIP_CALLING, OSN_SIP_COMPLETED, OSN_SIP_ACCEPTED, OSN_SIP_NOSTATE};
-    for (int i = 0; i < 4; i++) {
+    /* Branch without a provisional response yet: 200, and the CANCEL kept for it (9.1: not
+     * sent before a provisional response), to go at the first one. */
+    osn_elem_on_cancel(&px, 0, OSN_SIP_PROCEEDING, OSN_SIP_CALLING, &a);
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.a[0].status, 200);
+    assert_int_equal(a.a[1].kind, OSN_ELEM_A_CANCEL_LATER);
+    assert_int_equal(a.a[1].count, OSN_ELEM_C_NONE);
+    /* The kept CANCEL: a 100 or a 180 sends it (counted as passed on); a final response or the
+     * branch's end drops it; no response yet keeps it. */
+    const int prov[] = {100, 180, 183};
+    for (int i = 0; i < 3; i++) {
+        assert_false(osn_elem_on_cancel_later(OSN_SIP_TU_RESPONSE, prov[i], &a));
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.a[0].kind, OSN_ELEM_A_CANCEL_BRANCH);
+        assert_int_equal(a.a[0].count, OSN_ELEM_C_CANCEL_FWD);
+    }
+    const int fin[] = {200, 486, 503};
+    for (int i = 0; i < 3; i++) {
+        assert_false(osn_elem_on_cancel_later(OSN_SIP_TU_RESPONSE, fin[i], &a));
+        assert_int_equal(a.n, 0);
+    }
+    assert_false(osn_elem_on_cancel_later(OSN_SIP_TU_TIMEOUT, 0, &a));
+    assert_int_equal(a.n, 0);
+    assert_false(osn_elem_on_cancel_later(OSN_SIP_TU_TRANSPORT_ERROR, 0, &a));
+    assert_int_equal(a.n, 0);
+    assert_true(osn_elem_on_cancel_later(OSN_SIP_TU_NONE, 0, &a));
+    assert_int_equal(a.n, 0);
+    /* A branch with a final response (too late), or none: 200, nothing passed on or kept. */
+    int branch[] = {OSN_SIP_COMPLETED, OSN_SIP_ACCEPTED, OSN_SIP_NOSTATE};
+    for (int i = 0; i < 3; i++) {
         osn_elem_on_cancel(&px, 0, OSN_SIP_PROCEEDING, branch[i], &a);
         assert_int_equal(a.n, 1);
         assert_int_equal(a.a[0].status, 200);
@@ -590,6 +616,53 @@ static void test_cancel(void **state)
     assert_int_equal(osn_elem_kind(&m, false), OSN_ELEM_K_CANCEL);
     assert_int_equal(osn_elem_kind(&m, true), OSN_ELEM_K_RETX);
     assert_int_equal(osn_elem_ctl_msg(OSN_ELEM_K_CANCEL, OSN_SIP_CANCEL, false), OSN_CTL_MSG_BYE);
+}
+
+/* The UAS's ring delay: a new INVITE gets its 180 and a ring timer now + ring, the timer its 200
+ * (with Contact and SDP, a good call, the 2xx timer armed) while the INVITE is pending, nothing
+ * once a CANCEL has answered it 487 (Completed) or its transaction is gone. A re-INVITE and a
+ * call with no ring delay are answered at once. The law: none 0, det its mean, exp -mean ln u. */
+static void test_uas_ring(void **state)
+{
+    (void)state;
+    struct osn_sip_cfg sc;
+    osn_sip_cfg_default(&sc);
+    struct osn_elem uas = {.role = OSN_ELEM_UAS, .sip = &sc};
+    struct osn_uas_2xx u = {0};
+    struct osn_elem_actions a;
+    struct osn_uas_request q = {.method = OSN_SIP_INVITE, .ring = 2.5};
+    osn_elem_on_uas_request(&uas, 10, &q, false, &u, &a);
+    assert_int_equal(a.n, 3);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_FORWARDED);
+    assert_int_equal(a.a[1].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a.a[1].status, 180);
+    assert_int_equal(a.a[1].with, OSN_ELEM_W_CONTACT);
+    assert_int_equal(a.a[2].kind, OSN_ELEM_A_ARM_RING);
+    assert_true(a.at == 12.5);
+    osn_elem_on_ring_timer(&uas, 12.5, OSN_SIP_PROCEEDING, &u, &a);
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a.a[0].status, 200);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_CALL_OK);
+    assert_int_equal(a.a[0].with, OSN_ELEM_W_CONTACT | OSN_ELEM_W_SDP);
+    assert_int_equal(a.a[1].kind, OSN_ELEM_A_ARM_2XX);
+    assert_true(a.at == 12.5 + sc.t1);
+    const int late[] = {OSN_SIP_COMPLETED, OSN_SIP_CONFIRMED, OSN_SIP_TERMINATED, OSN_SIP_NOSTATE};
+    for (int i = 0; i < 4; i++) {
+        osn_elem_on_ring_timer(&uas, 12.5, late[i], &u, &a);
+        assert_int_equal(a.n, 0);
+    }
+    q.in_dialog = q.known = true; /* a re-INVITE: 200 at once, no 180, no ring */
+    osn_elem_on_uas_request(&uas, 20, &q, false, &u, &a);
+    assert_int_equal(a.a[0].status, 200);
+    assert_int_equal(a.a[a.n - 1].kind, OSN_ELEM_A_ARM_2XX);
+    q = (struct osn_uas_request){.method = OSN_SIP_INVITE}; /* no ring: 180 and 200 together */
+    osn_elem_on_uas_request(&uas, 20, &q, false, &u, &a);
+    assert_int_equal(a.a[1].status, 180);
+    assert_int_equal(a.a[2].status, 200);
+    assert_true(osn_uas_ring_delay(OSN_UAS_RING_NONE, 3, 0.5) == 0);
+    assert_true(osn_uas_ring_delay(OSN_UAS_RING_DET, 3, 0.5) == 3);
+    assert_true(fabs(osn_uas_ring_delay(OSN_UAS_RING_EXP, 3, exp(-2)) - 6) < 1e-12);
 }
 
 /* The per-source budget: a burst of max(rate, 1), then one 503 and nothing until a token comes
@@ -898,6 +971,7 @@ int main(void)
             cmocka_unit_test(test_oc_round_trip),
             cmocka_unit_test(test_server_queue),
             cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_uas_ring),
             cmocka_unit_test(test_proxy_route),
             cmocka_unit_test(test_hops_weights),
             cmocka_unit_test(test_hops_throttle),

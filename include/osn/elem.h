@@ -292,6 +292,8 @@ struct osn_uas_request {
                        CANCEL, an INVITE transaction of its own) */
     bool in_dialog; /* it has a To tag: a request within a dialog (RFC 3261 12.2) */
     int offer;      /* enum osn_uas_offer of its body */
+    double ring;    /* a new INVITE: the ring delay (s) the driver drew for it
+                       (osn_uas_ring_delay); 0 answers 180 and 200 at once */
 };
 
 struct osn_uas_reply {
@@ -308,6 +310,19 @@ struct osn_uas_reply {
  *   OPTIONS                                      200 + Allow, Accept, Supported (11.2)
  *   BYE, CANCEL of a known call                  200 */
 int osn_uas_answer(const struct osn_uas_request *q, struct osn_uas_reply r[2]);
+
+/*
+ * The UAS's ring delay: the time between its 180 and its 200 to a new INVITE, as a called user
+ * lets the phone ring before answering. While it rings the INVITE is pending, so a CANCEL then
+ * gets 200 and the INVITE 487 (RFC 3261 9.2); with no ring delay the 200 goes with the 180 and a
+ * CANCEL finds the call answered. The law is the scenario's ([server uas] ring_delay), the draw
+ * the driver's: u is a uniform draw in (0, 1] from its own stream, unused by none and det.
+ */
+enum osn_uas_ring_law { OSN_UAS_RING_NONE, OSN_UAS_RING_DET, OSN_UAS_RING_EXP };
+
+/* The ring delay (s) of law `law` with mean `mean` s for the uniform draw u: 0 for none, mean
+ * for det, -mean ln u for exp. */
+double osn_uas_ring_delay(int law, double mean, double u);
 
 /* A response of the TU for request `req` (RFC 3261 8.2.6: the layer copies Via, From, Call-ID
  * and CSeq; the TU adds the status, Retry-After (-1: none) and its To tag). */
@@ -364,6 +379,11 @@ enum osn_elem_act {
                                   CANCEL); its responses end at this proxy */
     OSN_ELEM_A_RESPOND_INVITE, /* UAS, CANCEL: the cancelled INVITE's server transaction answers
                                   `status` (487) with a To tag of ours */
+    OSN_ELEM_A_ARM_RING,       /* UAS: the INVITE rings; arm its ring timer at the list's `at` (s)
+                                  (osn_elem_on_ring_timer then decides its 200) */
+    OSN_ELEM_A_CANCEL_LATER,   /* proxy, CANCEL: the branch has had no provisional response, so
+                                  no CANCEL may go yet (RFC 3261 9.1): mark the INVITE's client
+                                  transaction; its next event goes to osn_elem_on_cancel_later */
 };
 
 /* What the element counts (the node's stats; the simulator keeps the ones it reports). */
@@ -399,7 +419,7 @@ struct osn_elem_action {
 
 struct osn_elem_actions {
     int n;
-    double at; /* ARM_2XX's deadline (s): one a list at most */
+    double at; /* ARM_2XX's or ARM_RING's deadline (s): one a list at most */
     struct osn_elem_action a[OSN_ELEM_MAX_ACTIONS];
 };
 
@@ -537,13 +557,33 @@ void osn_elem_on_relay_failed(int status, struct osn_elem_actions *a);
  * `branch_state` (proxy) that of the client transaction the proxy forwarded that INVITE on
  * (OSN_SIP_NOSTATE: none). The CANCEL is answered 200 hop by hop; while the INVITE is pending
  * (Trying or Proceeding), a UAS answers it 487 (RESPOND_INVITE) and a proxy passes the CANCEL on
- * (CANCEL_BRANCH) when its branch has a provisional response and no final one (RFC 3261 16.10,
- * 9.1: no CANCEL before a provisional response; after a final one it is too late). The forwarded
- * CANCEL is a request of the client half's second category (RFC 7339 7.2), as a BYE: shed, the
- * CANCEL is answered 503 instead of 200 and not passed on.
+ * (CANCEL_BRANCH) when its branch has a provisional response and no final one (RFC 3261 16.10;
+ * after a final one it is too late). A branch with no provisional response yet (Calling) may
+ * not be cancelled yet (9.1): the proxy keeps the CANCEL for it (CANCEL_LATER) and passes it on
+ * at the branch's first provisional response (osn_elem_on_cancel_later). The forwarded CANCEL
+ * is a request of the client half's second category (RFC 7339 7.2), as a BYE, decided when the
+ * CANCEL comes: shed, the CANCEL is answered 503 instead of 200 and neither passed on nor kept.
  */
 void osn_elem_on_cancel(const struct osn_elem *e, double now, int invite_state, int branch_state,
                         struct osn_elem_actions *a);
+
+/* The UAS's ring timer of an INVITE fired (ARM_RING); `invite_state` is the state of its server
+ * transaction (OSN_SIP_NOSTATE: gone). While the INVITE is still pending (Proceeding: no CANCEL
+ * got it its 487), the called user answers: RESPOND 200 with Contact and SDP, counted as a good
+ * call, and ARM_2XX as for a 200 sent at once; else nothing (cancelled: too late to answer). */
+void osn_elem_on_ring_timer(const struct osn_elem *e, double now, int invite_state,
+                            struct osn_uas_2xx *u, struct osn_elem_actions *a);
+
+/*
+ * Proxy: an event `tu` (with response `status`, 0 none) of an INVITE client transaction that a
+ * CANCEL was kept for (CANCEL_LATER: it came before the branch had a provisional response). The
+ * first provisional response makes the CANCEL allowed (RFC 3261 9.1): CANCEL_BRANCH now, counted
+ * as a CANCEL passed on. A final response first (the 2xx, or a failure, relayed upstream as
+ * usual) or the end of the branch (a timeout) makes it pointless: nothing. Carried out after the
+ * actions of osn_elem_on_client_event for the same event. Returns whether the mark stays (no
+ * response yet); false once the kept CANCEL is settled either way.
+ */
+bool osn_elem_on_cancel_later(int tu, int status, struct osn_elem_actions *a);
 
 /* The UAS's 2xx timer fired; `have_txn` says the server transaction is still there, in
  * Accepted. RESEND_2XX and ARM_2XX while the ACK has not come and 64*T1 has not passed since the

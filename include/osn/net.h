@@ -108,6 +108,10 @@ struct osn_net_server_cfg {
     /* proxies: Record-Route (default yes): the dialog's ACK and BYE pass through this proxy and
      * cost its CPU; no: they go past it, UAC to UAS (osn_elem_on_dialog_path) */
     bool record_route;
+    /* the UAS: its ring delay between 180 and 200 (enum osn_uas_ring_law, mean ring_mean s);
+     * none (default): 180 and 200 at once, so no CANCEL ever finds the INVITE pending there */
+    int ring;
+    double ring_mean;
 };
 
 struct osn_net_link_cfg {

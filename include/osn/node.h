@@ -62,7 +62,8 @@ struct osn_node_source {
     bool honour_retry_after;
     int max_retries;
     struct osn_uac_patience patience; /* callers who give up (osn_uac_patience_draw) */
-    uint64_t seed; /* the scenario's seed: the same seed, the same schedule of calls */
+    uint64_t seed; /* the scenario's seed: the same seed, the same schedule of calls (uac), the
+                      same ring delays (uas) */
 };
 
 /* Delay histograms of the generator: the UAC's layout (osn_uac_delay_bin), the network
@@ -103,6 +104,10 @@ struct osn_node_cfg {
     char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
     double per_source_rate;  /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
     bool record_route;       /* proxies: Record-Route dialog-creating INVITEs (default yes) */
+    /* uas: the ring delay between its 180 and its 200 (enum osn_uas_ring_law, mean ring_mean s;
+     * the scenario's [server uas] ring_delay), drawn from a stream of src.seed */
+    int ring;
+    double ring_mean;
     /* the element's server, as the simulator's [server NAME] */
     double cost[OSN_ELEM_NKINDS];
     long buffer;

@@ -22,8 +22,12 @@
  *   TU_REQUEST CANCEL, no INVITE      any    RESPOND 481 (RFC 3261 9.2; see osn_elem_on_cancel)
  *   TU_REQUEST CANCEL, INVITE pending UAS    RESPOND 200, RESPOND_INVITE 487 (RFC 3261 9.2)
  *   TU_REQUEST CANCEL, INVITE pending proxy  RESPOND 200, CANCEL_BRANCH when the branch has a
- *     (Proceeding)                           provisional and no final response (16.10, 9.1);
- *                                            the client half sheds it: RESPOND 503
+ *     (Proceeding)                           provisional and no final response (16.10, 9.1),
+ *                                            CANCEL_LATER when it has none yet; the client
+ *                                            half sheds it: RESPOND 503
+ *   client event, CANCEL kept         proxy  CANCEL_BRANCH at the first provisional response;
+ *                                            a final one or a timeout drops it (9.1)
+ *   UAS ring timer, INVITE pending    UAS    RESPOND 200, ARM_2XX (the 180 went at once)
  *   TU_REQUEST CANCEL, INVITE answered any    RESPOND 200, nothing else (too late, 9.2)
  *   FORWARD failed: too large         proxy  RESPOND 513 (RFC 3261 18.1.1), else RESPOND 500
  *   RELAY failed (no Via below ours)  proxy  count stray; a final one RESPOND 502 (16.7 step 3)
@@ -74,6 +78,11 @@ void osn_elem_on_uas_request(const struct osn_elem *e, double now, const struct 
     }
     if (call)
         push(a, OSN_ELEM_A_COUNT, OSN_ELEM_C_FORWARDED, 0, -1);
+    /* A new call that rings: its 180 now, its 200 when the ring timer says (the 200 is the
+     * last reply, osn_uas_answer's table). */
+    bool ring = call && k == 2 && q->ring > 0;
+    if (ring)
+        k--;
     for (int i = 0; i < k; i++) {
         bool ok = r[i].status >= 200 && r[i].status < 300;
         push(a, OSN_ELEM_A_RESPOND,
@@ -83,7 +92,25 @@ void osn_elem_on_uas_request(const struct osn_elem *e, double now, const struct 
              r[i].status, -1);
         a->a[a->n - 1].with = r[i].with;
     }
-    if (inv && r[k - 1].status == 200 && osn_uas_2xx_start(u, now, e->sip, &a->at))
+    if (ring) {
+        a->at = now + q->ring;
+        push(a, OSN_ELEM_A_ARM_RING, OSN_ELEM_C_NONE, 0, -1);
+    } else if (inv && r[k - 1].status == 200 && osn_uas_2xx_start(u, now, e->sip, &a->at)) {
+        push(a, OSN_ELEM_A_ARM_2XX, OSN_ELEM_C_NONE, 0, -1);
+    }
+}
+
+void osn_elem_on_ring_timer(const struct osn_elem *e, double now, int invite_state,
+                            struct osn_uas_2xx *u, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    /* RFC 3261 9.2: a CANCEL while it rang answered the INVITE 487 (Completed); the user who
+     * picks up then is too late, and so is one whose transaction is gone. */
+    if (e->role != OSN_ELEM_UAS || invite_state != OSN_SIP_PROCEEDING)
+        return;
+    push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_CALL_OK, 200, -1);
+    a->a[0].with = OSN_ELEM_W_CONTACT | OSN_ELEM_W_SDP;
+    if (osn_uas_2xx_start(u, now, e->sip, &a->at))
         push(a, OSN_ELEM_A_ARM_2XX, OSN_ELEM_C_NONE, 0, -1);
 }
 
@@ -154,19 +181,38 @@ void osn_elem_on_cancel(const struct osn_elem *e, double now, int invite_state, 
             push(a, OSN_ELEM_A_RESPOND_INVITE, OSN_ELEM_C_487, 487, -1);
         return;
     }
-    /* RFC 3261 16.10: a branch with a final response is not cancelled; 9.1: nor one without a
-     * provisional response yet (Calling). The 487 the next hop answers is relayed upstream on
-     * the INVITE's server transaction like any final response. */
-    if (pending(invite_state) && branch_state == OSN_SIP_PROCEEDING) {
+    /* RFC 3261 16.10: a branch with a final response is not cancelled. One without a
+     * provisional response yet (Calling) may not be cancelled yet (9.1): the CANCEL is kept
+     * for it and goes at its first provisional response (osn_elem_on_cancel_later), which for a
+     * call queued at a busy next hop is its 100 Trying. The 487 the next hop answers is relayed
+     * upstream on the INVITE's server transaction like any final response. */
+    bool proceeding = branch_state == OSN_SIP_PROCEEDING, calling = branch_state == OSN_SIP_CALLING;
+    if (pending(invite_state) && (proceeding || calling)) {
         if (osn_proxy_on_request(e->cli, now, OSN_SIP_CANCEL, false) == OSN_PROXY_SHED_503) {
             push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_503, 503, -1);
             return;
         }
         push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 200, -1);
-        push(a, OSN_ELEM_A_CANCEL_BRANCH, OSN_ELEM_C_CANCEL_FWD, 0, -1);
+        if (proceeding)
+            push(a, OSN_ELEM_A_CANCEL_BRANCH, OSN_ELEM_C_CANCEL_FWD, 0, -1);
+        else
+            push(a, OSN_ELEM_A_CANCEL_LATER, OSN_ELEM_C_NONE, 0, -1);
         return;
     }
     push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_NONE, 200, -1);
+}
+
+bool osn_elem_on_cancel_later(int tu, int status, struct osn_elem_actions *a)
+{
+    a->n = 0;
+    if (tu == OSN_SIP_TU_RESPONSE && status >= 100 && status < 200) {
+        push(a, OSN_ELEM_A_CANCEL_BRANCH, OSN_ELEM_C_CANCEL_FWD, 0, -1);
+        return false;
+    }
+    /* A final response (relayed as it is: a 2xx that crossed the CANCEL is the caller's to hang
+     * up, RFC 3261 15) or the branch's end: nothing left to cancel. */
+    return !(tu == OSN_SIP_TU_RESPONSE || tu == OSN_SIP_TU_TIMEOUT ||
+             tu == OSN_SIP_TU_TRANSPORT_ERROR);
 }
 
 void osn_elem_on_forward_failed(bool too_large, struct osn_elem_actions *a)

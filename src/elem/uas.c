@@ -1,6 +1,7 @@
 /*
- * The UAS: it answers every call at once (180 and 200 for an INVITE, 200 for a BYE; the full
- * table is osn_uas_answer's, in osn/elem.h) and, as the
+ * The UAS: it answers every call (180 and 200 for an INVITE, 200 for a BYE; the full table is
+ * osn_uas_answer's, in osn/elem.h), the 200 to a new INVITE at once or after a ring delay
+ * (osn_uas_ring_delay; element.c arms it) and, as the
  * UAS core of RFC 3261 13.3.1.4, resends its 2xx until the ACK comes, from T1 doubling up to
  * T2, for at most 64*T1. With RFC 6026's machines the server transaction no longer does that
  * itself (it stays in Accepted and passes the ACK up), so the core must.
@@ -8,6 +9,8 @@
  *   2xx sent ── start: deadline now + T1 ── fire: ACK? stop : (64*T1 passed? stop :
  *               resend 2xx, interval = min(2 x interval, T2), deadline now + interval)
  */
+#include <math.h>
+
 #include "osn/elem.h"
 
 int osn_uas_answer(const struct osn_uas_request *q, struct osn_uas_reply r[2])
@@ -45,6 +48,15 @@ int osn_uas_answer(const struct osn_uas_request *q, struct osn_uas_reply r[2])
         r[n++] = (struct osn_uas_reply){180, OSN_ELEM_W_CONTACT};
     r[n++] = (struct osn_uas_reply){200, OSN_ELEM_W_CONTACT | OSN_ELEM_W_SDP};
     return n;
+}
+
+double osn_uas_ring_delay(int law, double mean, double u)
+{
+    if (law == OSN_UAS_RING_DET)
+        return mean; /* exact, drawn nothing */
+    if (law == OSN_UAS_RING_EXP)
+        return -mean * log(u);
+    return 0;
 }
 
 struct osn_sip_msg osn_elem_response(const struct osn_sip_msg *req, int status, int retry_after)

@@ -26,6 +26,8 @@ static const char *const processes[] = {"poisson", "mmpp", "profile", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
 static const char *const retry_laws[] = {"exp", "det", "uniform", "lognormal", NULL};
 static const char *const patience_laws[] = {"none", "exp", "det", "lognormal", NULL};
+/* As enum osn_uas_ring_law. */
+static const char *const ring_laws[] = {"none", "det", "exp", NULL};
 static const char *const policies[] = {"I", "II", NULL};
 static const char *const client_modes[] = {"rfc", "sipp", NULL};
 static const char *const pi_measures[] = {"rrrc", "rtd", NULL};
@@ -270,6 +272,12 @@ static const struct osn_key_spec net_keys[] = {
         {"server core", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, core.record_route),
          .help = "the core Record-Routes: the dialog's ACK and BYE go through it and cost its "
                  "CPU; no: they go past it, as when no proxy Record-Routes (RFC 3261 16.6)"},
+        {"server uas", "ring_delay", OSN_KEY_CHOICE, .choices = ring_laws, OSN_KEY_AT(C, uas.ring),
+         .help = "how long the UAS lets a new call ring between its 180 and its 200: none (at "
+                 "once), det or exp of mean ring_delay_mean; a CANCEL while it rings gets 200 and "
+                 "the INVITE 487 (RFC 3261 9.2). Also osn node's uas"},
+        {"server uas", "ring_delay_mean", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, uas.ring_mean),
+         .unit = "s", .help = "mean ring delay of the UAS"},
         LINK_KEYS("link access", access),
         LINK_KEYS("link trunk", trunk),
         LINK_KEYS("link uas", uas_link),

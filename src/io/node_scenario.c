@@ -18,7 +18,8 @@ static const char *const elements[] = {"edge", "core", "uas", "uac", NULL};
 static const struct osn_key_spec node_keys[] = {
         {"node", "element", OSN_KEY_CHOICE, .choices = elements, OSN_KEY_AT(C, element),
          .help = "edge, core: stateful proxies; uas answers 180, 200. The element's [server "
-                 "NAME] section gives its costs and buffer, as in `osn sim`. uac: the load "
+                 "NAME] section gives its costs and buffer, as in `osn sim` (the uas's also its "
+                 "ring_delay between 180 and 200). uac: the load "
                  "generator, the [source] traffic to next_hop (docs/node.md)"},
         {"node", "listen", OSN_KEY_STRING, OSN_KEY_AT(C, listen), .unit = "HOST:PORT",
          .help = "the UDP address to bind: A.B.C.D:PORT or [IPv6]:PORT (e.g. [::1]:5060); "
@@ -104,6 +105,9 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     c->ctl_kind = net->ctl_kind;
     c->ctl = net->ctl;
     c->sip = net->sip;
+    c->ring = c->element == OSN_NODE_UAS ? net->uas.ring : OSN_UAS_RING_NONE;
+    c->ring_mean = net->uas.ring_mean;
+    c->src.seed = net->seed;
     if (c->element == OSN_NODE_UAC) {
         /* The generator is the caller, not a server: no virtual CPU, no controller (a client
          * half at the source is not built yet). Its run length defaults to the scenario's. */

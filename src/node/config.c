@@ -141,6 +141,7 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         return OSN_EIO;
     }
     n->branch_salt = osn_sip_wire_hash(&n->listen, addr_len(&n->listen)) ^ (uint64_t)getpid();
+    osn_rng_stream(&n->ring_rng, cfg->src.seed, 1); /* the generator's is stream 0 */
     /* The server half at the core, the client half at the edge (toward the core): the
      * simulator's wiring of a collapse chain. */
     if (cfg->element == OSN_NODE_CORE) {

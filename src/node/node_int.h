@@ -125,6 +125,9 @@ struct ntx {
     union node_addr from;
     double t0;              /* start (s) */
     struct osn_uas_2xx uas; /* UAS INVITE: the 2xx retransmission */
+    bool ringing;           /* UAS INVITE: its TM_2XX timer is the ring delay's end (ARM_RING) */
+    bool cancel_later;      /* proxy INVITE client: a CANCEL kept until its first provisional
+                               response (osn_elem_on_cancel_later) */
     bool in_dialogs;        /* UAS INVITE: in the Call-ID map */
     /* The key's text once the request is let go (ntx_trim): branch, host and Call-ID of an
      * RFC 3261 request fit; a longer key (RFC 2543's fallback fields) keeps the request. */
@@ -266,7 +269,8 @@ struct node {
     size_t live, allocated;
     size_t held; /* bytes of messages the live transactions keep */
     uint64_t branch_seq, branch_salt;
-    double cpu_t; /* the virtual CPU: nominal end of the last service (s) */
+    struct osn_rng ring_rng; /* uas: the ring delays' draws (cfg->ring exp) */
+    double cpu_t;            /* the virtual CPU: nominal end of the last service (s) */
     struct outq outq;
     char obuf[OSN_SIP_WIRE_MAX_LEN + 1];
     struct osn_node_stats st;

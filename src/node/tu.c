@@ -10,7 +10,9 @@
  *                the call to, or removes it from, the calls it knows (the 481 of a BYE);
  *   RELAY        print the next hop's response with our Via removed, the feedback on top;
  *   FORWARD_ACK  print the ACK with a branch derived from its own (a resent ACK gets the same);
- *   ARM_2XX      the timer heap, and the dialog map that finds the ACK of the 2xx by Call-ID.
+ *   ARM_2XX      the timer heap, and the dialog map that finds the ACK of the 2xx by Call-ID;
+ *   ARM_RING     the same timer slot, marked as the ring delay's (tu_2xx_timer tells them apart);
+ *   CANCEL_LATER the INVITE's client transaction marked: its next event goes to cancel_later().
  * Driver differences from the simulator, each stated where it lives: the node keeps no record
  * of a request after its transaction ends, so it never reports a late copy (tu_event); its
  * messages carry Max-Forwards, the simulator's do not (so 483 happens here only).
@@ -216,8 +218,21 @@ void tu_2xx_timer(struct node *n, struct ntx *x)
 {
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
+    if (x->ringing) { /* the timer was the ring delay's: the called user answers, or is late */
+        x->ringing = false;
+        osn_elem_on_ring_timer(&e, n->now, x->live ? x->t.state : OSN_SIP_NOSTATE, &x->uas, &a);
+        act(n, x, &a, NULL);
+        return;
+    }
     osn_elem_on_2xx_timer(&e, n->now, &x->uas, x->live && x->t.state == OSN_SIP_ACCEPTED, &a);
     act(n, x, &a, NULL);
+}
+
+/* The uas's ring delay for a new INVITE: the scenario's law, drawn from the node's own stream. */
+static double ring_draw(struct node *n)
+{
+    double u = n->cfg->ring == OSN_UAS_RING_EXP ? osn_rng_u01_open(&n->ring_rng) : 0.5;
+    return osn_uas_ring_delay(n->cfg->ring, n->cfg->ring_mean, u);
 }
 
 void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *shed)
@@ -367,9 +382,16 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
             if (x->live && (x->in_dialogs || dialogs_put(&n->dialogs, x) == 0))
                 ntx_arm_2xx(n, x, a->at);
             break;
+        case OSN_ELEM_A_ARM_RING: /* the 2xx timer's slot, free until the 200 */
+            if (x->live) {
+                x->ringing = true;
+                ntx_arm_2xx(n, x, a->at);
+            }
+            break;
         case OSN_ELEM_A_COUNT:
-        case OSN_ELEM_A_CANCEL_BRANCH: /* only in cancel_request(), which knows the INVITE */
-        case OSN_ELEM_A_RESPOND_INVITE:
+        case OSN_ELEM_A_CANCEL_BRANCH:  /* only in cancel_request() and cancel_later(), */
+        case OSN_ELEM_A_RESPOND_INVITE: /* which know the INVITE */
+        case OSN_ELEM_A_CANCEL_LATER:
             break;
         }
         count(n, c);
@@ -428,11 +450,24 @@ static void cancel_request(struct node *n, struct ntx *x)
             count(n, y->count);
         } else if (y->kind == OSN_ELEM_A_CANCEL_BRANCH) {
             count(n, cancel_branch(n, branch) ? y->count : OSN_ELEM_C_NONE);
+        } else if (y->kind == OSN_ELEM_A_CANCEL_LATER) {
+            branch->cancel_later = true; /* its next event: cancel_later() */
         } else {
             struct osn_elem_actions one = {.n = 1, .a = {*y}};
             act(n, x, &one, NULL);
         }
     }
+}
+
+/* Client transaction y of an INVITE a CANCEL was kept for reports `tu` with `status`: the
+ * element says whether the CANCEL goes now (its first provisional response) or is dropped. */
+static void cancel_later(struct node *n, struct ntx *y, int tu, int status)
+{
+    struct osn_elem_actions a;
+    y->cancel_later = osn_elem_on_cancel_later(tu, status, &a);
+    for (int i = 0; i < a.n; i++)
+        if (a.a[i].kind == OSN_ELEM_A_CANCEL_BRANCH)
+            count(n, cancel_branch(n, y) ? a.a[i].count : OSN_ELEM_C_NONE);
 }
 
 void tu_stray_ack(struct node *n, const struct rmsg *r)
@@ -464,6 +499,8 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
                                  resp ? o->msg->retry_after : -1, x->t.req.method,
                                  up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
         act(n, up, &a, in);
+        if (x->cancel_later) /* a CANCEL kept for this branch (RFC 3261 9.1) */
+            cancel_later(n, x, o->tu, resp ? o->msg->status : 0);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         /* The request as the transaction keeps it (its Max-Forwards, its Vias for the loop
          * check, the parse forward() prints from). The node keeps no record of a request once
@@ -481,6 +518,8 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
                                 looped(n, req), &x->uas, &a);
         } else {
             struct osn_uas_request q = uas_request_of(n, req, x->t.req.call_id);
+            if (q.method == OSN_SIP_INVITE && !q.in_dialog && n->cfg->ring != OSN_UAS_RING_NONE)
+                q.ring = ring_draw(n);
             osn_elem_on_uas_request(&e, n->now, &q, false, &x->uas, &a);
         }
         act(n, x, &a, NULL);

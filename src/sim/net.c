@@ -53,6 +53,8 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
         cfg->uas.cost[k] = core[k] / 20;
     }
     cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
+    cfg->uas.ring = OSN_UAS_RING_NONE; /* 180 and 200 at once, as before the key */
+    cfg->uas.ring_mean = 2;
     /* Record-Route at every proxy: the BYE and the ACK of the 2xx go through them all, as they
      * always did here before the key existed. */
     cfg->core.record_route = cfg->edge.record_route = cfg->uas.record_route = true;

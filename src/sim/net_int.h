@@ -101,8 +101,9 @@ enum ev_type {
     EV_HOLD,
     EV_TRACE,
     EV_2XX,
-    EV_RETRY,   /* a failed attempt's caller tries again (the call's `hold` event, reused) */
-    EV_PATIENCE /* an attempt's caller runs out of patience (the `hold` event, not yet needed) */
+    EV_RETRY,    /* a failed attempt's caller tries again (the call's `hold` event, reused) */
+    EV_PATIENCE, /* an attempt's caller runs out of patience (the `hold` event, not yet needed) */
+    EV_RING      /* the UAS's ring delay is over (the `rtx` event, before any 2xx needs it) */
 };
 enum role { R_SRC, R_PROXY, R_UAS };
 enum bkind { B_INVITE, B_BYE, B_ACK };
@@ -149,7 +150,9 @@ struct call {
     /* The UAC's timer: its patience while the attempt waits for an answer (EV_PATIENCE), then
      * the hold time (EV_HOLD) or the wait before a retry (EV_RETRY). */
     struct osn_des_ev hold;
-    struct osn_des_ev rtx; /* UAS core: next 2xx retransmission (osn_uas_2xx) */
+    /* UAS core: the end of the ring delay (EV_RING), then the next 2xx retransmission
+     * (EV_2XX, osn_uas_2xx) */
+    struct osn_des_ev rtx;
     struct osn_uas_2xx uas;
     /* The live transactions of the call by hop and request kind (0: INVITE, 1: BYE), server
      * (at path[h+1]) and client (at path[h]). This is how the simulator matches a message: its
@@ -171,7 +174,10 @@ struct call {
     /* by hop: the responses the core kept (rsp_bit), so that it knows a copy on arrival */
     uint8_t rsp_in[MAXHOP];
     bool admitted;
-    uint8_t cancel_in;  /* as inv_in, for CANCEL */
+    uint8_t cancel_in; /* as inv_in, for CANCEL */
+    /* bit h: a proxy keeps a CANCEL for the INVITE client transaction on hop h, which had no
+     * provisional response when the CANCEL came (osn_elem_on_cancel_later) */
+    uint8_t cancel_later;
     struct cancels *cx; /* NULL until the call's first CANCEL */
 };
 
@@ -228,6 +234,10 @@ struct net {
     /* The key of the patience draws: attempt k of call `origin` waits a draw from a stream
      * seeded by the key, the origin and k, as for the retries. */
     uint64_t patience_key;
+    /* The key of the UAS's ring delays ([server uas] ring_delay exp): attempt uid's from a
+     * stream seeded by the key and the uid. Derived from patience_key, so that it takes no
+     * output of the replication's stream and every other stream stays what it was. */
+    uint64_t ring_key;
     struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
@@ -378,6 +388,8 @@ void osn__net_send_cancel(struct net *s, int el, struct call *c, int hop);
 void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* The UAS's 2xx retransmission timer of call c fired. */
 void osn__net_2xx_timer(struct net *s, struct call *c);
+/* The UAS's ring timer of call c fired: the called user answers, unless a CANCEL came first. */
+void osn__net_ring_timer(struct net *s, struct call *c);
 /* The UAC's account of an outcome decided now. */
 void osn__net_outcome(struct net *s, struct call *c, int outcome);
 

@@ -51,6 +51,8 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
         *sv[i] = (struct osn_net_server_cfg){.buffer = pc->buffer};
     if (pc->cost)
         memcpy(sv[pc->elem]->cost, pc->cost, sizeof sv[pc->elem]->cost);
+    c->uas.ring = pc->ring;
+    c->uas.ring_mean = pc->ring_mean;
     struct osn_rng rng;
     osn_rng_seed(&rng, 1);
     err = osn__net_setup(&p->s, c, &rng, p->tot, msg, sizeof msg);

@@ -40,6 +40,8 @@ struct osn__probe_cfg {
     const double *cost; /* the element's CPU seconds by enum osn_elem_kind; NULL: all 0 */
     long buffer;        /* its server's buffer (messages) */
     struct osn_sip_cfg sip;
+    int ring; /* the UAS's ring delay law (enum osn_uas_ring_law), mean ring_mean s */
+    double ring_mean;
     osn__probe_send_fn *send;
     void *arg;
 };

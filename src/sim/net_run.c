@@ -149,6 +149,8 @@ static void split_streams(struct net *s, struct osn_rng *rng)
     /* New purposes come last, so that the streams above stay what they were. */
     s->retry_key = osn_rng_next(rng);
     s->patience_key = osn_rng_next(rng);
+    uint64_t x = s->patience_key ^ 0x52494e47u; /* "RING" */
+    s->ring_key = osn_splitmix64(&x);
 }
 
 int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
@@ -302,6 +304,9 @@ static inline __attribute__((always_inline)) void step(struct net *s, struct osn
         break;
     case EV_2XX:
         osn__net_2xx_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));
+        break;
+    case EV_RING:
+        osn__net_ring_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));
         break;
     case EV_TRACE:
         osn__net_trace_row(s);

@@ -13,9 +13,10 @@
  * element's 482, 513 and per-source budget never happen here either. A CANCEL (a caller who
  * gave up, source.patience) is matched to the INVITE it cancels through the call: the INVITE's
  * server transaction on the CANCEL's hop, and at a proxy the client transaction it forwarded the
- * INVITE on; its own responses end where it was sent. Its UAS answers every INVITE at once, so
- * a CANCEL that reaches it finds the INVITE answered (200 to the CANCEL, no 487) unless it
- * overtook it.
+ * INVITE on; its own responses end where it was sent. A proxy's CANCEL kept for a branch with
+ * no provisional response yet is a bit of the call by hop (cancel_later). The UAS answers an
+ * INVITE at once unless [server uas] ring_delay lets it ring (the call's rtx event, EV_RING,
+ * before the 2xx timer needs it): a CANCEL while it rings gets the INVITE its 487.
  */
 #include <math.h>
 
@@ -120,6 +121,14 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
                 s->elems[id].tot[OSN__NE_CANCEL_FWD] += 1;
             osn__net_send_cancel(s, id, c, hop + 1);
             break;
+        case OSN_ELEM_A_ARM_RING: /* the rtx event is free until the 200 */
+            c->refs++;            /* the timer's */
+            osn_des_ev_init(&c->rtx, EV_RING);
+            osn__net_at(s, &c->rtx, a->at);
+            break;
+        case OSN_ELEM_A_CANCEL_LATER: /* w is the CANCEL's; the INVITE's branch is hop + 1 */
+            c->cancel_later |= (uint8_t)(1u << (hop + 1));
+            break;
         case OSN_ELEM_A_RESPOND_INVITE: /* on the cancelled INVITE's server transaction */
             if (obs(s))
                 s->elems[id].tot[OSN__NE_487] += 1;
@@ -176,6 +185,21 @@ static void on_cancel(struct net *s, struct ntxn *w)
     act(s, id, c, h, w, &a);
 }
 
+/* The ring delay of the UAS for attempt c: the scenario's law, an exponential one drawn from
+ * a stream of the attempt's own (ring_key), so that runs that differ only in control ring each
+ * call as long. */
+static double ring_draw(const struct net *s, const struct call *c)
+{
+    const struct osn_net_server_cfg *u = &s->cfg->uas;
+    double v = 0.5;
+    if (u->ring == OSN_UAS_RING_EXP) {
+        struct osn_rng r;
+        osn_rng_seed(&r, s->ring_key ^ c->uid);
+        v = osn_rng_u01_open(&r);
+    }
+    return osn_uas_ring_delay(u->ring, u->ring_mean, v);
+}
+
 static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     struct call *c = w->call;
@@ -190,8 +214,16 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
          * the simulator's messages carry no Max-Forwards (-1: never checked). Its UAC sends a
          * BYE only for a call the UAS answered and its routes never loop, so the UAS always
          * knows the call (no 481) and no request loops (no 482). */
-        osn_elem_on_request(&s->elems[txn_elem(w)].tu, s->q.now, w->t.req.method, -1,
-                            (*fw & bit) != 0, true, false, &c->uas, &a);
+        struct element *el = &s->elems[txn_elem(w)];
+        if (el->role == R_UAS) {
+            struct osn_uas_request q = {.method = w->t.req.method, .known = true};
+            if (q.method == OSN_SIP_INVITE && s->cfg->uas.ring != OSN_UAS_RING_NONE)
+                q.ring = ring_draw(s, c);
+            osn_elem_on_uas_request(&el->tu, s->q.now, &q, (*fw & bit) != 0, &c->uas, &a);
+        } else {
+            osn_elem_on_request(&el->tu, s->q.now, w->t.req.method, -1, (*fw & bit) != 0, true,
+                                false, &c->uas, &a);
+        }
         *fw |= bit; /* forwarded(c, h, inv) is now w */
         act(s, txn_elem(w), c, txn_hop(w), w, &a);
     } else if (o->tu == OSN_SIP_TU_ACK) {
@@ -258,6 +290,15 @@ static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_s
                              w->t.req.method, up ? up->t.state : OSN_SIP_NOSTATE, &a);
     if (a.n)
         act(s, txn_elem(w), w->call, txn_hop(w) - 1, up, &a);
+    /* A CANCEL kept for this branch (RFC 3261 9.1): what its event makes of it. */
+    struct call *c = w->call;
+    uint8_t bit = (uint8_t)(1u << txn_hop(w));
+    if (inv && (c->cancel_later & bit)) {
+        if (!osn_elem_on_cancel_later(o->tu, resp ? o->msg->status : 0, &a))
+            c->cancel_later &= (uint8_t)~bit;
+        if (a.n)
+            act(s, txn_elem(w), c, txn_hop(w) - 1, up, &a);
+    }
 }
 
 void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
@@ -268,6 +309,19 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
         proxy_client_event(s, w, o);
     else if (w->t.req.method == OSN_SIP_INVITE) /* a BYE's end asks nothing more of the UAC */
         uac_invite_event(s, w, o);
+}
+
+void osn__net_ring_timer(struct net *s, struct call *c)
+{
+    struct ntxn *w = forwarded(c, s->nhop - 1, true);
+    struct osn_elem_actions a;
+
+    osn_des_ev_init(&c->rtx, EV_2XX); /* the event is the 2xx timer's from now on */
+    osn_elem_on_ring_timer(&s->elems[s->uas].tu, s->q.now, w ? w->t.state : OSN_SIP_NOSTATE,
+                           &c->uas, &a);
+    if (a.n)
+        act(s, s->uas, c, s->nhop - 1, w, &a);
+    osn__net_call_unref(s, c); /* the reference the ring timer had */
 }
 
 void osn__net_2xx_timer(struct net *s, struct call *c)
