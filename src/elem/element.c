@@ -264,6 +264,16 @@ void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now,
     a->a[0].hop = (uint8_t)other;
 }
 
+void osn_elem_on_client_event_routed(const struct osn_elem *e, int hop, double now, double t_sent,
+                                     int tu, int status, int retry_after, int method,
+                                     int upstream_state, struct osn_elem_actions *a)
+{
+    struct osn_elem one = at_hop(e, hop);
+    if (e->hops && hop >= 0 && hop < e->hops->n)
+        osn_elem_hops_on_event(e->hops, hop, now, tu, status, retry_after);
+    osn_elem_on_client_event(&one, now, t_sent, tu, status, retry_after, method, upstream_state, a);
+}
+
 void osn_elem_on_cancel_hop(const struct osn_elem *e, int hop, double now, int invite_state,
                             int branch_state, struct osn_elem_actions *a)
 {

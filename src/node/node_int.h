@@ -112,6 +112,7 @@ struct ntx {
     bool live;        /* between start and end */
     struct ntx *peer; /* proxy: server <-> client transaction of one forwarded request */
     uint8_t hop;      /* client: the next hop (index of n->hops) it went to; NTX_NO_HOP none */
+    bool routed;      /* client: its destination was its Route's, not the element's choice */
     struct ntx *next_free;
     struct ntx *next_all;        /* every object the pool made, for the teardown */
     struct osn_sip_wire_key key; /* spans into req, or into keybuf once req is let go */

@@ -180,6 +180,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
     if (y) {
         y->from = to;
         y->hop = (uint8_t)to_hop;
+        y->routed = ro.target != OSN_PROXY_TO_NEXT_HOP;
     }
     struct osn_sip_msg m;
     struct osn_sip_out o;
@@ -413,6 +414,7 @@ static bool cancel_branch(struct node *n, struct ntx *y)
     if (c) {
         c->from = y->from; /* 9.1: where the INVITE went */
         c->hop = y->hop;
+        c->routed = true; /* a CANCEL goes where its INVITE went, or nowhere */
     }
     if (!c || keep_forward(n, c, len, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &c->t, &m, n->now, &o) != 0) {
@@ -486,9 +488,11 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
         /* A proxy's client transaction: the decision acts on the server transaction upstream. */
         struct ntx *up = x->peer;
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-        osn_elem_on_client_event_hop(&e, x->hop, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
-                                     resp ? o->msg->retry_after : -1, x->t.req.method,
-                                     up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
+        /* A request routed by its Route never fails over: the route set names its server. */
+        (x->routed ? osn_elem_on_client_event_routed : osn_elem_on_client_event_hop)(
+                &e, x->hop, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
+                resp ? o->msg->retry_after : -1, x->t.req.method,
+                up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
         act(n, up, &a, in);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         /* The request as the transaction keeps it (its Max-Forwards, its Vias for the loop
