@@ -16,7 +16,7 @@
 #include "osn/err.h"
 #include "osn/version.h"
 
-static const char *const topo_name[] = {"collapse", "tandem", "fanin"};
+static const char *const topo_name[] = {"collapse", "tandem", "fanin", "fanout"};
 
 static const char *det_name(enum osn_ctl_det_kind k)
 {
@@ -32,8 +32,8 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
     char val[64], hw[64];
 
     fprintf(f, "SIP network %s (%d edge%s), control %s, detector %s\n", topo_name[c->topology],
-            c->topology == OSN_NET_FANIN ? c->edges : 1,
-            c->topology == OSN_NET_FANIN && c->edges > 1 ? "s" : "", osn_ctl_kind_name(c->ctl_kind),
+            c->topology >= OSN_NET_FANIN ? c->edges : 1,
+            c->topology >= OSN_NET_FANIN && c->edges > 1 ? "s" : "", osn_ctl_kind_name(c->ctl_kind),
             c->ctl.det.kind == OSN_CTL_DET_HYSTERETIC  ? "hysteretic"
             : c->ctl.det.kind == OSN_CTL_DET_OCCUPANCY ? "occupancy"
                                                        : "delay");
