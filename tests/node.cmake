@@ -161,3 +161,11 @@ add_test(NAME testbed
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(testbed PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS node)
+
+# Several next hops (issue 33): an edge with next_hop = A, B before two osn node uas: the split
+# by weight (3:1 within one round), per-server counts in the JSON and the metrics, the BYEs by
+# Route; over IPv6, one uas killed: failover, one down mark, every call good; bad lists exit 2.
+add_test(NAME node_fanout
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/fanout.py $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_fanout PROPERTIES TIMEOUT 180 LABELS node)

@@ -617,6 +617,22 @@ void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now,
 void osn_elem_on_cancel_hop(const struct osn_elem *e, int hop, double now, int invite_state,
                             int branch_state, struct osn_elem_actions *a);
 
+/* The same for a client transaction whose server was not chosen but fixed by the request's
+ * route (osn_elem_on_request_hop with hop >= 0): the event feeds that server's state and client
+ * half, but the request never goes to another server (the dialog's route set names this one:
+ * RFC 3261 16.12). `hop` >= e->hops->n: none of e->hops, as osn_elem_on_client_event. */
+void osn_elem_on_client_event_routed(const struct osn_elem *e, int hop, double now, double t_sent,
+                                     int tu, int status, int retry_after, int method,
+                                     int upstream_state, struct osn_elem_actions *a);
+
+/* osn_elem_on_request at a proxy for a request whose server is known already: `hop` >= 0, a
+ * request inside a dialog that follows the dialog's path (RFC 3261 16.12: its route set, not a
+ * new choice) to server `hop` of e->hops, put to that server's client half alone and counted as
+ * sent to it (hop >= e->hops->n: to none of them, put to e->cli); hop < 0, or e->hops NULL: as
+ * osn_elem_on_request (a new request, its server chosen by osn_elem_hops_choose). */
+void osn_elem_on_request_hop(const struct osn_elem *e, int hop, double now, int method,
+                             int max_forwards, bool handled, bool loop, struct osn_elem_actions *a);
+
 /*
  * The server transaction of a new request started with output *o. When the controller's server
  * half shed the request (`shed`), the TU never sees it and no 100 Trying goes out: *o is

@@ -15,6 +15,11 @@
  *   collapse  source -> edge -> core -> UAS
  *   tandem    source -> edge -> mid -> core -> UAS   (mid uses the edge's costs)
  *   fanin     N x (source -> edge) -> core -> UAS    (each source offers rate / N)
+ *   fanout    N x (source -> edge) -> M cores -> UAS  (every edge forwards to every core: one
+ *             edge is a fan-out, two a mesh; the cores' costs are [server core], [server
+ *             core2], ...; each edge chooses a core per new INVITE by the element's several-next-
+ *             hops decision, src/elem/hops.c, with a client half per core; a call's ACK, BYE
+ *             and CANCEL follow its INVITE)
  *
  * A call: INVITE -> 100 (hop by hop) -> 180 -> 200 -> ACK, a hold time, BYE -> 200. A call is
  * good (goodput) when its 200 reaches the UAC within 64*T1 of the first INVITE, i.e. before the
@@ -41,7 +46,7 @@
 #include "osn/sip.h"
 #include "osn/split.h"
 
-enum osn_net_topology { OSN_NET_COLLAPSE, OSN_NET_TANDEM, OSN_NET_FANIN };
+enum osn_net_topology { OSN_NET_COLLAPSE, OSN_NET_TANDEM, OSN_NET_FANIN, OSN_NET_FANOUT };
 
 /* Message kinds, for processing costs and counters: the elements' (osn/elem.h). */
 enum osn_net_kind {
@@ -77,6 +82,7 @@ enum osn_net_patience_law {
 
 #define OSN_NET_MAX_STEPS 32
 #define OSN_NET_MAX_EDGES 64
+#define OSN_NET_MAX_CORES 4 /* fanout */
 
 struct osn_net_source_cfg {
     enum osn_net_process process;
@@ -121,7 +127,8 @@ struct osn_net_link_cfg {
 
 struct osn_net_cfg {
     enum osn_net_topology topology;
-    int edges;           /* fanin: number of edge proxies (1 otherwise) */
+    int edges;           /* fanin, fanout: number of edge proxies (1 otherwise) */
+    int cores;           /* fanout: number of cores, 2..OSN_NET_MAX_CORES (1 otherwise) */
     double time, warmup; /* observation window and warm-up (s) */
     int replications;
     uint64_t seed;
@@ -129,6 +136,13 @@ struct osn_net_cfg {
     double level;
     struct osn_net_source_cfg src;
     struct osn_net_server_cfg edge, core, uas;
+    /* fanout: cores 2, 3, ... ([server core2] ...; core 1 is `core`) */
+    struct osn_net_server_cfg more_cores[OSN_NET_MAX_CORES - 1];
+    /* fanout: each edge's weight of core i (1..1000; [server edge] next_hop_weights), and how
+     * long a core whose transaction timed out is passed over ([server edge] down_time, s) */
+    int core_weight[OSN_NET_MAX_CORES];
+    int core_weights_given; /* how many were given (0: none, all 1; else one per core) */
+    double down_time;
     struct osn_net_link_cfg access, trunk, uas_link; /* source-edge, edge-(mid-)core, core-UAS */
     enum osn_ctl_kind ctl_kind;
     struct osn_ctl_cfg ctl;

@@ -95,15 +95,18 @@ struct osn_node_uac_stats {
 double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q);
 
 struct osn_node_cfg {
-    int element;             /* enum osn_node_element */
-    char listen[64];         /* "A.B.C.D:PORT" or "[IPv6]:PORT"; port 0: ephemeral, see ready */
-    char next_hop[64];       /* "HOST:PORT" as listen (port not 0, same family), proxies */
-    double duration;         /* s; 0: until SIGINT/SIGTERM */
-    double stats_interval;   /* s between stats rows */
-    size_t max_transactions; /* live transactions at most */
-    char metrics[64];        /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
-    double per_source_rate;  /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
-    bool record_route;       /* proxies: Record-Route dialog-creating INVITEs (default yes) */
+    int element;                /* enum osn_node_element */
+    char listen[64];            /* "A.B.C.D:PORT" or "[IPv6]:PORT"; port 0: ephemeral, see ready */
+    char next_hop[512];         /* "HOST:PORT" as listen (port not 0, same family), proxies; a
+                                   proxy may list up to OSN_ELEM_MAX_HOPS, comma-separated */
+    char next_hop_weights[128]; /* "2, 1": a whole number 1..1000 per next hop; "": all 1 */
+    double down_time;           /* s a next hop that timed out is not chosen (several) */
+    double duration;            /* s; 0: until SIGINT/SIGTERM */
+    double stats_interval;      /* s between stats rows */
+    size_t max_transactions;    /* live transactions at most */
+    char metrics[64];           /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
+    double per_source_rate;     /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
+    bool record_route;          /* proxies: Record-Route dialog-creating INVITEs (default yes) */
     /* uas: the ring delay between its 180 and its 200 (enum osn_uas_ring_law, mean ring_mean s;
      * the scenario's [server uas] ring_delay), drawn from a stream of src.seed */
     int ring;
@@ -186,6 +189,15 @@ struct osn_node_stats {
     char listen[64];     /* the address bound, "HOST:PORT" (the port chosen when listen said 0) */
     char metrics[64];    /* the metrics address bound, "" for none */
     struct osn_node_uac_stats uac; /* element uac */
+    /* A proxy with several next hops: each one's counts (osn/elem.h struct osn_elem_hop); 0
+     * with one next hop, whose counts are the node's own. */
+    int nhops;
+    struct osn_node_hop_stats {
+        char server[64]; /* "HOST:PORT" */
+        int weight;
+        uint64_t offered, sent, invites, shed, timeouts, got_503, downs, failovers;
+        bool down; /* marked down at the end of the run */
+    } hops[OSN_ELEM_MAX_HOPS];
 };
 
 /* Runs the node until cfg->duration passes or *cfg->stop is set; fills *st (st->listen and

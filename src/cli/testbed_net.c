@@ -34,6 +34,10 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int E = c->topology == OSN_NET_FANIN ? c->edges : 1;
     char name[16];
 
+    if (c->topology == OSN_NET_FANOUT) /* an edge with several next hops: not wired here yet */
+        return osn_cli_die("testbed", "net.topology = fanout: the testbed does not run it yet "
+                                      "(run osn node edges with next_hop = CORE, CORE2 by hand, "
+                                      "docs/node.md)");
     if (E < 1 || E > OSN_NET_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d", E, OSN_NET_MAX_EDGES);
     net->n = 0;

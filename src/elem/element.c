@@ -310,11 +310,40 @@ void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now,
     a->a[0].hop = (uint8_t)other;
 }
 
+void osn_elem_on_client_event_routed(const struct osn_elem *e, int hop, double now, double t_sent,
+                                     int tu, int status, int retry_after, int method,
+                                     int upstream_state, struct osn_elem_actions *a)
+{
+    struct osn_elem one = at_hop(e, hop);
+    if (e->hops && hop >= 0 && hop < e->hops->n)
+        osn_elem_hops_on_event(e->hops, hop, now, tu, status, retry_after);
+    osn_elem_on_client_event(&one, now, t_sent, tu, status, retry_after, method, upstream_state, a);
+}
+
 void osn_elem_on_cancel_hop(const struct osn_elem *e, int hop, double now, int invite_state,
                             int branch_state, struct osn_elem_actions *a)
 {
     struct osn_elem one = at_hop(e, hop);
     osn_elem_on_cancel(&one, now, invite_state, branch_state, a);
+}
+
+void osn_elem_on_request_hop(const struct osn_elem *e, int hop, double now, int method,
+                             int max_forwards, bool handled, bool loop, struct osn_elem_actions *a)
+{
+    if (!e->hops || hop < 0) {
+        osn_elem_on_request(e, now, method, max_forwards, handled, false, loop, NULL, a);
+        return;
+    }
+    struct osn_elem one = at_hop(e, hop); /* not one of e->hops: e->cli alone */
+    osn_elem_on_request(&one, now, method, max_forwards, handled, false, loop, NULL, a);
+    for (int i = 0; hop < e->hops->n && i < a->n; i++)
+        if (a->a[i].kind == OSN_ELEM_A_FORWARD) {
+            a->a[i].hop = (uint8_t)hop;
+            e->hops->h[hop].sent++;
+            e->hops->h[hop].invites += method == OSN_SIP_INVITE;
+        } else if (a->a[i].kind == OSN_ELEM_A_RESPOND && a->a[i].status == 503) {
+            e->hops->h[hop].shed++;
+        }
 }
 
 void osn_elem_stxn_started(bool shed, unsigned retry_after, struct osn_sip_out *o,

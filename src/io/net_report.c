@@ -16,7 +16,7 @@
 #include "osn/err.h"
 #include "osn/version.h"
 
-static const char *const topo_name[] = {"collapse", "tandem", "fanin"};
+static const char *const topo_name[] = {"collapse", "tandem", "fanin", "fanout"};
 
 void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
                           const struct osn_net_result *res)
@@ -25,8 +25,8 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
     char val[64], hw[64];
 
     fprintf(f, "SIP network %s (%d edge%s), control %s, detector %s\n", topo_name[c->topology],
-            c->topology == OSN_NET_FANIN ? c->edges : 1,
-            c->topology == OSN_NET_FANIN && c->edges > 1 ? "s" : "", osn_ctl_kind_name(c->ctl_kind),
+            c->topology >= OSN_NET_FANIN ? c->edges : 1,
+            c->topology >= OSN_NET_FANIN && c->edges > 1 ? "s" : "", osn_ctl_kind_name(c->ctl_kind),
             osn_ctl_det_kind_name(c->ctl.det.kind));
     if (s->ini.path[0])
         fprintf(f, "scenario: %s\n", s->ini.path);

@@ -21,7 +21,7 @@
 
 typedef struct osn_net_cfg C;
 
-static const char *const topologies[] = {"collapse", "tandem", "fanin", NULL};
+static const char *const topologies[] = {"collapse", "tandem", "fanin", "fanout", NULL};
 static const char *const processes[] = {"poisson", "mmpp", "profile", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
 static const char *const retry_laws[] = {"exp", "det", "uniform", "lognormal", NULL};
@@ -100,6 +100,30 @@ static int get_steps(const void *cfg, double *v, int max)
         v[n++] = c->src.step_t[i];
         v[n++] = c->src.step_rate[i];
     }
+    return n;
+}
+
+/* [server edge] next_hop_weights: a fanout edge's weight of each core, whole numbers. */
+static int set_weights(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                       size_t errsize)
+{
+    C *c = cfg;
+    for (int i = 0; i < n; i++)
+        if (!(v[i] >= 1 && v[i] <= 1000 && v[i] == floor(v[i])))
+            return osn_ini_bad(o, err, errsize, "'%g' is not a weight (a whole number 1..1000)",
+                               v[i]);
+    for (int i = 0; i < OSN_NET_MAX_CORES; i++)
+        c->core_weight[i] = i < n ? (int)v[i] : 1;
+    c->core_weights_given = n;
+    return 0;
+}
+
+static int get_weights(const void *cfg, double *v, int max)
+{
+    const C *c = cfg;
+    int n = max < c->cores ? max : c->cores;
+    for (int i = 0; i < n; i++)
+        v[i] = c->core_weight[i];
     return n;
 }
 
@@ -202,9 +226,14 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
 static const struct osn_key_spec net_keys[] = {
         {"net", "topology", OSN_KEY_CHOICE, .choices = topologies, OSN_KEY_AT(C, topology),
          .help = "collapse: UAC, edge, core, UAS; tandem: a mid proxy (edge costs) before the "
-                 "core; fanin: `edges` edge proxies, each with its own source, into one core"},
+                 "core; fanin: `edges` edge proxies, each with its own source, into one core; "
+                 "fanout: `edges` edges, each forwarding to every one of `cores` cores (one "
+                 "edge: a fan-out, two: a mesh)"},
         {"net", "edges", OSN_KEY_LONG, 1, OSN_NET_MAX_EDGES, OSN_KEY_AT(C, edges),
-         .help = "edge proxies of a fanin (each source offers rate / edges)"},
+         .help = "edge proxies of a fanin or fanout (each source offers rate / edges)"},
+        {"net", "cores", OSN_KEY_LONG, 2, OSN_NET_MAX_CORES, OSN_KEY_AT(C, cores),
+         .when_key = "net.topology", .when_is = "fanout",
+         .help = "cores of a fanout: [server core], [server core2], ... give their costs"},
         {"net", "time", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, time), .unit = "s",
          .help = "observation window, after the warm-up"},
         {"net", "warmup", OSN_KEY_DOUBLE, OSN_KEY_AT(C, warmup), .unit = "s",
@@ -266,6 +295,18 @@ static const struct osn_key_spec net_keys[] = {
         SERVER_KEYS("server edge", edge),
         SERVER_KEYS("server core", core),
         SERVER_KEYS("server uas", uas),
+        SERVER_KEYS("server core2", more_cores[0]),
+        SERVER_KEYS("server core3", more_cores[1]),
+        SERVER_KEYS("server core4", more_cores[2]),
+        {"server edge", "next_hop_weights", OSN_KEY_LIST, 0, OSN_NET_MAX_CORES, .hook = set_weights,
+         .get = get_weights, .when_key = "net.topology", .when_is = "fanout",
+         .help = "fanout: each edge's weight of core, core2, ... (whole numbers 1..1000; none: "
+                 "all 1). A new INVITE is offered to a core by smooth weighted round-robin and "
+                 "goes to another when that core's client half throttles it (RFC 7339 5.10)"},
+        {"server edge", "down_time", OSN_KEY_DOUBLE, OSN_KEY_AT(C, down_time), .unit = "s",
+         .when_key = "net.topology", .when_is = "fanout",
+         .help = "fanout: how long a core whose transaction timed out is passed over while "
+                 "another is up"},
         {"server edge", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, edge.record_route),
          .help = "the edge (and a tandem's mid proxy) Record-Routes: the dialog's ACK and BYE go "
                  "through it and cost its CPU; no: they go past it (RFC 3261 16.6 step 4)"},
@@ -440,11 +481,13 @@ static int detector_thresholds(const struct osn_ini *ini, struct osn_net_cfg *c,
  * unless its server's cost_cancel says otherwise. */
 static void cancel_costs(const struct osn_ini *ini, struct osn_net_cfg *c)
 {
-    static const char *const keys[3] = {"server edge.cost_cancel", "server core.cost_cancel",
-                                        "server uas.cost_cancel"};
-    struct osn_net_server_cfg *sv[3] = {&c->edge, &c->core, &c->uas};
+    static const char *const keys[6] = {"server edge.cost_cancel",  "server core.cost_cancel",
+                                        "server uas.cost_cancel",   "server core2.cost_cancel",
+                                        "server core3.cost_cancel", "server core4.cost_cancel"};
+    struct osn_net_server_cfg *sv[6] = {&c->edge,          &c->core,          &c->uas,
+                                        &c->more_cores[0], &c->more_cores[1], &c->more_cores[2]};
 
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 6; i++)
         if (!osn_ini_get(ini, keys[i]))
             sv[i]->cost[OSN_NET_K_CANCEL] = sv[i]->cost[OSN_NET_K_BYE];
 }
@@ -459,7 +502,7 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
 
     if (!rc)
         rc = detector_thresholds(ini, c, err, errsize);
-    if (c->topology == OSN_NET_FANIN)
+    if (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT)
         c->ctl.rate.n_clients = (unsigned)c->edges;
     c->ctl.prsm.t1 = c->sip.t1;
     return rc;

@@ -30,6 +30,15 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
     for (int i = 0; i < osn_node_counter_count(); i++)
         fprintf(f, "  %-18s %12llu  %s\n", osn_node_counter_name(i),
                 (unsigned long long)osn_node_counter_value(st, i), osn_node_counter_meaning(i));
+    for (int i = 0; i < st->nhops; i++) {
+        const struct osn_node_hop_stats *h = &st->hops[i];
+        fprintf(f,
+                "  next hop %-22s weight %d: %llu INVITEs, %llu sent, %llu shed, %llu timeouts, "
+                "%llu failovers to it%s\n",
+                h->server, h->weight, (unsigned long long)h->invites, (unsigned long long)h->sent,
+                (unsigned long long)h->shed, (unsigned long long)h->timeouts,
+                (unsigned long long)h->failovers, h->down ? " (down)" : "");
+    }
     fprintf(f, "  %-18s %12llu  kB, peak resident memory\n", "rss_peak_kb",
             (unsigned long long)st->rss_peak_kb);
     if (c->element == OSN_NODE_UAC)
@@ -124,6 +133,22 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
         json_object_set_new(o, osn_node_counter_name(i),
                             json_integer((json_int_t)osn_node_counter_value(st, i)));
     json_object_set_new(o, "rss_peak_kb", json_integer((json_int_t)st->rss_peak_kb));
+    /* Several next hops: each one's counts (RFC 7339 5.10: the overload state is per server). */
+    if (st->nhops > 0) {
+        json_t *hops = json_array();
+        for (int i = 0; i < st->nhops; i++) {
+            const struct osn_node_hop_stats *h = &st->hops[i];
+            json_array_append_new(
+                    hops,
+                    json_pack("{sssisIsIsIsIsIsIsIsIsb}", "server", h->server, "weight", h->weight,
+                              "offered", (json_int_t)h->offered, "sent", (json_int_t)h->sent,
+                              "invites", (json_int_t)h->invites, "shed", (json_int_t)h->shed,
+                              "timeouts", (json_int_t)h->timeouts, "got_503",
+                              (json_int_t)h->got_503, "downs", (json_int_t)h->downs, "failovers",
+                              (json_int_t)h->failovers, "down", h->down));
+        }
+        json_object_set_new(o, "next_hops", hops);
+    }
     /* Rates per second of the run, as this element sees them; the generator's are the UAC's. */
     if (c->element == OSN_NODE_UAC)
         osn__node_uac_json(o, &st->uac);

@@ -24,10 +24,19 @@ static const struct osn_key_spec node_keys[] = {
         {"node", "listen", OSN_KEY_STRING, OSN_KEY_AT(C, listen), .unit = "HOST:PORT",
          .help = "the UDP address to bind: A.B.C.D:PORT or [IPv6]:PORT (e.g. [::1]:5060); "
                  "port 0: any free port, reported on the listening line"},
-        {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT",
+        {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT, ...",
          .help = "where a proxy forwards a request with no Route (required for proxies), or "
                  "where the load generator (uac) sends its calls; of the family of listen. The "
-                 "node sends to it by a UDP socket connected to it"},
+                 "node sends to it by a UDP socket connected to it. A proxy may list up to 8, "
+                 "comma-separated, each with its own RFC 7339/7415 client state: a new request "
+                 "goes to one by weight among those not throttling it (docs/node.md)"},
+        {"node", "next_hop_weights", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop_weights),
+         .unit = "W, ...",
+         .help = "one whole number 1..1000 per next_hop, in order (2, 1: the first is offered two "
+                 "requests for the second's one); none: all 1"},
+        {"node", "down_time", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, down_time), .unit = "s",
+         .help = "several next hops: how long one whose transaction timed out (Timer B or F) is "
+                 "passed over while another is up; a 503 with Retry-After sets its own time"},
         {"node", "duration", OSN_KEY_DOUBLE, OSN_KEY_AT(C, duration), .unit = "s",
          .help = "how long the node runs; 0: until SIGINT/SIGTERM (uac: how long calls "
                  "start, then it drains; 0: the scenario's time)"},

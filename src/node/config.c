@@ -30,6 +30,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->stats_interval = 1;
     cfg->max_transactions = 400000;
     cfg->record_route = true;
+    cfg->down_time = 30;
     cfg->buffer = 10000;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
@@ -38,30 +39,40 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
 
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize)
 {
-    union node_addr la, sa;
-    char why[128];
-    const char *key = NULL;
-    if (addr_parse(cfg->listen, &la, why, sizeof why) != 0) {
+    union node_addr la, sa, hop[OSN_ELEM_MAX_HOPS];
+    int weight[OSN_ELEM_MAX_HOPS], nhops = 0, other = -1;
+    char why[128], hmsg[160];
+    const char *key = NULL, *hkey = NULL;
+    bool proxy = cfg->element != OSN_NODE_UAS;
+    bool listen_bad = addr_parse(cfg->listen, &la, why, sizeof why) != 0;
+    bool hops_bad = proxy && hops_parse(cfg, hop, weight, &nhops, &hkey, hmsg, sizeof hmsg) != 0;
+    for (int i = 0; !listen_bad && !hops_bad && i < nhops && other < 0; i++)
+        if (hop[i].sa.sa_family != la.sa.sa_family)
+            other = i;
+    if (listen_bad) {
         key = "node.listen";
         snprintf(msg, msgsize, "'%s' is not HOST:PORT (%s)", cfg->listen, why);
-    } else if (cfg->element != OSN_NODE_UAS &&
-               addr_parse(cfg->next_hop, &sa, why, sizeof why) != 0) {
+    } else if (hops_bad) {
+        key = hkey;
+        snprintf(msg, msgsize, "%s: %s",
+                 cfg->element == OSN_NODE_UAC ? "the load generator (uac)" : "a proxy", hmsg);
+    } else if (proxy && cfg->element == OSN_NODE_UAC && nhops > 1) {
         key = "node.next_hop";
-        snprintf(msg, msgsize, "%s needs next_hop = HOST:PORT, not '%s' (%s)",
-                 cfg->element == OSN_NODE_UAC ? "the load generator (uac)" : "a proxy",
-                 cfg->next_hop, why);
-    } else if (cfg->element != OSN_NODE_UAS && addr_port(&sa) == 0) {
-        key = "node.next_hop";
-        snprintf(msg, msgsize, "'%s': port 0 is no next hop", cfg->next_hop);
-    } else if (cfg->element != OSN_NODE_UAS && sa.sa.sa_family != la.sa.sa_family) {
+        snprintf(msg, msgsize, "the load generator (uac) sends to one next hop, not %d", nhops);
+    } else if (other >= 0) {
         /* Our Via names the listening address, where the next hop sends its responses (RFC 3261
          * 18.2.2): a next hop of the other family could not reach it. */
+        char text[64];
+        addr_text(&hop[other], text, sizeof text);
         key = "node.next_hop";
         snprintf(msg, msgsize,
                  "'%s' is %s but node.listen '%s' is %s: the next hop answers to the listening "
                  "address (our Via), so both must be of one family",
-                 cfg->next_hop, sa.sa.sa_family == AF_INET6 ? "IPv6" : "IPv4", cfg->listen,
+                 text, hop[other].sa.sa_family == AF_INET6 ? "IPv6" : "IPv4", cfg->listen,
                  la.sa.sa_family == AF_INET6 ? "IPv6" : "IPv4");
+    } else if (proxy && (!(cfg->down_time >= 0) || !isfinite(cfg->down_time))) {
+        key = "node.down_time";
+        snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
     } else if (cfg->metrics[0] && addr_parse(cfg->metrics, &sa, why, sizeof why) != 0) {
         key = "node.metrics";
         snprintf(msg, msgsize, "'%s' is not HOST:PORT (%s)", cfg->metrics, why);
@@ -112,20 +123,28 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
     n->port = addr_port(&n->listen);
     addr_host(&n->listen, n->host, sizeof n->host);
     if (cfg->element != OSN_NODE_UAS) {
-        /* One next hop today; each entry of a list would get its own connected socket. */
-        n->hops = calloc(1, sizeof *n->hops);
+        /* Each next hop gets its own connected socket (struct next_hop says why). */
+        union node_addr addr[OSN_ELEM_MAX_HOPS];
+        int weight[OSN_ELEM_MAX_HOPS], count = 0;
+        const char *key;
+        hops_parse(cfg, addr, weight, &count, &key, msg, msgsize); /* checked above */
+        n->hops = calloc((size_t)count, sizeof *n->hops);
         if (!n->hops)
             return OSN_ENOMEM;
-        n->nhops = 1;
-        struct next_hop *h = &n->hops[0];
-        h->fd = -1;
-        h->said = -INFINITY;
-        addr_parse(cfg->next_hop, &h->addr, why, sizeof why);
-        addr_text(&h->addr, h->text, sizeof h->text);
-        if (udp_connect(n, h) != 0) {
-            snprintf(msg, msgsize, "node.next_hop %s: cannot open a socket to it: %s",
-                     cfg->next_hop, strerror(errno));
-            return OSN_EIO;
+        n->fan = (struct osn_elem_hops){.n = count, .down_time = cfg->down_time, .failover = true};
+        for (int i = 0; i < count; i++) {
+            struct next_hop *h = &n->hops[i];
+            h->fd = -1;
+            h->said = -INFINITY;
+            h->addr = addr[i];
+            addr_text(&h->addr, h->text, sizeof h->text);
+            n->fan.h[i].weight = weight[i];
+            n->nhops++;
+            if (udp_connect(n, h) != 0) {
+                snprintf(msg, msgsize, "node.next_hop %s: cannot open a socket to it: %s", h->text,
+                         strerror(errno));
+                return OSN_EIO;
+            }
         }
     }
     struct osn_sip_cfg sc = cfg->sip;
@@ -152,11 +171,17 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
             return err;
         }
     } else if (cfg->element == OSN_NODE_EDGE && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
-        err = osn_ctl_new_kind(&n->cli, cfg->ctl_kind, &cfg->ctl);
-        if (err) {
-            snprintf(msg, msgsize, "control.kind '%s' rejected its configuration",
-                     osn_ctl_kind_name(cfg->ctl_kind));
-            return err;
+        /* RFC 7339 5.10: one client half per next hop, each fed by its own server's responses
+         * (with one, n->cli as always; with several, fan.h[i].cli and n->cli none). */
+        for (size_t i = 0; i < (n->nhops > 1 ? n->nhops : 1); i++) {
+            struct osn_ctl_cfg cc = cfg->ctl;
+            cc.seed += i; /* each server's loss draws apart */
+            err = osn_ctl_new_kind(n->nhops > 1 ? &n->fan.h[i].cli : &n->cli, cfg->ctl_kind, &cc);
+            if (err) {
+                snprintf(msg, msgsize, "control.kind '%s' rejected its configuration",
+                         osn_ctl_kind_name(cfg->ctl_kind));
+                return err;
+            }
         }
     }
     osn_elem_server_init(&n->server, cfg->cost, cfg->buffer, n->srv, 0);

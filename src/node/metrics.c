@@ -24,6 +24,7 @@
 #include <math.h>
 #include <microhttpd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,40 @@ static size_t render(struct node *n, char *buf, size_t size)
             "# TYPE osn_node_client_rate_limit_per_s gauge\n"
             "osn_node_client_rate_limit_per_s{element=\"%s\"} %s\n",
             element, v);
+    }
+    /* Several next hops, each labelled by its address (RFC 7339 5.10: the state is per server):
+     * the element's counts (src/elem/hops.c) and whether it is up. */
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } hop_counts[] = {
+            {"offered", "new requests offered to this next hop by weight",
+             offsetof(struct osn_elem_hop, offered)},
+            {"sent", "requests sent to this next hop", offsetof(struct osn_elem_hop, sent)},
+            {"invites", "INVITEs sent to this next hop", offsetof(struct osn_elem_hop, invites)},
+            {"shed", "requests this next hop's client half throttled (sent elsewhere, or 503)",
+             offsetof(struct osn_elem_hop, shed)},
+            {"timeouts", "client transactions to this next hop that timed out",
+             offsetof(struct osn_elem_hop, timeouts)},
+            {"downs", "times this next hop was marked down", offsetof(struct osn_elem_hop, downs)},
+            {"failovers", "requests sent to this next hop after another failed them",
+             offsetof(struct osn_elem_hop, failovers)}};
+    for (size_t j = 0; n->nhops > 1 && j < sizeof hop_counts / sizeof hop_counts[0]; j++) {
+        ADD("# HELP osn_node_next_hop_%s_total %s\n# TYPE osn_node_next_hop_%s_total counter\n",
+            hop_counts[j].name, hop_counts[j].help, hop_counts[j].name);
+        for (int i = 0; i < n->fan.n; i++) {
+            uint64_t v;
+            memcpy(&v, (const char *)&n->fan.h[i] + hop_counts[j].off, sizeof v);
+            ADD("osn_node_next_hop_%s_total{server=\"%s\"} %" PRIu64 "\n", hop_counts[j].name,
+                n->hops[i].text, v);
+        }
+    }
+    if (n->nhops > 1) {
+        ADD("# HELP osn_node_next_hop_up 1 while the next hop may be chosen, 0 while marked "
+            "down\n# TYPE osn_node_next_hop_up gauge\n");
+        for (int i = 0; i < n->fan.n; i++)
+            ADD("osn_node_next_hop_up{server=\"%s\"} %d\n", n->hops[i].text,
+                osn_elem_hop_up(&n->fan, i, n->now) ? 1 : 0);
     }
     ADD("# HELP osn_node_info the element this node plays\n# TYPE osn_node_info gauge\n"
         "osn_node_info{element=\"%s\"} 1\n",

@@ -6,6 +6,7 @@
  *   state.c    the element's state without sockets: firing due deadlines, the release (the
  *              loop, the tests and the stateful fuzzer share them)
  *   addr.c     UDP addresses, IPv4 or IPv6: reading "HOST:PORT", writing them for SIP and people
+ *   hops.c     several next hops: reading next_hop's list and its weights, their counts
  *   udp.c      the UDP sockets: the listening one, a connected one per next hop, sends, ICMP errors
  *   timers.c   a min-heap of deadlines with lazy cancellation
  *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
@@ -102,6 +103,7 @@ void timers_release(struct timers *t);
 /* ---- node transactions (txn.c) ---- */
 
 #define NTX_KEYBUF 160
+#define NTX_NO_HOP 255 /* a client transaction routed elsewhere than a next hop (a Route) */
 
 struct ntx {
     struct osn_sip_txn t;
@@ -109,6 +111,8 @@ struct ntx {
     bool armed[3];    /* an entry for the current generation is in the heap */
     bool live;        /* between start and end */
     struct ntx *peer; /* proxy: server <-> client transaction of one forwarded request */
+    uint8_t hop;      /* client: the next hop (index of n->hops) it went to; NTX_NO_HOP none */
+    bool routed;      /* client: its destination was its Route's, not the element's choice */
     struct ntx *next_free;
     struct ntx *next_all;        /* every object the pool made, for the teardown */
     struct osn_sip_wire_key key; /* spans into req, or into keybuf once req is let go */
@@ -250,8 +254,11 @@ struct node {
     const struct osn_node_cfg *cfg;
     int sock;               /* the listening socket: requests from upstream, our responses */
     union node_addr listen; /* as bound (the port the kernel chose for port 0) */
-    struct next_hop *hops;  /* proxies: the next hops (one today), NULL for a uas */
+    struct next_hop *hops;  /* proxies: the next hops, NULL for a uas */
     size_t nhops;
+    /* Several next hops: the element's choice among them (src/elem/hops.c), a client half each
+     * (fan.h[i].cli, owned). With one next hop it is unused and n->cli is that hop's. */
+    struct osn_elem_hops fan;
     char host[64]; /* our sent-by host as text, "[...]" for IPv6 (RFC 3261 IPv6reference) */
     uint16_t port;
     struct osn_sip_layer sip;
@@ -325,10 +332,11 @@ void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
 /* The address and port of a sip: URI whose host is an IPv4 address or an IPv6reference ("[::1]")
  * (no port: 5060); OSN_EINVAL when it has none. */
 int route_uri_addr(struct osn_span uri, union node_addr *to);
-/* The proxy's routing decision for request req, and where it sends it (*to); OSN_EINVAL when
+/* The proxy's routing decision for request req, and where it sends it (*to: next hop `hop` when
+ * it goes to the configured next hop); OSN_EINVAL when
  * the URI it must go to has no address the node can use. */
-int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
-               union node_addr *to);
+int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
+               struct osn_proxy_route_out *r, union node_addr *to);
 /* Our Record-Route URI, "sip:HOST:PORT;lr", into out; its length or OSN_ETOOBIG. */
 int route_record_uri(const struct node *n, char *out, size_t cap);
 
@@ -353,6 +361,23 @@ void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
 
+/* hops.c: several next hops (the choice is the element's, src/elem/hops.c) */
+/* The next hops of cfg->next_hop into addr[] (OSN_ELEM_MAX_HOPS) and their weights into
+ * weight[], *count of them. 0, or OSN_EINVAL with the key at fault in *key and why in msg. */
+int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, int *weight, int *count,
+               const char **key, char *msg, size_t msgsize);
+/* The index of the next hop whose address is a, NTX_NO_HOP when none is. */
+int hops_index(const struct node *n, const union node_addr *a);
+/* The client half toward next hop `hop` (NULL: none, or not a next hop). */
+static inline struct osn_ctl *hops_cli(const struct node *n, int hop)
+{
+    if (n->nhops <= 1)
+        return hop == 0 ? n->cli : NULL;
+    return hop < n->fan.n ? n->fan.h[hop].cli : NULL;
+}
+/* The next hops' counts into n->st (several only). */
+void hops_stats(struct node *n);
+
 /* config.c: checks cfg (borrowed for the node's life) and sets n up: binds the socket, the
  * transaction layer, the controllers, the element's server. 0, or an error said in msg. */
 int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t msgsize);
@@ -374,6 +399,7 @@ void qmsg_free(struct node *n, struct qmsg *q);
 static inline struct osn_elem node_elem(const struct node *n)
 {
     return (struct osn_elem){.role = is_proxy(n) ? OSN_ELEM_PROXY : OSN_ELEM_UAS,
+                             .hops = n->nhops > 1 ? (struct osn_elem_hops *)&n->fan : NULL,
                              .cli = n->cli,
                              .sip = &n->cfg->sip,
                              .retry_after = n->cfg->ctl.none.retry_after,

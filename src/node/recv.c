@@ -41,9 +41,12 @@ static void serve(struct node *n, struct rmsg *r, const struct osn_elem_item *sh
     const struct osn_sip_msg *m = &r->m;
     struct osn_sip_out o;
     if (m->status) {
-        if (n->cli) /* RFC 7339 5.2: the feedback of the next hop, in our Via */
-            osn_proxy_on_feedback(n->cli, n->now, &r->pm->via[0].oc);
+        /* RFC 7339 5.2, 5.10: the feedback of a next hop, in our Via, to its own client half:
+         * the server the transaction went to, else the one the datagram came from. */
         struct ntx *x = ntx_find(n, OSN_SIP_CLIENT, r->pm, m);
+        int hop = n->nhops <= 1 ? 0 : x ? x->hop : hops_index(n, &r->from);
+        if (hops_cli(n, hop))
+            osn_proxy_on_feedback(hops_cli(n, hop), n->now, &r->pm->via[0].oc);
         if (!x) {
             n->st.stray++; /* a stateful proxy answers what it forwarded; nothing else */
             return;

@@ -77,8 +77,8 @@ static bool names_us(const struct node *n, struct osn_span uri)
     return route_uri_addr(uri, &a) == 0 && addr_eq(&a, &n->listen);
 }
 
-int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_proxy_route_out *r,
-               union node_addr *to)
+int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
+               struct osn_proxy_route_out *r, union node_addr *to)
 {
     struct osn_proxy_route_in in = {.method = req->method,
                                     .nroute = req->nroute,
@@ -92,7 +92,7 @@ int route_plan(const struct node *n, const struct osn_sip_wire *req, struct osn_
     case OSN_PROXY_TO_URI:
         return route_uri_addr(req->uri, to);
     default:
-        *to = n->hops[0].addr;
+        *to = n->hops[hop >= 0 && (size_t)hop < n->nhops ? hop : 0].addr;
         return 0;
     }
 }

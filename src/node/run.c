@@ -116,8 +116,12 @@ static void ready_line(const struct node *n, FILE *f)
             n->st.listen);
     if (n->st.metrics[0])
         fprintf(f, ", metrics %s", n->st.metrics);
-    if (cfg->element != OSN_NODE_UAS)
-        fprintf(f, ", next hop %s", n->hops[0].text);
+    for (size_t i = 0; cfg->element != OSN_NODE_UAS && i < n->nhops; i++)
+        fprintf(f, "%s%s",
+                i              ? ", "
+                : n->nhops > 1 ? ", next hops "
+                               : ", next hop ",
+                n->hops[i].text);
     fputc('\n', f);
     fflush(f);
 }
@@ -289,6 +293,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
     n->st.busy_s = n->server.busy;
     memcpy(n->st.mode_time, n->server.mode_time, sizeof n->st.mode_time);
     n->st.rss_peak_kb = rss_peak_kb();
+    hops_stats(n);
     gen_finish(n);
     *st = n->st;
     metrics_close(met);

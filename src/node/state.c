@@ -45,6 +45,8 @@ void node_release(struct node *n)
     osn_sip_layer_release(&n->sip);
     osn_ctl_free(n->srv);
     osn_ctl_free(n->cli);
+    for (int i = 0; i < n->fan.n; i++)
+        n->fan.h[i].cli = osn_ctl_free(n->fan.h[i].cli);
     n->srv = n->cli = NULL;
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);

@@ -147,9 +147,10 @@ static int keep_forward(struct node *n, struct ntx *y, int len, struct osn_sip_m
 }
 
 /* Forwards the request of server transaction x (its parse kept in x->req) on a new client
- * transaction; false when it could not (then answered as the element decides: 513 when it does
- * not fit in a datagram, RFC 3261 18.1.1, else 500). */
-static bool forward(struct node *n, struct ntx *x)
+ * transaction, to next hop `hop` unless its Route says elsewhere; false when it could not (then
+ * answered as the element decides: 513 when it does not fit in a datagram, RFC 3261 18.1.1,
+ * else 500). */
+static bool forward(struct node *n, struct ntx *x, int hop)
 {
     char branch[FWD_BRANCH_LEN + 1], rr[96];
     struct osn_sip_fwd f = {
@@ -163,11 +164,13 @@ static bool forward(struct node *n, struct ntx *x)
     char rb[ADDR_RECEIVED_MAX];
     if (x->req)
         f.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &f.via_rport);
-    if (n->cli)
-        osn_elem_oc_offer(&f.oc);
     /* The proxy's routing decision (Route, Record-Route), carried out; a destination the node
      * cannot resolve fails the forward (500). */
-    bool routed = x->req && route_plan(n, x->req, &ro, &to) == 0;
+    bool routed = x->req && route_plan(n, x->req, hop, &ro, &to) == 0;
+    /* The server it goes to, for its feedback (a Route may name one of the next hops, or none) */
+    int to_hop = !routed ? NTX_NO_HOP : n->nhops <= 1 ? 0 : hops_index(n, &to);
+    if (hops_cli(n, to_hop))
+        osn_elem_oc_offer(&f.oc);
     if (routed) {
         f.pop_route = ro.pop;
         int k = ro.record_route ? route_record_uri(n, rr, sizeof rr) : 0;
@@ -176,8 +179,11 @@ static bool forward(struct node *n, struct ntx *x)
     int len = routed ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || len > NODE_UDP_MAX;
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
-    if (y)
+    if (y) {
         y->from = to;
+        y->hop = (uint8_t)to_hop;
+        y->routed = ro.target != OSN_PROXY_TO_NEXT_HOP;
+    }
     struct osn_sip_msg m;
     struct osn_sip_out o;
     if (!y || keep_forward(n, y, len, &m) != 0 ||
@@ -188,6 +194,8 @@ static bool forward(struct node *n, struct ntx *x)
         act(n, x, &a, NULL);
         return false;
     }
+    if (x->peer) /* a failover: the branch that failed answers upstream no more */
+        x->peer->peer = NULL;
     x->peer = y;
     y->peer = x;
     ntx_apply(n, y, &o, NULL);
@@ -283,7 +291,10 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     struct osn_proxy_route_out ro;
     union node_addr to;
     /* The ACK of a 2xx follows the dialog's route set like any in-dialog request (16.12). */
-    if (!ack || route_plan(n, ack->pm, &ro, &to) != 0)
+    /* Without a Route (a dialog that does not Record-Route us), to a next hop chosen from the
+     * Call-ID by weight, so that every copy of the ACK takes the same way. */
+    int hop = ack && n->nhops > 1 ? osn_elem_hops_stateless(&n->fan, n->now, ack->m.call_id) : 0;
+    if (!ack || route_plan(n, ack->pm, hop, &ro, &to) != 0)
         return false;
     const struct osn_sip_via *v = &ack->pm->via[0];
     struct osn_sip_fwd f = {
@@ -352,7 +363,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
             relay(n, x, y, in);
             break;
         case OSN_ELEM_A_FORWARD:
-            if (!forward(n, x))
+            if (!forward(n, x, y->hop))
                 c = OSN_ELEM_C_NONE;
             break;
         case OSN_ELEM_A_DROP:
@@ -422,8 +433,11 @@ static bool cancel_branch(struct node *n, struct ntx *y)
         return false;
     int len = osn_sip_wire_print_cancel(n->obuf, sizeof n->obuf, y->req);
     struct ntx *c = len > 0 ? ntx_new(n) : NULL;
-    if (c)
+    if (c) {
         c->from = y->from; /* 9.1: where the INVITE went */
+        c->hop = y->hop;
+        c->routed = true; /* a CANCEL goes where its INVITE went, or nowhere */
+    }
     if (!c || keep_forward(n, c, len, &m) != 0 ||
         osn_sip_ctxn_start(&n->sip, &c->t, &m, n->now, &o) != 0) {
         ntx_free(n, c);
@@ -441,8 +455,9 @@ static void cancel_request(struct node *n, struct ntx *x)
     struct osn_elem_actions a;
     struct ntx *inv = cancelled_invite(n, x);
     struct ntx *branch = inv && is_proxy(n) ? inv->peer : NULL;
-    osn_elem_on_cancel(&e, n->now, inv ? inv->t.state : OSN_SIP_NOSTATE,
-                       branch && branch->live ? branch->t.state : OSN_SIP_NOSTATE, &a);
+    osn_elem_on_cancel_hop(&e, branch ? branch->hop : 0, n->now,
+                           inv ? inv->t.state : OSN_SIP_NOSTATE,
+                           branch && branch->live ? branch->t.state : OSN_SIP_NOSTATE, &a);
     for (int i = 0; i < a.n; i++) {
         const struct osn_elem_action *y = &a.a[i];
         if (y->kind == OSN_ELEM_A_RESPOND_INVITE) {
@@ -470,6 +485,19 @@ static void cancel_later(struct node *n, struct ntx *y, int tu, int status)
             count(n, cancel_branch(n, y) ? a.a[i].count : OSN_ELEM_C_NONE);
 }
 
+/* With several next hops, the server a request must go to whatever the choice: a request with
+ * a Route (inside a dialog, RFC 3261 16.12) goes where its Route says, a next hop (its index)
+ * or another address (NTX_NO_HOP: no client half of ours decides); -1 for a request the
+ * element routes to a next hop of its choice. */
+static int routed_hop(const struct node *n, const struct osn_sip_wire *req)
+{
+    struct osn_proxy_route_out ro;
+    union node_addr to;
+    if (n->nhops <= 1 || route_plan(n, req, 0, &ro, &to) != 0 || ro.target == OSN_PROXY_TO_NEXT_HOP)
+        return -1;
+    return hops_index(n, &to);
+}
+
 void tu_stray_ack(struct node *n, const struct rmsg *r)
 {
     struct osn_elem e = node_elem(n);
@@ -495,9 +523,11 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
         /* A proxy's client transaction: the decision acts on the server transaction upstream. */
         struct ntx *up = x->peer;
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-        osn_elem_on_client_event(&e, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
-                                 resp ? o->msg->retry_after : -1, x->t.req.method,
-                                 up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
+        /* A request routed by its Route never fails over: the route set names its server. */
+        (x->routed ? osn_elem_on_client_event_routed : osn_elem_on_client_event_hop)(
+                &e, x->hop, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
+                resp ? o->msg->retry_after : -1, x->t.req.method,
+                up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
         act(n, up, &a, in);
         if (x->cancel_later) /* a CANCEL kept for this branch (RFC 3261 9.1) */
             cancel_later(n, x, o->tu, resp ? o->msg->status : 0);
@@ -514,8 +544,8 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
             return;
         }
         if (is_proxy(n)) {
-            osn_elem_on_request(&e, n->now, x->t.req.method, req->max_forwards, false, false,
-                                looped(n, req), &x->uas, &a);
+            osn_elem_on_request_hop(&e, routed_hop(n, req), n->now, x->t.req.method,
+                                    req->max_forwards, false, looped(n, req), &a);
         } else {
             struct osn_uas_request q = uas_request_of(n, req, x->t.req.call_id);
             if (q.method == OSN_SIP_INVITE && !q.in_dialog && n->cfg->ring != OSN_UAS_RING_NONE)

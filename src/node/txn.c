@@ -233,7 +233,7 @@ void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const
     }
     for (int i = 0; i < o->nsend; i++) {
         const struct osn_sip_send *sd = &o->send[i];
-        if (sd->retrans && !osn_proxy_retrans_allowed(n->cli, n->now, sd->msg))
+        if (sd->retrans && !osn_proxy_retrans_allowed(hops_cli(n, x->hop), n->now, sd->msg))
             continue; /* pi: this copy is not sent, the transaction goes on */
         if (sd->retrans)
             n->st.retrans_sent++;

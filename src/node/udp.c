@@ -88,13 +88,21 @@ int udp_connect(struct node *n, struct next_hop *h)
      * scores an exact 4-tuple higher); everything else still reaches the listening socket.
      * Two sockets may share a port when both set SO_REUSEADDR at the second bind; the flag is
      * cleared on both right after, so that no other socket (another program with the flag) can
-     * join them later: the port stays ours as when it was bound alone. */
+     * join them later: the port stays ours as when it was bound alone. With several next
+     * hops, every socket already on the port (the listening one, the other next hops') sets it
+     * for the bind: the kernel lets a socket join a port only when all there allow it. */
     int one = 1, zero = 0;
     if (setsockopt(n->sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
         return -1;
+    for (size_t i = 0; i < n->nhops; i++)
+        if (n->hops[i].fd >= 0)
+            (void)setsockopt(n->hops[i].fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     h->fd = open_bound(&n->listen, true);
     int e = errno;
     (void)setsockopt(n->sock, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
+    for (size_t i = 0; i < n->nhops; i++)
+        if (n->hops[i].fd >= 0 && &n->hops[i] != h)
+            (void)setsockopt(n->hops[i].fd, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
     if (h->fd < 0) {
         errno = e;
         return -1;

@@ -58,6 +58,13 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     /* Record-Route at every proxy: the BYE and the ACK of the 2xx go through them all, as they
      * always did here before the key existed. */
     cfg->core.record_route = cfg->edge.record_route = cfg->uas.record_route = true;
+    /* fanout: two cores, each as the default core, equal weights */
+    cfg->cores = 2;
+    for (int i = 0; i < OSN_NET_MAX_CORES - 1; i++)
+        cfg->more_cores[i] = cfg->core;
+    for (int i = 0; i < OSN_NET_MAX_CORES; i++)
+        cfg->core_weight[i] = 1;
+    cfg->down_time = 30;
     cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
@@ -78,7 +85,8 @@ double osn_net_core_capacity(const struct osn_net_cfg *cfg)
 
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity)
 {
-    int E = cfg->topology == OSN_NET_FANIN ? cfg->edges : 1, n = 0;
+    bool fan = cfg->topology == OSN_NET_FANOUT;
+    int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1, n = 0;
     for (int i = 0; i < E; i++) {
         snprintf(names[n], 16, E == 1 ? "uac" : "uac%d", i);
         capacity[n++] = INFINITY;
@@ -93,6 +101,10 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capa
     }
     snprintf(names[n], 16, "core");
     capacity[n++] = osn_net_capacity(&cfg->core, 3);
+    for (int i = 1; fan && i < cfg->cores; i++) {
+        snprintf(names[n], 16, "core%d", i + 1);
+        capacity[n++] = osn_net_capacity(&cfg->more_cores[i - 1], 3);
+    }
     snprintf(names[n], 16, "uas");
     capacity[n++] = osn_net_capacity(&cfg->uas, 0);
     return n;
@@ -308,6 +320,15 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         why = "the replications kept from an earlier run are not this simulator's";
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. 64";
+    else if (c->topology == OSN_NET_FANOUT && (c->cores < 2 || c->cores > OSN_NET_MAX_CORES))
+        key = "net.cores", why = "a fanout has 2 .. 4 cores";
+    else if (c->topology == OSN_NET_FANOUT && 2 * c->edges + c->cores + 1 > OSN_NET_MAX_ELEMS)
+        key = "net.edges", why = "a fanout has at most 63 edges";
+    else if (c->topology == OSN_NET_FANOUT && c->core_weights_given &&
+             c->core_weights_given != c->cores)
+        key = "server edge.next_hop_weights", why = "one weight per core (net.cores)";
+    else if (c->topology == OSN_NET_FANOUT && !(c->down_time >= 0 && isfinite(c->down_time)))
+        key = "server edge.down_time", why = "must be a finite number of seconds >= 0";
     else if (!(c->level > 0 && c->level < 1))
         key = "net.level", why = "the confidence level must be in (0, 1)";
     else if (!(c->src.rate >= 0 && isfinite(c->src.rate)))
@@ -352,10 +373,14 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
             key = "source.steps", why = "step times must increase";
     if (!key) {
-        const struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
-        static const char *const names[] = {"server edge.buffer", "server core.buffer",
-                                            "server uas.buffer"};
-        for (int i = 0; i < 3 && !key; i++) {
+        const struct osn_net_server_cfg *sv[] = {&c->edge,          &c->core,
+                                                 &c->uas,           &c->more_cores[0],
+                                                 &c->more_cores[1], &c->more_cores[2]};
+        static const char *const names[] = {"server edge.buffer",  "server core.buffer",
+                                            "server uas.buffer",   "server core2.buffer",
+                                            "server core3.buffer", "server core4.buffer"};
+        int nsv = c->topology == OSN_NET_FANOUT ? 2 + c->cores : 3;
+        for (int i = 0; i < nsv && !key; i++) {
             if (sv[i]->buffer < 1)
                 key = names[i], why = "the buffer must hold at least 1 message";
             for (int k = 0; k < OSN_NET_NKINDS && !key; k++)
@@ -437,6 +462,8 @@ static void estimate_all(struct osn_net_result *out, const struct osn__net_rep *
                          const double *cap)
 {
     int core = out->nelem - 2, nest = OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES;
+    while (core > 0 && strcmp(out->elem_name[core], "core") != 0)
+        core--; /* a fanout's first core: the network's core measures are its own */
     for (int i = 0; nrep >= 2 && i < nrep; i++) {
         for (int k = 0; k < OSN__NET_NTOT; k++)
             part[k] = pooled[k] - reps[i].tot[k];

@@ -178,6 +178,7 @@ struct call {
     /* bit h: a proxy keeps a CANCEL for the INVITE client transaction on hop h, which had no
      * provisional response when the CANCEL came (osn_elem_on_cancel_later) */
     uint8_t cancel_later;
+    uint8_t core;       /* fanout: the core its INVITE went to (path hop 2 is core + this) */
     struct cancels *cx; /* NULL until the call's first CANCEL */
 };
 
@@ -197,8 +198,11 @@ struct element {
     int role;
     struct osn_sip_layer sip;
     const struct osn_net_server_cfg *sc;
-    struct osn_ctl *srv;           /* core: the server half */
-    struct osn_ctl *cli;           /* upstream of the core: the client half for the core */
+    struct osn_ctl *srv; /* core: the server half */
+    struct osn_ctl *cli; /* upstream of the core: the client half for the core */
+    /* fanout edge: its cores, a client half each (owned), the element's choice among them; the
+     * call's core is the index (c->core). NULL elsewhere. */
+    struct osn_elem_hops *hops;
     struct osn_elem tu;            /* proxy, UAS: what the element's TU knows of it */
     struct osn_elem_server server; /* its CPU, buffer and queues */
     /* No controller, and new and retransmitted requests of every method both queued or both
@@ -240,6 +244,7 @@ struct net {
     uint64_t ring_key;
     struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
+    int ncores;           /* cores from `core` on (fanout; 1 otherwise) */
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
     int link_class[MAXHOP];
     double link_loss[MAXHOP];
@@ -302,7 +307,19 @@ static inline bool obs(const struct net *s)
 
 static inline int path(const struct net *s, const struct call *c, int h)
 {
-    return h == 0 ? c->src : h == 1 ? s->E + c->src : s->tail[h];
+    return h == 0 ? c->src : h == 1 ? s->E + c->src : s->tail[h] + (h == 2 ? c->core : 0);
+}
+
+/* Whether element id is a core (the server half's place). */
+static inline bool is_core(const struct net *s, int id)
+{
+    return id >= s->core && id < s->core + s->ncores;
+}
+
+/* The client half of element el toward call c's next hop: a fanout edge's for c's core. */
+static inline struct osn_ctl *elem_cli(const struct element *el, const struct call *c)
+{
+    return el->hops ? el->hops->h[c->core].cli : el->cli;
 }
 
 /* The index slot of a request kind: 1 for BYE, 0 for INVITE (and ACK, which RFC 3261 17.2.3

@@ -95,7 +95,10 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
 
     el->tot = s->tot + OSN__NT_ELEM + OSN__NE_N * i;
     el->role = i < s->E ? R_SRC : i == s->uas ? R_UAS : R_PROXY;
-    el->sc = i == s->uas ? &cfg->uas : i == s->core ? &cfg->core : &cfg->edge;
+    el->sc = i == s->uas     ? &cfg->uas
+             : i == s->core  ? &cfg->core
+             : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
+                             : &cfg->edge;
     osn_des_ev_init(&el->svc, EV_SERVICE);
     osn_des_ev_init(&el->arr, EV_ARRIVAL);
     err = osn_sip_layer_init_unindexed(&el->sip, &layer_cfg[el->role]);
@@ -103,7 +106,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
         return err;
     struct osn_ctl_cfg cc = cfg->ctl;
     cc.seed = osn_rng_next(&s->ctl_rng);
-    if (i == s->core) {
+    if (is_core(s, i)) {
         err = osn_ctl_new_kind(&el->srv, cfg->ctl_kind, &cc);
         if (err) {
             snprintf(msg, msgsize, "controller '%s' rejected its configuration",
@@ -112,7 +115,22 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
         }
     }
     bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
-    if (gate && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
+    if (gate && cfg->topology == OSN_NET_FANOUT) {
+        /* RFC 7339 5.10: a client half per core, fed by that core's responses (hops.c). The
+         * simulator fails nothing over: a request stays with the core its call went to. */
+        el->hops = calloc(1, sizeof *el->hops);
+        if (!el->hops)
+            return OSN_ENOMEM;
+        *el->hops = (struct osn_elem_hops){.n = s->ncores, .down_time = cfg->down_time};
+        for (int k = 0; k < s->ncores; k++) {
+            el->hops->h[k].weight = cfg->core_weight[k];
+            struct osn_ctl_cfg ck = cfg->ctl;
+            ck.seed = osn_rng_next(&s->ctl_rng);
+            if (cfg->ctl_kind != OSN_CTL_KIND_NONE &&
+                (err = osn_ctl_new_kind(&el->hops->h[k].cli, cfg->ctl_kind, &ck)) != 0)
+                return err;
+        }
+    } else if (gate && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
         err = osn_ctl_new_kind(&el->cli, cfg->ctl_kind, &cc);
         if (err)
             return err;
@@ -123,6 +141,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
                          (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_BYE] > 0) &&
                          (cost[OSN_ELEM_K_RETX] > 0) == (cost[OSN_ELEM_K_CANCEL] > 0);
     el->tu = (struct osn_elem){.role = el->role == R_UAS ? OSN_ELEM_UAS : OSN_ELEM_PROXY,
+                               .hops = el->hops,
                                .cli = el->cli,
                                .sip = &cfg->sip,
                                .retry_after = cfg->ctl.none.retry_after,
@@ -165,12 +184,16 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->tot = tot;
     s->call_free = UINT32_MAX;
     s->nelem = osn__net_elems(cfg, names, cap);
-    s->E = cfg->topology == OSN_NET_FANIN ? cfg->edges : 1;
+    bool fan = cfg->topology == OSN_NET_FANOUT;
+    s->E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
+    s->ncores = fan ? cfg->cores : 1;
     s->uas = s->nelem - 1;
-    s->core = s->nelem - 2;
+    s->core = s->nelem - 1 - s->ncores;
     s->nhop = cfg->topology == OSN_NET_TANDEM ? 4 : 3;
     for (int h = 2; h <= s->nhop; h++)
         s->tail[h] = s->core - (s->nhop - 1 - h);
+    if (fan)
+        s->tail[3] = s->uas; /* hop 2 is the call's core: tail[2] + c->core */
     s->t_obs = cfg->warmup;
     s->t_end = cfg->warmup + cfg->time;
     s->tb = 64 * cfg->sip.t1;
@@ -215,6 +238,9 @@ void osn__net_teardown(struct net *s)
         osn_sip_layer_release(&s->elems[i].sip);
         osn_ctl_free(s->elems[i].srv);
         osn_ctl_free(s->elems[i].cli);
+        for (int k = 0; s->elems[i].hops && k < s->elems[i].hops->n; k++)
+            osn_ctl_free(s->elems[i].hops->h[k].cli);
+        free(s->elems[i].hops);
     }
     for (size_t i = 0; i < s->ncallc; i++)
         osn_mem_block_free(s->callc[i], OSN_MEM_BLOCK);
@@ -328,7 +354,7 @@ static void collect(struct net *s)
         el->tot[OSN__NE_AREA] = el->server.area;
         el->tot[OSN__NE_BUSY] = el->server.busy;
         el->tot[OSN__NE_DROPPED] = el->server.dropped;
-        if (el->srv) {
+        if (el->srv && i == s->core) { /* a fanout's first core */
             for (int m = 0; m < 3; m++)
                 s->tot[OSN__NT_MODE0 + m] = el->server.mode_time[m];
             s->tot[OSN__NT_ONSETS] = el->server.onsets;

@@ -91,7 +91,7 @@ static void count_processed(struct net *s, struct element *el, int kind)
     el->tot[OSN__NE_PROC + kind] += 1;
     if (el->role != R_SRC)
         s->tot[OSN__NT_MSGS] += 1;
-    if (el == &s->elems[s->core]) {
+    if (is_core(s, (int)(el - s->elems))) {
         if (kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE || kind == OSN_ELEM_K_REJECT)
             s->tot[OSN__NT_CORE_NEW] += 1;
         else if (kind == OSN_ELEM_K_RETX)
@@ -133,6 +133,8 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
         osn__net_trace_processed(s, el, nm->item.kind);
     if (el->cli && nm->m.status) /* responses reach it from the core only */
         osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
+    else if (el->hops && nm->m.status) /* a fanout edge: from the call's core */
+        osn_elem_hops_on_feedback(el->hops, nm->call->core, s->q.now, &nm->m.oc);
     struct ntxn *w = match(nm);
     if (w) {
         if (osn_sip_txn_recv(&el->sip, &w->t, &nm->m, s->q.now, &s->out) == 0)

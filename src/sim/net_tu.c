@@ -96,11 +96,13 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
         case OSN_ELEM_A_FORWARD: {
             bool inv = w->t.req.method == OSN_SIP_INVITE;
             struct osn_sip_msg req;
-            if (inv && id == s->core) { /* the core's admissions: a measurement */
+            if (inv && is_core(s, id)) { /* the core's admissions: a measurement */
                 c->admitted = true;
                 if (obs(s))
                     s->tot[OSN__NT_ADMIT] += 1;
             }
+            if (inv && s->elems[id].hops) /* the core the element chose: the call's path */
+                c->core = x->hop;
             osn_proxy_forward_request(&w->t.req, branch(c, hop + 1, inv ? B_INVITE : B_BYE), &req);
             osn__net_start_client(s, id, c, hop + 1, &req);
             break;
@@ -180,8 +182,9 @@ static void on_cancel(struct net *s, struct ntxn *w)
         inv = NULL;
     if (s->elems[id].role == R_PROXY && h + 1 < MAXHOP)
         br = c->ctx[h + 1][0];
-    osn_elem_on_cancel(&s->elems[id].tu, s->q.now, inv ? inv->t.state : OSN_SIP_NOSTATE,
-                       br ? br->t.state : OSN_SIP_NOSTATE, &a);
+    osn_elem_on_cancel_hop(&s->elems[id].tu, c->core, s->q.now,
+                           inv ? inv->t.state : OSN_SIP_NOSTATE, br ? br->t.state : OSN_SIP_NOSTATE,
+                           &a);
     act(s, id, c, h, w, &a);
 }
 
@@ -220,6 +223,10 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
             if (q.method == OSN_SIP_INVITE && s->cfg->uas.ring != OSN_UAS_RING_NONE)
                 q.ring = ring_draw(s, c);
             osn_elem_on_uas_request(&el->tu, s->q.now, &q, (*fw & bit) != 0, &c->uas, &a);
+        } else if (el->hops &&
+                   w->t.req.method != OSN_SIP_INVITE) { /* a fanout edge: the call's core */
+            osn_elem_on_request_hop(&el->tu, c->core, s->q.now, w->t.req.method, -1,
+                                    (*fw & bit) != 0, false, &a);
         } else {
             osn_elem_on_request(&el->tu, s->q.now, w->t.req.method, -1, (*fw & bit) != 0, true,
                                 false, &c->uas, &a);
@@ -285,9 +292,15 @@ static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_s
     struct ntxn *up = forwarded(w->call, txn_hop(w) - 1, inv);
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 
-    osn_elem_on_client_event(&s->elems[txn_elem(w)].tu, s->q.now, w->t0, o->tu,
-                             resp ? o->msg->status : 0, resp ? o->msg->retry_after : -1,
-                             w->t.req.method, up ? up->t.state : OSN_SIP_NOSTATE, &a);
+    const struct element *el = &s->elems[txn_elem(w)];
+    if (el->hops) /* a fanout edge: the event is its core's (no failover: hops.failover off) */
+        osn_elem_on_client_event_hop(&el->tu, w->call->core, s->q.now, w->t0, o->tu,
+                                     resp ? o->msg->status : 0, resp ? o->msg->retry_after : -1,
+                                     w->t.req.method, up ? up->t.state : OSN_SIP_NOSTATE, &a);
+    else
+        osn_elem_on_client_event(&el->tu, s->q.now, w->t0, o->tu, resp ? o->msg->status : 0,
+                                 resp ? o->msg->retry_after : -1, w->t.req.method,
+                                 up ? up->t.state : OSN_SIP_NOSTATE, &a);
     if (a.n)
         act(s, txn_elem(w), w->call, txn_hop(w) - 1, up, &a);
     /* A CANCEL kept for this branch (RFC 3261 9.1): what its event makes of it. */

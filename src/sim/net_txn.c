@@ -96,7 +96,7 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
     }
     for (int i = 0; i < o->nsend; i++) {
         const struct osn_sip_send *sd = &o->send[i];
-        if (sd->retrans && !osn_proxy_retrans_allowed(el->cli, s->q.now, sd->msg))
+        if (sd->retrans && !osn_proxy_retrans_allowed(elem_cli(el, w->call), s->q.now, sd->msg))
             continue; /* pi: this copy is not sent, the transaction goes on */
         s->tr.retrans += sd->retrans;
         osn__net_transmit(s, txn_elem(w), w->call, txn_hop(w), sd->msg);
@@ -134,7 +134,7 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
         return;
     }
     req->sent_by = (uint64_t)from + 1;
-    if (el->cli)
+    if (elem_cli(el, c))
         osn_elem_oc_offer(&req->oc);
     if (osn_sip_ctxn_start(&el->sip, &w->t, req, s->q.now, &o) != 0) {
         osn__net_txn_free(s, w);
