@@ -56,7 +56,7 @@ gen() {
 # ---- 0. bad input: exit 2, naming the key or the option
 "$OSN" node "$SCEN" --set node.element=uac >/dev/null 2>"$NL_TMP/bad1.err"
 rc=$?
-[ $rc = 2 ] && grep -q "key node.next_hop: the load generator (uac) needs next_hop" "$NL_TMP/bad1.err"
+[ $rc = 2 ] && grep -q "key node.next_hop: the load generator (uac): needs HOST:PORT" "$NL_TMP/bad1.err"
 nl_check $? "uac without next_hop: exit $rc, '$(cat "$NL_TMP/bad1.err")'"
 "$OSN" node "$SCEN" --set node.element=uas --trace /dev/null >/dev/null 2>"$NL_TMP/bad2.err"
 rc=$?
