@@ -62,27 +62,8 @@ if ! nl_have_node; then
     exit 1
 fi
 
-# The core's costs scaled: the same --set's go to osn sim (capacity) and to the core node.
-CORE_SETS=()
-while read -r kv; do
-    CORE_SETS+=(--set "$kv")
-done < <("$NL_PY" - "$SCEN" "$CORE_SCALE" <<'PY'
-import configparser, sys
-c = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
-c.read(sys.argv[1])
-k = float(sys.argv[2])
-for key in ("cost_invite", "cost_retrans", "cost_response", "cost_ack", "cost_bye", "cost_reject"):
-    v = c.get("server core", key, fallback=None)
-    if v is not None:
-        print("server core.%s=%.9g" % (key, k * float(v)))
-PY
-)
-CAP=$("$OSN" sim "$SCEN" "${CORE_SETS[@]}" --json - -q 2>/dev/null | "$NL_PY" -c \
-    'import json, sys; print(json.load(sys.stdin)["capacity"])')
-[ -n "$CAP" ] || {
-    echo "no capacity from $OSN sim $SCEN ${CORE_SETS[*]}" >&2
-    exit 1
-}
+# The core's costs scaled, the same for osn sim and the core node (CORE_SETS, CAP).
+nl_core_scaled "$SCEN" "$CORE_SCALE"
 HOLD_MS=1000
 UAC_SF=(-sf "$ROOT/tests/node/sipp/uac_overload.xml" -d "$HOLD_MS" -recv_timeout 40000)
 NODE_ARGS=("$SCEN" "${CORE_SETS[@]}" --set control.kind=loss)

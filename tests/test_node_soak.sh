@@ -97,27 +97,8 @@ nl_init soak $((PER * ${#CONTROLS[@]} + 60)) --load
 export OSN
 NL_NODE_TIME=$PER
 
-# The core's costs scaled: the same --set's go to osn sim (capacity) and to the core node.
-CORE_SETS=()
-while read -r kv; do
-    CORE_SETS+=(--set "$kv")
-done < <("$NL_PY" - "$SCEN" "$CORE_SCALE" <<'PY'
-import configparser, sys
-c = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
-c.read(sys.argv[1])
-k = float(sys.argv[2])
-for key in ("cost_invite", "cost_retrans", "cost_response", "cost_ack", "cost_bye", "cost_reject"):
-    v = c.get("server core", key, fallback=None)
-    if v is not None:
-        print("server core.%s=%.9g" % (key, k * float(v)))
-PY
-)
-CAP=$("$OSN" sim "$SCEN" "${CORE_SETS[@]}" --json - -q 2>/dev/null | "$NL_PY" -c \
-    'import json, sys; print(json.load(sys.stdin)["capacity"])')
-[ -n "$CAP" ] || {
-    echo "no capacity from $OSN sim $SCEN ${CORE_SETS[*]}" >&2
-    exit 1
-}
+# The core's costs scaled, the same for osn sim and the core node (CORE_SETS, CAP).
+nl_core_scaled "$SCEN" "$CORE_SCALE"
 RATE=$("$NL_PY" -c "print(round($LOAD * $CAP))")
 WARM=$RSS_WARM
 echo "soak: controls ${CONTROLS[*]}; core capacity $CAP calls/s, ${LOAD}x = $RATE calls/s for" \

@@ -502,6 +502,33 @@ nl_kill9() {
     return 0
 }
 
+# nl_core_scaled SCENARIO SCALE: the core's costs multiplied by SCALE, as --set arguments in
+# CORE_SETS (the same arguments go to osn sim and to the core node, so both see one server), and
+# the capacity osn sim computes for them in CAP. Exits 1 when osn sim gives no capacity.
+nl_core_scaled() {
+    local kv
+    CORE_SETS=()
+    while read -r kv; do
+        CORE_SETS+=(--set "$kv")
+    done < <("$NL_PY" - "$1" "$2" <<'PY'
+import configparser, sys
+c = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
+c.read(sys.argv[1])
+k = float(sys.argv[2])
+for key in ("cost_invite", "cost_retrans", "cost_response", "cost_ack", "cost_bye", "cost_reject"):
+    v = c.get("server core", key, fallback=None)
+    if v is not None:
+        print("server core.%s=%.9g" % (key, k * float(v)))
+PY
+)
+    CAP=$("$OSN" sim "$1" "${CORE_SETS[@]}" --json - -q 2>/dev/null | "$NL_PY" -c \
+        'import json, sys; print(json.load(sys.stdin)["capacity"])')
+    [ -n "$CAP" ] || {
+        echo "no capacity from $OSN sim $1 ${CORE_SETS[*]}" >&2
+        exit 1
+    }
+}
+
 # The real process (for /proc): the child of the timeout wrapper.
 nl_real_pid() { nl_inner_pid "${NL_PID[$1]}"; }
 
