@@ -58,10 +58,6 @@ UDP_LIMIT=${UDP_LIMIT:-$(dirname "$OSN")/udp_limit}
 CALLS=$((RATE * DURATION))
 . "$ROOT/tests/node/lib.sh"
 . "$HERE/node_lib.sh"
-if [ "$BENCH_WORKERS" != 1 ]; then
-    echo "node_cpu: BENCH_WORKERS=$BENCH_WORKERS, but osn node runs one loop: 1 only" >&2
-    exit 2
-fi
 runs=$((2 * PAIRS + ${DIRECT:-0}))
 nl_init node_cpu $((runs * (DURATION + 90) + PAIRS * 20 + 60)) --load
 export OSN
@@ -114,7 +110,7 @@ run() {
     [ -n "$ppid" ] && p0=$(bench_cpu_split "$ppid")
     s0=$(nl_cpu_ticks "$uas_pid")
     t0=$(date +%s.%N)
-    nl_sipp_uac_bg "uac_$n" "$dest" "$RATE" "$CALLS" "${SIPP_BUF[@]}"
+    nl_sipp_uac_bg "uac_$n" "$dest" "$RATE" "$CALLS" "${SIPP_BUF[@]}" "${SIPP_T[@]}"
     uac_pid=$(nl_real_pid "uac_$n")
     # the uac's CPU: sampled until it exits (its /proc entry goes away with it)
     while read -r st 2>/dev/null <"/proc/$uac_pid/stat"; do

@@ -8,9 +8,13 @@
 #   memory (-m 2048: at 512 MB tm ran out near 4,000 calls/s, "out of memory", which capped
 #   its rate rather than its CPU) and 64 MB of private memory per process (-M 64; default 8).
 #   BENCH_KAM_MEM overrides the options.
-# - As many UDP workers as the node has loops (BENCH_WORKERS, default 1: `osn node` runs one
-#   loop today; when it gets workers, the two follow each other). Kamailio's timer and main
-#   processes come with it, and their CPU is counted too.
+# - As many UDP workers as the node has loops: BENCH_WORKERS (default 1) is Kamailio's -n
+#   (children) and the node's `[node] workers`. Kamailio's timer and main processes come with
+#   it, and their CPU is counted too. With more than one worker SIPp's uac sends each call from a
+#   socket of its own (-t un; BENCH_SIPP_T overrides): the node's workers each have a listening
+#   socket (SO_REUSEPORT) and the kernel spreads the peers over them by address and port, so
+#   one socket (-t u1) would load one worker; Kamailio's workers share one socket and take
+#   either. Both proxies get the same generator.
 # - Kamailio cannot bind port 0. Its port is not guessed: nl_kam_start (tests/node/lib.sh) asks
 #   the kernel for a free port, starts Kamailio on it and then checks that Kamailio holds it,
 #   alone (ss, by its pids); if it exited (address in use) or shares the port, that start is
@@ -25,7 +29,26 @@
 
 BENCH_KAM_MEM=${BENCH_KAM_MEM:--x tlsf -X tlsf -m 2048 -M 64}
 BENCH_WORKERS=${BENCH_WORKERS:-1}
-export NL_KAM_MEM=$BENCH_KAM_MEM NL_KAM_CHILDREN=$BENCH_WORKERS
+case $BENCH_WORKERS in
+'' | *[!0-9]* | 0 | 0*)
+    echo "bench: BENCH_WORKERS='$BENCH_WORKERS' is not a whole number 1..64" >&2
+    exit 2
+    ;;
+esac
+if [ "$BENCH_WORKERS" -gt 64 ]; then
+    echo "bench: BENCH_WORKERS='$BENCH_WORKERS' is not a whole number 1..64" >&2
+    exit 2
+fi
+if [ "$BENCH_WORKERS" = 1 ]; then BENCH_SIPP_T=${BENCH_SIPP_T:-u1}; else BENCH_SIPP_T=${BENCH_SIPP_T:-un}; fi
+case $BENCH_SIPP_T in
+u1 | un) ;;
+*)
+    echo "bench: BENCH_SIPP_T='$BENCH_SIPP_T' is not u1 or un" >&2
+    exit 2
+    ;;
+esac
+SIPP_T=(-t "$BENCH_SIPP_T")
+export NL_KAM_MEM=$BENCH_KAM_MEM NL_KAM_CHILDREN=$BENCH_WORKERS NL_NODE_WORKERS=$BENCH_WORKERS
 
 bench_cpu_split() {
     "$NL_PY" - "$1" <<'PY'
@@ -67,9 +90,9 @@ bench_header() {
     echo "$1"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average (1/5/15 min): $(bench_loadavg)" \
         "on $(nproc) cores; $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-    echo "generator: SIPp ${sipp_v:-?} (built-in uac and uas scenarios, 1 MB socket buffers)," \
-        "SIPp uac -> proxy -> SIPp uas, all on 127.0.0.1"
+    echo "generator: SIPp ${sipp_v:-?} (built-in uac and uas scenarios, 1 MB socket buffers," \
+        "uac -t $BENCH_SIPP_T), SIPp uac -> proxy -> SIPp uas, all on 127.0.0.1"
     echo "kamailio: ${kam_v:-?}, tests/node/kamailio/stateful.cfg (tm), $BENCH_KAM_MEM," \
         "-n $BENCH_WORKERS (children=$BENCH_WORKERS, as many UDP workers as the node has loops)"
-    echo "osn node: edge, every cost 0, control none, one loop ($OSN)"
+    echo "osn node: edge, every cost 0, control none, workers = $BENCH_WORKERS ($OSN)"
 }

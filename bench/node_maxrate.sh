@@ -70,10 +70,6 @@ read -r -a PXS <<<"$(
 UDP_LIMIT=${UDP_LIMIT:-$(dirname "$OSN")/udp_limit}
 . "$ROOT/tests/node/lib.sh"
 . "$HERE/node_lib.sh"
-if [ "$BENCH_WORKERS" != 1 ]; then
-    echo "node_maxrate: BENCH_WORKERS=$BENCH_WORKERS, but osn node runs one loop: 1 only" >&2
-    exit 2
-fi
 nsteps=$(($(wc -w <<<"$RATES") * ${#PXS[@]}))
 nl_init node_maxrate $((nsteps * (DURATION + 120) + 60)) --load
 export OSN
@@ -150,7 +146,7 @@ step() {
     s0=$(nl_cpu_ticks "$uas_pid")
     t0=$(date +%s.%N)
     NL_UAC_TIME=$((DURATION + 40)) nl_sipp_uac_bg "uac_$n" "$dest" "$rate" "$calls" \
-        "${SIPP_BUF[@]}"
+        "${SIPP_BUF[@]}" "${SIPP_T[@]}"
     uac_pid=$(nl_real_pid "uac_$n")
     while read -r st 2>/dev/null <"/proc/$uac_pid/stat"; do
         read -r -a f <<<"${st##*) }"

@@ -169,3 +169,12 @@ add_test(NAME node_fanout
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/fanout.py $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_fanout PROPERTIES TIMEOUT 180 LABELS node)
+
+# Workers (issue 34): SIPp (a socket per call) through an edge of 2 workers to a uas of 2
+# workers, 1,000 calls: every call in SIPp's statistics and in the summed JSON, both workers
+# used, no response lost to the wrong worker, the JSON's sums equal to the workers' counts and
+# to the metrics; copies of an INVITE absorbed by the worker that owns it. About 20 s.
+add_test(NAME node_workers
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_workers.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_workers PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)

@@ -107,6 +107,10 @@ struct osn_node_cfg {
     char metrics[64];           /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
     double per_source_rate;     /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
     bool record_route;          /* proxies: Record-Route dialog-creating INVITEs (default yes) */
+    /* Event loops (threads), each with its own listening socket on `listen` (SO_REUSEPORT) and,
+     * for a proxy, its own port toward the next hops; 1..OSN_NODE_MAX_WORKERS, or 0: the CPUs
+     * online (at most OSN_NODE_MAX_WORKERS). Default 1. src/node/workers.c says how. */
+    long workers;
     /* uas: the ring delay between its 180 and its 200 (enum osn_uas_ring_law, mean ring_mean s;
      * the scenario's [server uas] ring_delay), drawn from a stream of src.seed */
     int ring;
@@ -137,8 +141,11 @@ struct osn_node_cfg {
     volatile sig_atomic_t *stop;
 };
 
+#define OSN_NODE_MAX_WORKERS 64
+
 /* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, 400,000
- * transactions, no metrics, costs 0 (real speed), buffer 10,000, control none, RFC 3261 timers. */
+ * transactions, no metrics, costs 0 (real speed), buffer 10,000, control none, RFC 3261 timers,
+ * one worker. */
 void osn_node_cfg_default(struct osn_node_cfg *cfg);
 
 /* Checks a configuration; *bad_key (may be NULL) gets the scenario key at fault. */
@@ -178,6 +185,10 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")                \
     X(transactions_peak, "live transactions at most")
 
+#define OSN_NODE_ONE(name, meaning) +1
+enum { OSN_NODE_NCOUNTERS = 0 OSN_NODE_COUNTERS(OSN_NODE_ONE) };
+#undef OSN_NODE_ONE
+
 struct osn_node_stats {
 #define OSN_NODE_FIELD(name, meaning) uint64_t name;
     OSN_NODE_COUNTERS(OSN_NODE_FIELD)
@@ -198,6 +209,11 @@ struct osn_node_stats {
         uint64_t offered, sent, invites, shed, timeouts, got_503, downs, failovers;
         bool down; /* marked down at the end of the run */
     } hops[OSN_ELEM_MAX_HOPS];
+    /* Several workers (cfg->workers > 1): each one's counters, in the order of
+     * OSN_NODE_COUNTERS; the counters above are their sums (transactions_peak: the sum of the
+     * workers' peaks, an upper bound of the node's). 0 with one worker. */
+    int nworkers;
+    uint64_t worker[OSN_NODE_MAX_WORKERS][OSN_NODE_NCOUNTERS];
 };
 
 /* Runs the node until cfg->duration passes or *cfg->stop is set; fills *st (st->listen and

@@ -5,6 +5,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,6 +31,13 @@ void osn_node_report_table(FILE *f, const struct osn_node_scenario *s,
     for (int i = 0; i < osn_node_counter_count(); i++)
         fprintf(f, "  %-18s %12llu  %s\n", osn_node_counter_name(i),
                 (unsigned long long)osn_node_counter_value(st, i), osn_node_counter_meaning(i));
+    if (st->nworkers > 1) { /* how the kernel spread the calls over the workers */
+        size_t calls_in = offsetof(struct osn_node_stats, calls_in) / sizeof(uint64_t);
+        fprintf(f, "  %-18s", "calls_in by worker");
+        for (int w = 0; w < st->nworkers && w < OSN_NODE_MAX_WORKERS; w++)
+            fprintf(f, "%s%llu", w ? " + " : " ", (unsigned long long)st->worker[w][calls_in]);
+        fputc('\n', f);
+    }
     for (int i = 0; i < st->nhops; i++) {
         const struct osn_node_hop_stats *h = &st->hops[i];
         fprintf(f,
@@ -68,6 +76,7 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
                       "duration", num(c->duration), "stats_interval", num(c->stats_interval),
                       "max_transactions", (json_int_t)c->max_transactions, "metrics",
                       c->metrics[0] ? json_string(c->metrics) : json_null()));
+    json_object_set_new(json_object_get(r, "node"), "workers", json_integer(c->workers));
     for (int k = 0; k < OSN_ELEM_NKINDS; k++)
         json_object_set_new(sv, kinds[k], num(c->cost[k]));
     json_object_set_new(sv, "buffer", json_integer(c->buffer));
@@ -148,6 +157,18 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
                               (json_int_t)h->failovers, "down", h->down));
         }
         json_object_set_new(o, "next_hops", hops);
+    }
+    /* Several workers: each one's counters (the ones above are their sums). */
+    if (st->nworkers > 1) {
+        json_t *ws = json_array();
+        for (int w = 0; w < st->nworkers && w < OSN_NODE_MAX_WORKERS; w++) {
+            json_t *one = json_object();
+            for (int i = 0; i < osn_node_counter_count(); i++)
+                json_object_set_new(one, osn_node_counter_name(i),
+                                    json_integer((json_int_t)st->worker[w][i]));
+            json_array_append_new(ws, one);
+        }
+        json_object_set_new(o, "workers", ws);
     }
     /* Rates per second of the run, as this element sees them; the generator's are the UAC's. */
     if (c->element == OSN_NODE_UAC)

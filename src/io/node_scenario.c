@@ -52,6 +52,12 @@ static const struct osn_key_spec node_keys[] = {
          .help = "requests (not ACKs) per second per source (IPv4 address, IPv6 /64), a burst "
                  "of about 1 s; "
                  "beyond it one stateless 503, then nothing (docs/node.md); 0: off"},
+        {"node", "workers", OSN_KEY_LONG, 0, OSN_NODE_MAX_WORKERS, OSN_KEY_AT(C, workers),
+         .help = "event loops (threads), each with its own socket on listen (SO_REUSEPORT: the "
+                 "kernel spreads the peers over them by address and port) and, for a proxy, its "
+                 "own port toward the next hops; each is 1/N of the element (costs x N, its own "
+                 "buffer and controller). 0: the CPUs online. The default 1 is the simulator's "
+                 "element; the load generator (uac) runs one (docs/node.md)"},
         {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
          .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "
                  "(RFC 3261 16.6), so the dialog's ACK, BYE and re-INVITE from either side "

@@ -81,6 +81,14 @@ uint16_t addr_port(const union node_addr *a)
     return ntohs(a->sa.sa_family == AF_INET6 ? a->v6.sin6_port : a->v4.sin_port);
 }
 
+void addr_set_port(union node_addr *a, uint16_t port)
+{
+    if (a->sa.sa_family == AF_INET6)
+        a->v6.sin6_port = htons(port);
+    else
+        a->v4.sin_port = htons(port);
+}
+
 void addr_host(const union node_addr *a, char *out, size_t size)
 {
     char h[INET6_ADDRSTRLEN];

@@ -32,6 +32,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->record_route = true;
     cfg->down_time = 30;
     cfg->buffer = 10000;
+    cfg->workers = 1;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
     osn_sip_cfg_default(&cfg->sip);
@@ -88,6 +89,12 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->max_transactions < 1) {
         key = "node.max_transactions";
         snprintf(msg, msgsize, "must be at least 1");
+    } else if (cfg->workers < 0 || cfg->workers > OSN_NODE_MAX_WORKERS) {
+        key = "node.workers";
+        snprintf(msg, msgsize, "must be 0 (the CPUs online) or 1..%d", OSN_NODE_MAX_WORKERS);
+    } else if (cfg->element == OSN_NODE_UAC && cfg->workers != 1) {
+        key = "node.workers";
+        snprintf(msg, msgsize, "the load generator (uac) runs one loop: workers = 1");
     } else if (cfg->element == OSN_NODE_UAC && !(cfg->duration > 0)) {
         key = "node.duration";
         snprintf(msg, msgsize, "the load generator (uac) needs a run length > 0 s");
@@ -109,18 +116,40 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
     if (osn_node_check(cfg, NULL, msg, msgsize) != 0)
         return OSN_EINVAL;
     char why[128];
+    n->lsock = -1;
     addr_parse(cfg->listen, &n->listen, why, sizeof why);
-    n->sock = udp_open(&n->listen);
-    if (n->sock < 0) {
+    /* Several workers share the listening port: the first binds what listen says (port 0: the
+     * kernel's choice), the others the port it got (workers.c). */
+    if (n->w && n->worker > 0)
+        addr_set_port(&n->listen, workers_port(n));
+    int fd = n->w ? udp_open_shared(&n->listen) : udp_open(&n->listen);
+    if (fd < 0) {
         snprintf(msg, msgsize, "node.listen %s: cannot bind: %s", cfg->listen, strerror(errno));
         return OSN_EIO;
     }
     /* The port bound, which port 0 leaves to the kernel: the Via sent-by must carry it. */
-    if (udp_bound(n->sock, &n->listen, n->st.listen, sizeof n->st.listen) != 0) {
+    if (udp_bound(fd, &n->listen, n->st.listen, sizeof n->st.listen) != 0) {
+        close(fd);
         snprintf(msg, msgsize, "node.listen %s: getsockname: %s", cfg->listen, strerror(errno));
         return OSN_EIO;
     }
+    n->sock = fd;
+    n->via = n->listen;
+    if (n->w && cfg->element != OSN_NODE_UAS) {
+        /* A proxy's worker of several: its requests leave from a port of its own, which its Via
+         * names, so that their responses come back to it (workers.c). */
+        char text[64];
+        n->lsock = fd;
+        addr_set_port(&n->via, 0);
+        n->sock = udp_open(&n->via);
+        if (n->sock < 0 || udp_bound(n->sock, &n->via, text, sizeof text) != 0) {
+            snprintf(msg, msgsize, "node.workers: cannot bind a worker's own port on %s: %s",
+                     n->st.listen, strerror(errno));
+            return OSN_EIO;
+        }
+    }
     n->port = addr_port(&n->listen);
+    n->via_port = n->lsock >= 0 ? addr_port(&n->via) : 0;
     addr_host(&n->listen, n->host, sizeof n->host);
     if (cfg->element != OSN_NODE_UAS) {
         /* Each next hop gets its own connected socket (struct next_hop says why). */
@@ -155,12 +184,17 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         snprintf(msg, msgsize, "the [sip] timers were refused");
         return err;
     }
-    if (osn_sip_wire_key_init() != 0) {
+    /* One hash key for the process: the workers' branches and loop hashes must agree (a loop
+     * comes back to any worker), so only the first sets it. */
+    if ((!n->w || n->worker == 0) && osn_sip_wire_key_init() != 0) {
         snprintf(msg, msgsize, "cannot read random bytes for the hash key");
         return OSN_EIO;
     }
     n->branch_salt = osn_sip_wire_hash(&n->listen, addr_len(&n->listen)) ^ (uint64_t)getpid();
-    osn_rng_stream(&n->ring_rng, cfg->src.seed, 1); /* the generator's is stream 0 */
+    /* The branches' unique halves apart per worker: salt ^ seq * odd is one-to-one in seq. */
+    n->branch_seq = (uint64_t)n->worker << 48;
+    /* the generator's is stream 0; a worker of several takes 1 + its index */
+    osn_rng_stream(&n->ring_rng, cfg->src.seed, 1 + (unsigned long)n->worker);
     /* The server half at the core, the client half at the edge (toward the core): the
      * simulator's wiring of a collapse chain. */
     if (cfg->element == OSN_NODE_CORE) {

@@ -7,17 +7,18 @@
  *   any other path         404
  *   any other method       405 with Allow: GET, HEAD
  *
- * MHD runs in the node's own thread, in its external event-loop mode: its epoll descriptor is
- * one more descriptor of the node's ppoll, MHD_get_timeout bounds the wait, and MHD_run does
- * the work when that descriptor is ready or the timeout has passed (run.c). So the counters are
- * read between two turns of the loop, never concurrently, without locks. MHD reads the whole
- * request before answering (no reset from closing a socket with unread bytes), sends with
- * MSG_NOSIGNAL, and bounds what scrapers may hold: METRICS_CONN_LIMIT connections in all,
- * METRICS_PER_IP of them from one address, each closed after METRICS_IDLE_S seconds without
- * progress. MHD's timeout restarts at every byte, so a client trickling its request a byte at a
- * time would keep its connection for ever: this file also ends every connection
- * METRICS_LIFETIME_S seconds after it was accepted, whatever it is doing (shutdown(2) of its
- * socket, after which MHD sees the end of the stream and closes it).
+ * MHD runs in the node's own thread (with several workers, the thread of worker 0, which sums
+ * what the others last published: workers.c), in its external event-loop mode: its epoll descriptor
+ * is one more descriptor of the node's ppoll, MHD_get_timeout bounds the wait, and MHD_run does the
+ * work when that descriptor is ready or the timeout has passed (run.c). So the counters are read
+ * between two turns of the loop, never concurrently, without locks. MHD reads the whole request
+ * before answering (no reset from closing a socket with unread bytes), sends with MSG_NOSIGNAL, and
+ * bounds what scrapers may hold: METRICS_CONN_LIMIT connections in all, METRICS_PER_IP of them from
+ * one address, each closed after METRICS_IDLE_S seconds without progress. MHD's timeout restarts at
+ * every byte, so a client trickling its request a byte at a time would keep its connection for
+ * ever: this file also ends every connection METRICS_LIFETIME_S seconds after it was accepted,
+ * whatever it is doing (shutdown(2) of its socket, after which MHD sees the end of the stream and
+ * closes it).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -116,8 +117,33 @@ static void notify(void *cls, struct MHD_Connection *c, void **ctx,
     }
 }
 
-/* The exposition text into buf; returns its length (truncated to size - 1 at worst). */
-static size_t render(struct node *n, char *buf, size_t size)
+void node_view(struct node *n, struct node_view *v)
+{
+    memset(v, 0, sizeof *v);
+    for (int i = 0; i < OSN_NODE_NCOUNTERS; i++)
+        v->count[i] = osn_node_counter_value(&n->st, i);
+    v->queue = n->server.n;
+    v->mode = n->server.mode;
+    v->live = n->live;
+    /* The client half's throttle (an edge with control loss or rate). Their level is a read:
+     * what it may change (an expired oc validity turned off) the next request would change
+     * the same way. pi's level would run its control interval early, so it is not read. */
+    v->kind = n->cli ? osn_ctl_kind_of(n->cli) : OSN_CTL_KIND_NONE;
+    if (v->kind == OSN_CTL_KIND_LOSS || v->kind == OSN_CTL_KIND_RATE)
+        v->level = osn_ctl_client_level(n->cli, n->now);
+    if (n->nhops > 1) {
+        v->nhops = n->fan.n;
+        for (int i = 0; i < n->fan.n; i++) {
+            v->hop[i] = n->fan.h[i];
+            v->hop[i].cli = NULL; /* not to be read by another thread */
+            v->up[i] = osn_elem_hop_up(&n->fan, i, n->now);
+        }
+    }
+}
+
+/* The exposition text of view v of node n into buf; returns its length (truncated to size - 1
+ * at worst). */
+static size_t render(const struct node *n, const struct node_view *v, char *buf, size_t size)
 {
     size_t k = 0;
 #define ADD(...)                                                 \
@@ -131,39 +157,34 @@ static size_t render(struct node *n, char *buf, size_t size)
         bool gauge = strcmp(name, "transactions_peak") == 0;
         ADD("# HELP osn_node_%s%s %s\n# TYPE osn_node_%s%s %s\nosn_node_%s%s %" PRIu64 "\n", name,
             gauge ? "" : "_total", osn_node_counter_meaning(i), name, gauge ? "" : "_total",
-            gauge ? "gauge" : "counter", name, gauge ? "" : "_total",
-            osn_node_counter_value(&n->st, i));
+            gauge ? "gauge" : "counter", name, gauge ? "" : "_total", v->count[i]);
     }
     ADD("# HELP osn_node_queue messages in the element's server\n# TYPE osn_node_queue gauge\n"
         "osn_node_queue %ld\n",
-        n->server.n);
+        v->queue);
     ADD("# HELP osn_node_mode the controller's mode (0 normal, 1 overload, 2 discard)\n"
         "# TYPE osn_node_mode gauge\nosn_node_mode %d\n",
-        n->server.mode);
+        v->mode);
     ADD("# HELP osn_node_transactions live transactions\n# TYPE osn_node_transactions gauge\n"
         "osn_node_transactions %zu\n",
-        n->live);
-    /* The client half's throttle (an edge with control loss or rate). Their level is a read:
-     * what it may change (an expired oc validity turned off) the next request would change
-     * the same way. pi's level would run its control interval early, so it is not shown. The
-     * element is a label, so that a dashboard over several nodes tells whose throttle it is. */
-    enum osn_ctl_kind kind = n->cli ? osn_ctl_kind_of(n->cli) : OSN_CTL_KIND_NONE;
+        v->live);
+    /* The client half's throttle (node_view); the element is a label, so that a dashboard over
+     * several nodes tells whose throttle it is. */
     const char *element = osn_node_element_name(n->cfg->element);
-    if (kind == OSN_CTL_KIND_LOSS)
+    if (v->kind == OSN_CTL_KIND_LOSS)
         ADD("# HELP osn_node_client_shed_percent percent of new requests the client half sheds "
             "toward the next hop (RFC 7339 loss; 0 when off)\n"
             "# TYPE osn_node_client_shed_percent gauge\n"
             "osn_node_client_shed_percent{element=\"%s\"} %.17g\n",
-            element, osn_ctl_client_level(n->cli, n->now));
-    else if (kind == OSN_CTL_KIND_RATE) {
-        double r = osn_ctl_client_level(n->cli, n->now);
-        char v[32];
-        snprintf(v, sizeof v, isinf(r) ? "+Inf" : "%.17g", r);
+            element, v->level);
+    else if (v->kind == OSN_CTL_KIND_RATE) {
+        char r[32];
+        snprintf(r, sizeof r, isinf(v->level) ? "+Inf" : "%.17g", v->level);
         ADD("# HELP osn_node_client_rate_limit_per_s new INVITEs per second the client half "
             "lets through to the next hop (RFC 7415 rate; +Inf when off)\n"
             "# TYPE osn_node_client_rate_limit_per_s gauge\n"
             "osn_node_client_rate_limit_per_s{element=\"%s\"} %s\n",
-            element, v);
+            element, r);
     }
     /* Several next hops, each labelled by its address (RFC 7339 5.10: the state is per server):
      * the element's counts (src/elem/hops.c) and whether it is up. */
@@ -182,22 +203,21 @@ static size_t render(struct node *n, char *buf, size_t size)
             {"downs", "times this next hop was marked down", offsetof(struct osn_elem_hop, downs)},
             {"failovers", "requests sent to this next hop after another failed them",
              offsetof(struct osn_elem_hop, failovers)}};
-    for (size_t j = 0; n->nhops > 1 && j < sizeof hop_counts / sizeof hop_counts[0]; j++) {
+    for (size_t j = 0; v->nhops > 1 && j < sizeof hop_counts / sizeof hop_counts[0]; j++) {
         ADD("# HELP osn_node_next_hop_%s_total %s\n# TYPE osn_node_next_hop_%s_total counter\n",
             hop_counts[j].name, hop_counts[j].help, hop_counts[j].name);
-        for (int i = 0; i < n->fan.n; i++) {
-            uint64_t v;
-            memcpy(&v, (const char *)&n->fan.h[i] + hop_counts[j].off, sizeof v);
+        for (int i = 0; i < v->nhops; i++) {
+            uint64_t c;
+            memcpy(&c, (const char *)&v->hop[i] + hop_counts[j].off, sizeof c);
             ADD("osn_node_next_hop_%s_total{server=\"%s\"} %" PRIu64 "\n", hop_counts[j].name,
-                n->hops[i].text, v);
+                n->hops[i].text, c);
         }
     }
-    if (n->nhops > 1) {
+    if (v->nhops > 1) {
         ADD("# HELP osn_node_next_hop_up 1 while the next hop may be chosen, 0 while marked "
             "down\n# TYPE osn_node_next_hop_up gauge\n");
-        for (int i = 0; i < n->fan.n; i++)
-            ADD("osn_node_next_hop_up{server=\"%s\"} %d\n", n->hops[i].text,
-                osn_elem_hop_up(&n->fan, i, n->now) ? 1 : 0);
+        for (int i = 0; i < v->nhops; i++)
+            ADD("osn_node_next_hop_up{server=\"%s\"} %d\n", n->hops[i].text, v->up[i] ? 1 : 0);
     }
     ADD("# HELP osn_node_info the element this node plays\n# TYPE osn_node_info gauge\n"
         "osn_node_info{element=\"%s\"} 1\n",
@@ -233,7 +253,12 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
                      "text/plain", true);
     if (strcmp(url, "/metrics") != 0)
         return reply(c, MHD_HTTP_NOT_FOUND, not_found, sizeof not_found - 1, "text/plain", false);
-    size_t len = render(m->n, m->body, sizeof m->body);
+    struct node_view v;
+    if (m->n->w) /* worker 0's endpoint: the sum of every worker's */
+        workers_view(m->n, &v);
+    else
+        node_view(m->n, &v);
+    size_t len = render(m->n, &v, m->body, sizeof m->body);
     return reply(c, MHD_HTTP_OK, m->body, len, "text/plain; version=0.0.4; charset=utf-8", false);
 }
 

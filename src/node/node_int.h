@@ -2,6 +2,7 @@
  * Private interface of the real node. The files, one job each:
  *   run.c      the event loop (ppoll on the UDP socket, the metrics endpoint's descriptor
  *              and the timer deadline), stats rows, the summary
+ *   workers.c  several loops (node.workers): their threads, sockets, snapshots and sums
  *   config.c   defaults, checks and the set-up of a node from its configuration
  *   state.c    the element's state without sockets: firing due deadlines, the release (the
  *              loop, the tests and the stateful fuzzer share them)
@@ -57,6 +58,7 @@ static inline socklen_t addr_len(const union node_addr *a)
  * OSN_EINVAL with what is wrong in why. */
 int addr_parse(const char *text, union node_addr *a, char *why, size_t whysize);
 uint16_t addr_port(const union node_addr *a);
+void addr_set_port(union node_addr *a, uint16_t port);
 /* The host as a sent-by or SIP URI writes it: "127.0.0.1", or "[::1]" (IPv6reference). */
 void addr_host(const union node_addr *a, char *out, size_t size);
 /* "HOST:PORT", the host as addr_host writes it. */
@@ -194,6 +196,7 @@ struct outq {
     size_t used;
     union node_addr to[OUTQ_MAX];
     struct next_hop *hop[OUTQ_MAX];
+    int fd[OUTQ_MAX]; /* the socket it leaves by (hop's, the listening one or sock) */
     size_t off[OUTQ_MAX], len[OUTQ_MAX];
     char *bytes; /* OUTQ_BYTES */
 };
@@ -250,11 +253,29 @@ struct budget_slot {
  * between (EMSGSIZE, counted in send_errors) rather than the node answering them 513. */
 #define NODE_UDP_MAX 65507
 
+struct workers;
+
 struct node {
     const struct osn_node_cfg *cfg;
-    int sock;               /* the listening socket: requests from upstream, our responses */
+    /* The socket of our Via's sent-by: with one worker the listening socket (requests from
+     * upstream, our responses, requests sent elsewhere than a next hop); a proxy's worker of
+     * several: its own port, from which its requests leave and to which their responses come
+     * (workers.c says why). */
+    int sock;
+    /* A proxy's worker of several: its listening socket (SO_REUSEPORT on listen's port), for
+     * requests from upstream and our responses to them; -1 otherwise (sock is it). */
+    int lsock;
     union node_addr listen; /* as bound (the port the kernel chose for port 0) */
-    struct next_hop *hops;  /* proxies: the next hops, NULL for a uas */
+    union node_addr via;    /* sock's address: our Via's sent-by (listen with one worker) */
+    uint16_t via_port;      /* its port when not listen's (a proxy's worker of several), else 0 */
+    const uint16_t *ports;  /* several workers: every proxy worker's via_port (loop checks) */
+    int nports;
+    /* Several workers: this one's index (0: the main thread's, which serves the metrics and
+     * writes the rows), the threads' shared state; w NULL with one worker. */
+    int worker;
+    struct workers *w;
+    double published;      /* when this worker's snapshot was last published (s) */
+    struct next_hop *hops; /* proxies: the next hops, NULL for a uas */
     size_t nhops;
     /* Several next hops: the element's choice among them (src/elem/hops.c), a client half each
      * (fan.h[i].cli, owned). With one next hop it is unused and n->cli is that hop's. */
@@ -346,9 +367,14 @@ int udp_open(const union node_addr *sa);
 /* The address socket fd is bound to (getsockname: the port the kernel chose for port 0), into
  * *sa and as "HOST:PORT" text. 0 or -1 (errno). */
 int udp_bound(int fd, union node_addr *sa, char *text, size_t textsize);
-/* Opens h's socket: bound to n's listening address and port (n->sock bound already), connected
+/* Opens h's socket: bound to n's Via address and port (n->sock, bound already), connected
  * to h->addr. 0 or -1 (errno). */
 int udp_connect(struct node *n, struct next_hop *h);
+/* A worker's listening socket: bound to sa with SO_REUSEPORT (the workers share the port; the
+ * kernel spreads the peers over them by a hash of the 4-tuple). The fd, or -1 (errno). */
+int udp_open_shared(const union node_addr *sa);
+/* Reads the ICMP errors queued on a worker's listening socket (n->lsock), as udp_errors. */
+void udp_errors_listen(struct node *n);
 /* Reads the ICMP errors queued on the listening socket (h NULL) or on next hop h's socket:
  * each counted (peer_unreachable or next_hop_unreachable, and send_errors: the datagram did not
  * arrive), a next hop's said on stderr at most once a second. */
@@ -396,6 +422,12 @@ void node_service_done(struct node *n);
  * new request. */
 void qmsg_free(struct node *n, struct qmsg *q);
 
+/* The port our Via's sent-by names. */
+static inline uint16_t node_via_port(const struct node *n)
+{
+    return n->via_port ? n->via_port : n->port;
+}
+
 static inline struct osn_elem node_elem(const struct node *n)
 {
     return (struct osn_elem){.role = is_proxy(n) ? OSN_ELEM_PROXY : OSN_ELEM_UAS,
@@ -429,6 +461,54 @@ struct osn_uas_request uas_request_of(const struct node *n, const struct osn_sip
  * SDP printer's error. */
 int uas_reply_fill(const struct node *n, const struct osn_sip_wire *req, int with,
                    struct osn_sip_reply *r, char contact[UAS_CONTACT_MAX], char sdp[UAS_SDP_MAX]);
+
+/* What the metrics endpoint and the stats rows show of a node: its counters and gauges, read
+ * by the thread that runs it (node_view), or summed over the workers (workers_view). */
+struct node_view {
+    uint64_t count[OSN_NODE_NCOUNTERS];
+    long queue;
+    int mode;               /* the highest of the workers' */
+    size_t live;            /* transactions */
+    enum osn_ctl_kind kind; /* the client half's (loss and rate have a level) */
+    double level;           /* loss: percent shed (the workers' mean); rate: calls/s (their sum) */
+    int nhops;              /* several next hops: their counts summed, up when up in any worker */
+    struct osn_elem_hop hop[OSN_ELEM_MAX_HOPS];
+    bool up[OSN_ELEM_MAX_HOPS];
+};
+void node_view(struct node *n, struct node_view *v);
+
+/* workers.c */
+/* The worker count cfg asks for (0: the CPUs online), 1..OSN_NODE_MAX_WORKERS. */
+int workers_count(const struct osn_node_cfg *cfg);
+/* Runs cfg->workers loops (more than one) as osn_node_run does one. */
+int workers_run(const struct osn_node_cfg *cfg, int count, struct osn_node_stats *st, char *msg,
+                size_t msgsize);
+/* Publishes n's view for the others to sum (each loop turn; at most every few ms). */
+void workers_publish(struct node *n, bool now);
+/* The view of the whole node: n's own (read now) and the other workers' last published. */
+void workers_view(struct node *n, struct node_view *v);
+/* The descriptor every worker polls: readable once the node must stop. -1 with one worker. */
+int workers_wake_fd(const struct node *n);
+/* Whether some worker has ended (an error, a signal): every worker then stops. */
+bool workers_stopping(const struct node *n);
+void workers_stop(struct node *n);
+/* The listening port worker 0 bound (the others bind it too). */
+uint16_t workers_port(const struct node *n);
+
+/* run.c: pieces of a node's run that workers.c shares */
+struct metrics;
+/* Sets n up (node_setup) and opens its metrics endpoint when cfg->metrics asks (*met). */
+int node_start(struct node *n, const struct osn_node_cfg *cfg, struct metrics **met, char *msg,
+               size_t msgsize);
+/* The handshake line (cfg->ready). */
+void node_ready_line(const struct node *n, FILE *f);
+/* The event loop until the end (duration, signal, error; another worker's end); n->err. */
+int node_loop(struct node *n, struct metrics *met);
+/* The error's message, as osn_node_run gives it. */
+void node_err_msg(const struct node *n, int err, char *msg, size_t msgsize);
+/* The end of a run: last sends, the server's books closed, its counts into *st, sockets closed
+ * and the element's state freed. */
+void node_end(struct node *n, struct osn_node_stats *st);
 
 /* metrics.c: the HTTP endpoint on libmicrohttpd, driven by the node's loop */
 struct metrics;

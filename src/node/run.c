@@ -1,16 +1,19 @@
 /*
  * The node's event loop, its stats rows and the summary (set-up from the scenario: config.c;
- * the counter registry and the metrics endpoint: metrics.c).
+ * the counter registry and the metrics endpoint: metrics.c; several loops: workers.c).
  *
- * One thread, one loop. Each turn: take the monotonic clock, fire every due deadline in order
- * (transaction timers, the UAS's 2xx timer, the virtual CPU's service completions), then wait in
- * ppoll(2) on the UDP sockets (the listening one, each next hop's; the metrics endpoint's epoll
- * descriptor) until the next deadline, the next stats row, the metrics endpoint's own deadline or a
- * signal, and read every datagram waiting (recvmmsg, a batch at a time). The metrics endpoint
- * (libmicrohttpd, in this thread: metrics.c) runs in the same turn when its descriptor is ready or
- * its deadline has passed. What a turn sends leaves in one sendmmsg before the next wait (udp.c).
- * SIGINT and SIGTERM are blocked except inside ppoll, so a stop request is never lost between the
- * check and the wait; the node then writes its summary like any other end.
+ * One thread, one loop per worker (node.workers, default 1). Each turn: take the monotonic
+ * clock, fire every due deadline in order (transaction timers, the UAS's 2xx timer, the virtual
+ * CPU's service completions), then wait in ppoll(2) on the UDP sockets (the listening one, each
+ * next hop's; a worker of several also its own listening socket and the workers' stop
+ * descriptor; the metrics endpoint's epoll descriptor) until the next deadline, the next stats
+ * row, the metrics endpoint's own deadline or a signal, and read every datagram waiting
+ * (recvmmsg, a batch at a time). The metrics endpoint (libmicrohttpd, in the thread of worker
+ * 0: metrics.c) runs in the same turn when its descriptor is ready or its deadline has passed.
+ * What a turn sends leaves in one sendmmsg before the next wait (udp.c). SIGINT and SIGTERM are
+ * blocked except inside ppoll, so a stop request is never lost between the check and the wait;
+ * the node then writes its summary like any other end (with several workers, the one that took
+ * the signal wakes the others: workers.c).
  */
 #define _GNU_SOURCE /* recvmmsg, ppoll */
 #include <errno.h>
@@ -18,7 +21,9 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,28 +93,42 @@ static void read_all(struct node *n, int fd, char (*bufs)[OSN_SIP_WIRE_MAX_LEN +
     }
 }
 
+/* The counters and gauges the rows show: the node's, summed over its workers. */
+static void view_of(struct node *n, struct node_view *v)
+{
+    if (n->w)
+        workers_view(n, v);
+    else
+        node_view(n, v);
+}
+
+#define V(name) v.count[offsetof(struct osn_node_stats, name) / sizeof(uint64_t)]
+
 static void stats_row(struct node *n, FILE *f)
 {
-    fprintf(f, "%.3f,%lu,%lu,%lu,%lu,%lu,%lu,%ld,%d\n", n->now, n->st.calls_in,
-            n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503, n->st.dropped,
-            n->st.retrans_absorbed, n->server.n, n->server.mode);
+    struct node_view v;
+    view_of(n, &v);
+    fprintf(f, "%.3f,%lu,%lu,%lu,%lu,%lu,%lu,%ld,%d\n", n->now, V(calls_in), V(calls_forwarded),
+            V(calls_ok), V(rejected_503), V(dropped), V(retrans_absorbed), v.queue, v.mode);
     fflush(f);
 }
 
 static void console_row(struct node *n, FILE *f)
 {
+    struct node_view v;
+    view_of(n, &v);
     fprintf(f,
             "%sosn node %s: %7.1f s  calls in %lu  fwd %lu  ok %lu  503 %lu  dropped %lu  "
             "retrans %lu  queue %ld  mode %d%s",
             n->cfg->console_lines ? "" : "\r", osn_node_element_name(n->cfg->element), n->now,
-            n->st.calls_in, n->st.calls_forwarded, n->st.calls_ok, n->st.rejected_503,
-            n->st.dropped, n->st.retrans_absorbed, n->server.n, n->server.mode,
-            n->cfg->console_lines ? "\n" : " ");
+            V(calls_in), V(calls_forwarded), V(calls_ok), V(rejected_503), V(dropped),
+            V(retrans_absorbed), v.queue, v.mode, n->cfg->console_lines ? "\n" : " ");
     fflush(f);
 }
 
-/* The handshake line (osn/node.h, cfg->ready): what was bound, once it is. */
-static void ready_line(const struct node *n, FILE *f)
+#undef V
+
+void node_ready_line(const struct node *n, FILE *f)
 {
     const struct osn_node_cfg *cfg = n->cfg;
     fprintf(f, "osn node %s listening on %s (udp)", osn_node_element_name(cfg->element),
@@ -122,6 +141,8 @@ static void ready_line(const struct node *n, FILE *f)
                 : n->nhops > 1 ? ", next hops "
                                : ", next hop ",
                 n->hops[i].text);
+    if (n->w)
+        fprintf(f, ", workers %d", workers_count(cfg));
     fputc('\n', f);
     fflush(f);
 }
@@ -129,12 +150,17 @@ static void ready_line(const struct node *n, FILE *f)
 static void teardown(struct node *n)
 {
     free(n->outq.bytes);
+    n->outq.bytes = NULL;
     if (n->sock >= 0)
         close(n->sock);
+    if (n->lsock >= 0)
+        close(n->lsock);
+    n->sock = n->lsock = -1;
     for (size_t i = 0; i < n->nhops; i++)
         if (n->hops[i].fd >= 0)
             close(n->hops[i].fd);
     free(n->hops);
+    n->hops = NULL;
     node_release(n);
 }
 
@@ -150,20 +176,25 @@ static bool stop_pending(void)
            (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
 }
 
-static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_MAX_LEN + 1])
+int node_loop(struct node *n, struct metrics *met)
 {
     const struct osn_node_cfg *cfg = n->cfg;
-    /* Polled: the listening socket, each next hop's (ICMP errors, and the responses of a peer
-     * that answers the source port), the metrics endpoint. */
-    size_t npfd = 2 + n->nhops, imet = 1 + n->nhops;
+    /* Polled: the socket of our Via, each next hop's (ICMP errors, and the responses of a peer
+     * that answers the source port), a worker's listening socket and the workers' stop
+     * descriptor (-1, ignored, with one worker), the metrics endpoint. */
+    size_t npfd = 4 + n->nhops, ilis = 1 + n->nhops, iwake = 2 + n->nhops, imet = 3 + n->nhops;
     struct pollfd *pfd = calloc(npfd, sizeof *pfd);
-    if (!pfd)
+    char(*bufs)[OSN_SIP_WIRE_MAX_LEN + 1] = malloc(RECV_BATCH * sizeof *bufs);
+    if (!pfd || !bufs) {
+        free(pfd);
+        free(bufs);
         return n->err = OSN_ENOMEM;
+    }
     sigset_t block, wait_mask;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &wait_mask);
+    pthread_sigmask(SIG_BLOCK, &block, &wait_mask);
     sigdelset(&wait_mask, SIGINT);
     sigdelset(&wait_mask, SIGTERM);
     double next_row = cfg->stats_interval;
@@ -173,7 +204,7 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_M
         fprintf(cfg->stats, "t,calls_in,calls_forwarded,calls_ok,rejected_503,dropped,"
                             "retrans_absorbed,queue,mode\n");
     bool draining = false;
-    while (!n->err && !(cfg->stop && *cfg->stop) && !stop_pending()) {
+    while (!n->err && !(cfg->stop && *cfg->stop) && !stop_pending() && !workers_stopping(n)) {
         n->now = mono() - n->t_start;
         node_fire_due(n);
         if (cfg->duration > 0 && n->now >= cfg->duration) {
@@ -209,21 +240,28 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_M
             wait = http_at - n->now;
         if (wait < 0)
             wait = 0;
+        if (n->w) /* what the other workers' rows and scrapes read of this one */
+            workers_publish(n, wait > 0.001);
         struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
         pfd[0] = (struct pollfd){n->sock, POLLIN, 0};
         for (size_t i = 0; i < n->nhops; i++)
             pfd[1 + i] = (struct pollfd){n->hops[i].fd, POLLIN, 0};
+        pfd[ilis] = (struct pollfd){n->lsock, POLLIN, 0};
+        pfd[iwake] = (struct pollfd){workers_wake_fd(n), POLLIN, 0};
         pfd[imet] = (struct pollfd){met ? metrics_fd(met) : -1, POLLIN, 0};
         int r = ppoll(pfd, (nfds_t)npfd, &ts, &wait_mask);
         if (r < 0 && errno != EINTR) {
             n->err = OSN_EIO;
             break;
         }
-        for (size_t i = 0; r > 0 && i <= n->nhops; i++) {
-            struct next_hop *h = i ? &n->hops[i - 1] : NULL;
+        for (size_t i = 0; r > 0 && i <= n->nhops + 1; i++) {
+            struct next_hop *h = i && i <= n->nhops ? &n->hops[i - 1] : NULL;
             if (pfd[i].revents & POLLERR) {
                 n->now = mono() - n->t_start;
-                udp_errors(n, h);
+                if (i == ilis)
+                    udp_errors_listen(n);
+                else
+                    udp_errors(n, h);
             }
             if (pfd[i].revents & POLLIN)
                 read_all(n, pfd[i].fd, bufs);
@@ -234,59 +272,44 @@ static int loop(struct node *n, struct metrics *met, char (*bufs)[OSN_SIP_WIRE_M
             metrics_run(met);
         }
     }
-    sigprocmask(SIG_UNBLOCK, &block, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &block, NULL);
     free(pfd);
+    free(bufs);
     return n->err;
 }
 
-int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char *msg,
-                 size_t msgsize)
+int node_start(struct node *n, const struct osn_node_cfg *cfg, struct metrics **met, char *msg,
+               size_t msgsize)
 {
-    struct node *n = calloc(1, sizeof *n);
-    char(*bufs)[OSN_SIP_WIRE_MAX_LEN + 1] = malloc(RECV_BATCH * sizeof *bufs);
-    struct metrics *met = NULL;
-    int err;
-
-    if (!n || !bufs) {
-        free(n);
-        free(bufs);
-        return OSN_ENOMEM;
-    }
-    n->sock = -1;
-    /* Transactions keep their messages in small heap blocks that come and go at the call rate;
-     * without these glibc hands the top of the heap back and faults it in again at every swing
-     * (a tenth of the node's CPU time at 1,000 calls/s, perf). */
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    mallopt(M_TOP_PAD, 16 << 20);
-    err = node_setup(n, cfg, msg, msgsize);
+    int err = node_setup(n, cfg, msg, msgsize);
     if (!err && cfg->metrics[0]) {
         char why[200];
         union node_addr sa;
         addr_parse(cfg->metrics, &sa, why, sizeof why);
-        met = metrics_open(n, &sa, why, sizeof why);
-        if (!met) {
+        *met = metrics_open(n, &sa, why, sizeof why);
+        if (!*met) {
             snprintf(msg, msgsize, "node.metrics %s: cannot listen: %s", cfg->metrics, why);
             err = OSN_EIO;
-        } else if (udp_bound(metrics_listen_fd(met), &sa, n->st.metrics, sizeof n->st.metrics) !=
+        } else if (udp_bound(metrics_listen_fd(*met), &sa, n->st.metrics, sizeof n->st.metrics) !=
                    0) {
             snprintf(msg, msgsize, "node.metrics %s: getsockname: %s", cfg->metrics,
                      strerror(errno));
             err = OSN_EIO;
         }
     }
-    if (!err && cfg->ready)
-        ready_line(n, cfg->ready);
-    if (!err) {
-        n->t_start = mono();
-        gen_start(n);
-        err = loop(n, met, bufs);
-        if (err == OSN_ENOMEM)
-            snprintf(msg, msgsize, "out of memory at t = %.3f s", n->now);
-        else if (err)
-            snprintf(msg, msgsize, "the event loop failed: %s", strerror(errno));
-        if (cfg->console && !cfg->console_lines)
-            fputc('\n', cfg->console);
-    }
+    return err;
+}
+
+void node_err_msg(const struct node *n, int err, char *msg, size_t msgsize)
+{
+    if (err == OSN_ENOMEM)
+        snprintf(msg, msgsize, "out of memory at t = %.3f s", n->now);
+    else if (err)
+        snprintf(msg, msgsize, "the event loop failed: %s", strerror(errno));
+}
+
+void node_end(struct node *n, struct osn_node_stats *st)
+{
     udp_flush(n);
     osn_elem_server_close(&n->server, n->now);
     n->st.elapsed_s = n->now;
@@ -296,9 +319,40 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
     hops_stats(n);
     gen_finish(n);
     *st = n->st;
-    metrics_close(met);
     teardown(n);
-    free(bufs);
+}
+
+int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char *msg,
+                 size_t msgsize)
+{
+    /* Transactions keep their messages in small heap blocks that come and go at the call rate;
+     * without these glibc hands the top of the heap back and faults it in again at every swing
+     * (a tenth of the node's CPU time at 1,000 calls/s, perf). */
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_TOP_PAD, 16 << 20);
+    int count = workers_count(cfg);
+    if (count > 1 && osn_node_check(cfg, NULL, msg, msgsize) == 0)
+        return workers_run(cfg, count, st, msg, msgsize);
+
+    struct node *n = calloc(1, sizeof *n);
+    struct metrics *met = NULL;
+    int err;
+    if (!n)
+        return OSN_ENOMEM;
+    n->sock = n->lsock = -1;
+    err = node_start(n, cfg, &met, msg, msgsize);
+    if (!err && cfg->ready)
+        node_ready_line(n, cfg->ready);
+    if (!err) {
+        n->t_start = mono();
+        gen_start(n);
+        err = node_loop(n, met);
+        node_err_msg(n, err, msg, msgsize);
+        if (cfg->console && !cfg->console_lines)
+            fputc('\n', cfg->console);
+    }
+    metrics_close(met);
+    node_end(n, st);
     free(n);
     return err;
 }

@@ -56,6 +56,16 @@ static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m)
     return mix(h, (struct osn_span){cs, (size_t)k});
 }
 
+/* Whether a Via's sent-by is ours: our host, and our Via port or (several workers) another
+ * worker's, since a loop may come back to any of them. */
+static bool our_sent_by(const struct node *n, const struct osn_sip_via *v, size_t hn)
+{
+    bool port = v->port == node_via_port(n);
+    for (int i = 0; i < n->nports && !port; i++)
+        port = v->port == n->ports[i];
+    return port && v->host.n == hn && !strncasecmp(v->host.p, n->host, hn);
+}
+
 /* Whether request m carries a Via of ours (our sent-by, host and port) whose branch ends in the
  * loop hash it would get now (RFC 3261 16.3 step 4): a loop. */
 static bool looped(const struct node *n, const struct osn_sip_wire *m)
@@ -65,16 +75,15 @@ static bool looped(const struct node *n, const struct osn_sip_wire *m)
     bool mine = false;
     for (int i = 0; i < m->nvia && !mine; i++) {
         const struct osn_sip_via *v = &m->via[i];
-        mine = v->port == n->port && v->host.n == hn && !strncasecmp(v->host.p, n->host, hn) &&
-               v->branch.n == FWD_BRANCH_LEN;
+        mine = v->branch.n == FWD_BRANCH_LEN && our_sent_by(n, v, hn);
     }
     if (!mine)
         return false;
     snprintf(want, sizeof want, "%016" PRIx64, loop_hash(n, m));
     for (int i = 0; i < m->nvia; i++) {
         const struct osn_sip_via *v = &m->via[i];
-        if (v->port == n->port && v->host.n == hn && !strncasecmp(v->host.p, n->host, hn) &&
-            v->branch.n == FWD_BRANCH_LEN && !memcmp(v->branch.p + BRANCH_LEN, want, 16))
+        if (v->branch.n == FWD_BRANCH_LEN && our_sent_by(n, v, hn) &&
+            !memcmp(v->branch.p + BRANCH_LEN, want, 16))
             return true;
     }
     return false;
@@ -154,7 +163,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
 {
     char branch[FWD_BRANCH_LEN + 1], rr[96];
     struct osn_sip_fwd f = {
-            .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
+            .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = node_via_port(n)};
     struct osn_proxy_route_out ro;
     union node_addr to;
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
@@ -298,7 +307,7 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
         return false;
     const struct osn_sip_via *v = &ack->pm->via[0];
     struct osn_sip_fwd f = {
-            .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = n->port};
+            .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = node_via_port(n)};
     branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
     f.pop_route = ro.pop;

@@ -5,6 +5,11 @@
  * count what the kernel refused instead of failing the node, and ICMP errors are read, counted
  * and, for a next hop, said on stderr: a next hop that refuses is never silent.
  *
+ * With several workers (workers.c) each worker has its own listening socket (SO_REUSEPORT on
+ * the listening port) and a proxy's worker a port of its own for its requests (sock, and the
+ * next hops' sockets on that port): udp_send_to sends a response by the listening socket and a
+ * request by the worker's port.
+ *
  * Sends are queued and leave together at the end of the loop's turn: one sendmmsg(2) for the
  * handful of datagrams a turn produces costs one system call instead of one each, and system
  * calls were a third of the node's CPU time at 1,000 calls/s (perf). A turn lasts microseconds,
@@ -38,8 +43,9 @@ static void recv_errors(int fd, int family)
 }
 
 /* A non-blocking datagram socket of a's family, with a deep receive buffer and ICMP errors
- * queued, bound to a (with SO_REUSEADDR when reuse: see udp_connect). The fd, or -1 (errno). */
-static int open_bound(const union node_addr *a, bool reuse)
+ * queued, bound to a (with SO_REUSEADDR when reuse: see udp_connect; with SO_REUSEPORT when
+ * shared: see udp_open_shared). The fd, or -1 (errno). */
+static int open_bound(const union node_addr *a, bool reuse, bool shared)
 {
     int fd = socket(a->sa.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -54,6 +60,7 @@ static int open_bound(const union node_addr *a, bool reuse)
         (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     recv_errors(fd, a->sa.sa_family);
     if ((reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) ||
+        (shared && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
         bind(fd, &a->sa, addr_len(a)) != 0) {
         int e = errno;
         close(fd);
@@ -65,7 +72,15 @@ static int open_bound(const union node_addr *a, bool reuse)
 
 int udp_open(const union node_addr *sa)
 {
-    return open_bound(sa, false);
+    return open_bound(sa, false, false);
+}
+
+int udp_open_shared(const union node_addr *sa)
+{
+    /* SO_REUSEPORT stays set (the kernel spreads datagrams over a group only while it is), so
+     * unlike the next hops' SO_REUSEADDR it cannot be cleared after the bind: another program
+     * may join the group, but only one of the same user (the kernel's rule for the option). */
+    return open_bound(sa, false, true);
 }
 
 int udp_bound(int fd, union node_addr *sa, char *text, size_t textsize)
@@ -97,7 +112,7 @@ int udp_connect(struct node *n, struct next_hop *h)
     for (size_t i = 0; i < n->nhops; i++)
         if (n->hops[i].fd >= 0)
             (void)setsockopt(n->hops[i].fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    h->fd = open_bound(&n->listen, true);
+    h->fd = open_bound(&n->via, true, false);
     int e = errno;
     (void)setsockopt(n->sock, SOL_SOCKET, SO_REUSEADDR, &zero, sizeof zero);
     for (size_t i = 0; i < n->nhops; i++)
@@ -175,9 +190,9 @@ static void icmp_error(struct node *n, struct next_hop *h, const struct sock_ext
     }
 }
 
-void udp_errors(struct node *n, struct next_hop *h)
+/* Reads the ICMP errors queued on fd (next hop h's socket, or NULL: one toward anyone). */
+static void read_errors(struct node *n, int fd, struct next_hop *h)
 {
-    int fd = h ? h->fd : n->sock;
     for (int i = 0; i < 64; i++) { /* a bounded number a turn, like the datagrams */
         char data[64], ctl[512];
         union node_addr to;
@@ -199,6 +214,16 @@ void udp_errors(struct node *n, struct next_hop *h)
                 icmp_error(n, h, ee);
         }
     }
+}
+
+void udp_errors(struct node *n, struct next_hop *h)
+{
+    read_errors(n, h ? h->fd : n->sock, h);
+}
+
+void udp_errors_listen(struct node *n)
+{
+    read_errors(n, n->lsock, NULL);
 }
 
 /* Whether a send's errno is the report of an ICMP error drawn by an earlier datagram (a
@@ -252,17 +277,17 @@ void udp_flush(struct node *n)
         m[i].msg_hdr.msg_iovlen = 1;
     }
     for (int i = 0, j; i < q->n; i = j) { /* in order, a run per socket */
-        for (j = i + 1; j < q->n && q->hop[j] == q->hop[i]; j++)
+        for (j = i + 1; j < q->n && q->fd[j] == q->fd[i]; j++)
             ;
-        flush_run(n, q->hop[i], q->hop[i] ? q->hop[i]->fd : n->sock, m, i, j);
+        flush_run(n, q->hop[i], q->fd[i], m, i, j);
     }
     q->n = 0;
     q->used = 0;
 }
 
-/* Queues a datagram for `to` (h NULL) or next hop h. */
-static void enqueue(struct node *n, const union node_addr *to, struct next_hop *h, const char *p,
-                    size_t len)
+/* Queues a datagram for `to` (h NULL) or next hop h, to leave by socket fd. */
+static void enqueue(struct node *n, const union node_addr *to, struct next_hop *h, int fd,
+                    const char *p, size_t len)
 {
     struct outq *q = &n->outq;
     if (!q->bytes) {
@@ -282,6 +307,7 @@ static void enqueue(struct node *n, const union node_addr *to, struct next_hop *
     if (to)
         q->to[q->n] = *to;
     q->hop[q->n] = h;
+    q->fd[q->n] = fd;
     q->off[q->n] = q->used;
     q->len[q->n] = len;
     q->used += len;
@@ -290,10 +316,18 @@ static void enqueue(struct node *n, const union node_addr *to, struct next_hop *
 
 void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
 {
+    /* A proxy's worker of several answers from the listening port, where the request came:
+     * RFC 3581 4 asks a response to leave from the address and port its request reached (a
+     * peer behind a NAT, or one that checks it, gets nothing else). Only its requests leave
+     * from its own port. */
+    if (n->lsock >= 0 && len > 8 && !memcmp(p, "SIP/2.0 ", 8)) {
+        enqueue(n, to, NULL, n->lsock, p, len);
+        return;
+    }
     for (size_t i = 0; i < n->nhops; i++)
         if (n->hops[i].fd >= 0 && addr_eq(to, &n->hops[i].addr)) {
-            enqueue(n, NULL, &n->hops[i], p, len);
+            enqueue(n, NULL, &n->hops[i], n->hops[i].fd, p, len);
             return;
         }
-    enqueue(n, to, NULL, p, len);
+    enqueue(n, to, NULL, n->sock, p, len);
 }

@@ -67,6 +67,7 @@
 #                     harness itself while `osn node` does not exist; node counters are skipped
 #   NL_KEEP           1: keep $NL_TMP (logs, SIPp traces, JSON) and print its path
 #   NL_KAM_CHILDREN   Kamailio UDP workers (default 1: see stateful.cfg on reordering)
+#   NL_NODE_WORKERS   nl_edge_fast's node.workers (default 1; the benchmarks' BENCH_WORKERS)
 #   NL_KAM_MEM        Kamailio's memory options (default "-m 512": Debian's default manager,
 #                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 2048 -M 64"
 #   NL_SIPP_SLACK     seconds an outer `timeout` gives SIPp beyond its own -timeout (default 10)
@@ -471,7 +472,8 @@ nl_edge_fast() {
     for k in invite retrans response ack bye reject; do
         zero+=(--set "server edge.cost_$k=0")
     done
-    nl_node_start "$1" edge "$2" "$3" "" "${zero[@]}" --set control.kind=none
+    nl_node_start "$1" edge "$2" "$3" "" "${zero[@]}" --set control.kind=none \
+        --set "node.workers=${NL_NODE_WORKERS:-1}"
 }
 
 # nl_stop NAME [SECONDS]: SIGTERM, wait, SIGKILL; returns the exit status.
