@@ -67,8 +67,12 @@ nl_check $? "edge: scrape of :$MET failed: $(tail -2 "$NL_TMP/scrape.txt")"
 "$NL_PY" "$ROOT/tests/node/dup.py" "$EDGE" 24 same >"$NL_TMP/dup.txt" 2>&1
 nl_check $? "dup.py (same socket) failed: $(tail -3 "$NL_TMP/dup.txt")"
 sleep 1.2 # a stats row after the copies
-nl_stop uas
-nl_stop edge
+for p in uas edge; do
+    nl_stop $p
+    rc=$?
+    [ "$rc" -eq 0 ]
+    nl_check $? "$p exited $rc on SIGTERM: $(tail -5 "${NL_DIR[$p]}/node.err")"
+done
 E=${NL_DIR[edge]}/summary.json
 U=${NL_DIR[uas]}/summary.json
 
