@@ -48,6 +48,8 @@ u1 | un) ;;
     ;;
 esac
 SIPP_T=(-t "$BENCH_SIPP_T")
+# SIPp refuses -t un while its socket limit (50,000 by default) exceeds the open-file limit.
+[ "$BENCH_SIPP_T" = un ] && SIPP_T+=(-max_socket 10000)
 export NL_KAM_MEM=$BENCH_KAM_MEM NL_KAM_CHILDREN=$BENCH_WORKERS NL_NODE_WORKERS=$BENCH_WORKERS
 
 bench_cpu_split() {
