@@ -13,6 +13,7 @@
 #   3. The sums: each counter of the JSON summary is the sum of the workers' (its `workers`
 #      array); the metrics endpoint, scraped once the calls are done, shows the same totals;
 #      the last --stats row's calls_in too.
+#   0. Bad values of node.workers (65, -1, x; 2 for the load generator) exit 2 naming the key.
 #   4. Retransmissions are absorbed by the worker that owns the transaction: tests/node/dup.py
 #      sends 24 INVITEs, each from a socket of its own and each twice with the same branch; the
 #      edge starts 24 transactions (not 48), absorbs 24 copies, each worker as many as it
@@ -30,6 +31,20 @@ CALLS=${3:-1000}
 RATE=${WORKERS_RATE:-200}
 . "$ROOT/tests/node/lib.sh"
 nl_init node_workers 240 --load
+
+# ---- bad values: exit 2, naming the key, before anything is bound
+for bad in "node.workers=65" "node.workers=-1" "node.workers=x"; do
+    timeout 10 "$OSN" node --set node.listen=127.0.0.1:0 --set "$bad" -q >/dev/null 2>"$NL_TMP/e"
+    rc=$?
+    [ "$rc" = 2 ] && grep -q "node.workers" "$NL_TMP/e"
+    nl_check $? "--set $bad: exit $rc, $(cat "$NL_TMP/e")"
+done
+timeout 10 "$OSN" node --set node.element=uac --set node.listen=127.0.0.1:0 \
+    --set node.next_hop=127.0.0.1:9 --set node.duration=1 --set node.workers=2 -q \
+    >/dev/null 2>"$NL_TMP/e"
+rc=$?
+[ "$rc" = 2 ] && grep -q "node.workers.*one loop" "$NL_TMP/e"
+nl_check $? "uac with workers 2: exit $rc, $(cat "$NL_TMP/e")"
 
 zero=()
 for k in invite retrans response ack bye reject cancel; do
