@@ -111,6 +111,9 @@ struct osn_node_cfg {
      * for a proxy, its own port toward the next hops; 1..OSN_NODE_MAX_WORKERS, or 0: the CPUs
      * online (at most OSN_NODE_MAX_WORKERS). Default 1. src/node/workers.c says how. */
     long workers;
+    /* uac: s not measured; > 0: the delay samples (setup, response) count only for a 180 or a
+     * 100 that comes in [warmup, duration], the simulator's window; 0: every one */
+    double warmup;
     /* uas: the ring delay between its 180 and its 200 (enum osn_uas_ring_law, mean ring_mean s;
      * the scenario's [server uas] ring_delay), drawn from a stream of src.seed */
     int ring;

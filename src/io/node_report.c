@@ -77,6 +77,7 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
                       "max_transactions", (json_int_t)c->max_transactions, "metrics",
                       c->metrics[0] ? json_string(c->metrics) : json_null()));
     json_object_set_new(json_object_get(r, "node"), "workers", json_integer(c->workers));
+    json_object_set_new(json_object_get(r, "node"), "warmup", num(c->warmup));
     for (int k = 0; k < OSN_ELEM_NKINDS; k++)
         json_object_set_new(sv, kinds[k], num(c->cost[k]));
     json_object_set_new(sv, "buffer", json_integer(c->buffer));

@@ -40,6 +40,10 @@ static const struct osn_key_spec node_keys[] = {
         {"node", "duration", OSN_KEY_DOUBLE, OSN_KEY_AT(C, duration), .unit = "s",
          .help = "how long the node runs; 0: until SIGINT/SIGTERM (uac: how long calls "
                  "start, then it drains; 0: the scenario's time)"},
+        {"node", "warmup", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, warmup), .unit = "s",
+         .help = "uac: the delay percentiles (setup, response) count only the 180s and 100s that "
+                 "come after it and before node.duration, the simulator's window (osn testbed "
+                 "sets it); 0: every one of the run and its drain"},
         {"node", "stats_interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, stats_interval),
          .unit = "s", .help = "time between stats rows and progress lines"},
         {"node", "max_transactions", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, max_transactions),

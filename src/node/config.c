@@ -98,6 +98,14 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->element == OSN_NODE_UAC && !(cfg->duration > 0)) {
         key = "node.duration";
         snprintf(msg, msgsize, "the load generator (uac) needs a run length > 0 s");
+    } else if (!(cfg->warmup >= 0) || !isfinite(cfg->warmup) ||
+               (cfg->element == OSN_NODE_UAC && cfg->warmup > 0 &&
+                !(cfg->warmup < cfg->duration))) {
+        key = "node.warmup";
+        snprintf(msg, msgsize,
+                 "must be a finite number of seconds >= 0, and for the load generator (uac) "
+                 "less than its node.duration (%g s)",
+                 cfg->duration);
     } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
         key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
               : cfg->element == OSN_NODE_CORE ? "server core.buffer"

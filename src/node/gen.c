@@ -463,12 +463,16 @@ static void invite_event(struct node *n, struct gcall *c, const struct osn_sip_o
     }
     osn_uac_on_invite_event(&c->uac, n->now, g->timer_b, o->tu, status, &st);
     uac_step(n, c, &st); /* the CANCEL held back until this provisional response (9.1) */
-    if (st.trying) {
+    /* node.warmup: only the delays of the window [warm-up, end of traffic], as the simulator
+     * counts a delay whose response comes in its window (a run's p99 then compares with its). */
+    double w0 = n->cfg->warmup;
+    bool window = !(w0 > 0) || (n->now >= w0 && n->now <= n->cfg->duration);
+    if (st.trying && window) {
         g->st.trying_n++;
         g->st.trying_sum += st.trying_delay;
         gen_hist_add(g->st.trying_hist, st.trying_delay);
     }
-    if (st.setup) {
+    if (st.setup && window) {
         g->st.setup_n++;
         g->st.setup_sum += st.setup_delay;
         gen_hist_add(g->st.setup_hist, st.setup_delay);
