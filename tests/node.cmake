@@ -162,6 +162,35 @@ add_test(NAME testbed
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(testbed PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS node)
 
+# osn testbed on a fan-out (examples/fanout.ini: cores of 200 and 100 calls/s, each its own osn
+# node, the edge given next_hop = CORE, CORE2) at 1.5x under loss: real goodput within 15% of
+# the simulator's and of the cores' 300 calls/s, the slower core's share of the INVITEs in
+# [0.28, 0.40] and near the simulator's; examples/mesh.ini wired edge by edge. About 60 s.
+add_test(NAME testbed_fanout
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_fanout.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(testbed_fanout PROPERTIES TIMEOUT 260 RUN_SERIAL TRUE LABELS node)
+
+# osn testbed: the generator's setup delays over the window only (node.warmup; a profile whose
+# warm-up is 9x its window's rate: the samples are the window's Poisson count), and --loads for
+# profile and MMPP-2 sources (every rate times one factor; offered within 20-25% of the row's
+# rate, real and simulated). About 50 s.
+add_test(NAME testbed_window
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_window.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(testbed_window PROPERTIES TIMEOUT 260 RUN_SERIAL TRUE LABELS node)
+
+# osn testbed under mpirun -n 3 (element i on rank i mod 3, addresses exchanged through MPI,
+# results gathered at rank 0) beside the same run in one process: every summary, the proxies'
+# ends from ranks 1 and 2, the same simulation, real goodput within 10% of each other and of
+# the simulator's. Only when osn is built with MPI. About 45 s.
+if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
+  add_test(NAME testbed_mpi
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_mpi.sh $<TARGET_FILE:osn>
+                   ${CMAKE_SOURCE_DIR} ${OSN_MPIRUN})
+  set_tests_properties(testbed_mpi PROPERTIES TIMEOUT 260 RUN_SERIAL TRUE LABELS node)
+endif()
+
 # Several next hops (issue 33): an edge with next_hop = A, B before two osn node uas: the split
 # by weight (3:1 within one round), per-server counts in the JSON and the metrics, the BYEs by
 # Route; over IPv6, one uas killed: failover, one down mark, every call good; bad lists exit 2.

@@ -38,15 +38,22 @@ void osn_cmd_testbed_usage(FILE *f)
     fputs("Usage: osn testbed SCENARIO.ini [--set SECTION.KEY=VALUE]... [--loads 1,3,10]\n"
           "                   [--controls none,loss,rate] [--duration S] [--warmup S]\n"
           "                   [--json FILE|-] [--csv FILE|-] [--plot FILE.png] [--keep DIR]\n"
+          "                   [--bind ADDR|ADDR,ADDR,...|auto]\n"
+          "       mpirun -n K osn testbed SCENARIO.ini ... (or srun): the elements spread\n"
+          "                   over K ranks\n"
           "\n"
           "The whole network of a scenario for real, beside the simulator. Every element of\n"
           "its topology (collapse: uac, edge, core, uas; tandem: a mid proxy before the core;\n"
-          "fanin: net.edges sources and edges) runs as its own `osn node` process on\n"
-          "127.0.0.1, started from the callee back to the caller; each binds port 0 and its\n"
-          "upstream element sends to the port it reported. The sources are the built-in load\n"
-          "generator (node.element = uac). For each control and load, the generator offers\n"
-          "load x the core's capacity (1 / (cost_invite + cost_ack + cost_bye + 3\n"
-          "cost_response) of [server core]) for warm-up + duration seconds and drains; then\n"
+          "fanin: net.edges sources and edges; fanout: net.edges sources and edges, each edge\n"
+          "forwarding to all net.cores cores by next_hop = A, B) runs as its own `osn node`\n"
+          "process on 127.0.0.1, started from the callee back to the caller; each binds port\n"
+          "0 and its upstream element sends to the port it reported. The sources are the\n"
+          "built-in load generator (node.element = uac). For each control and load, the\n"
+          "generators offer load x the core's capacity (1 / (cost_invite + cost_ack +\n"
+          "cost_bye + 3 cost_response) of [server core]; fanout: the sum over its cores) on\n"
+          "average in the window, every rate of the [source] (Poisson rate, MMPP-2 phase\n"
+          "rates, profile rate and steps) scaled by one factor, for warm-up + duration\n"
+          "seconds, and drain; then\n"
           "every process is stopped by its pid (SIGTERM, then SIGKILL after 10 s), each\n"
           "element's summary is read back, and `osn sim` runs the same scenario, control,\n"
           "rate, warm-up and window. See docs/testbed.md.\n"
@@ -64,14 +71,21 @@ void osn_cmd_testbed_usage(FILE *f)
           "                           refused at the start when it cannot be drawn)\n"
           "  --keep DIR               keep each run's files (every node's JSON, log and the\n"
           "                           generator's stats) in DIR/CONTROL_LOADx/ [removed]\n"
+          "  --bind ADDR,...          the address the nodes listen on (port 0): one for every\n"
+          "                           rank, one per MPI rank, or auto (the host's first\n"
+          "                           non-loopback IPv4 address) [127.0.0.1]\n"
           "  -h, --help               show this help\n"
+          "\n"
+          "Under mpirun or srun, element i (in start order: uas, cores, mid, edges, sources)\n"
+          "runs on rank i mod K; stage by stage the ranks exchange the addresses their nodes\n"
+          "reported, and rank 0 gathers every node's summary, runs osn sim and prints.\n"
           "\n"
           "Output: one line per run on standard error (its elements' pids and addresses),\n"
           "and one table row per run on standard output:\n"
           "  control, load, rate (calls/s offered), sim goodput +- its 95% half-width\n"
           "  (replications), real goodput (calls answered good per second in the window),\n"
           "  ratio (real / sim), setup delay p50 and p99 (s; INVITE to 180) sim / real\n"
-          "  (the real percentiles cover the generator's whole run, warm-up included), notes\n"
+          "  (both over the window: the generator is given node.warmup), notes\n"
           "  (generator lag over 10 ms, calls unfinished, a node that ended badly).\n"
           "\n"
           "Exit status: 0 when every run completed with every element's summary; 2 on a bad\n"
@@ -154,7 +168,7 @@ static void remove_tree(const char *dir, int depth)
 int osn_cmd_testbed(int argc, char **argv)
 {
     const char *s_loads = "1,3,10", *s_controls = "none,loss,rate", *s_dur = NULL, *s_warm = NULL;
-    const char *json = NULL, *csv = NULL, *plot = NULL, *keep = NULL;
+    const char *json = NULL, *csv = NULL, *plot = NULL, *keep = NULL, *s_bind = "127.0.0.1";
     const struct osn_cli_opt opts[] = {
             {"--loads", NULL, OSN_CLI_VALUE, &s_loads},
             {"--controls", NULL, OSN_CLI_VALUE, &s_controls},
@@ -164,6 +178,7 @@ int osn_cmd_testbed(int argc, char **argv)
             {"--csv", NULL, OSN_CLI_OUTPUT, &csv},
             {"--plot", NULL, OSN_CLI_FILE, &plot},
             {"--keep", NULL, OSN_CLI_FILE, &keep},
+            {"--bind", NULL, OSN_CLI_VALUE, &s_bind},
             {NULL, NULL, 0, NULL},
     };
     struct osn_cli_args a;
@@ -182,6 +197,11 @@ int osn_cmd_testbed(int argc, char **argv)
         osn_cmd_testbed_usage(stdout);
         free(a.sets);
         return 0;
+    }
+    /* Under mpirun or srun, join the job first: every later error ends it (tb_mpi_finish). */
+    if (tb_mpi_init(&cfg) != 0) {
+        free(a.sets);
+        return OSN_EXIT_ERROR;
     }
     struct osn_cli_output outs[2] = {{"--json", json, tb_json_write, {0}},
                                      {"--csv", csv, tb_csv_write, {0}}};
@@ -222,21 +242,23 @@ int osn_cmd_testbed(int argc, char **argv)
         goto out;
     if (s_warm && parse_seconds("--warmup", s_warm, -1, &cfg.warmup) != 0)
         goto out;
-    cfg.capacity = osn_net_core_capacity(c);
+    cfg.capacity = tb_net_capacity(c);
     if (!isfinite(cfg.capacity)) {
         osn_cli_die("testbed",
-                    "%s: the core's costs are 0, so its capacity is infinite and a "
-                    "load factor means nothing: give [server core] cost_* keys",
+                    "%s: a core's costs are 0, so its capacity is infinite and a "
+                    "load factor means nothing: give [server core] (and a fanout's [server "
+                    "coreK]) cost_* keys",
                     a.scenario);
         goto out;
     }
-    if (plot && tb_plot_check(err, sizeof err) != 0) {
-        osn_cli_die("testbed", "--plot %s: cannot be drawn: %s", plot, err);
+    if (tb_source_check(c, cfg.warmup, cfg.warmup + cfg.duration) != 0)
         goto out;
-    }
     if (tb_net_build(&net, c) != 0)
         goto out;
+    if (tb_bind(s_bind, cfg.rank, cfg.ranks, cfg.bind, sizeof cfg.bind) != 0)
+        goto out;
     cfg.scenario = a.scenario;
+    cfg.net = c;
     cfg.sets = a.sets;
     cfg.nsets = a.nsets;
     cfg.t1 = c->sip.t1;
@@ -246,27 +268,32 @@ int osn_cmd_testbed(int argc, char **argv)
     cfg.ready_timeout = 20; /* a node is up in milliseconds; the machine may be loaded */
     cfg.stop_timeout = 10;
     cfg.stop = &stop_requested;
-    ssize_t len = readlink("/proc/self/exe", cfg.exe, sizeof cfg.exe - 1);
-    if (len <= 0) {
-        osn_cli_die("testbed", "cannot find this binary (/proc/self/exe): %s", strerror(errno));
-        goto out;
-    }
-    cfg.exe[len] = '\0';
-    if (keep) {
-        if (mkdir(keep, 0755) != 0 && errno != EEXIST) {
-            osn_cli_die("testbed", "--keep %s: %s", keep, strerror(errno));
-            goto out;
-        }
+
+    /* Up to here every rank met the same options and files alike. What follows may fail on one
+     * rank only (gnuplot, a directory): the ranks agree before any node starts. */
+    int pre = 0;
+    if (cfg.rank == 0 && plot && tb_plot_check(err, sizeof err) != 0)
+        pre = osn_cli_die("testbed", "--plot %s: cannot be drawn: %s", plot, err);
+    ssize_t len = pre ? -1 : readlink("/proc/self/exe", cfg.exe, sizeof cfg.exe - 1);
+    if (!pre && len <= 0)
+        pre = osn_cli_die("testbed", "cannot find this binary (/proc/self/exe): %s",
+                          strerror(errno));
+    if (!pre)
+        cfg.exe[len] = '\0';
+    if (!pre && keep && cfg.rank == 0) {
+        if (mkdir(keep, 0755) != 0 && errno != EEXIST)
+            pre = osn_cli_die("testbed", "--keep %s: %s", keep, strerror(errno));
         snprintf(cfg.dir, sizeof cfg.dir, "%s", keep);
-    } else {
+    } else if (!pre) {
         const char *tmp = getenv("TMPDIR");
         snprintf(cfg.dir, sizeof cfg.dir, "%s/osn-testbed-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-        if (!mkdtemp(cfg.dir)) {
-            osn_cli_die("testbed", "cannot make a temporary directory: %s", strerror(errno));
-            goto out;
-        }
-        made_dir = true;
+        if (!mkdtemp(cfg.dir))
+            pre = osn_cli_die("testbed", "cannot make a temporary directory: %s", strerror(errno));
+        else
+            made_dir = true;
     }
+    if (tb_mpi_share(&cfg, &net, pre) != 0)
+        goto out;
 
     stop_requested = 0;
     struct sigaction sa = {0};
@@ -276,15 +303,21 @@ int osn_cmd_testbed(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 
-    fprintf(stderr,
-            "osn testbed: %s, %d elements, core capacity %.6g calls/s; warm-up %g s, window "
-            "%g s; loads %s; controls %s; files in %s%s\n",
-            a.scenario, net.n, cfg.capacity, cfg.warmup, cfg.duration, s_loads, s_controls, cfg.dir,
-            keep ? "" : " (removed at the end)");
-    bool table = !osn_cli_outputs_to_stdout(outs, 2);
-    if (table)
-        tb_table_header(stdout);
-    fflush(stdout);
+    bool table = false;
+    if (cfg.rank == 0) {
+        fprintf(stderr,
+                "osn testbed: %s, %d elements, capacity %.6g calls/s; warm-up %g s, window "
+                "%g s; loads %s; controls %s; files in %s%s",
+                a.scenario, net.n, cfg.capacity, cfg.warmup, cfg.duration, s_loads, s_controls,
+                cfg.dir, keep ? "" : " (removed at the end)");
+        if (cfg.ranks > 1)
+            fprintf(stderr, "; %d MPI ranks, element i on rank i mod %d", cfg.ranks, cfg.ranks);
+        fputc('\n', stderr);
+        table = !osn_cli_outputs_to_stdout(outs, 2);
+        if (table)
+            tb_table_header(stdout);
+        fflush(stdout);
+    }
     int nruns = ncontrols * nloads;
     for (int i = 0; i < ncontrols; i++)
         for (int j = 0; j < nloads; j++) {
@@ -301,6 +334,10 @@ int osn_cmd_testbed(int argc, char **argv)
                 fflush(stdout);
             }
         }
+    if (cfg.rank != 0) { /* rank 0 writes the outputs */
+        status = 0;
+        goto out;
+    }
     struct tb_rows all = {&cfg, rows, nrows};
     if (osn_cli_outputs_write("testbed", outs, 2, &all) != 0 ||
         osn_cli_stdout_done("testbed") != 0 || osn_cli_outputs_commit("testbed", outs, 2) != 0)
@@ -325,5 +362,6 @@ out:
         remove_tree(cfg.dir, 1);
     free(sc);
     free(a.sets);
+    tb_mpi_finish(&cfg, status);
     return status;
 }

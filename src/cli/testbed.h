@@ -4,10 +4,12 @@
  * on the same scenario, load, warm-up and window.
  *
  *     testbed_net.c    the scenario's elements, in start order (callee first), and their wiring
+ *     testbed_load.c   what a load factor sets in the [source]: its rate, MMPP or profile rates
  *     testbed_proc.c   one child process: fork/exec, its listening line, a bounded stop
  *     testbed_run.c    one load x control: start, wait, stop, collect the JSONs, run osn sim
  *     testbed_out.c    the table, the CSV and the JSON of the rows
  *     testbed_plot.c   --plot: goodput against load, through gnuplot
+ *     testbed_mpi.c    under mpirun or srun: the elements spread over the ranks
  */
 #ifndef OSN_CLI_TESTBED_H
 #define OSN_CLI_TESTBED_H
@@ -21,8 +23,9 @@
 
 #include "osn/net.h"
 
-/* Elements of one network at most: a fan-in's sources and edges, a mid, the core and the UAS. */
-#define TB_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + 3)
+/* Elements of one network at most: the sources and edges, a mid (tandem) or the cores (fanout),
+ * and the UAS. */
+#define TB_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + OSN_NET_MAX_CORES + 2)
 
 /* One child process that the testbed started and must stop. */
 struct tb_proc {
@@ -38,12 +41,15 @@ struct tb_proc {
 
 /* One element of the network: what it runs as and where it sends. */
 struct tb_elem {
-    char name[16];       /* "uas", "core", "mid", "edge", "edge3", "uac", "uac3" */
-    const char *element; /* its node.element: uas, core, edge or uac */
-    int next;            /* index of its downstream element in the network, -1 for the UAS */
-    double share;        /* uac: its fraction of the offered rate (fan-in: 1 / edges) */
-    int stream;          /* uac: added to net.seed, so that fan-in sources are independent */
-    struct tb_proc p;    /* this run's process */
+    char name[16];               /* "uas", "core", "core2", "mid", "edge", "edge3", "uac", "uac3" */
+    const char *element;         /* its node.element: uas, core, edge or uac */
+    int next[OSN_NET_MAX_CORES]; /* its downstream elements (several: a fanout's edge)... */
+    int nnext;                   /* ...how many; 0 for the UAS */
+    int core;                    /* a core: 0 for [server core], i for [server core(i+1)] */
+    int stage;                   /* 0 for the UAS, then 1 + its downstream elements' stage */
+    double share;                /* uac: its fraction of the offered rate (fan-in: 1 / edges) */
+    int stream;       /* uac: added to net.seed, so that fan-in sources are independent */
+    struct tb_proc p; /* this run's process */
 };
 
 struct tb_net {
@@ -57,15 +63,18 @@ struct tb_cfg {
     const char *scenario;    /* the scenario file */
     const char *const *sets; /* the user's --set values, passed to every child */
     int nsets;
-    double duration, warmup;     /* measured window and warm-up (s) */
-    double capacity;             /* the core's call capacity (calls/s) */
-    double t1, hold;             /* the scenario's T1 and mean hold (s): the drain bound */
-    double stats_interval;       /* the generator's stats row (s) */
-    uint64_t seed;               /* net.seed */
-    double ready_timeout;        /* s for a node to print its listening line */
-    double stop_timeout;         /* s for a node to end after SIGTERM */
-    char dir[4096];              /* where each run's files go */
-    volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM: stop everything, fail */
+    double duration, warmup;       /* measured window and warm-up (s) */
+    double capacity;               /* the core's call capacity (calls/s); fanout: the cores' sum */
+    const struct osn_net_cfg *net; /* the scenario as loaded (sources, cores, weights) */
+    double t1, hold;               /* the scenario's T1 and mean hold (s): the drain bound */
+    double stats_interval;         /* the generator's stats row (s) */
+    uint64_t seed;                 /* net.seed */
+    double ready_timeout;          /* s for a node to print its listening line */
+    double stop_timeout;           /* s for a node to end after SIGTERM */
+    char dir[4096];                /* where each run's files go */
+    volatile sig_atomic_t *stop;   /* set by SIGINT/SIGTERM: stop everything, fail */
+    int rank, ranks;               /* this process's MPI rank and their number (0, 1: no MPI) */
+    char bind[64];                 /* the address this rank's nodes listen on (port 0) */
 };
 
 /* One row of the table: one control at one load, sim beside real. */
@@ -76,7 +85,7 @@ struct tb_row {
     long sim_n;                        /* ...its replications */
     double sim_p50, sim_p99;           /* setup delay (s); NaN when no call was set up */
     double real_goodput, real_offered; /* calls/s in the window, from the generators' rows */
-    double real_p50, real_p99;         /* setup delay (s) over the generator's whole run */
+    double real_p50, real_p99;         /* setup delay (s) in the window (node.warmup) */
     double ratio;                      /* real / sim goodput */
     double lag_max;                    /* the generators' largest schedule lag (s) */
     long late_sends, unfinished;       /* INVITEs > 1 ms late; calls not ended at the stop */
@@ -88,6 +97,23 @@ struct tb_row {
 
 /* testbed_net.c: the elements of the scenario's topology; 0, or OSN_EXIT_ERROR (told). */
 int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c);
+/* The calls/s a load factor of 1 offers: the core's capacity, or the sum of a fanout's cores'. */
+double tb_net_capacity(const struct osn_net_cfg *c);
+
+/* testbed_load.c: the mean calls/s the scenario's [source] offers in the window (t0, t1] of a
+ * run (Poisson: its rate; MMPP-2: the stationary mean; profile: the time average of its steps
+ * and burst over the window). */
+double tb_source_mean(const struct osn_net_source_cfg *s, double t0, double t1);
+/* Whether the source can be scaled to a load: 0, or OSN_EXIT_ERROR (told, naming the key) when
+ * it offers nothing in the window. */
+int tb_source_check(const struct osn_net_cfg *c, double t0, double t1);
+/* The --set values that make the source offer `factor` times the scenario's own traffic, every
+ * rate multiplied (the MMPP switch rates, the step and burst times and the burst factor kept),
+ * written as "KEY=VALUE" strings into out[0..n). Returns n (at most TB_SOURCE_SETS). */
+#define TB_SOURCE_SETS 3
+#define TB_SET_MAX     2048
+int tb_source_sets(const struct osn_net_source_cfg *s, double factor,
+                   char out[TB_SOURCE_SETS][TB_SET_MAX]);
 
 /* testbed_proc.c */
 /* Starts `argv` (argv[0] the binary) with its standard error, and unless `pipe_out` its
@@ -112,6 +138,25 @@ void tb_proc_status_str(const struct tb_proc *p, char *buf, size_t size);
  * naming the element) or the run was interrupted. Every process it started has ended. */
 int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, double load, int k,
            int nruns, struct tb_row *row);
+
+/* testbed_mpi.c: the ranks under mpirun or srun (one rank, and no MPI, otherwise). */
+/* Joins the launcher's job, if any: cfg->rank and cfg->ranks. 0, or OSN_EXIT_ERROR (told). */
+int tb_mpi_init(struct tb_cfg *cfg);
+/* Whether element i runs on this rank (i mod ranks). */
+bool tb_mine(const struct tb_cfg *cfg, int i);
+/* Every rank's elements started so far (address, pid) to every rank, with each rank's status
+ * (0 or an exit status); returns the first non-zero status of any rank, else 0. One rank:
+ * returns `status`. */
+int tb_mpi_share(const struct tb_cfg *cfg, struct tb_net *net, int status);
+/* After a run: each rank's elements' ends and files (summary, stats rows, last log line) to
+ * rank 0, which writes them into `dir` and sets the elements' ends. 0, or OSN_EXIT_ERROR. */
+int tb_mpi_gather(const struct tb_cfg *cfg, struct tb_net *net, const char *dir);
+/* --bind: "ADDR" for every rank, "A,B,..." one per rank, or "auto": this host's first
+ * non-loopback IPv4 address (127.0.0.1 when it has none). Into buf; 0, or OSN_EXIT_ERROR (told,
+ * naming --bind). */
+int tb_bind(const char *spec, int rank, int ranks, char *buf, size_t size);
+/* Leaves the job (every rank with its own status; no rank waits on another any more). */
+void tb_mpi_finish(const struct tb_cfg *cfg, int status);
 
 /* testbed_out.c */
 void tb_table_header(FILE *f);

@@ -5,10 +5,16 @@
  *     collapse   uac -> edge -> core -> uas
  *     tandem     uac -> edge -> mid -> core -> uas      (mid: an edge proxy with edge costs)
  *     fanin      uacI -> edgeI -> core -> uas, I = 0 .. edges-1, each source rate / edges
+ *     fanout     uacI -> edgeI -> {core, core2, ...} -> uas   (one edge: a fan-out; two or
+ *                more: a mesh, every edge forwarding to every core)
  *
  * The list is in start order, the callee first: a proxy's next hop is the port its downstream
  * element reported, so the downstream element must be up before it. A fan-in's sources draw
- * from independent streams (net.seed + I), as the simulator's sources do.
+ * from independent streams (net.seed + I), as the simulator's sources do. A fanout's edge gets
+ * every core as `node.next_hop = A, B, ...` with the scenario's `[server edge]
+ * next_hop_weights` and `down_time` (a node reads them from [node]); a node plays [server core]
+ * only, so the core of [server coreK] is given that section's costs and buffer as [server core]
+ * (testbed_run.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,33 +29,53 @@ static int add(struct tb_net *net, const char *name, const char *element, int ne
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s", name);
     e->element = element;
-    e->next = next;
+    e->next[0] = next;
+    e->nnext = next >= 0 ? 1 : 0;
+    e->stage = next >= 0 ? net->e[next].stage + 1 : 0;
     e->share = 1;
     e->p.out_fd = -1;
     return net->n++;
 }
 
+double tb_net_capacity(const struct osn_net_cfg *c)
+{
+    double cap = osn_net_core_capacity(c);
+    if (c->topology == OSN_NET_FANOUT)
+        for (int i = 1; i < c->cores; i++)
+            cap += osn_net_capacity(&c->more_cores[i - 1], 3);
+    return cap;
+}
+
 int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
 {
-    int E = c->topology == OSN_NET_FANIN ? c->edges : 1;
+    bool fan = c->topology == OSN_NET_FANOUT;
+    int E = c->topology == OSN_NET_FANIN || fan ? c->edges : 1;
+    int C = fan ? c->cores : 1;
     char name[16];
 
-    if (c->topology == OSN_NET_FANOUT) /* an edge with several next hops: not wired here yet */
-        return osn_cli_die("testbed", "net.topology = fanout: the testbed does not run it yet "
-                                      "(run osn node edges with next_hop = CORE, CORE2 by hand, "
-                                      "docs/node.md)");
     if (E < 1 || E > OSN_NET_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d", E, OSN_NET_MAX_EDGES);
+    if (C < 1 || C > OSN_NET_MAX_CORES)
+        return osn_cli_die("testbed", "net.cores = %d: expected 1 .. %d", C, OSN_NET_MAX_CORES);
     net->n = 0;
     int uas = add(net, "uas", "uas", -1);
-    int core = add(net, "core", "core", uas);
+    int core = net->n;
+    for (int i = 0; i < C; i++) {
+        snprintf(name, sizeof name, i == 0 ? "core" : "core%d", i + 1);
+        net->e[add(net, name, "core", uas)].core = i;
+    }
     int first_hop = core;
     if (c->topology == OSN_NET_TANDEM)
         first_hop = add(net, "mid", "edge", core);
     int edge0 = net->n;
     for (int i = 0; i < E; i++) {
         snprintf(name, sizeof name, E == 1 ? "edge" : "edge%d", i);
-        add(net, name, "edge", first_hop);
+        struct tb_elem *e = &net->e[add(net, name, "edge", first_hop)];
+        if (fan) { /* every core, in the scenario's order (its weights') */
+            for (int k = 0; k < C; k++)
+                e->next[k] = core + k;
+            e->nnext = C;
+        }
     }
     for (int i = 0; i < E; i++) {
         snprintf(name, sizeof name, E == 1 ? "uac" : "uac%d", i);

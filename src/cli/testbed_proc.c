@@ -40,6 +40,31 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* The environment of a child: the testbed's, without what an MPI launcher put there. A node or
+ * `osn sim` that saw OMPI_COMM_WORLD_SIZE or PMI_RANK would take itself for a rank of the job
+ * (src/study/mpi_load.c) and join it. Built once, in the parent (not between fork and exec). */
+static char **child_env(void)
+{
+    static char **env;
+    static const char *const drop[] = {"OMPI_", "PMIX_", "PMI_", NULL};
+    if (env)
+        return env;
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    env = calloc(n + 1, sizeof *env);
+    if (!env)
+        return environ;
+    for (size_t i = 0; i < n; i++) {
+        bool keep = true;
+        for (int d = 0; drop[d] && keep; d++)
+            keep = strncmp(environ[i], drop[d], strlen(drop[d])) != 0;
+        if (keep)
+            env[k++] = environ[i];
+    }
+    return env;
+}
+
 /* In the child, between fork and exec: only async-signal-safe calls. */
 static void child(const struct tb_proc *p, char *const argv[], int out_w, pid_t parent)
 {
@@ -59,7 +84,7 @@ static void child(const struct tb_proc *p, char *const argv[], int out_w, pid_t 
     dup2(in, STDIN_FILENO);
     dup2(out_w >= 0 ? out_w : log, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
-    execv(argv[0], argv);
+    execve(argv[0], argv, child_env());
     static const char msg[] = "osn testbed: exec failed\n";
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
     _exit(127);
@@ -77,7 +102,8 @@ int tb_proc_start(struct tb_proc *p, char *const argv[], bool pipe_out)
     p->addr[0] = '\0';
     if (pipe_out && pipe2(fds, O_CLOEXEC) != 0)
         return -1;
-    fflush(NULL); /* nothing buffered is written twice */
+    (void)child_env(); /* made here: the child may only exec */
+    fflush(NULL);      /* nothing buffered is written twice */
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;

@@ -11,8 +11,9 @@
  *
  * Real goodput is counted in the window only, from the generator's per-second rows (--stats:
  * the calls answered good in each interval), as the simulator counts it after its warm-up. The
- * generator's setup-delay percentiles cover its whole run, warm-up included (its histogram has
- * no window): said in docs/testbed.md.
+ * generator's setup-delay percentiles cover the same window: it is given node.warmup, and counts
+ * a delay only when its 180 comes after the warm-up and before the end of its traffic, as the
+ * simulator counts a delay whose 180 comes in its window.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,7 +29,7 @@
 
 /* A child's argument vector, its strings in one buffer. */
 struct args {
-    char *v[96];
+    char *v[192];
     int n;
     char buf[16384];
     size_t used;
@@ -72,26 +73,91 @@ static void common_args(struct args *a, const struct tb_cfg *cfg, const char *cm
     arg(a, "control.kind=%s", control);
 }
 
+/* The next hops of element e: the addresses its downstream elements reported, "A, B, ...". */
+static void next_hops(const struct tb_net *net, const struct tb_elem *e, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < e->nnext && len < size; k++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", k ? ", " : "",
+                                net->e[e->next[k]].p.addr);
+}
+
+/* A fanout's edge: the scenario's weights of the cores and their down time, which a node reads
+ * from [node] (the simulator from [server edge]). */
+static void fan_args(struct args *a, const struct osn_net_cfg *c, int nnext)
+{
+    if (c->core_weights_given) {
+        char w[256];
+        size_t len = 0;
+        for (int k = 0; k < nnext && len < sizeof w; k++)
+            len += (size_t)snprintf(w + len, sizeof w - len, "%s%d", k ? ", " : "",
+                                    c->core_weight[k]);
+        arg(a, "--set");
+        arg(a, "node.next_hop_weights=%s", w);
+    }
+    arg(a, "--set");
+    arg(a, "node.down_time=%.17g", c->down_time);
+}
+
+/* The core of [server coreK] (K >= 2): a node plays [server core], so that section's costs and
+ * buffer are given as [server core]'s. */
+static void core_args(struct args *a, const struct osn_net_server_cfg *sv)
+{
+    static const struct {
+        const char *key;
+        int kind;
+    } costs[] = {{"invite", OSN_NET_K_INVITE}, {"retrans", OSN_NET_K_RETX},
+                 {"response", OSN_NET_K_RESP}, {"ack", OSN_NET_K_ACK},
+                 {"bye", OSN_NET_K_BYE},       {"reject", OSN_NET_K_REJECT},
+                 {"cancel", OSN_NET_K_CANCEL}};
+    for (size_t i = 0; i < sizeof costs / sizeof costs[0]; i++) {
+        arg(a, "--set");
+        arg(a, "server core.cost_%s=%.17g", costs[i].key, sv->cost[costs[i].kind]);
+    }
+    arg(a, "--set");
+    arg(a, "server core.buffer=%ld", sv->buffer);
+}
+
+/* The source's keys for `factor` times the scenario's traffic (testbed_load.c). */
+static void source_args(struct args *a, const struct tb_cfg *cfg, double factor)
+{
+    char sets[TB_SOURCE_SETS][TB_SET_MAX];
+    int n = tb_source_sets(&cfg->net->src, factor, sets);
+    for (int i = 0; i < n; i++) {
+        arg(a, "--set");
+        arg(a, "%s", sets[i]);
+    }
+}
+
 static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const char *control,
-                      double rate, const char *dir)
+                      double factor, const char *dir)
 {
     struct tb_elem *e = &net->e[i];
     struct args a;
+    char hops[1024];
 
     common_args(&a, cfg, "node", control);
     arg(&a, "--set");
     arg(&a, "node.element=%s", e->element);
     arg(&a, "--set");
-    arg(&a, "node.listen=127.0.0.1:0");
-    if (e->next >= 0) {
+    /* Port 0: the node binds a port of its own choosing and reports it (never a guess). */
+    arg(&a, strchr(cfg->bind, ':') ? "node.listen=[%s]:0" : "node.listen=%s:0", cfg->bind);
+    if (e->nnext > 0) {
+        next_hops(net, e, hops, sizeof hops);
         arg(&a, "--set");
-        arg(&a, "node.next_hop=%s", net->e[e->next].p.addr);
+        arg(&a, "node.next_hop=%s", hops);
     }
+    if (e->nnext > 1)
+        fan_args(&a, cfg->net, e->nnext);
+    if (strcmp(e->element, "core") == 0 && e->core > 0)
+        core_args(&a, &cfg->net->more_cores[e->core - 1]);
     arg(&a, "--set");
     if (strcmp(e->element, "uac") == 0) {
         arg(&a, "node.duration=%.17g", cfg->warmup + cfg->duration);
         arg(&a, "--set");
-        arg(&a, "source.rate=%.17g", rate * e->share);
+        arg(&a, "node.warmup=%.17g", cfg->warmup);
+        source_args(&a, cfg, factor * e->share);
         arg(&a, "--set");
         arg(&a, "net.seed=%llu", (unsigned long long)(cfg->seed + (uint64_t)e->stream));
         arg(&a, "--set");
@@ -169,23 +235,15 @@ static int window_rates(const struct tb_cfg *cfg, const char *path, double *good
 /* What the table keeps of an element's summary (the whole file stays in the run's directory). */
 static json_t *elem_summary(const struct tb_elem *e, const json_t *j)
 {
-    static const char *const keys[] = {"next_hop",
-                                       "datagrams_in",
-                                       "calls_in",
-                                       "calls_ok",
-                                       "rejected_503",
-                                       "dropped",
-                                       "timeouts_408",
-                                       "retrans_sent",
-                                       "retrans_absorbed",
-                                       "util",
-                                       "offered",
-                                       "goodput",
-                                       "setup_delay_p50",
-                                       "setup_delay_p99",
-                                       "lag_max",
-                                       "late_sends",
-                                       NULL};
+    static const char *const keys[] = {"next_hop",         "datagrams_in",
+                                       "calls_in",         "calls_ok",
+                                       "rejected_503",     "dropped",
+                                       "timeouts_408",     "retrans_sent",
+                                       "retrans_absorbed", "util",
+                                       "offered",          "goodput",
+                                       "setup_delay_p50",  "setup_delay_p99",
+                                       "lag_max",          "late_sends",
+                                       "next_hops",        NULL};
     char st[64];
     json_t *o = json_object();
 
@@ -278,7 +336,7 @@ static void collect(const struct tb_cfg *cfg, struct tb_net *net, const char *di
 }
 
 /* `osn sim` on the run's scenario; its figures into the row. */
-static int simulate(const struct tb_cfg *cfg, const char *control, const char *dir,
+static int simulate(const struct tb_cfg *cfg, const char *control, double factor, const char *dir,
                     struct tb_row *r)
 {
     struct args a;
@@ -286,8 +344,7 @@ static int simulate(const struct tb_cfg *cfg, const char *control, const char *d
     char path[4200], st[64], last[256];
 
     common_args(&a, cfg, "sim", control);
-    arg(&a, "--set");
-    arg(&a, "source.rate=%.17g", r->rate);
+    source_args(&a, cfg, factor);
     arg(&a, "--set");
     arg(&a, "net.warmup=%.17g", cfg->warmup);
     arg(&a, "--set");
@@ -345,55 +402,92 @@ int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, do
     r->sim_goodput = r->sim_hw = r->sim_p50 = r->sim_p99 = NAN;
     r->real_goodput = r->real_p50 = r->real_p99 = r->ratio = NAN;
     r->elements = net->n;
+    /* Every rate of the source times one factor, so that it offers r->rate in the window. */
+    double factor =
+            r->rate / tb_source_mean(&cfg->net->src, cfg->warmup, cfg->warmup + cfg->duration);
     snprintf(dir, sizeof dir, "%s/%s_%gx", cfg->dir, control, load);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return osn_cli_die("testbed", "%s: %s", dir, strerror(errno));
-    for (int i = 0; i < net->n; i++)
-        net->e[i].p.pid = net->e[i].p.pid_was = 0;
-
     for (int i = 0; i < net->n; i++) {
-        struct tb_elem *e = &net->e[i];
-        if (start_elem(cfg, net, i, control, r->rate, dir) != 0)
-            goto out;
-        int up = tb_proc_ready(&e->p, cfg->ready_timeout, cfg->stop);
-        if (up == 0)
-            continue;
-        if (up == -3) {
-            osn_cli_die("testbed", "interrupted while starting %s", e->name);
+        net->e[i].p.pid = net->e[i].p.pid_was = 0;
+        net->e[i].p.addr[0] = '\0';
+    }
+
+    /* Stage by stage, the callee first: under MPI each rank starts its own elements of the
+     * stage, then the ranks exchange their addresses (testbed_mpi.c); alone, one by one. */
+    int nstages = 0, failed = 0;
+    for (int i = 0; i < net->n; i++)
+        nstages = net->e[i].stage + 1 > nstages ? net->e[i].stage + 1 : nstages;
+    for (int st = 0; st < nstages; st++) {
+        for (int i = 0; i < net->n && !failed; i++) {
+            struct tb_elem *e = &net->e[i];
+            if (e->stage != st || !tb_mine(cfg, i))
+                continue;
+            if (start_elem(cfg, net, i, control, factor, dir) != 0) {
+                failed = OSN_EXIT_ERROR;
+                break;
+            }
+            int up = tb_proc_ready(&e->p, cfg->ready_timeout, cfg->stop);
+            if (up == 0)
+                continue;
+            failed = OSN_EXIT_ERROR;
+            if (up == -3) {
+                osn_cli_die("testbed", "interrupted while starting %s", e->name);
+                break;
+            }
+            tb_proc_stop(&e->p, cfg->stop_timeout);
+            tb_proc_last_line(&e->p, last, sizeof last);
+            osn_cli_die("testbed",
+                        "run %s at %gx: element %s (osn node, node.element = %s, pid %ld) %s%s%s",
+                        control, load, e->name, e->element, (long)e->p.pid_was,
+                        up == -2 ? "did not report its port within the bound"
+                                 : "ended before "
+                                   "reporting its port",
+                        last[0] ? ": " : "", last);
+        }
+        int all = tb_mpi_share(cfg, net, failed);
+        if (all != 0) {
+            if (!failed && cfg->rank == 0)
+                osn_cli_die("testbed",
+                            "run %s at %gx: an element of another rank did not come "
+                            "up (that rank said why)",
+                            control, load);
             goto out;
         }
-        tb_proc_stop(&e->p, cfg->stop_timeout);
-        tb_proc_last_line(&e->p, last, sizeof last);
-        osn_cli_die("testbed",
-                    "run %s at %gx: element %s (osn node, node.element = %s, pid %ld) %s%s%s",
-                    control, load, e->name, e->element, (long)e->p.pid_was,
-                    up == -2 ? "did not report its port within the bound"
-                             : "ended before "
-                               "reporting its port",
-                    last[0] ? ": " : "", last);
-        goto out;
     }
-    progress(net, r, k, nruns, cfg->warmup + cfg->duration);
+    if (cfg->rank == 0)
+        progress(net, r, k, nruns, cfg->warmup + cfg->duration);
 
     /* The sources end by themselves after warm-up + window and their drain (a call lasts at
      * most 64 T1 to its answer, its hold, then a BYE transaction of 64 T1). */
     double bound = cfg->warmup + cfg->duration + 2 * 64 * cfg->t1 + 10 * cfg->hold + 30;
     double deadline = mono_s() + bound;
-    for (int i = 0; i < net->n; i++) {
+    int interrupted = 0;
+    for (int i = 0; i < net->n && !interrupted; i++) {
         struct tb_elem *e = &net->e[i];
-        if (strcmp(e->element, "uac") != 0)
+        if (strcmp(e->element, "uac") != 0 || !tb_mine(cfg, i))
             continue;
         if (!tb_proc_wait(&e->p, fmax(deadline - mono_s(), 0.001), cfg->stop)) {
             if (*cfg->stop) {
                 osn_cli_die("testbed", "interrupted during run %s at %gx", control, load);
-                goto out;
+                interrupted = OSN_EXIT_ERROR;
+                break;
             }
             note(r, "%s stopped: still running %g s after its start", e->name, bound);
         }
     }
+    /* Every source has ended, on every rank, before any proxy is stopped. */
+    if (tb_mpi_share(cfg, net, interrupted) != 0)
+        goto out;
     stop_all(cfg, net);
-    collect(cfg, net, dir, r);
-    if (simulate(cfg, control, dir, r) != 0)
+    /* Rank 0 gathers, reads and simulates; the others wait for its word, so that a failure
+     * there ends every rank here, not in the next run's first exchange. */
+    int done = tb_mpi_gather(cfg, net, dir);
+    if (cfg->rank == 0 && done == 0) {
+        collect(cfg, net, dir, r);
+        done = simulate(cfg, control, factor, dir, r);
+    }
+    if (tb_mpi_share(cfg, net, done) != 0)
         goto out;
     r->ratio = r->sim_goodput > 0 ? r->real_goodput / r->sim_goodput : NAN;
     r->ok = r->collected == r->elements && !isnan(r->real_goodput);
