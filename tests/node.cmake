@@ -165,11 +165,15 @@ set_tests_properties(testbed PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS node)
 # osn testbed on a fan-out (examples/fanout.ini: cores of 200 and 100 calls/s, each its own osn
 # node, the edge given next_hop = CORE, CORE2) at 1.5x under loss: real goodput within 15% of
 # the simulator's and of the cores' 300 calls/s, the slower core's share of the INVITEs in
-# [0.28, 0.40] and near the simulator's; examples/mesh.ini wired edge by edge. About 60 s.
-add_test(NAME testbed_fanout
-         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_fanout.sh $<TARGET_FILE:osn>
-                 ${CMAKE_SOURCE_DIR})
-set_tests_properties(testbed_fanout PROPERTIES TIMEOUT 260 RUN_SERIAL TRUE LABELS node)
+# [0.28, 0.40] and near the simulator's; examples/mesh.ini wired edge by edge. About 60 s. A
+# load test: not in a sanitized build, whose generator falls behind at 450 calls/s (measured:
+# 129 ms of lag, 213 of 300 calls/s), as make test-asan leaves out the other load tests.
+if(NOT OSN_SANITIZE)
+  add_test(NAME testbed_fanout
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_fanout.sh $<TARGET_FILE:osn>
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties(testbed_fanout PROPERTIES TIMEOUT 260 RUN_SERIAL TRUE LABELS node)
+endif()
 
 # osn testbed: the generator's setup delays over the window only (node.warmup; a profile whose
 # warm-up is 9x its window's rate: the samples are the window's Poisson count), and --loads for
