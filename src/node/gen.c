@@ -441,7 +441,8 @@ static void start_attempt(struct node *n, struct gcall *c, unsigned retries)
     act(n, c, &a, NULL);
 }
 
-void gen_call(struct node *n)
+/* A call scheduled at `at` starts now. */
+static void call_start(struct node *n, double at)
 {
     struct gen *g = n->gen;
     struct gcall *c = call_new(g);
@@ -450,9 +451,14 @@ void gen_call(struct node *n)
         return;
     }
     c->origin = ++g->next_origin;
-    c->t_sched = n->now;
+    c->t_sched = at;
     g->st.started++;
     start_attempt(n, c, 0);
+}
+
+void gen_call(struct node *n)
+{
+    call_start(n, n->now);
 }
 
 void gen_arrival(struct node *n)
@@ -461,7 +467,7 @@ void gen_arrival(struct node *n)
     if (!g || g->draining)
         return;
     lag(n, g->next_at);
-    gen_call(n);
+    call_start(n, g->next_at);
     schedule_next(n);
 }
 
