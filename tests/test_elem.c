@@ -298,6 +298,100 @@ static void test_uac_patience(void **state)
     assert_int_equal(f.outcome, OSN_UAC_REJECTED);
 }
 
+/* The UAC's call machine (uac_call.c): what each event has the driver do, as bits, in the
+ * states of its diagram. */
+#define DO(d) OSN_UAC_BIT(OSN_UAC_DO_##d)
+static void test_uac_call_machine(void **state)
+{
+    struct osn_uac_cfg cfg = {.timer_b = 32,
+                              .retry = {.prob = 1, .max_retries = 1, .honour_retry_after = true},
+                              .retry_until = INFINITY};
+    struct osn_uac_call c;
+    struct osn_uac_acts a;
+    (void)state;
+
+    /* a good call: INVITE and patience; 100, 180 (samples); 2xx: stop the patience, ACK
+     * (13.2.2.4), keep the dialog, good, hold; a 2xx copy: ACK only; hold over: BYE (15.1.1);
+     * its 200 ends the call */
+    osn_uac_call_start(&c, 10, 0, 5, &a);
+    assert_int_equal(a.bits, DO(INVITE) | DO(ARM));
+    assert_true(a.at == 15);
+    osn_uac_call_on_invite(&c, &cfg, 10.25, OSN_SIP_TU_RESPONSE, 100, -1, &a);
+    assert_int_equal(a.bits, DO(TRYING));
+    assert_true(a.delay == 0.25);
+    osn_uac_call_on_invite(&c, &cfg, 10.5, OSN_SIP_TU_RESPONSE, 180, -1, &a);
+    assert_int_equal(a.bits, DO(SETUP));
+    assert_true(a.delay == 0.5);
+    osn_uac_call_on_invite(&c, &cfg, 11, OSN_SIP_TU_RESPONSE, 200, -1, &a);
+    assert_int_equal(a.bits, DO(STOP) | DO(ACK) | DO(DIALOG) | DO(OUTCOME) | DO(HOLD));
+    assert_int_equal(a.outcome, OSN_UAC_GOOD);
+    assert_int_equal(c.state, OSN_UAC_S_UP);
+    osn_uac_call_on_invite(&c, &cfg, 11.5, OSN_SIP_TU_RESPONSE, 200, -1, &a);
+    assert_int_equal(a.bits, DO(ACK));
+    osn_uac_call_on_timer(&c, &a);
+    assert_int_equal(a.bits, DO(BYE));
+    osn_uac_call_on_bye(&c, OSN_SIP_TU_RESPONSE, 100, &a);
+    assert_int_equal(a.bits, 0);
+    osn_uac_call_on_bye(&c, OSN_SIP_TU_RESPONSE, 200, &a);
+    assert_int_equal(a.bits, DO(BYE_OK) | DO(END));
+    assert_int_equal(c.state, OSN_UAC_S_DONE);
+
+    /* a 503 with Retry-After 4, drawn delay 1: retried after 4 s (21.5.4); the next attempt's
+     * 503 is the call's (max_retries 1) */
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    assert_int_equal(a.bits, DO(INVITE)); /* no patience: no timer */
+    osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_RESPONSE, 503, 4, &a);
+    assert_int_equal(a.bits, DO(STOP) | DO(DRAW));
+    osn_uac_call_retry(&c, &cfg, 0.1, 0.5, 1, &a);
+    assert_int_equal(a.bits, DO(STOP) | DO(RETRY) | DO(ARM));
+    assert_true(a.at == 4.1);
+    osn_uac_call_on_timer(&c, &a);
+    assert_int_equal(a.bits, DO(ATTEMPT));
+    osn_uac_call_start(&c, 4.1, c.retries + 1u, INFINITY, &a);
+    osn_uac_call_on_invite(&c, &cfg, 4.2, OSN_SIP_TU_RESPONSE, 503, -1, &a);
+    assert_int_equal(a.bits, DO(STOP) | DO(OUTCOME) | DO(END));
+    assert_int_equal(a.outcome, OSN_UAC_REJECTED);
+
+    /* a retry due after retry_until (the node's drain) is not made */
+    cfg.retry_until = 2;
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_TIMEOUT, 0, -1, &a);
+    osn_uac_call_retry(&c, &cfg, 0.1, 0.5, 3, &a);
+    assert_int_equal(a.bits, DO(STOP) | DO(OUTCOME) | DO(END));
+    assert_int_equal(a.outcome, OSN_UAC_TIMEOUT);
+
+    /* patience before any 1xx: nothing (9.1); the 180 brings the CANCEL; a 2xx that crossed it:
+     * ACK and hang up at once, as a hold of 0 (15); abandoned */
+    osn_uac_call_start(&c, 0, 0, 1, &a);
+    osn_uac_call_on_timer(&c, &a);
+    assert_int_equal(a.bits, 0);
+    osn_uac_call_on_invite(&c, &cfg, 2, OSN_SIP_TU_RESPONSE, 180, -1, &a);
+    assert_int_equal(a.bits, DO(CANCEL) | DO(SETUP));
+    osn_uac_call_on_invite(&c, &cfg, 2.1, OSN_SIP_TU_RESPONSE, 200, -1, &a);
+    assert_int_equal(a.bits, DO(STOP) | DO(ACK) | DO(DIALOG) | DO(OUTCOME) | DO(ARM));
+    assert_true(a.at == 2.1);
+    assert_int_equal(a.outcome, OSN_UAC_ABANDONED);
+
+    /* the traffic's end: a call that is up hangs up; a retry due too late ends the call */
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_RESPONSE, 200, -1, &a);
+    osn_uac_call_on_traffic_end(&c, &cfg, 0, &a);
+    assert_int_equal(a.bits, DO(BYE));
+    cfg.retry_until = INFINITY;
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_RESPONSE, 503, -1, &a);
+    osn_uac_call_retry(&c, &cfg, 0.1, 0.5, 1, &a);
+    cfg.retry_until = 0.5;
+    osn_uac_call_on_traffic_end(&c, &cfg, 1.1, &a);
+    assert_int_equal(a.bits, DO(OUTCOME) | DO(END));
+    assert_int_equal(a.outcome, OSN_UAC_REJECTED);
+
+    /* the hold draw: mean x a unit exponential of the key and the call alone */
+    assert_true(osn_uac_hold_draw(2, 99, 5) == 2 * osn_uac_hold_draw(1, 99, 5));
+    assert_true(osn_uac_hold_draw(1, 99, 5) != osn_uac_hold_draw(1, 99, 6));
+}
+#undef DO
+
 /* A proxy's client half sheds with 503 and the element's Retry-After (0: none). */
 static void test_shed_retry_after(void **state)
 {
@@ -967,6 +1061,7 @@ int main(void)
             cmocka_unit_test(test_proxy_decisions),
             cmocka_unit_test(test_uac_retry),
             cmocka_unit_test(test_uac_patience),
+            cmocka_unit_test(test_uac_call_machine),
             cmocka_unit_test(test_shed_retry_after),
             cmocka_unit_test(test_oc_round_trip),
             cmocka_unit_test(test_server_queue),

@@ -54,6 +54,7 @@
 #include "net_probe.h"
 #include "node_int.h"
 #include "osn/elem.h"
+#include "osn/rng.h"
 
 #define NCALL 4
 #define TRACE 4096
@@ -694,7 +695,8 @@ static void ref_run(const struct script *sc, bool record, struct result *r)
 /* ---- the node's driver, without its socket ---- */
 
 static struct result *g_res;
-static char g_fwd[NCALL][2][2048]; /* the last request the node sent down, by call and kind */
+static char g_fwd[NCALL][2][2048];  /* the last request the node sent down, by call and kind */
+static char g_ufwd[NCALL][3][2048]; /* the generator's: INVITE, BYE, CANCEL by call */
 
 /* The seam: what the node would send, recorded (and the requests kept to answer them); down
  * when it goes to the next hop. */
@@ -705,7 +707,15 @@ static void record(struct node *n, bool down, const char *p, size_t len)
     assert_int_equal(osn_sip_wire_parse(&pm, p, len), OSN_SIP_WIRE_ACCEPT);
     assert_int_equal(osn_sip_wire_to_txn(&pm, &m), 0);
     trace(g_res, n->now, down, m.method, m.status);
-    if (down && m.status == 0 && m.method != OSN_SIP_ACK) {
+    if (down && m.status == 0 && m.method != OSN_SIP_ACK && n->gen) {
+        /* the generator's Call-ID "SLOT.ATTEMPT.SALT@HOST": the call is its slot */
+        int call = pm.call_id.p[0] - '0', k = m.method == OSN_SIP_INVITE ? 0
+                                              : m.method == OSN_SIP_BYE  ? 1
+                                                                         : 2;
+        assert_true(call >= 0 && call < NCALL && len < sizeof g_ufwd[0][0]);
+        memcpy(g_ufwd[call][k], p, len);
+        g_ufwd[call][k][len] = 0;
+    } else if (down && m.status == 0 && m.method != OSN_SIP_ACK) {
         int call = pm.call_id.p[1] - '0';
         int k = m.method == OSN_SIP_BYE || m.method == OSN_SIP_CANCEL;
         assert_true(len < sizeof g_fwd[0][0]);
@@ -743,6 +753,8 @@ static void node_run_to(struct node *n, double until)
             tu_2xx_timer(n, x);
         else if (e.kind == TM_SERVICE && e.gen == n->service_gen && n->server.cur)
             node_service_done(n);
+        else if (e.kind == TM_CALL)
+            gen_call_timer(n, e.obj, e.gen);
     }
     n->now = until;
 }
@@ -1046,10 +1058,329 @@ static void test_scripts(void **state)
     assert_true(both >= 26); /* with the kept CANCEL and the UAS's ring delay (cancel2) */
 }
 
+/* ---- the UAC's call machine through both drivers (src/elem/uac_call.c) ---- */
+
+/*
+ * A UAC script: the caller's settings and a string of events, each `KIND[CALL]@TIME`:
+ *   N    a new call (numbered 0, 1, ... in order)
+ *   T    nothing: time runs to TIME (the timers due fire)
+ *   STATUS[FLAGS][CALL]  the next hop answers the call's last INVITE with STATUS; FLAGS `b`:
+ *        its BYE instead, `c`: its CANCEL instead, `rN`: with Retry-After N (s)
+ * The simulator's driver is its probe of the source (net_probe.h: its UAC, with the source's
+ * patience, retry and hold settings); the node's is its load generator (gen.c) fed SIP text
+ * with its timer heap. Both must send the same messages at the same times, and have done the
+ * same things (the machine's actions carried out, by enum osn_uac_do) with the same outcomes.
+ * `expect` lines are what RFC 3261 says must be on the wire (a behaviour's answer), `absent`
+ * what must not.
+ */
+struct uac_script {
+    const char *name;
+    const char *events;
+    double patience;   /* s, det; 0 none */
+    double retry_prob; /* retrials with a det delay of retry_delay s */
+    double retry_delay;
+    int max_retries;
+    bool honour; /* source.honour_retry_after */
+    const char *expect[3];
+    const char *absent;
+    int outcome; /* the one call's outcome (enum osn_uac_outcome) */
+};
+
+#define UAC_HOLD 1.0 /* s, mean */
+#define UAC_SEED 7
+
+static const struct uac_script uac_scripts[] = {
+        {"call with hold and BYE: ACK at the 2xx (13.2.2.4), BYE after the hold (15.1.1)",
+         "N@0 100@0.01 180@0.02 200@0.03 200b@5 T@40",
+         0,
+         0,
+         0,
+         0,
+         false,
+         {"  0.030 d:ACK"},
+         "d:CANCEL",
+         OSN_UAC_GOOD},
+        {"patience runs out after the 180: CANCEL at once, its 487 ACKed (9.1, 17.1.1.3)",
+         "N@0 180@0.1 T@1.5 200c@1.6 487@1.7 T@40",
+         1,
+         0,
+         0,
+         0,
+         false,
+         {"  1.000 d:CANCEL", "  1.700 d:ACK"},
+         "d:BYE",
+         OSN_UAC_ABANDONED},
+        {"patience runs out before any 1xx: the CANCEL waits for the 180 (9.1)",
+         "N@0 T@1.9 180@2 200c@2.1 487@2.2 T@40",
+         1,
+         0,
+         0,
+         0,
+         false,
+         {"  2.000 d:CANCEL"},
+         "  1.000 d:CANCEL",
+         OSN_UAC_ABANDONED},
+        {"a 2xx crosses the CANCEL: ACKed, hung up at once (15)",
+         "N@0 180@0.1 T@1.02 200@1.05 200c@1.1 200b@1.2 T@40",
+         1,
+         0,
+         0,
+         0,
+         false,
+         {"  1.000 d:CANCEL", "  1.050 d:ACK", "  1.050 d:BYE"},
+         NULL,
+         OSN_UAC_ABANDONED},
+        {"503 with Retry-After 4: retried after 4 s, not the 1 s drawn (21.5.4)",
+         "N@0 503r4@0.1 T@4 100@4.2 180@4.3 200@4.4 200b@9 T@50",
+         0,
+         1,
+         1,
+         2,
+         true,
+         {"  0.100 d:ACK", "  4.100 d:INVITE", "  4.400 d:ACK"},
+         "  1.100 d:INVITE",
+         OSN_UAC_GOOD},
+        {"Timer B, then a retry after 1 s (17.1.1.2)",
+         "N@0 T@33.5 200@33.6 200b@40 T@80",
+         0,
+         1,
+         1,
+         2,
+         false,
+         {" 33.000 d:INVITE"},
+         NULL,
+         OSN_UAC_GOOD},
+        {"max_retries 1 reached: the second 503 is the call's",
+         "N@0 503@0.1 T@1.15 503@1.2 T@40",
+         0,
+         1,
+         1,
+         1,
+         false,
+         {"  1.100 d:INVITE", "  1.200 d:ACK"},
+         "  2.200 d:INVITE",
+         OSN_UAC_REJECTED},
+        {"Retry-After not honoured: retried after the 1 s drawn",
+         "N@0 503r4@0.1 T@1.15 503@1.2 T@40",
+         0,
+         1,
+         1,
+         1,
+         false,
+         {"  1.100 d:INVITE"},
+         "  4.100 d:INVITE",
+         OSN_UAC_REJECTED},
+};
+
+struct uac_event {
+    char kind; /* N, T, or R for a response */
+    int call, status, retry_after, method;
+    double t;
+};
+
+static const char *uac_next_event(const char *p, struct uac_event *ev)
+{
+    while (*p == ' ')
+        p++;
+    if (!*p)
+        return NULL;
+    *ev = (struct uac_event){.retry_after = -1, .method = OSN_SIP_INVITE};
+    if (*p >= '0' && *p <= '9') {
+        ev->kind = 'R';
+        ev->status = (int)strtol(p, (char **)&p, 10);
+        for (;;) {
+            if (*p == 'b')
+                ev->method = OSN_SIP_BYE, p++;
+            else if (*p == 'c')
+                ev->method = OSN_SIP_CANCEL, p++;
+            else if (*p == 'r')
+                ev->retry_after = (int)strtol(p + 1, (char **)&p, 10);
+            else
+                break;
+        }
+    } else {
+        ev->kind = *p++;
+    }
+    if (*p >= '0' && *p <= '9')
+        ev->call = (int)strtol(p, (char **)&p, 10);
+    assert_true(*p == '@');
+    ev->t = strtod(p + 1, (char **)&p);
+    return p;
+}
+
+struct uac_result {
+    struct result r;
+    uint64_t did[OSN_UAC_NDO], outcome[OSN_UAC_NOUTCOMES];
+};
+
+/* The generator's hold key for seed UAC_SEED, as gen_setup derives it (the third draw of the
+ * seed's master stream): the simulator's probe is given it, so a call holds as long in both. */
+static uint64_t uac_hold_key(void)
+{
+    struct osn_rng master;
+    osn_rng_stream(&master, UAC_SEED, 0);
+    for (int i = 0; i < 2; i++)
+        (void)osn_rng_next(&master);
+    return osn_rng_next(&master);
+}
+
+/* The next hop's answer to the generator's request `req` (SIP text): its headers as a UAS
+ * copies them (RFC 3261 8.2.6.2), a To tag beyond 100, a Contact, and Retry-After. */
+static void uac_node_response(struct node *n, const char *req, int status, int retry_after)
+{
+    char out[4096], line[1024];
+    const char *p = strstr(req, "\r\n") + 2;
+    size_t k = (size_t)snprintf(out, sizeof out, "SIP/2.0 %d Reason\r\n", status);
+    for (const char *e; (e = strstr(p, "\r\n")) && e != p; p = e + 2) {
+        snprintf(line, sizeof line, "%.*s", (int)(e - p), p);
+        if (!strncmp(line, "Max-Forwards", 12) || !strncmp(line, "Content-", 8) ||
+            !strncmp(line, "Contact", 7))
+            continue;
+        k += (size_t)snprintf(out + k, sizeof out - k, "%s%s\r\n", line,
+                              !strncmp(line, "To:", 3) && status > 100 ? ";tag=ds" : "");
+    }
+    if (status > 100 && status < 300)
+        k += (size_t)snprintf(out + k, sizeof out - k, "Contact: <sip:b@127.0.0.1:5080>\r\n");
+    if (retry_after >= 0)
+        k += (size_t)snprintf(out + k, sizeof out - k, "Retry-After: %d\r\n", retry_after);
+    snprintf(out + k, sizeof out - k, "Content-Length: 0\r\n\r\n");
+    node_datagram(n, out, strlen(out), &n->hops[0].addr);
+}
+
+static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
+{
+    struct osn_node_cfg cfg;
+    struct node *n = calloc(1, sizeof *n);
+    struct uac_event ev;
+    char msg[256];
+    assert_non_null(n);
+    g_res = &u->r;
+    memset(g_ufwd, 0, sizeof g_ufwd);
+    cfg = (struct osn_node_cfg){.max_transactions = 100000,
+                                .buffer = 10000,
+                                .ctl_kind = OSN_CTL_KIND_NONE,
+                                .element = OSN_NODE_UAC,
+                                .duration = 1e6};
+    cfg.src = (struct osn_node_source){.process = OSN_NODE_POISSON, /* rate 0: no arrivals */
+                                       .hold = UAC_HOLD,
+                                       .retry_prob = sc->retry_prob,
+                                       .retry_delay = sc->retry_delay,
+                                       .retry_delay_law = OSN_NODE_RETRY_DET,
+                                       .honour_retry_after = sc->honour,
+                                       .max_retries = sc->max_retries,
+                                       .seed = UAC_SEED};
+    if (sc->patience > 0)
+        cfg.src.patience = (struct osn_uac_patience){OSN_UAC_PATIENCE_DET, sc->patience, 0};
+    n->cfg = &cfg;
+    static struct next_hop hop = {.addr.v4 = {.sin_family = AF_INET, .sin_port = 5080},
+                                  .fd = -1,
+                                  .text = "127.0.0.1:5080"};
+    n->hops = &hop;
+    n->nhops = 1;
+    snprintf(n->host, sizeof n->host, "127.0.0.1");
+    n->port = 5060;
+    n->branch_salt = 0x5eed;
+    /* The generator takes the clock for its lag: a start far ahead keeps it behind the
+     * script's time, which alone moves n->now here. */
+    n->t_start = 1e15;
+    sip_cfg(&cfg.sip, OSN_ELEM_UAS);
+    assert_int_equal(osn_sip_layer_init(&n->sip, &cfg.sip, 64), 0);
+    assert_int_equal(osn_sip_wire_key_init(), 0);
+    osn_ctl_cfg_default(&cfg.ctl);
+    osn_elem_server_init(&n->server, cfg.cost, cfg.buffer, NULL, 0);
+    assert_int_equal(gen_setup(n, msg, sizeof msg), 0);
+    for (const char *p = sc->events; (p = uac_next_event(p, &ev));) {
+        node_run_to(n, ev.t);
+        if (ev.kind == 'N') {
+            gen_call(n);
+        } else if (ev.kind == 'R') {
+            int k = ev.method == OSN_SIP_INVITE ? 0 : ev.method == OSN_SIP_BYE ? 1 : 2;
+            if (*g_ufwd[ev.call][k])
+                uac_node_response(n, g_ufwd[ev.call][k], ev.status, ev.retry_after);
+        }
+    }
+    memcpy(u->did, gen_did(n), sizeof u->did);
+    assert_true(gen_done(n));     /* every call ended with the script */
+    assert_int_equal(n->live, 0); /* and every transaction */
+    node_release(n);
+    memcpy(u->outcome, n->st.uac.outcome, sizeof u->outcome);
+    free(n);
+}
+
+static void uac_sim_run(const struct uac_script *sc, struct uac_result *u)
+{
+    struct osn__probe_cfg pc = {.elem = OSN__PROBE_UAC,
+                                .ctl_kind = OSN_CTL_KIND_NONE,
+                                .buffer = 10000,
+                                .send = sim_sent,
+                                .arg = &u->r,
+                                .patience = sc->patience,
+                                .retry_prob = sc->retry_prob,
+                                .retry_delay = sc->retry_delay,
+                                .max_retries = sc->max_retries,
+                                .honour_retry_after = sc->honour,
+                                .hold = UAC_HOLD,
+                                .hold_key = uac_hold_key()};
+    struct osn__net_probe *p;
+    struct uac_event ev;
+    sip_cfg(&pc.sip, OSN_ELEM_UAS);
+    osn_ctl_cfg_default(&pc.ctl);
+    assert_int_equal(osn__net_probe_new(&p, &pc), 0);
+    for (const char *q = sc->events; (q = uac_next_event(q, &ev));) {
+        assert_int_equal(osn__net_probe_run_to(p, ev.t), 0);
+        if (ev.kind == 'N')
+            assert_int_equal(osn__net_probe_call(p), 0);
+        else if (ev.kind == 'R')
+            assert_true(osn__net_probe_uac_response(p, ev.call, ev.method, ev.status,
+                                                    ev.retry_after) >= 0);
+    }
+    osn__net_probe_uac(p, u->did, u->outcome);
+    osn__net_probe_free(p);
+}
+
+static void uac_show(const char *what, const char *name, const struct uac_result *a,
+                     const struct uac_result *b)
+{
+    printf("%s UAC script '%s'\n-- simulator:\n%s-- node:\n%s", what, name, a->r.wire, b->r.wire);
+    for (int d = 0; d < OSN_UAC_NDO; d++)
+        if (a->did[d] || b->did[d])
+            printf("   did %d: simulator %llu, node %llu\n", d, (unsigned long long)a->did[d],
+                   (unsigned long long)b->did[d]);
+    for (int o = 0; o < OSN_UAC_NOUTCOMES; o++)
+        if (a->outcome[o] || b->outcome[o])
+            printf("   outcome %d: simulator %llu, node %llu\n", o,
+                   (unsigned long long)a->outcome[o], (unsigned long long)b->outcome[o]);
+}
+
+static void test_uac_scripts(void **state)
+{
+    int failed = 0;
+    (void)state;
+    for (size_t i = 0; i < sizeof uac_scripts / sizeof uac_scripts[0]; i++) {
+        const struct uac_script *sc = &uac_scripts[i];
+        static struct uac_result sim, node;
+        memset(&sim, 0, sizeof sim);
+        memset(&node, 0, sizeof node);
+        uac_sim_run(sc, &sim);
+        uac_node_run(sc, &node);
+        bool ok = !strcmp(sim.r.wire, node.r.wire) && !memcmp(sim.did, node.did, sizeof sim.did) &&
+                  !memcmp(sim.outcome, node.outcome, sizeof sim.outcome);
+        for (int k = 0; k < 3 && sc->expect[k]; k++)
+            ok = ok && strstr(node.r.wire, sc->expect[k]);
+        ok = ok && (!sc->absent || !strstr(node.r.wire, sc->absent));
+        ok = ok && node.outcome[sc->outcome] == 1; /* the script's one call, so ended */
+        if (!ok || getenv("OSN_TEST_VERBOSE"))
+            uac_show(ok ? "ok" : "DIFFERS", sc->name, &sim, &node);
+        failed += !ok;
+    }
+    assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_scripts),
+            cmocka_unit_test(test_uac_scripts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

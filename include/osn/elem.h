@@ -689,7 +689,9 @@ struct osn_uac_call {
     uint8_t retries; /* attempts of this call before this one (osn_uac_retry) */
     bool got1xx;     /* any provisional response: a CANCEL may be sent (RFC 3261 9.1) */
     bool gave_up;    /* the caller's patience ran out (osn_uac_on_patience) */
-    bool cancelled;  /* its CANCEL was sent (the step that said `cancel`) */
+    /* its CANCEL was sent when gave_up and got1xx are both true (the step that made the second
+     * true said `cancel`) */
+    uint8_t state; /* enum osn_uac_state (uac_call.c) */
 };
 
 /* What the UAC does after an event of its INVITE client transaction. */
@@ -792,5 +794,94 @@ double osn_uac_delay_bin_value(int bin); /* what a quantile falling in `bin` rep
  * tag, no oc parameters. */
 void osn_uac_ack(const struct osn_sip_msg *invite, uint64_t branch, uint64_t to_tag,
                  struct osn_sip_msg *ack);
+
+/* ---- the UAC's call as a state machine (uac_call.c) ---- */
+
+/*
+ * A call of the UAC, from its first INVITE to its end, in both worlds (the simulator's sources,
+ * the node's load generator): given (now, event) each osn_uac_call_* function returns what the
+ * driver does, as bits of struct osn_uac_acts carried out in bit order, and nothing is done
+ * yet. A call has one timer: the caller's patience while INVITING, the hold while UP, the wait
+ * before the next attempt while RETRY. The state diagram is in uac_call.c's head.
+ */
+enum osn_uac_state {
+    OSN_UAC_S_INVITING, /* the attempt's INVITE is out, no final answer yet */
+    OSN_UAC_S_UP,       /* set up: the hold runs */
+    OSN_UAC_S_BYE,      /* the BYE is out: its answer (or Timer F) ends the call */
+    OSN_UAC_S_RETRY,    /* the attempt failed: the caller waits, then tries again */
+    OSN_UAC_S_DONE,     /* over: the call's account is closed */
+};
+
+/* What the driver does, in this order (bit 1u << value in struct osn_uac_acts's `bits`). */
+enum osn_uac_do {
+    OSN_UAC_DO_INVITE,  /* send the attempt's INVITE on a new client transaction */
+    OSN_UAC_DO_STOP,    /* the attempt has its answer: put away the caller's patience */
+    OSN_UAC_DO_CANCEL,  /* send the CANCEL of the INVITE (RFC 3261 9.1) */
+    OSN_UAC_DO_TRYING,  /* the first 100 Trying: a response-delay sample of `delay` s */
+    OSN_UAC_DO_SETUP,   /* the first 180: a setup-delay sample of `delay` s */
+    OSN_UAC_DO_ACK,     /* ACK this 2xx (RFC 3261 13.2.2.4: every copy) */
+    OSN_UAC_DO_DIALOG,  /* the call is set up by this 2xx: keep what its BYE needs */
+    OSN_UAC_DO_DRAW,    /* the attempt failed and may be retried: draw (u, delay) of the
+                           scenario's laws and call osn_uac_call_retry, which replaces this bit */
+    OSN_UAC_DO_RETRY,   /* the caller tries again: count the failed attempt as retried */
+    OSN_UAC_DO_OUTCOME, /* count `outcome` as the call's (once per call) */
+    OSN_UAC_DO_ARM,     /* arm the call's timer at `at` (s) */
+    OSN_UAC_DO_HOLD,    /* arm it after a hold the driver draws (osn_uac_hold_draw) */
+    OSN_UAC_DO_BYE,     /* send the call's BYE now (RFC 3261 15.1.1) */
+    OSN_UAC_DO_BYE_OK,  /* the BYE was answered 2xx: count it */
+    OSN_UAC_DO_ATTEMPT, /* the wait is over: start attempt retries + 1 (osn_uac_call_start) */
+    OSN_UAC_DO_END,     /* the call is over: its slot may go */
+    OSN_UAC_NDO
+};
+
+#define OSN_UAC_BIT(d) (1u << (d))
+
+struct osn_uac_acts {
+    uint32_t bits;    /* OSN_UAC_BIT(enum osn_uac_do) */
+    uint8_t outcome;  /* OUTCOME, DRAW: enum osn_uac_outcome */
+    int retry_after;  /* DRAW: the final response's Retry-After (s), -1 none */
+    double at, delay; /* ARM's deadline; TRYING's or SETUP's sample (s) */
+};
+
+/* What the UAC's scenario says, for the machine. */
+struct osn_uac_cfg {
+    double timer_b; /* 64*T1 (s): a 2xx later than this after the INVITE is a timeout */
+    struct osn_uac_retry_cfg retry;
+    double retry_until; /* s: a retry due later is not made (the node's drain); INFINITY */
+    bool hang_up;       /* the traffic is over: a call set up now hangs up at once */
+};
+
+/* Attempt `retries` of a call starts at `now`; its caller waits `patience` s (INFINITY: for
+ * ever). Resets c. Acts: INVITE, and ARM the patience. */
+void osn_uac_call_start(struct osn_uac_call *c, double now, unsigned retries, double patience,
+                        struct osn_uac_acts *a);
+
+/* An event `tu` of the attempt's INVITE client transaction, response `status` (0 none) with
+ * Retry-After `retry_after` (-1 none). */
+void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
+                            int tu, int status, int retry_after, struct osn_uac_acts *a);
+
+/* After DRAW: the driver's uniform draw u in [0, 1) and retry delay draw `delay` (s) decide
+ * whether the caller tries again (RETRY, ARM) or the outcome is the call's (OUTCOME, END). */
+void osn_uac_call_retry(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now, double u,
+                        double delay, struct osn_uac_acts *a);
+
+/* The call's timer fired: patience (CANCEL when RFC 3261 9.1 allows it), hold (BYE), retry
+ * wait (ATTEMPT). */
+void osn_uac_call_on_timer(struct osn_uac_call *c, struct osn_uac_acts *a);
+
+/* An event of the call's BYE client transaction: its final answer or timeout ends the call. */
+void osn_uac_call_on_bye(struct osn_uac_call *c, int tu, int status, struct osn_uac_acts *a);
+
+/* The traffic is over (the node's end of run): a call that is up hangs up now (BYE); a call
+ * whose retry is due at `due`, later than cfg->retry_until, ends with the attempt that failed
+ * (OUTCOME, END). */
+void osn_uac_call_on_traffic_end(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double due,
+                                 struct osn_uac_acts *a);
+
+/* A call's hold time (s): mean x a unit exponential that is a function of the run's hold key and
+ * the call's number alone (splitmix64 of key ^ origin, a bijection), so that a call holds as
+ * long whatever happened before it, in both worlds (common random numbers). */
+double osn_uac_hold_draw(double mean, uint64_t key, uint64_t origin);
 
 #endif

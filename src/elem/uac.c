@@ -34,13 +34,11 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
     if (tu != OSN_SIP_TU_RESPONSE)
         return;
     if (status < 200) {
-        c->got1xx = true;
         /* RFC 3261 9.1: the caller that gave up before any provisional response waited for
-         * one; this is it. */
-        if (c->gave_up && !c->cancelled && c->outcome == OSN_UAC_PENDING) {
-            c->cancelled = true;
+         * one; this is it (one that gave up after one sent its CANCEL then). */
+        if (c->gave_up && !c->got1xx && c->outcome == OSN_UAC_PENDING)
             st->cancel = true;
-        }
+        c->got1xx = true;
     }
     if (status == 100) {
         /* The PRSM papers' response delay: first INVITE -> first 100 Trying. */
@@ -81,10 +79,8 @@ void osn_uac_on_patience(struct osn_uac_call *c, struct osn_uac_step *st)
     c->gave_up = true;
     /* RFC 3261 9.1: a CANCEL only after a provisional response; without one the caller waits
      * for it (osn_uac_on_invite_event) or for Timer B. */
-    if (c->got1xx) {
-        c->cancelled = true;
+    if (c->got1xx)
         st->cancel = true;
-    }
 }
 
 double osn_uac_patience_draw(const struct osn_uac_patience *p, uint64_t key, uint64_t origin,

@@ -1,25 +1,20 @@
 /*
  * The load generator (`[node] element = uac`): the scenario's [source] traffic on the wire, the
- * caller's side of every call, with the UAC's decisions of src/elem/uac.c, the same that the
- * network simulator's sources take (src/sim/net_source.c, net_tu.c), so that the generator and
- * the simulator are the same caller:
+ * caller's side of every call. What a caller does is the UAC's call machine's decision
+ * (src/elem/uac_call.c, the one the network simulator's sources carry out too): the first INVITE
+ * and the patience, a 2xx's ACK (RFC 3261 13.2.2.4, every copy) and the hold, the BYE after it
+ * (15.1.1), the CANCEL of a caller who gave up (9.1), the retry of an attempt that failed after
+ * its delay (at least a 503's Retry-After when source.honour_retry_after), the outcome. This
+ * file carries its actions out with SIP text, the node's client transactions (txn.c: Timers A
+ * and B, the ACK of a non-2xx by the transaction layer, 17.1.1.3), its timer heap and its draws:
  *   - a call arrives (the source's arrival process, gen_draws.c) and sends an INVITE with an
- *     SDP offer on a client transaction of the node (txn.c: Timers A and B, the ACK of a
- *     non-2xx by the transaction layer, RFC 3261 17.1.1.3);
- *   - each event of that transaction goes to osn_uac_on_invite_event, which says what the
- *     caller does: count a setup delay (the first 180) or a response delay (the first 100), ACK
- *     a 2xx (13.2.2.4, every copy), start the hold, and how the attempt ended;
- *   - an attempt that failed is retried when osn_uac_retry says so (source.retry_prob, the
- *     retry delay law, at least the 503's Retry-After when source.honour_retry_after);
- *   - a call that is up sends its BYE after an exponential hold of mean source.hold (15.1.1),
- *     on a non-INVITE client transaction; its answer (or Timer F) ends the call;
- *   - a caller who gives up (source.patience: each attempt waits a draw of the law, the
- *     simulator's draw, osn_uac_patience_draw) CANCELs when osn_uac_on_patience or a later
- *     provisional response says so (RFC 3261 9.1: never before a provisional response), printed
- *     from the INVITE its transaction keeps, on a client transaction of its own to the same next
- *     hop; the INVITE's 487 is ACKed by the transaction layer (17.1.1.3) and a 2xx that crossed
- *     the CANCEL is ACKed and hung up at once (15); either way the call is abandoned, never
- *     retried (osn_uac_on_invite_event decides).
+ *     SDP offer on a client transaction;
+ *   - the ACK and the BYE are printed from the 2xx (gen_print.c), the BYE when the call is set
+ *     up (the 2xx is gone by the end of the hold); the CANCEL from the INVITE its transaction
+ *     keeps, on a client transaction of its own to the same next hop.
+ * Driver differences from the simulator's sources (src/sim/net_source.c): a call keeps its slot
+ * through its retries (the attempt count is in its Call-ID); a 2xx copy for a call that has
+ * ended is ACKed from its text alone; the traffic ends (osn_uac_call_on_traffic_end).
  *
  * Time is the node's monotonic clock. A call is sent when its scheduled time is due; how late
  * it left (the loop was busy, the machine loaded) is its lag: the largest lag and the number of
@@ -47,10 +42,6 @@
 #include "node_int.h"
 #include "osn/err.h"
 
-/* A call's state; its one timer (tgen) is the patience while C_INVITING, the hold while C_UP,
- * the wait while C_RETRY. */
-enum call_state { C_FREE, C_INVITING, C_UP, C_BYE, C_RETRY };
-
 /* The text of a call's BYE, printed from its 2xx when the call is set up (the 2xx is gone by
  * the end of the hold). A dialog whose route set makes it longer cannot be hung up: counted. */
 #define BYE_MAX 1024
@@ -58,29 +49,29 @@ enum call_state { C_FREE, C_INVITING, C_UP, C_BYE, C_RETRY };
 #define LATE    1e-3 /* s: an INVITE sent later than this after its schedule is late */
 #define LAG_SAY 10e-3
 
+/* A call's slot; its one timer (tgen) is the one the machine arms (patience, hold, retry). */
 struct gcall {
-    struct osn_uac_call uac;
-    double t_sched;   /* this attempt's scheduled start (s) */
-    uint64_t origin;  /* the call's number, 1, 2, ... (its hold draw) */
-    uint32_t idx;     /* slot index (the Call-ID's first field) */
-    uint32_t attempt; /* the slot's attempt count (the Call-ID's second field) */
-    uint32_t tgen;    /* generation of the hold or retry timer: cancel = increment */
-    uint8_t state;    /* enum call_state */
-    uint8_t last;     /* C_RETRY: the outcome of the attempt that failed */
+    struct osn_uac_call uac; /* the machine's state */
+    double t_sched;          /* this attempt's scheduled start (s) */
+    uint64_t origin;         /* the call's number, 1, 2, ... (its hold draw) */
+    uint32_t idx;            /* slot index (the Call-ID's first field) */
+    uint32_t attempt;        /* the slot's attempt count (the Call-ID's second field) */
+    uint32_t tgen;           /* generation of the call's timer: cancel = increment */
+    bool live;               /* the slot holds a call */
     uint16_t bye_len;
-    struct ntx *invite; /* C_INVITING: the attempt's INVITE transaction (its CANCEL's source) */
+    struct ntx *invite; /* INVITING: the attempt's INVITE transaction (its CANCEL's source) */
     struct gcall *next_free;
     char bye[BYE_MAX];
 };
 
 struct gen {
     const struct osn_node_source *src;
+    struct osn_uac_cfg ucfg; /* the UAC machine's */
     struct gen_arrivals arr;
     struct osn_rng rng; /* retry draws */
     uint64_t hold_key;
     uint64_t patience_key; /* the patience draws' purpose, as the simulator's patience_key */
     uint64_t salt;
-    double timer_b; /* 64*T1 (s) */
     double next_at; /* the next call's scheduled time (s), INFINITY: none */
     bool draining;
     size_t live; /* calls without their end */
@@ -93,6 +84,7 @@ struct gen {
     char host[64];                     /* our sent-by host */
     char peer[64];                     /* the next hop, HOST:PORT */
     struct osn_node_uac_stats st, row; /* measures, and their values at the last stats row */
+    uint64_t did[OSN_UAC_NDO];         /* the machine's actions carried out */
 };
 
 static double clock_now(const struct node *n)
@@ -118,7 +110,14 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
     g->hold_key = osn_rng_next(&master);
     g->patience_key = osn_rng_next(&master); /* a new purpose last: the others stay as they were */
     g->salt = n->branch_salt;
-    g->timer_b = 64 * cfg->sip.t1;
+    g->ucfg = (struct osn_uac_cfg){
+            .timer_b = 64 * cfg->sip.t1,
+            .retry = {.prob = cfg->src.retry_prob,
+                      .max_retries = cfg->src.max_retries,
+                      .honour_retry_after = cfg->src.honour_retry_after},
+            /* a retry due later than 64*T1 after the traffic's end is not made (its call ends
+             * with the attempt that failed), so that the drain stays bounded */
+            .retry_until = cfg->duration + 64 * cfg->sip.t1};
     g->next_at = INFINITY;
     g->said_at = -INFINITY;
     snprintf(g->host, sizeof g->host, "%s", n->host);
@@ -172,7 +171,7 @@ static struct gcall *call_new(struct gen *g)
     }
     struct gcall *c = g->free;
     g->free = c->next_free;
-    c->state = C_INVITING;
+    c->live = true;
     g->live++;
     return c;
 }
@@ -180,7 +179,7 @@ static struct gcall *call_new(struct gen *g)
 /* The call is over: its slot goes back to the pool (its timers are stale from now on). */
 static void call_end(struct gen *g, struct gcall *c)
 {
-    c->state = C_FREE;
+    c->live = false;
     c->tgen++;
     c->next_free = g->free;
     g->free = c;
@@ -195,7 +194,7 @@ static struct gcall *call_of(struct gen *g, const struct ntx *x)
     if (!gen_call_id_parse(x->key.call_id, g->salt, &idx, &attempt) || idx / CHUNK >= g->nchunk)
         return NULL;
     struct gcall *c = &g->chunk[idx / CHUNK][idx % CHUNK];
-    return c->state != C_FREE && c->attempt == attempt ? c : NULL;
+    return c->live && c->attempt == attempt ? c : NULL;
 }
 
 /* The call's outcome, once (src/sim/net_tu.c, osn__net_outcome, counts the same). */
@@ -238,15 +237,18 @@ static int start_ctxn(struct node *n, struct ntx *x, int len)
     return 0;
 }
 
-static void arm(struct node *n, struct gcall *c, double at);
+static void arm(struct node *n, struct gcall *c, double at)
+{
+    if (timers_push(&n->timers, at, TM_CALL, c, ++c->tgen) != 0)
+        n->err = OSN_ENOMEM;
+}
 
-/* Sends the INVITE of call c's next attempt (c->uac.retries says which). */
-static void send_invite(struct node *n, struct gcall *c)
+/* Sends the INVITE of call c's attempt (c->uac.retries says which); false when it could not
+ * (no memory): then the call has ended, as a failure of its own kind, said in send_errors. */
+static bool send_invite(struct node *n, struct gcall *c)
 {
     struct gen *g = n->gen;
     c->attempt++;
-    c->state = C_INVITING;
-    c->uac = (struct osn_uac_call){.t0 = n->now, .retries = c->uac.retries};
     struct gen_ids id = ids_of(n, c);
     int len = gen_print_invite(n->obuf, sizeof n->obuf, &id);
     struct ntx *x = len > 0 ? ntx_new(n) : NULL;
@@ -254,17 +256,13 @@ static void send_invite(struct node *n, struct gcall *c)
         fprintf(n->cfg->trace, "%u,%llu,%.9f,%.9f\n", (unsigned)c->uac.retries,
                 (unsigned long long)c->origin, c->t_sched, n->now);
     if (!x || start_ctxn(n, x, len) != 0) {
-        /* Not sent (no memory): a failure of its own kind, said in send_errors. */
         n->st.send_errors++;
         outcome(g, c, OSN_UAC_OTHER);
         call_end(g, c);
-        return;
+        return false;
     }
     c->invite = x;
-    if (g->src->patience.law != OSN_UAC_PATIENCE_NONE)
-        arm(n, c,
-            n->now + osn_uac_patience_draw(&g->src->patience, g->patience_key, c->origin,
-                                           c->uac.retries));
+    return true;
 }
 
 /* Takes the clock for an INVITE scheduled at `at` and records how late it leaves. */
@@ -305,38 +303,12 @@ void gen_start(struct node *n)
         schedule_next(n);
 }
 
-void gen_arrival(struct node *n)
-{
-    struct gen *g = n->gen;
-    if (!g || g->draining)
-        return;
-    lag(n, g->next_at);
-    struct gcall *c = call_new(g);
-    if (!c) {
-        n->err = OSN_ENOMEM;
-        return;
-    }
-    c->origin = ++g->next_origin;
-    c->t_sched = g->next_at;
-    c->uac.retries = 0;
-    g->st.started++;
-    send_invite(n, c);
-    schedule_next(n);
-}
-
-static void arm(struct node *n, struct gcall *c, double at)
-{
-    if (timers_push(&n->timers, at, TM_CALL, c, ++c->tgen) != 0)
-        n->err = OSN_ENOMEM;
-}
-
 /* The call's BYE, printed when it was set up, on a client transaction of its own. */
 static void send_bye(struct node *n, struct gcall *c)
 {
     struct gen *g = n->gen;
     struct ntx *y = c->bye_len ? ntx_new(n) : NULL;
     c->tgen++;
-    c->state = C_BYE;
     if (y) {
         memcpy(n->obuf, c->bye, c->bye_len);
         if (start_ctxn(n, y, c->bye_len) == 0) {
@@ -348,19 +320,10 @@ static void send_bye(struct node *n, struct gcall *c)
     call_end(g, c);
 }
 
-/* A unit-mean exponential that depends only on the call's number and the run's key (the
- * simulator's hold_exp1): the same call holds the same time whatever happened before it. */
-static double hold_exp1(const struct gen *g, const struct gcall *c)
-{
-    uint64_t x = g->hold_key ^ c->origin;
-    uint64_t h = osn_splitmix64(&x);
-    return -log((double)((h >> 11) + 1) * 0x1.0p-53);
-}
-
 /* The CANCEL of call c's INVITE (RFC 3261 9.1), printed from the request its transaction keeps
  * (same Request-URI, Call-ID, From, To, CSeq number and top Via branch), on a non-INVITE client
- * transaction to the INVITE's next hop; its 200, or Timer F, ends it (gen_client_event). The
- * INVITE's transaction is the call's while it is live and carries this attempt's Call-ID. */
+ * transaction to the INVITE's next hop; its 200, or Timer F, ends it. The INVITE's transaction
+ * is the call's while it is live and carries this attempt's Call-ID. */
 static void send_cancel(struct node *n, struct gcall *c)
 {
     struct gen *g = n->gen;
@@ -377,34 +340,8 @@ static void send_cancel(struct node *n, struct gcall *c)
         n->st.send_errors++;
 }
 
-/* What the caller of c does now: the CANCEL when the step says so. */
-static void uac_step(struct node *n, struct gcall *c, const struct osn_uac_step *st)
-{
-    if (st->cancel)
-        send_cancel(n, c);
-}
-
-void gen_call_timer(struct node *n, void *obj, uint32_t tgen)
-{
-    struct gcall *c = obj;
-    if (!n->gen || c->tgen != tgen)
-        return;
-    if (c->state == C_INVITING) {
-        /* The caller's patience ran out before a final answer (a final answer moves the call
-         * on and re-arms or ends its timer, so this is still the attempt that armed it). */
-        struct osn_uac_step st;
-        osn_uac_on_patience(&c->uac, &st);
-        uac_step(n, c, &st);
-    } else if (c->state == C_UP) {
-        send_bye(n, c);
-    } else if (c->state == C_RETRY) {
-        lag(n, c->t_sched);
-        c->uac.retries++;
-        n->gen->st.retries++;
-        send_invite(n, c);
-    }
-}
-
+/* The ACK of 2xx resp of call c (NULL: a call that has ended; its 2xx copy is ACKed all the
+ * same, from the 2xx's text). */
 static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire *resp)
 {
     struct gcall none = {0};
@@ -418,34 +355,138 @@ static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire 
     }
 }
 
-/* The drain's end for retries: a retry due later than 64*T1 after the traffic's end is not
- * made (its call ends with the attempt that failed), so that the drain stays bounded. */
-static double drain_end(const struct node *n)
-{
-    return n->cfg->duration + n->gen->timer_b;
-}
+static void start_attempt(struct node *n, struct gcall *c, unsigned retries);
 
-/* Whether the caller of c tries again after `out` (osn_uac_retry decides, with the draws of
- * the scenario's laws); if so, the retry is scheduled. */
-static bool retry(struct node *n, struct gcall *c, int out, int retry_after)
+/* Carries out what the UAC's machine decided for call c (NULL only for a 2xx copy of a call
+ * that ended: ACK alone), in its order; `in` is the response of an INVITE event. */
+static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
+                const struct rmsg *in)
 {
     struct gen *g = n->gen;
-    const struct osn_node_source *sc = g->src;
-    if (!(sc->retry_prob > 0))
-        return false;
-    double u = osn_rng_u01(&g->rng), delay = gen_retry_delay(sc, &g->rng), wait;
-    struct osn_uac_retry_cfg rc = {.prob = sc->retry_prob,
-                                   .max_retries = sc->max_retries,
-                                   .honour_retry_after = sc->honour_retry_after};
-    if (!osn_uac_retry(&rc, &c->uac, out, retry_after, u, delay, &wait) ||
-        n->now + wait > drain_end(n))
-        return false;
-    c->state = C_RETRY;
-    c->invite = NULL;
-    c->last = (uint8_t)out;
-    c->t_sched = n->now + wait;
-    arm(n, c, c->t_sched);
-    return true;
+    /* node.warmup: only the delays of the window [warm-up, end of traffic], as the simulator
+     * counts a delay whose response comes in its window (a run's p99 then compares with its). */
+    double w0 = n->cfg->warmup;
+    bool window = !(w0 > 0) || (n->now >= w0 && n->now <= n->cfg->duration);
+    for (uint32_t b = a->bits; b; b &= b - 1) {
+        int d = __builtin_ctz(b);
+        g->did[d]++;
+        switch (d) {
+        case OSN_UAC_DO_INVITE:
+            if (!send_invite(n, c))
+                return;
+            break;
+        case OSN_UAC_DO_STOP: /* the patience is stale from now on */
+            c->tgen++;
+            break;
+        case OSN_UAC_DO_CANCEL:
+            send_cancel(n, c);
+            break;
+        case OSN_UAC_DO_TRYING:
+            if (!window)
+                break;
+            g->st.trying_n++;
+            g->st.trying_sum += a->delay;
+            gen_hist_add(g->st.trying_hist, a->delay);
+            break;
+        case OSN_UAC_DO_SETUP:
+            if (!window)
+                break;
+            g->st.setup_n++;
+            g->st.setup_sum += a->delay;
+            gen_hist_add(g->st.setup_hist, a->delay);
+            break;
+        case OSN_UAC_DO_ACK:
+            if (in)
+                send_ack(n, c, in->pm);
+            break;
+        case OSN_UAC_DO_DIALOG: {
+            struct gen_ids id = ids_of(n, c);
+            int len = in ? gen_print_bye(c->bye, sizeof c->bye, &id, in->pm) : OSN_EINVAL;
+            c->bye_len = (uint16_t)(len > 0 ? len : 0);
+            break;
+        }
+        case OSN_UAC_DO_RETRY:
+            c->invite = NULL;
+            c->t_sched = a->at;
+            break;
+        case OSN_UAC_DO_OUTCOME:
+            outcome(g, c, a->outcome);
+            break;
+        case OSN_UAC_DO_ARM:
+            arm(n, c, a->at);
+            break;
+        case OSN_UAC_DO_HOLD:
+            arm(n, c, n->now + osn_uac_hold_draw(g->src->hold, g->hold_key, c->origin));
+            break;
+        case OSN_UAC_DO_BYE:
+            send_bye(n, c);
+            break;
+        case OSN_UAC_DO_BYE_OK:
+            g->st.byes_ok++;
+            break;
+        case OSN_UAC_DO_ATTEMPT:
+            lag(n, c->t_sched);
+            g->st.retries++;
+            start_attempt(n, c, c->uac.retries + 1u);
+            break;
+        case OSN_UAC_DO_END:
+            call_end(g, c);
+            break;
+        default: /* DRAW: replaced by osn_uac_call_retry before */
+            break;
+        }
+    }
+}
+
+/* Attempt `retries` of call c starts now: its caller's patience drawn (the simulator's draw,
+ * osn_uac_patience_draw: INFINITY for none), the machine asked. */
+static void start_attempt(struct node *n, struct gcall *c, unsigned retries)
+{
+    struct gen *g = n->gen;
+    struct osn_uac_acts a;
+    double patience = osn_uac_patience_draw(&g->src->patience, g->patience_key, c->origin, retries);
+    osn_uac_call_start(&c->uac, n->now, retries, patience, &a);
+    act(n, c, &a, NULL);
+}
+
+/* A call scheduled at `at` starts now. */
+static void call_start(struct node *n, double at)
+{
+    struct gen *g = n->gen;
+    struct gcall *c = call_new(g);
+    if (!c) {
+        n->err = OSN_ENOMEM;
+        return;
+    }
+    c->origin = ++g->next_origin;
+    c->t_sched = at;
+    g->st.started++;
+    start_attempt(n, c, 0);
+}
+
+void gen_call(struct node *n)
+{
+    call_start(n, n->now);
+}
+
+void gen_arrival(struct node *n)
+{
+    struct gen *g = n->gen;
+    if (!g || g->draining)
+        return;
+    lag(n, g->next_at);
+    call_start(n, g->next_at);
+    schedule_next(n);
+}
+
+void gen_call_timer(struct node *n, void *obj, uint32_t tgen)
+{
+    struct gcall *c = obj;
+    struct osn_uac_acts a;
+    if (!n->gen || !c->live || c->tgen != tgen)
+        return;
+    osn_uac_call_on_timer(&c->uac, &a);
+    act(n, c, &a, NULL);
 }
 
 static void invite_event(struct node *n, struct gcall *c, const struct osn_sip_out *o,
@@ -453,52 +494,16 @@ static void invite_event(struct node *n, struct gcall *c, const struct osn_sip_o
 {
     struct gen *g = n->gen;
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-    int status = resp ? o->msg->status : 0;
-    struct osn_uac_step st;
-    if (!c || c->state != C_INVITING) {
-        /* A copy of the 2xx after the call moved on: ACKed all the same (13.2.2.4). */
-        if (resp && status >= 200 && status < 300 && in)
-            send_ack(n, c, in->pm);
-        return;
+    struct osn_uac_call gone = {.state = OSN_UAC_S_DONE};
+    struct osn_uac_acts a;
+    osn_uac_call_on_invite(c ? &c->uac : &gone, &g->ucfg, n->now, o->tu, resp ? o->msg->status : 0,
+                           resp ? o->msg->retry_after : -1, &a);
+    if (a.bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW)) {
+        double u = osn_rng_u01(&g->rng), delay = gen_retry_delay(g->src, &g->rng);
+        osn_uac_call_retry(&c->uac, &g->ucfg, n->now, u, delay, &a);
     }
-    osn_uac_on_invite_event(&c->uac, n->now, g->timer_b, o->tu, status, &st);
-    uac_step(n, c, &st); /* the CANCEL held back until this provisional response (9.1) */
-    /* node.warmup: only the delays of the window [warm-up, end of traffic], as the simulator
-     * counts a delay whose response comes in its window (a run's p99 then compares with its). */
-    double w0 = n->cfg->warmup;
-    bool window = !(w0 > 0) || (n->now >= w0 && n->now <= n->cfg->duration);
-    if (st.trying && window) {
-        g->st.trying_n++;
-        g->st.trying_sum += st.trying_delay;
-        gen_hist_add(g->st.trying_hist, st.trying_delay);
-    }
-    if (st.setup && window) {
-        g->st.setup_n++;
-        g->st.setup_sum += st.setup_delay;
-        gen_hist_add(g->st.setup_hist, st.setup_delay);
-    }
-    if (st.ack && in)
-        send_ack(n, c, in->pm);
-    if (st.connected) {
-        struct gen_ids id = ids_of(n, c);
-        int len = in ? gen_print_bye(c->bye, sizeof c->bye, &id, in->pm) : OSN_EINVAL;
-        c->bye_len = (uint16_t)(len > 0 ? len : 0);
-    }
-    if (st.outcome != OSN_UAC_PENDING) {
-        if (retry(n, c, st.outcome, resp ? o->msg->retry_after : -1))
-            return;
-        outcome(g, c, st.outcome);
-    }
-    if (st.connected) {
-        c->state = C_UP;
-        if (g->draining || st.hangup)
-            send_bye(n, c);
-        else
-            arm(n, c, n->now + g->src->hold * hold_exp1(g, c));
-    } else if (st.outcome != OSN_UAC_PENDING) {
-        call_end(g, c);
-    }
-    if (c->state != C_INVITING)
+    act(n, c, &a, in);
+    if (c && c->uac.state != OSN_UAC_S_INVITING)
         c->invite = NULL;
 }
 
@@ -511,13 +516,11 @@ void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o
     struct gcall *c = call_of(g, x);
     if (x->t.req.method == OSN_SIP_INVITE) {
         invite_event(n, c, o, in);
-    } else if (x->t.req.method == OSN_SIP_BYE && c && c->state == C_BYE) {
+    } else if (x->t.req.method == OSN_SIP_BYE && c) { /* its answer, or Timer F, ends it */
+        struct osn_uac_acts a;
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-        if (resp && o->msg->status < 200)
-            return;
-        if (resp && o->msg->status < 300)
-            g->st.byes_ok++;
-        call_end(g, c); /* its answer, or Timer F */
+        osn_uac_call_on_bye(&c->uac, o->tu, resp ? o->msg->status : 0, &a);
+        act(n, c, &a, NULL);
     }
 }
 
@@ -527,17 +530,21 @@ void gen_drain(struct node *n)
     if (!g || g->draining)
         return;
     g->draining = true;
+    g->ucfg.hang_up = true; /* a call set up from now on hangs up at once */
     for (size_t k = 0; k < g->nchunk; k++)
         for (int i = 0; i < CHUNK; i++) {
             struct gcall *c = &g->chunk[k][i];
-            if (c->state == C_RETRY && c->t_sched > drain_end(n)) {
-                /* The retry will not come: the failure is the call's. */
-                outcome(g, c, c->last);
-                call_end(g, c);
-            } else if (c->state == C_UP) {
-                send_bye(n, c);
-            }
+            struct osn_uac_acts a;
+            if (!c->live)
+                continue;
+            osn_uac_call_on_traffic_end(&c->uac, &g->ucfg, c->t_sched, &a);
+            act(n, c, &a, NULL);
         }
+}
+
+const uint64_t *gen_did(const struct node *n)
+{
+    return n->gen ? n->gen->did : NULL;
 }
 
 bool gen_done(const struct node *n)

@@ -547,6 +547,10 @@ int gen_setup(struct node *n, char *msg, size_t msgsize);
 void gen_start(struct node *n);
 /* A TM_ARRIVAL deadline: the scheduled call starts. */
 void gen_arrival(struct node *n);
+/* A call starts now (what an arrival does, without the schedule: the differential test's). */
+void gen_call(struct node *n);
+/* What the UAC's machine had the generator do so far, by enum osn_uac_do; NULL without one. */
+const uint64_t *gen_did(const struct node *n);
 /* A TM_CALL deadline of call `call` armed with generation `gen`. */
 void gen_call_timer(struct node *n, void *call, uint32_t gen);
 /* An event of one of the generator's client transactions (tu_event passes them all here). */

@@ -242,6 +242,8 @@ struct net {
      * stream seeded by the key and the uid. Derived from patience_key, so that it takes no
      * output of the replication's stream and every other stream stays what it was. */
     uint64_t ring_key;
+    struct osn_uac_cfg uac;        /* the sources' UAC machine (src/elem/uac_call.c) */
+    uint64_t uac_did[OSN_UAC_NDO]; /* what the sources' UACs did, by enum osn_uac_do */
     struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
     int ncores;           /* cores from `core` on (fanout; 1 otherwise) */
@@ -418,28 +420,17 @@ void osn__net_depart(struct net *s, struct element *el);
 /* The next call arrival of source el after time t. */
 double osn__net_next_arrival(struct net *s, struct element *el, double t);
 void osn__net_new_call(struct net *s, int src);
-/* osn__net_retry_or_end with retrials on (source.retry_prob > 0): the draws and the decision. */
-bool osn__net_retry_draw(struct net *s, struct call *c, int outcome, int retry_after);
-/* Attempt c of a call ended with `outcome` (not yet counted), its final response having
- * Retry-After `retry_after` (-1 none): returns true when its caller tries again (scheduled
- * here, the attempt's failure counted as a retry), false when the outcome is the call's. With
- * retrials off nothing is drawn and every run is as before them. Only the test is inline: with
- * the draw inlined too, the UAC's event handler (net_tu.c) grew past what GCC inlines into the
- * transaction layer's output handler, ~5 instructions a message on fanin.ini. */
-static inline bool osn__net_retry_or_end(struct net *s, struct call *c, int outcome,
-                                         int retry_after)
-{
-    return s->cfg->src.retry_prob > 0 && osn__net_retry_draw(s, c, outcome, retry_after);
-}
-/* The wait of call c's caller is over: its next attempt's INVITE. */
-void osn__net_retry(struct net *s, struct call *c);
-/* The hold time of call c is over: its UAC sends the BYE. */
-void osn__net_hold_over(struct net *s, struct call *c);
-/* Call c's attempt starts: its caller's patience (when the scenario has one) is drawn and
- * armed in c->hold. */
-void osn__net_patience_arm(struct net *s, struct call *c);
-/* Call c's caller ran out of patience (its EV_PATIENCE fired). */
-void osn__net_patience_over(struct net *s, struct call *c);
+/* The UAC's machine said DRAW (osn_uac_call_on_invite): the retry draws of attempt c, and the
+ * machine's decision with them, in *a. Not inline: with the draw inlined, the UAC's event
+ * handler (net_tu.c) grew past what GCC inlines into the transaction layer's output handler,
+ * ~5 instructions a message on fanin.ini. */
+void osn__net_retry_draw(struct net *s, struct call *c, struct osn_uac_acts *a);
+/* Carries out what the UAC's machine decided for call c (src/elem/uac_call.c); `invite` and
+ * `resp` are the INVITE and the response of an INVITE event (NULL otherwise). */
+void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *a,
+                      const struct osn_sip_msg *invite, const struct osn_sip_msg *resp);
+/* Call c's UAC timer fired (c->hold: EV_PATIENCE, EV_HOLD or EV_RETRY). */
+void osn__net_uac_timer(struct net *s, struct call *c);
 /* The attempt of call c has its answer (an outcome, or a 2xx): its caller's patience, if still
  * armed, is put away, so that c->hold is free for the hold time or the retry. */
 void osn__net_patience_stop_armed(struct net *s, struct call *c);
@@ -448,8 +439,6 @@ static inline void osn__net_patience_stop(struct net *s, struct call *c)
     if (c->hold.type == EV_PATIENCE)
         osn__net_patience_stop_armed(s, c);
 }
-/* The UAC of call c sends the CANCEL of its INVITE (counted). */
-void osn__net_uac_cancel(struct net *s, struct call *c);
 
 /* net_trace.c: the --trace rows of replication 0. */
 void osn__net_trace_header(struct net *s);

@@ -49,8 +49,19 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
     for (int i = 0; i < 3; i++)
         *sv[i] = (struct osn_net_server_cfg){.buffer = pc->buffer};
-    if (pc->cost)
+    if (pc->cost && pc->elem != OSN__PROBE_UAC)
         memcpy(sv[pc->elem]->cost, pc->cost, sizeof sv[pc->elem]->cost);
+    if (pc->elem == OSN__PROBE_UAC) {
+        struct osn_net_source_cfg *sc = &c->src;
+        sc->patience = pc->patience > 0 ? OSN_NET_PATIENCE_DET : OSN_NET_PATIENCE_NONE;
+        sc->patience_mean = pc->patience;
+        sc->retry_prob = pc->retry_prob;
+        sc->retry_delay = pc->retry_delay;
+        sc->retry_delay_law = OSN_NET_RETRY_DET;
+        sc->max_retries = pc->max_retries;
+        sc->honour_retry_after = pc->honour_retry_after;
+        sc->hold = pc->hold;
+    }
     c->uas.ring = pc->ring;
     c->uas.ring_mean = pc->ring_mean;
     struct osn_rng rng;
@@ -59,9 +70,11 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     if (err)
         goto out;
     /* collapse: source 0, edge 1, core 2, UAS 3; hop h joins elements h and h + 1 */
-    p->id = 1 + (int)pc->elem;
+    p->id = pc->elem == OSN__PROBE_UAC ? 0 : 1 + (int)pc->elem;
     p->in_hop = p->id - 1;
     p->out_hop = p->id;
+    if (pc->elem == OSN__PROBE_UAC)
+        p->s.hold_key = pc->hold_key;
 out:
     if (err)
         p = osn__net_probe_free(p);
@@ -100,7 +113,17 @@ static int fwd_slot(int method)
 /* A message the element sent, off its link: reported, and a forwarded request kept to answer. */
 static void sent(struct osn__net_probe *p, struct nmsg *nm)
 {
-    int i = (int)nm->call->uid - 1;
+    /* the source's calls are numbered by origin (a retry has a uid of its own), the probe's by
+     * uid (origin 0) */
+    int i = (int)(nm->call->origin ? nm->call->origin : nm->call->uid) - 1;
+    if (p->pc.elem == OSN__PROBE_UAC && p->call[i] != nm->call) {
+        /* the call's newest attempt: the one the test's responses go to, held from now on */
+        if (p->call[i])
+            osn__net_call_unref(&p->s, p->call[i]);
+        p->call[i] = nm->call;
+        nm->call->refs++;
+        memset(p->have_fwd[i], 0, sizeof p->have_fwd[i]);
+    }
     bool down = nm->m.status == 0;
     if (down && nm->m.method != OSN_SIP_ACK) {
         p->fwd[i][fwd_slot(nm->m.method)] = nm->m;
@@ -165,6 +188,37 @@ int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
     m.retry_after = -1;
     m.oc = oc ? *oc : (struct osn_sip_oc){0};
     return arrive(p, call, p->out_hop, &m);
+}
+
+int osn__net_probe_call(struct osn__net_probe *p)
+{
+    osn__net_new_call(&p->s, 0);
+    return p->s.err;
+}
+
+int osn__net_probe_uac_response(struct osn__net_probe *p, int call, int method, int status,
+                                int retry_after)
+{
+    int k = fwd_slot(method);
+    if (call < 0 || call >= OSN__PROBE_CALLS)
+        return OSN_EINVAL;
+    if (!p->have_fwd[call][k])
+        return 1;
+    struct osn_sip_msg m = p->fwd[call][k];
+    m.status = (uint16_t)status;
+    m.to_tag = status > 100 ? 99 : 0;
+    m.retry_after = retry_after;
+    m.oc = (struct osn_sip_oc){0};
+    return arrive(p, call, p->out_hop, &m);
+}
+
+void osn__net_probe_uac(const struct osn__net_probe *p, uint64_t did[OSN_UAC_NDO],
+                        uint64_t outcome[OSN_UAC_NOUTCOMES])
+{
+    for (int d = 0; d < OSN_UAC_NDO; d++)
+        did[d] = p->s.uac_did[d];
+    for (int o = 0; o < OSN_UAC_NOUTCOMES; o++)
+        outcome[o] = (uint64_t)p->s.tr.outcome[o];
 }
 
 const uint64_t *osn__net_probe_counts(const struct osn__net_probe *p)

@@ -24,9 +24,10 @@
 #define OSN__PROBE_CALLS 8
 
 /* The element probed: the edge proxy (the source upstream, the core downstream), the core
- * proxy (the edge upstream, the UAS downstream; the controller's server half is its), or the
- * UAS (the core upstream). */
-enum osn__probe_elem { OSN__PROBE_EDGE, OSN__PROBE_CORE, OSN__PROBE_UAS };
+ * proxy (the edge upstream, the UAS downstream; the controller's server half is its), the
+ * UAS (the core upstream), or the source's UAC (the edge downstream; calls start by
+ * osn__net_probe_call, and a call's number is its origin's, through its retries). */
+enum osn__probe_elem { OSN__PROBE_EDGE, OSN__PROBE_CORE, OSN__PROBE_UAS, OSN__PROBE_UAC };
 
 /* What the probed element sent at `t` (s): `down` toward the next hop (requests) or up; m is
  * the simulator's message (borrowed for the call), `call` the call's number. */
@@ -44,6 +45,14 @@ struct osn__probe_cfg {
     double ring_mean;
     osn__probe_send_fn *send;
     void *arg;
+    /* UAC: the source's caller (source.patience det, retrials with a det delay, hold), and the
+     * run's hold key (so that a call holds as long as in another driver) */
+    double patience; /* s, 0: none */
+    double retry_prob, retry_delay;
+    int max_retries;
+    bool honour_retry_after;
+    double hold;
+    uint64_t hold_key;
 };
 
 struct osn__net_probe;
@@ -68,6 +77,19 @@ int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_
  * element forwarded no such request for the call (nothing arrives). */
 int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
                             const struct osn_sip_oc *oc, bool to_cancel);
+
+/* UAC: a new call starts now (numbered 0, 1, ... in order). */
+int osn__net_probe_call(struct osn__net_probe *p);
+
+/* UAC: the next hop answers `status` (Retry-After `retry_after` s, -1 none) to the request of
+ * `method` (INVITE, BYE, CANCEL) its call `call` sent last. Returns 1 when it sent none. */
+int osn__net_probe_uac_response(struct osn__net_probe *p, int call, int method, int status,
+                                int retry_after);
+
+/* UAC: what the sources' UAC machine had the driver do, by enum osn_uac_do, and the calls'
+ * outcomes by enum osn_uac_outcome. */
+void osn__net_probe_uac(const struct osn__net_probe *p, uint64_t did[OSN_UAC_NDO],
+                        uint64_t outcome[OSN_UAC_NOUTCOMES]);
 
 /* What the element's TU counted so far, by enum osn_elem_count. */
 const uint64_t *osn__net_probe_counts(const struct osn__net_probe *p);

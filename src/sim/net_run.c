@@ -197,6 +197,11 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->t_obs = cfg->warmup;
     s->t_end = cfg->warmup + cfg->time;
     s->tb = 64 * cfg->sip.t1;
+    s->uac = (struct osn_uac_cfg){.timer_b = s->tb,
+                                  .retry = {.prob = cfg->src.retry_prob,
+                                            .max_retries = cfg->src.max_retries,
+                                            .honour_retry_after = cfg->src.honour_retry_after},
+                                  .retry_until = INFINITY};
     err = osn_des_init(&s->q, 1024);
     if (err)
         return err;
@@ -320,13 +325,9 @@ static inline __attribute__((always_inline)) void step(struct net *s, struct osn
         break;
     }
     case EV_HOLD:
-        osn__net_hold_over(s, OSN_CONTAINER_OF(ev, struct call, hold));
-        break;
     case EV_RETRY:
-        osn__net_retry(s, OSN_CONTAINER_OF(ev, struct call, hold));
-        break;
     case EV_PATIENCE:
-        osn__net_patience_over(s, OSN_CONTAINER_OF(ev, struct call, hold));
+        osn__net_uac_timer(s, OSN_CONTAINER_OF(ev, struct call, hold));
         break;
     case EV_2XX:
         osn__net_2xx_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));

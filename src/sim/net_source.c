@@ -1,10 +1,12 @@
 /*
  * Call sources of the network simulator: the arrival process of each UAC (Poisson, MMPP, or a
- * piecewise-constant profile with a burst), a new call's INVITE, its retries, its caller's
- * patience, and its BYE after the hold. Whether a caller retries, and when, is the UAC's
- * decision (osn_uac_retry), and so is what a caller who gives up does (osn_uac_on_patience:
- * CANCEL, or wait for a provisional response); this file draws their random numbers, schedules
- * the retry and the patience, and sends the CANCEL.
+ * piecewise-constant profile with a burst), and the driver of the UAC's call machine
+ * (src/elem/uac_call.c): what a caller does (INVITE, CANCEL, ACK, hold, BYE, retry, give up) is
+ * the machine's decision; this file draws its random numbers (patience, retry, hold) and carries
+ * its actions out with the simulator's calls, transactions and event set. Driver differences from
+ * the node's generator (src/node/gen.c): a retry is a new call object here (a new uid: a new
+ * Call-ID), linked to the first by its origin; the call's timer is its `hold` event, whose type
+ * says which timer it is; a hang-up after a crossed CANCEL leaves, like any BYE, from that event.
  */
 #include <math.h>
 
@@ -40,11 +42,28 @@ double osn__net_next_arrival(struct net *s, struct element *el, double t)
  * every run of the same seed. 2^48 * 32 (branch()) still fits in 64 bits. */
 #define RETRY_UID ((uint64_t)1 << 48)
 
-/* An attempt of a call from source `src`: a new INVITE with a new Call-ID (uid); `prev` is the
- * call's previous attempt, NULL for a first one. */
+/* The caller of call `origin`, attempt `retries`, waits this long (s) for a final answer: a draw
+ * of the patience law from a stream of its own (see patience_key), so that runs that differ only
+ * in control give up on the same attempts at the same ages, as far as the calls' fates agree. */
+static double patience_draw(const struct net *s, uint64_t origin, unsigned retries)
+{
+    const struct osn_net_source_cfg *sc = &s->cfg->src;
+    static const int law[] = {[OSN_NET_PATIENCE_NONE] = OSN_UAC_PATIENCE_NONE,
+                              [OSN_NET_PATIENCE_EXP] = OSN_UAC_PATIENCE_EXP,
+                              [OSN_NET_PATIENCE_DET] = OSN_UAC_PATIENCE_DET,
+                              [OSN_NET_PATIENCE_LOGNORMAL] = OSN_UAC_PATIENCE_LOGNORMAL};
+    if (sc->patience == OSN_NET_PATIENCE_NONE)
+        return INFINITY;
+    struct osn_uac_patience p = {law[sc->patience], sc->patience_mean, sc->patience_cv};
+    return osn_uac_patience_draw(&p, s->patience_key, origin, retries);
+}
+
+/* An attempt of a call from source `src`: a new call object with a new Call-ID (uid); `prev`
+ * is the call's previous attempt, NULL for a first one. */
 static void start_attempt(struct net *s, int src, const struct call *prev)
 {
     struct call *c = osn__net_call_new(s);
+    struct osn_uac_acts a;
     if (!c) {
         s->err = OSN_ENOMEM;
         return;
@@ -52,12 +71,10 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
     if (prev) {
         c->uid = RETRY_UID + ++s->next_retry_uid;
         c->origin = prev->origin;
-        c->uac.retries = (uint8_t)(prev->uac.retries + 1);
     } else {
         c->uid = c->origin = ++s->next_uid;
     }
     c->src = (uint16_t)src;
-    c->uac.t0 = s->q.now;
     c->refs = 1; /* held while the INVITE is being started */
     if (!prev) {
         s->tr_start += 1;
@@ -66,15 +83,9 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
     } else if (obs(s)) {
         s->tot[OSN__NT_RETRIES] += 1;
     }
-    struct osn_sip_msg req = {.method = OSN_SIP_INVITE,
-                              .cseq = 1,
-                              .retry_after = -1,
-                              .call_id = c->uid,
-                              .from_tag = c->uid};
-    req.branch = branch(c, 0, B_INVITE);
-    osn__net_start_client(s, src, c, 0, &req);
-    if (s->cfg->src.patience != OSN_NET_PATIENCE_NONE)
-        osn__net_patience_arm(s, c);
+    unsigned retries = prev ? prev->uac.retries + 1u : 0;
+    osn_uac_call_start(&c->uac, s->q.now, retries, patience_draw(s, c->origin, retries), &a);
+    osn__net_uac_act(s, c, &a, NULL, NULL);
     osn__net_call_unref(s, c);
 }
 
@@ -97,9 +108,8 @@ static struct osn_law retry_law(const struct osn_net_source_cfg *sc)
                             .cv = sc->retry_delay_cv};
 }
 
-/* noinline: see osn__net_retry_or_end (net_int.h). */
-__attribute__((noinline)) bool osn__net_retry_draw(struct net *s, struct call *c, int outcome,
-                                                   int retry_after)
+__attribute__((noinline)) void osn__net_retry_draw(struct net *s, struct call *c,
+                                                   struct osn_uac_acts *a)
 {
     const struct osn_net_source_cfg *sc = &s->cfg->src;
     /* Attempt k of call `origin` draws from a stream of its own (see retry_key), so that runs
@@ -110,29 +120,34 @@ __attribute__((noinline)) bool osn__net_retry_draw(struct net *s, struct call *c
     double u = osn_rng_u01(&r);
     struct osn_law law = retry_law(sc);
     double delay = sc->retry_delay > 0 ? osn_des_law_draw(&law, &r) : 0;
-    struct osn_uac_retry_cfg rc = {.prob = sc->retry_prob,
-                                   .max_retries = sc->max_retries,
-                                   .honour_retry_after = sc->honour_retry_after};
-    double wait;
-    if (!osn_uac_retry(&rc, &c->uac, outcome, retry_after, u, delay, &wait))
-        return false;
-    /* The failed attempt lives on, in the call's hold event, until its caller tries again:
-     * the retry needs its origin and count. */
-    c->refs++;
-    osn_des_ev_init(&c->hold, EV_RETRY);
-    osn__net_at(s, &c->hold, s->q.now + wait);
-    if (obs(s) && c->admitted)
-        s->tot[OSN__NT_ADMIT_FAIL] += 1; /* an admission that failed, retried or not */
-    return true;
+    osn_uac_call_retry(&c->uac, &s->uac, s->q.now, u, delay, a);
 }
 
-void osn__net_retry(struct net *s, struct call *c)
+/* Arms the call's one timer at `at`: its type (the event's) is the machine's state's. */
+static void arm(struct net *s, struct call *c, double at)
 {
-    start_attempt(s, c->src, c);
-    osn__net_call_unref(s, c); /* the reference the wait had */
+    int type = c->uac.state == OSN_UAC_S_INVITING ? EV_PATIENCE
+               : c->uac.state == OSN_UAC_S_RETRY  ? EV_RETRY
+                                                  : EV_HOLD;
+    c->refs++; /* the timer's */
+    if (c->hold.type != type)
+        osn_des_ev_init(&c->hold, type);
+    osn__net_at(s, &c->hold, at);
 }
 
-void osn__net_hold_over(struct net *s, struct call *c)
+static void send_invite(struct net *s, struct call *c)
+{
+    struct osn_sip_msg req = {.method = OSN_SIP_INVITE,
+                              .cseq = 1,
+                              .retry_after = -1,
+                              .call_id = c->uid,
+                              .from_tag = c->uid};
+    req.branch = branch(c, 0, B_INVITE);
+    osn__net_start_client(s, c->src, c, 0, &req);
+}
+
+/* The BYE, made from the call (the simulator's messages are numbers: nothing kept of the 2xx). */
+static void send_bye(struct net *s, struct call *c)
 {
     struct osn_sip_msg req = {.method = OSN_SIP_BYE,
                               .cseq = 2,
@@ -142,46 +157,97 @@ void osn__net_hold_over(struct net *s, struct call *c)
                               .to_tag = c->uid + 1};
     req.branch = branch(c, 0, B_BYE);
     osn__net_start_client(s, c->src, c, 0, &req);
-    osn__net_call_unref(s, c); /* the reference the hold timer had */
 }
 
-/* The caller of attempt c waits this long (s) for a final answer: a draw of the patience law
- * from a stream of its own (see patience_key), so that runs that differ only in control give up
- * on the same attempts at the same ages, as far as the calls' fates agree. */
-static double patience_draw(const struct net *s, const struct call *c)
+/* One delay sample into the histogram at tot[hist]. */
+static void hist_add(struct net *s, int hist, double d)
 {
-    const struct osn_net_source_cfg *sc = &s->cfg->src;
-    static const int law[] = {[OSN_NET_PATIENCE_NONE] = OSN_UAC_PATIENCE_NONE,
-                              [OSN_NET_PATIENCE_EXP] = OSN_UAC_PATIENCE_EXP,
-                              [OSN_NET_PATIENCE_DET] = OSN_UAC_PATIENCE_DET,
-                              [OSN_NET_PATIENCE_LOGNORMAL] = OSN_UAC_PATIENCE_LOGNORMAL};
-    struct osn_uac_patience p = {law[sc->patience], sc->patience_mean, sc->patience_cv};
-    return osn_uac_patience_draw(&p, s->patience_key, c->origin, c->uac.retries);
+    s->tot[hist + osn_uac_delay_bin(d)] += 1;
 }
 
-void osn__net_patience_arm(struct net *s, struct call *c)
+static void setup_sample(struct net *s, double d)
 {
-    if (c->uac.outcome != OSN_UAC_PENDING || c->uac.connected)
-        return; /* answered already (nothing is, so early; kept for safety) */
-    c->refs++;  /* the patience timer's */
-    osn_des_ev_init(&c->hold, EV_PATIENCE);
-    osn__net_at(s, &c->hold, s->q.now + patience_draw(s, c));
+    if (s->trace)
+        osn__net_trace_setup(s, d);
+    if (!obs(s))
+        return;
+    s->tot[OSN__NT_SETUP_N] += 1;
+    s->tot[OSN__NT_SETUP_SUM] += d;
+    hist_add(s, OSN__NT_HIST, d);
 }
 
-void osn__net_uac_cancel(struct net *s, struct call *c)
+/* INVITE -> first 100 Trying at the UAC (the PRSM papers' response delay). */
+static void trying_sample(struct net *s, double d)
 {
-    if (obs(s))
-        s->tot[OSN__NT_CANCELS] += 1;
-    osn__net_send_cancel(s, c->src, c, 0);
+    if (!obs(s))
+        return;
+    s->tot[OSN__NT_TRYING_N] += 1;
+    s->tot[OSN__NT_TRYING_SUM] += d;
+    hist_add(s, OSN__NT_TRYING_HIST, d);
 }
 
-void osn__net_patience_over(struct net *s, struct call *c)
+void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *a,
+                      const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
 {
-    struct osn_uac_step st;
-    osn_uac_on_patience(&c->uac, &st);
-    if (st.cancel)
-        osn__net_uac_cancel(s, c);
-    osn__net_call_unref(s, c); /* the reference the patience timer had */
+    for (uint32_t b = a->bits; b; b &= b - 1) {
+        int d = __builtin_ctz(b);
+        s->uac_did[d]++;
+        switch (d) {
+        case OSN_UAC_DO_INVITE:
+            send_invite(s, c);
+            break;
+        case OSN_UAC_DO_STOP: /* c->hold is the hold's or the retry's from now on */
+            osn__net_patience_stop(s, c);
+            break;
+        case OSN_UAC_DO_CANCEL:
+            if (obs(s))
+                s->tot[OSN__NT_CANCELS] += 1;
+            osn__net_send_cancel(s, c->src, c, 0);
+            break;
+        case OSN_UAC_DO_TRYING:
+            trying_sample(s, a->delay);
+            break;
+        case OSN_UAC_DO_SETUP:
+            setup_sample(s, a->delay);
+            break;
+        case OSN_UAC_DO_ACK: {
+            struct osn_sip_msg ack;
+            osn_uac_ack(invite, branch(c, 0, B_ACK), resp->to_tag, &ack);
+            osn__net_transmit(s, c->src, c, 0, &ack);
+            break;
+        }
+        case OSN_UAC_DO_RETRY:
+            if (obs(s) && c->admitted)
+                s->tot[OSN__NT_ADMIT_FAIL] += 1; /* an admission that failed, retried or not */
+            break;
+        case OSN_UAC_DO_OUTCOME:
+            osn__net_outcome(s, c, a->outcome);
+            break;
+        case OSN_UAC_DO_ARM:
+            arm(s, c, a->at);
+            break;
+        case OSN_UAC_DO_HOLD: /* a retry's hold is its call's */
+            arm(s, c, s->q.now + osn_uac_hold_draw(s->cfg->src.hold, s->hold_key, c->origin));
+            break;
+        case OSN_UAC_DO_BYE:
+            send_bye(s, c);
+            break;
+        case OSN_UAC_DO_ATTEMPT:
+            start_attempt(s, c->src, c);
+            break;
+        default: /* DIALOG: the BYE is made from the call; BYE_OK, END: its last reference
+                    frees it */
+            break;
+        }
+    }
+}
+
+void osn__net_uac_timer(struct net *s, struct call *c)
+{
+    struct osn_uac_acts a;
+    osn_uac_call_on_timer(&c->uac, &a);
+    osn__net_uac_act(s, c, &a, NULL, NULL);
+    osn__net_call_unref(s, c); /* the reference the timer had */
 }
 
 void osn__net_patience_stop_armed(struct net *s, struct call *c)

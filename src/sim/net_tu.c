@@ -47,33 +47,6 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
         s->tot[OSN__NT_ADMIT_FAIL] += 1;
 }
 
-/* One delay sample into the histogram at tot[hist]. */
-static void hist_add(struct net *s, int hist, double d)
-{
-    s->tot[hist + osn_uac_delay_bin(d)] += 1;
-}
-
-static void setup_sample(struct net *s, double d)
-{
-    if (s->trace)
-        osn__net_trace_setup(s, d);
-    if (!obs(s))
-        return;
-    s->tot[OSN__NT_SETUP_N] += 1;
-    s->tot[OSN__NT_SETUP_SUM] += d;
-    hist_add(s, OSN__NT_HIST, d);
-}
-
-/* INVITE -> first 100 Trying at the UAC (the PRSM papers' response delay). */
-static void trying_sample(struct net *s, double d)
-{
-    if (!obs(s))
-        return;
-    s->tot[OSN__NT_TRYING_N] += 1;
-    s->tot[OSN__NT_TRYING_SUM] += d;
-    hist_add(s, OSN__NT_TRYING_HIST, d);
-}
-
 /* Carries out the element's actions at element `id` for call c on hop `hop`, on server
  * transaction w: the request's, or for a client event the one upstream of it (an ACK's two
  * actions are carried out by osn__net_on_ack, which has the ACK). Each action's count goes to the
@@ -238,48 +211,28 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
     }
 }
 
-/* A unit-mean exponential that depends only on the call (its uid, numbered in order of arrival)
- * and the replication's hold key: drawn in order of connection from a stream, a call's hold
- * would change with every call that connected or failed before it, which differs between
- * controls. splitmix64 of key ^ uid is a bijection of the uid, so calls never share a value. */
-static double hold_exp1(const struct net *s, const struct call *c)
-{
-    uint64_t x = s->hold_key ^ c->origin; /* a retry's hold is its call's */
-    uint64_t h = osn_splitmix64(&x);
-    return -log((double)((h >> 11) + 1) * 0x1.0p-53);
-}
-
-/* The UAC's INVITE transaction: setup delay, ACK of the 2xx, outcome, then the hold time. */
+/* An event of the UAC's INVITE transaction: the UAC's machine decides (src/elem/uac_call.c),
+ * net_source.c carries it out. */
 static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     struct call *c = w->call;
-    struct osn_uac_step st;
+    struct osn_uac_acts a;
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 
-    osn_uac_on_invite_event(&c->uac, s->q.now, s->tb, o->tu,
-                            o->tu == OSN_SIP_TU_RESPONSE ? o->msg->status : 0, &st);
-    if (st.outcome != OSN_UAC_PENDING || st.connected)
-        osn__net_patience_stop(s, c); /* c->hold is the hold's or the retry's from now on */
-    if (st.cancel) /* the first provisional response to a caller who gave up (RFC 3261 9.1) */
-        osn__net_uac_cancel(s, c);
-    if (st.trying)
-        trying_sample(s, st.trying_delay);
-    if (st.setup)
-        setup_sample(s, st.setup_delay);
-    if (st.ack) {
-        struct osn_sip_msg ack;
-        osn_uac_ack(&w->t.req, branch(c, 0, B_ACK), o->msg->to_tag, &ack);
-        osn__net_transmit(s, txn_elem(w), c, 0, &ack);
-    }
-    if (st.outcome != OSN_UAC_PENDING &&
-        !osn__net_retry_or_end(s, c, st.outcome,
-                               o->tu == OSN_SIP_TU_RESPONSE ? o->msg->retry_after : -1))
-        osn__net_outcome(s, c, st.outcome);
-    if (st.connected) {
-        c->refs++; /* the hold timer's */
-        /* RFC 3261 15: a 2xx that crossed the caller's CANCEL is hung up at once. */
-        double hold = st.hangup ? 0 : s->cfg->src.hold * hold_exp1(s, c);
-        osn__net_at(s, &c->hold, s->q.now + hold);
-    }
+    osn_uac_call_on_invite(&c->uac, &s->uac, s->q.now, o->tu, resp ? o->msg->status : 0,
+                           resp ? o->msg->retry_after : -1, &a);
+    if (a.bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW))
+        osn__net_retry_draw(s, c, &a);
+    osn__net_uac_act(s, c, &a, &w->t.req, resp ? o->msg : NULL);
+}
+
+/* An event of the UAC's BYE transaction: its answer ends the call (the machine counts it). */
+static void uac_bye_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
+{
+    struct osn_uac_acts a;
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+    osn_uac_call_on_bye(&w->call->uac, o->tu, resp ? o->msg->status : 0, &a);
+    osn__net_uac_act(s, w->call, &a, NULL, NULL);
 }
 
 /* A proxy's client transaction: what the element decides, on the server transaction upstream. */
@@ -320,8 +273,10 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
         on_server_tu(s, w, o);
     else if (s->elems[txn_elem(w)].role != R_SRC)
         proxy_client_event(s, w, o);
-    else if (w->t.req.method == OSN_SIP_INVITE) /* a BYE's end asks nothing more of the UAC */
+    else if (w->t.req.method == OSN_SIP_INVITE)
         uac_invite_event(s, w, o);
+    else if (w->t.req.method == OSN_SIP_BYE) /* a CANCEL's end asks nothing of the UAC */
+        uac_bye_event(s, w, o);
 }
 
 void osn__net_ring_timer(struct net *s, struct call *c)

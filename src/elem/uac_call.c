@@ -1,0 +1,182 @@
+/*
+ * The UAC's call, one state machine for both worlds: the network simulator's sources
+ * (src/sim/net_source.c, net_tu.c) and the node's load generator (src/node/gen.c) each carry
+ * out what it returns, with their own messages, timers and random draws. The decisions under it
+ * (outcome, retrial, patience) are uac.c's.
+ *
+ *                start: INVITE, ARM patience
+ *                            |
+ *                            v
+ *   +------------------> INVITING --- patience ran out: CANCEL once a 1xx has come (9.1) --+
+ *   |                     |   |  ^                                                         |
+ *   |   2xx: ACK, DIALOG, |   |  +-------------------------------------------------------+
+ *   |   OUTCOME, HOLD     |   | final >= 300, Timer B, transport error: outcome decided
+ *   |   (ARM now when the |   v
+ *   |   caller gave up:   |  503 or timeout, retries left, u < prob: DRAW -> RETRY, ARM wait
+ *   |   RFC 3261 15)      |  otherwise: OUTCOME, END -> DONE
+ *   |                     v             |
+ *   |                    UP             v
+ *   |                     | timer      RETRY --- timer: ATTEMPT (the driver starts the next)
+ *   |                     v             |
+ *   |                    BYE            +--> DONE (the attempt; the call goes on in the next)
+ *   |                     | 2xx (BYE_OK) or other final or Timer F: END
+ *   |                     v
+ *   +-- (next attempt)   DONE
+ *
+ * In every state but INVITING a 2xx (a copy of the one that set the call up) is only ACKed
+ * (RFC 3261 13.2.2.4). The caller who gave up is abandoned whatever ends the attempt, and never
+ * retried; a 2xx that crossed its CANCEL is ACKed and the call hung up at once (RFC 3261 15),
+ * as a hold of 0. The random draws (patience, retry, hold) are the driver's, of the laws here and
+ * in uac.c, so that each world keeps its own streams.
+ */
+#include <math.h>
+
+#include "osn/elem.h"
+#include "osn/rng.h"
+
+#define BIT(d) OSN_UAC_BIT(OSN_UAC_DO_##d)
+
+void osn_uac_call_start(struct osn_uac_call *c, double now, unsigned retries, double patience,
+                        struct osn_uac_acts *a)
+{
+    *c = (struct osn_uac_call){.t0 = now, .retries = (uint8_t)retries, .state = OSN_UAC_S_INVITING};
+    a->bits = BIT(INVITE);
+    if (patience < INFINITY) {
+        a->bits |= BIT(ARM);
+        a->at = now + patience;
+    }
+}
+
+/* Whether an attempt that ended with `outcome` may be retried, before the draws: what
+ * osn_uac_retry asks of all but the uniform draw. */
+static bool may_retry(const struct osn_uac_cfg *cfg, const struct osn_uac_call *c, int outcome)
+{
+    return cfg->retry.prob > 0 && (outcome == OSN_UAC_REJECTED || outcome == OSN_UAC_TIMEOUT) &&
+           !c->connected && c->retries < cfg->retry.max_retries;
+}
+
+void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
+                            int tu, int status, int retry_after, struct osn_uac_acts *a)
+{
+    struct osn_uac_step st;
+    bool ok2xx = tu == OSN_SIP_TU_RESPONSE && status >= 200 && status < 300;
+    a->bits = 0;
+    if (c->state != OSN_UAC_S_INVITING) {
+        if (ok2xx)
+            a->bits = BIT(ACK);
+        return;
+    }
+    osn_uac_on_invite_event(c, now, cfg->timer_b, tu, status, &st);
+    uint32_t b = 0;
+    if (st.outcome != OSN_UAC_PENDING || st.connected)
+        b |= BIT(STOP);
+    if (st.cancel)
+        b |= BIT(CANCEL);
+    if (st.trying) {
+        b |= BIT(TRYING);
+        a->delay = st.trying_delay;
+    }
+    if (st.setup) {
+        b |= BIT(SETUP);
+        a->delay = st.setup_delay;
+    }
+    if (st.ack)
+        b |= BIT(ACK);
+    if (st.connected) {
+        /* Its outcome is decided with it (good, or a timeout if too late), never retried. */
+        b |= BIT(DIALOG);
+        if (st.outcome != OSN_UAC_PENDING) {
+            b |= BIT(OUTCOME);
+            a->outcome = st.outcome;
+        }
+        c->state = OSN_UAC_S_UP;
+        if (st.hangup || cfg->hang_up) {
+            b |= BIT(ARM);
+            a->at = now;
+        } else {
+            b |= BIT(HOLD);
+        }
+    } else if (st.outcome != OSN_UAC_PENDING) {
+        a->outcome = st.outcome;
+        a->retry_after = retry_after;
+        if (may_retry(cfg, c, st.outcome)) {
+            b |= BIT(DRAW);
+        } else {
+            b |= BIT(OUTCOME) | BIT(END);
+            c->state = OSN_UAC_S_DONE;
+        }
+    }
+    a->bits = b;
+}
+
+void osn_uac_call_retry(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now, double u,
+                        double delay, struct osn_uac_acts *a)
+{
+    double wait;
+    a->bits &= ~BIT(DRAW);
+    if (osn_uac_retry(&cfg->retry, c, a->outcome, a->retry_after, u, delay, &wait) &&
+        now + wait <= cfg->retry_until) {
+        c->state = OSN_UAC_S_RETRY;
+        a->bits |= BIT(RETRY) | BIT(ARM);
+        a->at = now + wait;
+    } else {
+        c->state = OSN_UAC_S_DONE;
+        a->bits |= BIT(OUTCOME) | BIT(END);
+    }
+}
+
+void osn_uac_call_on_timer(struct osn_uac_call *c, struct osn_uac_acts *a)
+{
+    struct osn_uac_step st;
+    a->bits = 0;
+    switch (c->state) {
+    case OSN_UAC_S_INVITING: /* the caller's patience */
+        osn_uac_on_patience(c, &st);
+        if (st.cancel)
+            a->bits = BIT(CANCEL);
+        break;
+    case OSN_UAC_S_UP: /* the hold: hang up (RFC 3261 15.1.1) */
+        c->state = OSN_UAC_S_BYE;
+        a->bits = BIT(BYE);
+        break;
+    case OSN_UAC_S_RETRY: /* the wait: this attempt is over, the next one starts */
+        c->state = OSN_UAC_S_DONE;
+        a->bits = BIT(ATTEMPT);
+        break;
+    default:
+        break;
+    }
+}
+
+void osn_uac_call_on_bye(struct osn_uac_call *c, int tu, int status, struct osn_uac_acts *a)
+{
+    a->bits = 0;
+    if (c->state != OSN_UAC_S_BYE || (tu == OSN_SIP_TU_RESPONSE && status < 200))
+        return;
+    c->state = OSN_UAC_S_DONE;
+    a->bits = BIT(END);
+    if (tu == OSN_SIP_TU_RESPONSE && status < 300)
+        a->bits |= BIT(BYE_OK);
+}
+
+void osn_uac_call_on_traffic_end(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double due,
+                                 struct osn_uac_acts *a)
+{
+    a->bits = 0;
+    if (c->state == OSN_UAC_S_RETRY && due > cfg->retry_until) {
+        /* The retry will not come: the failure of the attempt is the call's. */
+        c->state = OSN_UAC_S_DONE;
+        a->bits = BIT(OUTCOME) | BIT(END);
+        a->outcome = c->outcome;
+    } else if (c->state == OSN_UAC_S_UP) {
+        c->state = OSN_UAC_S_BYE;
+        a->bits = BIT(BYE);
+    }
+}
+
+double osn_uac_hold_draw(double mean, uint64_t key, uint64_t origin)
+{
+    uint64_t x = key ^ origin;
+    uint64_t h = osn_splitmix64(&x);
+    return mean * -log((double)((h >> 11) + 1) * 0x1.0p-53);
+}
