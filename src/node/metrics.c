@@ -133,10 +133,17 @@ void node_view(struct node *n, struct node_view *v)
         v->level = osn_ctl_client_level(n->cli, n->now);
     if (n->nhops > 1) {
         v->nhops = n->fan.n;
+        /* Several next hops have a client half each (RFC 7339 5.10: the state is per server),
+         * all of one kind: n->cli is unused then, and each hop's level is its own gauge. */
+        struct osn_ctl *c0 = n->fan.h[0].cli;
+        v->kind = c0 ? osn_ctl_kind_of(c0) : OSN_CTL_KIND_NONE;
         for (int i = 0; i < n->fan.n; i++) {
+            struct osn_ctl *c = n->fan.h[i].cli;
             v->hop[i] = n->fan.h[i];
             v->hop[i].cli = NULL; /* not to be read by another thread */
             v->up[i] = osn_elem_hop_up(&n->fan, i, n->now);
+            if (c && (v->kind == OSN_CTL_KIND_LOSS || v->kind == OSN_CTL_KIND_RATE))
+                v->hop_level[i] = osn_ctl_client_level(c, n->now);
         }
     }
 }
@@ -171,20 +178,28 @@ static size_t render(const struct node *n, const struct node_view *v, char *buf,
     /* The client half's throttle (node_view); the element is a label, so that a dashboard over
      * several nodes tells whose throttle it is. */
     const char *element = osn_node_element_name(n->cfg->element);
+    /* With several next hops, one sample per server, labelled by its address as the
+     * osn_node_next_hop_* series are. */
+    int nlevel = v->nhops > 1 ? v->nhops : 1;
     if (v->kind == OSN_CTL_KIND_LOSS)
         ADD("# HELP osn_node_client_shed_percent percent of new requests the client half sheds "
             "toward the next hop (RFC 7339 loss; 0 when off)\n"
-            "# TYPE osn_node_client_shed_percent gauge\n"
-            "osn_node_client_shed_percent{element=\"%s\"} %.17g\n",
-            element, v->level);
-    else if (v->kind == OSN_CTL_KIND_RATE) {
-        char r[32];
-        snprintf(r, sizeof r, isinf(v->level) ? "+Inf" : "%.17g", v->level);
+            "# TYPE osn_node_client_shed_percent gauge\n");
+    else if (v->kind == OSN_CTL_KIND_RATE)
         ADD("# HELP osn_node_client_rate_limit_per_s new INVITEs per second the client half "
             "lets through to the next hop (RFC 7415 rate; +Inf when off)\n"
-            "# TYPE osn_node_client_rate_limit_per_s gauge\n"
-            "osn_node_client_rate_limit_per_s{element=\"%s\"} %s\n",
-            element, r);
+            "# TYPE osn_node_client_rate_limit_per_s gauge\n");
+    for (int i = 0; (v->kind == OSN_CTL_KIND_LOSS || v->kind == OSN_CTL_KIND_RATE) && i < nlevel;
+         i++) {
+        double level = v->nhops > 1 ? v->hop_level[i] : v->level;
+        char r[32], server[96] = "";
+        snprintf(r, sizeof r, isinf(level) ? "+Inf" : "%.17g", level);
+        if (v->nhops > 1)
+            snprintf(server, sizeof server, ",server=\"%s\"", n->hops[i].text);
+        ADD("%s{element=\"%s\"%s} %s\n",
+            v->kind == OSN_CTL_KIND_LOSS ? "osn_node_client_shed_percent"
+                                         : "osn_node_client_rate_limit_per_s",
+            element, server, r);
     }
     /* Several next hops, each labelled by its address (RFC 7339 5.10: the state is per server):
      * the element's counts (src/elem/hops.c) and whether it is up. */

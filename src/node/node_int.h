@@ -474,6 +474,8 @@ struct node_view {
     int nhops;              /* several next hops: their counts summed, up when up in any worker */
     struct osn_elem_hop hop[OSN_ELEM_MAX_HOPS];
     bool up[OSN_ELEM_MAX_HOPS];
+    /* several next hops: each one's client half level (kind says which), merged as level */
+    double hop_level[OSN_ELEM_MAX_HOPS];
 };
 void node_view(struct node *n, struct node_view *v);
 

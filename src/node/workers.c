@@ -186,10 +186,14 @@ void workers_view(struct node *n, struct node_view *v)
             d->downs += o.hop[h].downs;
             d->failovers += o.hop[h].failovers;
             v->up[h] = v->up[h] || o.up[h];
+            v->hop_level[h] += o.hop_level[h]; /* summed as level is, divided below */
         }
     }
-    if (v->kind == OSN_CTL_KIND_LOSS && loss > 0)
+    if (v->kind == OSN_CTL_KIND_LOSS && loss > 0) {
         v->level /= loss;
+        for (int h = 0; h < v->nhops && h < OSN_ELEM_MAX_HOPS; h++)
+            v->hop_level[h] /= loss;
+    }
 }
 
 /* Worker i's final counts w into the node's st. */

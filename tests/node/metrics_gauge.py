@@ -9,13 +9,19 @@ Checks, each printed as FAIL when it does not hold:
           the percentage of requests to reduce); rate, oc=150 ->
           osn_node_client_rate_limit_per_s{element="edge"} 150 (RFC 7415 3.3: oc is the
           highest rate, requests per second); before the answer, 0 and +Inf (no feedback yet)
+  fanout  an edge with control loss before two next hops: one gauge per server
+          (osn_node_client_shed_percent{element="edge",server="HOST:PORT"}), 0 for both before
+          any feedback; after the server the INVITE went to answers with oc=20, 20 for it and
+          still 0 for the other (RFC 7339 5.10: a client keeps the state per server)
   docs    the series of docs/node.md's table ("The metrics endpoint") are exactly those a uas,
-          an edge with loss and an edge with rate export together, with the labels shown
+          an edge with loss and an edge with rate, with one and with two next hops, export
+          together, with the labels shown
 
 Usage: metrics_gauge.py OSN SOURCE_DIR     exit 0 when every check held, 1 otherwise.
 """
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -132,23 +138,72 @@ def check_gauge(osn, tmp, kind, oc, series, before):
         caller.close()
 
 
+def check_fanout(osn, tmp, oc):
+    """Two next hops, control loss: a gauge per server; the one that answers with oc=20 reads
+    20, the other (no feedback from it) still 0 (RFC 7339 5.10: the state is per server)."""
+    hops = []
+    for _ in range(2):
+        h = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        h.bind(("127.0.0.1", 0))
+        hops.append(h)
+    names = [f"127.0.0.1:{h.getsockname()[1]}" for h in hops]
+    p, sip, met = start(osn, tmp, "node.element=edge", "control.kind=loss",
+                        "node.next_hop=" + ", ".join(names))
+    caller = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    caller.bind(("127.0.0.1", 0))
+    caller.settimeout(5)
+    keys = [f'osn_node_client_shed_percent{{element="edge",server="{s}"}}' for s in names]
+    try:
+        got = samples(scrape(met))
+        if [got.get(k) for k in keys] != ["0", "0"]:
+            fail(f"fanout: before any feedback {keys} = {[got.get(k) for k in keys]}, want 0, 0")
+        caller.sendto(invite(caller, sip, caller.getsockname()[1]), ("127.0.0.1", sip))
+        ready, _, _ = select.select(hops, [], [], 5)
+        if not ready:
+            raise OSError("no next hop got the INVITE")
+        i = hops.index(ready[0])
+        req, edge = hops[i].recvfrom(65535)
+        hops[i].sendto(answer_with_feedback(hops[i], req.decode(errors="replace"), oc, "loss"),
+                       edge)
+        status = caller.recv(65535).decode(errors="replace").split("\r\n")[0]
+        while status.startswith("SIP/2.0 1"):
+            status = caller.recv(65535).decode(errors="replace").split("\r\n")[0]
+        got = samples(scrape(met))
+        want = ["0", "0"]
+        want[i] = str(oc)
+        have = [got.get(k) for k in keys]
+        if [None if g is None else float(g) for g in have] != [float(w) for w in want]:
+            fail(f"fanout: after oc={oc} from {names[i]} {keys} = {have}, want {want}")
+        else:
+            print(f"ok   fanout: {keys[i]} {have[i]}, {keys[1 - i]} {have[1 - i]}")
+    except (OSError, ValueError) as e:
+        fail(f"fanout: {e!r}: " + open(os.path.join(tmp, "err")).read()[-1000:])
+    finally:
+        stop(p)
+        for h in hops:
+            h.close()
+        caller.close()
+
+
 def documented(src):
     """The series names (with their label names) of docs/node.md's metrics table."""
     text = open(os.path.join(src, "docs", "node.md"), encoding="utf-8").read()
     sec = text[text.index("## The metrics endpoint"):]
     sec = sec[:sec.index("\n## ", 3)]
     names = set()
-    for m in re.finditer(r"^\| `(osn_node_[a-z0-9_]+)(\{([a-z_]+)=[^`]*\})?` \|", sec, re.M):
-        names.add(m.group(1) + (f"{{{m.group(3)}}}" if m.group(3) else ""))
+    for m in re.finditer(r"^\| `(osn_node_[a-z0-9_]+)(\{[^`]*\})?` \|", sec, re.M):
+        labels = re.findall(r"([a-z_]+)=", m.group(2) or "")
+        names.add(m.group(1) + (f"{{{','.join(labels)}}}" if labels else ""))
     return names
 
 
 def exported(text):
     names = set()
     for key in samples(text):
-        m = re.match(r"^([a-z0-9_]+)(\{([a-z_]+)=\"[^\"]*\"\})?$", key)
+        m = re.match(r'^([a-z0-9_]+)(\{([a-z_]+="[^"]*",?)+\})?$', key)
         if m:
-            names.add(m.group(1) + (f"{{{m.group(3)}}}" if m.group(3) else ""))
+            labels = re.findall(r'([a-z_]+)="', m.group(2) or "")
+            names.add(m.group(1) + (f"{{{','.join(labels)}}}" if labels else ""))
         else:
             fail(f"docs: a sample the check cannot read: {key!r}")
     return names
@@ -159,11 +214,16 @@ def main():
     tmp = tempfile.mkdtemp(prefix="osn_metrics_gauge.")
     check_gauge(osn, tmp, "loss", 20, "osn_node_client_shed_percent", "0")
     check_gauge(osn, tmp, "rate", 150, "osn_node_client_rate_limit_per_s", "+Inf")
+    check_fanout(osn, tmp, 20)
 
     have = set()
     for sets in (("node.element=uas",),
                  ("node.element=edge", "control.kind=loss", "node.next_hop=127.0.0.1:9"),
-                 ("node.element=edge", "control.kind=rate", "node.next_hop=127.0.0.1:9")):
+                 ("node.element=edge", "control.kind=rate", "node.next_hop=127.0.0.1:9"),
+                 ("node.element=edge", "control.kind=loss",
+                  "node.next_hop=127.0.0.1:9, 127.0.0.1:11"),
+                 ("node.element=edge", "control.kind=rate",
+                  "node.next_hop=127.0.0.1:9, 127.0.0.1:11")):
         p, _, met = start(osn, tmp, *sets)
         try:
             have |= exported(scrape(met))
