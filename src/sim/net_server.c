@@ -91,7 +91,7 @@ static void count_processed(struct net *s, struct element *el, int kind)
     el->tot[OSN__NE_PROC + kind] += 1;
     if (el->role != R_SRC)
         s->tot[OSN__NT_MSGS] += 1;
-    if (is_core(s, (int)(el - s->elems))) {
+    if (el->core) {
         if (kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE || kind == OSN_ELEM_K_REJECT)
             s->tot[OSN__NT_CORE_NEW] += 1;
         else if (kind == OSN_ELEM_K_RETX)
@@ -223,7 +223,7 @@ static void pass_by(struct net *s, struct nmsg *nm)
 
 void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
 {
-    if (el->role == R_PROXY && !osn_elem_on_dialog_path(&el->tu) && in_dialog(nm)) {
+    if (el->off_path && in_dialog(nm)) {
         pass_by(s, nm);
         return;
     }

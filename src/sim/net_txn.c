@@ -134,7 +134,7 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
         return;
     }
     req->sent_by = (uint64_t)from + 1;
-    if (elem_cli(el, c))
+    if (el->offer_oc)
         osn_elem_oc_offer(&req->oc);
     if (osn_sip_ctxn_start(&el->sip, &w->t, req, s->q.now, &o) != 0) {
         osn__net_txn_free(s, w);
