@@ -63,9 +63,11 @@ int osn__net_fix_class(struct net *s, double d)
     return id;
 }
 
-/* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). */
-void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
-                       const struct osn_sip_msg *m)
+/* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). Always
+ * inline into the transaction output loop, as sched() is, about one send a message: out of
+ * line it cost 5.7 instructions a message on fanin.ini. */
+static inline __attribute__((always_inline)) void transmit(struct net *s, int from, struct call *c,
+                                                           int hop, const struct osn_sip_msg *m)
 {
     bool down = m->status == 0;
     struct element *fe = &s->elems[from];
@@ -91,6 +93,12 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
         s->err = OSN_ENOMEM;
 }
 
+void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
+                       const struct osn_sip_msg *m)
+{
+    transmit(s, from, c, hop, m);
+}
+
 /* Carries out what the layer asked for: timers, sends, then the TU event, then the end. */
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
@@ -107,7 +115,7 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
         if (sd->retrans && !osn_proxy_retrans_allowed(elem_cli(el, w->call), s->q.now, sd->msg))
             continue; /* pi: this copy is not sent, the transaction goes on */
         s->tr.retrans += sd->retrans;
-        osn__net_transmit(s, txn_elem(w), w->call, txn_hop(w), sd->msg);
+        transmit(s, txn_elem(w), w->call, txn_hop(w), sd->msg);
     }
     if (o->tu != OSN_SIP_TU_NONE)
         osn__net_on_tu(s, w, o);
