@@ -174,7 +174,10 @@ static void start_service(struct net *s, struct element *el)
         if (el->sc->exp_cost)
             c *= osn_des_exp1(&el->svc_rng);
         osn_elem_server_begin(&el->server, it);
-        osn__net_at(s, &el->svc, s->q.now + c);
+        /* osn__net_at's work, here: the service completion is scheduled once a message, and
+         * GCC kept osn__net_at out of line. */
+        if (osn_des_at(&s->q, &el->svc, s->q.now + c) != 0)
+            s->err = OSN_ENOMEM;
     }
 }
 
