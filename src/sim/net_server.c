@@ -79,8 +79,10 @@ static bool response_again(const struct element *el, const struct nmsg *nm)
 }
 
 /* Records that request nm was kept at its element el (queued or handled at once); at an
- * element with a controller, responses too. */
-static void mark_kept(const struct element *el, const struct nmsg *nm)
+ * element with a controller, responses too. Always inline: once a message, and GCC kept it out
+ * of line (2.5 instructions a message on fanin.ini). */
+static inline __attribute__((always_inline)) void mark_kept(const struct element *el,
+                                                            const struct nmsg *nm)
 {
     if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
         *kept_bits(nm) |= (uint8_t)(1u << nm->hop);
