@@ -103,18 +103,23 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     struct element *el = &s->elems[txn_elem(w)];
-    for (int i = 0; i < o->ntimer; i++) {
+    /* The counts are read once: nothing below writes *o, but the compiler cannot know it (o may
+     * be s->out) and read them again after every call. */
+    int ntimer = o->ntimer, nsend = o->nsend;
+    for (int i = 0; i < ntimer; i++) {
         const struct osn_sip_timer *tm = &o->timer[i];
         if (tm->set)
             sched(s, &w->ev[tm->slot], tm->at, &s->fix_hint[tm->id]);
         else
             osn_des_cancel(&s->q, &w->ev[tm->slot]);
     }
-    for (int i = 0; i < o->nsend; i++) {
+    for (int i = 0; i < nsend; i++) {
         const struct osn_sip_send *sd = &o->send[i];
-        if (sd->retrans && !osn_proxy_retrans_allowed(elem_cli(el, w->call), s->q.now, sd->msg))
-            continue; /* pi: this copy is not sent, the transaction goes on */
-        s->tr.retrans += sd->retrans;
+        if (sd->retrans) {
+            if (!osn_proxy_retrans_allowed(elem_cli(el, w->call), s->q.now, sd->msg))
+                continue; /* pi: this copy is not sent, the transaction goes on */
+            s->tr.retrans += 1;
+        }
         transmit(s, txn_elem(w), w->call, txn_hop(w), sd->msg);
     }
     if (o->tu != OSN_SIP_TU_NONE)
