@@ -162,8 +162,21 @@ void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev);
 
 static inline void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev)
 {
-    if (q && ev && ev->pos != OSN_DES_IDLE)
-        osn__des_cancel_pending(q, ev);
+    if (!q || !ev || ev->pos == OSN_DES_IDLE)
+        return;
+    /* A FIFO entry behind the head (the SIP network's replaced and stopped timers, most
+     * cancels) is only cleared, here; the head's cancel moves the head on (evset.c). */
+    if (ev->fifo > 0) {
+        struct osn__des_fifo *f = &q->fifo[ev->fifo - 1];
+        if ((uint64_t)ev->pos != f->head) {
+            f->ring[ev->pos & f->mask].ev = NULL;
+            ev->pos = OSN_DES_IDLE;
+            ev->fifo = 0;
+            q->nfifo_events--;
+            return;
+        }
+    }
+    osn__des_cancel_pending(q, ev);
 }
 
 /* Ziggurat tables of the exponential law (src/des/zig.c, built at program start). */

@@ -208,6 +208,13 @@ struct element {
     /* No controller, and new and retransmitted requests of every method both queued or both
      * free: a request's kind on arrival is its method's (net_server.c, arrival_kind). */
     bool kind_by_method;
+    /* A proxy off the dialogs' path (osn_elem_on_dialog_path false): in-dialog messages pass it
+     * by. Kept as one flag, as every message reaching an element asks. */
+    bool off_path;
+    /* is_core() of this element, and whether it offers oc to its next hop (it has a client half
+     * toward every next hop: elem_cli() non-NULL for every call), asked per message and per
+     * client transaction: flags, rather than the index arithmetic and the fanout's lookup. */
+    bool core, offer_oc;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;

@@ -146,6 +146,9 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
                                .sip = &cfg->sip,
                                .retry_after = cfg->ctl.none.retry_after,
                                .record_route = el->sc->record_route};
+    el->off_path = el->role == R_PROXY && !osn_elem_on_dialog_path(&el->tu);
+    el->core = is_core(s, i);
+    el->offer_oc = el->cli || (el->hops && cfg->ctl_kind != OSN_CTL_KIND_NONE);
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 

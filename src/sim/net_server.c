@@ -15,9 +15,11 @@
 /*
  * The transaction nm is for at its element, or NULL: a request's server transaction on its hop,
  * a response's client transaction. The call's index gives the one candidate, and the RFC 3261
- * keys decide (an ACK for a 2xx has a branch of its own and so matches none).
+ * keys decide (an ACK for a 2xx has a branch of its own and so matches none). Always inline:
+ * every message is matched once or twice (arrival, service, completion), and out of line the
+ * call cost 13.6 instructions a message on fanin.ini.
  */
-static struct ntxn *match(const struct nmsg *nm)
+static inline __attribute__((always_inline)) struct ntxn *match(const struct nmsg *nm)
 {
     const struct call *c = nm->call;
     int k = req_slot(nm->m.method);
@@ -77,8 +79,10 @@ static bool response_again(const struct element *el, const struct nmsg *nm)
 }
 
 /* Records that request nm was kept at its element el (queued or handled at once); at an
- * element with a controller, responses too. */
-static void mark_kept(const struct element *el, const struct nmsg *nm)
+ * element with a controller, responses too. Always inline: once a message, and GCC kept it out
+ * of line (2.5 instructions a message on fanin.ini). */
+static inline __attribute__((always_inline)) void mark_kept(const struct element *el,
+                                                            const struct nmsg *nm)
 {
     if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
         *kept_bits(nm) |= (uint8_t)(1u << nm->hop);
@@ -91,7 +95,7 @@ static void count_processed(struct net *s, struct element *el, int kind)
     el->tot[OSN__NE_PROC + kind] += 1;
     if (el->role != R_SRC)
         s->tot[OSN__NT_MSGS] += 1;
-    if (is_core(s, (int)(el - s->elems))) {
+    if (el->core) {
         if (kind == OSN_ELEM_K_INVITE || kind == OSN_ELEM_K_BYE || kind == OSN_ELEM_K_REJECT)
             s->tot[OSN__NT_CORE_NEW] += 1;
         else if (kind == OSN_ELEM_K_RETX)
@@ -172,7 +176,10 @@ static void start_service(struct net *s, struct element *el)
         if (el->sc->exp_cost)
             c *= osn_des_exp1(&el->svc_rng);
         osn_elem_server_begin(&el->server, it);
-        osn__net_at(s, &el->svc, s->q.now + c);
+        /* osn__net_at's work, here: the service completion is scheduled once a message, and
+         * GCC kept osn__net_at out of line. */
+        if (osn_des_at(&s->q, &el->svc, s->q.now + c) != 0)
+            s->err = OSN_ENOMEM;
     }
 }
 
@@ -223,7 +230,7 @@ static void pass_by(struct net *s, struct nmsg *nm)
 
 void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
 {
-    if (el->role == R_PROXY && !osn_elem_on_dialog_path(&el->tu) && in_dialog(nm)) {
+    if (el->off_path && in_dialog(nm)) {
         pass_by(s, nm);
         return;
     }

@@ -69,7 +69,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
         case OSN_ELEM_A_FORWARD: {
             bool inv = w->t.req.method == OSN_SIP_INVITE;
             struct osn_sip_msg req;
-            if (inv && is_core(s, id)) { /* the core's admissions: a measurement */
+            if (inv && s->elems[id].core) { /* the core's admissions: a measurement */
                 c->admitted = true;
                 if (obs(s))
                     s->tot[OSN__NT_ADMIT] += 1;
