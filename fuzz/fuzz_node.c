@@ -212,9 +212,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (!n->err) {
         run_to(n, n->now + 300);
-        if (n->live != 0 || n->server.n != 0) {
-            fprintf(stderr, "fuzz_node: %zu live transactions, %ld queued after 300 s\n", n->live,
-                    n->server.n);
+        if (n->live != 0 || n->kept.n != 0 || n->server.n != 0) {
+            fprintf(stderr, "fuzz_node: %zu live transactions, %u kept, %ld queued after 300 s\n",
+                    n->live, (unsigned)n->kept.n, n->server.n);
             for (struct ntx *x = n->all_ntx; x; x = x->next_all)
                 if (x->live)
                     fprintf(stderr, "  %s %s transaction in state %d since %.3f s, %d timers\n",

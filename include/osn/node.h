@@ -103,7 +103,9 @@ struct osn_node_cfg {
     double down_time;           /* s a next hop that timed out is not chosen (several) */
     double duration;            /* s; 0: until SIGINT/SIGTERM */
     double stats_interval;      /* s between stats rows */
-    size_t max_transactions;    /* live transactions at most */
+    size_t max_transactions;    /* live transactions at most; 0: max_memory / OSN_NODE_TXN_BYTES */
+    size_t max_memory;          /* bytes the transactions may hold, live and kept (1 GiB); 0
+                                   (programs only: the key starts at 1 MiB): no bound */
     char metrics[64];           /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
     double per_source_rate;     /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
     bool record_route;          /* proxies: Record-Route dialog-creating INVITEs (default yes) */
@@ -146,47 +148,61 @@ struct osn_node_cfg {
 
 #define OSN_NODE_MAX_WORKERS 64
 
-/* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, 400,000
- * transactions, no metrics, costs 0 (real speed), buffer 10,000, control none, RFC 3261 timers,
- * one worker. */
+/* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, max_memory
+ * 1 GiB and max_transactions derived from it, no metrics, costs 0 (real speed), buffer 10,000,
+ * control none, RFC 3261 timers, one worker. */
 void osn_node_cfg_default(struct osn_node_cfg *cfg);
+
+/* What max_memory charges a live transaction when max_transactions is derived from it: its
+ * object and the request and response it holds (about 1.1 KB measured, issue 34), rounded up. */
+#define OSN_NODE_TXN_BYTES 2048
+
+/* The live transactions cfg allows: max_transactions when set, else max_memory divided by
+ * OSN_NODE_TXN_BYTES (1 GiB: 524,288). */
+static inline size_t osn_node_max_transactions(const struct osn_node_cfg *cfg)
+{
+    return cfg->max_transactions ? cfg->max_transactions : cfg->max_memory / OSN_NODE_TXN_BYTES;
+}
 
 /* Checks a configuration; *bad_key (may be NULL) gets the scenario key at fault. */
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
 
 /* The counters of a run (absolute counts). */
-#define OSN_NODE_COUNTERS(X)                                                                       \
-    X(datagrams_in, "datagrams read")                                                              \
-    X(datagrams_out, "datagrams sent")                                                             \
-    X(invites_in, "INVITE requests arriving, originals and copies")                                \
-    X(calls_in, "new INVITEs: server transactions started (not those refused at the cap)")         \
-    X(calls_forwarded, "INVITEs forwarded (proxy) or answered (uas)")                              \
-    X(calls_ok, "first 2xx of an INVITE sent upstream")                                            \
-    X(rejected_503, "503 sent upstream by overload control")                                       \
-    X(refused_at_cap, "requests refused with 503 at max_transactions or 512 MiB kept, copies too") \
-    X(timeouts_408, "408 sent upstream on a next-hop timeout")                                     \
-    X(too_many_hops, "483 sent (Max-Forwards 0)")                                                  \
-    X(dropped, "messages lost at the full buffer")                                                 \
-    X(retrans_absorbed, "retransmitted requests absorbed by server transactions")                  \
-    X(retrans_sent, "retransmissions sent (requests and responses)")                               \
-    X(bye_in, "new BYE requests")                                                                  \
-    X(bye_ok, "2xx to BYE sent upstream")                                                          \
-    X(cancel_in, "new CANCEL requests")                                                            \
-    X(cancel_forwarded, "CANCELs sent to the branch of a pending INVITE (proxy)")                  \
-    X(cancelled_487, "INVITEs answered 487 after a CANCEL (uas)")                                  \
-    X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                                           \
-    X(bad_answered, "malformed requests answered (400, 505)")                                      \
-    X(bad_dropped, "malformed datagrams dropped")                                                  \
-    X(stray, "messages matching no transaction, dropped")                                          \
-    X(send_errors, "datagrams the socket refused, or the next hop refused (ICMP)")                 \
-    X(no_dialog_481,                                                                               \
-      "481 sent (a CANCEL for no INVITE; uas: a request in no dialog, a BYE of no call)")          \
-    X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \
-    X(too_large_513, "513 sent (the forwarded request too large for UDP)")                         \
-    X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \
-    X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)")   \
-    X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")                \
-    X(transactions_peak, "live transactions at most")
+#define OSN_NODE_COUNTERS(X)                                                                     \
+    X(datagrams_in, "datagrams read")                                                            \
+    X(datagrams_out, "datagrams sent")                                                           \
+    X(invites_in, "INVITE requests arriving, originals and copies")                              \
+    X(calls_in, "new INVITEs: server transactions started (not those refused at the cap)")       \
+    X(calls_forwarded, "INVITEs forwarded (proxy) or answered (uas)")                            \
+    X(calls_ok, "first 2xx of an INVITE sent upstream")                                          \
+    X(rejected_503, "503 sent upstream by overload control")                                     \
+    X(refused_at_cap, "requests refused with 503 at max_transactions or max_memory, copies too") \
+    X(timeouts_408, "408 sent upstream on a next-hop timeout")                                   \
+    X(too_many_hops, "483 sent (Max-Forwards 0)")                                                \
+    X(dropped, "messages lost at the full buffer")                                               \
+    X(retrans_absorbed, "retransmitted requests absorbed by server transactions")                \
+    X(retrans_sent, "retransmissions sent (requests and responses)")                             \
+    X(bye_in, "new BYE requests")                                                                \
+    X(bye_ok, "2xx to BYE sent upstream")                                                        \
+    X(cancel_in, "new CANCEL requests")                                                          \
+    X(cancel_forwarded, "CANCELs sent to the branch of a pending INVITE (proxy)")                \
+    X(cancelled_487, "INVITEs answered 487 after a CANCEL (uas)")                                \
+    X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                                         \
+    X(bad_answered, "malformed requests answered (400, 505)")                                    \
+    X(bad_dropped, "malformed datagrams dropped")                                                \
+    X(stray, "messages matching no transaction, dropped")                                        \
+    X(send_errors, "datagrams the socket refused, or the next hop refused (ICMP)")               \
+    X(no_dialog_481,                                                                             \
+      "481 sent (a CANCEL for no INVITE; uas: a request in no dialog, a BYE of no call)")        \
+    X(loops_482, "482 sent (a request looped back: our Via, our branch)")                        \
+    X(too_large_513, "513 sent (the forwarded request too large for UDP)")                       \
+    X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing") \
+    X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)") \
+    X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")              \
+    X(transactions_peak, "live transactions at most")                                            \
+    X(kept_peak, "transactions kept in their final wait (compact) at most")                      \
+    X(kept_bytes_peak, "bytes of the kept transactions' table at most")                          \
+    X(kept_unsent, "copies a kept transaction could not answer: not the request first answered")
 
 #define OSN_NODE_ONE(name, meaning) +1
 enum { OSN_NODE_NCOUNTERS = 0 OSN_NODE_COUNTERS(OSN_NODE_ONE) };

@@ -70,11 +70,12 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
 
     json_object_set_new(
             r, "node",
-            json_pack("{sssssosososIso}", "element", osn_node_element_name(c->element), "listen",
+            json_pack("{sssssosososIsIso}", "element", osn_node_element_name(c->element), "listen",
                       c->listen, "next_hop",
                       c->element == OSN_NODE_UAS ? json_null() : json_string(c->next_hop),
                       "duration", num(c->duration), "stats_interval", num(c->stats_interval),
-                      "max_transactions", (json_int_t)c->max_transactions, "metrics",
+                      "max_transactions", (json_int_t)osn_node_max_transactions(c), "max_memory",
+                      (json_int_t)c->max_memory, "metrics",
                       c->metrics[0] ? json_string(c->metrics) : json_null()));
     json_object_set_new(json_object_get(r, "node"), "workers", json_integer(c->workers));
     json_object_set_new(json_object_get(r, "node"), "warmup", num(c->warmup));
@@ -143,6 +144,11 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
         json_object_set_new(o, osn_node_counter_name(i),
                             json_integer((json_int_t)osn_node_counter_value(st, i)));
     json_object_set_new(o, "rss_peak_kb", json_integer((json_int_t)st->rss_peak_kb));
+    /* What a kept transaction costs, its table's bytes over its records at their peak. */
+    json_object_set_new(o, "kept_bytes_per_transaction",
+                        st->kept_peak
+                                ? json_real((double)st->kept_bytes_peak / (double)st->kept_peak)
+                                : json_null());
     /* Several next hops: each one's counts (RFC 7339 5.10: the overload state is per server). */
     if (st->nhops > 0) {
         json_t *hops = json_array();

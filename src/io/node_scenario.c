@@ -47,8 +47,15 @@ static const struct osn_key_spec node_keys[] = {
         {"node", "stats_interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, stats_interval),
          .unit = "s", .help = "time between stats rows and progress lines"},
         {"node", "max_transactions", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, max_transactions),
-         .help = "live transactions at most; a new INVITE beyond it gets 503. A call keeps "
-                 "about 4 for 32 s (RFC 6026), so the default serves about 3,000 calls/s"},
+         .def = "max_memory / 2048",
+         .help = "live transactions at most; a new request beyond it gets 503. Those in their "
+                 "final wait (a call leaves about 4 for 32 s, RFC 6026) are kept compact apart "
+                 "and count only against max_memory"},
+        {"node", "max_memory", OSN_KEY_LONG, 1048576, 1e15, OSN_KEY_AT(C, max_memory),
+         .unit = "bytes",
+         .help = "the memory transactions may hold, live ones (their objects and messages) and "
+                 "kept ones (their compact records); a new request that would exceed it gets "
+                 "503. Sizes max_transactions when that is not set (docs/node.md)"},
         {"node", "metrics", OSN_KEY_STRING, OSN_KEY_AT(C, metrics), .unit = "HOST:PORT",
          .help = "a Prometheus text endpoint (TCP; port 0 as for listen; none: off)"},
         {"node", "per_source_rate", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, per_source_rate),

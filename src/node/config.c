@@ -28,7 +28,8 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->element = OSN_NODE_UAS;
     snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:5060");
     cfg->stats_interval = 1;
-    cfg->max_transactions = 400000;
+    cfg->max_transactions = 0; /* derived from max_memory */
+    cfg->max_memory = (size_t)1 << 30;
     cfg->record_route = true;
     cfg->down_time = 30;
     cfg->buffer = 10000;
@@ -86,7 +87,10 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (!(cfg->per_source_rate >= 0) || !isfinite(cfg->per_source_rate)) {
         key = "node.per_source_rate";
         snprintf(msg, msgsize, "must be a finite number of requests per second >= 0");
-    } else if (cfg->max_transactions < 1) {
+    } else if (cfg->max_memory && cfg->max_memory < ((size_t)1 << 20)) {
+        key = "node.max_memory";
+        snprintf(msg, msgsize, "must be at least 1048576 bytes (1 MiB)");
+    } else if (osn_node_max_transactions(cfg) < 1) {
         key = "node.max_transactions";
         snprintf(msg, msgsize, "must be at least 1");
     } else if (cfg->workers < 0 || cfg->workers > OSN_NODE_MAX_WORKERS) {

@@ -125,6 +125,7 @@ void node_view(struct node *n, struct node_view *v)
     v->queue = n->server.n;
     v->mode = n->server.mode;
     v->live = n->live;
+    v->kept = n->kept.n;
     /* The client half's throttle (an edge with control loss or rate). Their level is a read:
      * what it may change (an expired oc validity turned off) the next request would change
      * the same way. pi's level would run its control interval early, so it is not read. */
@@ -161,7 +162,8 @@ static size_t render(const struct node *n, const struct node_view *v, char *buf,
     } while (0)
     for (int i = 0; i < osn_node_counter_count(); i++) {
         const char *name = osn_node_counter_name(i);
-        bool gauge = strcmp(name, "transactions_peak") == 0;
+        size_t len = strlen(name);
+        bool gauge = len > 5 && strcmp(name + len - 5, "_peak") == 0;
         ADD("# HELP osn_node_%s%s %s\n# TYPE osn_node_%s%s %s\nosn_node_%s%s %" PRIu64 "\n", name,
             gauge ? "" : "_total", osn_node_counter_meaning(i), name, gauge ? "" : "_total",
             gauge ? "gauge" : "counter", name, gauge ? "" : "_total", v->count[i]);
@@ -172,9 +174,12 @@ static size_t render(const struct node *n, const struct node_view *v, char *buf,
     ADD("# HELP osn_node_mode the controller's mode (0 normal, 1 overload, 2 discard)\n"
         "# TYPE osn_node_mode gauge\nosn_node_mode %d\n",
         v->mode);
-    ADD("# HELP osn_node_transactions live transactions\n# TYPE osn_node_transactions gauge\n"
-        "osn_node_transactions %zu\n",
-        v->live);
+    ADD("# HELP osn_node_transactions transactions, live and kept\n"
+        "# TYPE osn_node_transactions gauge\nosn_node_transactions %zu\n",
+        v->live + v->kept);
+    ADD("# HELP osn_node_transactions_kept transactions kept compact in their final wait\n"
+        "# TYPE osn_node_transactions_kept gauge\nosn_node_transactions_kept %zu\n",
+        v->kept);
     /* The client half's throttle (node_view); the element is a label, so that a dashboard over
      * several nodes tells whose throttle it is. */
     const char *element = osn_node_element_name(n->cfg->element);

@@ -12,6 +12,8 @@
  *   timers.c   a min-heap of deadlines with lazy cancellation
  *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
  *              transaction layer's outputs (sending stored bytes, arming timers)
+ *   kept.c     the kept table: transactions in their final wait, compact (key, deadline, what
+ *              they may still send coded against the message that makes them send it)
  *   recv.c     a datagram in: parse, classify, the element's server (virtual CPU)
  *   tu.c       the element's transaction user: the decisions of osn/elem.h, printed as SIP
  *   pending.c  new requests waiting in the server, so that a copy is known on arrival
@@ -77,7 +79,8 @@ struct osn_span addr_via_received(const union node_addr *from, const struct osn_
 
 /* TM_ARRIVAL: the generator's next call (obj NULL); TM_CALL: a generator call's hold or retry
  * wait (obj the call, gen its timer generation). */
-enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE, TM_ARRIVAL, TM_CALL };
+/* TM_KEPT: the head of one of the kept table's expiry lists is due (obj NULL, gen the list). */
+enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE, TM_ARRIVAL, TM_CALL, TM_KEPT };
 
 struct tm_entry {
     double at;
@@ -138,6 +141,46 @@ struct ntx {
     /* The key's text once the request is let go (ntx_trim): branch, host and Call-ID of an
      * RFC 3261 request fit; a longer key (RFC 2543's fallback fields) keeps the request. */
     char keybuf[NTX_KEYBUF];
+    /* The move to the kept table (kept.c): a final wait's lifetime timer is not armed but
+     * remembered here (kept_timer its id, 0 none) until the outermost ntx_apply moves x; life
+     * tells this use of the object from a later one; a proxy's INVITE client finds its server
+     * transaction, already kept, by kept_up (KEPT_NONE: none) of that life. */
+    double kept_end;
+    uint32_t life;
+    uint32_t kept_up, kept_up_life;
+    uint8_t kept_timer;
+};
+
+/* ---- the kept table (kept.c) ---- */
+
+#define KEPT_NONE    UINT32_MAX
+#define KEPT_LISTS   6 /* one expiry list per lifetime timer: I, J, K, L, M, D */
+#define KEPT_PENDING 16
+
+/* A transaction in its final wait, compact: see kept.c's head for what each state keeps. */
+struct kept {
+    uint64_t branch, sent_by; /* the layer's numbers of its key (sent_by 0 for a client) */
+    uint64_t fp;              /* keyed hash of its key's text: the exact check */
+    double end;               /* its lifetime timer's deadline (s) */
+    double t0;                /* the transaction's start (s) */
+    union node_addr to;       /* server: where its responses go; client: where it sent */
+    uint32_t next;            /* its expiry list, or the free list */
+    uint32_t life;            /* this use of the record */
+    uint32_t up, up_life;     /* INVITE client in Accepted: the server record upstream */
+    uint16_t status;          /* final status sent (server) or received (client, non-2xx) */
+    uint8_t role, state, method, hop, list;
+    bool routed;
+    uint8_t *blob; /* what it may still send, coded (kept.c), NULL none */
+};
+
+struct kept_table {
+    struct kept *rec;
+    uint32_t cap, hwm, n; /* records allocated, ever used, in use */
+    uint32_t free;        /* free list head, KEPT_NONE */
+    uint32_t *slot;       /* open addressing: record index + 1, 0 empty */
+    size_t mask;
+    uint32_t head[KEPT_LISTS], tail[KEPT_LISTS];
+    size_t blob_bytes;
 };
 
 /* ---- a message received (recv.c) ---- */
@@ -295,6 +338,12 @@ struct node {
     double now;     /* seconds since t_start */
     struct ntx *free_ntx, *all_ntx;
     size_t live, allocated;
+    struct kept_table kept;
+    /* ntx_apply's nesting, and the transactions it will move to the kept table when the
+     * outermost returns (a nested apply must not free what an outer one still uses) */
+    int apply_depth, npending_keep;
+    struct ntx *pending_keep[KEPT_PENDING];
+    uint32_t pending_life[KEPT_PENDING];
     size_t held; /* bytes of messages the live transactions keep */
     uint64_t branch_seq, branch_salt;
     struct osn_rng ring_rng; /* uas: the ring delays' draws (cfg->ring exp) */
@@ -323,6 +372,34 @@ static inline bool is_uac(const struct node *n)
     return n->cfg->element == OSN_NODE_UAC;
 }
 
+/* kept.c */
+/* Whether x, whose layer just armed lifetime timer `timer_id`, should wait it out in the kept
+ * table. */
+bool kept_wants(const struct node *n, const struct ntx *x, int timer_id);
+/* Moves x (live, in its final wait, its lifetime timer `timer_id` due at `end` and not armed)
+ * into the kept table and frees it; false (x untouched) when it cannot be kept. */
+bool kept_take(struct node *n, struct ntx *x, int timer_id, double end);
+/* The kept record of `role` that message pm (numbers m) belongs to, KEPT_NONE when none. */
+uint32_t kept_find(struct node *n, int role, const struct osn_sip_wire *pm,
+                   const struct osn_sip_msg *m);
+/* The same by numbers and key text (a CANCEL's INVITE). */
+uint32_t kept_find_key(struct node *n, int role, uint64_t branch, uint64_t sent_by, int method,
+                       const struct osn_sip_wire_key *k);
+/* Message r, which matched kept record i, handled as its state says (RFC 3261 17, RFC 6026). */
+void kept_recv(struct node *n, uint32_t i, const struct rmsg *r);
+/* Ends the records of expiry list `list` that are due. */
+void kept_expire(struct node *n, int list);
+/* Bytes the kept table holds (records ever used, slots, coded messages). */
+size_t kept_bytes(const struct node *n);
+void kept_release(struct node *n);
+
+/* What a new transaction is charged against max_memory: the bytes live transactions hold
+ * (their objects and messages) and the kept table's. */
+static inline size_t node_charged(const struct node *n)
+{
+    return n->held + n->live * sizeof(struct ntx) + kept_bytes(n);
+}
+
 /* txn.c */
 struct ntx *ntx_new(struct node *n);
 void ntx_free(struct node *n, struct ntx *x);
@@ -344,6 +421,11 @@ struct ntx *ntx_find(struct node *n, int role, const struct osn_sip_wire *pm,
  * client transaction answers 408 on the server one), and an output shared between them would
  * lose the first one's "terminated" (the leak of a client transaction per 408, issue 28). */
 void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in);
+/* Around the handling of one message or timer: the transactions that reach their final wait
+ * meanwhile move to the kept table when the outermost unhold returns, not while code that
+ * holds them may still run. */
+void ntx_hold(struct node *n);
+void ntx_unhold(struct node *n);
 /* A timer of x fired. */
 void ntx_timer(struct node *n, struct ntx *x, int slot);
 /* Arms x's UAS 2xx timer. */
@@ -450,6 +532,11 @@ void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int 
 /* An ACK r that matched no transaction (the ACK of a 2xx). */
 void tu_stray_ack(struct node *n, const struct rmsg *r);
 void tu_2xx_timer(struct node *n, struct ntx *x);
+/* A 2xx r again at a proxy's kept INVITE client (hop, routed, t0 its record's): the element's
+ * decision, a relay to `up` (the kept server transaction upstream's address, NULL when gone)
+ * in state up_state. */
+void tu_kept_2xx(struct node *n, int hop, bool routed, double t0, const union node_addr *up,
+                 int up_state, const struct rmsg *r);
 
 /* uas_reply.c: what a uas's responses carry (Contact, Allow, SDP), in bytes */
 #define UAS_CONTACT_MAX 96
@@ -469,6 +556,7 @@ struct node_view {
     long queue;
     int mode;               /* the highest of the workers' */
     size_t live;            /* transactions */
+    size_t kept;            /* of them kept in their final wait (kept.c), not in live */
     enum osn_ctl_kind kind; /* the client half's (loss and rate have a level) */
     double level;           /* loss: percent shed (the workers' mean); rate: calls/s (their sum) */
     int nhops;              /* several next hops: their counts summed, up when up in any worker */

@@ -23,8 +23,9 @@
  * transactions is a copy. */
 static int msg_kind(struct node *n, const struct rmsg *r)
 {
-    return osn_elem_kind(&r->m,
-                         osn_elem_may_be_copy(&r->m) && ntx_find(n, OSN_SIP_SERVER, r->pm, &r->m));
+    return osn_elem_kind(&r->m, osn_elem_may_be_copy(&r->m) &&
+                                        (ntx_find(n, OSN_SIP_SERVER, r->pm, &r->m) ||
+                                         kept_find(n, OSN_SIP_SERVER, r->pm, &r->m) != KEPT_NONE));
 }
 
 void qmsg_free(struct node *n, struct qmsg *q)
@@ -36,17 +37,26 @@ void qmsg_free(struct node *n, struct qmsg *q)
 }
 
 /* Handles message r now (a new request's transaction may take r->kept). */
-static void serve(struct node *n, struct rmsg *r, const struct osn_elem_item *shed)
+static void serve_now(struct node *n, struct rmsg *r, const struct osn_elem_item *shed)
 {
     const struct osn_sip_msg *m = &r->m;
     struct osn_sip_out o;
+    uint32_t k;
     if (m->status) {
         /* RFC 7339 5.2, 5.10: the feedback of a next hop, in our Via, to its own client half:
          * the server the transaction went to, else the one the datagram came from. */
         struct ntx *x = ntx_find(n, OSN_SIP_CLIENT, r->pm, m);
-        int hop = n->nhops <= 1 ? 0 : x ? x->hop : hops_index(n, &r->from);
+        k = x ? KEPT_NONE : kept_find(n, OSN_SIP_CLIENT, r->pm, m);
+        int hop = n->nhops <= 1    ? 0
+                  : x              ? x->hop
+                  : k != KEPT_NONE ? n->kept.rec[k].hop
+                                   : hops_index(n, &r->from);
         if (hops_cli(n, hop))
             osn_proxy_on_feedback(hops_cli(n, hop), n->now, &r->pm->via[0].oc);
+        if (k != KEPT_NONE) {
+            kept_recv(n, k, r);
+            return;
+        }
         if (!x) {
             n->st.stray++; /* a stateful proxy answers what it forwarded; nothing else */
             return;
@@ -65,11 +75,22 @@ static void serve(struct node *n, struct rmsg *r, const struct osn_elem_item *sh
             n->st.retrans_absorbed++;
         if (osn_sip_txn_recv(&n->sip, &x->t, m, n->now, &o) == 0)
             ntx_apply(n, x, &o, r);
+    } else if ((k = kept_find(n, OSN_SIP_SERVER, r->pm, m)) != KEPT_NONE) {
+        if (m->method != OSN_SIP_ACK)
+            n->st.retrans_absorbed++;
+        kept_recv(n, k, r);
     } else if (m->method == OSN_SIP_ACK) {
         tu_stray_ack(n, r);
     } else {
         tu_new_request(n, r, shed);
     }
+}
+
+static void serve(struct node *n, struct rmsg *r, const struct osn_elem_item *shed)
+{
+    ntx_hold(n);
+    serve_now(n, r, shed);
+    ntx_unhold(n);
 }
 
 /* Serves queued messages while the virtual CPU is free: the next completion is a timer. */
@@ -84,8 +105,14 @@ static void start_service(struct node *n)
          * its original finds the original's transaction now. */
         if (fifo == 1 && it->ckind != OSN_CTL_MSG_RESPONSE_RETX) {
             struct ntx *x = q->rx.m.status ? NULL : ntx_find(n, OSN_SIP_SERVER, q->rx.pm, &q->rx.m);
-            if (osn_elem_server_discard(&n->server, n->now, it, x ? x->t0 : it->t_arr,
-                                        x && x->t.has_resp)) {
+            uint32_t k = x || q->rx.m.status ? KEPT_NONE
+                                             : kept_find(n, OSN_SIP_SERVER, q->rx.pm, &q->rx.m);
+            const struct kept *kr = k != KEPT_NONE ? &n->kept.rec[k] : NULL;
+            if (osn_elem_server_discard(&n->server, n->now, it,
+                                        x    ? x->t0
+                                        : kr ? kr->t0
+                                             : it->t_arr,
+                                        x ? x->t.has_resp : kr && kr->status)) {
                 qmsg_free(n, q);
                 continue;
             }
@@ -134,15 +161,19 @@ static int arrival_kind(struct node *n, const struct rmsg *r, bool *again)
     const struct osn_sip_msg *m = &r->m;
     if (m->status) {
         struct ntx *x = n->srv ? ntx_find(n, OSN_SIP_CLIENT, r->pm, m) : NULL;
-        *again = x && x->t.has_resp && x->t.resp.status == m->status;
+        uint32_t k = n->srv && !x ? kept_find(n, OSN_SIP_CLIENT, r->pm, m) : KEPT_NONE;
+        *again = x ? x->t.has_resp && x->t.resp.status == m->status
+                   : k != KEPT_NONE && n->kept.rec[k].status == m->status;
         return OSN_ELEM_K_RESP;
     }
     if (m->method == OSN_SIP_INVITE)
         n->st.invites_in++;
     /* Also a copy: one whose original still waits here, without a transaction yet (the node's
      * record of requests kept ends with their service; the simulator's lasts the call). */
-    return osn_elem_kind(m, osn_elem_may_be_copy(m) && (ntx_find(n, OSN_SIP_SERVER, r->pm, m) ||
-                                                        pending_has(&n->pending, pending_key(m))));
+    return osn_elem_kind(m, osn_elem_may_be_copy(m) &&
+                                    (ntx_find(n, OSN_SIP_SERVER, r->pm, m) ||
+                                     kept_find(n, OSN_SIP_SERVER, r->pm, m) != KEPT_NONE ||
+                                     pending_has(&n->pending, pending_key(m))));
 }
 
 /* The per-source budget (node.per_source_rate): whether new request r goes on. One

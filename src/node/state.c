@@ -15,6 +15,7 @@ void node_fire_due(struct node *n)
         struct tm_entry e = *top;
         timers_pop(&n->timers);
         struct ntx *x = e.obj;
+        ntx_hold(n);
         switch (e.kind) {
         case TM_TXN0:
         case TM_TXN1:
@@ -35,7 +36,11 @@ void node_fire_due(struct node *n)
         case TM_CALL:
             gen_call_timer(n, e.obj, e.gen);
             break;
+        case TM_KEPT:
+            kept_expire(n, (int)e.gen);
+            break;
         }
+        ntx_unhold(n);
     }
 }
 
@@ -51,6 +56,7 @@ void node_release(struct node *n)
     timers_release(&n->timers);
     dialogs_release(&n->dialogs);
     calls_release(&n->calls);
+    kept_release(n);
     free(n->budget);
     n->budget = NULL;
     pending_release(&n->pending);

@@ -256,7 +256,12 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
 {
     const struct osn_sip_msg *m = &r->m;
     bool inv = m->method == OSN_SIP_INVITE;
-    bool room = n->live < n->cfg->max_transactions && n->held + r->pm->buf.n <= NODE_HELD_MAX;
+    /* The cap: max_transactions live ones, and the memory the transactions hold, kept ones
+     * included, within max_memory (the held messages within NODE_HELD_MAX as well). */
+    bool room = n->live < osn_node_max_transactions(n->cfg) &&
+                n->held + r->pm->buf.n <= NODE_HELD_MAX &&
+                (!n->cfg->max_memory ||
+                 node_charged(n) + r->pm->buf.n + sizeof(struct ntx) <= n->cfg->max_memory);
     struct ntx *x = room ? ntx_new(n) : NULL;
     if (!x) {
         /* The cap: a 503 printed statelessly from the request. With no transaction to absorb
@@ -458,6 +463,19 @@ static bool cancel_branch(struct node *n, struct ntx *y)
 
 /* A new CANCEL (server transaction x): the element's decision, carried out on x, on the INVITE
  * it cancels (its 487) and on that INVITE's branch (the CANCEL passed on). */
+/* The state of the INVITE the CANCEL of x cancels when it waits in the kept table (its final
+ * response sent: Confirmed or Accepted), else NOSTATE. */
+static int kept_invite_state(struct node *n, struct ntx *x)
+{
+    struct osn_sip_wire_key k;
+    if (!x->req || osn_sip_wire_key_of(x->req, &k) != 0)
+        return OSN_SIP_NOSTATE;
+    k.method = OSN_SIP_INVITE;
+    uint32_t i =
+            kept_find_key(n, OSN_SIP_SERVER, x->t.req.branch, x->t.req.sent_by, OSN_SIP_INVITE, &k);
+    return i == KEPT_NONE ? OSN_SIP_NOSTATE : n->kept.rec[i].state;
+}
+
 static void cancel_request(struct node *n, struct ntx *x)
 {
     struct osn_elem e = node_elem(n);
@@ -465,10 +483,12 @@ static void cancel_request(struct node *n, struct ntx *x)
     struct ntx *inv = cancelled_invite(n, x);
     struct ntx *branch = inv && is_proxy(n) ? inv->peer : NULL;
     osn_elem_on_cancel_hop(&e, branch ? branch->hop : 0, n->now,
-                           inv ? inv->t.state : OSN_SIP_NOSTATE,
+                           inv ? inv->t.state : kept_invite_state(n, x),
                            branch && branch->live ? branch->t.state : OSN_SIP_NOSTATE, &a);
     for (int i = 0; i < a.n; i++) {
         const struct osn_elem_action *y = &a.a[i];
+        if (!inv && (y->kind == OSN_ELEM_A_RESPOND_INVITE || y->kind == OSN_ELEM_A_CANCEL_LATER))
+            continue; /* never for an INVITE with its final sent (a kept one) */
         if (y->kind == OSN_ELEM_A_RESPOND_INVITE) {
             tu_respond(n, inv, y->status, y->retry_after, y->with);
             count(n, y->count);
@@ -505,6 +525,32 @@ static int routed_hop(const struct node *n, const struct osn_sip_wire *req)
     if (n->nhops <= 1 || route_plan(n, req, 0, &ro, &to) != 0 || ro.target == OSN_PROXY_TO_NEXT_HOP)
         return -1;
     return hops_index(n, &to);
+}
+
+void tu_kept_2xx(struct node *n, int hop, bool routed, double t0, const union node_addr *up,
+                 int up_state, const struct rmsg *r)
+{
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
+    (routed ? osn_elem_on_client_event_routed
+            : osn_elem_on_client_event_hop)(&e, hop, n->now, t0, OSN_SIP_TU_RESPONSE, r->m.status,
+                                            r->m.retry_after, OSN_SIP_INVITE, up_state, &a);
+    for (int i = 0; i < a.n; i++) {
+        const struct osn_elem_action *y = &a.a[i];
+        if (y->kind == OSN_ELEM_A_RELAY && up) {
+            /* relay() without a live transaction: the upstream one sends the 2xx again (RFC
+             * 6026 7.1) as it came, our Via removed, the feedback in the new top Via */
+            struct osn_sip_oc oc;
+            feedback(n, &oc);
+            int len = osn_sip_wire_print_response_fwd_oc(n->obuf, sizeof n->obuf, r->pm, &oc);
+            if (len > 0) {
+                n->sip.stats.resp_retrans++;
+                n->st.retrans_sent++;
+                udp_send_to(n, up, n->obuf, (size_t)len);
+            }
+        }
+        count(n, y->count);
+    }
 }
 
 void tu_stray_ack(struct node *n, const struct rmsg *r)

@@ -12,9 +12,13 @@
  * branches whose hashes collide are never one transaction.
  *
  * Once a transaction waits out its final state (RFC 6026's Accepted and the Completed and
- * Confirmed states last up to 64*T1 = 32 s) it lets go of the bytes that state no longer sends
- * (ntx_trim): at 1,000 calls/s about 100,000 transactions wait at any time, and without this
- * each would hold a request and a response for those 32 s.
+ * Confirmed states last up to 64*T1 = 32 s) it moves to the kept table (kept.c), a compact
+ * record with what that state may still send, and its object goes back to the pool: at 1,000
+ * calls/s about 100,000 transactions wait at any time. The move happens when the outermost
+ * ntx_apply returns (the TU, run from inside, may still use the object), and the lifetime
+ * timer of the final wait is then the table's, never armed here. A transaction the table does
+ * not take (a uas's INVITE in Accepted, the load generator's, one without memory) stays live
+ * and lets go of the bytes its state no longer sends (ntx_trim).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +49,12 @@ struct ntx *ntx_new(struct node *n)
         n->all_ntx = x;
         n->allocated++;
     }
-    uint32_t gen[3] = {x->gen[0] + 1, x->gen[1] + 1, x->gen[2] + 1};
+    uint32_t gen[3] = {x->gen[0] + 1, x->gen[1] + 1, x->gen[2] + 1}, life = x->life + 1;
     struct ntx *all = x->next_all;
     *x = (struct ntx){0};
     memcpy(x->gen, gen, sizeof gen);
+    x->life = life;
+    x->kept_up = KEPT_NONE;
     x->next_all = all;
     x->live = true;
     x->t0 = n->now;
@@ -222,10 +228,61 @@ static void ntx_trim(struct node *n, struct ntx *x)
     }
 }
 
+/* Remembers that x, whose layer set lifetime timer tm, goes to the kept table when the
+ * outermost ntx_apply returns; false when it cannot wait for that (the timer is then armed). */
+static bool keep_later(struct node *n, struct ntx *x, const struct osn_sip_timer *tm)
+{
+    if (n->npending_keep >= KEPT_PENDING || !kept_wants(n, x, tm->id))
+        return false;
+    x->gen[tm->slot]++; /* whatever was armed in the slot is replaced */
+    x->kept_end = tm->at;
+    x->kept_timer = tm->id;
+    n->pending_keep[n->npending_keep] = x;
+    n->pending_life[n->npending_keep++] = x->life;
+    return true;
+}
+
+/* Moves the transactions keep_later remembered to the kept table, servers first (an INVITE
+ * client then finds its server's record); one the table does not take has its timer armed. */
+static void keep_pending(struct node *n)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n->npending_keep; i++) {
+            struct ntx *x = n->pending_keep[i];
+            if (!x || (x->t.role == OSN_SIP_SERVER) != (pass == 0))
+                continue;
+            n->pending_keep[i] = NULL;
+            if (!x->live || x->life != n->pending_life[i] || !x->kept_timer)
+                continue;
+            int id = x->kept_timer;
+            x->kept_timer = 0;
+            if (!kept_take(n, x, id, x->kept_end)) {
+                arm(n, x, osn_sip_timer_slot(id), x->kept_end);
+                ntx_trim(n, x);
+            }
+        }
+    }
+    n->npending_keep = 0;
+}
+
+void ntx_hold(struct node *n)
+{
+    n->apply_depth++;
+}
+
+void ntx_unhold(struct node *n)
+{
+    if (--n->apply_depth == 0 && n->npending_keep)
+        keep_pending(n);
+}
+
 void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in)
 {
+    ntx_hold(n);
     for (int i = 0; i < o->ntimer; i++) {
         const struct osn_sip_timer *tm = &o->timer[i];
+        if (tm->set && !o->terminated && keep_later(n, x, tm))
+            continue;
         if (tm->set)
             arm(n, x, tm->slot, tm->at);
         else
@@ -246,8 +303,9 @@ void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const
         tu_event(n, x, o, in);
     if (o->terminated)
         ntx_free(n, x);
-    else if (x->live)
+    else if (x->live && !x->kept_timer)
         ntx_trim(n, x);
+    ntx_unhold(n);
 }
 
 void ntx_timer(struct node *n, struct ntx *x, int slot)

@@ -168,6 +168,7 @@ void workers_view(struct node *n, struct node_view *v)
         v->queue += o.queue;
         v->mode = o.mode > v->mode ? o.mode : v->mode;
         v->live += o.live;
+        v->kept += o.kept;
         /* Each worker's client half lets its own share through: the node's rate limit is their
          * sum; the percent shed, their mean. */
         if (o.kind == OSN_CTL_KIND_LOSS || o.kind == OSN_CTL_KIND_RATE) {
@@ -275,6 +276,9 @@ int workers_run(const struct osn_node_cfg *cfg, int count, struct osn_node_stats
         s->cfg = *cfg;
         for (int k = 0; k < OSN_ELEM_NKINDS; k++)
             s->cfg.cost[k] *= count;
+        /* and 1/count of the memory budget (max_transactions derived from it then too) */
+        if (s->cfg.max_memory && s->cfg.max_memory / (size_t)count >= ((size_t)1 << 20))
+            s->cfg.max_memory /= (size_t)count;
         if (i > 0) {
             s->cfg.stats = s->cfg.console = s->cfg.ready = s->cfg.trace = NULL;
             s->cfg.metrics[0] = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every transaction of `osn node` ends: after each way a transaction can end, and once the
-timers have run out, the node holds none (the gauge osn_node_transactions of its metrics port
-is 0). A leak counts against max_transactions, so enough of them end in a 503 for every call.
+timers have run out, the node holds none (the gauge osn_node_transactions of its metrics port,
+live and kept ones, is 0; the edge kept some meanwhile). A leak counts against max_transactions, so enough of them end in a 503 for every call.
 
 The ways driven here, through edge proxies in front of a uas node, with the [sip] timers
 shortened (T1 = 20 ms, so Timer B is 1.28 s) so that the test waits seconds, not minutes:
@@ -202,6 +202,11 @@ def main():
             c.finals({"none"}, 0.2)  # the BYEs' answers, drained
 
         call(edge, 20, "ok")
+        # Their final waits are kept compact (src/node/kept.c), and counted in the gauge too.
+        kept = scrape(edge.met).get("osn_node_transactions_kept", 0)
+        if not kept:
+            print("FAIL: the edge kept none of the ok calls' transactions in their final wait")
+            ok = False
         call(to_dead, 20, "dead")
         call(edge, 3, "mf0", mf=0)
         call(to_dead, 3, "noack", ack=False)

@@ -1,0 +1,626 @@
+/*
+ * The kept table: transactions in their final wait, in a compact record each, so that the
+ * 32 s of RFC 6026's Accepted states and of RFC 3261's Completed ones do not each hold a live
+ * transaction object (struct ntx, about 600 bytes) with its request and response (about 1 KB).
+ * Each call through a proxy leaves about four transactions waiting (its INVITE's server and
+ * client in Accepted, its BYE's server in Completed for 32 s, its BYE's client for T4), so at
+ * 10,000 calls/s about 1.3 million of them wait at any time.
+ *
+ * What a final wait may still do is little, and a record keeps only that: its key, to absorb
+ * a copy (the layer's numbers and a keyed hash of the key's text, the exact check that
+ * osn_sip_wire_key_eq makes for a live transaction), the deadline of its lifetime timer, and
+ * per state:
+ *
+ *   role    method   state      a copy arriving gets (RFC)                        kept
+ *   server  INVITE   Confirmed  ACK, INVITE: absorbed (3261 17.2.1)               -
+ *   server  INVITE   Accepted   INVITE: absorbed; ACK: to the TU, which forwards  where to
+ *                               it (6026 7.1); a 2xx the TU relays: sent (7.1)    respond
+ *   server  other    Completed  the request: the final response again (17.2.2)   the response
+ *   client  INVITE   Accepted   a 2xx: to the TU, relayed upstream (6026 7.2)     its server
+ *   client  INVITE   Completed  a 300-699: the ACK again (17.1.1.2)               the ACK
+ *   client  other    Completed  a response: absorbed (17.1.2.2)                   -
+ *
+ * An INVITE server in Completed (Timer G resends its final until the ACK) stays live: it
+ * lasts until the ACK, one round trip. So does a uas's INVITE in Accepted (its TU resends the
+ * 2xx until the ACK, RFC 3261 13.3.1.4, from the transaction) and every transaction of the load
+ * generator (its calls hold them).
+ *
+ * What a record may send is coded against the message that makes it send: a final response
+ * against the request it answers (RFC 3261 8.2.6.2: the response copies its Vias, From, To,
+ * Call-ID and CSeq), an ACK against the final response it acknowledges (17.1.1.3: its Via,
+ * From, To, Call-ID and CSeq number are the response's). The code is a list of copies (a line's
+ * longest prefix found in a line of that message) and literal bytes (what the response adds: its
+ * status line, a To tag, the overload feedback in its Via, Content-Length), 40 to 80 bytes for a
+ * 200 to BYE of 400. A copy that arrives is printed from with the code, and what is printed goes
+ * only if it is the message sent first, byte for byte (its length and keyed hash, kept with the
+ * code): RFC 3261 17.1.1.2 and 17.1.2.2 retransmit the same request, 17.2.1 the same response,
+ * so that is what arrives; a copy that differs (kept_unsent) gets nothing and is counted.
+ *
+ * Expiry: every record of one lifetime timer waits as long (64*T1, T4 or Timer D), so an
+ * expiry list per timer is in deadline order and one heap entry (TM_KEPT) for its head is all
+ * the timer heap holds of the table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "node_int.h"
+#include "osn/err.h"
+
+/* The smallest slot array: 4 KB. */
+#define MIN_SLOTS 1024
+
+static int list_of(int timer_id)
+{
+    switch (timer_id) {
+    case OSN_SIP_TIMER_I:
+        return 0;
+    case OSN_SIP_TIMER_J:
+        return 1;
+    case OSN_SIP_TIMER_K:
+        return 2;
+    case OSN_SIP_TIMER_L:
+        return 3;
+    case OSN_SIP_TIMER_M:
+        return 4;
+    case OSN_SIP_TIMER_D:
+        return 5;
+    default:
+        return -1;
+    }
+}
+
+bool kept_wants(const struct node *n, const struct ntx *x, int timer_id)
+{
+    if (is_uac(n) || x->in_dialogs || x->cancel_later || list_of(timer_id) < 0)
+        return false;
+    /* A uas keeps its INVITE live in Accepted (its 2xx timer); it has no client side. */
+    return timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n);
+}
+
+/* ---- the key's text as one keyed hash ---- */
+
+/* SipHash of what osn_sip_wire_key_eq compares (host lower-cased, as it compares it without
+ * case); false when the key is longer than this node keeps (its transaction stays live). */
+static bool key_fp(const struct osn_sip_wire_key *k, uint64_t *fp)
+{
+    char b[1024];
+    size_t n = 0;
+    struct osn_span part[5] = {k->branch, k->host};
+    int nparts = 2;
+    if (k->rfc2543) {
+        part[0] = k->uri;
+        part[2] = k->from_tag;
+        part[3] = k->call_id;
+        part[4] = k->via;
+        nparts = 5;
+    }
+    b[n++] = (char)k->rfc2543;
+    b[n++] = (char)k->method;
+    memcpy(b + n, &k->port, sizeof k->port);
+    n += sizeof k->port;
+    uint32_t cseq = k->rfc2543 ? k->cseq : 0;
+    memcpy(b + n, &cseq, sizeof cseq);
+    n += sizeof cseq;
+    for (int i = 0; i < nparts; i++) {
+        if (n + part[i].n + 1 > sizeof b)
+            return false;
+        for (size_t j = 0; j < part[i].n; j++) {
+            char c = part[i].p[j];
+            b[n++] = i == 1 && c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+        }
+        b[n++] = '\0'; /* a NUL is never inside a parsed field: no two keys join alike */
+    }
+    *fp = osn_sip_wire_hash(b, n);
+    return true;
+}
+
+/* ---- the hash table of record indexes ---- */
+
+static uint32_t hash_of(int role, uint64_t branch, uint64_t sent_by, int method)
+{
+    uint64_t x = branch ^ (sent_by * 0x9e3779b97f4a7c15u) ^ (uint64_t)(method * 2 + role);
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9u;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebu;
+    x ^= x >> 31;
+    return (uint32_t)x;
+}
+
+static uint32_t rec_hash(const struct kept *k)
+{
+    return hash_of(k->role, k->branch, k->sent_by, k->method);
+}
+
+static void slot_put(struct kept_table *t, uint32_t i)
+{
+    size_t s = rec_hash(&t->rec[i]) & t->mask;
+    while (t->slot[s])
+        s = (s + 1) & t->mask;
+    t->slot[s] = i + 1;
+}
+
+/* Doubles the slot array when one more record would fill more than half of it. */
+static int slots_room(struct kept_table *t)
+{
+    if (t->slot && (size_t)t->n + 1 <= (t->mask + 1) / 2)
+        return 0;
+    size_t size = t->slot ? (t->mask + 1) * 2 : MIN_SLOTS;
+    uint32_t *old = t->slot, *s = calloc(size, sizeof *s);
+    size_t oldsize = t->slot ? t->mask + 1 : 0;
+    if (!s)
+        return OSN_ENOMEM;
+    t->slot = s;
+    t->mask = size - 1;
+    for (size_t i = 0; i < oldsize; i++)
+        if (old[i])
+            slot_put(t, old[i] - 1);
+    free(old);
+    return 0;
+}
+
+/* Removes record i's slot, shifting back what follows it in its cluster (no tombstones). */
+static void slot_del(struct kept_table *t, uint32_t i)
+{
+    size_t s = rec_hash(&t->rec[i]) & t->mask;
+    while (t->slot[s] != i + 1)
+        s = (s + 1) & t->mask;
+    for (size_t j = s;;) {
+        j = (j + 1) & t->mask;
+        if (!t->slot[j])
+            break;
+        size_t home = rec_hash(&t->rec[t->slot[j] - 1]) & t->mask;
+        /* j's entry may move to s unless its home lies cyclically in (s, j] */
+        bool stays = s <= j ? home > s && home <= j : home > s || home <= j;
+        if (!stays) {
+            t->slot[s] = t->slot[j];
+            s = j;
+        }
+    }
+    t->slot[s] = 0;
+}
+
+/* The record of these numbers whose key text is k's, or pm's (k NULL: read from pm only when a
+ * record's numbers match, so that a new request, which matches none, costs a probe and no more). */
+static uint32_t find(struct node *n, int role, uint64_t branch, uint64_t sent_by, int method,
+                     const struct osn_sip_wire_key *k, const struct osn_sip_wire *pm)
+{
+    struct kept_table *t = &n->kept;
+    struct osn_sip_wire_key own;
+    uint64_t fp;
+    bool have = false;
+    if (!t->n)
+        return KEPT_NONE;
+    if (role == OSN_SIP_CLIENT)
+        sent_by = 0; /* RFC 3261 17.1.3: the branch and the method alone */
+    for (size_t s = hash_of(role, branch, sent_by, method) & t->mask; t->slot[s];
+         s = (s + 1) & t->mask) {
+        const struct kept *r = &t->rec[t->slot[s] - 1];
+        if (r->branch != branch || r->sent_by != sent_by || r->method != method || r->role != role)
+            continue;
+        if (!have) {
+            if (!k && osn_sip_wire_key_of(pm, &own) != 0)
+                return KEPT_NONE;
+            if (!key_fp(k ? k : &own, &fp))
+                return KEPT_NONE;
+            have = true;
+        }
+        if (r->fp == fp)
+            return t->slot[s] - 1;
+    }
+    return KEPT_NONE;
+}
+
+uint32_t kept_find_key(struct node *n, int role, uint64_t branch, uint64_t sent_by, int method,
+                       const struct osn_sip_wire_key *k)
+{
+    return find(n, role, branch, sent_by, method, k, NULL);
+}
+
+uint32_t kept_find(struct node *n, int role, const struct osn_sip_wire *pm,
+                   const struct osn_sip_msg *m)
+{
+    /* RFC 3261 17.2.3: an ACK matches the INVITE's server transaction. */
+    int method = role == OSN_SIP_SERVER && m->method == OSN_SIP_ACK ? OSN_SIP_INVITE : m->method;
+    return find(n, role, m->branch, m->sent_by, method, NULL, pm);
+}
+
+/* ---- a message coded against another ---- */
+
+/* The code: a byte b < 0x80 is a literal of b + 1 bytes that follow; b >= 0x80 a copy of
+ * ((b & 0x7f) << 8 | next byte) bytes from the start of the line whose index (from 0, the start
+ * line) is in the two bytes after (little end): by line, not by offset, so that a copy whose
+ * other lines differ (a Max-Forwards of another length) still prints the same response. A blob
+ * is its own size (4 bytes), the printed message's length (2) and keyed hash (8), then the
+ * code. */
+#define BLOB_HEAD 14
+#define COPY_MAX  0x7fff
+#define MIN_COPY  6 /* a shorter common prefix is written out: a copy costs 4 bytes */
+
+struct coder {
+    uint8_t *out;
+    size_t n, cap;
+    const char *lit; /* pending literal bytes */
+    size_t nlit;
+    size_t coff, ncopy; /* pending copy: its offset in ref, its length */
+    unsigned cline;     /* the line it starts */
+    bool bad;
+};
+
+static void put(struct coder *c, const void *p, size_t len)
+{
+    if (c->n + len > c->cap) {
+        c->bad = true;
+        return;
+    }
+    memcpy(c->out + c->n, p, len);
+    c->n += len;
+}
+
+static void flush(struct coder *c)
+{
+    while (c->nlit) {
+        size_t k = c->nlit > 128 ? 128 : c->nlit;
+        uint8_t b = (uint8_t)(k - 1);
+        put(c, &b, 1);
+        put(c, c->lit, k);
+        c->lit += k;
+        c->nlit -= k;
+    }
+    if (c->ncopy) {
+        uint8_t b[4] = {(uint8_t)(0x80 | c->ncopy >> 8), (uint8_t)c->ncopy, (uint8_t)c->cline,
+                        (uint8_t)(c->cline >> 8)};
+        put(c, b, sizeof b);
+        c->ncopy = 0;
+    }
+}
+
+static void literal(struct coder *c, const char *p, size_t len)
+{
+    if (!len)
+        return;
+    if (c->ncopy)
+        flush(c);
+    if (c->nlit && c->lit + c->nlit == p) {
+        c->nlit += len;
+        return;
+    }
+    flush(c);
+    c->lit = p;
+    c->nlit = len;
+}
+
+static void copy(struct coder *c, unsigned line, size_t off, size_t len)
+{
+    if (c->nlit)
+        flush(c);
+    if (c->ncopy && c->coff + c->ncopy == off && c->ncopy + len <= COPY_MAX) {
+        c->ncopy += len;
+        return;
+    }
+    flush(c);
+    c->cline = line;
+    c->coff = off;
+    c->ncopy = len;
+}
+
+#define MAX_REF_LINES 256
+
+/* The start of each line of ref[0..rlen) into start[] (MAX_REF_LINES at most); their count. */
+static size_t lines_of(const char *ref, size_t rlen, size_t start[MAX_REF_LINES])
+{
+    size_t nl = 0;
+    for (size_t i = 0; i < rlen && nl < MAX_REF_LINES;) {
+        start[nl++] = i;
+        const char *e = memchr(ref + i, '\n', rlen - i);
+        i = e ? (size_t)(e - ref) + 1 : rlen;
+    }
+    return nl;
+}
+
+/* Codes msg[0..len) against ref[0..rlen) into a new blob (*size its bytes); NULL without memory
+ * or for a message the code cannot hold. */
+static uint8_t *code(const char *msg, size_t len, const char *ref, size_t rlen, size_t *size)
+{
+    size_t start[MAX_REF_LINES];
+    if (len > 0xffff || rlen > 0xffff)
+        return NULL;
+    size_t nl = lines_of(ref, rlen, start);
+    size_t cap = BLOB_HEAD + len + len / 128 + 8;
+    struct coder c = {.out = malloc(cap), .cap = cap, .n = BLOB_HEAD};
+    if (!c.out)
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        const char *e = memchr(msg + i, '\n', len - i);
+        size_t end = e ? (size_t)(e - msg) + 1 : len, best = 0, at = 0, line = 0;
+        for (size_t l = 0; l < nl; l++) {
+            size_t r0 = start[l], rn = (l + 1 < nl ? start[l + 1] : rlen) - r0, k = 0;
+            size_t most = rn < end - i ? rn : end - i;
+            if (most < MIN_COPY || memcmp(ref + r0, msg + i, 4) != 0)
+                continue; /* another header's line: most lines are ruled out here */
+            while (k < most && ref[r0 + k] == msg[i + k])
+                k++;
+            if (k > best) {
+                best = k;
+                at = r0;
+                line = l;
+            }
+        }
+        if (best > COPY_MAX)
+            best = COPY_MAX; /* the rest of so long a line goes as a literal */
+        if (best >= MIN_COPY) {
+            copy(&c, (unsigned)line, at, best);
+            i += best;
+        }
+        literal(&c, msg + i, end - i);
+        i = end;
+    }
+    flush(&c);
+    if (c.bad) {
+        free(c.out);
+        return NULL;
+    }
+    uint32_t n32 = (uint32_t)c.n;
+    uint16_t n16 = (uint16_t)len;
+    uint64_t h = osn_sip_wire_hash(msg, len);
+    memcpy(c.out, &n32, 4);
+    memcpy(c.out + 4, &n16, 2);
+    memcpy(c.out + 6, &h, 8);
+    *size = c.n;
+    uint8_t *shrunk = realloc(c.out, c.n);
+    return shrunk ? shrunk : c.out;
+}
+
+static size_t blob_size(const uint8_t *blob)
+{
+    uint32_t size;
+    memcpy(&size, blob, 4);
+    return size;
+}
+
+/* Prints blob against ref[0..rlen) into out (OSN_SIP_WIRE_MAX_LEN + 1 bytes): the length, or -1
+ * when ref is not what it was coded against (a copy out of range, or a result that is not the
+ * message first sent). */
+static int print(char *out, const uint8_t *blob, const char *ref, size_t rlen)
+{
+    uint16_t want;
+    uint64_t h;
+    size_t n = 0, size = blob_size(blob), start[MAX_REF_LINES];
+    size_t nl = lines_of(ref, rlen, start);
+    memcpy(&want, blob + 4, 2);
+    memcpy(&h, blob + 6, 8);
+    for (size_t i = BLOB_HEAD; i < size;) {
+        uint8_t b = blob[i];
+        if (b < 0x80) {
+            size_t k = (size_t)b + 1;
+            if (i + 1 + k > size || n + k > want)
+                return -1;
+            memcpy(out + n, blob + i + 1, k);
+            n += k;
+            i += 1 + k;
+        } else {
+            if (i + 4 > size)
+                return -1;
+            size_t k = (size_t)(b & 0x7f) << 8 | blob[i + 1];
+            size_t line = (size_t)blob[i + 2] | (size_t)blob[i + 3] << 8;
+            size_t off = line < nl ? start[line] : rlen;
+            if (off + k > rlen || n + k > want)
+                return -1;
+            memcpy(out + n, ref + off, k);
+            n += k;
+            i += 4;
+        }
+    }
+    return n == want && osn_sip_wire_hash(out, n) == h ? (int)n : -1;
+}
+
+/* ---- records ---- */
+
+size_t kept_bytes(const struct node *n)
+{
+    const struct kept_table *t = &n->kept;
+    /* Records ever used: their pages are touched; the rest of the array is only reserved. */
+    return (size_t)t->hwm * sizeof *t->rec + (t->slot ? (t->mask + 1) * sizeof *t->slot : 0) +
+           t->blob_bytes;
+}
+
+static uint32_t rec_new(struct kept_table *t)
+{
+    if (t->free != KEPT_NONE && t->rec) {
+        uint32_t i = t->free;
+        t->free = t->rec[i].next;
+        return i;
+    }
+    if (t->hwm == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 4096;
+        /* realloc of a large block moves pages, not bytes (mremap), and touches none */
+        struct kept *r = cap > t->cap ? realloc(t->rec, (size_t)cap * sizeof *r) : NULL;
+        if (!r)
+            return KEPT_NONE;
+        t->rec = r;
+        t->cap = cap;
+    }
+    t->rec[t->hwm].life = 0;
+    return t->hwm++;
+}
+
+/* The blob's bytes as malloc counts them (its header and rounding: about 16 more). */
+static size_t blob_charge(size_t size)
+{
+    return (size + 8 + 15) / 16 * 16;
+}
+
+static void arm_list(struct node *n, int list)
+{
+    const struct kept_table *t = &n->kept;
+    if (t->head[list] != KEPT_NONE &&
+        timers_push(&n->timers, t->rec[t->head[list]].end, TM_KEPT, NULL, (uint32_t)list) != 0)
+        n->err = OSN_ENOMEM;
+}
+
+bool kept_take(struct node *n, struct ntx *x, int timer_id, double end)
+{
+    struct kept_table *t = &n->kept;
+    int list = list_of(timer_id);
+    bool server = x->t.role == OSN_SIP_SERVER, inv = x->t.req.method == OSN_SIP_INVITE;
+    uint64_t fp;
+    uint8_t *blob = NULL;
+    size_t size = 0;
+    if (list < 0 || !x->live || !x->t.in_table || !key_fp(&x->key, &fp))
+        return false;
+    if (!t->rec) {
+        for (int i = 0; i < KEPT_LISTS; i++)
+            t->head[i] = t->tail[i] = KEPT_NONE;
+        t->free = KEPT_NONE;
+    }
+    /* What it may still send, coded against what makes it send (the file's head). */
+    if (server && x->t.state == OSN_SIP_COMPLETED && !inv) {
+        if (!x->resp || !x->req ||
+            !(blob = code(x->resp, x->resp_len, x->req->buf.p, x->req->buf.n, &size)))
+            return false;
+    } else if (!server && inv && x->t.state == OSN_SIP_COMPLETED) {
+        int len = x->req && x->final
+                          ? osn_sip_wire_print_ack(n->obuf, sizeof n->obuf, x->req, x->final)
+                          : -1;
+        if (len <= 0 ||
+            !(blob = code(n->obuf, (size_t)len, x->final->buf.p, x->final->buf.n, &size)))
+            return false;
+    }
+    _Static_assert(sizeof(struct kept) <= 104, "a record stays compact (docs/node.md)");
+    uint32_t i = slots_room(t) == 0 ? rec_new(t) : KEPT_NONE;
+    if (i == KEPT_NONE) {
+        free(blob);
+        return false;
+    }
+    struct kept *k = &t->rec[i];
+    uint32_t life = k->life + 1;
+    *k = (struct kept){.branch = x->t.req.branch,
+                       .sent_by = server ? x->t.req.sent_by : 0,
+                       .fp = fp,
+                       .end = end,
+                       .t0 = x->t0,
+                       .to = x->from,
+                       .next = KEPT_NONE,
+                       .life = life,
+                       .up = KEPT_NONE,
+                       .status = x->t.has_resp ? x->t.resp.status : 0,
+                       .role = x->t.role,
+                       .state = x->t.state,
+                       .method = x->t.req.method,
+                       .hop = x->hop,
+                       .list = (uint8_t)list,
+                       .routed = x->routed,
+                       .blob = blob};
+    /* An INVITE client finds its server upstream, kept before it (keep_pending in txn.c). */
+    if (!server && x->kept_up != KEPT_NONE && x->kept_up < t->hwm &&
+        t->rec[x->kept_up].life == x->kept_up_life) {
+        k->up = x->kept_up;
+        k->up_life = x->kept_up_life;
+    }
+    if (server && x->peer && x->peer->live) {
+        x->peer->kept_up = i;
+        x->peer->kept_up_life = life;
+    }
+    t->blob_bytes += blob ? blob_charge(size) : 0;
+    slot_put(t, i);
+    t->n++;
+    if (t->tail[list] == KEPT_NONE) {
+        t->head[list] = t->tail[list] = i;
+        arm_list(n, list);
+    } else {
+        t->rec[t->tail[list]].next = i;
+        t->tail[list] = i;
+    }
+    if (t->n > n->st.kept_peak)
+        n->st.kept_peak = t->n;
+    size_t bytes = kept_bytes(n);
+    if (bytes > n->st.kept_bytes_peak)
+        n->st.kept_bytes_peak = bytes;
+    ntx_free(n, x);
+    return true;
+}
+
+void kept_expire(struct node *n, int list)
+{
+    struct kept_table *t = &n->kept;
+    if (list < 0 || list >= KEPT_LISTS || !t->rec)
+        return;
+    uint32_t i;
+    while ((i = t->head[list]) != KEPT_NONE && t->rec[i].end <= n->now) {
+        struct kept *k = &t->rec[i];
+        t->head[list] = k->next;
+        if (t->head[list] == KEPT_NONE)
+            t->tail[list] = KEPT_NONE;
+        slot_del(t, i);
+        if (k->blob)
+            t->blob_bytes -= blob_charge(blob_size(k->blob));
+        free(k->blob);
+        k->blob = NULL;
+        k->life++; /* an INVITE client's reference to it is stale from now on */
+        k->next = t->free;
+        t->free = i;
+        t->n--;
+        n->sip.stats.terminated++; /* as the layer counts a lifetime timer's end */
+    }
+    arm_list(n, list);
+}
+
+/* Sends again what record k keeps, printed against ref (the copy that arrived). */
+static void resend(struct node *n, const struct kept *k, const struct osn_sip_wire *ref)
+{
+    int len = k->blob ? print(n->obuf, k->blob, ref->buf.p, ref->buf.n) : -1;
+    if (len < 0) {
+        n->st.kept_unsent++;
+        return;
+    }
+    n->st.retrans_sent++;
+    udp_send_to(n, &k->to, n->obuf, (size_t)len);
+}
+
+void kept_recv(struct node *n, uint32_t i, const struct rmsg *r)
+{
+    const struct kept *k = &n->kept.rec[i];
+    const struct osn_sip_msg *m = &r->m;
+    bool inv = k->method == OSN_SIP_INVITE;
+    if (k->role == OSN_SIP_SERVER) {
+        if (inv && k->state == OSN_SIP_ACCEPTED && m->method == OSN_SIP_ACK) {
+            /* RFC 6026 7.1: to the TU, which forwards it as it forwards any ACK of a 2xx */
+            tu_stray_ack(n, r);
+            return;
+        }
+        n->sip.stats.req_absorbed++;
+        if (!inv && k->state == OSN_SIP_COMPLETED) { /* RFC 3261 17.2.2: the final again */
+            n->sip.stats.resp_retrans++;
+            resend(n, k, r->pm);
+        }
+        return;
+    }
+    if (inv && k->state == OSN_SIP_ACCEPTED) {
+        /* RFC 6026 7.2: every 2xx to the TU, which relays it upstream */
+        if (m->status >= 200 && m->status < 300) {
+            const struct kept *up = k->up != KEPT_NONE && n->kept.rec[k->up].life == k->up_life
+                                            ? &n->kept.rec[k->up]
+                                            : NULL;
+            tu_kept_2xx(n, k->hop, k->routed, k->t0, up ? &up->to : NULL,
+                        up ? up->state : OSN_SIP_NOSTATE, r);
+        }
+        return;
+    }
+    n->sip.stats.resp_absorbed++;
+    if (inv && m->status >= 300) { /* RFC 3261 17.1.1.2: the ACK again */
+        n->sip.stats.req_retrans++;
+        resend(n, k, r->pm);
+    }
+}
+
+void kept_release(struct node *n)
+{
+    struct kept_table *t = &n->kept;
+    if (t->rec) {
+        for (uint32_t i = 0; i < t->hwm; i++)
+            free(t->rec[i].blob);
+    }
+    free(t->rec);
+    free(t->slot);
+    *t = (struct kept_table){0};
+}

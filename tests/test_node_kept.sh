@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The memory a kept transaction costs (issue 34), measured by the kernel: OSN's load generator
+# (element uac) offers RATE calls/s (default 2,000) for SECS seconds (default 10) through an
+# `osn node` edge (every cost 0, control none) to an `osn node` uas, all on 127.0.0.1. Every
+# call leaves the edge holding its INVITE's server and client transactions (Accepted, RFC
+# 6026, 64*T1 = 32 s) and its BYE's server (Completed, Timer J, 32 s) and client (Timer K,
+# T4 = 5 s), so at the end of the run about RATE * SECS * 3.5 transactions wait, kept.
+#   1. every call was good (the generator's summary: good = calls started, none failed);
+#   2. the edge's kept transactions at their peak (kept_peak of its JSON summary) are at least
+#      RATE * SECS * 2 (most calls' transactions were kept, not left live);
+#   3. the edge's resident memory (/proc/PID/status VmRSS, the kernel's count, independent of
+#      the node's own) grows by at most KEPT_BYTES_MAX (default 200) bytes per further kept
+#      transaction (osn_node_transactions_kept of its metrics): the slope between the sample at
+#      SECS/2, when the fixed costs (the live transactions' pool, buffers) are reached, and the
+#      last one;
+#   4. the node's own count, kept_bytes_per_transaction of the summary, is at most 200 bytes.
+# To see check 3 fail: KEPT_BYTES_MAX=50.
+#
+# Usage: test_node_kept.sh OSN ROOT     Prints "N passed, M failed"; exits 1 on a failure.
+set -u
+OSN=$1
+ROOT=$(cd "$2" && pwd)
+. "$ROOT/tests/node/lib.sh"
+nl_init kept 240 --load
+export OSN
+SCEN=$ROOT/examples/node_collapse.ini
+RATE=${RATE:-2000}
+SECS=${SECS:-10}
+MAX=${KEPT_BYTES_MAX:-200}
+
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+nl_up "uas did not start" nl_node_start uas uas 0 "" "$SCEN"
+zero=()
+for k in invite retrans response ack bye reject; do zero+=(--set "server edge.cost_$k=0"); done
+nl_up "edge did not start" nl_node_start edge edge 0 "${NL_PORT[uas]:-0}" "" "${zero[@]}" \
+    --set control.kind=none --set node.metrics=127.0.0.1:0
+nl_require_up
+pid=$(nl_real_pid edge)
+base=$(rss_kb "$pid")
+met=$(sed -n 's/.*metrics 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$NL_TMP/edge/node.out" | head -1)
+kept_now() {
+    curl -s --max-time 2 "http://127.0.0.1:$met/metrics" |
+        awk '$1 == "osn_node_transactions_kept" { print $2 }'
+}
+
+dir=$NL_TMP/gen
+mkdir -p "$dir"
+NL_DIR[gen]=$dir
+timeout -k 5 $((SECS + 80)) "$OSN" node "$SCEN" --set node.element=uac \
+    --set node.listen=127.0.0.1:0 --set "node.next_hop=127.0.0.1:${NL_PORT[edge]}" \
+    --set "node.duration=$SECS" --set "source.rate=$RATE" --set source.hold=0.2 \
+    --json "$dir/summary.json" -q >"$dir/node.out" 2>"$dir/node.err" {NL_LOCK_FD}>&- &
+gen=$!
+# (VmRSS, kept) once a second: the slope between the sample at SECS/2 and the last one is what
+# each further kept transaction costs, the fixed costs (the live transactions' pool, buffers)
+# reached by then.
+peak=$base
+t=0
+: >"$NL_TMP/samples"
+while kill -0 $gen 2>/dev/null && [ $t -lt $((SECS + 60)) ]; do
+    r=$(rss_kb "$pid")
+    kn=$(kept_now)
+    [ -n "$r" ] && [ -n "$kn" ] && echo "$t $r $kn" >>"$NL_TMP/samples"
+    [ -n "$r" ] && [ "$r" -gt "$peak" ] && peak=$r
+    sleep 1
+    t=$((t + 1))
+done
+wait $gen
+rc=$?
+nl_check $rc "generator: exit status $rc $(head -c 300 "$dir/node.err")"
+read -r started good failed < <(nl_json gen uac | "$NL_PY" -c '
+import ast, sys
+try:
+    u = ast.literal_eval(sys.stdin.read())
+    print(u["calls_started"], u["good"], u["calls_started"] - u["good"])
+except Exception:
+    print("0 0 0")')
+[ "$started" -gt 0 ] && [ "$good" = "$started" ]
+nl_check $? "1. every call good: started $started, good $good"
+
+nl_stop edge 20
+read -r kept kbytes per < <(nl_json edge kept_peak kept_bytes_peak kept_bytes_per_transaction)
+[ "${kept:-0}" -ge $((RATE * SECS * 2)) ] 2>/dev/null
+nl_check $? "2. kept at their peak: $kept (>= RATE * SECS * 2 = $((RATE * SECS * 2)))"
+per_rss=$("$NL_PY" - "$NL_TMP/samples" "$SECS" <<'PY'
+import sys
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+half = int(sys.argv[2]) / 2
+a = next((r for r in rows if r[0] >= half), None)
+b = rows[-1] if rows else None
+print(round((b[1] - a[1]) * 1024 / (b[2] - a[2]), 1) if a and b and b[2] > a[2] else "nan")
+PY
+)
+"$NL_PY" -c "import sys; sys.exit(0 if float('$per_rss') <= $MAX else 1)"
+nl_check $? "3. VmRSS per further kept transaction $per_rss bytes (<= $MAX; the slope from SECS/2 to the end, $(wc -l <"$NL_TMP/samples") samples; VmRSS $base -> $peak kB), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "kept_peak $kept, kept_bytes_peak $kbytes, kept_bytes_per_transaction $per; VmRSS $base -> $peak kB, $per_rss bytes per further kept transaction; load $(cut -d' ' -f1-3 /proc/loadavg)"
+cat "$NL_TMP/samples"
+"$NL_PY" -c "import sys; sys.exit(0 if 0 < float('${per:-0}') <= 200 else 1)" 2>/dev/null
+nl_check $? "4. the node's count: kept_bytes_per_transaction $per (table $kbytes bytes at its peak)"
+nl_summary
