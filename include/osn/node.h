@@ -1,7 +1,8 @@
 /*
- * The real node: one element of a scenario (a stateful proxy or a UAS) on a UDP socket, on a
- * monotonic clock, running the same transaction machines (osn/sip.h), element behaviour
- * (osn/elem.h) and controllers (osn/ctl.h) as the network simulator.
+ * The real node: one element of a scenario (a stateful proxy or a UAS) on a UDP socket (and TCP,
+ * RFC 3261 18, when listen or a next hop says ";transport=tcp"), on a monotonic clock, running
+ * the same transaction machines (osn/sip.h), element behaviour (osn/elem.h) and controllers
+ * (osn/ctl.h) as the network simulator.
  *
  * Each datagram read is parsed (osn/sip_wire.h; a malformed request that can be answered gets 400,
  * anything else malformed is dropped and counted), classified against the node's transactions
@@ -96,9 +97,11 @@ double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q);
 
 struct osn_node_cfg {
     int element;                /* enum osn_node_element */
-    char listen[64];            /* "A.B.C.D:PORT" or "[IPv6]:PORT"; port 0: ephemeral, see ready */
+    char listen[64];            /* "A.B.C.D:PORT" or "[IPv6]:PORT"; port 0: ephemeral, see ready;
+                                   ";transport=tcp" after it: TCP too, on the same port */
     char next_hop[512];         /* "HOST:PORT" as listen (port not 0, same family), proxies; a
-                                   proxy may list up to OSN_ELEM_MAX_HOPS, comma-separated */
+                                   proxy may list up to OSN_ELEM_MAX_HOPS, comma-separated, each
+                                   with ";transport=tcp" to reach it over TCP */
     char next_hop_weights[128]; /* "2, 1": a whole number 1..1000 per next hop; "": all 1 */
     double down_time;           /* s a next hop that timed out is not chosen (several) */
     double duration;            /* s; 0: until SIGINT/SIGTERM */
@@ -114,6 +117,9 @@ struct osn_node_cfg {
     /* uac: s not measured; > 0: the delay samples (setup, response) count only for a 180 or a
      * 100 that comes in [warmup, duration], the simulator's window; 0: every one */
     double warmup;
+    long tcp_max_connections; /* TCP connections accepted and open at most (next hops apart) */
+    double tcp_idle_timeout;  /* s without a byte read or written before a connection closes */
+    size_t tcp_buffer;        /* bytes queued for one TCP peer at most (>= 65,535) */
     /* uas: the ring delay between its 180 and its 200 (enum osn_uas_ring_law, mean ring_mean s;
      * the scenario's [server uas] ring_delay), drawn from a stream of src.seed */
     int ring;
@@ -148,7 +154,7 @@ struct osn_node_cfg {
 
 /* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, 400,000
  * transactions, no metrics, costs 0 (real speed), buffer 10,000, control none, RFC 3261 timers,
- * one worker. */
+ * one worker; TCP: 1,024 connections, 60 s idle timeout, 256 KiB queued per peer. */
 void osn_node_cfg_default(struct osn_node_cfg *cfg);
 
 /* Checks a configuration; *bad_key (may be NULL) gets the scenario key at fault. */
@@ -186,6 +192,19 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \
     X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)")   \
     X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")                \
+    X(tcp_msgs_in, "SIP messages read over TCP")                                                   \
+    X(tcp_msgs_out, "SIP messages sent over TCP")                                                  \
+    X(tcp_accepted, "TCP connections accepted")                                                    \
+    X(tcp_connects, "TCP connections opened to a next hop")                                        \
+    X(tcp_connect_failed,                                                                          \
+      "TCP connections to a next hop that failed or broke: its pending requests got 408")          \
+    X(tcp_refused, "TCP connections closed at once: tcp_max_connections were open")                \
+    X(tcp_closed_idle, "TCP connections closed after tcp_idle_timeout without progress")           \
+    X(tcp_closed_overflow,                                                                         \
+      "TCP connections closed: a message over 65,535 bytes, or output beyond tcp_buffer")          \
+    X(tcp_bad_framing, "TCP messages without a valid Content-Length: 400 (requests), then closed") \
+    X(tcp_paused, "times reading a TCP peer stopped: our output to it over half of tcp_buffer")    \
+    X(tcp_send_errors, "messages not sent over TCP: no connection to the peer, or it failed")      \
     X(transactions_peak, "live transactions at most")
 
 #define OSN_NODE_ONE(name, meaning) +1
