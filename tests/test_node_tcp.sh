@@ -29,6 +29,23 @@ command -v sipp >/dev/null || {
     exit 2
 }
 
+# Bad transports and TCP keys: exit 2, the key named.
+bad() {
+    local key=$1
+    shift
+    "$OSN" node "$@" -q --set node.duration=1 >/dev/null 2>"$NL_TMP/bad.err"
+    local rc=$?
+    [ "$rc" = 2 ] && grep -q "key '$key'" "$NL_TMP/bad.err"
+    nl_check $? "$*: exit $rc, expected 2 naming $key: $(cat "$NL_TMP/bad.err")"
+}
+bad node.listen --set "node.listen=127.0.0.1:0;transport=sctp"
+bad node.listen --set "node.listen=127.0.0.1:0;maddr=1.2.3.4"
+bad node.next_hop --set node.element=edge --set "node.next_hop=127.0.0.1:5;transport=tls"
+bad node.next_hop --set node.element=uac --set "node.next_hop=127.0.0.1:5;transport=tcp"
+bad node.tcp_buffer --set node.tcp_buffer=100
+bad node.tcp_idle_timeout --set node.tcp_idle_timeout=0
+bad node.tcp_max_connections --set node.tcp_max_connections=0
+
 nl_up "uas did not start" nl_node_start uas uas 0 "" "" \
     --set "node.listen=127.0.0.1:0;transport=tcp"
 nl_up "edge did not start" nl_node_start edge edge 0 "${NL_PORT[uas]:-}" "" \

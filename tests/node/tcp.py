@@ -60,6 +60,7 @@ def listening(p, seconds=10):
 
 class Node:
     def __init__(self, osn, tmp, name, listen, *sets):
+        self.name = name
         self.json = os.path.join(tmp, name + ".json")
         self.errf = os.path.join(tmp, name + ".err")
         with open(self.errf, "w") as err:
@@ -82,7 +83,8 @@ class Node:
 
     def stop(self):
         self.p.terminate()
-        self.p.wait(timeout=30)
+        rc = self.p.wait(timeout=30)
+        check(rc == 0, f"{self.name} exits 0 on SIGTERM ({rc}): {open(self.errf).read()[-600:]}")
         return json.load(open(self.json))
 
 
