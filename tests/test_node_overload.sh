@@ -150,7 +150,11 @@ nl_up "edge did not start" nl_node_start edge edge 0 "${NL_PORT[core]:-}" "$SCEN
 nl_require_up
 # shellcheck disable=SC2046
 NL_UAC_TIME=$((RUN + 3)) nl_sipp_uac uac "${NL_PORT[edge]}" "$RATE" "$CALLS" $(uac_args)
-if [ "$CONTROL" = none ]; then
+if [ "$CONTROL" = none ] && [ "$TRANSPORT" = tcp ]; then
+    # No collapse bound over TCP: without retransmissions the core serves originals only, and
+    # goodput stays well above half (docs/node.md, "TCP"); any goodput is accepted here.
+    goodput_check "$CONTROL" uac 0 1e9
+elif [ "$CONTROL" = none ]; then
     goodput_check "$CONTROL" uac 0 0.5
 else
     goodput_check "$CONTROL" uac 0.85 1e9
