@@ -21,6 +21,14 @@ add_test(NAME node_overload
                  ${CMAKE_SOURCE_DIR} --control loss --load 3 --warm 5 --window 20)
 set_tests_properties(node_overload PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS node)
 
+# TCP (issue 34): SIPp -t t1 and -t tn through an edge to a uas, all over TCP, every call in
+# SIPp's counts and no retransmission; framing (Content-Length), a next hop's connection refused,
+# reopened and lost (408 at once), hostile peers and 1,000 idle connections (tests/node/tcp.py).
+add_test(NAME node_tcp
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_tcp.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_tcp PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)
+
 # The node's own outputs: one call by hand, the Prometheus endpoint scraped during the run, the
 # --stats CSV and the --json summary (no load; runs in both builds).
 add_test(NAME node_metrics COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_metrics.sh $<TARGET_FILE:osn>)

@@ -718,6 +718,127 @@ static void test_nist(void **state)
     osn_sip_layer_release(&l);
 }
 
+/* ---- over a reliable transport (TCP) ---- */
+
+static void start_over(struct loop *lp, struct osn_sip_txn *t, struct osn_sip_msg req, int role)
+{
+    struct osn_sip_out o;
+    int rc = role == OSN_SIP_CLIENT ? osn_sip_ctxn_start_over(lp->l, t, &req, true, 0, &o)
+                                    : osn_sip_stxn_start_over(lp->l, t, &req, true, 0, &o);
+    assert_int_equal(rc, 0);
+    assert_true(t->reliable);
+    apply(lp, t, 0, &o);
+}
+
+/* RFC 3261 17.1.1.2, 17.1.2.2, 17.2.1, 17.2.2 over TCP: a request is sent once (no Timer A or E),
+ * a final response once (no Timer G), and Timers D, K, I and J are zero (each transaction ends
+ * at the event that reaches Completed or Confirmed); B, F and H stay 64*T1, M and L too (RFC
+ * 6026 8.4 gives them no transport exception). The same scripts over UDP give the retransmissions
+ * and waits of the tests above. */
+static void test_reliable_transport(void **state)
+{
+    (void)state;
+    struct osn_sip_layer l;
+    struct loop lp;
+    struct osn_sip_txn t = {0};
+    double ts[MAXREC] = {0};
+    bool re[MAXREC] = {0};
+    static const double zero[] = {0}, at5[] = {5}, at1[] = {1};
+    struct osn_sip_msg inv = request(OSN_SIP_INVITE, 11), bye = request(OSN_SIP_BYE, 12);
+    struct osn_sip_msg ack = inv;
+    ack.method = OSN_SIP_ACK;
+    assert_int_equal(osn_sip_layer_init(&l, NULL, 0), 0);
+
+    /* INVITE client, no answer: one INVITE, then Timer B at 64*T1 = 32 s. */
+    loop_init(&lp, &l);
+    start_over(&lp, &t, inv, OSN_SIP_CLIENT);
+    run(&lp, 100);
+    assert_times(ts, sends_of(&lp, 0, OSN_SIP_INVITE, ts, re), zero, 1);
+    assert_int_equal(lp.ntu, 1);
+    assert_int_equal(lp.tu[0], OSN_SIP_TU_TIMEOUT);
+    assert_int_equal(lp.tu_timer[0], OSN_SIP_TIMER_B);
+    assert_true(lp.term_t == 32.0);
+
+    /* INVITE client, 100 then 486: the ACK once, and Terminated at the 486 (D = 0). */
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, inv, OSN_SIP_CLIENT);
+    at_recv(&lp, 1.0, &t, response(&inv, 100));
+    at_recv(&lp, 5.0, &t, response(&inv, 486));
+    run(&lp, 100);
+    assert_times(ts, sends_of(&lp, 0, OSN_SIP_INVITE, ts, re), zero, 1);
+    assert_times(ts, sends_of(&lp, 0, OSN_SIP_ACK, ts, re), at5, 1);
+    assert_int_equal(lp.ntu, 2);
+    assert_true(lp.term_t == 5.0);
+
+    /* INVITE client, 2xx: Accepted, Timer M = 64*T1 as on UDP. */
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, inv, OSN_SIP_CLIENT);
+    at_recv(&lp, 1.0, &t, response(&inv, 200));
+    run(&lp, 1.0);
+    assert_int_equal(t.state, OSN_SIP_ACCEPTED);
+    run(&lp, 100);
+    assert_true(lp.term_t == 33.0);
+
+    /* Non-INVITE client, no answer: one BYE, Timer F at 32 s; answered: Terminated at the 200. */
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, bye, OSN_SIP_CLIENT);
+    run(&lp, 100);
+    assert_times(ts, sends_of(&lp, 0, OSN_SIP_BYE, ts, re), zero, 1);
+    assert_int_equal(lp.tu_timer[0], OSN_SIP_TIMER_F);
+    assert_true(lp.term_t == 32.0);
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, bye, OSN_SIP_CLIENT);
+    at_recv(&lp, 0.3, &t, response(&bye, 200));
+    run(&lp, 100);
+    assert_int_equal(lp.nsent, 1);
+    assert_true(fabs(lp.term_t - 0.3) < 1e-12);
+
+    /* INVITE server, 486 at 1 s: sent once (no G); the ACK at 3 s ends it (I = 0). */
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, inv, OSN_SIP_SERVER);
+    at_respond(&lp, 1.0, &t, 486);
+    at_recv(&lp, 3.0, &t, ack);
+    run(&lp, 100);
+    assert_times(ts, sends_of(&lp, 486, 0, ts, re), at1, 1);
+    assert_true(lp.term_t == 3.0);
+    /* ... and with no ACK, Timer H at 1 + 64*T1. */
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, inv, OSN_SIP_SERVER);
+    at_respond(&lp, 1.0, &t, 486);
+    run(&lp, 100);
+    assert_times(ts, sends_of(&lp, 486, 0, ts, re), at1, 1);
+    assert_int_equal(lp.tu[lp.ntu - 1], OSN_SIP_TU_TIMEOUT);
+    assert_true(lp.term_t == 33.0);
+
+    /* Non-INVITE server: the final ends it (J = 0). */
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, bye, OSN_SIP_SERVER);
+    at_respond(&lp, 0.3, &t, 200);
+    run(&lp, 100);
+    assert_int_equal(lp.nsent, 1);
+    assert_true(fabs(lp.term_t - 0.3) < 1e-12);
+
+    /* osn_sip_ctxn_start is the unreliable start, even on memory that was reliable. */
+    memset(&t, 0, sizeof t);
+    loop_init(&lp, &l);
+    start_over(&lp, &t, bye, OSN_SIP_SERVER);
+    at_respond(&lp, 0.1, &t, 200);
+    run(&lp, 0.1);
+    loop_init(&lp, &l);
+    start_server(&lp, &t, bye);
+    assert_false(t.reliable);
+    assert_int_equal(l.stats.req_retrans, 0);
+    assert_int_equal(l.stats.resp_retrans, 0);
+    osn_sip_layer_release(&l);
+}
+
 /* ---- matching ---- */
 
 static void test_match_ack_cancel(void **state)
@@ -1113,6 +1234,7 @@ int main(void)
             cmocka_unit_test(test_ist_non2xx_ack),
             cmocka_unit_test(test_ist_resend_is_the_response),
             cmocka_unit_test(test_nist),
+            cmocka_unit_test(test_reliable_transport),
             cmocka_unit_test(test_match_ack_cancel),
             cmocka_unit_test(test_unindexed_matches_as_table),
             cmocka_unit_test(test_table_random),

@@ -188,6 +188,13 @@ target_link_libraries(test_elem_drivers PRIVATE osn_sim osn_elem PkgConfig::CMOC
 add_test(NAME test_elem_drivers COMMAND test_elem_drivers)
 set_tests_properties(test_elem_drivers PROPERTIES TIMEOUT 60)
 
+# Where a SIP message ends on a TCP stream (src/node/tcp_frame.c), against RFC 3261 18.3.
+add_executable(test_node_tcp_frame tests/test_node_tcp_frame.c src/node/tcp_frame.c)
+target_include_directories(test_node_tcp_frame PRIVATE ${CMAKE_SOURCE_DIR}/src/node)
+target_link_libraries(test_node_tcp_frame PRIVATE osn_elem PkgConfig::CMOCKA)
+add_test(NAME test_node_tcp_frame COMMAND test_node_tcp_frame)
+set_tests_properties(test_node_tcp_frame PROPERTIES TIMEOUT 30)
+
 # The node benchmarks' parts that need no load test: bench/udp_limit.c against the kernel's
 # UDP counters (in a network namespace of its own), the pair-by-pair ratios of
 # bench/node_pairs.py against hand-worked values, and the scripts' refusals of bad settings.

@@ -1,7 +1,8 @@
 /*
- * The real node: one element of a scenario (a stateful proxy or a UAS) on a UDP socket, on a
- * monotonic clock, running the same transaction machines (osn/sip.h), element behaviour
- * (osn/elem.h) and controllers (osn/ctl.h) as the network simulator.
+ * The real node: one element of a scenario (a stateful proxy or a UAS) on a UDP socket (and TCP,
+ * RFC 3261 18, when listen or a next hop says ";transport=tcp"), on a monotonic clock, running
+ * the same transaction machines (osn/sip.h), element behaviour (osn/elem.h) and controllers
+ * (osn/ctl.h) as the network simulator.
  *
  * Each datagram read is parsed (osn/sip_wire.h; a malformed request that can be answered gets 400,
  * anything else malformed is dropped and counted), classified against the node's transactions
@@ -96,9 +97,11 @@ double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q);
 
 struct osn_node_cfg {
     int element;                /* enum osn_node_element */
-    char listen[64];            /* "A.B.C.D:PORT" or "[IPv6]:PORT"; port 0: ephemeral, see ready */
+    char listen[64];            /* "A.B.C.D:PORT" or "[IPv6]:PORT"; port 0: ephemeral, see ready;
+                                   ";transport=tcp" after it: TCP too, on the same port */
     char next_hop[512];         /* "HOST:PORT" as listen (port not 0, same family), proxies; a
-                                   proxy may list up to OSN_ELEM_MAX_HOPS, comma-separated */
+                                   proxy may list up to OSN_ELEM_MAX_HOPS, comma-separated, each
+                                   with ";transport=tcp" to reach it over TCP */
     char next_hop_weights[128]; /* "2, 1": a whole number 1..1000 per next hop; "": all 1 */
     double down_time;           /* s a next hop that timed out is not chosen (several) */
     double duration;            /* s; 0: until SIGINT/SIGTERM */
@@ -116,6 +119,9 @@ struct osn_node_cfg {
     /* uac: s not measured; > 0: the delay samples (setup, response) count only for a 180 or a
      * 100 that comes in [warmup, duration], the simulator's window; 0: every one */
     double warmup;
+    long tcp_max_connections; /* TCP connections accepted and open at most (next hops apart) */
+    double tcp_idle_timeout;  /* s without a byte read or written before a connection closes */
+    size_t tcp_buffer;        /* bytes queued for one TCP peer at most (>= 65,535) */
     /* uas: the ring delay between its 180 and its 200 (enum osn_uas_ring_law, mean ring_mean s;
      * the scenario's [server uas] ring_delay), drawn from a stream of src.seed */
     int ring;
@@ -150,7 +156,8 @@ struct osn_node_cfg {
 
 /* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, max_memory
  * 1 GiB and max_transactions derived from it, no metrics, costs 0 (real speed), buffer 10,000,
- * control none, RFC 3261 timers, one worker. */
+ * control none, RFC 3261 timers, one worker; TCP: 1,024 connections, 60 s idle timeout, 256 KiB
+ * queued per peer. */
 void osn_node_cfg_default(struct osn_node_cfg *cfg);
 
 /* What max_memory charges a live transaction when max_transactions is derived from it: its
@@ -168,40 +175,53 @@ static inline size_t osn_node_max_transactions(const struct osn_node_cfg *cfg)
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
 
 /* The counters of a run (absolute counts). */
-#define OSN_NODE_COUNTERS(X)                                                                     \
-    X(datagrams_in, "datagrams read")                                                            \
-    X(datagrams_out, "datagrams sent")                                                           \
-    X(invites_in, "INVITE requests arriving, originals and copies")                              \
-    X(calls_in, "new INVITEs: server transactions started (not those refused at the cap)")       \
-    X(calls_forwarded, "INVITEs forwarded (proxy) or answered (uas)")                            \
-    X(calls_ok, "first 2xx of an INVITE sent upstream")                                          \
-    X(rejected_503, "503 sent upstream by overload control")                                     \
-    X(refused_at_cap, "requests refused with 503 at max_transactions or max_memory, copies too") \
-    X(timeouts_408, "408 sent upstream on a next-hop timeout")                                   \
-    X(too_many_hops, "483 sent (Max-Forwards 0)")                                                \
-    X(dropped, "messages lost at the full buffer")                                               \
-    X(retrans_absorbed, "retransmitted requests absorbed by server transactions")                \
-    X(retrans_sent, "retransmissions sent (requests and responses)")                             \
-    X(bye_in, "new BYE requests")                                                                \
-    X(bye_ok, "2xx to BYE sent upstream")                                                        \
-    X(cancel_in, "new CANCEL requests")                                                          \
-    X(cancel_forwarded, "CANCELs sent to the branch of a pending INVITE (proxy)")                \
-    X(cancelled_487, "INVITEs answered 487 after a CANCEL (uas)")                                \
-    X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                                         \
-    X(bad_answered, "malformed requests answered (400, 505)")                                    \
-    X(bad_dropped, "malformed datagrams dropped")                                                \
-    X(stray, "messages matching no transaction, dropped")                                        \
-    X(send_errors, "datagrams the socket refused, or the next hop refused (ICMP)")               \
-    X(no_dialog_481,                                                                             \
-      "481 sent (a CANCEL for no INVITE; uas: a request in no dialog, a BYE of no call)")        \
-    X(loops_482, "482 sent (a request looped back: our Via, our branch)")                        \
-    X(too_large_513, "513 sent (the forwarded request too large for UDP)")                       \
-    X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing") \
-    X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)") \
-    X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")              \
-    X(transactions_peak, "live transactions at most")                                            \
-    X(kept_peak, "transactions kept in their final wait (compact) at most")                      \
-    X(kept_bytes_peak, "bytes of the kept transactions' table at most")                          \
+#define OSN_NODE_COUNTERS(X)                                                                       \
+    X(datagrams_in, "datagrams read")                                                              \
+    X(datagrams_out, "datagrams sent")                                                             \
+    X(invites_in, "INVITE requests arriving, originals and copies")                                \
+    X(calls_in, "new INVITEs: server transactions started (not those refused at the cap)")         \
+    X(calls_forwarded, "INVITEs forwarded (proxy) or answered (uas)")                              \
+    X(calls_ok, "first 2xx of an INVITE sent upstream")                                            \
+    X(rejected_503, "503 sent upstream by overload control")                                       \
+    X(refused_at_cap, "requests refused with 503 at max_transactions or max_memory, copies too")   \
+    X(timeouts_408, "408 sent upstream on a next-hop timeout")                                     \
+    X(too_many_hops, "483 sent (Max-Forwards 0)")                                                  \
+    X(dropped, "messages lost at the full buffer")                                                 \
+    X(retrans_absorbed, "retransmitted requests absorbed by server transactions")                  \
+    X(retrans_sent, "retransmissions sent (requests and responses)")                               \
+    X(bye_in, "new BYE requests")                                                                  \
+    X(bye_ok, "2xx to BYE sent upstream")                                                          \
+    X(cancel_in, "new CANCEL requests")                                                            \
+    X(cancel_forwarded, "CANCELs sent to the branch of a pending INVITE (proxy)")                  \
+    X(cancelled_487, "INVITEs answered 487 after a CANCEL (uas)")                                  \
+    X(acks_forwarded, "ACKs of a 2xx forwarded (proxy)")                                           \
+    X(bad_answered, "malformed requests answered (400, 505)")                                      \
+    X(bad_dropped, "malformed datagrams dropped")                                                  \
+    X(stray, "messages matching no transaction, dropped")                                          \
+    X(send_errors, "datagrams the socket refused, or the next hop refused (ICMP)")                 \
+    X(no_dialog_481,                                                                               \
+      "481 sent (a CANCEL for no INVITE; uas: a request in no dialog, a BYE of no call)")          \
+    X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \
+    X(too_large_513, "513 sent (the forwarded request too large for UDP)")                         \
+    X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \
+    X(next_hop_unreachable, "ICMP errors for datagrams to the next hop (e.g. port unreachable)")   \
+    X(peer_unreachable, "ICMP errors for datagrams to anyone else (a caller gone)")                \
+    X(tcp_msgs_in, "SIP messages read over TCP")                                                   \
+    X(tcp_msgs_out, "SIP messages sent over TCP")                                                  \
+    X(tcp_accepted, "TCP connections accepted")                                                    \
+    X(tcp_connects, "TCP connections opened to a next hop")                                        \
+    X(tcp_connect_failed,                                                                          \
+      "TCP connections to a next hop that failed or broke: its pending requests got 408")          \
+    X(tcp_refused, "TCP connections closed at once: tcp_max_connections were open")                \
+    X(tcp_closed_idle, "TCP connections closed after tcp_idle_timeout without progress")           \
+    X(tcp_closed_overflow,                                                                         \
+      "TCP connections closed: a message over 65,535 bytes, or output beyond tcp_buffer")          \
+    X(tcp_bad_framing, "TCP messages without a valid Content-Length: 400 (requests), then closed") \
+    X(tcp_paused, "times reading a TCP peer stopped: our output to it over half of tcp_buffer")    \
+    X(tcp_send_errors, "messages not sent over TCP: no connection to the peer, or it failed")      \
+    X(transactions_peak, "live transactions at most")                                              \
+    X(kept_peak, "transactions kept in their final wait (compact) at most")                        \
+    X(kept_bytes_peak, "bytes of the kept transactions' table at most")                            \
     X(kept_unsent, "copies a kept transaction could not answer: not the request first answered")
 
 #define OSN_NODE_ONE(name, meaning) +1

@@ -218,6 +218,9 @@ struct osn_sip_txn {
     uint8_t tid[2];         /* armed timer ids by slot, OSN_SIP_TIMER_NONE when empty */
     bool has_resp;          /* resp is valid */
     bool in_table;          /* in a table (osn_sip_table_add until osn_sip_table_remove) */
+    /* Over a reliable transport (TCP; osn_sip_ctxn_start_over): no request or final response
+     * is resent and the waits for copies (Timers D, I, J, K) are zero. */
+    bool reliable;
     /* The owner's (the network simulator keeps its element and hop here): the layer never reads
      * or writes these bytes, not even when it starts the transaction. */
     uint8_t user[2];
@@ -320,11 +323,27 @@ struct osn_sip_txn *osn_sip_layer_match_cancelled(const struct osn_sip_layer *l,
 int osn_sip_ctxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
                        const struct osn_sip_msg *req, double now, struct osn_sip_out *out);
 
+/* As osn_sip_ctxn_start, over a reliable transport (TCP) when `reliable`: RFC 3261 17.1.1.2 and
+ * 17.1.2.2 arm no Timer A or E (the transport delivers or fails, it never loses), and Timers D and
+ * K are zero: the transaction ends as it reaches Completed (the ACK of a non-2xx sent first).
+ * Timers B, F and M are as on UDP. osn_sip_ctxn_start is this with `reliable` false. */
+int osn_sip_ctxn_start_over(struct osn_sip_layer *l, struct osn_sip_txn *t,
+                            const struct osn_sip_msg *req, bool reliable, double now,
+                            struct osn_sip_out *out);
+
 /* Starts a server transaction on `t` (borrowed, as for osn_sip_ctxn_start) for a request from the
  * transport `req` (copied; not an ACK) that matched none: passes it to the TU (TU_REQUEST) and, for
  * an INVITE, sends or schedules 100 Trying. Returns 0, OSN_EINVAL or OSN_ENOMEM. */
 int osn_sip_stxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
                        const struct osn_sip_msg *req, double now, struct osn_sip_out *out);
+
+/* As osn_sip_stxn_start, for a request that came over a reliable transport (TCP) when
+ * `reliable`: RFC 3261 17.2.1 arms no Timer G (the final response is sent once) and Timer I is
+ * zero (the ACK ends the transaction); 17.2.2: Timer J is zero (the final response ends it).
+ * Timers H and L, and the 100 Trying, are as on UDP. */
+int osn_sip_stxn_start_over(struct osn_sip_layer *l, struct osn_sip_txn *t,
+                            const struct osn_sip_msg *req, bool reliable, double now,
+                            struct osn_sip_out *out);
 
 /* Gives `t` a message from the transport that matched it (a response for a client, a request
  * for a server transaction). `m` is borrowed: out->msg may point to it. Returns 0 or OSN_EINVAL

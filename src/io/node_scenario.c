@@ -23,11 +23,13 @@ static const struct osn_key_spec node_keys[] = {
                  "generator, the [source] traffic to next_hop (docs/node.md)"},
         {"node", "listen", OSN_KEY_STRING, OSN_KEY_AT(C, listen), .unit = "HOST:PORT",
          .help = "the UDP address to bind: A.B.C.D:PORT or [IPv6]:PORT (e.g. [::1]:5060); "
-                 "port 0: any free port, reported on the listening line"},
+                 "port 0: any free port, reported on the listening line. ;transport=tcp after "
+                 "it: TCP too, on the same port (RFC 3261 18; docs/node.md)"},
         {"node", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop), .unit = "HOST:PORT, ...",
          .help = "where a proxy forwards a request with no Route (required for proxies), or "
                  "where the load generator (uac) sends its calls; of the family of listen. The "
-                 "node sends to it by a UDP socket connected to it. A proxy may list up to 8, "
+                 "node sends to it by a UDP socket connected to it, or with ;transport=tcp "
+                 "(proxies) over one TCP connection it opens. A proxy may list up to 8, "
                  "comma-separated, each with its own RFC 7339/7415 client state: a new request "
                  "goes to one by weight among those not throttling it (docs/node.md)"},
         {"node", "next_hop_weights", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop_weights),
@@ -69,6 +71,17 @@ static const struct osn_key_spec node_keys[] = {
                  "own port toward the next hops; each is 1/N of the element (costs x N, its own "
                  "buffer and controller). 0: the CPUs online. The default 1 is the simulator's "
                  "element; the load generator (uac) runs one (docs/node.md)"},
+        {"node", "tcp_max_connections", OSN_KEY_LONG, 1, 65536, OSN_KEY_AT(C, tcp_max_connections),
+         .help = "TCP connections accepted and open at most; one more is closed at once and "
+                 "counted (tcp_refused). The node holds at most tcp_buffer + 64 KiB for each"},
+        {"node", "tcp_idle_timeout", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, tcp_idle_timeout),
+         .unit = "s",
+         .help = "a TCP connection with no byte read or written for this long is closed (an idle "
+                 "or half-open peer, or one that stopped reading); also its TCP_USER_TIMEOUT"},
+        {"node", "tcp_buffer", OSN_KEY_LONG, 65535, 1073741824, OSN_KEY_AT(C, tcp_buffer),
+         .unit = "bytes",
+         .help = "bytes queued for one TCP peer at most: past half the node stops reading it, "
+                 "past all it closes it (a peer that does not read cannot grow the node)"},
         {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
          .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "
                  "(RFC 3261 16.6), so the dialog's ACK, BYE and re-INVITE from either side "

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "node_int.h"
 #include "osn/err.h"
@@ -74,6 +75,36 @@ int addr_parse(const char *text, union node_addr *a, char *why, size_t whysize)
         }
     }
     return 0;
+}
+
+int addr_parse_tp(const char *text, union node_addr *a, bool *tcp, char *why, size_t whysize)
+{
+    const char *semi = strchr(text, ';');
+    char host[64];
+    *tcp = false;
+    if (!semi)
+        return addr_parse(text, a, why, whysize);
+    if ((size_t)(semi - text) >= sizeof host) {
+        snprintf(why, whysize, "longer than any HOST:PORT");
+        return OSN_EINVAL;
+    }
+    memcpy(host, text, (size_t)(semi - text));
+    host[semi - text] = '\0';
+    /* One parameter, the transport (RFC 3261 19.1.1: names and values compare in any case). */
+    static const char key[] = ";transport=";
+    if (strncasecmp(semi, key, sizeof key - 1) != 0) {
+        snprintf(why, whysize, "'%s' is no parameter the node knows: only ;transport=udp or tcp",
+                 semi);
+        return OSN_EINVAL;
+    }
+    const char *v = semi + sizeof key - 1;
+    if (!strcasecmp(v, "tcp")) {
+        *tcp = true;
+    } else if (strcasecmp(v, "udp") != 0) {
+        snprintf(why, whysize, "transport '%s' is not udp or tcp", v);
+        return OSN_EINVAL;
+    }
+    return addr_parse(host, a, why, whysize);
 }
 
 uint16_t addr_port(const union node_addr *a)

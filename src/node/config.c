@@ -35,6 +35,9 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->buffer = 10000;
     cfg->workers = 1;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
+    cfg->tcp_max_connections = 1024;
+    cfg->tcp_idle_timeout = 60;
+    cfg->tcp_buffer = (size_t)256 << 10;
     osn_ctl_cfg_default(&cfg->ctl);
     osn_sip_cfg_default(&cfg->sip);
 }
@@ -42,22 +45,30 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize)
 {
     union node_addr la, sa, hop[OSN_ELEM_MAX_HOPS];
-    int weight[OSN_ELEM_MAX_HOPS], nhops = 0, other = -1;
+    int weight[OSN_ELEM_MAX_HOPS], nhops = 0, other = -1, tcp_hop = -1;
     char why[128], hmsg[160];
     const char *key = NULL, *hkey = NULL;
-    bool proxy = cfg->element != OSN_NODE_UAS;
-    bool listen_bad = addr_parse(cfg->listen, &la, why, sizeof why) != 0;
-    bool hops_bad = proxy && hops_parse(cfg, hop, weight, &nhops, &hkey, hmsg, sizeof hmsg) != 0;
+    bool proxy = cfg->element != OSN_NODE_UAS, listen_tcp, hop_tcp[OSN_ELEM_MAX_HOPS];
+    bool listen_bad = addr_parse_tp(cfg->listen, &la, &listen_tcp, why, sizeof why) != 0;
+    bool hops_bad =
+            proxy && hops_parse(cfg, hop, hop_tcp, weight, &nhops, &hkey, hmsg, sizeof hmsg) != 0;
+    for (int i = 0; !hops_bad && i < nhops && tcp_hop < 0; i++)
+        if (hop_tcp[i])
+            tcp_hop = i;
     for (int i = 0; !listen_bad && !hops_bad && i < nhops && other < 0; i++)
         if (hop[i].sa.sa_family != la.sa.sa_family)
             other = i;
     if (listen_bad) {
         key = "node.listen";
-        snprintf(msg, msgsize, "'%s' is not HOST:PORT (%s)", cfg->listen, why);
+        snprintf(msg, msgsize, "'%s' is not HOST:PORT[;transport=udp|tcp] (%s)", cfg->listen, why);
     } else if (hops_bad) {
         key = hkey;
         snprintf(msg, msgsize, "%s: %s",
                  cfg->element == OSN_NODE_UAC ? "the load generator (uac)" : "a proxy", hmsg);
+    } else if (cfg->element == OSN_NODE_UAC && (tcp_hop >= 0 || listen_tcp)) {
+        /* Its requests are printed with a UDP Via (gen_print.c) and it keeps no connection. */
+        key = tcp_hop >= 0 ? "node.next_hop" : "node.listen";
+        snprintf(msg, msgsize, "the load generator (uac) sends over UDP only, not ;transport=tcp");
     } else if (proxy && cfg->element == OSN_NODE_UAC && nhops > 1) {
         key = "node.next_hop";
         snprintf(msg, msgsize, "the load generator (uac) sends to one next hop, not %d", nhops);
@@ -96,6 +107,11 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->workers < 0 || cfg->workers > OSN_NODE_MAX_WORKERS) {
         key = "node.workers";
         snprintf(msg, msgsize, "must be 0 (the CPUs online) or 1..%d", OSN_NODE_MAX_WORKERS);
+    } else if ((tcp_hop >= 0 || listen_tcp) && cfg->workers != 1) {
+        /* Each worker would bind its own TCP listener and open its own next-hop connections;
+         * not built: one loop carries TCP. */
+        key = "node.workers";
+        snprintf(msg, msgsize, "TCP (;transport=tcp) runs on one loop: workers = 1");
     } else if (cfg->element == OSN_NODE_UAC && cfg->workers != 1) {
         key = "node.workers";
         snprintf(msg, msgsize, "the load generator (uac) runs one loop: workers = 1");
@@ -110,6 +126,16 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
                  "must be a finite number of seconds >= 0, and for the load generator (uac) "
                  "less than its node.duration (%g s)",
                  cfg->duration);
+    } else if (cfg->tcp_max_connections < 1) {
+        key = "node.tcp_max_connections";
+        snprintf(msg, msgsize, "must be at least 1");
+    } else if (!(cfg->tcp_idle_timeout > 0) || !isfinite(cfg->tcp_idle_timeout)) {
+        key = "node.tcp_idle_timeout";
+        snprintf(msg, msgsize, "must be a finite number of seconds > 0");
+    } else if (cfg->tcp_buffer < OSN_SIP_WIRE_MAX_LEN) {
+        key = "node.tcp_buffer";
+        snprintf(msg, msgsize, "must be at least %d bytes (one message of the largest size)",
+                 OSN_SIP_WIRE_MAX_LEN);
     } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
         key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
               : cfg->element == OSN_NODE_CORE ? "server core.buffer"
@@ -129,7 +155,9 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         return OSN_EINVAL;
     char why[128];
     n->lsock = -1;
-    addr_parse(cfg->listen, &n->listen, why, sizeof why);
+    bool listen_tcp, hop_tcp[OSN_ELEM_MAX_HOPS] = {false}, any_tcp;
+    addr_parse_tp(cfg->listen, &n->listen, &listen_tcp, why, sizeof why);
+    any_tcp = listen_tcp;
     /* Several workers share the listening port: the first binds what listen says (port 0: the
      * kernel's choice), the others the port it got (workers.c). */
     if (n->w && n->worker > 0)
@@ -168,7 +196,7 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         union node_addr addr[OSN_ELEM_MAX_HOPS];
         int weight[OSN_ELEM_MAX_HOPS], count = 0;
         const char *key;
-        hops_parse(cfg, addr, weight, &count, &key, msg, msgsize); /* checked above */
+        hops_parse(cfg, addr, hop_tcp, weight, &count, &key, msg, msgsize); /* checked above */
         n->hops = calloc((size_t)count, sizeof *n->hops);
         if (!n->hops)
             return OSN_ENOMEM;
@@ -178,16 +206,22 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
             h->fd = -1;
             h->said = -INFINITY;
             h->addr = addr[i];
+            h->tcp = hop_tcp[i];
+            any_tcp |= h->tcp;
             addr_text(&h->addr, h->text, sizeof h->text);
             n->fan.h[i].weight = weight[i];
             n->nhops++;
-            if (udp_connect(n, h) != 0) {
+            if (!h->tcp && udp_connect(n, h) != 0) {
                 snprintf(msg, msgsize, "node.next_hop %s: cannot open a socket to it: %s", h->text,
                          strerror(errno));
                 return OSN_EIO;
             }
         }
     }
+    /* TCP beside UDP, on the same port: a listening socket when listen says tcp, connections to
+     * the next hops that say so. */
+    if (any_tcp && (err = tcp_open(n, listen_tcp, msg, msgsize)) != 0)
+        return err;
     struct osn_sip_cfg sc = cfg->sip;
     sc.timer_b_proceeding = true;
     sc.trying_delay = cfg->element == OSN_NODE_UAS ? -1 : 0;

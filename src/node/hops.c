@@ -1,6 +1,7 @@
 /*
  * A proxy's several next hops, from its configuration: `next_hop = A, B, C` (each HOST:PORT as
- * the listening address writes it, IPv4 or an [IPv6] reference) and `next_hop_weights = 2, 1, 1`
+ * the listening address writes it, IPv4 or an [IPv6] reference, ";transport=tcp" after it for a
+ * next hop over TCP) and `next_hop_weights = 2, 1, 1`
  * (whole numbers 1..1000, as many as next hops; absent: all 1). Which server a request goes to
  * is the element's decision (src/elem/hops.c); this file reads the lists, tells which next hop
  * an address is, and copies the element's per-server counts into the node's stats.
@@ -63,8 +64,8 @@ static int parse_weights(const char *text, int *weight, int n, char *msg, size_t
     return 0;
 }
 
-int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, int *weight, int *count,
-               const char **key, char *msg, size_t msgsize)
+int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, bool *tcp, int *weight,
+               int *count, const char **key, char *msg, size_t msgsize)
 {
     char item[64], why[128];
     bool too_long;
@@ -76,8 +77,9 @@ int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, int *weigh
             snprintf(msg, msgsize, "at most %d next hops", OSN_ELEM_MAX_HOPS);
             return OSN_EINVAL;
         }
-        if (too_long || addr_parse(item, &addr[n], why, sizeof why) != 0) {
-            snprintf(msg, msgsize, "'%s' is not HOST:PORT (%s)", item, too_long ? "too long" : why);
+        if (too_long || addr_parse_tp(item, &addr[n], &tcp[n], why, sizeof why) != 0) {
+            snprintf(msg, msgsize, "'%s' is not HOST:PORT[;transport=udp|tcp] (%s)", item,
+                     too_long ? "too long" : why);
             return OSN_EINVAL;
         }
         if (addr_port(&addr[n]) == 0) {

@@ -71,7 +71,9 @@ static int list_of(int timer_id)
 
 bool kept_wants(const struct node *n, const struct ntx *x, int timer_id)
 {
-    if (is_uac(n) || x->in_dialogs || x->cancel_later || list_of(timer_id) < 0)
+    /* Over TCP the record would answer by UDP (it keeps no connection): such a transaction
+     * stays live; its final wait is short or nothing anyway (Timers D, I, J, K are zero). */
+    if (is_uac(n) || x->in_dialogs || x->cancel_later || x->t.reliable || list_of(timer_id) < 0)
         return false;
     /* A uas keeps its INVITE live in Accepted (its 2xx timer); it has no client side. */
     return timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n);

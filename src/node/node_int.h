@@ -9,6 +9,9 @@
  *   addr.c     UDP addresses, IPv4 or IPv6: reading "HOST:PORT", writing them for SIP and people
  *   hops.c     several next hops: reading next_hop's list and its weights, their counts
  *   udp.c      the UDP sockets: the listening one, a connected one per next hop, sends, ICMP errors
+ *   tcp.c      the TCP transport: the listening socket, accepted connections and one per next hop,
+ *              buffers with caps, idle and stuck peers, a broken next hop's transport errors
+ *   tcp_frame.c where a SIP message ends in a byte stream (Content-Length, RFC 3261 18.3)
  *   timers.c   a min-heap of deadlines with lazy cancellation
  *   txn.c      node transactions: a pool, the table with exact key checks, carrying out the
  *              transaction layer's outputs (sending stored bytes, arming timers)
@@ -59,6 +62,9 @@ static inline socklen_t addr_len(const union node_addr *a)
 /* Reads "A.B.C.D:PORT" or "[IPv6]:PORT" (port 0 allowed: the kernel's choice) into *a. 0, or
  * OSN_EINVAL with what is wrong in why. */
 int addr_parse(const char *text, union node_addr *a, char *why, size_t whysize);
+/* As addr_parse, with an optional ";transport=udp" or ";transport=tcp" after the port (RFC 3261
+ * 19.1.1's transport parameter, any case): *tcp says which (udp when absent). */
+int addr_parse_tp(const char *text, union node_addr *a, bool *tcp, char *why, size_t whysize);
 uint16_t addr_port(const union node_addr *a);
 void addr_set_port(union node_addr *a, uint16_t port);
 /* The host as a sent-by or SIP URI writes it: "127.0.0.1", or "[::1]" (IPv6reference). */
@@ -197,6 +203,7 @@ struct rmsg {
     union node_addr from;
     struct osn_sip_wire *kept;
     size_t kept_size;
+    bool tcp; /* it came over TCP, from the connection whose peer is `from` (tcp.c) */
 };
 
 /* ---- the element's server: queued messages (recv.c) ---- */
@@ -257,6 +264,7 @@ struct next_hop {
     int fd;        /* -1 when not open (the stateful fuzzer, the driver tests) */
     char text[64]; /* "HOST:PORT", for stderr and the ready line */
     double said;   /* when its unreachability was last said on stderr (s) */
+    bool tcp;      /* ";transport=tcp": requests go over a TCP connection (tcp.c), not fd */
 };
 
 /* ---- the node ---- */
@@ -352,6 +360,7 @@ struct node {
     char obuf[OSN_SIP_WIRE_MAX_LEN + 1];
     struct osn_node_stats st;
     struct gen *gen; /* element uac: the load generator (gen.c), else NULL */
+    struct tcp *tcp; /* the TCP transport (tcp.c), NULL when neither listen nor a next hop is */
     int err;
 };
 
@@ -469,11 +478,64 @@ void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
 
+/* tcp.c: the TCP transport. The loop polls tcp_fd (an epoll set of every TCP socket), runs
+ * tcp_run when it is readable or tcp_deadline has come, and calls tcp_flush before each wait. */
+struct tcp;
+/* Sets n->tcp up: the epoll set, and a listening socket on n->listen (its port the UDP socket's)
+ * when listen. 0, or an error said in msg. */
+int tcp_open(struct node *n, bool listen, char *msg, size_t msgsize);
+void tcp_close(struct node *n);
+int tcp_fd(const struct node *n);
+/* When tcp_run must run even if nothing is readable (idle connections to close), INFINITY. */
+double tcp_deadline(const struct node *n);
+/* Accepts, connects, reads and frames what is ready, without blocking; closes idle and failed
+ * connections (a next hop's: its pending requests take the transport-error path). */
+void tcp_run(struct node *n);
+/* Writes what this turn queued; closes what failed, as tcp_run. Never inside the element's
+ * work: a next hop's transport errors start and end transactions. */
+void tcp_flush(struct node *n);
+/* Queues a message for the TCP connection whose peer is `to` (an accepted one: a response goes
+ * back on the connection of its request, RFC 3261 18.2.2), or to next hop `to` over TCP, opened
+ * when none is. Counted in tcp_send_errors when there is none or it failed. */
+void tcp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len);
+/* Whether `to` is a next hop reached over TCP. */
+bool tcp_is_hop(const struct node *n, const union node_addr *to);
+
+/* Sends a message over the transport it belongs to: tcp (a transaction over TCP, or an answer to
+ * a message that came so), else UDP. */
+static inline void node_send(struct node *n, const union node_addr *to, bool tcp, const char *p,
+                             size_t len)
+{
+    if (tcp)
+        tcp_send_to(n, to, p, len);
+    else
+        udp_send_to(n, to, p, len);
+}
+
+/* tcp_frame.c: RFC 3261 18.3, a message on a stream ends Content-Length bytes after the blank
+ * line that ends its header; CRLFs before it are skipped (7.5), and a double CRLF is RFC 5626's
+ * keep-alive ping (3.5.1), answered by one CRLF. */
+enum tcp_frame_verdict {
+    TCP_FRAME_MORE,       /* the message is not all there yet */
+    TCP_FRAME_MSG,        /* a message: len bytes (its header head bytes) */
+    TCP_FRAME_CRLF,       /* skip bytes of CRLF before a message */
+    TCP_FRAME_PING,       /* skip: a double CRLF, to be answered with CRLF */
+    TCP_FRAME_NO_LENGTH,  /* a whole header (head bytes) without Content-Length */
+    TCP_FRAME_BAD_LENGTH, /* a Content-Length that is no number, or two that differ */
+    TCP_FRAME_TOO_LONG,   /* longer than max: no end of header in max bytes, or header+body */
+};
+struct tcp_frame {
+    size_t skip, len, head;
+};
+/* What begins p[0..n) when at most max bytes make a message. */
+int tcp_frame(const char *p, size_t n, size_t max, struct tcp_frame *f);
+
 /* hops.c: several next hops (the choice is the element's, src/elem/hops.c) */
-/* The next hops of cfg->next_hop into addr[] (OSN_ELEM_MAX_HOPS) and their weights into
- * weight[], *count of them. 0, or OSN_EINVAL with the key at fault in *key and why in msg. */
-int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, int *weight, int *count,
-               const char **key, char *msg, size_t msgsize);
+/* The next hops of cfg->next_hop into addr[] (OSN_ELEM_MAX_HOPS), whether each is over TCP into
+ * tcp[], and their weights into weight[], *count of them. 0, or OSN_EINVAL with the key at fault in
+ * *key and why in msg. */
+int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, bool *tcp, int *weight,
+               int *count, const char **key, char *msg, size_t msgsize);
 /* The index of the next hop whose address is a, NTX_NO_HOP when none is. */
 int hops_index(const struct node *n, const union node_addr *a);
 /* The client half toward next hop `hop` (NULL: none, or not a next hop). */
@@ -498,7 +560,14 @@ void node_fire_due(struct node *n);
 void node_release(struct node *n);
 
 /* recv.c */
-void node_datagram(struct node *n, const char *buf, size_t len, const union node_addr *from);
+/* A SIP message in: a datagram, or (tcp) one framed from a TCP connection with peer `from`. */
+void node_message(struct node *n, const char *buf, size_t len, const union node_addr *from,
+                  bool tcp);
+static inline void node_datagram(struct node *n, const char *buf, size_t len,
+                                 const union node_addr *from)
+{
+    node_message(n, buf, len, from, false);
+}
 void node_service_done(struct node *n);
 /* Frees a queued message (and its parse, unless a transaction took it); forgets it as a pending
  * new request. */

@@ -138,7 +138,7 @@ void node_service_done(struct node *n)
 
 /* A malformed datagram (parsed in pm): 400 (or 505) when it can be answered, else dropped. */
 static void malformed(struct node *n, const struct osn_sip_wire *pm, int verdict,
-                      const union node_addr *from)
+                      const union node_addr *from, bool tcp)
 {
     if (verdict != OSN_SIP_WIRE_ANSWER) {
         n->st.bad_dropped++;
@@ -147,7 +147,7 @@ static void malformed(struct node *n, const struct osn_sip_wire *pm, int verdict
     struct osn_sip_reply r = {.status = pm->err.answer, .retry_after = -1};
     int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, pm, &r);
     if (len > 0) {
-        udp_send_to(n, from, n->obuf, (size_t)len);
+        node_send(n, from, tcp, n->obuf, (size_t)len);
         n->st.bad_answered++;
     } else {
         n->st.bad_dropped++;
@@ -206,7 +206,7 @@ static bool within_budget(struct node *n, const struct rmsg *r)
         re.via_received = addr_via_received(from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
-            udp_send_to(n, from, n->obuf, (size_t)k);
+            node_send(n, from, r->tcp, n->obuf, (size_t)k);
         break;
     }
     case OSN_ELEM_BUDGET_DROP:
@@ -236,17 +236,19 @@ static struct qmsg *queued(const struct rmsg *r)
     return q;
 }
 
-void node_datagram(struct node *n, const char *buf, size_t len, const union node_addr *from)
+void node_message(struct node *n, const char *buf, size_t len, const union node_addr *from,
+                  bool tcp)
 {
     /* The one parse of this datagram. Its room is large (osn/sip_wire.h) but only what the
      * message fills is written; what outlives this call is packed (queued(), ntx_set_req). */
     struct osn_sip_wire pm;
-    struct rmsg r = {.pm = &pm, .from = *from};
+    struct rmsg r = {.pm = &pm, .from = *from, .tcp = tcp};
     const struct osn_sip_msg *m = &r.m;
-    n->st.datagrams_in++;
+    if (!tcp) /* a message over TCP is counted by tcp.c (tcp_msgs_in) */
+        n->st.datagrams_in++;
     int v = osn_sip_wire_parse(&pm, buf, len);
     if (v != OSN_SIP_WIRE_ACCEPT) {
-        malformed(n, &pm, v, from);
+        malformed(n, &pm, v, from, tcp);
         return;
     }
     if (osn_sip_wire_to_txn(&pm, &r.m) != 0 || (m->status && !is_proxy(n)) ||

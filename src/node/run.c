@@ -133,14 +133,19 @@ void node_ready_line(const struct node *n, FILE *f)
     const struct osn_node_cfg *cfg = n->cfg;
     fprintf(f, "osn node %s listening on %s (udp)", osn_node_element_name(cfg->element),
             n->st.listen);
+    union node_addr la;
+    bool tcp = false;
+    char why[128];
+    if (addr_parse_tp(cfg->listen, &la, &tcp, why, sizeof why) == 0 && tcp)
+        fprintf(f, ", tcp %s", n->st.listen); /* on the same port */
     if (n->st.metrics[0])
         fprintf(f, ", metrics %s", n->st.metrics);
     for (size_t i = 0; cfg->element != OSN_NODE_UAS && i < n->nhops; i++)
-        fprintf(f, "%s%s",
+        fprintf(f, "%s%s%s",
                 i              ? ", "
                 : n->nhops > 1 ? ", next hops "
                                : ", next hop ",
-                n->hops[i].text);
+                n->hops[i].text, n->hops[i].tcp ? " (tcp)" : "");
     if (n->w)
         fprintf(f, ", workers %d", workers_count(cfg));
     fputc('\n', f);
@@ -149,6 +154,7 @@ void node_ready_line(const struct node *n, FILE *f)
 
 static void teardown(struct node *n)
 {
+    tcp_close(n);
     free(n->outq.bytes);
     n->outq.bytes = NULL;
     if (n->sock >= 0)
@@ -181,8 +187,9 @@ int node_loop(struct node *n, struct metrics *met)
     const struct osn_node_cfg *cfg = n->cfg;
     /* Polled: the socket of our Via, each next hop's (ICMP errors, and the responses of a peer
      * that answers the source port), a worker's listening socket and the workers' stop
-     * descriptor (-1, ignored, with one worker), the metrics endpoint. */
-    size_t npfd = 4 + n->nhops, ilis = 1 + n->nhops, iwake = 2 + n->nhops, imet = 3 + n->nhops;
+     * descriptor (-1, ignored, with one worker), the metrics endpoint, the TCP epoll set. */
+    size_t npfd = 5 + n->nhops, ilis = 1 + n->nhops, iwake = 2 + n->nhops, imet = 3 + n->nhops,
+           itcp = 4 + n->nhops;
     struct pollfd *pfd = calloc(npfd, sizeof *pfd);
     char(*bufs)[OSN_SIP_WIRE_MAX_LEN + 1] = malloc(RECV_BATCH * sizeof *bufs);
     if (!pfd || !bufs) {
@@ -226,12 +233,15 @@ int node_loop(struct node *n, struct metrics *met)
                     cfg->stats_interval * (1 + floor((n->now - next_row) / cfg->stats_interval));
         }
         udp_flush(n); /* what this turn produced, before the wait */
+        tcp_flush(n);
         double until = next_row;
         const struct tm_entry *top = timers_top(&n->timers);
         if (top && top->at < until)
             until = top->at;
         if (cfg->duration > 0 && cfg->duration < until && !draining)
             until = cfg->duration;
+        if (n->tcp && tcp_deadline(n) < until)
+            until = tcp_deadline(n);
         double wait = until - n->now;
         /* The HTTP endpoint's own deadline (a connection's idle timeout, work it has pending):
          * MHD must run by then even if its descriptor stays quiet. */
@@ -249,6 +259,7 @@ int node_loop(struct node *n, struct metrics *met)
         pfd[ilis] = (struct pollfd){n->lsock, POLLIN, 0};
         pfd[iwake] = (struct pollfd){workers_wake_fd(n), POLLIN, 0};
         pfd[imet] = (struct pollfd){met ? metrics_fd(met) : -1, POLLIN, 0};
+        pfd[itcp] = (struct pollfd){tcp_fd(n), POLLIN, 0};
         int r = ppoll(pfd, (nfds_t)npfd, &ts, &wait_mask);
         if (r < 0 && errno != EINTR) {
             n->err = OSN_EIO;
@@ -265,6 +276,10 @@ int node_loop(struct node *n, struct metrics *met)
             }
             if (pfd[i].revents & POLLIN)
                 read_all(n, pfd[i].fd, bufs);
+        }
+        if (n->tcp && ((r > 0 && pfd[itcp].revents) || mono() - n->t_start >= tcp_deadline(n))) {
+            n->now = mono() - n->t_start;
+            tcp_run(n);
         }
         if (met && ((r > 0 && pfd[imet].revents) ||
                     (http_at < INFINITY && mono() - n->t_start >= http_at))) {

@@ -176,6 +176,10 @@ static bool forward(struct node *n, struct ntx *x, int hop)
     /* The proxy's routing decision (Route, Record-Route), carried out; a destination the node
      * cannot resolve fails the forward (500). */
     bool routed = x->req && route_plan(n, x->req, hop, &ro, &to) == 0;
+    /* Over TCP to a next hop that says so (RFC 3261 18.1.1: our Via names the transport). */
+    bool tcp = routed && tcp_is_hop(n, &to);
+    if (tcp)
+        f.transport = (struct osn_span){"TCP", 3};
     /* The server it goes to, for its feedback (a Route may name one of the next hops, or none) */
     int to_hop = !routed ? NTX_NO_HOP : n->nhops <= 1 ? 0 : hops_index(n, &to);
     if (hops_cli(n, to_hop))
@@ -186,7 +190,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
         f.record_route = (struct osn_span){rr, k > 0 ? (size_t)k : 0};
     }
     int len = routed ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
-    bool too_large = len == OSN_ETOOBIG || len > NODE_UDP_MAX;
+    bool too_large = len == OSN_ETOOBIG || (!tcp && len > NODE_UDP_MAX);
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
     if (y) {
         y->from = to;
@@ -196,7 +200,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
     struct osn_sip_msg m;
     struct osn_sip_out o;
     if (!y || keep_forward(n, y, len, &m) != 0 ||
-        osn_sip_ctxn_start(&n->sip, &y->t, &m, n->now, &o) != 0) {
+        osn_sip_ctxn_start_over(&n->sip, &y->t, &m, tcp, n->now, &o) != 0) {
         struct osn_elem_actions a;
         ntx_free(n, y);
         osn_elem_on_forward_failed(too_large, &a);
@@ -271,7 +275,7 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
         re.via_received = addr_via_received(&r->from, &r->pm->via[0], rb, &re.via_rport);
         int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
         if (k > 0)
-            udp_send_to(n, &r->from, n->obuf, (size_t)k);
+            node_send(n, &r->from, r->tcp, n->obuf, (size_t)k);
         n->st.refused_at_cap++;
         return;
     }
@@ -283,7 +287,8 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
         n->st.cancel_in++;
     x->from = r->from;
     struct osn_sip_out o;
-    if (ntx_set_req(n, x, r) != 0 || osn_sip_stxn_start(&n->sip, &x->t, m, n->now, &o) != 0) {
+    if (ntx_set_req(n, x, r) != 0 ||
+        osn_sip_stxn_start_over(&n->sip, &x->t, m, r->tcp, n->now, &o) != 0) {
         /* Its key is taken by a transaction whose text differs (a hash collision): dropped. */
         n->st.stray++;
         ntx_free(n, x);
@@ -313,6 +318,9 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     const struct osn_sip_via *v = &ack->pm->via[0];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = node_via_port(n)};
+    bool tcp = tcp_is_hop(n, &to);
+    if (tcp)
+        f.transport = (struct osn_span){"TCP", 3};
     branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
     f.pop_route = ro.pop;
@@ -321,7 +329,7 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     int len = osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, ack->pm, &f);
     if (len <= 0)
         return false;
-    udp_send_to(n, &to, n->obuf, (size_t)len);
+    node_send(n, &to, tcp, n->obuf, (size_t)len);
     return true;
 }
 
@@ -453,7 +461,7 @@ static bool cancel_branch(struct node *n, struct ntx *y)
         c->routed = true; /* a CANCEL goes where its INVITE went, or nowhere */
     }
     if (!c || keep_forward(n, c, len, &m) != 0 ||
-        osn_sip_ctxn_start(&n->sip, &c->t, &m, n->now, &o) != 0) {
+        osn_sip_ctxn_start_over(&n->sip, &c->t, &m, y->t.reliable, n->now, &o) != 0) {
         ntx_free(n, c);
         return false;
     }

@@ -170,11 +170,11 @@ static void send_response(struct node *n, struct ntx *x, const struct osn_sip_ms
         r.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &r.via_rport);
         int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
         if (len > 0)
-            udp_send_to(n, &x->from, n->obuf, (size_t)len);
+            node_send(n, &x->from, x->t.reliable, n->obuf, (size_t)len);
         return;
     }
     if (x->resp)
-        udp_send_to(n, &x->from, x->resp, x->resp_len);
+        node_send(n, &x->from, x->t.reliable, x->resp, x->resp_len);
 }
 
 /* A client transaction's send: its request, or the ACK of a non-2xx final response (17.1.1.3:
@@ -187,11 +187,11 @@ static void send_request(struct node *n, struct ntx *x, const struct osn_sip_msg
             return;
         int len = osn_sip_wire_print_ack(n->obuf, sizeof n->obuf, x->req, x->final);
         if (len > 0)
-            udp_send_to(n, &x->from, n->obuf, (size_t)len);
+            node_send(n, &x->from, x->t.reliable, n->obuf, (size_t)len);
         return;
     }
     if (x->req)
-        udp_send_to(n, &x->from, x->req->buf.p, x->req->buf.n);
+        node_send(n, &x->from, x->t.reliable, x->req->buf.p, x->req->buf.n);
 }
 
 /* Frees what x's state can no longer send. Accepted: nothing is sent from the request, and

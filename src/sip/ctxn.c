@@ -1,6 +1,8 @@
 /*
- * The two client transaction machines of RFC 3261 17.1, UDP only, with the RFC 6026 Accepted
- * state: INVITE (Figure 5, Timers A, B, D, M) and non-INVITE (Figure 6, Timers E, F, K).
+ * The two client transaction machines of RFC 3261 17.1, with the RFC 6026 Accepted state: INVITE
+ * (Figure 5, Timers A, B, D, M) and non-INVITE (Figure 6, Timers E, F, K). The tables are for
+ * UDP; over a reliable transport (t->reliable, TCP) Timers A and E are never armed and D and K
+ * are zero, so Completed is left at once for Terminated (17.1.1.2, 17.1.2.2).
  *
  * INVITE client:
  *
@@ -83,12 +85,14 @@ void osn__sip_ctxn_begin(struct osn_sip_layer *l, struct osn_sip_txn *t, double 
         /* RFC 3261 17.1.1.2: Calling; UDP starts Timer A = T1 and, on any transport,
          * Timer B = 64*T1. */
         t->state = OSN_SIP_CALLING;
-        osn__sip_arm(t, o, OSN_SIP_TIMER_A, now + t1);
+        if (!t->reliable)
+            osn__sip_arm(t, o, OSN_SIP_TIMER_A, now + t1);
         osn__sip_arm(t, o, OSN_SIP_TIMER_B, now + 64 * t1);
     } else {
         /* RFC 3261 17.1.2.2: Trying; Timer F = 64*T1 and, on UDP, Timer E = T1. */
         t->state = OSN_SIP_TRYING;
-        osn__sip_arm(t, o, OSN_SIP_TIMER_E, now + t1);
+        if (!t->reliable)
+            osn__sip_arm(t, o, OSN_SIP_TIMER_E, now + t1);
         osn__sip_arm(t, o, OSN_SIP_TIMER_F, now + 64 * t1);
     }
 }
@@ -152,7 +156,11 @@ static void ict_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struc
             osn__sip_send(o, &o->built, false);
             l->stats.req_sent++;
             t->state = OSN_SIP_COMPLETED;
-            osn__sip_arm(t, o, OSN_SIP_TIMER_D, now + l->cfg.timer_d);
+            /* Timer D: "zero seconds for reliable transports", so Terminated now. */
+            if (t->reliable)
+                osn__sip_terminate(l, t, o);
+            else
+                osn__sip_arm(t, o, OSN_SIP_TIMER_D, now + l->cfg.timer_d);
         }
         break;
     case OSN_SIP_COMPLETED:
@@ -195,7 +203,11 @@ static void nict_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const stru
             t->has_resp = true;
             t->state = OSN_SIP_COMPLETED;
             osn__sip_disarm(t, o, 0);
-            osn__sip_arm(t, o, OSN_SIP_TIMER_K, now + l->cfg.t4);
+            /* Timer K: "zero seconds for reliable transports", so Terminated now. */
+            if (t->reliable)
+                osn__sip_terminate(l, t, o);
+            else
+                osn__sip_arm(t, o, OSN_SIP_TIMER_K, now + l->cfg.t4);
         }
         break;
     case OSN_SIP_COMPLETED:

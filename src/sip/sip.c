@@ -15,8 +15,8 @@
 
 /* The bytes of struct osn_sip_txn between the request and the kept response, all initialised by
  * txn_start field by field: at[2], ival (24), nretrans, absorbed, hash (12), role, state, tid[2],
- * has_resp, in_table, user[2] (9), padding (3). The assertion there fails when a field is added
- * without being initialised. */
+ * has_resp, in_table, reliable, user[2] (9), padding (3). The assertion there fails when a field is
+ * added without being initialised. */
 #define TXN_STATE_BYTES (2 * sizeof(double) + sizeof(double) + 3 * sizeof(uint32_t) + 9 + 3)
 
 void osn_sip_cfg_default(struct osn_sip_cfg *cfg)
@@ -161,7 +161,7 @@ static bool is_live(const struct osn_sip_txn *t)
 
 /* Common part of the two start calls: a fresh transaction in the table. */
 static int start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *req,
-                 int role, double now, struct osn_sip_out *o)
+                 int role, bool reliable, double now, struct osn_sip_out *o)
 {
     int err = 0;
 
@@ -184,6 +184,7 @@ static int start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct os
     t->state = OSN_SIP_NOSTATE;
     t->tid[0] = t->tid[1] = OSN_SIP_TIMER_NONE;
     t->has_resp = t->in_table = false;
+    t->reliable = reliable;
     err = l->indexed ? osn_sip_table_add(&l->table, t) : 0;
     if (err)
         goto out;
@@ -202,13 +203,27 @@ out:
 int osn_sip_ctxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
                        const struct osn_sip_msg *req, double now, struct osn_sip_out *out)
 {
-    return start(l, t, req, OSN_SIP_CLIENT, now, out);
+    return start(l, t, req, OSN_SIP_CLIENT, false, now, out);
+}
+
+int osn_sip_ctxn_start_over(struct osn_sip_layer *l, struct osn_sip_txn *t,
+                            const struct osn_sip_msg *req, bool reliable, double now,
+                            struct osn_sip_out *out)
+{
+    return start(l, t, req, OSN_SIP_CLIENT, reliable, now, out);
 }
 
 int osn_sip_stxn_start(struct osn_sip_layer *l, struct osn_sip_txn *t,
                        const struct osn_sip_msg *req, double now, struct osn_sip_out *out)
 {
-    return start(l, t, req, OSN_SIP_SERVER, now, out);
+    return start(l, t, req, OSN_SIP_SERVER, false, now, out);
+}
+
+int osn_sip_stxn_start_over(struct osn_sip_layer *l, struct osn_sip_txn *t,
+                            const struct osn_sip_msg *req, bool reliable, double now,
+                            struct osn_sip_out *out)
+{
+    return start(l, t, req, OSN_SIP_SERVER, reliable, now, out);
 }
 
 int osn_sip_txn_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *m,

@@ -1,8 +1,11 @@
 /*
- * The two server transaction machines of RFC 3261 17.2, UDP only: INVITE (Figure 7 as amended
- * by RFC 6026 7.1, Timers G, H, I, L and the 100 Trying timer) and non-INVITE (Figure 8,
- * Timer J). Both absorb retransmitted requests, answer them with the last response, and count
- * them: that count is the "redundant retransmission" load the overload studies measure.
+ * The two server transaction machines of RFC 3261 17.2: INVITE (Figure 7 as amended by RFC 6026
+ * 7.1, Timers G, H, I, L and the 100 Trying timer) and non-INVITE (Figure 8, Timer J). Both
+ * absorb retransmitted requests, answer them with the last response, and count them: that count
+ * is the "redundant retransmission" load the overload studies measure. The tables are for UDP;
+ * for a request that came over a reliable transport (t->reliable, TCP) Timer G is never armed and
+ * Timers I and J are zero: the ACK, or a non-INVITE's final response, ends the transaction at
+ * once (17.2.1, 17.2.2).
  *
  * INVITE server:
  *
@@ -139,7 +142,11 @@ static void ist_recv(struct osn_sip_layer *l, struct osn_sip_txn *t, const struc
             /* RFC 3261 17.2.1: ACK -> Confirmed; G stops, I = T4 (UDP) replaces H. */
             t->state = OSN_SIP_CONFIRMED;
             osn__sip_disarm(t, o, 0);
-            osn__sip_arm(t, o, OSN_SIP_TIMER_I, now + l->cfg.t4);
+            /* Timer I: "T4 for unreliable transports, and zero seconds for reliable". */
+            if (t->reliable)
+                osn__sip_terminate(l, t, o);
+            else
+                osn__sip_arm(t, o, OSN_SIP_TIMER_I, now + l->cfg.t4);
         } else {
             /* RFC 3261 17.2.1: a retransmitted INVITE in Completed gets the final again. */
             absorb(l, t);
@@ -226,7 +233,8 @@ static void ist_respond(struct osn_sip_layer *l, struct osn_sip_txn *t, const st
     /* RFC 3261 17.2.1: 300-699 -> Completed; G = T1 on UDP, H = 64*T1 on any transport. */
     t->state = OSN_SIP_COMPLETED;
     t->ival = l->cfg.t1;
-    osn__sip_arm(t, o, OSN_SIP_TIMER_G, now + t->ival);
+    if (!t->reliable) /* "For unreliable transports, ... Timer G": none over TCP */
+        osn__sip_arm(t, o, OSN_SIP_TIMER_G, now + t->ival);
     osn__sip_arm(t, o, OSN_SIP_TIMER_H, now + 64 * l->cfg.t1);
 }
 
@@ -241,7 +249,11 @@ static void nist_respond(struct osn_sip_layer *l, struct osn_sip_txn *t,
     } else {
         /* RFC 3261 17.2.2: final -> Completed, Timer J = 64*T1 on UDP. */
         t->state = OSN_SIP_COMPLETED;
-        osn__sip_arm(t, o, OSN_SIP_TIMER_J, now + 64 * l->cfg.t1);
+        /* Timer J: "64*T1 seconds for unreliable transports, and zero seconds for reliable". */
+        if (t->reliable)
+            osn__sip_terminate(l, t, o);
+        else
+            osn__sip_arm(t, o, OSN_SIP_TIMER_J, now + 64 * l->cfg.t1);
     }
 }
 

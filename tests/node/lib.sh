@@ -68,6 +68,7 @@
 #   NL_KEEP           1: keep $NL_TMP (logs, SIPp traces, JSON) and print its path
 #   NL_KAM_CHILDREN   Kamailio UDP workers (default 1: see stateful.cfg on reordering)
 #   NL_NODE_WORKERS   nl_edge_fast's node.workers (default 1; the benchmarks' BENCH_WORKERS)
+#   NL_KAM_TCP        1: Kamailio listens on TCP too (same port) and reaches its next hop over TCP
 #   NL_KAM_MEM        Kamailio's memory options (default "-m 512": Debian's default manager,
 #                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 2048 -M 64"
 #   NL_SIPP_SLACK     seconds an outer `timeout` gives SIPp beyond its own -timeout (default 10)
@@ -357,11 +358,15 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])')
         fi
+        # NL_KAM_TCP=1: TCP too, on the same port, and to the next hop (stateful.cfg).
+        local tcp=() tp=
+        [ "${NL_KAM_TCP:-0}" = 1 ] && tcp=(-A OSN_TCP -A "OSN_LISTEN_TCP=tcp:127.0.0.1:$p") &&
+            tp=";transport=tcp"
         # Foreground main process (-DD), log to stderr (-E); SIGTERM to it stops its workers.
         # shellcheck disable=SC2086 # NL_KAM_MEM is a list of options
         timeout -k 5 "${NL_KAM_TIME:-600}" kamailio -f "$cfg" -DD -E ${NL_KAM_MEM:--m 512} \
-            -n "$n" -w "$dir" -Y "$dir" -A "OSN_LISTEN=udp:127.0.0.1:$p" \
-            -A "OSN_NEXT_HOP=\"sip:127.0.0.1:$next\"" >"$dir/kamailio.log" 2>&1 {NL_LOCK_FD}>&- &
+            -n "$n" -w "$dir" -Y "$dir" -A "OSN_LISTEN=udp:127.0.0.1:$p" "${tcp[@]}" \
+            -A "OSN_NEXT_HOP=\"sip:127.0.0.1:$next$tp\"" >"$dir/kamailio.log" 2>&1 {NL_LOCK_FD}>&- &
         nl_track "$name" $! "$dir" kamailio
         NL_PORT[$name]=$p
         i=0

@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""`osn node` over TCP (RFC 3261 18) against peers written here, each reading the stream by
+its own framing (Content-Length, 18.3), about 30 s:
+
+  framing   a uas listening on TCP: an INVITE sent in three pieces and two INVITEs in one write
+            are each answered 180 and 200 on the same connection; a double CRLF (RFC 5626
+            3.5.1's ping) gets one CRLF back (4.4.1); a request without Content-Length gets 400
+            and the connection is closed (18.3: mandatory on a stream; the node's choice of
+            "400 and close", since the next message's start is unknown).
+  next hop  an edge whose next hop is ;transport=tcp, in front of a socket of this script: while
+            the socket is bound but not listening the connect is refused and the caller gets the
+            transport error's 408 at once (not Timer B's 32 s); once it listens the edge opens
+            the connection again, its INVITE has Via SIP/2.0/TCP and comes once (no Timer A: no
+            copy in 1.7 s, where UDP sends copies at 0.5 and 1.5 s), and the 200 sent back on it
+            reaches the caller; a connection closed under a pending INVITE: 408 at once.
+  hostile   on the uas (tcp_buffer 65,535, tcp_idle_timeout 3 s, tcp_max_connections 1,050): a
+            peer sending a header with no end and never reading is closed at 65,535 bytes; a
+            peer sending INVITEs and never reading its answers is paused (its output over half
+            of tcp_buffer), then closed; 1,000 idle connections cost the node less than 16 MiB
+            of RSS, a new TCP and a UDP caller are still answered meanwhile, 100 more connections
+            find exactly 50 places (the other 50 are closed at once), and all are closed after
+            the idle timeout. The counts are read back from the JSON summary.
+
+Usage: tcp.py OSN      exit 0 when every check passes.
+"""
+import json
+import os
+import re
+import resource
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        FAILS.append(what)
+
+
+def listening(p, seconds=10):
+    """The SIP port on the node's listening line (stdout, a pipe); None if it exits first."""
+    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + seconds
+    while b"\n" not in buf:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        buf += chunk
+    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+) \(udp\)", buf)
+    return int(m.group(1)) if m else None
+
+
+class Node:
+    def __init__(self, osn, tmp, name, listen, *sets):
+        self.name = name
+        self.json = os.path.join(tmp, name + ".json")
+        self.errf = os.path.join(tmp, name + ".err")
+        with open(self.errf, "w") as err:
+            self.p = subprocess.Popen(
+                ["timeout", "--foreground", "150", osn, "node", "--set", "node.listen=" + listen,
+                 *sets, "--json", self.json, "-q"], stderr=err, stdout=subprocess.PIPE)
+        self.port = listening(self.p)
+        if not self.port:
+            self.p.kill()
+            self.p.wait()
+            sys.exit(f"{name} did not start: " + open(self.errf).read())
+        self.pid = int(subprocess.run(["pgrep", "-P", str(self.p.pid)], capture_output=True,
+                                      text=True).stdout.split()[0])
+
+    def rss_kb(self):
+        for line in open(f"/proc/{self.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        self.p.terminate()
+        rc = self.p.wait(timeout=30)
+        check(rc == 0, f"{self.name} exits 0 on SIGTERM ({rc}): {open(self.errf).read()[-600:]}")
+        return json.load(open(self.json))
+
+
+def invite(call, via, port, body=""):
+    """An INVITE of Call-ID `call` with top Via `via`, Content-Length right."""
+    return (f"INVITE sip:bob@127.0.0.1:{port} SIP/2.0\r\nVia: {via};branch=z9hG4bK{call}\r\n"
+            f"Max-Forwards: 70\r\nFrom: <sip:alice@127.0.0.1>;tag=a{call}\r\n"
+            f"To: <sip:bob@127.0.0.1>\r\nCall-ID: {call}@tcp-test\r\nCSeq: 1 INVITE\r\n"
+            f"Contact: <sip:alice@127.0.0.1>\r\n"
+            + (f"Content-Type: application/sdp\r\n" if body else "")
+            + f"Content-Length: {len(body.encode())}\r\n\r\n{body}").encode()
+
+
+class Stream:
+    """A TCP connection read as RFC 3261 18.3 says: a header, a blank line, Content-Length
+    bytes."""
+
+    def __init__(self, port=None, sock=None):
+        self.s = sock or socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.buf = b""
+        self.eof = False
+
+    def message(self, timeout):
+        end = time.monotonic() + timeout
+        while True:
+            while self.buf.startswith(b"\r\n"):
+                self.buf = self.buf[2:]
+            h = self.buf.find(b"\r\n\r\n")
+            if h >= 0:
+                m = re.search(rb"\r\n(?:content-length|l)[ \t]*:[ \t]*(\d+)", self.buf[:h + 2],
+                              re.I)
+                n = h + 4 + (int(m.group(1)) if m else 0)
+                if len(self.buf) >= n:
+                    msg, self.buf = self.buf[:n], self.buf[n:]
+                    return msg.decode(errors="replace")
+            left = end - time.monotonic()
+            if left <= 0 or self.eof:
+                return None
+            self.s.settimeout(left)
+            try:
+                chunk = self.s.recv(65536)
+            except socket.timeout:
+                return None
+            except ConnectionError:
+                chunk = b""
+            if not chunk:
+                self.eof = True
+            self.buf += chunk
+
+    def statuses(self, want, timeout):
+        """Statuses of the responses read until `want` (a status) has come, for each call."""
+        got, end = [], time.monotonic() + timeout
+        while time.monotonic() < end:
+            m = self.message(end - time.monotonic())
+            if m is None:
+                break
+            if m.startswith("SIP/2.0 "):
+                got.append((int(m.split()[1]), re.search(r"Call-ID: (\S+)", m).group(1)))
+            if want(got):
+                break
+        return got
+
+    def closed(self, timeout):
+        """Whether the peer closed the connection within `timeout` (what is unread is read)."""
+        end = time.monotonic() + timeout
+        while not self.eof and time.monotonic() < end:
+            self.message(end - time.monotonic())
+        return self.eof
+
+
+def ack(st, via, port, got):
+    """The ACK of each 200 in `got`, at once: the uas resends a 2xx until its ACK (RFC 3261
+    13.3.1.4, on any transport), which would count as a retransmission here."""
+    for status, call in got:
+        if status == 200:
+            c = call.split("@")[0]
+            st.s.sendall(invite(c, via, port).replace(b"INVITE", b"ACK")
+                         .replace(b"z9hG4bK" + c.encode(), b"z9hG4bKack" + c.encode()))
+
+
+def two_hundreds(calls):
+    return lambda got: {c for s, c in got if s == 200} >= {f"{c}@tcp-test" for c in calls}
+
+
+def framing(osn, tmp):
+    uas = Node(osn, tmp, "uas-framing", "127.0.0.1:0;transport=tcp")
+    via = "SIP/2.0/TCP 127.0.0.1:9"
+    # A ping on a connection of its own: the answer is exactly one CRLF.
+    s = socket.create_connection(("127.0.0.1", uas.port), timeout=5)
+    s.sendall(b"\r\n\r\n")
+    s.settimeout(3)
+    pong = b""
+    try:
+        while len(pong) < 2:
+            c = s.recv(16)
+            if not c:
+                break
+            pong += c
+    except socket.timeout:
+        pass
+    check(pong == b"\r\n", f"a double CRLF (RFC 5626 ping) gets one CRLF back ({pong!r})")
+    s.close()
+    # One INVITE in three writes (cut in its header and in its body), then two in one write.
+    st = Stream(uas.port)
+    sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+    one = invite("f1", via, uas.port, sdp)
+    for part in (one[:40], one[40:len(one) - 10], one[len(one) - 10:]):
+        st.s.sendall(part)
+        time.sleep(0.2)
+    got = st.statuses(two_hundreds(["f1"]), 5)
+    ack(st, via, uas.port, got)
+    check((180, "f1@tcp-test") in got and (200, "f1@tcp-test") in got,
+          f"an INVITE in three pieces: 180 and 200 on its connection ({got})")
+    st.s.sendall(invite("f2", via, uas.port) + invite("f3", via, uas.port, sdp))
+    got = st.statuses(two_hundreds(["f2", "f3"]), 5)
+    ack(st, via, uas.port, got)
+    check(sorted(c for s, c in got if s == 200) == ["f2@tcp-test", "f3@tcp-test"],
+          f"two INVITEs in one write: a 200 each ({got})")
+    # No Content-Length: 400, then the connection is closed.
+    bad = re.sub(rb"Content-Length: \d+\r\n", b"", invite("f4", via, uas.port))
+    st.s.sendall(bad)
+    got = st.statuses(lambda g: any(s == 400 for s, c in g), 5)
+    check((400, "f4@tcp-test") in got, f"an INVITE without Content-Length: 400 ({got})")
+    check(st.closed(3), "and the connection closed after it")
+    d = uas.stop()
+    check(d.get("tcp_bad_framing") == 1 and d.get("retrans_sent") == 0,
+          f"JSON: tcp_bad_framing 1 ({d.get('tcp_bad_framing')}), retrans_sent 0 "
+          f"({d.get('retrans_sent')}), tcp_msgs_in {d.get('tcp_msgs_in')}")
+
+
+def next_hop(osn, tmp):
+    hop = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    hop.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    hop.bind(("127.0.0.1", 0))  # bound, not listening: a connect is refused
+    hp = hop.getsockname()[1]
+    edge = Node(osn, tmp, "edge-hop", "127.0.0.1:0",
+                "--set", "node.element=edge", "--set", f"node.next_hop=127.0.0.1:{hp};transport=tcp")
+    caller = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    caller.bind(("127.0.0.1", 0))
+    via = f"SIP/2.0/UDP 127.0.0.1:{caller.getsockname()[1]}"
+
+    def final(call, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            caller.settimeout(max(0.01, end - time.monotonic()))
+            try:
+                m = caller.recv(65535).decode(errors="replace")
+            except socket.timeout:
+                return None, None
+            st = int(m.split()[1])
+            if st >= 200 and f"Call-ID: {call}@tcp-test" in m:
+                if st >= 300:  # its ACK (RFC 3261 17.1.1.3), so that the edge resends nothing
+                    to = re.search(r"\r\nTo: ([^\r]*)", m).group(1)
+                    ack = invite(call, via, edge.port).replace(b"INVITE", b"ACK")
+                    ack = re.sub(rb"To: [^\r]*", b"To: " + to.encode(), ack)
+                    caller.sendto(ack, ("127.0.0.1", edge.port))
+                return st, time.monotonic()
+        return None, None
+
+    t0 = time.monotonic()
+    caller.sendto(invite("h1", via, edge.port), ("127.0.0.1", edge.port))
+    st, t = final("h1", 10)
+    check(st == 408 and t - t0 < 2,
+          f"next hop refuses the connection: 408 in {(t or t0 + 99) - t0:.2f} s ({st})")
+    hop.listen(4)
+    t0 = time.monotonic()
+    caller.sendto(invite("h2", via, edge.port), ("127.0.0.1", edge.port))
+    hop.settimeout(5)
+    try:
+        conn, _ = hop.accept()
+    except socket.timeout:
+        conn = None
+    check(conn is not None, "the edge opens the connection again")
+    if conn:
+        down = Stream(sock=conn)
+        m = down.message(5) or ""
+        top = re.search(r"\r\nVia: ([^\r]*)", m)
+        check(m.startswith("INVITE ") and top and
+              top.group(1).startswith(f"SIP/2.0/TCP 127.0.0.1:{edge.port};branch=z9hG4bK"),
+              f"the INVITE has Via SIP/2.0/TCP ({top.group(1) if top else m[:60]!r})")
+        again = down.message(1.7)
+        check(again is None, f"no copy of it in 1.7 s (no Timer A over TCP): {again!r:.40}")
+        head = m.split("\r\n\r\n")[0].split("\r\n")
+        vias = [l for l in head if l.startswith("Via:")]
+        resp = ("SIP/2.0 200 OK\r\n" + "\r\n".join(vias) + "\r\n" +
+                "\r\n".join(l for l in head if l.split(":")[0] in ("From", "Call-ID", "CSeq")) +
+                "\r\nTo: <sip:bob@127.0.0.1>;tag=b\r\nContact: <sip:bob@127.0.0.1>\r\n"
+                "Content-Length: 0\r\n\r\n")
+        conn.sendall(resp.encode())
+        st, _ = final("h2", 5)
+        check(st == 200, f"the 200 on that connection reaches the caller ({st})")
+        # A connection closed under a pending INVITE: its transaction's transport error.
+        t0 = time.monotonic()
+        caller.sendto(invite("h3", via, edge.port), ("127.0.0.1", edge.port))
+        m = down.message(5) or ""
+        check("Call-ID: h3@tcp-test" in m, "the next INVITE on the same connection")
+        conn.close()
+        st, t = final("h3", 10)
+        check(st == 408 and t - t0 < 2,
+              f"connection closed under it: 408 in {(t or t0 + 99) - t0:.2f} s ({st})")
+    d = edge.stop()
+    check(d.get("tcp_connects", 0) >= 2 and d.get("tcp_connect_failed", 0) >= 2 and
+          d.get("timeouts_408") == 2 and d.get("retrans_sent") == 0,
+          f"JSON: tcp_connects {d.get('tcp_connects')} >= 2, tcp_connect_failed "
+          f"{d.get('tcp_connect_failed')} >= 2, timeouts_408 {d.get('timeouts_408')} = 2, "
+          f"retrans_sent {d.get('retrans_sent')} = 0")
+    hop.close()
+
+
+def hostile(osn, tmp):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    uas = Node(osn, tmp, "uas-hostile", "127.0.0.1:0;transport=tcp",
+               "--set", "node.tcp_buffer=65535", "--set", "node.tcp_idle_timeout=3",
+               "--set", "node.tcp_max_connections=1050")
+    via = "SIP/2.0/TCP 127.0.0.1:9"
+    rss0 = uas.rss_kb()
+    # A header without end, never reading.
+    a = socket.create_connection(("127.0.0.1", uas.port), timeout=5)
+    a.setblocking(False)
+    sent = 0
+    junk = b"INVITE sip:x@127.0.0.1 SIP/2.0\r\nX-Pad: " + b"a" * 4096
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        try:
+            sent += a.send(junk if sent == 0 else b"a" * 4096)
+        except BlockingIOError:
+            time.sleep(0.05)
+        except ConnectionError:
+            break
+    check(sent >= 65535 and sent < 8 << 20,
+          f"a header without end: the node stopped taking it after {sent} bytes")
+    # INVITEs without reading the answers.
+    b = socket.create_connection(("127.0.0.1", uas.port), timeout=5)
+    b.setblocking(False)
+    k = 0
+    end = time.monotonic() + 6
+    while time.monotonic() < end:
+        try:
+            b.send(invite(f"s{k}", via, uas.port))
+            k += 1
+        except BlockingIOError:
+            time.sleep(0.05)
+        except ConnectionError:
+            break
+    check(k > 0 and uas.rss_kb() - rss0 < 64 << 10,
+          f"a peer that does not read: {k} INVITEs sent, RSS +{(uas.rss_kb() - rss0) // 1024} MiB")
+    a.close()
+    b.close()
+    time.sleep(4.5)  # the idle timeout closes b's connection (its output stuck) if not yet
+    rss1 = uas.rss_kb()
+    idle = [socket.create_connection(("127.0.0.1", uas.port), timeout=5) for _ in range(1000)]
+    time.sleep(0.5)
+    # Other peers are answered meanwhile: a new TCP connection, and UDP.
+    st = Stream(uas.port)
+    st.s.sendall(invite("o1", via, uas.port))
+    got = st.statuses(two_hundreds(["o1"]), 3)
+    check((200, "o1@tcp-test") in got, f"with 1,000 idle connections a TCP caller gets 200 ({got})")
+    st.s.close()
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    u.settimeout(3)
+    u.sendto(invite("o2", f"SIP/2.0/UDP 127.0.0.1:{u.getsockname()[1]}", uas.port),
+             ("127.0.0.1", uas.port))
+    codes = []
+    try:
+        while 200 not in codes:
+            codes.append(int(u.recv(65535).split()[1]))
+    except socket.timeout:
+        pass
+    check(200 in codes, f"and a UDP caller too ({codes})")
+    time.sleep(0.3)
+    more = [socket.create_connection(("127.0.0.1", uas.port), timeout=5) for _ in range(100)]
+    time.sleep(0.8)
+    shut = 0
+    for s in more:
+        s.setblocking(False)
+        try:
+            shut += s.recv(16) == b""
+        except BlockingIOError:
+            pass
+        except ConnectionError:
+            shut += 1
+    check(shut == 50, f"at tcp_max_connections 1,050: of 100 more connections {shut} closed "
+                      f"at once (want 50)")
+    rss2 = uas.rss_kb()
+    check(rss2 - rss1 < 16 << 10,
+          f"1,050 open connections: RSS {rss1} -> {rss2} kB (+{rss2 - rss1}, < 16 MiB)")
+    # The idle timeout (3 s) closes them all.
+    time.sleep(4.5)
+    gone = 0
+    for s in idle + more:
+        s.setblocking(False)
+        try:
+            gone += s.recv(16) == b""
+        except BlockingIOError:
+            pass
+        except ConnectionError:
+            gone += 1
+        s.close()
+    check(gone == 1100, f"after tcp_idle_timeout, {gone} of 1,100 connections closed by the node")
+    d = uas.stop()
+    want = {"tcp_closed_overflow": lambda v: v >= 1, "tcp_paused": lambda v: v >= 1,
+            "tcp_refused": lambda v: v == 50, "tcp_closed_idle": lambda v: v >= 1050,
+            "tcp_accepted": lambda v: v >= 1053}
+    for key, ok in want.items():
+        check(key in d and ok(d[key]), f"JSON {key} = {d.get(key)}")
+    check(d.get("rss_peak_kb", 0) < 128 << 10, f"JSON rss_peak_kb {d.get('rss_peak_kb')} < 128 MiB")
+
+
+def main():
+    osn = sys.argv[1]
+    with tempfile.TemporaryDirectory(prefix="osn-tcp-") as tmp:
+        framing(osn, tmp)
+        next_hop(osn, tmp)
+        hostile(osn, tmp)
+    print(f"{'FAILED: ' + str(len(FAILS)) if FAILS else 'all passed'}")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
