@@ -63,11 +63,15 @@ add_test(NAME node_kept
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/kept.py $<TARGET_FILE:osn>)
 set_tests_properties(node_kept PROPERTIES TIMEOUT 120 LABELS node)
 # The resident memory per kept transaction at 2,000 calls/s for 10 s (/proc VmRSS), the node's
-# own count beside it.
-add_test(NAME node_kept_rss
-         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_kept.sh $<TARGET_FILE:osn>
-                 ${CMAKE_SOURCE_DIR})
-set_tests_properties(node_kept_rss PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)
+# own count beside it. Not in a sanitized build: ASan's shadow memory and its quarantine of freed
+# blocks make VmRSS grow about 6 KB a transaction there (measured: 5,943 bytes), whatever the
+# node keeps.
+if(NOT OSN_SANITIZE)
+  add_test(NAME node_kept_rss
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_kept.sh $<TARGET_FILE:osn>
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties(node_kept_rss PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)
+endif()
 
 # Port 0 (issue 35): the node binds a port the kernel chooses, prints it on its listening line
 # and serves on it (uas and edge, Via sent-by, the JSON's listen); no load.
