@@ -7,7 +7,7 @@
 # at rising rates (RATES), each proxy started afresh for every step, the proxies of one rate run
 # one after the other (their order alternating from rate to rate) so that both meet the same
 # machine: `osn node` as an edge with every cost 0 and control none (its real speed) and
-# Kamailio's stateful proxy as bench/node_lib.sh runs it (TLSF, -m 2048, as many workers as
+# Kamailio's stateful proxy as bench/node_lib.sh runs it (TLSF, -m 2048, -b 4194304, as many workers as
 # the node's loops). A proxy holds a rate when
 #   - every call SIPp was asked for succeeded,
 #   - SIPp sent the INVITEs at >= 95% of the rate asked (first to last INVITE, -trace_rtt),

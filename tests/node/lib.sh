@@ -70,7 +70,7 @@
 #   NL_NODE_WORKERS   nl_edge_fast's node.workers (default 1; the benchmarks' BENCH_WORKERS)
 #   NL_KAM_TCP        1: Kamailio listens on TCP too (same port) and reaches its next hop over TCP
 #   NL_KAM_MEM        Kamailio's memory options (default "-m 512": Debian's default manager,
-#                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 2048 -M 64"
+#                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 2048 -M 64 -b 4194304"
 #   NL_SIPP_SLACK     seconds an outer `timeout` gives SIPp beyond its own -timeout (default 10)
 #   NL_LOCK           the load-test lock file (default /tmp/osn-node-load.lock; none: no lock)
 #   NL_LOCK_WAIT      seconds to wait for it (default 1800)
