@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
-# CANCEL on the wire with real peers (issue 33): SIPp's uac calls through `osn node` edge and
-# core to a SIPp uas that rings (180) and never answers; the uac CANCELs after the 180
-# (tests/node/sipp/uac_cancel.xml), the uas answers the CANCEL 200 and the INVITE 487
-# (tests/node/sipp/uas_cancel.xml).
+# CANCEL on the wire with real peers at both ends (issue 33): SIPp's uac CANCELs 50 ms after the
+# 180 (tests/node/sipp/uac_cancel.xml); SIPp's uas rings, answers the CANCEL 200 and the INVITE
+# 487 (tests/node/sipp/uas_cancel.xml; 481 when the CANCEL's top Via branch is not the
+# INVITE's). Three chains of stateful proxies between them:
 #
-#   SIPp uac -> osn node (edge) -> osn node (core) -> SIPp uas
+#   A  SIPp uac -> osn node (edge) -> osn node (core) -> SIPp uas
+#   K  SIPp uac -> osn node (edge) -> Kamailio (tm)   -> SIPp uas
+#   F  SIPp uac -> Kamailio (tm)   -> osn node (edge) -> osn node (core) -> SIPp uas
 #
-# Checks, for CALLS calls: both SIPp ends exit 0 with SuccessfulCall = CALLS and no failed call
-# (every scripted message came, in order: 180, 200 to the CANCEL, 487, and the ACK at the uas);
-# the uac's message counts (-trace_counts) show CALLS CANCELs sent, CALLS 200 and 487 received;
-# each proxy counts CALLS CANCELs in and CALLS passed on (RFC 3261 16.10: answered 200 hop by hop
-# and forwarded to the branch), no 2xx, 481, 503, 408, stray or dropped message.
+# Every proxy answers the CANCEL 200 itself and sends a CANCEL of its own on the branch it
+# forwarded the INVITE on (RFC 3261 9.1, 16.10), and relays the 487 (ACKing it hop by hop,
+# 17.1.1.3). Kamailio does this in t_relay() (tests/node/kamailio/stateful.cfg); in F the edge
+# would answer a CANCEL not on Kamailio's INVITE branch 481, in K the uas would.
 #
-# Usage: test_node_cancel.sh OSN ROOT [CALLS]   (default 20 calls at 10 calls/s)
+# Checks per chain, CALLS calls:
+#   - both SIPp ends (-trace_stat): SuccessfulCall = CALLS; FailedCall, FailedUnexpectedMessage,
+#     FailedTimeoutOnRecv, FailedMaxUDPRetrans, OutOfCallMsgs and DeadCallMsgs 0; the uac
+#     exits 0;
+#   - their per-message counts (-trace_counts): the uac sent CALLS INVITEs, CANCELs and ACKs and
+#     received CALLS 180s, 200s and 487s; the uas received CALLS INVITEs, CANCELs and ACKs, sent
+#     CALLS 180s, 200s and 487s and no 481; no message timed out or came unexpected;
+#   - each osn node: calls_in = calls_forwarded = cancel_in = cancel_forwarded = CALLS, no 2xx,
+#     408, 481, 503, stray, dropped or refused datagram; and once the calls are over, the gauge
+#     osn_node_transactions of its metrics port falls to 0 (every INVITE, CANCEL and 487's
+#     transaction ended). The [sip] timers are shortened for that (T1 0.1 s: Timer J, the
+#     longest, is 64 T1 = 6.4 s instead of 32 s); the callers keep SIPp's own (T1 0.5 s).
+#
+# Usage: test_node_cancel.sh OSN ROOT [CALLS]   (default 20 calls a chain at 10 calls/s)
 # Prints "N passed, M failed"; exits 1 on a failure, 2 when a peer is missing.
 set -u
 OSN=$1
@@ -20,61 +34,140 @@ ROOT=$(cd "$2" && pwd)
 CALLS=${3:-20}
 RATE=10
 . "$ROOT/tests/node/lib.sh"
-nl_init cancel $((CALLS / RATE + 90))
+nl_init cancel $((3 * (CALLS / RATE + 30) + 60))
 export OSN
 SIPP_DIR=$ROOT/tests/node/sipp
+command -v kamailio >/dev/null || {
+    echo "kamailio not installed (scripts/deps.sh)" >&2
+    exit 2
+}
+TIMERS=(--set sip.t1=0.1 --set sip.t2=0.4 --set sip.t4=0.5 --set sip.timer_d=1)
+OSN_NODES=()
 
-up=1
-NL_UAS_TIME=$((CALLS / RATE + 40)) nl_sipp_uas uas 0 -sf "$SIPP_DIR/uas_cancel.xml" \
-    || { nl_bad "SIPp uas did not start"; up=0; }
-[ $up = 1 ] && { nl_node_start core core 0 "${NL_PORT[uas]}" "" || { nl_bad "core did not start"; up=0; }; }
-[ $up = 1 ] && { nl_node_start edge edge 0 "${NL_PORT[core]}" "" || { nl_bad "edge did not start"; up=0; }; }
-if [ $up = 1 ]; then
-    NL_UAC_TIME=$((CALLS / RATE + 30)) nl_sipp_uac uac "${NL_PORT[edge]}" "$RATE" "$CALLS" \
+# An osn proxy: NAME ELEMENT NEXT_PORT, with its metrics port and the short timers.
+proxy() {
+    nl_node_start "$1" "$2" 0 "$3" "" --set node.metrics=127.0.0.1:0 "${TIMERS[@]}" &&
+        OSN_NODES+=("$1")
+}
+uas() {
+    NL_UAS_TIME=$((CALLS / RATE + 40)) nl_sipp_uas "$1" 0 -sf "$SIPP_DIR/uas_cancel.xml" \
+        -trace_counts
+}
+
+# SIPp's statistics (-trace_stat): COLUMN=VALUE pairs to hold.
+check_stat() {
+    local tag=$1 who=$2 kv v
+    shift 2
+    for kv in "$@"; do
+        v=$(nl_stat "$who" "${kv%%=*}")
+        [ "$v" = "${kv#*=}" ]
+        nl_check $? "$tag: $who ${kv%%=*} = '$v', expected ${kv#*=}"
+    done
+}
+# SIPp's per-message counts (-trace_counts): REGEX=SUM pairs to hold.
+check_counts() {
+    local tag=$1 who=$2 kv v
+    shift 2
+    for kv in "$@"; do
+        v=$(nl_counts "$who" "${kv%=*}")
+        [ "$v" = "${kv##*=}" ]
+        nl_check $? "$tag: $who counts ${kv%=*} = '$v', expected ${kv##*=}"
+    done
+}
+SIPP_CLEAN="FailedCall(C)=0 FailedUnexpectedMessage(C)=0 FailedTimeoutOnRecv(C)=0
+FailedMaxUDPRetrans(C)=0 OutOfCallMsgs(C)=0 DeadCallMsgs(C)=0"
+SIPP_NONE="_Timeout\$=0 _Unexp\$=0"
+
+# One chain: the uac toward DEST_PORT, then both SIPp ends' statistics.
+calls() {
+    local tag=$1 uac=$2 dest=$3 uas=$4 rc
+    NL_UAC_TIME=$((CALLS / RATE + 30)) nl_sipp_uac "$uac" "$dest" "$RATE" "$CALLS" \
         -sf "$SIPP_DIR/uac_cancel.xml"
     rc=$?
     [ "$rc" -eq 0 ]
-    nl_check $? "SIPp uac exit status $rc (0 = every call as scripted)"
-    # The uas ends its calls on the ACK of the 487: wait for it to see the last one.
+    nl_check $? "$tag: SIPp uac exit status $rc (0 = every call as scripted)"
+    # shellcheck disable=SC2086
+    check_stat "$tag" "$uac" "SuccessfulCall(C)=$CALLS" $SIPP_CLEAN
+    # shellcheck disable=SC2086
+    check_counts "$tag" "$uac" "_INVITE_Sent\$=$CALLS" "_180_Recv\$=$CALLS" \
+        "_CANCEL_Sent\$=$CALLS" "_200_Recv\$=$CALLS" "_487_Recv\$=$CALLS" \
+        "_ACK_Sent\$=$CALLS" $SIPP_NONE
+    # The uas ends a call at the ACK of its 487, after the uac has its 487: wait for the last
+    # one in its files (written every second, -fd 1).
     for _ in $(seq 1 50); do
-        [ "$(nl_stat uas 'SuccessfulCall(C)')" = "$CALLS" ] && break
+        [ "$(nl_stat "$uas" 'SuccessfulCall(C)')" = "$CALLS" ] &&
+            [ "$(nl_counts "$uas" '_ACK_Recv$')" = "$CALLS" ] && break
         sleep 0.2
     done
-    for side in uac uas; do
-        v=$(nl_stat $side 'SuccessfulCall(C)')
+    # shellcheck disable=SC2086
+    check_stat "$tag" "$uas" "SuccessfulCall(C)=$CALLS" $SIPP_CLEAN
+    # shellcheck disable=SC2086
+    check_counts "$tag" "$uas" "_INVITE_Recv\$=$CALLS" "_180_Sent\$=$CALLS" \
+        "_CANCEL_Recv\$=$CALLS" "_200_Sent\$=$CALLS" "_487_Sent\$=$CALLS" \
+        "_ACK_Recv\$=$CALLS" "_481_Sent\$=0" $SIPP_NONE
+    echo "$tag: $(nl_stat "$uac" 'SuccessfulCall(C)') calls cancelled as scripted;" \
+        "retransmissions: uac $(nl_stat "$uac" 'Retransmissions(C)')," \
+        "uas $(nl_stat "$uas" 'Retransmissions(C)')"
+}
+
+# ---- A: edge -> core -> SIPp uas
+nl_up "A: SIPp uas did not start" uas uas_a
+nl_up "A: core did not start" proxy core_a core "${NL_PORT[uas_a]:-}"
+nl_up "A: edge did not start" proxy edge_a edge "${NL_PORT[core_a]:-}"
+nl_require_up
+calls A uac_a "${NL_PORT[edge_a]}" uas_a
+nl_stop uas_a
+
+# ---- K: edge -> Kamailio -> SIPp uas
+nl_up "K: SIPp uas did not start" uas uas_k
+nl_up "K: Kamailio did not start" nl_kam_start kam_k 0 "${NL_PORT[uas_k]:-}"
+nl_up "K: edge did not start" proxy edge_k edge "${NL_PORT[kam_k]:-}"
+nl_require_up
+calls K uac_k "${NL_PORT[edge_k]}" uas_k
+nl_stop uas_k
+nl_stop kam_k
+
+# ---- F: Kamailio -> edge -> core -> SIPp uas
+nl_up "F: SIPp uas did not start" uas uas_f
+nl_up "F: core did not start" proxy core_f core "${NL_PORT[uas_f]:-}"
+nl_up "F: edge did not start" proxy edge_f edge "${NL_PORT[core_f]:-}"
+nl_up "F: Kamailio did not start" nl_kam_start kam_f 0 "${NL_PORT[edge_f]:-}"
+nl_require_up
+calls F uac_f "${NL_PORT[kam_f]}" uas_f
+nl_stop uas_f
+nl_stop kam_f
+
+# ---- every osn node: no transaction left once the timers have run (Timer J, 6.4 s after the
+# last call at most; 15 s allowed, less than RFC 3261's 32 s), then its counters
+end=$((SECONDS + 15))
+while [ $SECONDS -lt $end ]; do
+    left=0
+    for n in "${OSN_NODES[@]}"; do
+        [ "$(nl_metric "$n" osn_node_transactions)" = 0 ] || left=1
+    done
+    [ $left = 0 ] && break
+    sleep 0.2
+done
+for n in "${OSN_NODES[@]}"; do
+    v=$(nl_metric "$n" osn_node_transactions)
+    [ "$v" = 0 ]
+    nl_check $? "$n: osn_node_transactions = '$v' after the timers, expected 0"
+done
+for n in "${OSN_NODES[@]}"; do
+    nl_stop "$n"
+    rc=$?
+    [ "$rc" -eq 0 ]
+    nl_check $? "$n exit status $rc after SIGTERM, expected 0"
+    for k in calls_in calls_forwarded cancel_in cancel_forwarded; do
+        v=$(nl_json "$n" $k)
         [ "$v" = "$CALLS" ]
-        nl_check $? "$side: SuccessfulCall(C) = '$v', expected $CALLS"
-        v=$(nl_stat $side 'FailedCall(C)')
+        nl_check $? "$n: $k = '$v', expected $CALLS"
+    done
+    for k in calls_ok no_dialog_481 rejected_503 timeouts_408 stray dropped cancelled_487 \
+        send_errors bad_dropped; do
+        v=$(nl_json "$n" $k)
         [ "$v" = 0 ]
-        nl_check $? "$side: FailedCall(C) = '$v', expected 0"
+        nl_check $? "$n: $k = '$v', expected 0"
     done
-    # The uac's per-message counts: CANCEL sent, 200 and 487 received, ACK sent, once a call.
-    for re in '^4_CANCEL_Sent$' '^5_200_Recv$' '^6_487_Recv$' '^7_ACK_Sent$'; do
-        v=$(nl_counts uac "$re")
-        [ "$v" = "$CALLS" ]
-        nl_check $? "uac: $re = '$v', expected $CALLS"
-    done
-    nl_stop edge
-    rc_edge=$?
-    nl_stop core
-    rc_core=$?
-    for n in edge core; do
-        rc=rc_$n
-        [ "${!rc}" -eq 0 ]
-        nl_check $? "$n exit status ${!rc} after SIGTERM, expected 0"
-        for k in calls_in cancel_in cancel_forwarded; do
-            v=$(nl_json $n $k)
-            [ "$v" = "$CALLS" ]
-            nl_check $? "$n: $k = '$v', expected $CALLS"
-        done
-        for k in calls_ok no_dialog_481 rejected_503 timeouts_408 stray dropped cancelled_487; do
-            v=$(nl_json $n $k)
-            [ "$v" = 0 ]
-            nl_check $? "$n: $k = '$v', expected 0"
-        done
-    done
-    echo "uac: $(nl_stat uac 'SuccessfulCall(C)') calls cancelled as scripted," \
-        "$(nl_stat uac 'Retransmissions(C)') retransmissions"
-fi
-for n in edge core uas; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
+done
 nl_summary

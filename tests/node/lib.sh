@@ -37,6 +37,8 @@
 #   nl_real_pid NAME                 the process under the timeout wrapper (for /proc)
 #   nl_descendants PID               PID and its descendants
 #   nl_json NAME KEY [KEY..]         keys of a node's --json summary ("" / "-" if absent)
+#   nl_metric NAME SERIES            a series of a node's metrics port, e.g. osn_node_transactions
+#                                    ("" when the node has none or does not answer)
 #   nl_stat NAME COLUMN              last row of a SIPp's -trace_stat CSV, e.g. SuccessfulCall(C)
 #   nl_counts NAME REGEX             sum over the columns of SIPp's -trace_counts file whose
 #                                    name matches REGEX, e.g. '_503_Recv$'
@@ -553,6 +555,20 @@ except Exception:
 keys = sys.argv[2:]
 miss = "" if len(keys) == 1 else "-"
 print(" ".join(str(d.get(k, miss)) for k in keys))
+PY
+}
+
+# nl_metric NAME SERIES: the value of SERIES (no labels) on the metrics port of a node started
+# with --set node.metrics=127.0.0.1:0 (the port read from its listening line), "" if none.
+nl_metric() {
+    "$NL_PY" - "${NL_DIR[$1]}/node.out" "$2" <<'PY'
+import re, sys, urllib.request
+try:
+    port = re.search(r", metrics 127\.0\.0\.1:(\d+)", open(sys.argv[1]).readline()).group(1)
+    text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=2).read()
+    print(next(l.split()[1] for l in text.decode().splitlines() if l.split()[:1] == [sys.argv[2]]))
+except Exception:
+    print("")
 PY
 }
 
