@@ -17,33 +17,28 @@ answers: no ACK, no 200 to anything). Three elements face it: a uas; an edge in 
                              the default timers, 40 s per run: the table in docs/node.md
 """
 import os
-import re
 import select
 import socket
 import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeproc  # noqa: E402
+
 SHORT = ["--set", "sip.t1=0.02", "--set", "sip.t2=0.16", "--set", "sip.t4=0.1",
          "--set", "sip.timer_d=0.5"]
 
 
 def start(osn, timers, *sets):
-    p = subprocess.Popen(["timeout", "--foreground", "300", osn, "node", "--set", "node.listen=127.0.0.1:0",
-                          *timers, *sets, "-q"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + 10
-    while b"\n" not in buf and time.monotonic() < end:
-        if select.select([fd], [], [], 0.5)[0]:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                break
-            buf += chunk
-    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+)", buf)
-    if not m:
+    p = subprocess.Popen(["timeout", "--foreground", "300", osn, "node",
+                          "--set", "node.listen=127.0.0.1:0", *timers, *sets, "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ready = nodeproc.listening(p)
+    if not ready:
         p.kill()
         sys.exit("the node did not start: " + p.communicate()[1].decode(errors="replace"))
-    return p, int(m.group(1))
+    return p, ready.sip
 
 
 def invite(port, i):

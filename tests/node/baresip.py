@@ -29,11 +29,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import Node, parse_response, scrape, wait_ended  # noqa: E402
+from nodeproc import Node, parse_response, scrape, wait_ended  # noqa: E402
 
 # T1 200 ms: a 2xx resent before the ACK then means a lost ACK, not a slow machine (with
-# txn_end.py's T1 of 20 ms it could be either), and the transactions still end within 64*T1 =
-# 12.8 s rather than RFC 3261's 32 s.
+# nodeproc.SHORT_TIMERS' T1 of 20 ms it could be either), and the transactions still end
+# within 64*T1 = 12.8 s rather than RFC 3261's 32 s.
 RFC_TIMERS = ["--set", "sip.t1=0.2", "--set", "sip.t2=0.8", "--set", "sip.t4=1",
               "--set", "sip.timer_d=2"]
 

@@ -19,12 +19,14 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeproc  # noqa: E402
 
 FAILS = []
 
@@ -35,49 +37,21 @@ def check(ok, what):
         FAILS.append(what)
 
 
-class Node:
-    """An `osn node` of examples/node_collapse.ini on HOST:0 (its port read back)."""
+class Node(nodeproc.Node):
+    """An `osn node` of examples/node_collapse.ini on HOST:0 (its port read back), for
+    `duration` s; SETS are key=value."""
 
     def __init__(self, osn, scen, tmp, name, host, *sets, duration=40, metrics=False):
-        self.json = os.path.join(tmp, name + ".json")
-        args = ["timeout", "--foreground", str(duration + 30), osn, "node", scen, "-q",
-                "--json", self.json, "--set", f"node.listen={host}:0",
-                "--set", f"node.duration={duration}"]
-        if metrics:
-            args += ["--set", "node.metrics=127.0.0.1:0"]
+        args = [scen, "--set", f"node.duration={duration}"]
         for s in sets:
             args += ["--set", s]
-        self.err = os.path.join(tmp, name + ".err")
-        self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=open(self.err, "w"),
-                                  text=True)
-        line = self.p.stdout.readline()
-        m = re.search(r"listening on (\S+):(\d+) \(udp\)", line)
-        if not m:
-            self.stop()
-            sys.exit(f"{name} did not start: {line!r} " + open(self.err).read())
-        self.port = int(m.group(2))
-        m = re.search(r"metrics \S+:(\d+)", line)
-        self.metrics = int(m.group(1)) if m else None
-        self.line = line
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.p.poll() is None:
-            self.p.send_signal(sig)
-        try:
-            self.p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
+        super().__init__(osn, tmp, name, *args, listen=f"{host}:0", metrics=metrics,
+                         summary=True, seconds=duration + 30)
+        self.metrics = self.met
 
     def kill9(self):
         """SIGKILL to the node itself (under its timeout wrapper): a server that vanishes."""
-        kids = subprocess.run(["pgrep", "-P", str(self.p.pid)], stdout=subprocess.PIPE,
-                              text=True).stdout.split()
-        for k in kids:
-            os.kill(int(k), signal.SIGKILL)
-
-    def summary(self):
-        return json.load(open(self.json))
+        os.kill(self.pid(), signal.SIGKILL)
 
 
 def gen(osn, scen, tmp, name, host, next_port, secs, rate):
@@ -149,18 +123,8 @@ def weights(osn, scen, tmp):
           f"metrics sent {met.get(('sent', srv_a))} + {met.get(('sent', srv_b))}, timeouts 0")
 
 
-def have_ipv6():
-    try:
-        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-        s.bind(("::1", 0))
-        s.close()
-        return True
-    except OSError:
-        return False
-
-
 def failover(osn, scen, tmp):
-    v6 = have_ipv6()
+    v6 = nodeproc.have_ipv6_loopback()
     host, uri = ("::1", "[::1]") if v6 else ("127.0.0.1", "127.0.0.1")
     print(f"     failover over {'IPv6 [::1]' if v6 else 'IPv4 (no ::1 here)'}")
     a = Node(osn, scen, tmp, "f_uas_a", uri, "node.element=uas")

@@ -30,6 +30,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeproc  # noqa: E402
+
 FAILS = []
 
 
@@ -40,29 +43,18 @@ def check(ok, what):
 
 
 def start(osn, tmp, name, *sets, duration=15):
-    """An `osn node` on [::1]:0; (process, port) once it says where it listens."""
-    args = [osn, "node", "-q", "--json", os.path.join(tmp, name + ".json"), "--set",
-            "node.listen=[::1]:0", "--set", f"node.duration={duration}"]
+    """An `osn node` on [::1]:0 for `duration` s, its JSON in TMP/NAME.json; (node, port) once
+    it says where it listens. SETS are key=value."""
+    args = ["--set", f"node.duration={duration}"]
     for s in sets:
         args += ["--set", s]
-    err = open(os.path.join(tmp, name + ".err"), "w")
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
-    line = p.stdout.readline()
-    m = re.search(r"listening on \[::1\]:(\d+) \(udp\)", line)
-    if not m:
-        p.kill()
-        p.wait()
-        sys.exit(f"{name} did not start: {line!r} " + open(err.name).read())
-    return p, int(m.group(1))
+    n = nodeproc.Node(osn, tmp, name, *args, listen="[::1]:0", metrics=False, summary=True,
+                      seconds=duration + 60)
+    return n, n.sip
 
 
-def stop(p):
-    p.terminate()
-    try:
-        p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+def stop(n):
+    n.stop(seconds=10)
 
 
 def invite(me, call_id, body=""):

@@ -34,47 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeproc  # noqa: E402
 
 
-def listening(p, seconds=10):
-    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + seconds
-    while b"\n" not in buf:
-        left = end - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return None
-        buf += chunk
-    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+) \(udp\), "
-                 rb"metrics 127\.0\.0\.1:(\d+)", buf)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def scrape(met):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{met}/metrics", timeout=2).read().decode()
-    return {l.split()[0]: float(l.split()[1]) for l in text.splitlines()
-            if l and not l.startswith("#")}
-
-
-class Node:
-    def __init__(self, osn, tmp, name, *sets):
-        self.err = os.path.join(tmp, name + ".err")
-        with open(self.err, "w") as err:
-            self.p = subprocess.Popen(
-                ["timeout", "--foreground", "120", osn, "node", "--set", "node.listen=127.0.0.1:0",
-                 "--set", "node.metrics=127.0.0.1:0", *sets, "-q"],
-                stderr=err, stdout=subprocess.PIPE)
-        ports = listening(self.p)
-        if not ports:
-            self.p.kill()
-            self.p.wait()
-            sys.exit(f"{name} did not start: " + open(self.err).read())
-        self.sip, self.met = ports
-
-    def gauge(self, name):
-        return scrape(self.met).get("osn_node_" + name, -1)
+class Node(nodeproc.Node):
+    """A node on port 0 with its metrics port, RFC 3261's timers (no --set of [sip])."""
 
     def wait_kept(self, want, seconds=5):
         end = time.monotonic() + seconds
@@ -83,10 +49,6 @@ class Node:
                 return True
             time.sleep(0.05)
         return False
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(timeout=30)
 
 
 class Sock:

@@ -23,13 +23,12 @@ import os
 import re
 import select
 import socket
-import subprocess
 import sys
 import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import listening  # noqa: E402  (the listening line, read one way)
+from nodeproc import Node  # noqa: E402  (port 0, the listening line read one way)
 
 failures = 0
 
@@ -41,27 +40,9 @@ def fail(msg):
 
 
 def start(osn, tmp, *sets):
-    args = ["timeout", "--foreground", "60", osn, "node", "--set", "node.listen=127.0.0.1:0",
-            "--set", "node.metrics=127.0.0.1:0", "--set", "node.duration=40", "-q"]
-    for s in sets:
-        args += ["--set", s]
-    err = open(os.path.join(tmp, "err"), "w+")
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
-    ports = listening(p)
-    if not ports:
-        p.kill()
-        p.wait()
-        sys.exit("FAIL the node did not start: " + open(os.path.join(tmp, "err")).read())
-    return p, ports[0], ports[1]
-
-
-def stop(p):
-    p.terminate()
-    try:
-        p.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    """A node on 127.0.0.1:0 with its metrics port for at most 40 s; SETS are key=value."""
+    args = [a for s in sets for a in ("--set", s)]
+    return Node(osn, tmp, "node", "--set", "node.duration=40", *args, seconds=60)
 
 
 def scrape(met):
@@ -104,17 +85,17 @@ def check_gauge(osn, tmp, kind, oc, series, before):
     hop = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     hop.bind(("127.0.0.1", 0))
     hop.settimeout(5)
-    p, sip, met = start(osn, tmp, "node.element=edge", f"control.kind={kind}",
+    n = start(osn, tmp, "node.element=edge", f"control.kind={kind}",
                         f"node.next_hop=127.0.0.1:{hop.getsockname()[1]}")
     caller = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     caller.bind(("127.0.0.1", 0))
     caller.settimeout(5)
     key = f'{series}{{element="edge"}}'
     try:
-        got = samples(scrape(met)).get(key)
+        got = samples(scrape(n.met)).get(key)
         if got != before:
             fail(f"{kind}: before any feedback {key} = {got}, want {before}")
-        caller.sendto(invite(caller, sip, caller.getsockname()[1]), ("127.0.0.1", sip))
+        caller.sendto(invite(caller, n.sip, caller.getsockname()[1]), ("127.0.0.1", n.sip))
         req, edge = hop.recvfrom(65535)
         req = req.decode(errors="replace")
         if not req.startswith("INVITE "):
@@ -125,7 +106,7 @@ def check_gauge(osn, tmp, kind, oc, series, before):
             status = caller.recv(65535).decode(errors="replace").split("\r\n")[0]
         if status != "SIP/2.0 486 Busy Here":
             fail(f"{kind}: the caller got {status!r}, want the 486 relayed")
-        got = samples(scrape(met)).get(key)
+        got = samples(scrape(n.met)).get(key)
         if got is None or float(got) != float(oc):
             fail(f"{kind}: after oc={oc} {key} = {got}, want {oc}")
         else:
@@ -133,7 +114,7 @@ def check_gauge(osn, tmp, kind, oc, series, before):
     except (OSError, ValueError) as e:
         fail(f"{kind}: {e!r}: " + open(os.path.join(tmp, "err")).read()[-1000:])
     finally:
-        stop(p)
+        n.stop()
         hop.close()
         caller.close()
 
@@ -147,17 +128,17 @@ def check_fanout(osn, tmp, oc):
         h.bind(("127.0.0.1", 0))
         hops.append(h)
     names = [f"127.0.0.1:{h.getsockname()[1]}" for h in hops]
-    p, sip, met = start(osn, tmp, "node.element=edge", "control.kind=loss",
+    n = start(osn, tmp, "node.element=edge", "control.kind=loss",
                         "node.next_hop=" + ", ".join(names))
     caller = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     caller.bind(("127.0.0.1", 0))
     caller.settimeout(5)
     keys = [f'osn_node_client_shed_percent{{element="edge",server="{s}"}}' for s in names]
     try:
-        got = samples(scrape(met))
+        got = samples(scrape(n.met))
         if [got.get(k) for k in keys] != ["0", "0"]:
             fail(f"fanout: before any feedback {keys} = {[got.get(k) for k in keys]}, want 0, 0")
-        caller.sendto(invite(caller, sip, caller.getsockname()[1]), ("127.0.0.1", sip))
+        caller.sendto(invite(caller, n.sip, caller.getsockname()[1]), ("127.0.0.1", n.sip))
         ready, _, _ = select.select(hops, [], [], 5)
         if not ready:
             raise OSError("no next hop got the INVITE")
@@ -168,7 +149,7 @@ def check_fanout(osn, tmp, oc):
         status = caller.recv(65535).decode(errors="replace").split("\r\n")[0]
         while status.startswith("SIP/2.0 1"):
             status = caller.recv(65535).decode(errors="replace").split("\r\n")[0]
-        got = samples(scrape(met))
+        got = samples(scrape(n.met))
         want = ["0", "0"]
         want[i] = str(oc)
         have = [got.get(k) for k in keys]
@@ -179,7 +160,7 @@ def check_fanout(osn, tmp, oc):
     except (OSError, ValueError) as e:
         fail(f"fanout: {e!r}: " + open(os.path.join(tmp, "err")).read()[-1000:])
     finally:
-        stop(p)
+        n.stop()
         for h in hops:
             h.close()
         caller.close()
@@ -224,13 +205,13 @@ def main():
                   "node.next_hop=127.0.0.1:9, 127.0.0.1:11"),
                  ("node.element=edge", "control.kind=rate",
                   "node.next_hop=127.0.0.1:9, 127.0.0.1:11")):
-        p, _, met = start(osn, tmp, *sets)
+        n = start(osn, tmp, *sets)
         try:
-            have |= exported(scrape(met))
+            have |= exported(scrape(n.met))
         except OSError as e:
             fail(f"docs: scrape of {sets}: {e!r}")
         finally:
-            stop(p)
+            n.stop()
     docs = documented(src)
     if have - docs:
         fail(f"docs: exported but not in docs/node.md's table: {sorted(have - docs)}")

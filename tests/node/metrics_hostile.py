@@ -33,7 +33,6 @@ import re
 import shutil
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,23 +40,15 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import listening  # noqa: E402  (the listening line, read one way)
+from nodeproc import Node  # noqa: E402  (port 0, the listening line read one way)
 
 
 def start(osn, tmp, duration, args=("--set", "node.element=uas")):
-    # Port 0: the node binds what the kernel gives and says which on its listening line.
-    err = open(os.path.join(tmp, "err"), "w+")
-    p = subprocess.Popen(
-        ["timeout", "--foreground", "150", osn, "node", *args,
-         "--set", "node.listen=127.0.0.1:0", "--set", "node.metrics=127.0.0.1:0",
-         "--set", f"node.duration={duration}", "--json", os.path.join(tmp, "out.json"),
-         "-q"], stderr=err, stdout=subprocess.PIPE)
-    ports = listening(p)
-    if not ports:
-        p.kill()
-        p.wait()
-        sys.exit("the node did not start: " + open(os.path.join(tmp, "err")).read())
-    return p, ports[1], ports[0]
+    """A node on 127.0.0.1:0 with its metrics port and JSON summary (TMP/node.json, stderr in
+    TMP/node.err) for `duration` s: (process, metrics port, SIP port)."""
+    n = Node(osn, tmp, "node", *args, "--set", f"node.duration={duration}", summary=True,
+             seconds=150)
+    return n.p, n.met, n.sip
 
 
 def reset_close(met, send_request):
@@ -402,7 +393,7 @@ def check_client_level(osn, tmp):
         p.terminate()
         if p.wait(timeout=30) != 0:
             fail(f"edge with control {kind}: exit {p.returncode}: "
-                 + open(os.path.join(tmp, "err")).read()[-2000:])
+                 + open(os.path.join(tmp, "node.err")).read()[-2000:])
         check_exposition(text, "edge")
         has = [l for l in text.splitlines() if l.startswith("osn_node_client_")]
         if st != 200 or (line and line not in text) or (not line and has):
@@ -439,11 +430,11 @@ def main():
     rc = p.wait(timeout=30)
     if not alive or rc != 0:
         fail(f"the node died under hostile scrapers (exit {rc}): "
-             + open(os.path.join(tmp, "err")).read()[-2000:])
+             + open(os.path.join(tmp, "node.err")).read()[-2000:])
     if alive and "osn_node_datagrams_in_total" not in text:
         fail(f"the scrape after the hostile clients had no counters: {text[:200]}")
     try:
-        json.load(open(os.path.join(tmp, "out.json")))
+        json.load(open(os.path.join(tmp, "node.json")))
     except (OSError, ValueError) as e:
         fail(f"no JSON summary after the run: {e}")
     check_client_level(osn, tmp)

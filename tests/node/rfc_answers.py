@@ -7,7 +7,7 @@
     A (RFC 3261 16.3 step 4), not a 483 or a 400 after 64 hops, and every transaction ends;
   - 513: an INVITE that fits in a datagram but whose forward (our Via added) does not gets 513
     Message Too Large (RFC 3261 18.1.1, UDP only), not a 500, and nothing goes down.
-Short [sip] timers (txn_end.py's); about 10 s. Usage: rfc_answers.py OSN
+Short [sip] timers (nodeproc.SHORT_TIMERS); about 10 s. Usage: rfc_answers.py OSN
 """
 import os
 import socket
@@ -16,7 +16,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import Caller, Node, scrape, wait_ended  # noqa: E402
+from nodeproc import SHORT_TIMERS, Node, scrape, wait_ended  # noqa: E402
+from txn_end import Caller  # noqa: E402
 
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
@@ -58,7 +59,7 @@ def main():
         ok = ok and cond
 
     try:
-        uas = Node(osn, tmp, "uas", "--set", "node.element=uas")
+        uas = Node(osn, tmp, "uas", *SHORT_TIMERS, "--set", "node.element=uas")
         nodes.append(uas)
         c = Caller()
         # 481, and 200 for a BYE of a known call.
@@ -79,10 +80,10 @@ def main():
         # 482: A -> relay -> B -> A.
         path = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         path.bind(("127.0.0.1", 0))
-        a = Node(osn, tmp, "edge-a", "--set", "node.element=edge",
+        a = Node(osn, tmp, "edge-a", *SHORT_TIMERS, "--set", "node.element=edge",
                  "--set", f"node.next_hop=127.0.0.1:{path.getsockname()[1]}")
         nodes.append(a)
-        b = Node(osn, tmp, "edge-b", "--set", "node.element=edge",
+        b = Node(osn, tmp, "edge-b", *SHORT_TIMERS, "--set", "node.element=edge",
                  "--set", f"node.next_hop=127.0.0.1:{a.sip}")
         nodes.append(b)
         threading.Thread(target=relay, args=(path, a.sip, b.sip, stop), daemon=True).start()
@@ -97,7 +98,7 @@ def main():
         c.request(a.sip, "ACK", "loop", "l1", 1, to_tag=";tag=x")
 
         # 513: an INVITE of about 65,480 bytes to an edge before the uas.
-        e = Node(osn, tmp, "edge", "--set", "node.element=edge",
+        e = Node(osn, tmp, "edge", *SHORT_TIMERS, "--set", "node.element=edge",
                  "--set", f"node.next_hop=127.0.0.1:{uas.sip}")
         nodes.append(e)
         head = (f"INVITE sip:bob@127.0.0.1 SIP/2.0\r\n"

@@ -23,16 +23,16 @@ its own framing (Content-Length, 18.3), about 30 s:
 
 Usage: tcp.py OSN      exit 0 when every check passes.
 """
-import json
 import os
 import re
 import resource
-import select
 import socket
-import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeproc  # noqa: E402
 
 FAILS = []
 
@@ -43,49 +43,17 @@ def check(ok, what):
         FAILS.append(what)
 
 
-def listening(p, seconds=10):
-    """The SIP port on the node's listening line (stdout, a pipe); None if it exits first."""
-    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + seconds
-    while b"\n" not in buf:
-        left = end - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return None
-        buf += chunk
-    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+) \(udp\)", buf)
-    return int(m.group(1)) if m else None
+class Node(nodeproc.Node):
+    """A node listening at `listen`, no metrics port, its JSON summary returned by stop()."""
 
-
-class Node:
     def __init__(self, osn, tmp, name, listen, *sets):
-        self.name = name
-        self.json = os.path.join(tmp, name + ".json")
-        self.errf = os.path.join(tmp, name + ".err")
-        with open(self.errf, "w") as err:
-            self.p = subprocess.Popen(
-                ["timeout", "--foreground", "150", osn, "node", "--set", "node.listen=" + listen,
-                 *sets, "--json", self.json, "-q"], stderr=err, stdout=subprocess.PIPE)
-        self.port = listening(self.p)
-        if not self.port:
-            self.p.kill()
-            self.p.wait()
-            sys.exit(f"{name} did not start: " + open(self.errf).read())
-        self.pid = int(subprocess.run(["pgrep", "-P", str(self.p.pid)], capture_output=True,
-                                      text=True).stdout.split()[0])
-
-    def rss_kb(self):
-        for line in open(f"/proc/{self.pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-        return 0
+        super().__init__(osn, tmp, name, *sets, listen=listen, metrics=False, summary=True,
+                         seconds=150)
 
     def stop(self):
-        self.p.terminate()
-        rc = self.p.wait(timeout=30)
-        check(rc == 0, f"{self.name} exits 0 on SIGTERM ({rc}): {open(self.errf).read()[-600:]}")
-        return json.load(open(self.json))
+        rc = super().stop()
+        check(rc == 0, f"{self.name} exits 0 on SIGTERM ({rc}): {self.stderr()[-600:]}")
+        return self.summary()
 
 
 def invite(call, via, port, body=""):

@@ -16,78 +16,15 @@ shortened (T1 = 20 ms, so Timer B is 1.28 s) so that the test waits seconds, not
 Usage: txn_end.py OSN        prints what it checked; exit 0 when every node ends at 0.
 """
 import os
-import re
-import select
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
-TIMERS = ["--set", "sip.t1=0.02", "--set", "sip.t2=0.08", "--set", "sip.t4=0.1",
-          "--set", "sip.timer_d=0.5"]
-
-
-def listening(p, seconds=10):
-    """The ports on the listening line the node prints on stdout (a pipe) once it has bound
-    port 0: (sip, metrics); None when it exits or prints none within `seconds`."""
-    fd, buf, end = p.stdout.fileno(), b"", time.monotonic() + seconds
-    while b"\n" not in buf:
-        left = end - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return None  # the node exited
-        buf += chunk
-    m = re.match(rb"osn node \w+ listening on 127\.0\.0\.1:(\d+) \(udp\), "
-                 rb"metrics 127\.0\.0\.1:(\d+)", buf)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def parse_response(text):
-    """(status, {lower-case header name: [values]}, body) of a SIP response's text."""
-    head, _, body = text.partition("\r\n\r\n")
-    lines = head.split("\r\n")
-    hdrs = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        hdrs.setdefault(name.strip().lower(), []).append(value.strip())
-    return int(lines[0].split()[1]), hdrs, body
-
-
-def scrape(met):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{met}/metrics", timeout=2).read().decode()
-    return {l.split()[0]: float(l.split()[1]) for l in text.splitlines()
-            if l and not l.startswith("#")}
-
-
-class Node:
-    def __init__(self, osn, tmp, name, *sets):
-        # Port 0: the node binds what the kernel gives and says which on its listening line.
-        self.err = os.path.join(tmp, name + ".err")
-        with open(self.err, "w") as err:
-            self.p = subprocess.Popen(
-                ["timeout", "--foreground", "120", osn, "node", "--set", "node.listen=127.0.0.1:0",
-                 "--set", "node.metrics=127.0.0.1:0", *TIMERS, *sets, "-q"],
-                stderr=err, stdout=subprocess.PIPE)
-        ports = listening(self.p)
-        if not ports:
-            self.p.kill()
-            self.p.wait()
-            sys.exit(f"{name} did not start: " + open(self.err).read())
-        self.sip, self.met = ports
-        self.name = name
-
-    def live(self):
-        return scrape(self.met)["osn_node_transactions"]
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(timeout=30)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodeproc import SHORT_TIMERS, Node, scrape, wait_ended  # noqa: E402
 
 
 class Caller:
@@ -127,14 +64,6 @@ class Caller:
         return got
 
 
-def wait_ended(nodes, seconds):
-    """Waits until no node holds a live transaction, `seconds` at most; {name: live} then."""
-    end = time.time() + seconds
-    while time.time() < end and any(n.live() for n in nodes):
-        time.sleep(0.2)
-    return {n.name: n.live() for n in nodes}
-
-
 def faulty_next_hop(sock, stop):
     """Answers each INVITE with a 486 that keeps only the top Via (the proxy's own): RFC 3261
     16.7 says such a response is for the proxy, which cannot relay it; the caller must still get
@@ -167,19 +96,19 @@ def main():
     threading.Thread(target=faulty_next_hop, args=(faulty, stop), daemon=True).start()
     nodes, ok = [], True
     try:
-        uas = Node(osn, tmp, "uas", "--set", "node.element=uas")
+        uas = Node(osn, tmp, "uas", *SHORT_TIMERS, "--set", "node.element=uas")
         nodes.append(uas)
-        edge = Node(osn, tmp, "edge", "--set", "node.element=edge",
+        edge = Node(osn, tmp, "edge", *SHORT_TIMERS, "--set", "node.element=edge",
                     "--set", f"node.next_hop=127.0.0.1:{uas.sip}")
         nodes.append(edge)
-        to_dead = Node(osn, tmp, "edge-dead", "--set", "node.element=edge",
+        to_dead = Node(osn, tmp, "edge-dead", *SHORT_TIMERS, "--set", "node.element=edge",
                        "--set", f"node.next_hop=127.0.0.1:{dead.getsockname()[1]}")
         nodes.append(to_dead)
-        capped = Node(osn, tmp, "edge-capped", "--set", "node.element=edge",
+        capped = Node(osn, tmp, "edge-capped", *SHORT_TIMERS, "--set", "node.element=edge",
                       "--set", f"node.next_hop=127.0.0.1:{uas.sip}",
                       "--set", "node.max_transactions=4")
         nodes.append(capped)
-        to_faulty = Node(osn, tmp, "edge-faulty", "--set", "node.element=edge",
+        to_faulty = Node(osn, tmp, "edge-faulty", *SHORT_TIMERS, "--set", "node.element=edge",
                          "--set", f"node.next_hop=127.0.0.1:{faulty.getsockname()[1]}")
         nodes.append(to_faulty)
         c = Caller()

@@ -14,7 +14,7 @@ without its behaviour; a plain UDP socket plays the peer, headers are read from 
   - an INVITE with a malformed offer: 488 (21.4.26), and one with a text/plain body: 415 with
     Accept: application/sdp (21.4.13);
   - every transaction ends.
-Short [sip] timers (txn_end.py's); a few seconds. Usage: uas_answers.py OSN
+Short [sip] timers (nodeproc.SHORT_TIMERS); a few seconds. Usage: uas_answers.py OSN
 """
 import os
 import shutil
@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from txn_end import Node, parse_response, wait_ended  # noqa: E402
+from nodeproc import SHORT_TIMERS, Node, parse_response, wait_ended  # noqa: E402
 
 OFFER = ("v=0\r\no=alice 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\n"
          "t=0 0\r\nm=audio 4000 RTP/AVP 8 0 101\r\na=rtpmap:8 PCMA/8000\r\n"
@@ -75,7 +75,7 @@ def main():
         ok = ok and cond
 
     try:
-        uas = Node(osn, tmp, "uas", "--set", "node.element=uas")
+        uas = Node(osn, tmp, "uas", *SHORT_TIMERS, "--set", "node.element=uas")
         me = f"sip:127.0.0.1:{uas.sip}"
         p = Peer(uas.sip)
 

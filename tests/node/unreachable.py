@@ -22,6 +22,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeproc  # noqa: E402
+
 
 DURATION = 2  # s: the INVITE and its Timer A copies at 0.5 and 1.5 s draw 3 refusals
 
@@ -128,22 +131,12 @@ def check(osn, tmp, fam, host):
     return False
 
 
-def has_ipv6_loopback():
-    try:
-        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-        s.bind(("::1", 0))
-        s.close()
-        return True
-    except OSError:
-        return False
-
-
 def main():
     osn = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="osn_unreachable.")
     try:
         ok = check(osn, tmp, socket.AF_INET, "127.0.0.1")
-        if has_ipv6_loopback():
+        if nodeproc.have_ipv6_loopback():
             ok = check(osn, tmp, socket.AF_INET6, "::1") and ok
         else:
             print("SKIP IPv6: this machine has no ::1 (cannot bind [::1]:0)")
