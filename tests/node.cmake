@@ -88,8 +88,10 @@ set_tests_properties(node_amplify PROPERTIES TIMEOUT 120 LABELS node)
 # RFC answers (issue 28): 481 for a BYE or CANCEL of no call at the uas, 482 for a request that
 # loops between two edges (through a UDP relay: port 0 everywhere), 513 for a forward too large
 # for UDP; every transaction ends. Short timers, about 10 s.
-# CANCEL through edge and core to a SIPp uas that rings and never answers (issue 33): 200 hop by
-# hop, the CANCEL on the INVITE's branch, 487 back, every message in SIPp's counts.
+# CANCEL from a SIPp uac to a SIPp uas that rings and never answers (issue 33), through edge ->
+# core, edge -> Kamailio and Kamailio -> edge -> core: 200 hop by hop, the CANCEL on the
+# INVITE's branch, 487 back, every message in both SIPp ends' counts, every node's transactions
+# ended. About 30 s.
 add_test(NAME node_cancel
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_cancel.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
