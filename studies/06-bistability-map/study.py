@@ -144,10 +144,10 @@ set xlabel "offered load lambda (new INVITEs/s)"
 set ylabel "burst length (s)"
 set logscale y
 set xrange [0:102]
-set yrange [0.1:1000]
+set yrange [0.1:30000]
 set key top right box opaque
-set arrow 1 from 100.0/7, 0.1 to 100.0/7, 1000 nohead dt 2 lw 2 lc rgb "black"
-set label 1 "mu/7 = 14.3/s" at 100.0/7 + 1, 500 left
+set arrow 1 from 100.0/7, 0.1 to 100.0/7, 200 nohead dt 2 lw 2 lc rgb "black"
+set label 1 "mu/7 = 14.3/s: below it every burst recovers" at 100.0/7 + 1, 0.13 left
 plot ARG2 using 1:($3 == 1 ? $2 : 1/0) with points pt 5 ps 0.6 lc rgb "#d62728" title "fluid grid: collapses", \
      ARG2 using 1:($3 == 0 ? $2 : 1/0) with points pt 4 ps 0.6 lc rgb "#2ca02c" title "fluid grid: recovers", \
      ARG1 using 1:($2 < 1e6 ? $2 : 1/0) with lines lw 2 lc rgb "black" title "fluid boundary T*(lambda) (bisection)", \
@@ -228,7 +228,7 @@ def main():
         for name, T in sim_points(tstar):
             f = fluid(SIM_LOAD, T, 120.0, os.path.join(tmp, f"f_{name}.csv"))
             k, n, share, hw, good, ghw = sim(SIM_LOAD, T, 20)
-            srows.append((name, SIM_LOAD, T, k, n, T, k / n, share - hw, share + hw, good, ghw,
+            srows.append((name, SIM_LOAD, T, k, n, T, k / n, max(share - hw, 0), min(share + hw, 1), good, ghw,
                           f["state"], f["goodput"]))
             with open(os.path.join(tmp, f"f_{name}.csv")) as fh:
                 qcols[f"fluid burst {T:.2f} s"] = [(float(r["t"]), float(r["queue"]))
