@@ -29,10 +29,12 @@ PROXIES = ("edge", "mid", "core")
 # The fluid runs: P1's capacity swept (P2 100/s), each with no control; with P2 made fast
 # (1000/s: P2 never overloads, so whatever P1 keeps is its own collapse under the burst, not
 # migrated); and with the PI loop on P1's retransmissions toward P2 (on the redundant ratio,
-# then on the delay).
+# then on the delay); and with no control but P1's own retransmissions free of work, as in the
+# simulator, whose proxies pay nothing to send a copy.
 P1_RATES = (200, 250, 300, 400, 500, 600)
 FLUID_KINDS = [("none", []), ("P1 alone", ["server p2.rate=1000"]),
-               ("rrrc", ["control.kind=rrrc"]), ("rtd", ["control.kind=rtd"])]
+               ("rrrc", ["control.kind=rrrc"]), ("rtd", ["control.kind=rtd"]),
+               ("P1's own copies free", ["server p1.retx_cost=0"])]
 
 
 def fluid(p1, kind, csv_out=None):
