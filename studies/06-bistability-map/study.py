@@ -144,15 +144,15 @@ set xlabel "offered load lambda (new INVITEs/s)"
 set ylabel "burst length (s)"
 set logscale y
 set xrange [0:102]
-set yrange [0.1:30000]
+set yrange [0.1:5000]
 set key top right box opaque
 set arrow 1 from 100.0/7, 0.1 to 100.0/7, 200 nohead dt 2 lw 2 lc rgb "black"
 set label 1 "mu/7 = 14.3/s: below it every burst recovers" at 100.0/7 + 1, 0.13 left
 plot ARG2 using 1:($3 == 1 ? $2 : 1/0) with points pt 5 ps 0.6 lc rgb "#d62728" title "fluid grid: collapses", \
      ARG2 using 1:($3 == 0 ? $2 : 1/0) with points pt 4 ps 0.6 lc rgb "#2ca02c" title "fluid grid: recovers", \
      ARG1 using 1:($2 < 1e6 ? $2 : 1/0) with lines lw 2 lc rgb "black" title "fluid boundary T*(lambda) (bisection)", \
-     ARG3 using 2:6:($7 > 0.5 ? 0xd62728 : 0x2ca02c) with points pt 7 ps 2.2 lc rgb variable title "simulator at 60/s (20 reps): share collapsed", \
-     ARG3 using 2:6:(sprintf("%.0f%%", 100*$7)) with labels offset 0,1.4 notitle
+     ARG3 using 2:6:($7 > 0.5 ? 0xd62728 : 0x2ca02c) with points pt 7 ps 2.2 lc rgb variable title "simulator at 60/s, 20 reps: share that collapsed", \
+     ARG3 using 2:6:(sprintf("%.0f%%", 100*$7)) with labels left offset 1.8,0 notitle
 unset arrow 1
 unset label 1
 set title "at 60/s: fluid queue (lines) and simulator replication 0 (points)"
