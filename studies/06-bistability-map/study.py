@@ -232,7 +232,8 @@ def main():
         for name, T in sim_points(tstar):
             f = fluid(SIM_LOAD, T, 120.0, os.path.join(tmp, f"f_{name}.csv"))
             k, n, share, hw, good, ghw = sim(SIM_LOAD, T, 20)
-            srows.append((name, SIM_LOAD, T, k, n, T, k / n, max(share - hw, 0), min(share + hw, 1), good, ghw,
+            srows.append((name, SIM_LOAD, T, k, n, T, k / n, max(share - hw, 0),
+                          min(share + hw, 1), good, ghw,
                           f["state"], f["goodput"]))
             with open(os.path.join(tmp, f"f_{name}.csv")) as fh:
                 qcols[f"fluid burst {T:.2f} s"] = [(float(r["t"]), float(r["queue"]))

@@ -200,7 +200,8 @@ def main():
                                              float(r["p2_queue"])) for r in csv.DictReader(f)]
         keys = list(cols)
         with open(os.path.join(HERE, "fluid_queue.csv"), "w") as f:
-            f.write("t," + ",".join(f"p1_{k[0]}_{k[1]}_P1,p1_{k[0]}_{k[1]}_P2" for k in keys) + "\n")
+            f.write("t," + ",".join(f"p1_{k[0]}_{k[1]}_P1,p1_{k[0]}_{k[1]}_P2" for k in keys)
+                    + "\n")
             for i in range(len(cols[keys[0]])):
                 f.write(f"{cols[keys[0]][i][0]:g}," + ",".join(
                     f"{max(cols[k][i][1], 1):g},{max(cols[k][i][2], 1):g}" for k in keys) + "\n")
