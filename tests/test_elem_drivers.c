@@ -804,27 +804,16 @@ static void node_feed(struct node *n, const char *text)
 }
 
 /* As node_fire_due (state.c), but each deadline fires at its own time, so that the times on the
- * wire are the deadlines' and the two drivers can be compared to the microsecond. */
+ * wire are the deadlines' and the two drivers can be compared to the microsecond; what a
+ * deadline does is the node's own dispatch (node_fire). */
 static void node_run_to(struct node *n, double until)
 {
     const struct tm_entry *top;
     while ((top = timers_top(&n->timers)) && top->at <= until) {
         struct tm_entry e = *top;
         timers_pop(&n->timers);
-        struct ntx *x = e.obj;
         n->now = e.at;
-        ntx_hold(n);
-        if ((e.kind == TM_TXN0 || e.kind == TM_TXN1) && x->live && x->gen[e.kind] == e.gen)
-            ntx_timer(n, x, e.kind);
-        else if (e.kind == TM_2XX && x->live && x->gen[TM_2XX] == e.gen)
-            tu_2xx_timer(n, x);
-        else if (e.kind == TM_SERVICE && e.gen == n->service_gen && n->server.cur)
-            node_service_done(n);
-        else if (e.kind == TM_CALL)
-            gen_call_timer(n, e.obj, e.gen);
-        else if (e.kind == TM_KEPT) /* the kept table's expiry (src/node/kept.c) */
-            kept_expire(n, (int)e.gen);
-        ntx_unhold(n);
+        node_fire(n, &e);
     }
     n->now = until;
 }
