@@ -205,10 +205,25 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
              .choices = cost_laws,                                                              \
              OSN_KEY_AT(C, m.exp_cost),                                                         \
              .help = "the costs are constant (det) or exponential with those means (exp)"},     \
+            {sec,                                                                               \
+             "buffer",                                                                          \
+             OSN_KEY_LONG,                                                                      \
+             1,                                                                                 \
+             100000000,                                                                         \
+             OSN_KEY_AT(C, m.buffer),                                                           \
+             .unit = "messages",                                                                \
+             .help = "messages in the server at most (queue and in service); more are lost"},   \
+            {sec,                                                                               \
+             "outage_start",                                                                    \
+             OSN_KEY_DOUBLE,                                                                    \
+             OSN_KEY_AT(C, m.outage_start),                                                     \
+             .unit = "s",                                                                       \
+             .help = "a scripted outage from this time on: the server is cut off the network, " \
+                     "every message reaching it lost (what it holds goes on)"},                 \
     {                                                                                           \
-        sec, "buffer", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, m.buffer),                     \
-                .unit = "messages",                                                             \
-                .help = "messages in the server at most (queue and in service); more are lost"  \
+        sec, "outage_end", OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.outage_end),                         \
+                .unit = "s", .inf = true,                                                       \
+                .help = "end of the outage (inf: for good); none when not after outage_start"   \
     }
 
 #define LINK_KEYS(sec, m)                                                                         \

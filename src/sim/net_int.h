@@ -220,6 +220,8 @@ struct element {
      * toward every next hop: elem_cli() non-NULL for every call), asked per message and per
      * client transaction: flags, rather than the index arithmetic and the fanout's lookup. */
     bool core, offer_oc;
+    /* A scripted outage ([server X] outage_start, outage_end): a flag, as every arrival asks. */
+    bool outage;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;

@@ -246,6 +246,14 @@ void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
         process(s, el, nm);
         return;
     }
+    if (el->outage && s->q.now >= el->sc->outage_start && s->q.now < el->sc->outage_end) {
+        /* Cut off the network: lost. An INVITE is still counted as sent to it (invites_in), so
+         * that what its neighbours chose to send it shows. */
+        if (nm->m.status == 0 && nm->m.method == OSN_SIP_INVITE && obs(s))
+            el->tot[OSN__NE_NEWINV] += 1;
+        osn__net_msg_free(s, nm);
+        return;
+    }
     int kind = arrival_kind(el, nm);
     enum osn_ctl_msg ck =
             osn_elem_ctl_msg(kind, nm->m.method, kind == OSN_ELEM_K_RESP && response_again(el, nm));
