@@ -321,7 +321,8 @@ static const struct osn_key_spec net_keys[] = {
         {"server edge", "down_time", OSN_KEY_DOUBLE, OSN_KEY_AT(C, down_time), .unit = "s",
          .when_key = "net.topology", .when_is = "fanout",
          .help = "fanout: how long a core whose transaction timed out is passed over while "
-                 "another is up"},
+                 "another is up (one that answered 503 with Retry-After: the time it states); "
+                 "the INVITE it failed goes to another core, as osn node's edge does"},
         {"server edge", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, edge.record_route),
          .help = "the edge (and a tandem's mid proxy) Record-Routes: the dialog's ACK and BYE go "
                  "through it and cost its CPU; no: they go past it (RFC 3261 16.6 step 4)"},
