@@ -8,7 +8,16 @@
    more INVITEs than its capacity allows.
 2. below capacity (150 calls/s), nothing throttled, weights 2, 1: the INVITEs split 2:1 (smooth
    weighted round-robin is exact over every 3 INVITEs: 1/3 +- 0.01 to core2).
-3. bad input: exit 2 naming the key (a weight count that is not the core count, 5 cores).
+3. bad input: exit 2 naming the key (a weight count that is not the core count, 5 cores, an
+   outage that starts at a negative time).
+4. one of two cores down for part of the run: examples/fanout.ini at 150 calls/s (core alone
+   can carry them: 200 calls/s) with core2 cut off the network from 30 s ([server core2]
+   outage_start), T1 50 ms (Timer B 3.2 s). The edge's first timeouts toward core2, at about
+   33.2 s, mark it down for down_time = 30 s (and fail those INVITEs over to core): while it is
+   down (window 40..60 s) the edge sends core2 no INVITE at all (invites_in 0, against 75/s
+   without the outage), core takes every call, and goodput is the offered load within 5% (the
+   other core's capacity is not the limit). With the outage over at 45 s, once the mark has
+   expired (about 66 s) core2 is offered its weight's share again: 1/2 in the window 75..95 s.
 
 Usage: sim_fanout.py OSN ROOT      exit 0 when every check holds.
 """
@@ -74,8 +83,28 @@ def main():
         if d:
             check(abs(share(d) - 1 / 3) <= 0.01,
                   f"150 calls/s, weights 2, 1: core2's share {share(d):.4f}, 1/3 by weight")
+        down = ["server core2.outage_start=30"]
+        for what, sets, lo, hi in (
+                ("no outage, window 40..60 s", ["net.warmup=40", "net.time=20"], 0.48, 0.52),
+                ("core2 cut off from 30 s, window 40..60 s",
+                 down + ["server core2.outage_end=inf", "net.warmup=40", "net.time=20"], 0, 0),
+                ("core2 cut off 30..45 s, window 75..95 s",
+                 down + ["server core2.outage_end=45", "net.warmup=75", "net.time=20"],
+                 0.48, 0.52)):
+            base = ["source.rate=150", "net.replications=1", "sip.t1=0.05"]
+            d = sim(osn, os.path.join(ex, "fanout.ini"), tmp, *(base + sets))
+            if not d:
+                continue
+            c1, c2 = d["by_name"]["core"]["invites_in"], d["by_name"]["core2"]["invites_in"]
+            sh = c2 / (c1 + c2)
+            g = d["goodput"]
+            print(f"     {what}: INVITEs sent to core {c1:.1f}/s, to core2 {c2:.1f}/s "
+                  f"(share {sh:.3f}), goodput {g:.1f} calls/s")
+            check(lo <= sh <= hi, f"{what}: core2's share of INVITEs {sh:.3f} in [{lo}, {hi}]")
+            check(abs(g - 150) <= 0.05 * 150, f"{what}: goodput {g:.1f} within 5% of 150")
         for sets, key in ((["server edge.next_hop_weights=1"], "server edge.next_hop_weights"),
-                          (["net.cores=5"], "net.cores")):
+                          (["net.cores=5"], "net.cores"),
+                          (["server core2.outage_start=-1"], "server core2.outage_start")):
             args = [osn, "sim", os.path.join(ex, "fanout.ini"), "-q"]
             for s in sets:
                 args += ["--set", s]

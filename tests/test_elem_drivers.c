@@ -24,15 +24,19 @@
  *   A  the ACK of a 2xx from upstream (a branch of its own)
  *   Z  the ACK of a 2xx with Max-Forwards 0
  *   K  the ACK of a non-2xx final response (the INVITE's branch)
- *   100, 180, 200, 486, ...  a response of the next hop to the call's INVITE; `200o` carries
- *      RFC 7339 feedback in its top Via: oc=100 (loss: shed every new request); `200c` answers
- *      the CANCEL the element passed on instead
+ *   100, 180, 200, 486, ...  a response of the next hop to the call's INVITE (the last one the
+ *      element forwarded); `200o` carries RFC 7339 feedback in its top Via: oc=100 (loss: shed
+ *      every new request); `200c` answers the CANCEL the element passed on instead; `503r5`
+ *      carries Retry-After: 5
  *   T  nothing: time runs to TIME (the timers due fire)
  * The call number is optional (0). Adding a case is adding a row to `scripts`: it runs through
  * the node and, unless sim_cannot() says why not, the simulator. A row marked
  * `core` runs the element as the core: its CPU has costs (core_cost) and its controller's server
  * half watches the queue and sheds new requests with 503; the reference then feeds the events
- * through the same osn_elem_server as the node's recv.c, with the node's virtual-CPU timing.
+ * through the same osn_elem_server as the node's recv.c, with the node's virtual-CPU timing. A
+ * row with `hops` 2 runs a proxy with two next hops (the node's next_hop = A, B; the
+ * simulator's fanout edge): the wire says which one a request went to (d0:, d1:), and the
+ * per-server counts (offered, sent, timeouts, down marks, failovers, ...) must agree too.
  *
  * The node's driver is compiled into this test from its sources, except the socket (udp.c),
  * the loop (run.c) and the metrics endpoint: udp_send_to() below is the seam, and records what
@@ -59,21 +63,37 @@
 #define NCALL 4
 #define TRACE 4096
 
-/* What the element sent, as "0.500 d:INVITE" (when, toward the next hop) or "0.020 u:180"
- * (upstream), one a line, and its counts. */
+/* The per-server counts of an element with several next hops (struct osn_elem_hop's). */
+enum { H_OFFERED, H_SENT, H_INVITES, H_SHED, H_TIMEOUTS, H_503, H_DOWNS, H_FAILOVERS, H_N };
+
+/* What the element sent, as "0.500 d:INVITE" (when, toward the next hop; "d1:" toward the
+ * second of several) or "0.020 u:180" (upstream), one a line, and its counts, per server too. */
 struct result {
     char wire[TRACE];
     uint64_t count[OSN_ELEM_NCOUNTS];
+    uint64_t hop[2][H_N];
 };
 
-static void trace(struct result *r, double now, bool down, int method, int status)
+static void trace(struct result *r, double now, bool down, int hop, int method, int status)
 {
     size_t k = strlen(r->wire);
+    char dir[8];
+    snprintf(dir, sizeof dir, down && hop >= 0 ? "d%d" : down ? "d" : "u", hop);
     if (status)
-        snprintf(r->wire + k, TRACE - k, "%7.3f %c:%d\n", now, down ? 'd' : 'u', status);
+        snprintf(r->wire + k, TRACE - k, "%7.3f %s:%d\n", now, dir, status);
     else
-        snprintf(r->wire + k, TRACE - k, "%7.3f %c:%s\n", now, down ? 'd' : 'u',
-                 osn_sip_method_name(method));
+        snprintf(r->wire + k, TRACE - k, "%7.3f %s:%s\n", now, dir, osn_sip_method_name(method));
+}
+
+/* The per-server counts of hops h (NULL: none) into r. */
+static void hop_counts(struct result *r, const struct osn_elem_hops *h)
+{
+    for (int i = 0; h && i < h->n && i < 2; i++) {
+        const struct osn_elem_hop *x = &h->h[i];
+        const uint64_t v[H_N] = {x->offered,  x->sent,    x->invites, x->shed,
+                                 x->timeouts, x->got_503, x->downs,   x->failovers};
+        memcpy(r->hop[i], v, sizeof v);
+    }
 }
 
 /* ---- scripts ---- */
@@ -88,7 +108,10 @@ struct script {
     double rate; /* the per-source budget (node.per_source_rate), 0 off; all events share one */
     double ring; /* UAS: a deterministic ring delay (s) between its 180 and its 200, 0 none */
     const char *absent; /* text neither driver's wire may hold (a behaviour's silence), or NULL */
+    int hops; /* a proxy's next hops: 2 (weights 1, down_time 30 s, no client halves); 0: one */
 };
+
+#define DOWN_TIME 30.0 /* s: a fan-out script's server down after a timeout */
 
 /* The core's CPU seconds by message kind, and its controller's thresholds: small enough that a
  * few INVITEs put it in overload. A kind of cost 0 is handled at once, past the controller. */
@@ -166,13 +189,29 @@ static const struct script scripts[] = {
          "I0@0 I1@0.1 I2@0.2 I3@0.3 I3@0.35 200[0]@1.5 A0@1.6 K3@2 T@100", "local", true},
         {"core queue: copies costed as copies", OSN_ELEM_PROXY,
          "I0@0 I0@0.5 I0@1.5 200[0]@2.5 A0@2.6 T@80", "local", true},
+        /* Several next hops (issue 33): server 0 never answers. Its Timer B (32 s) marks it
+         * down for 30 s and the INVITE goes to server 1 instead of a 408 upstream; while it is
+         * down every new INVITE goes to server 1, and the ACKs with them. */
+        {"fan-out with one server down: Timer B there, the INVITE fails over", OSN_ELEM_PROXY,
+         "I0@0 T@33 180[0]@33.05 200[0]@33.1 A0@33.2 I1@34 200[1]@34.1 A1@34.2 T@100", NULL, false,
+         " 32.000 d1:INVITE", 0, 0, "u:408", 2},
+        /* Server 0 answers 503 with Retry-After 5 (RFC 3261 21.5.4): ACKed there, the INVITE
+         * goes to server 1 and server 0 is left alone until 5.1 s, then offered again (call 3).
+         * No ACK of a 2xx while both are up: the node sends one that has no Route to a server
+         * drawn from its Call-ID, the simulator along its INVITE's path. */
+        {"fan-out, 503 with Retry-After from one of two servers: fails over, left alone 5 s",
+         OSN_ELEM_PROXY,
+         "I0@0 503r5@0.1 180@0.2 200@0.3 A0@0.4 I1@1 200[1]@1.1 A1@1.2 I2@6 200[2]@6.1 "
+         "I3@7 200[3]@7.1 T@60",
+         NULL, false, "  0.100 d1:INVITE", 0, 0, "u:503", 2},
 };
 
 struct event {
     char kind; /* I M B C L X A Z K T, or R for a response */
     int call, status;
-    bool oc;        /* a response with oc=100, loss */
-    bool to_cancel; /* a response to the CANCEL the element sent, not to the INVITE */
+    int retry_after; /* a response's Retry-After (s, `rN`), -1 none */
+    bool oc;         /* a response with oc=100, loss */
+    bool to_cancel;  /* a response to the CANCEL the element sent, not to the INVITE */
     double t;
 };
 
@@ -183,7 +222,7 @@ static const char *next_event(const char *p, struct event *ev)
         p++;
     if (!*p)
         return NULL;
-    *ev = (struct event){0};
+    *ev = (struct event){.retry_after = -1};
     if (*p >= '0' && *p <= '9') {
         ev->kind = 'R';
         ev->status = (int)strtol(p, (char **)&p, 10);
@@ -195,6 +234,8 @@ static const char *next_event(const char *p, struct event *ev)
             ev->to_cancel = true;
             p++;
         }
+        if (*p == 'r')
+            ev->retry_after = (int)strtol(p + 1, (char **)&p, 10);
         if (*p == '[') {
             ev->call = (int)strtol(p + 1, (char **)&p, 10);
             p++;
@@ -225,13 +266,19 @@ struct rtx {
     double at[2]; /* armed deadlines by slot, INFINITY when none */
     bool live;
     double t0;
+    int hop; /* a client transaction's next hop of several, -1 with one */
 };
 
 struct ref {
     struct osn_sip_layer sip;
     struct osn_sip_cfg cfg;
     struct osn_elem e;
-    struct rtx s[NCALL][2], c[NCALL][2]; /* server and client, [call][0 INVITE, 1 BYE] */
+    struct osn_elem_hops hops; /* the script's next hops when it has several (e.hops) */
+    /* server [call][0 INVITE, 1 BYE]; client [call][0 INVITE, 1 BYE or CANCEL, 2 INVITE]: a
+     * failover starts the INVITE's new client transaction in the other INVITE slot (inv[call])
+     * while the one that failed ends its own way */
+    struct rtx s[NCALL][2], c[NCALL][3];
+    int inv[NCALL];
     struct osn_uas_2xx uas[NCALL];
     double t2xx[NCALL];
     double tring[NCALL];      /* UAS: the ring timer's deadline, INFINITY none */
@@ -311,10 +358,16 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
                 ref_act(f, x, call, &b, NULL);
                 continue;
             }
-            struct rtx *c = &f->c[call][k];
+            if (!k && f->c[call][f->inv[call]].live) /* a failover: the other INVITE slot */
+                f->inv[call] = 2 - f->inv[call];
+            struct rtx *c = &f->c[call][k ? 1 : f->inv[call]];
             struct osn_sip_msg m;
-            osn_proxy_forward_request(&x->t.req, 1000 + (uint64_t)call * 10 + (uint64_t)k, &m);
-            *c = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
+            osn_proxy_forward_request(
+                    &x->t.req, 1000 + (uint64_t)call * 10 + (uint64_t)(k ? 1 : f->inv[call]), &m);
+            *c = (struct rtx){.at = {INFINITY, INFINITY},
+                              .live = true,
+                              .t0 = f->now,
+                              .hop = f->e.hops ? y->hop : -1};
             if (osn_sip_ctxn_start(&f->sip, &c->t, &m, f->now, &o) == 0)
                 ref_apply(f, c, call, &o);
             break;
@@ -323,8 +376,9 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
             osn_sip_txn_abort(&f->sip, &x->t);
             x->live = false;
             break;
-        case OSN_ELEM_A_FORWARD_ACK:
-            trace(f->r, f->now, true, OSN_SIP_ACK, 0);
+        case OSN_ELEM_A_FORWARD_ACK: /* with several next hops, the call's INVITE's way */
+            trace(f->r, f->now, true, f->e.hops ? f->c[call][f->inv[call]].hop : -1, OSN_SIP_ACK,
+                  0);
             break;
         case OSN_ELEM_A_ACKED:
             f->uas[call].acked = true;
@@ -348,11 +402,12 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
             break;
         }
         case OSN_ELEM_A_CANCEL_BRANCH: { /* RFC 3261 9.1: the forwarded INVITE, method CANCEL */
-            struct rtx *c = &f->c[call][1];
-            struct osn_sip_msg m = f->c[call][0].t.req;
+            struct rtx *c = &f->c[call][1], *inv = &f->c[call][f->inv[call]];
+            struct osn_sip_msg m = inv->t.req;
             m.method = OSN_SIP_CANCEL;
             m.oc = (struct osn_sip_oc){0};
-            *c = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
+            *c = (struct rtx){
+                    .at = {INFINITY, INFINITY}, .live = true, .t0 = f->now, .hop = inv->hop};
             if (osn_sip_ctxn_start(&f->sip, &c->t, &m, f->now, &o) == 0)
                 ref_apply(f, c, call, &o);
             break;
@@ -373,9 +428,9 @@ static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_
                                  ? NULL
                                  : &f->s[call][x->t.req.method == OSN_SIP_BYE];
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-        osn_elem_on_client_event(&f->e, f->now, x->t0, o->tu, resp ? o->msg->status : 0,
-                                 resp ? o->msg->retry_after : -1, x->t.req.method,
-                                 up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
+        osn_elem_on_client_event_hop(&f->e, x->hop, f->now, x->t0, o->tu, resp ? o->msg->status : 0,
+                                     resp ? o->msg->retry_after : -1, x->t.req.method,
+                                     up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
         ref_act(f, up, call, &a, resp ? o->msg : NULL);
         if (x->t.req.method == OSN_SIP_INVITE && f->cancel_later[call]) {
             f->cancel_later[call] = osn_elem_on_cancel_later(o->tu, resp ? o->msg->status : 0, &a);
@@ -383,10 +438,10 @@ static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_
         }
     } else if (o->tu == OSN_SIP_TU_REQUEST && x->t.req.method == OSN_SIP_CANCEL) {
         /* RFC 3261 9.2: the INVITE it cancels has its branch (the call's slot 0, when live). */
-        struct rtx *inv = &f->s[call][0], *br = &f->c[call][0];
+        struct rtx *inv = &f->s[call][0], *br = &f->c[call][f->inv[call]];
         bool match = inv->live && inv->t.req.branch == x->t.req.branch;
-        osn_elem_on_cancel(&f->e, f->now, match ? inv->t.state : OSN_SIP_NOSTATE,
-                           match && br->live ? br->t.state : OSN_SIP_NOSTATE, &a);
+        osn_elem_on_cancel_hop(&f->e, br->hop, f->now, match ? inv->t.state : OSN_SIP_NOSTATE,
+                               match && br->live ? br->t.state : OSN_SIP_NOSTATE, &a);
         ref_act(f, x, call, &a, NULL);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         bool *handled = &f->handled[call][slot_of(x->t.req.method)];
@@ -412,7 +467,7 @@ static void ref_apply(struct ref *f, struct rtx *x, int call, const struct osn_s
     for (int i = 0; i < o->ntimer; i++)
         x->at[o->timer[i].slot] = o->timer[i].set ? o->timer[i].at : INFINITY;
     for (int i = 0; i < o->nsend; i++)
-        trace(f->r, f->now, x->t.role == OSN_SIP_CLIENT, o->send[i].msg->method,
+        trace(f->r, f->now, x->t.role == OSN_SIP_CLIENT, x->hop, o->send[i].msg->method,
               o->send[i].msg->status);
     if (o->tu != OSN_SIP_TU_NONE)
         ref_tu(f, x, call, o);
@@ -443,7 +498,7 @@ static void ref_run_to(struct ref *f, double until)
                 bslot = 3;
                 bcall = c;
             }
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < 5; k++) {
                 struct rtx *x = k < 2 ? &f->s[c][k] : &f->c[c][k - 2];
                 for (int sl = 0; x->live && sl < 2; sl++)
                     if (x->at[sl] < best) {
@@ -495,11 +550,11 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
     struct osn_sip_out o;
     {
         if (ev.kind == 'R') { /* from the next hop, to the INVITE's (or CANCEL's) client txn */
-            struct rtx *x = &f->c[call][ev.to_cancel];
+            struct rtx *x = &f->c[call][ev.to_cancel ? 1 : f->inv[call]];
             struct osn_sip_msg m = x->t.req;
             m.status = (uint16_t)ev.status;
             m.to_tag = ev.status > 100 ? 99 : 0;
-            m.retry_after = -1;
+            m.retry_after = ev.retry_after;
             if (ev.oc)
                 m.oc = (struct osn_sip_oc){.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE |
                                                     OSN_SIP_OC_ALGO | OSN_SIP_OC_VALIDITY |
@@ -508,7 +563,10 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
                                            .value = 100,
                                            .validity_ms = 10000,
                                            .seq_int = 1};
-            osn_proxy_on_feedback(f->e.cli, f->now, &m.oc);
+            if (f->e.hops)
+                osn_elem_hops_on_feedback(f->e.hops, x->hop, f->now, &m.oc);
+            else
+                osn_proxy_on_feedback(f->e.cli, f->now, &m.oc);
             if (x->live && osn_sip_txn_matches(&x->t, &m) &&
                 osn_sip_txn_recv(&f->sip, &x->t, &m, f->now, &o) == 0)
                 ref_apply(f, x, call, &o);
@@ -536,7 +594,7 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
             osn_elem_on_ack(&f->e, mf, &a);
             ref_act(f, NULL, call, &a, NULL);
         } else {
-            *x = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now};
+            *x = (struct rtx){.at = {INFINITY, INFINITY}, .live = true, .t0 = f->now, .hop = -1};
             f->mf[call][slot_of(method)] = mf;
             f->loop[call] = ev.kind == 'L';
             f->big[call] = ev.kind == 'X';
@@ -604,7 +662,7 @@ static void ref_arrive(struct ref *f, const struct event *e)
         case OSN_ELEM_BUDGET_PASS:
             break;
         case OSN_ELEM_BUDGET_503: /* stateless: once, nothing resends it */
-            trace(f->r, f->now, false, 0, 503);
+            trace(f->r, f->now, false, -1, 0, 503);
             return;
         case OSN_ELEM_BUDGET_DROP:
             return;
@@ -617,7 +675,7 @@ static void ref_arrive(struct ref *f, const struct event *e)
     int kind = ref_kind(f, e, true);
     bool again = false;
     if (e->kind == 'R') {
-        struct rtx *x = &f->c[e->call][0];
+        struct rtx *x = &f->c[e->call][f->inv[e->call]];
         again = x->live && x->t.has_resp && x->t.resp.status == e->status;
     }
     enum osn_ctl_msg ck =
@@ -664,6 +722,12 @@ static void ref_run(const struct script *sc, bool record, struct result *r)
     sip_cfg(&f->cfg, sc->role);
     assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
     f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
+    if (sc->hops > 1) {
+        f->hops = (struct osn_elem_hops){.n = sc->hops, .down_time = DOWN_TIME};
+        for (int i = 0; i < sc->hops; i++)
+            f->hops.h[i].weight = 1;
+        f->e.hops = &f->hops;
+    }
     f->rate = sc->rate;
     if (sc->ctl && !sc->core) {
         struct osn_ctl_cfg cc;
@@ -686,6 +750,7 @@ static void ref_run(const struct script *sc, bool record, struct result *r)
         if (ev.kind != 'T')
             ref_arrive(f, &ev);
     }
+    hop_counts(r, f->e.hops);
     osn_sip_layer_release(&f->sip);
     osn_ctl_free(f->e.cli);
     osn_ctl_free(f->srv);
@@ -699,14 +764,14 @@ static char g_fwd[NCALL][2][2048];  /* the last request the node sent down, by c
 static char g_ufwd[NCALL][3][2048]; /* the generator's: INVITE, BYE, CANCEL by call */
 
 /* The seam: what the node would send, recorded (and the requests kept to answer them); down
- * when it goes to the next hop. */
-static void record(struct node *n, bool down, const char *p, size_t len)
+ * when it goes to a next hop, `hop` which of several (-1 with one). */
+static void record(struct node *n, bool down, int hop, const char *p, size_t len)
 {
     static struct osn_sip_wire pm;
     struct osn_sip_msg m;
     assert_int_equal(osn_sip_wire_parse(&pm, p, len), OSN_SIP_WIRE_ACCEPT);
     assert_int_equal(osn_sip_wire_to_txn(&pm, &m), 0);
-    trace(g_res, n->now, down, m.method, m.status);
+    trace(g_res, n->now, down, hop, m.method, m.status);
     if (down && m.status == 0 && m.method != OSN_SIP_ACK && n->gen) {
         /* the generator's Call-ID "SLOT.ATTEMPT.SALT@HOST": the call is its slot */
         int call = pm.call_id.p[0] - '0', k = m.method == OSN_SIP_INVITE ? 0
@@ -727,7 +792,8 @@ static void record(struct node *n, bool down, const char *p, size_t len)
 
 void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
 {
-    record(n, n->nhops > 0 && addr_eq(to, &n->hops[0].addr), p, len);
+    int hop = hops_index(n, to);
+    record(n, hop != NTX_NO_HOP, n->nhops > 1 ? hop : -1, p, len);
 }
 
 static const union node_addr upstream = {.v4 = {.sin_family = AF_INET, .sin_port = 5070}};
@@ -738,34 +804,24 @@ static void node_feed(struct node *n, const char *text)
 }
 
 /* As node_fire_due (state.c), but each deadline fires at its own time, so that the times on the
- * wire are the deadlines' and the two drivers can be compared to the microsecond. */
+ * wire are the deadlines' and the two drivers can be compared to the microsecond; what a
+ * deadline does is the node's own dispatch (node_fire). */
 static void node_run_to(struct node *n, double until)
 {
     const struct tm_entry *top;
     while ((top = timers_top(&n->timers)) && top->at <= until) {
         struct tm_entry e = *top;
         timers_pop(&n->timers);
-        struct ntx *x = e.obj;
         n->now = e.at;
-        ntx_hold(n);
-        if ((e.kind == TM_TXN0 || e.kind == TM_TXN1) && x->live && x->gen[e.kind] == e.gen)
-            ntx_timer(n, x, e.kind);
-        else if (e.kind == TM_2XX && x->live && x->gen[TM_2XX] == e.gen)
-            tu_2xx_timer(n, x);
-        else if (e.kind == TM_SERVICE && e.gen == n->service_gen && n->server.cur)
-            node_service_done(n);
-        else if (e.kind == TM_CALL)
-            gen_call_timer(n, e.obj, e.gen);
-        else if (e.kind == TM_KEPT) /* the kept table's expiry (src/node/kept.c) */
-            kept_expire(n, (int)e.gen);
-        ntx_unhold(n);
+        node_fire(n, &e);
     }
     n->now = until;
 }
 
-/* The response of the next hop with `status` to the call's INVITE the node forwarded: its
- * Vias, From, Call-ID and CSeq, a To tag beyond 100. */
-static void node_response(struct node *n, int call, int status, bool oc, bool to_cancel)
+/* The response of the next hop with `status` to the call's INVITE the node forwarded last: its
+ * Vias, From, Call-ID and CSeq, a To tag beyond 100, Retry-After when retry_after >= 0. */
+static void node_response(struct node *n, int call, int status, bool oc, bool to_cancel,
+                          int retry_after)
 {
     char out[4096], line[1024];
     const char *p = g_fwd[call][to_cancel];
@@ -790,6 +846,8 @@ static void node_response(struct node *n, int call, int status, bool oc, bool to
         k += (size_t)snprintf(out + k, sizeof out - k, "%s%s\r\n", line,
                               !strncmp(line, "To:", 3) && status > 100 ? ";tag=ds" : "");
     }
+    if (retry_after >= 0)
+        k += (size_t)snprintf(out + k, sizeof out - k, "Retry-After: %d\r\n", retry_after);
     snprintf(out + k, sizeof out - k, "Content-Length: 0\r\n\r\n");
     node_feed(n, out);
 }
@@ -848,9 +906,16 @@ static void node_run(const struct script *sc, struct result *r)
     cfg.ring = sc->ring > 0 ? OSN_UAS_RING_DET : OSN_UAS_RING_NONE;
     cfg.ring_mean = sc->ring;
     n->cfg = &cfg;
-    static struct next_hop hop = {.addr.v4 = {.sin_family = AF_INET, .sin_port = 5080}, .fd = -1};
-    n->hops = &hop;
-    n->nhops = 1;
+    static struct next_hop hop[2] = {
+            {.addr.v4 = {.sin_family = AF_INET, .sin_port = 5080}, .fd = -1},
+            {.addr.v4 = {.sin_family = AF_INET, .sin_port = 5081}, .fd = -1}};
+    n->hops = hop;
+    n->nhops = sc->hops > 1 ? (size_t)sc->hops : 1;
+    if (sc->hops > 1) { /* as config.c sets up next_hop = A, B */
+        n->fan = (struct osn_elem_hops){.n = sc->hops, .down_time = DOWN_TIME};
+        for (int i = 0; i < sc->hops; i++)
+            n->fan.h[i].weight = 1;
+    }
     snprintf(n->host, sizeof n->host, "127.0.0.1");
     n->port = 5060;
     sip_cfg(&cfg.sip, sc->role);
@@ -871,10 +936,11 @@ static void node_run(const struct script *sc, struct result *r)
     for (const char *p = sc->events; (p = next_event(p, &ev));) {
         node_run_to(n, ev.t);
         if (ev.kind == 'R')
-            node_response(n, ev.call, ev.status, ev.oc, ev.to_cancel);
+            node_response(n, ev.call, ev.status, ev.oc, ev.to_cancel, ev.retry_after);
         else if (ev.kind != 'T')
             node_request(n, &ev);
     }
+    hop_counts(r, n->nhops > 1 ? &n->fan : NULL);
     const struct osn_node_stats *st = &n->st;
     r->count[OSN_ELEM_C_FORWARDED] = st->calls_forwarded;
     r->count[OSN_ELEM_C_CALL_OK] = st->calls_ok;
@@ -897,10 +963,10 @@ static void node_run(const struct script *sc, struct result *r)
 
 /* ---- the simulator's driver: one element of a simulated network (src/sim/net_probe.h) ---- */
 
-static void sim_sent(void *arg, double t, bool down, const struct osn_sip_msg *m, int call)
+static void sim_sent(void *arg, double t, bool down, const struct osn_sip_msg *m, int call, int hop)
 {
     (void)call;
-    trace(arg, t, down, m->method, m->status);
+    trace(arg, t, down, hop, m->method, m->status);
 }
 
 /*
@@ -948,7 +1014,9 @@ static void sim_run(const struct script *sc, struct result *r)
                                 .ring = sc->ring > 0 ? OSN_UAS_RING_DET : OSN_UAS_RING_NONE,
                                 .ring_mean = sc->ring,
                                 .send = sim_sent,
-                                .arg = r};
+                                .arg = r,
+                                .cores = sc->hops,
+                                .down_time = DOWN_TIME};
     struct osn__net_probe *p;
     struct event ev;
     sip_cfg(&pc.sip, sc->role);
@@ -967,8 +1035,8 @@ static void sim_run(const struct script *sc, struct result *r)
                                     .value = 100,
                                     .validity_ms = 10000,
                                     .seq_int = 1};
-            int e = osn__net_probe_response(p, ev.call, ev.status, ev.oc ? &oc : NULL,
-                                            ev.to_cancel);
+            int e = osn__net_probe_response(p, ev.call, ev.status, ev.oc ? &oc : NULL, ev.to_cancel,
+                                            ev.retry_after);
             assert_true(e >= 0);
             r->count[OSN_ELEM_C_STRAY] += e == 1; /* nothing forwarded: as the node's column */
         } else if (ev.kind != 'T') {
@@ -987,6 +1055,7 @@ static void sim_run(const struct script *sc, struct result *r)
     const uint64_t *count = osn__net_probe_counts(p);
     for (int c = 0; c < OSN_ELEM_NCOUNTS; c++)
         r->count[c] += count[c];
+    hop_counts(r, osn__net_probe_hops(p));
     assert_int_equal(osn__net_probe_live(p), 0); /* every transaction ended, as the node's */
     osn__net_probe_free(p);
 }
@@ -994,7 +1063,8 @@ static void sim_run(const struct script *sc, struct result *r)
 /* Whether two columns sent the same messages at the same times and counted the same. */
 static bool same_result(const struct result *a, const struct result *b)
 {
-    return !strcmp(a->wire, b->wire) && !memcmp(a->count, b->count, sizeof a->count);
+    return !strcmp(a->wire, b->wire) && !memcmp(a->count, b->count, sizeof a->count) &&
+           !memcmp(a->hop, b->hop, sizeof a->hop);
 }
 
 static void show(const char *what, const char *name, const char *la, const struct result *a,
@@ -1005,6 +1075,13 @@ static void show(const char *what, const char *name, const char *la, const struc
         if (a->count[c] || b->count[c])
             printf("   count %d: %s %llu, %s %llu\n", c, la, (unsigned long long)a->count[c], lb,
                    (unsigned long long)b->count[c]);
+    static const char *const hn[H_N] = {"offered",  "sent", "invites", "shed",
+                                        "timeouts", "503s", "downs",   "failovers"};
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < H_N; c++)
+            if (a->hop[i][c] || b->hop[i][c])
+                printf("   server %d %s: %s %llu, %s %llu\n", i, hn[c], la,
+                       (unsigned long long)a->hop[i][c], lb, (unsigned long long)b->hop[i][c]);
 }
 
 /*
@@ -1061,6 +1138,7 @@ static void test_scripts(void **state)
     assert_true(both >= 12); /* the issue's floor of scripts through both drivers */
     assert_true(both >= 20); /* with the six CANCEL scripts since issue 33 (14 before) */
     assert_true(both >= 26); /* with the kept CANCEL and the UAS's ring delay (cancel2) */
+    assert_true(both >= 28); /* with the two fan-out scripts (fail33) */
 }
 
 /* ---- the UAC's call machine through both drivers (src/elem/uac_call.c) ---- */

@@ -444,9 +444,11 @@ enum osn_elem_role { OSN_ELEM_PROXY, OSN_ELEM_UAS };
  *     (so one next hop behaves exactly as without marks).
  * Failover: a timeout of the client transaction (Timer B or F, or a transport error: the 408 a
  * proxy answers, RFC 3261 16.8) marks that server down for `down_time` s; a 503 with Retry-After
- * marks it down for the stated time (RFC 3261 21.5.4). With `failover` set, the request that
- * failed so goes to another server that is up and admits it, instead of its 408 or 503 going
- * upstream (RFC 3261 16.7 step 5: a proxy may recurse; RFC 3263 4.3: try the next server).
+ * marks it down for the stated time (RFC 3261 21.5.4). The request that failed so goes to
+ * another server that is up and admits it, instead of its 408 or 503 going upstream (RFC 3261
+ * 16.7 step 5: a proxy may recurse; RFC 3263 4.3: try the next server). Both drivers do this,
+ * decided here: the node's edge and the simulator's fanout edge (whose failed attempt's
+ * transactions end on their own, as the node's do).
  */
 #define OSN_ELEM_MAX_HOPS 8
 
@@ -465,7 +467,6 @@ struct osn_elem_hop {
 struct osn_elem_hops {
     int n;            /* 1..OSN_ELEM_MAX_HOPS */
     double down_time; /* s a server is down after a timeout */
-    bool failover;    /* resend a request a server failed on another (the node: yes) */
     struct osn_elem_hop h[OSN_ELEM_MAX_HOPS];
 };
 
@@ -605,9 +606,9 @@ void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sen
 
 /* The same for a client transaction toward server `hop` of e->hops (e->hops NULL: as above):
  * the event feeds that server's state (osn_elem_hops_on_event) and its client half; when it
- * marked the server down, e->hops->failover is set and the upstream transaction still waits,
- * the request goes to another server that admits it: FORWARD (its `hop`, counted as a
- * failover) instead of the 408 or the 503. */
+ * marked the server down and the upstream transaction still waits, the request (not a CANCEL)
+ * goes to another server that is up and admits it: FORWARD (its `hop`, counted as a failover)
+ * instead of the 408 or the 503. */
 void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now, double t_sent,
                                   int tu, int status, int retry_after, int method,
                                   int upstream_state, struct osn_elem_actions *a);

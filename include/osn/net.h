@@ -118,6 +118,10 @@ struct osn_net_server_cfg {
      * none (default): 180 and 200 at once, so no CANCEL ever finds the INVITE pending there */
     int ring;
     double ring_mean;
+    /* a scripted outage: the server is cut off the network from outage_start to outage_end (s;
+     * INFINITY: for good), every message reaching it then lost, as if its host were down (what
+     * it has in hand goes on). outage_end <= outage_start: none (the default, 0 and 0). */
+    double outage_start, outage_end;
 };
 
 struct osn_net_link_cfg {

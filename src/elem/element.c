@@ -298,7 +298,7 @@ void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now,
      * server is up and admits it (a CANCELled INVITE's upstream is no longer pending). */
     bool failed = a->n == 1 && ((a->a[0].kind == OSN_ELEM_A_RESPOND && a->a[0].status == 408) ||
                                 (a->a[0].kind == OSN_ELEM_A_RELAY && a->a[0].status == 503));
-    if (!down || !failed || !e->hops->failover || method == OSN_SIP_CANCEL)
+    if (!down || !failed || method == OSN_SIP_CANCEL)
         return;
     unsigned back;
     int other = osn_elem_hops_choose(e->hops, now, method, hop, &back);

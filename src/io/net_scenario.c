@@ -205,10 +205,25 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
              .choices = cost_laws,                                                              \
              OSN_KEY_AT(C, m.exp_cost),                                                         \
              .help = "the costs are constant (det) or exponential with those means (exp)"},     \
+            {sec,                                                                               \
+             "buffer",                                                                          \
+             OSN_KEY_LONG,                                                                      \
+             1,                                                                                 \
+             100000000,                                                                         \
+             OSN_KEY_AT(C, m.buffer),                                                           \
+             .unit = "messages",                                                                \
+             .help = "messages in the server at most (queue and in service); more are lost"},   \
+            {sec,                                                                               \
+             "outage_start",                                                                    \
+             OSN_KEY_DOUBLE,                                                                    \
+             OSN_KEY_AT(C, m.outage_start),                                                     \
+             .unit = "s",                                                                       \
+             .help = "a scripted outage from this time on: the server is cut off the network, " \
+                     "every message reaching it lost (what it holds goes on)"},                 \
     {                                                                                           \
-        sec, "buffer", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, m.buffer),                     \
-                .unit = "messages",                                                             \
-                .help = "messages in the server at most (queue and in service); more are lost"  \
+        sec, "outage_end", OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.outage_end),                         \
+                .unit = "s", .inf = true,                                                       \
+                .help = "end of the outage (inf: for good); none when not after outage_start"   \
     }
 
 #define LINK_KEYS(sec, m)                                                                         \
@@ -306,7 +321,8 @@ static const struct osn_key_spec net_keys[] = {
         {"server edge", "down_time", OSN_KEY_DOUBLE, OSN_KEY_AT(C, down_time), .unit = "s",
          .when_key = "net.topology", .when_is = "fanout",
          .help = "fanout: how long a core whose transaction timed out is passed over while "
-                 "another is up"},
+                 "another is up (one that answered 503 with Retry-After: the time it states); "
+                 "the INVITE it failed goes to another core, as osn node's edge does"},
         {"server edge", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, edge.record_route),
          .help = "the edge (and a tandem's mid proxy) Record-Routes: the dialog's ACK and BYE go "
                  "through it and cost its CPU; no: they go past it (RFC 3261 16.6 step 4)"},

@@ -553,8 +553,13 @@ void hops_stats(struct node *n);
 int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t msgsize);
 
 /* state.c */
-/* Fires every deadline due by n->now, in order (transaction timers, the UAS's 2xx timer, the
- * virtual CPU's service completions). */
+/* Fires deadline e, popped from n->timers, at n->now: what its kind says (a transaction timer,
+ * the UAS's 2xx or ring timer, the virtual CPU's service completion, the generator's arrival
+ * or call timer, the kept table's expiry), or nothing when its object has moved on since it
+ * was armed (a stale generation). The one dispatch of the node's timers: its loop and the tests
+ * that drive the node with a clock of their own both fire through it. */
+void node_fire(struct node *n, const struct tm_entry *e);
+/* Fires every deadline due by n->now, in order (node_fire each). */
 void node_fire_due(struct node *n);
 /* Frees the element's state: transactions, timers, queued messages, controllers, the layer. */
 void node_release(struct node *n);

@@ -8,39 +8,44 @@
 
 #include "node_int.h"
 
+void node_fire(struct node *n, const struct tm_entry *e)
+{
+    struct ntx *x = e->obj;
+    ntx_hold(n);
+    switch (e->kind) {
+    case TM_TXN0:
+    case TM_TXN1:
+        if (x->live && x->gen[e->kind] == e->gen)
+            ntx_timer(n, x, e->kind);
+        break;
+    case TM_2XX:
+        if (x->live && x->gen[TM_2XX] == e->gen)
+            tu_2xx_timer(n, x);
+        break;
+    case TM_SERVICE:
+        if (e->gen == n->service_gen && n->server.cur)
+            node_service_done(n);
+        break;
+    case TM_ARRIVAL:
+        gen_arrival(n);
+        break;
+    case TM_CALL:
+        gen_call_timer(n, e->obj, e->gen);
+        break;
+    case TM_KEPT:
+        kept_expire(n, (int)e->gen);
+        break;
+    }
+    ntx_unhold(n);
+}
+
 void node_fire_due(struct node *n)
 {
     const struct tm_entry *top;
     while (!n->err && (top = timers_top(&n->timers)) && top->at <= n->now) {
         struct tm_entry e = *top;
         timers_pop(&n->timers);
-        struct ntx *x = e.obj;
-        ntx_hold(n);
-        switch (e.kind) {
-        case TM_TXN0:
-        case TM_TXN1:
-            if (x->live && x->gen[e.kind] == e.gen)
-                ntx_timer(n, x, e.kind);
-            break;
-        case TM_2XX:
-            if (x->live && x->gen[TM_2XX] == e.gen)
-                tu_2xx_timer(n, x);
-            break;
-        case TM_SERVICE:
-            if (e.gen == n->service_gen && n->server.cur)
-                node_service_done(n);
-            break;
-        case TM_ARRIVAL:
-            gen_arrival(n);
-            break;
-        case TM_CALL:
-            gen_call_timer(n, e.obj, e.gen);
-            break;
-        case TM_KEPT:
-            kept_expire(n, (int)e.gen);
-            break;
-        }
-        ntx_unhold(n);
+        node_fire(n, &e);
     }
 }
 

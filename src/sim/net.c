@@ -379,10 +379,17 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         static const char *const names[] = {"server edge.buffer",  "server core.buffer",
                                             "server uas.buffer",   "server core2.buffer",
                                             "server core3.buffer", "server core4.buffer"};
+        static const char *const onames[] = {
+                "server edge.outage_start",  "server core.outage_start",
+                "server uas.outage_start",   "server core2.outage_start",
+                "server core3.outage_start", "server core4.outage_start"};
         int nsv = c->topology == OSN_NET_FANOUT ? 2 + c->cores : 3;
         for (int i = 0; i < nsv && !key; i++) {
             if (sv[i]->buffer < 1)
                 key = names[i], why = "the buffer must hold at least 1 message";
+            else if (!(sv[i]->outage_start >= 0 && isfinite(sv[i]->outage_start)) ||
+                     !(sv[i]->outage_end >= 0))
+                key = onames[i], why = "an outage starts and ends at times >= 0 (s)";
             for (int k = 0; k < OSN_NET_NKINDS && !key; k++)
                 if (!(sv[i]->cost[k] >= 0 && isfinite(sv[i]->cost[k])))
                     key = names[i], why = "costs must be >= 0 (s)";

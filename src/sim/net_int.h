@@ -140,9 +140,13 @@ _Static_assert(OSN_NET_MAX_ELEMS <= 256 && MAXHOP <= 256, "t.user holds an eleme
 /* A call's CANCEL transactions by hop, server (at path[h+1]) and client (at path[h]): RFC 3261 9
  * makes a CANCEL a transaction of its own, matched apart from the INVITE it cancels by its
  * method. Few calls have one, so a call holds a pointer to this block, made on its first CANCEL
- * (net_pool.c), rather than two more slots per hop. */
+ * (net_pool.c), rather than two more slots per hop. A fanout call that failed over keeps here too
+ * the INVITE transactions of the attempt that failed, from the edge's on (gone_*): they end on
+ * their own timers, and the messages of their branch (an ACK of the 503, a 503 resent) still
+ * find them, while the call's slots hold the new attempt's (net_tu.c, failover). */
 struct cancels {
     struct ntxn *stx[MAXHOP], *ctx[MAXHOP];
+    struct ntxn *gone_stx[MAXHOP], *gone_ctx[MAXHOP];
     struct cancels *next_free; /* in the pool: the free list */
 };
 
@@ -179,6 +183,7 @@ struct call {
      * provisional response when the CANCEL came (osn_elem_on_cancel_later) */
     uint8_t cancel_later;
     uint8_t core;       /* fanout: the core its INVITE went to (path hop 2 is core + this) */
+    uint8_t failovers;  /* fanout: times its INVITE went to another core (branch_core) */
     struct cancels *cx; /* NULL until the call's first CANCEL */
 };
 
@@ -215,6 +220,8 @@ struct element {
      * toward every next hop: elem_cli() non-NULL for every call), asked per message and per
      * client transaction: flags, rather than the index arithmetic and the fanout's lookup. */
     bool core, offer_oc;
+    /* A scripted outage ([server X] outage_start, outage_end): a flag, as every arrival asks. */
+    bool outage;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;
@@ -314,9 +321,34 @@ static inline bool obs(const struct net *s)
     return s->q.now >= s->t_obs;
 }
 
-static inline int path(const struct net *s, const struct call *c, int h)
+/*
+ * Fanout: an INVITE the edge forwards carries in its branch, above the bits branch() uses
+ * (uids < 2^49, so branch() < 2^54), the core it went to and the call's failovers before it; a
+ * core passes them on to the UAS. Every message of that branch (the INVITE's copies, the ACK of
+ * a non-2xx, the CANCEL, their responses at the core and at the UAS) then goes to and comes from
+ * that core, even after the call failed over to another (c->core). Other topologies never set
+ * them, so their branches are what they were.
+ */
+#define CORE_SHIFT       56
+#define BRANCH_CORE_BITS (~(uint64_t)0 << CORE_SHIFT)
+
+static inline uint64_t core_bits(int core, unsigned failovers)
 {
-    return h == 0 ? c->src : h == 1 ? s->E + c->src : s->tail[h] + (h == 2 ? c->core : 0);
+    return ((uint64_t)(core + 1) | (uint64_t)(failovers & 15u) << 4) << CORE_SHIFT;
+}
+
+/* The core of branch b in call c: its own, or for a branch without one (an in-dialog request,
+ * whose path is the dialog's) the call's. */
+static inline int branch_core(const struct call *c, uint64_t b)
+{
+    unsigned k = (unsigned)(b >> CORE_SHIFT) & 15u;
+    return k ? (int)k - 1 : c->core;
+}
+
+/* Element path[h] of call c for a message of branch b. */
+static inline int path(const struct net *s, const struct call *c, int h, uint64_t b)
+{
+    return h == 0 ? c->src : h == 1 ? s->E + c->src : s->tail[h] + (h == 2 ? branch_core(c, b) : 0);
 }
 
 /* Whether element id is a core (the server half's place). */
@@ -325,10 +357,11 @@ static inline bool is_core(const struct net *s, int id)
     return id >= s->core && id < s->core + s->ncores;
 }
 
-/* The client half of element el toward call c's next hop: a fanout edge's for c's core. */
-static inline struct osn_ctl *elem_cli(const struct element *el, const struct call *c)
+/* The client half of element el toward call c's next hop for branch b: a fanout edge's for the
+ * branch's core. */
+static inline struct osn_ctl *elem_cli(const struct element *el, const struct call *c, uint64_t b)
 {
-    return el->hops ? el->hops->h[c->core].cli : el->cli;
+    return el->hops ? el->hops->h[branch_core(c, b)].cli : el->cli;
 }
 
 /* The index slot of a request kind: 1 for BYE, 0 for INVITE (and ACK, which RFC 3261 17.2.3

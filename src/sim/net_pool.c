@@ -138,6 +138,10 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
             c->cx->stx[h] = NULL;
         if (c->cx->ctx[h] == w)
             c->cx->ctx[h] = NULL;
+        if (c->cx->gone_stx[h] == w)
+            c->cx->gone_stx[h] = NULL;
+        if (c->cx->gone_ctx[h] == w)
+            c->cx->gone_ctx[h] = NULL;
     }
     w->next = s->txn_free;
     s->txn_free = w;

@@ -33,13 +33,22 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     char msg[256];
     int err = OSN_ENOMEM;
 
+    if (pc->cores > 1 && (pc->elem != OSN__PROBE_EDGE || pc->cores > OSN_NET_MAX_CORES)) {
+        err = OSN_EINVAL; /* a fanout's probe is its edge's */
+        goto out;
+    }
     if (!p || !(p->tot = calloc(OSN__NET_NTOT, sizeof *p->tot)))
         goto out;
     p->pc = *pc;
     struct osn_net_cfg *c = &p->cfg;
     osn_net_cfg_default(c);
-    c->topology = OSN_NET_COLLAPSE;
+    bool fan = pc->cores > 1;
+    c->topology = fan ? OSN_NET_FANOUT : OSN_NET_COLLAPSE;
     c->edges = 1;
+    if (fan) {
+        c->cores = pc->cores;
+        c->down_time = pc->down_time;
+    }
     c->warmup = 0;
     c->src = (struct osn_net_source_cfg){.process = OSN_NET_PROFILE}; /* rate 0: no calls */
     c->access = c->trunk = c->uas_link = (struct osn_net_link_cfg){0};
@@ -49,6 +58,8 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
     for (int i = 0; i < 3; i++)
         *sv[i] = (struct osn_net_server_cfg){.buffer = pc->buffer};
+    for (int i = 0; i < OSN_NET_MAX_CORES - 1; i++)
+        c->more_cores[i] = c->core;
     if (pc->cost && pc->elem != OSN__PROBE_UAC)
         memcpy(sv[pc->elem]->cost, pc->cost, sizeof sv[pc->elem]->cost);
     if (pc->elem == OSN__PROBE_UAC) {
@@ -69,7 +80,8 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     err = osn__net_setup(&p->s, c, &rng, p->tot, msg, sizeof msg);
     if (err)
         goto out;
-    /* collapse: source 0, edge 1, core 2, UAS 3; hop h joins elements h and h + 1 */
+    /* collapse: source 0, edge 1, core 2, UAS 3; hop h joins elements h and h + 1 (a fanout:
+     * cores 2, 3, ..., then the UAS; the edge is 1 all the same) */
     p->id = pc->elem == OSN__PROBE_UAC ? 0 : 1 + (int)pc->elem;
     p->in_hop = p->id - 1;
     p->out_hop = p->id;
@@ -129,7 +141,8 @@ static void sent(struct osn__net_probe *p, struct nmsg *nm)
         p->fwd[i][fwd_slot(nm->m.method)] = nm->m;
         p->have_fwd[i][fwd_slot(nm->m.method)] = true;
     }
-    p->pc.send(p->pc.arg, p->s.q.now, down, &nm->m, i);
+    int hop = down && p->s.elems[p->id].hops ? nm->to - p->s.core : -1;
+    p->pc.send(p->pc.arg, p->s.q.now, down, &nm->m, i, hop);
     osn__net_msg_free(&p->s, nm);
 }
 
@@ -175,7 +188,7 @@ int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_
 }
 
 int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
-                            const struct osn_sip_oc *oc, bool to_cancel)
+                            const struct osn_sip_oc *oc, bool to_cancel, int retry_after)
 {
     int k = to_cancel ? 2 : 0;
     if (call < 0 || call >= OSN__PROBE_CALLS)
@@ -185,9 +198,14 @@ int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
     struct osn_sip_msg m = p->fwd[call][k];
     m.status = (uint16_t)status;
     m.to_tag = status > 100 ? 99 : 0;
-    m.retry_after = -1;
+    m.retry_after = retry_after;
     m.oc = oc ? *oc : (struct osn_sip_oc){0};
     return arrive(p, call, p->out_hop, &m);
+}
+
+const struct osn_elem_hops *osn__net_probe_hops(const struct osn__net_probe *p)
+{
+    return p->s.elems[p->id].hops;
 }
 
 int osn__net_probe_call(struct osn__net_probe *p)
@@ -236,6 +254,8 @@ long osn__net_probe_live(const struct osn__net_probe *p)
                 struct ntxn *sw = k < 2 ? p->call[i]->stx[h][k] : x ? x->stx[h] : NULL;
                 struct ntxn *cw = k < 2 ? p->call[i]->ctx[h][k] : x ? x->ctx[h] : NULL;
                 n += (sw != NULL) + (cw != NULL);
+                if (k == 0 && x) /* an attempt that failed over */
+                    n += (x->gone_stx[h] != NULL) + (x->gone_ctx[h] != NULL);
             }
     return n;
 }

@@ -30,9 +30,10 @@
 enum osn__probe_elem { OSN__PROBE_EDGE, OSN__PROBE_CORE, OSN__PROBE_UAS, OSN__PROBE_UAC };
 
 /* What the probed element sent at `t` (s): `down` toward the next hop (requests) or up; m is
- * the simulator's message (borrowed for the call), `call` the call's number. */
+ * the simulator's message (borrowed for the call), `call` the call's number, `hop` the core it
+ * goes to (a fanout edge's request: 0, 1, ...; -1 otherwise). */
 typedef void osn__probe_send_fn(void *arg, double t, bool down, const struct osn_sip_msg *m,
-                                int call);
+                                int call, int hop);
 
 struct osn__probe_cfg {
     enum osn__probe_elem elem;
@@ -45,6 +46,10 @@ struct osn__probe_cfg {
     double ring_mean;
     osn__probe_send_fn *send;
     void *arg;
+    /* EDGE: 2..4 cores (a fanout of one edge, weights 1) whose edge chooses among them and
+     * fails over (src/elem/hops.c), a core down for down_time s after a timeout; 0 or 1: one */
+    int cores;
+    double down_time;
     /* UAC: the source's caller (source.patience det, retrials with a det delay, hold), and the
      * run's hold key (so that a call holds as long as in another driver) */
     double patience; /* s, 0: none */
@@ -71,12 +76,16 @@ int osn__net_probe_run_to(struct osn__net_probe *p, double t);
  * now. */
 int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_sip_msg *m);
 
-/* The next hop's response `status` to the INVITE the element forwarded for `call` arrives now
- * (`to_cancel`: to the CANCEL it passed on for it instead): that request with the status, a To
- * tag for a status above 100, and the oc parameters `oc` (NULL: none). Returns 1 when the
- * element forwarded no such request for the call (nothing arrives). */
+/* The next hop's response `status` to the INVITE the element forwarded last for `call` arrives
+ * now (`to_cancel`: to the CANCEL it passed on for it instead): that request with the status, a
+ * To tag for a status above 100, Retry-After `retry_after` s (-1 none) and the oc parameters
+ * `oc` (NULL: none). Returns 1 when the element forwarded no such request for the call (nothing
+ * arrives). */
 int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
-                            const struct osn_sip_oc *oc, bool to_cancel);
+                            const struct osn_sip_oc *oc, bool to_cancel, int retry_after);
+
+/* EDGE of a fanout: the element's state of its cores (counts, down marks). */
+const struct osn_elem_hops *osn__net_probe_hops(const struct osn__net_probe *p);
 
 /* UAC: a new call starts now (numbered 0, 1, ... in order). */
 int osn__net_probe_call(struct osn__net_probe *p);

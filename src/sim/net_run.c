@@ -116,8 +116,9 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     }
     bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
     if (gate && cfg->topology == OSN_NET_FANOUT) {
-        /* RFC 7339 5.10: a client half per core, fed by that core's responses (hops.c). The
-         * simulator fails nothing over: a request stays with the core its call went to. */
+        /* RFC 7339 5.10: a client half per core, fed by that core's responses (hops.c). An
+         * INVITE a core fails (a timeout, a 503 with Retry-After) goes to another, as at the
+         * node (net_tu.c, failover). */
         el->hops = calloc(1, sizeof *el->hops);
         if (!el->hops)
             return OSN_ENOMEM;
@@ -148,6 +149,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
                                .record_route = el->sc->record_route};
     el->off_path = el->role == R_PROXY && !osn_elem_on_dialog_path(&el->tu);
     el->core = is_core(s, i);
+    el->outage = el->role != R_SRC && el->sc->outage_end > el->sc->outage_start;
     el->offer_oc = el->cli || (el->hops && cfg->ctl_kind != OSN_CTL_KIND_NONE);
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }

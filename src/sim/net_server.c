@@ -26,11 +26,17 @@ static inline __attribute__((always_inline)) struct ntxn *match(const struct nms
     struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
     if (w && osn_sip_txn_matches(&w->t, &nm->m))
         return w;
-    /* A CANCEL's (or its response's) are elsewhere; asked only after the INVITE's slot, which
-     * its method does not match, so that the other messages pay nothing for it. */
-    if (nm->m.method != OSN_SIP_CANCEL || !c->cx)
+    /* A CANCEL's (or its response's) are elsewhere, and so are an INVITE's of an attempt that
+     * failed over (struct cancels); asked only after the call's slot did not match, so that the
+     * other messages pay nothing for them. */
+    if (!c->cx)
         return NULL;
-    w = nm->m.status ? c->cx->ctx[nm->hop] : c->cx->stx[nm->hop];
+    if (nm->m.method == OSN_SIP_CANCEL)
+        w = nm->m.status ? c->cx->ctx[nm->hop] : c->cx->stx[nm->hop];
+    else if (k == 0)
+        w = nm->m.status ? c->cx->gone_ctx[nm->hop] : c->cx->gone_stx[nm->hop];
+    else
+        return NULL;
     return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
@@ -137,8 +143,9 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
         osn__net_trace_processed(s, el, nm->item.kind);
     if (el->cli && nm->m.status) /* responses reach it from the core only */
         osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
-    else if (el->hops && nm->m.status) /* a fanout edge: from the call's core */
-        osn_elem_hops_on_feedback(el->hops, nm->call->core, s->q.now, &nm->m.oc);
+    else if (el->hops && nm->m.status) /* a fanout edge: from its branch's core */
+        osn_elem_hops_on_feedback(el->hops, branch_core(nm->call, nm->m.branch), s->q.now,
+                                  &nm->m.oc);
     struct ntxn *w = match(nm);
     if (w) {
         if (osn_sip_txn_recv(&el->sip, &w->t, &nm->m, s->q.now, &s->out) == 0)
@@ -223,7 +230,7 @@ static void pass_by(struct net *s, struct nmsg *nm)
         return;
     }
     nm->hop = (uint8_t)hop;
-    nm->to = (uint16_t)path(s, nm->call, down ? hop + 1 : hop);
+    nm->to = (uint16_t)path(s, nm->call, down ? hop + 1 : hop, nm->m.branch);
     if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
         s->err = OSN_ENOMEM;
 }
@@ -237,6 +244,14 @@ void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
     if (el->role == R_SRC) {
         nm->item.kind = OSN_ELEM_K_RESP;
         process(s, el, nm);
+        return;
+    }
+    if (el->outage && s->q.now >= el->sc->outage_start && s->q.now < el->sc->outage_end) {
+        /* Cut off the network: lost. An INVITE is still counted as sent to it (invites_in), so
+         * that what its neighbours chose to send it shows. */
+        if (nm->m.status == 0 && nm->m.method == OSN_SIP_INVITE && obs(s))
+            el->tot[OSN__NE_NEWINV] += 1;
+        osn__net_msg_free(s, nm);
         return;
     }
     int kind = arrival_kind(el, nm);

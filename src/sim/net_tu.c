@@ -69,14 +69,19 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
         case OSN_ELEM_A_FORWARD: {
             bool inv = w->t.req.method == OSN_SIP_INVITE;
             struct osn_sip_msg req;
+            uint64_t b = branch(c, hop + 1, inv ? B_INVITE : B_BYE);
             if (inv && s->elems[id].core) { /* the core's admissions: a measurement */
                 c->admitted = true;
                 if (obs(s))
                     s->tot[OSN__NT_ADMIT] += 1;
             }
-            if (inv && s->elems[id].hops) /* the core the element chose: the call's path */
+            if (inv && s->elems[id].hops) { /* the core the element chose: the call's path */
                 c->core = x->hop;
-            osn_proxy_forward_request(&w->t.req, branch(c, hop + 1, inv ? B_INVITE : B_BYE), &req);
+                b |= core_bits(x->hop, c->failovers);
+            } else { /* a core passes its INVITE's on (none elsewhere) */
+                b |= w->t.req.branch & BRANCH_CORE_BITS;
+            }
+            osn_proxy_forward_request(&w->t.req, b, &req);
             osn__net_start_client(s, id, c, hop + 1, &req);
             break;
         }
@@ -235,6 +240,38 @@ static void uac_bye_event(struct net *s, struct ntxn *w, const struct osn_sip_ou
     osn__net_uac_act(s, w->call, &a, NULL, NULL);
 }
 
+/*
+ * A fanout edge's INVITE failed at the core of client transaction w (a timeout, or a 503 with
+ * Retry-After) and the element sends it to another core (osn_elem_on_client_event_hop's
+ * FORWARD), as the node does. The failed attempt's INVITE transactions, from w's hop on (w, the
+ * core's server and client, the UAS's server), leave the call's slots for its gone ones (struct
+ * cancels), where the messages of their branch still find them until their own timers end
+ * them; the call's records of those hops are cleared, so that the next core takes the new
+ * INVITE for a new request (not a copy, not handled before). A CANCEL kept for the failed branch
+ * goes with it, as the node's mark on its client transaction does.
+ */
+static void failover(struct net *s, struct ntxn *w)
+{
+    struct call *c = w->call;
+    struct cancels *x = osn__net_cancels(s, c);
+    int h0 = txn_hop(w);
+    if (!x) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    for (int h = h0; h < MAXHOP; h++) {
+        x->gone_ctx[h] = c->ctx[h][0];
+        x->gone_stx[h] = c->stx[h][0];
+        c->ctx[h][0] = c->stx[h][0] = NULL;
+        c->rsp_in[h] &= 0xf0; /* rsp_bit: the INVITE's responses are the low four bits */
+    }
+    uint8_t below = (uint8_t)((1u << h0) - 1);
+    c->fwd &= below;
+    c->inv_in &= below;
+    c->cancel_later &= below;
+    c->failovers++;
+}
+
 /* A proxy's client transaction: what the element decides, on the server transaction upstream. */
 static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
@@ -246,14 +283,20 @@ static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_s
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 
     const struct element *el = &s->elems[txn_elem(w)];
-    if (el->hops) /* a fanout edge: the event is its core's (no failover: hops.failover off) */
-        osn_elem_on_client_event_hop(&el->tu, w->call->core, s->q.now, w->t0, o->tu,
-                                     resp ? o->msg->status : 0, resp ? o->msg->retry_after : -1,
-                                     w->t.req.method, up ? up->t.state : OSN_SIP_NOSTATE, &a);
-    else
+    if (el->hops) { /* a fanout edge: the event is its branch's core's, which may fail over */
+        /* Only an INVITE chose its core; the others follow the call's (on_server_tu) and, as
+         * a request the node routes by the dialog's Route, never fail over. */
+        (inv ? osn_elem_on_client_event_hop : osn_elem_on_client_event_routed)(
+                &el->tu, branch_core(w->call, w->t.req.branch), s->q.now, w->t0, o->tu,
+                resp ? o->msg->status : 0, resp ? o->msg->retry_after : -1, w->t.req.method,
+                up ? up->t.state : OSN_SIP_NOSTATE, &a);
+        if (a.n && a.a[0].kind == OSN_ELEM_A_FORWARD)
+            failover(s, w);
+    } else {
         osn_elem_on_client_event(&el->tu, s->q.now, w->t0, o->tu, resp ? o->msg->status : 0,
                                  resp ? o->msg->retry_after : -1, w->t.req.method,
                                  up ? up->t.state : OSN_SIP_NOSTATE, &a);
+    }
     if (a.n)
         act(s, txn_elem(w), w->call, txn_hop(w) - 1, up, &a);
     /* A CANCEL kept for this branch (RFC 3261 9.1): what its event makes of it. */

@@ -87,7 +87,7 @@ static inline __attribute__((always_inline)) void transmit(struct net *s, int fr
     }
     nm->call = c;
     nm->hop = (uint8_t)hop;
-    nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop);
+    nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop, m->branch);
     c->refs++;
     if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
         s->err = OSN_ENOMEM;
@@ -116,7 +116,8 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
     for (int i = 0; i < nsend; i++) {
         const struct osn_sip_send *sd = &o->send[i];
         if (sd->retrans) {
-            if (!osn_proxy_retrans_allowed(elem_cli(el, w->call), s->q.now, sd->msg))
+            if (!osn_proxy_retrans_allowed(elem_cli(el, w->call, w->t.req.branch), s->q.now,
+                                           sd->msg))
                 continue; /* pi: this copy is not sent, the transaction goes on */
             s->tr.retrans += 1;
         }
