@@ -443,6 +443,25 @@ static void test_proxy_decisions(void **state)
     assert_int_equal(
             osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_TIMEOUT, 0, OSN_SIP_COMPLETED),
             OSN_PROXY_NOTHING);
+    /* RFC 3261 16.9: a transport error is a 503 from the branch; 16.7 step 6: the only response
+     * a 503, the proxy answers 500 upstream (never the 503 itself), while upstream waits. */
+    assert_int_equal(osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_TRANSPORT_ERROR, 0,
+                                               OSN_SIP_PROCEEDING),
+                     OSN_PROXY_500);
+    assert_int_equal(
+            osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_TRANSPORT_ERROR, 0, OSN_SIP_TRYING),
+            OSN_PROXY_500);
+    assert_int_equal(
+            osn_proxy_on_client_event(NULL, 1, 0, OSN_SIP_TU_TRANSPORT_ERROR, 0, OSN_SIP_COMPLETED),
+            OSN_PROXY_NOTHING);
+    struct osn_elem e1 = {.role = OSN_ELEM_PROXY};
+    struct osn_elem_actions a1;
+    osn_elem_on_client_event(&e1, 1, 0, OSN_SIP_TU_TRANSPORT_ERROR, 0, -1, OSN_SIP_INVITE,
+                             OSN_SIP_PROCEEDING, &a1);
+    assert_int_equal(a1.n, 1);
+    assert_int_equal(a1.a[0].kind, OSN_ELEM_A_RESPOND);
+    assert_int_equal(a1.a[0].status, 500);
+    assert_int_equal(a1.a[0].count, OSN_ELEM_C_500);
 
     /* A forwarded request: new branch, the previous hop's oc gone, the rest kept. */
     struct osn_sip_msg in = {.method = OSN_SIP_INVITE, .cseq = 7, .call_id = 99, .branch = 1};
@@ -1019,6 +1038,22 @@ static void test_hops_failover_408(void **state)
     assert_int_equal(a.n, 0);
     assert_int_equal(g.h[1].failovers, 0);
     assert_int_equal(forward_hop(&e, 2, &a), 1);
+    /* a transport error (RFC 3261 16.9: a 503 from that server) fails over too; with the
+     * other server down (g's 0 since t = 1) its 500 goes upstream (16.7 step 6) */
+    struct osn_elem_hops f = {.n = 2, .down_time = 30};
+    f.h[0].weight = f.h[1].weight = 1;
+    e.hops = &f;
+    osn_elem_on_client_event_hop(&e, 0, 1, 0, OSN_SIP_TU_TRANSPORT_ERROR, 0, -1, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_FORWARD);
+    assert_int_equal(a.a[0].hop, 1);
+    e.hops = &g;
+    osn_elem_on_client_event_hop(&e, 1, 3, 0, OSN_SIP_TU_TRANSPORT_ERROR, 0, -1, OSN_SIP_INVITE,
+                                 OSN_SIP_PROCEEDING, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].status, 500);
+    assert_int_equal(a.a[0].count, OSN_ELEM_C_500);
 }
 
 /* A 503 with Retry-After 5 (RFC 3261 21.5.4) at t = 10: server 0 is left alone until 15 and the

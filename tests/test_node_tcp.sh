@@ -11,7 +11,8 @@
 # CALLS per chain, retrans_sent = retrans_absorbed = 0 (no Timer A, E or G over TCP: the
 # transaction layer's TCP rules), datagrams_in = 0 (everything came over TCP), tcp_accepted = 1
 # at the uas (the edge's one connection) and >= CALLS + 1 at the edge (t1's, and tn's one per
-# call). Then tests/node/tcp.py: framing, the next hop's connection and its failures, hostile
+# call). The load generator (element uac) over TCP to a uas: every call good, one connection.
+# Then tests/node/tcp.py: framing, the next hop's connection and its failures, hostile
 # peers and 1,000 idle connections (its own header says what).
 #
 # Usage: test_node_tcp.sh OSN ROOT       Prints "N passed, M failed"; exits 1 on a failure.
@@ -41,7 +42,8 @@ bad() {
 bad node.listen --set "node.listen=127.0.0.1:0;transport=sctp"
 bad node.listen --set "node.listen=127.0.0.1:0;maddr=1.2.3.4"
 bad node.next_hop --set node.element=edge --set "node.next_hop=127.0.0.1:5;transport=tls"
-bad node.next_hop --set node.element=uac --set "node.next_hop=127.0.0.1:5;transport=tcp"
+bad node.listen --set node.element=uac --set "node.next_hop=127.0.0.1:5;transport=tcp" \
+    --set "node.listen=127.0.0.1:0;transport=tcp"
 bad node.tcp_buffer --set node.tcp_buffer=100
 bad node.tcp_idle_timeout --set node.tcp_idle_timeout=0
 bad node.tcp_max_connections --set node.tcp_max_connections=0
@@ -104,6 +106,40 @@ for name in edge uas; do
         nl_check $? "edge: tcp_accepted $acc, expected >= $((CALLS + 1)) (t1's, tn's per call)"
     fi
 done
+
+# ---- gen: osn's load generator (element uac) -> osn uas, over TCP: GEN_RATE calls/s for 2 s,
+# every call good, all on the one connection the generator opened (no datagram either way).
+GEN_RATE=25
+nl_up "gen: uas did not start" nl_node_start uas3 uas 0 "" "" \
+    --set "node.listen=127.0.0.1:0;transport=tcp"
+nl_require_up
+mkdir -p "$NL_TMP/gen"
+NL_DIR[gen]=$NL_TMP/gen
+timeout -k 5 60 "$OSN" node "$ROOT/examples/node_collapse.ini" --set node.element=uac \
+    --set node.listen=127.0.0.1:0 --set "node.next_hop=127.0.0.1:${NL_PORT[uas3]};transport=tcp" \
+    --set node.duration=2 --set "source.rate=$GEN_RATE" --set source.hold=0.2 \
+    --json "$NL_TMP/gen/summary.json" -q >"$NL_TMP/gen/node.out" 2>"$NL_TMP/gen/node.err" \
+    {NL_LOCK_FD}>&-
+rc=$?
+nl_check $rc "gen: exit status $rc $(head -c 300 "$NL_TMP/gen/node.err")"
+read -r started good < <(nl_json gen uac | "$NL_PY" -c '
+import ast, sys
+try:
+    u = ast.literal_eval(sys.stdin.read())
+    print(u["calls_started"], u["good"])
+except Exception:
+    print("0 -")')
+read -r gcon gdin gmout < <(nl_json gen tcp_connects datagrams_in tcp_msgs_out)
+nl_stop uas3 20
+read -r ucin ubye udin uacc < <(nl_json uas3 calls_in bye_ok datagrams_in tcp_accepted)
+echo "gen: $good of $started calls good over TCP; gen tcp_connects $gcon tcp_msgs_out $gmout" \
+    "datagrams_in $gdin; uas calls_in $ucin bye_ok $ubye datagrams_in $udin tcp_accepted $uacc"
+[ "$started" -ge $((GEN_RATE)) ] 2>/dev/null && [ "$good" = "$started" ]
+nl_check $? "gen: every call good: started $started, good $good"
+[ "$gcon" = 1 ] && [ "$gdin" = 0 ] && [ "$uacc" = 1 ] && [ "$udin" = 0 ] &&
+    [ "$ucin" = "$started" ] && [ "$ubye" = "$started" ]
+nl_check $? "gen: one connection ($gcon opened, $uacc accepted), no datagram ($gdin, $udin)," \
+    "uas calls_in $ucin and bye_ok $ubye = $started"
 
 # ---- kam: SIPp -t t1 -> osn edge -> Kamailio (tm, over TCP both ways) -> osn uas
 if command -v kamailio >/dev/null; then

@@ -236,6 +236,9 @@ enum osn_proxy_relay {
     OSN_PROXY_NOTHING,
     OSN_PROXY_RELAY, /* send the response upstream on the server transaction (status as given) */
     OSN_PROXY_408,   /* the next hop timed out: answer 408 upstream (RFC 3261 16.8) */
+    /* the transport to the next hop failed: as a 503 from it (16.9), the only response, so 500
+     * upstream (16.7 step 6: a 503 is not passed on, it would say this proxy is down) */
+    OSN_PROXY_500,
 };
 
 /*
@@ -403,6 +406,7 @@ enum osn_elem_count {
     OSN_ELEM_C_513,        /* proxy: the forwarded request too large to send (RFC 3261 18.1.1) */
     OSN_ELEM_C_CANCEL_FWD, /* proxy: a CANCEL sent to the branch of a pending INVITE */
     OSN_ELEM_C_487,        /* UAS: an INVITE answered 487 Request Terminated after a CANCEL */
+    OSN_ELEM_C_500, /* proxy: the next hop's transport failed (RFC 3261 16.9): 500 upstream */
     OSN_ELEM_NCOUNTS
 };
 

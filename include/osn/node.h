@@ -185,6 +185,7 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(rejected_503, "503 sent upstream by overload control")                                       \
     X(refused_at_cap, "requests refused with 503 at max_transactions or max_memory, copies too")   \
     X(timeouts_408, "408 sent upstream on a next-hop timeout")                                     \
+    X(transport_500, "500 sent upstream: the transport to the next hop failed (RFC 3261 16.9)")    \
     X(too_many_hops, "483 sent (Max-Forwards 0)")                                                  \
     X(dropped, "messages lost at the full buffer")                                                 \
     X(retrans_absorbed, "retransmitted requests absorbed by server transactions")                  \
@@ -209,9 +210,11 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(tcp_msgs_in, "SIP messages read over TCP")                                                   \
     X(tcp_msgs_out, "SIP messages sent over TCP")                                                  \
     X(tcp_accepted, "TCP connections accepted")                                                    \
-    X(tcp_connects, "TCP connections opened to a next hop")                                        \
+    X(tcp_connects, "TCP connections the node opened (next hop, Route, a response's Via)")         \
     X(tcp_connect_failed,                                                                          \
-      "TCP connections to a next hop that failed or broke: its pending requests got 408")          \
+      "TCP connections the node opened that failed or broke: requests waiting on them got 500")    \
+    X(tcp_fallback,                                                                                \
+      "TCP responses sent to their Via's address: the request's connection was gone (18.2.2)")     \
     X(tcp_refused, "TCP connections closed at once: tcp_max_connections were open")                \
     X(tcp_closed_idle, "TCP connections closed after tcp_idle_timeout without progress")           \
     X(tcp_closed_overflow,                                                                         \

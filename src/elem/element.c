@@ -36,8 +36,10 @@
  *   TU_ACK / ACK matching nothing     UAS    ACKED (RFC 3261 13.3.1.4)
  *   client TU_RESPONSE 100            proxy  nothing (16.7 step 3); PI's delay sample
  *   client TU_RESPONSE other          proxy  RELAY upstream while the server txn exists
- *   client TU_TIMEOUT / TRANSPORT     proxy  RESPOND 408 upstream while it has no final
+ *   client TU_TIMEOUT                 proxy  RESPOND 408 upstream while it has no final
  *                                            response (RFC 3261 16.8)
+ *   client TU_TRANSPORT_ERROR         proxy  RESPOND 500 upstream likewise: a 503 from the
+ *                                            branch (16.9), the only response (16.7 step 6)
  *
  * Counting travels with the actions (enum osn_elem_count), so both worlds count the same events:
  * calls_ok at an element is the first 2xx of an INVITE it sends upstream (relayed or its own);
@@ -271,6 +273,9 @@ void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sen
     case OSN_PROXY_408:
         push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_408, 408, -1);
         break;
+    case OSN_PROXY_500:
+        push(a, OSN_ELEM_A_RESPOND, OSN_ELEM_C_500, 500, -1);
+        break;
     case OSN_PROXY_NOTHING:
         break;
     }
@@ -294,10 +299,12 @@ void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now,
     bool down = e->hops && hop >= 0 && hop < e->hops->n &&
                 osn_elem_hops_on_event(e->hops, hop, now, tu, status, retry_after);
     osn_elem_on_client_event(&one, now, t_sent, tu, status, retry_after, method, upstream_state, a);
-    /* Failover: the 408 or 503 this server caused is not the request's end while another
-     * server is up and admits it (a CANCELled INVITE's upstream is no longer pending). */
-    bool failed = a->n == 1 && ((a->a[0].kind == OSN_ELEM_A_RESPOND && a->a[0].status == 408) ||
-                                (a->a[0].kind == OSN_ELEM_A_RELAY && a->a[0].status == 503));
+    /* Failover: the 408, 503 or transport error (its 500) this server caused is not the
+     * request's end while another server is up and admits it (a CANCELled INVITE's upstream is
+     * no longer pending). */
+    bool respond = a->n == 1 && a->a[0].kind == OSN_ELEM_A_RESPOND;
+    bool failed = (respond && (a->a[0].status == 408 || a->a[0].count == OSN_ELEM_C_500)) ||
+                  (a->n == 1 && a->a[0].kind == OSN_ELEM_A_RELAY && a->a[0].status == 503);
     if (!down || !failed || method == OSN_SIP_CANCEL)
         return;
     unsigned back;

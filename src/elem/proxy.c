@@ -51,11 +51,14 @@ enum osn_proxy_relay osn_proxy_on_client_event(struct osn_ctl *cli, double now, 
         }
         return upstream ? OSN_PROXY_RELAY : OSN_PROXY_NOTHING;
     }
+    /* RFC 3261 16.8: a timeout is a 408 from the branch; 16.9: a transport error a 503, which
+     * (16.7 step 6) the proxy answers upstream as 500 when it is the only response. */
     if (tu == OSN_SIP_TU_TIMEOUT || tu == OSN_SIP_TU_TRANSPORT_ERROR)
-        return upstream && (upstream_state == OSN_SIP_PROCEEDING ||
-                            upstream_state == OSN_SIP_TRYING)
-                       ? OSN_PROXY_408
-                       : OSN_PROXY_NOTHING;
+        return !upstream || (upstream_state != OSN_SIP_PROCEEDING &&
+                             upstream_state != OSN_SIP_TRYING)
+                       ? OSN_PROXY_NOTHING
+               : tu == OSN_SIP_TU_TIMEOUT ? OSN_PROXY_408
+                                          : OSN_PROXY_500;
     return OSN_PROXY_NOTHING;
 }
 

@@ -29,7 +29,7 @@ static const struct osn_key_spec node_keys[] = {
          .help = "where a proxy forwards a request with no Route (required for proxies), or "
                  "where the load generator (uac) sends its calls; of the family of listen. The "
                  "node sends to it by a UDP socket connected to it, or with ;transport=tcp "
-                 "(proxies) over one TCP connection it opens. A proxy may list up to 8, "
+                 "over one TCP connection it opens. A proxy may list up to 8, "
                  "comma-separated, each with its own RFC 7339/7415 client state: a new request "
                  "goes to one by weight among those not throttling it (docs/node.md)"},
         {"node", "next_hop_weights", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop_weights),

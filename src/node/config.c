@@ -65,10 +65,12 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
         key = hkey;
         snprintf(msg, msgsize, "%s: %s",
                  cfg->element == OSN_NODE_UAC ? "the load generator (uac)" : "a proxy", hmsg);
-    } else if (cfg->element == OSN_NODE_UAC && (tcp_hop >= 0 || listen_tcp)) {
-        /* Its requests are printed with a UDP Via (gen_print.c) and it keeps no connection. */
-        key = tcp_hop >= 0 ? "node.next_hop" : "node.listen";
-        snprintf(msg, msgsize, "the load generator (uac) sends over UDP only, not ;transport=tcp");
+    } else if (cfg->element == OSN_NODE_UAC && listen_tcp) {
+        /* It takes no requests: its next hop's responses come on the connection it opened. */
+        key = "node.listen";
+        snprintf(msg, msgsize,
+                 "the load generator (uac) takes no connections: a next hop may say "
+                 ";transport=tcp, not listen");
     } else if (proxy && cfg->element == OSN_NODE_UAC && nhops > 1) {
         key = "node.next_hop";
         snprintf(msg, msgsize, "the load generator (uac) sends to one next hop, not %d", nhops);

@@ -144,7 +144,8 @@ static struct gen_ids ids_of(struct node *n, const struct gcall *c)
                             .host = g->host,
                             .port = n->port,
                             .peer = g->peer,
-                            .branch = next_branch(n)};
+                            .branch = next_branch(n),
+                            .tcp = n->hops[0].tcp};
 }
 
 /* A free call slot (the pool grows by a chunk when it has none); NULL without memory. */
@@ -225,7 +226,7 @@ static int start_ctxn(struct node *n, struct ntx *x, int len)
         if (!err)
             err = osn_sip_wire_to_txn(x->req, &m);
         if (!err)
-            err = osn_sip_ctxn_start(&n->sip, &x->t, &m, n->now, &o);
+            err = osn_sip_ctxn_start_over(&n->sip, &x->t, &m, n->hops[0].tcp, n->now, &o);
     }
     free(pm);
     if (err) {
@@ -348,7 +349,7 @@ static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire 
     struct gen_ids id = ids_of(n, c ? c : &none);
     int len = gen_print_ack(n->obuf, sizeof n->obuf, &id, resp);
     if (len > 0) {
-        udp_send_to(n, &n->hops[0].addr, n->obuf, (size_t)len);
+        node_send(n, &n->hops[0].addr, n->hops[0].tcp, n->obuf, (size_t)len);
         n->gen->st.acks_2xx++;
     } else {
         n->st.send_errors++;

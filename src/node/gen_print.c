@@ -59,8 +59,8 @@ static uint64_t from_tag(const struct gen_ids *id)
 
 static void via(struct pbuf *b, const struct gen_ids *id)
 {
-    put(b, "Via: SIP/2.0/UDP %s:%u;branch=z9hG4bK%016" PRIx64 "\r\nMax-Forwards: 70\r\n", id->host,
-        (unsigned)id->port, id->branch);
+    put(b, "Via: SIP/2.0/%s %s:%u;branch=z9hG4bK%016" PRIx64 "\r\nMax-Forwards: 70\r\n",
+        id->tcp ? "TCP" : "UDP", id->host, (unsigned)id->port, id->branch);
 }
 
 int gen_print_invite(char *out, size_t cap, const struct gen_ids *id)

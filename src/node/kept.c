@@ -36,6 +36,10 @@
  * code): RFC 3261 17.1.1.2 and 17.1.2.2 retransmit the same request, 17.2.1 the same response,
  * so that is what arrives; a copy that differs (kept_unsent) gets nothing and is counted.
  *
+ * A record knows the transport of its transaction (tcp) and sends by node_send: over TCP on the
+ * connection of its request (or to its Via, RFC 3261 18.2.2, tcp.c), else by UDP. Over TCP only
+ * RFC 6026's Accepted states wait; the others end at once (Timers D, I, J and K are zero).
+ *
  * Expiry: every record of one lifetime timer waits as long (64*T1, T4 or Timer D), so an
  * expiry list per timer is in deadline order and one heap entry (TM_KEPT) for its head is all
  * the timer heap holds of the table.
@@ -71,9 +75,11 @@ static int list_of(int timer_id)
 
 bool kept_wants(const struct node *n, const struct ntx *x, int timer_id)
 {
-    /* Over TCP the record would answer by UDP (it keeps no connection): such a transaction
-     * stays live; its final wait is short or nothing anyway (Timers D, I, J, K are zero). */
-    if (is_uac(n) || x->in_dialogs || x->cancel_later || x->t.reliable || list_of(timer_id) < 0)
+    /* A transaction over TCP is kept as one over UDP: its record knows its transport (tcp) and
+     * sends by node_send, so a 2xx copy relayed from a kept INVITE client goes upstream on the
+     * connection of the request (RFC 3261 18.2.2). Over TCP only RFC 6026's Accepted states
+     * wait (Timers L and M, 64*T1); D, I, J and K are zero and end the transaction at once. */
+    if (is_uac(n) || x->in_dialogs || x->cancel_later || list_of(timer_id) < 0)
         return false;
     /* A uas keeps its INVITE live in Accepted (its 2xx timer); it has no client side. */
     return timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n);
@@ -512,6 +518,7 @@ bool kept_take(struct node *n, struct ntx *x, int timer_id, double end)
                        .hop = x->hop,
                        .list = (uint8_t)list,
                        .routed = x->routed,
+                       .tcp = x->t.reliable,
                        .blob = blob};
     /* An INVITE client finds its server upstream, kept before it (keep_pending in txn.c). */
     if (!server && x->kept_up != KEPT_NONE && x->kept_up < t->hwm &&
@@ -576,7 +583,7 @@ static void resend(struct node *n, const struct kept *k, const struct osn_sip_wi
         return;
     }
     n->st.retrans_sent++;
-    udp_send_to(n, &k->to, n->obuf, (size_t)len);
+    node_send(n, &k->to, k->tcp, n->obuf, (size_t)len);
 }
 
 void kept_recv(struct node *n, uint32_t i, const struct rmsg *r)
@@ -603,7 +610,7 @@ void kept_recv(struct node *n, uint32_t i, const struct rmsg *r)
             const struct kept *up = k->up != KEPT_NONE && n->kept.rec[k->up].life == k->up_life
                                             ? &n->kept.rec[k->up]
                                             : NULL;
-            tu_kept_2xx(n, k->hop, k->routed, k->t0, up ? &up->to : NULL,
+            tu_kept_2xx(n, k->hop, k->routed, k->t0, up ? &up->to : NULL, up && up->tcp,
                         up ? up->state : OSN_SIP_NOSTATE, r);
         }
         return;

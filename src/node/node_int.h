@@ -176,6 +176,7 @@ struct kept {
     uint16_t status;          /* final status sent (server) or received (client, non-2xx) */
     uint8_t role, state, method, hop, list;
     bool routed;
+    bool tcp;      /* over TCP: what it sends goes by the transport of its transaction */
     uint8_t *blob; /* what it may still send, coded (kept.c), NULL none */
 };
 
@@ -445,12 +446,14 @@ void ntx_arm_2xx(struct node *n, struct ntx *x, double at);
  * (no port: 5060); OSN_EINVAL when it has none. */
 int route_uri_addr(struct osn_span uri, union node_addr *to);
 /* The proxy's routing decision for request req, and where it sends it (*to: next hop `hop` when
- * it goes to the configured next hop); OSN_EINVAL when
- * the URI it must go to has no address the node can use. */
+ * it goes to the configured next hop; *tcp: over TCP, as that next hop is configured or as the
+ * URI's ";transport=tcp" says); OSN_EINVAL when the URI it must go to has no address the node
+ * can use. */
 int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
-               struct osn_proxy_route_out *r, union node_addr *to);
-/* Our Record-Route URI, "sip:HOST:PORT;lr", into out; its length or OSN_ETOOBIG. */
-int route_record_uri(const struct node *n, char *out, size_t cap);
+               struct osn_proxy_route_out *r, union node_addr *to, bool *tcp);
+/* Our Record-Route URI, "sip:HOST:PORT;lr", with ";transport=tcp" before ";lr" when tcp, into
+ * out; its length or OSN_ETOOBIG. */
+int route_record_uri(const struct node *n, bool tcp, char *out, size_t cap);
 
 /* udp.c */
 /* A non-blocking UDP socket bound to sa, ICMP errors queued on it. The fd, or -1 (errno). */
@@ -607,10 +610,10 @@ void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int 
 void tu_stray_ack(struct node *n, const struct rmsg *r);
 void tu_2xx_timer(struct node *n, struct ntx *x);
 /* A 2xx r again at a proxy's kept INVITE client (hop, routed, t0 its record's): the element's
- * decision, a relay to `up` (the kept server transaction upstream's address, NULL when gone)
- * in state up_state. */
+ * decision, a relay to `up` (the kept server transaction upstream's address, NULL when gone;
+ * up_tcp: its request came over TCP) in state up_state. */
 void tu_kept_2xx(struct node *n, int hop, bool routed, double t0, const union node_addr *up,
-                 int up_state, const struct rmsg *r);
+                 bool up_tcp, int up_state, const struct rmsg *r);
 
 /* uas_reply.c: what a uas's responses carry (Contact, Allow, SDP), in bytes */
 #define UAS_CONTACT_MAX 96
@@ -740,6 +743,7 @@ struct gen_ids {
     uint16_t port;
     const char *peer; /* the next hop, "HOST:PORT" (the Request-URI's host) */
     uint64_t branch;
+    bool tcp; /* the next hop is over TCP: our Via says so (RFC 3261 18.1.1) */
 };
 int gen_print_invite(char *out, size_t cap, const struct gen_ids *id);
 /* The ACK of 2xx `resp` (RFC 3261 13.2.2.4): its dialog's identities, the route set of its

@@ -69,6 +69,29 @@ int route_uri_addr(struct osn_span uri, union node_addr *to)
     return inet_pton(AF_INET, host, &to->v4.sin_addr) == 1 ? 0 : OSN_EINVAL;
 }
 
+/* Whether SIP URI `uri` says ";transport=tcp" among its uri-parameters (RFC 3261 19.1.1: after
+ * the host and port, before any '?headers'; names and values in any case). */
+static bool uri_tcp(struct osn_span uri)
+{
+    const char *p = uri.p, *end = uri.p + uri.n;
+    const char *q = memchr(p, '?', uri.n);
+    if (q)
+        end = q;
+    const char *at = memchr(p, '@', (size_t)(end - p));
+    if (at)
+        p = at + 1; /* a ';' in the userinfo is not a parameter's */
+    static const char key[] = "transport=tcp";
+    size_t kn = sizeof key - 1;
+    for (const char *c = memchr(p, ';', (size_t)(end - p)); c;
+         c = memchr(c + 1, ';', (size_t)(end - c - 1))) {
+        const char *v = c + 1, *stop = memchr(v, ';', (size_t)(end - v));
+        size_t len = (size_t)((stop ? stop : end) - v);
+        if (len == kn && !strncasecmp(v, key, kn))
+            return true;
+    }
+    return false;
+}
+
 /* Whether URI `uri` names this node: its address and port are the ones we listen on (RFC 3261
  * 16.4: "a value this proxy placed into a Record-Route header field", which names us so). */
 static bool names_us(const struct node *n, struct osn_span uri)
@@ -78,7 +101,7 @@ static bool names_us(const struct node *n, struct osn_span uri)
 }
 
 int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
-               struct osn_proxy_route_out *r, union node_addr *to)
+               struct osn_proxy_route_out *r, union node_addr *to, bool *tcp)
 {
     struct osn_proxy_route_in in = {.method = req->method,
                                     .nroute = req->nroute,
@@ -86,19 +109,32 @@ int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
                                     .in_dialog = req->to.tag.n > 0,
                                     .record_route = n->cfg->record_route};
     osn_proxy_route(&in, r);
+    struct osn_span uri;
     switch (r->target) {
     case OSN_PROXY_TO_ROUTE:
-        return route_uri_addr(req->route[r->pop ? 1 : 0].uri, to);
+        uri = req->route[r->pop ? 1 : 0].uri;
+        break;
     case OSN_PROXY_TO_URI:
-        return route_uri_addr(req->uri, to);
-    default:
-        *to = n->hops[hop >= 0 && (size_t)hop < n->nhops ? hop : 0].addr;
+        uri = req->uri;
+        break;
+    default: {
+        const struct next_hop *h = &n->hops[hop >= 0 && (size_t)hop < n->nhops ? hop : 0];
+        *to = h->addr;
+        *tcp = h->tcp;
         return 0;
     }
+    }
+    /* RFC 3263 4.1: a URI's transport parameter says which transport; without one, UDP to a
+     * numeric address. A URI naming a next hop configured over TCP goes over TCP all the same:
+     * its connection is the one the node opened. */
+    int err = route_uri_addr(uri, to);
+    *tcp = !err && (uri_tcp(uri) || tcp_is_hop(n, to));
+    return err;
 }
 
-int route_record_uri(const struct node *n, char *out, size_t cap)
+int route_record_uri(const struct node *n, bool tcp, char *out, size_t cap)
 {
-    int k = snprintf(out, cap, "sip:%s:%u;lr", n->host, (unsigned)n->port);
+    int k = snprintf(out, cap, "sip:%s:%u%s;lr", n->host, (unsigned)n->port,
+                     tcp ? ";transport=tcp" : "");
     return k > 0 && (size_t)k < cap ? k : OSN_ETOOBIG;
 }

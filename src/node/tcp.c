@@ -20,10 +20,15 @@
  *     then its overload signal); past all of it the peer is closed;
  *   - time: a connection with no byte read or written for tcp_idle_timeout is closed, which also
  *     finds a half-open one that has gone quiet; TCP_USER_TIMEOUT finds a peer gone while we send.
- * Closes and failures are counted (osn/node.h, tcp_*). A next hop's connection that fails or
- * closes ends its pending client transactions with a transport error (RFC 3261 17.1.4; the
- * element answers upstream as on a timeout), after the turn's work, never inside a send.
- * SIGPIPE never: every send is MSG_NOSIGNAL.
+ * Closes and failures are counted (osn/node.h, tcp_*). A connection the node opened that fails
+ * or closes ends the client transactions waiting on it with a transport error (RFC 3261
+ * 17.1.4; the element takes it as a 503, 16.9, and answers 500 upstream), after the turn's
+ * work, never inside a send. SIGPIPE never: every send is MSG_NOSIGNAL.
+ *
+ * Besides the next hops' connections the node opens one (TCP_OUT) to the address of a Route or
+ * Request-URI that says ;transport=tcp (route.c), and to a response's top Via when the
+ * connection of its request is gone (18.2.2: its received address, else its sent-by host, at
+ * the sent-by port); at most tcp_max_connections of them.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -41,15 +46,17 @@
 #include "node_int.h"
 #include "osn/err.h"
 
-#define TCP_IN_MAX  OSN_SIP_WIRE_MAX_LEN /* a message, at most: the parser's limit */
-#define TCP_CHUNK   ((size_t)64 << 10)   /* bytes one read asks for */
-#define TCP_EVENTS  64
-#define TCP_LISTEN  ((void *)1) /* the epoll tag of the listening socket */
-#define TCP_SWEEP_S 1.0         /* how often idle connections are looked for (s) */
+#define TCP_IN_MAX   OSN_SIP_WIRE_MAX_LEN /* a message, at most: the parser's limit */
+#define TCP_CHUNK    ((size_t)64 << 10)   /* bytes one read asks for */
+#define TCP_EVENTS   64
+#define TCP_LISTEN   ((void *)1) /* the epoll tag of the listening socket */
+#define TCP_SWEEP_S  1.0         /* how often idle connections are looked for (s) */
+#define TCP_ACCEPTED (-1)        /* tcp_conn.hop of a connection a peer opened */
+#define TCP_OUT      (-2)        /* and of one we opened to another address than a next hop */
 
 struct tcp_conn {
     int fd;
-    int hop;     /* the next hop it goes to (index of n->hops), -1 for one accepted */
+    int hop;     /* the next hop it goes to (index of n->hops), else TCP_ACCEPTED or TCP_OUT */
     size_t slot; /* its index in tcp->conn */
     union node_addr peer;
     bool connecting; /* connect(2) in progress */
@@ -68,9 +75,9 @@ struct tcp_conn {
 
 struct tcp {
     int ep, lfd;
-    struct tcp_conn **conn; /* open connections (dead ones too, until swept) */
-    size_t n, cap, accepted;
-    struct tcp_conn **bucket; /* by peer address */
+    struct tcp_conn **conn;          /* open connections (dead ones too, until swept) */
+    size_t n, cap, accepted, others; /* others: open with hop TCP_OUT */
+    struct tcp_conn **bucket;        /* by peer address */
     size_t mask;
     struct tcp_conn **dirty;
     size_t ndirty, ndead;
@@ -189,33 +196,41 @@ static void conn_free(struct tcp *t, struct tcp_conn *c)
     *b = c->hnext;
     t->conn[c->slot] = t->conn[--t->n];
     t->conn[c->slot]->slot = c->slot;
-    if (c->hop < 0)
+    if (c->hop == TCP_ACCEPTED)
         t->accepted--;
+    else if (c->hop == TCP_OUT)
+        t->others--;
     close(c->fd);
     free(c->in);
     free(c->out);
     free(c);
 }
 
-/* A transaction the loss of next hop `hop`'s connection fails, and how to know it again. */
+/* A transaction the loss of a connection we opened fails, and how to know it again. */
 struct doomed {
     struct ntx *x;
     uint64_t branch;
 };
 
-/* Next hop `hop`'s connection is gone: every client transaction that sent a request on it and
- * waits for its answer gets the transport error (RFC 3261 17.1.4), since the answer would have
- * come on that connection (18.1.2). Listed first and then failed: the failures start other
- * transactions (a failover, a 408's transaction upstream ending), which may reuse objects of the
- * list; the branch tells a reused one from the one listed. */
-static void fail_hop(struct node *n, int hop)
+/* The connections we opened to peer[0..np) are gone: every client transaction that sent a
+ * request over TCP to one of them and waits for its answer gets the transport error (RFC 3261
+ * 17.1.4), since the answer would have come on that connection (18.1.2); the element takes it
+ * as a 503 from that server (16.9). Listed first and then failed: the failures start other
+ * transactions (a failover, the 500's transaction upstream ending), which may reuse objects of
+ * the list; the branch tells a reused one from the one listed. */
+static void fail_peers(struct node *n, const union node_addr *peer, size_t np)
 {
     size_t k = 0, cap = 0;
     struct doomed *d = NULL;
     for (struct ntx *x = n->all_ntx; x; x = x->next_all) {
         bool waiting = x->t.state == OSN_SIP_CALLING || x->t.state == OSN_SIP_TRYING ||
                        x->t.state == OSN_SIP_PROCEEDING;
-        if (!x->live || x->t.role != OSN_SIP_CLIENT || !x->t.reliable || x->hop != hop || !waiting)
+        if (!x->live || x->t.role != OSN_SIP_CLIENT || !x->t.reliable || !waiting)
+            continue;
+        size_t i = 0;
+        while (i < np && !addr_eq(&x->from, &peer[i]))
+            i++;
+        if (i == np)
             continue;
         if (k == cap) {
             cap = cap ? 2 * cap : 64;
@@ -238,25 +253,27 @@ static void fail_hop(struct node *n, int hop)
     free(d);
 }
 
-/* Closes the dead connections; a next hop's fails its transactions (fail_hop). */
+/* Closes the dead connections; the requests waiting on one we opened fail (fail_peers). */
 static void sweep(struct node *n)
 {
     struct tcp *t = n->tcp;
-    int failed[OSN_ELEM_MAX_HOPS], nf = 0;
+    union node_addr *failed = malloc(t->ndead * sizeof *failed);
+    size_t nf = 0;
     for (size_t i = 0; t->ndead && i < t->n;) {
         struct tcp_conn *c = t->conn[i];
         if (!c->dead) {
             i++;
             continue;
         }
-        if (c->hop >= 0 && nf < OSN_ELEM_MAX_HOPS)
-            failed[nf++] = c->hop;
+        if (c->hop != TCP_ACCEPTED && failed) /* else its requests time out (Timer B or F) */
+            failed[nf++] = c->peer;
         t->ndead--;
         conn_free(t, c); /* the last one moves to slot i */
     }
     /* After the frees: a request forwarded by a failure's failover opens a new connection. */
-    for (int i = 0; i < nf; i++)
-        fail_hop(n, failed[i]);
+    if (nf)
+        fail_peers(n, failed, nf);
+    free(failed);
 }
 
 /* Writes what c has queued; what the kernel takes now. */
@@ -274,7 +291,7 @@ static void write_out(struct node *n, struct tcp_conn *c)
         } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             break;
         } else { /* reset, or gone: what is queued is lost with it */
-            if (c->hop >= 0)
+            if (c->hop != TCP_ACCEPTED)
                 n->st.tcp_connect_failed++;
             kill_conn(t, c);
         }
@@ -309,7 +326,7 @@ static void queue(struct node *n, struct tcp_conn *c, const char *p, size_t len)
          * bound (a next hop's pending transactions then fail, as on any loss of it). */
         n->st.tcp_send_errors++;
         n->st.tcp_closed_overflow++;
-        if (c->hop >= 0)
+        if (c->hop != TCP_ACCEPTED)
             n->st.tcp_connect_failed++;
         kill_conn(t, c);
         return;
@@ -344,30 +361,59 @@ static void queue(struct node *n, struct tcp_conn *c, const char *p, size_t len)
     }
 }
 
-/* Opens the connection to next hop `hop` (connect in progress: what is queued waits for it). */
-static struct tcp_conn *connect_hop(struct node *n, int hop)
+/* Opens a connection to `to`, next hop `hop` or TCP_OUT (connect in progress: what is queued
+ * waits for it); NULL without a socket, or at tcp_max_connections of TCP_OUT. */
+static struct tcp_conn *connect_to(struct node *n, const union node_addr *to, int hop)
 {
-    const struct next_hop *h = &n->hops[hop];
-    int fd = socket(h->addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct tcp *t = n->tcp;
+    if (hop == TCP_OUT && t->others >= (size_t)n->cfg->tcp_max_connections)
+        return NULL;
+    int fd = socket(to->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return NULL;
-    int r = connect(fd, &h->addr.sa, addr_len(&h->addr));
+    int r = connect(fd, &to->sa, addr_len(to));
     bool failed = r != 0 && errno != EINPROGRESS; /* refused at once (loopback) */
-    struct tcp_conn *c = conn_new(n, fd, &h->addr, hop);
+    struct tcp_conn *c = conn_new(n, fd, to, hop);
     if (!c) {
         close(fd);
         return NULL;
     }
+    if (hop == TCP_OUT)
+        t->others++;
     n->st.tcp_connects++;
     c->connecting = r != 0 && !failed;
     if (failed) {
         /* Kept, dead, until the turn's end: then the requests it took fail (sweep), the one
          * that opened it included. */
         n->st.tcp_connect_failed++;
-        kill_conn(n->tcp, c);
+        kill_conn(t, c);
     }
-    watch(n->tcp, c);
+    watch(t, c);
     return c;
+}
+
+/* RFC 3261 18.2.2: where response p[0..len) goes when the connection of its request is gone: a
+ * new connection to its top Via's "received" address, else its sent-by host (the node reads
+ * only addresses, never names), at the sent-by port or 5060 (rport is for UDP, RFC 3581 4). 0,
+ * or OSN_EINVAL when the Via names no address. Parsed here, on this rare path only: the
+ * response's sender handed bytes. */
+static int response_fallback(const char *p, size_t len, union node_addr *to)
+{
+    struct osn_sip_wire *pm = malloc(sizeof *pm);
+    int err = OSN_EINVAL;
+    if (pm && osn_sip_wire_parse(pm, p, len) == OSN_SIP_WIRE_ACCEPT && pm->status && pm->nvia > 0) {
+        const struct osn_sip_via *v = &pm->via[0];
+        struct osn_span h = v->received.n ? v->received : v->host;
+        bool bare6 = memchr(h.p, ':', h.n) && h.p[0] != '['; /* received's IPv6 has none */
+        char text[96], why[96];
+        int k = snprintf(text, sizeof text, bare6 ? "[%.*s]:%u" : "%.*s:%u", (int)h.n, h.p,
+                         v->port ? (unsigned)v->port : 5060u);
+        if (k > 0 && (size_t)k < sizeof text && addr_parse(text, to, why, sizeof why) == 0 &&
+            addr_port(to) != 0)
+            err = 0;
+    }
+    free(pm);
+    return err;
 }
 
 void tcp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
@@ -375,14 +421,24 @@ void tcp_send_to(struct node *n, const union node_addr *to, const char *p, size_
     struct tcp *t = n->tcp;
     struct tcp_conn *c = t ? find(t, to) : NULL;
     if (!c && t) {
-        for (size_t i = 0; i < n->nhops; i++)
-            if (n->hops[i].tcp && addr_eq(to, &n->hops[i].addr)) {
-                if (!(c = connect_hop(n, (int)i))) /* no socket: its Timer B or F ends it */
-                    n->st.tcp_connect_failed++;
-                break;
-            }
+        int hop = TCP_OUT;
+        for (size_t i = 0; i < n->nhops && hop == TCP_OUT; i++)
+            if (n->hops[i].tcp && addr_eq(to, &n->hops[i].addr))
+                hop = (int)i;
+        union node_addr again;
+        if (hop != TCP_OUT || len < 8 || memcmp(p, "SIP/2.0 ", 8) != 0) {
+            /* A request to a next hop, or to the address of a Route or a Request-URI that says
+             * ;transport=tcp (route.c): a connection of ours. No socket: Timer B or F ends it. */
+            if (!(c = connect_to(n, to, hop)))
+                n->st.tcp_connect_failed++;
+        } else if (response_fallback(p, len, &again) == 0) {
+            /* A response whose request's connection is gone (18.2.2). */
+            n->st.tcp_fallback++;
+            if (!(c = find(t, &again)) && !(c = connect_to(n, &again, TCP_OUT)))
+                n->st.tcp_connect_failed++;
+        }
     }
-    if (!c) { /* the peer closed it (a response too late for its connection), or none opened */
+    if (!c) { /* no TCP here, or no address to open a connection to */
         n->st.tcp_send_errors++;
         return;
     }
@@ -465,7 +521,7 @@ static void read_in(struct node *n, struct tcp_conn *c)
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         if (r <= 0) { /* closed by the peer (a partial message with it), or reset */
-            if (c->hop >= 0)
+            if (c->hop != TCP_ACCEPTED)
                 n->st.tcp_connect_failed++;
             kill_conn(t, c);
             return;
@@ -573,7 +629,7 @@ void tcp_run(struct node *n)
              * masked, so it is closed now rather than reported at every turn. */
             if (!c->dead && (ev[i].events & (EPOLLHUP | EPOLLERR)) &&
                 (c->paused || c->last_words)) {
-                if (c->hop >= 0)
+                if (c->hop != TCP_ACCEPTED)
                     n->st.tcp_connect_failed++;
                 kill_conn(t, c);
                 continue;

@@ -175,9 +175,13 @@ static bool forward(struct node *n, struct ntx *x, int hop)
         f.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &f.via_rport);
     /* The proxy's routing decision (Route, Record-Route), carried out; a destination the node
      * cannot resolve fails the forward (500). */
-    bool routed = x->req && route_plan(n, x->req, hop, &ro, &to) == 0;
-    /* Over TCP to a next hop that says so (RFC 3261 18.1.1: our Via names the transport). */
-    bool tcp = routed && tcp_is_hop(n, &to);
+    bool tcp = false;
+    bool routed = x->req && route_plan(n, x->req, hop, &ro, &to, &tcp) == 0;
+    /* Over TCP to a next hop that says so, or to a Route or Request-URI that says
+     * ;transport=tcp (RFC 3261 18.1.1: our Via names the transport). */
+    tcp = routed && tcp;
+    if (tcp && !n->tcp)
+        routed = false; /* a node configured without TCP opens no connection: 500 */
     if (tcp)
         f.transport = (struct osn_span){"TCP", 3};
     /* The server it goes to, for its feedback (a Route may name one of the next hops, or none) */
@@ -186,7 +190,12 @@ static bool forward(struct node *n, struct ntx *x, int hop)
         osn_elem_oc_offer(&f.oc);
     if (routed) {
         f.pop_route = ro.pop;
-        int k = ro.record_route ? route_record_uri(n, rr, sizeof rr) : 0;
+        /* 16.6 step 4: a transport in our Record-Route only where we know that whoever uses it
+         * speaks it: both legs of this request are TCP, so the caller's and the callee's
+         * in-dialog requests reach us over TCP. With one leg UDP, none: UDP, which the node
+         * always listens on, is what a URI without one means (RFC 3263 4.1), and one URI
+         * cannot name two transports (RFC 5658's double Record-Route is not done). */
+        int k = ro.record_route ? route_record_uri(n, x->t.reliable && tcp, rr, sizeof rr) : 0;
         f.record_route = (struct osn_span){rr, k > 0 ? (size_t)k : 0};
     }
     int len = routed ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
@@ -313,12 +322,12 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     /* Without a Route (a dialog that does not Record-Route us), to a next hop chosen from the
      * Call-ID by weight, so that every copy of the ACK takes the same way. */
     int hop = ack && n->nhops > 1 ? osn_elem_hops_stateless(&n->fan, n->now, ack->m.call_id) : 0;
-    if (!ack || route_plan(n, ack->pm, hop, &ro, &to) != 0)
+    bool tcp = false;
+    if (!ack || route_plan(n, ack->pm, hop, &ro, &to, &tcp) != 0)
         return false;
     const struct osn_sip_via *v = &ack->pm->via[0];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = node_via_port(n)};
-    bool tcp = tcp_is_hop(n, &to);
     if (tcp)
         f.transport = (struct osn_span){"TCP", 3};
     branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
@@ -350,7 +359,8 @@ static void count(struct node *n, int c)
                                       [OSN_ELEM_C_482] = &st->loops_482,
                                       [OSN_ELEM_C_513] = &st->too_large_513,
                                       [OSN_ELEM_C_CANCEL_FWD] = &st->cancel_forwarded,
-                                      [OSN_ELEM_C_487] = &st->cancelled_487};
+                                      [OSN_ELEM_C_487] = &st->cancelled_487,
+                                      [OSN_ELEM_C_500] = &st->transport_500};
     if (at[c])
         (*at[c])++;
 }
@@ -530,13 +540,15 @@ static int routed_hop(const struct node *n, const struct osn_sip_wire *req)
 {
     struct osn_proxy_route_out ro;
     union node_addr to;
-    if (n->nhops <= 1 || route_plan(n, req, 0, &ro, &to) != 0 || ro.target == OSN_PROXY_TO_NEXT_HOP)
+    bool tcp;
+    if (n->nhops <= 1 || route_plan(n, req, 0, &ro, &to, &tcp) != 0 ||
+        ro.target == OSN_PROXY_TO_NEXT_HOP)
         return -1;
     return hops_index(n, &to);
 }
 
 void tu_kept_2xx(struct node *n, int hop, bool routed, double t0, const union node_addr *up,
-                 int up_state, const struct rmsg *r)
+                 bool up_tcp, int up_state, const struct rmsg *r)
 {
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
@@ -554,7 +566,7 @@ void tu_kept_2xx(struct node *n, int hop, bool routed, double t0, const union no
             if (len > 0) {
                 n->sip.stats.resp_retrans++;
                 n->st.retrans_sent++;
-                udp_send_to(n, up, n->obuf, (size_t)len);
+                node_send(n, up, up_tcp, n->obuf, (size_t)len);
             }
         }
         count(n, y->count);

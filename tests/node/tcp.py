@@ -8,11 +8,20 @@ its own framing (Content-Length, 18.3), about 30 s:
             and the connection is closed (18.3: mandatory on a stream; the node's choice of
             "400 and close", since the next message's start is unknown).
   next hop  an edge whose next hop is ;transport=tcp, in front of a socket of this script: while
-            the socket is bound but not listening the connect is refused and the caller gets the
-            transport error's 408 at once (not Timer B's 32 s); once it listens the edge opens
-            the connection again, its INVITE has Via SIP/2.0/TCP and comes once (no Timer A: no
-            copy in 1.7 s, where UDP sends copies at 0.5 and 1.5 s), and the 200 sent back on it
-            reaches the caller; a connection closed under a pending INVITE: 408 at once.
+            the socket is bound but not listening the connect is refused and the caller gets 500
+            at once (RFC 3261 16.9: the transport error is a 503 from the next hop; 16.7 step 6:
+            the only response a 503, the proxy answers 500), not Timer B's 408 after 32 s; once
+            it listens the edge opens the connection again, its INVITE has Via SIP/2.0/TCP and
+            comes once (no Timer A: no copy in 1.7 s, where UDP sends copies at 0.5 and 1.5 s),
+            and the 200 sent back on it reaches the caller; a connection closed under a pending
+            INVITE: 500 at once.
+  dialog    an edge on TCP both ways (caller and next hop this script's): its Record-Route says
+            ;transport=tcp (16.6 step 4); a copy of the 200 from the next hop reaches the
+            INVITE client kept in Accepted (RFC 6026 7.2; kept.c) and is relayed on the caller's
+            connection, byte for byte the first relay; the ACK and BYE routed by that
+            Record-Route to a Request-URI with ;transport=tcp go over a TCP connection the edge
+            opens to it; a 200 whose caller closed its connection goes to the caller's Via
+            sent-by over a new connection (18.2.2).
   hostile   on the uas (tcp_buffer 65,535, tcp_idle_timeout 3 s, tcp_max_connections 1,050): a
             peer sending a header with no end and never reading is closed at 65,535 bytes; a
             peer sending INVITEs and never reading its answers is paused (its output over half
@@ -215,8 +224,8 @@ def next_hop(osn, tmp):
     t0 = time.monotonic()
     caller.sendto(invite("h1", via, edge.port), ("127.0.0.1", edge.port))
     st, t = final("h1", 10)
-    check(st == 408 and t - t0 < 2,
-          f"next hop refuses the connection: 408 in {(t or t0 + 99) - t0:.2f} s ({st})")
+    check(st == 500 and t - t0 < 2,
+          f"next hop refuses the connection: 500 in {(t or t0 + 99) - t0:.2f} s ({st})")
     hop.listen(4)
     t0 = time.monotonic()
     caller.sendto(invite("h2", via, edge.port), ("127.0.0.1", edge.port))
@@ -251,15 +260,135 @@ def next_hop(osn, tmp):
         check("Call-ID: h3@tcp-test" in m, "the next INVITE on the same connection")
         conn.close()
         st, t = final("h3", 10)
-        check(st == 408 and t - t0 < 2,
-              f"connection closed under it: 408 in {(t or t0 + 99) - t0:.2f} s ({st})")
+        check(st == 500 and t - t0 < 2,
+              f"connection closed under it: 500 in {(t or t0 + 99) - t0:.2f} s ({st})")
     d = edge.stop()
     check(d.get("tcp_connects", 0) >= 2 and d.get("tcp_connect_failed", 0) >= 2 and
-          d.get("timeouts_408") == 2 and d.get("retrans_sent") == 0,
+          d.get("transport_500") == 2 and d.get("timeouts_408") == 0 and
+          d.get("retrans_sent") == 0,
           f"JSON: tcp_connects {d.get('tcp_connects')} >= 2, tcp_connect_failed "
-          f"{d.get('tcp_connect_failed')} >= 2, timeouts_408 {d.get('timeouts_408')} = 2, "
-          f"retrans_sent {d.get('retrans_sent')} = 0")
+          f"{d.get('tcp_connect_failed')} >= 2, transport_500 {d.get('transport_500')} = 2, "
+          f"timeouts_408 {d.get('timeouts_408')} = 0, retrans_sent {d.get('retrans_sent')} = 0")
     hop.close()
+
+
+def listener():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    s.listen(4)
+    s.settimeout(5)
+    return s, s.getsockname()[1]
+
+
+def accepted(lsock):
+    try:
+        return Stream(sock=lsock.accept()[0])
+    except socket.timeout:
+        return None
+
+
+def answer(req, status="200 OK", contact=""):
+    """A UAS's answer to request text `req` (RFC 3261 8.2.6.2): its Vias, From, Call-ID, CSeq,
+    its To with a tag."""
+    head = req.split("\r\n\r\n")[0].split("\r\n")
+    keep = [l for l in head if l.split(":")[0] in ("Via", "From", "Call-ID", "CSeq",
+                                                     "Record-Route")]
+    to = [l for l in head if l.startswith("To:")][0]
+    if ";tag=" not in to:
+        to += ";tag=b"
+    return (f"SIP/2.0 {status}\r\n" + "\r\n".join(keep + [to]) +
+            (f"\r\nContact: <{contact}>" if contact else "") +
+            "\r\nContent-Length: 0\r\n\r\n").encode()
+
+
+def in_dialog(method, edge, via_port, call, cseq, target, rr):
+    """The caller's ACK or BYE of call `call`: Route our Record-Route (12.2.1.1), Request-URI
+    the callee's Contact."""
+    return (f"{method} {target} SIP/2.0\r\n"
+            f"Via: SIP/2.0/TCP 127.0.0.1:{via_port};branch=z9hG4bK{method}{call}\r\n"
+            f"Route: {rr}\r\nMax-Forwards: 70\r\nFrom: <sip:alice@127.0.0.1>;tag=a{call}\r\n"
+            f"To: <sip:bob@127.0.0.1>;tag=b\r\nCall-ID: {call}@tcp-test\r\n"
+            f"CSeq: {cseq} {method}\r\nContent-Length: 0\r\n\r\n").encode()
+
+
+def next_final(st, what, timeout):
+    """The next response on stream st whose CSeq line ends with `what` and whose status is
+    final (a 100 Trying passed over)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        m = st.message(end - time.monotonic())
+        if m is None:
+            return ""
+        cseq = re.search(r"\r\nCSeq: ([^\r]*)", m)
+        if m.startswith("SIP/2.0 ") and int(m.split()[1]) >= 200 and cseq and \
+                cseq.group(1).endswith(what):
+            return m
+    return ""
+
+
+def dialog(osn, tmp):
+    down, dp = listener()    # the next hop
+    callee, cp = listener()  # the callee's Contact: not a next hop, reached by its URI only
+    back, bp = listener()    # the caller's sent-by: where a response goes when its connection is gone
+    edge = Node(osn, tmp, "edge-dialog", "127.0.0.1:0;transport=tcp",
+                "--set", "node.element=edge", "--set", f"node.next_hop=127.0.0.1:{dp};transport=tcp")
+    via = f"SIP/2.0/TCP 127.0.0.1:{bp}"
+    up = Stream(edge.port)
+    up.s.sendall(invite("d1", via, edge.port))
+    hop = accepted(down)
+    m = (hop.message(5) if hop else None) or ""
+    rr = re.search(r"\r\nRecord-Route: ([^\r]*)", m)
+    want_rr = f"<sip:127.0.0.1:{edge.port};transport=tcp;lr>"
+    check(rr is not None and rr.group(1) == want_rr,
+          f"INVITE over TCP both ways: Record-Route {rr.group(1) if rr else None}, want {want_rr}")
+    target = f"sip:bob@127.0.0.1:{cp};transport=tcp"
+    ok = answer(m, contact=target) if m else b""
+    if hop:
+        hop.s.sendall(ok)
+    first = next_final(up, "INVITE", 5)
+    time.sleep(0.3)  # both INVITE transactions in Accepted: kept
+    if hop:
+        hop.s.sendall(ok)  # a UAS resends its 2xx until the ACK (RFC 3261 13.3.1.4)
+    again = next_final(up, "INVITE", 3)
+    check(first.startswith("SIP/2.0 200") and again == first,
+          f"a copy of the 200 at the kept INVITE client is relayed on the caller's connection, "
+          f"byte for byte ({len(first)}, {len(again)} bytes)")
+    route = want_rr if rr else f"<sip:127.0.0.1:{edge.port};lr>"
+    up.s.sendall(in_dialog("ACK", edge, bp, "d1", 1, target, route))
+    far = accepted(callee)
+    m = (far.message(5) if far else None) or ""
+    top = re.search(r"\r\nVia: ([^\r]*)", m)
+    check(m.startswith(f"ACK {target} ") and top and top.group(1).startswith("SIP/2.0/TCP "),
+          f"the ACK routed to a Request-URI with ;transport=tcp goes over TCP "
+          f"({top.group(1)[:40] if top else m[:40]!r})")
+    up.s.sendall(in_dialog("BYE", edge, bp, "d1", 2, target, route))
+    m = (far.message(5) if far else None) or ""
+    check(m.startswith(f"BYE {target} "), f"the BYE too, on the same connection ({m[:40]!r})")
+    if m:
+        far.s.sendall(answer(m))
+    got = next_final(up, "BYE", 5)
+    check(got.startswith("SIP/2.0 200") and "CSeq: 2 BYE" in got,
+          f"its 200 back on the caller's connection ({got[:30]!r})")
+    # RFC 3261 18.2.2: the caller's connection gone when the response comes.
+    up2 = Stream(edge.port)
+    up2.s.sendall(invite("d2", via, edge.port))
+    m = hop.message(5) if hop else None
+    up2.s.close()
+    time.sleep(0.5)  # the edge sees the close before the answer comes
+    if m:
+        hop.s.sendall(answer(m, "486 Busy Here"))
+    fb = accepted(back)
+    got = (fb.message(5) if fb else None) or ""
+    check(got.startswith("SIP/2.0 486") and "Call-ID: d2@tcp-test" in got,
+          f"its connection closed, the 486 comes over a new connection to the Via's sent-by "
+          f"127.0.0.1:{bp} ({got[:30]!r})")
+    d = edge.stop()
+    check(d.get("kept_peak", 0) >= 2 and d.get("tcp_fallback") == 1 and
+          d.get("transport_500") == 0,
+          f"JSON: kept_peak {d.get('kept_peak')} >= 2, tcp_fallback {d.get('tcp_fallback')} = 1, "
+          f"transport_500 {d.get('transport_500')} = 0")
+    for s in (down, callee, back):
+        s.close()
 
 
 def hostile(osn, tmp):
@@ -368,6 +497,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="osn-tcp-") as tmp:
         framing(osn, tmp)
         next_hop(osn, tmp)
+        dialog(osn, tmp)
         hostile(osn, tmp)
     print(f"{'FAILED: ' + str(len(FAILS)) if FAILS else 'all passed'}")
     return 1 if FAILS else 0
