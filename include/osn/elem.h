@@ -816,7 +816,8 @@ enum osn_uac_state {
 /* What the driver does, in this order (bit 1u << value in struct osn_uac_acts's `bits`). */
 enum osn_uac_do {
     OSN_UAC_DO_INVITE,  /* send the attempt's INVITE on a new client transaction */
-    OSN_UAC_DO_STOP,    /* the attempt has its answer: put away the caller's patience */
+    OSN_UAC_DO_STOP,    /* the attempt has its answer: put away the caller's patience (only
+                           when cfg->patience) */
     OSN_UAC_DO_CANCEL,  /* send the CANCEL of the INVITE (RFC 3261 9.1) */
     OSN_UAC_DO_TRYING,  /* the first 100 Trying: a response-delay sample of `delay` s */
     OSN_UAC_DO_SETUP,   /* the first 180: a setup-delay sample of `delay` s */
@@ -850,6 +851,9 @@ struct osn_uac_cfg {
     struct osn_uac_retry_cfg retry;
     double retry_until; /* s: a retry due later is not made (the node's drain); INFINITY */
     bool hang_up;       /* the traffic is over: a call set up now hangs up at once */
+    /* The callers have a patience law (not none): an attempt may arm its timer at its start, so
+     * its answer puts it away (STOP). Without one no attempt arms it, and STOP is never said. */
+    bool patience;
 };
 
 /* Attempt `retries` of a call starts at `now`; its caller waits `patience` s (INFINITY: for

@@ -117,7 +117,8 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
                       .honour_retry_after = cfg->src.honour_retry_after},
             /* a retry due later than 64*T1 after the traffic's end is not made (its call ends
              * with the attempt that failed), so that the drain stays bounded */
-            .retry_until = cfg->duration + 64 * cfg->sip.t1};
+            .retry_until = cfg->duration + 64 * cfg->sip.t1,
+            .patience = cfg->src.patience.law != OSN_UAC_PATIENCE_NONE};
     g->next_at = INFINITY;
     g->said_at = -INFINITY;
     snprintf(g->host, sizeof g->host, "%s", n->host);
