@@ -399,6 +399,17 @@ static void test_uac_call_machine(void **state)
     osn_uac_call_start(&c, 1.1, 1, INFINITY, &a);
     osn_uac_call_on_invite(&c, &cfg, 1.2, OSN_SIP_TU_RESPONSE, 200, -1, &a);
     assert_int_equal(a.bits, DO(ACK) | DO(DIALOG) | DO(OUTCOME) | DO(HOLD));
+    /* a 1xx after the 2xx (none came before it) asks nothing, by either entry */
+    double d = -1;
+    assert_int_equal(osn_uac_call_on_1xx(&c, 1.3, 100, &d), 0);
+    osn_uac_call_on_invite(&c, &cfg, 1.3, OSN_SIP_TU_RESPONSE, 180, -1, &a);
+    assert_int_equal(a.bits, 0);
+    assert_true(d == -1);
+    /* in INVITING the direct entry decides what osn_uac_call_on_invite does: the first 100 */
+    osn_uac_call_start(&c, 2, 0, INFINITY, &a);
+    assert_int_equal(osn_uac_call_on_1xx(&c, 2.125, 100, &d), DO(TRYING));
+    assert_true(d == 0.125);
+    assert_int_equal(osn_uac_call_on_1xx(&c, 2.25, 100, &d), 0);
     osn_uac_call_start(&c, 0, 0, INFINITY, &a);
     osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_RESPONSE, 486, -1, &a);
     assert_int_equal(a.bits, DO(OUTCOME) | DO(END));

@@ -712,6 +712,11 @@ struct osn_uac_step {
 void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
                              struct osn_uac_step *st);
 
+/* Its provisional responses (100-199), the most frequent events: what osn_uac_on_invite_event
+ * decides for one, as struct osn_uac_acts bits (CANCEL, TRYING, SETUP; TRYING's or SETUP's
+ * sample in *delay, s), with no step to fill. */
+uint32_t osn_uac_on_1xx(struct osn_uac_call *c, double now, int status, double *delay);
+
 /*
  * Callers who give up. The caller's patience (a draw of the source's patience law, the driver's)
  * ran out at a time when the call may still have no final answer. Sets st (cleared first): when
@@ -865,6 +870,11 @@ void osn_uac_call_start(struct osn_uac_call *c, double now, unsigned retries, do
  * Retry-After `retry_after` (-1 none). */
 void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
                             int tu, int status, int retry_after, struct osn_uac_acts *a);
+
+/* The same for a provisional response (status 100-199), the most frequent event: its acts'
+ * bits (CANCEL, TRYING, SETUP; 0 past INVITING), the sample's delay in *delay (s). A driver may
+ * call it for a 1xx instead of osn_uac_call_on_invite, which calls it. */
+uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, double *delay);
 
 /* After DRAW: the driver's uniform draw u in [0, 1) and retry delay draw `delay` (s) decide
  * whether the caller tries again (RETRY, ARM) or the outcome is the call's (OUTCOME, END). */

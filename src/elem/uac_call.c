@@ -55,11 +55,21 @@ static bool may_retry(const struct osn_uac_cfg *cfg, const struct osn_uac_call *
            !c->connected && c->retries < cfg->retry.max_retries;
 }
 
+uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, double *delay)
+{
+    /* Past INVITING a provisional response asks nothing. */
+    return c->state == OSN_UAC_S_INVITING ? osn_uac_on_1xx(c, now, status, delay) : 0;
+}
+
 void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
                             int tu, int status, int retry_after, struct osn_uac_acts *a)
 {
     struct osn_uac_step st;
     bool ok2xx = tu == OSN_SIP_TU_RESPONSE && status >= 200 && status < 300;
+    if (tu == OSN_SIP_TU_RESPONSE && status < 200) {
+        a->bits = osn_uac_call_on_1xx(c, now, status, &a->delay);
+        return;
+    }
     a->bits = 0;
     if (c->state != OSN_UAC_S_INVITING) {
         if (ok2xx)

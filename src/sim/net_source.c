@@ -201,11 +201,10 @@ static void count_did(struct net *s, uint32_t b)
     (OSN_UAC_BIT(OSN_UAC_DO_DIALOG) | OSN_UAC_BIT(OSN_UAC_DO_BYE_OK) | \
      OSN_UAC_BIT(OSN_UAC_DO_END) | OSN_UAC_BIT(OSN_UAC_DO_DRAW))
 
-void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *a,
-                      const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
+/* osn__net_uac_act after the count: each action in the bits' order. */
+static void act_loop(struct net *s, struct call *c, const struct osn_uac_acts *a,
+                     const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
 {
-    if (s->uac_count)
-        count_did(s, a->bits);
     for (uint32_t b = a->bits & ~NOTHING_TO_DO; b; b &= b - 1) {
         int d = __builtin_ctz(b);
         switch (d) {
@@ -255,6 +254,28 @@ void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *
             break;
         }
     }
+}
+
+void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *a,
+                      const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
+{
+    if (s->uac_count)
+        count_did(s, a->bits);
+    act_loop(s, c, a, invite, resp);
+}
+
+void osn__net_uac_1xx(struct net *s, struct call *c, int status)
+{
+    struct osn_uac_acts a;
+    a.bits = osn_uac_call_on_1xx(&c->uac, s->q.now, status, &a.delay);
+    if (s->uac_count)
+        count_did(s, a.bits);
+    if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_TRYING))
+        trying_sample(s, a.delay);
+    else if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_SETUP))
+        setup_sample(s, a.delay);
+    else if (a.bits)
+        act_loop(s, c, &a, NULL, NULL); /* a CANCEL with it */
 }
 
 void osn__net_uac_timer(struct net *s, struct call *c)
