@@ -305,7 +305,8 @@ static void test_uac_call_machine(void **state)
 {
     struct osn_uac_cfg cfg = {.timer_b = 32,
                               .retry = {.prob = 1, .max_retries = 1, .honour_retry_after = true},
-                              .retry_until = INFINITY};
+                              .retry_until = INFINITY,
+                              .patience = true};
     struct osn_uac_call c;
     struct osn_uac_acts a;
     (void)state;
@@ -385,6 +386,33 @@ static void test_uac_call_machine(void **state)
     osn_uac_call_on_traffic_end(&c, &cfg, 1.1, &a);
     assert_int_equal(a.bits, DO(OUTCOME) | DO(END));
     assert_int_equal(a.outcome, OSN_UAC_REJECTED);
+
+    /* callers without a patience law: no attempt arms a timer at its start, so none is put
+     * away (no STOP) when the 503 or the 2xx comes */
+    cfg.patience = false;
+    cfg.retry_until = INFINITY;
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_RESPONSE, 503, -1, &a);
+    assert_int_equal(a.bits, DO(DRAW));
+    osn_uac_call_retry(&c, &cfg, 0.1, 0.5, 1, &a);
+    assert_int_equal(a.bits, DO(RETRY) | DO(ARM));
+    osn_uac_call_start(&c, 1.1, 1, INFINITY, &a);
+    osn_uac_call_on_invite(&c, &cfg, 1.2, OSN_SIP_TU_RESPONSE, 200, -1, &a);
+    assert_int_equal(a.bits, DO(ACK) | DO(DIALOG) | DO(OUTCOME) | DO(HOLD));
+    /* a 1xx after the 2xx (none came before it) asks nothing, by either entry */
+    double d = -1;
+    assert_int_equal(osn_uac_call_on_1xx(&c, 1.3, 100, &d), 0);
+    osn_uac_call_on_invite(&c, &cfg, 1.3, OSN_SIP_TU_RESPONSE, 180, -1, &a);
+    assert_int_equal(a.bits, 0);
+    assert_true(d == -1);
+    /* in INVITING the direct entry decides what osn_uac_call_on_invite does: the first 100 */
+    osn_uac_call_start(&c, 2, 0, INFINITY, &a);
+    assert_int_equal(osn_uac_call_on_1xx(&c, 2.125, 100, &d), DO(TRYING));
+    assert_true(d == 0.125);
+    assert_int_equal(osn_uac_call_on_1xx(&c, 2.25, 100, &d), 0);
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_RESPONSE, 486, -1, &a);
+    assert_int_equal(a.bits, DO(OUTCOME) | DO(END));
 
     /* the hold draw: mean x a unit exponential of the key and the call alone */
     assert_true(osn_uac_hold_draw(2, 99, 5) == 2 * osn_uac_hold_draw(1, 99, 5));

@@ -716,6 +716,11 @@ struct osn_uac_step {
 void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
                              struct osn_uac_step *st);
 
+/* Its provisional responses (100-199), the most frequent events: what osn_uac_on_invite_event
+ * decides for one, as struct osn_uac_acts bits (CANCEL, TRYING, SETUP; TRYING's or SETUP's
+ * sample in *delay, s), with no step to fill. */
+uint32_t osn_uac_on_1xx(struct osn_uac_call *c, double now, int status, double *delay);
+
 /*
  * Callers who give up. The caller's patience (a draw of the source's patience law, the driver's)
  * ran out at a time when the call may still have no final answer. Sets st (cleared first): when
@@ -820,7 +825,8 @@ enum osn_uac_state {
 /* What the driver does, in this order (bit 1u << value in struct osn_uac_acts's `bits`). */
 enum osn_uac_do {
     OSN_UAC_DO_INVITE,  /* send the attempt's INVITE on a new client transaction */
-    OSN_UAC_DO_STOP,    /* the attempt has its answer: put away the caller's patience */
+    OSN_UAC_DO_STOP,    /* the attempt has its answer: put away the caller's patience (only
+                           when cfg->patience) */
     OSN_UAC_DO_CANCEL,  /* send the CANCEL of the INVITE (RFC 3261 9.1) */
     OSN_UAC_DO_TRYING,  /* the first 100 Trying: a response-delay sample of `delay` s */
     OSN_UAC_DO_SETUP,   /* the first 180: a setup-delay sample of `delay` s */
@@ -854,6 +860,9 @@ struct osn_uac_cfg {
     struct osn_uac_retry_cfg retry;
     double retry_until; /* s: a retry due later is not made (the node's drain); INFINITY */
     bool hang_up;       /* the traffic is over: a call set up now hangs up at once */
+    /* The callers have a patience law (not none): an attempt may arm its timer at its start, so
+     * its answer puts it away (STOP). Without one no attempt arms it, and STOP is never said. */
+    bool patience;
 };
 
 /* Attempt `retries` of a call starts at `now`; its caller waits `patience` s (INFINITY: for
@@ -865,6 +874,11 @@ void osn_uac_call_start(struct osn_uac_call *c, double now, unsigned retries, do
  * Retry-After `retry_after` (-1 none). */
 void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
                             int tu, int status, int retry_after, struct osn_uac_acts *a);
+
+/* The same for a provisional response (status 100-199), the most frequent event: its acts'
+ * bits (CANCEL, TRYING, SETUP; 0 past INVITING), the sample's delay in *delay (s). A driver may
+ * call it for a 1xx instead of osn_uac_call_on_invite, which calls it. */
+uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, double *delay);
 
 /* After DRAW: the driver's uniform draw u in [0, 1) and retry delay draw `delay` (s) decide
  * whether the caller tries again (RETRY, ARM) or the outcome is the call's (OUTCOME, END). */

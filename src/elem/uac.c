@@ -23,6 +23,29 @@ static void decide(struct osn_uac_call *c, int outcome, struct osn_uac_step *st)
     st->outcome = (uint8_t)outcome;
 }
 
+uint32_t osn_uac_on_1xx(struct osn_uac_call *c, double now, int status, double *delay)
+{
+    uint32_t b = 0;
+    /* RFC 3261 9.1: the caller that gave up before any provisional response waited for one;
+     * this is it (one that gave up after one sent its CANCEL then). */
+    if (c->gave_up && !c->got1xx && c->outcome == OSN_UAC_PENDING)
+        b = OSN_UAC_BIT(OSN_UAC_DO_CANCEL);
+    c->got1xx = true;
+    if (status == 100) {
+        /* The PRSM papers' response delay: first INVITE -> first 100 Trying. */
+        if (!c->got100) {
+            c->got100 = true;
+            b |= OSN_UAC_BIT(OSN_UAC_DO_TRYING);
+            *delay = now - c->t0;
+        }
+    } else if (status == 180 && !c->got180) {
+        c->got180 = true;
+        b |= OSN_UAC_BIT(OSN_UAC_DO_SETUP);
+        *delay = now - c->t0;
+    }
+    return b;
+}
+
 void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
                              struct osn_uac_step *st)
 {
@@ -34,24 +57,14 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
     if (tu != OSN_SIP_TU_RESPONSE)
         return;
     if (status < 200) {
-        /* RFC 3261 9.1: the caller that gave up before any provisional response waited for
-         * one; this is it (one that gave up after one sent its CANCEL then). */
-        if (c->gave_up && !c->got1xx && c->outcome == OSN_UAC_PENDING)
-            st->cancel = true;
-        c->got1xx = true;
-    }
-    if (status == 100) {
-        /* The PRSM papers' response delay: first INVITE -> first 100 Trying. */
-        if (!c->got100) {
-            c->got100 = true;
-            st->trying = true;
-            st->trying_delay = now - c->t0;
-        }
-    } else if (status == 180 && !c->got180) {
-        c->got180 = true;
-        st->setup = true;
-        st->setup_delay = now - c->t0;
-    } else if (status >= 200 && status < 300) {
+        double d = 0;
+        uint32_t b = osn_uac_on_1xx(c, now, status, &d);
+        st->cancel = b & OSN_UAC_BIT(OSN_UAC_DO_CANCEL);
+        st->trying = b & OSN_UAC_BIT(OSN_UAC_DO_TRYING);
+        st->setup = b & OSN_UAC_BIT(OSN_UAC_DO_SETUP);
+        st->trying_delay = st->trying ? d : 0;
+        st->setup_delay = st->setup ? d : 0;
+    } else if (status < 300) {
         st->ack = true; /* RFC 3261 13.2.2.4: every 2xx, retransmissions too */
         if (!c->connected) {
             c->connected = true;

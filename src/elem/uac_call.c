@@ -55,11 +55,21 @@ static bool may_retry(const struct osn_uac_cfg *cfg, const struct osn_uac_call *
            !c->connected && c->retries < cfg->retry.max_retries;
 }
 
+uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, double *delay)
+{
+    /* Past INVITING a provisional response asks nothing. */
+    return c->state == OSN_UAC_S_INVITING ? osn_uac_on_1xx(c, now, status, delay) : 0;
+}
+
 void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
                             int tu, int status, int retry_after, struct osn_uac_acts *a)
 {
     struct osn_uac_step st;
     bool ok2xx = tu == OSN_SIP_TU_RESPONSE && status >= 200 && status < 300;
+    if (tu == OSN_SIP_TU_RESPONSE && status < 200) {
+        a->bits = osn_uac_call_on_1xx(c, now, status, &a->delay);
+        return;
+    }
     a->bits = 0;
     if (c->state != OSN_UAC_S_INVITING) {
         if (ok2xx)
@@ -68,8 +78,6 @@ void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cf
     }
     osn_uac_on_invite_event(c, now, cfg->timer_b, tu, status, &st);
     uint32_t b = 0;
-    if (st.outcome != OSN_UAC_PENDING || st.connected)
-        b |= BIT(STOP);
     if (st.cancel)
         b |= BIT(CANCEL);
     if (st.trying) {
@@ -82,9 +90,12 @@ void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cf
     }
     if (st.ack)
         b |= BIT(ACK);
+    /* The attempt has its answer (a 2xx, or its outcome): the caller's patience, if armed, is
+     * put away. */
+    uint32_t stop = cfg->patience ? BIT(STOP) : 0;
     if (st.connected) {
         /* Its outcome is decided with it (good, or a timeout if too late), never retried. */
-        b |= BIT(DIALOG);
+        b |= BIT(DIALOG) | stop;
         if (st.outcome != OSN_UAC_PENDING) {
             b |= BIT(OUTCOME);
             a->outcome = st.outcome;
@@ -97,6 +108,7 @@ void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cf
             b |= BIT(HOLD);
         }
     } else if (st.outcome != OSN_UAC_PENDING) {
+        b |= stop;
         a->outcome = st.outcome;
         a->retry_after = retry_after;
         if (may_retry(cfg, c, st.outcome)) {

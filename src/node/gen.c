@@ -117,7 +117,8 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
                       .honour_retry_after = cfg->src.honour_retry_after},
             /* a retry due later than 64*T1 after the traffic's end is not made (its call ends
              * with the attempt that failed), so that the drain stays bounded */
-            .retry_until = cfg->duration + 64 * cfg->sip.t1};
+            .retry_until = cfg->duration + 64 * cfg->sip.t1,
+            .patience = cfg->src.patience.law != OSN_UAC_PATIENCE_NONE};
     g->next_at = INFINITY;
     g->said_at = -INFINITY;
     snprintf(g->host, sizeof g->host, "%s", n->host);
@@ -358,16 +359,21 @@ static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire 
 
 static void start_attempt(struct node *n, struct gcall *c, unsigned retries);
 
+/* node.warmup: only the delays of the window [warm-up, end of traffic] are sampled, as the
+ * simulator counts a delay whose response comes in its window (a run's p99 then compares with
+ * its). Asked by the two sampling actions only, not for every action list. */
+static bool in_window(const struct node *n)
+{
+    double w0 = n->cfg->warmup;
+    return !(w0 > 0) || (n->now >= w0 && n->now <= n->cfg->duration);
+}
+
 /* Carries out what the UAC's machine decided for call c (NULL only for a 2xx copy of a call
  * that ended: ACK alone), in its order; `in` is the response of an INVITE event. */
 static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
                 const struct rmsg *in)
 {
     struct gen *g = n->gen;
-    /* node.warmup: only the delays of the window [warm-up, end of traffic], as the simulator
-     * counts a delay whose response comes in its window (a run's p99 then compares with its). */
-    double w0 = n->cfg->warmup;
-    bool window = !(w0 > 0) || (n->now >= w0 && n->now <= n->cfg->duration);
     for (uint32_t b = a->bits; b; b &= b - 1) {
         int d = __builtin_ctz(b);
         g->did[d]++;
@@ -383,14 +389,14 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
             send_cancel(n, c);
             break;
         case OSN_UAC_DO_TRYING:
-            if (!window)
+            if (!in_window(n))
                 break;
             g->st.trying_n++;
             g->st.trying_sum += a->delay;
             gen_hist_add(g->st.trying_hist, a->delay);
             break;
         case OSN_UAC_DO_SETUP:
-            if (!window)
+            if (!in_window(n))
                 break;
             g->st.setup_n++;
             g->st.setup_sum += a->delay;

@@ -258,6 +258,7 @@ struct net {
     uint64_t ring_key;
     struct osn_uac_cfg uac;        /* the sources' UAC machine (src/elem/uac_call.c) */
     uint64_t uac_did[OSN_UAC_NDO]; /* what the sources' UACs did, by enum osn_uac_do */
+    bool uac_count; /* uac_did is counted: only the element probe reads it (net_probe.c) */
     struct element elems[OSN_NET_MAX_ELEMS];
     int nelem, E, core, uas, nhop;
     int ncores;           /* cores from `core` on (fanout; 1 otherwise) */
@@ -469,6 +470,9 @@ void osn__net_retry_draw(struct net *s, struct call *c, struct osn_uac_acts *a);
  * `resp` are the INVITE and the response of an INVITE event (NULL otherwise). */
 void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *a,
                       const struct osn_sip_msg *invite, const struct osn_sip_msg *resp);
+/* A provisional response to the INVITE of attempt c: osn_uac_call_on_1xx decides, with no
+ * action list for the common ones (a sample alone). */
+void osn__net_uac_1xx(struct net *s, struct call *c, int status);
 /* Call c's UAC timer fired (c->hold: EV_PATIENCE, EV_HOLD or EV_RETRY). */
 void osn__net_uac_timer(struct net *s, struct call *c);
 /* The attempt of call c has its answer (an outcome, or a 2xx): its caller's patience, if still

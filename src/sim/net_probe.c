@@ -87,6 +87,7 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     p->out_hop = p->id;
     if (pc->elem == OSN__PROBE_UAC)
         p->s.hold_key = pc->hold_key;
+    p->s.uac_count = true;
 out:
     if (err)
         p = osn__net_probe_free(p);

@@ -206,7 +206,8 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
                                   .retry = {.prob = cfg->src.retry_prob,
                                             .max_retries = cfg->src.max_retries,
                                             .honour_retry_after = cfg->src.honour_retry_after},
-                                  .retry_until = INFINITY};
+                                  .retry_until = INFINITY,
+                                  .patience = cfg->src.patience != OSN_NET_PATIENCE_NONE};
     err = osn_des_init(&s->q, 1024);
     if (err)
         return err;

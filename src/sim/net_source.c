@@ -186,12 +186,27 @@ static void trying_sample(struct net *s, double d)
     hist_add(s, OSN__NT_TRYING_HIST, d);
 }
 
-void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *a,
-                      const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
+/* What the machine said, counted by action for the element probe (the drivers' differential
+ * test): a run reports none of it, so it is counted only when the probe asks. */
+static void count_did(struct net *s, uint32_t b)
 {
-    for (uint32_t b = a->bits; b; b &= b - 1) {
+    for (; b; b &= b - 1)
+        s->uac_did[__builtin_ctz(b)]++;
+}
+
+/* Actions that leave nothing to do here, kept out of the loop (a quarter of the UAC's actions on
+ * fanin.ini): DIALOG (the BYE is made from the call), BYE_OK (no figure of the simulator counts
+ * it), END (the call's last reference frees it), DRAW (osn__net_retry_draw replaced it). */
+#define NOTHING_TO_DO                                                  \
+    (OSN_UAC_BIT(OSN_UAC_DO_DIALOG) | OSN_UAC_BIT(OSN_UAC_DO_BYE_OK) | \
+     OSN_UAC_BIT(OSN_UAC_DO_END) | OSN_UAC_BIT(OSN_UAC_DO_DRAW))
+
+/* osn__net_uac_act after the count: each action in the bits' order. */
+static void act_loop(struct net *s, struct call *c, const struct osn_uac_acts *a,
+                     const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
+{
+    for (uint32_t b = a->bits & ~NOTHING_TO_DO; b; b &= b - 1) {
         int d = __builtin_ctz(b);
-        s->uac_did[d]++;
         switch (d) {
         case OSN_UAC_DO_INVITE:
             send_invite(s, c);
@@ -235,11 +250,32 @@ void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *
         case OSN_UAC_DO_ATTEMPT:
             start_attempt(s, c->src, c);
             break;
-        default: /* DIALOG: the BYE is made from the call; BYE_OK, END: its last reference
-                    frees it */
+        default: /* NOTHING_TO_DO */
             break;
         }
     }
+}
+
+void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *a,
+                      const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
+{
+    if (s->uac_count)
+        count_did(s, a->bits);
+    act_loop(s, c, a, invite, resp);
+}
+
+void osn__net_uac_1xx(struct net *s, struct call *c, int status)
+{
+    struct osn_uac_acts a;
+    a.bits = osn_uac_call_on_1xx(&c->uac, s->q.now, status, &a.delay);
+    if (s->uac_count)
+        count_did(s, a.bits);
+    if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_TRYING))
+        trying_sample(s, a.delay);
+    else if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_SETUP))
+        setup_sample(s, a.delay);
+    else if (a.bits)
+        act_loop(s, c, &a, NULL, NULL); /* a CANCEL with it */
 }
 
 void osn__net_uac_timer(struct net *s, struct call *c)

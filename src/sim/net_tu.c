@@ -224,6 +224,10 @@ static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip
     struct osn_uac_acts a;
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 
+    if (resp && o->msg->status < 200) {
+        osn__net_uac_1xx(s, c, o->msg->status);
+        return;
+    }
     osn_uac_call_on_invite(&c->uac, &s->uac, s->q.now, o->tu, resp ? o->msg->status : 0,
                            resp ? o->msg->retry_after : -1, &a);
     if (a.bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW))
