@@ -14,10 +14,7 @@
   - bad values exit 2 naming the key: a negative delay, and a delay over TCP.
 Without link delays the 180 comes in about a millisecond. Usage: link_delay.py OSN
 """
-import json
 import os
-import re
-import select
 import shutil
 import socket
 import statistics
@@ -26,33 +23,21 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodeproc import Node  # noqa: E402
+
 D = 0.05  # s: the one-way delay of each delayed link
 
 
-class Node:
-    def __init__(self, osn, tmp, name, *sets, duration=6):
-        self.json = os.path.join(tmp, name + ".json")
-        self.err = open(os.path.join(tmp, name + ".err"), "w")
-        self.p = subprocess.Popen(
-            ["timeout", "--foreground", "60", osn, "node", "--set", "node.listen=127.0.0.1:0",
-             "--set", f"node.duration={duration}", *sets, "--json", self.json, "-q"],
-            stdout=subprocess.PIPE, stderr=self.err)
-        line, end = b"", time.monotonic() + 20
-        while b"\n" not in line and time.monotonic() < end:
-            if select.select([self.p.stdout], [], [], 1)[0]:
-                chunk = os.read(self.p.stdout.fileno(), 4096)
-                if not chunk:
-                    break
-                line += chunk
-        m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", line)
-        if not m:
-            self.p.kill()
-            sys.exit(f"{name} did not start: " + open(self.err.name).read())
-        self.port = int(m.group(1))
+def node(osn, tmp, name, *sets, duration=6):
+    """An osn node (nodeproc.Node) that runs `duration` s and writes its summary."""
+    return Node(osn, tmp, name, "--set", f"node.duration={duration}", *sets, metrics=False,
+                summary=True, seconds=60)
 
-    def summary(self):
-        self.p.wait(timeout=60)
-        return json.load(open(self.json))
+
+def summary(n):
+    n.p.wait(timeout=60)
+    return n.summary()
 
 
 def invite(s, to, call):
@@ -116,12 +101,12 @@ def main():
             check(f"{sets[-1]} exits 2 naming {key}", r.returncode == 2 and key in r.stderr,
                   f"exit {r.returncode}: {r.stderr.strip()}")
 
-        uas0 = Node(osn, tmp, "uas0", "--set", "node.element=uas")
-        edge0 = Node(osn, tmp, "edge0", "--set", "node.element=edge",
+        uas0 = node(osn, tmp, "uas0", "--set", "node.element=uas")
+        edge0 = node(osn, tmp, "edge0", "--set", "node.element=edge",
                      "--set", f"node.next_hop=127.0.0.1:{uas0.port}")
-        uas1 = Node(osn, tmp, "uas1", "--set", "node.element=uas",
+        uas1 = node(osn, tmp, "uas1", "--set", "node.element=uas",
                     "--set", f"node.link_delay_up={D}")
-        edge1 = Node(osn, tmp, "edge1", "--set", "node.element=edge",
+        edge1 = node(osn, tmp, "edge1", "--set", "node.element=edge",
                      "--set", f"node.next_hop=127.0.0.1:{uas1.port}",
                      "--set", f"node.link_delay_down={D}", "--set", f"node.link_delay_up={D}")
         b100, b180 = delays(edge0.port, 15, "base")
@@ -140,13 +125,13 @@ def main():
             check("median 180 within 40 ms of baseline + 150 ms",
                   statistics.median(d180) <= statistics.median(b180) + 3 * D + 0.04)
         for n in (uas0, edge0, uas1, edge1):
-            st = n.summary()
+            st = summary(n)
             check(f"{os.path.basename(n.json)}: nothing lost on the link",
                   st.get("link_dropped") == 0, str(st.get("link_dropped")))
 
         # A full delay line: 300 INVITEs at once to a uas that holds its responses 1 s in
         # 65,535 bytes.
-        uas2 = Node(osn, tmp, "uas2", "--set", "node.element=uas", "--set",
+        uas2 = node(osn, tmp, "uas2", "--set", "node.element=uas", "--set",
                     "node.link_delay_up=1", "--set", "node.link_buffer=65535", duration=3)
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
@@ -164,7 +149,7 @@ def main():
             first = first if first is not None else time.monotonic() - t0
             size += len(data)
             n += 1
-        st = uas2.summary()
+        st = summary(uas2)
         check("a full delay line loses and counts (link_dropped > 0)",
               st.get("link_dropped", 0) > 0, f"link_dropped {st.get('link_dropped')}")
         check("nothing comes before the 1 s delay", first is None or first >= 0.9,
