@@ -16,24 +16,18 @@
 #      removes its temporary directory;
 #   3. the other topologies' wiring, short runs at 0.3x: tandem (uac -> edge -> mid -> core ->
 #      uas) and fanin with 2 edges (uacI -> edgeI -> core -> uas): each node's own summary says
-#      it sent to the address its downstream element reported, and every summary was collected.
+#      it sent to the address its downstream element reported, and every summary was collected;
+#      in the tandem (trunk 10 ms, access and uas links 5 ms by default) each node was given the
+#      delays of its own links, down and up, as the simulator takes them (src/sim/net_run.c).
 # About 25 s.   Usage: test_testbed.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
 . "$ROOT/tests/node/lib.sh"
+. "$ROOT/tests/testbed_lib.sh"
 nl_init testbed 170 --load
 SCEN=$ROOT/examples/node_collapse.ini
 T=$NL_TMP
-
-# gone PID...: true when none of the pids is a live process.
-gone() {
-    local p
-    for p in "$@"; do
-        kill -0 "$p" 2>/dev/null && return 1
-    done
-    return 0
-}
 
 # ---- 0. bad input
 bad() { # bad WHAT PATTERN ARGS...: exit 2 and PATTERN on stderr
@@ -63,21 +57,14 @@ nl_check $? "--plot without gnuplot: exit $rc, '$(cat "$T/bad.err")'"
     --set node.max_transactions=0 >/dev/null 2>"$T/noup.err" {NL_LOCK_FD}>&-
 rc=$?
 pid=$(grep -o 'element uas (osn node, node.element = uas, pid [0-9]*' "$T/noup.err" | grep -o '[0-9]*$')
-[ $rc = 2 ] && [ -n "$pid" ] && gone "$pid" && grep -q "node.max_transactions" "$T/noup.err"
+[ $rc = 2 ] && [ -n "$pid" ] && tb_gone "$pid" && grep -q "node.max_transactions" "$T/noup.err"
 nl_check $? "a node that cannot start: exit $rc, '$(cat "$T/noup.err")'"
 
 # ---- 1. one load, one control
 nl_log "osn testbed: loss at 1x, 3 s + 10 s"
-timeout -k 5 120 "$OSN" testbed "$SCEN" --loads 1 --controls loss --duration 10 --warmup 3 \
-    --json "$T/tb.json" --csv "$T/tb.csv" --keep "$T/keep" >"$T/tb.out" 2>"$T/tb.err" \
-    {NL_LOCK_FD}>&-
-rc=$?
-cat "$T/tb.out"
-nl_check $rc "osn testbed exited $rc: $(tail -3 "$T/tb.err")"
-pids=$(grep -o 'pid [0-9]*' "$T/tb.err" | awk '{print $2}' | sort -n | tr '\n' ' ')
-gone $pids
-nl_check $? "a process the testbed started is still running: $pids"
-"$NL_PY" - "$T/tb.json" "$T/tb.csv" "$pids" <<'PY'
+tb_run tb 120 "$OSN" testbed "$SCEN" --loads 1 --controls loss --duration 10 --warmup 3 \
+    --json "$T/tb.json" --csv "$T/tb.csv" --keep "$T/keep"
+"$NL_PY" - "$T/tb.json" "$T/tb.csv" "$TB_PIDS" <<'PY'
 import csv, json, math, sys
 rows = json.load(open(sys.argv[1]))
 crow = list(csv.DictReader(open(sys.argv[2])))
@@ -138,21 +125,29 @@ while kill -0 $tb 2>/dev/null && [ $i -lt 300 ]; do
 done
 wait $tb
 rc=$?
-[ $rc = 2 ] && [ -n "$pids" ] && gone $pids && [ -n "$tmpdir" ] && [ ! -e "$tmpdir" ]
+[ $rc = 2 ] && [ -n "$pids" ] && tb_gone $pids && [ -n "$tmpdir" ] && [ ! -e "$tmpdir" ]
 nl_check $? "SIGTERM: exit $rc, pids '$pids', directory '$tmpdir': $(tail -2 "$T/term.err")"
 
 # ---- 3. tandem and fanin: who sends where, from the nodes' own summaries
-wiring() { # wiring NAME SCENARIO EXPECTED-PAIRS [osn testbed args...]
-    local name=$1 scen=$2 pairs=$3
-    shift 3
+wiring() { # wiring NAME SCENARIO EXPECTED-PAIRS EXPECTED-DELAYS [osn testbed args...]
+    local name=$1 scen=$2 pairs=$3 delays=$4
+    shift 4
     timeout -k 5 120 "$OSN" testbed "$scen" --loads 0.3 --controls none --duration 3 \
-        --warmup 0 --json "$T/$name.json" "$@" >/dev/null 2>"$T/$name.err" {NL_LOCK_FD}>&-
+        --warmup 0 --json "$T/$name.json" --keep "$T/$name" "$@" >/dev/null 2>"$T/$name.err" \
+        {NL_LOCK_FD}>&-
     local rc=$?
-    "$NL_PY" - "$T/$name.json" "$pairs" <<'PY'
-import json, sys
+    "$NL_PY" - "$T/$name.json" "$pairs" "$delays" "$T/$name/none_0.3x" <<'PY'
+import json, os, sys
 r = json.load(open(sys.argv[1]))[0]
 nodes = {n["name"]: n for n in r["nodes"]}
 bad = []
+# NAME=DOWN/UP: the link delays the node was given (its summary's scenario keys; none: 0)
+for spec in sys.argv[3].split():
+    name, want = spec.split("=")
+    keys = json.load(open(os.path.join(sys.argv[4], name + ".json")))["scenario"]
+    got = "/".join(str(float(keys.get(f"node.link_delay_{d}", 0))) for d in ("down", "up"))
+    if got != "/".join(str(float(x)) for x in want.split("/")):
+        bad.append(f"{name} was given link delays down/up {got}, expected {want}")
 for pair in sys.argv[2].split():
     up, down = pair.split(">")
     if nodes[up].get("next_hop") != nodes[down]["listen"]:
@@ -167,8 +162,9 @@ sys.exit(1 if bad else 0)
 PY
     nl_check $((rc + $?)) "$name wiring (exit $rc): $(tail -2 "$T/$name.err")"
 }
-wiring tandem "$ROOT/examples/tandem.ini" "uac>edge edge>mid mid>core core>uas"
+wiring tandem "$ROOT/examples/tandem.ini" "uac>edge edge>mid mid>core core>uas" \
+    "uac=0.005/0 edge=0.01/0.005 mid=0.01/0.01 core=0.005/0.01 uas=0/0.005"
 wiring fanin "$ROOT/examples/fanin.ini" "uac0>edge0 uac1>edge1 edge0>core edge1>core core>uas" \
-    --set net.edges=2
+    "uac0=0.005/0 edge1=0.005/0.005 core=0.005/0.005" --set net.edges=2
 
 nl_summary

@@ -11,27 +11,25 @@
 #     real goodput of each run is within 10% of the simulator's and of the other run's;
 #   - the generator's good calls equal the uas's answered calls (every call accounted for);
 #   - no pid of either run is left;
-#   - --bind with 2 addresses for 3 ranks exits 2 naming --bind, on every rank.
-# About 45 s.   Usage: test_testbed_mpi.sh OSN ROOT MPIRUN
+#   - --bind with 2 addresses for 3 ranks exits 2 naming --bind, on every rank;
+#   - placement by [node] rank (NAME:RANK, ...): a short run with node.rank = "core:2, edge:1"
+#     ends the core on rank 2 and the edge on rank 1 (round-robin would give 1 and 2), the uac
+#     (element 3, not named) on rank 0, with every summary collected; a rank the job does not
+#     have exits 2 naming node.rank on every rank; an element the network does not have, 2
+#     naming node.rank without MPI too.
+# About 70 s.   Usage: test_testbed_mpi.sh OSN ROOT MPIRUN
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
 MPIRUN=$3
 . "$ROOT/tests/node/lib.sh"
-nl_init testbed_mpi 240 --load
+. "$ROOT/tests/testbed_lib.sh"
+nl_init testbed_mpi 300 --load
 SCEN=$ROOT/examples/node_collapse.ini
 T=$NL_TMP
 # As root, Open MPI needs --allow-run-as-root; --oversubscribe lets 3 ranks share 2 cores.
 MPI=("$MPIRUN" -n 3 --oversubscribe --allow-run-as-root)
 ARGS=(--loads 1 --controls loss --duration 8 --warmup 3)
-
-gone() {
-    local p
-    for p in "$@"; do
-        kill -0 "$p" 2>/dev/null && return 1
-    done
-    return 0
-}
 
 # Open MPI leaks by design (its components are unloaded with their blocks): no leak check.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
@@ -39,25 +37,29 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
 "${MPI[@]}" "$OSN" testbed "$SCEN" "${ARGS[@]}" --bind 127.0.0.1,127.0.0.2 \
     >/dev/null 2>"$T/bad.err" {NL_LOCK_FD}>&-
 rc=$?
-[ $rc = 2 ] && [ "$(grep -c -- '--bind 127.0.0.1,127.0.0.2: 2 addresses for 3 ranks' "$T/bad.err")" = 3 ]
+# grep -o, not -c: the ranks' messages may share a line of stderr when they come at once.
+[ $rc = 2 ] && [ "$(grep -o -- '--bind 127.0.0.1,127.0.0.2: 2 addresses for 3 ranks' "$T/bad.err" | wc -l)" = 3 ]
 nl_check $? "--bind with 2 addresses for 3 ranks: exit $rc, '$(head -3 "$T/bad.err")'"
 
-nl_log "osn testbed, one process: loss at 1x, 3 s + 8 s"
-timeout -k 5 120 "$OSN" testbed "$SCEN" "${ARGS[@]}" --json "$T/plain.json" \
-    >"$T/plain.out" 2>"$T/plain.err" {NL_LOCK_FD}>&-
+"${MPI[@]}" "$OSN" testbed "$SCEN" "${ARGS[@]}" --set "node.rank=core:3" \
+    >/dev/null 2>"$T/bad.err" {NL_LOCK_FD}>&-
 rc=$?
-cat "$T/plain.out"
-nl_check $rc "plain osn testbed exited $rc: $(tail -3 "$T/plain.err")"
+[ $rc = 2 ] && [ "$(grep -o -- "core on rank 3, but the job has 3 ranks" "$T/bad.err" | wc -l)" = 3 ] &&
+    grep -q "node.rank" "$T/bad.err"
+nl_check $? "node.rank = core:3 with 3 ranks: exit $rc, '$(head -3 "$T/bad.err")'"
+"$OSN" testbed "$SCEN" "${ARGS[@]}" --set "node.rank=core:1, nope:2" >/dev/null 2>"$T/bad.err" \
+    {NL_LOCK_FD}>&-
+rc=$?
+[ $rc = 2 ] && grep -q -- "node.rank.*'nope' is no element of this network (uas, core, edge, uac)" \
+    "$T/bad.err"
+nl_check $? "node.rank naming no element: exit $rc, '$(cat "$T/bad.err")'"
+
+nl_log "osn testbed, one process: loss at 1x, 3 s + 8 s"
+tb_run plain 120 "$OSN" testbed "$SCEN" "${ARGS[@]}" --json "$T/plain.json"
 
 nl_log "mpirun -n 3 osn testbed: loss at 1x, 3 s + 8 s"
-timeout -k 5 150 "${MPI[@]}" "$OSN" testbed "$SCEN" "${ARGS[@]}" --json "$T/mpi.json" \
-    --keep "$T/keep" >"$T/mpi.out" 2>"$T/mpi.err" {NL_LOCK_FD}>&-
-rc=$?
-cat "$T/mpi.out"
-nl_check $rc "mpirun osn testbed exited $rc: $(tail -3 "$T/mpi.err")"
-pids=$(grep -ho 'pid [0-9]*' "$T/plain.err" "$T/mpi.err" | awk '{print $2}' | sort -n | tr '\n' ' ')
-gone $pids
-nl_check $? "a process a testbed started is still running: $pids"
+tb_run mpi 150 "${MPI[@]}" "$OSN" testbed "$SCEN" "${ARGS[@]}" --json "$T/mpi.json" \
+    --keep "$T/keep"
 
 "$NL_PY" - "$T/plain.json" "$T/mpi.json" "$T/keep/loss_1x" <<'PY'
 import json, os, sys
@@ -97,5 +99,40 @@ print(f"sim {sim}; real plain {plain['real_goodput']}, MPI {mpi['real_goodput']}
 sys.exit(1 if bad else 0)
 PY
 nl_check $? "MPI beside one process"
+
+nl_log "mpirun -n 3 osn testbed, node.rank = core:2, edge:1: loss at 1x, 2 s + 4 s"
+tb_run placed 150 "${MPI[@]}" "$OSN" testbed "$SCEN" --loads 1 --controls loss --warmup 2 \
+    --duration 4 --set "node.rank=core:2, edge:1" --json "$T/placed.json" --keep "$T/placed"
+grep -q "3 MPI ranks: uas on 0, core on 2, edge on 1, uac on 0" "$T/placed.err"
+nl_check $? "the placement said: $(head -1 "$T/placed.err")"
+"$NL_PY" - "$T/placed.json" "$T/placed/loss_1x" <<'PY'
+import json, os, sys
+row = json.load(open(sys.argv[1]))[0]
+run = sys.argv[2]
+bad = []
+nodes = {n["name"]: n for n in row["nodes"]}
+if row["collected"] != 4:
+    bad.append(f"{row['collected']} of {row['elements']} summaries")
+for n in row["nodes"]:
+    if not n["summary"] or n["end"] != "exit 0":
+        bad.append(f"{n['name']}: summary {n['summary']}, end {n['end']}")
+for name, rank in (("core", 2), ("edge", 1)):
+    log = open(os.path.join(run, name + ".log")).read()
+    if not log.startswith(f"(rank {rank})"):
+        bad.append(f"{name}'s end did not come from rank {rank}: '{log.strip()}'")
+for name in ("uas", "uac"):  # rank 0's own: their logs are the nodes' own, not a rank's word
+    log = open(os.path.join(run, name + ".log")).read()
+    if log.startswith("(rank"):
+        bad.append(f"{name} did not run on rank 0: '{log.strip()}'")
+for up, down in (("uac", "edge"), ("edge", "core"), ("core", "uas")):
+    if nodes[up].get("next_hop") != nodes[down]["listen"]:
+        bad.append(f"{up} sent to {nodes[up].get('next_hop')}, {down} is at {nodes[down]['listen']}")
+for b in bad:
+    print("FAIL:", b)
+print(f"placed: real {row['real_goodput']}, sim {row['sim_goodput']} calls/s: "
+      f"{'FAIL' if bad else 'ok'}")
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "node.rank placement"
 
 nl_summary

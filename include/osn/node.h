@@ -122,6 +122,17 @@ struct osn_node_cfg {
     long tcp_max_connections; /* TCP connections accepted and open at most (next hops apart) */
     double tcp_idle_timeout;  /* s without a byte read or written before a connection closes */
     size_t tcp_buffer;        /* bytes queued for one TCP peer at most (>= 65,535) */
+    /* The scenario's link delays, carried out by the node (the simulator's [link] delay,
+     * one-way, s; 0: none): every datagram it sends to a next hop leaves link_delay_down s
+     * later, every other (a response upstream, a request elsewhere) link_delay_up s later, held
+     * in a delay line on the node's timers (src/node/link.c) of at most link_buffer bytes per
+     * loop; one that does not fit is lost and counted (link_dropped). UDP only. */
+    double link_delay_down, link_delay_up;
+    size_t link_buffer;
+    /* osn testbed under MPI: "NAME:RANK, ..." places element NAME (uas, core, core2, mid,
+     * edge, edge0, uac, uac0, ...) on rank RANK; the others go round-robin. Not read by the
+     * node itself. */
+    char rank[256];
     /* uas: the ring delay between its 180 and its 200 (enum osn_uas_ring_law, mean ring_mean s;
      * the scenario's [server uas] ring_delay), drawn from a stream of src.seed */
     int ring;
@@ -157,7 +168,7 @@ struct osn_node_cfg {
 /* Defaults: uas, listen 127.0.0.1:5060, no next hop, duration 0, stats every 1 s, max_memory
  * 1 GiB and max_transactions derived from it, no metrics, costs 0 (real speed), buffer 10,000,
  * control none, RFC 3261 timers, one worker; TCP: 1,024 connections, 60 s idle timeout, 256 KiB
- * queued per peer. */
+ * queued per peer; no link delays, a delay line of 64 MiB. */
 void osn_node_cfg_default(struct osn_node_cfg *cfg);
 
 /* What max_memory charges a live transaction when max_transactions is derived from it: its
@@ -225,7 +236,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(transactions_peak, "live transactions at most")                                              \
     X(kept_peak, "transactions kept in their final wait (compact) at most")                        \
     X(kept_bytes_peak, "bytes of the kept transactions' table at most")                            \
-    X(kept_unsent, "copies a kept transaction could not answer: not the request first answered")
+    X(kept_unsent, "copies a kept transaction could not answer: not the request first answered")   \
+    X(link_dropped, "datagrams lost at the full delay line (link_buffer, link_delay_*)")
 
 #define OSN_NODE_ONE(name, meaning) +1
 enum { OSN_NODE_NCOUNTERS = 0 OSN_NODE_COUNTERS(OSN_NODE_ONE) };

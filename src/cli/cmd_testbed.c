@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "osn/ini.h"
 #include "osn/net_scenario.h"
 #include "outputs.h"
 #include "testbed.h"
@@ -38,7 +39,7 @@ void osn_cmd_testbed_usage(FILE *f)
     fputs("Usage: osn testbed SCENARIO.ini [--set SECTION.KEY=VALUE]... [--loads 1,3,10]\n"
           "                   [--controls none,loss,rate] [--duration S] [--warmup S]\n"
           "                   [--json FILE|-] [--csv FILE|-] [--plot FILE.png] [--keep DIR]\n"
-          "                   [--bind ADDR|ADDR,ADDR,...|auto]\n"
+          "                   [--bind ADDR|ADDR,ADDR,...|auto] [--no-link-delay]\n"
           "       mpirun -n K osn testbed SCENARIO.ini ... (or srun): the elements spread\n"
           "                   over K ranks\n"
           "\n"
@@ -74,10 +75,15 @@ void osn_cmd_testbed_usage(FILE *f)
           "  --bind ADDR,...          the address the nodes listen on (port 0): one for every\n"
           "                           rank, one per MPI rank, or auto (the host's first\n"
           "                           non-loopback IPv4 address) [127.0.0.1]\n"
+          "  --no-link-delay          the nodes add no [link] delay (across hosts, where the\n"
+          "                           network has its own); osn sim keeps the scenario's.\n"
+          "                           By default each node holds what it sends for its\n"
+          "                           link's delay (node.link_delay_down, link_delay_up)\n"
           "  -h, --help               show this help\n"
           "\n"
-          "Under mpirun or srun, element i (in start order: uas, cores, mid, edges, sources)\n"
-          "runs on rank i mod K; stage by stage the ranks exchange the addresses their nodes\n"
+          "Under mpirun or srun, an element named in [node] rank = NAME:RANK, ... runs on\n"
+          "that rank, element i (in start order: uas, cores, mid, edges, sources) otherwise\n"
+          "on rank i mod K; stage by stage the ranks exchange the addresses their nodes\n"
           "reported, and rank 0 gathers every node's summary, runs osn sim and prints.\n"
           "\n"
           "Output: one line per run on standard error (its elements' pids and addresses),\n"
@@ -169,6 +175,7 @@ int osn_cmd_testbed(int argc, char **argv)
 {
     const char *s_loads = "1,3,10", *s_controls = "none,loss,rate", *s_dur = NULL, *s_warm = NULL;
     const char *json = NULL, *csv = NULL, *plot = NULL, *keep = NULL, *s_bind = "127.0.0.1";
+    bool no_link_delay = false;
     const struct osn_cli_opt opts[] = {
             {"--loads", NULL, OSN_CLI_VALUE, &s_loads},
             {"--controls", NULL, OSN_CLI_VALUE, &s_controls},
@@ -179,6 +186,7 @@ int osn_cmd_testbed(int argc, char **argv)
             {"--plot", NULL, OSN_CLI_FILE, &plot},
             {"--keep", NULL, OSN_CLI_FILE, &keep},
             {"--bind", NULL, OSN_CLI_VALUE, &s_bind},
+            {"--no-link-delay", NULL, OSN_CLI_FLAG, &no_link_delay},
             {NULL, NULL, 0, NULL},
     };
     struct osn_cli_args a;
@@ -253,7 +261,7 @@ int osn_cmd_testbed(int argc, char **argv)
     }
     if (tb_source_check(c, cfg.warmup, cfg.warmup + cfg.duration) != 0)
         goto out;
-    if (tb_net_build(&net, c) != 0)
+    if (tb_net_build(&net, c) != 0 || tb_place(&cfg, &net, osn_ini_get(&sc->ini, "node.rank")) != 0)
         goto out;
     if (tb_bind(s_bind, cfg.rank, cfg.ranks, cfg.bind, sizeof cfg.bind) != 0)
         goto out;
@@ -268,6 +276,7 @@ int osn_cmd_testbed(int argc, char **argv)
     cfg.ready_timeout = 20; /* a node is up in milliseconds; the machine may be loaded */
     cfg.stop_timeout = 10;
     cfg.stop = &stop_requested;
+    cfg.link_delay = !no_link_delay;
 
     /* Up to here every rank met the same options and files alike. What follows may fail on one
      * rank only (gnuplot, a directory): the ranks agree before any node starts. */
@@ -310,8 +319,13 @@ int osn_cmd_testbed(int argc, char **argv)
                 "%g s; loads %s; controls %s; files in %s%s",
                 a.scenario, net.n, cfg.capacity, cfg.warmup, cfg.duration, s_loads, s_controls,
                 cfg.dir, keep ? "" : " (removed at the end)");
-        if (cfg.ranks > 1)
-            fprintf(stderr, "; %d MPI ranks, element i on rank i mod %d", cfg.ranks, cfg.ranks);
+        if (cfg.ranks > 1) {
+            fprintf(stderr, "; %d MPI ranks:", cfg.ranks);
+            for (int i = 0; i < net.n; i++)
+                fprintf(stderr, "%s %s on %d", i ? "," : "", net.e[i].name, net.e[i].rank);
+        }
+        if (!cfg.link_delay)
+            fprintf(stderr, "; no link delays added");
         fputc('\n', stderr);
         table = !osn_cli_outputs_to_stdout(outs, 2);
         if (table)

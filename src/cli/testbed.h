@@ -48,7 +48,11 @@ struct tb_elem {
     int core;                    /* a core: 0 for [server core], i for [server core(i+1)] */
     int stage;                   /* 0 for the UAS, then 1 + its downstream elements' stage */
     double share;                /* uac: its fraction of the offered rate (fan-in: 1 / edges) */
-    int stream;       /* uac: added to net.seed, so that fan-in sources are independent */
+    int stream; /* uac: added to net.seed, so that fan-in sources are independent */
+    /* The one-way delays of its links in the scenario (s): toward its next hops, and upstream
+     * (node.link_delay_down, link_delay_up) */
+    double delay_down, delay_up;
+    int rank;         /* the MPI rank that runs it (node.rank, else round-robin) */
     struct tb_proc p; /* this run's process */
 };
 
@@ -75,6 +79,7 @@ struct tb_cfg {
     volatile sig_atomic_t *stop;   /* set by SIGINT/SIGTERM: stop everything, fail */
     int rank, ranks;               /* this process's MPI rank and their number (0, 1: no MPI) */
     char bind[64];                 /* the address this rank's nodes listen on (port 0) */
+    bool link_delay;               /* the nodes carry out the scenario's [link] delays */
 };
 
 /* One row of the table: one control at one load, sim beside real. */
@@ -87,10 +92,13 @@ struct tb_row {
     double real_goodput, real_offered; /* calls/s in the window, from the generators' rows */
     double real_p50, real_p99;         /* setup delay (s) in the window (node.warmup) */
     double ratio;                      /* real / sim goodput */
-    double lag_max;                    /* the generators' largest schedule lag (s) */
-    long late_sends, unfinished;       /* INVITEs > 1 ms late; calls not ended at the stop */
-    int elements, collected;           /* elements started; JSON summaries read back */
-    json_t *elems;                     /* per element: name, pid, listen, exit and counters */
+    /* the core's time in overload (controller mode 1 or 2) in the window, a fraction: the
+     * simulator's core_overload, and the core node's sampled (testbed_run.c, TB_MODE_ROW) */
+    double sim_overload, real_overload;
+    double lag_max;              /* the generators' largest schedule lag (s) */
+    long late_sends, unfinished; /* INVITEs > 1 ms late; calls not ended at the stop */
+    int elements, collected;     /* elements started; JSON summaries read back */
+    json_t *elems;               /* per element: name, pid, listen, exit and counters */
     char notes[512];
     bool ok; /* every element came up and wrote its summary */
 };
@@ -128,11 +136,15 @@ int tb_proc_ready(struct tb_proc *p, double timeout, volatile sig_atomic_t *stop
 int tb_proc_wait(struct tb_proc *p, double timeout, volatile sig_atomic_t *stop);
 /* SIGTERM, then up to `timeout` s to end, then SIGKILL; always reaps. Nothing if not running. */
 void tb_proc_stop(struct tb_proc *p, double timeout);
+/* Sets p's log file to DIR/NAME.log. */
+void tb_proc_log(struct tb_proc *p, const char *dir, const char *name);
 /* The last line of p's log, for an error message ("" if none). */
 void tb_proc_last_line(const struct tb_proc *p, char *buf, size_t size);
 /* "exit 0", "signal 9", ... */
 void tb_proc_status_str(const struct tb_proc *p, char *buf, size_t size);
 
+/* testbed_run.c: the core's stats interval (s), whose rows sample its controller's mode. */
+#define TB_MODE_ROW 0.05
 /* testbed_run.c: one load x control. Returns 0 with *row filled (row->ok false when an element
  * did not write its summary: the row says so); OSN_EXIT_ERROR when a node did not come up (told,
  * naming the element) or the run was interrupted. Every process it started has ended. */
@@ -142,8 +154,14 @@ int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, do
 /* testbed_mpi.c: the ranks under mpirun or srun (one rank, and no MPI, otherwise). */
 /* Joins the launcher's job, if any: cfg->rank and cfg->ranks. 0, or OSN_EXIT_ERROR (told). */
 int tb_mpi_init(struct tb_cfg *cfg);
-/* Whether element i runs on this rank (i mod ranks). */
-bool tb_mine(const struct tb_cfg *cfg, int i);
+/* Places the elements on the ranks: each element named in node.rank (o, "NAME:RANK, ...";
+ * NULL when not set) on its rank, the others round-robin (element i on rank i mod ranks); one
+ * rank runs them all. 0, or OSN_EXIT_ERROR (told, naming node.rank and where it was set) for a
+ * name that is no element of the network, a name given twice, or a rank the job does not have. */
+struct osn_key_origin;
+int tb_place(const struct tb_cfg *cfg, struct tb_net *net, const struct osn_key_origin *o);
+/* Whether element i runs on this rank. */
+bool tb_mine(const struct tb_cfg *cfg, const struct tb_net *net, int i);
 /* Every rank's elements started so far (address, pid) to every rank, with each rank's status
  * (0 or an exit status); returns the first non-zero status of any rank, else 0. One rank:
  * returns `status`. */

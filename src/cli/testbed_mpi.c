@@ -2,7 +2,8 @@
  * `osn testbed` spread over MPI ranks (testbed.h): `mpirun -n K osn testbed ...` or `srun`.
  *
  * Every rank reads the same options and scenario, so every rank builds the same list of
- * elements; element i (in start order) runs on rank i mod K. A run goes through the elements'
+ * elements and places them alike: an element named in [node] rank = NAME:RANK, ... on that
+ * rank, element i (in start order) otherwise on rank i mod K. A run goes through the elements'
  * stages, callee first (the UAS, the cores, a mid, the edges, the sources): at each stage every
  * rank starts its own elements of that stage, reads their listening lines, and the ranks then
  * exchange what they started (address, pid, whether it came up) with one MPI_Allgatherv, so that
@@ -31,6 +32,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "osn/ini.h"
 #include "osn/study_mpi.h"
 #include "testbed.h"
 
@@ -90,9 +92,55 @@ int tb_mpi_init(struct tb_cfg *cfg)
     return osn_study_mpi_init("testbed", &cfg->rank, &cfg->ranks) != 0 ? OSN_EXIT_ERROR : 0;
 }
 
-bool tb_mine(const struct tb_cfg *cfg, int i)
+int tb_place(const struct tb_cfg *cfg, struct tb_net *net, const struct osn_key_origin *o)
 {
-    return cfg->ranks <= 1 || i % cfg->ranks == cfg->rank;
+    char list[256], *save, err[1024], names[512];
+    bool named[TB_MAX_ELEMS] = {false};
+    size_t len = 0;
+
+    for (int i = 0; i < net->n; i++) {
+        net->e[i].rank = cfg->ranks > 1 ? i % cfg->ranks : 0;
+        len += (size_t)snprintf(names + len, len < sizeof names ? sizeof names - len : 0, "%s%s",
+                                i ? ", " : "", net->e[i].name);
+    }
+    if (!o)
+        return 0;
+    snprintf(list, sizeof list, "%s", o->value);
+    for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        char *colon = strchr(t, ':'), *end = NULL;
+        long r = -1;
+        if (colon) {
+            *colon = '\0';
+            errno = 0;
+            r = strtol(colon + 1, &end, 10);
+        }
+        int i = 0;
+        while (colon && i < net->n && strcmp(net->e[i].name, t) != 0)
+            i++;
+        if (!colon || end == colon + 1 || *end || errno || r < 0)
+            osn_ini_bad(o, err, sizeof err,
+                        "'%s%s%s' is not NAME:RANK (a whole number >= 0), comma-separated", t,
+                        colon ? ":" : "", colon ? colon + 1 : "");
+        else if (i == net->n)
+            osn_ini_bad(o, err, sizeof err, "'%s' is no element of this network (%s)", t, names);
+        else if (named[i])
+            osn_ini_bad(o, err, sizeof err, "element %s is placed twice", t);
+        else if (r >= cfg->ranks && cfg->ranks > 1)
+            osn_ini_bad(o, err, sizeof err, "%s on rank %ld, but the job has %d ranks (0..%d)", t,
+                        r, cfg->ranks, cfg->ranks - 1);
+        else {
+            named[i] = true;
+            net->e[i].rank = cfg->ranks > 1 ? (int)r : 0;
+            continue;
+        }
+        return osn_cli_die("testbed", "%s", err);
+    }
+    return 0;
+}
+
+bool tb_mine(const struct tb_cfg *cfg, const struct tb_net *net, int i)
+{
+    return cfg->ranks <= 1 || net->e[i].rank == cfg->rank;
 }
 
 int tb_mpi_share(const struct tb_cfg *cfg, struct tb_net *net, int status)
@@ -109,7 +157,7 @@ int tb_mpi_share(const struct tb_cfg *cfg, struct tb_net *net, int status)
     struct block *own = &b[cfg->rank];
     own->status = status;
     for (int i = 0; i < net->n; i++)
-        if (tb_mine(cfg, i) && net->e[i].p.addr[0]) {
+        if (tb_mine(cfg, net, i) && net->e[i].p.addr[0]) {
             own->e[own->n].idx = i;
             own->e[own->n].pid = (int)net->e[i].p.pid_was;
             snprintf(own->e[own->n].addr, sizeof own->e[0].addr, "%s", net->e[i].p.addr);
@@ -208,7 +256,7 @@ static int unpack(struct tb_net *net, const char *text, int from, const char *di
     snprintf(path, sizeof path, "%s/%s.csv", dir, e->name);
     if (stats)
         spill(path, stats);
-    snprintf(e->p.log, sizeof e->p.log, "%s/%s.log", dir, e->name);
+    tb_proc_log(&e->p, dir, e->name);
     char line[1100];
     snprintf(line, sizeof line, "(rank %d) %s\n", from, last ? last : "");
     spill(e->p.log, line);
@@ -223,7 +271,7 @@ int tb_mpi_gather(const struct tb_cfg *cfg, struct tb_net *net, const char *dir)
         return 0;
     if (cfg->rank != 0) {
         for (int i = 0; i < net->n; i++) {
-            if (!tb_mine(cfg, i))
+            if (!tb_mine(cfg, net, i))
                 continue;
             char *text = pack(&net->e[i], i, dir);
             osn_study_mpi_send(text ? 0 : OSN_EXIT_ERROR, text ? text : "{}");
@@ -232,7 +280,9 @@ int tb_mpi_gather(const struct tb_cfg *cfg, struct tb_net *net, const char *dir)
         return 0;
     }
     for (int r = 1; r < cfg->ranks; r++)
-        for (int i = r; i < net->n; i += cfg->ranks) {
+        for (int i = 0; i < net->n; i++) {
+            if (net->e[i].rank != r) /* rank r sends its own elements, in their order */
+                continue;
             int status;
             char *text = osn_study_mpi_recv(r, &status);
             if (!text || status != 0 || unpack(net, text, r, dir) != 0) {

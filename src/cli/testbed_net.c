@@ -14,7 +14,8 @@
  * every core as `node.next_hop = A, B, ...` with the scenario's `[server edge]
  * next_hop_weights` and `down_time` (a node reads them from [node]); a node plays [server core]
  * only, so the core of [server coreK] is given that section's costs and buffer as [server core]
- * (testbed_run.c).
+ * (testbed_run.c). Each element also carries the one-way delays of its links, downstream and
+ * upstream, for the node to carry out (node.link_delay_down, link_delay_up).
  */
 #include <stdio.h>
 #include <string.h>
@@ -82,6 +83,23 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         int k = add(net, name, "uac", edge0 + i);
         net->e[k].share = 1.0 / E;
         net->e[k].stream = i;
+    }
+    /* The links as the simulator takes them (src/sim/net_run.c): access from a source to its
+     * edge, the uas link from a core to the UAS, trunk between the proxies (edge -> mid ->
+     * core, edge -> core), each the same delay both ways. */
+    for (int i = 0; i < net->n; i++) {
+        struct tb_elem *e = &net->e[i];
+        bool is_uac = strcmp(e->element, "uac") == 0, is_uas = strcmp(e->element, "uas") == 0;
+        bool is_core = strcmp(e->element, "core") == 0;
+        bool is_edge = strcmp(e->element, "edge") == 0 && strcmp(e->name, "mid") != 0;
+        e->delay_down = is_uas    ? 0
+                        : is_uac  ? c->access.delay
+                        : is_core ? c->uas_link.delay
+                                  : c->trunk.delay;
+        e->delay_up = is_uac    ? 0
+                      : is_uas  ? c->uas_link.delay
+                      : is_edge ? c->access.delay
+                                : c->trunk.delay;
     }
     return 0;
 }

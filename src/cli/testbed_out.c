@@ -14,8 +14,9 @@
 
 void tb_table_header(FILE *f)
 {
-    fprintf(f, "%-7s %5s %7s | %-22s %9s %6s | %-15s | %-15s | %s\n", "control", "load", "rate",
-            "sim goodput +- hw (n)", "real", "ratio", "p50 sim/real", "p99 sim/real", "notes");
+    fprintf(f, "%-7s %5s %7s | %-22s %9s %6s | %-15s | %-15s | %-13s | %s\n", "control", "load",
+            "rate", "sim goodput +- hw (n)", "real", "ratio", "p50 sim/real", "p99 sim/real",
+            "overload s/r", "notes");
 }
 
 /* A delay in seconds with 3 decimals, "-" when there is none. */
@@ -31,18 +32,21 @@ static const char *secs(char *buf, size_t size, double v)
 void tb_table_row(FILE *f, const struct tb_row *r)
 {
     char sim[64], s50[16], r50[16], s99[16], r99[16], p50[40], p99[40], ratio[16];
+    char so[16], ro[16], ovl[40];
 
     snprintf(sim, sizeof sim, "%.1f +- %.1f (%ld)", r->sim_goodput, r->sim_hw, r->sim_n);
     snprintf(p50, sizeof p50, "%s / %s", secs(s50, sizeof s50, r->sim_p50),
              secs(r50, sizeof r50, r->real_p50));
     snprintf(p99, sizeof p99, "%s / %s", secs(s99, sizeof s99, r->sim_p99),
              secs(r99, sizeof r99, r->real_p99));
+    snprintf(ovl, sizeof ovl, "%s / %s", secs(so, sizeof so, r->sim_overload),
+             secs(ro, sizeof ro, r->real_overload));
     if (isnan(r->ratio))
         snprintf(ratio, sizeof ratio, "-");
     else
         snprintf(ratio, sizeof ratio, "%.3f", r->ratio);
-    fprintf(f, "%-7s %4gx %7.1f | %-22s %9.1f %6s | %-15s | %-15s | %s%s%s\n", r->control, r->load,
-            r->rate, sim, r->real_goodput, ratio, p50, p99,
+    fprintf(f, "%-7s %4gx %7.1f | %-22s %9.1f %6s | %-15s | %-15s | %-13s | %s%s%s\n", r->control,
+            r->load, r->rate, sim, r->real_goodput, ratio, p50, p99, ovl,
             r->collected == r->elements ? "" : "MISSING SUMMARIES: ", r->notes,
             r->notes[0] || r->collected != r->elements ? "" : "-");
 }
@@ -61,7 +65,8 @@ int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
     (void)errsize;
     fprintf(f, "control,load,rate,sim_goodput,sim_goodput_hw,sim_replications,real_goodput,"
                "ratio,sim_p50_s,real_p50_s,sim_p99_s,real_p99_s,real_offered,lag_max_s,"
-               "late_sends,unfinished,elements,collected,warmup_s,duration_s,notes\n");
+               "late_sends,unfinished,elements,collected,warmup_s,duration_s,sim_core_overload,"
+               "real_core_overload,notes\n");
     for (int i = 0; i < rows->n; i++) {
         const struct tb_row *r = &rows->r[i];
         fprintf(f, "%s,", r->control);
@@ -81,6 +86,8 @@ int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
         fprintf(f, "%ld,%ld,%d,%d,", r->late_sends, r->unfinished, r->elements, r->collected);
         csv_num(f, rows->cfg->warmup);
         csv_num(f, rows->cfg->duration);
+        csv_num(f, r->sim_overload);
+        csv_num(f, r->real_overload);
         osn_cli_csv_field(f, r->notes);
         fputc('\n', f);
     }
@@ -120,6 +127,8 @@ int tb_json_write(FILE *f, const void *ctx, char *err, size_t errsize)
         json_object_set_new(o, "collected", json_integer(r->collected));
         json_object_set_new(o, "warmup_s", jnum(rows->cfg->warmup));
         json_object_set_new(o, "duration_s", jnum(rows->cfg->duration));
+        json_object_set_new(o, "sim_core_overload", jnum(r->sim_overload));
+        json_object_set_new(o, "real_core_overload", jnum(r->real_overload));
         json_object_set_new(o, "notes", json_string(r->notes));
         json_object_set_new(o, "nodes", r->elems ? json_incref(r->elems) : json_array());
         json_array_append_new(a, o);

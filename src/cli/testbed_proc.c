@@ -253,3 +253,12 @@ void tb_proc_status_str(const struct tb_proc *p, char *buf, size_t size)
     else
         snprintf(buf, size, "status %d", p->status);
 }
+
+void tb_proc_log(struct tb_proc *p, const char *dir, const char *name)
+{
+    /* Built aside, then copied: the name is often the element's own (struct tb_elem holds both
+     * it and p), and GCC's -Wrestrict (the sanitized build) cannot tell the two fields apart. */
+    char log[sizeof p->log];
+    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    memcpy(p->log, log, sizeof log);
+}

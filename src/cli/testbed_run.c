@@ -152,6 +152,16 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         fan_args(&a, cfg->net, e->nnext);
     if (strcmp(e->element, "core") == 0 && e->core > 0)
         core_args(&a, &cfg->net->more_cores[e->core - 1]);
+    /* The scenario's [link] delays, each node holding what it sends for its link's delay, so
+     * that each direction of a link is delayed once, as in the simulator (src/node/link.c). */
+    if (cfg->link_delay && e->delay_down > 0) {
+        arg(&a, "--set");
+        arg(&a, "node.link_delay_down=%.17g", e->delay_down);
+    }
+    if (cfg->link_delay && e->delay_up > 0) {
+        arg(&a, "--set");
+        arg(&a, "node.link_delay_up=%.17g", e->delay_up);
+    }
     arg(&a, "--set");
     if (strcmp(e->element, "uac") == 0) {
         arg(&a, "node.duration=%.17g", cfg->warmup + cfg->duration);
@@ -167,10 +177,17 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
     } else {
         arg(&a, "node.duration=0"); /* until the testbed stops it */
     }
+    if (strcmp(e->element, "core") == 0 && e->core == 0) {
+        /* The core's rows, often: their mode column samples its time in overload. */
+        arg(&a, "--set");
+        arg(&a, "node.stats_interval=%g", TB_MODE_ROW);
+        arg(&a, "--stats");
+        arg(&a, "%s/%s.csv", dir, e->name);
+    }
     arg(&a, "--json");
     arg(&a, "%s/%s.json", dir, e->name);
     arg(&a, "-q");
-    snprintf(e->p.log, sizeof e->p.log, "%s/%s.log", dir, e->name);
+    tb_proc_log(&e->p, dir, e->name);
     if (a.full)
         return osn_cli_die("testbed", "element %s: its command line is too long", e->name);
     if (tb_proc_start(&e->p, a.v, true) != 0)
@@ -230,6 +247,34 @@ static int window_rates(const struct tb_cfg *cfg, const char *path, double *good
     *good += n_good / (t1 - t0);
     *offered += n_started / (t1 - t0);
     return 0;
+}
+
+/* The core's time in overload in the window (warm-up, warm-up + duration] of its own clock:
+ * the fraction of its stats rows, one every TB_MODE_ROW s, whose mode (the last column) is 1 or
+ * 2. The node reports its mode time only over its whole run, drain included; the rows sample it
+ * in the window instead (periods of overload last tenths of seconds, so a sample each 50 ms
+ * sees them). The core starts before the sources, so its window ends a little before their
+ * traffic does, never in the drain. NaN without rows. */
+static double core_overload(const struct tb_cfg *cfg, const char *path)
+{
+    char line[512];
+    double n = 0, over = 0;
+    FILE *f = fopen(path, "r");
+
+    if (!f)
+        return NAN;
+    while (fgets(line, sizeof line, f)) {
+        double t;
+        const char *mode = strrchr(line, ',');
+        if (sscanf(line, "%lf,", &t) != 1 || !mode)
+            continue; /* the header */
+        if (t > cfg->warmup && t <= cfg->warmup + cfg->duration) {
+            n++;
+            over += atoi(mode + 1) >= 1;
+        }
+    }
+    fclose(f);
+    return n > 0 ? over / n : NAN;
 }
 
 /* What the table keeps of an element's summary (the whole file stays in the run's directory). */
@@ -322,6 +367,10 @@ static void collect(const struct tb_cfg *cfg, struct tb_net *net, const char *di
             }
         } else if (!j && strcmp(e->element, "uac") == 0)
             window_ok = false;
+        if (strcmp(e->element, "core") == 0 && e->core == 0) {
+            snprintf(path, sizeof path, "%s/%s.csv", dir, e->name);
+            r->real_overload = core_overload(cfg, path);
+        }
         json_decref(j);
     }
     if (!window_ok)
@@ -372,6 +421,7 @@ static int simulate(const struct tb_cfg *cfg, const char *control, double factor
     r->sim_n = (long)num(j, "replications");
     r->sim_p50 = num(j, "setup_delay_p50");
     r->sim_p99 = num(j, "setup_delay_p99");
+    r->sim_overload = num(j, "core_overload");
     json_decref(j);
     return 0;
 }
@@ -401,6 +451,7 @@ int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, do
     r->rate = load * cfg->capacity;
     r->sim_goodput = r->sim_hw = r->sim_p50 = r->sim_p99 = NAN;
     r->real_goodput = r->real_p50 = r->real_p99 = r->ratio = NAN;
+    r->sim_overload = r->real_overload = NAN;
     r->elements = net->n;
     /* Every rate of the source times one factor, so that it offers r->rate in the window. */
     double factor =
@@ -421,7 +472,7 @@ int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, do
     for (int st = 0; st < nstages; st++) {
         for (int i = 0; i < net->n && !failed; i++) {
             struct tb_elem *e = &net->e[i];
-            if (e->stage != st || !tb_mine(cfg, i))
+            if (e->stage != st || !tb_mine(cfg, net, i))
                 continue;
             if (start_elem(cfg, net, i, control, factor, dir) != 0) {
                 failed = OSN_EXIT_ERROR;
@@ -465,7 +516,7 @@ int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, do
     int interrupted = 0;
     for (int i = 0; i < net->n && !interrupted; i++) {
         struct tb_elem *e = &net->e[i];
-        if (strcmp(e->element, "uac") != 0 || !tb_mine(cfg, i))
+        if (strcmp(e->element, "uac") != 0 || !tb_mine(cfg, net, i))
             continue;
         if (!tb_proc_wait(&e->p, fmax(deadline - mono_s(), 0.001), cfg->stop)) {
             if (*cfg->stop) {

@@ -82,6 +82,23 @@ static const struct osn_key_spec node_keys[] = {
          .unit = "bytes",
          .help = "bytes queued for one TCP peer at most: past half the node stops reading it, "
                  "past all it closes it (a peer that does not read cannot grow the node)"},
+        {"node", "link_delay_down", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, link_delay_down),
+         .unit = "s",
+         .help = "the one-way delay of the link to the next hop(s), carried out by the node: "
+                 "each datagram it sends there leaves this much later (a delay line on its "
+                 "timers). osn testbed gives each node its [link] delays; UDP only"},
+        {"node", "link_delay_up", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, link_delay_up),
+         .unit = "s",
+         .help = "the one-way delay of the link upstream: each datagram the node sends "
+                 "elsewhere than a next hop (its responses) leaves this much later"},
+        {"node", "link_buffer", OSN_KEY_LONG, 65535, 1073741824, OSN_KEY_AT(C, link_buffer),
+         .unit = "bytes",
+         .help = "bytes the delay line holds at most (per loop); a datagram that does not fit is "
+                 "lost and counted in link_dropped, as at a full link queue"},
+        {"node", "rank", OSN_KEY_STRING, OSN_KEY_AT(C, rank), .unit = "NAME:RANK, ...",
+         .help = "osn testbed under mpirun or srun: run element NAME (uas, core, core2, mid, edge, "
+                 "edge0, uac, uac0, ...) on MPI rank RANK; elements not named go round-robin "
+                 "(element i on rank i mod K). The node itself does not read it (docs/testbed.md)"},
         {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
          .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "
                  "(RFC 3261 16.6), so the dialog's ACK, BYE and re-INVITE from either side "

@@ -38,6 +38,7 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     cfg->tcp_max_connections = 1024;
     cfg->tcp_idle_timeout = 60;
     cfg->tcp_buffer = (size_t)256 << 10;
+    cfg->link_buffer = (size_t)64 << 20;
     osn_ctl_cfg_default(&cfg->ctl);
     osn_sip_cfg_default(&cfg->sip);
 }
@@ -138,6 +139,21 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
         key = "node.tcp_buffer";
         snprintf(msg, msgsize, "must be at least %d bytes (one message of the largest size)",
                  OSN_SIP_WIRE_MAX_LEN);
+    } else if (!(cfg->link_delay_down >= 0) || !isfinite(cfg->link_delay_down) ||
+               !(cfg->link_delay_up >= 0) || !isfinite(cfg->link_delay_up)) {
+        key = !(cfg->link_delay_down >= 0) || !isfinite(cfg->link_delay_down)
+                      ? "node.link_delay_down"
+                      : "node.link_delay_up";
+        snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
+    } else if ((cfg->link_delay_down > 0 || cfg->link_delay_up > 0) &&
+               (tcp_hop >= 0 || listen_tcp)) {
+        /* The delay line holds datagrams (udp.c's sends); a TCP stream's bytes are not held. */
+        key = cfg->link_delay_down > 0 ? "node.link_delay_down" : "node.link_delay_up";
+        snprintf(msg, msgsize, "link delays are carried out over UDP only, not ;transport=tcp");
+    } else if (cfg->link_buffer < OSN_SIP_WIRE_MAX_LEN) {
+        key = "node.link_buffer";
+        snprintf(msg, msgsize, "must be at least %d bytes (one message of the largest size)",
+                 OSN_SIP_WIRE_MAX_LEN);
     } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
         key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
               : cfg->element == OSN_NODE_CORE ? "server core.buffer"
@@ -153,6 +169,7 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
 {
     int err;
     n->cfg = cfg;
+    n->link.on = cfg->link_delay_down > 0 || cfg->link_delay_up > 0;
     if (osn_node_check(cfg, NULL, msg, msgsize) != 0)
         return OSN_EINVAL;
     char why[128];

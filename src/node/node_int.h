@@ -9,6 +9,7 @@
  *   addr.c     UDP addresses, IPv4 or IPv6: reading "HOST:PORT", writing them for SIP and people
  *   hops.c     several next hops: reading next_hop's list and its weights, their counts
  *   udp.c      the UDP sockets: the listening one, a connected one per next hop, sends, ICMP errors
+ *   link.c     the scenario's link delays: a delay line before the UDP sends, on the timers
  *   tcp.c      the TCP transport: the listening socket, accepted connections and one per next hop,
  *              buffers with caps, idle and stuck peers, a broken next hop's transport errors
  *   tcp_frame.c where a SIP message ends in a byte stream (Content-Length, RFC 3261 18.3)
@@ -86,7 +87,8 @@ struct osn_span addr_via_received(const union node_addr *from, const struct osn_
 /* TM_ARRIVAL: the generator's next call (obj NULL); TM_CALL: a generator call's hold or retry
  * wait (obj the call, gen its timer generation). */
 /* TM_KEPT: the head of one of the kept table's expiry lists is due (obj NULL, gen the list). */
-enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE, TM_ARRIVAL, TM_CALL, TM_KEPT };
+/* TM_LINK: the head of a delay line is due (obj NULL, gen the direction, LINK_DOWN or LINK_UP). */
+enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE, TM_ARRIVAL, TM_CALL, TM_KEPT, TM_LINK };
 
 struct tm_entry {
     double at;
@@ -252,6 +254,31 @@ struct outq {
     char *bytes; /* OUTQ_BYTES */
 };
 
+/* ---- the link delays (link.c) ---- */
+
+/* A datagram held on its link until `due` (s, the node's clock). */
+struct link_dgram {
+    struct link_dgram *next;
+    double due;
+    union node_addr to;
+    size_t len;
+    char bytes[];
+};
+
+enum { LINK_DOWN, LINK_UP }; /* to a next hop; to anyone else */
+
+/* Two delay lines, one per direction. A line's delay is fixed, so the order datagrams enter it
+ * is the order they leave it: a FIFO, whose head alone has an entry in the timer heap. */
+struct link {
+    struct {
+        struct link_dgram *head, *tail;
+        bool armed; /* a TM_LINK entry for the head is in the heap */
+    } line[2];
+    size_t held;  /* bytes the lines hold (datagrams and their records): link_buffer at most */
+    bool on;      /* some delay is set */
+    bool leaving; /* link_due is sending: udp_send_to sends at once */
+};
+
 /* ---- next hops (udp.c) ---- */
 
 /* A next hop and the UDP socket connected to it. Connected, the kernel looks the route up once
@@ -358,6 +385,7 @@ struct node {
     struct osn_rng ring_rng; /* uas: the ring delays' draws (cfg->ring exp) */
     double cpu_t;            /* the virtual CPU: nominal end of the last service (s) */
     struct outq outq;
+    struct link link;
     char obuf[OSN_SIP_WIRE_MAX_LEN + 1];
     struct osn_node_stats st;
     struct gen *gen; /* element uac: the load generator (gen.c), else NULL */
@@ -480,6 +508,15 @@ void udp_errors(struct node *n, struct next_hop *h);
 void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len);
 /* Sends what is queued, in order; what the kernel refuses is counted in send_errors. */
 void udp_flush(struct node *n);
+
+/* link.c */
+/* Whether datagram p[0..len) to `to` is n's to hold on its link (a delay is set for its
+ * direction): then it is held, or lost and counted in link_dropped when the line is full, and
+ * udp_send_to sends nothing now. false: it goes now. */
+bool link_hold(struct node *n, const union node_addr *to, const char *p, size_t len);
+/* A TM_LINK deadline of line `dir`: its due datagrams go out, by udp_send_to. */
+void link_due(struct node *n, int dir);
+void link_release(struct node *n);
 
 /* tcp.c: the TCP transport. The loop polls tcp_fd (an epoll set of every TCP socket), runs
  * tcp_run when it is readable or tcp_deadline has come, and calls tcp_flush before each wait. */

@@ -35,6 +35,9 @@ void node_fire(struct node *n, const struct tm_entry *e)
     case TM_KEPT:
         kept_expire(n, (int)e->gen);
         break;
+    case TM_LINK:
+        link_due(n, (int)e->gen);
+        break;
     }
     ntx_unhold(n);
 }
@@ -62,6 +65,7 @@ void node_release(struct node *n)
     dialogs_release(&n->dialogs);
     calls_release(&n->calls);
     kept_release(n);
+    link_release(n);
     free(n->budget);
     n->budget = NULL;
     pending_release(&n->pending);

@@ -13,7 +13,8 @@
  * Sends are queued and leave together at the end of the loop's turn: one sendmmsg(2) for the
  * handful of datagrams a turn produces costs one system call instead of one each, and system
  * calls were a third of the node's CPU time at 1,000 calls/s (perf). A turn lasts microseconds,
- * so no datagram waits longer than the work it came with.
+ * so no datagram waits longer than the work it came with, unless the scenario's link delay
+ * holds it (link.c).
  */
 #define _GNU_SOURCE /* sendmmsg */
 #include <arpa/inet.h>
@@ -316,6 +317,9 @@ static void enqueue(struct node *n, const union node_addr *to, struct next_hop *
 
 void udp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len)
 {
+    /* The scenario's link delay first (link.c): a held datagram comes back here when due. */
+    if (n->link.on && !n->link.leaving && link_hold(n, to, p, len))
+        return;
     /* A proxy's worker of several answers from the listening port, where the request came:
      * RFC 3581 4 asks a response to leave from the address and port its request reached (a
      * peer behind a NAT, or one that checks it, gets nothing else). Only its requests leave
