@@ -2,7 +2,7 @@
 """Study 1: loss-based (LBOC) against rate-based (RBOC) overload control as the RTT grows.
 
   study.py            the full study: table.csv, paired.csv, growth.csv, release.csv,
-                      table.txt, figure.png here (about 4 minutes of CPU)
+                      table.txt, figure.png here (about 5 minutes of CPU)
   study.py --plot     redraw figure.png from table.csv, paired.csv and release.csv
   study.py --check    the reduced verdict of make check (seconds): exit 1 if the claim fails
 
@@ -185,9 +185,10 @@ def check():
     - RBOC's mean overload period T_ret is longer than LBOC's at both RTTs (paired);
     - at 10 ms, the paired rate - loss difference in time in overload is printed as the
       interval finds it (at this size: RBOC below LBOC, interval clear of 0; the assert
-      is that it is, so a change that moves it shows up)."""
+      is that it is, so a change that moves it shows up);
+    - rate_dyn (the dynamic RBOC) spends less time in overload than LBOC at 10 and 400 ms."""
     n, time = 5, 300
-    res = {(k, rtt): run(k, rtt, THRESHOLDS, time, n)[1] for k in ("loss", "rate")
+    res = {(k, rtt): run(k, rtt, THRESHOLDS, time, n)[1] for k in ("loss", "rate", "rate_dyn")
            for rtt in (0.01, 0.4)}
     ok = True
     for k in ("loss", "rate"):
@@ -207,6 +208,11 @@ def check():
         m, h = pair(res[("rate", rtt)], res[("loss", rtt)], "core_T_ret")
         ok &= common.verdict(m - h > 0, f"RTT {rtt * 1000:g} ms: rate - loss T_ret, paired: "
                              f"{signed(m, h, ' s')} (want RBOC longer)")
+    # rate_dyn, the dynamic RBOC: below LBOC's time in overload at both ends of the RTT range.
+    for rtt in (0.01, 0.4):
+        m, h = pair(res[("rate_dyn", rtt)], res[("loss", rtt)], "core_overload")
+        ok &= common.verdict(m + h < 0, f"RTT {rtt * 1000:g} ms: rate_dyn - loss time in "
+                             f"overload, paired: {signed(m, h)} (want rate_dyn below)")
     return ok
 
 
