@@ -65,11 +65,10 @@
 #include "osn/err.h"
 
 #define PROBE_MAX   2.0  /* s: a feedback-delay sample not seen by then is abandoned */
-#define PROBE_RATIO 1.25 /* lambda0 >= this x the limit for a sample (else D is ill-conditioned) \
-                          */
-#define D_WEIGHT   0.25  /* EWMA weight of a new delay sample once 4 are in */
-#define HOLD_LOOPS 4.0   /* loop delays the release condition must hold (item 4) */
-#define COST_TAU   10.0  /* s: memory of the CPU time per call (item 3) */
+#define PROBE_RATIO 1.25 /* lambda0 >= this x the limit (else D is ill-conditioned) */
+#define D_WEIGHT    0.25 /* EWMA weight of a new delay sample once 4 are in */
+#define HOLD_LOOPS  4.0  /* loop delays the release condition must hold (item 4) */
+#define COST_TAU    10.0 /* s: memory of the CPU time per call (item 3) */
 
 struct rate_dyn {
     struct osn__ctl_rate_base rb; /* base and the client half (rate.c) */
