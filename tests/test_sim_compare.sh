@@ -8,6 +8,8 @@
 # - At the core's capacity (collapse.ini at 370 calls/s, the controls starting to act) the
 #   paired 95% interval of goodput(rate) - goodput(loss) is at least 3x narrower than both the
 #   Welch interval of the same replications and the one the two runs' own intervals give.
+# - The core's overload measures (core_overload = P1 + P2, core_T_ret, core_P1, core_P2) are
+#   paired too: under shared MMPP bursts the paired interval of core_overload is narrower.
 # - The node: thresholds never reached give identical runs; L = 8 against 10 on the two-loop
 #   model puts the exact differences (osn solve) inside the paired intervals, at least 2x
 #   narrower than the unpaired ones for P0 and throughput.
@@ -97,6 +99,34 @@ assert len(rows) == 2 and rows[1]["compare_value"] == "rate", rows
 assert float(rows[1]["goodput_diff_ci"]) == js[1]["goodput_diff_ci"], rows[1]
 assert rows[0]["goodput_diff_ci"] == "", rows[0]
 ' "$TMP/cap.csv" "$TMP/cap.json"
+
+# ---- the core's overload measures, paired ---------------------------------------------------
+# Study 01's set-up, short: MMPP bursts (600 calls/s = 1.6x capacity for 1 s on average, 200/s
+# between) at RTT 10 ms, loss against rate. The core's time in overload follows the bursts, which
+# replication i of both runs shares (common random numbers), so the paired interval of
+# core_overload(rate) - core_overload(loss) must be narrower than the Welch one. Each run's
+# core_overload is its core_P1 + core_P2, and the difference is that of the two estimates.
+run 0 "overload measures" -- sim "$E/collapse.ini" --set net.time=60 --set net.warmup=10 \
+    --threads 1 --set source.process=mmpp --set "source.mmpp_rates=200, 600" \
+    --set "source.mmpp_switch=0.5, 1" --set "link trunk.delay=0.005" --replications 6 \
+    --compare control.kind=loss,rate --json "$TMP/ovl.json" --csv "$TMP/ovl.csv" -q
+pycheck "overload measures paired" '
+import csv, json, sys
+loss, rate = json.load(open(sys.argv[1]))
+for r in (loss, rate):
+    assert 0.05 < r["core_overload"] < 0.5, r
+    assert abs(r["core_overload"] - r["core_P1"] - r["core_P2"]) < 1e-9, r
+    assert 0.1 < r["core_T_ret"] < 2, r
+d = rate["core_overload_diff"]
+assert rate["core_overload_diff_n"] == 6, rate
+assert abs(d - (rate["core_overload"] - loss["core_overload"])) < 1e-9, rate
+paired, welch = rate["core_overload_diff_ci"], rate["core_overload_diff_ci_unpaired"]
+assert 0 < paired and 2 * paired < welch, (paired, welch)
+for k in ("core_T_ret", "core_P1", "core_P2"):
+    assert rate[k + "_diff_n"] == 6 and rate[k + "_diff_ci"] > 0, (k, rate)
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert float(rows[1]["core_overload_diff_ci"]) == paired, rows[1]
+' "$TMP/ovl.json" "$TMP/ovl.csv"
 
 # ---- the queue simulator ----------------------------------------------------------------------
 # Thresholds never reached (load 0.3, H = 18 or 19 of R = 20): the same arrivals and services,

@@ -45,6 +45,8 @@ osn_unit_test(test_tret)
 target_link_libraries(test_tret PRIVATE osn_sim)
 osn_unit_test(test_ctl)
 target_link_libraries(test_ctl PRIVATE osn_ctl)
+osn_unit_test(test_ctl_rate_dyn)
+target_link_libraries(test_ctl_rate_dyn PRIVATE osn_ctl)
 osn_unit_test(test_sip)
 target_link_libraries(test_sip PRIVATE osn_sip)
 # The UAS's SDP answer against RFC 3264 6 (src/sip/sdp.c).

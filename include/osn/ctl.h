@@ -277,7 +277,8 @@ void osn_ctl_cfg_default(struct osn_ctl_cfg *cfg);
     X(LOSS, loss)        \
     X(RATE, rate)        \
     X(PRSM, prsm)        \
-    X(PI, pi)
+    X(PI, pi)            \
+    X(RATE_DYN, rate_dyn)
 
 #define OSN__CTL_KIND_ENUM(U, l) OSN_CTL_KIND_##U,
 enum osn_ctl_kind { OSN_CTL_KINDS(OSN__CTL_KIND_ENUM) OSN_CTL_NKINDS };
@@ -302,7 +303,8 @@ struct osn_ctl;
  * configuration) or OSN_ENOMEM. */
 int osn_ctl_new_kind(struct osn_ctl **ctlp, enum osn_ctl_kind kind, const struct osn_ctl_cfg *cfg);
 
-/* osn_ctl_new_kind() with the kind by name: "none", "local", "loss", "rate", "prsm" or "pi". */
+/* osn_ctl_new_kind() with the kind by name: "none", "local", "loss", "rate", "prsm", "pi" or
+ * "rate_dyn". */
 int osn_ctl_new(struct osn_ctl **ctlp, const char *kind, const struct osn_ctl_cfg *cfg);
 
 /* Frees c (NULL is fine) and returns NULL. */
@@ -338,6 +340,12 @@ bool osn_ctl_server_retx_discard(struct osn_ctl *c, double now, double t_first, 
 
 /* The server's overload mode (from its detector; NORMAL for none and prsm). */
 enum osn_ctl_mode osn_ctl_server_mode(const struct osn_ctl *c);
+
+/* rate_dyn: the feedback delay the server has measured (s, 0 before its first sample) and the
+ * queue length at which it last would start its limit (messages; src/ctl/rate_dyn.c). Other
+ * kinds: NAN. */
+double osn_ctl_server_feedback_delay(const struct osn_ctl *c);
+double osn_ctl_server_limit_onset(const struct osn_ctl *c);
 
 /* -- client half -- */
 

@@ -35,12 +35,18 @@
 #define die(...)   osn_cli_die("sim", __VA_ARGS__)
 #define MAX_VALUES 64
 
-/* The measures compared, in output order: the network's, and the node's. */
-#define NM 6
-static const int net_measures[NM] = {OSN_NET_OFFERED,   OSN_NET_GOODPUT, OSN_NET_SETUP_MEAN,
-                                     OSN_NET_SETUP_P99, OSN_NET_FAILED,  OSN_NET_RETRANS_RATIO};
-static const int node_measures[NM] = {OSN_SIM_P0,    OSN_SIM_P1,    OSN_SIM_P2,
-                                      OSN_SIM_T_RET, OSN_SIM_THETA, OSN_SIM_THROUGHPUT};
+/* The measures compared, in output order: the network's, and the node's. The network's end
+ * with the core's overload measures (the papers' "time in overload mode" P1 + P2, the mean
+ * overload period, and the two modes apart), paired like goodput. */
+#define NM_NET  10
+#define NM_NODE 6
+#define NM      NM_NET /* the longer list */
+static const int net_measures[NM_NET] = {
+        OSN_NET_OFFERED, OSN_NET_GOODPUT,       OSN_NET_SETUP_MEAN,    OSN_NET_SETUP_P99,
+        OSN_NET_FAILED,  OSN_NET_RETRANS_RATIO, OSN_NET_CORE_OVERLOAD, OSN_NET_CORE_TRET,
+        OSN_NET_CORE_P1, OSN_NET_CORE_P2};
+static const int node_measures[NM_NODE] = {OSN_SIM_P0,    OSN_SIM_P1,    OSN_SIM_P2,
+                                           OSN_SIM_T_RET, OSN_SIM_THETA, OSN_SIM_THROUGHPUT};
 
 struct cmp_opts {
     const char *scenario, **sets, *compare, *seed, *reps, *threads, *json, *csv;
@@ -58,6 +64,7 @@ struct diff {
 struct cmp {
     bool node;       /* the queue simulator (else the network) */
     const int *meas; /* net_measures or node_measures */
+    int nm;          /* their number */
     int stride;      /* measures per replication in rep[]: OSN_NET_ or OSN_SIM_NMEASURES */
     char key[128];
     char *vals[MAX_VALUES];
@@ -282,7 +289,7 @@ static int w_json(FILE *f, const void *ctx, char *err, size_t errsize)
         json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
         json_object_set_new(o, "replications", json_integer(c->reps));
         json_object_set_new(o, "level", json_real(c->level));
-        for (int m = 0; m < NM; m++) {
+        for (int m = 0; m < c->nm; m++) {
             const struct diff *d = &c->d[v][m];
             const char *key = measure_key(c, m);
             char k[96];
@@ -322,7 +329,7 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
 {
     const struct cmp *c = ctx;
     fputs("compare_key,compare_value,reference,seed,replications,level", f);
-    for (int m = 0; m < NM; m++) {
+    for (int m = 0; m < c->nm; m++) {
         const char *k = measure_key(c, m);
         fprintf(f, ",%s,%s_ci,%s_diff,%s_diff_ci,%s_diff_ci_unpaired,%s_diff_n", k, k, k, k, k, k);
     }
@@ -334,7 +341,7 @@ static int w_csv(FILE *f, const void *ctx, char *err, size_t errsize)
         fputc(',', f);
         osn_cli_csv_field(f, c->vals[0]);
         fprintf(f, ",%llu,%d,%g", c->seed, c->reps, c->level);
-        for (int m = 0; m < NM; m++) {
+        for (int m = 0; m < c->nm; m++) {
             const struct diff *d = &c->d[v][m];
             csv_num(f, d->estimate);
             csv_num(f, d->estimate_hw);
@@ -359,7 +366,7 @@ static void print_table(const struct cmp *c)
            "interval;\n unpaired: the Welch interval of the same replications taken as "
            "independent)\n",
            c->key, c->nvals, c->reps, c->seed, c->vals[0], 100 * c->level);
-    for (int m = 0; m < NM; m++) {
+    for (int m = 0; m < c->nm; m++) {
         printf("\n  %s (%s)\n    %-16s %12s %10s %12s %12s %12s\n", measure_key(c, m),
                measure_unit(c, m), c->key, "estimate", "+-", "diff", "paired +-", "unpaired +-");
         for (int v = 0; v < c->nvals; v++) {
@@ -437,6 +444,7 @@ int osn_cmd_sim_compare(int argc, char **argv, bool net)
     }
     c->node = !net;
     c->meas = net ? net_measures : node_measures;
+    c->nm = net ? NM_NET : NM_NODE;
     c->stride = net ? OSN_NET_NMEASURES : OSN_SIM_NMEASURES;
     if (parse_compare(o.compare, c) != 0 || check_sets(&o, c) != 0)
         goto out;
@@ -461,7 +469,7 @@ int osn_cmd_sim_compare(int argc, char **argv, bool net)
                 err[0] ? err : osn_strerror(rc));
             goto out;
         }
-        for (int m = 0; m < NM; m++)
+        for (int m = 0; m < c->nm; m++)
             compare_measure(c, v, m, &st);
     }
     if (osn_cli_outputs_write("sim", outs, 2, c) != 0)
@@ -498,8 +506,9 @@ void osn_cmd_sim_compare_usage(FILE *f)
           "replication draws arrivals, hold times, link losses, service times and the\n"
           "controllers' randomness from streams of its own, so replication i offers the same\n"
           "calls in every run (common random numbers). For offered, goodput, setup delay\n"
-          "(mean, p99), failed and retrans_ratio (node: P0, P1, P2, T_ret, theta,\n"
-          "throughput): each run's estimate, and the mean of the\n"
+          "(mean, p99), failed, retrans_ratio and the core's time in overload\n"
+          "(core_overload = P1 + P2, core_T_ret the mean overload period, core_P1, core_P2)\n"
+          "(node: P0, P1, P2, T_ret, theta, throughput): each run's estimate, and the mean of the\n"
           "per-replication differences to the first value (KEY_diff) with its paired 95%\n"
           "interval (KEY_diff_ci, t with replications - 1 degrees of freedom) and, to show\n"
           "what the pairing gains, the Welch interval of the same replications taken as\n"

@@ -232,6 +232,16 @@ enum osn_ctl_mode osn_ctl_server_mode(const struct osn_ctl *c)
     return c->ops->uses_det ? c->det.mode : OSN_CTL_NORMAL;
 }
 
+double osn_ctl_server_feedback_delay(const struct osn_ctl *c)
+{
+    return c->kind == OSN_CTL_KIND_RATE_DYN ? osn__ctl_rate_dyn_delay(c) : NAN;
+}
+
+double osn_ctl_server_limit_onset(const struct osn_ctl *c)
+{
+    return c->kind == OSN_CTL_KIND_RATE_DYN ? osn__ctl_rate_dyn_onset(c) : NAN;
+}
+
 struct osn_ctl_verdict osn__ctl_full_rule(const struct osn_ctl_event *ev, bool reject_when_full,
                                           unsigned retry_after)
 {

@@ -114,6 +114,26 @@ static inline bool osn__ctl_bucket_admit(struct osn__ctl_bucket *b, double ta, d
     return true;
 }
 
+/* The client half of rate and rate_dyn (RFC 7415 3.5.1, src/ctl/rate.c): both controllers'
+ * structs start with this, so that the client hooks below serve both. */
+struct osn__ctl_rate_base {
+    struct osn_ctl base;
+    struct osn__ctl_oc ctx;
+    struct osn__ctl_bucket b;
+};
+
+void osn__ctl_rate_client_feedback(struct osn_ctl *c, double now,
+                                   const struct osn_ctl_feedback *fb);
+enum osn_ctl_send osn__ctl_rate_client_admit(struct osn_ctl *c, double now, enum osn_ctl_msg kind);
+double osn__ctl_rate_client_level(struct osn_ctl *c, double now);
+
+/* rate_dyn's measured feedback delay and limit onset (osn_ctl_server_feedback_delay()). */
+double osn__ctl_rate_dyn_delay(const struct osn_ctl *c);
+double osn__ctl_rate_dyn_onset(const struct osn_ctl *c);
+
+/* rate's checks of cfg.rate (rate_dyn shares the configuration). */
+int osn__ctl_rate_init(struct osn_ctl *c);
+
 #define OSN__CTL_OPS_DECL(U, l) extern const struct osn__ctl_ops osn__ctl_##l##_ops;
 OSN_CTL_KINDS(OSN__CTL_OPS_DECL)
 #undef OSN__CTL_OPS_DECL

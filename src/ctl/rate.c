@@ -35,6 +35,8 @@
  * randomize adds RFC 7415 3.5.3 resonance avoidance: when the bucket had emptied (X' <= 0) the
  * increment is T + u*T with u uniform in [-1/2, 1/2). Other requests (BYE, ACK, retransmissions)
  * are sent unthrottled: in-dialog traffic belongs to admitted calls (RFC 7339 5.10.1).
+ * The client half (osn__ctl_rate_client_*) is also rate_dyn's (src/ctl/rate_dyn.c), whose
+ * server sends the same feedback.
  */
 #include "ctl_int.h"
 
@@ -43,19 +45,16 @@
 #include "osn/err.h"
 
 struct rate {
-    struct osn_ctl base;
+    struct osn__ctl_rate_base rb; /* base and the client half */
     /* server */
     bool on;
     double x;    /* per-client rate in force, requests/s */
     double next; /* next estimator update */
     bool started;
     struct osn__ctl_seqgen seq;
-    /* client */
-    struct osn__ctl_oc ctx;
-    struct osn__ctl_bucket b;
 };
 
-static int rate_init(struct osn_ctl *c)
+int osn__ctl_rate_init(struct osn_ctl *c)
 {
     const struct osn_ctl_rate_cfg *k = &c->cfg.rate;
 
@@ -70,7 +69,7 @@ static int rate_init(struct osn_ctl *c)
 
 static void estimate(struct rate *r, double now)
 {
-    struct osn_ctl *c = &r->base;
+    struct osn_ctl *c = &r->rb.base;
     const struct osn_ctl_rate_cfg *k = &c->cfg.rate;
     struct osn__ctl_window w;
     double x, n = (double)k->n_clients;
@@ -140,7 +139,7 @@ static void rate_feedback(struct osn_ctl *c, double now, struct osn_ctl_feedback
 
 /* ---- client ---- */
 
-static void set_rate(struct rate *r, double oc)
+static void set_rate(struct osn__ctl_rate_base *r, double oc)
 {
     const struct osn_ctl_rate_cfg *k = &r->base.cfg.rate;
 
@@ -149,9 +148,9 @@ static void set_rate(struct rate *r, double oc)
     r->b.tau = k->tau_factor * r->b.T;
 }
 
-static void client_feedback(struct osn_ctl *c, double now, const struct osn_ctl_feedback *fb)
+void osn__ctl_rate_client_feedback(struct osn_ctl *c, double now, const struct osn_ctl_feedback *fb)
 {
-    struct rate *r = (struct rate *)c;
+    struct osn__ctl_rate_base *r = (struct osn__ctl_rate_base *)c;
     bool was_on = osn__ctl_oc_live(&r->ctx, now);
 
     if (osn__ctl_oc_update(&r->ctx, now, fb, OSN_CTL_ALGO_RATE) <= 0)
@@ -168,9 +167,9 @@ static void client_feedback(struct osn_ctl *c, double now, const struct osn_ctl_
     }
 }
 
-static enum osn_ctl_send client_admit(struct osn_ctl *c, double now, enum osn_ctl_msg kind)
+enum osn_ctl_send osn__ctl_rate_client_admit(struct osn_ctl *c, double now, enum osn_ctl_msg kind)
 {
-    struct rate *r = (struct rate *)c;
+    struct osn__ctl_rate_base *r = (struct osn__ctl_rate_base *)c;
     double u = 0;
 
     if (kind != OSN_CTL_MSG_INVITE || !osn__ctl_oc_live(&r->ctx, now))
@@ -182,9 +181,9 @@ static enum osn_ctl_send client_admit(struct osn_ctl *c, double now, enum osn_ct
     return osn__ctl_bucket_admit(&r->b, now, u) ? OSN_CTL_SEND : OSN_CTL_SHED_503;
 }
 
-static double client_level(struct osn_ctl *c, double now)
+double osn__ctl_rate_client_level(struct osn_ctl *c, double now)
 {
-    struct rate *r = (struct rate *)c;
+    struct osn__ctl_rate_base *r = (struct osn__ctl_rate_base *)c;
 
     return osn__ctl_oc_live(&r->ctx, now) ? r->ctx.oc : INFINITY;
 }
@@ -193,11 +192,11 @@ const struct osn__ctl_ops osn__ctl_rate_ops = {
         .level = "rate_limit_per_s",
         .size = sizeof(struct rate),
         .uses_det = true,
-        .init = rate_init,
+        .init = osn__ctl_rate_init,
         .server_on_arrival = rate_arrival,
         .server_on_departure = rate_departure,
         .server_feedback = rate_feedback,
-        .client_on_feedback = client_feedback,
-        .client_admit = client_admit,
-        .client_level = client_level,
+        .client_on_feedback = osn__ctl_rate_client_feedback,
+        .client_admit = osn__ctl_rate_client_admit,
+        .client_level = osn__ctl_rate_client_level,
 };

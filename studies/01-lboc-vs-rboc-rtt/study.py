@@ -2,7 +2,7 @@
 """Study 1: loss-based (LBOC) against rate-based (RBOC) overload control as the RTT grows.
 
   study.py            the full study: table.csv, paired.csv, growth.csv, release.csv,
-                      table.txt, figure.png here (about 4 minutes of CPU)
+                      table.txt, figure.png here (about 5 minutes of CPU)
   study.py --plot     redraw figure.png from table.csv, paired.csv and release.csv
   study.py --check    the reduced verdict of make check (seconds): exit 1 if the claim fails
 
@@ -42,12 +42,18 @@ TIME, REPS = 600, 6     # the full study: 6 replications of 600 s after a 10 s w
 # always holds ("release at once").
 RELEASE_DEFAULT, RELEASE_AT_ONCE = 0.8, 1e9
 # The rows of the full study: code, control kind, RTT-aware thresholds?, release
+# rate_dyn (src/ctl/rate_dyn.c) is our dynamic RBOC: the core measures the feedback delay and
+# moves the onset of its limit and the limit itself by the queue growth expected over it; its
+# detector (what is measured as overload) keeps the same thresholds.
 VARIANTS = ((0, "loss", False, None), (1, "rate", False, RELEASE_DEFAULT),
-            (2, "rate", True, RELEASE_DEFAULT), (3, "rate", False, RELEASE_AT_ONCE))
+            (2, "rate", True, RELEASE_DEFAULT), (3, "rate", False, RELEASE_AT_ONCE),
+            (4, "rate_dyn", False, RELEASE_DEFAULT))
+DIFF_CODES = (1, 2, 3, 4)
 # The release sweep: RBOC on the default thresholds at the two ends of the RTT range, release
 # from 0 (never lifted: in mode 0 the limit only relaxes to the new estimate) to at once.
 SWEEP_RTTS, SWEEP_RELEASES = (0.01, 0.4), (0, 0.5, RELEASE_DEFAULT, 1, RELEASE_AT_ONCE)
-NAMES = {0: "loss", 1: "rate", 2: "rate, RTT-aware", 3: "rate, release at once"}
+NAMES = {0: "loss", 1: "rate", 2: "rate, RTT-aware", 3: "rate, release at once",
+         4: "rate_dyn (dynamic)"}
 MEASURES = ("core_overload", "core_T_ret", "core_P2", "goodput", "failed")
 
 
@@ -100,7 +106,8 @@ def diff_of_diffs(a1, a0, b1, b0, key):
 HEADER = ["rtt", "control", "l1", "h1", "l2", "h2", "release", "overload", "overload_hw",
           "T_ret", "T_ret_hw", "P2", "P2_hw", "goodput", "goodput_hw", "failed", "failed_hw",
           "offered"]
-# paired.csv: rate - loss at each RTT (control: 1 = rate, 2 = RTT-aware, 3 = release at once),
+# paired.csv: rate - loss at each RTT (control: 1 = rate, 2 = RTT-aware, 3 = release at once,
+# 4 = rate_dyn),
 # paired over the same replications; _hw are 95 % t half-widths on n - 1 degrees of freedom.
 PHEADER = ["rtt", "control", "n", "d_overload", "d_overload_hw", "d_T_ret", "d_T_ret_hw",
            "d_goodput", "d_goodput_hw", "d_failed", "d_failed_hw"]
@@ -122,17 +129,19 @@ set xlabel "RTT edge <-> core (s)"
 set xrange [0:0.42]
 set title "time in overload mode P1 + P2 (each run's own interval)"
 set ylabel "fraction of time"
-plot ARG1 skip 1 every 4::0 using 1:8:9 with yerrorlines pt 7 lc 1 title "LBOC (loss), thresholds 20/40/60/80", \
-     ARG1 skip 1 every 4::1 using 1:8:9 with yerrorlines pt 5 lc 2 title "RBOC (rate), same thresholds, release 0.8 (default)", \
-     ARG1 skip 1 every 4::2 using 1:8:9 with yerrorlines pt 9 dt 2 lc 3 title "RBOC, RTT-aware onset thresholds", \
-     ARG1 skip 1 every 4::3 using 1:8:9 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "RBOC, release at once"
+plot ARG1 skip 1 every 5::0 using 1:8:9 with yerrorlines pt 7 lc 1 title "LBOC (loss), thresholds 20/40/60/80", \
+     ARG1 skip 1 every 5::1 using 1:8:9 with yerrorlines pt 5 lc 2 title "RBOC (rate), same thresholds, release 0.8 (default)", \
+     ARG1 skip 1 every 5::2 using 1:8:9 with yerrorlines pt 9 dt 2 lc 3 title "RBOC, RTT-aware onset thresholds", \
+     ARG1 skip 1 every 5::3 using 1:8:9 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "RBOC, release at once", \
+     ARG1 skip 1 every 5::4 using 1:8:9 with yerrorlines pt 13 lw 2 lc 4 title "rate\\_dyn: dynamic RBOC (measured feedback delay)"
 set title "mean overload period T_{ret} at the core (each run's own interval)"
 set ylabel "seconds"
 set logscale y
-plot ARG1 skip 1 every 4::0 using 1:10:11 with yerrorlines pt 7 lc 1 title "LBOC (loss)", \
-     ARG1 skip 1 every 4::1 using 1:10:11 with yerrorlines pt 5 lc 2 title "RBOC (rate), release 0.8", \
-     ARG1 skip 1 every 4::2 using 1:10:11 with yerrorlines pt 9 dt 2 lc 3 title "RBOC, RTT-aware", \
-     ARG1 skip 1 every 4::3 using 1:10:11 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "RBOC, release at once"
+plot ARG1 skip 1 every 5::0 using 1:10:11 with yerrorlines pt 7 lc 1 title "LBOC (loss)", \
+     ARG1 skip 1 every 5::1 using 1:10:11 with yerrorlines pt 5 lc 2 title "RBOC (rate), release 0.8", \
+     ARG1 skip 1 every 5::2 using 1:10:11 with yerrorlines pt 9 dt 2 lc 3 title "RBOC, RTT-aware", \
+     ARG1 skip 1 every 5::3 using 1:10:11 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "RBOC, release at once", \
+     ARG1 skip 1 every 5::4 using 1:10:11 with yerrorlines pt 13 lw 2 lc 4 title "rate\\_dyn"
 unset logscale y
 set xzeroaxis lt -1 lw 1.5
 set xrange [-0.5:4.5]
@@ -145,14 +154,16 @@ set xrange [0:0.42]
 set xlabel "RTT edge <-> core (s)"
 set xtics autofreq
 set title "paired RBOC - LBOC, time in overload"
-plot ARG2 skip 1 every 3::0 using 1:4:5 with yerrorlines pt 5 lc 2 title "rate (release 0.8) - loss", \
-     ARG2 skip 1 every 3::1 using 1:4:5 with yerrorlines pt 9 dt 2 lc 3 title "rate RTT-aware - loss", \
-     ARG2 skip 1 every 3::2 using 1:4:5 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "rate, release at once - loss"
+plot ARG2 skip 1 every 4::0 using 1:4:5 with yerrorlines pt 5 lc 2 title "rate (release 0.8) - loss", \
+     ARG2 skip 1 every 4::1 using 1:4:5 with yerrorlines pt 9 dt 2 lc 3 title "rate RTT-aware - loss", \
+     ARG2 skip 1 every 4::2 using 1:4:5 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "rate, release at once - loss", \
+     ARG2 skip 1 every 4::3 using 1:4:5 with yerrorlines pt 13 lw 2 lc 4 title "rate\\_dyn - loss"
 set title "paired RBOC - LBOC, mean overload period T_{ret}"
 set ylabel "difference in seconds (< 0: RBOC better)"
-plot ARG2 skip 1 every 3::0 using 1:6:7 with yerrorlines pt 5 lc 2 title "rate (release 0.8) - loss", \
-     ARG2 skip 1 every 3::1 using 1:6:7 with yerrorlines pt 9 dt 2 lc 3 title "rate RTT-aware - loss", \
-     ARG2 skip 1 every 3::2 using 1:6:7 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "rate, release at once - loss"
+plot ARG2 skip 1 every 4::0 using 1:6:7 with yerrorlines pt 5 lc 2 title "rate (release 0.8) - loss", \
+     ARG2 skip 1 every 4::1 using 1:6:7 with yerrorlines pt 9 dt 2 lc 3 title "rate RTT-aware - loss", \
+     ARG2 skip 1 every 4::2 using 1:6:7 with yerrorlines pt 11 dt 3 lw 1.5 lc 7 title "rate, release at once - loss", \
+     ARG2 skip 1 every 4::3 using 1:6:7 with yerrorlines pt 13 lw 2 lc 4 title "rate\\_dyn - loss"
 set xrange [-0.5:4.5]
 set xlabel "RBOC release (0 = never lifted in mode 0, 0.8 = OSN default)"
 set title "release rule: paired RBOC - LBOC, T_{ret}"
@@ -174,9 +185,10 @@ def check():
     - RBOC's mean overload period T_ret is longer than LBOC's at both RTTs (paired);
     - at 10 ms, the paired rate - loss difference in time in overload is printed as the
       interval finds it (at this size: RBOC below LBOC, interval clear of 0; the assert
-      is that it is, so a change that moves it shows up)."""
+      is that it is, so a change that moves it shows up);
+    - rate_dyn (the dynamic RBOC) spends less time in overload than LBOC at 10 and 400 ms."""
     n, time = 5, 300
-    res = {(k, rtt): run(k, rtt, THRESHOLDS, time, n)[1] for k in ("loss", "rate")
+    res = {(k, rtt): run(k, rtt, THRESHOLDS, time, n)[1] for k in ("loss", "rate", "rate_dyn")
            for rtt in (0.01, 0.4)}
     ok = True
     for k in ("loss", "rate"):
@@ -196,6 +208,11 @@ def check():
         m, h = pair(res[("rate", rtt)], res[("loss", rtt)], "core_T_ret")
         ok &= common.verdict(m - h > 0, f"RTT {rtt * 1000:g} ms: rate - loss T_ret, paired: "
                              f"{signed(m, h, ' s')} (want RBOC longer)")
+    # rate_dyn, the dynamic RBOC: below LBOC's time in overload at both ends of the RTT range.
+    for rtt in (0.01, 0.4):
+        m, h = pair(res[("rate_dyn", rtt)], res[("loss", rtt)], "core_overload")
+        ok &= common.verdict(m + h < 0, f"RTT {rtt * 1000:g} ms: rate_dyn - loss time in "
+                             f"overload, paired: {signed(m, h)} (want rate_dyn below)")
     return ok
 
 
@@ -223,7 +240,7 @@ def main():
             print(rows[-1], flush=True)
     prow = []
     for rtt in RTTS:
-        for code in (1, 2, 3):
+        for code in DIFF_CODES:
             prow.append((rtt, code, REPS)
                         + pair(per[(rtt, code)], per[(rtt, 0)], "core_overload")
                         + pair(per[(rtt, code)], per[(rtt, 0)], "core_T_ret")
