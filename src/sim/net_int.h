@@ -270,7 +270,7 @@ struct net {
     uint64_t ring_key;
     struct osn_uac_cfg uac;        /* the sources' UAC machine (src/elem/uac_call.c) */
     uint64_t uac_did[OSN_UAC_NDO]; /* what the sources' UACs did, by enum osn_uac_do */
-    bool uac_count; /* uac_did is counted: only the element probe reads it (net_probe.c) */
+    bool uac_count;        /* uac_did is counted: only the element probe reads it (net_probe.c) */
     struct element *elems; /* nelem, allocated for the scenario (osn__net_setup) */
     int nelem, E, core, uas, nhop;
     int ncores;           /* cores from `core` on (fanout; 1 otherwise) */
