@@ -377,6 +377,24 @@ rm -f "$TMP/net.json"
 run 2 "net failed run leaves no file" -- sim "$NET" --set control.kind=bogus --json "$TMP/net.json"
 [ ! -e "$TMP/net.json" ] && ok || bad "a failed network run left its --json file"
 run 0 "single node unchanged" -- sim "$ROOT/examples/sim_two_loop.ini" --set sim.time=100 --set sim.warmup=10 -q
+# issue 32: a fan-in of 200 edges (past the old 64) has every element in --json, by name, in
+# the network's order, and the trace has a queue column per edge; net.edges stops at 16384
+FANIN="$ROOT/examples/fanin.ini"
+run 0 "fanin 200 edges" -- sim "$FANIN" --set net.edges=200 --set source.rate=200 --set net.time=1 \
+    --set net.warmup=1 --replications 2 --json - --trace "$TMP/trace200.csv" --trace-interval 1
+if "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [e["name"] for e in d["elements"]]
+want = ["uac%d" % i for i in range(200)] + ["edge%d" % i for i in range(200)] + ["core", "uas"]
+assert names == want, names[:5]
+assert all(e["invites_in"] is not None and e["invites_in"] >= 0 for e in d["elements"][200:])
+assert sum(e["invite"] for e in d["elements"][200:400]) > 0.9 * d["offered"]
+' "$TMP/out"; then ok; else bad "fanin 200 edges --json: $(head -c 300 "$TMP/out")"; fi
+head -n1 "$TMP/trace200.csv" | grep -q ",edge0_queue_msgs,.*,edge199_queue_msgs,core_queue_msgs," &&
+    ok || bad "fanin 200 edges trace: $(head -c 200 "$TMP/trace200.csv")"
+run 2 "net.edges past its maximum" -- sim "$FANIN" --set net.edges=16385
+expect_err "net.edges past its maximum" "net.edges" "16384"
 
 # ---- one file for osn sim and osn node: a [node] section is passed over, and named under -v ----
 NODE_NET="$ROOT/examples/node_collapse.ini"

@@ -97,6 +97,7 @@ static int run_case(FILE *f, const char *dir, const struct golden_case *c)
             print_est(f, key, &res->elem[e][i]);
         }
     fputc('\n', f);
+    osn_net_result_release(res);
     free(res);
     return 0;
 }

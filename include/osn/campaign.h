@@ -93,7 +93,9 @@ struct osn_study_runner {
     bool method;                 /* takes --method (osn solve) */
     /* Runs one point into *out (a JSON object). 0, or not 0 with a reason in err. */
     int (*run)(const struct osn_study_run *r, json_t **out, char *err, size_t errsize);
-    /* The totals of one kept replication (struct osn_reps.ntot); NULL: no replications. */
+    /* The totals of one kept replication (struct osn_reps.ntot); NULL: no replications; 0: they
+     * depend on the point (a network's elements), a checkpoint's count is taken as it is and the
+     * simulator checks it when the point goes on. */
     int (*reps_ntot)(void);
 };
 

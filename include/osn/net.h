@@ -81,8 +81,16 @@ enum osn_net_patience_law {
 };
 
 #define OSN_NET_MAX_STEPS 32
-#define OSN_NET_MAX_EDGES 64
-#define OSN_NET_MAX_CORES 4 /* fanout */
+/* Edges of a fanin or fanout at most (net.edges). No array is sized by it: the elements, their
+ * totals in each replication and their results are allocated for the scenario, so what bounds a
+ * network is memory (docs/performance.md, "The scale table": 1.8 KB per element while it runs,
+ * measured, and 104 bytes per element in each replication's totals) and the calls in flight.
+ * The simulator names an element in 16 bits (its messages and transactions), which allows up
+ * to 32,766 edges; the key stops at 16,384 (32,771 elements, about 60 MB of elements), a power
+ * of two below that bound, four times the largest network measured. */
+#define OSN_NET_MAX_EDGES 16384
+#define OSN_NET_MAX_CORES \
+    4 /* fanout: one scenario section each, [server core2] .. [server core4] */
 
 struct osn_net_source_cfg {
     enum osn_net_process process;
@@ -255,13 +263,18 @@ struct osn_net_est {
     double value, hw, n;
 };
 
-#define OSN_NET_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + 3)
+/* Elements of a network at most: the sources, the edges, the cores and the UAS. */
+#define OSN_NET_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + OSN_NET_MAX_CORES + 1)
+#define OSN_NET_NAME_LEN  16 /* an element's name with its NUL ("edge16383") */
 
+/* What a run gives. The per-element arrays hold nelem rows, in the network's order (the sources,
+ * the edges, a tandem's mid proxy, the cores, the UAS); osn_net_run allocates them and
+ * osn_net_result_release frees them. */
 struct osn_net_result {
     struct osn_net_est est[OSN_NET_NMEASURES];
     int nelem;
-    char elem_name[OSN_NET_MAX_ELEMS][16];
-    struct osn_net_est elem[OSN_NET_MAX_ELEMS][OSN_NET_E_NMEASURES];
+    char (*elem_name)[OSN_NET_NAME_LEN];             /* nelem names: "uac0", "edge0", "core" */
+    struct osn_net_est (*elem)[OSN_NET_E_NMEASURES]; /* nelem rows of estimates */
     int replications;
     double level;
     uint64_t messages; /* SIP messages processed by the servers and UACs, all replications */
@@ -273,12 +286,18 @@ struct osn_net_result {
  * NULL) gets the scenario key at fault ("source.rate", ...). */
 int osn_net_check(const struct osn_net_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
 
-/* The totals a replication of the network keeps (struct osn_reps.ntot). */
-int osn_net_reps_ntot(void);
+/* The totals a replication of the network cfg keeps (struct osn_reps.ntot): a block of the
+ * network's, then one per element, so it grows with the network. */
+int osn_net_reps_ntot(const struct osn_net_cfg *cfg);
 
-/* Runs the replications and fills *out. Returns 0, OSN_EINVAL (with a message), OSN_ENOMEM or
- * OSN_EIO (a thread could not start). */
+/* Runs the replications and fills *out, whose earlier contents are overwritten, not freed:
+ * release a result before running into it again. Returns 0, OSN_EINVAL (with a message),
+ * OSN_ENOMEM or OSN_EIO (a thread could not start); on failure *out holds no allocation. */
 int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
                 size_t msgsize);
+
+/* Frees the per-element arrays of a result osn_net_run filled and clears them (nelem 0); the
+ * network's estimates stay. NULL, or a result already released or zeroed: nothing. */
+void osn_net_result_release(struct osn_net_result *r);
 
 #endif

@@ -14,7 +14,7 @@
 
 struct osn_reps {
     long n;             /* replications held: 0 .. n-1 */
-    int ntot;           /* totals per replication (osn_sim_reps_ntot(), osn_net_reps_ntot()) */
+    int ntot;           /* totals per replication (osn_sim_reps_ntot(), osn_net_reps_ntot(cfg)) */
     double *tot;        /* n x ntot, replication by replication */
     uint64_t *events;   /* n: events simulated */
     uint64_t *messages; /* n: SIP messages processed (network; 0 for the node) */

@@ -222,8 +222,9 @@ struct osn_sip_txn {
      * is resent and the waits for copies (Timers D, I, J, K) are zero. */
     bool reliable;
     /* The owner's (the network simulator keeps its element and hop here): the layer never reads
-     * or writes these bytes, not even when it starts the transaction. */
-    uint8_t user[2];
+     * or writes these bytes, not even when it starts the transaction. 16 bits each, in what
+     * was padding before resp: an element id of a network of thousands. */
+    uint16_t user[2];
     /* Server: the last response sent; client: the final (its To tag goes in the ACK). Valid
      * only with has_resp; last, so that starting a transaction clears everything before it and
      * not these bytes. A server sends it again as the request's identities with these fields

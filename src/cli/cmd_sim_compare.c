@@ -230,6 +230,7 @@ static int run(struct cmp *c, int v, struct run_state *st, char *err, size_t err
     }
     st->net->cfg.rep_measures = c->rep[v];
     st->net->cfg.split = c->split;
+    osn_net_result_release(st->net_res); /* the value before's */
     return osn_net_run(&st->net->cfg, st->net_res, err, errsize);
 }
 
@@ -490,6 +491,7 @@ out:
         osn_sim_scenario_release(st.node);
     free(st.node);
     free(st.net);
+    osn_net_result_release(st.net_res);
     free(st.net_res);
     free(o.sets);
     osn_study_mpi_finish(status); /* after the temporaries are gone: rank 0 failing aborts all */

@@ -418,6 +418,7 @@ out:
     osn_cli_outputs_abort(outs, NOUTS);
     for (int i = 0; i < sw.n; i++) {
         free(sc ? sc[i] : NULL);
+        osn_net_result_release(res ? res[i] : NULL);
         free(res ? res[i] : NULL);
         free(per_rep ? per_rep[i] : NULL);
     }

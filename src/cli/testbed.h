@@ -23,9 +23,13 @@
 
 #include "osn/net.h"
 
+/* Edges of a network the testbed starts at most: each element is a process on this machine,
+ * so the testbed keeps the limit the simulator had (the simulator's is OSN_NET_MAX_EDGES). */
+#define TB_MAX_EDGES 64
+
 /* Elements of one network at most: the sources and edges, a mid (tandem) or the cores (fanout),
  * and the UAS. */
-#define TB_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + OSN_NET_MAX_CORES + 2)
+#define TB_MAX_ELEMS (2 * TB_MAX_EDGES + OSN_NET_MAX_CORES + 2)
 
 /* One child process that the testbed started and must stop. */
 struct tb_proc {

@@ -54,8 +54,9 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
-    if (E < 1 || E > OSN_NET_MAX_EDGES)
-        return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d", E, OSN_NET_MAX_EDGES);
+    if (E < 1 || E > TB_MAX_EDGES)
+        return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d (one process each)", E,
+                           TB_MAX_EDGES);
     if (C < 1 || C > OSN_NET_MAX_CORES)
         return osn_cli_die("testbed", "net.cores = %d: expected 1 .. %d", C, OSN_NET_MAX_CORES);
     net->n = 0;

@@ -18,6 +18,9 @@
 #include "osn/study.h"
 #include "osn/wall.h"
 
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
 void osn_net_cfg_default(struct osn_net_cfg *cfg)
 {
     *cfg = (struct osn_net_cfg){0};
@@ -83,29 +86,37 @@ double osn_net_core_capacity(const struct osn_net_cfg *cfg)
     return osn_net_capacity(&cfg->core, 3);
 }
 
-int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity)
+int osn__net_nelem(const struct osn_net_cfg *cfg)
 {
+    bool fan = cfg->topology == OSN_NET_FANOUT;
+    int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
+    return 2 * E + (cfg->topology == OSN_NET_TANDEM) + (fan ? cfg->cores : 1) + 1;
+}
+
+int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN], double *capacity)
+{
+    enum { L = OSN_NET_NAME_LEN };
     bool fan = cfg->topology == OSN_NET_FANOUT;
     int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1, n = 0;
     for (int i = 0; i < E; i++) {
-        snprintf(names[n], 16, E == 1 ? "uac" : "uac%d", i);
+        snprintf(names[n], L, E == 1 ? "uac" : "uac%d", i);
         capacity[n++] = INFINITY;
     }
     for (int i = 0; i < E; i++) {
-        snprintf(names[n], 16, E == 1 ? "edge" : "edge%d", i);
+        snprintf(names[n], L, E == 1 ? "edge" : "edge%d", i);
         capacity[n++] = osn_net_capacity(&cfg->edge, 4);
     }
     if (cfg->topology == OSN_NET_TANDEM) {
-        snprintf(names[n], 16, "mid");
+        snprintf(names[n], L, "mid");
         capacity[n++] = osn_net_capacity(&cfg->edge, 4);
     }
-    snprintf(names[n], 16, "core");
+    snprintf(names[n], L, "core");
     capacity[n++] = osn_net_capacity(&cfg->core, 3);
     for (int i = 1; fan && i < cfg->cores; i++) {
-        snprintf(names[n], 16, "core%d", i + 1);
+        snprintf(names[n], L, "core%d", i + 1);
         capacity[n++] = osn_net_capacity(&cfg->more_cores[i - 1], 3);
     }
-    snprintf(names[n], 16, "uas");
+    snprintf(names[n], L, "uas");
     capacity[n++] = osn_net_capacity(&cfg->uas, 0);
     return n;
 }
@@ -313,17 +324,15 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->split && !(c->split->parts >= 1 && c->split->part >= 0 &&
                            c->split->part < c->split->parts && c->split->exchange))
         key = "split", why = "the processes' share of the replications is malformed";
-    else if (c->keep && !(c->keep->n >= 0 && c->keep->n <= c->replications))
-        key = "net.replications", why = "fewer replications than those kept from an earlier run";
-    else if (c->keep && c->keep->n > 0 && c->keep->ntot != OSN__NET_NTOT)
-        key = "net.replications",
-        why = "the replications kept from an earlier run are not this simulator's";
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
-        key = "net.edges", why = "edges must be in 1 .. 64";
+        key = "net.edges", why = "edges must be in 1 .. " STR(OSN_NET_MAX_EDGES);
     else if (c->topology == OSN_NET_FANOUT && (c->cores < 2 || c->cores > OSN_NET_MAX_CORES))
         key = "net.cores", why = "a fanout has 2 .. 4 cores";
-    else if (c->topology == OSN_NET_FANOUT && 2 * c->edges + c->cores + 1 > OSN_NET_MAX_ELEMS)
-        key = "net.edges", why = "a fanout has at most 63 edges";
+    else if (c->keep && !(c->keep->n >= 0 && c->keep->n <= c->replications))
+        key = "net.replications", why = "fewer replications than those kept from an earlier run";
+    else if (c->keep && c->keep->n > 0 && c->keep->ntot != osn_net_reps_ntot(c))
+        key = "net.replications",
+        why = "the replications kept from an earlier run are not this network's";
     else if (c->topology == OSN_NET_FANOUT && c->core_weights_given &&
              c->core_weights_given != c->cores)
         key = "server edge.next_hop_weights", why = "one weight per core (net.cores)";
@@ -413,9 +422,21 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     return OSN_EINVAL;
 }
 
+/* The replications' totals: one array of records of `size` bytes, replication i's at i * size. */
+struct reps {
+    char *p;
+    size_t size;
+    int ntot;
+};
+
+static struct osn__net_rep *rep_at(const struct reps *r, long i)
+{
+    return (struct osn__net_rep *)(r->p + (size_t)i * r->size);
+}
+
 struct job {
     const struct osn_net_cfg *cfg;
-    struct osn__net_rep *reps;
+    struct reps reps;
     double t0; /* wall clock at the start */
 };
 
@@ -425,12 +446,12 @@ static int one_rep(void *ctx, long i, struct osn_rng *rng, _Atomic double *now, 
                    size_t msgsize)
 {
     const struct job *j = ctx;
-    struct osn__net_rep *rep = malloc(sizeof *rep);
+    struct osn__net_rep *rep = malloc(j->reps.size);
     if (!rep)
         return OSN_ENOMEM; /* the runner records it; the caller says "out of memory" */
     int err = osn__net_rep_run(j->cfg, rng, rep, i == 0 ? j->cfg->trace : NULL, now, msg, msgsize);
     if (!err)
-        j->reps[i] = *rep;
+        memcpy(rep_at(&j->reps, i), rep, j->reps.size);
     free(rep);
     return err;
 }
@@ -439,16 +460,6 @@ static void report(void *ctx, double done)
 {
     const struct job *j = ctx;
     j->cfg->progress(done, osn_wall_s() - j->t0, j->cfg->progress_arg);
-}
-
-/* Estimate k of a result: the network's measures, then element e's measure i at
- * OSN_NET_NMEASURES + e * OSN_NET_E_NMEASURES + i. */
-static struct osn_net_est *est_at(struct osn_net_result *out, int k)
-{
-    if (k < OSN_NET_NMEASURES)
-        return &out->est[k];
-    k -= OSN_NET_NMEASURES;
-    return &out->elem[k / OSN_NET_E_NMEASURES][k % OSN_NET_E_NMEASURES];
 }
 
 /* The value of estimate k from the totals t. */
@@ -462,70 +473,113 @@ static double f_at(int k, int core, const double *t, const double *cap)
     return elem_measure(k / OSN_NET_E_NMEASURES, k % OSN_NET_E_NMEASURES, t, cap);
 }
 
-/* Every estimate's value f(pooled) and jackknife half-width. The leave-one-out totals of each
- * replication are formed once for all the estimates (loo: nest values per replication). */
-static void estimate_all(struct osn_net_result *out, const struct osn__net_rep *reps, int nrep,
+/* Estimates est[0 .. n-1] (estimate k0 + m of the result at est[m]): each value f(pooled) and
+ * its jackknife half-width from loo (n x nrep leave-one-out values, estimate by estimate). */
+static void estimate(struct osn_net_est *est, int k0, int n, int core, int nrep, double level,
+                     const double *pooled, const double *loo, const double *cap)
+{
+    for (int m = 0; m < n; m++) {
+        est[m].value = f_at(k0 + m, core, pooled, cap);
+        est[m].hw =
+                nrep >= 2 && isfinite(est[m].value)
+                        ? osn_stats_jackknife_halfwidth(loo + (size_t)m * (size_t)nrep, nrep, level)
+                        : NAN;
+        est[m].n = nrep;
+    }
+}
+
+/* Every estimate's value f(pooled) and jackknife half-width. The network's measures read the
+ * network's totals and the core's block, an element's measures its own block and the time: the
+ * leave-one-out totals are formed for those alone, so the work and the memory (loo: nrep values
+ * of each of at most OSN_NET_NMEASURES estimates at a time) grow with the elements once, not
+ * times the replications. */
+static void estimate_all(struct osn_net_result *out, const struct reps *reps, int nrep,
                          double level, const double *pooled, double *part, double *loo,
                          const double *cap)
 {
-    int core = out->nelem - 2, nest = OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES;
+    int core = out->nelem - 2;
     while (core > 0 && strcmp(out->elem_name[core], "core") != 0)
         core--; /* a fanout's first core: the network's core measures are its own */
+    const size_t cb = OSN__NT_ELEM + (size_t)OSN__NE_N * (size_t)core;
     for (int i = 0; nrep >= 2 && i < nrep; i++) {
-        for (int k = 0; k < OSN__NET_NTOT; k++)
-            part[k] = pooled[k] - reps[i].tot[k];
-        for (int k = 0; k < nest; k++)
+        const double *t = rep_at(reps, i)->tot;
+        for (size_t k = 0; k < OSN__NT_ELEM; k++)
+            part[k] = pooled[k] - t[k];
+        for (size_t k = cb; k < cb + OSN__NE_N; k++)
+            part[k] = pooled[k] - t[k];
+        for (int k = 0; k < OSN_NET_NMEASURES; k++)
             loo[(size_t)k * (size_t)nrep + (size_t)i] = f_at(k, core, part, cap);
     }
-    for (int k = 0; k < nest; k++) {
-        struct osn_net_est *est = est_at(out, k);
-        est->value = f_at(k, core, pooled, cap);
-        est->hw =
-                nrep >= 2 && isfinite(est->value)
-                        ? osn_stats_jackknife_halfwidth(loo + (size_t)k * (size_t)nrep, nrep, level)
-                        : NAN;
-        est->n = nrep;
+    estimate(out->est, 0, OSN_NET_NMEASURES, core, nrep, level, pooled, loo, cap);
+    for (int e = 0; e < out->nelem; e++) {
+        const size_t b = OSN__NT_ELEM + (size_t)OSN__NE_N * (size_t)e;
+        const int k0 = OSN_NET_NMEASURES + e * OSN_NET_E_NMEASURES;
+        for (int i = 0; nrep >= 2 && i < nrep; i++) {
+            const double *t = rep_at(reps, i)->tot;
+            part[OSN__NT_TIME] = pooled[OSN__NT_TIME] - t[OSN__NT_TIME];
+            for (size_t k = b; k < b + OSN__NE_N; k++)
+                part[k] = pooled[k] - t[k];
+            for (int m = 0; m < OSN_NET_E_NMEASURES; m++)
+                loo[(size_t)m * (size_t)nrep + (size_t)i] = f_at(k0 + m, core, part, cap);
+        }
+        estimate(out->elem[e], k0, OSN_NET_E_NMEASURES, core, nrep, level, pooled, loo, cap);
     }
 }
 
 /* The replications' totals added up, in replication order (the order fixes the sums' bits). */
-static void pool(struct osn_net_result *out, const struct osn__net_rep *reps, int n, double *pooled)
+static void pool(struct osn_net_result *out, const struct reps *reps, int n, double *pooled)
 {
     for (int i = 0; i < n; i++) {
-        for (int k = 0; k < OSN__NET_NTOT; k++)
-            pooled[k] += reps[i].tot[k];
-        out->events += reps[i].events;
-        out->messages += reps[i].messages;
+        const struct osn__net_rep *r = rep_at(reps, i);
+        for (int k = 0; k < reps->ntot; k++)
+            pooled[k] += r->tot[k];
+        out->events += r->events;
+        out->messages += r->messages;
     }
 }
 
-int osn_net_reps_ntot(void)
+int osn_net_reps_ntot(const struct osn_net_cfg *cfg)
 {
-    return OSN__NET_NTOT;
+    return osn__net_ntot(osn__net_nelem(cfg));
 }
 
 /* The kept replications 0 .. have-1 into reps, before the others run. */
-static void take_kept(const struct osn_reps *keep, struct osn__net_rep *reps, long have)
+static void take_kept(const struct osn_reps *keep, const struct reps *reps, long have)
 {
     for (long i = 0; i < have; i++) {
-        memcpy(reps[i].tot, keep->tot + (size_t)i * OSN__NET_NTOT, sizeof reps[i].tot);
-        reps[i].events = keep->events[i];
-        reps[i].messages = keep->messages[i];
+        struct osn__net_rep *r = rep_at(reps, i);
+        memcpy(r->tot, keep->tot + (size_t)i * (size_t)reps->ntot,
+               (size_t)reps->ntot * sizeof *r->tot);
+        r->events = keep->events[i];
+        r->messages = keep->messages[i];
     }
 }
 
 /* Every replication of reps into keep, which then holds n; 0 or OSN_ENOMEM. */
-static int give_kept(struct osn_reps *keep, const struct osn__net_rep *reps, long n)
+static int give_kept(struct osn_reps *keep, const struct reps *reps, long n)
 {
-    if (osn_reps_reserve(keep, n, OSN__NET_NTOT) != 0)
+    if (osn_reps_reserve(keep, n, reps->ntot) != 0)
         return OSN_ENOMEM;
     for (long i = keep->n; i < n; i++) {
-        memcpy(keep->tot + (size_t)i * OSN__NET_NTOT, reps[i].tot, sizeof reps[i].tot);
-        keep->events[i] = reps[i].events;
-        keep->messages[i] = reps[i].messages;
+        const struct osn__net_rep *r = rep_at(reps, i);
+        memcpy(keep->tot + (size_t)i * (size_t)reps->ntot, r->tot,
+               (size_t)reps->ntot * sizeof *r->tot);
+        keep->events[i] = r->events;
+        keep->messages[i] = r->messages;
     }
     keep->n = n;
     return 0;
+}
+
+void osn_net_result_release(struct osn_net_result *r)
+{
+    if (!r)
+        return;
+    free(r->elem_name);
+    free(r->elem);
+    r->elem_name = NULL;
+    r->elem = NULL;
+    r->nelem = 0;
 }
 
 int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char *msg,
@@ -533,26 +587,31 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
 {
     struct job j = {0};
     struct osn_study_reps par = {0};
-    double cap[OSN_NET_MAX_ELEMS], *pooled = NULL, *part = NULL, *loo = NULL;
+    double *cap = NULL, *pooled = NULL, *part = NULL, *loo = NULL;
     int err;
 
     if (!out)
         return OSN_EINVAL;
+    memset(out, 0, sizeof *out);
     err = osn_net_check(cfg, NULL, msg, msgsize);
     if (err)
         return err;
     const double t0 = osn_wall_s();
-    size_t n = (size_t)cfg->replications;
+    size_t n = (size_t)cfg->replications, nelem = (size_t)osn__net_nelem(cfg);
     j.cfg = cfg;
-    j.reps = calloc(n, sizeof *j.reps);
-    pooled = calloc(OSN__NET_NTOT, sizeof *pooled);
-    part = calloc(OSN__NET_NTOT, sizeof *part);
-    memset(out, 0, sizeof *out);
-    out->nelem = osn__net_elems(cfg, out->elem_name, cap);
-    loo = calloc(n * (size_t)(OSN_NET_NMEASURES + out->nelem * OSN_NET_E_NMEASURES), sizeof *loo);
+    j.reps.ntot = osn_net_reps_ntot(cfg);
+    j.reps.size = osn__net_rep_size(j.reps.ntot);
+    j.reps.p = calloc(n, j.reps.size);
+    pooled = calloc((size_t)j.reps.ntot, sizeof *pooled);
+    part = calloc((size_t)j.reps.ntot, sizeof *part);
+    cap = calloc(nelem, sizeof *cap);
+    out->elem_name = calloc(nelem, sizeof *out->elem_name);
+    out->elem = calloc(nelem, sizeof *out->elem);
+    loo = calloc(n * (size_t)OSN_NET_NMEASURES, sizeof *loo);
     err = OSN_ENOMEM;
-    if (!j.reps || !pooled || !part || !loo)
+    if (!j.reps.p || !pooled || !part || !cap || !out->elem_name || !out->elem || !loo)
         goto out;
+    out->nelem = osn__net_elems(cfg, out->elem_name, cap);
     j.t0 = t0;
     par = (struct osn_study_reps){.n = cfg->replications,
                                   .seed = cfg->seed,
@@ -563,7 +622,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
                                   .ctx = &j,
                                   .progress = cfg->progress ? report : NULL,
                                   .span = cfg->warmup + cfg->time};
-    take_kept(cfg->keep, j.reps, par.have);
+    take_kept(cfg->keep, &j.reps, par.have);
     err = osn_study_reps_run(&par);
     if (err) {
         if (msg && msgsize)
@@ -571,37 +630,40 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
         goto out;
     }
     if (cfg->split && cfg->split->parts > 1 && cfg->replications > par.have &&
-        cfg->split->exchange(cfg->split->arg, j.reps + par.have, cfg->replications - par.have,
-                             sizeof *j.reps, cfg->split->parts) != 0) {
+        cfg->split->exchange(cfg->split->arg, rep_at(&j.reps, par.have),
+                             cfg->replications - par.have, j.reps.size, cfg->split->parts) != 0) {
         err = OSN_EIO;
         if (msg && msgsize)
             snprintf(msg, msgsize, "the replications could not be exchanged between processes");
         goto out;
     }
     if (cfg->keep) {
-        if ((err = give_kept(cfg->keep, j.reps, cfg->replications)) != 0)
+        if ((err = give_kept(cfg->keep, &j.reps, cfg->replications)) != 0)
             goto out;
         cfg->keep->ran = par.ran;
     }
-    pool(out, j.reps, cfg->replications, pooled);
-    estimate_all(out, j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
+    pool(out, &j.reps, cfg->replications, pooled);
+    estimate_all(out, &j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
     for (int i = 0; cfg->rep_measures && i < cfg->replications; i++)
         for (int k = 0; k < OSN_NET_NMEASURES; k++)
             cfg->rep_measures[(size_t)i * OSN_NET_NMEASURES + (size_t)k] =
-                    f_at(k, out->nelem - 2, j.reps[i].tot, cap);
+                    f_at(k, out->nelem - 2, rep_at(&j.reps, i)->tot, cap);
     out->replications = cfg->replications;
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;
     uint64_t kept = 0; /* the kept replications' messages were not processed by this run */
     for (long i = 0; i < par.have; i++)
-        kept += j.reps[i].messages;
+        kept += rep_at(&j.reps, i)->messages;
     out->msgs_per_s = out->wall_s > 0 ? (double)(out->messages - kept) / out->wall_s : NAN;
 out:
     if (err == OSN_ENOMEM && msg && msgsize)
         snprintf(msg, msgsize, "out of memory");
-    free(j.reps);
+    if (err)
+        osn_net_result_release(out);
+    free(j.reps.p);
     free(pooled);
     free(part);
+    free(cap);
     free(loo);
     return err;
 }

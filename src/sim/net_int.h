@@ -83,12 +83,23 @@ enum osn__net_etot {
     OSN__NE_N
 };
 
-#define OSN__NET_NTOT (OSN__NT_ELEM + OSN__NE_N * OSN_NET_MAX_ELEMS)
+/* The totals of a network of nelem elements: the network's, then a block per element. */
+static inline int osn__net_ntot(int nelem)
+{
+    return OSN__NT_ELEM + OSN__NE_N * nelem;
+}
 
+/* A replication's totals, ntot of them (osn__net_rep_size): a record of its own size, so the
+ * replications sit in one array of records and travel between processes as bytes (osn/split.h). */
 struct osn__net_rep {
-    double tot[OSN__NET_NTOT];
     uint64_t events, messages;
+    double tot[];
 };
+
+static inline size_t osn__net_rep_size(int ntot)
+{
+    return sizeof(struct osn__net_rep) + (size_t)ntot * sizeof(double);
+}
 
 #define MAXHOP 4
 
@@ -135,7 +146,8 @@ struct ntxn {
 #define NTXN_BYTES 192
 _Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == NTXN_BYTES,
                "struct ntxn: keep it three cache lines");
-_Static_assert(OSN_NET_MAX_ELEMS <= 256 && MAXHOP <= 256, "t.user holds an element and a hop");
+_Static_assert(OSN_NET_MAX_ELEMS <= UINT16_MAX && MAXHOP <= UINT16_MAX,
+               "t.user, nmsg.to and call.src hold an element in 16 bits");
 
 /* A call's CANCEL transactions by hop, server (at path[h+1]) and client (at path[h]): RFC 3261 9
  * makes a CANCEL a transaction of its own, matched apart from the INVITE it cancels by its
@@ -258,8 +270,8 @@ struct net {
     uint64_t ring_key;
     struct osn_uac_cfg uac;        /* the sources' UAC machine (src/elem/uac_call.c) */
     uint64_t uac_did[OSN_UAC_NDO]; /* what the sources' UACs did, by enum osn_uac_do */
-    bool uac_count; /* uac_did is counted: only the element probe reads it (net_probe.c) */
-    struct element elems[OSN_NET_MAX_ELEMS];
+    bool uac_count;        /* uac_did is counted: only the element probe reads it (net_probe.c) */
+    struct element *elems; /* nelem, allocated for the scenario (osn__net_setup) */
     int nelem, E, core, uas, nhop;
     int ncores;           /* cores from `core` on (fanout; 1 otherwise) */
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
@@ -494,12 +506,15 @@ void osn__net_trace_setup(struct net *s, double d);
 void osn__net_trace_processed(struct net *s, const struct element *el, int kind);
 void osn__net_trace_release(struct net *s);
 
-/* The element layout of a configuration: count, names and each one's capacity. */
-int osn__net_elems(const struct osn_net_cfg *cfg, char names[][16], double *capacity);
+/* The number of elements of a configuration. */
+int osn__net_nelem(const struct osn_net_cfg *cfg);
+/* The element layout of a configuration: count, and into names and capacity (osn__net_nelem
+ * entries each) each one's name and capacity. */
+int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN], double *capacity);
 
 /* net_run.c: one replication's parts, shared with the element probe (net_probe.c). */
 /* Sets up the elements and event set of cfg in the zeroed *s, streams split from rng, totals
- * into tot (OSN__NET_NTOT doubles); a message in msg on failure. */
+ * into tot (osn__net_ntot(osn__net_nelem(cfg)) doubles); a message in msg on failure. */
 int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
                    char *msg, size_t msgsize);
 /* Releases what osn__net_setup made (also after it failed). */
@@ -507,7 +522,8 @@ void osn__net_teardown(struct net *s);
 /* Carries out one event popped from s->q. */
 void osn__net_step(struct net *s, struct osn_des_ev *ev);
 
-/* Runs one replication on stream `rng` (its purposes' streams are split from it); fills *rep.
+/* Runs one replication on stream `rng` (its purposes' streams are split from it); fills *rep
+ * (osn__net_rep_size(osn__net_ntot(osn__net_nelem(cfg))) bytes).
  * *now_t (may be NULL) receives the simulated time every 2^16 events, for progress reports. */
 int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct osn__net_rep *rep,
                      FILE *trace, _Atomic double *now_t, char *msg, size_t msgsize);

@@ -113,8 +113,8 @@ struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int el, int hop)
     osn_des_ev_init(&w->ev[0], EV_TXN0);
     osn_des_ev_init(&w->ev[1], EV_TXN1);
     w->call = c;
-    w->t.user[0] = (uint8_t)el;
-    w->t.user[1] = (uint8_t)hop;
+    w->t.user[0] = (uint16_t)el;
+    w->t.user[1] = (uint16_t)hop;
     w->t0 = s->q.now;
     c->refs++;
     return w;

@@ -37,7 +37,9 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
         err = OSN_EINVAL; /* a fanout's probe is its edge's */
         goto out;
     }
-    if (!p || !(p->tot = calloc(OSN__NET_NTOT, sizeof *p->tot)))
+    /* the probe's network: source, edge, its cores (a fanout's) or one, UAS */
+    int nelem = 3 + (pc->cores > 1 ? pc->cores : 1);
+    if (!p || !(p->tot = calloc((size_t)osn__net_ntot(nelem), sizeof *p->tot)))
         goto out;
     p->pc = *pc;
     struct osn_net_cfg *c = &p->cfg;

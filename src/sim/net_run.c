@@ -160,35 +160,49 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
  * points that differ only in control, thresholds or buffer see the same arrival instants and
  * hold times in replication i (common random numbers), and a paired comparison of them
  * (--compare) has the narrow intervals that this buys. */
+/* The elements whose streams come before the retry key: those of a network of 64 edges, the
+ * most there were when the keys after them were added. A smaller network draws (and drops) as
+ * many, the elements past them draw theirs last: every network that ran before the limit went
+ * sees the same numbers. */
+#define EARLY_ELEMS (2 * 64 + 3)
+
 static void split_streams(struct net *s, struct osn_rng *rng)
 {
     s->hold_key = osn_rng_next(rng);
     for (int h = 0; h < MAXHOP; h++)
         osn_rng_seed(&s->loss_rng[h], osn_rng_next(rng));
     osn_rng_seed(&s->ctl_rng, osn_rng_next(rng));
-    for (int i = 0; i < OSN_NET_MAX_ELEMS; i++) {
-        osn_rng_seed(&s->elems[i].arr_rng, osn_rng_next(rng));
-        osn_rng_seed(&s->elems[i].svc_rng, osn_rng_next(rng));
+    for (int i = 0; i < EARLY_ELEMS; i++) {
+        uint64_t arr = osn_rng_next(rng), svc = osn_rng_next(rng);
+        if (i < s->nelem) {
+            osn_rng_seed(&s->elems[i].arr_rng, arr);
+            osn_rng_seed(&s->elems[i].svc_rng, svc);
+        }
     }
     /* New purposes come last, so that the streams above stay what they were. */
     s->retry_key = osn_rng_next(rng);
     s->patience_key = osn_rng_next(rng);
     uint64_t x = s->patience_key ^ 0x52494e47u; /* "RING" */
     s->ring_key = osn_splitmix64(&x);
+    for (int i = EARLY_ELEMS; i < s->nelem; i++) {
+        osn_rng_seed(&s->elems[i].arr_rng, osn_rng_next(rng));
+        osn_rng_seed(&s->elems[i].svc_rng, osn_rng_next(rng));
+    }
 }
 
 int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
                    char *msg, size_t msgsize)
 {
-    char names[OSN_NET_MAX_ELEMS][16];
-    double cap[OSN_NET_MAX_ELEMS];
-    int err;
+    int err, nelem = osn__net_nelem(cfg);
 
     s->cfg = cfg;
+    s->elems = calloc((size_t)nelem, sizeof *s->elems);
+    if (!s->elems)
+        return OSN_ENOMEM;
+    s->nelem = nelem;
     split_streams(s, rng);
     s->tot = tot;
     s->call_free = UINT32_MAX;
-    s->nelem = osn__net_elems(cfg, names, cap);
     bool fan = cfg->topology == OSN_NET_FANOUT;
     s->E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
     s->ncores = fan ? cfg->cores : 1;
@@ -253,6 +267,9 @@ void osn__net_teardown(struct net *s)
             osn_ctl_free(s->elems[i].hops->h[k].cli);
         free(s->elems[i].hops);
     }
+    free(s->elems);
+    s->elems = NULL;
+    s->nelem = 0;
     for (size_t i = 0; i < s->ncallc; i++)
         osn_mem_block_free(s->callc[i], OSN_MEM_BLOCK);
     for (size_t i = 0; i < s->ntxnc; i++)
@@ -377,7 +394,7 @@ int osn__net_rep_run(const struct osn_net_cfg *cfg, struct osn_rng *rng, struct 
 
     if (!s)
         return OSN_ENOMEM;
-    memset(rep, 0, sizeof *rep);
+    memset(rep, 0, osn__net_rep_size(osn_net_reps_ntot(cfg)));
     struct osn_net_cfg c = *cfg;
     c.trace = trace;
     err = osn__net_setup(s, &c, rng, rep->tot, msg, msgsize);

@@ -26,11 +26,15 @@ static bool has_queue(const struct net *s, int i)
 
 void osn__net_trace_header(struct net *s)
 {
-    char names[OSN_NET_MAX_ELEMS][16];
-    double cap[OSN_NET_MAX_ELEMS];
+    char(*names)[OSN_NET_NAME_LEN] = calloc((size_t)s->nelem, sizeof *names);
+    double *cap = calloc((size_t)s->nelem, sizeof *cap);
     const char *lv = osn_ctl_kind_level(s->cfg->ctl_kind);
     FILE *f = s->trace;
 
+    if (!names || !cap) {
+        s->err = OSN_ENOMEM;
+        goto out;
+    }
     osn__net_elems(s->cfg, names, cap);
     fputs("replication,t_s,offered_per_s,goodput_per_s,failed_timeout_per_s,"
           "failed_rejected_per_s,failed_other_per_s,sent_503_per_s,retrans_sent_per_s,"
@@ -45,6 +49,9 @@ void osn__net_trace_header(struct net *s)
         if (s->elems[i].cli && lv)
             fprintf(f, ",%s_%s", names[i], lv);
     fputc('\n', f);
+out:
+    free(names);
+    free(cap);
 }
 
 void osn__net_trace_setup(struct net *s, double d)

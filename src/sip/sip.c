@@ -15,9 +15,9 @@
 
 /* The bytes of struct osn_sip_txn between the request and the kept response, all initialised by
  * txn_start field by field: at[2], ival (24), nretrans, absorbed, hash (12), role, state, tid[2],
- * has_resp, in_table, reliable, user[2] (9), padding (3). The assertion there fails when a field is
- * added without being initialised. */
-#define TXN_STATE_BYTES (2 * sizeof(double) + sizeof(double) + 3 * sizeof(uint32_t) + 9 + 3)
+ * has_resp, in_table, reliable (7), padding (1), user[2] (4, 16 bits each). The assertion there
+ * fails when a field is added without being initialised. */
+#define TXN_STATE_BYTES (2 * sizeof(double) + sizeof(double) + 3 * sizeof(uint32_t) + 7 + 1 + 4)
 
 void osn_sip_cfg_default(struct osn_sip_cfg *cfg)
 {
