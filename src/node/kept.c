@@ -44,8 +44,10 @@
  * expiry list per timer is in deadline order and one heap entry (TM_KEPT) for its head is all
  * the timer heap holds of the table.
  */
+#define _GNU_SOURCE /* mremap */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "node_int.h"
 #include "osn/err.h"
@@ -432,6 +434,19 @@ size_t kept_bytes(const struct node *n)
            t->blob_bytes;
 }
 
+/* The record array of `from` records grown to `to`, or NULL (the old array left as it was). It
+ * is mapped by hand so that growing it moves page mappings (mremap) and copies and touches no
+ * byte: a realloc of it may land on malloc's heap (glibc raises its mmap threshold after large
+ * frees), copy the array and keep the old pages, and the node's resident memory then jumped by
+ * the whole array (6.4 MB at 65,536 records) at each doubling. */
+static struct kept *rec_grow(struct kept *rec, uint32_t from, uint32_t to)
+{
+    size_t old = (size_t)from * sizeof *rec, size = (size_t)to * sizeof *rec;
+    void *p = rec ? mremap(rec, old, size, MREMAP_MAYMOVE)
+                  : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 static uint32_t rec_new(struct kept_table *t)
 {
     if (t->free != KEPT_NONE && t->rec) {
@@ -441,8 +456,7 @@ static uint32_t rec_new(struct kept_table *t)
     }
     if (t->hwm == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 4096;
-        /* realloc of a large block moves pages, not bytes (mremap), and touches none */
-        struct kept *r = cap > t->cap ? realloc(t->rec, (size_t)cap * sizeof *r) : NULL;
+        struct kept *r = cap > t->cap ? rec_grow(t->rec, t->cap, cap) : NULL;
         if (!r)
             return KEPT_NONE;
         t->rec = r;
@@ -629,7 +643,8 @@ void kept_release(struct node *n)
         for (uint32_t i = 0; i < t->hwm; i++)
             free(t->rec[i].blob);
     }
-    free(t->rec);
+    if (t->rec)
+        munmap(t->rec, (size_t)t->cap * sizeof *t->rec);
     free(t->slot);
     *t = (struct kept_table){0};
 }
