@@ -296,6 +296,12 @@ int osn_ctl_kind_parse(const char *name, enum osn_ctl_kind *out);
 /* The trace column of kind k's client level ("shed_percent", ...), NULL when it has none. */
 const char *osn_ctl_kind_level(enum osn_ctl_kind k);
 
+/* The one-line help of kind k's client level as a gauge (osn node's metrics), NULL when it has
+ * none: no client level, or one whose reading changes the controller (pi's runs its control
+ * interval). *mean (when not NULL): whether the levels of several workers average (a percent)
+ * or add up (a rate). */
+const char *osn_ctl_kind_gauge(enum osn_ctl_kind k, bool *mean);
+
 struct osn_ctl;
 
 /* Creates a controller of kind `kind` from cfg (copied; cfg->draw_arg is borrowed for the

@@ -46,6 +46,15 @@ const char *osn_ctl_kind_level(enum osn_ctl_kind k)
     return (unsigned)k < OSN_CTL_NKINDS ? kinds[k]->level : NULL;
 }
 
+const char *osn_ctl_kind_gauge(enum osn_ctl_kind k, bool *mean)
+{
+    const struct osn__ctl_ops *o = (unsigned)k < OSN_CTL_NKINDS ? kinds[k] : NULL;
+
+    if (mean)
+        *mean = o && o->level_mean;
+    return o ? o->gauge : NULL;
+}
+
 void osn_ctl_cfg_default(struct osn_ctl_cfg *cfg)
 {
     *cfg = (struct osn_ctl_cfg){0};

@@ -16,7 +16,12 @@
 /* One controller kind. NULL hooks take the generic behaviour of ctl.c. */
 struct osn__ctl_ops {
     const char *level; /* the trace column of client_level, NULL without one */
-    size_t size;       /* bytes of the controller's struct, which starts with struct osn_ctl */
+    /* The node's gauge of client_level: its one-line help, NULL when there is none (no level,
+     * or reading it changes the controller, as pi's does); level_mean: the levels of several
+     * workers average (a percent) rather than add up (a rate). */
+    const char *gauge;
+    bool level_mean;
+    size_t size; /* bytes of the controller's struct, which starts with struct osn_ctl */
     bool uses_det;
     int (*init)(struct osn_ctl *c); /* c->cfg is set; returns 0 or OSN_EINVAL */
     struct osn_ctl_verdict (*server_on_arrival)(struct osn_ctl *c, double now,
@@ -137,6 +142,11 @@ int osn__ctl_rate_init(struct osn_ctl *c);
 #define OSN__CTL_OPS_DECL(U, l) extern const struct osn__ctl_ops osn__ctl_##l##_ops;
 OSN_CTL_KINDS(OSN__CTL_OPS_DECL)
 #undef OSN__CTL_OPS_DECL
+
+/* The gauge help of RFC 7415's client half, which rate and rate_dyn share. */
+#define OSN__CTL_RATE_GAUGE                                                                     \
+    "new INVITEs per second the client half lets through to the next hop (RFC 7415 rate; +Inf " \
+    "when off)"
 
 /* none's arrival rule, shared with prsm. */
 struct osn_ctl_verdict osn__ctl_full_rule(const struct osn_ctl_event *ev, bool reject_when_full,

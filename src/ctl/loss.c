@@ -233,6 +233,9 @@ static double client_level(struct osn_ctl *c, double now)
 
 const struct osn__ctl_ops osn__ctl_loss_ops = {
         .level = "shed_percent",
+        .gauge = "percent of new requests the client half sheds toward the next hop (RFC 7339 "
+                 "loss; 0 when off)",
+        .level_mean = true,
         .size = sizeof(struct loss),
         .uses_det = true,
         .init = loss_init,

@@ -190,6 +190,7 @@ double osn__ctl_rate_client_level(struct osn_ctl *c, double now)
 
 const struct osn__ctl_ops osn__ctl_rate_ops = {
         .level = "rate_limit_per_s",
+        .gauge = OSN__CTL_RATE_GAUGE,
         .size = sizeof(struct rate),
         .uses_det = true,
         .init = osn__ctl_rate_init,

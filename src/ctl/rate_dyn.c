@@ -254,6 +254,7 @@ double osn__ctl_rate_dyn_onset(const struct osn_ctl *c)
 
 const struct osn__ctl_ops osn__ctl_rate_dyn_ops = {
         .level = "rate_limit_per_s",
+        .gauge = OSN__CTL_RATE_GAUGE,
         .size = sizeof(struct rate_dyn),
         .uses_det = true,
         .init = rate_dyn_init,

@@ -126,11 +126,12 @@ void node_view(struct node *n, struct node_view *v)
     v->mode = n->server.mode;
     v->live = n->live;
     v->kept = n->kept.n;
-    /* The client half's throttle (an edge with control loss or rate). Their level is a read:
-     * what it may change (an expired oc validity turned off) the next request would change
-     * the same way. pi's level would run its control interval early, so it is not read. */
+    /* The client half's throttle, for a kind with a gauge (osn_ctl_kind_gauge: loss, rate,
+     * rate_dyn). Their level is a read: what it may change (an expired oc validity turned off)
+     * the next request would change the same way; pi's would run its control interval early,
+     * so pi has no gauge. */
     v->kind = n->cli ? osn_ctl_kind_of(n->cli) : OSN_CTL_KIND_NONE;
-    if (v->kind == OSN_CTL_KIND_LOSS || v->kind == OSN_CTL_KIND_RATE)
+    if (osn_ctl_kind_gauge(v->kind, NULL))
         v->level = osn_ctl_client_level(n->cli, n->now);
     if (n->nhops > 1) {
         v->nhops = n->fan.n;
@@ -143,7 +144,7 @@ void node_view(struct node *n, struct node_view *v)
             v->hop[i] = n->fan.h[i];
             v->hop[i].cli = NULL; /* not to be read by another thread */
             v->up[i] = osn_elem_hop_up(&n->fan, i, n->now);
-            if (c && (v->kind == OSN_CTL_KIND_LOSS || v->kind == OSN_CTL_KIND_RATE))
+            if (c && osn_ctl_kind_gauge(v->kind, NULL))
                 v->hop_level[i] = osn_ctl_client_level(c, n->now);
         }
     }
@@ -185,26 +186,19 @@ static size_t render(const struct node *n, const struct node_view *v, char *buf,
     const char *element = osn_node_element_name(n->cfg->element);
     /* With several next hops, one sample per server, labelled by its address as the
      * osn_node_next_hop_* series are. */
+    /* Its name and help come from the controller's registry: osn_node_client_ + its level's
+     * trace column (shed_percent, rate_limit_per_s). */
     int nlevel = v->nhops > 1 ? v->nhops : 1;
-    if (v->kind == OSN_CTL_KIND_LOSS)
-        ADD("# HELP osn_node_client_shed_percent percent of new requests the client half sheds "
-            "toward the next hop (RFC 7339 loss; 0 when off)\n"
-            "# TYPE osn_node_client_shed_percent gauge\n");
-    else if (v->kind == OSN_CTL_KIND_RATE)
-        ADD("# HELP osn_node_client_rate_limit_per_s new INVITEs per second the client half "
-            "lets through to the next hop (RFC 7415 rate; +Inf when off)\n"
-            "# TYPE osn_node_client_rate_limit_per_s gauge\n");
-    for (int i = 0; (v->kind == OSN_CTL_KIND_LOSS || v->kind == OSN_CTL_KIND_RATE) && i < nlevel;
-         i++) {
+    const char *help = osn_ctl_kind_gauge(v->kind, NULL), *lv = osn_ctl_kind_level(v->kind);
+    if (help)
+        ADD("# HELP osn_node_client_%s %s\n# TYPE osn_node_client_%s gauge\n", lv, help, lv);
+    for (int i = 0; help && i < nlevel; i++) {
         double level = v->nhops > 1 ? v->hop_level[i] : v->level;
         char r[32], server[96] = "";
         snprintf(r, sizeof r, isinf(level) ? "+Inf" : "%.17g", level);
         if (v->nhops > 1)
             snprintf(server, sizeof server, ",server=\"%s\"", n->hops[i].text);
-        ADD("%s{element=\"%s\"%s} %s\n",
-            v->kind == OSN_CTL_KIND_LOSS ? "osn_node_client_shed_percent"
-                                         : "osn_node_client_rate_limit_per_s",
-            element, server, r);
+        ADD("osn_node_client_%s{element=\"%s\"%s} %s\n", lv, element, server, r);
     }
     /* Several next hops, each labelled by its address (RFC 7339 5.10: the state is per server):
      * the element's counts (src/elem/hops.c) and whether it is up. */

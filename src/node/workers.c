@@ -154,7 +154,7 @@ void workers_view(struct node *n, struct node_view *v)
     node_view(n, v);
     if (!n->w)
         return;
-    int loss = v->kind == OSN_CTL_KIND_LOSS;
+    int levels = osn_ctl_kind_gauge(v->kind, NULL) != NULL;
     for (int i = 0; i < n->w->n; i++) {
         struct slot *s = n->w->slot[i];
         struct node_view o;
@@ -170,11 +170,11 @@ void workers_view(struct node *n, struct node_view *v)
         v->live += o.live;
         v->kept += o.kept;
         /* Each worker's client half lets its own share through: the node's rate limit is their
-         * sum; the percent shed, their mean. */
-        if (o.kind == OSN_CTL_KIND_LOSS || o.kind == OSN_CTL_KIND_RATE) {
+         * sum; the percent shed, their mean (osn_ctl_kind_gauge says which). */
+        if (osn_ctl_kind_gauge(o.kind, NULL)) {
             v->kind = o.kind;
             v->level += o.level;
-            loss += o.kind == OSN_CTL_KIND_LOSS;
+            levels++;
         }
         for (int h = 0; h < o.nhops && h < OSN_ELEM_MAX_HOPS; h++) {
             struct osn_elem_hop *d = &v->hop[h];
@@ -190,10 +190,11 @@ void workers_view(struct node *n, struct node_view *v)
             v->hop_level[h] += o.hop_level[h]; /* summed as level is, divided below */
         }
     }
-    if (v->kind == OSN_CTL_KIND_LOSS && loss > 0) {
-        v->level /= loss;
+    bool mean = false;
+    if (osn_ctl_kind_gauge(v->kind, &mean) && mean && levels > 0) {
+        v->level /= levels;
         for (int h = 0; h < v->nhops && h < OSN_ELEM_MAX_HOPS; h++)
-            v->hop_level[h] /= loss;
+            v->hop_level[h] /= levels;
     }
 }
 

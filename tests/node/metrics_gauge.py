@@ -8,7 +8,8 @@ Checks, each printed as FAIL when it does not hold:
           loss, oc=20 -> osn_node_client_shed_percent{element="edge"} 20 (RFC 7339 5.5: oc is
           the percentage of requests to reduce); rate, oc=150 ->
           osn_node_client_rate_limit_per_s{element="edge"} 150 (RFC 7415 3.3: oc is the
-          highest rate, requests per second); before the answer, 0 and +Inf (no feedback yet)
+          highest rate, requests per second); before the answer, 0 and +Inf (no feedback yet);
+          rate_dyn (whose client half is rate's) as rate
   fanout  an edge with control loss before two next hops: one gauge per server
           (osn_node_client_shed_percent{element="edge",server="HOST:PORT"}), 0 for both before
           any feedback; after the server the INVITE went to answers with oc=20, 20 for it and
@@ -81,7 +82,7 @@ def answer_with_feedback(hop, request, oc, algo):
             + "\r\nContent-Length: 0\r\n\r\n").encode()
 
 
-def check_gauge(osn, tmp, kind, oc, series, before):
+def check_gauge(osn, tmp, kind, oc, series, before, algo=None):
     hop = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     hop.bind(("127.0.0.1", 0))
     hop.settimeout(5)
@@ -100,7 +101,7 @@ def check_gauge(osn, tmp, kind, oc, series, before):
         req = req.decode(errors="replace")
         if not req.startswith("INVITE "):
             fail(f"{kind}: the next hop got {req.splitlines()[0]!r}, want the INVITE")
-        hop.sendto(answer_with_feedback(hop, req, oc, kind), edge)
+        hop.sendto(answer_with_feedback(hop, req, oc, algo or kind), edge)
         status = caller.recv(65535).decode(errors="replace").split("\r\n")[0]
         while status.startswith("SIP/2.0 1"):  # a 100 Trying of the edge's own first
             status = caller.recv(65535).decode(errors="replace").split("\r\n")[0]
@@ -195,6 +196,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="osn_metrics_gauge.")
     check_gauge(osn, tmp, "loss", 20, "osn_node_client_shed_percent", "0")
     check_gauge(osn, tmp, "rate", 150, "osn_node_client_rate_limit_per_s", "+Inf")
+    # rate_dyn's client half is rate's (RFC 7415 feedback): its gauge comes from the registry too
+    check_gauge(osn, tmp, "rate_dyn", 150, "osn_node_client_rate_limit_per_s", "+Inf", "rate")
     check_fanout(osn, tmp, 20)
 
     have = set()
