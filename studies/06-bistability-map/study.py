@@ -151,11 +151,11 @@ set label 1 "mu/7 = 14.3/s: below it every burst recovers" at 100.0/7 + 1, 0.13 
 plot ARG2 using 1:($3 == 1 ? $2 : 1/0) with points pt 5 ps 0.6 lc rgb "#d62728" title "fluid grid: collapses", \
      ARG2 using 1:($3 == 0 ? $2 : 1/0) with points pt 4 ps 0.6 lc rgb "#2ca02c" title "fluid grid: recovers", \
      ARG1 using 1:($2 < 1e6 ? $2 : 1/0) with lines lw 2 lc rgb "black" title "fluid boundary T*(lambda) (bisection)", \
-     ARG3 using 2:6:($7 > 0.5 ? 0xd62728 : 0x2ca02c) with points pt 7 ps 2.2 lc rgb variable title "simulator at 60/s, 20 reps: share that collapsed", \
-     ARG3 using 2:6:(sprintf("%.0f%%", 100*$7)) with labels left offset 1.8,0 notitle
+     ARG3 using 2:6:($7 > 0.5 ? 0xd62728 : 0x2ca02c) with points pt 7 ps 2.2 lc rgb variable title "simulator at 60/s: share of 20 runs collapsed [95% CI]", \
+     ARG3 using 2:6:(sprintf("%.0f%% [%.0f, %.0f]", 100*$7, 100*$8, 100*$9)) with labels left offset 1.8,0 notitle
 unset arrow 1
 unset label 1
-set title "at 60/s: fluid queue (lines) and simulator replication 0 (points)"
+set title "queue at 60/s: fluid (lines) and the simulator, one run (points)"
 set xlabel "time (s)"
 set ylabel "server queue (messages)"
 set yrange [1:100000]
@@ -166,7 +166,8 @@ plot for [i=2:4] ARG4 using 1:i with lines lw 2 lc i-1 title columnhead(i), \
 unset multiplot
 """
 # (ARG3's dot is red where most replications collapsed, green where most recovered; the label
-# over it gives the share of replications that collapsed.)
+# beside it gives the share of replications that collapsed and its 95% Wilson interval: a share
+# of 20 runs has no error bar on the burst axis.)
 
 
 def plot():

@@ -116,14 +116,14 @@ set xrange [0:120]
 set xlabel "time (s)"
 set ylabel "queue (messages; 1 = empty)"
 set key top left box opaque
-set title "fluid: UAC -> P1 -> P2 (100/s); lines at 1 = empty"
+set title "fluid (deterministic): UAC -> P1 -> P2 (100/s); lines at 1 = empty"
 plot ARG1 using 1:2 with lines lw 2 lc rgb "#d62728" title "P1 200/s, none: P1", \
      ARG1 using 1:3 with lines lw 2 dt 2 lc rgb "#d62728" title "P1 200/s, none: P2", \
      ARG1 using 1:4 with lines lw 2 lc rgb "#1f77b4" title "P1 200/s, RRRC: P1", \
      ARG1 using 1:6 with lines lw 2 lc rgb "#ff7f0e" title "P1 300/s, none: P1", \
      ARG1 using 1:7 with lines lw 2 dt 2 lc rgb "#ff7f0e" title "P1 300/s, none: P2", \
      ARG1 using 1:8 with lines lw 2 lc rgb "#2ca02c" title "P1 300/s, RRRC: P1 (P2 likewise)"
-set title "simulator, proxies at 60 %: UAC -> edge -> mid -> core (100/s), seed 1"
+set title "simulator, proxies at 60 %: UAC -> edge -> mid -> core (100/s), one run (seed 1)"
 plot ARG2 using 1:2 with lines lw 2 lc rgb "#ff7f0e" title "edge, none", \
      ARG2 using 1:3 with lines lw 2 lc rgb "#d62728" title "mid (core's upstream), none", \
      ARG2 using 1:4 with lines lw 2 dt 2 lc rgb "#d62728" title "core, none", \
