@@ -69,7 +69,22 @@ def parse_load(text):
 
 def cell(text):
     # A pipe would end the cell early; a newline would end the row.
-    return text.replace("|", "\\|").replace("\n", " ").strip()
+    return short(text).replace("|", "\\|").replace("\n", " ").strip()
+
+
+def short(text):
+    # A number written with more than 6 significant digits (51.88333333, as the CSVs hold them)
+    # reads as 4 (51.88): no figure in these tables is known that closely. Counts (integers) and
+    # the rest stay as written.
+    t = text.strip()
+    if t.lstrip("+-").isdigit():
+        return text
+    try:
+        v = float(t)
+    except ValueError:
+        return text
+    digits = len(t.lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0"))
+    return f"{v:.4g}" if digits > 6 else text
 
 
 def read_table(path, columns):

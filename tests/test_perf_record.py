@@ -59,7 +59,8 @@ with tempfile.TemporaryDirectory() as tmp:
     table = os.path.join(tmp, "figures.csv")
     with open(table, "w") as f:
         f.write("what,osn,peer,peer/osn\nsolve R=1e6,0.30 s,5.1 s,17.0\n"
-                "\"parse, one core\",2.1 M/s,0.3 M/s,7.0\n")
+                "\"parse, one core\",2.1 M/s,0.3 M/s,7.0\n"
+                "sim mean,51.88333333,2452789,1.058850395\n")
 
     t0 = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
     p = run("bench", doc, table, "--load-start", "12.5 9.25 4.00", "--note", "run one")
@@ -86,6 +87,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check("| what | osn | peer | peer/osn |\n|---|---|---|---|\n"
           "| solve R=1e6 | 0.30 s | 5.1 s | 17.0 |\n| parse, one core | 2.1 M/s | 0.3 M/s | 7.0 |"
           in blk, "the table holds the CSV's cells, row by row")
+    check("| sim mean | 51.88 | 2452789 | 1.059 |" in blk,
+          "a number with more than 6 significant digits is shown with 4; a count as it is")
     check("run one" in blk, "the note is printed")
     check(outside(text, "bench") == outside(before, "bench"), "nothing outside the block changed")
     check(block(text, "testbed") == block(before, "testbed"), "the other block is untouched")
