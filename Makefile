@@ -152,10 +152,10 @@ bench: deps-bench release
 testbed: deps-test build
 	@rc=0; load=$$(cut -d' ' -f1-3 /proc/loadavg); \
 	mkdir -p testbed-out && $(BUILD)/osn testbed examples/node_collapse.ini \
-		--csv testbed-out/testbed.csv --json testbed-out/testbed.json \
+		--set net.replications=20 --csv testbed-out/testbed.csv --json testbed-out/testbed.json \
 		--plot testbed-out/testbed.png && \
 	python3 scripts/perf_record.py testbed docs/performance.md testbed-out/testbed.csv \
-		--load-start "$$load" --columns control,load,rate,sim_goodput,sim_goodput_hw,real_goodput,sim_p99_s,real_p99_s,sim_replications \
+		--load-start "$$load" --columns control,load,rate,sim_goodput,sim_goodput_hw,real_goodput,sim_p99_s,real_p99_s,sim_replications,sim_goodput_min,sim_goodput_max,sim_below_real \
 		|| rc=1; \
 	bash tests/test_node_interop.sh $(BUILD)/osn . || rc=1; \
 	bash tests/test_node_overload.sh $(BUILD)/osn . --control none --warm 35 --window 60 || rc=1; \

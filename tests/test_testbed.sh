@@ -64,7 +64,7 @@ nl_check $? "a node that cannot start: exit $rc, '$(cat "$T/noup.err")'"
 nl_log "osn testbed: loss at 1x, 3 s + 10 s"
 tb_run tb 120 "$OSN" testbed "$SCEN" --loads 1 --controls loss --duration 10 --warmup 3 \
     --json "$T/tb.json" --csv "$T/tb.csv" --keep "$T/keep"
-"$NL_PY" - "$T/tb.json" "$T/tb.csv" "$TB_PIDS" <<'PY'
+"$NL_PY" - "$T/tb.json" "$T/tb.csv" "$TB_PIDS" "$T/keep" <<'PY'
 import csv, json, math, sys
 rows = json.load(open(sys.argv[1]))
 crow = list(csv.DictReader(open(sys.argv[2])))
@@ -92,9 +92,19 @@ if good is None or good != nodes.get("uas", {}).get("calls_ok"):
 sim, real = r["sim_goodput"], r["real_goodput"]
 if not (sim and real and abs(real / sim - 1) <= 0.10):
     bad.append(f"real goodput {real} not within 10% of the simulator's {sim} ({r['notes']})")
-for k in ("sim_goodput", "real_goodput", "ratio", "sim_p99_s", "real_p99_s"):
+for k in ("sim_goodput", "real_goodput", "ratio", "sim_p99_s", "real_p99_s", "sim_goodput_min",
+          "sim_goodput_max", "sim_below_real"):
     if not math.isclose(float(c[k]), r[k], rel_tol=1e-9):
         bad.append(f"CSV {k} {c[k]} != JSON {r[k]}")
+# The replications' range and the real run's rank, recomputed from the simulator's own
+# per-replication rows that the run kept.
+reps = [float(x["goodput"]) for x in
+        csv.DictReader(open(sys.argv[4] + "/loss_1x/sim_replications.csv"))]
+if len(reps) != r["sim_replications"] or (r["sim_goodput_min"], r["sim_goodput_max"],
+                                          r["sim_below_real"]) != (
+        min(reps), max(reps), sum(v < real for v in reps)):
+    bad.append(f"range/rank {r['sim_goodput_min']}, {r['sim_goodput_max']}, "
+               f"{r['sim_below_real']} are not those of the replications {reps}")
 for b in bad:
     print("FAIL:", b)
 print(f"real {real} against sim {sim} +- {r['sim_goodput_hw']} calls/s, p99 "

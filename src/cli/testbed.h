@@ -89,9 +89,15 @@ struct tb_cfg {
 /* One row of the table: one control at one load, sim beside real. */
 struct tb_row {
     char control[16];
-    double load, rate;                 /* load factor; rate = load x capacity (calls/s) */
-    double sim_goodput, sim_hw;        /* osn sim: mean and 95% half-width over... */
-    long sim_n;                        /* ...its replications */
+    double load, rate;          /* load factor; rate = load x capacity (calls/s) */
+    double sim_goodput, sim_hw; /* osn sim: mean and 95% half-width over... */
+    long sim_n;                 /* ...its replications */
+    /* the spread of the simulator's replications' goodput (calls/s), and how many of them fell
+     * below the real run's: one real run is one draw, and where the network is on the edge of
+     * collapse (no control at load 1) the replications range from collapsed to full, so the
+     * real run's rank among them says more than its ratio to their mean; -1: not known */
+    double sim_min, sim_max;
+    int sim_below;
     double sim_p50, sim_p99;           /* setup delay (s); NaN when no call was set up */
     double real_goodput, real_offered; /* calls/s in the window, from the generators' rows */
     double real_p50, real_p99;         /* setup delay (s) in the window (node.warmup) */

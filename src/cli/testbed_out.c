@@ -66,7 +66,7 @@ int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
     fprintf(f, "control,load,rate,sim_goodput,sim_goodput_hw,sim_replications,real_goodput,"
                "ratio,sim_p50_s,real_p50_s,sim_p99_s,real_p99_s,real_offered,lag_max_s,"
                "late_sends,unfinished,elements,collected,warmup_s,duration_s,sim_core_overload,"
-               "real_core_overload,notes\n");
+               "real_core_overload,sim_goodput_min,sim_goodput_max,sim_below_real,notes\n");
     for (int i = 0; i < rows->n; i++) {
         const struct tb_row *r = &rows->r[i];
         fprintf(f, "%s,", r->control);
@@ -88,6 +88,11 @@ int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
         csv_num(f, rows->cfg->duration);
         csv_num(f, r->sim_overload);
         csv_num(f, r->real_overload);
+        csv_num(f, r->sim_min);
+        csv_num(f, r->sim_max);
+        if (r->sim_below >= 0)
+            fprintf(f, "%d", r->sim_below);
+        fputc(',', f);
         osn_cli_csv_field(f, r->notes);
         fputc('\n', f);
     }
@@ -128,6 +133,10 @@ int tb_json_write(FILE *f, const void *ctx, char *err, size_t errsize)
         json_object_set_new(o, "warmup_s", jnum(rows->cfg->warmup));
         json_object_set_new(o, "duration_s", jnum(rows->cfg->duration));
         json_object_set_new(o, "sim_core_overload", jnum(r->sim_overload));
+        json_object_set_new(o, "sim_goodput_min", jnum(r->sim_min));
+        json_object_set_new(o, "sim_goodput_max", jnum(r->sim_max));
+        json_object_set_new(o, "sim_below_real",
+                            r->sim_below >= 0 ? json_integer(r->sim_below) : json_null());
         json_object_set_new(o, "real_core_overload", jnum(r->real_overload));
         json_object_set_new(o, "notes", json_string(r->notes));
         json_object_set_new(o, "nodes", r->elems ? json_incref(r->elems) : json_array());

@@ -16,17 +16,22 @@
 #include "cli.h"
 #include "testbed.h"
 
-/* A format: its one %ld is the simulator's replications per point (each row has the scenario's). */
+/* A format: its %s sets the x ticks at the offered rates (each point labelled by its rate and load)
+ * and its %ld the simulator's replications per point (each row has the scenario's). The key goes
+ * below each panel, where no point can fall (a collapsed run's goodput is at the bottom). */
 static const char script[] =
         "set terminal pngcairo size 400*ARG3,440 font ',10'\n"
         "set output ARG1\n"
         "set multiplot layout 1,ARG3+0 title 'osn testbed: osn sim beside the network on "
         "loopback'\n"
-        "set xlabel 'offered load (calls/s)'\n"
+        "set xlabel 'offered load (calls/s; multiple of the capacity)' offset 0,-1\n"
+        "set bmargin 8\n"
         "set ylabel 'goodput (calls/s)'\n"
         "set logscale x\n"
+        "%s\n"
+        "set offsets graph 0.08, graph 0.08, 0, 0\n"
         "set yrange [0:*]\n"
-        "set key bottom center box opaque\n"
+        "set key below Left reverse\n"
         "do for [c in ARG4] {\n"
         "    set title 'control = '.c\n"
         "    plot ARG2.'/'.c.'.dat' using ($1*0.97):2:3 with yerrorlines pt 7 lc rgb '#1f77b4' "
@@ -116,7 +121,23 @@ int tb_plot_write(const char *path, const struct tb_rows *rows, char *err, size_
     snprintf(f, sizeof f, "%s/plot.gp", tmp);
     FILE *s = fopen(f, "w");
     long reps = rows->n ? rows->r[0].sim_n : 0;
-    if (!s || fprintf(s, script, reps) < 0 || fclose(s) != 0)
+    char tics[1024] = "set xtics (";
+    size_t empty = strlen(tics);
+    for (int i = 0; i < rows->n; i++) {
+        char t[64]; /* the rate, its load factor under it */
+        snprintf(t, sizeof t, "\"%.6g\\n%gx\" %.6g", rows->r[i].rate, rows->r[i].load,
+                 rows->r[i].rate);
+        bool seen = false;
+        for (int j = 0; j < i; j++)
+            seen = seen || rows->r[j].rate == rows->r[i].rate;
+        if (!seen && strlen(tics) + strlen(t) + 2 < sizeof tics)
+            snprintf(tics + strlen(tics), sizeof tics - strlen(tics), "%s%s",
+                     strlen(tics) > empty ? ", " : "", t);
+    }
+    snprintf(tics + strlen(tics), sizeof tics - strlen(tics), ")");
+    if (strlen(tics) == empty + 1)
+        tics[0] = '\0'; /* no rows: gnuplot's own ticks */
+    if (!s || fprintf(s, script, tics, reps) < 0 || fclose(s) != 0)
         goto out;
     snprintf(out, sizeof out, "%s.tmp%ld", path, (long)getpid());
     snprintf(ncontrols, sizeof ncontrols, "%d", n);

@@ -384,6 +384,57 @@ static void collect(const struct tb_cfg *cfg, struct tb_net *net, const char *di
         note(r, "%ld calls unfinished at the stop", r->unfinished);
 }
 
+/* The spread of the simulator's replications' goodput (the `goodput` column of its
+ * --replications-out CSV) and the real run's rank among them, into the row; left unknown (-1)
+ * when the file or the column is missing. */
+static void rank_real(const char *path, struct tb_row *r)
+{
+    char line[8192];
+    FILE *f = fopen(path, "r");
+    int col = -1, n = 0, below = 0;
+    double lo = INFINITY, hi = -INFINITY;
+
+    if (!f)
+        return;
+    for (bool head = true; fgets(line, sizeof line, f); head = false) {
+        line[strcspn(line, "\r\n")] = '\0';
+        /* Field by field, empty ones counted (strtok would skip them). */
+        char *field = line;
+        for (int i = 0; field; i++) {
+            char *comma = strchr(field, ',');
+            if (comma)
+                *comma = '\0';
+            if (head && strcmp(field, "goodput") == 0)
+                col = i;
+            if (!head && i == col) {
+                char *end;
+                double v = strtod(field, &end);
+                if (end != field && !*end && isfinite(v)) {
+                    n++;
+                    lo = fmin(lo, v);
+                    hi = fmax(hi, v);
+                    below += v < r->real_goodput;
+                }
+                break;
+            }
+            field = comma ? comma + 1 : NULL;
+        }
+        if (head && col < 0)
+            break;
+    }
+    fclose(f);
+    if (n > 0 && !isnan(r->real_goodput)) {
+        r->sim_min = lo;
+        r->sim_max = hi;
+        r->sim_below = below;
+        /* The ratio to the mean says little when the real run is outside the mean's interval:
+         * say where it lies among the replications. */
+        if (fabs(r->real_goodput - r->sim_goodput) > r->sim_hw)
+            note(r, "sim replications %.1f to %.1f calls/s: the real run above %d of %d", lo, hi,
+                 below, n);
+    }
+}
+
 /* `osn sim` on the run's scenario; its figures into the row. */
 static int simulate(const struct tb_cfg *cfg, const char *control, double factor, const char *dir,
                     struct tb_row *r)
@@ -400,6 +451,8 @@ static int simulate(const struct tb_cfg *cfg, const char *control, double factor
     arg(&a, "net.time=%.17g", cfg->duration);
     arg(&a, "--json");
     arg(&a, "%s/sim.json", dir);
+    arg(&a, "--replications-out");
+    arg(&a, "%s/sim_replications.csv", dir);
     arg(&a, "-q");
     snprintf(p.log, sizeof p.log, "%s/sim.log", dir);
     if (a.full || tb_proc_start(&p, a.v, false) != 0)
@@ -423,6 +476,8 @@ static int simulate(const struct tb_cfg *cfg, const char *control, double factor
     r->sim_p99 = num(j, "setup_delay_p99");
     r->sim_overload = num(j, "core_overload");
     json_decref(j);
+    snprintf(path, sizeof path, "%s/sim_replications.csv", dir);
+    rank_real(path, r);
     return 0;
 }
 
@@ -450,6 +505,8 @@ int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, do
     r->load = load;
     r->rate = load * cfg->capacity;
     r->sim_goodput = r->sim_hw = r->sim_p50 = r->sim_p99 = NAN;
+    r->sim_min = r->sim_max = NAN;
+    r->sim_below = -1;
     r->real_goodput = r->real_p50 = r->real_p99 = r->ratio = NAN;
     r->sim_overload = r->real_overload = NAN;
     r->elements = net->n;
