@@ -129,6 +129,11 @@ struct osn_node_cfg {
      * loop; one that does not fit is lost and counted (link_dropped). UDP only. */
     double link_delay_down, link_delay_up;
     size_t link_buffer;
+    /* The scenario's link losses, carried out by the node (the simulator's [link] loss, a
+     * probability in [0, 1); 0: none): each datagram it sends on the link downstream (to a next
+     * hop) or upstream is lost with that probability, before any delay, and counted (link_lost).
+     * The draws are the node's own stream of the scenario's seed. UDP only. */
+    double link_loss_down, link_loss_up;
     /* osn testbed under MPI: "NAME:RANK, ..." places element NAME (uas, core, core2, mid,
      * edge, edge0, uac, uac0, ...) on rank RANK; the others go round-robin. Not read by the
      * node itself. */
@@ -237,7 +242,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(kept_peak, "transactions kept in their final wait (compact) at most")                        \
     X(kept_bytes_peak, "bytes of the kept transactions' table at most")                            \
     X(kept_unsent, "copies a kept transaction could not answer: not the request first answered")   \
-    X(link_dropped, "datagrams lost at the full delay line (link_buffer, link_delay_*)")
+    X(link_dropped, "datagrams lost at the full delay line (link_buffer, link_delay_*)")           \
+    X(link_lost, "datagrams lost on the link by its loss probability (link_loss_*)")
 
 #define OSN_NODE_ONE(name, meaning) +1
 enum { OSN_NODE_NCOUNTERS = 0 OSN_NODE_COUNTERS(OSN_NODE_ONE) };

@@ -54,8 +54,8 @@ struct tb_elem {
     double share;                /* uac: its fraction of the offered rate (fan-in: 1 / edges) */
     int stream; /* uac: added to net.seed, so that fan-in sources are independent */
     /* The one-way delays of its links in the scenario (s): toward its next hops, and upstream
-     * (node.link_delay_down, link_delay_up) */
-    double delay_down, delay_up;
+     * (node.link_delay_down, link_delay_up), and their losses (node.link_loss_down, _up) */
+    double delay_down, delay_up, loss_down, loss_up;
     int rank;         /* the MPI rank that runs it (node.rank, else round-robin) */
     struct tb_proc p; /* this run's process */
 };

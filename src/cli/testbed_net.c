@@ -15,7 +15,8 @@
  * next_hop_weights` and `down_time` (a node reads them from [node]); a node plays [server core]
  * only, so the core of [server coreK] is given that section's costs and buffer as [server core]
  * (testbed_run.c). Each element also carries the one-way delays of its links, downstream and
- * upstream, for the node to carry out (node.link_delay_down, link_delay_up).
+ * upstream, for the node to carry out (node.link_delay_down, link_delay_up), and their losses
+ * (node.link_loss_down, link_loss_up).
  */
 #include <stdio.h>
 #include <string.h>
@@ -101,6 +102,14 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
                       : is_uas  ? c->uas_link.delay
                       : is_edge ? c->access.delay
                                 : c->trunk.delay;
+        e->loss_down = is_uas    ? 0
+                       : is_uac  ? c->access.loss
+                       : is_core ? c->uas_link.loss
+                                 : c->trunk.loss;
+        e->loss_up = is_uac    ? 0
+                     : is_uas  ? c->uas_link.loss
+                     : is_edge ? c->access.loss
+                               : c->trunk.loss;
     }
     return 0;
 }

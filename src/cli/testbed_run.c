@@ -162,6 +162,15 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         arg(&a, "--set");
         arg(&a, "node.link_delay_up=%.17g", e->delay_up);
     }
+    /* ... and their losses, each direction of a link lost once, at its sender. */
+    if (cfg->link_delay && e->loss_down > 0) {
+        arg(&a, "--set");
+        arg(&a, "node.link_loss_down=%.17g", e->loss_down);
+    }
+    if (cfg->link_delay && e->loss_up > 0) {
+        arg(&a, "--set");
+        arg(&a, "node.link_loss_up=%.17g", e->loss_up);
+    }
     arg(&a, "--set");
     if (strcmp(e->element, "uac") == 0) {
         arg(&a, "node.duration=%.17g", cfg->warmup + cfg->duration);

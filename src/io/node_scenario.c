@@ -91,6 +91,15 @@ static const struct osn_key_spec node_keys[] = {
          .unit = "s",
          .help = "the one-way delay of the link upstream: each datagram the node sends "
                  "elsewhere than a next hop (its responses) leaves this much later"},
+        {"node", "link_loss_down", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, link_loss_down),
+         .unit = "probability",
+         .help = "the loss of the link to the next hop(s), carried out by the node: each "
+                 "datagram it sends there is lost with this probability, in [0, 1), and counted "
+                 "in link_lost. osn testbed gives each node its [link] losses; UDP only"},
+        {"node", "link_loss_up", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, link_loss_up),
+         .unit = "probability",
+         .help = "the loss of the link upstream: each datagram the node sends elsewhere than a "
+                 "next hop is lost with this probability, in [0, 1)"},
         {"node", "link_buffer", OSN_KEY_LONG, 65535, 1073741824, OSN_KEY_AT(C, link_buffer),
          .unit = "bytes",
          .help = "bytes the delay line holds at most (per loop); a datagram that does not fit is "

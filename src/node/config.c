@@ -145,11 +145,21 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
                       ? "node.link_delay_down"
                       : "node.link_delay_up";
         snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
-    } else if ((cfg->link_delay_down > 0 || cfg->link_delay_up > 0) &&
+    } else if (!(cfg->link_loss_down >= 0 && cfg->link_loss_down < 1) ||
+               !(cfg->link_loss_up >= 0 && cfg->link_loss_up < 1)) {
+        key = !(cfg->link_loss_down >= 0 && cfg->link_loss_down < 1) ? "node.link_loss_down"
+                                                                     : "node.link_loss_up";
+        snprintf(msg, msgsize, "must be a probability in [0, 1)");
+    } else if ((cfg->link_delay_down > 0 || cfg->link_delay_up > 0 || cfg->link_loss_down > 0 ||
+                cfg->link_loss_up > 0) &&
                (tcp_hop >= 0 || listen_tcp)) {
-        /* The delay line holds datagrams (udp.c's sends); a TCP stream's bytes are not held. */
-        key = cfg->link_delay_down > 0 ? "node.link_delay_down" : "node.link_delay_up";
-        snprintf(msg, msgsize, "link delays are carried out over UDP only, not ;transport=tcp");
+        /* The link acts on datagrams (udp.c's sends); a TCP stream's bytes are not held. */
+        key = cfg->link_delay_down > 0  ? "node.link_delay_down"
+              : cfg->link_delay_up > 0  ? "node.link_delay_up"
+              : cfg->link_loss_down > 0 ? "node.link_loss_down"
+                                        : "node.link_loss_up";
+        snprintf(msg, msgsize,
+                 "link delays and losses are carried out over UDP only, not ;transport=tcp");
     } else if (cfg->link_buffer < OSN_SIP_WIRE_MAX_LEN) {
         key = "node.link_buffer";
         snprintf(msg, msgsize, "must be at least %d bytes (one message of the largest size)",
@@ -169,7 +179,8 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
 {
     int err;
     n->cfg = cfg;
-    n->link.on = cfg->link_delay_down > 0 || cfg->link_delay_up > 0;
+    n->link.on = cfg->link_delay_down > 0 || cfg->link_delay_up > 0 || cfg->link_loss_down > 0 ||
+                 cfg->link_loss_up > 0;
     if (osn_node_check(cfg, NULL, msg, msgsize) != 0)
         return OSN_EINVAL;
     char why[128];
@@ -260,6 +271,8 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
     n->branch_seq = (uint64_t)n->worker << 48;
     /* the generator's is stream 0; a worker of several takes 1 + its index */
     osn_rng_stream(&n->ring_rng, cfg->src.seed, 1 + (unsigned long)n->worker);
+    /* the link's losses: a stream of their own per worker, past any worker's ring stream */
+    osn_rng_stream(&n->link.rng, cfg->src.seed, LINK_STREAM + (unsigned long)n->worker);
     /* The server half at the core, the client half at the edge (toward the core): the
      * simulator's wiring of a collapse chain. */
     if (cfg->element == OSN_NODE_CORE) {

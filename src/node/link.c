@@ -1,5 +1,7 @@
 /*
- * The scenario's link delays, carried out by the node (node.link_delay_down, link_delay_up):
+ * The scenario's links, carried out by the node: their losses (node.link_loss_down,
+ * link_loss_up), each datagram sent on the link lost with its probability before anything else,
+ * and their delays (node.link_delay_down, link_delay_up):
  * the simulator delays each message on a link by the link's one-way delay, both ways, so a node
  * that stands for one end of the link holds what it sends for that long. A datagram to a next
  * hop takes the link downstream, any other (a response upstream, a request a Route sends
@@ -14,8 +16,8 @@
  *
  * Memory is bounded: the lines hold at most node.link_buffer bytes (records included); a
  * datagram that does not fit is lost and counted in link_dropped, as a full queue of a real link
- * drops it. The delay is not a substitute for `tc netem` in general: it adds no jitter and no
- * loss, and a datagram leaves with the turn of the loop that follows its deadline (the loop
+ * drops it. This is not a substitute for `tc netem` in general: it adds no jitter and no
+ * reordering, and a datagram leaves with the turn of the loop that follows its deadline (the loop
  * wakes for it as for any timer), so it may leave later under load, never sooner.
  */
 #include <stdlib.h>
@@ -39,6 +41,11 @@ static void arm(struct node *n, int dir)
 bool link_hold(struct node *n, const union node_addr *to, const char *p, size_t len)
 {
     int dir = hops_index(n, to) != NTX_NO_HOP ? LINK_DOWN : LINK_UP;
+    double loss = dir == LINK_DOWN ? n->cfg->link_loss_down : n->cfg->link_loss_up;
+    if (loss > 0 && osn_rng_u01_open(&n->link.rng) < loss) {
+        n->st.link_lost++; /* lost on the way, as the simulator loses a message on a link */
+        return true;
+    }
     double d = dir == LINK_DOWN ? n->cfg->link_delay_down : n->cfg->link_delay_up;
     if (!(d > 0))
         return false;
@@ -90,5 +97,5 @@ void link_release(struct node *n)
             free(g);
         }
     }
-    n->link = (struct link){.on = n->link.on};
+    n->link = (struct link){.on = n->link.on, .rng = n->link.rng};
 }

@@ -275,9 +275,13 @@ struct link {
         bool armed; /* a TM_LINK entry for the head is in the heap */
     } line[2];
     size_t held;  /* bytes the lines hold (datagrams and their records): link_buffer at most */
-    bool on;      /* some delay is set */
+    bool on;      /* some delay or loss is set */
     bool leaving; /* link_due is sending: udp_send_to sends at once */
+    struct osn_rng rng; /* the losses' draws */
 };
+/* The first stream of the scenario's seed the link losses draw from (worker w takes this + w):
+ * above the generator's (0) and the ring delays' (1 + w). */
+#define LINK_STREAM 65536
 
 /* ---- next hops (udp.c) ---- */
 

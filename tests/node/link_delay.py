@@ -11,7 +11,11 @@
   - a full delay line: a uas holding its responses 1 s in a line of 65,535 bytes, sent 300
     INVITEs at once, loses what does not fit and counts it (link_dropped > 0); nothing reaches
     the caller within the first 0.9 s, and what arrives fits in the line;
-  - bad values exit 2 naming the key: a negative delay, and a delay over TCP.
+  - the link's loss (node.link_loss_up = 0.3): a uas answers 1,000 OPTIONS, each 200 lost on its
+    link with probability 0.3; what the caller gets plus what the uas counts lost (link_lost) is
+    every answer, and the lost share is 0.3 within 3.3 binomial standard deviations (99.9%);
+    the same seed loses the same answers again; without loss, link_lost is 0;
+  - bad values exit 2 naming the key: a negative delay, a delay over TCP, a loss of 1.
 Without link delays the 180 comes in about a millisecond. Usage: link_delay.py OSN
 """
 import os
@@ -49,6 +53,40 @@ def invite(s, to, call):
            f"CSeq: 1 INVITE\r\nContact: <sip:alice@127.0.0.1:{port}>\r\n"
            f"Content-Length: 0\r\n\r\n")
     s.sendto(msg.encode(), ("127.0.0.1", to))
+
+
+def options(s, to, call):
+    port = s.getsockname()[1]
+    msg = (f"OPTIONS sip:bob@127.0.0.1:{to} SIP/2.0\r\n"
+           f"Via: SIP/2.0/UDP 127.0.0.1:{port};branch=z9hG4bKlo{call}\r\n"
+           f"Max-Forwards: 70\r\nFrom: <sip:alice@127.0.0.1>;tag=a{call}\r\n"
+           f"To: <sip:bob@127.0.0.1>\r\nCall-ID: {call}@link-loss\r\n"
+           f"CSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n")
+    s.sendto(msg.encode(), ("127.0.0.1", to))
+
+
+def answered(port, calls, tag):
+    """Sends `calls` OPTIONS to port, 100 at a time, and counts the distinct calls answered."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+    s.bind(("127.0.0.1", 0))
+    got = set()
+    for k in range(0, calls, 100):
+        for i in range(k, min(k + 100, calls)):
+            options(s, port, f"{tag}{i}")
+        time.sleep(0.05)
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        s.settimeout(max(0.001, end - time.monotonic()))
+        try:
+            text = s.recv(65535).decode(errors="replace")
+        except socket.timeout:
+            break
+        for line in text.split("\r\n"):
+            if line.startswith("Call-ID: "):
+                got.add(line[9:])
+    s.close()
+    return len(got)
 
 
 def delays(edge_port, calls, tag):
@@ -93,7 +131,11 @@ def main():
                                                     "node.next_hop=127.0.0.1:9",
                                                     "node.link_delay_down=-1"]),
                           ("node.link_delay_up", ["node.listen=127.0.0.1:0;transport=tcp",
-                                                  "node.link_delay_up=0.05"])):
+                                                  "node.link_delay_up=0.05"]),
+                          ("node.link_loss_up", ["node.listen=127.0.0.1:0",
+                                                 "node.link_loss_up=1"]),
+                          ("node.link_loss_down", ["node.listen=127.0.0.1:0;transport=tcp",
+                                                   "node.link_loss_down=0.1"])):
             args = [osn, "node"]
             for v in sets:
                 args += ["--set", v]
@@ -156,6 +198,27 @@ def main():
               f"first after {first} s")
         check("what came in the first delay fits in the line (65,535 bytes)",
               0 < size <= 65535, f"{n} datagrams, {size} bytes")
+
+        # The link's loss: 1,000 answers, each lost with probability 0.3 on the uas's link up.
+        N, P = 1000, 0.3
+        lost = []
+        for name, sets in (("loss_a", [f"node.link_loss_up={P}"]),
+                           ("loss_b", [f"node.link_loss_up={P}"]),
+                           ("loss_0", [])):
+            args = ["--set", "node.element=uas"]
+            for v in sets:
+                args += ["--set", v]
+            uas = node(osn, tmp, name, *args, duration=4)
+            got = answered(uas.port, N, name)
+            st = summary(uas)
+            lost.append(st.get("link_lost"))
+            check(f"{name}: every answer came or was counted lost ({got} + {st.get('link_lost')})",
+                  st.get("link_lost") is not None and got + st["link_lost"] == N)
+        sd = (N * P * (1 - P)) ** 0.5
+        check(f"the lost share is {P} within 3.3 sd ({lost[0]} of {N})",
+              lost[0] is not None and abs(lost[0] - N * P) <= 3.3 * sd)
+        check("the same seed loses as many again", lost[0] == lost[1], f"{lost[0]}, {lost[1]}")
+        check("no loss set: nothing lost", lost[2] == 0, str(lost[2]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("link_delay:", "ok" if ok else "FAIL")
