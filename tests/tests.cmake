@@ -94,6 +94,8 @@ target_link_libraries(test_elem PRIVATE osn_elem)
 # The SIP message parser, identities and printer (RFC 4475, SIPp messages, round trips).
 osn_unit_test(test_sip_parse)
 target_link_libraries(test_sip_parse PRIVATE osn_sip)
+osn_unit_test(test_sip_delta)
+target_link_libraries(test_sip_delta PRIVATE osn_sip)
 # Differential test against libosip2 (LGPL; linked into this test only, never into osn).
 osn_unit_test(test_sip_osip)
 target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)
