@@ -199,6 +199,11 @@ target_include_directories(test_node_tcp_frame PRIVATE ${CMAKE_SOURCE_DIR}/src/n
 target_link_libraries(test_node_tcp_frame PRIVATE osn_elem PkgConfig::CMOCKA)
 add_test(NAME test_node_tcp_frame COMMAND test_node_tcp_frame)
 set_tests_properties(test_node_tcp_frame PROPERTIES TIMEOUT 30)
+add_executable(test_node_map tests/test_node_map.c src/node/map.c)
+target_include_directories(test_node_map PRIVATE ${CMAKE_SOURCE_DIR}/src/node)
+target_link_libraries(test_node_map PRIVATE osn_elem PkgConfig::CMOCKA)
+add_test(NAME test_node_map COMMAND test_node_map)
+set_tests_properties(test_node_map PROPERTIES TIMEOUT 60)
 
 # The node benchmarks' parts that need no load test: bench/udp_limit.c against the kernel's
 # UDP counters (in a network namespace of its own), the pair-by-pair ratios of
