@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "osn/container_of.h"
 #include "osn/ctl.h"
@@ -46,6 +47,14 @@
 #include "osn/rng.h"
 #include "osn/sip.h"
 #include "osn/sip_wire.h"
+
+/* The monotonic clock (s): a node's time, n->now, is this less n->t_start. */
+static inline double node_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* ---- addresses (addr.c) ---- */
 
@@ -646,6 +655,11 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
 /* The server transaction x answers `status` (Retry-After s, -1 none), carrying what the
  * element's OSN_ELEM_W_* bits `with` ask (a uas's; 0 for none). */
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with);
+/* Answers request req, which came from `from` (over TCP: tcp), statelessly with `status`
+ * (Retry-After s, -1 none) and what our transport adds to its top Via (addr_via_received):
+ * printed into n->obuf and sent; false when it does not print. */
+bool tu_reply(struct node *n, const struct osn_sip_wire *req, const union node_addr *from, bool tcp,
+              int status, int retry_after);
 /* An ACK r that matched no transaction (the ACK of a 2xx). */
 void tu_stray_ack(struct node *n, const struct rmsg *r);
 void tu_2xx_timer(struct node *n, struct ntx *x);
