@@ -184,9 +184,11 @@ set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 
 # The element's two drivers against each other (issue 29): scripted events through the node's
 # driver (compiled in from its sources, without its socket, loop and metrics: udp_send_to is the
-# test's seam), the simulator's (one element of a network, src/sim/net_probe.h) and a reference
-# driver on the element API; same wire, same counts.
-add_executable(test_elem_drivers tests/test_elem_drivers.c ${OSN_NODE_DRIVER_SOURCES})
+# test's seam), the simulator's (one element of a network driven by hand, tests/net_probe.h, on
+# the simulator's internal interface) and a reference driver on the element API; same wire, same
+# counts.
+add_executable(test_elem_drivers tests/test_elem_drivers.c tests/net_probe.c
+                                 ${OSN_NODE_DRIVER_SOURCES})
 target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/node
                                                      ${CMAKE_SOURCE_DIR}/src/sim)
 target_link_libraries(test_elem_drivers PRIVATE osn_sim osn_elem PkgConfig::CMOCKA)
