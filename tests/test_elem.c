@@ -1112,9 +1112,31 @@ static void test_hops_retry_after(void **state)
     assert_int_equal(to0, 5);
 }
 
+/* The UAC's delay percentiles, which the simulator's report and the node's (uac) both read: the
+ * first bin where the count reaches q of the total, by its midpoint (1 ms bins below 2 s, then
+ * 0.1 s bins). One 10.5 ms delay and three 2.55 s ones: the median is 2.55 s, the 25th
+ * percentile 10.5 ms; no delay at all has no percentile. */
+static void test_uac_delay_quantile(void **state)
+{
+    (void)state;
+    static double h[OSN_UAC_DELAY_BINS];
+    assert_true(isnan(osn_uac_delay_quantile(h, 0.5)));
+    h[osn_uac_delay_bin(0.0105)] += 1;
+    h[osn_uac_delay_bin(2.55)] += 3;
+    assert_int_equal(osn_uac_delay_bin(0.0105), 10);
+    assert_int_equal(osn_uac_delay_bin(2.55), OSN_UAC_DELAY_FINE + 5);
+    assert_float_equal(osn_uac_delay_quantile(h, 0.25), 0.0105, 1e-15);
+    assert_float_equal(osn_uac_delay_quantile(h, 0.26), 2.55, 1e-12);
+    assert_float_equal(osn_uac_delay_quantile(h, 0.5), 2.55, 1e-12);
+    assert_float_equal(osn_uac_delay_quantile(h, 1.0), 2.55, 1e-12);
+    h[OSN_UAC_DELAY_BINS - 1] += 4; /* 64 s and beyond: reported as 64 s */
+    assert_float_equal(osn_uac_delay_quantile(h, 0.99), 64.0, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_uac_delay_quantile),
             cmocka_unit_test(test_uas_2xx_schedule),
             cmocka_unit_test(test_uas_answers),
             cmocka_unit_test(test_uas_actions),

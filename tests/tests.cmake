@@ -94,6 +94,8 @@ target_link_libraries(test_elem PRIVATE osn_elem)
 # The SIP message parser, identities and printer (RFC 4475, SIPp messages, round trips).
 osn_unit_test(test_sip_parse)
 target_link_libraries(test_sip_parse PRIVATE osn_sip)
+osn_unit_test(test_sip_delta)
+target_link_libraries(test_sip_delta PRIVATE osn_sip)
 # Differential test against libosip2 (LGPL; linked into this test only, never into osn).
 osn_unit_test(test_sip_osip)
 target_link_libraries(test_sip_osip PRIVATE osn_sip PkgConfig::OSIP2)
@@ -182,9 +184,11 @@ set_tests_properties(cli_sim_compare PROPERTIES TIMEOUT 120)
 
 # The element's two drivers against each other (issue 29): scripted events through the node's
 # driver (compiled in from its sources, without its socket, loop and metrics: udp_send_to is the
-# test's seam), the simulator's (one element of a network, src/sim/net_probe.h) and a reference
-# driver on the element API; same wire, same counts.
-add_executable(test_elem_drivers tests/test_elem_drivers.c ${OSN_NODE_DRIVER_SOURCES})
+# test's seam), the simulator's (one element of a network driven by hand, tests/net_probe.h, on
+# the simulator's internal interface) and a reference driver on the element API; same wire, same
+# counts.
+add_executable(test_elem_drivers tests/test_elem_drivers.c tests/net_probe.c
+                                 ${OSN_NODE_DRIVER_SOURCES})
 target_include_directories(test_elem_drivers PRIVATE ${CMAKE_SOURCE_DIR}/src/node
                                                      ${CMAKE_SOURCE_DIR}/src/sim)
 target_link_libraries(test_elem_drivers PRIVATE osn_sim osn_elem PkgConfig::CMOCKA)
@@ -197,6 +201,11 @@ target_include_directories(test_node_tcp_frame PRIVATE ${CMAKE_SOURCE_DIR}/src/n
 target_link_libraries(test_node_tcp_frame PRIVATE osn_elem PkgConfig::CMOCKA)
 add_test(NAME test_node_tcp_frame COMMAND test_node_tcp_frame)
 set_tests_properties(test_node_tcp_frame PROPERTIES TIMEOUT 30)
+add_executable(test_node_map tests/test_node_map.c src/node/map.c)
+target_include_directories(test_node_map PRIVATE ${CMAKE_SOURCE_DIR}/src/node)
+target_link_libraries(test_node_map PRIVATE osn_elem PkgConfig::CMOCKA)
+add_test(NAME test_node_map COMMAND test_node_map)
+set_tests_properties(test_node_map PROPERTIES TIMEOUT 60)
 
 # The node benchmarks' parts that need no load test: bench/udp_limit.c against the kernel's
 # UDP counters (in a network namespace of its own), the pair-by-pair ratios of

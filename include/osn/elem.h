@@ -799,6 +799,9 @@ double osn_uac_profile_rate(const struct osn_uac_profile *p, double t, double *n
 #define OSN_UAC_DELAY_BINS (OSN_UAC_DELAY_FINE + 620 + 1)
 int osn_uac_delay_bin(double d);         /* the bin of a delay of d seconds */
 double osn_uac_delay_bin_value(int bin); /* what a quantile falling in `bin` reports (s) */
+/* The q-quantile of histogram h (s): the value of the first bin where the count so far reaches
+ * q of the total; NAN for an empty one. */
+double osn_uac_delay_quantile(const double h[OSN_UAC_DELAY_BINS], double q);
 
 /* The ACK of a 2xx (RFC 3261 13.2.2.4): the INVITE's identities, its own branch, the 2xx's To
  * tag, no oc parameters. */

@@ -330,6 +330,27 @@ int osn_sip_wire_key_copy(struct osn_sip_wire_key *dst, char *buf, size_t cap,
  * collision, i.e. no match. */
 bool osn_sip_wire_key_eq(const struct osn_sip_wire_key *a, const struct osn_sip_wire_key *b);
 
+/* The keyed hash of what osn_sip_wire_key_eq compares (the host lower-cased, as it is compared
+ * without case), into *fp: two keys that are equal have the same hash, so a record that keeps
+ * only the hash of its key still makes the exact check (up to SipHash's 2^-64). false when the
+ * key's text is over 1 KB (no hash: the caller keeps the text). */
+bool osn_sip_wire_key_hash(const struct osn_sip_wire_key *k, uint64_t *fp);
+
+/* ---- a message coded against another (delta.c) ---- */
+
+/* Codes msg[0..len) against ref[0..rlen), the message that will make it be sent again (a
+ * response against its request, an ACK against the response it acknowledges): a new block
+ * (malloc; free() it), *size its bytes; NULL without memory or for a message the code cannot
+ * hold (either text over 65,535 bytes). */
+uint8_t *osn_sip_wire_delta(const char *msg, size_t len, const char *ref, size_t rlen,
+                            size_t *size);
+/* The bytes of a block osn_sip_wire_delta made. */
+size_t osn_sip_wire_delta_size(const uint8_t *blob);
+/* Prints blob against ref[0..rlen) into out (OSN_SIP_WIRE_MAX_LEN + 1 bytes): the length, or -1
+ * when ref is not what it was coded against (a copy out of range, or a result that is not the
+ * message first coded, by its length and keyed hash). */
+int osn_sip_wire_undelta(char *out, const uint8_t *blob, const char *ref, size_t rlen);
+
 /* ---- SDP offer/answer for a UAS without media (sdp.c) ---- */
 
 /* What a request's body is to a UAS (RFC 3264 offer/answer over RFC 3261 13). */

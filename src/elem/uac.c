@@ -177,3 +177,18 @@ double osn_uac_delay_bin_value(int b)
            : b < OSN_UAC_DELAY_BINS - 1 ? 2.0 + (b - OSN_UAC_DELAY_FINE + 0.5) * 0.1
                                         : 64.0;
 }
+
+double osn_uac_delay_quantile(const double h[OSN_UAC_DELAY_BINS], double q)
+{
+    double n = 0, acc = 0;
+    for (int b = 0; b < OSN_UAC_DELAY_BINS; b++)
+        n += h[b];
+    if (n <= 0)
+        return NAN;
+    for (int b = 0; b < OSN_UAC_DELAY_BINS; b++) {
+        acc += h[b];
+        if (acc >= q * n)
+            return osn_uac_delay_bin_value(b);
+    }
+    return 64.0;
+}

@@ -93,15 +93,8 @@ void gen_hist_add(uint32_t hist[OSN_NODE_HB], double d)
 
 double osn_node_hist_quantile(const uint32_t hist[OSN_NODE_HB], double q)
 {
-    double n = 0, acc = 0;
+    double h[OSN_NODE_HB]; /* the simulator's histograms are of doubles: one quantile for both */
     for (int b = 0; b < OSN_NODE_HB; b++)
-        n += hist[b];
-    if (n <= 0)
-        return NAN;
-    for (int b = 0; b < OSN_NODE_HB; b++) {
-        acc += hist[b];
-        if (acc >= q * n)
-            return osn_uac_delay_bin_value(b);
-    }
-    return 64.0;
+        h[b] = hist[b];
+    return osn_uac_delay_quantile(h, q);
 }

@@ -7,8 +7,8 @@
  * 10,000 calls/s about 1.3 million of them wait at any time.
  *
  * What a final wait may still do is little, and a record keeps only that: its key, to absorb
- * a copy (the layer's numbers and a keyed hash of the key's text, the exact check that
- * osn_sip_wire_key_eq makes for a live transaction), the deadline of its lifetime timer, and
+ * a copy (the layer's numbers and osn_sip_wire_key_hash of the key's text, the exact check
+ * that osn_sip_wire_key_eq makes for a live transaction), the deadline of its lifetime timer, and
  * per state:
  *
  *   role    method   state      a copy arriving gets (RFC)                        kept
@@ -25,16 +25,13 @@
  * 2xx until the ACK, RFC 3261 13.3.1.4, from the transaction) and every transaction of the load
  * generator (its calls hold them).
  *
- * What a record may send is coded against the message that makes it send: a final response
- * against the request it answers (RFC 3261 8.2.6.2: the response copies its Vias, From, To,
- * Call-ID and CSeq), an ACK against the final response it acknowledges (17.1.1.3: its Via,
- * From, To, Call-ID and CSeq number are the response's). The code is a list of copies (a line's
- * longest prefix found in a line of that message) and literal bytes (what the response adds: its
- * status line, a To tag, the overload feedback in its Via, Content-Length), 40 to 80 bytes for a
- * 200 to BYE of 400. A copy that arrives is printed from with the code, and what is printed goes
- * only if it is the message sent first, byte for byte (its length and keyed hash, kept with the
- * code): RFC 3261 17.1.1.2 and 17.1.2.2 retransmit the same request, 17.2.1 the same response,
- * so that is what arrives; a copy that differs (kept_unsent) gets nothing and is counted.
+ * What a record may send is coded against the message that makes it send (osn_sip_wire_delta,
+ * src/sip/delta.c: a final response against the request it answers, an ACK against the final
+ * response it acknowledges), 40 to 80 bytes for a 200 to a BYE of 400. A copy that arrives is
+ * printed from with the code, and what is printed goes only if it is the message sent first,
+ * byte for byte: RFC 3261 17.1.1.2 and 17.1.2.2 retransmit the same request, 17.2.1 the same
+ * response, so that is what arrives; a copy that differs (kept_unsent) gets nothing and is
+ * counted.
  *
  * A record knows the transport of its transaction (tcp) and sends by node_send: over TCP on the
  * connection of its request (or to its Via, RFC 3261 18.2.2, tcp.c), else by UDP. Over TCP only
@@ -46,7 +43,6 @@
  */
 #define _GNU_SOURCE /* mremap */
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include "node_int.h"
@@ -85,43 +81,6 @@ bool kept_wants(const struct node *n, const struct ntx *x, int timer_id)
         return false;
     /* A uas keeps its INVITE live in Accepted (its 2xx timer); it has no client side. */
     return timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n);
-}
-
-/* ---- the key's text as one keyed hash ---- */
-
-/* SipHash of what osn_sip_wire_key_eq compares (host lower-cased, as it compares it without
- * case); false when the key is longer than this node keeps (its transaction stays live). */
-static bool key_fp(const struct osn_sip_wire_key *k, uint64_t *fp)
-{
-    char b[1024];
-    size_t n = 0;
-    struct osn_span part[5] = {k->branch, k->host};
-    int nparts = 2;
-    if (k->rfc2543) {
-        part[0] = k->uri;
-        part[2] = k->from_tag;
-        part[3] = k->call_id;
-        part[4] = k->via;
-        nparts = 5;
-    }
-    b[n++] = (char)k->rfc2543;
-    b[n++] = (char)k->method;
-    memcpy(b + n, &k->port, sizeof k->port);
-    n += sizeof k->port;
-    uint32_t cseq = k->rfc2543 ? k->cseq : 0;
-    memcpy(b + n, &cseq, sizeof cseq);
-    n += sizeof cseq;
-    for (int i = 0; i < nparts; i++) {
-        if (n + part[i].n + 1 > sizeof b)
-            return false;
-        for (size_t j = 0; j < part[i].n; j++) {
-            char c = part[i].p[j];
-            b[n++] = i == 1 && c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-        }
-        b[n++] = '\0'; /* a NUL is never inside a parsed field: no two keys join alike */
-    }
-    *fp = osn_sip_wire_hash(b, n);
-    return true;
 }
 
 /* ---- the hash table of record indexes ---- */
@@ -211,7 +170,7 @@ static uint32_t find(struct node *n, int role, uint64_t branch, uint64_t sent_by
         if (!have) {
             if (!k && osn_sip_wire_key_of(pm, &own) != 0)
                 return KEPT_NONE;
-            if (!key_fp(k ? k : &own, &fp))
+            if (!osn_sip_wire_key_hash(k ? k : &own, &fp))
                 return KEPT_NONE;
             have = true;
         }
@@ -233,195 +192,6 @@ uint32_t kept_find(struct node *n, int role, const struct osn_sip_wire *pm,
     /* RFC 3261 17.2.3: an ACK matches the INVITE's server transaction. */
     int method = role == OSN_SIP_SERVER && m->method == OSN_SIP_ACK ? OSN_SIP_INVITE : m->method;
     return find(n, role, m->branch, m->sent_by, method, NULL, pm);
-}
-
-/* ---- a message coded against another ---- */
-
-/* The code: a byte b < 0x80 is a literal of b + 1 bytes that follow; b >= 0x80 a copy of
- * ((b & 0x7f) << 8 | next byte) bytes from the start of the line whose index (from 0, the start
- * line) is in the two bytes after (little end): by line, not by offset, so that a copy whose
- * other lines differ (a Max-Forwards of another length) still prints the same response. A blob
- * is its own size (4 bytes), the printed message's length (2) and keyed hash (8), then the
- * code. */
-#define BLOB_HEAD 14
-#define COPY_MAX  0x7fff
-#define MIN_COPY  6 /* a shorter common prefix is written out: a copy costs 4 bytes */
-
-struct coder {
-    uint8_t *out;
-    size_t n, cap;
-    const char *lit; /* pending literal bytes */
-    size_t nlit;
-    size_t coff, ncopy; /* pending copy: its offset in ref, its length */
-    unsigned cline;     /* the line it starts */
-    bool bad;
-};
-
-static void put(struct coder *c, const void *p, size_t len)
-{
-    if (c->n + len > c->cap) {
-        c->bad = true;
-        return;
-    }
-    memcpy(c->out + c->n, p, len);
-    c->n += len;
-}
-
-static void flush(struct coder *c)
-{
-    while (c->nlit) {
-        size_t k = c->nlit > 128 ? 128 : c->nlit;
-        uint8_t b = (uint8_t)(k - 1);
-        put(c, &b, 1);
-        put(c, c->lit, k);
-        c->lit += k;
-        c->nlit -= k;
-    }
-    if (c->ncopy) {
-        uint8_t b[4] = {(uint8_t)(0x80 | c->ncopy >> 8), (uint8_t)c->ncopy, (uint8_t)c->cline,
-                        (uint8_t)(c->cline >> 8)};
-        put(c, b, sizeof b);
-        c->ncopy = 0;
-    }
-}
-
-static void literal(struct coder *c, const char *p, size_t len)
-{
-    if (!len)
-        return;
-    if (c->ncopy)
-        flush(c);
-    if (c->nlit && c->lit + c->nlit == p) {
-        c->nlit += len;
-        return;
-    }
-    flush(c);
-    c->lit = p;
-    c->nlit = len;
-}
-
-static void copy(struct coder *c, unsigned line, size_t off, size_t len)
-{
-    if (c->nlit)
-        flush(c);
-    if (c->ncopy && c->coff + c->ncopy == off && c->ncopy + len <= COPY_MAX) {
-        c->ncopy += len;
-        return;
-    }
-    flush(c);
-    c->cline = line;
-    c->coff = off;
-    c->ncopy = len;
-}
-
-#define MAX_REF_LINES 256
-
-/* The start of each line of ref[0..rlen) into start[] (MAX_REF_LINES at most); their count. */
-static size_t lines_of(const char *ref, size_t rlen, size_t start[MAX_REF_LINES])
-{
-    size_t nl = 0;
-    for (size_t i = 0; i < rlen && nl < MAX_REF_LINES;) {
-        start[nl++] = i;
-        const char *e = memchr(ref + i, '\n', rlen - i);
-        i = e ? (size_t)(e - ref) + 1 : rlen;
-    }
-    return nl;
-}
-
-/* Codes msg[0..len) against ref[0..rlen) into a new blob (*size its bytes); NULL without memory
- * or for a message the code cannot hold. */
-static uint8_t *code(const char *msg, size_t len, const char *ref, size_t rlen, size_t *size)
-{
-    size_t start[MAX_REF_LINES];
-    if (len > 0xffff || rlen > 0xffff)
-        return NULL;
-    size_t nl = lines_of(ref, rlen, start);
-    size_t cap = BLOB_HEAD + len + len / 128 + 8;
-    struct coder c = {.out = malloc(cap), .cap = cap, .n = BLOB_HEAD};
-    if (!c.out)
-        return NULL;
-    for (size_t i = 0; i < len;) {
-        const char *e = memchr(msg + i, '\n', len - i);
-        size_t end = e ? (size_t)(e - msg) + 1 : len, best = 0, at = 0, line = 0;
-        for (size_t l = 0; l < nl; l++) {
-            size_t r0 = start[l], rn = (l + 1 < nl ? start[l + 1] : rlen) - r0, k = 0;
-            size_t most = rn < end - i ? rn : end - i;
-            if (most < MIN_COPY || memcmp(ref + r0, msg + i, 4) != 0)
-                continue; /* another header's line: most lines are ruled out here */
-            while (k < most && ref[r0 + k] == msg[i + k])
-                k++;
-            if (k > best) {
-                best = k;
-                at = r0;
-                line = l;
-            }
-        }
-        if (best > COPY_MAX)
-            best = COPY_MAX; /* the rest of so long a line goes as a literal */
-        if (best >= MIN_COPY) {
-            copy(&c, (unsigned)line, at, best);
-            i += best;
-        }
-        literal(&c, msg + i, end - i);
-        i = end;
-    }
-    flush(&c);
-    if (c.bad) {
-        free(c.out);
-        return NULL;
-    }
-    uint32_t n32 = (uint32_t)c.n;
-    uint16_t n16 = (uint16_t)len;
-    uint64_t h = osn_sip_wire_hash(msg, len);
-    memcpy(c.out, &n32, 4);
-    memcpy(c.out + 4, &n16, 2);
-    memcpy(c.out + 6, &h, 8);
-    *size = c.n;
-    uint8_t *shrunk = realloc(c.out, c.n);
-    return shrunk ? shrunk : c.out;
-}
-
-static size_t blob_size(const uint8_t *blob)
-{
-    uint32_t size;
-    memcpy(&size, blob, 4);
-    return size;
-}
-
-/* Prints blob against ref[0..rlen) into out (OSN_SIP_WIRE_MAX_LEN + 1 bytes): the length, or -1
- * when ref is not what it was coded against (a copy out of range, or a result that is not the
- * message first sent). */
-static int print(char *out, const uint8_t *blob, const char *ref, size_t rlen)
-{
-    uint16_t want;
-    uint64_t h;
-    size_t n = 0, size = blob_size(blob), start[MAX_REF_LINES];
-    size_t nl = lines_of(ref, rlen, start);
-    memcpy(&want, blob + 4, 2);
-    memcpy(&h, blob + 6, 8);
-    for (size_t i = BLOB_HEAD; i < size;) {
-        uint8_t b = blob[i];
-        if (b < 0x80) {
-            size_t k = (size_t)b + 1;
-            if (i + 1 + k > size || n + k > want)
-                return -1;
-            memcpy(out + n, blob + i + 1, k);
-            n += k;
-            i += 1 + k;
-        } else {
-            if (i + 4 > size)
-                return -1;
-            size_t k = (size_t)(b & 0x7f) << 8 | blob[i + 1];
-            size_t line = (size_t)blob[i + 2] | (size_t)blob[i + 3] << 8;
-            size_t off = line < nl ? start[line] : rlen;
-            if (off + k > rlen || n + k > want)
-                return -1;
-            memcpy(out + n, ref + off, k);
-            n += k;
-            i += 4;
-        }
-    }
-    return n == want && osn_sip_wire_hash(out, n) == h ? (int)n : -1;
 }
 
 /* ---- records ---- */
@@ -488,7 +258,7 @@ bool kept_take(struct node *n, struct ntx *x, int timer_id, double end)
     uint64_t fp;
     uint8_t *blob = NULL;
     size_t size = 0;
-    if (list < 0 || !x->live || !x->t.in_table || !key_fp(&x->key, &fp))
+    if (list < 0 || !x->live || !x->t.in_table || !osn_sip_wire_key_hash(&x->key, &fp))
         return false;
     if (!t->rec) {
         for (int i = 0; i < KEPT_LISTS; i++)
@@ -498,14 +268,14 @@ bool kept_take(struct node *n, struct ntx *x, int timer_id, double end)
     /* What it may still send, coded against what makes it send (the file's head). */
     if (server && x->t.state == OSN_SIP_COMPLETED && !inv) {
         if (!x->resp || !x->req ||
-            !(blob = code(x->resp, x->resp_len, x->req->buf.p, x->req->buf.n, &size)))
+            !(blob = osn_sip_wire_delta(x->resp, x->resp_len, x->req->buf.p, x->req->buf.n, &size)))
             return false;
     } else if (!server && inv && x->t.state == OSN_SIP_COMPLETED) {
         int len = x->req && x->final
                           ? osn_sip_wire_print_ack(n->obuf, sizeof n->obuf, x->req, x->final)
                           : -1;
-        if (len <= 0 ||
-            !(blob = code(n->obuf, (size_t)len, x->final->buf.p, x->final->buf.n, &size)))
+        if (len <= 0 || !(blob = osn_sip_wire_delta(n->obuf, (size_t)len, x->final->buf.p,
+                                                    x->final->buf.n, &size)))
             return false;
     }
     _Static_assert(sizeof(struct kept) <= 104, "a record stays compact (docs/node.md)");
@@ -576,7 +346,7 @@ void kept_expire(struct node *n, int list)
             t->tail[list] = KEPT_NONE;
         slot_del(t, i);
         if (k->blob)
-            t->blob_bytes -= blob_charge(blob_size(k->blob));
+            t->blob_bytes -= blob_charge(osn_sip_wire_delta_size(k->blob));
         free(k->blob);
         k->blob = NULL;
         k->life++; /* an INVITE client's reference to it is stale from now on */
@@ -591,7 +361,7 @@ void kept_expire(struct node *n, int list)
 /* Sends again what record k keeps, printed against ref (the copy that arrived). */
 static void resend(struct node *n, const struct kept *k, const struct osn_sip_wire *ref)
 {
-    int len = k->blob ? print(n->obuf, k->blob, ref->buf.p, ref->buf.n) : -1;
+    int len = k->blob ? osn_sip_wire_undelta(n->obuf, k->blob, ref->buf.p, ref->buf.n) : -1;
     if (len < 0) {
         n->st.kept_unsent++;
         return;

@@ -88,13 +88,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     vfprintf(stderr, fmt, ap);
 }
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void notify(void *cls, struct MHD_Connection *c, void **ctx,
                    enum MHD_ConnectionNotificationCode what)
 {
@@ -104,7 +97,7 @@ static void notify(void *cls, struct MHD_Connection *c, void **ctx,
                 MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         for (int k = 0; i && k < METRICS_CONN_LIMIT; k++)
             if (!m->conns[k].used) { /* MHD admits no more than there are slots */
-                m->conns[k] = (struct conn){i->connect_fd, mono(), true, false};
+                m->conns[k] = (struct conn){i->connect_fd, node_clock(), true, false};
                 m->live++;
                 *ctx = &m->conns[k];
                 return;
@@ -324,7 +317,7 @@ double metrics_wait(struct metrics *m)
     MHD_UNSIGNED_LONG_LONG ms;
     double wait = MHD_get_timeout(m->d, &ms) == MHD_YES ? (double)ms * 1e-3 : INFINITY;
     if (m->live > 0) {
-        double now = mono();
+        double now = node_clock();
         for (int k = 0; k < METRICS_CONN_LIMIT; k++)
             if (m->conns[k].used && !m->conns[k].cut &&
                 m->conns[k].t0 + METRICS_LIFETIME_S - now < wait)
@@ -342,7 +335,7 @@ static unsigned connections(struct metrics *m)
 void metrics_run(struct metrics *m)
 {
     if (m->live > 0) {
-        double now = mono();
+        double now = node_clock();
         for (int k = 0; k < METRICS_CONN_LIMIT; k++)
             if (m->conns[k].used && !m->conns[k].cut &&
                 now >= m->conns[k].t0 + METRICS_LIFETIME_S) {

@@ -20,6 +20,7 @@
  *              they may still send coded against the message that makes them send it)
  *   recv.c     a datagram in: parse, classify, the element's server (virtual CPU)
  *   tu.c       the element's transaction user: the decisions of osn/elem.h, printed as SIP
+ *   map.c      a hash map of 64-bit keys, which the next two use
  *   pending.c  new requests waiting in the server, so that a copy is known on arrival
  *   dialogs.c  the UAS's INVITE transactions by Call-ID (the ACK of a 2xx has a branch of its own)
  *   uas_reply.c what a uas's responses carry besides copied headers (Contact, Allow, SDP)
@@ -37,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "osn/container_of.h"
 #include "osn/ctl.h"
@@ -45,6 +47,14 @@
 #include "osn/rng.h"
 #include "osn/sip.h"
 #include "osn/sip_wire.h"
+
+/* The monotonic clock (s): a node's time, n->now, is this less n->t_start. */
+static inline double node_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* ---- addresses (addr.c) ---- */
 
@@ -217,23 +227,38 @@ struct qmsg {
     struct rmsg rx;   /* its parse kept (rx.kept), freed with it unless a transaction took it */
 };
 
+/* ---- a hash map of 64-bit keys (map.c) ---- */
+
+/* From a 64-bit key to a 64-bit value, several entries per key allowed: open addressing, linear
+ * probing, at most half full, deletion by backward shift (no tombstones). The keys are keyed
+ * hashes already (SipHash), so an entry's home slot is its key's low bits. Key 0 marks an empty
+ * slot and is stored as 1. The pending set, the UAS's dialogs and the calls it knows. */
+struct map {
+    struct map_slot {
+        uint64_t key, val;
+    } * slot;
+    size_t mask, n;
+};
+
+/* The next entry of `key` after entry `after` (NULL: its first); NULL when there is none. */
+struct map_slot *map_find(const struct map *m, uint64_t key, const struct map_slot *after);
+/* Adds an entry (others of the same key may be there). 0 or OSN_ENOMEM. */
+int map_add(struct map *m, uint64_t key, uint64_t val);
+/* Moves m into `cap` slots (a power of two, over twice the entries kept), keeping the entries
+ * keep(ctx, entry) says to keep (keep NULL: all). 0, or OSN_ENOMEM with m as it was. */
+int map_rebuild(struct map *m, size_t cap, bool (*keep)(void *ctx, const struct map_slot *e),
+                void *ctx);
+/* Removes entry e (map_find's). */
+void map_del(struct map *m, struct map_slot *e);
+void map_release(struct map *m);
+
 /* ---- new requests waiting in the server (pending.c) ---- */
 
-struct pending_slot {
-    uint64_t key;
-    uint32_t count;
-};
-
-struct pending {
-    struct pending_slot *slot;
-    size_t mask, n, used;
-};
-
+/* A multiset of keys (their counts the values), never 0. */
 uint64_t pending_key(const struct osn_sip_msg *m);
-bool pending_has(const struct pending *p, uint64_t key);
-int pending_add(struct pending *p, uint64_t key);
-void pending_del(struct pending *p, uint64_t key);
-void pending_release(struct pending *p);
+bool pending_has(const struct map *p, uint64_t key);
+int pending_add(struct map *p, uint64_t key);
+void pending_del(struct map *p, uint64_t key);
 
 /* ---- datagrams to send (udp.c) ---- */
 
@@ -301,24 +326,11 @@ struct next_hop {
 
 /* ---- the node ---- */
 
-struct dialogs {
-    struct ntx **slot; /* open addressing; NULL empty, TOMB deleted */
-    size_t mask, n, used;
-};
-
 /* The calls a UAS knows (dialogs.c): the Call-ID hash of each INVITE it answered 2xx, until
  * the BYE's 2xx, for a BYE or CANCEL to find (else 481). Bounded: CALLS_MAX entries, and one
  * forgotten CALLS_AGE s after its 2xx (a BYE after that gets 481). */
 #define CALLS_MAX ((size_t)1 << 20)
 #define CALLS_AGE 3600.0
-
-struct calls {
-    struct call_slot {
-        uint64_t key; /* 0: empty */
-        double t;
-    } * slot;
-    size_t mask, n;
-};
 
 /* The per-source budget (node_datagram): token buckets by source, direct-mapped (a source that
  * takes another's slot gives that one a full bucket next time: it fails open). A source is an
@@ -369,10 +381,10 @@ struct node {
     struct osn_ctl *srv, *cli;
     struct osn_elem_server server;
     struct timers timers;
-    struct dialogs dialogs;
-    struct calls calls;
+    struct map dialogs;         /* uas: its INVITEs by Call-ID hash (dialogs.c) */
+    struct map calls;           /* uas: the calls it knows, the time of their 2xx (dialogs.c) */
     struct budget_slot *budget; /* BUDGET_SLOTS, NULL when per_source_rate is 0 */
-    struct pending pending;
+    struct map pending;
     uint32_t service_gen;
     double t_start; /* the monotonic clock at start (s) */
     double now;     /* seconds since t_start */
@@ -647,6 +659,11 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
 /* The server transaction x answers `status` (Retry-After s, -1 none), carrying what the
  * element's OSN_ELEM_W_* bits `with` ask (a uas's; 0 for none). */
 void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int with);
+/* Answers request req, which came from `from` (over TCP: tcp), statelessly with `status`
+ * (Retry-After s, -1 none) and what our transport adds to its top Via (addr_via_received):
+ * printed into n->obuf and sent; false when it does not print. */
+bool tu_reply(struct node *n, const struct osn_sip_wire *req, const union node_addr *from, bool tcp,
+              int status, int retry_after);
 /* An ACK r that matched no transaction (the ACK of a 2xx). */
 void tu_stray_ack(struct node *n, const struct rmsg *r);
 void tu_2xx_timer(struct node *n, struct ntx *x);
@@ -735,17 +752,14 @@ void metrics_run(struct metrics *m);
 void metrics_close(struct metrics *m);
 
 /* dialogs.c */
-int dialogs_put(struct dialogs *d, struct ntx *x);
+int dialogs_put(struct map *d, struct ntx *x);
 /* The INVITE of Call-ID call_id (its text) and CSeq number cseq, NULL when none. */
-struct ntx *dialogs_get(const struct dialogs *d, uint64_t call_id, struct osn_span text,
-                        uint32_t cseq);
-void dialogs_del(struct dialogs *d, struct ntx *x);
-void dialogs_release(struct dialogs *d);
+struct ntx *dialogs_get(const struct map *d, uint64_t call_id, struct osn_span text, uint32_t cseq);
+void dialogs_del(struct map *d, struct ntx *x);
 
-int calls_put(struct calls *c, uint64_t key, double now);
-bool calls_has(const struct calls *c, uint64_t key);
-void calls_del(struct calls *c, uint64_t key);
-void calls_release(struct calls *c);
+int calls_put(struct map *c, uint64_t key, double now);
+bool calls_has(const struct map *c, uint64_t key);
+void calls_del(struct map *c, uint64_t key);
 
 /* gen.c: the load generator (element uac) */
 struct gen;

@@ -200,15 +200,9 @@ static bool within_budget(struct node *n, const struct rmsg *r)
     switch (osn_elem_budget_take(&b->b, n->now, n->cfg->per_source_rate)) {
     case OSN_ELEM_BUDGET_PASS:
         return true;
-    case OSN_ELEM_BUDGET_503: {
-        char rb[ADDR_RECEIVED_MAX];
-        struct osn_sip_reply re = {.status = 503, .retry_after = 1};
-        re.via_received = addr_via_received(from, &r->pm->via[0], rb, &re.via_rport);
-        int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
-        if (k > 0)
-            node_send(n, from, r->tcp, n->obuf, (size_t)k);
+    case OSN_ELEM_BUDGET_503:
+        tu_reply(n, r->pm, from, r->tcp, 503, 1);
         break;
-    }
     case OSN_ELEM_BUDGET_DROP:
         break;
     }

@@ -36,13 +36,6 @@
 
 #define RECV_BATCH 32
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static uint64_t rss_peak_kb(void)
 {
     char line[256];
@@ -77,7 +70,7 @@ static void read_all(struct node *n, int fd, char (*bufs)[OSN_SIP_WIRE_MAX_LEN +
             continue; /* a connected socket's pending ICMP error (udp_errors reads it) */
         if (k <= 0)
             return;
-        n->now = mono() - n->t_start;
+        n->now = node_clock() - n->t_start;
         for (int i = 0; i < k && !n->err; i++) {
             if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) { /* over 65,535 bytes: not SIP on UDP */
                 n->st.datagrams_in++;
@@ -212,7 +205,7 @@ int node_loop(struct node *n, struct metrics *met)
                             "retrans_absorbed,queue,mode\n");
     bool draining = false;
     while (!n->err && !(cfg->stop && *cfg->stop) && !stop_pending() && !workers_stopping(n)) {
-        n->now = mono() - n->t_start;
+        n->now = node_clock() - n->t_start;
         node_fire_due(n);
         if (cfg->duration > 0 && n->now >= cfg->duration) {
             /* The load generator's traffic ends here; it drains until every call has ended. */
@@ -268,7 +261,7 @@ int node_loop(struct node *n, struct metrics *met)
         for (size_t i = 0; r > 0 && i <= n->nhops + 1; i++) {
             struct next_hop *h = i && i <= n->nhops ? &n->hops[i - 1] : NULL;
             if (pfd[i].revents & POLLERR) {
-                n->now = mono() - n->t_start;
+                n->now = node_clock() - n->t_start;
                 if (i == ilis)
                     udp_errors_listen(n);
                 else
@@ -277,13 +270,14 @@ int node_loop(struct node *n, struct metrics *met)
             if (pfd[i].revents & POLLIN)
                 read_all(n, pfd[i].fd, bufs);
         }
-        if (n->tcp && ((r > 0 && pfd[itcp].revents) || mono() - n->t_start >= tcp_deadline(n))) {
-            n->now = mono() - n->t_start;
+        if (n->tcp &&
+            ((r > 0 && pfd[itcp].revents) || node_clock() - n->t_start >= tcp_deadline(n))) {
+            n->now = node_clock() - n->t_start;
             tcp_run(n);
         }
         if (met && ((r > 0 && pfd[imet].revents) ||
-                    (http_at < INFINITY && mono() - n->t_start >= http_at))) {
-            n->now = mono() - n->t_start;
+                    (http_at < INFINITY && node_clock() - n->t_start >= http_at))) {
+            n->now = node_clock() - n->t_start;
             metrics_run(met);
         }
     }
@@ -359,7 +353,7 @@ int osn_node_run(const struct osn_node_cfg *cfg, struct osn_node_stats *st, char
     if (!err && cfg->ready)
         node_ready_line(n, cfg->ready);
     if (!err) {
-        n->t_start = mono();
+        n->t_start = node_clock();
         gen_start(n);
         err = node_loop(n, met);
         node_err_msg(n, err, msg, msgsize);

@@ -62,13 +62,13 @@ void node_release(struct node *n)
         n->fan.h[i].cli = osn_ctl_free(n->fan.h[i].cli);
     n->srv = n->cli = NULL;
     timers_release(&n->timers);
-    dialogs_release(&n->dialogs);
-    calls_release(&n->calls);
+    map_release(&n->dialogs);
+    map_release(&n->calls);
     kept_release(n);
     link_release(n);
     free(n->budget);
     n->budget = NULL;
-    pending_release(&n->pending);
+    map_release(&n->pending);
     for (struct ntx *x = n->all_ntx, *next; x; x = next) {
         next = x->next_all;
         free(x->req);

@@ -106,6 +106,18 @@ static void feedback(struct node *n, struct osn_sip_oc *oc)
     }
 }
 
+bool tu_reply(struct node *n, const struct osn_sip_wire *req, const union node_addr *from, bool tcp,
+              int status, int retry_after)
+{
+    char rb[ADDR_RECEIVED_MAX];
+    struct osn_sip_reply r = {.status = (uint16_t)status, .retry_after = retry_after};
+    r.via_received = addr_via_received(from, &req->via[0], rb, &r.via_rport);
+    int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, req, &r);
+    if (len > 0)
+        node_send(n, from, tcp, n->obuf, (size_t)len);
+    return len > 0;
+}
+
 /* Gives the server transaction x the response printed in n->obuf[0..len) with these numbers;
  * keeps the bytes when the transaction takes it. */
 static void respond_bytes(struct node *n, struct ntx *x, int len, const struct osn_sip_msg *r)
@@ -279,12 +291,7 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
     if (!x) {
         /* The cap: a 503 printed statelessly from the request. With no transaction to absorb
          * them, the request's copies are refused again, each counted. */
-        char rb[ADDR_RECEIVED_MAX];
-        struct osn_sip_reply re = {.status = 503, .retry_after = 1};
-        re.via_received = addr_via_received(&r->from, &r->pm->via[0], rb, &re.via_rport);
-        int k = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, r->pm, &re);
-        if (k > 0)
-            node_send(n, &r->from, r->tcp, n->obuf, (size_t)k);
+        tu_reply(n, r->pm, &r->from, r->tcp, 503, 1);
         n->st.refused_at_cap++;
         return;
     }

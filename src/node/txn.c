@@ -163,14 +163,8 @@ void ntx_arm_2xx(struct node *n, struct ntx *x, double at)
 static void send_response(struct node *n, struct ntx *x, const struct osn_sip_msg *m)
 {
     if (m->status == 100) {
-        char rb[ADDR_RECEIVED_MAX];
-        struct osn_sip_reply r = {.status = 100, .retry_after = -1};
-        if (!x->req)
-            return;
-        r.via_received = addr_via_received(&x->from, &x->req->via[0], rb, &r.via_rport);
-        int len = osn_sip_wire_print_reply(n->obuf, sizeof n->obuf, x->req, &r);
-        if (len > 0)
-            node_send(n, &x->from, x->t.reliable, n->obuf, (size_t)len);
+        if (x->req)
+            tu_reply(n, x->req, &x->from, x->t.reliable, 100, -1);
         return;
     }
     if (x->resp)

@@ -182,23 +182,6 @@ const char *osn_net_elem_measure_key(int i)
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }
 
-/* The q-quantile of the delay histogram at tot[hist] (bin midpoints). */
-static double hist_quantile(const double *tot, int hist, double q)
-{
-    const double *h = tot + hist;
-    double n = 0, acc = 0;
-    for (int b = 0; b < OSN__NET_HB; b++)
-        n += h[b];
-    if (n <= 0)
-        return NAN;
-    for (int b = 0; b < OSN__NET_HB; b++) {
-        acc += h[b];
-        if (acc >= q * n)
-            return osn_uac_delay_bin_value(b);
-    }
-    return 64.0;
-}
-
 static double ratio(double a, double b)
 {
     return b > 0 ? a / b : NAN;
@@ -220,11 +203,11 @@ static double measure(int i, const double *t, double cap)
     case OSN_NET_SETUP_MEAN:
         return ratio(t[OSN__NT_SETUP_SUM], t[OSN__NT_SETUP_N]);
     case OSN_NET_SETUP_P50:
-        return hist_quantile(t, OSN__NT_HIST, 0.50);
+        return osn_uac_delay_quantile(t + OSN__NT_HIST, 0.50);
     case OSN_NET_SETUP_P95:
-        return hist_quantile(t, OSN__NT_HIST, 0.95);
+        return osn_uac_delay_quantile(t + OSN__NT_HIST, 0.95);
     case OSN_NET_SETUP_P99:
-        return hist_quantile(t, OSN__NT_HIST, 0.99);
+        return osn_uac_delay_quantile(t + OSN__NT_HIST, 0.99);
     case OSN_NET_FAILED:
         return ratio(fail, T);
     case OSN_NET_FAILED_TIMEOUT:
@@ -252,11 +235,11 @@ static double measure(int i, const double *t, double cap)
     case OSN_NET_RESP_MEAN:
         return ratio(t[OSN__NT_TRYING_SUM], t[OSN__NT_TRYING_N]);
     case OSN_NET_RESP_P50:
-        return hist_quantile(t, OSN__NT_TRYING_HIST, 0.50);
+        return osn_uac_delay_quantile(t + OSN__NT_TRYING_HIST, 0.50);
     case OSN_NET_RESP_P95:
-        return hist_quantile(t, OSN__NT_TRYING_HIST, 0.95);
+        return osn_uac_delay_quantile(t + OSN__NT_TRYING_HIST, 0.95);
     case OSN_NET_RESP_P99:
-        return hist_quantile(t, OSN__NT_TRYING_HIST, 0.99);
+        return osn_uac_delay_quantile(t + OSN__NT_TRYING_HIST, 0.99);
     case OSN_NET_NO_TRYING:
         return ratio(t[OSN__NT_NO_TRYING], T);
     case OSN_NET_CORE_OVERLOAD:

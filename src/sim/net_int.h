@@ -10,7 +10,8 @@
  *   net_server.c  messages reaching an element, its CPU (osn_elem_server)
  *   net_source.c  call sources
  *   net_trace.c   the --trace rows of replication 0
- *   net_probe.c   one element driven by hand, for the drivers' differential test (net_probe.h)
+ * The drivers' differential test drives one element by hand through this interface
+ * (tests/net_probe.c: the probe is the test's, as the node's seam is).
  * What an element does with a message (forward, shed, reject, answer) is decided in src/elem/.
  */
 #ifndef OSN_NET_INT_H
@@ -240,7 +241,7 @@ struct element {
     double rate_share;
     double *tot; /* this element's totals block */
     /* What the element's TU counted (enum osn_elem_count), over the whole run: the node's
-     * counters; the replication reports none of them, the element probe (net_probe.c) reads
+     * counters; the replication reports none of them, the element probe (tests/net_probe.c) reads
      * them. */
     uint64_t count[OSN_ELEM_NCOUNTS];
     /* Common random numbers: a source's arrival instants and an element's service times each
@@ -270,7 +271,7 @@ struct net {
     uint64_t ring_key;
     struct osn_uac_cfg uac;        /* the sources' UAC machine (src/elem/uac_call.c) */
     uint64_t uac_did[OSN_UAC_NDO]; /* what the sources' UACs did, by enum osn_uac_do */
-    bool uac_count;        /* uac_did is counted: only the element probe reads it (net_probe.c) */
+    bool uac_count;        /* uac_did is counted: only the element probe reads it (tests/) */
     struct element *elems; /* nelem, allocated for the scenario (osn__net_setup) */
     int nelem, E, core, uas, nhop;
     int ncores;           /* cores from `core` on (fanout; 1 otherwise) */
@@ -512,7 +513,7 @@ int osn__net_nelem(const struct osn_net_cfg *cfg);
  * entries each) each one's name and capacity. */
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN], double *capacity);
 
-/* net_run.c: one replication's parts, shared with the element probe (net_probe.c). */
+/* net_run.c: one replication's parts, shared with the element probe (tests/net_probe.c). */
 /* Sets up the elements and event set of cfg in the zeroed *s, streams split from rng, totals
  * into tot (osn__net_ntot(osn__net_nelem(cfg)) doubles); a message in msg on failure. */
 int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,

@@ -256,3 +256,36 @@ bool osn_sip_wire_key_eq(const struct osn_sip_wire_key *a, const struct osn_sip_
            osn_span_eq(a->from_tag, b->from_tag) && osn_span_eq(a->call_id, b->call_id) &&
            osn_span_eq(a->via, b->via);
 }
+
+bool osn_sip_wire_key_hash(const struct osn_sip_wire_key *k, uint64_t *fp)
+{
+    char b[1024];
+    size_t n = 0;
+    struct osn_span part[5] = {k->branch, k->host};
+    int nparts = 2;
+    if (k->rfc2543) {
+        part[0] = k->uri;
+        part[2] = k->from_tag;
+        part[3] = k->call_id;
+        part[4] = k->via;
+        nparts = 5;
+    }
+    b[n++] = (char)k->rfc2543;
+    b[n++] = (char)k->method;
+    memcpy(b + n, &k->port, sizeof k->port);
+    n += sizeof k->port;
+    uint32_t cseq = k->rfc2543 ? k->cseq : 0;
+    memcpy(b + n, &cseq, sizeof cseq);
+    n += sizeof cseq;
+    for (int i = 0; i < nparts; i++) {
+        if (n + part[i].n + 1 > sizeof b)
+            return false;
+        for (size_t j = 0; j < part[i].n; j++) {
+            char c = part[i].p[j];
+            b[n++] = i == 1 && c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+        }
+        b[n++] = '\0'; /* a NUL is never inside a parsed field: no two keys join alike */
+    }
+    *fp = osn_sip_wire_hash(b, n);
+    return true;
+}

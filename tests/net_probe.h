@@ -1,6 +1,8 @@
 /*
- * Internal, not installed: one element of the network simulator driven by hand, for the
- * differential test of the element's drivers (tests/test_elem_drivers.c).
+ * Test code, not in the library: one element of the network simulator driven by hand, for the
+ * differential test of the element's drivers (tests/test_elem_drivers.c), on the simulator's
+ * internal interface (src/sim/net_int.h). The node's side is in that test itself: its driver's
+ * sources compiled in, with udp_send_to as the seam.
  *
  * The probe is a whole network of the simulator (collapse: source, edge, core, UAS, built by the
  * replication's own setup) in which only one element acts: the test puts messages on its links
