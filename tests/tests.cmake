@@ -89,6 +89,11 @@ set_tests_properties(sim_fanout PROPERTIES TIMEOUT 120)
 add_test(NAME sim_fanout_cores COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/sim_fanout_cores.py
                                        $<TARGET_FILE:osn>)
 set_tests_properties(sim_fanout_cores PROPERTIES TIMEOUT 120)
+# Memory per live call (issue 32): the peak RSS of two fan-ins at one rate and two hold times,
+# its slope over the calls held (Little's law) against the figure docs/performance.md states.
+add_test(NAME sim_memory COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/sim_memory.py
+                                 $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(sim_memory PROPERTIES TIMEOUT 120)
 # The network simulator's results bit for bit against tests/data/net_golden.txt.
 add_executable(test_net_golden tests/test_net_golden.c)
 target_link_libraries(test_net_golden PRIVATE osn_io)
