@@ -8,8 +8,9 @@
    more INVITEs than its capacity allows.
 2. below capacity (150 calls/s), nothing throttled, weights 2, 1: the INVITEs split 2:1 (smooth
    weighted round-robin is exact over every 3 INVITEs: 1/3 +- 0.01 to core2).
-3. bad input: exit 2 naming the key (a weight count that is not the core count, 5 cores, an
-   outage that starts at a negative time).
+3. bad input: exit 2 naming the key (a weight count that is not the core count, 64 cores, 3
+   cores with no [server core3], a [server core3] of a fanout of 2, an outage that starts at a
+   negative time).
 4. one of two cores down for part of the run: examples/fanout.ini at 150 calls/s (core alone
    can carry them: 200 calls/s) with core2 cut off the network from 30 s ([server core2]
    outage_start), T1 50 ms (Timer B 3.2 s). The edge's first timeouts toward core2, at about
@@ -103,7 +104,9 @@ def main():
             check(lo <= sh <= hi, f"{what}: core2's share of INVITEs {sh:.3f} in [{lo}, {hi}]")
             check(abs(g - 150) <= 0.05 * 150, f"{what}: goodput {g:.1f} within 5% of 150")
         for sets, key in ((["server edge.next_hop_weights=1"], "server edge.next_hop_weights"),
-                          (["net.cores=5"], "net.cores"),
+                          (["net.cores=64"], "net.cores"),
+                          (["net.cores=3"], "net.cores"),
+                          (["server core3.buffer=10"], "server core3.buffer"),
                           (["server core2.outage_start=-1"], "server core2.outage_start")):
             args = [osn, "sim", os.path.join(ex, "fanout.ini"), "-q"]
             for s in sets:

@@ -950,7 +950,8 @@ static int forward_hop(const struct osn_elem *e, double now, struct osn_elem_act
 static void test_hops_weights(void **state)
 {
     (void)state;
-    struct osn_elem_hops h = {.n = 3, .down_time = 30};
+    struct osn_elem_hop room[3] = {{0}};
+    struct osn_elem_hops h = {.n = 3, .down_time = 30, .h = room};
     h.h[0].weight = 2;
     h.h[1].weight = 1;
     h.h[2].weight = 1;
@@ -977,7 +978,8 @@ static void test_hops_weights(void **state)
 static void test_hops_throttle(void **state)
 {
     (void)state;
-    struct osn_elem_hops h = {.n = 2, .down_time = 30};
+    struct osn_elem_hop room[2] = {{0}};
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .h = room};
     h.h[0] = (struct osn_elem_hop){.weight = 1, .cli = loss_client(50, 7)};
     h.h[1] = (struct osn_elem_hop){.weight = 1, .cli = loss_client(0, 8)};
     struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
@@ -1003,7 +1005,8 @@ static void test_hops_throttle(void **state)
 static void test_hops_all_throttle(void **state)
 {
     (void)state;
-    struct osn_elem_hops h = {.n = 2, .down_time = 30};
+    struct osn_elem_hop room[2] = {{0}};
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .h = room};
     h.h[0] = (struct osn_elem_hop){.weight = 3, .cli = loss_client(100, 1)};
     h.h[1] = (struct osn_elem_hop){.weight = 1, .cli = loss_client(100, 2)};
     struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h, .retry_after = 2};
@@ -1026,7 +1029,8 @@ static void test_hops_all_throttle(void **state)
 static void test_hops_failover_408(void **state)
 {
     (void)state;
-    struct osn_elem_hops h = {.n = 2, .down_time = 30};
+    struct osn_elem_hop room[2] = {{0}};
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .h = room};
     h.h[0].weight = h.h[1].weight = 1;
     struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
     struct osn_elem_actions a;
@@ -1058,7 +1062,8 @@ static void test_hops_failover_408(void **state)
         to0 += forward_hop(&e, 81, &a) == 0;
     assert_int_equal(to0, 5);
     /* a request whose upstream transaction has its answer already is not sent again */
-    struct osn_elem_hops g = {.n = 2, .down_time = 30};
+    struct osn_elem_hop groom[2] = {{0}}, froom[2] = {{0}};
+    struct osn_elem_hops g = {.n = 2, .down_time = 30, .h = groom};
     g.h[0].weight = g.h[1].weight = 1;
     e.hops = &g;
     osn_elem_on_client_event_hop(&e, 0, 1, 0, OSN_SIP_TU_TIMEOUT, 0, -1, OSN_SIP_INVITE,
@@ -1068,7 +1073,7 @@ static void test_hops_failover_408(void **state)
     assert_int_equal(forward_hop(&e, 2, &a), 1);
     /* a transport error (RFC 3261 16.9: a 503 from that server) fails over too; with the
      * other server down (g's 0 since t = 1) its 500 goes upstream (16.7 step 6) */
-    struct osn_elem_hops f = {.n = 2, .down_time = 30};
+    struct osn_elem_hops f = {.n = 2, .down_time = 30, .h = froom};
     f.h[0].weight = f.h[1].weight = 1;
     e.hops = &f;
     osn_elem_on_client_event_hop(&e, 0, 1, 0, OSN_SIP_TU_TRANSPORT_ERROR, 0, -1, OSN_SIP_INVITE,
@@ -1090,7 +1095,8 @@ static void test_hops_failover_408(void **state)
 static void test_hops_retry_after(void **state)
 {
     (void)state;
-    struct osn_elem_hops h = {.n = 2, .down_time = 30};
+    struct osn_elem_hop room[2] = {{0}};
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .h = room};
     h.h[0].weight = h.h[1].weight = 1;
     struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
     struct osn_elem_actions a;

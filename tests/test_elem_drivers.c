@@ -274,6 +274,7 @@ struct ref {
     struct osn_sip_cfg cfg;
     struct osn_elem e;
     struct osn_elem_hops hops; /* the script's next hops when it has several (e.hops) */
+    struct osn_elem_hop hop_room[OSN_ELEM_MAX_HOPS]; /* hops.h */
     /* server [call][0 INVITE, 1 BYE]; client [call][0 INVITE, 1 BYE or CANCEL, 2 INVITE]: a
      * failover starts the INVITE's new client transaction in the other INVITE slot (inv[call])
      * while the one that failed ends its own way */
@@ -723,7 +724,7 @@ static void ref_run(const struct script *sc, bool record, struct result *r)
     assert_int_equal(osn_sip_layer_init_unindexed(&f->sip, &f->cfg), 0);
     f->e = (struct osn_elem){.role = sc->role, .cli = NULL, .sip = &f->cfg};
     if (sc->hops > 1) {
-        f->hops = (struct osn_elem_hops){.n = sc->hops, .down_time = DOWN_TIME};
+        f->hops = (struct osn_elem_hops){.n = sc->hops, .down_time = DOWN_TIME, .h = f->hop_room};
         for (int i = 0; i < sc->hops; i++)
             f->hops.h[i].weight = 1;
         f->e.hops = &f->hops;
@@ -912,7 +913,7 @@ static void node_run(const struct script *sc, struct result *r)
     n->hops = hop;
     n->nhops = sc->hops > 1 ? (size_t)sc->hops : 1;
     if (sc->hops > 1) { /* as config.c sets up next_hop = A, B */
-        n->fan = (struct osn_elem_hops){.n = sc->hops, .down_time = DOWN_TIME};
+        n->fan = (struct osn_elem_hops){.n = sc->hops, .down_time = DOWN_TIME, .h = n->fan_hop};
         for (int i = 0; i < sc->hops; i++)
             n->fan.h[i].weight = 1;
     }

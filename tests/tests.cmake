@@ -83,6 +83,17 @@ set_tests_properties(fluid_sim PROPERTIES TIMEOUT 60)
 add_test(NAME sim_fanout COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/sim_fanout.py $<TARGET_FILE:osn>
                                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(sim_fanout PROPERTIES TIMEOUT 120)
+# A fan-out of 8 cores of capacity 10 k calls/s, weights k (issue 32, cores sized at run time):
+# INVITE shares k / 36 and utilisation 0.5 below capacity, goodput the capacities' sum in
+# overload, net.cores past 63 and a section too many or too few refused.
+add_test(NAME sim_fanout_cores COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/sim_fanout_cores.py
+                                       $<TARGET_FILE:osn>)
+set_tests_properties(sim_fanout_cores PROPERTIES TIMEOUT 120)
+# Memory per live call (issue 32): the peak RSS of two fan-ins at one rate and two hold times,
+# its slope over the calls held (Little's law) against the figure docs/performance.md states.
+add_test(NAME sim_memory COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/sim_memory.py
+                                 $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
+set_tests_properties(sim_memory PROPERTIES TIMEOUT 120)
 # The network simulator's results bit for bit against tests/data/net_golden.txt.
 add_executable(test_net_golden tests/test_net_golden.c)
 target_link_libraries(test_net_golden PRIVATE osn_io)

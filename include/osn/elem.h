@@ -455,6 +455,10 @@ enum osn_elem_role { OSN_ELEM_PROXY, OSN_ELEM_UAS };
  * transactions end on their own, as the node's do).
  */
 #define OSN_ELEM_MAX_HOPS 8
+/* Servers a struct osn_elem_hops may hold: osn_elem_hops_choose marks those it has asked in 64
+ * bits. The node keeps OSN_ELEM_MAX_HOPS (next hops it is given by hand); the simulator's
+ * fan-out edge has one per core (net.cores). */
+#define OSN_ELEM_HOPS_MAX 64
 
 struct osn_elem_hop {
     struct osn_ctl *cli; /* its client half, NULL for none (borrowed) */
@@ -469,9 +473,11 @@ struct osn_elem_hop {
 };
 
 struct osn_elem_hops {
-    int n;            /* 1..OSN_ELEM_MAX_HOPS */
+    int n;            /* 1..OSN_ELEM_HOPS_MAX */
     double down_time; /* s a server is down after a timeout */
-    struct osn_elem_hop h[OSN_ELEM_MAX_HOPS];
+    /* n servers (borrowed: the driver's, sized for its next hops; the node's hold
+     * OSN_ELEM_MAX_HOPS, the simulator allocates one per core) */
+    struct osn_elem_hop *h;
 };
 
 /* Whether server i may be chosen at `now`. */

@@ -91,6 +91,12 @@ struct osn_key_spec {
     /* A double that may be unbounded: inf, infinite or none (any case) store INFINITY (a
      * buffer that never fills). */
     bool inf;
+    /* > 0: the section is a family, its name ending in "N" standing for a whole number 2 ..
+     * family written without a leading zero ("server coreN": [server core2], [server core7]).
+     * The keys are collected under each member's name ("server core7.buffer"); osn_ini_load
+     * reads none of them (no key is named with the "N"): the module loads each member with
+     * osn_ini_family_member() and a table of its own. */
+    int family;
 };
 
 /*
@@ -171,7 +177,12 @@ int osn_ini_key_numbers(const struct osn_key_spec *k, const void *cfg, double *v
 bool osn_ini_key_acts(const struct osn_ini_schema *schema, const struct osn_key_spec *k,
                       const void *cfg);
 
-/* The first key of schema's chain named section.name ("section.name" in key), or NULL. */
+/* The member number of section `section` (its name as collected, "server core7") in family spec
+ * k (k->family > 0): 2 .. k->family, or 0 when section is not one of k's members. */
+int osn_ini_family_member(const struct osn_key_spec *k, const char *section);
+
+/* The first key of schema's chain named section.name ("section.name" in key; a family's member
+ * "server core7.buffer" finds the family's spec "server coreN"), or NULL. */
 const struct osn_key_spec *osn_ini_key_find(const struct osn_ini_schema *schema, const char *key);
 
 /*

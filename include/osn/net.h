@@ -89,8 +89,13 @@ enum osn_net_patience_law {
  * to 32,766 edges; the key stops at 16,384 (32,771 elements, about 60 MB of elements), a power
  * of two below that bound, four times the largest network measured. */
 #define OSN_NET_MAX_EDGES 16384
-#define OSN_NET_MAX_CORES \
-    4 /* fanout: one scenario section each, [server core2] .. [server core4] */
+/* Cores of a fanout at most (net.cores), each with a scenario section of its own past the first
+ * ([server core2] .. [server coreN]). The elements, an edge's choice among its cores and the
+ * results are allocated for the scenario; the configuration keeps each core's costs by value
+ * (more_cores, 96 bytes a core, 6 KB in all), so that it stays a plain struct the callers copy.
+ * What bounds it: a forwarded INVITE names its core in 6 bits of its branch (src/sim/net_int.h),
+ * and an edge's choice marks the servers it asked in 64 bits (OSN_ELEM_HOPS_MAX). */
+#define OSN_NET_MAX_CORES 63
 
 struct osn_net_source_cfg {
     enum osn_net_process process;
@@ -148,7 +153,8 @@ struct osn_net_cfg {
     double level;
     struct osn_net_source_cfg src;
     struct osn_net_server_cfg edge, core, uas;
-    /* fanout: cores 2, 3, ... ([server core2] ...; core 1 is `core`) */
+    /* fanout: cores 2, 3, ..., cores ([server core2] ...; core 1 is `core`): more_cores[i] is
+     * core i + 2; the entries past cores - 1 are not read */
     struct osn_net_server_cfg more_cores[OSN_NET_MAX_CORES - 1];
     /* fanout: each edge's weight of core i (1..1000; [server edge] next_hop_weights), and how
      * long a core whose transaction timed out is passed over ([server edge] down_time, s) */

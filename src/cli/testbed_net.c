@@ -58,8 +58,9 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     if (E < 1 || E > TB_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d (one process each)", E,
                            TB_MAX_EDGES);
-    if (C < 1 || C > OSN_NET_MAX_CORES)
-        return osn_cli_die("testbed", "net.cores = %d: expected 1 .. %d", C, OSN_NET_MAX_CORES);
+    if (C < 1 || C > TB_MAX_CORES)
+        return osn_cli_die("testbed", "net.cores = %d: expected 1 .. %d (an osn node's next hops)",
+                           C, TB_MAX_CORES);
     net->n = 0;
     int uas = add(net, "uas", "uas", -1);
     int core = net->n;

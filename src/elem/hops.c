@@ -34,7 +34,7 @@ int osn_elem_hops_choose(struct osn_elem_hops *h, double now, int method, int ex
                          unsigned *retry_after)
 {
     int total = 0, best = -1;
-    unsigned tried = 0;
+    uint64_t tried = 0; /* n <= OSN_ELEM_HOPS_MAX = 64 */
     /* When none is up, all are: a down mark steers requests away from a server while another
      * can take them; it never refuses them by itself (one next hop behaves as without marks). */
     bool any = except >= 0; /* a failover goes to a server that is up, or nowhere */
@@ -63,10 +63,10 @@ int osn_elem_hops_choose(struct osn_elem_hops *h, double now, int method, int ex
             return next;
         }
         s->shed++;
-        tried |= 1u << next;
+        tried |= (uint64_t)1 << next;
         next = -1;
         for (int i = 0; i < h->n; i++)
-            if (i != except && !(tried >> i & 1u) && (!any || osn_elem_hop_up(h, i, now)) &&
+            if (i != except && !(tried >> i & 1) && (!any || osn_elem_hop_up(h, i, now)) &&
                 (next < 0 || *credit(&h->h[i], method) > *credit(&h->h[next], method)))
                 next = i;
     }

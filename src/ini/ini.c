@@ -62,10 +62,15 @@ static int fail(struct loader *ld, int err, int line, const char *fmt, ...)
     return err;
 }
 
-/* The schema's spelling of section `section` (any case, blanks around it ignored), or NULL. */
-static const char *canonical_section(const struct osn_ini_schema *schema, const char *section)
+/* The schema's spelling of section `section` (any case, blanks around it ignored), or NULL. A
+ * member of a family section ([server core7] of "server coreN") is spelt into buf as the
+ * family's prefix and the member's number, and *family gets the family's name ("server
+ * coreN"); else *family is the spelling returned. */
+static const char *canonical_section(const struct osn_ini_schema *schema, const char *section,
+                                     char *buf, size_t size, const char **family)
 {
     size_t n;
+    char trimmed[64];
 
     while (isspace((unsigned char)*section))
         section++;
@@ -75,7 +80,18 @@ static const char *canonical_section(const struct osn_ini_schema *schema, const 
     for (const struct osn_ini_schema *s = schema; s; s = s->next)
         for (size_t i = 0; i < s->n; i++)
             if (strlen(s->defs[i].section) == n && strncasecmp(section, s->defs[i].section, n) == 0)
-                return s->defs[i].section;
+                return *family = s->defs[i].section;
+    snprintf(trimmed, sizeof trimmed, "%.*s", (int)n, section);
+    for (const struct osn_ini_schema *s = schema; s; s = s->next)
+        for (size_t i = 0; i < s->n; i++) {
+            const struct osn_key_spec *k = &s->defs[i];
+            int m = n < sizeof trimmed ? osn_ini_family_member(k, trimmed) : 0;
+            if (m > 0) {
+                snprintf(buf, size, "%.*s%d", (int)strlen(k->section) - 1, k->section, m);
+                *family = k->section;
+                return buf;
+            }
+        }
     return NULL;
 }
 
@@ -103,10 +119,16 @@ static void append_word(char *buf, size_t size, const char *word)
 static void known_names(const struct osn_ini_schema *schema, const char *section, char *buf,
                         size_t size)
 {
+    char fam[96];
+
     buf[0] = '\0';
     for (const struct osn_ini_schema *s = schema; s; s = s->next)
         for (size_t i = 0; i < s->n; i++) {
-            if (!section)
+            if (!section && s->defs[i].family > 0) {
+                snprintf(fam, sizeof fam, "%s (N = 2 .. %d)", s->defs[i].section,
+                         s->defs[i].family);
+                append_word(buf, size, fam);
+            } else if (!section)
                 append_word(buf, size, s->defs[i].section);
             else if (strcmp(s->defs[i].section, section) == 0)
                 append_word(buf, size, s->defs[i].name);
@@ -130,7 +152,9 @@ static int assign(struct loader *ld, const char *section, const char *name, cons
                   const char *where, int line)
 {
     struct osn_ini *ini = ld->ini;
-    const char *csec = canonical_section(ld->schema, section);
+    char member[64];
+    const char *fam = NULL;
+    const char *csec = canonical_section(ld->schema, section, member, sizeof member, &fam);
     const struct osn_key_spec *kd;
     struct osn_key_origin *o;
     char key[64], known[512];
@@ -145,13 +169,13 @@ static int assign(struct loader *ld, const char *section, const char *name, cons
         return fail(ld, OSN_ECONFIG, line, "%s: unknown section [%s] (known: %s)", where, section,
                     known);
     }
-    kd = find_keydef(ld->schema, csec, name);
+    kd = find_keydef(ld->schema, fam, name);
     if (!kd) {
-        known_names(ld->schema, csec, known, sizeof known);
+        known_names(ld->schema, fam, known, sizeof known);
         return fail(ld, OSN_ECONFIG, line, "%s: unknown key '%s.%s' (known in [%s]: %s)", where,
                     csec, name, csec, known);
     }
-    snprintf(key, sizeof key, "%s.%s", kd->section, kd->name);
+    snprintf(key, sizeof key, "%s.%s", csec, kd->name);
     if (strlen(value) >= sizeof o->value)
         return fail(ld, OSN_ECONFIG, line, "%s: key '%s': value longer than %zu characters", where,
                     key, sizeof o->value - 1);
@@ -273,8 +297,8 @@ static char *read_line(char *str, int num, void *stream)
         len = 0;
     }
     if (p[0] == '[') {
-        char name[128], known[512];
-        const char *close = strchr(p, ']');
+        char name[128], known[512], member[64];
+        const char *fam, *close = strchr(p, ']');
         size_t n = close ? (size_t)(close - p - 1) : 0;
         /* Without the ']' inih reports a malformed line; a too-long name is unknown anyway. */
         if (close) {
@@ -282,7 +306,7 @@ static char *read_line(char *str, int num, void *stream)
                 n = sizeof name - 1;
             memcpy(name, p + 1, n);
             name[n] = '\0';
-            if (!canonical_section(ld->schema, name)) {
+            if (!canonical_section(ld->schema, name, member, sizeof member, &fam)) {
                 known_names(ld->schema, NULL, known, sizeof known);
                 fail(ld, OSN_ECONFIG, ld->lineno, "%s:%d: unknown section [%s] (known: %s)",
                      ld->path, ld->lineno, name, known);

@@ -139,6 +139,27 @@ static int load_one(const struct osn_key_spec *k, const struct osn_key_origin *o
     return rc;
 }
 
+/* The member number of the n characters at sec in family k, 0 when they name none. */
+static int family_number(const struct osn_key_spec *k, const char *sec, size_t n)
+{
+    size_t p = strlen(k->section) - 1; /* the prefix, before the "N" */
+    long v = 0;
+
+    if (k->family <= 0 || n <= p || strncasecmp(sec, k->section, p) != 0 || sec[p] == '0')
+        return 0;
+    for (size_t i = p; i < n; i++) {
+        if (sec[i] < '0' || sec[i] > '9' || i - p > 6)
+            return 0;
+        v = 10 * v + (sec[i] - '0');
+    }
+    return v >= 2 && v <= k->family ? (int)v : 0;
+}
+
+int osn_ini_family_member(const struct osn_key_spec *k, const char *section)
+{
+    return family_number(k, section, strlen(section));
+}
+
 const struct osn_key_spec *osn_ini_key_find(const struct osn_ini_schema *schema, const char *key)
 {
     const char *dot = strrchr(key, '.');
@@ -148,9 +169,10 @@ const struct osn_key_spec *osn_ini_key_find(const struct osn_ini_schema *schema,
     for (const struct osn_ini_schema *s = schema; s; s = s->next)
         for (size_t i = 0; i < s->n; i++) {
             const struct osn_key_spec *k = &s->defs[i];
-            size_t n = strlen(k->section);
-            if ((size_t)(dot - key) == n && strncmp(key, k->section, n) == 0 &&
-                strcmp(dot + 1, k->name) == 0)
+            size_t n = strlen(k->section), len = (size_t)(dot - key);
+            bool sec = k->family ? family_number(k, key, len) > 0
+                                 : len == n && strncmp(key, k->section, n) == 0;
+            if (sec && strcmp(dot + 1, k->name) == 0)
                 return k;
         }
     return NULL;

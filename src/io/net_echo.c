@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io_int.h"
@@ -78,10 +79,25 @@ json_t *osn__net_scenario_json(const struct osn_net_scenario *s)
     json_object_set_new(keys, "net.replications", json_string(v));
     snprintf(v, sizeof v, "%" PRIu64, c->seed);
     json_object_set_new(keys, "net.seed", json_string(v));
+    const char *family = NULL;
     for (size_t i = 0; i < osn_net_schema.n; i++) {
         const char *sec = osn_net_schema.defs[i].section;
-        if (!json_object_get(r, sec))
+        if (osn_net_schema.defs[i].family > 0)
+            family = sec; /* [server coreN]: one section per core, below */
+        else if (!json_object_get(r, sec))
             json_object_set_new(r, sec, osn__keys_json(&osn_net_schema, sec, c));
+    }
+    /* A fanout's cores past the first, each under its own name: the family's keys read `core`,
+     * so each is read from a copy whose `core` is that core. */
+    for (int n = 2; family && c->topology == OSN_NET_FANOUT && n <= c->cores; n++) {
+        struct osn_net_cfg *t = malloc(sizeof *t);
+        if (!t)
+            break;
+        *t = *c;
+        t->core = c->more_cores[n - 2];
+        snprintf(v, sizeof v, "server core%d", n);
+        json_object_set_new(r, v, osn__keys_json(&osn_net_schema, family, t));
+        free(t);
     }
     return json_pack("{sososo}", "source", s->ini.path[0] ? json_string(s->ini.path) : json_null(),
                      "keys", keys, "resolved", r);

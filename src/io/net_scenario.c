@@ -174,23 +174,24 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
     return 0;
 }
 
-#define COST(sec, m, k, kind, what)                                                \
-    {                                                                              \
-        sec, "cost_" k, OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.cost[OSN_NET_K_##kind]),   \
-                .unit = "CPU s",                                                   \
-                .help = "CPU time of " what                                        \
-                        " (0: handled at once, outside the queue and the control)" \
+#define COST(sec, m, k, kind, what, fam)                                            \
+    {                                                                               \
+        sec, "cost_" k, OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.cost[OSN_NET_K_##kind]),    \
+                .unit = "CPU s",                                                    \
+                .help = "CPU time of " what                                         \
+                        " (0: handled at once, outside the queue and the control)", \
+                .family = fam                                                       \
     }
 
 /* Core defaults 1, 0.5, 0.3, 0.3, 0.5, 0.3 ms (capacity 370 calls/s), edge and UAS 20x less:
  * capacity = 1 / (invite + ack + bye + n_resp * response), n_resp = 3 at the core, 4 at an
  * edge. */
-#define SERVER_KEYS(sec, m)                                                                     \
-    COST(sec, m, "invite", INVITE, "a new INVITE"),                                             \
-            COST(sec, m, "retrans", RETX, "a retransmitted request absorbed"),                  \
-            COST(sec, m, "response", RESP, "a response"), COST(sec, m, "ack", ACK, "an ACK"),   \
-            COST(sec, m, "bye", BYE, "a BYE"),                                                  \
-            COST(sec, m, "reject", REJECT, "a new INVITE answered 503 by the control"),         \
+#define SERVER_KEYS_F(sec, m, fam)                                                              \
+    COST(sec, m, "invite", INVITE, "a new INVITE", fam),                                        \
+            COST(sec, m, "retrans", RETX, "a retransmitted request absorbed", fam),             \
+            COST(sec, m, "response", RESP, "a response", fam),                                  \
+            COST(sec, m, "ack", ACK, "an ACK", fam), COST(sec, m, "bye", BYE, "a BYE", fam),    \
+            COST(sec, m, "reject", REJECT, "a new INVITE answered 503 by the control", fam),    \
             {sec,                                                                               \
              "cost_cancel",                                                                     \
              OSN_KEY_DOUBLE,                                                                    \
@@ -198,13 +199,15 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
              .unit = "CPU s",                                                                   \
              .def = "cost_bye",                                                                 \
              .help = "CPU time of a new CANCEL (0: handled at once, outside the queue and the " \
-                     "control)"},                                                               \
+                     "control)",                                                                \
+             .family = fam},                                                                    \
             {sec,                                                                               \
              "cost_law",                                                                        \
              OSN_KEY_CHOICE,                                                                    \
              .choices = cost_laws,                                                              \
              OSN_KEY_AT(C, m.exp_cost),                                                         \
-             .help = "the costs are constant (det) or exponential with those means (exp)"},     \
+             .help = "the costs are constant (det) or exponential with those means (exp)",      \
+             .family = fam},                                                                    \
             {sec,                                                                               \
              "buffer",                                                                          \
              OSN_KEY_LONG,                                                                      \
@@ -212,19 +215,24 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
              100000000,                                                                         \
              OSN_KEY_AT(C, m.buffer),                                                           \
              .unit = "messages",                                                                \
-             .help = "messages in the server at most (queue and in service); more are lost"},   \
+             .help = "messages in the server at most (queue and in service); more are lost",    \
+             .family = fam},                                                                    \
             {sec,                                                                               \
              "outage_start",                                                                    \
              OSN_KEY_DOUBLE,                                                                    \
              OSN_KEY_AT(C, m.outage_start),                                                     \
              .unit = "s",                                                                       \
              .help = "a scripted outage from this time on: the server is cut off the network, " \
-                     "every message reaching it lost (what it holds goes on)"},                 \
+                     "every message reaching it lost (what it holds goes on)",                  \
+             .family = fam},                                                                    \
     {                                                                                           \
         sec, "outage_end", OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.outage_end),                         \
                 .unit = "s", .inf = true,                                                       \
-                .help = "end of the outage (inf: for good); none when not after outage_start"   \
+                .help = "end of the outage (inf: for good); none when not after outage_start",  \
+                .family = fam                                                                   \
     }
+
+#define SERVER_KEYS(sec, m) SERVER_KEYS_F(sec, m, 0)
 
 #define LINK_KEYS(sec, m)                                                                         \
     {sec, "delay", OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.delay), .unit = "s", .help = "one-way delay"}, \
@@ -248,7 +256,8 @@ static const struct osn_key_spec net_keys[] = {
          .help = "edge proxies of a fanin or fanout (each source offers rate / edges)"},
         {"net", "cores", OSN_KEY_LONG, 2, OSN_NET_MAX_CORES, OSN_KEY_AT(C, cores),
          .when_key = "net.topology", .when_is = "fanout",
-         .help = "cores of a fanout: [server core], [server core2], ... give their costs"},
+         .help = "cores of a fanout: [server core] gives the first's costs, [server core2] .. "
+                 "[server coreN] each of the others' (one section per core, no more, no less)"},
         {"net", "time", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, time), .unit = "s",
          .help = "observation window, after the warm-up"},
         {"net", "warmup", OSN_KEY_DOUBLE, OSN_KEY_AT(C, warmup), .unit = "s",
@@ -310,9 +319,9 @@ static const struct osn_key_spec net_keys[] = {
         SERVER_KEYS("server edge", edge),
         SERVER_KEYS("server core", core),
         SERVER_KEYS("server uas", uas),
-        SERVER_KEYS("server core2", more_cores[0]),
-        SERVER_KEYS("server core3", more_cores[1]),
-        SERVER_KEYS("server core4", more_cores[2]),
+        /* A fanout's cores past the first, [server core2] .. [server coreN] (load_cores): the
+         * family's keys point at `core`, whose defaults are theirs. */
+        SERVER_KEYS_F("server coreN", core, OSN_NET_MAX_CORES),
         {"server edge", "next_hop_weights", OSN_KEY_LIST, 0, OSN_NET_MAX_CORES, .hook = set_weights,
          .get = get_weights, .when_key = "net.topology", .when_is = "fanout",
          .help = "fanout: each edge's weight of core, core2, ... (whole numbers 1..1000; none: "
@@ -501,15 +510,96 @@ static int detector_thresholds(const struct osn_ini *ini, struct osn_net_cfg *c,
  * unless its server's cost_cancel says otherwise. */
 static void cancel_costs(const struct osn_ini *ini, struct osn_net_cfg *c)
 {
-    static const char *const keys[6] = {"server edge.cost_cancel",  "server core.cost_cancel",
-                                        "server uas.cost_cancel",   "server core2.cost_cancel",
-                                        "server core3.cost_cancel", "server core4.cost_cancel"};
-    struct osn_net_server_cfg *sv[6] = {&c->edge,          &c->core,          &c->uas,
-                                        &c->more_cores[0], &c->more_cores[1], &c->more_cores[2]};
+    static const char *const keys[3] = {"server edge.cost_cancel", "server core.cost_cancel",
+                                        "server uas.cost_cancel"};
+    struct osn_net_server_cfg *sv[3] = {&c->edge, &c->core, &c->uas};
+    char key[48];
 
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 3; i++)
         if (!osn_ini_get(ini, keys[i]))
             sv[i]->cost[OSN_NET_K_CANCEL] = sv[i]->cost[OSN_NET_K_BYE];
+    for (int n = 2; n <= OSN_NET_MAX_CORES; n++) {
+        snprintf(key, sizeof key, "server core%d.cost_cancel", n);
+        struct osn_net_server_cfg *m = &c->more_cores[n - 2];
+        if (!osn_ini_get(ini, key))
+            m->cost[OSN_NET_K_CANCEL] = m->cost[OSN_NET_K_BYE];
+    }
+}
+
+/* The core number of a key collected in [server coreN] ("server core7.buffer": 7), else 0. */
+static int core_of(const char *key)
+{
+    const struct osn_key_spec *k = osn_ini_key_find(&osn_net_schema, key);
+    char sec[64];
+
+    if (!k || k->family <= 0)
+        return 0;
+    snprintf(sec, sizeof sec, "%.*s", (int)(strrchr(key, '.') - key), key);
+    return osn_ini_family_member(k, sec);
+}
+
+/*
+ * A fanout's cores past the first, [server core2] .. [server coreN] with N = net.cores: each is
+ * read with the family's keys ("server coreN" in the table) renamed for it, into
+ * more_cores[N - 2] over its defaults. A core's costs are not guessed: a section past
+ * net.cores, or one of a network with one core, is refused naming its key, and a core without
+ * a section is refused naming net.cores (a copy of some other core's costs would be a guess the
+ * results hide).
+ */
+static int load_cores(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, size_t errsize)
+{
+    enum { MAXK = 16 };
+    struct osn_key_spec fam[MAXK];
+    bool has[OSN_NET_MAX_CORES + 1] = {false};
+    int nk = 0, cores = c->topology == OSN_NET_FANOUT ? c->cores : 1;
+    char sec[32];
+
+    for (int i = 0; i < ini->nkeys; i++) {
+        const struct osn_key_origin *o = &ini->keys[i];
+        int n = core_of(o->key);
+        if (n > 0 && c->topology != OSN_NET_FANOUT)
+            return osn_ini_bad(o, err, errsize,
+                               "a second core acts only with net.topology = fanout (it is %s "
+                               "here)",
+                               topologies[c->topology]);
+        if (n > cores)
+            return osn_ini_bad(o, err, errsize,
+                               "there is no core %d: net.cores = %d, whose sections are [server "
+                               "core] and [server core2] .. [server core%d]",
+                               n, cores, cores);
+        has[n] = n > 0;
+    }
+    for (int n = 2; n <= cores; n++) {
+        if (has[n])
+            continue;
+        const struct osn_key_origin *o = osn_ini_get(ini, "net.cores");
+        if (o)
+            return osn_ini_bad(o, err, errsize,
+                               "core %d has no section: give each core past the first its own, "
+                               "[server core2] .. [server core%d]",
+                               n, cores);
+        snprintf(err, errsize,
+                 "%s: net.cores = %d (the default): core %d has no section [server core%d]",
+                 ini->path[0] ? ini->path : "scenario", cores, n, n);
+        return OSN_ECONFIG;
+    }
+    for (size_t i = 0; i < sizeof net_keys / sizeof net_keys[0] && nk < MAXK; i++)
+        if (net_keys[i].family > 0)
+            fam[nk++] = net_keys[i];
+    for (int n = 2; n <= cores; n++) {
+        snprintf(sec, sizeof sec, "server core%d", n);
+        for (int k = 0; k < nk; k++)
+            fam[k].section = sec, fam[k].family = 0;
+        /* The family's homes are `core`'s: core n is read through a copy whose `core` is it. */
+        struct osn_net_cfg tmp = *c;
+        tmp.core = c->more_cores[n - 2];
+        int rc = osn_ini_load(ini, &(struct osn_ini_schema){fam, (size_t)nk, NULL}, &tmp, err,
+                              errsize);
+        if (rc)
+            return rc;
+        c->more_cores[n - 2] = tmp.core;
+    }
+    return 0;
 }
 
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
@@ -517,6 +607,8 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
 {
     int rc = osn_ini_load(ini, &osn_net_schema, c, err, errsize);
 
+    if (!rc)
+        rc = load_cores(ini, c, err, errsize);
     if (!rc)
         cancel_costs(ini, c);
 

@@ -230,7 +230,7 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         n->hops = calloc((size_t)count, sizeof *n->hops);
         if (!n->hops)
             return OSN_ENOMEM;
-        n->fan = (struct osn_elem_hops){.n = count, .down_time = cfg->down_time};
+        n->fan = (struct osn_elem_hops){.n = count, .down_time = cfg->down_time, .h = n->fan_hop};
         for (int i = 0; i < count; i++) {
             struct next_hop *h = &n->hops[i];
             h->fd = -1;

@@ -373,8 +373,10 @@ struct node {
     struct next_hop *hops; /* proxies: the next hops, NULL for a uas */
     size_t nhops;
     /* Several next hops: the element's choice among them (src/elem/hops.c), a client half each
-     * (fan.h[i].cli, owned). With one next hop it is unused and n->cli is that hop's. */
+     * (fan.h[i].cli, owned). With one next hop it is unused and n->cli is that hop's. fan.h
+     * is fan_hop, the room for every next hop a node may have. */
     struct osn_elem_hops fan;
+    struct osn_elem_hop fan_hop[OSN_ELEM_MAX_HOPS];
     char host[64]; /* our sent-by host as text, "[...]" for IPv6 (RFC 3261 IPv6reference) */
     uint16_t port;
     struct osn_sip_layer sip;

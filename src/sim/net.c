@@ -310,7 +310,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. " STR(OSN_NET_MAX_EDGES);
     else if (c->topology == OSN_NET_FANOUT && (c->cores < 2 || c->cores > OSN_NET_MAX_CORES))
-        key = "net.cores", why = "a fanout has 2 .. 4 cores";
+        key = "net.cores", why = "a fanout has 2 .. " STR(OSN_NET_MAX_CORES) " cores";
     else if (c->keep && !(c->keep->n >= 0 && c->keep->n <= c->replications))
         key = "net.replications", why = "fewer replications than those kept from an earlier run";
     else if (c->keep && c->keep->n > 0 && c->keep->ntot != osn_net_reps_ntot(c))
@@ -365,26 +365,30 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
             key = "source.steps", why = "step times must increase";
     if (!key) {
-        const struct osn_net_server_cfg *sv[] = {&c->edge,          &c->core,
-                                                 &c->uas,           &c->more_cores[0],
-                                                 &c->more_cores[1], &c->more_cores[2]};
-        static const char *const names[] = {"server edge.buffer",  "server core.buffer",
-                                            "server uas.buffer",   "server core2.buffer",
-                                            "server core3.buffer", "server core4.buffer"};
-        static const char *const onames[] = {
-                "server edge.outage_start",  "server core.outage_start",
-                "server uas.outage_start",   "server core2.outage_start",
-                "server core3.outage_start", "server core4.outage_start"};
-        int nsv = c->topology == OSN_NET_FANOUT ? 2 + c->cores : 3;
+        /* The servers' sections: edge, core, uas, then a fanout's core2, core3, ... */
+        static _Thread_local char buf[2][48]; /* *bad_key outlives the call: the key names */
+        int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : 0);
         for (int i = 0; i < nsv && !key; i++) {
-            if (sv[i]->buffer < 1)
-                key = names[i], why = "the buffer must hold at least 1 message";
-            else if (!(sv[i]->outage_start >= 0 && isfinite(sv[i]->outage_start)) ||
-                     !(sv[i]->outage_end >= 0))
-                key = onames[i], why = "an outage starts and ends at times >= 0 (s)";
+            static const char *const secs[] = {"edge", "core", "uas"};
+            const struct osn_net_server_cfg *sv = i == 0   ? &c->edge
+                                                  : i == 1 ? &c->core
+                                                  : i == 2 ? &c->uas
+                                                           : &c->more_cores[i - 3];
+            char sec[16];
+            if (i < 3)
+                snprintf(sec, sizeof sec, "%s", secs[i]);
+            else
+                snprintf(sec, sizeof sec, "core%d", i - 1);
+            snprintf(buf[0], sizeof buf[0], "server %s.buffer", sec);
+            snprintf(buf[1], sizeof buf[1], "server %s.outage_start", sec);
+            if (sv->buffer < 1)
+                key = buf[0], why = "the buffer must hold at least 1 message";
+            else if (!(sv->outage_start >= 0 && isfinite(sv->outage_start)) ||
+                     !(sv->outage_end >= 0))
+                key = buf[1], why = "an outage starts and ends at times >= 0 (s)";
             for (int k = 0; k < OSN_NET_NKINDS && !key; k++)
-                if (!(sv[i]->cost[k] >= 0 && isfinite(sv[i]->cost[k])))
-                    key = names[i], why = "costs must be >= 0 (s)";
+                if (!(sv->cost[k] >= 0 && isfinite(sv->cost[k])))
+                    key = buf[0], why = "costs must be >= 0 (s)";
         }
         const struct osn_net_link_cfg *lk[] = {&c->access, &c->trunk, &c->uas_link};
         static const char *const lnames[][2] = {{"link access.delay", "link access.loss"},

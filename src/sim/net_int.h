@@ -337,25 +337,30 @@ static inline bool obs(const struct net *s)
 
 /*
  * Fanout: an INVITE the edge forwards carries in its branch, above the bits branch() uses
- * (uids < 2^49, so branch() < 2^54), the core it went to and the call's failovers before it; a
+ * (uids < 2^49, so branch() < 2^54), the core it went to (plus one, 6 bits: what bounds
+ * OSN_NET_MAX_CORES at 63) and the call's failovers before it (4 bits, modulo 16); a
  * core passes them on to the UAS. Every message of that branch (the INVITE's copies, the ACK of
  * a non-2xx, the CANCEL, their responses at the core and at the UAS) then goes to and comes from
  * that core, even after the call failed over to another (c->core). Other topologies never set
  * them, so their branches are what they were.
  */
-#define CORE_SHIFT       56
+#define CORE_SHIFT       54
+#define CORE_MASK        63u
 #define BRANCH_CORE_BITS (~(uint64_t)0 << CORE_SHIFT)
+_Static_assert(OSN_NET_MAX_CORES <= CORE_MASK && OSN_NET_MAX_CORES <= OSN_ELEM_HOPS_MAX &&
+                       OSN_NET_MAX_CORES <= UINT8_MAX,
+               "a core + 1 in the branch's 6 bits, a hop of the edge's choice, call.core");
 
 static inline uint64_t core_bits(int core, unsigned failovers)
 {
-    return ((uint64_t)(core + 1) | (uint64_t)(failovers & 15u) << 4) << CORE_SHIFT;
+    return ((uint64_t)(core + 1) | (uint64_t)(failovers & 15u) << 6) << CORE_SHIFT;
 }
 
 /* The core of branch b in call c: its own, or for a branch without one (an in-dialog request,
  * whose path is the dialog's) the call's. */
 static inline int branch_core(const struct call *c, uint64_t b)
 {
-    unsigned k = (unsigned)(b >> CORE_SHIFT) & 15u;
+    unsigned k = (unsigned)(b >> CORE_SHIFT) & CORE_MASK;
     return k ? (int)k - 1 : c->core;
 }
 

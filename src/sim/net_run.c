@@ -119,10 +119,13 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
         /* RFC 7339 5.10: a client half per core, fed by that core's responses (hops.c). An
          * INVITE a core fails (a timeout, a 503 with Retry-After) goes to another, as at the
          * node (net_tu.c, failover). */
-        el->hops = calloc(1, sizeof *el->hops);
+        /* The choice and its servers in one allocation, the servers right after it. */
+        el->hops = calloc(1, sizeof *el->hops + (size_t)s->ncores * sizeof *el->hops->h);
         if (!el->hops)
             return OSN_ENOMEM;
-        *el->hops = (struct osn_elem_hops){.n = s->ncores, .down_time = cfg->down_time};
+        *el->hops = (struct osn_elem_hops){.n = s->ncores,
+                                           .down_time = cfg->down_time,
+                                           .h = (struct osn_elem_hop *)(el->hops + 1)};
         for (int k = 0; k < s->ncores; k++) {
             el->hops->h[k].weight = cfg->core_weight[k];
             struct osn_ctl_cfg ck = cfg->ctl;
