@@ -229,6 +229,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(tcp_connects, "TCP connections the node opened (next hop, Route, a response's Via)")         \
     X(tcp_connect_failed,                                                                          \
       "TCP connections the node opened that failed or broke: requests waiting on them got 500")    \
+    X(tcp_closed_by_peer,                                                                          \
+      "TCP connections the peer closed in order (end of stream): not failures")                    \
     X(tcp_fallback,                                                                                \
       "TCP responses sent to their Via's address: the request's connection was gone (18.2.2)")     \
     X(tcp_refused, "TCP connections closed at once: tcp_max_connections were open")                \

@@ -520,8 +520,14 @@ static void read_in(struct node *n, struct tcp_conn *c)
             continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        if (r <= 0) { /* closed by the peer (a partial message with it), or reset */
-            if (c->hop != TCP_ACCEPTED)
+        if (r <= 0) {
+            /* Closed by the peer in order (end of stream: a partial message is lost with it),
+             * which is how a peer ends a connection it no longer wants (SIPp's -t tn after each
+             * call, a next hop's idle timeout): counted apart from a reset, which is a failure.
+             * Either way a next hop's pending requests fail (sweep). */
+            if (r == 0)
+                n->st.tcp_closed_by_peer++;
+            else if (c->hop != TCP_ACCEPTED)
                 n->st.tcp_connect_failed++;
             kill_conn(t, c);
             return;
