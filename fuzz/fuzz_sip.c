@@ -77,6 +77,8 @@ static void check_answer(const struct osn_sip_reply *r)
 
 static void check_forward(void)
 {
+    /* One Route value of ours, or two (RFC 5658 5), as the Call-ID's length says. */
+    uint8_t pop = m.nroute == 0 ? 0 : (m.call_id.n & 1) && m.nroute > 1 ? 2 : 1;
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3},
             .host = {"fuzz.example.net", 16},
@@ -84,7 +86,7 @@ static void check_forward(void)
             .branch = {"z9hG4bKfuzz", 11},
             .oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO,
                    .algo = OSN_SIP_ALGO_LOSS | OSN_SIP_ALGO_RATE},
-            .pop_route = m.nroute > 0,
+            .pop_route = pop,
     };
     int n = osn_sip_wire_print_forward(out, sizeof out, &m, &f);
     if (m.max_forwards == 0) {
@@ -101,7 +103,7 @@ static void check_forward(void)
     for (int i = 0; i < m.nvia; i++)
         CHECK(osn_span_eq(m2.via[i + 1].value, m.via[i].value));
     CHECK(m2.max_forwards == (m.max_forwards < 0 ? 70 : m.max_forwards - 1));
-    CHECK(m2.nroute == (f.pop_route ? m.nroute - 1 : m.nroute));
+    CHECK(m2.nroute == m.nroute - f.pop_route);
     CHECK(osn_span_eq(m2.call_id, m.call_id) && m2.cseq == m.cseq);
     CHECK(osn_span_eq(m2.from.tag, m.from.tag) && osn_span_eq(m2.to.tag, m.to.tag));
     CHECK(osn_span_eq(m2.uri, m.uri) && osn_span_eq(m2.body, m.body));

@@ -3,6 +3,7 @@
  * RFC 6026 and RFC 7339 say, independently of the simulator that drives it (whose results are
  * checked bit for bit by test_net_golden and against the models by test_net).
  */
+#include <ctype.h>
 #include <setjmp.h> /* cmocka needs these before its header */
 #include <stdarg.h>
 #include <stddef.h>
@@ -810,19 +811,23 @@ static void test_uas_ring(void **state)
  * back; never more passes than rate x time + burst. */
 /* One proxy's forwarding of a request through the route set, as RFC 3261 16.4 and 16.6 step 7
  * say, told with proxy names: returns where the request goes ('U' the Request-URI, 'N' the
- * configured next hop, else the name of the Route value it goes to) and pops our value. */
+ * configured next hop, else the name of the Route value it goes to) and pops our values. A
+ * proxy's name in either case names it ('e' is proxy E's URI with ;transport=tcp, 'E' its URI
+ * without), as the node's URIs of one address and port name it whatever their transport. */
 static char route_step(char self, char *route, int *nroute, int method, bool in_dialog, bool rr,
                        bool *record)
 {
+    self = (char)toupper(self);
     struct osn_proxy_route_in in = {.method = method,
                                     .nroute = *nroute,
-                                    .top_is_us = *nroute > 0 && route[0] == self,
+                                    .top_is_us = *nroute > 0 && toupper(route[0]) == self,
+                                    .second_is_us = *nroute > 1 && toupper(route[1]) == self,
                                     .in_dialog = in_dialog,
                                     .record_route = rr};
     struct osn_proxy_route_out out;
     osn_proxy_route(&in, &out);
     *record = out.record_route;
-    if (out.pop) {
+    for (int k = 0; k < out.pop; k++) {
         for (int i = 1; i < *nroute; i++)
             route[i - 1] = route[i];
         (*nroute)--;
@@ -886,6 +891,54 @@ static void test_proxy_route(void **state)
     /* record_route = no: the INVITE goes on unrecorded, so the dialog's requests bypass it. */
     assert_int_equal(route_step('E', route, &(int){0}, OSN_SIP_INVITE, false, false, &record), 'N');
     assert_false(record);
+}
+
+/* RFC 5658's double Record-Route, told as test_proxy_route tells a dialog: the caller reaches
+ * edge E over UDP, E goes on to core C over TCP, C to the callee over TCP. E inserts two values,
+ * its TCP URI 'e' on top (the outgoing leg's) and its UDP URI 'E' below (the incoming one's); C,
+ * TCP both ways, one ('c'). Each end then reaches each proxy over the transport of its own side,
+ * and E removes both of its values from either direction (RFC 5658 5). */
+static void test_proxy_double_rr(void **state)
+{
+    bool tcp[2];
+    char route[4];
+    int nroute;
+    bool record;
+    (void)state;
+
+    /* the values and their transports, top first, for each pair of legs (in, out) */
+    assert_int_equal(osn_proxy_record_routes(false, false, tcp), 1);
+    assert_false(tcp[0]);
+    assert_int_equal(osn_proxy_record_routes(true, true, tcp), 1);
+    assert_true(tcp[0]);
+    assert_int_equal(osn_proxy_record_routes(false, true, tcp), 2);
+    assert_true(tcp[0]);  /* toward the callee: TCP */
+    assert_false(tcp[1]); /* toward the caller: UDP */
+    assert_int_equal(osn_proxy_record_routes(true, false, tcp), 2);
+    assert_false(tcp[0]);
+    assert_true(tcp[1]);
+
+    /* The Record-Route the callee gets: c, e, E. Its BYE (route set c, e, E) goes over TCP to C,
+     * which sends it to E's TCP URI; E removes both of its values: the Request-URI is next. */
+    memcpy(route, "ceE", 3), nroute = 3;
+    assert_int_equal(route_step('C', route, &nroute, OSN_SIP_BYE, true, true, &record), 'e');
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_BYE, true, true, &record), 'U');
+    assert_int_equal(nroute, 0);
+
+    /* The caller's BYE (route set E, e, c, 12.1.2) comes to E's UDP URI; E removes both and
+     * sends it to C. */
+    memcpy(route, "Eec", 3), nroute = 3;
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_BYE, true, true, &record), 'c');
+    assert_int_equal(nroute, 1);
+    assert_int_equal(route_step('C', route, &nroute, OSN_SIP_BYE, true, true, &record), 'U');
+
+    /* Only the first Route value decides whether the second may go: one not ours stays. */
+    memcpy(route, "XE", 2), nroute = 2;
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_BYE, true, true, &record), 'X');
+    assert_int_equal(nroute, 2);
+    /* Our two values and nothing after: the Request-URI. */
+    memcpy(route, "Ee", 2), nroute = 2;
+    assert_int_equal(route_step('E', route, &nroute, OSN_SIP_BYE, true, true, &record), 'U');
 }
 
 static void test_budget(void **state)
@@ -1159,6 +1212,7 @@ int main(void)
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_uas_ring),
             cmocka_unit_test(test_proxy_route),
+            cmocka_unit_test(test_proxy_double_rr),
             cmocka_unit_test(test_hops_weights),
             cmocka_unit_test(test_hops_throttle),
             cmocka_unit_test(test_hops_all_throttle),

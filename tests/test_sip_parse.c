@@ -813,6 +813,26 @@ static void test_print_forward(void **state)
     assert_int_equal(M2.nroute, 2);
     assert_span(M2.route[0].uri, "sip:next;lr");
     assert_span(M2.route[1].uri, "sip:last;lr");
+    /* RFC 5658 5: both values of our double Record-Route go, on one line or on two. */
+    struct osn_sip_fwd f2 = FWD;
+    f2.pop_route = 2;
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>, <sip:us;transport=tcp;lr>, "
+                       "<sip:next;lr>\r\nRoute: <sip:last;lr>\r\n\r\n");
+    n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f2);
+    check_forwarded(n);
+    assert_int_equal(M2.nroute, 2);
+    assert_span(M2.route[0].uri, "sip:next;lr");
+    assert_span(M2.route[1].uri, "sip:last;lr");
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>\r\nRoute: <sip:us;transport=tcp;lr>"
+                       "\r\nRoute: <sip:last;lr>\r\n\r\n");
+    n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f2);
+    check_forwarded(n);
+    assert_int_equal(M2.nroute, 1);
+    assert_span(M2.route[0].uri, "sip:last;lr");
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>, <sip:us;transport=tcp;lr>\r\n\r\n");
+    n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f2);
+    check_forwarded(n);
+    assert_int_equal(M2.nroute, 0);
     /* Record-Route (16.6 step 4): ours above the ones there, which keep their order; with
      * none, after the last header. The route set read back is ours first. */
     struct osn_sip_fwd g = FWD;
@@ -832,6 +852,16 @@ static void test_print_forward(void **state)
     assert_int_equal(M2.nrecord_route, 1);
     assert_span(M2.record_route[0].uri, "sip:10.0.0.1:5070;lr");
     assert_int_equal(M2.record_route[0].hdr, M2.nhdr - 1);
+    /* RFC 5658 4: two values of ours, the outgoing leg's on top, both above the others. */
+    g.record_route = (struct osn_span){"sip:10.0.0.1:5070;transport=tcp;lr", 34};
+    g.record_route2 = (struct osn_span){"sip:10.0.0.1:5070;lr", 20};
+    parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRecord-Route: <sip:a;lr>\r\n\r\n");
+    n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &g);
+    check_forwarded(n);
+    assert_int_equal(M2.nrecord_route, 3);
+    assert_span(M2.record_route[0].uri, "sip:10.0.0.1:5070;transport=tcp;lr");
+    assert_span(M2.record_route[1].uri, "sip:10.0.0.1:5070;lr");
+    assert_span(M2.record_route[2].uri, "sip:a;lr");
     /* Max-Forwards 0 is the caller's 483, not a forward. */
     assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
     assert_int_equal(osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &FWD), OSN_EINVAL);

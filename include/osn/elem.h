@@ -209,18 +209,21 @@ struct osn_proxy_route_in {
     int method;        /* enum osn_sip_method */
     int nroute;        /* its Route values */
     bool top_is_us;    /* the first Route value's URI names this proxy (16.4) */
+    bool second_is_us; /* and the second's too (RFC 5658 5: our double Record-Route) */
     bool in_dialog;    /* it has a To tag (12.2): its path is the dialog's route set */
     bool record_route; /* the proxy's setting: stay on the path of the dialogs it sees made */
 };
 
 struct osn_proxy_route_out {
     uint8_t target;    /* enum osn_proxy_target */
-    bool pop;          /* remove the first Route value, ours (16.4) */
+    uint8_t pop;       /* how many of the first Route values to remove, ours (16.4): 0, 1, 2 */
     bool record_route; /* insert Record-Route: <sip:ADDR;lr> above the others (16.6 step 4) */
 };
 
 /*
- * 16.4: a first Route value naming this proxy is removed; 16.6 step 7: then the request goes to
+ * 16.4: a first Route value naming this proxy is removed, and the second one too when it names
+ * this proxy as well (RFC 5658 5: the two values of a double Record-Route, below, are one hop);
+ * 16.6 step 7: then the request goes to
  * the first Route value left, or with none left to its Request-URI (the remote target of the
  * dialog, 16.12's last hop); a request that came with no Route goes to the next hop, as a proxy
  * without routing would send it. A first Route value that is not ours stays and is the
@@ -230,6 +233,19 @@ struct osn_proxy_route_out {
  * dialog is made (12.2).
  */
 void osn_proxy_route(const struct osn_proxy_route_in *in, struct osn_proxy_route_out *out);
+
+/*
+ * RFC 5658 4 (double Record-Routing): the Record-Route values a proxy inserts when it records a
+ * dialog (osn_proxy_route_out.record_route) whose request came in over one transport and goes
+ * out over another. A URI can name one transport only, and each end of the dialog sends its
+ * in-dialog requests to the proxy by the URI it reads first: the callee the top value, the
+ * caller the bottom one (12.1.1, 12.1.2). So with the legs apart, two values: tcp[0] the
+ * outgoing leg's (the callee's side), tcp[1] the incoming one's; with both legs alike, one,
+ * saying ;transport=tcp only when both are TCP (a URI without transport means UDP to a numeric
+ * address, RFC 3263 4.1). Returns the number of values, 1 or 2; tcp[i] whether value i says
+ * ;transport=tcp.
+ */
+int osn_proxy_record_routes(bool in_tcp, bool out_tcp, bool tcp[2]);
 
 /* What the proxy does with an event of its client transaction (toward the next hop). */
 enum osn_proxy_relay {

@@ -396,22 +396,25 @@ struct osn_sip_fwd {
     /* RFC 7339 parameters of our Via: flags OSN_SIP_OC_PRESENT gives a valueless "oc",
      * OSN_SIP_OC_ALGO an oc-algo list from `algo` bits ("loss" first). */
     struct osn_sip_oc oc;
-    /* Loose routing (16.4, 16.6 step 4): remove the top Route value, because it names us. */
-    bool pop_route;
+    /* Loose routing (16.4, 16.6 step 4): how many of the top Route values to remove, because
+     * they name us: 1, or 2 where we double Record-Routed the dialog (RFC 5658 4); 0: none. */
+    uint8_t pop_route;
     /* What our server transport adds to the received top Via (now the second): via_received
      * appended (";received=ADDR", RFC 3261 18.2.1; empty: none), and a valueless rport given
      * the value via_rport (RFC 3581 4; 0: none). */
     struct osn_span via_received;
     uint16_t via_rport;
     /* 16.6 step 4: a URI of ours ("sip:HOST:PORT;lr") to insert as Record-Route: <uri> above
-     * the request's own Record-Route values; absent: none. */
-    struct osn_span record_route;
+     * the request's own Record-Route values; absent: none. record_route2, when present too, is
+     * inserted just below it: RFC 5658's double Record-Route, where the two legs differ in
+     * transport (record_route the outgoing leg's, record_route2 the incoming one's). */
+    struct osn_span record_route, record_route2;
 };
 
 /* The request `req` forwarded: our Via on top, our Record-Route when asked (above the
- * request's own, else after its last header), Max-Forwards - 1 (70 when absent, 16.6 step 3;
- * OSN_EINVAL when it is 0: the caller answers 483), the top Route value removed when asked,
- * everything else copied. */
+ * request's own, else after its last header; one line per value), Max-Forwards - 1 (70 when
+ * absent, 16.6 step 3; OSN_EINVAL when it is 0: the caller answers 483), the top Route values
+ * removed when asked (at most as many as it has), everything else copied. */
 int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
                                const struct osn_sip_fwd *f);
 

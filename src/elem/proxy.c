@@ -81,6 +81,14 @@ void osn_proxy_route(const struct osn_proxy_route_in *in, struct osn_proxy_route
     out->record_route = in->record_route && in->method == OSN_SIP_INVITE && !in->in_dialog;
     if (in->nroute <= 0)
         return;
-    out->pop = in->top_is_us;
-    out->target = out->pop && in->nroute == 1 ? OSN_PROXY_TO_URI : OSN_PROXY_TO_ROUTE;
+    /* RFC 5658 5: a proxy that double Record-Routes removes both of its values. */
+    out->pop = !in->top_is_us ? 0 : in->second_is_us && in->nroute > 1 ? 2 : 1;
+    out->target = out->pop && in->nroute == out->pop ? OSN_PROXY_TO_URI : OSN_PROXY_TO_ROUTE;
+}
+
+int osn_proxy_record_routes(bool in_tcp, bool out_tcp, bool tcp[2])
+{
+    tcp[0] = out_tcp;
+    tcp[1] = in_tcp;
+    return in_tcp == out_tcp ? 1 : 2;
 }

@@ -558,6 +558,9 @@ void tcp_flush(struct node *n);
 void tcp_send_to(struct node *n, const union node_addr *to, const char *p, size_t len);
 /* Whether `to` is a next hop reached over TCP. */
 bool tcp_is_hop(const struct node *n, const union node_addr *to);
+/* Whether the node accepts TCP connections (listen says ;transport=tcp): a Record-Route URI of
+ * ours may say ;transport=tcp only then. */
+bool tcp_listening(const struct node *n);
 
 /* Sends a message over the transport it belongs to: tcp (a transaction over TCP, or an answer to
  * a message that came so), else UDP. */

@@ -106,13 +106,15 @@ int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
     struct osn_proxy_route_in in = {.method = req->method,
                                     .nroute = req->nroute,
                                     .top_is_us = req->nroute > 0 && names_us(n, req->route[0].uri),
+                                    .second_is_us =
+                                            req->nroute > 1 && names_us(n, req->route[1].uri),
                                     .in_dialog = req->to.tag.n > 0,
                                     .record_route = n->cfg->record_route};
     osn_proxy_route(&in, r);
     struct osn_span uri;
     switch (r->target) {
     case OSN_PROXY_TO_ROUTE:
-        uri = req->route[r->pop ? 1 : 0].uri;
+        uri = req->route[r->pop].uri;
         break;
     case OSN_PROXY_TO_URI:
         uri = req->uri;

@@ -677,6 +677,11 @@ void tcp_flush(struct node *n)
     }
 }
 
+bool tcp_listening(const struct node *n)
+{
+    return n->tcp && n->tcp->lfd >= 0;
+}
+
 int tcp_fd(const struct node *n)
 {
     return n->tcp ? n->tcp->ep : -1;

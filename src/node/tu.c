@@ -173,7 +173,7 @@ static int keep_forward(struct node *n, struct ntx *y, int len, struct osn_sip_m
  * else 500). */
 static bool forward(struct node *n, struct ntx *x, int hop)
 {
-    char branch[FWD_BRANCH_LEN + 1], rr[96];
+    char branch[FWD_BRANCH_LEN + 1], rr[2][96];
     struct osn_sip_fwd f = {
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = node_via_port(n)};
     struct osn_proxy_route_out ro;
@@ -202,13 +202,19 @@ static bool forward(struct node *n, struct ntx *x, int hop)
         osn_elem_oc_offer(&f.oc);
     if (routed) {
         f.pop_route = ro.pop;
-        /* 16.6 step 4: a transport in our Record-Route only where we know that whoever uses it
-         * speaks it: both legs of this request are TCP, so the caller's and the callee's
-         * in-dialog requests reach us over TCP. With one leg UDP, none: UDP, which the node
-         * always listens on, is what a URI without one means (RFC 3263 4.1), and one URI
-         * cannot name two transports (RFC 5658's double Record-Route is not done). */
-        int k = ro.record_route ? route_record_uri(n, x->t.reliable && tcp, rr, sizeof rr) : 0;
-        f.record_route = (struct osn_span){rr, k > 0 ? (size_t)k : 0};
+        /* 16.6 step 4, with RFC 5658's double Record-Route where the legs' transports differ
+         * (the element says which values, osn_proxy_record_routes): each end of the dialog then
+         * reaches us over the transport of its own leg. A leg counts as TCP only where we accept
+         * connections: a node that does not listen on TCP is reached over UDP (on its port) by
+         * both ends, whatever the transport it forwards by. */
+        bool rr_tcp[2], lt = tcp_listening(n);
+        int nrr = ro.record_route ? osn_proxy_record_routes(lt && x->t.reliable, lt && tcp, rr_tcp)
+                                  : 0;
+        struct osn_span *at[2] = {&f.record_route, &f.record_route2};
+        for (int i = 0; i < nrr; i++) {
+            int k = route_record_uri(n, rr_tcp[i], rr[i], sizeof rr[i]);
+            *at[i] = (struct osn_span){rr[i], k > 0 ? (size_t)k : 0};
+        }
     }
     int len = routed ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || (!tcp && len > NODE_UDP_MAX);

@@ -82,6 +82,15 @@ static void put_via_text(struct wr *w, const struct osn_sip_via *v, const char *
     put(w, p, (size_t)(end - p));
 }
 
+/* Whether header line i holds one of the first `pop` Route values of m. */
+static bool route_line(const struct osn_sip_wire *m, int i, int pop)
+{
+    for (int k = 0; k < pop; k++)
+        if (m->route[k].hdr == i)
+            return true;
+    return false;
+}
+
 int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
                                const struct osn_sip_fwd *f)
 {
@@ -104,7 +113,7 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
     puts_(&w, "\r\n");
     if (req->max_forwards < 0)
         puts_(&w, "Max-Forwards: 70\r\n"); /* RFC 3261 16.6 step 3 */
-    bool pop = f->pop_route && req->nroute > 0;
+    int pop = f->pop_route < req->nroute ? f->pop_route : req->nroute;
     /* 16.6 step 4: ours goes above the values already there (the order of a field's values
      * is kept, 7.3.1), so the UAS's route set lists the proxies nearest it first: just before
      * the first Record-Route line, or after the last header when there is none. The other
@@ -116,6 +125,11 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
             puts_(&w, "Record-Route: <");
             putsp(&w, f->record_route);
             puts_(&w, ">\r\n");
+            if (f->record_route2.n) { /* RFC 5658 4: the incoming leg's, below */
+                puts_(&w, "Record-Route: <");
+                putsp(&w, f->record_route2);
+                puts_(&w, ">\r\n");
+            }
         }
         if (i == req->nhdr)
             break;
@@ -134,10 +148,11 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
             puts_(&w, "\r\n");
             if (req->nvia > 1 && req->via[1].hdr == i)
                 rest_of(&w, req, i, req->via[1].value.p);
-        } else if (pop && req->route[0].hdr == i) {
-            /* 16.4: the top Route value names us; the rest of its line stays. */
-            if (req->nroute > 1 && req->route[1].hdr == i)
-                rest_of(&w, req, i, req->route[1].value.p);
+        } else if (pop && route_line(req, i, pop)) {
+            /* 16.4: the top Route values name us (RFC 5658 5: both of a double Record-Route);
+             * the rest of a line that held one stays. */
+            if (pop < req->nroute && req->route[pop].hdr == i)
+                rest_of(&w, req, i, req->route[pop].value.p);
         } else
             putsp(&w, h->line);
     }

@@ -22,6 +22,12 @@ its own framing (Content-Length, 18.3), about 30 s:
             Record-Route to a Request-URI with ;transport=tcp go over a TCP connection the edge
             opens to it; a 200 whose caller closed its connection goes to the caller's Via
             sent-by over a new connection (18.2.2).
+  double_rr an edge listening on UDP and TCP between a caller over UDP and a next hop over TCP
+            (RFC 5658): its INVITE carries two Record-Route values, the TCP one on top; the ACK
+            and the caller's BYE, routed by the reversed set over UDP, reach the callee over TCP
+            with both of the edge's Route values removed; the callee's BYE, routed over TCP by the
+            set in order, reaches the caller over UDP, and each 200 comes back; with the legs the
+            other way round (TCP caller, UDP next hop) the UDP value is on top.
   hostile   on the uas (tcp_buffer 65,535, tcp_idle_timeout 3 s, tcp_max_connections 1,050): a
             peer sending a header with no end and never reading is closed at 65,535 bytes; a
             peer sending INVITEs and never reading its answers is paused (its output over half
@@ -30,7 +36,8 @@ its own framing (Content-Length, 18.3), about 30 s:
             find exactly 50 places (the other 50 are closed at once), and all are closed after
             the idle timeout. The counts are read back from the JSON summary.
 
-Usage: tcp.py OSN      exit 0 when every check passes.
+Usage: tcp.py OSN [PART..]   exit 0 when every check passes (PART: framing, next_hop, dialog,
+                             double_rr, hostile; all by default).
 """
 import os
 import re
@@ -395,6 +402,134 @@ def dialog(osn, tmp):
         s.close()
 
 
+def request(method, ruri, via, call, cseq, routes=(), to_tag="", contact=""):
+    """A request of call `call` (tags a<call> and, in a dialog, b): top Via `via` (its branch
+    made of the method, call and CSeq), Route `routes` in order, Contact `contact`."""
+    return (f"{method} {ruri} SIP/2.0\r\nVia: {via};branch=z9hG4bK{method}{call}{cseq}\r\n"
+            + "".join(f"Route: {r}\r\n" for r in routes) +
+            f"Max-Forwards: 70\r\nFrom: <sip:alice@127.0.0.1>;tag=a{call}\r\n"
+            f"To: <sip:bob@127.0.0.1>{';tag=' + to_tag if to_tag else ''}\r\n"
+            f"Call-ID: {call}@tcp-test\r\nCSeq: {cseq} {method}\r\n"
+            + (f"Contact: <{contact}>\r\n" if contact else "") +
+            "Content-Length: 0\r\n\r\n").encode()
+
+
+def headers(m, name):
+    """The values of header `name` in message text m, one per line, in order."""
+    return re.findall(r"\r\n" + name + r": ([^\r]*)", m.split("\r\n\r\n")[0])
+
+
+def double_rr(osn, tmp):
+    """RFC 5658: a caller over UDP, an edge, a next hop over TCP (this script's, the callee)."""
+    down, dp = listener()
+    edge = Node(osn, tmp, "edge-rr", "127.0.0.1:0;transport=tcp",
+                "--set", "node.element=edge", "--set", f"node.next_hop=127.0.0.1:{dp};transport=tcp")
+    ep = edge.port
+    caller = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    caller.bind(("127.0.0.1", 0))
+    up_port = caller.getsockname()[1]
+    via = f"SIP/2.0/UDP 127.0.0.1:{up_port}"
+    me = f"sip:alice@127.0.0.1:{up_port}"      # the caller's Contact: UDP
+    bob = f"sip:bob@127.0.0.1:{dp};transport=tcp"  # the callee's: TCP, the next hop's address
+
+    def from_edge(what, timeout=5):
+        """The next datagram to the caller whose first line starts with `what`."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            caller.settimeout(max(0.01, end - time.monotonic()))
+            try:
+                m = caller.recv(65535).decode(errors="replace")
+            except socket.timeout:
+                return ""
+            if m.startswith(what):
+                return m
+        return ""
+
+    uris = [f"<sip:127.0.0.1:{ep};transport=tcp;lr>", f"<sip:127.0.0.1:{ep};lr>"]
+    hop = None
+    for call in ("r1", "r2"):
+        caller.sendto(request("INVITE", f"sip:bob@127.0.0.1:{dp}", via, call, 1, contact=me),
+                      ("127.0.0.1", ep))
+        hop = hop or accepted(down)
+        m = (hop.message(5) if hop else None) or ""
+        rr = headers(m, "Record-Route")
+        check(rr == uris, f"{call}: UDP in, TCP out: two Record-Route values, the TCP leg's on top "
+              f"(RFC 5658 4): {rr}, want {uris}")
+        if hop and m:
+            hop.s.sendall(answer(m, contact=bob))
+        ok = from_edge("SIP/2.0 200")
+        check(headers(ok, "Record-Route") == uris, f"{call}: the caller's 200 carries both "
+              f"({headers(ok, 'Record-Route')})")
+        # The caller's route set is the Record-Route reversed (RFC 3261 12.1.2): the edge's UDP
+        # URI first, so its ACK and its BYE go over UDP; the edge removes both of its values and
+        # sends them to the Request-URI, the callee's Contact, over TCP.
+        caller.sendto(request("ACK", bob, via, call, 1, uris[::-1], "b"), ("127.0.0.1", ep))
+        m = (hop.message(5) if hop else None) or ""
+        check(m.startswith(f"ACK {bob} ") and not headers(m, "Route") and
+              headers(m, "Via")[:1] and headers(m, "Via")[0].startswith("SIP/2.0/TCP "),
+              f"{call}: the ACK reaches the callee over TCP, both Route values ours removed "
+              f"({m[:60]!r}, Route {headers(m, 'Route')})")
+    # r1: the caller hangs up. Its BYE over UDP, on to the callee over TCP, the 200 back.
+    caller.sendto(request("BYE", bob, via, "r1", 2, uris[::-1], "b"), ("127.0.0.1", ep))
+    m = (hop.message(5) if hop else None) or ""
+    check(m.startswith(f"BYE {bob} ") and not headers(m, "Route"),
+          f"r1: the caller's BYE (UDP) reaches the callee over TCP, no Route left "
+          f"({m[:60]!r}, Route {headers(m, 'Route')})")
+    if m:
+        hop.s.sendall(answer(m))
+    got = from_edge("SIP/2.0 200")
+    check("CSeq: 2 BYE" in got, f"r1: its 200 comes back to the caller over UDP ({got[:40]!r})")
+    # r2: the callee hangs up. Its route set is the Record-Route in order (12.1.1): the edge's TCP
+    # URI first, so it opens a connection to it; the edge removes both values and sends the BYE
+    # to the caller's Contact over UDP.
+    far = Stream(ep)
+    far.s.sendall(request("BYE", me, f"SIP/2.0/TCP 127.0.0.1:{dp}", "r2", 1, uris, "a").replace(
+        b"From: <sip:alice@127.0.0.1>;tag=ar2", b"From: <sip:bob@127.0.0.1>;tag=b").replace(
+        b"To: <sip:bob@127.0.0.1>;tag=a", b"To: <sip:alice@127.0.0.1>;tag=ar2"))
+    m = from_edge(f"BYE {me} ")
+    top = headers(m, "Via")
+    check(m and not headers(m, "Route") and top and top[0].startswith("SIP/2.0/UDP "),
+          f"r2: the callee's BYE (TCP) reaches the caller over UDP, no Route left "
+          f"({m[:60]!r}, Via {top[:1]}, Route {headers(m, 'Route')})")
+    if m:
+        caller.sendto(answer(m), ("127.0.0.1", ep))
+    got = next_final(far, "BYE", 5)
+    check(got.startswith("SIP/2.0 200"), f"r2: its 200 back on the callee's connection "
+          f"({got[:30]!r})")
+    d = edge.stop()
+    check(d.get("calls_ok") == 2 and d.get("bye_ok") == 2 and d.get("transport_500") == 0 and
+          d.get("stray") == 0,
+          f"JSON: calls_ok {d.get('calls_ok')} = 2, bye_ok {d.get('bye_ok')} = 2, transport_500 "
+          f"{d.get('transport_500')} = 0, stray {d.get('stray')} = 0")
+    caller.close()
+    down.close()
+    # The reverse: a caller over TCP, a next hop over UDP. The outgoing leg's value, now UDP's,
+    # is on top, the caller's TCP one below.
+    hop_u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    hop_u.bind(("127.0.0.1", 0))
+    hp = hop_u.getsockname()[1]
+    edge2 = Node(osn, tmp, "edge-rr2", "127.0.0.1:0;transport=tcp",
+                 "--set", "node.element=edge", "--set", f"node.next_hop=127.0.0.1:{hp}")
+    st = Stream(edge2.port)
+    st.s.sendall(request("INVITE", f"sip:bob@127.0.0.1:{hp}", "SIP/2.0/TCP 127.0.0.1:9", "r3", 1,
+                         contact="sip:alice@127.0.0.1:9;transport=tcp"))
+    hop_u.settimeout(5)
+    try:
+        m = hop_u.recv(65535).decode(errors="replace")
+    except socket.timeout:
+        m = ""
+    want = [f"<sip:127.0.0.1:{edge2.port};lr>", f"<sip:127.0.0.1:{edge2.port};transport=tcp;lr>"]
+    rr = headers(m, "Record-Route")
+    check(rr == want, f"r3: TCP in, UDP out: the UDP leg's value on top: {rr}, want {want}")
+    if m:
+        hop_u.sendto(answer(m, "486 Busy Here"), ("127.0.0.1", edge2.port))
+    got = next_final(st, "INVITE", 5)
+    check(got.startswith("SIP/2.0 486"), f"r3: the 486 back on the caller's connection "
+          f"({got[:30]!r})")
+    edge2.stop()
+    hop_u.close()
+
+
 def hostile(osn, tmp):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
@@ -498,11 +633,12 @@ def hostile(osn, tmp):
 
 def main():
     osn = sys.argv[1]
+    parts = {"framing": framing, "next_hop": next_hop, "dialog": dialog, "double_rr": double_rr,
+             "hostile": hostile}
+    chosen = sys.argv[2:] or list(parts)  # a part or several by name, to run them alone
     with tempfile.TemporaryDirectory(prefix="osn-tcp-") as tmp:
-        framing(osn, tmp)
-        next_hop(osn, tmp)
-        dialog(osn, tmp)
-        hostile(osn, tmp)
+        for name in chosen:
+            parts[name](osn, tmp)
     print(f"{'FAILED: ' + str(len(FAILS)) if FAILS else 'all passed'}")
     return 1 if FAILS else 0
 
