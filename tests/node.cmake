@@ -246,4 +246,4 @@ set_tests_properties(node_fanout PROPERTIES TIMEOUT 180 LABELS node)
 add_test(NAME node_workers
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_workers.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
-set_tests_properties(node_workers PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)
+set_tests_properties(node_workers PROPERTIES TIMEOUT 420 RUN_SERIAL TRUE LABELS node)

@@ -47,7 +47,6 @@ bad node.listen --set node.element=uac --set "node.next_hop=127.0.0.1:5;transpor
 bad node.tcp_buffer --set node.tcp_buffer=100
 bad node.tcp_idle_timeout --set node.tcp_idle_timeout=0
 bad node.tcp_max_connections --set node.tcp_max_connections=0
-bad node.workers --set "node.listen=127.0.0.1:0;transport=tcp" --set node.workers=2
 
 nl_up "uas did not start" nl_node_start uas uas 0 "" "" \
     --set "node.listen=127.0.0.1:0;transport=tcp"

@@ -68,12 +68,15 @@ static const struct osn_key_spec node_keys[] = {
         {"node", "workers", OSN_KEY_LONG, 0, OSN_NODE_MAX_WORKERS, OSN_KEY_AT(C, workers),
          .help = "event loops (threads), each with its own socket on listen (SO_REUSEPORT: the "
                  "kernel spreads the peers over them by address and port) and, for a proxy, its "
-                 "own port toward the next hops; each is 1/N of the element (costs x N, its own "
-                 "buffer and controller). 0: the CPUs online. The default 1 is the simulator's "
-                 "element; the load generator (uac) runs one (docs/node.md)"},
+                 "own port toward the next hops; over TCP each listens on the port too, and a "
+                 "connection stays with the worker the kernel gave it; each is 1/N of the "
+                 "element (costs x N, its own buffer and controller). 0: the CPUs online. The "
+                 "default 1 is the simulator's element; the load generator (uac) runs one "
+                 "(docs/node.md)"},
         {"node", "tcp_max_connections", OSN_KEY_LONG, 1, 65536, OSN_KEY_AT(C, tcp_max_connections),
-         .help = "TCP connections accepted and open at most; one more is closed at once and "
-                 "counted (tcp_refused). The node holds at most tcp_buffer + 64 KiB for each"},
+         .help = "TCP connections accepted and open at most, for the whole node (all its "
+                 "workers); one more is closed at once and counted (tcp_refused). The node holds "
+                 "at most tcp_buffer + 64 KiB for each"},
         {"node", "tcp_idle_timeout", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, tcp_idle_timeout),
          .unit = "s",
          .help = "a TCP connection with no byte read or written for this long is closed (an idle "

@@ -110,11 +110,6 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     } else if (cfg->workers < 0 || cfg->workers > OSN_NODE_MAX_WORKERS) {
         key = "node.workers";
         snprintf(msg, msgsize, "must be 0 (the CPUs online) or 1..%d", OSN_NODE_MAX_WORKERS);
-    } else if ((tcp_hop >= 0 || listen_tcp) && cfg->workers != 1) {
-        /* Each worker would bind its own TCP listener and open its own next-hop connections;
-         * not built: one loop carries TCP. */
-        key = "node.workers";
-        snprintf(msg, msgsize, "TCP (;transport=tcp) runs on one loop: workers = 1");
     } else if (cfg->element == OSN_NODE_UAC && cfg->workers != 1) {
         key = "node.workers";
         snprintf(msg, msgsize, "the load generator (uac) runs one loop: workers = 1");

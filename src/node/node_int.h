@@ -34,6 +34,7 @@
 #define OSN_NODE_INT_H
 
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -408,6 +409,9 @@ struct node {
     struct osn_node_stats st;
     struct gen *gen; /* element uac: the load generator (gen.c), else NULL */
     struct tcp *tcp; /* the TCP transport (tcp.c), NULL when neither listen nor a next hop is */
+    /* Several workers: the node's TCP connections by kind (tcp.c: [0] accepted, [1] opened to
+     * others than a next hop), shared by the workers (workers.c owns them); NULL with one. */
+    atomic_size_t *tcp_places;
     int err;
 };
 

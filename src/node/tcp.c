@@ -29,6 +29,14 @@
  * Request-URI that says ;transport=tcp (route.c), and to a response's top Via when the
  * connection of its request is gone (18.2.2: its received address, else its sent-by host, at
  * the sent-by port); at most tcp_max_connections of them.
+ *
+ * With several workers (workers.c) each has a struct tcp of its own, and a connection belongs to
+ * one worker for its life: an accepted one to the worker whose listening socket the kernel gave
+ * it (each listens on the port with SO_REUSEPORT and the kernel spreads connections by a hash
+ * of their 4-tuple), so its requests, their CANCELs and ACKs, and our responses on it are that
+ * worker's; one we open to the worker that opened it, which sends on it only the requests of its
+ * own client transactions, so their responses (on that connection, 18.2.2) come back to it. No
+ * message crosses workers. tcp_max_connections counts the node's connections, not a worker's.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -182,9 +190,37 @@ static struct tcp_conn *conn_new(struct node *n, int fd, const union node_addr *
     return c;
 }
 
-/* Frees c (closing its socket), out of the array and its bucket. */
-static void conn_free(struct tcp *t, struct tcp_conn *c)
+/* A place for one more connection of `kind` (0 accepted, 1 TCP_OUT) within tcp_max_connections:
+ * the node's, counted across its workers (n->tcp_places), or with one worker this loop's count,
+ * *mine, which counts this loop's connections of the kind either way. */
+static bool place_take(struct node *n, size_t *mine, int kind)
 {
+    size_t cap = (size_t)n->cfg->tcp_max_connections;
+    if (n->tcp_places) {
+        atomic_size_t *c = &n->tcp_places[kind];
+        size_t v = atomic_load(c);
+        do {
+            if (v >= cap)
+                return false;
+        } while (!atomic_compare_exchange_weak(c, &v, v + 1));
+    } else if (*mine >= cap) {
+        return false;
+    }
+    (*mine)++;
+    return true;
+}
+
+static void place_give(struct node *n, size_t *mine, int kind)
+{
+    (*mine)--;
+    if (n->tcp_places)
+        atomic_fetch_sub(&n->tcp_places[kind], 1);
+}
+
+/* Frees c (closing its socket), out of the array and its bucket. */
+static void conn_free(struct node *n, struct tcp_conn *c)
+{
+    struct tcp *t = n->tcp;
     for (size_t i = 0; c->dirty && i < t->ndirty; i++)
         if (t->dirty[i] == c) {
             t->dirty[i] = t->dirty[--t->ndirty];
@@ -197,9 +233,9 @@ static void conn_free(struct tcp *t, struct tcp_conn *c)
     t->conn[c->slot] = t->conn[--t->n];
     t->conn[c->slot]->slot = c->slot;
     if (c->hop == TCP_ACCEPTED)
-        t->accepted--;
+        place_give(n, &t->accepted, 0);
     else if (c->hop == TCP_OUT)
-        t->others--;
+        place_give(n, &t->others, 1);
     close(c->fd);
     free(c->in);
     free(c->out);
@@ -268,7 +304,7 @@ static void sweep(struct node *n)
         if (c->hop != TCP_ACCEPTED && failed) /* else its requests time out (Timer B or F) */
             failed[nf++] = c->peer;
         t->ndead--;
-        conn_free(t, c); /* the last one moves to slot i */
+        conn_free(n, c); /* the last one moves to slot i */
     }
     /* After the frees: a request forwarded by a failure's failover opens a new connection. */
     if (nf)
@@ -366,20 +402,19 @@ static void queue(struct node *n, struct tcp_conn *c, const char *p, size_t len)
 static struct tcp_conn *connect_to(struct node *n, const union node_addr *to, int hop)
 {
     struct tcp *t = n->tcp;
-    if (hop == TCP_OUT && t->others >= (size_t)n->cfg->tcp_max_connections)
+    if (hop == TCP_OUT && !place_take(n, &t->others, 1))
         return NULL;
     int fd = socket(to->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return NULL;
-    int r = connect(fd, &to->sa, addr_len(to));
+    int r = fd < 0 ? -1 : connect(fd, &to->sa, addr_len(to));
     bool failed = r != 0 && errno != EINPROGRESS; /* refused at once (loopback) */
-    struct tcp_conn *c = conn_new(n, fd, to, hop);
+    struct tcp_conn *c = fd < 0 ? NULL : conn_new(n, fd, to, hop);
     if (!c) {
-        close(fd);
+        if (fd >= 0)
+            close(fd);
+        if (hop == TCP_OUT)
+            place_give(n, &t->others, 1);
         return NULL;
     }
-    if (hop == TCP_OUT)
-        t->others++;
     n->st.tcp_connects++;
     c->connecting = r != 0 && !failed;
     if (failed) {
@@ -572,18 +607,18 @@ static void accept_all(struct node *n)
                 continue;
             return; /* EAGAIN; or EMFILE: the rest wait in the backlog */
         }
-        if (t->accepted >= (size_t)n->cfg->tcp_max_connections ||
-            (peer.sa.sa_family != AF_INET && peer.sa.sa_family != AF_INET6)) {
+        if ((peer.sa.sa_family != AF_INET && peer.sa.sa_family != AF_INET6) ||
+            !place_take(n, &t->accepted, 0)) {
             close(fd);
             n->st.tcp_refused++;
             continue;
         }
         if (!conn_new(n, fd, &peer, -1)) {
             close(fd);
+            place_give(n, &t->accepted, 0);
             n->st.tcp_refused++;
             continue;
         }
-        t->accepted++;
         n->st.tcp_accepted++;
     }
 }
@@ -722,17 +757,23 @@ int tcp_open(struct node *n, bool listening, char *msg, size_t msgsize)
         snprintf(msg, msgsize, "cannot set up the TCP transport: %s", strerror(errno));
         return OSN_ENOMEM;
     }
-    fd_room(n->cfg->tcp_max_connections + 64);
+    /* The node's accepted connections and those to others than a next hop, each at most
+     * tcp_max_connections, and each worker's own sockets and next hops' connections. */
+    long workers = !n->w ? 1 : n->cfg->workers > 0 ? n->cfg->workers : OSN_NODE_MAX_WORKERS;
+    fd_room(2L * n->cfg->tcp_max_connections + 64L * workers);
     if (!listening)
         return 0;
     /* The UDP socket's address and port: port 0 was resolved by its bind, and our Via names one
-     * port for both transports. SO_REUSEADDR: a restarted node binds past its old TIME_WAITs. */
+     * port for both transports. SO_REUSEADDR: a restarted node binds past its old TIME_WAITs.
+     * Several workers each listen on the port with SO_REUSEPORT: the kernel gives each new
+     * connection to one of them (a hash of its 4-tuple), and every message on it stays there. */
     int one = 1;
     t->lfd = socket(n->listen.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (n->listen.sa.sa_family == AF_INET6)
         (void)setsockopt(t->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     struct epoll_event e = {.events = EPOLLIN, .data.ptr = TCP_LISTEN};
     if (t->lfd < 0 || setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        (n->w && setsockopt(t->lfd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
         bind(t->lfd, &n->listen.sa, addr_len(&n->listen)) != 0 || listen(t->lfd, 1024) != 0 ||
         epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd, &e) != 0) {
         snprintf(msg, msgsize, "node.listen %s: cannot listen on TCP %s: %s", n->cfg->listen,
@@ -748,7 +789,7 @@ void tcp_close(struct node *n)
     if (!t)
         return;
     while (t->n)
-        conn_free(t, t->conn[t->n - 1]);
+        conn_free(n, t->conn[t->n - 1]);
     if (t->lfd >= 0)
         close(t->lfd);
     if (t->ep >= 0)

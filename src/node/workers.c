@@ -36,6 +36,18 @@
  *     `calls` record, for the 481 of a BYE of no call): a caller that sent a call's BYE from
  *     another port than its INVITE could reach a worker that does not know the call, and get 481.
  *   - Responses upstream leave from the listening port, where their request came (RFC 3581 4).
+ *   - TCP (tcp.c). Each worker listens on the port with SO_REUSEPORT, so the kernel gives each
+ *     *connection* to one worker, and every message read from it (requests, their CANCEL and
+ *     ACK, since RFC 3261 18.1.1 sends a transaction's requests on one connection) is that
+ *     worker's, as are our responses on it (18.2.2). Each worker opens its own connection to a
+ *     next hop and sends on it only its own transactions' requests; the next hop answers on the
+ *     connection the request came on (18.2.2), so a response comes back to the worker that
+ *     holds its client transaction, with no port per worker needed. If that connection is gone
+ *     the transactions on it have failed already (17.1.4, tcp.c), so a response the next hop
+ *     would send on a new connection to our Via (which names the worker's UDP port, where no
+ *     TCP listens) has no transaction left to find. A Route's or a response's fallback
+ *     connection is opened by the worker whose transaction sends on it. tcp_max_connections
+ *     counts the node's connections across the workers (node.tcp_places).
  *   - A request that loops back (RFC 3261 16.3 step 4) may come to any worker: the loop check
  *     knows every worker's port (n->ports), and the loop hash is keyed alike in all.
  *
@@ -91,6 +103,9 @@ struct slot {
 struct workers {
     int n;
     atomic_bool stop;
+    /* The node's TCP connections by kind (tcp.c: accepted, and opened to others than a next
+     * hop), each capped at tcp_max_connections for the whole node, not per worker. */
+    atomic_size_t tcp_conns[2];
     int wake; /* eventfd: written once at the end, polled by every worker */
     uint16_t port;
     uint16_t ports[OSN_NODE_MAX_WORKERS];
@@ -257,6 +272,8 @@ int workers_run(const struct osn_node_cfg *cfg, int count, struct osn_node_stats
         return OSN_ENOMEM;
     w->n = count;
     atomic_init(&w->stop, false);
+    atomic_init(&w->tcp_conns[0], 0);
+    atomic_init(&w->tcp_conns[1], 0);
     w->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (w->wake < 0) {
         snprintf(msg, msgsize, "node.workers: eventfd: %s", strerror(errno));
@@ -286,6 +303,7 @@ int workers_run(const struct osn_node_cfg *cfg, int count, struct osn_node_stats
         }
         s->node.sock = s->node.lsock = -1;
         s->node.w = w;
+        s->node.tcp_places = w->tcp_conns;
         s->node.worker = i;
         s->node.published = -INFINITY;
     }
