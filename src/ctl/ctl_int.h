@@ -73,6 +73,33 @@ static inline double osn__ctl_u01(struct osn_ctl *c)
 /* Closes the meter's window at now and opens the next one. */
 void osn__ctl_meter_take(struct osn__ctl_meter *m, double now, struct osn__ctl_window *w);
 
+/* The window clock of an estimator that reads the meter every `interval` seconds (rate,
+ * rate_dyn, loss, pi): when the current window ends. */
+struct osn__ctl_window_clock {
+    double next;  /* the current window's end */
+    bool started; /* the first window is open */
+};
+
+/*
+ * Whether a window of clock k has ended at now. If so the meter's window is taken into *w and
+ * the next one ends `interval` seconds from now. The first call opens the first window only (what
+ * the meter counted before it is dropped) and returns false. Inline: the server half asks it at
+ * every arrival and departure, and it is one comparison but once a window.
+ */
+static inline bool osn__ctl_window_due(struct osn__ctl_window_clock *k, struct osn__ctl_meter *m,
+                                       double now, double interval, struct osn__ctl_window *w)
+{
+    if (k->started && now < k->next)
+        return false;
+    osn__ctl_meter_take(m, now, w);
+    k->next = now + interval;
+    if (!k->started) {
+        k->started = true;
+        return false;
+    }
+    return true;
+}
+
 /* RFC 7339 5.4 client context for one downstream server. */
 struct osn__ctl_oc {
     bool active;   /* control in effect (until expiry) */

@@ -55,9 +55,8 @@
 struct loss {
     struct osn_ctl base;
     /* server */
-    double a;    /* admitted fraction of new INVITEs, 1 - oc/100 */
-    double next; /* time of the next estimator update */
-    bool started;
+    double a;                         /* admitted fraction of new INVITEs, 1 - oc/100 */
+    struct osn__ctl_window_clock win; /* the first window starts at the first event */
     struct osn__ctl_seqgen seq;
     /* client */
     struct osn__ctl_oc ctx;
@@ -89,16 +88,8 @@ static void estimate(struct loss *l, double now)
     struct osn__ctl_window w;
     double a = l->a, rho;
 
-    if (!l->started) {
-        osn__ctl_meter_take(&c->meter, now, &w); /* the first window starts at the first event */
-        l->next = now + k->interval;
-        l->started = true;
+    if (!osn__ctl_window_due(&l->win, &c->meter, now, k->interval, &w))
         return;
-    }
-    if (now < l->next)
-        return;
-    osn__ctl_meter_take(&c->meter, now, &w);
-    l->next = now + k->interval;
     if (c->det.mode == OSN_CTL_NORMAL && a >= 1)
         return; /* RFC 7339 5.1: not overloaded, no reduction */
     if (w.arr == 0)

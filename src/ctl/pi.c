@@ -34,8 +34,7 @@
 struct pi {
     struct osn_ctl base;
     /* server (RRRC) */
-    double next_srv;
-    bool srv_started;
+    struct osn__ctl_window_clock win;
     double psi; /* ratio of the last closed window */
     struct osn__ctl_seqgen seq;
     /* client */
@@ -75,16 +74,8 @@ static void window(struct pi *p, double now)
     struct osn_ctl *c = &p->base;
     struct osn__ctl_window w;
 
-    if (!p->srv_started) {
-        osn__ctl_meter_take(&c->meter, now, &w);
-        p->next_srv = now + c->cfg.pi.interval;
-        p->srv_started = true;
+    if (!osn__ctl_window_due(&p->win, &c->meter, now, c->cfg.pi.interval, &w))
         return;
-    }
-    if (now < p->next_srv)
-        return;
-    osn__ctl_meter_take(&c->meter, now, &w);
-    p->next_srv = now + c->cfg.pi.interval;
     /* docs/protocols.md 7.3: redundant = retransmissions that matched a server transaction. */
     p->psi = (double)w.retx / (double)(w.inv > 0 ? w.inv : 1);
 }

@@ -48,9 +48,8 @@ struct rate {
     struct osn__ctl_rate_base rb; /* base and the client half */
     /* server */
     bool on;
-    double x;    /* per-client rate in force, requests/s */
-    double next; /* next estimator update */
-    bool started;
+    double x; /* per-client rate in force, requests/s */
+    struct osn__ctl_window_clock win;
     struct osn__ctl_seqgen seq;
 };
 
@@ -74,16 +73,8 @@ static void estimate(struct rate *r, double now)
     struct osn__ctl_window w;
     double x, n = (double)k->n_clients;
 
-    if (!r->started) {
-        osn__ctl_meter_take(&c->meter, now, &w);
-        r->next = now + k->interval;
-        r->started = true;
+    if (!osn__ctl_window_due(&r->win, &c->meter, now, k->interval, &w))
         return;
-    }
-    if (now < r->next)
-        return;
-    osn__ctl_meter_take(&c->meter, now, &w);
-    r->next = now + k->interval;
     if (!r->on && c->det.mode == OSN_CTL_NORMAL)
         return;
     if (r->on && c->det.mode == OSN_CTL_NORMAL && w.len > 0 &&

@@ -72,9 +72,9 @@
 
 struct rate_dyn {
     struct osn__ctl_rate_base rb; /* base and the client half (rate.c) */
-    bool on, started;
-    double x;     /* per-client rate in force, requests/s */
-    double next;  /* next window end */
+    bool on;
+    double x; /* per-client rate in force, requests/s */
+    struct osn__ctl_window_clock win;
     double t_on;  /* activation time */
     double quiet; /* since when the release condition holds; < 0: it does not */
     struct osn__ctl_seqgen seq;
@@ -148,16 +148,8 @@ static void estimate(struct rate_dyn *r, double now, size_t queue)
     double n = (double)queue, nc = (double)k->n_clients, total, in, g, x, rest, pred;
     struct osn__ctl_window w;
 
-    if (!r->started) {
-        osn__ctl_meter_take(&c->meter, now, &w);
-        r->next = now + k->interval;
-        r->started = true;
+    if (!osn__ctl_window_due(&r->win, &c->meter, now, k->interval, &w))
         return;
-    }
-    if (now < r->next)
-        return;
-    osn__ctl_meter_take(&c->meter, now, &w);
-    r->next = now + k->interval;
     total = r->on ? r->x * nc : INFINITY;
     if (w.len > 0) {
         double keep = exp(-w.len / COST_TAU);
