@@ -415,6 +415,41 @@ static void test_uac_call_machine(void **state)
     osn_uac_call_on_invite(&c, &cfg, 0.1, OSN_SIP_TU_RESPONSE, 486, -1, &a);
     assert_int_equal(a.bits, DO(OUTCOME) | DO(END));
 
+    /* the direct entries of the 2xx and of the other events decide what osn_uac_call_on_invite
+     * does (it calls them): the first 2xx sets the call up, good within Timer B (32 s here) and
+     * a timeout after it; every copy is ACKed (RFC 3261 13.2.2.4), in UP and after the call's
+     * end; a 503 ends the attempt with its Retry-After (21.5.4), past INVITING nothing; Timer B
+     * (17.1.1.2) is a timeout */
+    cfg.retry.prob = 0;
+    a = (struct osn_uac_acts){.outcome = 99, .at = -1};
+    osn_uac_call_start(&c, 3, 0, INFINITY, &a);
+    assert_int_equal(osn_uac_call_on_2xx(&c, &cfg, 3.5, &a),
+                     DO(ACK) | DO(DIALOG) | DO(OUTCOME) | DO(HOLD));
+    assert_int_equal(a.outcome, OSN_UAC_GOOD);
+    assert_int_equal(c.state, OSN_UAC_S_UP);
+    assert_int_equal(osn_uac_call_on_2xx(&c, &cfg, 3.75, &a), DO(ACK));
+    assert_int_equal(osn_uac_call_on_end(&c, &cfg, OSN_SIP_TU_RESPONSE, 503, 2, &a), 0);
+    assert_int_equal(c.state, OSN_UAC_S_UP);
+    osn_uac_call_start(&c, 3, 0, INFINITY, &a);
+    assert_int_equal(osn_uac_call_on_2xx(&c, &cfg, 35.5, &a),
+                     DO(ACK) | DO(DIALOG) | DO(OUTCOME) | DO(HOLD));
+    assert_int_equal(a.outcome, OSN_UAC_TIMEOUT);
+    osn_uac_call_start(&c, 3, 0, INFINITY, &a);
+    a.retry_after = -7;
+    assert_int_equal(osn_uac_call_on_end(&c, &cfg, OSN_SIP_TU_RESPONSE, 503, 2, &a),
+                     DO(OUTCOME) | DO(END));
+    assert_int_equal(a.outcome, OSN_UAC_REJECTED);
+    assert_int_equal(a.retry_after, 2);
+    assert_int_equal(c.state, OSN_UAC_S_DONE);
+    assert_int_equal(osn_uac_call_on_2xx(&c, &cfg, 4, &a), DO(ACK));
+    assert_int_equal(osn_uac_call_on_end(&c, &cfg, OSN_SIP_TU_RESPONSE, 503, 2, &a), 0);
+    osn_uac_call_start(&c, 3, 0, INFINITY, &a);
+    assert_int_equal(osn_uac_call_on_end(&c, &cfg, OSN_SIP_TU_RESPONSE, 180, -1, &a), 0);
+    assert_int_equal(osn_uac_call_on_end(&c, &cfg, OSN_SIP_TU_TIMEOUT, 0, -1, &a),
+                     DO(OUTCOME) | DO(END));
+    assert_int_equal(a.outcome, OSN_UAC_TIMEOUT);
+    cfg.retry.prob = 1;
+
     /* the hold draw: mean x a unit exponential of the key and the call alone */
     assert_true(osn_uac_hold_draw(2, 99, 5) == 2 * osn_uac_hold_draw(1, 99, 5));
     assert_true(osn_uac_hold_draw(1, 99, 5) != osn_uac_hold_draw(1, 99, 6));

@@ -743,6 +743,17 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
  * sample in *delay, s), with no step to fill. */
 uint32_t osn_uac_on_1xx(struct osn_uac_call *c, double now, int status, double *delay);
 
+/* Its 2xx responses, as osn_uac_on_invite_event decides them, as bits: ACK always (RFC 3261
+ * 13.2.2.4); for the one that sets the call up also DIALOG, ARM when the caller had given up (hang
+ * up at once, RFC 3261 15), and OUTCOME with the outcome decided in *outcome (left alone
+ * otherwise). */
+uint32_t osn_uac_on_2xx(struct osn_uac_call *c, double now, double timer_b, uint8_t *outcome);
+
+/* Its other events (a final response >= 300, Timer B, a transport error), as
+ * osn_uac_on_invite_event decides them: the call's outcome decided now, OSN_UAC_PENDING when none
+ * (decided before, or an event that decides nothing). */
+uint8_t osn_uac_on_end(struct osn_uac_call *c, int tu, int status);
+
 /*
  * Callers who give up. The caller's patience (a draw of the source's patience law, the driver's)
  * ran out at a time when the call may still have no final answer. Sets st (cleared first): when
@@ -904,6 +915,19 @@ void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cf
  * bits (CANCEL, TRYING, SETUP; 0 past INVITING), the sample's delay in *delay (s). A driver may
  * call it for a 1xx instead of osn_uac_call_on_invite, which calls it. */
 uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, double *delay);
+
+/* The same for a 2xx (status 200-299): its acts' bits (ACK; for the 2xx that sets the call up
+ * also DIALOG, STOP, OUTCOME and HOLD, or ARM at now), *a's outcome and at as they say. A driver
+ * may call it for a 2xx instead of osn_uac_call_on_invite, which calls it. */
+uint32_t osn_uac_call_on_2xx(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
+                             struct osn_uac_acts *a);
+
+/* The same for the attempt's other events: a final response >= 300 (`status`, Retry-After
+ * `retry_after`, -1 none), Timer B or a transport error (status 0). Its acts' bits (STOP, and
+ * OUTCOME and END, or DRAW), *a's outcome and retry_after as they say. A driver may call it for
+ * these instead of osn_uac_call_on_invite, which calls it. */
+uint32_t osn_uac_call_on_end(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, int tu,
+                             int status, int retry_after, struct osn_uac_acts *a);
 
 /* After DRAW: the driver's uniform draw u in [0, 1) and retry delay draw `delay` (s) decide
  * whether the caller tries again (RETRY, ARM) or the outcome is the call's (OUTCOME, END). */

@@ -12,15 +12,17 @@
 #include "osn/elem.h"
 #include "osn/rng.h"
 
-static void decide(struct osn_uac_call *c, int outcome, struct osn_uac_step *st)
+/* The call's outcome, decided once: the outcome decided now, OSN_UAC_PENDING when it had been
+ * before. */
+static uint8_t decide(struct osn_uac_call *c, int outcome)
 {
     if (c->outcome != OSN_UAC_PENDING)
-        return;
+        return OSN_UAC_PENDING;
     /* The caller left before this answer: the call is abandoned, whatever ended it. */
     if (c->gave_up)
         outcome = OSN_UAC_ABANDONED;
     c->outcome = (uint8_t)outcome;
-    st->outcome = (uint8_t)outcome;
+    return c->outcome;
 }
 
 uint32_t osn_uac_on_1xx(struct osn_uac_call *c, double now, int status, double *delay)
@@ -46,17 +48,39 @@ uint32_t osn_uac_on_1xx(struct osn_uac_call *c, double now, int status, double *
     return b;
 }
 
+uint32_t osn_uac_on_2xx(struct osn_uac_call *c, double now, double timer_b, uint8_t *outcome)
+{
+    uint32_t b = OSN_UAC_BIT(OSN_UAC_DO_ACK); /* RFC 3261 13.2.2.4: every 2xx, copies too */
+    if (c->connected)
+        return b;
+    c->connected = true;
+    b |= OSN_UAC_BIT(OSN_UAC_DO_DIALOG);
+    /* RFC 3261 15: a 2xx that crossed the CANCEL set up a call nobody wants; the caller ACKs it
+     * and hangs up at once. */
+    if (c->gave_up)
+        b |= OSN_UAC_BIT(OSN_UAC_DO_ARM);
+    *outcome = decide(c, now - c->t0 <= timer_b ? OSN_UAC_GOOD : OSN_UAC_TIMEOUT);
+    if (*outcome != OSN_UAC_PENDING)
+        b |= OSN_UAC_BIT(OSN_UAC_DO_OUTCOME);
+    return b;
+}
+
+uint8_t osn_uac_on_end(struct osn_uac_call *c, int tu, int status)
+{
+    if (tu == OSN_SIP_TU_TIMEOUT || tu == OSN_SIP_TU_TRANSPORT_ERROR)
+        return decide(c, OSN_UAC_TIMEOUT);
+    if (tu != OSN_SIP_TU_RESPONSE || status < 300)
+        return OSN_UAC_PENDING;
+    return decide(c, status == 503   ? OSN_UAC_REJECTED
+                     : status == 408 ? OSN_UAC_TIMEOUT
+                                     : OSN_UAC_OTHER);
+}
+
 void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b, int tu, int status,
                              struct osn_uac_step *st)
 {
     *st = (struct osn_uac_step){0};
-    if (tu == OSN_SIP_TU_TIMEOUT || tu == OSN_SIP_TU_TRANSPORT_ERROR) {
-        decide(c, OSN_UAC_TIMEOUT, st);
-        return;
-    }
-    if (tu != OSN_SIP_TU_RESPONSE)
-        return;
-    if (status < 200) {
+    if (tu == OSN_SIP_TU_RESPONSE && status < 200) {
         double d = 0;
         uint32_t b = osn_uac_on_1xx(c, now, status, &d);
         st->cancel = b & OSN_UAC_BIT(OSN_UAC_DO_CANCEL);
@@ -64,22 +88,15 @@ void osn_uac_on_invite_event(struct osn_uac_call *c, double now, double timer_b,
         st->setup = b & OSN_UAC_BIT(OSN_UAC_DO_SETUP);
         st->trying_delay = st->trying ? d : 0;
         st->setup_delay = st->setup ? d : 0;
-    } else if (status < 300) {
-        st->ack = true; /* RFC 3261 13.2.2.4: every 2xx, retransmissions too */
-        if (!c->connected) {
-            c->connected = true;
-            st->connected = true;
-            /* RFC 3261 15: a 2xx that crossed the CANCEL set up a call nobody wants; the
-             * caller ACKs it and hangs up at once. */
-            st->hangup = c->gave_up;
-            decide(c, now - c->t0 <= timer_b ? OSN_UAC_GOOD : OSN_UAC_TIMEOUT, st);
-        }
-    } else if (status >= 300) {
-        decide(c,
-               status == 503   ? OSN_UAC_REJECTED
-               : status == 408 ? OSN_UAC_TIMEOUT
-                               : OSN_UAC_OTHER,
-               st);
+    } else if (tu == OSN_SIP_TU_RESPONSE && status < 300) {
+        uint8_t outcome = OSN_UAC_PENDING;
+        uint32_t b = osn_uac_on_2xx(c, now, timer_b, &outcome);
+        st->ack = true;
+        st->connected = b & OSN_UAC_BIT(OSN_UAC_DO_DIALOG);
+        st->hangup = b & OSN_UAC_BIT(OSN_UAC_DO_ARM);
+        st->outcome = outcome;
+    } else {
+        st->outcome = osn_uac_on_end(c, tu, status);
     }
 }
 

@@ -61,64 +61,59 @@ uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, dou
     return c->state == OSN_UAC_S_INVITING ? osn_uac_on_1xx(c, now, status, delay) : 0;
 }
 
+uint32_t osn_uac_call_on_2xx(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
+                             struct osn_uac_acts *a)
+{
+    /* Past INVITING a 2xx is a copy of the one that set the call up: only ACKed. */
+    if (c->state != OSN_UAC_S_INVITING)
+        return BIT(ACK);
+    uint8_t outcome = OSN_UAC_PENDING;
+    uint32_t b = osn_uac_on_2xx(c, now, cfg->timer_b, &outcome);
+    if (!(b & BIT(DIALOG)))
+        return b;
+    /* The call is set up: its outcome is decided with it (good, or a timeout if too late), never
+     * retried, and the caller's patience, if armed, is put away. */
+    if (cfg->patience)
+        b |= BIT(STOP);
+    if (b & BIT(OUTCOME))
+        a->outcome = outcome;
+    c->state = OSN_UAC_S_UP;
+    if ((b & BIT(ARM)) || cfg->hang_up) {
+        b |= BIT(ARM);
+        a->at = now;
+    } else {
+        b |= BIT(HOLD);
+    }
+    return b;
+}
+
+uint32_t osn_uac_call_on_end(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, int tu,
+                             int status, int retry_after, struct osn_uac_acts *a)
+{
+    if (c->state != OSN_UAC_S_INVITING)
+        return 0;
+    uint8_t outcome = osn_uac_on_end(c, tu, status);
+    if (outcome == OSN_UAC_PENDING)
+        return 0;
+    /* The attempt has its answer: the caller's patience, if armed, is put away. */
+    uint32_t b = cfg->patience ? BIT(STOP) : 0;
+    a->outcome = outcome;
+    a->retry_after = retry_after;
+    if (may_retry(cfg, c, outcome))
+        return b | BIT(DRAW);
+    c->state = OSN_UAC_S_DONE;
+    return b | BIT(OUTCOME) | BIT(END);
+}
+
 void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,
                             int tu, int status, int retry_after, struct osn_uac_acts *a)
 {
-    struct osn_uac_step st;
-    bool ok2xx = tu == OSN_SIP_TU_RESPONSE && status >= 200 && status < 300;
-    if (tu == OSN_SIP_TU_RESPONSE && status < 200) {
+    if (tu == OSN_SIP_TU_RESPONSE && status < 200)
         a->bits = osn_uac_call_on_1xx(c, now, status, &a->delay);
-        return;
-    }
-    a->bits = 0;
-    if (c->state != OSN_UAC_S_INVITING) {
-        if (ok2xx)
-            a->bits = BIT(ACK);
-        return;
-    }
-    osn_uac_on_invite_event(c, now, cfg->timer_b, tu, status, &st);
-    uint32_t b = 0;
-    if (st.cancel)
-        b |= BIT(CANCEL);
-    if (st.trying) {
-        b |= BIT(TRYING);
-        a->delay = st.trying_delay;
-    }
-    if (st.setup) {
-        b |= BIT(SETUP);
-        a->delay = st.setup_delay;
-    }
-    if (st.ack)
-        b |= BIT(ACK);
-    /* The attempt has its answer (a 2xx, or its outcome): the caller's patience, if armed, is
-     * put away. */
-    uint32_t stop = cfg->patience ? BIT(STOP) : 0;
-    if (st.connected) {
-        /* Its outcome is decided with it (good, or a timeout if too late), never retried. */
-        b |= BIT(DIALOG) | stop;
-        if (st.outcome != OSN_UAC_PENDING) {
-            b |= BIT(OUTCOME);
-            a->outcome = st.outcome;
-        }
-        c->state = OSN_UAC_S_UP;
-        if (st.hangup || cfg->hang_up) {
-            b |= BIT(ARM);
-            a->at = now;
-        } else {
-            b |= BIT(HOLD);
-        }
-    } else if (st.outcome != OSN_UAC_PENDING) {
-        b |= stop;
-        a->outcome = st.outcome;
-        a->retry_after = retry_after;
-        if (may_retry(cfg, c, st.outcome)) {
-            b |= BIT(DRAW);
-        } else {
-            b |= BIT(OUTCOME) | BIT(END);
-            c->state = OSN_UAC_S_DONE;
-        }
-    }
-    a->bits = b;
+    else if (tu == OSN_SIP_TU_RESPONSE && status < 300)
+        a->bits = osn_uac_call_on_2xx(c, cfg, now, a);
+    else
+        a->bits = osn_uac_call_on_end(c, cfg, tu, status, retry_after, a);
 }
 
 void osn_uac_call_retry(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now, double u,

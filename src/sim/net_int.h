@@ -491,6 +491,12 @@ void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *
 /* A provisional response to the INVITE of attempt c: osn_uac_call_on_1xx decides, with no
  * action list for the common ones (a sample alone). */
 void osn__net_uac_1xx(struct net *s, struct call *c, int status);
+/* A 2xx `resp` to `invite`, the INVITE of attempt c: osn_uac_call_on_2xx decides. */
+void osn__net_uac_2xx(struct net *s, struct call *c, const struct osn_sip_msg *invite,
+                      const struct osn_sip_msg *resp);
+/* The other events of attempt c's INVITE transaction (a final response >= 300 with its
+ * Retry-After, Timer B, a transport error): osn_uac_call_on_end decides. */
+void osn__net_uac_end(struct net *s, struct call *c, int tu, int status, int retry_after);
 /* Call c's UAC timer fired (c->hold: EV_PATIENCE, EV_HOLD or EV_RETRY). */
 void osn__net_uac_timer(struct net *s, struct call *c);
 /* The attempt of call c has its answer (an outcome, or a 2xx): its caller's patience, if still

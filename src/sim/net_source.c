@@ -278,6 +278,30 @@ void osn__net_uac_1xx(struct net *s, struct call *c, int status)
         act_loop(s, c, &a, NULL, NULL); /* a CANCEL with it */
 }
 
+void osn__net_uac_2xx(struct net *s, struct call *c, const struct osn_sip_msg *invite,
+                      const struct osn_sip_msg *resp)
+{
+    struct osn_uac_acts a;
+    a.bits = osn_uac_call_on_2xx(&c->uac, &s->uac, s->q.now, &a);
+    osn__net_uac_act(s, c, &a, invite, resp);
+}
+
+void osn__net_uac_end(struct net *s, struct call *c, int tu, int status, int retry_after)
+{
+    struct osn_uac_acts a;
+    a.bits = osn_uac_call_on_end(&c->uac, &s->uac, tu, status, retry_after, &a);
+    if (a.bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW))
+        osn__net_retry_draw(s, c, &a);
+    if (s->uac_count)
+        count_did(s, a.bits);
+    /* The call's outcome alone (a 503 or a timeout, not retried, no patience to put away): no
+     * action loop. */
+    if (a.bits == (OSN_UAC_BIT(OSN_UAC_DO_OUTCOME) | OSN_UAC_BIT(OSN_UAC_DO_END)))
+        osn__net_outcome(s, c, a.outcome);
+    else
+        act_loop(s, c, &a, NULL, NULL);
+}
+
 void osn__net_uac_timer(struct net *s, struct call *c)
 {
     struct osn_uac_acts a;

@@ -216,23 +216,21 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
     }
 }
 
-/* An event of the UAC's INVITE transaction: the UAC's machine decides (src/elem/uac_call.c),
- * net_source.c carries it out. */
+/* An event of the UAC's INVITE transaction: the UAC's machine decides (src/elem/uac_call.c,
+ * through the entry for the event's kind, as osn_uac_call_on_invite would), net_source.c carries
+ * it out. */
 static void uac_invite_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     struct call *c = w->call;
-    struct osn_uac_acts a;
-    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
 
-    if (resp && o->msg->status < 200) {
+    if (o->tu != OSN_SIP_TU_RESPONSE)
+        osn__net_uac_end(s, c, o->tu, 0, -1);
+    else if (o->msg->status < 200)
         osn__net_uac_1xx(s, c, o->msg->status);
-        return;
-    }
-    osn_uac_call_on_invite(&c->uac, &s->uac, s->q.now, o->tu, resp ? o->msg->status : 0,
-                           resp ? o->msg->retry_after : -1, &a);
-    if (a.bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW))
-        osn__net_retry_draw(s, c, &a);
-    osn__net_uac_act(s, c, &a, &w->t.req, resp ? o->msg : NULL);
+    else if (o->msg->status < 300)
+        osn__net_uac_2xx(s, c, &w->t.req, o->msg);
+    else
+        osn__net_uac_end(s, c, o->tu, o->msg->status, o->msg->retry_after);
 }
 
 /* An event of the UAC's BYE transaction: its answer ends the call (the machine counts it). */
