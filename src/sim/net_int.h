@@ -235,6 +235,8 @@ struct element {
     bool core, offer_oc;
     /* A scripted outage ([server X] outage_start, outage_end): a flag, as every arrival asks. */
     bool outage;
+    /* off_path || outage: the one flag an arrival tests for both (net_server.c, diverted). */
+    bool divert;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;

@@ -153,6 +153,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->off_path = el->role == R_PROXY && !osn_elem_on_dialog_path(&el->tu);
     el->core = is_core(s, i);
     el->outage = el->role != R_SRC && el->sc->outage_end > el->sc->outage_start;
+    el->divert = el->off_path || el->outage;
     el->offer_oc = el->cli || (el->hops && cfg->ctl_kind != OSN_CTL_KIND_NONE);
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }

@@ -235,16 +235,13 @@ static void pass_by(struct net *s, struct nmsg *nm)
         s->err = OSN_ENOMEM;
 }
 
-void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
+/* What an element off the dialogs' path or with an outage does with nm before its server sees
+ * it: true when nm went no further (passed by, or lost in the outage). */
+static __attribute__((noinline)) bool diverted(struct net *s, struct element *el, struct nmsg *nm)
 {
     if (el->off_path && in_dialog(nm)) {
         pass_by(s, nm);
-        return;
-    }
-    if (el->role == R_SRC) {
-        nm->item.kind = OSN_ELEM_K_RESP;
-        process(s, el, nm);
-        return;
+        return true;
     }
     if (el->outage && s->q.now >= el->sc->outage_start && s->q.now < el->sc->outage_end) {
         /* Cut off the network: lost. An INVITE is still counted as sent to it (invites_in), so
@@ -252,8 +249,20 @@ void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
         if (nm->m.status == 0 && nm->m.method == OSN_SIP_INVITE && obs(s))
             el->tot[OSN__NE_NEWINV] += 1;
         osn__net_msg_free(s, nm);
+        return true;
+    }
+    return false;
+}
+
+void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
+{
+    if (el->role == R_SRC) { /* never off the path, never cut off */
+        nm->item.kind = OSN_ELEM_K_RESP;
+        process(s, el, nm);
         return;
     }
+    if (el->divert && diverted(s, el, nm))
+        return;
     int kind = arrival_kind(el, nm);
     enum osn_ctl_msg ck =
             osn_elem_ctl_msg(kind, nm->m.method, kind == OSN_ELEM_K_RESP && response_again(el, nm));

@@ -58,6 +58,8 @@ static double patience_draw(const struct net *s, uint64_t origin, unsigned retri
     return osn_uac_patience_draw(&p, s->patience_key, origin, retries);
 }
 
+static void send_invite(struct net *s, struct call *c);
+
 /* An attempt of a call from source `src`: a new call object with a new Call-ID (uid); `prev`
  * is the call's previous attempt, NULL for a first one. */
 static void start_attempt(struct net *s, int src, const struct call *prev)
@@ -85,7 +87,10 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
     }
     unsigned retries = prev ? prev->uac.retries + 1u : 0;
     osn_uac_call_start(&c->uac, s->q.now, retries, patience_draw(s, c->origin, retries), &a);
-    osn__net_uac_act(s, c, &a, NULL, NULL);
+    if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_INVITE) && !s->uac_count)
+        send_invite(s, c); /* no patience: the INVITE alone, without the action loop */
+    else
+        osn__net_uac_act(s, c, &a, NULL, NULL);
     osn__net_call_unref(s, c);
 }
 
@@ -261,7 +266,8 @@ void osn__net_uac_act(struct net *s, struct call *c, const struct osn_uac_acts *
 {
     if (s->uac_count)
         count_did(s, a->bits);
-    act_loop(s, c, a, invite, resp);
+    if (a->bits & ~NOTHING_TO_DO) /* a BYE's answer: nothing to do here */
+        act_loop(s, c, a, invite, resp);
 }
 
 void osn__net_uac_1xx(struct net *s, struct call *c, int status)

@@ -54,9 +54,11 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
 static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
                 const struct osn_elem_actions *a)
 {
+    /* Read once: the calls below could change s->elems for all the compiler knows. */
+    struct element *el = &s->elems[id];
     for (int i = 0; i < a->n; i++) {
         const struct osn_elem_action *x = &a->a[i];
-        s->elems[id].count[x->count]++;
+        el->count[x->count]++;
         switch (x->kind) {
         case OSN_ELEM_A_RESPOND:
             if (x->count == OSN_ELEM_C_503)
@@ -70,12 +72,12 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             bool inv = w->t.req.method == OSN_SIP_INVITE;
             struct osn_sip_msg req;
             uint64_t b = branch(c, hop + 1, inv ? B_INVITE : B_BYE);
-            if (inv && s->elems[id].core) { /* the core's admissions: a measurement */
+            if (inv && el->core) { /* the core's admissions: a measurement */
                 c->admitted = true;
                 if (obs(s))
                     s->tot[OSN__NT_ADMIT] += 1;
             }
-            if (inv && s->elems[id].hops) { /* the core the element chose: the call's path */
+            if (inv && el->hops) { /* the core the element chose: the call's path */
                 c->core = x->hop;
                 b |= core_bits(x->hop, c->failovers);
             } else { /* a core passes its INVITE's on (none elsewhere) */
@@ -86,7 +88,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             break;
         }
         case OSN_ELEM_A_DROP:
-            osn_sip_txn_abort(&s->elems[id].sip, &w->t);
+            osn_sip_txn_abort(&el->sip, &w->t);
             osn__net_txn_free(s, w);
             return;
         case OSN_ELEM_A_FORWARD_ACK: /* never here: osn__net_on_ack carries out an ACK's */
@@ -98,7 +100,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             break;
         case OSN_ELEM_A_CANCEL_BRANCH: /* w is the CANCEL's; the INVITE's branch is hop + 1 */
             if (obs(s))
-                s->elems[id].tot[OSN__NE_CANCEL_FWD] += 1;
+                el->tot[OSN__NE_CANCEL_FWD] += 1;
             osn__net_send_cancel(s, id, c, hop + 1);
             break;
         case OSN_ELEM_A_ARM_RING: /* the rtx event is free until the 200 */
@@ -111,7 +113,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             break;
         case OSN_ELEM_A_RESPOND_INVITE: /* on the cancelled INVITE's server transaction */
             if (obs(s))
-                s->elems[id].tot[OSN__NE_487] += 1;
+                el->tot[OSN__NE_487] += 1;
             if (c->stx[hop][0])
                 osn__net_respond(s, c->stx[hop][0], x->status, x->retry_after);
             break;
