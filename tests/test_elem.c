@@ -1076,7 +1076,8 @@ static struct osn_ctl *rate_client(double rate, uint64_t seed)
 static void test_hops_rate_per_server(void **state)
 {
     (void)state;
-    struct osn_elem_hops h = {.n = 2, .down_time = 30};
+    struct osn_elem_hop room[2] = {{0}};
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .h = room};
     h.h[0] = (struct osn_elem_hop){.weight = 1, .cli = rate_client(10, 3)};
     h.h[1] = (struct osn_elem_hop){.weight = 1, .cli = rate_client(30, 4)};
     struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
