@@ -59,7 +59,8 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     c->sip = pc->sip;
     struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
     for (int i = 0; i < 3; i++)
-        *sv[i] = (struct osn_net_server_cfg){.buffer = pc->buffer};
+        *sv[i] = (struct osn_net_server_cfg){.buffer = pc->buffer,
+                                             .record_route = !pc->no_record_route};
     for (int i = 0; i < OSN_NET_MAX_CORES - 1; i++)
         c->more_cores[i] = c->core;
     if (pc->cost && pc->elem != OSN__PROBE_UAC)
@@ -190,10 +191,10 @@ int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_
     return arrive(p, call, p->in_hop, m);
 }
 
-int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
-                            const struct osn_sip_oc *oc, bool to_cancel, int retry_after)
+int osn__net_probe_response(struct osn__net_probe *p, int call, int method, int status,
+                            const struct osn_sip_oc *oc, int retry_after)
 {
-    int k = to_cancel ? 2 : 0;
+    int k = fwd_slot(method);
     if (call < 0 || call >= OSN__PROBE_CALLS)
         return OSN_EINVAL;
     if (!p->have_fwd[call][k])

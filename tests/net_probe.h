@@ -52,6 +52,9 @@ struct osn__probe_cfg {
      * fails over (src/elem/hops.c), a core down for down_time s after a timeout; 0 or 1: one */
     int cores;
     double down_time;
+    /* The proxies do not Record-Route (every [server] record_route = no): off the dialogs'
+     * path, they let the ACK of a 2xx and the BYE pass by (false: the simulator's default) */
+    bool no_record_route;
     /* UAC: the source's caller (source.patience det, retrials with a det delay, hold), and the
      * run's hold key (so that a call holds as long as in another driver) */
     double patience; /* s, 0: none */
@@ -78,13 +81,12 @@ int osn__net_probe_run_to(struct osn__net_probe *p, double t);
  * now. */
 int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_sip_msg *m);
 
-/* The next hop's response `status` to the INVITE the element forwarded last for `call` arrives
- * now (`to_cancel`: to the CANCEL it passed on for it instead): that request with the status, a
- * To tag for a status above 100, Retry-After `retry_after` s (-1 none) and the oc parameters
- * `oc` (NULL: none). Returns 1 when the element forwarded no such request for the call (nothing
- * arrives). */
-int osn__net_probe_response(struct osn__net_probe *p, int call, int status,
-                            const struct osn_sip_oc *oc, bool to_cancel, int retry_after);
+/* The next hop's response `status` to the request of `method` (INVITE, BYE or CANCEL) the
+ * element forwarded last for `call` arrives now: that request with the status, a To tag for a
+ * status above 100, Retry-After `retry_after` s (-1 none) and the oc parameters `oc` (NULL:
+ * none). Returns 1 when the element forwarded no such request for the call (nothing arrives). */
+int osn__net_probe_response(struct osn__net_probe *p, int call, int method, int status,
+                            const struct osn_sip_oc *oc, int retry_after);
 
 /* EDGE of a fanout: the element's state of its cores (counts, down marks). */
 const struct osn_elem_hops *osn__net_probe_hops(const struct osn__net_probe *p);

@@ -1089,6 +1089,45 @@ static void test_hops_throttle(void **state)
     osn_ctl_free(h.h[1].cli);
 }
 
+/* A rate client half (RFC 7415) told `rate` requests/s by its server. */
+static struct osn_ctl *rate_client(double rate, uint64_t seed)
+{
+    struct osn_ctl_cfg cc;
+    struct osn_ctl *cli = NULL;
+    osn_ctl_cfg_default(&cc);
+    cc.seed = seed;
+    assert_int_equal(osn_ctl_new_kind(&cli, OSN_CTL_KIND_RATE, &cc), 0);
+    struct osn_ctl_feedback fb = {.algo = OSN_CTL_ALGO_RATE, .oc = rate, .validity = 60, .seq = 1};
+    struct osn_sip_oc oc;
+    osn_elem_fb_to_oc(&fb, &oc);
+    osn_proxy_on_feedback(cli, 0, &oc);
+    return cli;
+}
+
+/* RFC 7415 3.5.1 and RFC 7339 5.10 with rate: each server's client half keeps the rate its own
+ * server stated. 100 INVITEs/s offered for 10 s to two servers told 10 and 30 requests/s: each
+ * is sent its own rate x 10 s (a leaky bucket admits rate x t plus at most its depth, TAU = 4T:
+ * 4 requests, and one for the first), the rest, which both throttle, is shed with 503. */
+static void test_hops_rate_per_server(void **state)
+{
+    (void)state;
+    struct osn_elem_hop room[2] = {{0}};
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .h = room};
+    h.h[0] = (struct osn_elem_hop){.weight = 1, .cli = rate_client(10, 3)};
+    h.h[1] = (struct osn_elem_hop){.weight = 1, .cli = rate_client(30, 4)};
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .hops = &h};
+    struct osn_elem_actions a;
+    int shed = 0;
+    for (int i = 0; i < 1000; i++)
+        shed += forward_hop(&e, 0.01 * i, &a) < 0;
+    assert_true(fabs((double)h.h[0].sent - 10 * 10) <= 6);
+    assert_true(fabs((double)h.h[1].sent - 30 * 10) <= 6);
+    assert_int_equal(shed, 1000 - (int)(h.h[0].sent + h.h[1].sent));
+    assert_int_equal(h.h[0].offered, 500); /* offered by weight, whatever each admits */
+    osn_ctl_free(h.h[0].cli);
+    osn_ctl_free(h.h[1].cli);
+}
+
 /* 503 upstream only when every server throttles (RFC 7339 5.10); the element's Retry-After. */
 static void test_hops_all_throttle(void **state)
 {
@@ -1251,6 +1290,7 @@ int main(void)
             cmocka_unit_test(test_hops_weights),
             cmocka_unit_test(test_hops_throttle),
             cmocka_unit_test(test_hops_all_throttle),
+            cmocka_unit_test(test_hops_rate_per_server),
             cmocka_unit_test(test_hops_failover_408),
             cmocka_unit_test(test_hops_retry_after),
             cmocka_unit_test(test_server_shed_retry_after),

@@ -513,6 +513,27 @@ int osn_elem_hops_choose(struct osn_elem_hops *h, double now, int method, int ex
  * are up (all when none is), as a function of `key` (the call's), so copies go the same way. */
 int osn_elem_hops_stateless(const struct osn_elem_hops *h, double now, uint64_t key);
 
+/*
+ * The server the ACK of a 2xx goes to, for a proxy with several next hops (a fan-out edge). The
+ * ACK of a 2xx is a request of the dialog (RFC 3261 13.2.2.4, 17.1.1.3: a transaction of its
+ * own), routed like every in-dialog request by the dialog's route set (12.2.1.1, 16.12):
+ *   - `named` >= 0: the route set names server `named` after this proxy (the core that
+ *     Record-Routed the INVITE, 16.6 step 4): it MUST go there, whatever the weights say;
+ *   - `named` < 0: no server of e->hops is in the route set (none Record-Routed). Then nothing
+ *     ties the ACK to the INVITE's server (RFC 3263 4.3: the ACK of a 2xx "constitutes a
+ *     different transaction", with no requirement to reach the server that got the INVITE; if
+ *     that server did not record-route, it does not get the ACK) and the proxy forwards it as a
+ *     new request would be, to a server chosen by weight among those up, statelessly (RFC 3261
+ *     16.11: every copy of the ACK the same way, so a function of the call's `key`, its Call-ID):
+ *     osn_elem_hops_stateless. No client half is asked: an ACK is never answered, so it could
+ *     not be shed with a 503.
+ * Both drivers ask this: the node for an ACK that reached it with no Route (its forward_ack;
+ * an ACK whose Route names a server goes where the Route says, osn_proxy_route), the simulator
+ * for every ACK its fan-out edge forwards or lets pass (named: the call's core, when the cores
+ * Record-Route).
+ */
+int osn_elem_hops_ack(const struct osn_elem_hops *h, double now, int named, uint64_t key);
+
 /* The oc parameters of a response from server i (its top Via) to its own client half. */
 void osn_elem_hops_on_feedback(struct osn_elem_hops *h, int i, double now,
                                const struct osn_sip_oc *oc);

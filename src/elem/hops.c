@@ -93,6 +93,14 @@ int osn_elem_hops_stateless(const struct osn_elem_hops *h, double now, uint64_t 
     return 0;
 }
 
+int osn_elem_hops_ack(const struct osn_elem_hops *h, double now, int named, uint64_t key)
+{
+    /* RFC 3261 16.12: the route set names the server, down or not (the dialog is its). */
+    if (named >= 0 && named < h->n)
+        return named;
+    return osn_elem_hops_stateless(h, now, key);
+}
+
 void osn_elem_hops_on_feedback(struct osn_elem_hops *h, int i, double now,
                                const struct osn_sip_oc *oc)
 {

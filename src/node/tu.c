@@ -331,10 +331,10 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     char branch[BRANCH_LEN + 1];
     struct osn_proxy_route_out ro;
     union node_addr to;
-    /* The ACK of a 2xx follows the dialog's route set like any in-dialog request (16.12). */
-    /* Without a Route (a dialog that does not Record-Route us), to a next hop chosen from the
-     * Call-ID by weight, so that every copy of the ACK takes the same way. */
-    int hop = ack && n->nhops > 1 ? osn_elem_hops_stateless(&n->fan, n->now, ack->m.call_id) : 0;
+    /* The ACK of a 2xx follows the dialog's route set like any in-dialog request (16.12): a
+     * Route names where it goes (route_plan). Without one (no proxy past us Record-Routed), the
+     * element says which next hop (osn_elem_hops_ack: by weight, from the Call-ID). */
+    int hop = ack && n->nhops > 1 ? osn_elem_hops_ack(&n->fan, n->now, -1, ack->m.call_id) : 0;
     bool tcp = false;
     if (!ack || route_plan(n, ack->pm, hop, &ro, &to, &tcp) != 0)
         return false;

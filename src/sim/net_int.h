@@ -453,6 +453,11 @@ void osn__net_respond(struct net *s, struct ntxn *w, int status, int retry_after
 /* The element's decision on an ACK that reached element id for call c on hop `hop` (a TU_ACK,
  * or an ACK of a 2xx that matched no transaction), carried out. */
 void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struct osn_sip_msg *m);
+/* A fan-out edge el (el->hops) sends call c's ACK of a 2xx, of Call-ID `key`, on (forwarded by
+ * its TU, or passed by off the dialog's path): the core the element chooses (osn_elem_hops_ack)
+ * as bits of the ACK's branch (branch_core), 0 when it is the call's core. */
+uint64_t osn__net_ack_core_bits(const struct net *s, const struct element *el, const struct call *c,
+                                uint64_t key);
 /* Server transaction w of a new request started with output *o (the layer's, changed here):
  * applies it as the element says, shed (answered 503 by the server half) or not. */
 void osn__net_stxn_started(struct net *s, struct ntxn *w, const struct osn_elem_item *it,

@@ -225,6 +225,12 @@ static void pass_by(struct net *s, struct nmsg *nm)
 {
     bool down = nm->m.status == 0;
     int hop = down ? nm->hop + 1 : nm->hop - 1;
+    /* A fan-out edge off the path still stands where the cores part: the ACK of a 2xx goes to
+     * the core the element says (the call's, when the cores Record-Route; else its choice, as
+     * the node's for an ACK reaching it without a Route). */
+    const struct element *el = &s->elems[nm->to];
+    if (el->hops && nm->m.method == OSN_SIP_ACK && down)
+        nm->m.branch |= osn__net_ack_core_bits(s, el, nm->call, nm->m.call_id);
     if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop]) {
         osn__net_msg_free(s, nm);
         return;

@@ -123,6 +123,18 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
     }
 }
 
+/* The simulator's dialogs have no Route headers: their route set is the call's path, holding
+ * the proxies that Record-Route (the others pass the dialog's messages by, net_server.c). A
+ * fan-out's cores share one setting, so the call's core is in the route set exactly when it is
+ * on the dialog's path; then the element must send the ACK there, else it chooses. */
+uint64_t osn__net_ack_core_bits(const struct net *s, const struct element *el, const struct call *c,
+                                uint64_t key)
+{
+    bool named = !s->elems[s->tail[2] + c->core].off_path;
+    int k = osn_elem_hops_ack(el->hops, s->q.now, named ? c->core : -1, key);
+    return k == c->core ? 0 : core_bits(k, c->failovers);
+}
+
 void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struct osn_sip_msg *m)
 {
     struct osn_elem_actions a;
@@ -133,7 +145,10 @@ void osn__net_on_ack(struct net *s, int id, struct call *c, int hop, const struc
         c->uas.acked = true;
     } else if (a.a[0].kind == OSN_ELEM_A_FORWARD_ACK) {
         struct osn_sip_msg ack;
-        osn_proxy_forward_request(m, branch(c, hop + 1, B_ACK), &ack);
+        uint64_t b = branch(c, hop + 1, B_ACK);
+        if (s->elems[id].hops) /* a fan-out edge: the core the element says */
+            b |= osn__net_ack_core_bits(s, &s->elems[id], c, m->call_id);
+        osn_proxy_forward_request(m, b, &ack);
         osn__net_transmit(s, id, c, hop + 1, &ack);
     }
 }
