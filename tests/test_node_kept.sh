@@ -12,11 +12,11 @@
 #      the node's own) grows by at most KEPT_BYTES_MAX (default 200) bytes per further kept
 #      transaction (osn_node_transactions_kept of its metrics), fitted by least squares over the
 #      samples from the first second on: VmRSS = c + a * kept + b * live peak
-#      (osn_node_transactions_peak), and a is the figure. The table's arrays double as it fills
-#      (the slot array at 65,536 records), so only a fit over the whole run gives their amortized
-#      cost; a slope over the second half alone moved with where the doubling fell (154 to 260
-#      bytes). The live peak is in the fit because on a loaded machine the node falls behind and
-#      its live transactions (about 1 KB each, in a pool that does not shrink) grow too;
+#      (osn_node_transactions_peak), and a is the figure. A fit over the whole run, not a slope
+#      over its second half: that moved with where the table's slot array doubled (154 to 260
+#      bytes), before its buckets grew one a record (src/node/kept.c). The live peak is in the
+#      fit because on a loaded machine the node falls behind and its live transactions (about
+#      1 KB each, in a pool that does not shrink) grow too;
 #   4. the node's own count, kept_bytes_per_transaction of the summary, is at most 200 bytes.
 # To see check 3 fail: KEPT_BYTES_MAX=50.
 #
