@@ -55,6 +55,28 @@ def verdict(ok, what):
     return ok
 
 
+def write_tables(path, tables, fmt=None):
+    """A study's table.txt: the tables (pairs of rows and header, each as table() prints it, a
+    blank line between two) written to path and printed; returns the text."""
+    txt = "\n".join(table(rows, header, fmt) for rows, header in tables)
+    with open(path, "w") as f:
+        f.write(txt)
+    print(txt)
+    return txt
+
+
+def study_main(check, full, plot=None):
+    """A study's command line: `--check` runs check(), the reduced verdict of make check, and
+    exits 1 when one of its verdicts failed (0 when all held); `--plot` redraws the figure with
+    plot() from the CSVs, running nothing; anything else runs full(), the whole study."""
+    if sys.argv[1:] == ["--check"]:
+        sys.exit(0 if check() else 1)
+    if plot and sys.argv[1:] == ["--plot"]:
+        plot()
+        return
+    full()
+
+
 # Student's t, 97.5 % quantile (two-sided 95 % interval) for 1..30 degrees of freedom.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
          2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,

@@ -5,10 +5,22 @@
 # RUN_SERIAL: they generate load; two at once on a 2-core machine would measure each other.
 # The long versions (2,000-call interop, 60 s overload runs, reliability, the sim-vs-real
 # table) are run by `make testbed`, not here.
+# A load test (nl_init --load, tests/node/lib.sh) first waits for the machine-wide load-test
+# lock, up to NL_LOCK_WAIT s, while another checkout's load test, make testbed or make bench
+# holds it; only then does its own watchdog start. Its CTest TIMEOUT is that wait plus its run,
+# and CTest passes it the wait, so that a test waiting its turn is never killed before it gets
+# the lock: after OSN_NODE_LOCK_WAIT s it gives up itself, saying the lock is still held.
+set(OSN_NODE_LOCK_WAIT 1800 CACHE STRING "seconds a load test waits for the load-test lock")
+function(osn_load_test name run_s)
+  math(EXPR timeout "${OSN_NODE_LOCK_WAIT} + ${run_s}")
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} RUN_SERIAL TRUE LABELS node
+                       ENVIRONMENT "NL_LOCK_WAIT=${OSN_NODE_LOCK_WAIT}")
+endfunction()
+
 add_test(NAME node_interop
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_interop.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR} --short)
-set_tests_properties(node_interop PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)
+osn_load_test(node_interop 300)
 
 add_test(NAME node_rfc4475
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_rfc4475.sh $<TARGET_FILE:osn>
@@ -19,7 +31,7 @@ set_tests_properties(node_rfc4475 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE LABELS 
 add_test(NAME node_overload
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_overload.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR} --control loss --load 3 --warm 5 --window 20)
-set_tests_properties(node_overload PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS node)
+osn_load_test(node_overload 240)
 
 # TCP (issue 34): SIPp -t t1 and -t tn through an edge to a uas, all over TCP, every call in
 # SIPp's counts and no retransmission; framing (Content-Length), a next hop's connection refused,
@@ -70,7 +82,7 @@ if(NOT OSN_SANITIZE)
   add_test(NAME node_kept_rss
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_kept.sh $<TARGET_FILE:osn>
                    ${CMAKE_SOURCE_DIR})
-  set_tests_properties(node_kept_rss PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS node)
+  osn_load_test(node_kept_rss 300)
 endif()
 
 # Port 0 (issue 35): the node binds a port the kernel chooses, prints it on its listening line
@@ -178,7 +190,7 @@ set_tests_properties(node_genabandon PROPERTIES TIMEOUT 150 LABELS node)
 add_test(NAME node_abandon_sim
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_abandon_sim.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR} --controls loss --warm 5 --window 20)
-set_tests_properties(node_abandon_sim PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS node)
+osn_load_test(node_abandon_sim 240)
 
 # docs/guide.md step 5 (issue 35): the guide's thresholds on the wire, osn testbed on
 # examples/guide/kamailio-wire.ini (1.2x, local control): real goodput within 10% of osn sim's,
@@ -195,7 +207,7 @@ set_tests_properties(guide_wire PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS no
 add_test(NAME testbed
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
-set_tests_properties(testbed PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE LABELS node)
+osn_load_test(testbed 180)
 
 # osn testbed on a fan-out (examples/fanout.ini: cores of 200 and 100 calls/s, each its own osn
 # node, the edge given next_hop = CORE, CORE2) at 1.5x under loss: real goodput within 15% of
@@ -207,7 +219,7 @@ if(NOT OSN_SANITIZE)
   add_test(NAME testbed_fanout
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_fanout.sh $<TARGET_FILE:osn>
                    ${CMAKE_SOURCE_DIR})
-  set_tests_properties(testbed_fanout PROPERTIES TIMEOUT 260 RUN_SERIAL TRUE LABELS node)
+  osn_load_test(testbed_fanout 260)
 endif()
 
 # osn testbed: the generator's setup delays over the window only (node.warmup; a profile whose
@@ -217,7 +229,7 @@ endif()
 add_test(NAME testbed_window
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_window.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
-set_tests_properties(testbed_window PROPERTIES TIMEOUT 260 RUN_SERIAL TRUE LABELS node)
+osn_load_test(testbed_window 260)
 
 # osn testbed under mpirun -n 3 (element i on rank i mod 3, addresses exchanged through MPI,
 # results gathered at rank 0) beside the same run in one process: every summary, the proxies'
@@ -228,7 +240,7 @@ if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
   add_test(NAME testbed_mpi
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_mpi.sh $<TARGET_FILE:osn>
                    ${CMAKE_SOURCE_DIR} ${OSN_MPIRUN})
-  set_tests_properties(testbed_mpi PROPERTIES TIMEOUT 330 RUN_SERIAL TRUE LABELS node)
+  osn_load_test(testbed_mpi 330)
 endif()
 
 # Several next hops (issue 33): an edge with next_hop = A, B before two osn node uas: the split
@@ -246,4 +258,11 @@ set_tests_properties(node_fanout PROPERTIES TIMEOUT 180 LABELS node)
 add_test(NAME node_workers
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_workers.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
-set_tests_properties(node_workers PROPERTIES TIMEOUT 420 RUN_SERIAL TRUE LABELS node)
+osn_load_test(node_workers 420)
+
+# The load tests' TIMEOUT covers their wait for the load-test lock (osn_load_test above): CTest
+# never kills one still waiting its turn. Reads `ctest --show-only`; no load, a second.
+add_test(NAME node_lock_timeout
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/lock_timeout.py ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_lock_timeout PROPERTIES TIMEOUT 60 LABELS node)

@@ -78,10 +78,29 @@ SIPP_CLEAN="FailedCall(C)=0 FailedUnexpectedMessage(C)=0 FailedTimeoutOnRecv(C)=
 FailedMaxUDPRetrans(C)=0 OutOfCallMsgs(C)=0 DeadCallMsgs(C)=0"
 SIPP_NONE="_Timeout\$=0 _Unexp\$=0"
 
-# One chain: the uac toward DEST_PORT, then both SIPp ends' statistics.
-calls() {
-    local tag=$1 uac=$2 dest=$3 uas=$4 rc
-    NL_UAC_TIME=$((CALLS / RATE + 30)) nl_sipp_uac "$uac" "$dest" "$RATE" "$CALLS" \
+# One chain, TAG and its proxies from the caller's side (edge, core: osn node; kam: Kamailio),
+# each process named after its role and the tag (edge_a, kam_k, uas_f, ...): started from the
+# SIPp uas back to the first proxy, each toward the one after it; then CALLS calls from the SIPp
+# uac to the first proxy, both SIPp ends' statistics checked, and the SIPp uas and Kamailio
+# stopped (the osn nodes run on: their transactions and counters are checked at the end).
+chain() {
+    local tag=$1 t=${1,,} i hop name next rc
+    shift
+    local uac=uac_$t uas=uas_$t
+    nl_up "$tag: SIPp uas did not start" uas "$uas"
+    next=$uas
+    for ((i = $#; i >= 1; i--)); do
+        hop=${!i}
+        name=${hop}_$t
+        if [ "$hop" = kam ]; then
+            nl_up "$tag: Kamailio did not start" nl_kam_start "$name" 0 "${NL_PORT[$next]:-}"
+        else
+            nl_up "$tag: $hop did not start" proxy "$name" "$hop" "${NL_PORT[$next]:-}"
+        fi
+        next=$name
+    done
+    nl_require_up
+    NL_UAC_TIME=$((CALLS / RATE + 30)) nl_sipp_uac "$uac" "${NL_PORT[$next]}" "$RATE" "$CALLS" \
         -sf "$SIPP_DIR/uac_cancel.xml"
     rc=$?
     [ "$rc" -eq 0 ]
@@ -108,34 +127,15 @@ calls() {
     echo "$tag: $(nl_stat "$uac" 'SuccessfulCall(C)') calls cancelled as scripted;" \
         "retransmissions: uac $(nl_stat "$uac" 'Retransmissions(C)')," \
         "uas $(nl_stat "$uas" 'Retransmissions(C)')"
+    nl_stop "$uas"
+    for hop in "$@"; do
+        [ "$hop" = kam ] && nl_stop "kam_$t"
+    done
 }
 
-# ---- A: edge -> core -> SIPp uas
-nl_up "A: SIPp uas did not start" uas uas_a
-nl_up "A: core did not start" proxy core_a core "${NL_PORT[uas_a]:-}"
-nl_up "A: edge did not start" proxy edge_a edge "${NL_PORT[core_a]:-}"
-nl_require_up
-calls A uac_a "${NL_PORT[edge_a]}" uas_a
-nl_stop uas_a
-
-# ---- K: edge -> Kamailio -> SIPp uas
-nl_up "K: SIPp uas did not start" uas uas_k
-nl_up "K: Kamailio did not start" nl_kam_start kam_k 0 "${NL_PORT[uas_k]:-}"
-nl_up "K: edge did not start" proxy edge_k edge "${NL_PORT[kam_k]:-}"
-nl_require_up
-calls K uac_k "${NL_PORT[edge_k]}" uas_k
-nl_stop uas_k
-nl_stop kam_k
-
-# ---- F: Kamailio -> edge -> core -> SIPp uas
-nl_up "F: SIPp uas did not start" uas uas_f
-nl_up "F: core did not start" proxy core_f core "${NL_PORT[uas_f]:-}"
-nl_up "F: edge did not start" proxy edge_f edge "${NL_PORT[core_f]:-}"
-nl_up "F: Kamailio did not start" nl_kam_start kam_f 0 "${NL_PORT[edge_f]:-}"
-nl_require_up
-calls F uac_f "${NL_PORT[kam_f]}" uas_f
-nl_stop uas_f
-nl_stop kam_f
+chain A edge core
+chain K edge kam
+chain F kam edge core
 
 # ---- every osn node: no transaction left once the timers have run (Timer J, 6.4 s after the
 # last call at most; 15 s allowed, less than RFC 3261's 32 s), then its counters

@@ -12,11 +12,11 @@
 #      the node's own) grows by at most KEPT_BYTES_MAX (default 200) bytes per further kept
 #      transaction (osn_node_transactions_kept of its metrics), fitted by least squares over the
 #      samples from the first second on: VmRSS = c + a * kept + b * live peak
-#      (osn_node_transactions_peak), and a is the figure. The table's arrays double as it fills
-#      (the slot array at 65,536 records), so only a fit over the whole run gives their amortized
-#      cost; a slope over the second half alone moved with where the doubling fell (154 to 260
-#      bytes). The live peak is in the fit because on a loaded machine the node falls behind and
-#      its live transactions (about 1 KB each, in a pool that does not shrink) grow too;
+#      (osn_node_transactions_peak), and a is the figure. A fit over the whole run, not a slope
+#      over its second half: that moved with where the table's slot array doubled (154 to 260
+#      bytes), before its buckets grew one a record (src/node/kept.c). The live peak is in the
+#      fit because on a loaded machine the node falls behind and its live transactions (about
+#      1 KB each, in a pool that does not shrink) grow too;
 #   4. the node's own count, kept_bytes_per_transaction of the summary, is at most 200 bytes.
 # To see check 3 fail: KEPT_BYTES_MAX=50.
 #
@@ -88,7 +88,7 @@ nl_stop edge 20
 read -r kept kbytes per < <(nl_json edge kept_peak kept_bytes_peak kept_bytes_per_transaction)
 [ "${kept:-0}" -ge $((RATE * SECS * 2)) ] 2>/dev/null
 nl_check $? "2. kept at their peak: $kept (>= RATE * SECS * 2 = $((RATE * SECS * 2)))"
-per_rss=$("$NL_PY" - "$NL_TMP/samples" "$SECS" <<'PY'
+per_rss=$("$NL_PY" - "$NL_TMP/samples" <<'PY'
 import sys
 # rows: t, VmRSS kB, kept, live peak; from the first second on (the start-up's own allocations
 # come before it).
@@ -96,35 +96,28 @@ rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 rows = [r for r in rows if r[0] >= 1]
 
 
-def solve(a, b):
-    # Gaussian elimination with partial pivoting; None when singular.
-    n = len(b)
-    m = [list(a[i]) + [b[i]] for i in range(n)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(m[r][c]))
-        if abs(m[p][c]) < 1e-9:
-            return None
-        m[c], m[p] = m[p], m[c]
-        for r in range(n):
-            if r != c:
-                f = m[r][c] / m[c][c]
-                m[r] = [x - f * y for x, y in zip(m[r], m[c])]
-    return [m[i][n] / m[i][i] for i in range(n)]
+def centred(c):
+    m = sum(r[c] for r in rows) / len(rows)
+    return [r[c] - m for r in rows]
 
 
-def fit(cols):
-    # least squares of VmRSS (bytes) on [1, cols...] through the normal equations
-    xs = [[1.0] + [r[c] for c in cols] for r in rows]
-    ys = [r[1] * 1024 for r in rows]
-    k = len(xs[0])
-    ata = [[sum(x[i] * x[j] for x in xs) for j in range(k)] for i in range(k)]
-    aty = [sum(x[i] * y for x, y in zip(xs, ys)) for i in range(k)]
-    return solve(ata, aty)
+def dot(u, v):
+    return sum(x * y for x, y in zip(u, v))
 
 
-# the live peak may not move in the window: then it is the intercept's, and kept alone is fitted
-coef = (fit([2, 3]) if len({r[3] for r in rows}) > 1 else None) or fit([2])
-print(round(coef[1], 1) if len(rows) >= 3 and coef else "nan")
+# Least squares of VmRSS (bytes) = c + a * kept + b * live peak in closed form: centred, the
+# normal equations are two by two, solved by Cramer's rule. Where the live peak does not move
+# (or moves only with kept) it is the intercept's, and kept alone is fitted: a = s_ky / s_kk.
+a = "nan"
+if len(rows) >= 3:
+    y, k, p = [1024 * v for v in centred(1)], centred(2), centred(3)
+    skk, spp, skp, sky, spy = dot(k, k), dot(p, p), dot(k, p), dot(k, y), dot(p, y)
+    det = skk * spp - skp * skp
+    if det > 1e-9 * skk * spp:
+        a = round((sky * spp - spy * skp) / det, 1)
+    elif skk > 0:
+        a = round(sky / skk, 1)
+print(a)
 PY
 )
 "$NL_PY" -c "import sys; sys.exit(0 if float('$per_rss') <= $MAX else 1)"

@@ -26,6 +26,7 @@
 
 #include "osn/err.h"
 #include "osn/model_scenario.h"
+#include "osn/net_scenario.h"
 #include "osn/optimize_scenario.h"
 #include "osn/sim_scenario.h"
 
@@ -504,6 +505,31 @@ static void test_policy_words(void **state)
     expect_error("[model]\npolicy = 0\n", NULL, 0, OSN_ECONFIG, 2, "model.policy", "I, II");
 }
 
+/* One list of policy words: a network's [control] policy takes the model's, "2" for II too. */
+static void test_policy_words_net(void **state)
+{
+    struct osn_net_scenario *ns = calloc(1, sizeof *ns);
+    const char *const two[] = {"control.policy=2"}, *const one[] = {"control.policy=1"},
+                      *const ii[] = {"control.policy=II"}, *const bad[] = {"control.policy=0"};
+    struct tmpfile t;
+    char err[1024] = "";
+    (void)state;
+
+    assert_non_null(ns);
+    write_scenario(&t, "[net]\ntopology = collapse\n");
+    assert_int_equal(osn_net_scenario_load(ns, t.path, two, 1, err, sizeof err), 0);
+    assert_int_equal(ns->cfg.ctl.det.policy, OSN_POLICY_II);
+    assert_int_equal(osn_net_scenario_load(ns, t.path, one, 1, err, sizeof err), 0);
+    assert_int_equal(ns->cfg.ctl.det.policy, OSN_POLICY_I);
+    assert_int_equal(osn_net_scenario_load(ns, t.path, ii, 1, err, sizeof err), 0);
+    assert_int_equal(ns->cfg.ctl.det.policy, OSN_POLICY_II);
+    assert_int_equal(osn_net_scenario_load(ns, t.path, bad, 1, err, sizeof err), OSN_ECONFIG);
+    assert_contains(err, "control.policy");
+    assert_contains(err, "I, II, 1, 2");
+    drop(&t);
+    free(ns);
+}
+
 static void test_err_set_flags(void **state)
 {
     struct osn_scenario sc;
@@ -794,6 +820,7 @@ int main(void)
             cmocka_unit_test(test_defaults),
             cmocka_unit_test(test_key_tables),
             cmocka_unit_test(test_policy_words),
+            cmocka_unit_test(test_policy_words_net),
             cmocka_unit_test(test_file_values_and_origins),
             cmocka_unit_test(test_overrides_win),
             cmocka_unit_test(test_override_replaces_bad_file_value),

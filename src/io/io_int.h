@@ -12,6 +12,10 @@
 #include "osn/ctl.h"
 #include "osn/model_scenario.h"
 
+/* The words of a switching policy, for [model] policy and [control] policy alike: I and II, or
+ * 1 and 2; a word's index modulo 2 is its enum osn_policy (model_scenario.c). */
+extern const char *const osn__policy_names[];
+
 /* "two-loop M|M|1 <L,H>|<H,R>: L=5 H=10 R=20, lambda=1.2 lambda'=0.6 mu=1, policy I\n" */
 void osn__report_model_line(FILE *f, const struct osn_model *m);
 

@@ -102,7 +102,7 @@ static const char *kind_name(enum osn_model_kind kind)
 
 static const char *policy_name(enum osn_policy policy)
 {
-    return policy == OSN_POLICY_II ? "II" : "I";
+    return osn__policy_names[policy == OSN_POLICY_II];
 }
 
 static const char *const law_names[] = {"exp",     "det",       "erlang",   "hyperexp",

@@ -20,14 +20,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "io_int.h"
 #include "osn/err.h"
 
 /* A default that depends on other keys (the others are osn_scenario_model_default()'s). */
 #define DEF_ACCEPT 0.5 /* overload_rate = rate/2 unless given */
 
 static const char *const kind_names[] = {"two-loop", "single-loop", "bi-level", NULL};
-/* I and II, or 1 and 2: the index modulo 2 is the enum osn_policy (fold_policy). */
-static const char *const policy_names[] = {"I", "II", "1", "2", NULL};
+/* The words of enum osn_policy, for every scenario key that takes one (io_int.h). */
+const char *const osn__policy_names[] = {"I", "II", "1", "2", NULL};
 static const char *const process_names[] = {"poisson", "mmpp", "trace", NULL};
 static const char *const law_names[] = {"exp",     "det",       "erlang",    "hyperexp",
                                         "uniform", "lognormal", "empirical", NULL};
@@ -57,7 +58,7 @@ static int fold_policy(void *cfg, const struct osn_key_origin *o, const double *
 static const struct osn_key_spec model_keys[] = {
         {"model", "kind", OSN_KEY_CHOICE, .choices = kind_names, OSN_KEY_AT(M, kind),
          .help = "two-loop <L,H>|<H,R>, single-loop <L,H>|B, or bi-level (L1, H1, L2, H2, R)"},
-        {"model", "policy", OSN_KEY_CHOICE, .choices = policy_names, OSN_KEY_AT(M, policy),
+        {"model", "policy", OSN_KEY_CHOICE, .choices = osn__policy_names, OSN_KEY_AT(M, policy),
          .hook = fold_policy, .def = "I",
          .help = "I (or 1): modes change at threshold crossings; II (or 2): only at departures"},
         THRESHOLD("L", L, "two-loop, single-loop: overload ends when the queue falls to L"),

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "io_int.h"
 #include "osn/ctl.h"
 #include "osn/err.h"
 #include "osn/node_scenario.h"
@@ -28,11 +29,20 @@ static const char *const retry_laws[] = {"exp", "det", "uniform", "lognormal", N
 static const char *const patience_laws[] = {"none", "exp", "det", "lognormal", NULL};
 /* As enum osn_uas_ring_law. */
 static const char *const ring_laws[] = {"none", "det", "exp", NULL};
-static const char *const policies[] = {"I", "II", NULL};
 static const char *const client_modes[] = {"rfc", "sipp", NULL};
 static const char *const pi_measures[] = {"rrrc", "rtd", NULL};
 
 /* ---- the keys stored in more than one place, or in a derived form ---- */
+
+/* [control] policy: "1" and "2" are I and II (osn__policy_names). */
+static int fold_policy(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                       size_t errsize)
+{
+    C *c = cfg;
+    (void)o, (void)v, (void)n, (void)err, (void)errsize;
+    c->ctl.det.policy = (enum osn_policy)(c->ctl.det.policy % 2);
+    return 0;
+}
 
 static int mmpp_pair(const struct osn_key_origin *o, int n, const char *what, char *err,
                      size_t errsize)
@@ -363,8 +373,9 @@ static const struct osn_key_spec net_keys[] = {
               "leave level 2 at or below this (occupancy 0.95, delay 0.2 by default)"),
         CTL_D("h2", det.h2, true, NULL,
               "enter level 2 at this (occupancy 0.99, delay 0.4 by default)"),
-        {"control", "policy", OSN_KEY_CHOICE, .choices = policies, OSN_KEY_AT(C, ctl.det.policy),
-         .help = "the detector's policy (docs/models.md)"},
+        {"control", "policy", OSN_KEY_CHOICE, .choices = osn__policy_names,
+         OSN_KEY_AT(C, ctl.det.policy), .hook = fold_policy,
+         .help = "the detector's policy, as the model's (docs/models.md): I (or 1) or II (or 2)"},
         CTL_D("window", det.interval, true, "s", "the detector's measurement window"),
         CTL_D("alpha", det.alpha, true, NULL, "the detector's smoothing weight, in (0, 1]"),
         {"control", "retry_after", OSN_KEY_DOUBLE, OSN_KEY_AT(C, ctl.none.retry_after),

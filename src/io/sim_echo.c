@@ -130,8 +130,9 @@ json_t *osn__sim_scenario_resolved(const struct osn_sim_scenario *s)
     const struct osn_sim_cfg *c = &s->cfg;
 
     return json_pack("{s{ssss}sosososo}", "model", "kind", kinds[m->kind], "policy",
-                     m->policy == OSN_POLICY_II ? "II" : "I", "thresholds", thresholds_json(m),
-                     "arrivals", arrivals_json(&s->sc), "service", service_json(&s->sc), "sim",
+                     osn__policy_names[m->policy == OSN_POLICY_II], "thresholds",
+                     thresholds_json(m), "arrivals", arrivals_json(&s->sc), "service",
+                     service_json(&s->sc), "sim",
                      json_pack("{sososIsIso}", "time", num(c->time), "warmup", num(c->warmup),
                                "replications", (json_int_t)c->replications, "seed",
                                (json_int_t)c->seed, "feedback_delay", num(c->feedback_delay)));

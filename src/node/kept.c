@@ -48,9 +48,6 @@
 #include "node_int.h"
 #include "osn/err.h"
 
-/* The smallest slot array: 4 KB. */
-#define MIN_SLOTS 1024
-
 static int list_of(int timer_id)
 {
     switch (timer_id) {
@@ -83,7 +80,35 @@ bool kept_wants(const struct node *n, const struct ntx *x, int timer_id)
     return timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n);
 }
 
-/* ---- the hash table of record indexes ---- */
+/* ---- the table's two arrays, mapped by hand ---- */
+
+/* The private anonymous mapping p of `from` bytes grown to `to` (p NULL: a new one of `to`), or
+ * NULL (p left as it was). Growing moves page mappings (mremap) and copies and touches no byte,
+ * and the pages beyond `from` are the kernel's zero pages until written. A realloc of the record
+ * array instead may land on malloc's heap (glibc raises its mmap threshold after large frees),
+ * copy the array and keep the old pages: the node's resident memory then jumped by the whole
+ * array (6.4 MB at 65,536 records) at each doubling. */
+static void *map_grow(void *p, size_t from, size_t to)
+{
+    void *q = p ? mremap(p, from, to, MREMAP_MAYMOVE)
+                : mmap(NULL, to, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return q == MAP_FAILED ? NULL : q;
+}
+
+/* ---- the hash table of record indexes ----
+ *
+ * Chained through the records (hnext) and grown by linear hashing (W. Litwin, "Linear hashing:
+ * a new tool for file and table addressing", VLDB 1980): once the records outnumber the
+ * buckets, the bucket nb - lo is split between itself and a new last bucket nb, so the bucket
+ * array grows by one entry (4 bytes) per record and is never rehashed as a whole. It is mapped
+ * by hand like the records (map_grow): its pages are touched one after the other as buckets
+ * are added, and a larger reservation moves page mappings and copies nothing. An open-addressed
+ * slot array before it doubled by calloc and a full rehash: a step of 1 MB of resident memory
+ * at 65,536 records, the old array beside the new one until freed.
+ */
+
+/* The bucket array's first reservation: 4 KB. */
+#define MIN_BUCKETS 1024
 
 static uint32_t hash_of(int role, uint64_t branch, uint64_t sent_by, int method)
 {
@@ -101,52 +126,60 @@ static uint32_t rec_hash(const struct kept *k)
     return hash_of(k->role, k->branch, k->sent_by, k->method);
 }
 
-static void slot_put(struct kept_table *t, uint32_t i)
+/* Hash h's bucket: its low bits below 2 lo, folded below lo where that bucket is not split yet
+ * (lo <= nb < 2 lo: buckets [0, nb - lo) and [lo, nb) are split, [nb - lo, lo) are not). */
+static uint32_t bucket_of(const struct kept_table *t, uint32_t h)
 {
-    size_t s = rec_hash(&t->rec[i]) & t->mask;
-    while (t->slot[s])
-        s = (s + 1) & t->mask;
-    t->slot[s] = i + 1;
+    uint32_t b = h & (2 * t->lo - 1);
+    return b < t->nb ? b : b - t->lo;
 }
 
-/* Doubles the slot array when one more record would fill more than half of it. */
-static int slots_room(struct kept_table *t)
+static void bucket_put(struct kept_table *t, uint32_t i)
 {
-    if (t->slot && (size_t)t->n + 1 <= (t->mask + 1) / 2)
+    uint32_t b = bucket_of(t, rec_hash(&t->rec[i]));
+    t->rec[i].hnext = t->bucket[b];
+    t->bucket[b] = i + 1;
+}
+
+/* One more bucket when one more record would outnumber them: bucket nb - lo's chain is shared
+ * out between it and the new one. 0, or OSN_ENOMEM (the table as it was). */
+static int bucket_room(struct kept_table *t)
+{
+    if (t->bucket && t->n < t->nb)
         return 0;
-    size_t size = t->slot ? (t->mask + 1) * 2 : MIN_SLOTS;
-    uint32_t *old = t->slot, *s = calloc(size, sizeof *s);
-    size_t oldsize = t->slot ? t->mask + 1 : 0;
-    if (!s)
-        return OSN_ENOMEM;
-    t->slot = s;
-    t->mask = size - 1;
-    for (size_t i = 0; i < oldsize; i++)
-        if (old[i])
-            slot_put(t, old[i] - 1);
-    free(old);
+    if (t->nb == t->bcap) {
+        uint32_t cap = t->bcap ? 2 * t->bcap : MIN_BUCKETS;
+        uint32_t *b = cap > t->bcap ? map_grow(t->bucket, (size_t)t->bcap * sizeof *b,
+                                               (size_t)cap * sizeof *b)
+                                    : NULL;
+        if (!b)
+            return OSN_ENOMEM;
+        t->bucket = b;
+        t->bcap = cap;
+    }
+    if (!t->nb) { /* the first: every hash in bucket 0 */
+        t->nb = t->lo = 1;
+        return 0;
+    }
+    uint32_t from = t->nb - t->lo, chain = t->bucket[from];
+    t->bucket[from] = 0; /* bucket nb is still zero, as the kernel mapped it */
+    if (++t->nb == 2 * t->lo)
+        t->lo = t->nb;
+    while (chain) {
+        uint32_t i = chain - 1;
+        chain = t->rec[i].hnext;
+        bucket_put(t, i);
+    }
     return 0;
 }
 
-/* Removes record i's slot, shifting back what follows it in its cluster (no tombstones). */
-static void slot_del(struct kept_table *t, uint32_t i)
+/* Removes record i from its bucket's chain. */
+static void bucket_del(struct kept_table *t, uint32_t i)
 {
-    size_t s = rec_hash(&t->rec[i]) & t->mask;
-    while (t->slot[s] != i + 1)
-        s = (s + 1) & t->mask;
-    for (size_t j = s;;) {
-        j = (j + 1) & t->mask;
-        if (!t->slot[j])
-            break;
-        size_t home = rec_hash(&t->rec[t->slot[j] - 1]) & t->mask;
-        /* j's entry may move to s unless its home lies cyclically in (s, j] */
-        bool stays = s <= j ? home > s && home <= j : home > s || home <= j;
-        if (!stays) {
-            t->slot[s] = t->slot[j];
-            s = j;
-        }
-    }
-    t->slot[s] = 0;
+    uint32_t *p = &t->bucket[bucket_of(t, rec_hash(&t->rec[i]))];
+    while (*p != i + 1)
+        p = &t->rec[*p - 1].hnext;
+    *p = t->rec[i].hnext;
 }
 
 /* The record of these numbers whose key text is k's, or pm's (k NULL: read from pm only when a
@@ -162,9 +195,9 @@ static uint32_t find(struct node *n, int role, uint64_t branch, uint64_t sent_by
         return KEPT_NONE;
     if (role == OSN_SIP_CLIENT)
         sent_by = 0; /* RFC 3261 17.1.3: the branch and the method alone */
-    for (size_t s = hash_of(role, branch, sent_by, method) & t->mask; t->slot[s];
-         s = (s + 1) & t->mask) {
-        const struct kept *r = &t->rec[t->slot[s] - 1];
+    for (uint32_t j = t->bucket[bucket_of(t, hash_of(role, branch, sent_by, method))]; j;
+         j = t->rec[j - 1].hnext) {
+        const struct kept *r = &t->rec[j - 1];
         if (r->branch != branch || r->sent_by != sent_by || r->method != method || r->role != role)
             continue;
         if (!have) {
@@ -175,7 +208,7 @@ static uint32_t find(struct node *n, int role, uint64_t branch, uint64_t sent_by
             have = true;
         }
         if (r->fp == fp)
-            return t->slot[s] - 1;
+            return j - 1;
     }
     return KEPT_NONE;
 }
@@ -199,22 +232,8 @@ uint32_t kept_find(struct node *n, int role, const struct osn_sip_wire *pm,
 size_t kept_bytes(const struct node *n)
 {
     const struct kept_table *t = &n->kept;
-    /* Records ever used: their pages are touched; the rest of the array is only reserved. */
-    return (size_t)t->hwm * sizeof *t->rec + (t->slot ? (t->mask + 1) * sizeof *t->slot : 0) +
-           t->blob_bytes;
-}
-
-/* The record array of `from` records grown to `to`, or NULL (the old array left as it was). It
- * is mapped by hand so that growing it moves page mappings (mremap) and copies and touches no
- * byte: a realloc of it may land on malloc's heap (glibc raises its mmap threshold after large
- * frees), copy the array and keep the old pages, and the node's resident memory then jumped by
- * the whole array (6.4 MB at 65,536 records) at each doubling. */
-static struct kept *rec_grow(struct kept *rec, uint32_t from, uint32_t to)
-{
-    size_t old = (size_t)from * sizeof *rec, size = (size_t)to * sizeof *rec;
-    void *p = rec ? mremap(rec, old, size, MREMAP_MAYMOVE)
-                  : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    /* Records and buckets ever used: their pages are touched; the rest is only reserved. */
+    return (size_t)t->hwm * sizeof *t->rec + (size_t)t->nb * sizeof *t->bucket + t->blob_bytes;
 }
 
 static uint32_t rec_new(struct kept_table *t)
@@ -226,7 +245,9 @@ static uint32_t rec_new(struct kept_table *t)
     }
     if (t->hwm == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 4096;
-        struct kept *r = cap > t->cap ? rec_grow(t->rec, t->cap, cap) : NULL;
+        struct kept *r =
+                cap > t->cap ? map_grow(t->rec, (size_t)t->cap * sizeof *r, (size_t)cap * sizeof *r)
+                             : NULL;
         if (!r)
             return KEPT_NONE;
         t->rec = r;
@@ -279,7 +300,7 @@ bool kept_take(struct node *n, struct ntx *x, int timer_id, double end)
             return false;
     }
     _Static_assert(sizeof(struct kept) <= 104, "a record stays compact (docs/node.md)");
-    uint32_t i = slots_room(t) == 0 ? rec_new(t) : KEPT_NONE;
+    uint32_t i = bucket_room(t) == 0 ? rec_new(t) : KEPT_NONE;
     if (i == KEPT_NONE) {
         free(blob);
         return false;
@@ -315,7 +336,7 @@ bool kept_take(struct node *n, struct ntx *x, int timer_id, double end)
         x->peer->kept_up_life = life;
     }
     t->blob_bytes += blob ? blob_charge(size) : 0;
-    slot_put(t, i);
+    bucket_put(t, i);
     t->n++;
     if (t->tail[list] == KEPT_NONE) {
         t->head[list] = t->tail[list] = i;
@@ -344,7 +365,7 @@ void kept_expire(struct node *n, int list)
         t->head[list] = k->next;
         if (t->head[list] == KEPT_NONE)
             t->tail[list] = KEPT_NONE;
-        slot_del(t, i);
+        bucket_del(t, i);
         if (k->blob)
             t->blob_bytes -= blob_charge(osn_sip_wire_delta_size(k->blob));
         free(k->blob);
@@ -415,6 +436,7 @@ void kept_release(struct node *n)
     }
     if (t->rec)
         munmap(t->rec, (size_t)t->cap * sizeof *t->rec);
-    free(t->slot);
+    if (t->bucket)
+        munmap(t->bucket, (size_t)t->bcap * sizeof *t->bucket);
     *t = (struct kept_table){0};
 }

@@ -184,21 +184,23 @@ struct kept {
     double t0;                /* the transaction's start (s) */
     union node_addr to;       /* server: where its responses go; client: where it sent */
     uint32_t next;            /* its expiry list, or the free list */
+    uint32_t hnext;           /* the next record of its hash bucket: index + 1, 0 none */
     uint32_t life;            /* this use of the record */
     uint32_t up, up_life;     /* INVITE client in Accepted: the server record upstream */
     uint16_t status;          /* final status sent (server) or received (client, non-2xx) */
-    uint8_t role, state, method, hop, list;
-    bool routed;
-    bool tcp;      /* over TCP: what it sends goes by the transport of its transaction */
+    uint8_t state, method, hop;
+    /* Bits, so that hnext fits the 104 bytes: role an enum osn_sip_role, list < KEPT_LISTS;
+     * tcp: over TCP, what it sends goes by the transport of its transaction. */
+    uint8_t role : 1, list : 3, routed : 1, tcp : 1;
     uint8_t *blob; /* what it may still send, coded (kept.c), NULL none */
 };
 
 struct kept_table {
     struct kept *rec;
-    uint32_t cap, hwm, n; /* records allocated, ever used, in use */
-    uint32_t free;        /* free list head, KEPT_NONE */
-    uint32_t *slot;       /* open addressing: record index + 1, 0 empty */
-    size_t mask;
+    uint32_t cap, hwm, n;  /* records allocated, ever used, in use */
+    uint32_t free;         /* free list head, KEPT_NONE */
+    uint32_t *bucket;      /* each chain's first record: index + 1, 0 empty (kept.c) */
+    uint32_t nb, lo, bcap; /* buckets in use, the power of two lo <= nb < 2 lo, reserved */
     uint32_t head[KEPT_LISTS], tail[KEPT_LISTS];
     size_t blob_bytes;
 };

@@ -80,13 +80,12 @@ def check():
     return ok
 
 
-def main():
-    if sys.argv[1:] == ["--check"]:
-        sys.exit(0 if check() else 1)
-    if sys.argv[1:] == ["--plot"]:  # redraw figure.png from load.csv and thresholds.csv
-        common.gnuplot(PLOT, os.path.join(HERE, "load.csv"),
-                       os.path.join(HERE, "thresholds.csv"), os.path.join(HERE, "figure.png"))
-        return
+def plot():
+    common.gnuplot(PLOT, os.path.join(HERE, "load.csv"), os.path.join(HERE, "thresholds.csv"),
+                   os.path.join(HERE, "figure.png"))
+
+
+def full():
     load = [row("load", lam, lam, 5, 10, 20000, 5)
             for lam in (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 1.6, 1.8, 2.0)]
     thr = [row("L", L, 1.2, L, 10, 20000, 5) for L in range(0, 10)]
@@ -98,12 +97,10 @@ def main():
     fmt = {h: "{:.3f}" for h in HEADER}
     fmt.update({"sweep": "{}", "x": "{}", "L": "{}", "H": "{}", "lambda": "{}",
                 "md1/mm1": "{:.3f}"})
-    txt = common.table([r + (r[8] / r[5],) for r in rows], HEADER + ["md1/mm1"], fmt)
-    open(os.path.join(HERE, "table.txt"), "w").write(txt)
-    print(txt)
-    common.gnuplot(PLOT, os.path.join(HERE, "load.csv"), os.path.join(HERE, "thresholds.csv"),
-                   os.path.join(HERE, "figure.png"))
+    common.write_tables(os.path.join(HERE, "table.txt"),
+                        [([r + (r[8] / r[5],) for r in rows], HEADER + ["md1/mm1"])], fmt)
+    plot()
 
 
 if __name__ == "__main__":
-    main()
+    common.study_main(check, full, plot)

@@ -143,14 +143,13 @@ def check():
     return ok
 
 
-def main():
-    if sys.argv[1:] == ["--check"]:
-        sys.exit(0 if check() else 1)
-    if sys.argv[1:] == ["--plot"]:  # redraw figure.png from the CSVs, no runs
-        common.gnuplot(PLOT, os.path.join(HERE, "queue_fluid.csv"),
-                       os.path.join(HERE, "queue_sim.csv"), os.path.join(HERE, "tandem.csv"),
-                       os.path.join(HERE, "figure.png"))
-        return
+def plot():
+    common.gnuplot(PLOT, os.path.join(HERE, "queue_fluid.csv"),
+                   os.path.join(HERE, "queue_sim.csv"), os.path.join(HERE, "tandem.csv"),
+                   os.path.join(HERE, "figure.png"))
+
+
+def full():
     with tempfile.TemporaryDirectory() as tmp:
         fl = {a: os.path.join(tmp, f"fluid_{a}.csv") for a in ("none", "rrrc", "rtd")}
         tr = {k: os.path.join(tmp, f"sim_{k}.csv") for k in ("none", "pi")}
@@ -170,14 +169,10 @@ def main():
     f1 = {h: "{:.3f}" for h in h1 + h2 + h3}
     f1.update({"run": "{}", "state": "{}", "buffer": "{}", "variant": "{}", "control": "{}",
                "failed": "{:.2%}", "failed_hw": "{:.2%}"})
-    txt = (common.table(rows, h1, f1) + "\n" + common.table(trows, h2, f1) + "\n" +
-           common.table(drows, h3, f1))
-    open(os.path.join(HERE, "table.txt"), "w").write(txt)
-    print(txt)
-    common.gnuplot(PLOT, os.path.join(HERE, "queue_fluid.csv"),
-                   os.path.join(HERE, "queue_sim.csv"), os.path.join(HERE, "tandem.csv"),
-                   os.path.join(HERE, "figure.png"))
+    common.write_tables(os.path.join(HERE, "table.txt"), [(rows, h1), (trows, h2), (drows, h3)],
+                        f1)
+    plot()
 
 
 if __name__ == "__main__":
-    main()
+    common.study_main(check, full, plot)

@@ -206,12 +206,7 @@ def check():
     return ok
 
 
-def main():
-    if sys.argv[1:] == ["--check"]:
-        sys.exit(0 if check() else 1)
-    if sys.argv[1:] == ["--plot"]:
-        plot()
-        return
+def full():
     loads = [8, 10, 12, 13, 14, 14.5, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 28, 30, 32,
              33, 34, 36, 40, 45, 49, 51, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99]
     brows = []
@@ -258,11 +253,9 @@ def main():
            "share_collapsed": "{:.2f}", "share_lo": "{:.2f}", "share_hi": "{:.2f}",
            "goodput": "{:.1f}", "goodput_hw": "{:.1f}", "fluid_goodput": "{:.1f}",
            "burst_y": "{:.2f}"}
-    txt = (common.table(brows, hb, fmt) + "\n" + common.table(srows, hs, fmt))
-    open(os.path.join(HERE, "table.txt"), "w").write(txt)
-    print(txt)
+    common.write_tables(os.path.join(HERE, "table.txt"), [(brows, hb), (srows, hs)], fmt)
     plot()
 
 
 if __name__ == "__main__":
-    main()
+    common.study_main(check, full, plot)

@@ -182,12 +182,7 @@ def check():
     return ok
 
 
-def main():
-    if sys.argv[1:] == ["--check"]:
-        sys.exit(0 if check() else 1)
-    if sys.argv[1:] == ["--plot"]:
-        plot()
-        return
+def full():
     with tempfile.TemporaryDirectory() as tmp:
         frows, cols = [], {}
         for p1 in P1_RATES:
@@ -230,11 +225,9 @@ def main():
     fmt.update({"run": "{}", "control": "{}", "setup": "{}", "state": "{}", "seeds": "{}",
                 "edge_collapsed": "{}", "mid_collapsed": "{}", "core_collapsed": "{}",
                 "p1_rate": "{}", "failed": "{:.3f}", "failed_hw": "{:.3f}"})
-    txt = common.table(frows, hf, fmt) + "\n" + common.table(srows + drows, hs, fmt)
-    open(os.path.join(HERE, "table.txt"), "w").write(txt)
-    print(txt)
+    common.write_tables(os.path.join(HERE, "table.txt"), [(frows, hf), (srows + drows, hs)], fmt)
     plot()
 
 
 if __name__ == "__main__":
-    main()
+    common.study_main(check, full, plot)

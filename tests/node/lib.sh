@@ -75,7 +75,8 @@
 #                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 2048 -M 64 -b 4194304"
 #   NL_SIPP_SLACK     seconds an outer `timeout` gives SIPp beyond its own -timeout (default 10)
 #   NL_LOCK           the load-test lock file (default /tmp/osn-node-load.lock; none: no lock)
-#   NL_LOCK_WAIT      seconds to wait for it (default 1800)
+#   NL_LOCK_WAIT      seconds to wait for it (default 1800; CTest passes its OSN_NODE_LOCK_WAIT
+#                     and gives a load test that much more TIMEOUT, tests/node.cmake)
 #
 # Every process is started on 127.0.0.1 only, under `timeout` (a hard bound even if the script
 # dies), and recorded; cleanup kills exactly those pids, never by name.
