@@ -368,8 +368,9 @@ grep -q "^osn optimize: minimise T_ret_p95 over" "$TMP/out" &&
 "$OSN" optimize --help | grep -qF "T_ret_p95" && ok || bad "optimize --help lacks T_ret_p95"
 run 2 "optimize bad objective" -- optimize "$OPT/tail_p99.ini" --set optimize.objective=T_ret_p90
 expect_err "optimize bad objective" "optimize.objective" "T_ret_p90"
-run 2 "optimize quantile det" -- optimize "$OPT/tail_p99.ini" --set service.law=det
-expect_err "optimize quantile det" "tail_p99.ini:" "optimize.objective" "exponential service"
+run 2 "optimize quantile det" -- optimize "$OPT/two_loop_constrained.ini" --set service.law=det \
+    --set optimize.objective=T_ret_p95
+expect_err "optimize quantile det" "--set optimize.objective=T_ret_p95" "exponential service"
 rm -f "$TMP/nogrid.csv"
 run 2 "optimize failed run leaves no grid" -- optimize "$OPT/infeasible.ini" \
     --grid "$TMP/nogrid.csv" --json "$TMP/no/such/dir/x.json"
