@@ -16,6 +16,9 @@
  * passes or fails on time. Each case runs on one thread, then on one per CPU (threads=all).
  * Exponential service runs twice: every pair solved (scan=plain, cfg.exhaustive) and screened by
  * the closed forms (scan=screened: solved_in_full says how many pairs the screen had to solve).
+ * Then the quantile objectives (objective=T_ret_p95, T_ret_p99: every pair's return-time
+ * distribution on top of its solve) on one thread, beside the plain mean scan of the same R:
+ * `vs_mean` is their ratio of wall times (one run each, R <= 100 only: about 30 at R = 100).
  * Last, the screened scan at R = 1000 beside an estimate of the plain one from a sample of its
  * pairs, and the screened scan at R = 10^4 (one run: about half a minute).
  */
@@ -88,45 +91,63 @@ static double fixed_cost_us(void)
     return 1e6 * (now_seconds() - t0) / n;
 }
 
-static void run(long R, enum osn_law_kind law, const char *name, int threads, bool exhaustive)
+/* One search, timed (median of 3; 1 past R = 2000). Returns the median in seconds, or -1. */
+static double run_obj(long R, enum osn_law_kind law, const char *name, int threads, bool exhaustive,
+                      enum osn_opt_objective obj, double mean_s)
 {
     struct osn_model m = model(R, law);
     struct osn_opt_cfg cfg = {0};
     struct osn_opt_result res;
     double t[3];
-    int reps = R > 2000 ? 1 : 3, rc = 0;
+    int reps = R > 2000 || obj != OSN_OPT_T_RET ? 1 : 3, rc = 0; /* a quantile: ~6 s at 100 */
     char b[64];
     const char *why = osn_solve_unsupported(&m, OSN_METHOD_GENERAL);
 
     if (why) {
         printf("bench_optimize R=%ld service=%s: not supported yet (%s)\n", R, name, why);
-        return;
+        return -1;
     }
     cfg.has[OSN_OPT_THROTTLE] = cfg.has[OSN_OPT_DISCARD] = true;
     cfg.bound[OSN_OPT_THROTTLE] = 0.5;
     cfg.bound[OSN_OPT_DISCARD] = 1e-3;
     cfg.threads = threads;
     cfg.exhaustive = exhaustive;
+    cfg.objective = obj;
     for (int i = 0; i < reps && !rc; i++) {
         double t0 = now_seconds();
         rc = osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL);
         t[i] = now_seconds() - t0;
     }
     if (rc) {
-        printf("bench_optimize R=%ld service=%s: failed: %s\n", R, name, osn_strerror(rc));
-        return;
+        printf("bench_optimize R=%ld service=%s objective=%s: failed: %s\n", R, name,
+               osn_opt_objective_name(obj), osn_strerror(rc));
+        return -1;
     }
     qsort(t, (size_t)reps, sizeof t[0], cmp_double);
     bool plain = res.solved == res.evaluated;
     double med = t[reps / 2];
-    double loop = law == OSN_LAW_EXP && threads == 1 && plain && R <= 200 ? bare_loop(&m) : -1;
+    double loop = law == OSN_LAW_EXP && threads == 1 && plain && R <= 200 && obj == OSN_OPT_T_RET
+                          ? bare_loop(&m)
+                          : -1;
     printf("bench_optimize R=%ld service=%s scan=%s threads=%s pairs=%ld feasible=%ld "
            "solved_in_full=%ld median_s=%.3f pairs_per_s=%.0f us_per_pair=%.3f loop_s=%.3f L=%ld "
-           "H=%ld T_ret=%s\n",
+           "H=%ld T_ret=%s",
            R, name, plain ? "plain" : "screened", threads ? "1" : "all", res.evaluated,
            res.feasible, res.solved, med, (double)res.evaluated / med,
            1e6 * med / (double)res.evaluated, loop, res.best.L, res.best.H,
            osn_xd_format(res.best.ms.T_ret, 10, b, sizeof b));
+    if (obj != OSN_OPT_T_RET)
+        printf(" objective=%s %s=%s vs_mean=%.1f", osn_opt_objective_name(obj),
+               osn_opt_objective_name(obj),
+               osn_xd_format(osn_opt_objective_value(obj, &res.best.ms), 10, b, sizeof b),
+               mean_s > 0 ? med / mean_s : -1);
+    putchar('\n');
+    return med;
+}
+
+static double run(long R, enum osn_law_kind law, const char *name, int threads, bool exhaustive)
+{
+    return run_obj(R, law, name, threads, exhaustive, OSN_OPT_T_RET, -1);
 }
 
 /*
@@ -173,10 +194,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_optimize [R...]   (2 <= R <= 100000)\n");
             return 2;
         }
+        double mean_s = -1;
         for (int threads = 1; threads >= 0; threads--) { /* 1, then one per CPU (0) */
-            run(R, OSN_LAW_EXP, "exp", threads, true);
+            double t = run(R, OSN_LAW_EXP, "exp", threads, true);
+            mean_s = threads ? t : mean_s;
             run(R, OSN_LAW_DET, "det", threads, true);
         }
+        if (R <= 100) /* 30 times the mean's scan: R = 200 would take minutes */
+            for (int o = OSN_OPT_T_RET_P95; o < OSN_OPT_NOBJ; o++)
+                run_obj(R, OSN_LAW_EXP, "exp", 1, true, (enum osn_opt_objective)o, mean_s);
         run(R, OSN_LAW_EXP, "exp", 1, false);
     }
     /* The issue's case: exponential service at R = 1000, screened, against the plain scan's

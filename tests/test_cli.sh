@@ -339,6 +339,38 @@ run 0 "optimize --threads 1" -- optimize "$OPT/two_loop_constrained.ini" --threa
 run 0 "optimize --threads 3" -- optimize "$OPT/two_loop_constrained.ini" --threads 3 --grid "$TMP/g3.csv" --json "$TMP/o3.json"
 cmp -s "$TMP/g1.csv" "$TMP/g3.csv" && cmp -s "$TMP/o1.json" "$TMP/o3.json" && ok ||
     bad "optimize --threads 1 and 3 differ"
+# A quantile objective (examples/optimize/tail_p99.ini): the JSON names it and its value, which
+# is the least T_ret_p99 of the feasible rows of the grid re-read (the brute force of every
+# pair); the summary says what it minimised; the mean's grid leaves the quantiles empty.
+run 0 "optimize p99 grid+json" -- optimize "$OPT/tail_p99.ini" --grid "$TMP/gq.csv" \
+    --json "$TMP/oq.json" -q
+if "$PY" - "$TMP/gq.csv" "$TMP/oq.json" "$TMP/grid.csv" <<'PYEOF'; then ok; else bad "optimize p99 --grid/--json"; fi
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+d = json.load(open(sys.argv[2]))
+assert d["objective"] == "T_ret_p99" and d["found"], (d["objective"], d["found"])
+assert len(rows) == d["evaluated"] == 190
+feas = [r for r in rows if r["feasible"] == "1"]
+best = min(feas, key=lambda r: float(r["T_ret_p99"]))
+assert (int(best["L"]), int(best["H"])) == (d["L"], d["H"]), (best["L"], best["H"], d["L"], d["H"])
+assert float(best["T_ret_p99"]) == d["objective_value"] == d["T_ret_p99"], (best["T_ret_p99"], d)
+assert all(float(r["T_ret_p50"]) <= float(r["T_ret_p95"]) <= float(r["T_ret_p99"]) for r in rows)
+assert d["next_better"] is None or d["next_better"]["T_ret_p99"] < d["T_ret_p99"]
+mean = json.load(open(sys.argv[3].replace("grid.csv", "opt.json")))
+assert mean["objective"] == "T_ret" and mean["objective_value"] == mean["T_ret"]
+assert (mean["L"], mean["H"]) != (d["L"], d["H"]), "the p99 should move the optimum here"
+assert all(r["T_ret_p99"] == "" for r in csv.DictReader(open(sys.argv[3])))
+PYEOF
+run 0 "optimize p95 summary" -- optimize "$OPT/tail_p99.ini" --set optimize.objective=T_ret_p95
+grep -q "^osn optimize: minimise T_ret_p95 over" "$TMP/out" &&
+    grep -q "^optimum: L=[0-9]* H=[0-9]*, T_ret_p95 = .* s, T_ret = .* s$" "$TMP/out" && ok ||
+    bad "optimize p95 summary: $(head -c 400 "$TMP/out")"
+"$OSN" optimize --help | grep -qF "T_ret_p95" && ok || bad "optimize --help lacks T_ret_p95"
+run 2 "optimize bad objective" -- optimize "$OPT/tail_p99.ini" --set optimize.objective=T_ret_p90
+expect_err "optimize bad objective" "optimize.objective" "T_ret_p90"
+run 2 "optimize quantile det" -- optimize "$OPT/two_loop_constrained.ini" --set service.law=det \
+    --set optimize.objective=T_ret_p95
+expect_err "optimize quantile det" "--set optimize.objective=T_ret_p95" "exponential service"
 rm -f "$TMP/nogrid.csv"
 run 2 "optimize failed run leaves no grid" -- optimize "$OPT/infeasible.ini" \
     --grid "$TMP/nogrid.csv" --json "$TMP/no/such/dir/x.json"

@@ -32,6 +32,7 @@ DRAWN_BY = {
     "studies/05-prsm/figure.png": "studies/05-prsm/study.py",
     "studies/06-bistability-map/figure.png": "studies/06-bistability-map/study.py",
     "studies/07-tandem-propagation/figure.png": "studies/07-tandem-propagation/study.py",
+    "studies/12-quantile-objective/figure.png": "studies/12-quantile-objective/study.py",
 }
 # What a title must say: a count of replications (a number or the variable that holds it),
 # or one run / a single sample path, or exact / deterministic values.

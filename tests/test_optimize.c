@@ -11,7 +11,9 @@
  * grid's own values so that constraints really cut; single-loop, bi-level (invalid pairs
  * skipped), two flows, policy II and constant service; an infeasible case; the drift of the optimum
  * to H = R-1 without a discard bound (docs/models.md); and a case whose measures leave the double
- * range.
+ * range. The quantile objectives (p95, p99 of the return time) are checked the same way: the
+ * reference computes every pair's distribution itself (osn_tret_dist_new, then
+ * osn_tret_dist_quantile at 0.95 or 0.99) and ranks the pairs by it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,10 +34,12 @@
 
 #define MAXP 512 /* pairs of the largest case, R = 30 (435), with room */
 
-/* One pair of the reference grid. */
+/* One pair of the reference grid: its measures, and the objective it is ranked by (T_ret, or a
+ * quantile of its distribution: ref_quantiles()). */
 struct ref_pair {
     long L, H;
     struct osn_measures ms;
+    double obj;
 };
 
 struct ref_grid {
@@ -68,7 +72,22 @@ static void ref_solve(const struct osn_model *base, enum osn_method method, stru
             r->L = L;
             r->H = H;
             assert_int_equal(osn_solve(&m, method, &r->ms, NULL, NULL), 0);
+            r->obj = osn_xd_to_double(r->ms.T_ret);
         }
+}
+
+/* The p-quantile of every pair's return time as its objective, each distribution computed here
+ * on its own. */
+static void ref_quantiles(const struct osn_model *base, struct ref_grid *g, double p)
+{
+    for (int i = 0; i < g->n; i++) {
+        struct osn_model m = *base;
+        struct osn_tret_dist *td = NULL;
+        osn_optimize_set_pair(&m, g->p[i].L, g->p[i].H);
+        assert_int_equal(osn_tret_dist_new(&td, &m), 0);
+        g->p[i].obj = osn_xd_to_double(osn_tret_dist_quantile(td, p));
+        osn_tret_dist_free(td);
+    }
 }
 
 static double dv(struct osn_xd x)
@@ -127,22 +146,21 @@ static struct ref_answer ref_answer(const struct ref_grid *g, const struct osn_o
     double best_viol = 0;
     for (int i = 0; i < g->n; i++) {
         bool ok;
-        double t = ref_total(cfg, &g->p[i].ms, &ok), T = dv(g->p[i].ms.T_ret);
+        double t = ref_total(cfg, &g->p[i].ms, &ok), T = g->p[i].obj;
         a.feasible += ok;
-        if (ok && (a.best < 0 || T < dv(g->p[a.best].ms.T_ret)))
+        if (ok && (a.best < 0 || T < g->p[a.best].obj))
             a.best = i;
-        if (a.closest < 0 || t < best_viol ||
-            (t == best_viol && T < dv(g->p[a.closest].ms.T_ret))) {
+        if (a.closest < 0 || t < best_viol || (t == best_viol && T < g->p[a.closest].obj)) {
             a.closest = i;
             best_viol = t;
         }
     }
     if (a.best < 0)
         return a;
-    double Tb = dv(g->p[a.best].ms.T_ret);
+    double Tb = g->p[a.best].obj;
     for (int i = 0; i < g->n; i++) {
-        double T = dv(g->p[i].ms.T_ret);
-        if (T < Tb && (a.next < 0 || T > dv(g->p[a.next].ms.T_ret)))
+        double T = g->p[i].obj;
+        if (T < Tb && (a.next < 0 || T > g->p[a.next].obj))
             a.next = i;
     }
     if (a.next >= 0)
@@ -250,6 +268,8 @@ static void check_case(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         assert_int_equal(res.best.L, g->p[a.best].L);
         assert_int_equal(res.best.H, g->p[a.best].H);
         assert_true(rel(dv(res.best.ms.T_ret), dv(g->p[a.best].ms.T_ret)) == 0);
+        /* The value ranked by, to the bit: the mean, or the quantile computed here. */
+        assert_true(dv(osn_opt_objective_value(cfg->objective, &res.best.ms)) == g->p[a.best].obj);
         assert_int_equal(res.closest.L, res.best.L);
         assert_int_equal(res.closest.H, res.best.H);
         assert_int_equal(res.next.found, a.next >= 0);
@@ -291,11 +311,13 @@ static double quantile(const struct ref_grid *g, int c, double q, bool between)
     return 0.5 * (v[i] + v[i + 1]);
 }
 
-/* Every subset of the four constraints (16), bounds at quantiles q of the grid. */
-static void all_subsets(const struct osn_model *m, const struct ref_grid *g, double q, bool exact)
+/* Every subset of the four constraints (16), bounds at quantiles q of the grid, for objective
+ * obj (the grid's obj must be that objective's values). */
+static void all_subsets_obj(const struct osn_model *m, const struct ref_grid *g, double q,
+                            bool exact, enum osn_opt_objective obj)
 {
     for (int mask = 0; mask < 16; mask++) {
-        struct osn_opt_cfg cfg = {0};
+        struct osn_opt_cfg cfg = {.objective = obj};
         for (int c = 0; c < OSN_OPT_NCON; c++)
             if (mask & (1 << c)) {
                 cfg.has[c] = true;
@@ -304,6 +326,11 @@ static void all_subsets(const struct osn_model *m, const struct ref_grid *g, dou
             }
         check_case(m, &cfg, g, exact);
     }
+}
+
+static void all_subsets(const struct osn_model *m, const struct ref_grid *g, double q, bool exact)
+{
+    all_subsets_obj(m, g, q, exact, OSN_OPT_T_RET);
 }
 
 static void test_two_loop_brute_force(void **state)
@@ -677,6 +704,151 @@ static void test_threads(void **state)
     assert_int_equal(osn_optimize(&m, &cfg, &r, NULL, NULL, NULL, NULL), OSN_EINVAL);
 }
 
+/* The models of test_other_models_brute_force at R, plus a two-phase MMPP (i = 5). */
+static struct osn_model quantile_model(int i, long R)
+{
+    struct osn_model m = two_loop(1.2, 0.6, 0, 1, R);
+    switch (i) {
+    case 0:
+        m = two_loop(1.3, 0.7, 0, 1, R);
+        m.kind = OSN_KIND_SINGLE_LOOP;
+        break;
+    case 1:
+        m = two_loop(1.1, 0.5, 0, 1, R);
+        m.kind = OSN_KIND_BI_LEVEL;
+        m.L2 = R / 2;
+        m.H2 = R - 1;
+        break;
+    case 2:
+        m.flows = 2;
+        m.rate1 = 0.7;
+        m.rate2 = 0.6;
+        m.rate = 1.3;
+        m.overload_rate = 0.7;
+        break;
+    case 3:
+        m.policy = OSN_POLICY_II;
+        break;
+    default: /* bursts of 2.4/s a third of the time, half accepted in overload */
+        m.process = OSN_ARR_MMPP;
+        m.mmpp.K = 2;
+        m.mmpp.rate[0] = 0.6;
+        m.mmpp.rate[1] = 2.4;
+        m.mmpp.gen[0][1] = 0.05;
+        m.mmpp.gen[1][0] = 0.1;
+        for (int k = 0; k < 2; k++) {
+            m.mmpp.accept[0][k] = 1;
+            m.mmpp.accept[1][k] = 0.5;
+        }
+        m.rate = osn_mmpp_mean_rate(&m.mmpp, 0);
+        m.overload_rate = osn_mmpp_mean_rate(&m.mmpp, 1);
+        break;
+    }
+    osn_model_resolve(&m);
+    return m;
+}
+
+/*
+ * The quantile objectives against brute force: every pair's distribution computed by the
+ * reference, the pairs ranked by its p95 or p99, and the documented rules applied under every
+ * subset of the constraints; the optimum's quantile must be the reference's to the bit. Two-loop
+ * at R = 6, 9, 12 from light to heavy load, then the other models at R = 9. The objective must
+ * matter: in some of these cases the p99's optimum is not the mean's (else this test could not
+ * tell an optimiser that ignores the objective).
+ */
+static void test_quantile_brute_force(void **state)
+{
+    static const double loads[] = {0.5, 0.9, 1.2, 2.0}, probs[] = {0.95, 0.99};
+    static struct ref_grid g;
+    int differ = 0;
+    (void)state;
+    for (long R = 6; R <= 12; R += 3)
+        for (size_t k = 0; k < sizeof loads / sizeof loads[0]; k++)
+            for (int o = OSN_OPT_T_RET_P95; o <= OSN_OPT_T_RET_P99; o++) {
+                struct osn_model m = two_loop(loads[k], loads[k] / 2, 0, 1, R);
+                ref_solve(&m, OSN_METHOD_GENERAL, &g);
+                ref_quantiles(&m, &g, probs[o - 1]);
+                all_subsets_obj(&m, &g, 0.5, true, (enum osn_opt_objective)o);
+                /* Under a discard and a cycle bound, does this objective move the optimum? */
+                struct osn_opt_cfg cfg = {0};
+                struct osn_opt_result mean, q;
+                cfg.has[OSN_OPT_DISCARD] = cfg.has[OSN_OPT_CYCLE] = true;
+                cfg.bound[OSN_OPT_DISCARD] = quantile(&g, OSN_OPT_DISCARD, 0.5, false);
+                cfg.bound[OSN_OPT_CYCLE] = quantile(&g, OSN_OPT_CYCLE, 0.5, false);
+                assert_int_equal(osn_optimize(&m, &cfg, &mean, NULL, NULL, NULL, NULL), 0);
+                cfg.objective = (enum osn_opt_objective)o;
+                assert_int_equal(osn_optimize(&m, &cfg, &q, NULL, NULL, NULL, NULL), 0);
+                differ += mean.best.L != q.best.L || mean.best.H != q.best.H;
+            }
+    print_message("quantile objectives: %d of 24 two-loop cases move the optimum\n", differ);
+    assert_true(differ > 0);
+    for (int i = 0; i < 5; i++) {
+        struct osn_model m = quantile_model(i, 9);
+        assert_int_equal(osn_model_check(&m, NULL, NULL, 0), 0);
+        ref_solve(&m, OSN_METHOD_GENERAL, &g);
+        ref_quantiles(&m, &g, 0.99);
+        all_subsets_obj(&m, &g, 0.5, true, OSN_OPT_T_RET_P99);
+    }
+}
+
+static int count_quantiles(const struct osn_opt_pair *p, void *arg)
+{
+    assert_true(p->ms->have_tret_q);
+    assert_true(osn_xd_cmp(p->ms->T_ret_q[2], p->ms->T_ret_q[3]) <= 0); /* p95 <= p99 */
+    ++*(long *)arg;
+    return 0;
+}
+
+/* The objective's API: names, values, refusals, every visited pair's quantiles, threads. */
+static void test_quantile_api(void **state)
+{
+    struct osn_model m = two_loop(1.2, 0.6, 0, 1, 20);
+    struct osn_opt_cfg cfg = {.objective = OSN_OPT_T_RET_P95};
+    struct osn_opt_result res, r3;
+    struct osn_measures ms = {0};
+    long visits = 0;
+    char why[512];
+    (void)state;
+    assert_string_equal(osn_opt_objective_name(OSN_OPT_T_RET), "T_ret");
+    assert_string_equal(osn_opt_objective_name(OSN_OPT_T_RET_P95), "T_ret_p95");
+    assert_string_equal(osn_opt_objective_name(OSN_OPT_T_RET_P99), "T_ret_p99");
+    assert_string_equal(osn_opt_objective_name(OSN_OPT_NOBJ), "?");
+    assert_true(isnan(osn_opt_objective_value(OSN_OPT_T_RET_P99, &ms).m)); /* not computed */
+
+    cfg.has[OSN_OPT_DISCARD] = true;
+    cfg.bound[OSN_OPT_DISCARD] = 1e-3;
+    assert_int_equal(osn_optimize(&m, &cfg, &res, count_quantiles, &visits, NULL, NULL), 0);
+    assert_int_equal(visits, 190);
+    assert_int_equal(res.solved, 190); /* no screen for a quantile */
+    assert_true(res.best.ms.have_tret_q && res.next.ms.have_tret_q && res.free.ms.have_tret_q);
+    cfg.threads = 3;
+    assert_int_equal(osn_optimize(&m, &cfg, &r3, NULL, NULL, NULL, NULL), 0);
+    same_answer(&res, &r3);
+    assert_true(same_bits(res.best.ms.T_ret_q[2], r3.best.ms.T_ret_q[2]));
+
+    cfg.objective = OSN_OPT_NOBJ;
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), OSN_EINVAL);
+    cfg.objective = OSN_OPT_T_RET_P99;
+    m.service.kind = OSN_LAW_DET;
+    m.service.rate = 1;
+    osn_model_resolve(&m);
+    assert_null(osn_solve_unsupported(&m, OSN_METHOD_GENERAL)); /* the mean is fine, */
+    assert_int_equal(osn_optimize(&m, &cfg, &res, NULL, NULL, NULL, NULL), OSN_ENOTSUP);
+
+    /* What the command says when one pair's distribution is out of reach. */
+    memset(&res, 0, sizeof res);
+    res.failed.found = true;
+    res.failed.L = 3;
+    res.failed.H = 7;
+    osn_opt_failure_text(OSN_ETOOBIG, &cfg, &res, why, sizeof why);
+    assert_non_null(strstr(why, "(3, 7)"));
+    assert_non_null(strstr(why, "out of reach"));
+    assert_non_null(strstr(why, "T_ret_p99"));
+    cfg.objective = OSN_OPT_T_RET;
+    osn_opt_failure_text(OSN_ENOMEM, &cfg, &res, why, sizeof why);
+    assert_non_null(strstr(why, "(3, 7)"));
+}
+
 /* Writes text to a temporary scenario file; returns its path (static buffer). */
 static const char *scenario_file(const char *text)
 {
@@ -723,6 +895,36 @@ static void test_scenario_section(void **state)
     assert_non_null(strstr(err, "optimize.objective"));
     osn_scenario_release(&sc);
 
+    /* The objective: each name in any case, a name it does not know refused with the key. */
+    path = scenario_file("[optimize]\nobjective = t_ret_P99\n");
+    assert_int_equal(osn_scenario_load(&sc, path, NULL, 0, &osn_optimize_schema, err, sizeof err),
+                     0);
+    assert_int_equal(osn_optimize_cfg_load(&cfg, &sc.ini, err, sizeof err), 0);
+    assert_int_equal(cfg.objective, OSN_OPT_T_RET_P99);
+    osn_scenario_release(&sc);
+    const char *p95[] = {"optimize.objective=T_ret_p95"};
+    assert_int_equal(osn_scenario_load(&sc, NULL, p95, 1, &osn_optimize_schema, err, sizeof err),
+                     0);
+    assert_int_equal(osn_optimize_cfg_load(&cfg, &sc.ini, err, sizeof err), 0);
+    assert_int_equal(cfg.objective, OSN_OPT_T_RET_P95);
+    osn_scenario_release(&sc);
+    path = scenario_file("[optimize]\nobjective = T_ret_p90\n");
+    assert_int_equal(osn_scenario_load(&sc, path, NULL, 0, &osn_optimize_schema, err, sizeof err),
+                     0);
+    assert_int_equal(osn_optimize_cfg_load(&cfg, &sc.ini, err, sizeof err), OSN_ECONFIG);
+    assert_non_null(strstr(err, ":2:"));
+    assert_non_null(strstr(err, "optimize.objective"));
+    osn_scenario_release(&sc);
+    /* A quantile without exponential service: refused at load, naming the objective's line. */
+    path = scenario_file("[thresholds]\nR = 10\n[service]\nlaw = det\n[optimize]\n"
+                         "objective = T_ret_p95\n");
+    int rc = osn_optimize_scenario_load(&sc, &cfg, path, NULL, 0, false, NULL, err, sizeof err);
+    osn_scenario_release(&sc);
+    assert_int_equal(rc, OSN_ECONFIG); /* the general solver takes constant service: the mean */
+    assert_non_null(strstr(err, ":6:"));
+    assert_non_null(strstr(err, "optimize.objective"));
+    assert_non_null(strstr(err, "exponential service"));
+
     path = scenario_file("[optimize]\nmax_los = 0.1\n");
     assert_int_equal(osn_scenario_load(&sc, path, NULL, 0, &osn_optimize_schema, err, sizeof err),
                      OSN_ECONFIG);
@@ -743,6 +945,8 @@ int main(void)
             cmocka_unit_test(test_screen_closed_forms),
             cmocka_unit_test(test_screen_as_plain),
             cmocka_unit_test(test_scenario_section),
+            cmocka_unit_test(test_quantile_brute_force),
+            cmocka_unit_test(test_quantile_api),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

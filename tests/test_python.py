@@ -148,6 +148,17 @@ same(
     cli_opt(["optimize.max_discard=0.002"], path),
     "osn.optimize with a key over the file",
 )
+# The objective as a keyword: a quantile of the return time, as `osn optimize` gives it; a name
+# it does not know raises, naming the key.
+q = osn.optimize(scenario=path, objective="T_ret_p95")
+same(q, cli_opt(["optimize.objective=T_ret_p95"], path), "osn.optimize objective=T_ret_p95")
+check(q["objective"] == "T_ret_p95" and q["objective_value"] == q["T_ret_p95"],
+      f"objective T_ret_p95: {q['objective']} {q['objective_value']}")
+try:
+    osn.optimize(scenario=path, objective="p95")
+    check(False, "optimize objective=p95 did not raise")
+except osn.ScenarioError as e:
+    check("optimize.objective" in str(e), f"optimize objective=p95 message: {e}")
 pts = osn.optimize([{"rate": 0.9}, {"rate": 1.5}], R=20, max_throttle=0.5, max_discard=1e-3)
 for x, r in zip((0.9, 1.5), pts):
     c = cli_opt([f"arrivals.rate={x}", "thresholds.R=20", "optimize.max_throttle=0.5",

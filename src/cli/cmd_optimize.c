@@ -1,6 +1,7 @@
 /*
- * `osn optimize`: the thresholds (L, H) with the smallest mean return time T_ret under
- * constraints on throttling, loss, discard and the control-cycle time.
+ * `osn optimize`: the thresholds (L, H) with the smallest mean return time T_ret, or its 95% or
+ * 99% quantile (optimize.objective), under constraints on throttling, loss, discard and the
+ * control-cycle time.
  *
  * Thin like `osn solve`: parse the options, load the scenario with the [optimize] section
  * (src/io/optimize_scenario.c), run osn_optimize() (src/model/optimize.c), print. The grid, the
@@ -47,26 +48,32 @@ void osn_cmd_optimize_usage(FILE *f)
           "                    [-q|--quiet]\n"
           "\n"
           "Best hysteretic thresholds: minimises the mean return time from overload T_ret\n"
+          "(or, with optimize.objective = T_ret_p95 or T_ret_p99, its 95% or 99% quantile)\n"
           "over every pair of whole numbers 0 <= L < H < R (two-loop, single-loop), or\n"
           "0 <= L1 < H1 < H2 with L2, H2, R fixed (bi-level; only pairs forming a valid\n"
           "model), under the constraints of the [optimize] section. The answer is that of\n"
           "solving every pair exactly, as by 'osn solve --method general'. For the\n"
           "one-flow two-loop M|M|1 model (policy I) closed forms screen the pairs first\n"
           "and only those they cannot decide are solved (a few; R = 1000 in under a\n"
-          "second); --grid, --plot and --exhaustive solve every pair.\n"
+          "second); --grid, --plot, --exhaustive and a quantile objective solve every\n"
+          "pair. A quantile needs exponential service: the return time's distribution\n"
+          "is computed at every pair, several solves' worth each.\n"
           "\n"
           "Options:\n"
           "  --set SECTION.KEY=VALUE  override a scenario key, repeatable\n"
           "                           (e.g. --set optimize.max_loss=0.1)\n"
           "  --grid FILE|-            every evaluated pair as CSV, one row each (heat map):\n"
           "                           L,H,feasible,violation,P0,P1,P2,throttle,theta,T_ret,\n"
-          "                           T_ret_sd,T_cyc,T_norm,T_disc,N_mean,throughput,\n"
-          "                           sojourn,mode_change_rate,nu01,nu12, then KEY_log10\n"
-          "                           of each (bi-level: L,H are L1,H1)\n"
+          "                           T_ret_sd,T_ret_p50,T_ret_p90,T_ret_p95,T_ret_p99,\n"
+          "                           T_cyc,T_norm,T_disc,N_mean,throughput,sojourn,\n"
+          "                           mode_change_rate,nu01,nu12, then KEY_log10 of each\n"
+          "                           (bi-level: L,H are L1,H1; the quantiles are empty\n"
+          "                           unless the objective is one)\n"
           "  --json FILE|-            the solve keys of the optimum (as osn solve --json),\n"
-          "                           plus L, H, evaluated, feasible, found, binding, ...\n"
-          "  --plot FILE.png          heat map of log10 T_ret with the feasible region and\n"
-          "                           the optimum (needs gnuplot)\n"
+          "                           plus L, H, evaluated, feasible, found, objective,\n"
+          "                           objective_value, binding, ...\n"
+          "  --plot FILE.png          heat map of log10 of the objective with the feasible\n"
+          "                           region and the optimum (needs gnuplot)\n"
           "  --threads N              solve the pairs on N threads [the CPUs online];\n"
           "                           the answer does not depend on N. Under mpirun or\n"
           "                           srun the pairs are shared by the ranks, each on\n"
@@ -84,33 +91,37 @@ void osn_cmd_optimize_usage(FILE *f)
     struct osn_opt_cfg none = {0};
     osn_ini_keys_print(f, &osn_optimize_schema, &none, false);
     fputs("A bound is met with equality too. Without constraints the answer is the\n"
-          "unconstrained minimum of T_ret; with only max_throttle and min_cycle it drifts\n"
-          "to H = R-1 (discard shortens the return): max_discard makes it sensible.\n"
+          "unconstrained minimum of the objective; with only max_throttle and min_cycle it\n"
+          "drifts to H = R-1 (discard shortens the return): max_discard makes it sensible.\n"
           "\n"
-          "Output: the optimum (L, H, T_ret), each constraint's value, bound and slack\n"
-          "(1 - value/bound; 1 - bound/value for min_cycle), the binding constraint, the\n"
-          "number of pairs evaluated and feasible, and the table of all measures at the\n"
-          "optimum. Ties in T_ret go to the smaller H, then the smaller L.\n"
-          "  binding: the pair with the largest T_ret below the optimum's (the next-better\n"
-          "    pair, which wins if the constraints are relaxed a little) is infeasible; the\n"
-          "    constraint it violates most, relatively, is binding. 'none' when no pair has\n"
-          "    a smaller T_ret, i.e. the optimum is unconstrained.\n"
+          "Output: the optimum (L, H, the objective and T_ret), each constraint's value,\n"
+          "bound and slack (1 - value/bound; 1 - bound/value for min_cycle), the binding\n"
+          "constraint, the number of pairs evaluated and feasible, and the table of all\n"
+          "measures at the optimum. Below, 'objective' is T_ret unless another is chosen;\n"
+          "ties in it go to the smaller H, then the smaller L.\n"
+          "  binding: the pair with the largest objective below the optimum's (the\n"
+          "    next-better pair, which wins if the constraints are relaxed a little) is\n"
+          "    infeasible; the constraint it violates most, relatively, is binding. 'none'\n"
+          "    when no pair has a smaller objective, i.e. the optimum is unconstrained.\n"
           "  relative violation: value/bound - 1 (bound/value - 1 for min_cycle), 0 when\n"
           "    met; a max_* bound of 0 counts the value itself. A pair's total is the\n"
           "    sum over the constraints.\n"
           "  no feasible pair: said so, and the closest pair (smallest total violation;\n"
-          "    ties by T_ret) is shown instead; the exit status is still 0.\n"
+          "    ties by the objective) is shown instead; the exit status is still 0.\n"
           "Progress goes to stderr when it is a terminal and the run takes over a second.\n"
           "\n"
           "Exit status: 0 when the search ran (feasible pairs or not); 2 on any error\n"
           "(bad scenario: the message names FILE:LINE or the --set flag, and the key; bad\n"
           "option; "
-          "a model osn solve does not support; I/O or solver failure).\n"
+          "a model osn solve does not support; a quantile objective without exponential\n"
+          "service; a pair whose return-time distribution is out of reach; I/O or solver\n"
+          "failure).\n"
           "\n"
           "Example:\n"
           "  osn optimize examples/optimize/two_loop_constrained.ini --grid grid.csv\n"
           "  osn optimize examples/optimize/two_loop_constrained.ini \\\n"
-          "               --set optimize.max_discard=2e-3 --json -\n",
+          "               --set optimize.max_discard=2e-3 --json -\n"
+          "  osn optimize examples/optimize/tail_p99.ini\n",
           f);
 }
 
@@ -220,6 +231,7 @@ static int search(const struct opt_opts *o, const struct osn_scenario *sc,
     }
     g->R = sc->model.kind == OSN_KIND_BI_LEVEL ? sc->model.H2 : sc->model.R;
     g->bi_level = sc->model.kind == OSN_KIND_BI_LEVEL;
+    g->objective = cfg->objective;
     if (o->plot && osn_opt_plot_begin(g, err, sizeof err) != 0)
         return die("--plot: %s", err);
     prog.tty = isatty(STDERR_FILENO);
@@ -233,8 +245,10 @@ static int search(const struct opt_opts *o, const struct osn_scenario *sc,
     if (rc == OSN_ECONFIG)
         return die("%s: no valid (L, H) pair in this model",
                    sc->ini.path[0] ? sc->ini.path : "scenario");
+    char why[512];
+    osn_opt_failure_text(rc, cfg, res, why, sizeof why);
     if (rc)
-        return die("optimisation failed: %s", osn_strerror(rc));
+        return die("optimisation failed: %s", why);
     return 0;
 }
 

@@ -43,11 +43,13 @@ static const char *fmt7(xd x, char *buf, size_t size)
 /* ---- --grid ---- */
 
 /* The measures of a row, in column order; each has a KEY_log10 column after them all, numeric
- * even where KEY is a string beyond the double range (as in `osn solve --csv`). */
+ * even where KEY is a string beyond the double range (as in `osn solve --csv`). The quantiles
+ * of the return time are filled when the objective is one of them (every pair's distribution
+ * is computed then), empty otherwise. */
 static const char *const grid_keys[] = {
-        "P0",    "P1",     "P2",     "throttle", "theta",      "T_ret",   "T_ret_sd",
-        "T_cyc", "T_norm", "T_disc", "N_mean",   "throughput", "sojourn", "mode_change_rate",
-        "nu01",  "nu12"};
+        "P0",        "P1",         "P2",        "throttle",         "theta", "T_ret",  "T_ret_sd",
+        "T_ret_p50", "T_ret_p90",  "T_ret_p95", "T_ret_p99",        "T_cyc", "T_norm", "T_disc",
+        "N_mean",    "throughput", "sojourn",   "mode_change_rate", "nu01",  "nu12"};
 #define NGRID (sizeof grid_keys / sizeof grid_keys[0])
 
 int osn_opt_grid_header(FILE *f)
@@ -89,6 +91,10 @@ int osn_opt_grid_row(const struct osn_opt_pair *p, void *arg)
                         ms->theta,
                         ms->T_ret,
                         ms->have_sd ? ms->T_ret_sd : OSN_XD_UNDEFINED,
+                        ms->have_tret_q ? ms->T_ret_q[0] : OSN_XD_UNDEFINED,
+                        ms->have_tret_q ? ms->T_ret_q[1] : OSN_XD_UNDEFINED,
+                        ms->have_tret_q ? ms->T_ret_q[2] : OSN_XD_UNDEFINED,
+                        ms->have_tret_q ? ms->T_ret_q[3] : OSN_XD_UNDEFINED,
                         ms->T_cyc,
                         ms->T_norm,
                         ms->T_disc,
@@ -111,7 +117,7 @@ int osn_opt_grid_row(const struct osn_opt_pair *p, void *arg)
     }
     if (g->plot) {
         fprintf(g->plot, "%ld %ld %d %.9g\n", p->L, p->H, p->feasible ? 1 : 0,
-                osn_xd_log10(ms->T_ret));
+                osn_xd_log10(osn_opt_objective_value(g->objective, ms)));
         if (ferror(g->plot))
             return OSN_EIO;
     }
@@ -150,16 +156,22 @@ static bool print_search(FILE *f, const struct osn_scenario *at, const struct os
                          const struct osn_opt_result *res)
 {
     const struct osn_model *m = &at->model;
+    const char *obj = osn_opt_objective_name(cfg->objective);
     bool any = false;
 
     if (m->kind == OSN_KIND_BI_LEVEL)
         fprintf(f,
-                "osn optimize: minimise T_ret over 0 <= L1 < H1 < H2 = %ld, L1 < L2 = %ld (R = "
+                "osn optimize: minimise %s over 0 <= L1 < H1 < H2 = %ld, L1 < L2 = %ld (R = "
                 "%ld)\n",
-                m->H2, m->L2, m->R);
+                obj, m->H2, m->L2, m->R);
     else
-        fprintf(f, "osn optimize: minimise T_ret over 0 <= L < H < %s = %ld\n",
+        fprintf(f, "osn optimize: minimise %s over 0 <= L < H < %s = %ld\n", obj,
                 m->kind == OSN_KIND_SINGLE_LOOP ? "B" : "R", m->R);
+    if (cfg->objective != OSN_OPT_T_RET)
+        fprintf(f,
+                "objective: %s, the %s%% quantile of the return time (every pair's "
+                "distribution computed)\n",
+                obj, cfg->objective == OSN_OPT_T_RET_P95 ? "95" : "99");
     if (at->ini.path[0])
         fprintf(f, "scenario: %s\n", at->ini.path);
     fprintf(f, "constraints:");
@@ -181,31 +193,48 @@ static bool print_search(FILE *f, const struct osn_scenario *at, const struct os
     return any;
 }
 
+/* "T_ret = 9.97 s", and for a quantile objective "T_ret_p95 = 25.1 s, T_ret = 9.97 s": the
+ * value the pair was ranked by first. */
+static const char *objective_text(enum osn_opt_objective o, const struct osn_measures *ms,
+                                  char *buf, size_t size)
+{
+    char a[64], b[64];
+
+    if (o == OSN_OPT_T_RET)
+        snprintf(buf, size, "T_ret = %s s", fmt7(ms->T_ret, a, sizeof a));
+    else
+        snprintf(buf, size, "%s = %s s, T_ret = %s s", osn_opt_objective_name(o),
+                 fmt7(osn_opt_objective_value(o, ms), a, sizeof a), fmt7(ms->T_ret, b, sizeof b));
+    return buf;
+}
+
 /* The optimum found, its constraints (when any was given) and the one that binds. */
 static void print_optimum(FILE *f, const struct osn_model *m, const struct osn_opt_cfg *cfg,
                           const struct osn_opt_result *res, bool any)
 {
-    const char *L = lname(m), *H = hname(m);
-    char t[64], u[64];
+    const char *L = lname(m), *H = hname(m), *obj = osn_opt_objective_name(cfg->objective);
+    char t[160], u[64];
 
-    fprintf(f, "optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->best.L, H, res->best.H,
-            fmt7(res->best.ms.T_ret, t, sizeof t));
+    fprintf(f, "optimum: %s=%ld %s=%ld, %s\n", L, res->best.L, H, res->best.H,
+            objective_text(cfg->objective, &res->best.ms, t, sizeof t));
     if (any)
         print_constraints(f, cfg, &res->best, res, true);
     if (res->binding >= 0) {
         const struct osn_opt_point *nx = &res->next;
         xd x = osn_opt_con_value((enum osn_opt_con)res->binding, &nx->ms);
         fprintf(f,
-                "binding: %s: the next-better pair %s=%ld %s=%ld (T_ret = %s s) has %s = %s "
+                "binding: %s: the next-better pair %s=%ld %s=%ld (%s) has %s = %s "
                 "(relative violation %.3g)\n",
                 osn_opt_con_name((enum osn_opt_con)res->binding), L, nx->L, H, nx->H,
-                fmt7(nx->ms.T_ret, t, sizeof t), con_measure[res->binding], fmt7(x, u, sizeof u),
-                nx->viol[res->binding]);
-        fprintf(f, "unconstrained optimum: %s=%ld %s=%ld, T_ret = %s s\n", L, res->free.L, H,
-                res->free.H, fmt7(res->free.ms.T_ret, t, sizeof t));
+                objective_text(cfg->objective, &nx->ms, t, sizeof t), con_measure[res->binding],
+                fmt7(x, u, sizeof u), nx->viol[res->binding]);
+        fprintf(f, "unconstrained optimum: %s=%ld %s=%ld, %s\n", L, res->free.L, H, res->free.H,
+                objective_text(cfg->objective, &res->free.ms, t, sizeof t));
     } else {
-        fprintf(f, "binding: none (no pair has a smaller T_ret: this is the unconstrained "
-                   "optimum)\n");
+        fprintf(f,
+                "binding: none (no pair has a smaller %s: this is the unconstrained "
+                "optimum)\n",
+                obj);
     }
     fprintf(f, "\nmeasures at the optimum:\n");
 }
@@ -215,16 +244,17 @@ void osn_opt_summary(FILE *f, const struct osn_scenario *at, const struct osn_op
 {
     const struct osn_model *m = &at->model;
     bool any = print_search(f, at, cfg, res);
-    char t[64];
+    char t[160];
 
     if (res->best.found) {
         print_optimum(f, m, cfg, res, any);
     } else {
         fprintf(f, "no feasible pair: none of the %ld pairs meets every constraint\n",
                 res->evaluated);
-        fprintf(f, "closest pair: %s=%ld %s=%ld, T_ret = %s s, total relative violation %.4g\n",
-                lname(m), res->closest.L, hname(m), res->closest.H,
-                fmt7(res->closest.ms.T_ret, t, sizeof t), res->closest.violation);
+        fprintf(f, "closest pair: %s=%ld %s=%ld, %s, total relative violation %.4g\n", lname(m),
+                res->closest.L, hname(m), res->closest.H,
+                objective_text(cfg->objective, &res->closest.ms, t, sizeof t),
+                res->closest.violation);
         print_constraints(f, cfg, &res->closest, res, false);
         fprintf(f, "\nmeasures at the closest pair:\n");
     }
@@ -260,6 +290,7 @@ int osn_opt_plot_begin(struct osn_opt_grid *g, char *err, size_t errsize)
 int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_opt_result *res,
                      char *err, size_t errsize)
 {
+    const char *obj = osn_opt_objective_name(g->objective);
     const struct osn_opt_point *pt = res->best.found ? &res->best : &res->closest;
     double ps = g->R > 0 ? fmin(2.5, fmax(0.25, 60.0 / (double)g->R)) : 1;
     const char *args[] = {png, g->plot_path};
@@ -284,10 +315,10 @@ int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_o
     fprintf(gp.f,
             "set terminal pngcairo size 900,760\n"
             "set output ARG1\n"
-            "set title \"log10 T_ret over the (%s, %s) grid: filled = feasible, open = "
+            "set title \"log10 %s over the (%s, %s) grid: filled = feasible, open = "
             "infeasible\\nbinding constraint: %s; exact values (no simulation, no interval)\" "
             "noenhanced\n"
-            "set xlabel '%s'\nset ylabel '%s'\nset cblabel 'log10 T_ret (s)' noenhanced\n"
+            "set xlabel '%s'\nset ylabel '%s'\nset cblabel 'log10 %s (s)' noenhanced\n"
             "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', "
             "4 '#fde725')\n"
             "set key outside bottom center horizontal noenhanced\n"
@@ -299,10 +330,10 @@ int osn_opt_plot_end(struct osn_opt_grid *g, const char *png, const struct osn_o
             "     keyentry with points pt 5 ps 1.5 lc rgb 'gray40' title 'feasible', \\\n"
             "     keyentry with points pt 4 ps 1.5 lc rgb 'gray40' title 'infeasible', \\\n"
             "     '-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title '%s'",
-            ln, hn,
+            obj, ln, hn,
             res->binding >= 0 ? osn_opt_con_name((enum osn_opt_con)res->binding)
                               : "none (the unconstrained optimum)",
-            ln, hn, ps, ps, res->best.found ? "optimum" : "closest (infeasible)");
+            ln, hn, obj, ps, ps, res->best.found ? "optimum" : "closest (infeasible)");
     if (res->binding >= 0 && res->next.found)
         fprintf(gp.f,
                 ", \\\n     '-' using 1:2 with points pt 12 ps 3 lw 2 lc rgb '#d62728' "

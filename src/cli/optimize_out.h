@@ -17,8 +17,9 @@ struct osn_opt_grid {
     FILE *f;    /* --grid stream, borrowed */
     FILE *plot; /* the plot's temporary data file, owned */
     char plot_path[64];
-    long R;        /* the grid's size, for the plot's point size */
-    bool bi_level; /* the pair is (L1, H1): the plot's axis names */
+    long R;                           /* the grid's size, for the plot's point size */
+    bool bi_level;                    /* the pair is (L1, H1): the plot's axis names */
+    enum osn_opt_objective objective; /* what the plot's colour shows */
 };
 
 /* The CSV header line of --grid. Returns 0 or OSN_EIO. */

@@ -149,8 +149,11 @@ int osn_optimize_json(const char *scenario, const char *const *sets, int nsets, 
     if (rc == OSN_ECONFIG)
         snprintf(err, errsize, "%s: no valid (L, H) pair in this model",
                  sc->ini.path[0] ? sc->ini.path : "scenario");
-    else if (rc)
-        snprintf(err, errsize, "optimisation failed: %s", osn_strerror(rc));
+    else if (rc) {
+        char why[512];
+        osn_opt_failure_text(rc, &cfg, res, why, sizeof why);
+        snprintf(err, errsize, "optimisation failed: %s", why);
+    }
     if (rc)
         goto out;
     /* The scenario as solved at the reported pair, for the document's solve keys and echo. */

@@ -52,13 +52,17 @@ static int set_xd(json_t *o, const char *key, xd x)
     return err;
 }
 
-static json_t *pair_json(const struct osn_opt_point *pt)
+/* A reported pair: L, H, violation, T_ret and, for a quantile objective, that quantile under
+ * its own name (T_ret_p95, ...), the value the pair was ranked by. */
+static json_t *pair_json(const struct osn_opt_point *pt, enum osn_opt_objective obj)
 {
     if (!pt->found)
         return json_null();
     json_t *o = json_pack("{sIsIso}", "L", (json_int_t)pt->L, "H", (json_int_t)pt->H, "violation",
                           real_json(pt->violation));
-    if (o && set_xd(o, "T_ret", pt->ms.T_ret) != 0) {
+    if (o && (set_xd(o, "T_ret", pt->ms.T_ret) != 0 ||
+              (obj != OSN_OPT_T_RET && set_xd(o, osn_opt_objective_name(obj),
+                                              osn_opt_objective_value(obj, &pt->ms)) != 0))) {
         json_decref(o);
         return NULL;
     }
@@ -122,14 +126,15 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     e |= json_object_set_new(doc, "feasible", json_integer(res->feasible));
     e |= json_object_set_new(doc, "skipped", json_integer(res->skipped));
     e |= json_object_set_new(doc, "solved_in_full", json_integer(res->solved));
-    e |= json_object_set_new(doc, "objective", json_string("T_ret"));
+    e |= json_object_set_new(doc, "objective", json_string(osn_opt_objective_name(cfg->objective)));
+    e |= set_xd(doc, "objective_value", osn_opt_objective_value(cfg->objective, &pt->ms));
     e |= json_object_set_new(doc, "binding",
                              res->binding >= 0
                                      ? json_string(osn_opt_con_name((enum osn_opt_con)res->binding))
                                      : json_null());
     e |= json_object_set_new(doc, "constraints", cons);
-    e |= json_object_set_new(doc, "next_better", pair_json(&res->next));
-    e |= json_object_set_new(doc, "unconstrained", pair_json(&res->free));
+    e |= json_object_set_new(doc, "next_better", pair_json(&res->next, cfg->objective));
+    e |= json_object_set_new(doc, "unconstrained", pair_json(&res->free, cfg->objective));
     if (!res->best.found)
         e |= json_object_set_new(doc, "closest_violation", real_json(res->closest.violation));
     if (e) {
@@ -145,4 +150,30 @@ int osn_opt_json_write(FILE *f, const struct osn_scenario *at, const struct osn_
     }
     json_decref(doc);
     return rc;
+}
+
+void osn_opt_failure_text(int rc, const struct osn_opt_cfg *cfg, const struct osn_opt_result *res,
+                          char *buf, size_t size)
+{
+    bool quantile = cfg->objective != OSN_OPT_T_RET;
+
+    if (rc == 0) {
+        snprintf(buf, size, "%s", "");
+    } else if (!res->failed.found) {
+        snprintf(buf, size, "%s", osn_strerror(rc));
+    } else if (quantile && rc == OSN_ETOOBIG) {
+        snprintf(buf, size,
+                 "the return time's distribution at the pair (%ld, %ld) is out of reach (a long, "
+                 "nearly deterministic return time, docs/solver.md), so its %s is not known: "
+                 "lower thresholds.R, or minimise T_ret",
+                 res->failed.L, res->failed.H, osn_opt_objective_name(cfg->objective));
+    } else if (quantile && rc == OSN_ENOTSUP) {
+        snprintf(buf, size,
+                 "the return time at the pair (%ld, %ld) has no distribution (overload never "
+                 "starts), so %s is not defined there",
+                 res->failed.L, res->failed.H, osn_opt_objective_name(cfg->objective));
+    } else {
+        snprintf(buf, size, "%s at the pair (%ld, %ld)", osn_strerror(rc), res->failed.L,
+                 res->failed.H);
+    }
 }

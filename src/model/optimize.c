@@ -1,7 +1,13 @@
 /*
  * Threshold optimisation: an exhaustive scan of the (L, H) grid, one osn_solve() per pair (the
  * plain scan). For the one-flow two-loop M|M|1 model, optimize_screen.c reaches the same answer
- * with a few solves, when no visit callback asks for every pair's measures.
+ * with a few solves, when no visit callback asks for every pair's measures and the objective is
+ * the mean.
+ *
+ * A quantile objective (p95, p99 of the return time) adds the return time's distribution to
+ * every pair's solve (osn_tret_dist_new(), on the worker threads like the solve). Nothing about
+ * quantiles is monotone or convex in (L, H) either, and no closed form gives them, so that scan
+ * is always the plain one; it costs several solves a pair (bench_optimize prints the ratio).
  *
  * Exhaustive on purpose. T_ret, the losses and T_cyc are not monotone in (L, H) jointly once
  * discard is possible (docs/models.md: without a discard bound the optimum drifts to H = R-1), so a
@@ -37,7 +43,7 @@ typedef struct osn_xd xd;
 
 /* What the next-better search keeps of every evaluated pair: 32 bytes. */
 struct rec {
-    xd T_ret;
+    xd obj; /* the objective's value */
     int32_t L, H;
     bool feasible;
 };
@@ -48,6 +54,25 @@ static const char *const con_names[OSN_OPT_NCON] = {"max_throttle", "max_loss", 
 const char *osn_opt_con_name(enum osn_opt_con c)
 {
     return (unsigned)c < OSN_OPT_NCON ? con_names[c] : "?";
+}
+
+/* The objectives' names, and for a quantile its index in osn_measures.T_ret_q (p50, p90, p95,
+ * p99: OSN_TRET_QUANTILES); -1 for the mean. */
+static const char *const obj_names[OSN_OPT_NOBJ] = {"T_ret", "T_ret_p95", "T_ret_p99"};
+static const int obj_q[OSN_OPT_NOBJ] = {-1, 2, 3};
+
+const char *osn_opt_objective_name(enum osn_opt_objective o)
+{
+    return (unsigned)o < OSN_OPT_NOBJ ? obj_names[o] : "?";
+}
+
+struct osn_xd osn_opt_objective_value(enum osn_opt_objective o, const struct osn_measures *ms)
+{
+    if ((unsigned)o >= OSN_OPT_NOBJ)
+        return OSN_XD_UNDEFINED;
+    if (obj_q[o] < 0)
+        return ms->T_ret;
+    return ms->have_tret_q ? ms->T_ret_q[obj_q[o]] : OSN_XD_UNDEFINED;
 }
 
 struct osn_xd osn_opt_con_value(enum osn_opt_con c, const struct osn_measures *ms)
@@ -155,10 +180,12 @@ void osn__opt_keep(struct osn_opt_point *pt, long L, long H, double total, const
     pt->ms = *ms;
 }
 
-/* Strictly smaller T_ret (scan order breaks ties: the earlier pair is kept). */
-bool osn__opt_better(const struct osn_measures *a, const struct osn_opt_point *b)
+/* Strictly smaller objective (scan order breaks ties: the earlier pair is kept). */
+bool osn__opt_better(enum osn_opt_objective o, const struct osn_measures *a,
+                     const struct osn_opt_point *b)
 {
-    return !b->found || osn_xd_cmp(a->T_ret, b->ms.T_ret) < 0;
+    return !b->found ||
+           osn_xd_cmp(osn_opt_objective_value(o, a), osn_opt_objective_value(o, &b->ms)) < 0;
 }
 
 void osn__opt_finish(const struct osn_opt_cfg *cfg, struct osn_opt_result *res, long L, long H,
@@ -186,7 +213,7 @@ void osn__opt_finish(const struct osn_opt_cfg *cfg, struct osn_opt_result *res, 
 
 static int check_cfg(const struct osn_opt_cfg *cfg)
 {
-    if (cfg->threads < 0)
+    if (cfg->threads < 0 || (unsigned)cfg->objective >= OSN_OPT_NOBJ)
         return OSN_EINVAL;
     for (int c = 0; c < OSN_OPT_NCON; c++)
         if (cfg->has[c] && !(isfinite(cfg->bound[c]) && cfg->bound[c] >= 0))
@@ -198,19 +225,39 @@ static int check_cfg(const struct osn_opt_cfg *cfg)
 }
 
 /*
- * The next-better pair: the largest T_ret below the optimum's among the records (all of them
- * infeasible by definition of the optimum). Returns its index, or -1.
+ * The next-better pair: the largest objective below the optimum's among the records (all of
+ * them infeasible by definition of the optimum). Returns its index, or -1.
  */
 static long find_next(const struct rec *recs, long n, xd best)
 {
     long k = -1;
     for (long i = 0; i < n; i++) {
-        if (osn_xd_cmp(recs[i].T_ret, best) >= 0)
+        if (osn_xd_cmp(recs[i].obj, best) >= 0)
             continue;
-        if (k < 0 || osn_xd_cmp(recs[i].T_ret, recs[k].T_ret) > 0)
+        if (k < 0 || osn_xd_cmp(recs[i].obj, recs[k].obj) > 0)
             k = i;
     }
     return k;
+}
+
+/*
+ * One pair's measures: the solve, and for a quantile objective the return time's distribution,
+ * whose four quantiles go into ms (as osn solve reports them; the fill costs little beside the
+ * walk). The precheck refuses in milliseconds what the walk would refuse after its work cap.
+ * Returns 0 or the error of either; an out-of-reach distribution is an error here, not a pair
+ * left out, since leaving it out could change the optimum without a word.
+ */
+static int solve_pair(const struct osn_model *pm, enum osn_opt_objective o, struct osn_measures *ms,
+                      struct osn_solve_cache *cache)
+{
+    struct osn_tret_dist *d = NULL;
+    int rc = osn_solve_cached(pm, OSN_METHOD_GENERAL, ms, NULL, NULL, cache);
+    if (rc || o == OSN_OPT_T_RET)
+        return rc;
+    if ((rc = osn_tret_dist_precheck(pm, ms)) == 0 && (rc = osn_tret_dist_new(&d, pm)) == 0)
+        osn_tret_dist_fill(d, ms);
+    osn_tret_dist_free(d);
+    return rc;
 }
 
 /*
@@ -232,6 +279,7 @@ struct slot {
 
 struct window {
     const struct osn_model *base;
+    enum osn_opt_objective objective;
     struct slot *slot;
     long n;
     long end; /* the slots this process solves end here (n, or its block's end when split) */
@@ -252,9 +300,7 @@ static void *solve_window(void *arg)
         struct slot *sl = &w->slot[i];
         osn_optimize_set_pair(&pm, sl->L, sl->H);
         sl->skipped = osn_model_check(&pm, NULL, NULL, 0) != 0;
-        sl->rc = sl->skipped ? 0
-                             : osn_solve_cached(&pm, OSN_METHOD_GENERAL, &sl->ms, NULL, NULL,
-                                                wk->cache);
+        sl->rc = sl->skipped ? 0 : solve_pair(&pm, w->objective, &sl->ms, wk->cache);
     }
     return NULL;
 }
@@ -312,10 +358,14 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         return OSN_EINVAL;
     if (osn_solve_unsupported(m, OSN_METHOD_GENERAL))
         return OSN_ENOTSUP;
+    /* The return time's distribution exists for exponential service only (tret_dist.c). */
+    if (cfg->objective != OSN_OPT_T_RET &&
+        (m->service.kind != OSN_LAW_EXP || m->process == OSN_ARR_TRACE))
+        return OSN_ENOTSUP;
     total_pairs = osn_optimize_pairs(m);
     if (total_pairs == 0)
         return OSN_ECONFIG;
-    if (!visit && !cfg->exhaustive && osn__mm1_pairs_apply(m)) {
+    if (!visit && !cfg->exhaustive && cfg->objective == OSN_OPT_T_RET && osn__mm1_pairs_apply(m)) {
         /* Closed forms screen the pairs; only the undecided ones are solved (optimize_screen.c). */
         rc = osn__optimize_screened(m, cfg, res, progress, progress_arg);
         if (rc != OSN__SCREEN_DECLINED)
@@ -327,6 +377,7 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
     recs = malloc((size_t)total_pairs * sizeof *recs);
     win.slot = malloc(WINDOW_PAIRS * sizeof *win.slot);
     win.base = m;
+    win.objective = cfg->objective;
     rc = recs && win.slot ? 0 : OSN_ENOMEM;
     for (int t = 0; t < nthr && !rc; t++) {
         wk[t].w = &win;
@@ -350,21 +401,26 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
             long Li = sl->L, Hi = sl->H;
             if (sl->skipped) {
                 res->skipped++;
-            } else if ((rc = sl->rc) == 0) {
+            } else if ((rc = sl->rc) != 0) {
+                res->failed.found = true;
+                res->failed.L = Li;
+                res->failed.H = Hi;
+            } else {
                 bool ok = osn__opt_assess(cfg, &sl->ms, viol, &total);
                 struct rec *r = &recs[res->evaluated++];
-                r->T_ret = sl->ms.T_ret;
+                r->obj = osn_opt_objective_value(cfg->objective, &sl->ms);
                 r->L = (int32_t)Li;
                 r->H = (int32_t)Hi;
                 r->feasible = ok;
                 if (ok)
                     res->feasible++;
-                if (osn__opt_better(&sl->ms, &res->free))
+                if (osn__opt_better(cfg->objective, &sl->ms, &res->free))
                     osn__opt_keep(&res->free, Li, Hi, total, viol, &sl->ms);
-                if (ok && osn__opt_better(&sl->ms, &res->best))
+                if (ok && osn__opt_better(cfg->objective, &sl->ms, &res->best))
                     osn__opt_keep(&res->best, Li, Hi, total, viol, &sl->ms);
                 if (!res->closest.found || total < res->closest.violation ||
-                    (total == res->closest.violation && osn__opt_better(&sl->ms, &res->closest)))
+                    (total == res->closest.violation &&
+                     osn__opt_better(cfg->objective, &sl->ms, &res->closest)))
                     osn__opt_keep(&res->closest, Li, Hi, total, viol, &sl->ms);
                 if (visit) {
                     osn_optimize_set_pair(&pm, Li, Hi);
@@ -386,12 +442,17 @@ int osn_optimize(const struct osn_model *m, const struct osn_opt_cfg *cfg,
         goto out;
     }
     if (res->best.found) {
-        long k = find_next(recs, res->evaluated, res->best.ms.T_ret);
+        long k = find_next(recs, res->evaluated,
+                           osn_opt_objective_value(cfg->objective, &res->best.ms));
         if (k >= 0) {
             /* One more solve, so that the next-better pair is reported with all its measures. */
             osn_optimize_set_pair(&pm, recs[k].L, recs[k].H);
-            if ((rc = osn_solve_cached(&pm, OSN_METHOD_GENERAL, &ms, NULL, NULL, wk[0].cache)))
+            if ((rc = solve_pair(&pm, cfg->objective, &ms, wk[0].cache))) {
+                res->failed.found = true;
+                res->failed.L = recs[k].L;
+                res->failed.H = recs[k].H;
                 goto out;
+            }
         }
         osn__opt_finish(cfg, res, k >= 0 ? recs[k].L : 0, k >= 0 ? recs[k].H : 0,
                         k >= 0 ? &ms : NULL);

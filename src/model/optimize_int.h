@@ -15,8 +15,9 @@ bool osn__opt_assess(const struct osn_opt_cfg *cfg, const struct osn_measures *m
 void osn__opt_keep(struct osn_opt_point *pt, long L, long H, double total, const double *viol,
                    const struct osn_measures *ms);
 
-/* Whether measures a beat the kept point b: b empty, or a strictly smaller T_ret. */
-bool osn__opt_better(const struct osn_measures *a, const struct osn_opt_point *b);
+/* Whether measures a beat the kept point b: b empty, or a strictly smaller objective o. */
+bool osn__opt_better(enum osn_opt_objective o, const struct osn_measures *a,
+                     const struct osn_opt_point *b);
 
 /* The end of a scan that found an optimum: its slack on every constraint, then the next-better
  * pair (L, H) with measures ms (nms NULL: none) and the constraint that binds. */

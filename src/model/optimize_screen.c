@@ -299,13 +299,13 @@ static void pass_best(struct screen *s, long R, struct osn_opt_result *res,
         if (i < 0)
             return;
         const struct solved *d = &s->done[i];
-        if (cand_free && osn__opt_better(&d->ms, &res->free))
+        if (cand_free && osn__opt_better(s->cfg->objective, &d->ms, &res->free))
             osn__opt_keep(&res->free, L, H, d->total, d->viol, &d->ms);
-        if (cand_best && d->feasible && osn__opt_better(&d->ms, &res->best))
+        if (cand_best && d->feasible && osn__opt_better(s->cfg->objective, &d->ms, &res->best))
             osn__opt_keep(&res->best, L, H, d->total, d->viol, &d->ms);
-        if (cand_closest &&
-            (!res->closest.found || d->total < res->closest.violation ||
-             (d->total == res->closest.violation && osn__opt_better(&d->ms, &res->closest))))
+        if (cand_closest && (!res->closest.found || d->total < res->closest.violation ||
+                             (d->total == res->closest.violation &&
+                              osn__opt_better(s->cfg->objective, &d->ms, &res->closest))))
             osn__opt_keep(&res->closest, L, H, d->total, d->viol, &d->ms);
     }
     if (res->best.found)
