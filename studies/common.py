@@ -130,3 +130,58 @@ def osn_reps(cmd, ini, sets=()):
         out.append(o)
     out.sort(key=lambda o: o["replication"])
     return r, out
+
+
+def welch(a, b):
+    """Unpaired difference mean(a) - mean(b) with the half-width of its 95 % Welch interval
+    (Welch-Satterthwaite degrees of freedom). Shown beside a paired interval only as a note: on
+    common random numbers the paired one is the right one, and usually the narrower."""
+    na, nb = len(a), len(b)
+    ma, mb = sum(a) / na, sum(b) / nb
+    if na < 2 or nb < 2:
+        return ma - mb, float("nan")
+    va = sum((x - ma) ** 2 for x in a) / (na - 1) / na
+    vb = sum((x - mb) ** 2 for x in b) / (nb - 1) / nb
+    if va + vb == 0:
+        return ma - mb, 0.0
+    df = (va + vb) ** 2 / ((va ** 2 / (na - 1) if va else 0) + (vb ** 2 / (nb - 1) if vb else 0))
+    return ma - mb, t975(max(1, int(df))) * (va + vb) ** 0.5
+
+
+def osn_sweep_reps(cmd, ini, sets=()):
+    """Like osn_reps() for a run with one --set range (a sweep): the JSON list, and the
+    per-replication rows grouped by sweep point, {float(value): [rows in replication order]}."""
+    import csv
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "reps.csv")
+        r = osn(cmd, ini, sets, ["--replications-out", path])
+        with open(path) as f:
+            reader = csv.reader(f)
+            header = next(reader)
+            rows = list(reader)
+    key = header[0]  # the swept key's column comes first
+    out = {}
+    for row in rows:
+        o = {}
+        for k, v in zip(header, row):
+            try:
+                o[k] = float(v)
+            except ValueError:
+                o[k] = v
+        out.setdefault(float(row[0]), []).append(o)
+    for v in out.values():
+        v.sort(key=lambda o: o["replication"])
+    return r, out, key
+
+
+def crossing(xs, ys, level):
+    """The first x at which the curve (xs ascending, ys) falls below level, by linear
+    interpolation between the grid points; None if it never does (xs[0] if it starts below)."""
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        if y < level:
+            if i == 0:
+                return x
+            x0, y0 = xs[i - 1], ys[i - 1]
+            return x0 + (x - x0) * (y0 - level) / (y0 - y)
+    return None

@@ -639,6 +639,45 @@ static void test_pi_rrrc(void **state)
     osn_ctl_free(cli);
 }
 
+/* The cap on the retransmission message rate (Hong et al.; docs/protocols.md 7.3): with
+ * cap_noninvite the server's ratio counts BYE/CANCEL copies (10 INVITEs, 3 INVITE copies and 2
+ * non-INVITE copies: psi = 5 / 10 = 0.5 instead of 3 / 10 = 0.3) and a client whose cap is 0
+ * holds back a BYE copy as well as an INVITE copy; without it the BYE copy goes, as before.
+ * The proxy's question (osn_proxy_retrans_allowed) asks the same of a BYE copy. */
+static void test_pi_cap_noninvite(void **state)
+{
+    (void)state;
+    struct osn_ctl_cfg cfg;
+    struct osn_ctl_feedback fb;
+
+    for (int all = 0; all <= 1; all++) {
+        struct osn_ctl *srv, *cli;
+
+        osn_ctl_cfg_default(&cfg);
+        cfg.pi = (struct osn_ctl_pi_cfg){OSN_CTL_PI_RRRC, 0.05, 0, 10, 1, 0, 0, 1, 2};
+        cfg.pi.cap_noninvite = all;
+        srv = make("pi", &cfg);
+        cli = make("pi", &cfg);
+        osn_ctl_server_feedback(srv, 0, &fb);
+        for (int i = 0; i < 15; i++)
+            arrive(srv, 0.05 * (i + 1),
+                   i < 10   ? OSN_CTL_MSG_INVITE
+                   : i < 13 ? OSN_CTL_MSG_INVITE_RETX
+                            : OSN_CTL_MSG_NONINV_RETX,
+                   0);
+        osn_ctl_server_feedback(srv, 1.0, &fb);
+        assert_true(fabs(fb.oc - (all ? 0.5 : 0.3)) < 1e-15);
+        /* r_max = 0: the cap lets no copy through */
+        assert_int_equal(osn_ctl_client_admit(cli, 1.0, OSN_CTL_MSG_INVITE_RETX), OSN_CTL_SKIP);
+        assert_int_equal(osn_ctl_client_admit(cli, 1.0, OSN_CTL_MSG_NONINV_RETX),
+                         all ? OSN_CTL_SKIP : OSN_CTL_SEND);
+        assert_int_equal(osn_ctl_client_admit(cli, 1.0, OSN_CTL_MSG_BYE), OSN_CTL_SEND);
+        assert_int_equal(osn_ctl_client_admit(cli, 1.0, OSN_CTL_MSG_INVITE), OSN_CTL_SEND);
+        osn_ctl_free(srv);
+        osn_ctl_free(cli);
+    }
+}
+
 /* Same seed, same decisions; another seed, other decisions; the long-run shed fraction of
  * oc = 10 under 80/20 is 12.5% of the INVITEs. */
 static void test_determinism(void **state)
@@ -690,6 +729,7 @@ int main(void)
             cmocka_unit_test(test_prsm),
             cmocka_unit_test(test_pi_rtd),
             cmocka_unit_test(test_pi_rrrc),
+            cmocka_unit_test(test_pi_cap_noninvite),
             cmocka_unit_test(test_determinism),
     };
 

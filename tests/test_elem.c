@@ -487,6 +487,29 @@ static void test_shed_retry_after(void **state)
     osn_ctl_free(cli);
 }
 
+/* pi's cap at a proxy (osn_proxy_retrans_allowed): with a cap of 0 an INVITE copy is held back;
+ * a BYE copy only with cap_noninvite (the papers' cap on the retransmission message rate); a
+ * response copy never. */
+static void test_proxy_retrans_cap(void **state)
+{
+    (void)state;
+    for (int all = 0; all <= 1; all++) {
+        struct osn_ctl_cfg cc;
+        struct osn_ctl *cli = NULL;
+        osn_ctl_cfg_default(&cc);
+        cc.pi.r_max = 0;
+        cc.pi.cap_noninvite = all;
+        assert_int_equal(osn_ctl_new_kind(&cli, OSN_CTL_KIND_PI, &cc), 0);
+        struct osn_sip_msg inv = {.method = OSN_SIP_INVITE}, bye = {.method = OSN_SIP_BYE};
+        struct osn_sip_msg ok = {.method = OSN_SIP_INVITE, .status = 200};
+        assert_false(osn_proxy_retrans_allowed(cli, 1, &inv));
+        assert_true(osn_proxy_retrans_allowed(cli, 1, &bye) == !all);
+        assert_true(osn_proxy_retrans_allowed(cli, 1, &ok));
+        assert_true(osn_proxy_retrans_allowed(NULL, 1, &bye));
+        osn_ctl_free(cli);
+    }
+}
+
 static void test_proxy_decisions(void **state)
 {
     (void)state;
@@ -1277,6 +1300,7 @@ int main(void)
             cmocka_unit_test(test_budget),
             cmocka_unit_test(test_uac_outcomes),
             cmocka_unit_test(test_proxy_decisions),
+            cmocka_unit_test(test_proxy_retrans_cap),
             cmocka_unit_test(test_uac_retry),
             cmocka_unit_test(test_uac_patience),
             cmocka_unit_test(test_uac_call_machine),

@@ -32,6 +32,8 @@ DRAWN_BY = {
     "studies/05-prsm/figure.png": "studies/05-prsm/study.py",
     "studies/06-bistability-map/figure.png": "studies/06-bistability-map/study.py",
     "studies/07-tandem-propagation/figure.png": "studies/07-tandem-propagation/study.py",
+    "studies/08-pi-design/figure.png": "studies/08-pi-design/study.py",
+    "studies/11-abandonment-retrials/figure.png": "studies/11-abandonment-retrials/study.py",
     "studies/12-quantile-objective/figure.png": "studies/12-quantile-objective/study.py",
 }
 # What a title must say: a count of replications (a number or the variable that holds it),

@@ -244,6 +244,10 @@ struct osn_ctl_pi_cfg {
     double r_min, r_max; /* clamps on the allowed retransmission rate, 1/s (0, 1000) */
     double burst;        /* bucket depth in retransmissions (default 1) */
     double validity;     /* RRRC: validity of the ratio the server sends, s (default 2) */
+    /* The cap covers copies of non-INVITE requests (BYE, CANCEL) too, and the server's ratio
+     * counts them: the papers' cap on the retransmission *message* rate. Default false: INVITE
+     * copies only, as the first pi did. */
+    bool cap_noninvite;
 };
 
 struct osn_ctl_cfg {

@@ -269,7 +269,8 @@ enum osn_proxy_relay osn_proxy_on_client_event(struct osn_ctl *cli, double now, 
 /* A response from the next hop reached a proxy with a client half: its oc feedback. */
 void osn_proxy_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip_oc *oc);
 
-/* Whether a retransmission of an INVITE may go out now (PI retransmission control). */
+/* Whether a retransmitted request may go out now (pi's retransmission cap: INVITE copies, and
+ * BYE/CANCEL copies when its cfg says cap_noninvite; every other controller sends them). */
 bool osn_proxy_retrans_allowed(struct osn_ctl *cli, double now, const struct osn_sip_msg *m);
 
 /* ---- UAS (uas.c) ---- */

@@ -173,10 +173,11 @@ void osn__ctl_meter_take(struct osn__ctl_meter *m, double now, struct osn__ctl_w
                                   .arr = m->arr,
                                   .dep = m->dep,
                                   .inv = m->inv,
-                                  .retx = m->retx};
+                                  .retx = m->retx,
+                                  .retx_noninv = m->retx_noninv};
     m->win_start = now;
     m->busy = 0;
-    m->arr = m->dep = m->inv = m->retx = 0;
+    m->arr = m->dep = m->inv = m->retx = m->retx_noninv = 0;
 }
 
 /* ---- server half ---- */
@@ -193,6 +194,8 @@ struct osn_ctl_verdict osn_ctl_server_on_arrival(struct osn_ctl *c, double now,
         m->inv++;
     else if (ev->kind == OSN_CTL_MSG_INVITE_RETX)
         m->retx++;
+    else if (ev->kind == OSN_CTL_MSG_NONINV_RETX)
+        m->retx_noninv++;
     if (c->ops->server_on_arrival)
         v = c->ops->server_on_arrival(c, now, ev);
     m->n = ev->queue_len + (v.action == OSN_CTL_ADMIT);

@@ -39,20 +39,21 @@ struct osn__ctl_ops {
 
 /* Arrival/departure counts and busy time since the last take (server estimators). */
 struct osn__ctl_meter {
-    double t_last;      /* time of the last event */
-    size_t n;           /* messages in system since t_last */
-    double win_start;   /* start of the current window */
-    double busy;        /* time with n > 0 in the window */
-    unsigned long arr;  /* arrivals in the window (all kinds, admitted or not) */
-    unsigned long dep;  /* departures in the window */
-    unsigned long inv;  /* new INVITE arrivals */
-    unsigned long retx; /* retransmitted INVITE arrivals */
+    double t_last;             /* time of the last event */
+    size_t n;                  /* messages in system since t_last */
+    double win_start;          /* start of the current window */
+    double busy;               /* time with n > 0 in the window */
+    unsigned long arr;         /* arrivals in the window (all kinds, admitted or not) */
+    unsigned long dep;         /* departures in the window */
+    unsigned long inv;         /* new INVITE arrivals */
+    unsigned long retx;        /* retransmitted INVITE arrivals */
+    unsigned long retx_noninv; /* retransmitted non-INVITE arrivals (BYE, CANCEL copies) */
 };
 
 /* One window of the meter. */
 struct osn__ctl_window {
     double len, busy;
-    unsigned long arr, dep, inv, retx;
+    unsigned long arr, dep, inv, retx, retx_noninv;
 };
 
 struct osn_ctl {

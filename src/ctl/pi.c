@@ -2,10 +2,11 @@
  * Controller "pi": PI control of the upstream node's retransmission rate (Hong, Huang, Yan;
  * docs/protocols.md 7.3). The actuator is at the client: a cap r on the rate of retransmitted
  * requests toward the server, enforced by a bucket (GCRA with T = 1/r and room for `burst`
- * back-to-back copies). A copy over the cap is not sent (SKIP) and its client transaction goes
- * on, Timer B included. Originals and everything else are never throttled. This deliberately
- * departs from RFC 6357 12 ("retransmissions ... are not subject to throttling"), as the Hong
- * papers do.
+ * back-to-back copies): INVITE copies, and with cap_noninvite the BYE and CANCEL copies as well
+ * (one bucket for all: the papers cap the retransmission message rate). A copy over the cap is
+ * not sent (SKIP) and its client transaction goes on, Timer B (or F) included. Originals and
+ * everything else are never throttled. This deliberately departs from RFC 6357 12 ("retransmissions
+ * ... are not subject to throttling"), as the Hong papers do.
  *
  *   measure  who measures                                  error
  *   RRRC     server: psi = redundant retransmissions /      e = psi0 - psi
@@ -76,8 +77,10 @@ static void window(struct pi *p, double now)
 
     if (!osn__ctl_window_due(&p->win, &c->meter, now, c->cfg.pi.interval, &w))
         return;
-    /* docs/protocols.md 7.3: redundant = retransmissions that matched a server transaction. */
-    p->psi = (double)w.retx / (double)(w.inv > 0 ? w.inv : 1);
+    /* docs/protocols.md 7.3: redundant = retransmissions that matched a server transaction;
+     * with cap_noninvite the BYE and CANCEL copies too, the messages the cap now covers. */
+    p->psi = (double)(w.retx + (c->cfg.pi.cap_noninvite ? w.retx_noninv : 0)) /
+             (double)(w.inv > 0 ? w.inv : 1);
 }
 
 static struct osn_ctl_verdict pi_arrival(struct osn_ctl *c, double now,
@@ -164,6 +167,10 @@ static enum osn_ctl_send client_admit(struct osn_ctl *c, double now, enum osn_ct
 {
     struct pi *p = (struct pi *)c;
 
+    /* Decided before control(): a copy the cap does not cover must not move the lazy control
+     * boundary, so that INVITE-only runs stay what they were. */
+    if (kind == OSN_CTL_MSG_NONINV_RETX && !c->cfg.pi.cap_noninvite)
+        return OSN_CTL_SEND;
     control(p, now);
     if (!osn_ctl_msg_is_retx(kind))
         return OSN_CTL_SEND; /* originals are never throttled */

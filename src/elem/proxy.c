@@ -71,8 +71,11 @@ void osn_proxy_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip
 
 bool osn_proxy_retrans_allowed(struct osn_ctl *cli, double now, const struct osn_sip_msg *m)
 {
-    return !cli || m->status != 0 || m->method != OSN_SIP_INVITE ||
-           osn_ctl_client_retrans_allowed(cli, now);
+    enum osn_ctl_msg kind =
+            m->method == OSN_SIP_INVITE ? OSN_CTL_MSG_INVITE_RETX : OSN_CTL_MSG_NONINV_RETX;
+    /* Only pi holds copies back (INVITE copies, and non-INVITE ones when control.pi_cap_noninvite
+     * says so); every other controller sends them (RFC 6357 12). */
+    return !cli || m->status != 0 || osn_ctl_client_admit(cli, now, kind) == OSN_CTL_SEND;
 }
 
 void osn_proxy_route(const struct osn_proxy_route_in *in, struct osn_proxy_route_out *out)

@@ -412,6 +412,10 @@ static const struct osn_key_spec net_keys[] = {
         CTL_D("kp", pi.kp, false, NULL, "pi: the proportional gain"),
         CTL_D("ki", pi.ki, false, NULL, "pi: the integral gain"),
         CTL_D("pi_interval", pi.interval, true, "s", "pi: the control interval"),
+        {"control", "pi_cap_noninvite", OSN_KEY_BOOL, OSN_KEY_AT(C, ctl.pi.cap_noninvite),
+         .help = "pi: the cap holds back copies of BYE and CANCEL too, and the core's ratio "
+                 "counts them (the papers' cap on the retransmission message rate); no: INVITE "
+                 "copies only"},
         {"sip", "t1", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, sip.t1), .unit = "s",
          .help = "RFC 3261 T1, the round-trip estimate (Timer B = 64 T1)"},
         {"sip", "t2", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, sip.t2), .unit = "s",

@@ -48,7 +48,7 @@ def tandem(buffer):
     return (buffer, r["goodput"], r["failed"] / r["offered"], r["lost"], r["state"])
 
 
-# The deep-buffer check of tests/test_net.c (OSN_NET_STRICT): the burst network with the core's
+# The former deep-buffer check of tests/test_net.c (study 08 restates it): the burst network with the core's
 # costs rearranged at equal capacity (370 calls/s) to remove one retransmission source at a time.
 VARIANTS = [
     ("as is (examples/burst.ini)", []),
