@@ -151,13 +151,15 @@ import json, os, sys
 r = json.load(open(sys.argv[1]))[0]
 nodes = {n["name"]: n for n in r["nodes"]}
 bad = []
-# NAME=DOWN/UP: the link delays the node was given (its summary's scenario keys; none: 0)
+# NAME=DOWN/UP[:LOSSDOWN/LOSSUP]: the link delays (and losses) the node was given (its
+# summary's scenario keys; none: 0)
 for spec in sys.argv[3].split():
     name, want = spec.split("=")
     keys = json.load(open(os.path.join(sys.argv[4], name + ".json")))["scenario"]
-    got = "/".join(str(float(keys.get(f"node.link_delay_{d}", 0))) for d in ("down", "up"))
-    if got != "/".join(str(float(x)) for x in want.split("/")):
-        bad.append(f"{name} was given link delays down/up {got}, expected {want}")
+    for what, w in zip(("delay", "loss"), want.split(":")):
+        got = "/".join(str(float(keys.get(f"node.link_{what}_{d}", 0))) for d in ("down", "up"))
+        if got != "/".join(str(float(x)) for x in w.split("/")):
+            bad.append(f"{name} was given link {what} down/up {got}, expected {w}")
 for pair in sys.argv[2].split():
     up, down = pair.split(">")
     if nodes[up].get("next_hop") != nodes[down]["listen"]:
@@ -173,7 +175,8 @@ PY
     nl_check $((rc + $?)) "$name wiring (exit $rc): $(tail -2 "$T/$name.err")"
 }
 wiring tandem "$ROOT/examples/tandem.ini" "uac>edge edge>mid mid>core core>uas" \
-    "uac=0.005/0 edge=0.01/0.005 mid=0.01/0.01 core=0.005/0.01 uas=0/0.005"
+    "uac=0.005/0:0/0 edge=0.01/0.005:0.001/0 mid=0.01/0.01:0.001/0.001 core=0.005/0.01:0/0.001 uas=0/0.005:0/0" \
+    --set "link trunk.loss=0.001"
 wiring fanin "$ROOT/examples/fanin.ini" "uac0>edge0 uac1>edge1 edge0>core edge1>core core>uas" \
     "uac0=0.005/0 edge1=0.005/0.005 core=0.005/0.005" --set net.edges=2
 

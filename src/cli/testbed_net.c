@@ -89,28 +89,25 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     }
     /* The links as the simulator takes them (src/sim/net_run.c): access from a source to its
      * edge, the uas link from a core to the UAS, trunk between the proxies (edge -> mid ->
-     * core, edge -> core), each the same delay both ways. */
+     * core, edge -> core), each the same delay and loss both ways. */
+    static const struct osn_net_link_cfg none;
     for (int i = 0; i < net->n; i++) {
         struct tb_elem *e = &net->e[i];
         bool is_uac = strcmp(e->element, "uac") == 0, is_uas = strcmp(e->element, "uas") == 0;
         bool is_core = strcmp(e->element, "core") == 0;
         bool is_edge = strcmp(e->element, "edge") == 0 && strcmp(e->name, "mid") != 0;
-        e->delay_down = is_uas    ? 0
-                        : is_uac  ? c->access.delay
-                        : is_core ? c->uas_link.delay
-                                  : c->trunk.delay;
-        e->delay_up = is_uac    ? 0
-                      : is_uas  ? c->uas_link.delay
-                      : is_edge ? c->access.delay
-                                : c->trunk.delay;
-        e->loss_down = is_uas    ? 0
-                       : is_uac  ? c->access.loss
-                       : is_core ? c->uas_link.loss
-                                 : c->trunk.loss;
-        e->loss_up = is_uac    ? 0
-                     : is_uas  ? c->uas_link.loss
-                     : is_edge ? c->access.loss
-                               : c->trunk.loss;
+        const struct osn_net_link_cfg *down = is_uas    ? &none
+                                              : is_uac  ? &c->access
+                                              : is_core ? &c->uas_link
+                                                        : &c->trunk;
+        const struct osn_net_link_cfg *up = is_uac    ? &none
+                                            : is_uas  ? &c->uas_link
+                                            : is_edge ? &c->access
+                                                      : &c->trunk;
+        e->delay_down = down->delay;
+        e->loss_down = down->loss;
+        e->delay_up = up->delay;
+        e->loss_up = up->loss;
     }
     return 0;
 }

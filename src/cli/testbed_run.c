@@ -152,24 +152,21 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         fan_args(&a, cfg->net, e->nnext);
     if (strcmp(e->element, "core") == 0 && e->core > 0)
         core_args(&a, &cfg->net->more_cores[e->core - 1]);
-    /* The scenario's [link] delays, each node holding what it sends for its link's delay, so
-     * that each direction of a link is delayed once, as in the simulator (src/node/link.c). */
-    if (cfg->link_delay && e->delay_down > 0) {
-        arg(&a, "--set");
-        arg(&a, "node.link_delay_down=%.17g", e->delay_down);
-    }
-    if (cfg->link_delay && e->delay_up > 0) {
-        arg(&a, "--set");
-        arg(&a, "node.link_delay_up=%.17g", e->delay_up);
-    }
-    /* ... and their losses, each direction of a link lost once, at its sender. */
-    if (cfg->link_delay && e->loss_down > 0) {
-        arg(&a, "--set");
-        arg(&a, "node.link_loss_down=%.17g", e->loss_down);
-    }
-    if (cfg->link_delay && e->loss_up > 0) {
-        arg(&a, "--set");
-        arg(&a, "node.link_loss_up=%.17g", e->loss_up);
+    /* The scenario's [link] delays and losses, each node holding what it sends for its link's
+     * delay and losing it with its link's loss, so that each direction of a link is delayed and
+     * lost once, as in the simulator (src/node/link.c). */
+    const struct {
+        const char *key;
+        double value;
+    } link[] = {{"node.link_delay_down", e->delay_down},
+                {"node.link_delay_up", e->delay_up},
+                {"node.link_loss_down", e->loss_down},
+                {"node.link_loss_up", e->loss_up}};
+    for (size_t k = 0; cfg->link_delay && k < sizeof link / sizeof link[0]; k++) {
+        if (link[k].value > 0) {
+            arg(&a, "--set");
+            arg(&a, "%s=%.17g", link[k].key, link[k].value);
+        }
     }
     arg(&a, "--set");
     if (strcmp(e->element, "uac") == 0) {
