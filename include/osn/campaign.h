@@ -130,6 +130,10 @@ struct osn_study {
      * replications (split); otherwise the points are dealt over the ranks. */
     bool shared;
     struct osn_split split;
+    /* The ranks have begun to exchange (the barrier after every point was checked): before it,
+     * every rank reads the same arguments, files and checkpoint, so an error is met by every
+     * rank alike and each leaves on its own (osn_study_mpi_finish_everywhere, study_mpi.h) */
+    bool exchanged;
     char err[2048]; /* why the study failed */
 };
 

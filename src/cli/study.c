@@ -263,7 +263,14 @@ int osn_study_main(const struct osn_study_runner *r, int argc, char **argv)
     } else if (rc == 0) {
         rc = run_study(&s, rank, size);
     }
-    osn_study_mpi_finish(rc);
+    /* An error before the ranks exchanged (a bad option, a bad point of the grid: every rank
+     * checks every point first) is every rank's alike: each leaves on its own, with no
+     * MPI_Abort, whose killing of ranks already on their way out makes Open MPI 4.1's mpirun
+     * hang or crash now and then (CTest cli_study_mpi, "bad point on 3 ranks"). */
+    if (rc != 0 && !s.exchanged)
+        osn_study_mpi_finish_everywhere(rc);
+    else
+        osn_study_mpi_finish(rc);
     osn_study_free(&s);
     free(s.o.sets);
     return rc;

@@ -440,6 +440,7 @@ int osn_study_campaign_run(struct osn_study *s, int rank, int size)
         if (!s->points[p] && run_point(s, p, true) != 0)
             return OSN_STUDY_FAILED;
     /* Every rank has read the checkpoint before rank 0 rewrites it. */
+    s->exchanged = true;
     osn_study_mpi_barrier();
     return run_points(s, rank, size);
 }
