@@ -26,7 +26,8 @@
 #
 #   bench_cpu_split PID    "UTIME STIME": clock ticks of PID and all its descendants
 #   bench_header TITLE     the table's heading: date (UTC), load average, the generator, both
-#                          proxies as run
+#                          proxies as run (BENCH_GEN_DESC, when set, names the generator
+#                          instead of SIPp uac -> proxy -> SIPp uas)
 #   bench_loadavg          the 1-, 5- and 15-minute load averages, "a/b/c"
 #   bench_uniq WORD..      the words once each, first order kept (a proxy named twice runs once)
 
@@ -95,8 +96,12 @@ bench_header() {
     echo "$1"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average (1/5/15 min): $(bench_loadavg)" \
         "on $(nproc) cores; $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-    echo "generator: SIPp ${sipp_v:-?} (built-in uac and uas scenarios, 1 MB socket buffers," \
-        "uac -t $BENCH_SIPP_T), SIPp uac -> proxy -> SIPp uas, all on 127.0.0.1"
+    if [ -n "${BENCH_GEN_DESC:-}" ]; then
+        echo "generator: ${BENCH_GEN_DESC/SIPp/SIPp ${sipp_v:-?}}"
+    else
+        echo "generator: SIPp ${sipp_v:-?} (built-in uac and uas scenarios, 1 MB socket buffers," \
+            "uac -t $BENCH_SIPP_T), SIPp uac -> proxy -> SIPp uas, all on 127.0.0.1"
+    fi
     echo "kamailio: ${kam_v:-?}, tests/node/kamailio/stateful.cfg (tm), $BENCH_KAM_MEM," \
         "-n $BENCH_WORKERS (children=$BENCH_WORKERS, as many UDP workers as the node has loops)"
     echo "osn node: edge, every cost 0, control none, workers = $BENCH_WORKERS ($OSN)"

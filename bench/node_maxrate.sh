@@ -1,40 +1,62 @@
 #!/usr/bin/env bash
 # The highest call rate a proxy holds for DURATION seconds (60 by default), `osn node` against
-# Kamailio, SIPp as the generator (issues 17 and 34):
+# Kamailio, driven by SIPp or by OSN's own generator (issues 17, 30 and 34):
 #
-#   SIPp uac --RATE calls/s--> PROXY --> SIPp uas          (all on 127.0.0.1)
+#   GENERATOR --RATE calls/s--> PROXY --> UAS          (all on 127.0.0.1)
+#
+#   GEN=sipp: SIPp's built-in uac, the callee SIPp's built-in uas;
+#   GEN=osn:  `osn node element=uac` (src/node/gen.c: Poisson arrivals at RATE, hold 1 ms
+#             exponential, as SIPp's uac hangs up at once), the callee `osn node element=uas`
+#             with every cost 0: SIPp's uas dropped datagrams at 12,000 calls/s (2026-12-06), so
+#             with it the callee, not the proxy, would end the race (UAS=sipp or UAS=osn sets
+#             the callee for both generators; UAS=auto, the default, is each generator's own);
+#   GEN="sipp osn": both, each with each proxy, in the same run;
+#   PROXIES=direct: the generator straight to the uas, what it holds alone (issue 30's check:
+#             bench/gen_maxrate.sh runs both generators that way).
 #
 # at rising rates (RATES), each proxy started afresh for every step, the proxies of one rate run
 # one after the other (their order alternating from rate to rate) so that both meet the same
 # machine: `osn node` as an edge with every cost 0 and control none (its real speed) and
 # Kamailio's stateful proxy as bench/node_lib.sh runs it (TLSF, -m 2048, -b 4194304, as many workers as
-# the node's loops). A proxy holds a rate when
-#   - every call SIPp was asked for succeeded,
-#   - SIPp sent the INVITEs at >= 95% of the rate asked (first to last INVITE, -trace_rtt),
+# the node's loops). A proxy holds a rate when (bench/node_maxrate.py judges each step)
+#   - every call asked for succeeded (SIPp: RATE x DURATION; OSN's generator: every call it
+#     started, no failure, abandonment or unfinished call),
+#   - the generator offered >= 95% of the rate (SIPp: first to last INVITE, -trace_rtt; OSN's:
+#     the calls started, less Poisson's own noise of 3 standard deviations),
 #   - the p99 INVITE -> 200 time stayed below T1 = 500 ms (beyond it the UAC retransmits: the
-#     chain no longer keeps up in real time), and
+#     chain no longer keeps up in real time; OSN's generator measures INVITE -> 180, and both
+#     uas send the 200 right after the 180), and
 #   - the proxy refused nothing for want of room: the node's refused_at_cap counter is 0 (the
 #     503s at max_transactions: each call keeps ~4 transactions for 32 s, RFC 6026, so a rate
-#     held 60 s fills a table a 10 s step never does); Kamailio wrote no memory error to its
-#     log ("out of memory", "could not allocate").
+#     held 60 s fills a table a 10 s step never does; an osn uas's counts too); Kamailio wrote no
+#     memory error to its log ("out of memory", "could not allocate").
 # A proxy leaves the race at its first rate not held; the others go on. Each row says who was
 # busy: the proxy's user and kernel CPU, the uac's and the uas's CPU as shares of one core over
-# the step (/proc/PID/stat), SIPp's watchdog counters, and the datagrams the kernel dropped at
-# each process's sockets for want of buffer room (/proc/net/udp): a uac near 100% of a core, a
-# watchdog trip, or drops at a SIPp's socket while the proxy's has none means SIPp itself was
-# the bottleneck, not the proxy. The node's rows also give its datagrams moved per CPU-second,
+# the step (/proc/PID/stat), SIPp's watchdog counters or OSN's generator's largest lag, and the
+# datagrams the kernel dropped at each process's sockets for want of buffer room
+# (/proc/net/udp): a uac near 100% of a core, a watchdog trip, a lag of 0.5 s or drops at the
+# generator's socket while the proxy's has none means the generator itself was the bottleneck,
+# not the proxy. The node's rows also give its datagrams moved per CPU-second,
 # (read + sent) / 2, as a fraction of the machine's UDP limit measured at the start of the run
-# (bench/udp_limit.c).
+# (bench/udp_limit.c), and its peak RSS.
 #
 # Usage: bench/node_maxrate.sh [OSN]     (default build/osn beside this script)
 #   RATES="1000 2000 3000 4000 6000 8000 12000"  DURATION=60  PROXIES="direct osn kamailio"
-#   (direct: SIPp uac -> SIPp uas with no proxy, what SIPp alone holds on this machine; a proxy
-#   named twice runs once)
+#   (direct: generator -> uas with no proxy, what the generator and uas alone hold on this
+#   machine; a proxy named twice runs once)
+#   GEN=sipp (default) | osn | "sipp osn"     UAS=auto (default) | sipp | osn
+#   RUNS=1      the whole race this many times; every ratio comes from all the pairs of the
+#               runs (a run's two proxies under one generator, or two generators under one
+#               proxy), as median and range
 #   BENCH_SHORT=1   a try of the script: RATES="300 600" DURATION=5 PROXIES="osn kamailio"
 #                   unless set
 #   BENCH_WORKERS, BENCH_KAM_MEM: see bench/node_lib.sh
-# Output: the heading, one row per step, then per proxy "highest held: R calls/s for D s
-# (limited by: ...)" and the ratio osn/kamailio of the two. Exit 1 when a step gave no row.
+# Worst case: each step takes at most DURATION + 100 s (OSN's generator is stopped then: its
+# drain, Timer B then Timer F, takes at most 64 s; SIPp's uac at DURATION + 50) and about 25 s
+# of starts and stops; a contestant (generator x proxy) leaves at its first rate
+# not held, so the run takes at most RUNS x rates x contestants such steps; it prints the bound.
+# Output: the heading, one row per step, then per contestant "highest held: R calls/s for D s
+# (limited by: ...)" and the ratios. Exit 1 when a step gave no row.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -46,6 +68,9 @@ fi
 RATES=${RATES:-1000 2000 3000 4000 6000 8000 12000}
 DURATION=${DURATION:-60}
 PROXIES=${PROXIES:-direct osn kamailio}
+GEN=${GEN:-sipp}
+UAS=${UAS:-auto}
+RUNS=${RUNS:-1}
 for r in $RATES $DURATION; do
     case $r in
     '' | *[!0-9]* | 0)
@@ -54,6 +79,12 @@ for r in $RATES $DURATION; do
         ;;
     esac
 done
+case $RUNS in
+'' | *[!0-9]* | 0 | 0*)
+    echo "node_maxrate: RUNS='$RUNS' is not a positive integer" >&2
+    exit 2
+    ;;
+esac
 for px in $PROXIES; do
     case $px in
     direct | osn | kamailio) ;;
@@ -63,22 +94,56 @@ for px in $PROXIES; do
         ;;
     esac
 done
+for g in $GEN; do
+    case $g in
+    sipp | osn) ;;
+    *)
+        echo "node_maxrate: unknown generator '$g' in GEN (sipp, osn)" >&2
+        exit 2
+        ;;
+    esac
+done
+case $UAS in
+auto | sipp | osn) ;;
+*)
+    echo "node_maxrate: UAS='$UAS' is not auto, sipp or osn" >&2
+    exit 2
+    ;;
+esac
 read -r -a PXS <<<"$(
     set -f
     for px in $PROXIES; do echo "$px"; done | awk '!seen[$0]++' | tr '\n' ' '
 )"
+read -r -a GENS <<<"$(
+    set -f
+    for g in $GEN; do echo "$g"; done | awk '!seen[$0]++' | tr '\n' ' '
+)"
+[ ${#PXS[@]} -gt 0 ] && [ ${#GENS[@]} -gt 0 ] || {
+    echo "node_maxrate: PROXIES and GEN must name at least one each" >&2
+    exit 2
+}
 UDP_LIMIT=${UDP_LIMIT:-$(dirname "$OSN")/udp_limit}
 . "$ROOT/tests/node/lib.sh"
 . "$HERE/node_lib.sh"
-nsteps=$(($(wc -w <<<"$RATES") * ${#PXS[@]}))
-nl_init node_maxrate $((nsteps * (DURATION + 120) + 60)) --load
+# contestants: generator:proxy, in the order of GEN then PROXIES
+CONT=()
+for g in "${GENS[@]}"; do for px in "${PXS[@]}"; do CONT+=("$g:$px"); done; done
+nrates=$(wc -w <<<"$RATES")
+nsteps=$((RUNS * nrates * ${#CONT[@]}))
+STEP_MAX=$((DURATION + 100))
+nl_init node_maxrate $((nsteps * (STEP_MAX + 25) + 60)) --load
 export OSN
 HZ=$(getconf CLK_TCK)
+MR_PY=$HERE/node_maxrate.py
 # SIPp's socket buffers are 64 KB by default: about 50 datagrams, a few milliseconds at these
 # rates. On a shared machine SIPp is descheduled longer than that while the proxy keeps
 # delivering, and the kernel drops what does not fit (UdpRcvbufErrors), which SIPp then sees
 # as 500 ms retransmissions: its buffers get 1 MB here (the kernel caps them at rmem_max).
 SIPP_BUF=(-buff_size 1048576)
+# OSN's generator: a mean hold of 1 ms (exponential; source.hold must be > 0), as SIPp's
+# built-in uac sends its BYE right after its ACK (-d 0), so that a call is the same seven
+# messages for both generators and the proxy keeps as few dialogs alive.
+GEN_HOLD=0.001
 
 # udp_drops PID: datagrams the kernel dropped at PID's UDP sockets for want of buffer room
 # (the drops column of /proc/net/udp, matched to the process by socket inode).
@@ -107,31 +172,67 @@ PY
 }
 
 failed=0
-# bad_run PX MSG: a step that cannot give a row: said on stderr, counted (exit 1 at the end).
+# bad_run WHO MSG: a step that cannot give a row: said on stderr, counted (exit 1 at the end).
 bad_run() {
     echo "$1: ERROR: ${*:2}; no row" >&2
     failed=$((failed + 1))
 }
 
-declare -A BEST LIMIT OUT
-# step PX RATE STEP: one step; sets OUT[PX] to yes (held), no, or error.
+# callee GEN: the uas that generator drives (UAS, or the generator's own kind)
+callee() {
+    if [ "$UAS" != auto ]; then echo "$UAS"; else echo "$1"; fi
+}
+
+# uas_start NAME KIND: the callee, SIPp's built-in uas or `osn node` uas with every cost 0
+uas_start() {
+    if [ "$2" = sipp ]; then
+        NL_UAS_TIME=$((STEP_MAX + 20)) nl_sipp_uas "$1" 0 "${SIPP_BUF[@]}"
+        return
+    fi
+    local zero=() k
+    for k in invite retrans response ack bye reject; do zero+=(--set "server uas.cost_$k=0"); done
+    NL_NODE_TIME=$((STEP_MAX + 20)) nl_node_start "$1" uas 0 "" "" "${zero[@]}" \
+        --set control.kind=none --set "node.workers=${NL_NODE_WORKERS:-1}"
+}
+
+# gen_bg NAME DEST_PORT RATE: OSN's generator in the background, DURATION s of Poisson calls
+# then its drain (at most Timer B then Timer F, 64 s), bounded by STEP_MAX; its summary in
+# $NL_TMP/NAME/summary.json.
+gen_bg() {
+    local dir=$NL_TMP/$1
+    mkdir -p "$dir"
+    timeout -k 5 "$STEP_MAX" "$OSN" node --set node.element=uac --set node.listen=127.0.0.1:0 \
+        --set "node.next_hop=127.0.0.1:$2" --set "node.duration=$DURATION" \
+        --set "source.rate=$3" --set "source.hold=$GEN_HOLD" --json "$dir/summary.json" -q \
+        >"$dir/node.out" 2>"$dir/node.err" {NL_LOCK_FD}>&- &
+    nl_track "$1" $! "$dir" node
+}
+
+declare -A OUT
+RES=$NL_TMP/results
+: >"$RES"
+# step RUN GEN PX RATE K: one step; sets OUT[GEN:PX] to yes (held), no, or error, and appends
+# "RUN GEN PX RATE VERDICT WHY" to $RES.
 step() {
-    local px=$1 rate=$2 n="$1_$3" calls=$(($2 * DURATION))
-    OUT[$px]=error
-    NL_UAS_TIME=$((DURATION + 60)) nl_sipp_uas "uas_$n" 0 "${SIPP_BUF[@]}" || {
-        bad_run "$px" "SIPp uas did not start"
+    local run=$1 gen=$2 px=$3 rate=$4 n="$1_$2_$3_$5" calls=$(($4 * DURATION))
+    local who="$gen:$px" kind
+    kind=$(callee "$gen")
+    OUT[$who]=error
+    echo "$run $gen $px $rate error" >>"$RES"
+    uas_start "uas_$n" "$kind" || {
+        bad_run "$who" "the $kind uas did not start"
         return
     }
     local p_uas=${NL_PORT[uas_$n]} dest
     case $px in
     direct) ;;
     kamailio) nl_kam_start "px_$n" 0 "$p_uas" || {
-        bad_run "$px" "Kamailio did not start"
+        bad_run "$who" "Kamailio did not start"
         nl_stop "uas_$n"
         return
     } ;;
     osn) nl_edge_fast "px_$n" 0 "$p_uas" || {
-        bad_run "$px" "osn node did not start"
+        bad_run "$who" "osn node did not start"
         nl_stop "uas_$n"
         return
     } ;;
@@ -145,8 +246,12 @@ step() {
     [ -n "$ppid" ] && p0=$(bench_cpu_split "$ppid")
     s0=$(nl_cpu_ticks "$uas_pid")
     t0=$(date +%s.%N)
-    NL_UAC_TIME=$((DURATION + 40)) nl_sipp_uac_bg "uac_$n" "$dest" "$rate" "$calls" \
-        "${SIPP_BUF[@]}" "${SIPP_T[@]}"
+    if [ "$gen" = sipp ]; then
+        NL_UAC_TIME=$((DURATION + 40)) nl_sipp_uac_bg "uac_$n" "$dest" "$rate" "$calls" \
+            "${SIPP_BUF[@]}" "${SIPP_T[@]}"
+    else
+        gen_bg "uac_$n" "$dest" "$rate"
+    fi
     uac_pid=$(nl_real_pid "uac_$n")
     while read -r st 2>/dev/null <"/proc/$uac_pid/stat"; do
         read -r -a f <<<"${st##*) }"
@@ -161,84 +266,75 @@ step() {
     t1=$(date +%s.%N)
     [ -n "$ppid" ] && p1=$(bench_cpu_split "$ppid")
     s1=$(nl_cpu_ticks "$uas_pid")
-    local ok out wd retr din=- dout=- cap=0 row verdict why
-    ok=$(nl_stat "uac_$n" 'SuccessfulCall(C)')
-    out=$(nl_stat "uac_$n" 'OutgoingCall(C)')
-    wd="$(nl_stat "uac_$n" 'WatchdogMajor(C)')/$(nl_stat "uac_$n" 'WatchdogMinor(C)')"
-    retr=$(nl_stat "uac_$n" 'Retransmissions(C)')
+    local ok='' out='' wd=- retr=- din=- dout=- cap=0 rss=- ucap=0 line verdict why row
+    if [ "$gen" = sipp ]; then
+        ok=$(nl_stat "uac_$n" 'SuccessfulCall(C)')
+        out=$(nl_stat "uac_$n" 'OutgoingCall(C)')
+        wd="$(nl_stat "uac_$n" 'WatchdogMajor(C)')/$(nl_stat "uac_$n" 'WatchdogMinor(C)')"
+        retr=$(nl_stat "uac_$n" 'Retransmissions(C)')
+    fi
     [ "$px" != direct ] && nl_stop "px_$n"
     nl_stop "uas_$n"
     case $px in
-    osn) read -r din dout cap <<<"$(nl_json "px_$n" datagrams_in datagrams_out refused_at_cap)" ;;
+    osn) read -r din dout cap rss <<<"$(nl_json "px_$n" datagrams_in datagrams_out \
+        refused_at_cap rss_peak_kb)" ;;
     kamailio) cap=$(grep -ciE 'out of memory|could not allocate|not enough (shared )?memory' \
         "${NL_DIR[px_$n]}/kamailio.log") ;;
     esac
-    if [ ! -s "${NL_DIR[uac_$n]}/stat.csv" ] || [ "${ok:-0}" = 0 ]; then
-        bad_run "$px" "at $rate calls/s SIPp offered '${out}' calls and '${ok}' succeeded" \
+    # an osn uas's refusals at its own cap count as the proxy's do: the call was refused
+    if [ "$kind" = osn ]; then
+        ucap=$(nl_json "uas_$n" refused_at_cap)
+        [[ "$cap" =~ ^[0-9]+$ && "$ucap" =~ ^[0-9]+$ ]] && cap=$((cap + ucap))
+    fi
+    if [ "$gen" = sipp ] && { [ ! -s "${NL_DIR[uac_$n]}/stat.csv" ] || [ "${ok:-0}" = 0 ]; }; then
+        bad_run "$who" "at $rate calls/s SIPp offered '${out}' calls and '${ok}' succeeded" \
             "(statistics: ${NL_DIR[uac_$n]}/stat.csv): the chain did not work"
         return
     fi
-    row=$("$NL_PY" - "${NL_DIR[uac_$n]}" <<PY
-import csv, glob, sys
-hz, el = $HZ, $t1 - $t0
-ok, out, rate, calls = int('${ok:-0}' or 0), int('${out:-0}' or 0), $rate, $calls
-pu0, ps0 = map(int, "$p0".split())
-pu1, ps1 = map(int, "$p1".split())
-cap = int("${cap:-0}") if "${cap:-0}".isdigit() else -1
-# SIPp's -trace_rtt rows: (answer time ms, INVITE -> 200 ms, rtd) for every answered call; the
-# INVITEs went at time - rtt, so their span gives the rate SIPp achieved
-sent, rtt = [], []
-for f in glob.glob(sys.argv[1] + "/*_rtt.csv"):
-    for r in csv.reader(open(f), delimiter=";"):
-        try:
-            t, d, k = float(r[0]), float(r[1]), r[2].strip()
-        except (ValueError, IndexError):
-            continue
-        if k == "1":
-            sent.append(t - d)
-            rtt.append(d)
-sent.sort()
-rtt.sort()
-crate = (len(sent) - 1) / ((sent[-1] - sent[0]) / 1000) if len(sent) > 1 and sent[-1] > sent[0] else 0
-p99 = rtt[min(len(rtt) - 1, int(0.99 * len(rtt)))] if rtt else float("nan")
-pu, ps = 100 * (pu1 - pu0) / hz / el, 100 * (ps1 - ps0) / hz / el
-uc, sc = 100 * $u1 / hz / el, 100 * ($s1 - $s0) / hz / el
-held = ok == calls and out == calls and crate >= 0.95 * rate and p99 < 500 and cap == 0
-wd = "$wd"
-if held:
-    why = "-"
-elif cap != 0:
-    why = "refusals-at-the-cap"
-elif uc >= 90 or wd not in ("0/0", "/") or $d_uac > 0:
-    why = "SIPp-uac"
-elif pu + ps >= 90 or $d_px > 0:
-    why = "proxy"
-elif sc >= 90 or $d_uas > 0:
-    why = "SIPp-uas"
-else:
-    why = "losses-or-delay"
-dpc = "-"
-lim = float("${ULIM:-0}" or 0)
-if "$px" == "osn" and "$din".isdigit() and "$dout".isdigit() and pu1 + ps1 > pu0 + ps0:
-    d = (int("$din") + int("$dout")) / 2 / ((pu1 + ps1 - pu0 - ps0) / hz)
-    dpc = "%.0f" % d + ("(%.2f)" % (d / lim) if lim > 0 else "")
-print("yes" if held else "no", why, "%-9s %6d %7d %7d %7.0f %7.0f | %5.0f%% %5.0f%% %7s %7s | %-15s | "
-      "held=%s watchdog(major/minor)=%s retrans=$retr refused(cap/mem)=%s rcvbuf-drops(uac/proxy/uas)=$d_uac/$d_px/$d_uas"
-      % ("$px", rate, calls, ok, crate, p99, pu, ps, "%.0f%%" % uc, "%.0f%%" % sc, dpc,
-         "yes" if held else "no", wd, "${cap:--}" if "$px" != "direct" else "-"))
-PY
-)
-    read -r verdict why row <<<"$row"
-    echo "$row"
-    OUT[$px]=$verdict
-    if [ "$verdict" = yes ]; then
-        BEST[$px]=$rate
-    else
-        LIMIT[$px]="$why at $rate calls/s"
+    if [ "$gen" = osn ] && [ ! -s "${NL_DIR[uac_$n]}/summary.json" ]; then
+        bad_run "$who" "at $rate calls/s the generator wrote no summary:" \
+            "$(tail -3 "${NL_DIR[uac_$n]}/node.err")"
+        return
     fi
+    local el
+    el=$("$NL_PY" -c "print($t1 - $t0)")
+    read -r pu0 ps0 <<<"$p0"
+    read -r pu1 ps1 <<<"$p1"
+    line=$("$NL_PY" "$MR_PY" step gen="$gen" px="$px" rate="$rate" duration="$DURATION" \
+        hz="$HZ" el="$el" pu0="$pu0" ps0="$ps0" pu1="$pu1" ps1="$ps1" uac_ticks="$u1" \
+        uas_ticks=$((s1 - s0)) cap="${cap:-0}" d_uac="$d_uac" d_px="$d_px" d_uas="$d_uas" \
+        wd="$wd" retr="$retr" ok="${ok:-0}" out="${out:-0}" uac_dir="${NL_DIR[uac_$n]}" \
+        gen_json="${NL_DIR[uac_$n]}/summary.json" din="$din" dout="$dout" lim="${ULIM:-0}" \
+        rss_kb="$rss" uas_kind="$([ "$kind" = sipp ] && echo SIPp || echo osn)") || {
+        bad_run "$who" "at $rate calls/s the step could not be judged (above)"
+        return
+    }
+    read -r verdict why row <<<"$line"
+    echo "$row"
+    OUT[$who]=$verdict
+    sed -i '$d' "$RES"
+    echo "$run $gen $px $rate $verdict $why" >>"$RES"
 }
 
-bench_header "osn node highest call rate held $DURATION s (every call answered, p99 INVITE->200 < 500 ms, no refusal at the cap)"
+title="highest call rate held $DURATION s (every call answered, p99 INVITE->200 < 500 ms, no refusal at the cap)"
+desc=
+for g in "${GENS[@]}"; do
+    k=$(callee "$g")
+    [ -n "$desc" ] && desc+="; "
+    if [ "$g" = sipp ]; then
+        desc+="SIPp uac (built-in scenario, 1 MB socket buffers, -t $BENCH_SIPP_T)"
+    else
+        desc+="osn node element=uac (Poisson, hold ${GEN_HOLD} s, one loop)"
+    fi
+    if [ "$k" = sipp ]; then
+        desc+=" -> proxy -> SIPp's built-in uas"
+    else
+        desc+=" -> proxy -> osn node element=uas (costs 0, workers = $BENCH_WORKERS)"
+    fi
+done
+BENCH_GEN_DESC="$desc, all on 127.0.0.1" bench_header "$title"
+echo "runs: $RUNS; at most $nsteps steps of at most $((STEP_MAX + 25)) s each" \
+    "(worst case $(((nsteps * (STEP_MAX + 25) + 59) / 60)) min)"
 ULIM=
 if [ -x "$UDP_LIMIT" ]; then
     line=$(timeout 30 "$UDP_LIMIT" 2 32 200) && echo "udp limit at the start: $line"
@@ -247,45 +343,34 @@ else
     echo "udp limit: skipped, $UDP_LIMIT not built (ninja udp_limit)"
 fi
 echo
-printf '%-9s %6s %7s %7s %7s %7s | %6s %6s %7s %7s | %-15s | %s\n' proxy rate calls ok "rate/s" \
-    "p99 ms" "px usr" "px sys" "uac cpu" "uas cpu" "dg/cpu-s(limit)" notes
-active=("${PXS[@]}")
-for px in "${PXS[@]}"; do
-    BEST[$px]=0
-    LIMIT[$px]="every rate asked was held"
-done
-k=0
-for rate in $RATES; do
-    [ ${#active[@]} = 0 ] && break
-    k=$((k + 1))
-    order=("${active[@]}")
-    if [ $((k % 2)) = 0 ]; then # every other rate in the reverse order
-        order=()
-        for ((i = ${#active[@]} - 1; i >= 0; i--)); do order+=("${active[$i]}"); done
-    fi
-    still=()
-    for px in "${order[@]}"; do
-        step "$px" "$rate" "$k"
-        case ${OUT[$px]} in
-        yes) still+=("$px") ;;
-        error) LIMIT[$px]="a failed step at $rate calls/s (above)" ;;
-        esac
-    done
-    active=()
-    for px in "${PXS[@]}"; do # the race's order, not this step's
-        for s in "${still[@]}"; do [ "$s" = "$px" ] && active+=("$px"); done
+printf '%-4s %-9s %6s %7s %7s %7s %7s | %6s %6s %7s %7s | %-15s | %s\n' gen proxy rate calls ok \
+    "rate/s" "p99 ms" "px usr" "px sys" "uac cpu" "uas cpu" "dg/cpu-s(limit)" notes
+top=0
+for rate in $RATES; do [ "$rate" -gt "$top" ] && top=$rate; done
+for run in $(seq 1 "$RUNS"); do
+    active=("${CONT[@]}")
+    k=0
+    for rate in $RATES; do
+        [ ${#active[@]} = 0 ] && break
+        k=$((k + 1))
+        order=("${active[@]}")
+        if [ $(((k + run) % 2)) = 1 ]; then # every other rate (and run) in the reverse order
+            order=()
+            for ((i = ${#active[@]} - 1; i >= 0; i--)); do order+=("${active[$i]}"); done
+        fi
+        still=()
+        for c in "${order[@]}"; do
+            step "$run" "${c%%:*}" "${c#*:}" "$rate" "$k"
+            [ "${OUT[$c]}" = yes ] && still+=("$c")
+        done
+        active=()
+        for c in "${CONT[@]}"; do # the race's order, not this step's
+            for s in "${still[@]}"; do [ "$s" = "$c" ] && active+=("$c"); done
+        done
     done
 done
 echo "load average at the end: $(bench_loadavg)"
-for px in "${PXS[@]}"; do
-    echo "$px: highest held: ${BEST[$px]} calls/s for $DURATION s (limited by: ${LIMIT[$px]})"
-done
-if [ -n "${BEST[osn]:-}" ] && [ -n "${BEST[kamailio]:-}" ]; then
-    "$NL_PY" -c "
-o, k = ${BEST[osn]}, ${BEST[kamailio]}
-print('osn/kamailio highest rate held: ' + ('%.2f' % (o / k) if k else 'n/a (Kamailio held none)')
-      + ' (goal >= 2; a ratio of two rates from the list RATES, so only as fine as the list)')"
-fi
+"$NL_PY" "$MR_PY" summary "$RES" "$top" "$DURATION"
 if [ "$failed" -gt 0 ]; then
     echo "node_maxrate: ERROR: $failed step(s) failed (above)" >&2
     exit 1
