@@ -271,8 +271,8 @@ fi
 # (bench/node_lib.sh). bench/node_cpu.sh: 5 interleaved pairs at 1,000 calls/s for 20 s, every
 # ratio from all the pairs (median and range), the node's datagrams per CPU-second beside
 # bench/udp_limit.c's (built as $build/udp_limit); bench/node_maxrate.sh: rising rates, 60 s
-# each (up to about 30 minutes in all: a step is the rate held 60 s, then up to 60 s to
-# drain; OSN_BENCH_NO_NODE=1 skips them); BENCH_SHORT=1 tries both scripts in about a minute and a half
+# each, driven by OSN's generator, and bench/gen_maxrate.sh: the generators alone (bounds
+# below; OSN_BENCH_NO_NODE=1 skips them); BENCH_SHORT=1 tries both scripts in about a minute and a half
 # (low rates, short runs: their figures are for checking the scripts, not for quoting).
 echo
 if [[ -n "${OSN_BENCH_NO_NODE:-}" ]]; then
@@ -280,7 +280,16 @@ if [[ -n "${OSN_BENCH_NO_NODE:-}" ]]; then
 elif [[ -x "$build/osn" ]] && command -v sipp >/dev/null && command -v kamailio >/dev/null; then
     UDP_LIMIT="$build/udp_limit" bash "$(dirname "${BASH_SOURCE[0]}")/node_cpu.sh" "$build/osn"
     echo
-    UDP_LIMIT="$build/udp_limit" bash "$(dirname "${BASH_SOURCE[0]}")/node_maxrate.sh" "$build/osn"
+    # The proxies' race driven by OSN's generator (SIPp was the limit at 12,000 calls/s;
+    # GEN=sipp gives the SIPp-driven race), then the generators' own race, OSN's against SIPp's
+    # uac, each straight to an osn uas (issue 30). Worst cases: 5 rates x 2 proxies and 6 rates
+    # x 2 generators, steps of at most 185 s: 31 and 37 minutes; each contestant leaves at its
+    # first rate not held, so about 12 minutes each where the limits lie near 12,000 and 24,000.
+    UDP_LIMIT="$build/udp_limit" GEN=osn PROXIES="osn kamailio" \
+        RATES="${OSN_BENCH_NODE_RATES:-4000 8000 12000 16000 24000}" \
+        bash "$(dirname "${BASH_SOURCE[0]}")/node_maxrate.sh" "$build/osn"
+    echo
+    UDP_LIMIT="$build/udp_limit" bash "$(dirname "${BASH_SOURCE[0]}")/gen_maxrate.sh" "$build/osn"
 else
     echo "run.sh: osn node against Kamailio skipped (needs $build/osn, sipp and kamailio)"
 fi

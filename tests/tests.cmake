@@ -228,3 +228,9 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
                                    $<TARGET_FILE:udp_limit> ${CMAKE_SOURCE_DIR})
   set_tests_properties(bench_node PROPERTIES TIMEOUT 120)
 endif()
+# bench/node_maxrate.py's judgements (a step held or not, by either generator; the highest rates
+# and their ratios from every pair) on inputs worked out by hand, and the race scripts' refusals
+# of bad settings (tests/test_bench_maxrate.sh).
+add_test(NAME bench_maxrate COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_bench_maxrate.sh
+                                    ${CMAKE_SOURCE_DIR})
+set_tests_properties(bench_maxrate PROPERTIES TIMEOUT 60)
