@@ -131,12 +131,16 @@ def step(d):
         why = "-"
     elif cap != 0:
         why = "refusals-at-the-cap"
-    elif uc >= 90 or wd not in ("0/0", "/", "-") or d_uac > 0 or (lag is not None and lag >= 0.5):
+    elif uc >= 90 or wd not in ("0/0", "/", "-") or (lag is not None and lag >= 0.5):
         why = gname
-    elif pu + ps >= 90 or d_px > 0:
+    elif pu + ps >= 90:
         why = "proxy"
-    elif sc >= 90 or d_uas > 0:
+    elif sc >= 90:
         why = uname
+    elif max(d_uac, d_px, d_uas) > 0:
+        # no process had a whole core (a shared machine starves them all): the socket that
+        # overflowed most belongs to the one that fell furthest behind; ties to the generator
+        why = max(((d_uac, 2, gname), (d_px, 1, "proxy"), (d_uas, 0, uname)))[2]
     else:
         why = "losses-or-delay"
     dpc = "-"

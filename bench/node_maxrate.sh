@@ -34,9 +34,9 @@
 # busy: the proxy's user and kernel CPU, the uac's and the uas's CPU as shares of one core over
 # the step (/proc/PID/stat), SIPp's watchdog counters or OSN's generator's largest lag, and the
 # datagrams the kernel dropped at each process's sockets for want of buffer room
-# (/proc/net/udp): a uac near 100% of a core, a watchdog trip, a lag of 0.5 s or drops at the
-# generator's socket while the proxy's has none means the generator itself was the bottleneck,
-# not the proxy. The node's rows also give its datagrams moved per CPU-second,
+# (/proc/net/udp): a uac near 100% of a core, a watchdog trip or a lag of 0.5 s means the
+# generator itself was the bottleneck, not the proxy; with no process at a whole core (a shared
+# machine starves them all) the one whose socket dropped most is named. The node's rows also give its datagrams moved per CPU-second,
 # (read + sent) / 2, as a fraction of the machine's UDP limit measured at the start of the run
 # (bench/udp_limit.c), and its peak RSS.
 #

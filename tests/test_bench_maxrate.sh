@@ -4,7 +4,7 @@
 #   - a SIPp step: its INVITE rate from -trace_rtt (first to last INVITE) and the p99 as the
 #     nearest rank int(0.99 n) of the sorted times, each side of the 95% and 500 ms bounds;
 #     every call asked (RATE x DURATION) answered; no refusal at the cap; the bottleneck named
-#     from CPU shares, SIPp's watchdog and the drops at each socket; the node's datagrams per
+#     from CPU shares (a whole core), SIPp's watchdog, else the socket that dropped most; the node's datagrams per
 #     CPU-second and their fraction of the UDP limit;
 #   - a step of OSN's generator: from its summary (uac counts, setup_delay_p99, lag_max), the
 #     count bound 0.95 R D - 3 sqrt(R D) on each side, every started call good, the p99 bound,
@@ -83,6 +83,9 @@ judge no SIPp-uac "sipp uac at 95%" "${base[@]}" uac_dir="$T/s_ok" ok=999 uac_ti
 judge no SIPp-uac "sipp watchdog" "${base[@]}" uac_dir="$T/s_ok" ok=999 wd=0/3
 judge no proxy "proxy drops" "${base[@]}" uac_dir="$T/s_ok" ok=999 d_px=5
 judge no proxy "proxy at 91%" "${base[@]}" uac_dir="$T/s_ok" ok=999 pu1=600 ps1=310
+# drops at several sockets, no process at a whole core: the one that dropped most
+judge no proxy "drops 526/34942/0" "${base[@]}" uac_dir="$T/s_ok" ok=999 d_uac=526 d_px=34942
+judge no SIPp-uac "drops 9/9/9" "${base[@]}" uac_dir="$T/s_ok" ok=999 d_uac=9 d_px=9 d_uas=9
 judge no SIPp-uas "uas drops" "${base[@]}" uac_dir="$T/s_ok" ok=999 d_uas=5 uas_kind=SIPp
 judge no osn-uas "osn uas at 95%" "${base[@]}" uac_dir="$T/s_ok" ok=999 uas_ticks=950 \
     uas_kind=osn
