@@ -118,10 +118,10 @@ read -r -a GENS <<<"$(
     set -f
     for g in $GEN; do echo "$g"; done | awk '!seen[$0]++' | tr '\n' ' '
 )"
-[ ${#PXS[@]} -gt 0 ] && [ ${#GENS[@]} -gt 0 ] || {
+if [ ${#PXS[@]} = 0 ] || [ ${#GENS[@]} = 0 ]; then
     echo "node_maxrate: PROXIES and GEN must name at least one each" >&2
     exit 2
-}
+fi
 UDP_LIMIT=${UDP_LIMIT:-$(dirname "$OSN")/udp_limit}
 . "$ROOT/tests/node/lib.sh"
 . "$HERE/node_lib.sh"
