@@ -45,6 +45,10 @@
 #   (direct: generator -> uas with no proxy, what the generator and uas alone hold on this
 #   machine; a proxy named twice runs once)
 #   GEN=sipp (default) | osn | "sipp osn"     UAS=auto (default) | sipp | osn
+#   GEN_PROCS=1 OSN's generator as this many processes, each RATE / GEN_PROCS with a seed of
+#               its own (Poisson streams add up to Poisson at RATE): each sends from its own
+#               port, so the kernel spreads them over a node's workers (BENCH_WORKERS > 1; one
+#               generator would load one worker), and two cores can both generate
 #   RUNS=1      the whole race this many times; every ratio comes from all the pairs of the
 #               runs (a run's two proxies under one generator, or two generators under one
 #               proxy), as median and range
@@ -71,6 +75,7 @@ PROXIES=${PROXIES:-direct osn kamailio}
 GEN=${GEN:-sipp}
 UAS=${UAS:-auto}
 RUNS=${RUNS:-1}
+GEN_PROCS=${GEN_PROCS:-1}
 for r in $RATES $DURATION; do
     case $r in
     '' | *[!0-9]* | 0)
@@ -82,6 +87,13 @@ done
 case $RUNS in
 '' | *[!0-9]* | 0 | 0*)
     echo "node_maxrate: RUNS='$RUNS' is not a positive integer" >&2
+    exit 2
+    ;;
+esac
+case $GEN_PROCS in
+[1-9] | 1[0-6]) ;;
+*)
+    echo "node_maxrate: GEN_PROCS='$GEN_PROCS' is not a whole number 1..16" >&2
     exit 2
     ;;
 esac
@@ -195,17 +207,22 @@ uas_start() {
         --set control.kind=none --set "node.workers=${NL_NODE_WORKERS:-1}"
 }
 
-# gen_bg NAME DEST_PORT RATE: OSN's generator in the background, DURATION s of Poisson calls
-# then its drain (at most Timer B then Timer F, 64 s), bounded by STEP_MAX; its summary in
-# $NL_TMP/NAME/summary.json.
+# gen_bg NAME DEST_PORT RATE: OSN's generator in the background, GEN_PROCS processes NAME.1 ..
+# (seeds 1 ..), each DURATION s of Poisson calls at RATE / GEN_PROCS then its drain (at most
+# Timer B then Timer F, 64 s), bounded by STEP_MAX; summaries in $NL_TMP/NAME.K/summary.json.
 gen_bg() {
-    local dir=$NL_TMP/$1
-    mkdir -p "$dir"
-    timeout -k 5 "$STEP_MAX" "$OSN" node --set node.element=uac --set node.listen=127.0.0.1:0 \
-        --set "node.next_hop=127.0.0.1:$2" --set "node.duration=$DURATION" \
-        --set "source.rate=$3" --set "source.hold=$GEN_HOLD" --json "$dir/summary.json" -q \
-        >"$dir/node.out" 2>"$dir/node.err" {NL_LOCK_FD}>&- &
-    nl_track "$1" $! "$dir" node
+    local k dir r
+    r=$("$NL_PY" -c "print(repr($3 / $GEN_PROCS))")
+    for k in $(seq 1 "$GEN_PROCS"); do
+        dir=$NL_TMP/$1.$k
+        mkdir -p "$dir"
+        timeout -k 5 "$STEP_MAX" "$OSN" node --set node.element=uac \
+            --set node.listen=127.0.0.1:0 --set "node.next_hop=127.0.0.1:$2" \
+            --set "node.duration=$DURATION" --set "source.rate=$r" \
+            --set "source.hold=$GEN_HOLD" --set "net.seed=$k" --json "$dir/summary.json" -q \
+            >"$dir/node.out" 2>"$dir/node.err" {NL_LOCK_FD}>&- &
+        nl_track "$1.$k" $! "$dir" node
+    done
 }
 
 declare -A OUT
@@ -246,23 +263,41 @@ step() {
     [ -n "$ppid" ] && p0=$(bench_cpu_split "$ppid")
     s0=$(nl_cpu_ticks "$uas_pid")
     t0=$(date +%s.%N)
+    local names=("uac_$n") pids=() name j live jsons=
     if [ "$gen" = sipp ]; then
         NL_UAC_TIME=$((DURATION + 40)) nl_sipp_uac_bg "uac_$n" "$dest" "$rate" "$calls" \
             "${SIPP_BUF[@]}" "${SIPP_T[@]}"
     else
         gen_bg "uac_$n" "$dest" "$rate"
+        names=()
+        for j in $(seq 1 "$GEN_PROCS"); do
+            names+=("uac_$n.$j")
+            jsons+="${jsons:+,}$NL_TMP/uac_$n.$j/summary.json"
+        done
     fi
-    uac_pid=$(nl_real_pid "uac_$n")
-    while read -r st 2>/dev/null <"/proc/$uac_pid/stat"; do
-        read -r -a f <<<"${st##*) }"
-        u1=$((f[11] + f[12]))
-        d=$(udp_drops "$uac_pid")
-        [ "${d:-0}" -gt "$d_uac" ] && d_uac=$d
-        sleep 0.5
+    for name in "${names[@]}"; do pids+=("$(nl_real_pid "$name")"); done
+    # each generator's CPU (its last reading before it exits) and socket drops, summed
+    local -A tk=() dr=()
+    live=1
+    while [ "$live" = 1 ]; do
+        live=0
+        for j in "${!pids[@]}"; do
+            read -r st 2>/dev/null <"/proc/${pids[$j]}/stat" || continue
+            live=1
+            read -r -a f <<<"${st##*) }"
+            tk[$j]=$((f[11] + f[12]))
+            d=$(udp_drops "${pids[$j]}")
+            [ "${d:-0}" -gt "${dr[$j]:-0}" ] && dr[$j]=$d
+        done
+        [ "$live" = 1 ] && sleep 0.5
+    done
+    for j in "${!pids[@]}"; do
+        u1=$((u1 + ${tk[$j]:-0}))
+        d_uac=$((d_uac + ${dr[$j]:-0}))
     done
     d_uas=$(udp_drops "$uas_pid")
     [ -n "$ppid" ] && d_px=$(udp_drops "$ppid")
-    nl_wait_pid "uac_$n"
+    for name in "${names[@]}"; do nl_wait_pid "$name"; done
     t1=$(date +%s.%N)
     [ -n "$ppid" ] && p1=$(bench_cpu_split "$ppid")
     s1=$(nl_cpu_ticks "$uas_pid")
@@ -291,10 +326,13 @@ step() {
             "(statistics: ${NL_DIR[uac_$n]}/stat.csv): the chain did not work"
         return
     fi
-    if [ "$gen" = osn ] && [ ! -s "${NL_DIR[uac_$n]}/summary.json" ]; then
-        bad_run "$who" "at $rate calls/s the generator wrote no summary:" \
-            "$(tail -3 "${NL_DIR[uac_$n]}/node.err")"
-        return
+    if [ "$gen" = osn ]; then
+        for name in "${names[@]}"; do
+            [ -s "${NL_DIR[$name]}/summary.json" ] && continue
+            bad_run "$who" "at $rate calls/s the generator $name wrote no summary:" \
+                "$(tail -3 "${NL_DIR[$name]}/node.err")"
+            return
+        done
     fi
     local el
     el=$("$NL_PY" -c "print($t1 - $t0)")
@@ -303,8 +341,8 @@ step() {
     line=$("$NL_PY" "$MR_PY" step gen="$gen" px="$px" rate="$rate" duration="$DURATION" \
         hz="$HZ" el="$el" pu0="$pu0" ps0="$ps0" pu1="$pu1" ps1="$ps1" uac_ticks="$u1" \
         uas_ticks=$((s1 - s0)) cap="${cap:-0}" d_uac="$d_uac" d_px="$d_px" d_uas="$d_uas" \
-        wd="$wd" retr="$retr" ok="${ok:-0}" out="${out:-0}" uac_dir="${NL_DIR[uac_$n]}" \
-        gen_json="${NL_DIR[uac_$n]}/summary.json" din="$din" dout="$dout" lim="${ULIM:-0}" \
+        wd="$wd" retr="$retr" ok="${ok:-0}" out="${out:-0}" uac_dir="$NL_TMP/uac_$n" \
+        gen_json="$jsons" din="$din" dout="$dout" lim="${ULIM:-0}" \
         rss_kb="$rss" uas_kind="$([ "$kind" = sipp ] && echo SIPp || echo osn)") || {
         bad_run "$who" "at $rate calls/s the step could not be judged (above)"
         return
@@ -324,7 +362,8 @@ for g in "${GENS[@]}"; do
     if [ "$g" = sipp ]; then
         desc+="SIPp uac (built-in scenario, 1 MB socket buffers, -t $BENCH_SIPP_T)"
     else
-        desc+="osn node element=uac (Poisson, hold ${GEN_HOLD} s, one loop)"
+        desc+="osn node element=uac (Poisson, hold ${GEN_HOLD} s, one loop; $GEN_PROCS"
+        desc+=" process(es), each RATE / $GEN_PROCS)"
     fi
     if [ "$k" = sipp ]; then
         desc+=" -> proxy -> SIPp's built-in uas"

@@ -8,12 +8,13 @@
 #     CPU-second and their fraction of the UDP limit;
 #   - a step of OSN's generator: from its summary (uac counts, setup_delay_p99, lag_max), the
 #     count bound 0.95 R D - 3 sqrt(R D) on each side, every started call good, the p99 bound,
-#     a lag of 0.5 s naming the generator; a missing summary refused (exit 2, named);
+#     a lag of 0.5 s naming the generator; several generators (GEN_PROCS) summed, their
+#     largest p99 and lag taken; a missing summary refused (exit 2, named);
 #   - the summary: the highest rate held per run, generator and proxy (the unbroken run of held
 #     steps from the lowest rate), the ratios osn/kamailio and osn/sipp from every pair of the
 #     run as median and range, lower bounds counted (the first held the highest rate asked);
 #     a malformed line refused with its file:line;
-#   - node_maxrate.sh and gen_maxrate.sh refuse a bad GEN, UAS or RUNS with exit 2, naming it,
+#   - node_maxrate.sh and gen_maxrate.sh refuse a bad GEN, UAS, RUNS or GEN_PROCS with exit 2, naming it,
 #     before starting anything.
 #
 #   tests/test_bench_maxrate.sh SOURCE_DIR
@@ -134,6 +135,21 @@ judge no osn-uac "osn lag 0.6 s" "${gb[@]}" gen_json="$T/g_lag.json"
 judge no osn-uac "osn generator at 95%" "${gb[@]}" gen_json="$T/g_timeout.json" uac_ticks=950
 judge no osn-uac "osn generator's drops" "${gb[@]}" gen_json="$T/g_timeout.json" d_uac=1
 judge no refusals-at-the-cap "osn uas refused" "${gb[@]}" gen_json="$T/g_ok.json" cap=2
+# GEN_PROCS generators, one summary each: the counts add up against the same bound, the p99
+# is the largest of theirs (an upper bound of the p99 of all the calls), the lag the largest
+gjson "$T/h1.json" 4600 4600 0.010 0.02
+gjson "$T/h2.json" 4600 4600 0.020 0.03
+gjson "$T/h2s.json" 4599 4599 0.020 0.03
+gjson "$T/h2p.json" 4600 4600 0.500 0.03
+gjson "$T/h2l.json" 4600 4599 0.020 0.7 failed_timeout=1
+judge yes - "2 generators, 4,600 + 4,600" "${gb[@]}" gen_json="$T/h1.json,$T/h2.json"
+judge no losses-or-delay "2 generators, 4,600 + 4,599" "${gb[@]}" gen_json="$T/h1.json,$T/h2s.json"
+judge no losses-or-delay "2 generators, p99 10 and 500 ms" "${gb[@]}" \
+    gen_json="$T/h1.json,$T/h2p.json"
+judge no osn-uac "2 generators, lag 0.02 and 0.7 s" "${gb[@]}" gen_json="$T/h1.json,$T/h2l.json"
+out=$("$PY" "$MR" step "${gb[@]}" gen_json="$T/h1.json,$T/h2.json")
+grep -q "^yes - osn  direct  *1000  *9200  *9200  *920  *20 .*lag_max=30ms" <<<"$out" && ok ||
+    bad "2 generators' row: 9,200 calls, p99 20 ms, lag 30 ms: $out"
 out=$("$PY" "$MR" step "${gb[@]}" gen_json="$T/g_ok.json")
 grep -q "^yes - osn  direct  *1000  *9200  *9200  *920 .*lag_max=20ms" <<<"$out" && ok ||
     bad "osn row: 9,200 calls, 9,200 ok, 920/s, lag 20 ms: $out"
@@ -210,6 +226,8 @@ chk node_maxrate.sh "unknown generator 'foo'" GEN="osn foo"
 chk node_maxrate.sh "UAS='x'" UAS=x
 chk node_maxrate.sh "RUNS='0'" RUNS=0
 chk node_maxrate.sh "RUNS='two'" RUNS=two
+chk node_maxrate.sh "GEN_PROCS='0'" GEN_PROCS=0
+chk node_maxrate.sh "GEN_PROCS='17'" GEN_PROCS=17
 chk gen_maxrate.sh "UAS='kam'" UAS=kam
 chk gen_maxrate.sh "'x' in RATES" RATES="1000 x"
 
