@@ -76,6 +76,10 @@ if(OSN_MPIRUN AND MPI_C_FOUND AND OSN_MPI)
 endif()
 osn_unit_test(test_net)
 target_link_libraries(test_net PRIVATE osn_sim)
+# Study 09's scripted experiments in the network simulator: a server's slowdown and bulk
+# arrivals, each against a closed form (tests/test_net_scripted.c).
+osn_unit_test(test_net_scripted)
+target_link_libraries(test_net_scripted PRIVATE osn_sim)
 add_test(NAME fluid_sim COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fluid_sim.sh $<TARGET_FILE:osn> ${CMAKE_SOURCE_DIR})
 set_tests_properties(fluid_sim PROPERTIES TIMEOUT 60)
 # Fan-out and mesh in the simulator (issue 33): goodput within 15% of the cores' capacities,

@@ -119,6 +119,14 @@ double osn_des_law_draw(const struct osn_law *law, struct osn_rng *r);
 double osn_des_law_mean(const struct osn_law *law);
 double osn_des_law_var(const struct osn_law *law);
 
+/*
+ * The end of `work` seconds of service begun at t on a server whose speed is f (in (0, 1]) during
+ * [a, b) and 1 elsewhere: the tau at which the integral of the speed from t reaches work
+ * (work-conserving: a message begun before a slowdown finishes its remaining work at the lower
+ * speed). b may be INFINITY; a >= b means no slowdown (t + work).
+ */
+double osn_des_slowed_end(double t, double work, double a, double b, double f);
+
 /* ---- arrival processes ---- */
 
 /* The arrival stream of a model: Poisson (one flow or two), MMPP-K, or a trace. */

@@ -61,7 +61,12 @@ enum osn_net_kind {
 };
 
 /* Call arrival processes of a source. */
-enum osn_net_process { OSN_NET_POISSON, OSN_NET_MMPP, OSN_NET_PROFILE };
+enum osn_net_process {
+    OSN_NET_POISSON,
+    OSN_NET_MMPP,
+    OSN_NET_PROFILE,
+    OSN_NET_BULK, /* batches of bulk_size calls at one instant, rate / bulk_size batches/s */
+};
 
 /* Laws of the wait before a retry (mean source.retry_delay). */
 enum osn_net_retry_law {
@@ -118,6 +123,11 @@ struct osn_net_source_cfg {
      * (mean patience_mean s; cv for lognormal) for its final answer, then CANCELs; none: never. */
     enum osn_net_patience_law patience;
     double patience_mean, patience_cv;
+    /* Bulk arrivals (process bulk): batches of bulk_size calls arrive at one instant, batch
+     * after batch at rate / bulk_size per second (a mean of `rate` calls/s), the gaps
+     * exponential or, with bulk_det, all equal to bulk_size / rate (the first at that time). */
+    long bulk_size;
+    bool bulk_det;
 };
 
 struct osn_net_server_cfg {
@@ -135,6 +145,11 @@ struct osn_net_server_cfg {
      * INFINITY: for good), every message reaching it then lost, as if its host were down (what
      * it has in hand goes on). outage_end <= outage_start: none (the default, 0 and 0). */
     double outage_start, outage_end;
+    /* a scripted slowdown: from slowdown_start to slowdown_end (s; INFINITY: for good) the
+     * server works at slowdown_factor (in (0, 1]) of its speed, so a message's cost takes
+     * 1 / factor as long there (osn_des_slowed_end); slowdown_end <= slowdown_start: none (the
+     * default, 0 and 0). */
+    double slowdown_start, slowdown_end, slowdown_factor;
 };
 
 struct osn_net_link_cfg {

@@ -52,6 +52,7 @@ double tb_source_mean(const struct osn_net_source_cfg *s, double t0, double t1)
 {
     switch (s->process) {
     case OSN_NET_POISSON:
+    case OSN_NET_BULK:
         return s->rate;
     case OSN_NET_MMPP: {
         double out = s->mmpp_switch[0] + s->mmpp_switch[1];
@@ -80,7 +81,8 @@ int tb_source_check(const struct osn_net_cfg *c, double t0, double t1)
 {
     static const char *const key[] = {[OSN_NET_POISSON] = "source.rate",
                                       [OSN_NET_MMPP] = "source.mmpp_rates",
-                                      [OSN_NET_PROFILE] = "source.rate and source.steps"};
+                                      [OSN_NET_PROFILE] = "source.rate and source.steps",
+                                      [OSN_NET_BULK] = "source.rate"};
     double m = tb_source_mean(&c->src, t0, t1);
     if (!(m > 0) || !isfinite(m))
         return osn_cli_die("testbed",

@@ -9,6 +9,7 @@
  */
 #include "osn/des.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "osn/err.h"
@@ -127,6 +128,20 @@ double osn_des_law_mean(const struct osn_law *law)
     default:
         return 1 / law->rate;
     }
+}
+
+double osn_des_slowed_end(double t, double work, double a, double b, double f)
+{
+    if (!(a < b) || t >= b || t + work <= a)
+        return t + work;
+    if (t < a) { /* the part before the slowdown at full speed */
+        work -= a - t;
+        t = a;
+    }
+    double room = (b - t) * f; /* the work the slowdown's rest can do */
+    if (work <= room || !isfinite(b))
+        return t + work / f;
+    return b + (work - room);
 }
 
 double osn_des_law_var(const struct osn_law *law)

@@ -23,7 +23,8 @@
 typedef struct osn_net_cfg C;
 
 static const char *const topologies[] = {"collapse", "tandem", "fanin", "fanout", NULL};
-static const char *const processes[] = {"poisson", "mmpp", "profile", NULL};
+static const char *const processes[] = {"poisson", "mmpp", "profile", "bulk", NULL};
+static const char *const bulk_gaps[] = {"exp", "det", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
 static const char *const retry_laws[] = {"exp", "det", "uniform", "lognormal", NULL};
 static const char *const patience_laws[] = {"none", "exp", "det", "lognormal", NULL};
@@ -235,6 +236,32 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
              .help = "a scripted outage from this time on: the server is cut off the network, " \
                      "every message reaching it lost (what it holds goes on)",                  \
              .family = fam},                                                                    \
+            {sec,                                                                               \
+             "slowdown_start",                                                                  \
+             OSN_KEY_DOUBLE,                                                                    \
+             OSN_KEY_AT(C, m.slowdown_start),                                                   \
+             .unit = "s",                                                                       \
+             .help = "a scripted slowdown from this time on: the server works at "              \
+                     "slowdown_factor of its speed (each message's cost takes 1 / factor as "   \
+                     "long)",                                                                   \
+             .family = fam},                                                                    \
+            {sec,                                                                               \
+             "slowdown_end",                                                                    \
+             OSN_KEY_DOUBLE,                                                                    \
+             OSN_KEY_AT(C, m.slowdown_end),                                                     \
+             .unit = "s",                                                                       \
+             .inf = true,                                                                       \
+             .help = "end of the slowdown (inf: for good); none when not after slowdown_start", \
+             .family = fam},                                                                    \
+            {sec,                                                                               \
+             "slowdown_factor",                                                                 \
+             OSN_KEY_DOUBLE,                                                                    \
+             0,                                                                                 \
+             0,                                                                                 \
+             true,                                                                              \
+             OSN_KEY_AT(C, m.slowdown_factor),                                                  \
+             .help = "the server's speed during the slowdown, a fraction in (0, 1]",            \
+             .family = fam},                                                                    \
     {                                                                                           \
         sec, "outage_end", OSN_KEY_DOUBLE, OSN_KEY_AT(C, m.outage_end),                         \
                 .unit = "s", .inf = true,                                                       \
@@ -281,8 +308,9 @@ static const struct osn_key_spec net_keys[] = {
         {"net", "trace_interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, trace_interval),
          .unit = "s", .def = "0.1", .help = "row spacing of --trace (as --trace-interval)"},
         {"source", "process", OSN_KEY_CHOICE, .choices = processes, OSN_KEY_AT(C, src.process),
-         .help = "call arrivals: Poisson at `rate`, a two-phase MMPP, or a piecewise-constant "
-                 "profile"},
+         .help = "call arrivals: Poisson at `rate`, a two-phase MMPP, a piecewise-constant "
+                 "profile, or batches of bulk_size calls at one instant (bulk, `rate` calls/s "
+                 "on average)"},
         {"source", "rate", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.rate), .unit = "calls/s",
          .help = "calls offered in total (profile: before its first step)"},
         {"source", "hold", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, src.hold), .unit = "s",
@@ -326,6 +354,14 @@ static const struct osn_key_spec net_keys[] = {
         {"source", "patience_cv", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.patience_cv),
          .when_key = "source.patience", .when_is = "lognormal",
          .help = "coefficient of variation of a lognormal patience"},
+        /* bulk arrivals: kept apart from the keys above, which other work changes too */
+        {"source", "bulk_size", OSN_KEY_LONG, 1, 1000000, OSN_KEY_AT(C, src.bulk_size),
+         .when_key = "source.process", .when_is = "bulk", .unit = "calls",
+         .help = "bulk: the calls of one batch, which arrive at one instant"},
+        {"source", "bulk_gap", OSN_KEY_CHOICE, .choices = bulk_gaps, OSN_KEY_AT(C, src.bulk_det),
+         .when_key = "source.process", .when_is = "bulk",
+         .help = "bulk: the gaps between batches, exponential (exp) or all bulk_size / rate "
+                 "(det); rate / bulk_size batches/s either way"},
         SERVER_KEYS("server edge", edge),
         SERVER_KEYS("server core", core),
         SERVER_KEYS("server uas", uas),

@@ -187,6 +187,28 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     }
 }
 
+/* The simulator's scripted experiments that the node does not carry out: bulk arrivals and a
+ * server's slowdown are refused (file:line of the key), not run as something else. */
+static int sim_only(const struct osn_ini *ini, const struct osn_net_cfg *net, char *err,
+                    size_t errsize)
+{
+    static const char *const keys[] = {"server edge.slowdown_end", "server core.slowdown_end",
+                                       "server uas.slowdown_end"};
+    const struct osn_net_server_cfg *sv[] = {&net->edge, &net->core, &net->uas};
+    const struct osn_key_origin *o;
+
+    if (net->src.process == OSN_NET_BULK && (o = osn_ini_get(ini, "source.process")))
+        return osn_ini_bad(o, err, errsize,
+                           "bulk arrivals are the simulator's (osn sim); the node's generator "
+                           "offers poisson, mmpp or profile");
+    for (int i = 0; i < 3; i++)
+        if (sv[i]->slowdown_end > sv[i]->slowdown_start && (o = osn_ini_get(ini, keys[i])))
+            return osn_ini_bad(o, err, errsize,
+                               "a scripted slowdown is the simulator's (osn sim); the node "
+                               "serves at the speed of its host");
+    return 0;
+}
+
 int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const char *const *sets,
                            int nsets, char *err, size_t errsize)
 {
@@ -210,6 +232,8 @@ int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const 
     if (!rc)
         rc = osn_ini_load(&tmp->ini, &osn_node_schema, &tmp->cfg, err, errsize);
     if (rc)
+        goto out;
+    if ((rc = sim_only(&tmp->ini, net, err, errsize)))
         goto out;
     from_net(net, &tmp->cfg);
     if (osn_node_check(&tmp->cfg, &bad, why, sizeof why) != 0) {

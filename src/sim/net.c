@@ -48,6 +48,7 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->src.patience = OSN_NET_PATIENCE_NONE;
     cfg->src.patience_mean = 4;
     cfg->src.patience_cv = 1;
+    cfg->src.bulk_size = 10;
     static const double core[OSN_NET_NKINDS] = {1.0e-3, 0.5e-3, 0.3e-3, 0.3e-3,
                                                 0.5e-3, 0.3e-3, 0.5e-3}; /* cancel: as bye */
     for (int k = 0; k < OSN_NET_NKINDS; k++) {
@@ -56,6 +57,7 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
         cfg->uas.cost[k] = core[k] / 20;
     }
     cfg->core.buffer = cfg->edge.buffer = cfg->uas.buffer = 500;
+    cfg->core.slowdown_factor = cfg->edge.slowdown_factor = cfg->uas.slowdown_factor = 0.5;
     cfg->uas.ring = OSN_UAS_RING_NONE; /* 180 and 200 at once, as before the key */
     cfg->uas.ring_mean = 2;
     /* Record-Route at every proxy: the BYE and the ACK of the 2xx go through them all, as they
@@ -355,6 +357,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->src.patience == OSN_NET_PATIENCE_LOGNORMAL &&
              !(c->src.patience_cv > 0 && isfinite(c->src.patience_cv)))
         key = "source.patience_cv", why = "a lognormal patience needs a cv > 0";
+    else if (c->src.process == OSN_NET_BULK && !(c->src.bulk_size >= 1))
+        key = "source.bulk_size", why = "a batch holds at least 1 call";
     else if (!(c->sip.t1 > 0 && isfinite(c->sip.t1)))
         key = "sip.t1", why = "timers must satisfy 0 < T1 <= T2 and T4 > 0";
     else if (!(c->sip.t2 >= c->sip.t1 && isfinite(c->sip.t2)))
@@ -366,7 +370,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
             key = "source.steps", why = "step times must increase";
     if (!key) {
         /* The servers' sections: edge, core, uas, then a fanout's core2, core3, ... */
-        static _Thread_local char buf[2][48]; /* *bad_key outlives the call: the key names */
+        static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
         int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : 0);
         for (int i = 0; i < nsv && !key; i++) {
             static const char *const secs[] = {"edge", "core", "uas"};
@@ -381,11 +385,19 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
                 snprintf(sec, sizeof sec, "core%d", i - 1);
             snprintf(buf[0], sizeof buf[0], "server %s.buffer", sec);
             snprintf(buf[1], sizeof buf[1], "server %s.outage_start", sec);
+            snprintf(buf[2], sizeof buf[2], "server %s.slowdown_%s", sec,
+                     !(sv->slowdown_factor > 0 && sv->slowdown_factor <= 1) ? "factor" : "start");
             if (sv->buffer < 1)
                 key = buf[0], why = "the buffer must hold at least 1 message";
             else if (!(sv->outage_start >= 0 && isfinite(sv->outage_start)) ||
                      !(sv->outage_end >= 0))
                 key = buf[1], why = "an outage starts and ends at times >= 0 (s)";
+            else if (sv->slowdown_end > sv->slowdown_start &&
+                     !(sv->slowdown_factor > 0 && sv->slowdown_factor <= 1))
+                key = buf[2], why = "the speed in a slowdown is a fraction in (0, 1]";
+            else if (!(sv->slowdown_start >= 0 && isfinite(sv->slowdown_start)) ||
+                     !(sv->slowdown_end >= 0))
+                key = buf[2], why = "a slowdown starts and ends at times >= 0 (s)";
             for (int k = 0; k < OSN_NET_NKINDS && !key; k++)
                 if (!(sv->cost[k] >= 0 && isfinite(sv->cost[k])))
                     key = buf[0], why = "costs must be >= 0 (s)";

@@ -237,6 +237,8 @@ struct element {
     bool outage;
     /* off_path || outage: the one flag an arrival tests for both (net_server.c, diverted). */
     bool divert;
+    /* A scripted slowdown ([server X] slowdown_*): a flag, as every service start asks. */
+    bool slow;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;

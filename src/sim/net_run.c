@@ -76,7 +76,8 @@ static int setup_source(struct net *s, struct element *el, char *msg, size_t msg
         a.mmpp.gen[0][1] = cfg->src.mmpp_switch[0];
         a.mmpp.gen[1][0] = cfg->src.mmpp_switch[1];
     }
-    if (cfg->src.process != OSN_NET_PROFILE && osn_des_arr_setup(&el->darr, &a, msg, msgsize) != 0)
+    if (cfg->src.process != OSN_NET_PROFILE && cfg->src.process != OSN_NET_BULK &&
+        osn_des_arr_setup(&el->darr, &a, msg, msgsize) != 0)
         return OSN_EINVAL;
     double t = osn__net_next_arrival(s, el, 0);
     if (isfinite(t))
@@ -154,6 +155,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->core = is_core(s, i);
     el->outage = el->role != R_SRC && el->sc->outage_end > el->sc->outage_start;
     el->divert = el->off_path || el->outage;
+    el->slow = el->role != R_SRC && el->sc->slowdown_end > el->sc->slowdown_start;
     el->offer_oc = el->cli || (el->hops && cfg->ctl_kind != OSN_CTL_KIND_NONE);
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
@@ -346,6 +348,9 @@ static inline __attribute__((always_inline)) void step(struct net *s, struct osn
     case EV_ARRIVAL: {
         struct element *el = OSN_CONTAINER_OF(ev, struct element, arr);
         osn__net_new_call(s, (int)(el - s->elems));
+        /* a batch of bulk arrivals: its other calls at the same instant, in uid order */
+        for (long k = 1; s->cfg->src.process == OSN_NET_BULK && k < s->cfg->src.bulk_size; k++)
+            osn__net_new_call(s, (int)(el - s->elems));
         double t = osn__net_next_arrival(s, el, s->q.now);
         if (isfinite(t))
             osn__net_at(s, &el->arr, t);

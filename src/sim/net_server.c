@@ -183,9 +183,13 @@ static void start_service(struct net *s, struct element *el)
         if (el->sc->exp_cost)
             c *= osn_des_exp1(&el->svc_rng);
         osn_elem_server_begin(&el->server, it);
+        double end = s->q.now + c;
+        if (el->slow)
+            end = osn_des_slowed_end(s->q.now, c, el->sc->slowdown_start, el->sc->slowdown_end,
+                                     el->sc->slowdown_factor);
         /* osn__net_at's work, here: the service completion is scheduled once a message, and
          * GCC kept osn__net_at out of line. */
-        if (osn_des_at(&s->q, &el->svc, s->q.now + c) != 0)
+        if (osn_des_at(&s->q, &el->svc, end) != 0)
             s->err = OSN_ENOMEM;
     }
 }

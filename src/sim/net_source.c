@@ -1,12 +1,13 @@
 /*
- * Call sources of the network simulator: the arrival process of each UAC (Poisson, MMPP, or a
- * piecewise-constant profile with a burst), and the driver of the UAC's call machine
- * (src/elem/uac_call.c): what a caller does (INVITE, CANCEL, ACK, hold, BYE, retry, give up) is
- * the machine's decision; this file draws its random numbers (patience, retry, hold) and carries
- * its actions out with the simulator's calls, transactions and event set. Driver differences from
- * the node's generator (src/node/gen.c): a retry is a new call object here (a new uid: a new
- * Call-ID), linked to the first by its origin; the call's timer is its `hold` event, whose type
- * says which timer it is; a hang-up after a crossed CANCEL leaves, like any BYE, from that event.
+ * Call sources of the network simulator: the arrival process of each UAC (Poisson, MMPP, a
+ * piecewise-constant profile with a burst, or batches of bulk arrivals), and the driver of the
+ * UAC's call machine (src/elem/uac_call.c): what a caller does (INVITE, CANCEL, ACK, hold, BYE,
+ * retry, give up) is the machine's decision; this file draws its random numbers (patience, retry,
+ * hold) and carries its actions out with the simulator's calls, transactions and event set. Driver
+ * differences from the node's generator (src/node/gen.c): a retry is a new call object here (a new
+ * uid: a new Call-ID), linked to the first by its origin; the call's timer is its `hold` event,
+ * whose type says which timer it is; a hang-up after a crossed CANCEL leaves, like any BYE, from
+ * that event.
  */
 #include <math.h>
 
@@ -19,6 +20,12 @@
 double osn__net_next_arrival(struct net *s, struct element *el, double t)
 {
     const struct osn_net_source_cfg *sc = &s->cfg->src;
+    if (sc->process == OSN_NET_BULK) {
+        /* the next batch: rate / bulk_size batches/s, so `rate` calls/s on average */
+        double gap = (double)sc->bulk_size / (sc->rate * el->rate_share);
+        return sc->rate > 0 ? t + (sc->bulk_det ? gap : gap * osn_des_exp1(&el->arr_rng))
+                            : INFINITY;
+    }
     if (sc->process != OSN_NET_PROFILE) {
         int flow;
         return osn_des_arr_next(&el->darr, &el->arr_rng, &flow);
