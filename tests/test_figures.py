@@ -33,6 +33,7 @@ DRAWN_BY = {
     "studies/06-bistability-map/figure.png": "studies/06-bistability-map/study.py",
     "studies/07-tandem-propagation/figure.png": "studies/07-tandem-propagation/study.py",
     "studies/08-pi-design/figure.png": "studies/08-pi-design/study.py",
+    "studies/09-prsm-slowdown-bulk/figure.png": "studies/09-prsm-slowdown-bulk/study.py",
     "studies/11-abandonment-retrials/figure.png": "studies/11-abandonment-retrials/study.py",
     "studies/12-quantile-objective/figure.png": "studies/12-quantile-objective/study.py",
 }

@@ -186,7 +186,8 @@ foreach(study 01-lboc-vs-rboc-rtt:study_lboc_rboc 02-mm1-vs-md1:study_mm1_md1
               03-optimal-thresholds:study_optimal_thresholds
               04-retransmission-collapse-pi:study_retransmission_pi 05-prsm:study_prsm
               06-bistability-map:study_bistability 07-tandem-propagation:study_tandem
-              08-pi-design:study_pi_design 11-abandonment-retrials:study_abandonment_retrials
+              08-pi-design:study_pi_design 09-prsm-slowdown-bulk:study_prsm_slowdown_bulk
+              11-abandonment-retrials:study_abandonment_retrials
               12-quantile-objective:study_quantile_objective)
     string(REPLACE ":" ";" parts ${study})
     list(GET parts 0 dir)
