@@ -61,6 +61,19 @@ expect_err "bad --seed" "--seed"
 run 2 "model key" -- sim "$EX" --set thresholds.H=30
 expect_err "model key" "thresholds.H"
 
+# Study 09's scripted experiments of the network: a slowdown's speed outside (0, 1] and an empty
+# batch are refused naming file:line and the key; osn node refuses both (simulator only).
+NET="$ROOT/examples/collapse.ini"
+printf '[server core]\nslowdown_start = 10\nslowdown_end = 20\nslowdown_factor = 1.5\n' >"$TMP/slow.ini"
+run 2 "slowdown factor" -- sim "$TMP/slow.ini"
+expect_err "slowdown factor" "$TMP/slow.ini:4" "server core.slowdown_factor" "(0, 1]"
+printf '[source]\nprocess = bulk\nbulk_size = 0\n' >"$TMP/bulk.ini"
+run 2 "empty batch" -- sim "$TMP/bulk.ini"
+expect_err "empty batch" "$TMP/bulk.ini:3" "source.bulk_size"
+"$OSN" node "$NET" --set node.element=uac --set source.process=bulk >"$TMP/out" 2>"$TMP/err" </dev/null
+[ $? -eq 2 ] && grep -qF "source.process" "$TMP/err" && grep -qF "simulator" "$TMP/err" && ok ||
+    bad "osn node ran bulk arrivals: $(head -c 300 "$TMP/err")"
+
 # JSON: solve keys with _ci, run figures; the same with 1 and 2 threads.
 run 0 "json 1 thread" -- sim "$EX" --set sim.time=2e4 --replications 4 --json "$TMP/a.json" -q
 run 0 "json 2 threads" -- sim "$EX" --set sim.time=2e4 --replications 4 --threads 2 --json "$TMP/b.json" -q
