@@ -123,7 +123,8 @@ void osn__net_trace_row(struct net *s)
     for (size_t i = 0; i < t->nsetup; i++)
         sum += t->setup[i];
     cell(f, t->nsetup ? sum / (double)t->nsetup : NAN);
-    qsort(t->setup, t->nsetup, sizeof *t->setup, cmp_double);
+    if (t->nsetup) /* an interval without a 180 may have no array yet: qsort wants one */
+        qsort(t->setup, t->nsetup, sizeof *t->setup, cmp_double);
     static const double q[] = {0.50, 0.95, 0.99};
     for (int i = 0; i < 3; i++)
         cell(f, t->nsetup ? nearest_rank(t->setup, t->nsetup, q[i]) : NAN);
