@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Study 9: PRSM under server slowdown and bulk arrivals, against none, loss and rate.
 
-  study.py            the full study: runs.csv, paired.csv, trace_*.csv, table.txt and
-                      figure.png here (about three minutes on two cores)
+  study.py            the full study: runs.csv, paired.csv, fluid.csv, trace_*.csv, table.txt
+                      and figure.png here (about three minutes on two cores)
   study.py --check    the reduced verdict of make check (about 20 s): exit 1 if a claim fails
   study.py --plot     figure.png again from the CSVs, without rerunning
 
@@ -25,6 +25,7 @@ import common  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIM = os.path.join(HERE, "sim.ini")
+FLUID = os.path.join(HERE, "fluid.ini")
 CONTROLS = ("prsm", "none", "loss", "rate")
 LAMBDA, MU = 60.0, 100.0  # calls/s offered; the server's INVITE copies/s
 SLOW_START, SLOW_LEN = 60.0, 60.0  # s
@@ -87,6 +88,21 @@ def collect(kind, xs, seeds, horizon):
 def col(rows, m, censor=None):
     """The measure m of rows; a recovery that never came counts as `censor` (the run's rest)."""
     return [censor if r[m] is None else r[m] for r in rows]
+
+
+def fluid(factors):
+    """The fluid model's slowdown (fluid.ini; the papers' own kind of model, one deterministic
+    run per point): rows of factor, control, failed / offered, mean INVITE -> 100 delay (every
+    answer) and whether the server's queue was empty again by the run's end (1 or 0)."""
+    rows = []
+    for f in factors:
+        for c in ("prsm", "none"):
+            r = common.osn("fluid", FLUID, [f"profile.slowdown_factor={f}", f"control.kind={c}"])
+            rows.append((f, c, r["failed"] / r["offered"], r["mean_delay"], int(r["recovered"])))
+    return rows
+
+
+FLUID_H = ["factor", "control", "failed_ratio", "mean_delay", "recovered"]
 
 
 def recovery_closed_form(f):
@@ -271,11 +287,23 @@ def verdicts(slow, bulk, f, n, seeds):
     return ok
 
 
+def fluid_verdicts(rows, f):
+    """The fluid model's slowdown to f: PRSM fails no call and empties its queue, none does
+    not."""
+    by = {(x, c): (fr, d, back) for x, c, fr, d, back in rows}
+    pf, pd, pb = by[(f, "prsm")]
+    nf, nd, nb = by[(f, "none")]
+    return common.verdict(pf < 0.005 and pb and not nb and nf > 0.05,
+                          f"fluid, slowdown to {f}: PRSM fails {pf:.3%} and is back: {bool(pb)}; "
+                          f"none fails {nf:.1%} and is back: {bool(nb)}")
+
+
 def check():
     seeds = [1, 2, 3]
     slow = collect("slow", [0.5], seeds, HORIZON)
     bulk = collect("bulk", [200], seeds, 180)
-    return verdicts(slow, bulk, 0.5, 200, seeds)
+    ok = verdicts(slow, bulk, 0.5, 200, seeds)
+    return fluid_verdicts(fluid([0.5]), 0.5) and ok
 
 
 def full():
@@ -290,11 +318,15 @@ def full():
     fmt.update({"scenario": "{}", "x": "{}", "control": "{}", "other": "{}", "measure": "{}",
                 "reps": "{}", "returned": "{}", "failed_ratio": "{:.2%}",
                 "failed_ratio_hw": "{:.2%}"})
-    common.write_tables(os.path.join(HERE, "table.txt"), [(r1 + r2, RUNS_H), (p1 + p2, PAIRED_H)],
-                        fmt)
+    fl = fluid(FACTORS)
+    common.write_csv(os.path.join(HERE, "fluid.csv"), fl, FLUID_H)
+    fmt.update({"factor": "{}", "mean_delay": "{:.3f}", "recovered": "{}"})
+    common.write_tables(os.path.join(HERE, "table.txt"),
+                        [(r1 + r2, RUNS_H), (p1 + p2, PAIRED_H), (fl, FLUID_H)], fmt)
     traces()
     plot(len(seeds))
     verdicts(slow, bulk, 0.5, 200, seeds)
+    fluid_verdicts(fl, 0.5)
 
 
 if __name__ == "__main__":
