@@ -266,3 +266,19 @@ add_test(NAME node_lock_timeout
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/lock_timeout.py ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_lock_timeout PROPERTIES TIMEOUT 60 LABELS node)
+
+# The generator's rates over the window after node.warmup (issue 30): a burst in the warm-up
+# (600 calls/s for 3 s, then 150), the rates of [3, 7] s against its --trace and Poisson bounds,
+# the whole run's apart. About 20 s.
+add_test(NAME node_genwindow
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_genwindow.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_genwindow PROPERTIES TIMEOUT 150 LABELS node)
+
+# The generator with several next hops (issue 30): two uas with weights 3, 1 (shares within
+# binomial limits, every call and BYE on its server) and failover after a 503 with Retry-After
+# (osn_elem_on_client_event_hop, the proxy's). About 25 s.
+add_test(NAME node_genhops
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_genhops.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_genhops PROPERTIES TIMEOUT 150 LABELS node)

@@ -9,7 +9,8 @@
 #        3 cost_response) = 1 / 0.005 = 200 calls/s;
 #      - every element's summary was collected (4 of 4), each node ended with exit 0;
 #      - every call is accounted for: the generator's good calls = the uas's calls answered;
-#      - real goodput within 10% of the simulator's (the target);
+#      - real goodput within 10% of the simulator's (the target), and it is the
+#        generator's own goodput over its window [3, 13] s (node.warmup);
 #      - the CSV and the JSON carry the same row; the pids of the progress line are the JSON's;
 #      - no process the testbed started is left (each pid checked with kill -0);
 #   2. SIGTERM to a running testbed: it stops every node it started (by pid), exits 2, and
@@ -90,6 +91,13 @@ good = nodes.get("uac", {}).get("uac", {}).get("good")
 if good is None or good != nodes.get("uas", {}).get("calls_ok"):
     bad.append(f"generator good {good} != uas calls_ok {nodes.get('uas', {}).get('calls_ok')}")
 sim, real = r["sim_goodput"], r["real_goodput"]
+# The generator's own rates are over the window after its warm-up, as the simulator's after
+# net.warmup: the row's real goodput is the generator's summary's.
+g = nodes.get("uac", {})
+if (g.get("window_start"), g.get("window_end")) != (3, 13) or not (
+        real and math.isclose(real, g.get("goodput", 0), rel_tol=1e-8)):
+    bad.append(f"generator's window [{g.get('window_start')}, {g.get('window_end')}] "
+               f"goodput {g.get('goodput')} is not the row's {real} over [3, 13]")
 if not (sim and real and abs(real / sim - 1) <= 0.10):
     bad.append(f"real goodput {real} not within 10% of the simulator's {sim} ({r['notes']})")
 for k in ("sim_goodput", "real_goodput", "ratio", "sim_p99_s", "real_p99_s", "sim_goodput_min",

@@ -71,7 +71,18 @@ struct osn_node_source {
  * simulator's, so that the percentiles are read the same way. */
 #define OSN_NODE_HB OSN_UAC_DELAY_BINS
 
-/* What the generator measured (element uac), counts over the whole run and its drain. */
+/* The generator's counts of the events that came in a window [t0, t1] of its clock (a call
+ * started, an attempt after a call's first, a call's outcome, a CANCEL sent), as the simulator
+ * counts what comes after its warm-up: the rates of the summary when t1 > t0 (node.warmup > 0:
+ * [warmup, duration]). */
+struct osn_node_uac_window {
+    double t0, t1; /* s since the start; t1 <= t0: no window (the rates cover the whole run) */
+    uint64_t started, retries, outcome[OSN_UAC_NOUTCOMES], good_after[4], ended_attempts;
+    uint64_t cancels, no_trying;
+};
+
+/* What the generator measured (element uac), counts over the whole run and its drain (the
+ * window's apart, in win). */
 struct osn_node_uac_stats {
     uint64_t started;                    /* calls: first attempts sent */
     uint64_t retries;                    /* attempts after a call's first */
@@ -82,14 +93,17 @@ struct osn_node_uac_stats {
     uint64_t acks_2xx;           /* ACKs of a 2xx sent (each 2xx copy gets one) */
     uint64_t byes_sent, byes_ok; /* BYEs started; of which answered 2xx */
     uint64_t cancels;            /* CANCELs sent by callers who gave up (RFC 3261 9.1) */
-    uint64_t no_trying;          /* calls ended without a 100 Trying */
-    uint64_t late_sends;         /* INVITEs sent more than 1 ms after their scheduled time */
-    double lag_max;              /* the largest delay of an INVITE after its schedule (s) */
-    double duration;             /* the traffic's length (s): no call starts after it */
+    uint64_t failovers;  /* INVITEs sent again to another next hop after a timeout or a 503 with
+                            Retry-After from the one they went to (several next hops) */
+    uint64_t no_trying;  /* calls ended without a 100 Trying */
+    uint64_t late_sends; /* INVITEs sent more than 1 ms after their scheduled time */
+    double lag_max;      /* the largest delay of an INVITE after its schedule (s) */
+    double duration;     /* the traffic's length (s): no call starts after it */
     uint64_t setup_n, trying_n;
     double setup_sum, trying_sum;
     uint32_t setup_hist[OSN_NODE_HB];  /* INVITE -> first 180 */
     uint32_t trying_hist[OSN_NODE_HB]; /* INVITE -> first 100 */
+    struct osn_node_uac_window win;
 };
 
 /* The q-quantile (0..1) of a histogram of osn_node_uac_stats (bin midpoints), NAN when empty. */

@@ -9,11 +9,13 @@
  * 3. `osn sim` runs on the same scenario, control, rate, warm-up and window, after the nodes
  *    have stopped, so that it takes no CPU from them.
  *
- * Real goodput is counted in the window only, from the generator's per-second rows (--stats:
- * the calls answered good in each interval), as the simulator counts it after its warm-up. The
- * generator's setup-delay percentiles cover the same window: it is given node.warmup, and counts
- * a delay only when its 180 comes after the warm-up and before the end of its traffic, as the
- * simulator counts a delay whose 180 comes in its window.
+ * Real goodput is counted in the window only, as the simulator counts it after its warm-up: the
+ * generator is given node.warmup, and its summary's rates (offered, goodput, failed, abandoned,
+ * retries) count the events that came in [warm-up, end of its traffic], as do its setup-delay
+ * percentiles (a delay whose 180 comes in that window, as the simulator counts it). With
+ * --warmup 0 the generator has no window (its rates would count the drain's outcomes too), so
+ * the rates are read from its per-interval rows instead (--stats: the calls answered good in
+ * each interval of the traffic).
  */
 #include <errno.h>
 #include <math.h>
@@ -286,15 +288,29 @@ static double core_overload(const struct tb_cfg *cfg, const char *path)
 /* What the table keeps of an element's summary (the whole file stays in the run's directory). */
 static json_t *elem_summary(const struct tb_elem *e, const json_t *j)
 {
-    static const char *const keys[] = {"next_hop",         "datagrams_in",
-                                       "calls_in",         "calls_ok",
-                                       "rejected_503",     "dropped",
-                                       "timeouts_408",     "retrans_sent",
-                                       "retrans_absorbed", "util",
-                                       "offered",          "goodput",
-                                       "setup_delay_p50",  "setup_delay_p99",
-                                       "lag_max",          "late_sends",
-                                       "next_hops",        NULL};
+    static const char *const keys[] = {"next_hop",
+                                       "datagrams_in",
+                                       "calls_in",
+                                       "calls_ok",
+                                       "rejected_503",
+                                       "dropped",
+                                       "timeouts_408",
+                                       "retrans_sent",
+                                       "retrans_absorbed",
+                                       "util",
+                                       "offered",
+                                       "goodput",
+                                       "setup_delay_p50",
+                                       "setup_delay_p99",
+                                       "lag_max",
+                                       "late_sends",
+                                       "next_hops",
+                                       "failed",
+                                       "abandoned",
+                                       "retries",
+                                       "window_start",
+                                       "window_end",
+                                       NULL};
     char st[64];
     json_t *o = json_object();
 
@@ -367,7 +383,10 @@ static void collect(const struct tb_cfg *cfg, struct tb_net *net, const char *di
             r->late_sends += (long)num(j, "late_sends");
             r->unfinished += (long)num(u, "unfinished");
             snprintf(path, sizeof path, "%s/%s.csv", dir, e->name);
-            if (window_rates(cfg, path, &r->real_goodput, &r->real_offered) != 0) {
+            if (cfg->warmup > 0 && num(j, "window_start") == cfg->warmup) {
+                r->real_goodput += num(j, "goodput");
+                r->real_offered += num(j, "offered");
+            } else if (window_rates(cfg, path, &r->real_goodput, &r->real_offered) != 0) {
                 window_ok = false;
                 note(r, "%s: no stats rows in the window", e->name);
             }

@@ -2,12 +2,15 @@
  * The load generator's measures in the `osn node` summary (element uac): the keys of `osn sim`
  * where they mean the same thing at the UAC (offered, goodput, failed by reason, setup and
  * response delay percentiles, retries, attempts per call, good calls by attempt), as rates over
- * the traffic's length (node.duration), and the counts behind them, so that a testbed can put
- * the generator's figures beside the simulator's.
+ * the window after node.warmup (the events that came in [warmup, duration], as the simulator
+ * counts after its warm-up) or, without a warm-up, over the traffic's length (node.duration);
+ * and the counts behind them, over the whole run, so that a testbed can put the generator's
+ * figures beside the simulator's and account for every call.
  */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "io_int.h"
 #include "osn/node.h"
@@ -23,32 +26,51 @@ static double per_s(uint64_t n, double t)
 }
 
 /* Failed calls: as osn sim counts them, abandoned ones apart (the caller left first). */
-static uint64_t failed(const struct osn_node_uac_stats *u)
+static uint64_t failed(const uint64_t *outcome)
 {
     uint64_t k = 0;
     for (int i = 0; i < OSN_UAC_NOUTCOMES; i++)
         if (i != OSN_UAC_GOOD && i != OSN_UAC_PENDING && i != OSN_UAC_ABANDONED)
-            k += u->outcome[i];
+            k += outcome[i];
     return k;
 }
 
-static uint64_t ended(const struct osn_node_uac_stats *u)
+static uint64_t ended(const uint64_t *outcome)
 {
-    return u->outcome[OSN_UAC_GOOD] + failed(u) + u->outcome[OSN_UAC_ABANDONED];
+    return outcome[OSN_UAC_GOOD] + failed(outcome) + outcome[OSN_UAC_ABANDONED];
+}
+
+/* The counts the rates are made of, and the time they are over: the window's, or without one
+ * the whole run's over the traffic's length. */
+static double rate_counts(const struct osn_node_uac_stats *u, struct osn_node_uac_window *w)
+{
+    if (u->win.t1 > u->win.t0) {
+        *w = u->win;
+        return u->win.t1 - u->win.t0;
+    }
+    *w = (struct osn_node_uac_window){.started = u->started,
+                                      .retries = u->retries,
+                                      .ended_attempts = u->ended_attempts,
+                                      .cancels = u->cancels,
+                                      .no_trying = u->no_trying};
+    memcpy(w->outcome, u->outcome, sizeof w->outcome);
+    memcpy(w->good_after, u->good_after, sizeof w->good_after);
+    return u->duration;
 }
 
 void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
 {
-    double t = u->duration;
-    const uint64_t *out = u->outcome;
-    json_object_set_new(o, "offered", json_real(per_s(u->started, t)));
+    struct osn_node_uac_window w;
+    double t = rate_counts(u, &w);
+    const uint64_t *out = w.outcome;
+    json_object_set_new(o, "offered", json_real(per_s(w.started, t)));
     json_object_set_new(o, "goodput", json_real(per_s(out[OSN_UAC_GOOD], t)));
-    json_object_set_new(o, "failed", json_real(per_s(failed(u), t)));
+    json_object_set_new(o, "failed", json_real(per_s(failed(out), t)));
     json_object_set_new(o, "failed_timeout", json_real(per_s(out[OSN_UAC_TIMEOUT], t)));
     json_object_set_new(o, "failed_rejected", json_real(per_s(out[OSN_UAC_REJECTED], t)));
     json_object_set_new(o, "failed_other", json_real(per_s(out[OSN_UAC_OTHER], t)));
     json_object_set_new(o, "abandoned", json_real(per_s(out[OSN_UAC_ABANDONED], t)));
-    json_object_set_new(o, "cancels", json_real(per_s(u->cancels, t)));
+    json_object_set_new(o, "cancels", json_real(per_s(w.cancels, t)));
     json_object_set_new(o, "setup_delay_mean",
                         num(u->setup_n ? u->setup_sum / (double)u->setup_n : NAN));
     json_object_set_new(o, "setup_delay_p50", num(osn_node_hist_quantile(u->setup_hist, 0.50)));
@@ -59,30 +81,36 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
     json_object_set_new(o, "resp_delay_p50", num(osn_node_hist_quantile(u->trying_hist, 0.50)));
     json_object_set_new(o, "resp_delay_p95", num(osn_node_hist_quantile(u->trying_hist, 0.95)));
     json_object_set_new(o, "resp_delay_p99", num(osn_node_hist_quantile(u->trying_hist, 0.99)));
-    json_object_set_new(o, "no_trying", json_real(per_s(u->no_trying, t)));
-    json_object_set_new(o, "retries", json_real(per_s(u->retries, t)));
+    json_object_set_new(o, "no_trying", json_real(per_s(w.no_trying, t)));
+    json_object_set_new(o, "retries", json_real(per_s(w.retries, t)));
     json_object_set_new(o, "attempts_per_call",
-                        num(ended(u) ? (double)u->ended_attempts / (double)ended(u) : NAN));
+                        num(ended(out) ? (double)w.ended_attempts / (double)ended(out) : NAN));
     for (int k = 0; k < 4; k++) {
         char key[16];
         snprintf(key, sizeof key, "good_after_%d", k);
-        json_object_set_new(o, key, json_real(per_s(u->good_after[k], t)));
+        json_object_set_new(o, key, json_real(per_s(w.good_after[k], t)));
     }
+    /* The time the rates are over, [window_start, window_end] s of the generator's clock. */
+    json_object_set_new(o, "window_start", json_real(u->win.t1 > u->win.t0 ? u->win.t0 : 0));
+    json_object_set_new(o, "window_end", json_real(u->win.t1 > u->win.t0 ? u->win.t1 : t));
     /* The schedule: how late the latest INVITE left (s), how many left more than 1 ms late. */
     json_object_set_new(o, "lag_max", json_real(u->lag_max));
     json_object_set_new(o, "late_sends", json_integer((json_int_t)u->late_sends));
-    json_object_set_new(o, "uac",
-                        json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration,
-                                  "calls_started", (json_int_t)u->started, "retries",
-                                  (json_int_t)u->retries, "good", (json_int_t)out[OSN_UAC_GOOD],
-                                  "failed_timeout", (json_int_t)out[OSN_UAC_TIMEOUT],
-                                  "failed_rejected", (json_int_t)out[OSN_UAC_REJECTED],
-                                  "failed_other", (json_int_t)out[OSN_UAC_OTHER], "abandoned",
-                                  (json_int_t)out[OSN_UAC_ABANDONED], "cancels",
-                                  (json_int_t)u->cancels, "unfinished", (json_int_t)u->unfinished,
-                                  "acks_2xx", (json_int_t)u->acks_2xx, "byes_sent",
-                                  (json_int_t)u->byes_sent, "byes_ok", (json_int_t)u->byes_ok,
-                                  "setup_samples", (json_int_t)u->setup_n));
+    /* The counts: the whole run's, drain included (every call started has its outcome). */
+    json_object_set_new(
+            o, "uac",
+            json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration, "calls_started",
+                      (json_int_t)u->started, "retries", (json_int_t)u->retries, "good",
+                      (json_int_t)u->outcome[OSN_UAC_GOOD], "failed_timeout",
+                      (json_int_t)u->outcome[OSN_UAC_TIMEOUT], "failed_rejected",
+                      (json_int_t)u->outcome[OSN_UAC_REJECTED], "failed_other",
+                      (json_int_t)u->outcome[OSN_UAC_OTHER], "abandoned",
+                      (json_int_t)u->outcome[OSN_UAC_ABANDONED], "cancels", (json_int_t)u->cancels,
+                      "unfinished", (json_int_t)u->unfinished, "acks_2xx", (json_int_t)u->acks_2xx,
+                      "byes_sent", (json_int_t)u->byes_sent, "byes_ok", (json_int_t)u->byes_ok,
+                      "setup_samples", (json_int_t)u->setup_n));
+    json_object_set_new(json_object_get(o, "uac"), "failovers",
+                        json_integer((json_int_t)u->failovers));
 }
 
 void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
@@ -93,6 +121,10 @@ void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
             (unsigned long long)u->started, per_s(u->started, t));
     fprintf(f, "  %-18s %12llu  answered 2xx before Timer B (goodput %.1f/s)\n", "good",
             (unsigned long long)u->outcome[OSN_UAC_GOOD], per_s(u->outcome[OSN_UAC_GOOD], t));
+    if (u->win.t1 > u->win.t0)
+        fprintf(f, "  %-18s %12.1f  calls/s offered, %.1f good, in the window [%g, %g] s\n",
+                "window", per_s(u->win.started, u->win.t1 - u->win.t0),
+                per_s(u->win.outcome[OSN_UAC_GOOD], u->win.t1 - u->win.t0), u->win.t0, u->win.t1);
     fprintf(f, "  %-18s %12llu  failed: Timer B, a 408, or a 2xx too late\n", "failed_timeout",
             (unsigned long long)u->outcome[OSN_UAC_TIMEOUT]);
     fprintf(f, "  %-18s %12llu  failed: 503\n", "failed_rejected",

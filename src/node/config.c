@@ -72,9 +72,6 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
         snprintf(msg, msgsize,
                  "the load generator (uac) takes no connections: a next hop may say "
                  ";transport=tcp, not listen");
-    } else if (proxy && cfg->element == OSN_NODE_UAC && nhops > 1) {
-        key = "node.next_hop";
-        snprintf(msg, msgsize, "the load generator (uac) sends to one next hop, not %d", nhops);
     } else if (other >= 0) {
         /* Our Via names the listening address, where the next hop sends its responses (RFC 3261
          * 18.2.2): a next hop of the other family could not reach it. */

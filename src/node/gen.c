@@ -59,6 +59,7 @@ struct gcall {
     uint32_t tgen;           /* generation of the call's timer: cancel = increment */
     bool live;               /* the slot holds a call */
     uint16_t bye_len;
+    uint8_t hop;        /* the next hop (index of n->hops) of this attempt's INVITE: its dialog's */
     struct ntx *invite; /* INVITING: the attempt's INVITE transaction (its CANCEL's source) */
     struct gcall *next_free;
     char bye[BYE_MAX];
@@ -82,7 +83,6 @@ struct gen {
     double said_at;                    /* when a lag was last said on stderr */
     double row_lag;                    /* the largest lag since the last stats row */
     char host[64];                     /* our sent-by host */
-    char peer[64];                     /* the next hop, HOST:PORT */
     struct osn_node_uac_stats st, row; /* measures, and their values at the last stats row */
     uint64_t did[OSN_UAC_NDO];         /* the machine's actions carried out */
 };
@@ -122,8 +122,9 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
     g->next_at = INFINITY;
     g->said_at = -INFINITY;
     snprintf(g->host, sizeof g->host, "%s", n->host);
-    snprintf(g->peer, sizeof g->peer, "%s", n->hops[0].text); /* "[...]:PORT" for IPv6 */
     g->st.duration = cfg->duration;
+    if (cfg->warmup > 0) /* the window of the rates, the delays' (in_window) */
+        g->st.win = (struct osn_node_uac_window){.t0 = cfg->warmup, .t1 = cfg->duration};
     n->gen = g;
     /* The schedule's precision: the kernel may wake a sleeping thread up to its timer slack
      * late (50 us by default), which would bend the shortest gaps of the arrival process. */
@@ -144,9 +145,9 @@ static struct gen_ids ids_of(struct node *n, const struct gcall *c)
                             .salt = g->salt,
                             .host = g->host,
                             .port = n->port,
-                            .peer = g->peer,
+                            .peer = n->hops[c->hop].text, /* "[...]:PORT" for IPv6 */
                             .branch = next_branch(n),
-                            .tcp = n->hops[0].tcp};
+                            .tcp = n->hops[c->hop].tcp};
 }
 
 /* A free call slot (the pool grows by a chunk when it has none); NULL without memory. */
@@ -199,21 +200,41 @@ static struct gcall *call_of(struct gen *g, const struct ntx *x)
     return c->live && c->attempt == attempt ? c : NULL;
 }
 
-/* The call's outcome, once (src/sim/net_tu.c, osn__net_outcome, counts the same). */
-static void outcome(struct gen *g, const struct gcall *c, int out)
+/* The window's counts when `now` is in it (node.warmup > 0), else NULL: an event counts in
+ * the rates when it comes in [warm-up, end of traffic], as the simulator counts an event after
+ * its warm-up (src/sim/net_int.h, obs) and stops at its end (it has no drain). */
+static struct osn_node_uac_window *win(struct gen *g, double now)
+{
+    struct osn_node_uac_window *w = &g->st.win;
+    return w->t1 > w->t0 && now >= w->t0 && now <= w->t1 ? w : NULL;
+}
+
+/* The call's outcome, once (src/sim/net_tu.c, osn__net_outcome, counts the same), in the
+ * whole run's counts and, when it comes in the window, in the window's. */
+static void outcome(struct gen *g, const struct gcall *c, int out, double now)
 {
     struct osn_node_uac_stats *st = &g->st;
+    struct osn_node_uac_window *w = win(g, now);
+    unsigned k = c->uac.retries < 3 ? c->uac.retries : 3;
     st->outcome[out] += 1;
     st->ended_attempts += 1 + c->uac.retries;
     if (out == OSN_UAC_GOOD)
-        st->good_after[c->uac.retries < 3 ? c->uac.retries : 3] += 1;
+        st->good_after[k] += 1;
     if (!c->uac.got100)
         st->no_trying += 1;
+    if (!w)
+        return;
+    w->outcome[out] += 1;
+    w->ended_attempts += 1 + c->uac.retries;
+    if (out == OSN_UAC_GOOD)
+        w->good_after[k] += 1;
+    if (!c->uac.got100)
+        w->no_trying += 1;
 }
 
-/* Starts a client transaction for the request printed in n->obuf[0..len): parsed once, kept
- * by the transaction, sent. 0 or an error (then x is freed). */
-static int start_ctxn(struct node *n, struct ntx *x, int len)
+/* Starts a client transaction toward next hop `hop` for the request printed in n->obuf[0..len):
+ * parsed once, kept by the transaction, sent. 0 or an error (then x is freed). */
+static int start_ctxn(struct node *n, struct ntx *x, int len, int hop)
 {
     struct osn_sip_wire *pm = malloc(sizeof *pm); /* its room is too large for the stack */
     struct rmsg r = {.pm = pm};
@@ -227,14 +248,15 @@ static int start_ctxn(struct node *n, struct ntx *x, int len)
         if (!err)
             err = osn_sip_wire_to_txn(x->req, &m);
         if (!err)
-            err = osn_sip_ctxn_start_over(&n->sip, &x->t, &m, n->hops[0].tcp, n->now, &o);
+            err = osn_sip_ctxn_start_over(&n->sip, &x->t, &m, n->hops[hop].tcp, n->now, &o);
     }
     free(pm);
     if (err) {
         ntx_free(n, x);
         return err;
     }
-    x->from = n->hops[0].addr; /* a client transaction sends where its request went (txn.c) */
+    x->from = n->hops[hop].addr; /* a client transaction sends where its request went (txn.c) */
+    x->hop = (uint8_t)hop;       /* its responses' feedback goes to that server's client half */
     ntx_apply(n, x, &o, NULL);
     return 0;
 }
@@ -245,26 +267,39 @@ static void arm(struct node *n, struct gcall *c, double at)
         n->err = OSN_ENOMEM;
 }
 
-/* Sends the INVITE of call c's attempt (c->uac.retries says which); false when it could not
- * (no memory): then the call has ended, as a failure of its own kind, said in send_errors. */
-static bool send_invite(struct node *n, struct gcall *c)
+/* Sends the INVITE of call c's attempt to next hop c->hop (a new transaction, a new branch);
+ * false when it could not (no memory): then the call has ended, as a failure of its own kind,
+ * said in send_errors. */
+static bool invite_to(struct node *n, struct gcall *c)
 {
     struct gen *g = n->gen;
-    c->attempt++;
     struct gen_ids id = ids_of(n, c);
     int len = gen_print_invite(n->obuf, sizeof n->obuf, &id);
     struct ntx *x = len > 0 ? ntx_new(n) : NULL;
     if (n->cfg->trace)
         fprintf(n->cfg->trace, "%u,%llu,%.9f,%.9f\n", (unsigned)c->uac.retries,
                 (unsigned long long)c->origin, c->t_sched, n->now);
-    if (!x || start_ctxn(n, x, len) != 0) {
+    if (!x || start_ctxn(n, x, len, c->hop) != 0) {
         n->st.send_errors++;
-        outcome(g, c, OSN_UAC_OTHER);
+        outcome(g, c, OSN_UAC_OTHER, n->now);
         call_end(g, c);
         return false;
     }
     c->invite = x;
     return true;
+}
+
+/* Sends the INVITE of call c's attempt (c->uac.retries says which); false when it could not
+ * (no memory): then the call has ended, as a failure of its own kind, said in send_errors. */
+static bool send_invite(struct node *n, struct gcall *c)
+{
+    unsigned back;
+    c->attempt++;
+    /* Several next hops: the server is the element's choice (src/elem/hops.c), as a proxy's
+     * for a new request: smooth weighted round-robin over the servers that are up. */
+    if (n->nhops > 1)
+        c->hop = (uint8_t)osn_elem_hops_choose(&n->fan, n->now, OSN_SIP_INVITE, -1, &back);
+    return invite_to(n, c);
 }
 
 /* Takes the clock for an INVITE scheduled at `at` and records how late it leaves. */
@@ -313,7 +348,7 @@ static void send_bye(struct node *n, struct gcall *c)
     c->tgen++;
     if (y) {
         memcpy(n->obuf, c->bye, c->bye_len);
-        if (start_ctxn(n, y, c->bye_len) == 0) {
+        if (start_ctxn(n, y, c->bye_len, c->hop) == 0) { /* the dialog's next hop */
             g->st.byes_sent++;
             return;
         }
@@ -336,21 +371,24 @@ static void send_cancel(struct node *n, struct gcall *c)
     }
     int len = osn_sip_wire_print_cancel(n->obuf, sizeof n->obuf, x->req);
     struct ntx *y = len > 0 ? ntx_new(n) : NULL;
-    if (y && start_ctxn(n, y, len) == 0)
+    if (y && start_ctxn(n, y, len, x->hop) == 0) {
+        struct osn_node_uac_window *w = win(g, n->now);
         g->st.cancels++;
-    else
+        if (w)
+            w->cancels++;
+    } else
         n->st.send_errors++;
 }
 
 /* The ACK of 2xx resp of call c (NULL: a call that has ended; its 2xx copy is ACKed all the
- * same, from the 2xx's text). */
-static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire *resp)
+ * same, from the 2xx's text), to next hop `hop`, the INVITE's (on the dialog's path). */
+static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire *resp, int hop)
 {
     struct gcall none = {0};
     struct gen_ids id = ids_of(n, c ? c : &none);
     int len = gen_print_ack(n->obuf, sizeof n->obuf, &id, resp);
     if (len > 0) {
-        node_send(n, &n->hops[0].addr, n->hops[0].tcp, n->obuf, (size_t)len);
+        node_send(n, &n->hops[hop].addr, n->hops[hop].tcp, n->obuf, (size_t)len);
         n->gen->st.acks_2xx++;
     } else {
         n->st.send_errors++;
@@ -369,9 +407,10 @@ static bool in_window(const struct node *n)
 }
 
 /* Carries out what the UAC's machine decided for call c (NULL only for a 2xx copy of a call
- * that ended: ACK alone), in its order; `in` is the response of an INVITE event. */
+ * that ended: ACK alone), in its order; `in` is the response of an INVITE event, from next hop
+ * `in_hop`. */
 static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
-                const struct rmsg *in)
+                const struct rmsg *in, int in_hop)
 {
     struct gen *g = n->gen;
     for (uint32_t b = a->bits; b; b &= b - 1) {
@@ -404,7 +443,7 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
             break;
         case OSN_UAC_DO_ACK:
             if (in)
-                send_ack(n, c, in->pm);
+                send_ack(n, c, in->pm, in_hop);
             break;
         case OSN_UAC_DO_DIALOG: {
             struct gen_ids id = ids_of(n, c);
@@ -417,7 +456,7 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
             c->t_sched = a->at;
             break;
         case OSN_UAC_DO_OUTCOME:
-            outcome(g, c, a->outcome);
+            outcome(g, c, a->outcome, n->now);
             break;
         case OSN_UAC_DO_ARM:
             arm(n, c, a->at);
@@ -434,6 +473,8 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
         case OSN_UAC_DO_ATTEMPT:
             lag(n, c->t_sched);
             g->st.retries++;
+            if (win(g, n->now))
+                g->st.win.retries++;
             start_attempt(n, c, c->uac.retries + 1u);
             break;
         case OSN_UAC_DO_END:
@@ -453,7 +494,7 @@ static void start_attempt(struct node *n, struct gcall *c, unsigned retries)
     struct osn_uac_acts a;
     double patience = osn_uac_patience_draw(&g->src->patience, g->patience_key, c->origin, retries);
     osn_uac_call_start(&c->uac, n->now, retries, patience, &a);
-    act(n, c, &a, NULL);
+    act(n, c, &a, NULL, 0);
 }
 
 /* A call scheduled at `at` starts now. */
@@ -468,6 +509,8 @@ static void call_start(struct node *n, double at)
     c->origin = ++g->next_origin;
     c->t_sched = at;
     g->st.started++;
+    if (win(g, n->now))
+        g->st.win.started++;
     start_attempt(n, c, 0);
 }
 
@@ -493,11 +536,36 @@ void gen_call_timer(struct node *n, void *obj, uint32_t tgen)
     if (!n->gen || !c->live || c->tgen != tgen)
         return;
     osn_uac_call_on_timer(&c->uac, &a);
-    act(n, c, &a, NULL);
+    act(n, c, &a, NULL, 0);
 }
 
-static void invite_event(struct node *n, struct gcall *c, const struct osn_sip_out *o,
-                         const struct rmsg *in)
+/* What next hop x->hop reported on call c's INVITE, to the element as a proxy's client
+ * transaction reports it (osn_elem_on_client_event_hop, src/elem/element.c: the same decision):
+ * with several next hops, a timeout or a 503 with Retry-After marks that server down (RFC 3261
+ * 21.5.4, RFC 3263 4.3) and, while the caller still waits, the attempt's INVITE goes to another
+ * server that is up and admits it (a failover: a new transaction, the same Call-ID) instead of
+ * the failure reaching the caller. True when it did. */
+static bool failover(struct node *n, struct gcall *c, struct ntx *x, const struct osn_sip_out *o)
+{
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+    bool waits = c && c->invite == x && c->uac.state == OSN_UAC_S_INVITING;
+    e.role = OSN_ELEM_PROXY; /* the caller is the upstream transaction that waits */
+    osn_elem_on_client_event_hop(&e, x->hop, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
+                                 resp ? o->msg->retry_after : -1, OSN_SIP_INVITE,
+                                 waits ? OSN_SIP_PROCEEDING : OSN_SIP_NOSTATE, &a);
+    if (!waits || a.n != 1 || a.a[0].kind != OSN_ELEM_A_FORWARD)
+        return false;
+    c->hop = a.a[0].hop;
+    c->invite = NULL;
+    n->gen->st.failovers++;
+    (void)invite_to(n, c); /* false: the call has ended (no memory), counted there */
+    return true;
+}
+
+static void invite_event(struct node *n, struct gcall *c, struct ntx *x,
+                         const struct osn_sip_out *o, const struct rmsg *in)
 {
     struct gen *g = n->gen;
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
@@ -509,7 +577,7 @@ static void invite_event(struct node *n, struct gcall *c, const struct osn_sip_o
         double u = osn_rng_u01(&g->rng), delay = gen_retry_delay(g->src, &g->rng);
         osn_uac_call_retry(&c->uac, &g->ucfg, n->now, u, delay, &a);
     }
-    act(n, c, &a, in);
+    act(n, c, &a, in, x->hop);
     if (c && c->uac.state != OSN_UAC_S_INVITING)
         c->invite = NULL;
 }
@@ -522,12 +590,16 @@ void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o
         return;
     struct gcall *c = call_of(g, x);
     if (x->t.req.method == OSN_SIP_INVITE) {
-        invite_event(n, c, o, in);
+        if (c && c->invite && c->invite != x)
+            return; /* a branch the call left for another server (failover): stale */
+        if (failover(n, c, x, o))
+            return;
+        invite_event(n, c, x, o, in);
     } else if (x->t.req.method == OSN_SIP_BYE && c) { /* its answer, or Timer F, ends it */
         struct osn_uac_acts a;
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
         osn_uac_call_on_bye(&c->uac, o->tu, resp ? o->msg->status : 0, &a);
-        act(n, c, &a, NULL);
+        act(n, c, &a, NULL, 0);
     }
 }
 
@@ -545,7 +617,7 @@ void gen_drain(struct node *n)
             if (!c->live)
                 continue;
             osn_uac_call_on_traffic_end(&c->uac, &g->ucfg, c->t_sched, &a);
-            act(n, c, &a, NULL);
+            act(n, c, &a, NULL, 0);
         }
 }
 
