@@ -29,7 +29,7 @@ static const struct osn_key_spec node_keys[] = {
          .help = "where a proxy forwards a request with no Route (required for proxies), or "
                  "where the load generator (uac) sends its calls; of the family of listen. The "
                  "node sends to it by a UDP socket connected to it, or with ;transport=tcp "
-                 "over one TCP connection it opens. A proxy may list up to 8, "
+                 "over one TCP connection it opens. A proxy or the uac may list up to 8, "
                  "comma-separated, each with its own RFC 7339/7415 client state: a new request "
                  "goes to one by weight among those not throttling it (docs/node.md)"},
         {"node", "next_hop_weights", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop_weights),
@@ -43,9 +43,10 @@ static const struct osn_key_spec node_keys[] = {
          .help = "how long the node runs; 0: until SIGINT/SIGTERM (uac: how long calls "
                  "start, then it drains; 0: the scenario's time)"},
         {"node", "warmup", OSN_KEY_DOUBLE, 0, 0, false, OSN_KEY_AT(C, warmup), .unit = "s",
-         .help = "uac: the delay percentiles (setup, response) count only the 180s and 100s that "
-                 "come after it and before node.duration, the simulator's window (osn testbed "
-                 "sets it); 0: every one of the run and its drain"},
+         .help = "uac: the rates and delay percentiles count only the events (calls started, "
+                 "outcomes, retries; 180s and 100s) that come after it and before "
+                 "node.duration, the simulator's window (osn testbed sets it); 0: the rates over "
+                 "the whole run and its drain, every delay"},
         {"node", "stats_interval", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, stats_interval),
          .unit = "s", .help = "time between stats rows and progress lines"},
         {"node", "max_transactions", OSN_KEY_LONG, 1, 100000000, OSN_KEY_AT(C, max_transactions),
