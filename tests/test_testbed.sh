@@ -10,7 +10,8 @@
 #      - every element's summary was collected (4 of 4), each node ended with exit 0;
 #      - every call is accounted for: the generator's good calls = the uas's calls answered;
 #      - real goodput within 10% of the simulator's (the issue's target), and it is the
-#        generator's own goodput over its window [3, 13] s (node.warmup);
+#        generator's own goodput over its window [3, 13] s (node.warmup); the row's failed,
+#        abandoned and retried rates are the generator's windowed ones, beside the simulator's;
 #      - the CSV and the JSON carry the same row; the pids of the progress line are the JSON's;
 #      - no process the testbed started is left (each pid checked with kill -0);
 #   2. SIGTERM to a running testbed: it stops every node it started (by pid), exits 2, and
@@ -100,8 +101,13 @@ if (g.get("window_start"), g.get("window_end")) != (3, 13) or not (
                f"goodput {g.get('goodput')} is not the row's {real} over [3, 13]")
 if not (sim and real and abs(real / sim - 1) <= 0.10):
     bad.append(f"real goodput {real} not within 10% of the simulator's {sim} ({r['notes']})")
+for k in ("failed", "abandoned", "retries"):
+    if r["sim_" + k] is None or not math.isclose(r["real_" + k], g.get(k, -1), abs_tol=1e-9):
+        bad.append(f"{k}: sim {r['sim_' + k]}, real {r['real_' + k]} is not the generator's "
+                   f"windowed {g.get(k)}")
 for k in ("sim_goodput", "real_goodput", "ratio", "sim_p99_s", "real_p99_s", "sim_goodput_min",
-          "sim_goodput_max", "sim_below_real"):
+          "sim_goodput_max", "sim_below_real", "sim_failed", "real_failed", "sim_abandoned",
+          "real_abandoned", "sim_retries", "real_retries"):
     if not math.isclose(float(c[k]), r[k], rel_tol=1e-9):
         bad.append(f"CSV {k} {c[k]} != JSON {r[k]}")
 # The replications' range and the real run's rank, recomputed from the simulator's own

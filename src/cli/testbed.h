@@ -91,6 +91,12 @@ struct tb_cfg {
 };
 
 /* One row of the table: one control at one load, sim beside real. */
+/* The keys of tb_row's sim_more and real_more, those of osn sim's and the generator's JSON. */
+#define TB_MORE_KEYS                     \
+    {                                    \
+        "failed", "abandoned", "retries" \
+    }
+
 struct tb_row {
     char control[16];
     double load, rate;          /* load factor; rate = load x capacity (calls/s) */
@@ -105,7 +111,11 @@ struct tb_row {
     double sim_p50, sim_p99;           /* setup delay (s); NaN when no call was set up */
     double real_goodput, real_offered; /* calls/s in the window, from the generators' rows */
     double real_p50, real_p99;         /* setup delay (s) in the window (node.warmup) */
-    double ratio;                      /* real / sim goodput */
+    /* the other rates of the window at the caller (calls/s; TB_MORE_KEYS: failed, abandoned,
+     * retries), the simulator's and the generators' summed (their window's, node.warmup; NaN
+     * with --warmup 0, when a generator has no window) */
+    double sim_more[3], real_more[3];
+    double ratio; /* real / sim goodput */
     /* the core's time in overload (controller mode 1 or 2) in the window, a fraction: the
      * simulator's core_overload, and the core node's sampled (testbed_run.c, TB_MODE_ROW) */
     double sim_overload, real_overload;

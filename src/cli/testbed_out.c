@@ -66,7 +66,8 @@ int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
     fprintf(f, "control,load,rate,sim_goodput,sim_goodput_hw,sim_replications,real_goodput,"
                "ratio,sim_p50_s,real_p50_s,sim_p99_s,real_p99_s,real_offered,lag_max_s,"
                "late_sends,unfinished,elements,collected,warmup_s,duration_s,sim_core_overload,"
-               "real_core_overload,sim_goodput_min,sim_goodput_max,sim_below_real,notes\n");
+               "real_core_overload,sim_goodput_min,sim_goodput_max,sim_below_real,sim_failed,"
+               "real_failed,sim_abandoned,real_abandoned,sim_retries,real_retries,notes\n");
     for (int i = 0; i < rows->n; i++) {
         const struct tb_row *r = &rows->r[i];
         fprintf(f, "%s,", r->control);
@@ -93,6 +94,10 @@ int tb_csv_write(FILE *f, const void *ctx, char *err, size_t errsize)
         if (r->sim_below >= 0)
             fprintf(f, "%d", r->sim_below);
         fputc(',', f);
+        for (int k = 0; k < 3; k++) {
+            csv_num(f, r->sim_more[k]);
+            csv_num(f, r->real_more[k]);
+        }
         osn_cli_csv_field(f, r->notes);
         fputc('\n', f);
     }
@@ -138,6 +143,14 @@ int tb_json_write(FILE *f, const void *ctx, char *err, size_t errsize)
         json_object_set_new(o, "sim_below_real",
                             r->sim_below >= 0 ? json_integer(r->sim_below) : json_null());
         json_object_set_new(o, "real_core_overload", jnum(r->real_overload));
+        static const char *const more[] = TB_MORE_KEYS;
+        for (int k = 0; k < 3; k++) { /* sim_failed, real_failed, ... */
+            char key[32];
+            snprintf(key, sizeof key, "sim_%s", more[k]);
+            json_object_set_new(o, key, jnum(r->sim_more[k]));
+            snprintf(key, sizeof key, "real_%s", more[k]);
+            json_object_set_new(o, key, jnum(r->real_more[k]));
+        }
         json_object_set_new(o, "notes", json_string(r->notes));
         json_object_set_new(o, "nodes", r->elems ? json_incref(r->elems) : json_array());
         json_array_append_new(a, o);

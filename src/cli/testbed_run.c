@@ -356,6 +356,8 @@ static void collect(const struct tb_cfg *cfg, struct tb_net *net, const char *di
 
     r->elems = json_array();
     r->real_goodput = r->real_offered = 0;
+    for (int k = 0; k < 3; k++)
+        r->real_more[k] = cfg->warmup > 0 ? 0 : NAN;
     r->lag_max = 0;
     for (int i = 0; i < net->n; i++) {
         struct tb_elem *e = &net->e[i];
@@ -384,8 +386,11 @@ static void collect(const struct tb_cfg *cfg, struct tb_net *net, const char *di
             r->unfinished += (long)num(u, "unfinished");
             snprintf(path, sizeof path, "%s/%s.csv", dir, e->name);
             if (cfg->warmup > 0 && num(j, "window_start") == cfg->warmup) {
+                static const char *const more[] = TB_MORE_KEYS;
                 r->real_goodput += num(j, "goodput");
                 r->real_offered += num(j, "offered");
+                for (int k = 0; k < 3; k++)
+                    r->real_more[k] += num(j, more[k]);
             } else if (window_rates(cfg, path, &r->real_goodput, &r->real_offered) != 0) {
                 window_ok = false;
                 note(r, "%s: no stats rows in the window", e->name);
@@ -500,6 +505,9 @@ static int simulate(const struct tb_cfg *cfg, const char *control, double factor
     r->sim_p50 = num(j, "setup_delay_p50");
     r->sim_p99 = num(j, "setup_delay_p99");
     r->sim_overload = num(j, "core_overload");
+    static const char *const more[] = TB_MORE_KEYS;
+    for (int k = 0; k < 3; k++)
+        r->sim_more[k] = num(j, more[k]);
     json_decref(j);
     snprintf(path, sizeof path, "%s/sim_replications.csv", dir);
     rank_real(path, r);
@@ -533,6 +541,8 @@ int tb_run(const struct tb_cfg *cfg, struct tb_net *net, const char *control, do
     r->sim_min = r->sim_max = NAN;
     r->sim_below = -1;
     r->real_goodput = r->real_p50 = r->real_p99 = r->ratio = NAN;
+    for (int m = 0; m < 3; m++)
+        r->sim_more[m] = r->real_more[m] = NAN;
     r->sim_overload = r->real_overload = NAN;
     r->elements = net->n;
     /* Every rate of the source times one factor, so that it offers r->rate in the window. */
