@@ -13,7 +13,12 @@
 #      answers every INVITE 503 with Retry-After: 30, and an osn node uas, weights 1, 1, 100
 #      calls/s for 3 s: the peer is marked down at its first 503 and gets nothing more (the
 #      INVITEs in flight before its 503 came back aside); each INVITE it refused is sent again
-#      to the uas (uac.failovers = the peer's INVITEs), and every call ends good.
+#      to the uas (uac.failovers = the peer's INVITEs), and every call ends good;
+#   3. failover on a timeout: a peer that answers nothing beside an osn node uas, weights 1, 1,
+#      sip.t1 = 0.02 (Timer B 1.28 s), 100 calls/s for 4 s: the peer gets INVITEs only until
+#      its first Timer B, then it is down (node.down_time 30 s); each INVITE that timed out is
+#      sent again to the uas (uac.failovers = the peer's INVITEs), whose answer comes after the
+#      caller's own Timer B: those calls end as timeouts, all the others good.
 # About 25 s.   Usage: test_node_genhops.sh OSN ROOT
 set -u
 OSN=$1
@@ -23,16 +28,17 @@ nl_init genhops 150
 export OSN
 SCEN=$ROOT/examples/node_collapse.ini
 
-# gen NAME HOPS WEIGHTS SECONDS RATE: the generator in the foreground, its files in $NL_TMP/NAME.
+# gen NAME HOPS WEIGHTS SECONDS RATE [osn node args..]: the generator in the foreground, its files in $NL_TMP/NAME.
 gen() {
     local name=$1 hops=$2 weights=$3 secs=$4 rate=$5
+    shift 5
     local dir=$NL_TMP/$name
     mkdir -p "$dir"
     NL_DIR[$name]=$dir
     timeout -k 5 $((secs + 80)) "$OSN" node "$SCEN" --set node.element=uac \
         --set node.listen=127.0.0.1:0 --set "node.next_hop=$hops" \
         --set "node.next_hop_weights=$weights" --set "node.duration=$secs" \
-        --set "source.rate=$rate" --set source.hold=0.2 --json "$dir/summary.json" -q \
+        --set "source.rate=$rate" --set source.hold=0.2 --json "$dir/summary.json" -q "$@" \
         >"$dir/node.out" 2>"$dir/node.err" {NL_LOCK_FD}>&-
 }
 
@@ -147,4 +153,74 @@ else
 fi
 kill "$PEER" 2>/dev/null
 wait "$PEER" 2>/dev/null
+
+# ---- 3. failover on a timeout (Timer B = 64 T1 = 1.28 s with sip.t1 = 0.02)
+SILENT_OUT=$NL_TMP/silent.out
+timeout 60 "$NL_PY" - >"$SILENT_OUT" 2>&1 {NL_LOCK_FD}>&- <<'PY' &
+# Answers nothing; prints the INVITEs (by branch) and when the first and last new one came.
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+s.settimeout(8)
+seen, first, last = set(), None, None
+try:
+    while True:
+        data, _ = s.recvfrom(65535)
+        msg = data.decode(errors="replace")
+        if not msg.startswith("INVITE "):
+            continue
+        via = next(l for l in msg.split("\r\n") if l.lower().startswith("via:"))
+        if via not in seen:
+            seen.add(via)
+            now = time.monotonic()
+            first = first if first is not None else now
+            last = now
+except socket.timeout:
+    pass
+print("invites", len(seen), "span", (last - first) if seen else 0, flush=True)
+PY
+SILENT=$!
+for _ in $(seq 1 50); do
+    SP=$(head -1 "$SILENT_OUT" 2>/dev/null)
+    [ -n "$SP" ] && break
+    sleep 0.1
+done
+nl_up "uas d did not start" nl_node_start d uas 0 0 "$SCEN"
+if [ -n "${SP:-}" ] && [ -n "${NL_PORT[d]:-}" ]; then
+    gen g3 "127.0.0.1:$SP, 127.0.0.1:${NL_PORT[d]}" "1, 1" 4 100 --set sip.t1=0.02
+    rc=$?
+    nl_check $rc "generator -> silent, d: exit status $rc: $(cat "$NL_TMP/g3/node.err")"
+    wait "$SILENT" 2>/dev/null
+    nl_stop d >/dev/null
+    "$NL_PY" - "$NL_TMP/g3/summary.json" "${NL_DIR[d]}/summary.json" "$SILENT_OUT" <<'PY'
+import json, sys
+g, d = (json.load(open(p)) for p in sys.argv[1:3])
+u = g["uac"]
+words = open(sys.argv[3]).read().split()
+silent, span = int(words[words.index("invites") + 1]), float(words[words.index("span") + 1])
+n = u["calls_started"]
+bad = []
+# Until its first Timer B (1.28 s) the silent server is up and gets half the calls; then it is
+# down for node.down_time (30 s) and gets none.
+if not (silent >= 20 and span <= 1.28 + 0.5):
+    bad.append(f"the silent server got {silent} INVITEs over {span:.3f} s: it should get them "
+               "only until its first Timer B (1.28 s), then none")
+if u["failovers"] != silent or u["failed_timeout"] != silent:
+    bad.append(f"failovers {u['failovers']}, failed_timeout {u['failed_timeout']}: each of the "
+               f"silent server's {silent} INVITEs goes to d after Timer B, its caller's timeout")
+if u["good"] != n - silent or d["calls_ok"] != n or u["unfinished"]:
+    bad.append(f"good {u['good']} of {n}, d answered {d['calls_ok']}")
+for m in bad:
+    print("FAIL:", m)
+print(f"timeout failover: the silent server got {silent} INVITEs over {span:.3f} s, each sent "
+      f"again to d; {u['good']} of {n} good")
+sys.exit(1 if bad else 0)
+PY
+    nl_check $? "failover after a timeout: the server is down from its first Timer B"
+else
+    nl_bad "the silent peer or uas d did not start: $(cat "$SILENT_OUT")"
+fi
+kill "$SILENT" 2>/dev/null
+wait "$SILENT" 2>/dev/null
 nl_summary
