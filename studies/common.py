@@ -185,3 +185,15 @@ def crossing(xs, ys, level):
             x0, y0 = xs[i - 1], ys[i - 1]
             return x0 + (x - x0) * (y0 - level) / (y0 - y)
     return None
+
+
+def jain(xs):
+    """Jain's fairness index of xs, (sum x)^2 / (n * sum x^2): 1 when all are equal, 1/n when one
+    has everything; None when every x is 0 (nothing to share). Scale-free, so the index of the
+    ratios admitted_i / offered_i is also that of the shares' ratios (admitted share / offered
+    share)."""
+    n = len(xs)
+    s2 = sum(x * x for x in xs)
+    if n == 0 or s2 == 0:
+        return None
+    return sum(xs) ** 2 / (n * s2)

@@ -427,6 +427,13 @@ head -n1 "$TMP/trace200.csv" | grep -q ",edge0_queue_msgs,.*,edge199_queue_msgs,
     ok || bad "fanin 200 edges trace: $(head -c 200 "$TMP/trace200.csv")"
 run 2 "net.edges past its maximum" -- sim "$FANIN" --set net.edges=16385
 expect_err "net.edges past its maximum" "net.edges" "16384"
+# source.shares: one share per edge, each > 0, and only where there are edges to share
+run 2 "source.shares, one too few" -- sim "$FANIN" --set net.edges=3 --set source.shares="1 2"
+expect_err "source.shares, one too few" "source.shares" "one share per edge"
+run 2 "source.shares, a zero" -- sim "$FANIN" --set net.edges=2 --set source.shares="1 0"
+expect_err "source.shares, a zero" "source.shares" "not a share"
+run 2 "source.shares on collapse" -- sim "$NET" --set source.shares="1 2"
+expect_err "source.shares on collapse" "source.shares" "fanin|fanout"
 
 # ---- one file for osn sim and osn node: a [node] section is passed over, and named under -v ----
 NODE_NET="$ROOT/examples/node_collapse.ini"

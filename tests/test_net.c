@@ -21,7 +21,9 @@
  *   delays): a deterministic patience below the 2xx delay abandons every call and one above it
  *   none; an exponential one of mean m abandons 1 - exp(-d/m) of them; every CANCEL is answered
  *   and passed on exactly where RFC 3261 9.1 and 16.10 say, and every 2xx that crossed it is
- *   ACKed and hung up; the patience draws shift no other stream.
+ *   ACKed and hung up; the patience draws shift no other stream;
+ * - a fanin's unequal sources (source.shares): each offers its share, the sources' own measures
+ *   add up to the network's, loss admits each the same fraction and rate each the same rate.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -34,6 +36,7 @@
 
 #include <cmocka.h>
 
+#include "osn/err.h"
 #include "osn/model.h"
 #include "osn/net.h"
 #include "osn/xd.h"
@@ -863,6 +866,77 @@ static void test_fanin_200_edges(void **state)
     assert_true(val(r, OSN_NET_GOODPUT) > 0.98 * val(r, OSN_NET_OFFERED));
 }
 
+/* A source's own offered, admitted and good calls (OSN_NET_E_SRC_*) under source.shares: at light
+ * load each source offers rate x share / sum (Poisson counts: within 5 standard deviations) and
+ * the sources add up to the network's measures; in overload RFC 7339's loss gives every client
+ * the same oc, so each is admitted the same fraction of its offer (RFC 7339 5.3), and RFC 7415's
+ * rate gives each of the N clients X / N (RFC 6357 9.1), the same admitted rate whatever it
+ * offers. */
+static void test_fanin_shares_per_source(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    osn_net_cfg_default(&c);
+    c.topology = OSN_NET_FANIN;
+    c.edges = 4;
+    c.src.nshares = 4;
+    const double w[4] = {1, 1, 2, 4};
+    memcpy(c.src.share, w, sizeof w);
+    c.src.rate = 100;
+    c.time = 20;
+    c.warmup = 2;
+    c.replications = 2;
+    char msg[256];
+    assert_int_equal(osn_net_check(&c, NULL, msg, sizeof msg), 0);
+    struct osn_net_result *r = run(&c);
+    double sum[3] = {0};
+    for (int i = 0; i < 4; i++) {
+        const struct osn_net_est *e = r->elem[i];
+        double want = c.src.rate * w[i] / 8,
+               sd = sqrt(want * c.time * c.replications) / (c.time * c.replications);
+        assert_true(fabs(e[OSN_NET_E_SRC_OFFERED].value - want) < 5 * sd);
+        for (int k = 0; k < 3; k++)
+            sum[k] += e[OSN_NET_E_SRC_OFFERED + k].value;
+    }
+    for (int i = 4; i < r->nelem; i++) /* the edges, the core, the UAS: no calls of their own */
+        assert_true(isnan(r->elem[i][OSN_NET_E_SRC_OFFERED].value));
+    const int net[3] = {OSN_NET_OFFERED, OSN_NET_ADMITTED, OSN_NET_GOODPUT};
+    for (int k = 0; k < 3; k++)
+        assert_true(fabs(sum[k] - val(r, net[k])) < 1e-9 * val(r, net[k]));
+    assert_true(val(r, OSN_NET_ADMITTED) > 0.98 * val(r, OSN_NET_OFFERED));
+
+    /* 4x the core's capacity, shares 1 : 2 */
+    c.edges = c.src.nshares = 2;
+    c.src.share[0] = 1, c.src.share[1] = 2;
+    c.time = 10;
+    c.warmup = 10;
+    c.edge.buffer = 2000;
+    c.core.buffer = 50000;
+    c.ctl.loss.target = c.ctl.rate.target = 0.95;
+    c.ctl.rate.n_clients = 2; /* as the scenario loader sets it for a fanin */
+    c.src.rate = 4 * osn_net_core_capacity(&c);
+    assert_int_equal(osn_ctl_kind_parse("loss", &c.ctl_kind), 0);
+    r = run(&c);
+    double x0 = r->elem[0][OSN_NET_E_SRC_ADMITTED].value / r->elem[0][OSN_NET_E_SRC_OFFERED].value,
+           x1 = r->elem[1][OSN_NET_E_SRC_ADMITTED].value / r->elem[1][OSN_NET_E_SRC_OFFERED].value;
+    assert_true(x0 > 0.15 && x0 < 0.35 && fabs(x0 / x1 - 1) < 0.1);
+    assert_int_equal(osn_ctl_kind_parse("rate", &c.ctl_kind), 0);
+    r = run(&c);
+    double a0 = r->elem[0][OSN_NET_E_SRC_ADMITTED].value,
+           a1 = r->elem[1][OSN_NET_E_SRC_ADMITTED].value;
+    assert_true(a0 > 100 && fabs(a0 / a1 - 1) < 0.1);
+
+    /* a share for each edge, each > 0 */
+    c.src.nshares = 3;
+    const char *bad = NULL;
+    assert_int_equal(osn_net_check(&c, &bad, msg, sizeof msg), OSN_EINVAL);
+    assert_string_equal(bad, "source.shares");
+    c.src.nshares = 2;
+    c.src.share[1] = 0;
+    assert_int_equal(osn_net_check(&c, &bad, msg, sizeof msg), OSN_EINVAL);
+    assert_string_equal(bad, "source.shares");
+}
+
 static void test_threads_do_not_matter(void **state)
 {
     (void)state;
@@ -1000,6 +1074,7 @@ int main(void)
             cmocka_unit_test(test_ring_cancel_487),
             cmocka_unit_test(test_ring_closed_form),
             cmocka_unit_test(test_fanin_200_edges),
+            cmocka_unit_test(test_fanin_shares_per_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,6 +86,10 @@ enum osn_net_patience_law {
 };
 
 #define OSN_NET_MAX_STEPS 32
+/* Sources of a fanin or fanout that can be given a share of the rate each (source.shares): the
+ * shares are kept by value, so that the configuration stays a plain struct the callers copy;
+ * networks of more edges share the rate equally. */
+#define OSN_NET_MAX_SHARES 64
 /* Edges of a fanin or fanout at most (net.edges). No array is sized by it: the elements, their
  * totals in each replication and their results are allocated for the scenario, so what bounds a
  * network is memory (docs/performance.md, "The scale table": 1.8 KB per element while it runs,
@@ -128,6 +132,10 @@ struct osn_net_source_cfg {
      * exponential or, with bulk_det, all equal to bulk_size / rate (the first at that time). */
     long bulk_size;
     bool bulk_det;
+    /* fanin, fanout: source i offers rate * share[i] / (the shares' sum); nshares = 0: every
+     * source rate / edges; else one share per edge (net.edges), each > 0 */
+    int nshares;
+    double share[OSN_NET_MAX_SHARES];
 };
 
 struct osn_net_server_cfg {
@@ -216,6 +224,10 @@ double osn_net_capacity(const struct osn_net_server_cfg *s, int nresp);
 /* Calls/s the core can complete (its position fixes nresp = 3: 180, 200, 200 of BYE). */
 double osn_net_core_capacity(const struct osn_net_cfg *cfg);
 
+/* The fraction of source.rate that source i of the network's `sources` offers: 1 / sources, or
+ * its share of source.shares (the simulator's sources and osn testbed's alike). */
+double osn_net_source_share(const struct osn_net_cfg *cfg, int i, int sources);
+
 /* The measures, in output order. */
 enum osn_net_measure {
     OSN_NET_OFFERED,    /* calls/s started by the sources */
@@ -275,6 +287,13 @@ enum osn_net_elem_measure {
     /* CANCEL traffic (new CANCELs processed are OSN_NET_E_PROC + OSN_NET_K_CANCEL): */
     OSN_NET_E_CANCEL_FWD, /* proxy: CANCELs/s passed on to the next hop */
     OSN_NET_E_487,        /* UAS: INVITEs/s answered 487 Request Terminated */
+    /* A source's own calls (NAN at the other elements), so that a fanin's edges can be told
+     * apart (RFC 7339's fairness across clients): calls/s it started (first attempts), its
+     * attempts the core forwarded to the UAS, its good calls. Over the sources they add up to
+     * offered, admitted and goodput. */
+    OSN_NET_E_SRC_OFFERED,
+    OSN_NET_E_SRC_ADMITTED,
+    OSN_NET_E_SRC_GOODPUT,
     OSN_NET_E_NMEASURES
 };
 

@@ -5,6 +5,7 @@
  *     collapse   uac -> edge -> core -> uas
  *     tandem     uac -> edge -> mid -> core -> uas      (mid: an edge proxy with edge costs)
  *     fanin      uacI -> edgeI -> core -> uas, I = 0 .. edges-1, each source rate / edges
+ *                (or its share of source.shares)
  *     fanout     uacI -> edgeI -> {core, core2, ...} -> uas   (one edge: a fan-out; two or
  *                more: a mesh, every edge forwarding to every core)
  *
@@ -84,7 +85,7 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     for (int i = 0; i < E; i++) {
         snprintf(name, sizeof name, E == 1 ? "uac" : "uac%d", i);
         int k = add(net, name, "uac", edge0 + i);
-        net->e[k].share = 1.0 / E;
+        net->e[k].share = osn_net_source_share(c, i, E);
         net->e[k].stream = i;
     }
     /* The links as the simulator takes them (src/sim/net_run.c): access from a source to its

@@ -114,6 +114,29 @@ static int get_steps(const void *cfg, double *v, int max)
     return n;
 }
 
+/* source.shares: each source's share of the rate (checked against net.edges by osn_net_check,
+ * which names the key). */
+static int set_shares(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
+                      size_t errsize)
+{
+    C *c = cfg;
+    for (int i = 0; i < n; i++)
+        if (!(v[i] > 0 && isfinite(v[i])))
+            return osn_ini_bad(o, err, errsize, "'%g' is not a share (a number > 0)", v[i]);
+    memcpy(c->src.share, v, (size_t)n * sizeof *v);
+    c->src.nshares = n;
+    return 0;
+}
+
+static int get_shares(const void *cfg, double *v, int max)
+{
+    const C *c = cfg;
+    int n = max < c->src.nshares ? max : c->src.nshares;
+    for (int i = 0; i < n; i++)
+        v[i] = c->src.share[i];
+    return n;
+}
+
 /* [server edge] next_hop_weights: a fanout edge's weight of each core, whole numbers. */
 static int set_weights(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
                        size_t errsize)
@@ -290,7 +313,8 @@ static const struct osn_key_spec net_keys[] = {
                  "fanout: `edges` edges, each forwarding to every one of `cores` cores (one "
                  "edge: a fan-out, two: a mesh)"},
         {"net", "edges", OSN_KEY_LONG, 1, OSN_NET_MAX_EDGES, OSN_KEY_AT(C, edges),
-         .help = "edge proxies of a fanin or fanout (each source offers rate / edges)"},
+         .help = "edge proxies of a fanin or fanout (each source offers rate / edges, or its "
+                 "source.shares)"},
         {"net", "cores", OSN_KEY_LONG, 2, OSN_NET_MAX_CORES, OSN_KEY_AT(C, cores),
          .when_key = "net.topology", .when_is = "fanout",
          .help = "cores of a fanout: [server core] gives the first's costs, [server core2] .. "
@@ -313,6 +337,10 @@ static const struct osn_key_spec net_keys[] = {
                  "on average)"},
         {"source", "rate", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.rate), .unit = "calls/s",
          .help = "calls offered in total (profile: before its first step)"},
+        {"source", "shares", OSN_KEY_LIST, 0, OSN_NET_MAX_SHARES, .hook = set_shares,
+         .get = get_shares, .when_key = "net.topology", .when_is = "fanin|fanout",
+         .help = "one share per edge: source i offers rate x share i / the shares' sum (at most "
+                 "64 edges; none: rate / edges each), for unequal clients of the core"},
         {"source", "hold", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, src.hold), .unit = "s",
          .help = "mean call hold time (exponential), 200 to BYE"},
         {"source", "mmpp_rates", OSN_KEY_LIST, 0, 2, .hook = set_mmpp_rates, .get = get_mmpp_rates,

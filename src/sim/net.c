@@ -88,6 +88,17 @@ double osn_net_core_capacity(const struct osn_net_cfg *cfg)
     return osn_net_capacity(&cfg->core, 3);
 }
 
+double osn_net_source_share(const struct osn_net_cfg *cfg, int i, int sources)
+{
+    const struct osn_net_source_cfg *sc = &cfg->src;
+    if (sc->nshares != sources || sources < 2 || i < 0 || i >= sources)
+        return 1.0 / sources; /* as before the shares: the same bits */
+    double sum = 0;
+    for (int k = 0; k < sources; k++)
+        sum += sc->share[k];
+    return sc->share[i] / sum;
+}
+
 int osn__net_nelem(const struct osn_net_cfg *cfg)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
@@ -179,8 +190,9 @@ const char *osn_net_elem_measure_key(int i)
 {
     static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response", "ack",
                                                      "bye",    "reject",  "cancel"};
-    static const char *const rest[] = {"dropped",  "util",       "queue_mean", "invites_in",
-                                       "capacity", "cancel_fwd", "sent_487"};
+    static const char *const rest[] = {"dropped",      "util",       "queue_mean", "invites_in",
+                                       "capacity",     "cancel_fwd", "sent_487",   "src_offered",
+                                       "src_admitted", "src_goodput"};
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }
 
@@ -286,8 +298,25 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
         return ratio(b[OSN__NE_CANCEL_FWD], T);
     case OSN_NET_E_487:
         return ratio(b[OSN__NE_487], T);
+    /* A source is the element of unbounded capacity (osn__net_elems); the others have none. */
+    case OSN_NET_E_SRC_OFFERED:
+        return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_STARTED], T) : NAN;
+    case OSN_NET_E_SRC_ADMITTED:
+        return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_ADMIT], T) : NAN;
+    case OSN_NET_E_SRC_GOODPUT:
+        return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_GOOD], T) : NAN;
     }
     return NAN;
+}
+
+static bool shares_ok(const struct osn_net_cfg *c)
+{
+    if (c->src.nshares < 0 || c->src.nshares > OSN_NET_MAX_SHARES)
+        return false;
+    for (int i = 0; i < c->src.nshares; i++)
+        if (!(c->src.share[i] > 0 && isfinite(c->src.share[i])))
+            return false;
+    return true;
 }
 
 /* One check per key, in the order of the scenario sections: longer than 60 lines, read one row at
@@ -321,6 +350,11 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->topology == OSN_NET_FANOUT && c->core_weights_given &&
              c->core_weights_given != c->cores)
         key = "server edge.next_hop_weights", why = "one weight per core (net.cores)";
+    else if (c->src.nshares && (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT) &&
+             c->src.nshares != c->edges)
+        key = "source.shares", why = "one share per edge (net.edges)";
+    else if (c->src.nshares && !shares_ok(c))
+        key = "source.shares", why = "each share must be a finite number > 0";
     else if (c->topology == OSN_NET_FANOUT && !(c->down_time >= 0 && isfinite(c->down_time)))
         key = "server edge.down_time", why = "must be a finite number of seconds >= 0";
     else if (!(c->level > 0 && c->level < 1))

@@ -81,6 +81,11 @@ enum osn__net_etot {
     OSN__NE_NEWINV,     /* INVITE requests arriving (originals and copies) */
     OSN__NE_CANCEL_FWD, /* CANCELs passed on (OSN_ELEM_A_CANCEL_BRANCH) */
     OSN__NE_487,        /* INVITEs answered 487 (OSN_ELEM_A_RESPOND_INVITE) */
+    /* a source's: its calls started (first attempts), its attempts the core admitted, its good
+     * calls (the call's `src` names the source) */
+    OSN__NE_SRC_STARTED,
+    OSN__NE_SRC_ADMIT,
+    OSN__NE_SRC_GOOD,
     OSN__NE_N
 };
 

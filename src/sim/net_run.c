@@ -66,7 +66,7 @@ static int setup_source(struct net *s, struct element *el, char *msg, size_t msg
 {
     const struct osn_net_cfg *cfg = s->cfg;
     struct osn_arrivals a = {.flows = 1};
-    el->rate_share = 1.0 / s->E;
+    el->rate_share = osn_net_source_share(cfg, (int)(el - s->elems), s->E);
     a.process = cfg->src.process == OSN_NET_MMPP ? OSN_ARR_MMPP : OSN_ARR_POISSON;
     a.rate = cfg->src.rate * el->rate_share;
     if (cfg->src.process == OSN_NET_MMPP) {

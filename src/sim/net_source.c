@@ -87,8 +87,10 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
     c->refs = 1; /* held while the INVITE is being started */
     if (!prev) {
         s->tr_start += 1;
-        if (obs(s))
+        if (obs(s)) {
             s->tot[OSN__NT_STARTED] += 1;
+            s->elems[src].tot[OSN__NE_SRC_STARTED] += 1;
+        }
     } else if (obs(s)) {
         s->tot[OSN__NT_RETRIES] += 1;
     }

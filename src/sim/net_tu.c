@@ -39,8 +39,10 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
     s->tot[slot[outcome]] += 1;
     s->tot[OSN__NT_ENDED] += 1;
     s->tot[OSN__NT_ENDED_ATTEMPTS] += 1 + c->uac.retries;
-    if (outcome == OSN_UAC_GOOD)
+    if (outcome == OSN_UAC_GOOD) {
         s->tot[OSN__NT_GOOD_K0 + (c->uac.retries < 3 ? c->uac.retries : 3)] += 1;
+        s->elems[c->src].tot[OSN__NE_SRC_GOOD] += 1;
+    }
     if (!c->uac.got100) /* left out of the response delay: counted here instead */
         s->tot[OSN__NT_NO_TRYING] += 1;
     if (outcome != OSN_UAC_GOOD && c->admitted)
@@ -74,8 +76,10 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             uint64_t b = branch(c, hop + 1, inv ? B_INVITE : B_BYE);
             if (inv && el->core) { /* the core's admissions: a measurement */
                 c->admitted = true;
-                if (obs(s))
+                if (obs(s)) {
                     s->tot[OSN__NT_ADMIT] += 1;
+                    s->elems[c->src].tot[OSN__NE_SRC_ADMIT] += 1;
+                }
             }
             if (inv && el->hops) { /* the core the element chose: the call's path */
                 c->core = x->hop;
