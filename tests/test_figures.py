@@ -34,6 +34,7 @@ DRAWN_BY = {
     "studies/07-tandem-propagation/figure.png": "studies/07-tandem-propagation/study.py",
     "studies/08-pi-design/figure.png": "studies/08-pi-design/study.py",
     "studies/09-prsm-slowdown-bulk/figure.png": "studies/09-prsm-slowdown-bulk/study.py",
+    "studies/10-fairness-clients/figure.png": "studies/10-fairness-clients/study.py",
     "studies/11-abandonment-retrials/figure.png": "studies/11-abandonment-retrials/study.py",
     "studies/12-quantile-objective/figure.png": "studies/12-quantile-objective/study.py",
 }

@@ -187,6 +187,7 @@ foreach(study 01-lboc-vs-rboc-rtt:study_lboc_rboc 02-mm1-vs-md1:study_mm1_md1
               04-retransmission-collapse-pi:study_retransmission_pi 05-prsm:study_prsm
               06-bistability-map:study_bistability 07-tandem-propagation:study_tandem
               08-pi-design:study_pi_design 09-prsm-slowdown-bulk:study_prsm_slowdown_bulk
+              10-fairness-clients:study_fairness_clients
               11-abandonment-retrials:study_abandonment_retrials
               12-quantile-objective:study_quantile_objective)
     string(REPLACE ":" ";" parts ${study})
