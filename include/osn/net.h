@@ -93,9 +93,9 @@ enum osn_net_patience_law {
 /* Edges of a fanin or fanout at most (net.edges). No array is sized by it: the elements, their
  * totals in each replication and their results are allocated for the scenario, so what bounds a
  * network is memory (docs/performance.md, "The scale table": 1.8 KB per element while it runs,
- * measured, and 104 bytes per element in each replication's totals) and the calls in flight.
- * The simulator names an element in 16 bits (its messages and transactions), which allows up
- * to 32,766 edges; the key stops at 16,384 (32,771 elements, about 60 MB of elements), a power
+ * measured, and 128 bytes per element in each replication's totals, 16 doubles) and the calls in
+ * flight. The simulator names an element in 16 bits (its messages and transactions), which allows
+ * up to 32,766 edges; the key stops at 16,384 (32,771 elements, about 60 MB of elements), a power
  * of two below that bound, four times the largest network measured. */
 #define OSN_NET_MAX_EDGES 16384
 /* Cores of a fanout at most (net.cores), each with a scenario section of its own past the first
