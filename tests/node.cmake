@@ -137,10 +137,26 @@ set_tests_properties(node_link_delay PROPERTIES TIMEOUT 120 LABELS node)
 
 # A real softphone (issue 33): baresip calls through edge -> core -> uas, the call is
 # established and baresip hangs up; and a UAC calls baresip through edge -> core, which answers
-# by itself. Skipped (77) when baresip is not installed (scripts/deps.sh test installs it).
+# by itself, then again and baresip hangs up: its BYE goes up by the Record-Route set. Skipped (77) when baresip is not installed (scripts/deps.sh test installs it).
 add_test(NAME node_baresip
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/baresip.py $<TARGET_FILE:osn>)
 set_tests_properties(node_baresip PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS node)
+
+# cost_cancel defaults to cost_bye (issue 33), in both worlds: osn sim's resolved scenario for
+# every [server] of fanout.ini, and an osn node uas's CPU time for 10 CANCELs answered 481 (10 x
+# cost_bye, not cost_invite) and its scenario_resolved. About 3 s.
+add_test(NAME node_cost_cancel
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/cost_cancel.py $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_cost_cancel PROPERTIES TIMEOUT 120 LABELS node)
+
+# The callee's BYE goes up through an edge whose client half sheds everything (issue 33): the
+# callee, a socket playing an RFC 7339 server, answers the INVITE with oc=100 (loss); its BYE then
+# reaches the caller's Contact by the edge's Record-Route, not answered 503, while a new INVITE
+# and the caller's BYE (down) are shed. Short timers, a few seconds.
+add_test(NAME node_callee_bye
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/callee_bye.py $<TARGET_FILE:osn>)
+set_tests_properties(node_callee_bye PROPERTIES TIMEOUT 120 LABELS node)
 
 # What the uas answers as a user agent (issue 33): Contact in its 180 and 200, the SDP answer
 # (first codec, inactive), Allow/Accept/Supported to OPTIONS, 405 with Allow, 481 in no dialog,
@@ -150,7 +166,8 @@ add_test(NAME node_uas_answers
 set_tests_properties(node_uas_answers PROPERTIES TIMEOUT 120 LABELS node)
 
 # IPv6 on [::1]: a SIPp -> edge -> uas chain, the forwarded Via read by OSN's parser and
-# libosip2 (test_sip_osip FILE), the uas's Contact and SDP, bad addresses (exit 2). Skipped
+# libosip2 (test_sip_osip FILE), a dialog through edge -> core by its Record-Route set both ways
+# ([::1] in brackets), the uas's Contact and SDP, bad addresses (exit 2). Skipped
 # (exit 77) on a machine without ::1.
 if(TARGET test_sip_osip)
   add_test(NAME node_ipv6

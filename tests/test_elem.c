@@ -1112,6 +1112,72 @@ static void test_hops_throttle(void **state)
     osn_ctl_free(h.h[1].cli);
 }
 
+/*
+ * A request routed to none of the next hops (OSN_ELEM_HOP_NONE: the callee's BYE going up to the
+ * caller) is forwarded whatever the client halves say: each holds a downstream server's state
+ * (RFC 7339 5.10) and sheds for that server only. The same BYE routed to the next hop (hop 0)
+ * is shed (oc = 100 takes category 2 too, RFC 7339 7.2); so is one with no Route (hop -1). The
+ * proxy's own checks still come first (RFC 3261 16.3: 483). With several next hops, no server
+ * is offered it or counted as sent it; and no client half hears of its client transaction.
+ */
+static struct osn_ctl *shed_all(uint64_t seed)
+{
+    struct osn_ctl_cfg cc;
+    struct osn_ctl *cli = NULL;
+    osn_ctl_cfg_default(&cc); /* cat1 below 100: oc = 100 sheds category 2, BYEs, too */
+    cc.seed = seed;
+    assert_int_equal(osn_ctl_new_kind(&cli, OSN_CTL_KIND_LOSS, &cc), 0);
+    struct osn_ctl_feedback fb = {.algo = OSN_CTL_ALGO_LOSS, .oc = 100, .validity = 60, .seq = 1};
+    struct osn_sip_oc oc;
+    osn_elem_fb_to_oc(&fb, &oc);
+    osn_proxy_on_feedback(cli, 0, &oc);
+    return cli;
+}
+
+static void test_request_routed_upstream(void **state)
+{
+    (void)state;
+    struct osn_elem e = {.role = OSN_ELEM_PROXY, .cli = shed_all(3)};
+    struct osn_elem_actions a;
+    for (int i = 0; i < 100; i++) {
+        osn_elem_on_request_hop(&e, OSN_ELEM_HOP_NONE, 1, OSN_SIP_BYE, 70, false, false, &a);
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.a[0].kind, OSN_ELEM_A_FORWARD);
+        assert_int_equal(a.a[0].hop, OSN_ELEM_HOP_NONE);
+        for (int hop = -1; hop <= 0; hop++) {
+            osn_elem_on_request_hop(&e, hop, 1, OSN_SIP_BYE, 70, false, false, &a);
+            assert_int_equal(a.a[0].kind, OSN_ELEM_A_RESPOND);
+            assert_int_equal(a.a[0].status, 503);
+        }
+    }
+    osn_elem_on_request_hop(&e, OSN_ELEM_HOP_NONE, 1, OSN_SIP_BYE, 0, false, false, &a);
+    assert_int_equal(a.a[0].status, 483);
+    /* Its 100 Trying from upstream is no delay sample of the next hop's (a rate client half
+     * would take one): the client event leaves the client half alone; a 200 is relayed. */
+    osn_elem_on_client_event_routed(&e, OSN_ELEM_HOP_NONE, 2, 1, OSN_SIP_TU_RESPONSE, 200, -1,
+                                    OSN_SIP_BYE, OSN_SIP_TRYING, &a);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_RELAY);
+    osn_ctl_free(e.cli);
+
+    struct osn_elem_hop room[2] = {{.weight = 1, .cli = shed_all(4)},
+                                   {.weight = 1, .cli = shed_all(5)}};
+    struct osn_elem_hops h = {.n = 2, .down_time = 30, .h = room};
+    e = (struct osn_elem){.role = OSN_ELEM_PROXY, .hops = &h};
+    osn_elem_on_request_hop(&e, OSN_ELEM_HOP_NONE, 1, OSN_SIP_BYE, 70, false, false, &a);
+    assert_int_equal(a.a[0].kind, OSN_ELEM_A_FORWARD);
+    osn_elem_on_request_hop(&e, 1, 1, OSN_SIP_BYE, 70, false, false, &a);
+    assert_int_equal(a.a[0].status, 503);
+    for (int i = 0; i < 2; i++)
+        assert_true(room[i].offered == 0 && room[i].sent == 0 && room[i].shed == (uint64_t)i);
+    /* a timeout of the upstream BYE marks no server down */
+    osn_elem_on_client_event_routed(&e, OSN_ELEM_HOP_NONE, 40, 1, OSN_SIP_TU_TIMEOUT, 0, -1,
+                                    OSN_SIP_BYE, OSN_SIP_TRYING, &a);
+    assert_true(osn_elem_hop_up(&h, 0, 40) && osn_elem_hop_up(&h, 1, 40));
+    osn_ctl_free(room[0].cli);
+    osn_ctl_free(room[1].cli);
+}
+
 /* A rate client half (RFC 7415) told `rate` requests/s by its server. */
 static struct osn_ctl *rate_client(double rate, uint64_t seed)
 {
@@ -1317,6 +1383,7 @@ int main(void)
             cmocka_unit_test(test_hops_rate_per_server),
             cmocka_unit_test(test_hops_failover_408),
             cmocka_unit_test(test_hops_retry_after),
+            cmocka_unit_test(test_request_routed_upstream),
             cmocka_unit_test(test_server_shed_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -232,6 +232,21 @@ static const struct script scripts[] = {
          "Contact, not to next_hop",
          OSN_ELEM_PROXY, "I@0 100@0.01 180@0.02 200@0.03 A@0.05 b@1 200u@1.01 T@40", NULL, false,
          "  1.000 u:BYE", 0, 0, "d:BYE"},
+        /* The same under overload (issue 33): the core's 200 said oc=100 (loss), so the edge's
+         * client half toward the core sheds every new request for 10 s. The callee's BYE goes
+         * upstream, to the caller's Contact, a server that half knows nothing of (RFC 7339 5.10:
+         * its state is the core's): it is forwarded, never answered 503. The caller's BYE goes
+         * down to the core by Route, and is shed (RFC 7339 7.2: oc=100 takes both categories). */
+        {"callee's BYE under a shedding client half toward the core: forwarded up, no 503",
+         OSN_ELEM_PROXY, "I@0 100@0.01 180@0.02 200o@0.03 A@0.05 b@1 200u@1.01 T@40", "loss", false,
+         "  1.000 u:BYE", 0, 0, "d:503"},
+        /* At a fan-out edge the callee's BYE comes from the core that Record-Routed and goes up
+         * to the caller: no server of the two is offered it or counted as sent it. */
+        {"fan-out: the callee's BYE goes up, no server of the two counts it", OSN_ELEM_PROXY,
+         "I@0 200@0.1 A@0.2 b@1 200u@1.01 T@40", NULL, false, "  1.000 u:BYE", 0, 0, "d1:BYE", 2},
+        {"caller's BYE under a shedding client half toward the core: 503", OSN_ELEM_PROXY,
+         "I@0 100@0.01 180@0.02 200o@0.03 A@0.05 B@1 T@40", "loss", false, "  1.000 u:503", 0, 0,
+         "d:BYE"},
         {"a Route set through two proxies, at the core: the caller's ACK and BYE go to the "
          "callee's Contact",
          OSN_ELEM_PROXY, "I@0 100@1.01 180@1.02 200@1.03 A@1.05 B@2 200b@2.2 T@40", "local", true,
@@ -345,7 +360,9 @@ struct rtx {
     double at[2]; /* armed deadlines by slot, INFINITY when none */
     bool live;
     double t0;
-    int hop; /* a client transaction's next hop of several, -1 with one */
+    int hop; /* a client transaction's next hop of several, -1 with one; OSN_ELEM_HOP_NONE for
+                the callee's BYE going upstream; the callee's BYE's server transaction: the
+                server it came from, as the node's trace names it */
     bool up; /* its requests go upstream, its responses down (the callee's request, 'b') */
 };
 
@@ -412,6 +429,19 @@ static struct osn_sip_msg ref_req(int call, int method, uint64_t branch)
 
 static void ref_apply(struct ref *f, struct rtx *x, int call, const struct osn_sip_out *o);
 
+/* Where the callee's BYE goes from here (event b): its Route holds our value alone (the core
+ * took its own), so osn_proxy_route sends it to the Request-URI, the caller's Contact,
+ * upstream. */
+static void callee_route(const struct ref *f, struct osn_proxy_route_out *ro)
+{
+    struct osn_proxy_route_in in = {.method = OSN_SIP_BYE,
+                                    .nroute = 1,
+                                    .top_is_us = true,
+                                    .in_dialog = true,
+                                    .record_route = !f->rr_off};
+    osn_proxy_route(&in, ro);
+}
+
 static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_elem_actions *a,
                     const struct osn_sip_msg *resp)
 {
@@ -436,23 +466,15 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
         case OSN_ELEM_A_FORWARD: {
             int k = x->t.req.method == OSN_SIP_BYE;
             if (x == &f->s[call][2]) {
-                /* The callee's BYE: its Route holds our value alone (the core took its own),
-                 * so it goes where osn_proxy_route says, the Request-URI: the caller's
-                 * Contact, upstream. */
-                struct osn_proxy_route_in in = {.method = OSN_SIP_BYE,
-                                                .nroute = 1,
-                                                .top_is_us = true,
-                                                .in_dialog = true,
-                                                .record_route = !f->rr_off};
                 struct osn_proxy_route_out ro;
-                osn_proxy_route(&in, &ro);
+                callee_route(f, &ro);
                 struct rtx *c = &f->c[call][3];
                 struct osn_sip_msg m;
                 osn_proxy_forward_request(&x->t.req, 1003 + (uint64_t)call * 10, &m);
                 *c = (struct rtx){.at = {INFINITY, INFINITY},
                                   .live = true,
                                   .t0 = f->now,
-                                  .hop = -1,
+                                  .hop = y->hop,
                                   .up = ro.target == OSN_PROXY_TO_URI};
                 if (osn_sip_ctxn_start(&f->sip, &c->t, &m, f->now, &o) == 0)
                     ref_apply(f, c, call, &o);
@@ -541,9 +563,11 @@ static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_
                          : x == &f->c[call][3]             ? &f->s[call][2]
                                                : &f->s[call][x->t.req.method == OSN_SIP_BYE];
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-        osn_elem_on_client_event_hop(&f->e, x->hop, f->now, x->t0, o->tu, resp ? o->msg->status : 0,
-                                     resp ? o->msg->retry_after : -1, x->t.req.method,
-                                     up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
+        /* As the node's: a request its route sent (the callee's BYE) never fails over. */
+        (x == &f->c[call][3] ? osn_elem_on_client_event_routed : osn_elem_on_client_event_hop)(
+                &f->e, x->hop, f->now, x->t0, o->tu, resp ? o->msg->status : 0,
+                resp ? o->msg->retry_after : -1, x->t.req.method,
+                up && up->live ? up->t.state : OSN_SIP_NOSTATE, &a);
         ref_act(f, up, call, &a, resp ? o->msg : NULL);
         if (x->t.req.method == OSN_SIP_INVITE && f->cancel_later[call]) {
             f->cancel_later[call] = osn_elem_on_cancel_later(o->tu, resp ? o->msg->status : 0, &a);
@@ -563,6 +587,13 @@ static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_
             struct osn_uas_request q = {.method = x->t.req.method, .known = f->known[call]};
             q.ring = q.method == OSN_SIP_INVITE ? f->ring : 0;
             osn_elem_on_uas_request(&f->e, f->now, &q, f->record && *handled, &f->uas[call], &a);
+        } else if (k == 2) {
+            /* The callee's BYE goes to the caller's Contact: none of our next hops. */
+            struct osn_proxy_route_out ro;
+            callee_route(f, &ro);
+            assert_int_equal(ro.target, OSN_PROXY_TO_URI);
+            osn_elem_on_request_hop(&f->e, OSN_ELEM_HOP_NONE, f->now, x->t.req.method,
+                                    f->mf[call][k], f->record && *handled, f->loop[call], &a);
         } else {
             osn_elem_on_request(&f->e, f->now, x->t.req.method, f->mf[call][k],
                                 f->record && *handled, f->known[call], f->loop[call], &f->uas[call],
@@ -678,7 +709,9 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
                                            .value = 100,
                                            .validity_ms = 10000,
                                            .seq_int = 1};
-            if (f->e.hops)
+            if (x->hop == OSN_ELEM_HOP_NONE) /* from upstream: no next hop's feedback */
+                ;
+            else if (f->e.hops)
                 osn_elem_hops_on_feedback(f->e.hops, x->hop, f->now, &m.oc);
             else
                 osn_proxy_on_feedback(f->e.cli, f->now, &m.oc);
@@ -714,7 +747,8 @@ static void ref_process(struct ref *f, const struct event *e, bool shed)
             *x = (struct rtx){.at = {INFINITY, INFINITY},
                               .live = true,
                               .t0 = f->now,
-                              .hop = -1,
+                              .hop = ev.kind == 'b' && f->e.hops ? f->c[call][f->inv[call]].hop
+                                                                 : -1,
                               .up = ev.kind == 'b'};
             f->mf[call][x - f->s[call]] = mf;
             f->loop[call] = ev.kind == 'L';
@@ -1180,6 +1214,10 @@ static void node_run(const struct script *sc, struct result *r)
             node_request(n, &ev);
     }
     hop_counts(r, n->nhops > 1 ? &n->fan : NULL);
+    /* A request the node sent upstream went to none of its next hops: its Via offers no oc
+     * (RFC 7339 5.10: no client half of ours is for that server, none would read the answer). */
+    for (int c = 0; c < NCALL; c++)
+        assert_null(strstr(g_up[c], ";oc"));
     const struct osn_node_stats *st = &n->st;
     r->count[OSN_ELEM_C_FORWARDED] = st->calls_forwarded;
     r->count[OSN_ELEM_C_CALL_OK] = st->calls_ok;
@@ -1396,6 +1434,7 @@ static void test_scripts(void **state)
     assert_true(both >= 26); /* with the kept CANCEL and the UAS's ring delay (cancel2) */
     assert_true(both >= 28); /* with the two fan-out scripts (fail33) */
     assert_true(both >= 32); /* with the Route set at edge and core, the fan-out's ACKs (route33) */
+    assert_true(both >= 33); /* with the caller's BYE under a shedding client half (bye33) */
 }
 
 /* ---- the UAC's call machine through both drivers (src/elem/uac_call.c) ---- */

@@ -433,7 +433,8 @@ struct osn_elem_action {
     uint16_t status;     /* RESPOND, RELAY */
     int32_t retry_after; /* RESPOND, RELAY: s, -1 none */
     uint8_t with;        /* RESPOND at a UAS: what the response carries (OSN_ELEM_W_*) */
-    uint8_t hop;         /* FORWARD: the next hop, an index of e->hops (0 when it has none) */
+    uint8_t hop;         /* FORWARD: the next hop, an index of e->hops (0 when it has none),
+                            OSN_ELEM_HOP_NONE for a request routed to none of them */
 };
 
 #define OSN_ELEM_MAX_ACTIONS 4
@@ -476,6 +477,17 @@ enum osn_elem_role { OSN_ELEM_PROXY, OSN_ELEM_UAS };
  * bits. The node keeps OSN_ELEM_MAX_HOPS (next hops it is given by hand); the simulator's
  * fan-out edge has one per core (net.cores). */
 #define OSN_ELEM_HOPS_MAX 64
+
+/*
+ * The `hop` of a request whose route names none of the proxy's next hops: an in-dialog request
+ * going upstream (the callee's BYE, to the caller's Contact or to a Route value of a proxy
+ * before this one, RFC 3261 16.12), or to any other address a Route names. A client half holds
+ * the overload state of one downstream server (RFC 7339 5.10): such a request goes to none, so
+ * no client half is asked about it (it is never shed with 503 for a server it does not reach),
+ * nor fed by its responses. Above every index of a struct osn_elem_hops (OSN_ELEM_HOPS_MAX), so
+ * it fits where a driver keeps a hop in a byte.
+ */
+#define OSN_ELEM_HOP_NONE 255
 
 struct osn_elem_hop {
     struct osn_ctl *cli; /* its client half, NULL for none (borrowed) */
@@ -662,23 +674,33 @@ void osn_elem_on_client_event_hop(const struct osn_elem *e, int hop, double now,
                                   int upstream_state, struct osn_elem_actions *a);
 
 /* osn_elem_on_cancel for an INVITE forwarded to server `hop` of e->hops: that server's client
- * half decides on the CANCEL (e->hops NULL: as osn_elem_on_cancel). */
+ * half decides on the CANCEL (e->hops NULL: as osn_elem_on_cancel; OSN_ELEM_HOP_NONE, an INVITE
+ * routed to none of the next hops: no client half decides). */
 void osn_elem_on_cancel_hop(const struct osn_elem *e, int hop, double now, int invite_state,
                             int branch_state, struct osn_elem_actions *a);
 
 /* The same for a client transaction whose server was not chosen but fixed by the request's
  * route (osn_elem_on_request_hop with hop >= 0): the event feeds that server's state and client
  * half, but the request never goes to another server (the dialog's route set names this one:
- * RFC 3261 16.12). `hop` >= e->hops->n: none of e->hops, as osn_elem_on_client_event. */
+ * RFC 3261 16.12). OSN_ELEM_HOP_NONE (or with e->hops any `hop` >= e->hops->n): none of the
+ * next hops, so no client half is fed (a 100 Trying from upstream is no delay of a server's). */
 void osn_elem_on_client_event_routed(const struct osn_elem *e, int hop, double now, double t_sent,
                                      int tu, int status, int retry_after, int method,
                                      int upstream_state, struct osn_elem_actions *a);
 
-/* osn_elem_on_request at a proxy for a request whose server is known already: `hop` >= 0, a
- * request inside a dialog that follows the dialog's path (RFC 3261 16.12: its route set, not a
- * new choice) to server `hop` of e->hops, put to that server's client half alone and counted as
- * sent to it (hop >= e->hops->n: to none of them, put to e->cli); hop < 0, or e->hops NULL: as
- * osn_elem_on_request (a new request, its server chosen by osn_elem_hops_choose). */
+/*
+ * osn_elem_on_request at a proxy for a request whose server the driver read from its route:
+ *   hop < 0              no Route (or none left that is not ours): a new request to the next
+ *                        hop, as osn_elem_on_request (several: chosen by osn_elem_hops_choose);
+ *   0 <= hop             a request inside a dialog that follows the dialog's path (RFC 3261
+ *                        16.12: its route set, not a new choice) to server `hop` of e->hops,
+ *                        put to that server's client half alone and counted as sent to it
+ *                        (e->hops NULL: the one next hop, whatever `hop`, put to e->cli);
+ *   OSN_ELEM_HOP_NONE    (or with e->hops any hop >= e->hops->n) to none of the next hops:
+ *                        upstream toward the caller, or elsewhere. No client half is asked, so
+ *                        it is never shed with 503 by the overload state of a server it does
+ *                        not go to; forwarded after the checks of 16.3 (483, 482).
+ */
 void osn_elem_on_request_hop(const struct osn_elem *e, int hop, double now, int method,
                              int max_forwards, bool handled, bool loop, struct osn_elem_actions *a);
 

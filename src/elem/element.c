@@ -281,12 +281,22 @@ void osn_elem_on_client_event(const struct osn_elem *e, double now, double t_sen
     }
 }
 
-/* The element as server `hop`'s client half sees it: its decisions about one branch. */
+/* Whether `hop` names none of e's next hops (OSN_ELEM_HOP_NONE; with several, any index past
+ * them): a request routed there is no business of any client half. */
+static bool no_hop(const struct osn_elem *e, int hop)
+{
+    return hop == OSN_ELEM_HOP_NONE || (e->hops && hop >= e->hops->n);
+}
+
+/* The element as server `hop`'s client half sees it: its decisions about one branch. With one
+ * next hop (e->hops NULL) every hop but OSN_ELEM_HOP_NONE is that one, e->cli. */
 static struct osn_elem at_hop(const struct osn_elem *e, int hop)
 {
     struct osn_elem one = *e;
     one.hops = NULL;
-    if (e->hops && hop >= 0 && hop < e->hops->n)
+    if (no_hop(e, hop))
+        one.cli = NULL;
+    else if (e->hops && hop >= 0)
         one.cli = e->hops->h[hop].cli;
     return one;
 }
@@ -337,18 +347,24 @@ void osn_elem_on_cancel_hop(const struct osn_elem *e, int hop, double now, int i
 void osn_elem_on_request_hop(const struct osn_elem *e, int hop, double now, int method,
                              int max_forwards, bool handled, bool loop, struct osn_elem_actions *a)
 {
-    if (!e->hops || hop < 0) {
+    /* A request routed upstream (the callee's BYE toward the caller) asks no client half: the
+     * one it would ask holds a downstream server's state (RFC 7339 5.10), a server it does not
+     * go to, and must not shed it. */
+    if (hop < 0 || (!e->hops && !no_hop(e, hop))) {
         osn_elem_on_request(e, now, method, max_forwards, handled, false, loop, NULL, a);
         return;
     }
-    struct osn_elem one = at_hop(e, hop); /* not one of e->hops: e->cli alone */
+    struct osn_elem one = at_hop(e, hop);
     osn_elem_on_request(&one, now, method, max_forwards, handled, false, loop, NULL, a);
-    for (int i = 0; hop < e->hops->n && i < a->n; i++)
+    bool none = no_hop(e, hop);
+    for (int i = 0; i < a->n; i++)
         if (a->a[i].kind == OSN_ELEM_A_FORWARD) {
-            a->a[i].hop = (uint8_t)hop;
+            a->a[i].hop = none ? OSN_ELEM_HOP_NONE : (uint8_t)hop;
+            if (none)
+                continue;
             e->hops->h[hop].sent++;
             e->hops->h[hop].invites += method == OSN_SIP_INVITE;
-        } else if (a->a[i].kind == OSN_ELEM_A_RESPOND && a->a[i].status == 503) {
+        } else if (!none && a->a[i].kind == OSN_ELEM_A_RESPOND && a->a[i].status == 503) {
             e->hops->h[hop].shed++;
         }
 }

@@ -127,7 +127,9 @@ void timers_release(struct timers *t);
 /* ---- node transactions (txn.c) ---- */
 
 #define NTX_KEYBUF 160
-#define NTX_NO_HOP 255 /* a client transaction routed elsewhere than a next hop (a Route) */
+/* a client transaction routed elsewhere than a next hop (a Route, the caller's Contact): the
+ * element's own word for it, so that no client half decides on it or is fed by it */
+#define NTX_NO_HOP OSN_ELEM_HOP_NONE
 
 struct ntx {
     struct osn_sip_txn t;

@@ -47,9 +47,9 @@ static void serve_now(struct node *n, struct rmsg *r, const struct osn_elem_item
          * the server the transaction went to, else the one the datagram came from. */
         struct ntx *x = ntx_find(n, OSN_SIP_CLIENT, r->pm, m);
         k = x ? KEPT_NONE : kept_find(n, OSN_SIP_CLIENT, r->pm, m);
-        int hop = n->nhops <= 1    ? 0
-                  : x              ? x->hop
+        int hop = x                ? x->hop
                   : k != KEPT_NONE ? n->kept.rec[k].hop
+                  : n->nhops <= 1  ? 0
                                    : hops_index(n, &r->from);
         if (hops_cli(n, hop))
             osn_proxy_on_feedback(hops_cli(n, hop), n->now, &r->pm->via[0].oc);

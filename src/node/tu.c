@@ -196,8 +196,9 @@ static bool forward(struct node *n, struct ntx *x, int hop)
         routed = false; /* a node configured without TCP opens no connection: 500 */
     if (tcp)
         f.transport = (struct osn_span){"TCP", 3};
-    /* The server it goes to, for its feedback (a Route may name one of the next hops, or none) */
-    int to_hop = !routed ? NTX_NO_HOP : n->nhops <= 1 ? 0 : hops_index(n, &to);
+    /* The server it goes to, for its feedback (a Route may name one of the next hops, or none:
+     * a request going upstream offers no oc, RFC 7339 5.10: no client half of ours is for it) */
+    int to_hop = !routed ? NTX_NO_HOP : hops_index(n, &to);
     if (hops_cli(n, to_hop))
         osn_elem_oc_offer(&f.oc);
     if (routed) {
@@ -545,17 +546,18 @@ static void cancel_later(struct node *n, struct ntx *y, int tu, int status)
             count(n, cancel_branch(n, y) ? a.a[i].count : OSN_ELEM_C_NONE);
 }
 
-/* With several next hops, the server a request must go to whatever the choice: a request with
- * a Route (inside a dialog, RFC 3261 16.12) goes where its Route says, a next hop (its index)
- * or another address (NTX_NO_HOP: no client half of ours decides); -1 for a request the
- * element routes to a next hop of its choice. */
+/* The server a request must go to whatever the choice: a request with a Route (inside a
+ * dialog, RFC 3261 16.12) goes where its Route says, a next hop (its index) or another address
+ * (NTX_NO_HOP, the element's OSN_ELEM_HOP_NONE: upstream to the caller's Contact, or a Route of
+ * a proxy before us; no client half of ours decides); -1 for a request the element routes to a
+ * next hop (of its choice when there are several). With one next hop too: the callee's BYE
+ * must not be put to the client half toward that hop (osn_elem_on_request_hop). */
 static int routed_hop(const struct node *n, const struct osn_sip_wire *req)
 {
     struct osn_proxy_route_out ro;
     union node_addr to;
     bool tcp;
-    if (n->nhops <= 1 || route_plan(n, req, 0, &ro, &to, &tcp) != 0 ||
-        ro.target == OSN_PROXY_TO_NEXT_HOP)
+    if (route_plan(n, req, 0, &ro, &to, &tcp) != 0 || ro.target == OSN_PROXY_TO_NEXT_HOP)
         return -1;
     return hops_index(n, &to);
 }

@@ -224,6 +224,8 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
             osn_elem_on_uas_request(&el->tu, s->q.now, &q, (*fw & bit) != 0, &c->uas, &a);
         } else if (el->hops &&
                    w->t.req.method != OSN_SIP_INVITE) { /* a fanout edge: the call's core */
+            /* Every request here goes down toward the UAS (its UAS sends none), so its server
+             * is the call's core, never OSN_ELEM_HOP_NONE as the node's callee's BYE is. */
             osn_elem_on_request_hop(&el->tu, c->core, s->q.now, w->t.req.method, -1,
                                     (*fw & bit) != 0, false, &a);
         } else {

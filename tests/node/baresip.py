@@ -10,6 +10,11 @@
           hop is baresip, which answers by itself (answermode=auto): 200 with baresip's Contact
           and an SDP answer reach the UAC through both proxies; it ACKs and sends the BYE to that
           Contact (no Record-Route yet), 200.
+  callee hangs up: the UAC calls baresip through that edge -> core again, ACKs by the route set
+          (the Record-Route reversed), and baresip is told to hang up (ctrl_tcp `hangup`): its
+          BYE goes up by the route set, core then edge, and reaches the UAC's Contact from the
+          edge with three Vias; the UAC answers 200, which goes back down; edge and core each
+          count the BYE in and the 2xx relayed, and no 503 (callee_hangs_up).
 
 baresip runs headless from its own config directory: no audio hardware (aubridge for source and
 player; the uas answers every stream inactive anyway), control over ctrl_tcp (JSON netstrings).
@@ -174,6 +179,94 @@ def uac_call(check, edge_port):
         s.close()
 
 
+def callee_hangs_up(check, bs, edge, core):
+    """A UAC calls baresip through edge -> core by the route set both ways (RFC 3261 12.1.2,
+    16.12): baresip answers, the UAC ACKs by Route; baresip is told to hang up over ctrl_tcp and
+    its BYE goes up by the Record-Route set, core then edge, to the UAC's Contact, which answers
+    200. Returns the BYE as it arrived ("" none)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    me = s.getsockname()[1]
+    sdp = ("v=0\r\no=uac 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+           "m=audio 9 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\na=inactive\r\n")
+    at = ("127.0.0.1", edge.sip)
+
+    def req(method, uri, cseq, to_tag="", body="", route=""):
+        extra = "Content-Type: application/sdp\r\n" if body else ""
+        extra += f"Route: {route}\r\n" if route else ""
+        return (f"{method} {uri} SIP/2.0\r\n"
+                f"Via: SIP/2.0/UDP 127.0.0.1:{me};branch=z9hG4bKcallee{method}{cseq}\r\n"
+                f"Max-Forwards: 70\r\nFrom: <sip:alice@127.0.0.1>;tag=uac2\r\n"
+                f"To: <sip:bob@127.0.0.1>{to_tag}\r\nCall-ID: bs2@baresip-test\r\n"
+                f"CSeq: {cseq} {method}\r\nContact: <sip:alice@127.0.0.1:{me}>\r\n"
+                f"{extra}Content-Length: {len(body)}\r\n\r\n{body}").encode()
+
+    def next_msg(seconds, final=True):
+        end = time.time() + seconds
+        while time.time() < end:
+            s.settimeout(max(0.05, end - time.time()))
+            try:
+                data, src = s.recvfrom(65535)
+            except socket.timeout:
+                break
+            text = data.decode(errors="replace")
+            if not final or not text.startswith("SIP/2.0 1"):
+                return text, src
+        return "", None
+
+    try:
+        s.sendto(req("INVITE", f"sip:bob@127.0.0.1:{edge.sip}", 1, body=sdp), at)
+        text, _ = next_msg(10)
+        st, h, _ = parse_response(text) if text.startswith("SIP/2.0") else (None, {}, "")
+        rr = h.get("record-route", [])
+        want = [f"<sip:127.0.0.1:{core.sip};lr>", f"<sip:127.0.0.1:{edge.sip};lr>"]
+        check("callee hangs up: baresip's 200 reaches the UAC with the Record-Route of core and "
+              "edge", st == 200 and rr == want, f"{st}, Record-Route {rr}")
+        if st != 200:
+            return ""
+        contact = h["contact"][0].split("<")[-1].split(">")[0]
+        to_tag = ";tag=" + h["to"][0].split("tag=")[1].split(";")[0]
+        # The route set is the Record-Route reversed (12.1.2): edge first, where the ACK goes.
+        route = ", ".join(reversed(rr))
+        s.sendto(req("ACK", contact, 1, to_tag, route=route), at)
+        time.sleep(0.3)
+        before = {n.name: n.scrape() for n in (edge, core)}
+        bs.command("hangup")
+        bye, src = next_msg(10, final=False)
+        vias = [v for v in parse_response("SIP/2.0 0 x\r\n" + bye.split("\r\n", 1)[-1])[1]
+                .get("via", [])] if bye else []
+        check("callee hangs up: baresip's BYE reaches the UAC from the edge, at its Contact, "
+              "through edge and core (Vias edge, core, baresip), its Route used up",
+              bye.startswith(f"BYE sip:alice@127.0.0.1:{me}") and src == at and
+              "\r\nRoute:" not in bye and len(vias) == 3 and
+              vias[0].startswith(f"SIP/2.0/UDP 127.0.0.1:{edge.sip};") and
+              vias[1].startswith(f"SIP/2.0/UDP 127.0.0.1:{core.sip};") and
+              vias[2].startswith(f"SIP/2.0/UDP 127.0.0.1:{bs.sip};"),
+              f"{bye.splitlines()[0] if bye else 'nothing'!r} from {src}, Vias {vias}")
+        if not bye.startswith("BYE "):
+            return ""
+        head = bye.split("\r\n\r\n")[0].split("\r\n")
+        keep = [ln for ln in head[1:] if ln.lower().split(":")[0] in
+                ("via", "from", "to", "call-id", "cseq")]
+        s.sendto(("\r\n".join(["SIP/2.0 200 OK"] + keep + ["Content-Length: 0", "", ""]))
+                 .encode(), at)
+        for _ in range(30):  # the 200 goes down through edge and core to baresip
+            after = {n.name: n.scrape() for n in (edge, core)}
+            if all(after[n].get("osn_node_bye_ok_total", 0) >
+                   before[n].get("osn_node_bye_ok_total", 0) for n in after):
+                break
+            time.sleep(0.1)
+        for n in (edge.name, core.name):
+            d = {k: after[n].get(f"osn_node_{k}_total", 0) -
+                 before[n].get(f"osn_node_{k}_total", 0)
+                 for k in ("bye_in", "bye_ok", "rejected_503", "timeouts_408")}
+            check(f"callee hangs up: {n} took the BYE in and relayed the UAC's 200, no 503",
+                  d == {"bye_in": 1, "bye_ok": 1, "rejected_503": 0, "timeouts_408": 0}, str(d))
+        return bye
+    finally:
+        s.close()
+
+
 def main():
     osn = sys.argv[1]
     if not shutil.which("baresip"):
@@ -232,6 +325,12 @@ def main():
         uac_call(check, edge2.sip)
         check("callee: baresip answered and closed the call",
               bs.wait_event("CALL_ESTABLISHED", 5, 2) and bs.wait_event("CALL_CLOSED", 5, 2),
+              str([e.get("type") for e in bs.events]))
+
+        # The UAC calls baresip again, and baresip hangs up this time.
+        callee_hangs_up(check, bs, edge2, core2)
+        check("callee hangs up: baresip answered and closed the call",
+              bs.wait_event("CALL_ESTABLISHED", 5, 3) and bs.wait_event("CALL_CLOSED", 5, 3),
               str([e.get("type") for e in bs.events]))
 
         for name, live in wait_ended(nodes, 30).items():

@@ -11,11 +11,16 @@
    IPv6reference (<sip:[::1]:PORT;lr>), and an in-dialog BYE whose Route names the edge goes on
    by loose routing to its Request-URI, sip:b@[::1]:PORT (not the next hop), from the edge's
    address;
-3. the uas's 200 to an INVITE with an SDP offer: Contact <sip:[::1]:PORT> (RFC 3261 19.1.1,
+3. a dialog through edge -> core by its Record-Route set (route6): the callee and the caller
+   receive Record-Route: <sip:[::1]:CORE;lr>, <sip:[::1]:EDGE;lr> (RFC 3261 19.1.1 with RFC
+   2732's brackets) and Vias SIP/2.0/UDP [::1]:PORT; the caller's ACK (Route: edge, core) reaches
+   the callee's Contact from the core; the callee's BYE (Route: core, edge) goes up to the
+   caller's Contact from the edge, its Route used up, and the caller's 200 comes back down;
+4. the uas's 200 to an INVITE with an SDP offer: Contact <sip:[::1]:PORT> (RFC 3261 19.1.1,
    RFC 5118 4.1) and the answer's "c=IN IP6 ::1" (RFC 4566 5.7: no brackets); to an INVITE
    whose Via names another address, with a valueless rport: rport=SOURCE_PORT and
    received=::1 (RFC 3581 4, RFC 3261 18.2.1, bare IPv6address as RFC 5118 4.5);
-4. bad addresses: exit status 2, the key named.
+5. bad addresses: exit status 2, the key named.
 
 Skipped, and said so, when the machine has no ::1.
 
@@ -168,6 +173,116 @@ def via(osn, tmp, osip):
         stop(edge)
 
 
+def headers(text, name):
+    """The values of header `name` in a message's text, one per line, in order."""
+    return [ln.split(":", 1)[1].strip() for ln in text.split("\r\n\r\n")[0].split("\r\n")[1:]
+            if ln.lower().startswith(name.lower() + ":")]
+
+
+def v6sock():
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.bind(("::1", 0))
+    s.settimeout(5)
+    return s, s.getsockname()[1]
+
+
+def recv_any(s):
+    """The next datagram past provisional responses: (text, (host, port)), ("", None) none."""
+    try:
+        while True:
+            data, src = s.recvfrom(65535)
+            text = data.decode(errors="replace")
+            if not text.startswith("SIP/2.0 1"):
+                return text, src[:2]
+    except socket.timeout:
+        return "", None
+
+
+def reply(req, status, extra=()):
+    """A response to request text `req`: Vias, From, Call-ID, CSeq copied, To tagged, `extra`."""
+    head = req.split("\r\n\r\n")[0].split("\r\n")
+    keep = [ln for ln in head[1:] if ln.lower().startswith(("via:", "from:", "call-id:",
+                                                            "cseq:"))]
+    to = next(ln for ln in head if ln.lower().startswith("to:"))
+    to += "" if "tag=" in to else ";tag=callee6"
+    return "\r\n".join([f"SIP/2.0 {status} OK"] + keep + [to] + list(extra) +
+                        ["Content-Length: 0", "", ""]).encode()
+
+
+def route6(osn, tmp):
+    """A dialog through edge -> core on [::1] by its Record-Route set (RFC 3261 16.6 step 4,
+    12.1, 16.12; RFC 2732/3261 19.1.1 brackets): the callee and the caller each receive the
+    Record-Route <sip:[::1]:CORE;lr>, <sip:[::1]:EDGE;lr> and Vias "SIP/2.0/UDP [::1]:PORT";
+    the caller's ACK follows it down (Route: edge, core) to the callee's Contact; the callee's
+    BYE follows it up (Route: core, edge) to the caller's Contact, from the edge, its Route
+    used up, and the caller's 200 goes back down to the callee."""
+    callee, cp = v6sock()
+    caller, ap = v6sock()
+    core, core_port = start(osn, tmp, "core6", "node.element=core",
+                            f"node.next_hop=[::1]:{cp}")
+    edge, edge_port = start(osn, tmp, "edge6", "node.element=edge",
+                            f"node.next_hop=[::1]:{core_port}")
+    want_rr = [f"<sip:[::1]:{core_port};lr>", f"<sip:[::1]:{edge_port};lr>"]
+    a, b = "<sip:a@[::1]>;tag=1", "<sip:b@[::1]>"
+    try:
+        caller.sendto(invite(ap, "v6route"), ("::1", edge_port))
+        inv, src = recv_any(callee)
+        vias = headers(inv, "Via")
+        check(inv.startswith("INVITE ") and src == ("::1", core_port) and
+              headers(inv, "Record-Route") == want_rr and len(vias) == 3 and
+              vias[0].startswith(f"SIP/2.0/UDP [::1]:{core_port};") and
+              vias[1].startswith(f"SIP/2.0/UDP [::1]:{edge_port};"),
+              f"route6: the callee receives Record-Route {headers(inv, 'Record-Route')}, "
+              f"Vias {[v.split(';')[0] for v in vias]}")
+        callee.sendto(reply(inv, 200, [f"Record-Route: {v}" for v in
+                                       headers(inv, "Record-Route")] +
+                            [f"Contact: <sip:b@[::1]:{cp}>"]), ("::1", core_port))
+        ok, src = recv_any(caller)
+        rr = headers(ok, "Record-Route")
+        check(ok.startswith("SIP/2.0 200") and src == ("::1", edge_port) and rr == want_rr,
+              f"route6: the caller receives the 200 from the edge, Record-Route {rr}")
+        to_tag = ";tag=callee6"  # the tag reply() gave the 200
+        route = ", ".join(reversed(want_rr))  # 12.1.2: the caller's route set
+        ack = (f"ACK sip:b@[::1]:{cp} SIP/2.0\r\nVia: SIP/2.0/UDP [::1]:{ap};branch=z9hG4bKv6a\r\n"
+               f"Route: {route}\r\nMax-Forwards: 70\r\nFrom: {a}\r\nTo: {b}{to_tag}\r\n"
+               f"Call-ID: v6route@test\r\nCSeq: 1 ACK\r\nContent-Length: 0\r\n\r\n")
+        caller.sendto(ack.encode(), ("::1", edge_port))
+        got, src = recv_any(callee)
+        check(got.startswith(f"ACK sip:b@[::1]:{cp} ") and src == ("::1", core_port) and
+              not headers(got, "Route") and len(headers(got, "Via")) == 3,
+              f"route6: the caller's ACK follows the route set to the callee's Contact, from "
+              f"the core: {got.splitlines()[0] if got else 'nothing'!r}")
+        bye = (f"BYE sip:a@[::1]:{ap} SIP/2.0\r\nVia: SIP/2.0/UDP [::1]:{cp};branch=z9hG4bKv6b\r\n"
+               f"Route: {', '.join(want_rr)}\r\nMax-Forwards: 70\r\nFrom: {b}{to_tag}\r\n"
+               f"To: {a}\r\nCall-ID: v6route@test\r\nCSeq: 1 BYE\r\n"
+               f"Content-Length: 0\r\n\r\n")
+        callee.sendto(bye.encode(), ("::1", core_port))
+        got, src = recv_any(caller)
+        vias = headers(got, "Via")
+        check(got.startswith(f"BYE sip:a@[::1]:{ap} ") and src == ("::1", edge_port) and
+              not headers(got, "Route") and len(vias) == 3 and
+              vias[0].startswith(f"SIP/2.0/UDP [::1]:{edge_port};") and
+              vias[1].startswith(f"SIP/2.0/UDP [::1]:{core_port};"),
+              f"route6: the callee's BYE follows the route set up to the caller's Contact, from "
+              f"the edge, Vias {[v.split(';')[0] for v in vias]}")
+        if got.startswith("BYE "):
+            caller.sendto(reply(got, 200), ("::1", edge_port))
+        got, src = recv_any(callee)
+        check(got.startswith("SIP/2.0 200") and src == ("::1", core_port),
+              f"route6: the caller's 200 reaches the callee: "
+              f"{got.splitlines()[0] if got else 'nothing'!r}")
+    finally:
+        stop(edge)
+        stop(core)
+        caller.close()
+        callee.close()
+    for name in ("edge6", "core6"):
+        d = json.load(open(os.path.join(tmp, name + ".json")))
+        check(d.get("bye_in") == 1 and d.get("bye_ok") == 1 and d.get("send_errors") == 0,
+              f"route6: {name} bye_in {d.get('bye_in')}, bye_ok {d.get('bye_ok')}, "
+              f"send_errors {d.get('send_errors')}")
+
+
 def contact(osn, tmp):
     uas, uas_port = start(osn, tmp, "uas2", "node.element=uas")
     s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
@@ -230,6 +345,7 @@ def main():
     try:
         chain(osn, tmp)
         via(osn, tmp, osip)
+        route6(osn, tmp)
         contact(osn, tmp)
         bad(osn)
     finally:
