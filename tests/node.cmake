@@ -127,6 +127,15 @@ set_tests_properties(node_rfc_answers PROPERTIES TIMEOUT 120 LABELS node)
 add_test(NAME node_unreachable
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/unreachable.py $<TARGET_FILE:osn>)
 set_tests_properties(node_unreachable PROPERTIES TIMEOUT 120 LABELS node)
+add_test(NAME node_peer_gone
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/peer_gone.py $<TARGET_FILE:osn>)
+set_tests_properties(node_peer_gone PROPERTIES TIMEOUT 120 LABELS node)
+add_test(NAME node_tcp_workers_via
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/tcp_workers_via.py $<TARGET_FILE:osn>)
+set_tests_properties(node_tcp_workers_via PROPERTIES TIMEOUT 120 LABELS node)
+add_test(NAME node_key_ranges
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/key_ranges.py $<TARGET_FILE:osn>)
+set_tests_properties(node_key_ranges PROPERTIES TIMEOUT 120 LABELS node)
 
 # The scenario's link delays carried out by the node (issue 30): 50 ms links add 50 ms to the
 # 100 Trying and 150 ms to the 180 through an edge and a uas, against a baseline without; a full

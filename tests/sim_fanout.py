@@ -22,34 +22,12 @@
 
 Usage: sim_fanout.py OSN ROOT      exit 0 when every check holds.
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-FAILS = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        FAILS.append(what)
-
-
-def sim(osn, ini, tmp, *sets):
-    out = os.path.join(tmp, "out.json")
-    args = [osn, "sim", ini, "-q", "--json", out]
-    for s in sets:
-        args += ["--set", s]
-    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                       timeout=120)
-    if r.returncode != 0:
-        check(False, f"osn sim {ini} {sets}: exit {r.returncode} {r.stderr.strip()}")
-        return None
-    d = json.load(open(out))
-    d["by_name"] = {e["name"]: e for e in d["elements"]}
-    return d
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sim_json import FAILS, check, refused, sim  # noqa: E402
 
 
 def share(d):
@@ -108,13 +86,7 @@ def main():
                           (["net.cores=3"], "net.cores"),
                           (["server core3.buffer=10"], "server core3.buffer"),
                           (["server core2.outage_start=-1"], "server core2.outage_start")):
-            args = [osn, "sim", os.path.join(ex, "fanout.ini"), "-q"]
-            for s in sets:
-                args += ["--set", s]
-            r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, timeout=60)
-            check(r.returncode == 2 and key in r.stderr,
-                  f"{sets}: exit {r.returncode}, {r.stderr.strip()!r}")
+            refused(osn, os.path.join(ex, "fanout.ini"), sets, key)
     print(f"{len(FAILS)} failed")
     return 1 if FAILS else 0
 

@@ -16,23 +16,17 @@ calls/s (every cost of [server core] divided by k; 360 calls/s in all), edge wei
 
 Usage: sim_fanout_cores.py OSN      exit 0 when every check holds.
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-FAILS = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sim_json import FAILS, check, refused, sim  # noqa: E402
+
 K = 8
 W = list(range(1, K + 1))
 BASE = {"invite": 0.04, "retrans": 0.02, "response": 0.01, "ack": 0.01, "bye": 0.02,
         "reject": 0.01}  # 1 / (0.04 + 0.01 + 0.02 + 3 x 0.01) = 10 calls/s
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        FAILS.append(what)
 
 
 def scenario(path):
@@ -51,21 +45,6 @@ def scenario(path):
         lines.append("buffer = 20000")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-
-
-def sim(osn, ini, tmp, *sets):
-    out = os.path.join(tmp, "out.json")
-    args = [osn, "sim", ini, "-q", "--json", out]
-    for s in sets:
-        args += ["--set", s]
-    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                       timeout=120)
-    if r.returncode != 0:
-        check(False, f"osn sim {sets}: exit {r.returncode} {r.stderr.strip()}")
-        return None
-    d = json.load(open(out))
-    d["by_name"] = {e["name"]: e for e in d["elements"]}
-    return d
 
 
 def names():
@@ -109,13 +88,7 @@ def main():
         for sets, key in ((["net.cores=64"], "net.cores"),
                           (["server core9.buffer=10"], "server core9.buffer"),
                           (["net.cores=9"], "net.cores")):
-            args = [osn, "sim", ini, "-q"]
-            for s in sets:
-                args += ["--set", s]
-            r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, timeout=60)
-            check(r.returncode == 2 and key in r.stderr,
-                  f"{sets}: exit {r.returncode}, {r.stderr.strip()!r}")
+            refused(osn, ini, sets, key)
     print(f"{len(FAILS)} failed")
     return 1 if FAILS else 0
 

@@ -201,7 +201,9 @@ static inline size_t osn_node_max_transactions(const struct osn_node_cfg *cfg)
     return cfg->max_transactions ? cfg->max_transactions : cfg->max_memory / OSN_NODE_TXN_BYTES;
 }
 
-/* Checks a configuration; *bad_key (may be NULL) gets the scenario key at fault. */
+/* Checks what the key tables cannot state of a configuration the loader has checked: the
+ * addresses and the relations between keys (a key's own range is its table's alone); *bad_key
+ * (may be NULL) gets the scenario key at fault. */
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize);
 
 /* The counters of a run (absolute counts). */

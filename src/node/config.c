@@ -43,6 +43,9 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
     osn_sip_cfg_default(&cfg->sip);
 }
 
+/* What the key table cannot say: addresses that parse, and the relations between keys. Each
+ * key's own range (a duration >= 0, tcp_buffer >= one message, ...) is stated once, in its
+ * table (src/io/node_scenario.c, net_scenario.c), and the generic loader checks it first. */
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize)
 {
     union node_addr la, sa, hop[OSN_ELEM_MAX_HOPS];
@@ -83,64 +86,24 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
                  "address (our Via), so both must be of one family",
                  text, hop[other].sa.sa_family == AF_INET6 ? "IPv6" : "IPv4", cfg->listen,
                  la.sa.sa_family == AF_INET6 ? "IPv6" : "IPv4");
-    } else if (proxy && (!(cfg->down_time >= 0) || !isfinite(cfg->down_time))) {
-        key = "node.down_time";
-        snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
     } else if (cfg->metrics[0] && addr_parse(cfg->metrics, &sa, why, sizeof why) != 0) {
         key = "node.metrics";
         snprintf(msg, msgsize, "'%s' is not HOST:PORT (%s)", cfg->metrics, why);
-    } else if (!(cfg->duration >= 0) || !isfinite(cfg->duration)) {
-        key = "node.duration";
-        snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
-    } else if (!(cfg->stats_interval > 0) || !isfinite(cfg->stats_interval)) {
-        key = "node.stats_interval";
-        snprintf(msg, msgsize, "must be a finite number of seconds > 0");
-    } else if (!(cfg->per_source_rate >= 0) || !isfinite(cfg->per_source_rate)) {
-        key = "node.per_source_rate";
-        snprintf(msg, msgsize, "must be a finite number of requests per second >= 0");
-    } else if (cfg->max_memory && cfg->max_memory < ((size_t)1 << 20)) {
-        key = "node.max_memory";
-        snprintf(msg, msgsize, "must be at least 1048576 bytes (1 MiB)");
-    } else if (osn_node_max_transactions(cfg) < 1) {
-        key = "node.max_transactions";
-        snprintf(msg, msgsize, "must be at least 1");
-    } else if (cfg->workers < 0 || cfg->workers > OSN_NODE_MAX_WORKERS) {
-        key = "node.workers";
-        snprintf(msg, msgsize, "must be 0 (the CPUs online) or 1..%d", OSN_NODE_MAX_WORKERS);
     } else if (cfg->element == OSN_NODE_UAC && cfg->workers != 1) {
         key = "node.workers";
         snprintf(msg, msgsize, "the load generator (uac) runs one loop: workers = 1");
     } else if (cfg->element == OSN_NODE_UAC && !(cfg->duration > 0)) {
         key = "node.duration";
         snprintf(msg, msgsize, "the load generator (uac) needs a run length > 0 s");
-    } else if (!(cfg->warmup >= 0) || !isfinite(cfg->warmup) ||
-               (cfg->element == OSN_NODE_UAC && cfg->warmup > 0 &&
-                !(cfg->warmup < cfg->duration))) {
+    } else if (cfg->element == OSN_NODE_UAC && cfg->warmup > 0 && !(cfg->warmup < cfg->duration)) {
         key = "node.warmup";
         snprintf(msg, msgsize,
-                 "must be a finite number of seconds >= 0, and for the load generator (uac) "
-                 "less than its node.duration (%g s)",
+                 "the load generator (uac) needs it less than its node.duration (%g s)",
                  cfg->duration);
-    } else if (cfg->tcp_max_connections < 1) {
-        key = "node.tcp_max_connections";
-        snprintf(msg, msgsize, "must be at least 1");
-    } else if (!(cfg->tcp_idle_timeout > 0) || !isfinite(cfg->tcp_idle_timeout)) {
-        key = "node.tcp_idle_timeout";
-        snprintf(msg, msgsize, "must be a finite number of seconds > 0");
-    } else if (cfg->tcp_buffer < OSN_SIP_WIRE_MAX_LEN) {
-        key = "node.tcp_buffer";
-        snprintf(msg, msgsize, "must be at least %d bytes (one message of the largest size)",
-                 OSN_SIP_WIRE_MAX_LEN);
-    } else if (!(cfg->link_delay_down >= 0) || !isfinite(cfg->link_delay_down) ||
-               !(cfg->link_delay_up >= 0) || !isfinite(cfg->link_delay_up)) {
-        key = !(cfg->link_delay_down >= 0) || !isfinite(cfg->link_delay_down)
-                      ? "node.link_delay_down"
-                      : "node.link_delay_up";
-        snprintf(msg, msgsize, "must be a finite number of seconds >= 0");
-    } else if (!(cfg->link_loss_down >= 0 && cfg->link_loss_down < 1) ||
-               !(cfg->link_loss_up >= 0 && cfg->link_loss_up < 1)) {
-        key = !(cfg->link_loss_down >= 0 && cfg->link_loss_down < 1) ? "node.link_loss_down"
-                                                                     : "node.link_loss_up";
+    } else if (!(cfg->link_loss_down < 1) || !(cfg->link_loss_up < 1)) {
+        /* The one range a key table cannot state yet: a double's upper bound (OSN_KEY_DOUBLE
+         * has a lower one only); >= 0 is the table's. */
+        key = !(cfg->link_loss_down < 1) ? "node.link_loss_down" : "node.link_loss_up";
         snprintf(msg, msgsize, "must be a probability in [0, 1)");
     } else if ((cfg->link_delay_down > 0 || cfg->link_delay_up > 0 || cfg->link_loss_down > 0 ||
                 cfg->link_loss_up > 0) &&
@@ -152,15 +115,6 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
                                         : "node.link_loss_up";
         snprintf(msg, msgsize,
                  "link delays and losses are carried out over UDP only, not ;transport=tcp");
-    } else if (cfg->link_buffer < OSN_SIP_WIRE_MAX_LEN) {
-        key = "node.link_buffer";
-        snprintf(msg, msgsize, "must be at least %d bytes (one message of the largest size)",
-                 OSN_SIP_WIRE_MAX_LEN);
-    } else if (cfg->buffer < 1) { /* the buffer of this element's [server ...] section */
-        key = cfg->element == OSN_NODE_EDGE   ? "server edge.buffer"
-              : cfg->element == OSN_NODE_CORE ? "server core.buffer"
-                                              : "server uas.buffer";
-        snprintf(msg, msgsize, "must be at least 1");
     }
     if (bad_key)
         *bad_key = key;

@@ -58,6 +58,7 @@
 #define TCP_CHUNK    ((size_t)64 << 10)   /* bytes one read asks for */
 #define TCP_EVENTS   64
 #define TCP_LISTEN   ((void *)1) /* the epoll tag of the listening socket */
+#define TCP_OWN      ((void *)2) /* and of a proxy worker's own port's (tcp_open says why) */
 #define TCP_SWEEP_S  1.0         /* how often idle connections are looked for (s) */
 #define TCP_ACCEPTED (-1)        /* tcp_conn.hop of a connection a peer opened */
 #define TCP_OUT      (-2)        /* and of one we opened to another address than a next hop */
@@ -82,7 +83,7 @@ struct tcp_conn {
 };
 
 struct tcp {
-    int ep, lfd;
+    int ep, lfd, ofd;                /* ofd: a proxy worker's listener on its own port, else -1 */
     struct tcp_conn **conn;          /* open connections (dead ones too, until swept) */
     size_t n, cap, accepted, others; /* others: open with hop TCP_OUT */
     struct tcp_conn **bucket;        /* by peer address */
@@ -594,14 +595,14 @@ static void read_in(struct node *n, struct tcp_conn *c)
     }
 }
 
-/* Accepts what waits, closing at once those beyond tcp_max_connections. */
-static void accept_all(struct node *n)
+/* Accepts what waits on listener lfd, closing at once those beyond tcp_max_connections. */
+static void accept_all(struct node *n, int lfd)
 {
     struct tcp *t = n->tcp;
     for (int i = 0; i < 256; i++) {
         union node_addr peer;
         socklen_t len = sizeof peer;
-        int fd = accept4(t->lfd, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(lfd, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
@@ -647,8 +648,8 @@ void tcp_run(struct node *n)
         if (k <= 0)
             break;
         for (int i = 0; i < k && !n->err; i++) {
-            if (ev[i].data.ptr == TCP_LISTEN) {
-                accept_all(n);
+            if (ev[i].data.ptr == TCP_LISTEN || ev[i].data.ptr == TCP_OWN) {
+                accept_all(n, ev[i].data.ptr == TCP_LISTEN ? t->lfd : t->ofd);
                 continue;
             }
             struct tcp_conn *c = ev[i].data.ptr;
@@ -749,6 +750,7 @@ int tcp_open(struct node *n, bool listening, char *msg, size_t msgsize)
         return OSN_ENOMEM;
     n->tcp = t;
     t->lfd = -1;
+    t->ofd = -1;
     t->ep = epoll_create1(EPOLL_CLOEXEC);
     t->bucket = calloc(buckets, sizeof *t->bucket);
     t->mask = buckets - 1;
@@ -780,6 +782,26 @@ int tcp_open(struct node *n, bool listening, char *msg, size_t msgsize)
                  n->st.listen, strerror(errno));
         return OSN_EIO;
     }
+    if (n->lsock < 0)
+        return 0;
+    /* A proxy's worker of several names its own port in its Via (workers.c), over TCP as over
+     * UDP (one sent-by for both transports), so it listens there on TCP too: a next hop that
+     * answers on a new connection to our sent-by (RFC 3261 18.2.2, when ours has closed, or
+     * as some peers always do) reaches the worker that holds the transaction, not a port where
+     * nothing listens. Its own port alone: no SO_REUSEPORT, no other worker shares it. */
+    t->ofd = socket(n->via.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (n->via.sa.sa_family == AF_INET6 && t->ofd >= 0)
+        (void)setsockopt(t->ofd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    e.data.ptr = TCP_OWN;
+    if (t->ofd < 0 || setsockopt(t->ofd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(t->ofd, &n->via.sa, addr_len(&n->via)) != 0 || listen(t->ofd, 1024) != 0 ||
+        epoll_ctl(t->ep, EPOLL_CTL_ADD, t->ofd, &e) != 0) {
+        char own[64];
+        addr_text(&n->via, own, sizeof own);
+        snprintf(msg, msgsize, "node.workers: cannot listen on TCP on a worker's own port %s: %s",
+                 own, strerror(errno));
+        return OSN_EIO;
+    }
     return 0;
 }
 
@@ -792,6 +814,8 @@ void tcp_close(struct node *n)
         conn_free(n, t->conn[t->n - 1]);
     if (t->lfd >= 0)
         close(t->lfd);
+    if (t->ofd >= 0)
+        close(t->ofd);
     if (t->ep >= 0)
         close(t->ep);
     free(t->conn);

@@ -227,8 +227,8 @@ void udp_errors_listen(struct node *n)
     read_errors(n, n->lsock, NULL);
 }
 
-/* Whether a send's errno is the report of an ICMP error drawn by an earlier datagram (a
- * connected socket's pending error): the datagram at hand was not sent, and is not at fault. */
+/* Whether a send's errno is the report of an ICMP error drawn by an earlier datagram (the
+ * socket's pending error): the datagram at hand was not sent, and is not at fault. */
 static bool icmp_errno(int e)
 {
     return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == EHOSTDOWN ||
@@ -243,10 +243,13 @@ static void flush_run(struct node *n, struct next_hop *h, int fd, struct mmsghdr
         int r = sendmmsg(fd, m + i, (unsigned)(j - i), 0);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0 && h && !retried && icmp_errno(errno)) {
-            /* The kernel reports an earlier datagram's ICMP error on this send (a connected
-             * socket): counted from the error queue, and this datagram goes again, once. */
-            udp_errors(n, h);
+        if (r < 0 && !retried && icmp_errno(errno)) {
+            /* The kernel reports an earlier datagram's ICMP error on this send: a connected
+             * socket's, and with IP_RECVERR an unconnected one's too (the listening socket,
+             * after a response to a peer that has gone). Counted from the error queue, as the
+             * loop would (next_hop_unreachable for h, else peer_unreachable), and this
+             * datagram goes again, once. */
+            read_errors(n, fd, h);
             retried = true;
             continue;
         }

@@ -42,10 +42,10 @@
  *     worker's, as are our responses on it (18.2.2). Each worker opens its own connection to a
  *     next hop and sends on it only its own transactions' requests; the next hop answers on the
  *     connection the request came on (18.2.2), so a response comes back to the worker that
- *     holds its client transaction, with no port per worker needed. If that connection is gone
- *     the transactions on it have failed already (17.1.4, tcp.c), so a response the next hop
- *     would send on a new connection to our Via (which names the worker's UDP port, where no
- *     TCP listens) has no transaction left to find. A Route's or a response's fallback
+ *     holds its client transaction. Our Via names the worker's own port, and a proxy worker
+ *     listens on TCP there too (tcp_open), so a next hop that answers on a new connection to
+ *     our Via's sent-by (18.2.2) reaches that worker as well. If our connection is gone the
+ *     transactions on it have failed already (17.1.4, tcp.c). A Route's or a response's fallback
  *     connection is opened by the worker whose transaction sends on it. tcp_max_connections
  *     counts the node's connections across the workers (node.tcp_places).
  *   - A request that loops back (RFC 3261 16.3 step 4) may come to any worker: the loop check
