@@ -114,7 +114,7 @@ static int read_section(struct graph *g, struct named *x, struct osn_net_cfg *tm
                         const struct osn_net_topo_keys *kdef,
                         const struct osn_net_server_cfg *core_def)
 {
-    enum { MAXK = 16 };
+    enum { MAXK = 32 }; /* a family's keys at most (a server's: 14) */
     struct osn_key_spec fam[MAXK];
     char sec[64];
     size_t nk = 0;
