@@ -112,6 +112,9 @@ static void test_ims_chain_utilisation(void **state)
         fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
     assert_int_equal(s->cfg.topology, OSN_NET_TANDEM);
+    /* [link pcscf-scscf] and [link scscf-as] are the trunk; the rest keep their 5 ms. */
+    assert_true(s->cfg.trunk.delay == 0.002);
+    assert_true(s->cfg.access.delay == 0.005 && s->cfg.uas_link.delay == 0.005);
     struct osn_net_result r;
     run(&s->cfg, &r);
     static const char *const names[] = {"callers", "pcscf", "scscf", "as", "callee"};
@@ -207,6 +210,19 @@ static void test_errors(void **state)
                    "14", "element d.next_hop", "a core must forward to the UAS alone");
     assert_refused(SRC CHAIN CORE UAS "[element v]\nrole = uas\n", "14", "element v.role",
                    "no call of this shape reaches");
+    /* Two sources into proxies of their own (a fanin), their access links of two delays: the
+     * hop path has one access link. */
+    assert_refused("[source a]\nto = e\n[source b]\nto = f\n"
+                   "[element e]\nrole = proxy\nserver = edge\nnext_hop = c\n"
+                   "[element f]\nrole = proxy\nserver = edge\nnext_hop = c\n" CORE UAS
+                   "[link a-e]\ndelay = 0.01\n[link b-f]\ndelay = 0.02\n",
+                   "22", "link b-f.delay", "differs from [link a-e]");
+    /* ... and one written, the other not (the default 5 ms). */
+    assert_refused("[source a]\nto = e\n[source b]\nto = f\n"
+                   "[element e]\nrole = proxy\nserver = edge\nnext_hop = c\n"
+                   "[element f]\nrole = proxy\nserver = edge\nnext_hop = c\n" CORE UAS
+                   "[link a-e]\ndelay = 0.01\n",
+                   "20", "link a-e.delay", "that no [link A-B] describes");
 }
 
 int main(void)
