@@ -95,9 +95,15 @@ struct osn_key_spec {
      * family written without a leading zero ("server coreN": [server core2], [server core7]).
      * The keys are collected under each member's name ("server core7.buffer"); osn_ini_load
      * reads none of them (no key is named with the "N"): the module loads each member with
-     * osn_ini_family_member() and a table of its own. */
+     * osn_ini_family_member() and a table of its own. OSN_INI_FAMILY_NAMED: the section is a
+     * family keyed by a name, its name ending in " *" ("element *": [element pcscf1]), the name
+     * 1 .. OSN_INI_NAME_MAX characters of letters, digits, '_', '-' and '.', kept as written;
+     * its keys are collected and loaded the same way (osn_ini_family_name()). */
     int family;
 };
+
+#define OSN_INI_FAMILY_NAMED (-1)
+#define OSN_INI_NAME_MAX     31
 
 /*
  * The keys of one scenario format, as a chain of tables: every module that reads scenarios
@@ -180,6 +186,10 @@ bool osn_ini_key_acts(const struct osn_ini_schema *schema, const struct osn_key_
 /* The member number of section `section` (its name as collected, "server core7") in family spec
  * k (k->family > 0): 2 .. k->family, or 0 when section is not one of k's members. */
 int osn_ini_family_member(const struct osn_key_spec *k, const char *section);
+
+/* The member name of section `section` in the named family k ("element pcscf1" in "element *":
+ * "pcscf1", a pointer into section), or NULL when section is not one of k's members. */
+const char *osn_ini_family_name(const struct osn_key_spec *k, const char *section);
 
 /* The first key of schema's chain named section.name ("section.name" in key; a family's member
  * "server core7.buffer" finds the family's spec "server coreN"), or NULL. */

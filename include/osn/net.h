@@ -165,6 +165,24 @@ struct osn_net_link_cfg {
     double loss;  /* probability a message is lost, [0, 1) */
 };
 
+/* Elements a topology the user writes may have, sources included (a scenario holds at most
+ * OSN_INI_MAX_KEYS keys, and each element takes one at least). */
+#define OSN_NET_TOPO_MAX  128
+#define OSN_NET_NAME_LEN  16 /* an element's name with its NUL ("edge16383") */
+#define OSN_NET_TOPO_HOPS 8  /* next hops of one element at most */
+
+/* One [element NAME], [source NAME] or [link A-B] section's keys as read (src/io/net_topo.c). */
+struct osn_net_topo_keys {
+    int role;           /* element: 0 proxy, 1 uas */
+    char server[32];    /* element: its [server NAME] */
+    char next_hop[256]; /* element: its next hops' names, separated by commas or blanks */
+    double weight[OSN_NET_TOPO_HOPS];
+    int nweights;                 /* next_hop_weights given (0: none) */
+    char to[32];                  /* source: its first element */
+    double rate;                  /* source: calls/s it offers (0: source.rate shared) */
+    struct osn_net_link_cfg link; /* link: delay and loss */
+};
+
 struct osn_net_cfg {
     enum osn_net_topology topology;
     int edges;           /* fanin, fanout: number of edge proxies (1 otherwise) */
@@ -210,6 +228,19 @@ struct osn_net_cfg {
      * NULL: none. */
     void (*progress)(double done_fraction, double elapsed_s, void *arg);
     void *progress_arg;
+    /* Last, out of the way of the fields a run reads per message: */
+    /* A tandem's mid proxy: its own costs when mid_own (a topology the user wrote), else the
+     * edge's, as the built-in tandem has always had. */
+    struct osn_net_server_cfg mid;
+    bool mid_own;
+    /* A topology the user wrote ([element NAME] sections, src/io/net_topo.c): named > 0 gives
+     * the elements' names in the simulator's order (the sources, the edges, a tandem's mid, the
+     * cores, the UAS), for the result's rows; 0: the built-in names. */
+    int named;
+    char elem_names[OSN_NET_TOPO_MAX][OSN_NET_NAME_LEN];
+    /* The homes of the [element NAME], [source NAME] and [link A-B] keys while one section is
+     * read (as `core` is [server coreN]'s); their values here are the keys' defaults. */
+    struct osn_net_topo_keys topo;
 };
 
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,
@@ -305,7 +336,6 @@ struct osn_net_est {
 
 /* Elements of a network at most: the sources, the edges, the cores and the UAS. */
 #define OSN_NET_MAX_ELEMS (2 * OSN_NET_MAX_EDGES + OSN_NET_MAX_CORES + 1)
-#define OSN_NET_NAME_LEN  16 /* an element's name with its NUL ("edge16383") */
 
 /* What a run gives. The per-element arrays hold nelem rows, in the network's order (the sources,
  * the edges, a tandem's mid proxy, the cores, the UAS); osn_net_run allocates them and

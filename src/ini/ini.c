@@ -79,13 +79,22 @@ static const char *canonical_section(const struct osn_ini_schema *schema, const 
         n--;
     for (const struct osn_ini_schema *s = schema; s; s = s->next)
         for (size_t i = 0; i < s->n; i++)
-            if (strlen(s->defs[i].section) == n && strncasecmp(section, s->defs[i].section, n) == 0)
+            if (s->defs[i].family != OSN_INI_FAMILY_NAMED && strlen(s->defs[i].section) == n &&
+                strncasecmp(section, s->defs[i].section, n) == 0)
                 return *family = s->defs[i].section;
     snprintf(trimmed, sizeof trimmed, "%.*s", (int)n, section);
     for (const struct osn_ini_schema *s = schema; s; s = s->next)
         for (size_t i = 0; i < s->n; i++) {
             const struct osn_key_spec *k = &s->defs[i];
             int m = n < sizeof trimmed ? osn_ini_family_member(k, trimmed) : 0;
+            const char *name = n < sizeof trimmed ? osn_ini_family_name(k, trimmed) : NULL;
+            if (name) {
+                /* [element pcscf1]: the family's prefix as the table spells it, the name as
+                 * written (names are told apart by case, as the element names they are). */
+                snprintf(buf, size, "%.*s%s", (int)strlen(k->section) - 1, k->section, name);
+                *family = k->section;
+                return buf;
+            }
             if (m > 0) {
                 snprintf(buf, size, "%.*s%d", (int)strlen(k->section) - 1, k->section, m);
                 *family = k->section;
@@ -127,6 +136,10 @@ static void known_names(const struct osn_ini_schema *schema, const char *section
             if (!section && s->defs[i].family > 0) {
                 snprintf(fam, sizeof fam, "%s (N = 2 .. %d)", s->defs[i].section,
                          s->defs[i].family);
+                append_word(buf, size, fam);
+            } else if (!section && s->defs[i].family == OSN_INI_FAMILY_NAMED) {
+                snprintf(fam, sizeof fam, "%.*sNAME", (int)strlen(s->defs[i].section) - 1,
+                         s->defs[i].section);
                 append_word(buf, size, fam);
             } else if (!section)
                 append_word(buf, size, s->defs[i].section);

@@ -3,6 +3,7 @@
  * module's table describes, and the printers of the same tables for --help, docs/scenario.md
  * and the resolved-scenario echo. A module keeps only its cross-key rules as code.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -160,6 +161,26 @@ int osn_ini_family_member(const struct osn_key_spec *k, const char *section)
     return family_number(k, section, strlen(section));
 }
 
+/* Whether the n characters at sec are a member of the named family k: its prefix (the section
+ * less its "*"), then a name of letters, digits, '_', '-' and '.'. */
+static bool family_named(const struct osn_key_spec *k, const char *sec, size_t n)
+{
+    size_t p = strlen(k->section) - 1;
+
+    if (k->family != OSN_INI_FAMILY_NAMED || n <= p || n - p > OSN_INI_NAME_MAX ||
+        strncasecmp(sec, k->section, p) != 0)
+        return false;
+    for (size_t i = p; i < n; i++)
+        if (!isalnum((unsigned char)sec[i]) && !strchr("_-.", sec[i]))
+            return false;
+    return true;
+}
+
+const char *osn_ini_family_name(const struct osn_key_spec *k, const char *section)
+{
+    return family_named(k, section, strlen(section)) ? section + strlen(k->section) - 1 : NULL;
+}
+
 const struct osn_key_spec *osn_ini_key_find(const struct osn_ini_schema *schema, const char *key)
 {
     const char *dot = strrchr(key, '.');
@@ -170,8 +191,9 @@ const struct osn_key_spec *osn_ini_key_find(const struct osn_ini_schema *schema,
         for (size_t i = 0; i < s->n; i++) {
             const struct osn_key_spec *k = &s->defs[i];
             size_t n = strlen(k->section), len = (size_t)(dot - key);
-            bool sec = k->family ? family_number(k, key, len) > 0
-                                 : len == n && strncmp(key, k->section, n) == 0;
+            bool sec = k->family > 0 ? family_number(k, key, len) > 0
+                       : k->family   ? family_named(k, key, len)
+                                     : len == n && strncmp(key, k->section, n) == 0;
             if (sec && strcmp(dot + 1, k->name) == 0)
                 return k;
         }
@@ -376,13 +398,16 @@ void osn_ini_keys_print(FILE *f, const struct osn_ini_schema *schema, const void
         type_text(k, type, sizeof type);
         if (!sec || strcmp(sec, k->section) != 0) {
             sec = k->section;
+            /* A named family is written as the user writes it: [element NAME]. */
+            int len = (int)strlen(sec) - (k->family == OSN_INI_FAMILY_NAMED);
+            const char *name = k->family == OSN_INI_FAMILY_NAMED ? "NAME" : "";
             if (markdown)
                 fprintf(f,
-                        "\n### [%s]\n\n| key | takes | default | unit | meaning |\n"
+                        "\n### [%.*s%s]\n\n| key | takes | default | unit | meaning |\n"
                         "|---|---|---|---|---|\n",
-                        sec);
+                        len, sec, name);
             else
-                fprintf(f, "  [%s]\n", sec);
+                fprintf(f, "  [%.*s%s]\n", len, sec, name);
         }
         if (markdown) {
             fprintf(f, "| `%s` | ", k->name);

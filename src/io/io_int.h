@@ -22,6 +22,13 @@ void osn__report_model_line(FILE *f, const struct osn_model *m);
 /* The "scenario" JSON object: the model as solved, its source and every key set (new ref). */
 json_t *osn__report_scenario_json(const struct osn_scenario *sc);
 
+/* The topology the user wrote ([element NAME], [source NAME], [link A-B]; src/io/net_topo.c)
+ * into c: the built-in shape it has, its servers, links and names. Returns 0 (also when the file
+ * writes none), or OSN_ECONFIG with the file:line and key in err. */
+struct osn_ini;
+struct osn_net_cfg;
+int osn__net_topo_load(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, size_t errsize);
+
 struct osn_net_scenario;
 /* The network scenario as it ran: its source, the keys set, and every key of the schema with
  * the value used, defaults included (src/io/net_echo.c; new ref, NULL when out of memory). */

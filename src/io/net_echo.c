@@ -84,6 +84,8 @@ json_t *osn__net_scenario_json(const struct osn_net_scenario *s)
         const char *sec = osn_net_schema.defs[i].section;
         if (osn_net_schema.defs[i].family > 0)
             family = sec; /* [server coreN]: one section per core, below */
+        else if (osn_net_schema.defs[i].family)
+            continue; /* [element NAME], ...: their keys are in "keys" as written */
         else if (!json_object_get(r, sec))
             json_object_set_new(r, sec, osn__keys_json(&osn_net_schema, sec, c));
     }

@@ -32,6 +32,7 @@ static const char *const patience_laws[] = {"none", "exp", "det", "lognormal", N
 static const char *const ring_laws[] = {"none", "det", "exp", NULL};
 static const char *const client_modes[] = {"rfc", "sipp", NULL};
 static const char *const pi_measures[] = {"rrrc", "rtd", NULL};
+static const char *const roles[] = {"proxy", "uas", NULL};
 
 /* ---- the keys stored in more than one place, or in a derived form ---- */
 
@@ -158,6 +159,28 @@ static int get_weights(const void *cfg, double *v, int max)
     int n = max < c->cores ? max : c->cores;
     for (int i = 0; i < n; i++)
         v[i] = c->core_weight[i];
+    return n;
+}
+
+/* [element NAME] next_hop_weights: whole numbers, one per next hop (checked by the loader). */
+static int set_topo_weights(void *cfg, const struct osn_key_origin *o, const double *v, int n,
+                            char *err, size_t errsize)
+{
+    C *c = cfg;
+    for (int i = 0; i < n; i++)
+        if (!(v[i] >= 1 && v[i] <= 1000 && v[i] == floor(v[i])))
+            return osn_ini_bad(o, err, errsize, "'%g' is not a weight (a whole number 1..1000)",
+                               v[i]);
+    memcpy(c->topo.weight, v, (size_t)n * sizeof *v);
+    c->topo.nweights = n;
+    return 0;
+}
+
+static int get_topo_weights(const void *cfg, double *v, int max)
+{
+    const C *c = cfg;
+    int n = max < c->topo.nweights ? max : c->topo.nweights;
+    memcpy(v, c->topo.weight, (size_t)n * sizeof *v);
     return n;
 }
 
@@ -418,6 +441,39 @@ static const struct osn_key_spec net_keys[] = {
                  "the INVITE 487 (RFC 3261 9.2). Also osn node's uas"},
         {"server uas", "ring_delay_mean", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, uas.ring_mean),
          .unit = "s", .help = "mean ring delay of the UAS"},
+        /* The topology the user writes (src/io/net_topo.c): sections keyed by a name, each read
+         * by the loader there through the keys below, homes in `topo` (named servers: `core`,
+         * whose defaults are theirs). */
+        {"element *", "role", OSN_KEY_CHOICE, .choices = roles, OSN_KEY_AT(C, topo.role),
+         .family = OSN_INI_FAMILY_NAMED,
+         .help = "a topology the user writes: element NAME is a proxy or the UAS (one UAS); "
+                 "net.topology, edges and cores then follow from the graph"},
+        {"element *", "server", OSN_KEY_STRING, OSN_KEY_AT(C, topo.server),
+         .family = OSN_INI_FAMILY_NAMED, .def = "uas for the UAS",
+         .help = "the [server NAME] section of the element's costs and buffer (edge, core, uas "
+                 "or a name of one's own); a proxy must give it"},
+        {"element *", "next_hop", OSN_KEY_STRING, OSN_KEY_AT(C, topo.next_hop),
+         .family = OSN_INI_FAMILY_NAMED, .unit = "NAME, ...",
+         .help = "a proxy's next hops, elements of the file (several: a fan-out by weighted "
+                 "round-robin, as net.topology = fanout); the UAS has none"},
+        {"element *", "next_hop_weights", OSN_KEY_LIST, 0, OSN_NET_TOPO_HOPS,
+         .hook = set_topo_weights, .get = get_topo_weights, .family = OSN_INI_FAMILY_NAMED,
+         .help = "each next hop's weight, whole numbers 1..1000 (none: all 1)"},
+        {"source *", "to", OSN_KEY_STRING, OSN_KEY_AT(C, topo.to), .family = OSN_INI_FAMILY_NAMED,
+         .unit = "NAME",
+         .help = "a UAC population NAME (its calls as [source] says) and the proxy it sends to"},
+        {"source *", "rate", OSN_KEY_DOUBLE, OSN_KEY_AT(C, topo.rate),
+         .family = OSN_INI_FAMILY_NAMED, .unit = "calls/s", .def = "source.rate / sources",
+         .help = "calls/s this source offers (given for one source, given for all)"},
+        /* [link A-B] */
+        {"link *", "delay", OSN_KEY_DOUBLE, OSN_KEY_AT(C, topo.link.delay),
+         .family = OSN_INI_FAMILY_NAMED, .unit = "s", .def = "its hop's: link access, trunk, uas",
+         .help = "one-way delay from A to B (and back), A a source or element that sends to "
+                 "element B"},
+        {"link *", "loss", OSN_KEY_DOUBLE, OSN_KEY_AT(C, topo.link.loss),
+         .family = OSN_INI_FAMILY_NAMED, .def = "its hop's: link access, trunk, uas",
+         .help = "probability that a message is lost, in [0, 1)"},
+        SERVER_KEYS_F("server *", core, OSN_INI_FAMILY_NAMED),
         LINK_KEYS("link access", access),
         LINK_KEYS("link trunk", trunk),
         LINK_KEYS("link uas", uas_link),
@@ -503,7 +559,7 @@ const struct osn_ini_schema osn_net_schema = {net_keys, sizeof net_keys / sizeof
 static bool network_section(const char *line)
 {
     static const char *const names[] = {"net",     "source", "server", "link",
-                                        "control", "sip",    "node"};
+                                        "control", "sip",    "node",   "element"};
     const char *p = line + strspn(line, " \t");
 
     if (*p != '[')
@@ -690,6 +746,8 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = load_cores(ini, c, err, errsize);
     if (!rc)
         cancel_costs(ini, c);
+    if (!rc)
+        rc = osn__net_topo_load(ini, c, err, errsize);
 
     if (!rc)
         rc = detector_thresholds(ini, c, err, errsize);

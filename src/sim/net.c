@@ -71,6 +71,9 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
         cfg->core_weight[i] = 1;
     cfg->down_time = 30;
     cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
+    cfg->mid = cfg->edge;
+    /* The topology keys' defaults (src/io/net_topo.c): a link as [link trunk]'s. */
+    cfg->topo.link = cfg->trunk;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
     osn_ctl_cfg_default(&cfg->ctl);
     osn_sip_cfg_default(&cfg->sip);
@@ -121,7 +124,7 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN]
     }
     if (cfg->topology == OSN_NET_TANDEM) {
         snprintf(names[n], L, "mid");
-        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
+        capacity[n++] = osn_net_capacity(cfg->mid_own ? &cfg->mid : &cfg->edge, 4);
     }
     snprintf(names[n], L, "core");
     capacity[n++] = osn_net_capacity(&cfg->core, 3);
@@ -131,6 +134,9 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN]
     }
     snprintf(names[n], L, "uas");
     capacity[n++] = osn_net_capacity(&cfg->uas, 0);
+    /* A topology the user wrote names its elements itself, in this order. */
+    for (int i = 0; i < n && i < cfg->named; i++)
+        memcpy(names[i], cfg->elem_names[i], L);
     return n;
 }
 
@@ -528,11 +534,11 @@ static void estimate(struct osn_net_est *est, int k0, int n, int core, int nrep,
  * times the replications. */
 static void estimate_all(struct osn_net_result *out, const struct reps *reps, int nrep,
                          double level, const double *pooled, double *part, double *loo,
-                         const double *cap)
+                         const double *cap, int cores)
 {
-    int core = out->nelem - 2;
-    while (core > 0 && strcmp(out->elem_name[core], "core") != 0)
-        core--; /* a fanout's first core: the network's core measures are its own */
+    /* A fanout's first core: the network's core measures are its own (found by position, as
+     * the user may name it). */
+    int core = out->nelem - 1 - cores;
     const size_t cb = OSN__NT_ELEM + (size_t)OSN__NE_N * (size_t)core;
     for (int i = 0; nrep >= 2 && i < nrep; i++) {
         const double *t = rep_at(reps, i)->tot;
@@ -676,7 +682,8 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
         cfg->keep->ran = par.ran;
     }
     pool(out, &j.reps, cfg->replications, pooled);
-    estimate_all(out, &j.reps, cfg->replications, cfg->level, pooled, part, loo, cap);
+    estimate_all(out, &j.reps, cfg->replications, cfg->level, pooled, part, loo, cap,
+                 cfg->topology == OSN_NET_FANOUT ? cfg->cores : 1);
     for (int i = 0; cfg->rep_measures && i < cfg->replications; i++)
         for (int k = 0; k < OSN_NET_NMEASURES; k++)
             cfg->rep_measures[(size_t)i * OSN_NET_NMEASURES + (size_t)k] =

@@ -99,7 +99,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->sc = i == s->uas     ? &cfg->uas
              : i == s->core  ? &cfg->core
              : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
-                             : &cfg->edge;
+             : i == 2 && cfg->topology == OSN_NET_TANDEM && cfg->mid_own ? &cfg->mid
+                                                                         : &cfg->edge;
     osn_des_ev_init(&el->svc, EV_SERVICE);
     osn_des_ev_init(&el->arr, EV_ARRIVAL);
     err = osn_sip_layer_init_unindexed(&el->sip, &layer_cfg[el->role]);

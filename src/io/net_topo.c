@@ -1,0 +1,542 @@
+/*
+ * The topology the user writes (issue 32): [element NAME] sections (role, server, next_hop,
+ * next_hop_weights), [source NAME] sections (to, rate) and [link A-B] sections (delay, loss),
+ * read into a graph, checked, and then carried by the simulator as the built-in shape the graph
+ * has: collapse, tandem, fanin or fanout (docs/scale.md says why only these: the hop path of a
+ * call is still the built-in shapes' arithmetic). A graph of any other shape is refused, naming
+ * the key where it leaves them; so is every name that names nothing, a cycle, a proxy without a
+ * next hop and a link the graph does not have. Each message names FILE:LINE and the key.
+ *
+ * A built-in shape written out by hand gives the run `net.topology` gives, bit for bit: the
+ * elements take the built-in order (the sources in file order, each source's proxy, a tandem's
+ * mid, the cores in next_hop order, the UAS) and only their names differ.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io_int.h"
+#include "osn/err.h"
+#include "osn/net_scenario.h"
+
+enum kind { K_ELEMENT, K_SOURCE, K_LINK, K_SERVER, NKINDS };
+
+static const char *const family_of[NKINDS] = {"element *", "source *", "link *", "server *"};
+
+/* One named section of the file and what was read from it. */
+struct named {
+    enum kind kind;
+    char name[OSN_INI_NAME_MAX + 1];
+    const struct osn_key_origin *first; /* its first key in the file, for the messages */
+    struct osn_net_topo_keys k;
+    struct osn_net_server_cfg server; /* K_SERVER: the costs read */
+    int hop[OSN_NET_TOPO_HOPS], nhop; /* K_ELEMENT: next hops; K_SOURCE: hop[0] is `to` */
+    int sources;                      /* K_ELEMENT: sources sending to it */
+    int mark;                         /* the cycle search's colour: 0 new, 1 on the path, 2 done */
+};
+
+struct graph {
+    const struct osn_ini *ini;
+    struct named *v;
+    int n;
+    char *err;
+    size_t errsize;
+};
+
+static const char *const prefix[NKINDS] = {"element ", "source ", "link ", "server "};
+
+/* The record of section x's key, or NULL when the file does not set it. */
+static const struct osn_key_origin *get(const struct graph *g, const struct named *x,
+                                        const char *key)
+{
+    char full[96];
+    snprintf(full, sizeof full, "%s%s.%s", prefix[x->kind], x->name, key);
+    return osn_ini_get(g->ini, full);
+}
+
+/* The key to blame for x: `key` where set, else x's first key. */
+static const struct osn_key_origin *key_of(const struct graph *g, const struct named *x,
+                                           const char *key)
+{
+    const struct osn_key_origin *o = get(g, x, key);
+    return o ? o : x->first;
+}
+
+static int find(const struct graph *g, enum kind kind, const char *name, size_t len)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->v[i].kind == kind && strlen(g->v[i].name) == len &&
+            strncmp(g->v[i].name, name, len) == 0)
+            return i;
+    return -1;
+}
+
+/* The named sections of the file, in the order of their first keys. */
+static int collect(struct graph *g)
+{
+    for (int i = 0; i < g->ini->nkeys; i++) {
+        const struct osn_key_origin *o = &g->ini->keys[i];
+        const struct osn_key_spec *k = osn_ini_key_find(&osn_net_schema, o->key);
+        if (!k || k->family != OSN_INI_FAMILY_NAMED)
+            continue;
+        char sec[96];
+        snprintf(sec, sizeof sec, "%.*s", (int)(strrchr(o->key, '.') - o->key), o->key);
+        const char *name = osn_ini_family_name(k, sec);
+        enum kind kind = K_ELEMENT;
+        while (strcmp(family_of[kind], k->section) != 0)
+            kind++;
+        if (find(g, kind, name, strlen(name)) >= 0)
+            continue;
+        if (g->n == OSN_NET_TOPO_MAX)
+            return osn_ini_bad(o, g->err, g->errsize, "more than %d named sections",
+                               OSN_NET_TOPO_MAX);
+        struct named *x = &g->v[g->n++];
+        x->kind = kind;
+        snprintf(x->name, sizeof x->name, "%s", name);
+        x->first = o;
+        if ((kind == K_ELEMENT || kind == K_SOURCE) && strlen(name) >= OSN_NET_NAME_LEN)
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "the name '%s' is longer than the %d characters a result row has",
+                               name, OSN_NET_NAME_LEN - 1);
+        if ((kind == K_ELEMENT && find(g, K_SOURCE, name, strlen(name)) >= 0) ||
+            (kind == K_SOURCE && find(g, K_ELEMENT, name, strlen(name)) >= 0))
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "'%s' names both an element and a source: give each its own name",
+                               name);
+    }
+    return 0;
+}
+
+/* Reads section x's keys through copies of its family's specs renamed for it, into x->k (over
+ * kdef) or, for a server, x->server (over the default core's costs, `core` being the family's
+ * home). tmp is a configuration to read into. */
+static int read_section(struct graph *g, struct named *x, struct osn_net_cfg *tmp,
+                        const struct osn_net_topo_keys *kdef,
+                        const struct osn_net_server_cfg *core_def)
+{
+    enum { MAXK = 32 }; /* a family's keys at most (a server's: 14) */
+    struct osn_key_spec fam[MAXK];
+    char sec[64];
+    size_t nk = 0;
+
+    snprintf(sec, sizeof sec, "%s%s", prefix[x->kind], x->name);
+    for (size_t i = 0; i < osn_net_schema.n && nk < MAXK; i++)
+        if (strcmp(osn_net_schema.defs[i].section, family_of[x->kind]) == 0) {
+            fam[nk] = osn_net_schema.defs[i];
+            fam[nk].section = sec;
+            fam[nk++].family = 0;
+        }
+    tmp->topo = *kdef;
+    tmp->core = *core_def;
+    int rc = osn_ini_load(g->ini, &(struct osn_ini_schema){fam, nk, NULL}, tmp, g->err, g->errsize);
+    x->k = tmp->topo;
+    x->server = tmp->core;
+    /* A CANCEL costs what a BYE costs unless the section says otherwise, as in [server core]. */
+    if (x->kind == K_SERVER && !get(g, x, "cost_cancel"))
+        x->server.cost[OSN_NET_K_CANCEL] = x->server.cost[OSN_NET_K_BYE];
+    return rc;
+}
+
+/* "unknown element 'x' (elements: a, b, c)". */
+static int unknown(struct graph *g, const struct osn_key_origin *o, const char *what,
+                   const char *name, size_t len, enum kind kind)
+{
+    char known[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < g->n && used < sizeof known; i++)
+        if (g->v[i].kind == kind)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
+                                     g->v[i].name);
+    return osn_ini_bad(o, g->err, g->errsize, "%s '%.*s' is not an [%s NAME] of this file (%s)",
+                       what, (int)len, name, kind == K_ELEMENT ? "element" : "source",
+                       used ? known : "none");
+}
+
+/* An element's next hops and a source's first element, resolved to indices. */
+static int resolve(struct graph *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        struct named *x = &g->v[i];
+        if (x->kind == K_SOURCE) {
+            const struct osn_key_origin *o = key_of(g, x, "to");
+            int to = find(g, K_ELEMENT, x->k.to, strlen(x->k.to));
+            if (!x->k.to[0])
+                return osn_ini_bad(o, g->err, g->errsize,
+                                   "source %s needs `to`, the element it sends its calls to",
+                                   x->name);
+            if (to < 0)
+                return unknown(g, o, "to:", x->k.to, strlen(x->k.to), K_ELEMENT);
+            if (g->v[to].k.role != 0)
+                return osn_ini_bad(o, g->err, g->errsize,
+                                   "a source sends to a proxy (%s is the UAS)", x->k.to);
+            x->hop[0] = to, x->nhop = 1;
+            g->v[to].sources++;
+            continue;
+        }
+        if (x->kind != K_ELEMENT)
+            continue;
+        const struct osn_key_origin *o = key_of(g, x, "next_hop");
+        for (const char *p = x->k.next_hop; *p;) {
+            p += strspn(p, ", \t");
+            size_t len = strcspn(p, ", \t");
+            if (!len)
+                break;
+            int h = find(g, K_ELEMENT, p, len);
+            if (h < 0)
+                return unknown(g, o, "next hop", p, len, K_ELEMENT);
+            for (int j = 0; j < x->nhop; j++)
+                if (x->hop[j] == h)
+                    return osn_ini_bad(o, g->err, g->errsize, "next hop %.*s is named twice",
+                                       (int)len, p);
+            if (x->nhop == OSN_NET_TOPO_HOPS)
+                return osn_ini_bad(o, g->err, g->errsize, "more than %d next hops",
+                                   OSN_NET_TOPO_HOPS);
+            x->hop[x->nhop++] = h;
+            p += len;
+        }
+        if (x->k.role == 0 && !x->nhop)
+            return osn_ini_bad(key_of(g, x, "role"), g->err, g->errsize,
+                               "proxy %s has no next_hop: where would it forward?", x->name);
+        if (x->k.role == 1 && x->nhop)
+            return osn_ini_bad(o, g->err, g->errsize, "the UAS %s answers: it has no next hop",
+                               x->name);
+        if (x->k.role == 0 && !x->k.server[0])
+            return osn_ini_bad(key_of(g, x, "role"), g->err, g->errsize,
+                               "proxy %s needs `server`, the [server NAME] of its costs", x->name);
+        if (x->k.nweights && x->k.nweights != x->nhop)
+            return osn_ini_bad(key_of(g, x, "next_hop_weights"), g->err, g->errsize,
+                               "%d weights for %d next hops", x->k.nweights, x->nhop);
+    }
+    return 0;
+}
+
+/* Depth-first from element i: a next hop on the current path closes a cycle. */
+static int no_cycle(struct graph *g, int i)
+{
+    struct named *x = &g->v[i];
+    x->mark = 1;
+    for (int j = 0; j < x->nhop; j++) {
+        struct named *y = &g->v[x->hop[j]];
+        if (y->mark == 1)
+            return osn_ini_bad(key_of(g, x, "next_hop"), g->err, g->errsize,
+                               "a cycle: %s forwards to %s, which leads back to %s", x->name,
+                               y->name, x->name);
+        if (y->mark == 0 && no_cycle(g, x->hop[j]))
+            return OSN_ECONFIG;
+    }
+    x->mark = 2;
+    return 0;
+}
+
+/* The costs of element x: its [server NAME], a built-in section or one of the file's. */
+static int server_of(struct graph *g, const struct named *x, const struct osn_net_cfg *builtin,
+                     struct osn_net_server_cfg *out)
+{
+    const char *s = x->k.server[0] ? x->k.server : "uas";
+    if (strcmp(s, "edge") == 0)
+        *out = builtin->edge;
+    else if (strcmp(s, "core") == 0)
+        *out = builtin->core;
+    else if (strcmp(s, "uas") == 0)
+        *out = builtin->uas;
+    else {
+        int k = find(g, K_SERVER, s, strlen(s));
+        if (k < 0)
+            return osn_ini_bad(key_of(g, x, "server"), g->err, g->errsize,
+                               "no [server %s] section (edge, core and uas need none)", s);
+        *out = g->v[k].server;
+    }
+    return 0;
+}
+
+/* Refuses a shape the hop path does not carry yet, naming where the graph leaves it. */
+static int not_carried(struct graph *g, const struct named *x, const char *key, const char *why)
+{
+    return osn_ini_bad(key_of(g, x, key), g->err, g->errsize,
+                       "%s: the simulator carries a written topology of a built-in shape only "
+                       "(sources each into a proxy of their own, then one core, or a tandem's "
+                       "mid and core, or a fan-out to cores, then the UAS; docs/scale.md)",
+                       why);
+}
+
+/* The element order of the built-in shape the graph has, into c; order[] receives it. */
+static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder, int *mid)
+{
+    int src[OSN_NET_TOPO_MAX], E = 0, n = 0;
+    for (int i = 0; i < g->n; i++)
+        if (g->v[i].kind == K_SOURCE)
+            src[E++] = i;
+    if (!E)
+        return not_carried(g, &g->v[0], "role", "no [source NAME] sends calls into the network");
+    for (int i = 0; i < E; i++)
+        order[n++] = src[i];
+    for (int i = 0; i < E; i++) {
+        struct named *e = &g->v[g->v[src[i]].hop[0]];
+        if (e->sources > 1)
+            return not_carried(g, &g->v[src[i]], "to", "two sources send to one proxy");
+        order[n++] = g->v[src[i]].hop[0];
+    }
+    const struct named *e0 = &g->v[order[E]];
+    *mid = -1;
+    for (int i = 1; i < E; i++) {
+        const struct named *e = &g->v[order[E + i]];
+        if (e->nhop != e0->nhop || memcmp(e->hop, e0->hop, sizeof e->hop[0] * (size_t)e->nhop) ||
+            memcmp(e->k.weight, e0->k.weight, sizeof e->k.weight[0] * (size_t)e->k.nweights) ||
+            e->k.nweights != e0->k.nweights)
+            return not_carried(g, e, "next_hop",
+                               "the first proxies have different next hops or weights");
+    }
+    int core0 = n;
+    if (e0->nhop > 1) { /* a fan-out: each next hop a core into the UAS */
+        c->topology = OSN_NET_FANOUT;
+        c->cores = e0->nhop;
+        for (int i = 0; i < e0->nhop; i++)
+            order[n++] = e0->hop[i];
+    } else {
+        const struct named *x = &g->v[e0->hop[0]];
+        if (x->k.role == 1)
+            return not_carried(g, e0, "next_hop", "a proxy forwards straight to the UAS");
+        const struct named *y = &g->v[x->hop[0]];
+        if (x->nhop == 1 && y->k.role == 0 && E == 1) { /* a tandem: edge, mid, core */
+            *mid = n;
+            order[n++] = e0->hop[0];
+            c->topology = OSN_NET_TANDEM;
+            order[n++] = x->hop[0];
+        } else {
+            c->topology = E > 1 ? OSN_NET_FANIN : OSN_NET_COLLAPSE;
+            order[n++] = e0->hop[0];
+        }
+    }
+    int uas = -1;
+    for (int i = core0; i < n; i++) {
+        const struct named *x = &g->v[order[i]];
+        if (i == *mid)
+            continue;
+        if (x->nhop != 1 || g->v[x->hop[0]].k.role != 1)
+            return not_carried(g, x, "next_hop",
+                               "a core must forward to the UAS alone (a longer path, or a "
+                               "fan-out past the first proxies, is not carried yet)");
+        if (uas >= 0 && x->hop[0] != uas)
+            return not_carried(g, x, "next_hop", "two UASs");
+        uas = x->hop[0];
+    }
+    order[n++] = uas;
+    c->edges = E;
+    /* Every element and source is on the shape: one left over is one it does not carry. */
+    for (int i = 0; i < g->n; i++) {
+        bool in = g->v[i].kind != K_ELEMENT && g->v[i].kind != K_SOURCE;
+        for (int j = 0; j < n && !in; j++)
+            in = order[j] == i;
+        if (!in)
+            return not_carried(g, &g->v[i], "role", "an element no call of this shape reaches");
+    }
+    *norder = n;
+    return 0;
+}
+
+/* Element i's hop depth in order[] (0 a source, 1 its proxy, ...), for its links. */
+static int depth(const int *order, int n, int E, int mid, int i)
+{
+    int at = 0;
+    while (at < n && order[at] != i)
+        at++;
+    if (at < E)
+        return 0;
+    if (at < 2 * E)
+        return 1;
+    if (at == n - 1)
+        return mid >= 0 ? 4 : 3;
+    return at == mid ? 2 : mid >= 0 ? 3 : 2;
+}
+
+/* The links: [link A-B] of an edge of the graph. The hop path keeps one link per place (access:
+ * from the sources, trunk: between proxies, uas: into the UAS), so all links of one place must
+ * be alike, those not written having the place's [link access|trunk|uas]. */
+static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n, int mid,
+                 struct osn_net_cfg *tmp)
+{
+    int last = mid >= 0 ? 3 : 2; /* the hop depth of the link into the UAS */
+    struct osn_net_link_cfg *at[3] = {&c->access, &c->trunk, &c->uas_link};
+    const struct named *seen[3] = {NULL};
+    struct osn_net_link_cfg defaults[3] = {c->access, c->trunk, c->uas_link};
+    int links_at[3] = {0}, written[3] = {0};
+
+    for (int i = 0; i < n - 1; i++) {
+        int d = depth(order, n, c->edges, mid, order[i]);
+        links_at[d == 0 ? 0 : d == last ? 2 : 1] += g->v[order[i]].nhop;
+    }
+    for (int i = 0; i < g->n; i++) {
+        struct named *x = &g->v[i];
+        if (x->kind != K_LINK)
+            continue;
+        int a = -1, b = -1;
+        for (const char *p = x->name; b < 0 && (p = strchr(p, '-')); p++) {
+            a = find(g, K_ELEMENT, x->name, (size_t)(p - x->name));
+            if (a < 0)
+                a = find(g, K_SOURCE, x->name, (size_t)(p - x->name));
+            b = a < 0 ? -1 : find(g, K_ELEMENT, p + 1, strlen(p + 1));
+        }
+        bool edge = false;
+        for (int j = 0; b >= 0 && j < g->v[a].nhop; j++)
+            edge |= g->v[a].hop[j] == b;
+        if (!edge)
+            return osn_ini_bad(x->first, g->err, g->errsize,
+                               "[link %s] is not a link of the graph: name it A-B, A a source "
+                               "or element that sends to element B",
+                               x->name);
+        int d = depth(order, n, c->edges, mid, a), slot = d == 0 ? 0 : d == last ? 2 : 1;
+        struct osn_net_topo_keys kdef = c->topo;
+        kdef.link = defaults[slot];
+        int rc = read_section(g, x, tmp, &kdef, &c->core);
+        if (rc)
+            return rc;
+        if (seen[slot] && memcmp(&seen[slot]->k.link, &x->k.link, sizeof x->k.link) != 0)
+            return osn_ini_bad(x->first, g->err, g->errsize,
+                               "[link %s] differs from [link %s]: the simulator's path carries "
+                               "one delay and loss per place today (docs/scale.md)",
+                               x->name, seen[slot]->name);
+        seen[slot] = x;
+        written[slot]++;
+        *at[slot] = x->k.link;
+    }
+    /* A link not written keeps its place's default: then none may differ from it. */
+    for (int k = 0; k < 3; k++)
+        if (seen[k] && written[k] < links_at[k] &&
+            memcmp(&seen[k]->k.link, &defaults[k], sizeof defaults[k]) != 0)
+            return osn_ini_bad(seen[k]->first, g->err, g->errsize,
+                               "[link %s] differs from the links of its place that no [link "
+                               "A-B] describes: the simulator's path carries one delay and loss "
+                               "per place today (docs/scale.md)",
+                               seen[k]->name);
+    return 0;
+}
+
+/* The network keys a written topology sets itself. */
+static int no_builtin(struct graph *g)
+{
+    static const char *const keys[] = {"net.topology", "net.edges", "net.cores", NULL};
+    for (int i = 0; keys[i]; i++) {
+        const struct osn_key_origin *o = osn_ini_get(g->ini, keys[i]);
+        if (o)
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "the [element NAME] sections write the topology: leave %s out",
+                               keys[i]);
+    }
+    return 0;
+}
+
+static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
+{
+    int rc = collect(g), order[OSN_NET_TOPO_MAX], n = 0, mid = -1;
+    bool any = false;
+
+    for (int i = 0; i < g->n; i++)
+        any |= g->v[i].kind == K_ELEMENT || g->v[i].kind == K_SOURCE;
+    if (rc || !any)
+        return rc;
+    if ((rc = no_builtin(g)))
+        return rc;
+    struct osn_net_server_cfg core_def = tmp->core; /* tmp holds the defaults still */
+    for (int i = 0; i < g->n && !rc; i++)
+        if (g->v[i].kind != K_LINK)
+            rc = read_section(g, &g->v[i], tmp, &c->topo, &core_def);
+    if (!rc)
+        rc = resolve(g);
+    for (int i = 0; i < g->n && !rc; i++)
+        if (g->v[i].kind == K_ELEMENT && g->v[i].mark == 0)
+            rc = no_cycle(g, i);
+    if (!rc)
+        rc = shape(g, c, order, &n, &mid);
+    if (!rc)
+        rc = links(g, c, order, n, mid, tmp);
+    if (rc)
+        return rc;
+
+    /* The servers, each element's from its section; the proxies at one place alike. */
+    const struct osn_net_cfg builtin = *c;
+    int E = c->edges;
+    const struct named *e0 = &g->v[order[E]];
+    for (int i = E; i < n && !rc; i++) {
+        const struct named *x = &g->v[order[i]];
+        struct osn_net_server_cfg sv;
+        rc = server_of(g, x, &builtin, &sv);
+        if (rc)
+            break;
+        if (i < 2 * E) {
+            if (strcmp(x->k.server, e0->k.server) != 0)
+                return not_carried(g, x, "server", "the first proxies have different servers");
+            c->edge = sv;
+        } else if (i == mid) {
+            c->mid = sv, c->mid_own = true;
+        } else if (i == n - 1) {
+            c->uas = sv;
+        } else {
+            int core = i - 2 * E - (mid >= 0);
+            if (core == 0)
+                c->core = sv;
+            else
+                c->more_cores[core - 1] = sv;
+        }
+    }
+    if (rc)
+        return rc;
+    if (c->topology == OSN_NET_FANOUT) {
+        for (int i = 0; i < OSN_NET_MAX_CORES; i++)
+            c->core_weight[i] = i < e0->k.nweights ? (int)e0->k.weight[i] : 1;
+        c->core_weights_given = e0->k.nweights;
+    }
+
+    /* The rates: source.rate shared, or each source's own (alike, today: one share each). */
+    int given = 0;
+    double total = 0;
+    const struct named *rated = NULL;
+    for (int i = 0; i < E; i++) {
+        const struct named *x = &g->v[order[i]];
+        if (!get(g, x, "rate"))
+            continue;
+        if (rated && x->k.rate != rated->k.rate)
+            return osn_ini_bad(get(g, x, "rate"), g->err, g->errsize,
+                               "sources of different rates are not carried yet (%s offers %g "
+                               "calls/s): each source offers the same share",
+                               rated->name, rated->k.rate);
+        rated = x, given++, total += x->k.rate;
+    }
+    if (given && given < E)
+        return osn_ini_bad(key_of(g, rated, "rate"), g->err, g->errsize,
+                           "a rate for some sources only: give each source its rate, or none "
+                           "(then source.rate is shared)");
+    if (given) {
+        const struct osn_key_origin *o = osn_ini_get(g->ini, "source.rate");
+        if (o)
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "the [source NAME] sections give their rates: leave it out");
+        c->src.rate = total;
+    }
+    c->named = n;
+    for (int i = 0; i < n; i++)
+        /* collect() refused a name longer than a row's */
+        snprintf(c->elem_names[i], sizeof c->elem_names[i], "%.*s", OSN_NET_NAME_LEN - 1,
+                 g->v[order[i]].name);
+    return 0;
+}
+
+int osn__net_topo_load(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, size_t errsize)
+{
+    struct graph g = {.ini = ini, .err = err, .errsize = errsize};
+    struct osn_net_cfg *tmp = malloc(sizeof *tmp);
+
+    if (tmp)
+        osn_net_cfg_default(tmp);
+    g.v = calloc(OSN_NET_TOPO_MAX, sizeof *g.v);
+    if (!tmp || !g.v) {
+        free(tmp);
+        free(g.v);
+        if (err && errsize)
+            snprintf(err, errsize, "out of memory");
+        return OSN_ENOMEM;
+    }
+    int rc = load(&g, c, tmp);
+    free(tmp);
+    free(g.v);
+    return rc;
+}
