@@ -355,6 +355,15 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     return true;
 }
 
+/* The uas answered new INVITE x 2xx: a call its callee may end (hangup.c), in the dialog of our
+ * To tag. */
+static void callee_call(struct node *n, struct ntx *x)
+{
+    char tag[17];
+    to_tag_text(tag, x);
+    hangup_start(n, x, tag);
+}
+
 /* The element's counts are the node's stats (LATE never comes: see tu_event). */
 static void count(struct node *n, int c)
 {
@@ -400,6 +409,8 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 if (x->t.req.method == OSN_SIP_INVITE &&
                     calls_put(&n->calls, x->t.req.call_id, n->now) != 0)
                     n->err = OSN_ENOMEM;
+                else if (x->t.req.method == OSN_SIP_INVITE && callee_hangs_up(n))
+                    callee_call(n, x);
                 else if (x->t.req.method == OSN_SIP_BYE)
                     calls_del(&n->calls, x->t.req.call_id);
             }
@@ -423,6 +434,8 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         case OSN_ELEM_A_ACKED:
             if (x)
                 x->uas.acked = true;
+            if (x && callee_hangs_up(n)) /* the BYE of a call the callee ends may go now */
+                hangup_acked(n, x->t.req.call_id);
             break;
         case OSN_ELEM_A_RESEND_2XX: {
             /* The stored 2xx goes out again: the transaction sends x->resp (its request may be
@@ -607,6 +620,10 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
     }
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
+    if (x->t.role == OSN_SIP_CLIENT && !is_proxy(n)) { /* the uas's BYE: its callee hung up */
+        hangup_event(n, x, o);
+        return;
+    }
     if (x->t.role == OSN_SIP_CLIENT) {
         /* A proxy's client transaction: the decision acts on the server transaction upstream. */
         struct ntx *up = x->peer;
