@@ -402,6 +402,11 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         int c = y->count;
         switch (y->kind) {
         case OSN_ELEM_A_RESPOND:
+            /* before the 2xx: its transaction may let the INVITE go (ntx_trim), and the BYE
+             * of a call the callee ends is printed from it */
+            if (callee_hangs_up(n) && y->status >= 200 && y->status < 300 &&
+                x->t.req.method == OSN_SIP_INVITE)
+                callee_call(n, x);
             tu_respond(n, x, y->status, y->retry_after, y->with);
             /* The calls the UAS knows, for a BYE or CANCEL to find: from the INVITE's 2xx to
              * the BYE's. */
@@ -409,8 +414,6 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 if (x->t.req.method == OSN_SIP_INVITE &&
                     calls_put(&n->calls, x->t.req.call_id, n->now) != 0)
                     n->err = OSN_ENOMEM;
-                else if (x->t.req.method == OSN_SIP_INVITE && callee_hangs_up(n))
-                    callee_call(n, x);
                 else if (x->t.req.method == OSN_SIP_BYE)
                     calls_del(&n->calls, x->t.req.call_id);
             }
