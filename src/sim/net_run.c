@@ -5,6 +5,7 @@
  * a caller's retry or end of patience, the UAS's 2xx retransmission, and a trace sample.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
