@@ -599,7 +599,7 @@ static void callee_bye(struct node *n, struct ntx *x)
     int status = osn_uac_call_on_bye_request(c ? &c->uac : NULL, &a);
     tu_respond(n, x, status, -1, 0);
     if (c)
-        act(n, c, &a, NULL);
+        act(n, c, &a, NULL, 0);
 }
 
 void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o,
