@@ -12,6 +12,10 @@
 # BYEs in and CALLS 2xx to them, no 481, 503, 408, stray; the uas sent CALLS BYEs, each
 # answered 2xx, and had no BYE of the caller's (bye_in 0).
 #
+# Then the osn generator as the caller through edge to the uas, callee_hangs_up = 0.5 on both:
+# each good call ends by exactly one BYE, the generator's (byes_sent = byes_ok) or the uas's
+# (its bye_sent = bye_sent_ok = the generator's byes_in), and the edge passes them all.
+#
 # Usage: test_node_hangup.sh OSN ROOT [CALLS]   (default 10 calls at 10 calls/s)
 set -u
 OSN=$1
@@ -68,4 +72,39 @@ else
     nl_bad "the chain did not start"
 fi
 for n in edge core uas; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
+
+# 2. the osn generator as the caller, half the calls ended by the callee (both read the same
+# fraction and ask the same question of each Call-ID): every good call ends by one BYE, the
+# caller's or the callee's; the callee's are the uas's bye_sent, each answered 200 by the
+# generator (its byes_in); the edge passes every BYE, both directions.
+G=(--set source.callee_hangs_up=0.5 --set source.hold=0.3)
+if nl_node_start uas2 uas 0 "" "$ROOT/examples/node_collapse.ini" "${G[@]}" &&
+    nl_node_start edge2 edge 0 "${NL_PORT[uas2]}" "$ROOT/examples/node_collapse.ini"; then
+    mkdir -p "$NL_TMP/gen"
+    timeout -k 5 60 "$OSN" node "$ROOT/examples/node_collapse.ini" --set node.element=uac \
+        --set node.listen=127.0.0.1:0 --set "node.next_hop=127.0.0.1:${NL_PORT[edge2]}" \
+        --set node.duration=3 --set source.rate=50 "${G[@]}" --json "$NL_TMP/gen/summary.json" \
+        -q >"$NL_TMP/gen/node.out" 2>"$NL_TMP/gen/node.err" {NL_LOCK_FD}>&-
+    rc=$?
+    nl_check $rc "generator exit status $rc: $(head -c 300 "$NL_TMP/gen/node.err")"
+    nl_stop edge2
+    nl_stop uas2
+    read -r good unfinished sent ok in < <("$NL_PY" -c '
+import json, sys
+u = json.load(open(sys.argv[1]))["uac"]
+print(u["good"], u["unfinished"], u["byes_sent"], u["byes_ok"], u["byes_in"])' \
+        "$NL_TMP/gen/summary.json")
+    echo "generator: $good good calls, $sent BYEs sent ($ok answered 2xx), $in callee's BYEs in"
+    [ "$unfinished" = 0 ] && [ "$sent" = "$ok" ] && [ $((sent + in)) = "$good" ] && [ "$in" -gt 0 ]
+    nl_check $? "generator: byes_sent $sent = byes_ok $ok, + byes_in $in = good $good, unfinished $unfinished"
+    v="$(nl_json uas2 bye_sent) $(nl_json uas2 bye_sent_ok) $(nl_json uas2 bye_in)"
+    [ "$v" = "$in $in $sent" ]
+    nl_check $? "uas: bye_sent, bye_sent_ok, bye_in = '$v', expected '$in $in $sent'"
+    v="$(nl_json edge2 bye_in) $(nl_json edge2 no_dialog_481) $(nl_json edge2 stray)"
+    [ "$v" = "$good 0 0" ]
+    nl_check $? "edge: bye_in, no_dialog_481, stray = '$v', expected '$good 0 0'"
+else
+    nl_bad "uas2 or edge2 did not start"
+fi
+for n in edge2 uas2; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
 nl_summary
