@@ -308,3 +308,8 @@ add_test(NAME node_genhops
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_genhops.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_genhops PROPERTIES TIMEOUT 150 LABELS node)
+
+add_test(NAME node_hangup
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_hangup.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_hangup PROPERTIES TIMEOUT 180 LABELS node)

@@ -302,6 +302,53 @@ static void test_uac_patience(void **state)
 /* The UAC's call machine (uac_call.c): what each event has the driver do, as bits, in the
  * states of its diagram. */
 #define DO(d) OSN_UAC_BIT(OSN_UAC_DO_##d)
+/* The callee hangs up (issue 33). Who: a function of the Call-ID hash, the fraction over
+ * 100,000 keys within 4 standard deviations of the binomial's (sqrt(p (1 - p) / n)), none at 0,
+ * all at 1. When: not before the ACK or 64*T1 after the 2xx (RFC 3261 15). The caller: a call
+ * the callee ends arms no hold; the callee's BYE gets 200 and ends a call that is up (HUNG_UP,
+ * END), 200 and nothing more when it crosses the caller's own BYE, 481 for no call. */
+static void test_callee_hangs_up(void **state)
+{
+    (void)state;
+    int k = 0, n = 100000;
+    for (int i = 0; i < n; i++)
+        k += osn_uas_callee_hangs_up(0.3, 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1));
+    assert_true(fabs((double)k / n - 0.3) < 4 * sqrt(0.3 * 0.7 / n));
+    assert_false(osn_uas_callee_hangs_up(0, 12345));
+    assert_true(osn_uas_callee_hangs_up(1, 12345));
+
+    struct osn_sip_cfg sc = {.t1 = 0.5};
+    double at = -1;
+    assert_int_equal(osn_uas_hangup_fire(false, true, 1, 5, &sc, &at), OSN_UAS_HANGUP_NONE);
+    assert_int_equal(osn_uas_hangup_fire(true, true, 1, 5, &sc, &at), OSN_UAS_HANGUP_BYE);
+    assert_int_equal(osn_uas_hangup_fire(true, false, 1, 5, &sc, &at), OSN_UAS_HANGUP_WAIT);
+    assert_true(at == 33); /* 1 + 64 * 0.5 */
+    assert_int_equal(osn_uas_hangup_fire(true, false, 1, 33, &sc, &at), OSN_UAS_HANGUP_BYE);
+
+    struct osn_uac_cfg cfg = {.timer_b = 32, .retry_until = INFINITY, .callee_hangs_up = 1};
+    struct osn_uac_call c;
+    struct osn_uac_acts a;
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    osn_uac_call_keyed(&c, &cfg, 777);
+    assert_int_equal(osn_uac_call_on_bye_request(&c, &a), 481); /* no 2xx yet: no dialog */
+    uint32_t b = osn_uac_call_on_2xx(&c, &cfg, 1, &a);
+    assert_false(b & OSN_UAC_BIT(OSN_UAC_DO_HOLD));
+    assert_false(b & OSN_UAC_BIT(OSN_UAC_DO_ARM));
+    assert_int_equal(osn_uac_call_on_bye_request(&c, &a), 200);
+    assert_int_equal(a.bits, OSN_UAC_BIT(OSN_UAC_DO_HUNG_UP) | OSN_UAC_BIT(OSN_UAC_DO_END));
+    assert_int_equal(osn_uac_call_on_bye_request(&c, &a), 481); /* over */
+    assert_int_equal(osn_uac_call_on_bye_request(NULL, &a), 481);
+
+    cfg.callee_hangs_up = 0; /* the caller hangs up: a hold, and a crossing BYE */
+    osn_uac_call_start(&c, 0, 0, INFINITY, &a);
+    osn_uac_call_keyed(&c, &cfg, 777);
+    assert_true(osn_uac_call_on_2xx(&c, &cfg, 1, &a) & OSN_UAC_BIT(OSN_UAC_DO_HOLD));
+    osn_uac_call_on_timer(&c, &a);
+    assert_int_equal(a.bits, OSN_UAC_BIT(OSN_UAC_DO_BYE));
+    assert_int_equal(osn_uac_call_on_bye_request(&c, &a), 200);
+    assert_int_equal(a.bits, 0);
+}
+
 static void test_uac_call_machine(void **state)
 {
     struct osn_uac_cfg cfg = {.timer_b = 32,
@@ -1370,6 +1417,7 @@ int main(void)
             cmocka_unit_test(test_uac_retry),
             cmocka_unit_test(test_uac_patience),
             cmocka_unit_test(test_uac_call_machine),
+            cmocka_unit_test(test_callee_hangs_up),
             cmocka_unit_test(test_shed_retry_after),
             cmocka_unit_test(test_oc_round_trip),
             cmocka_unit_test(test_server_queue),

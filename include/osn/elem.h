@@ -366,6 +366,41 @@ bool osn_uas_2xx_start(struct osn_uas_2xx *u, double now, const struct osn_sip_c
 bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg,
                       bool have_txn, double *at);
 
+/*
+ * The callee's hang-up (issue 33: calls ended from either side). A fraction `fraction` of the
+ * answered calls (the scenario's source.callee_hangs_up) is ended by the callee: at the end of
+ * its hold time the UAS sends the BYE (RFC 3261 15.1.1: either UA may), in the dialog its 2xx
+ * made (12.1.1: to the caller's Contact, by the Record-Route values in order as its route set),
+ * and the caller answers 200 (15.1.2).
+ *
+ * Who hangs up is a function of the call's Call-ID alone (its hash, the one struct osn_sip_msg
+ * keeps): the caller (osn_uac_call_keyed) and the callee ask the same question of the same
+ * Call-ID and agree without a word on the wire, so a caller of ours never races the callee with
+ * a BYE of its own; and runs that differ only in control end the same calls from the same side
+ * (common random numbers, as far as their Call-IDs are the same: the simulator's are).
+ */
+bool osn_uas_callee_hangs_up(double fraction, uint64_t call_id);
+
+/* The hold time (s) of a call the callee hangs up, for the uniform draw u in (0, 1] of the
+ * driver's own stream: the law of source.hold, exponential with mean `mean`. */
+double osn_uas_hold(double mean, double u);
+
+enum osn_uas_hangup {
+    OSN_UAS_HANGUP_NONE, /* the call is over already (the caller's BYE came first): nothing */
+    OSN_UAS_HANGUP_WAIT, /* no ACK yet: wait until *at, then ask again */
+    OSN_UAS_HANGUP_BYE,  /* send the BYE now */
+};
+
+/*
+ * The callee's hang-up timer of a call fired at `now` (its hold after the 2xx sent at `t2xx`):
+ * `known` whether the call is still up at the UAS (no BYE of the caller's yet), `acked` whether
+ * its 2xx had its ACK. RFC 3261 15: the callee MUST NOT send a BYE on a confirmed dialog before
+ * the ACK of its 2xx or the end of its server transaction (64*T1 after the 2xx): until then it
+ * waits (*at).
+ */
+enum osn_uas_hangup osn_uas_hangup_fire(bool known, bool acked, double t2xx, double now,
+                                        const struct osn_sip_cfg *cfg, double *at);
+
 /* ---- the element's transaction user: decisions as action lists (element.c) ---- */
 
 /*
@@ -759,7 +794,11 @@ struct osn_uac_call {
     bool got100;     /* a 100 Trying reached the UAC (the PRSM papers' response delay) */
     uint8_t retries; /* attempts of this call before this one (osn_uac_retry) */
     bool got1xx;     /* any provisional response: a CANCEL may be sent (RFC 3261 9.1) */
-    bool gave_up;    /* the caller's patience ran out (osn_uac_on_patience) */
+    /* the caller's patience ran out (osn_uac_on_patience); bits, so that the struct stays 16
+     * bytes (the simulator's calls fill a pool block: net_int.h) */
+    bool gave_up : 1;
+    /* the callee hangs up this attempt's call, not the caller (osn_uac_call_keyed) */
+    bool callee_ends : 1;
     /* its CANCEL was sent when gave_up and got1xx are both true (the step that made the second
      * true said `cancel`) */
     uint8_t state; /* enum osn_uac_state (uac_call.c) */
@@ -920,6 +959,8 @@ enum osn_uac_do {
     OSN_UAC_DO_HOLD,    /* arm it after a hold the driver draws (osn_uac_hold_draw) */
     OSN_UAC_DO_BYE,     /* send the call's BYE now (RFC 3261 15.1.1) */
     OSN_UAC_DO_BYE_OK,  /* the BYE was answered 2xx: count it */
+    OSN_UAC_DO_HUNG_UP, /* the callee hung up (its BYE answered 200): put away the call's timer
+                           (a hold armed, if any) and count the call completed by the callee */
     OSN_UAC_DO_ATTEMPT, /* the wait is over: start attempt retries + 1 (osn_uac_call_start) */
     OSN_UAC_DO_END,     /* the call is over: its slot may go */
     OSN_UAC_NDO
@@ -943,6 +984,9 @@ struct osn_uac_cfg {
     /* The callers have a patience law (not none): an attempt may arm its timer at its start, so
      * its answer puts it away (STOP). Without one no attempt arms it, and STOP is never said. */
     bool patience;
+    /* The fraction of answered calls the callee hangs up (source.callee_hangs_up): those arm no
+     * hold and wait for the callee's BYE (osn_uac_call_on_bye_request). */
+    double callee_hangs_up;
 };
 
 /* Attempt `retries` of a call starts at `now`; its caller waits `patience` s (INFINITY: for
@@ -977,6 +1021,20 @@ uint32_t osn_uac_call_on_end(struct osn_uac_call *c, const struct osn_uac_cfg *c
  * whether the caller tries again (RETRY, ARM) or the outcome is the call's (OUTCOME, END). */
 void osn_uac_call_retry(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now, double u,
                         double delay, struct osn_uac_acts *a);
+
+/* The attempt's Call-ID is `call_id` (its hash, struct osn_sip_msg's): whether its callee will
+ * hang up, decided as the UAS decides it (osn_uas_callee_hangs_up). Call it after
+ * osn_uac_call_start, before the 2xx: a call the callee hangs up arms no hold. */
+void osn_uac_call_keyed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, uint64_t call_id);
+
+/*
+ * A BYE of the callee reached the caller (c NULL: a Call-ID of no call of ours). Returns the
+ * status the caller answers it with (RFC 3261 15.1.2: 200 in a dialog it has, 481 in none,
+ * 12.2.2) and the acts: for a call that is up, HUNG_UP (its timer put away, counted) and END;
+ * a BYE that crossed the caller's own (both hung up at once) is answered 200 and the caller's
+ * BYE's answer ends the call (no acts).
+ */
+int osn_uac_call_on_bye_request(struct osn_uac_call *c, struct osn_uac_acts *a);
 
 /* The call's timer fired: patience (CANCEL when RFC 3261 9.1 allows it), hold (BYE), retry
  * wait (ATTEMPT). */

@@ -136,6 +136,9 @@ struct osn_net_source_cfg {
      * source rate / edges; else one share per edge (net.edges), each > 0 */
     int nshares;
     double share[OSN_NET_MAX_SHARES];
+    /* The fraction of answered calls the callee ends (osn_uas_callee_hangs_up): the UAS sends
+     * the BYE at the end of the hold, the caller answers it; 0: the caller ends every call. */
+    double callee_hangs_up;
 };
 
 struct osn_net_server_cfg {

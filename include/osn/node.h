@@ -63,6 +63,7 @@ struct osn_node_source {
     bool honour_retry_after;
     int max_retries;
     struct osn_uac_patience patience; /* callers who give up (osn_uac_patience_draw) */
+    double callee_hangs_up; /* the fraction of answered calls the callee ends (uas; uac waits) */
     uint64_t seed; /* the scenario's seed: the same seed, the same schedule of calls (uac), the
                       same ring delays (uas) */
 };
@@ -92,6 +93,7 @@ struct osn_node_uac_stats {
     uint64_t unfinished;         /* calls still without an outcome when the drain ended */
     uint64_t acks_2xx;           /* ACKs of a 2xx sent (each 2xx copy gets one) */
     uint64_t byes_sent, byes_ok; /* BYEs started; of which answered 2xx */
+    uint64_t byes_in;            /* the callee's BYEs answered 200: calls the callee ended */
     uint64_t cancels;            /* CANCELs sent by callers who gave up (RFC 3261 9.1) */
     uint64_t failovers;  /* INVITEs sent again to another next hop after a timeout or a 503 with
                             Retry-After from the one they went to (several next hops) */
@@ -224,6 +226,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(retrans_sent, "retransmissions sent (requests and responses)")                               \
     X(bye_in, "new BYE requests")                                                                  \
     X(bye_ok, "2xx to BYE sent upstream")                                                          \
+    X(bye_sent, "BYEs the uas sent: calls its callee ended (source.callee_hangs_up)")              \
+    X(bye_sent_ok, "2xx received to the BYEs the uas sent")                                        \
     X(cancel_in, "new CANCEL requests")                                                            \
     X(cancel_forwarded, "CANCELs sent to the branch of a pending INVITE (proxy)")                  \
     X(cancelled_487, "INVITEs answered 487 after a CANCEL (uas)")                                  \

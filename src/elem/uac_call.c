@@ -20,6 +20,8 @@
  *   |                     v             |
  *   |                    BYE            +--> DONE (the attempt; the call goes on in the next)
  *   |                     | 2xx (BYE_OK) or other final or Timer F: END
+ *   |                     |   (UP, the callee's BYE: answered 200, HUNG_UP, END -> DONE;
+ *   |                     |    a call the callee ends arms no hold: osn_uac_call_keyed)
  *   |                     v
  *   +-- (next attempt)   DONE
  *
@@ -81,7 +83,7 @@ uint32_t osn_uac_call_on_2xx(struct osn_uac_call *c, const struct osn_uac_cfg *c
     if ((b & BIT(ARM)) || cfg->hang_up) {
         b |= BIT(ARM);
         a->at = now;
-    } else {
+    } else if (!c->callee_ends) { /* else the callee's BYE ends it, no hold of ours */
         b |= BIT(HOLD);
     }
     return b;
@@ -130,6 +132,25 @@ void osn_uac_call_retry(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, d
         c->state = OSN_UAC_S_DONE;
         a->bits |= BIT(OUTCOME) | BIT(END);
     }
+}
+
+void osn_uac_call_keyed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, uint64_t call_id)
+{
+    c->callee_ends = osn_uas_callee_hangs_up(cfg->callee_hangs_up, call_id);
+}
+
+int osn_uac_call_on_bye_request(struct osn_uac_call *c, struct osn_uac_acts *a)
+{
+    a->bits = 0;
+    /* RFC 3261 15.1.2, 12.2.2: a BYE of a dialog the caller has (its call set up and not yet
+     * over) gets 200; one crossing the caller's own BYE too, whose answer then ends the call */
+    if (c && c->state == OSN_UAC_S_BYE)
+        return 200;
+    if (!c || c->state != OSN_UAC_S_UP)
+        return 481;
+    c->state = OSN_UAC_S_DONE;
+    a->bits = BIT(HUNG_UP) | BIT(END);
+    return 200;
 }
 
 void osn_uac_call_on_timer(struct osn_uac_call *c, struct osn_uac_acts *a)

@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "osn/elem.h"
+#include "osn/rng.h"
 
 int osn_uas_answer(const struct osn_uas_request *q, struct osn_uas_reply r[2])
 {
@@ -84,4 +85,36 @@ bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cf
     u->ival = 2 * u->ival < cfg->t2 ? 2 * u->ival : cfg->t2;
     *at = now + u->ival;
     return true;
+}
+
+/* A salt of this purpose alone, so that who hangs up is independent of what else a driver
+ * derives from the same Call-ID hash (its To tag, its map keys). */
+#define HANGUP_SALT 0x63616c6c65652121ULL /* "callee!!" */
+
+bool osn_uas_callee_hangs_up(double fraction, uint64_t call_id)
+{
+    if (!(fraction > 0))
+        return false; /* the default: no draw, nothing changes */
+    uint64_t x = call_id ^ HANGUP_SALT;
+    uint64_t h = osn_splitmix64(&x);
+    return (double)(h >> 11) * 0x1.0p-53 < fraction; /* a uniform in [0, 1) */
+}
+
+double osn_uas_hold(double mean, double u)
+{
+    return -mean * log(u);
+}
+
+enum osn_uas_hangup osn_uas_hangup_fire(bool known, bool acked, double t2xx, double now,
+                                        const struct osn_sip_cfg *cfg, double *at)
+{
+    if (!known)
+        return OSN_UAS_HANGUP_NONE;
+    /* RFC 3261 15: not before the ACK, or before the 2xx's server transaction has ended */
+    double end = t2xx + 64 * cfg->t1;
+    if (!acked && now < end) {
+        *at = end;
+        return OSN_UAS_HANGUP_WAIT;
+    }
+    return OSN_UAS_HANGUP_BYE;
 }

@@ -152,6 +152,7 @@ static void source_from_net(const struct osn_net_cfg *net, struct osn_node_sourc
             .honour_retry_after = s->honour_retry_after,
             .max_retries = s->max_retries,
             .patience = {patience[s->patience], s->patience_mean, s->patience_cv},
+            .callee_hangs_up = s->callee_hangs_up,
             .seed = net->seed};
     for (int i = 0; i < 2; i++) {
         d->mmpp_rate[i] = s->mmpp_rate[i];
@@ -177,6 +178,9 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     c->ring = c->element == OSN_NODE_UAS ? net->uas.ring : OSN_UAS_RING_NONE;
     c->ring_mean = net->uas.ring_mean;
     c->src.seed = net->seed;
+    /* the uas ends the calls the callee hangs up, after a hold of the same law (its own draws) */
+    c->src.hold = net->src.hold;
+    c->src.callee_hangs_up = net->src.callee_hangs_up;
     if (c->element == OSN_NODE_UAC) {
         /* The generator is the caller, not a server: no virtual CPU, no controller (a client
          * half at the source is not built yet). Its run length defaults to the scenario's. */

@@ -108,7 +108,7 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
                       (json_int_t)u->outcome[OSN_UAC_ABANDONED], "cancels", (json_int_t)u->cancels,
                       "unfinished", (json_int_t)u->unfinished, "acks_2xx", (json_int_t)u->acks_2xx,
                       "byes_sent", (json_int_t)u->byes_sent, "byes_ok", (json_int_t)u->byes_ok,
-                      "setup_samples", (json_int_t)u->setup_n));
+                      "byes_in", (json_int_t)u->byes_in, "setup_samples", (json_int_t)u->setup_n));
     json_object_set_new(json_object_get(o, "uac"), "failovers",
                         json_integer((json_int_t)u->failovers));
 }
@@ -139,6 +139,8 @@ void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
             (unsigned long long)u->retries);
     fprintf(f, "  %-18s %12llu  BYEs sent; %llu answered 2xx\n", "byes_sent",
             (unsigned long long)u->byes_sent, (unsigned long long)u->byes_ok);
+    fprintf(f, "  %-18s %12llu  calls the callee ended: its BYE answered 200\n", "byes_in",
+            (unsigned long long)u->byes_in);
     fprintf(f, "  %-18s %12.4f  s, INVITE -> 180: p50 %.4f, p95 %.4f, p99 %.4f\n",
             "setup_delay_mean", u->setup_n ? u->setup_sum / (double)u->setup_n : NAN,
             osn_node_hist_quantile(u->setup_hist, 0.50),

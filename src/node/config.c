@@ -219,6 +219,7 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
     osn_rng_stream(&n->ring_rng, cfg->src.seed, 1 + (unsigned long)n->worker);
     /* the link's losses: a stream of their own per worker, past any worker's ring stream */
     osn_rng_stream(&n->link.rng, cfg->src.seed, LINK_STREAM + (unsigned long)n->worker);
+    osn_rng_stream(&n->hold_rng, cfg->src.seed, HOLD_STREAM + (unsigned long)n->worker);
     /* The server half at the core, the client half at the edge (toward the core): the
      * simulator's wiring of a collapse chain. */
     if (cfg->element == OSN_NODE_CORE) {

@@ -118,7 +118,8 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
             /* a retry due later than 64*T1 after the traffic's end is not made (its call ends
              * with the attempt that failed), so that the drain stays bounded */
             .retry_until = cfg->duration + 64 * cfg->sip.t1,
-            .patience = cfg->src.patience.law != OSN_UAC_PATIENCE_NONE};
+            .patience = cfg->src.patience.law != OSN_UAC_PATIENCE_NONE,
+            .callee_hangs_up = cfg->src.callee_hangs_up};
     g->next_at = INFINITY;
     g->said_at = -INFINITY;
     snprintf(g->host, sizeof g->host, "%s", n->host);
@@ -420,6 +421,9 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
         case OSN_UAC_DO_INVITE:
             if (!send_invite(n, c))
                 return;
+            /* whether the callee ends this attempt's call: asked of its Call-ID, as the uas
+             * asks it (so that no hold of ours races the callee's BYE) */
+            osn_uac_call_keyed(&c->uac, &g->ucfg, c->invite->t.req.call_id);
             break;
         case OSN_UAC_DO_STOP: /* the patience is stale from now on */
             c->tgen++;
@@ -469,6 +473,10 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
             break;
         case OSN_UAC_DO_BYE_OK:
             g->st.byes_ok++;
+            break;
+        case OSN_UAC_DO_HUNG_UP: /* the callee's BYE: a hold armed (if any) is stale */
+            c->tgen++;
+            g->st.byes_in++;
             break;
         case OSN_UAC_DO_ATTEMPT:
             lag(n, c->t_sched);
@@ -582,10 +590,27 @@ static void invite_event(struct node *n, struct gcall *c, struct ntx *x,
         c->invite = NULL;
 }
 
+/* The callee's BYE (server transaction x): the machine says what the caller answers (200 in
+ * a call that is up, 481 in none: a Call-ID not ours, or a call over) and does. */
+static void callee_bye(struct node *n, struct ntx *x)
+{
+    struct gcall *c = call_of(n->gen, x);
+    struct osn_uac_acts a;
+    int status = osn_uac_call_on_bye_request(c ? &c->uac : NULL, &a);
+    tu_respond(n, x, status, -1, 0);
+    if (c)
+        act(n, c, &a, NULL, 0);
+}
+
 void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o,
                       const struct rmsg *in)
 {
     struct gen *g = n->gen;
+    if (g && x->t.role == OSN_SIP_SERVER && o->tu == OSN_SIP_TU_REQUEST &&
+        x->t.req.method == OSN_SIP_BYE) {
+        callee_bye(n, x);
+        return;
+    }
     if (!g || x->t.role != OSN_SIP_CLIENT)
         return;
     struct gcall *c = call_of(g, x);

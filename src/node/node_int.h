@@ -99,7 +99,18 @@ struct osn_span addr_via_received(const union node_addr *from, const struct osn_
  * wait (obj the call, gen its timer generation). */
 /* TM_KEPT: the head of one of the kept table's expiry lists is due (obj NULL, gen the list). */
 /* TM_LINK: the head of a delay line is due (obj NULL, gen the direction, LINK_DOWN or LINK_UP). */
-enum tm_kind { TM_TXN0, TM_TXN1, TM_2XX, TM_SERVICE, TM_ARRIVAL, TM_CALL, TM_KEPT, TM_LINK };
+/* TM_HANGUP: the uas's hang-up of a call the callee ends (hangup.c; obj the hang-up). */
+enum tm_kind {
+    TM_TXN0,
+    TM_TXN1,
+    TM_2XX,
+    TM_SERVICE,
+    TM_ARRIVAL,
+    TM_CALL,
+    TM_KEPT,
+    TM_LINK,
+    TM_HANGUP
+};
 
 struct tm_entry {
     double at;
@@ -257,6 +268,14 @@ int map_rebuild(struct map *m, size_t cap, bool (*keep)(void *ctx, const struct 
 void map_del(struct map *m, struct map_slot *e);
 void map_release(struct map *m);
 
+/* ---- the uas's hang-ups (hangup.c) ---- */
+
+struct hangup;
+struct hangups {
+    struct map by_call;        /* Call-ID hash -> struct hangup *, the calls waiting */
+    struct hangup *free, *all; /* the pool: its free list, every object it made */
+};
+
 /* ---- new requests waiting in the server (pending.c) ---- */
 
 /* A multiset of keys (their counts the values), never 0. */
@@ -312,6 +331,8 @@ struct link {
 /* The first stream of the scenario's seed the link losses draw from (worker w takes this + w):
  * above the generator's (0) and the ring delays' (1 + w). */
 #define LINK_STREAM 65536
+/* The first stream of the uas's hold draws (hangup.c; worker w takes this + w). */
+#define HOLD_STREAM (2 * LINK_STREAM)
 
 /* ---- next hops (udp.c) ---- */
 
@@ -406,6 +427,8 @@ struct node {
     size_t held; /* bytes of messages the live transactions keep */
     uint64_t branch_seq, branch_salt;
     struct osn_rng ring_rng; /* uas: the ring delays' draws (cfg->ring exp) */
+    struct osn_rng hold_rng; /* uas: the holds of the calls the callee ends (hangup.c) */
+    struct hangups hangups;  /* uas: those calls, by Call-ID hash (hangup.c) */
     double cpu_t;            /* the virtual CPU: nominal end of the last service (s) */
     struct outq outq;
     struct link link;
@@ -429,6 +452,13 @@ struct node {
 static inline bool is_proxy(const struct node *n)
 {
     return n->cfg->element != OSN_NODE_UAS;
+}
+
+/* A uas whose callee ends some calls (source.callee_hangs_up): it sends BYEs, and takes their
+ * responses. */
+static inline bool callee_hangs_up(const struct node *n)
+{
+    return n->cfg->element == OSN_NODE_UAS && n->cfg->src.callee_hangs_up > 0;
 }
 
 static inline bool is_uac(const struct node *n)
@@ -773,6 +803,18 @@ void dialogs_del(struct map *d, struct ntx *x);
 int calls_put(struct map *c, uint64_t key, double now);
 bool calls_has(const struct map *c, uint64_t key);
 void calls_del(struct map *c, uint64_t key);
+
+/* hangup.c: the uas's hang-up of the calls the callee ends (source.callee_hangs_up) */
+/* The uas sends the 2xx of new INVITE x (its parse kept), its To tag `tag`: when the callee
+ * ends this call, its BYE is printed now and its timer armed at the end of a hold. */
+void hangup_start(struct node *n, const struct ntx *x, const char *tag);
+/* The ACK of the 2xx of call `call_id` came: its BYE may go (RFC 3261 15). */
+void hangup_acked(struct node *n, uint64_t call_id);
+/* The TM_HANGUP timer of hang-up obj, armed with generation gen, fired. */
+void hangup_timer(struct node *n, void *obj, uint32_t gen);
+/* An event of the uas's BYE client transaction x: its answer (or Timer F) ends the call. */
+void hangup_event(struct node *n, struct ntx *x, const struct osn_sip_out *o);
+void hangup_release(struct node *n);
 
 /* gen.c: the load generator (element uac) */
 struct gen;

@@ -38,6 +38,9 @@ void node_fire(struct node *n, const struct tm_entry *e)
     case TM_LINK:
         link_due(n, (int)e->gen);
         break;
+    case TM_HANGUP:
+        hangup_timer(n, e->obj, e->gen);
+        break;
     }
     ntx_unhold(n);
 }
@@ -55,6 +58,7 @@ void node_fire_due(struct node *n)
 void node_release(struct node *n)
 {
     gen_finish(n);
+    hangup_release(n);
     osn_sip_layer_release(&n->sip);
     osn_ctl_free(n->srv);
     osn_ctl_free(n->cli);

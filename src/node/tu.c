@@ -356,6 +356,15 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     return true;
 }
 
+/* The uas answered new INVITE x 2xx: a call its callee may end (hangup.c), in the dialog of our
+ * To tag. */
+static void callee_call(struct node *n, struct ntx *x)
+{
+    char tag[17];
+    to_tag_text(tag, x);
+    hangup_start(n, x, tag);
+}
+
 /* The element's counts are the node's stats (LATE never comes: see tu_event). */
 static void count(struct node *n, int c)
 {
@@ -394,6 +403,11 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         int c = y->count;
         switch (y->kind) {
         case OSN_ELEM_A_RESPOND:
+            /* before the 2xx: its transaction may let the INVITE go (ntx_trim), and the BYE
+             * of a call the callee ends is printed from it */
+            if (callee_hangs_up(n) && y->status >= 200 && y->status < 300 &&
+                x->t.req.method == OSN_SIP_INVITE)
+                callee_call(n, x);
             tu_respond(n, x, y->status, y->retry_after, y->with);
             /* The calls the UAS knows, for a BYE or CANCEL to find: from the INVITE's 2xx to
              * the BYE's. */
@@ -424,6 +438,8 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         case OSN_ELEM_A_ACKED:
             if (x)
                 x->uas.acked = true;
+            if (x && callee_hangs_up(n)) /* the BYE of a call the callee ends may go now */
+                hangup_acked(n, x->t.req.call_id);
             break;
         case OSN_ELEM_A_RESEND_2XX: {
             /* The stored 2xx goes out again: the transaction sends x->resp (its request may be
@@ -609,6 +625,10 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
     }
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
+    if (x->t.role == OSN_SIP_CLIENT && !is_proxy(n)) { /* the uas's BYE: its callee hung up */
+        hangup_event(n, x, o);
+        return;
+    }
     if (x->t.role == OSN_SIP_CLIENT) {
         /* A proxy's client transaction: the decision acts on the server transaction upstream. */
         struct ntx *up = x->peer;

@@ -380,6 +380,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         key = "source.burst_factor", why = "the burst factor must be >= 0";
     else if (!(c->src.retry_prob >= 0 && c->src.retry_prob <= 1))
         key = "source.retry_prob", why = "the retry probability must be in [0, 1]";
+    else if (!(c->src.callee_hangs_up >= 0 && c->src.callee_hangs_up <= 1))
+        key = "source.callee_hangs_up", why = "the fraction must be in [0, 1]";
     else if (c->src.max_retries < 0 || c->src.max_retries > 100)
         key = "source.max_retries", why = "max_retries must be in 0 .. 100";
     else if (!(c->src.retry_delay >= 0 && isfinite(c->src.retry_delay)))

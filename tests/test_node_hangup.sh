@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The callee hangs up on the wire (issue 33, source.callee_hangs_up): SIPp's uac calls through
+# `osn node` edge and core to the osn uas, which ends every call itself (callee_hangs_up = 1,
+# hold 0.3 s): its BYE goes to the caller's Contact by the INVITE's Record-Route (core, edge),
+# and SIPp answers 200 (tests/node/sipp/uac_callee_bye.xml).
+#
+#   SIPp uac -> osn node (edge) -> osn node (core) -> osn node (uas)   INVITE, ACK
+#   SIPp uac <- osn node (edge) <- osn node (core) <- osn node (uas)   BYE (200 back down)
+#
+# Checks, for CALLS calls: SIPp exits 0 with SuccessfulCall = CALLS and no failed call, its
+# per-message counts (INVITE, 200, ACK, BYE in, 200 out) CALLS each; each proxy counts CALLS
+# BYEs in and CALLS 2xx to them, no 481, 503, 408, stray; the uas sent CALLS BYEs, each
+# answered 2xx, and had no BYE of the caller's (bye_in 0).
+#
+# Then the osn generator as the caller through edge to the uas, callee_hangs_up = 0.5 on both:
+# each good call ends by exactly one BYE, the generator's (byes_sent = byes_ok) or the uas's
+# (its bye_sent = bye_sent_ok = the generator's byes_in), and the edge passes them all.
+#
+# Usage: test_node_hangup.sh OSN ROOT [CALLS]   (default 10 calls at 10 calls/s)
+set -u
+OSN=$1
+ROOT=$(cd "$2" && pwd)
+CALLS=${3:-10}
+RATE=10
+. "$ROOT/tests/node/lib.sh"
+nl_init hangup $((CALLS / RATE + 90))
+export OSN
+SIPP_DIR=$ROOT/tests/node/sipp
+HANG=(--set source.callee_hangs_up=1 --set source.hold=0.3)
+
+if nl_node_start uas uas 0 "" "" "${HANG[@]}" &&
+    nl_node_start core core 0 "${NL_PORT[uas]}" "" &&
+    nl_node_start edge edge 0 "${NL_PORT[core]}" ""; then
+    NL_UAC_TIME=$((CALLS / RATE + 30)) nl_sipp_uac uac "${NL_PORT[edge]}" "$RATE" "$CALLS" \
+        -sf "$SIPP_DIR/uac_callee_bye.xml" -trace_msg
+    rc=$?
+    [ "$rc" -eq 0 ]
+    nl_check $? "SIPp uac exit status $rc (0 = every call as scripted)"
+    v=$(nl_stat uac 'SuccessfulCall(C)')
+    [ "$v" = "$CALLS" ]
+    nl_check $? "uac: SuccessfulCall(C) = '$v', expected $CALLS"
+    v=$(nl_stat uac 'FailedCall(C)')
+    [ "$v" = 0 ]
+    nl_check $? "uac: FailedCall(C) = '$v', expected 0"
+    for re in '^0_INVITE_Sent$' '^3_200_Recv$' '^4_ACK_Sent$' '^5_BYE_Recv$' '^6_200_Sent$'; do
+        v=$(nl_counts uac "$re")
+        [ "$v" = "$CALLS" ]
+        nl_check $? "uac: $re = '$v', expected $CALLS"
+    done
+    for n in edge core uas; do
+        nl_stop $n
+        rc=$?
+        [ "$rc" -eq 0 ]
+        nl_check $? "$n exit status $rc after SIGTERM, expected 0"
+    done
+    for n in edge core; do
+        for k in bye_in bye_ok; do
+            v=$(nl_json $n $k)
+            [ "$v" = "$CALLS" ]
+            nl_check $? "$n: $k = '$v', expected $CALLS"
+        done
+        for k in no_dialog_481 rejected_503 timeouts_408 stray; do
+            v=$(nl_json $n $k)
+            [ "$v" = 0 ]
+            nl_check $? "$n: $k = '$v', expected 0"
+        done
+    done
+    v="$(nl_json uas bye_sent) $(nl_json uas bye_sent_ok) $(nl_json uas bye_in)"
+    [ "$v" = "$CALLS $CALLS 0" ]
+    nl_check $? "uas: bye_sent, bye_sent_ok, bye_in = '$v', expected '$CALLS $CALLS 0'"
+else
+    nl_bad "the chain did not start"
+fi
+for n in edge core uas; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
+
+# 2. the osn generator as the caller, half the calls ended by the callee (both read the same
+# fraction and ask the same question of each Call-ID): every good call ends by one BYE, the
+# caller's or the callee's; the callee's are the uas's bye_sent, each answered 200 by the
+# generator (its byes_in); the edge passes every BYE, both directions.
+G=(--set source.callee_hangs_up=0.5 --set source.hold=0.3)
+if nl_node_start uas2 uas 0 "" "$ROOT/examples/node_collapse.ini" "${G[@]}" &&
+    nl_node_start edge2 edge 0 "${NL_PORT[uas2]}" "$ROOT/examples/node_collapse.ini"; then
+    mkdir -p "$NL_TMP/gen"
+    timeout -k 5 60 "$OSN" node "$ROOT/examples/node_collapse.ini" --set node.element=uac \
+        --set node.listen=127.0.0.1:0 --set "node.next_hop=127.0.0.1:${NL_PORT[edge2]}" \
+        --set node.duration=3 --set source.rate=50 "${G[@]}" --json "$NL_TMP/gen/summary.json" \
+        -q >"$NL_TMP/gen/node.out" 2>"$NL_TMP/gen/node.err" {NL_LOCK_FD}>&-
+    rc=$?
+    nl_check $rc "generator exit status $rc: $(head -c 300 "$NL_TMP/gen/node.err")"
+    nl_stop edge2
+    nl_stop uas2
+    read -r good unfinished sent ok in < <("$NL_PY" -c '
+import json, sys
+u = json.load(open(sys.argv[1]))["uac"]
+print(u["good"], u["unfinished"], u["byes_sent"], u["byes_ok"], u["byes_in"])' \
+        "$NL_TMP/gen/summary.json")
+    echo "generator: $good good calls, $sent BYEs sent ($ok answered 2xx), $in callee's BYEs in"
+    [ "$unfinished" = 0 ] && [ "$sent" = "$ok" ] && [ $((sent + in)) = "$good" ] && [ "$in" -gt 0 ]
+    nl_check $? "generator: byes_sent $sent = byes_ok $ok, + byes_in $in = good $good, unfinished $unfinished"
+    v="$(nl_json uas2 bye_sent) $(nl_json uas2 bye_sent_ok) $(nl_json uas2 bye_in)"
+    [ "$v" = "$in $in $sent" ]
+    nl_check $? "uas: bye_sent, bye_sent_ok, bye_in = '$v', expected '$in $in $sent'"
+    v="$(nl_json edge2 bye_in) $(nl_json edge2 no_dialog_481) $(nl_json edge2 stray)"
+    [ "$v" = "$good 0 0" ]
+    nl_check $? "edge: bye_in, no_dialog_481, stray = '$v', expected '$good 0 0'"
+else
+    nl_bad "uas2 or edge2 did not start"
+fi
+for n in edge2 uas2; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
+nl_summary
