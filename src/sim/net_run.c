@@ -5,8 +5,8 @@
  * a caller's retry or end of patience, the UAS's 2xx retransmission, and a trace sample.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,8 +206,9 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     /* The callee's hang-up is carried out by the node only (src/node/hangup.c): the simulator's
      * in-dialog requests go downstream only, so it says so rather than ignore the key. */
     if (cfg->src.callee_hangs_up > 0) {
-        snprintf(msg, msgsize, "source.callee_hangs_up: the simulator does not carry out the "
-                               "callee's hang-up yet (osn node does); set it to 0");
+        snprintf(msg, msgsize,
+                 "source.callee_hangs_up: the simulator does not carry out the "
+                 "callee's hang-up yet (osn node does); set it to 0");
         return OSN_ECONFIG;
     }
     s->cfg = cfg;
