@@ -99,7 +99,7 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
     /* The counts: the whole run's, drain included (every call started has its outcome). */
     json_object_set_new(
             o, "uac",
-            json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration, "calls_started",
+            json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration, "calls_started",
                       (json_int_t)u->started, "retries", (json_int_t)u->retries, "good",
                       (json_int_t)u->outcome[OSN_UAC_GOOD], "failed_timeout",
                       (json_int_t)u->outcome[OSN_UAC_TIMEOUT], "failed_rejected",
