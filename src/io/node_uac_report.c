@@ -97,20 +97,33 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
     json_object_set_new(o, "lag_max", json_real(u->lag_max));
     json_object_set_new(o, "late_sends", json_integer((json_int_t)u->late_sends));
     /* The counts: the whole run's, drain included (every call started has its outcome). */
-    json_object_set_new(
-            o, "uac",
-            json_pack("{sfsIsIsIsIsIsIsIsIsIsIsIsIsIsI}", "duration", u->duration, "calls_started",
-                      (json_int_t)u->started, "retries", (json_int_t)u->retries, "good",
-                      (json_int_t)u->outcome[OSN_UAC_GOOD], "failed_timeout",
-                      (json_int_t)u->outcome[OSN_UAC_TIMEOUT], "failed_rejected",
-                      (json_int_t)u->outcome[OSN_UAC_REJECTED], "failed_other",
-                      (json_int_t)u->outcome[OSN_UAC_OTHER], "abandoned",
-                      (json_int_t)u->outcome[OSN_UAC_ABANDONED], "cancels", (json_int_t)u->cancels,
-                      "unfinished", (json_int_t)u->unfinished, "acks_2xx", (json_int_t)u->acks_2xx,
-                      "byes_sent", (json_int_t)u->byes_sent, "byes_ok", (json_int_t)u->byes_ok,
-                      "byes_in", (json_int_t)u->byes_in, "setup_samples", (json_int_t)u->setup_n));
-    json_object_set_new(json_object_get(o, "uac"), "failovers",
-                        json_integer((json_int_t)u->failovers));
+    /* One row a key: a json_pack format string had to grow a pair with every key, and a merge
+     * that added a key without its pair silently dropped the last one (setup_samples). */
+    const struct {
+        const char *key;
+        uint64_t n;
+    } counts[] = {
+            {"calls_started", u->started},
+            {"retries", u->retries},
+            {"good", u->outcome[OSN_UAC_GOOD]},
+            {"failed_timeout", u->outcome[OSN_UAC_TIMEOUT]},
+            {"failed_rejected", u->outcome[OSN_UAC_REJECTED]},
+            {"failed_other", u->outcome[OSN_UAC_OTHER]},
+            {"abandoned", u->outcome[OSN_UAC_ABANDONED]},
+            {"cancels", u->cancels},
+            {"unfinished", u->unfinished},
+            {"acks_2xx", u->acks_2xx},
+            {"byes_sent", u->byes_sent},
+            {"byes_ok", u->byes_ok},
+            {"byes_in", u->byes_in},
+            {"setup_samples", u->setup_n},
+            {"failovers", u->failovers},
+    };
+    json_t *c = json_object();
+    json_object_set_new(c, "duration", json_real(u->duration));
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+        json_object_set_new(c, counts[k].key, json_integer((json_int_t)counts[k].n));
+    json_object_set_new(o, "uac", c);
 }
 
 void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
