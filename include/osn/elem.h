@@ -373,13 +373,21 @@ bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cf
  * made (12.1.1: to the caller's Contact, by the Record-Route values in order as its route set),
  * and the caller answers 200 (15.1.2).
  *
- * Who hangs up is a function of the call's Call-ID alone (its hash, the one struct osn_sip_msg
- * keeps): the caller (osn_uac_call_keyed) and the callee ask the same question of the same
- * Call-ID and agree without a word on the wire, so a caller of ours never races the callee with
+ * Who hangs up is a function of the call's key alone (on the wire osn_uas_call_key of the
+ * Call-ID's text): the caller (osn_uac_call_keyed) and the callee ask the same question of the
+ * same key and agree without a word on the wire, so a caller of ours never races the callee with
  * a BYE of its own; and runs that differ only in control end the same calls from the same side
  * (common random numbers, as far as their Call-IDs are the same: the simulator's are).
  */
-bool osn_uas_callee_hangs_up(double fraction, uint64_t call_id);
+bool osn_uas_callee_hangs_up(double fraction, uint64_t key);
+
+/* The key of a call for osn_uas_callee_hangs_up: FNV-1a (64 bits) of its Call-ID's text, the
+ * same in every process. Not the Call-ID hash of struct osn_sip_msg: that one is keyed at random
+ * per process (against hash flooding, src/sip/ident.c), so a caller and a callee in two
+ * processes would each draw their own answer and both hang up half the calls (found in issue
+ * 33's test: the callee ended 0.29-0.38 of the calls at a fraction of 0.5). A sender who picks
+ * Call-IDs can steer the answer; it decides only who sends a call's BYE. */
+uint64_t osn_uas_call_key(const char *call_id, size_t n);
 
 /* The hold time (s) of a call the callee hangs up, for the uniform draw u in (0, 1] of the
  * driver's own stream: the law of source.hold, exponential with mean `mean`. */
@@ -1022,10 +1030,10 @@ uint32_t osn_uac_call_on_end(struct osn_uac_call *c, const struct osn_uac_cfg *c
 void osn_uac_call_retry(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now, double u,
                         double delay, struct osn_uac_acts *a);
 
-/* The attempt's Call-ID is `call_id` (its hash, struct osn_sip_msg's): whether its callee will
- * hang up, decided as the UAS decides it (osn_uas_callee_hangs_up). Call it after
+/* The attempt's call key is `key` (osn_uas_call_key of its Call-ID on the wire): whether its
+ * callee will hang up, decided as the UAS decides it (osn_uas_callee_hangs_up). Call it after
  * osn_uac_call_start, before the 2xx: a call the callee hangs up arms no hold. */
-void osn_uac_call_keyed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, uint64_t call_id);
+void osn_uac_call_keyed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, uint64_t key);
 
 /*
  * A BYE of the callee reached the caller (c NULL: a Call-ID of no call of ours). Returns the

@@ -134,9 +134,9 @@ void osn_uac_call_retry(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, d
     }
 }
 
-void osn_uac_call_keyed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, uint64_t call_id)
+void osn_uac_call_keyed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, uint64_t key)
 {
-    c->callee_ends = osn_uas_callee_hangs_up(cfg->callee_hangs_up, call_id);
+    c->callee_ends = osn_uas_callee_hangs_up(cfg->callee_hangs_up, key);
 }
 
 int osn_uac_call_on_bye_request(struct osn_uac_call *c, struct osn_uac_acts *a)

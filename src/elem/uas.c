@@ -91,13 +91,21 @@ bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cf
  * derives from the same Call-ID hash (its To tag, its map keys). */
 #define HANGUP_SALT 0x63616c6c65652121ULL /* "callee!!" */
 
-bool osn_uas_callee_hangs_up(double fraction, uint64_t call_id)
+bool osn_uas_callee_hangs_up(double fraction, uint64_t key)
 {
     if (!(fraction > 0))
         return false; /* the default: no draw, nothing changes */
-    uint64_t x = call_id ^ HANGUP_SALT;
+    uint64_t x = key ^ HANGUP_SALT;
     uint64_t h = osn_splitmix64(&x);
     return (double)(h >> 11) * 0x1.0p-53 < fraction; /* a uniform in [0, 1) */
+}
+
+uint64_t osn_uas_call_key(const char *call_id, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a's offset basis and prime */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)call_id[i]) * 0x100000001b3ULL;
+    return h;
 }
 
 double osn_uas_hold(double mean, double u)

@@ -423,7 +423,9 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
                 return;
             /* whether the callee ends this attempt's call: asked of its Call-ID, as the uas
              * asks it (so that no hold of ours races the callee's BYE) */
-            osn_uac_call_keyed(&c->uac, &g->ucfg, c->invite->t.req.call_id);
+            osn_uac_call_keyed(
+                    &c->uac, &g->ucfg,
+                    osn_uas_call_key(c->invite->req->call_id.p, c->invite->req->call_id.n));
             break;
         case OSN_UAC_DO_STOP: /* the patience is stale from now on */
             c->tgen++;

@@ -1,8 +1,9 @@
 /*
  * The uas's hang-up (source.callee_hangs_up, issue 33): the callee ends a fraction of the calls
  * it answers. The decisions are the element's (src/elem/uas.c): which calls (a function of the
- * Call-ID, osn_uas_callee_hangs_up, the caller's question too), when (the hold's end, not before
- * the ACK: osn_uas_hangup_fire). What this file adds is bytes and a timer:
+ * Call-ID's text, osn_uas_call_key and osn_uas_callee_hangs_up, the caller's question too), when
+ * (the hold's end, not before the ACK: osn_uas_hangup_fire). What this file adds is bytes and a
+ * timer:
  *   - when the uas sends the 2xx of a new INVITE of such a call, the BYE is printed at once from
  *     the INVITE, which the 2xx's transaction may let go later (ntx_trim): the dialog the UAS
  *     keeps (RFC 3261 12.1.1) is in it, Request-URI the caller's Contact (the remote target),
@@ -120,7 +121,9 @@ void hangup_start(struct node *n, const struct ntx *x, const char *tag)
     const struct osn_sip_wire *inv = x->req;
     const struct osn_node_source *src = &n->cfg->src;
     /* a re-INVITE (To tag) changes nothing: its call was asked when it was set up */
-    if (!inv || inv->to.tag.n || !osn_uas_callee_hangs_up(src->callee_hangs_up, x->t.req.call_id))
+    if (!inv || inv->to.tag.n ||
+        !osn_uas_callee_hangs_up(src->callee_hangs_up,
+                                 osn_uas_call_key(inv->call_id.p, inv->call_id.n)))
         return;
     struct hangup *h = hangup_new(n);
     if (!h) {
