@@ -24,8 +24,10 @@
 #                      for 60 s after a 35 s warm-up (none collapses; loss with Kamailio
 #                      upstream), reliability (20x for 60 s, kill -9 of the core), callers
 #                      who give up and retry at 3x, osn node generator beside osn sim for
-#                      none/loss/rate (tests/test_node_abandon_sim.sh, 35 + 30 s each); the
-#                      sim-beside-real table goes into docs/performance.md, dated; and the soak
+#                      none/loss/rate (tests/test_node_abandon_sim.sh, 35 + 30 s each), the
+#                      fan-out of two cores under loss (tests/test_testbed_fanout.sh, 35 + 60
+#                      s); the sim-beside-real table goes into docs/performance.md, dated; and
+#                      the soak
 #                      (tests/test_node_soak.sh: every control at 20x for SOAK_SECONDS, default
 #                      300, then 40 s idle: RSS flat, transactions back to 0, every call
 #                      accounted for)
@@ -164,6 +166,7 @@ testbed: deps-test build
 	bash tests/test_node_reliability.sh $(BUILD)/osn . || rc=1; \
 	bash tests/test_node_abandon_sim.sh $(BUILD)/osn . --controls "none loss rate" --warm 35 \
 		--window 30 || rc=1; \
+	bash tests/test_testbed_fanout.sh $(BUILD)/osn . 35 60 || rc=1; \
 	bash tests/test_node_soak.sh $(BUILD)/osn . || rc=1; \
 	exit $$rc
 fuzz: deps-test

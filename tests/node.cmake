@@ -59,6 +59,11 @@ add_test(NAME node_metrics_gauge
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/metrics_gauge.py $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_metrics_gauge PROPERTIES TIMEOUT 120 LABELS node)
+# RFC 7339 feedback from a stray response: a stranger's forged oc=100 throttles nothing; a next
+# hop's own late answer still feeds its client half (one next hop, then two).
+add_test(NAME node_stray_feedback
+         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/stray_feedback.py $<TARGET_FILE:osn>)
+set_tests_properties(node_stray_feedback PROPERTIES TIMEOUT 120 LABELS node)
 
 # Every transaction ends: calls that succeed, a dead next hop (408), Max-Forwards 0 (483), a
 # flood against max_transactions (503), a caller that never ACKs; then the node holds none.

@@ -44,13 +44,13 @@ static void serve_now(struct node *n, struct rmsg *r, const struct osn_elem_item
     uint32_t k;
     if (m->status) {
         /* RFC 7339 5.2, 5.10: the feedback of a next hop, in our Via, to its own client half:
-         * the server the transaction went to, else the one the datagram came from. */
+         * the server the transaction went to, else the next hop the datagram came from (a late
+         * answer of a transaction that has ended, fed as the simulator feeds it). A datagram
+         * from anyone else feeds nothing: on the wire a stranger's forged oc=100 would shed
+         * every call (the simulator's responses come from its next hops only). */
         struct ntx *x = ntx_find(n, OSN_SIP_CLIENT, r->pm, m);
         k = x ? KEPT_NONE : kept_find(n, OSN_SIP_CLIENT, r->pm, m);
-        int hop = x                ? x->hop
-                  : k != KEPT_NONE ? n->kept.rec[k].hop
-                  : n->nhops <= 1  ? 0
-                                   : hops_index(n, &r->from);
+        int hop = x ? x->hop : k != KEPT_NONE ? n->kept.rec[k].hop : hops_index(n, &r->from);
         if (hops_cli(n, hop))
             osn_proxy_on_feedback(hops_cli(n, hop), n->now, &r->pm->via[0].oc);
         if (k != KEPT_NONE) {
