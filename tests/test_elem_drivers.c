@@ -1263,7 +1263,6 @@ static const char *sim_cannot(const struct script *sc)
             {'Z', "its messages carry no Max-Forwards"},
             {'X', "its messages have no size"},
             {'L', "its messages have no Vias to loop"},
-            {'b', "its UAS sends no request (the callee's BYE)"},
     };
     bool invited[NCALL] = {false};
     struct event ev;
@@ -1307,7 +1306,13 @@ static void sim_run(const struct script *sc, struct result *r)
     assert_int_equal(osn__net_probe_new(&p, &pc), 0);
     for (const char *q = sc->events; (q = next_event(q, &ev));) {
         assert_int_equal(osn__net_probe_run_to(p, ev.t), 0);
-        if (ev.kind == 'R') {
+        if (ev.kind == 'R' && ev.to_up) {
+            int e = osn__net_probe_up_response(p, ev.call, ev.status);
+            assert_true(e >= 0);
+            r->count[OSN_ELEM_C_STRAY] += e == 1;
+        } else if (ev.kind == 'b') {
+            assert_int_equal(osn__net_probe_callee_bye(p, ev.call), 0);
+        } else if (ev.kind == 'R') {
             struct osn_sip_oc oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE |
                                              OSN_SIP_OC_ALGO | OSN_SIP_OC_VALIDITY | OSN_SIP_OC_SEQ,
                                     .algo = OSN_SIP_ALGO_LOSS,
@@ -1325,12 +1330,14 @@ static void sim_run(const struct script *sc, struct result *r)
                          : ev.kind == 'B' ? OSN_SIP_BYE
                          : ev.kind == 'C' ? OSN_SIP_CANCEL
                                           : OSN_SIP_INVITE;
-            /* The ACK of a 2xx with a branch the simulator's in-dialog ACKs have (B_ACK, 2 modulo
-             * 4: net_server.c's in_dialog), so that a proxy off the dialog's path lets it pass;
-             * the Call-ID the node's, so that a choice made from it is the same. */
+            /* Branches of the kinds the simulator's have (their two low bits, net_int.h's enum
+             * bkind): the ACK of a 2xx B_ACK (net_server.c's in_dialog), so that a proxy off the
+             * dialog's path lets it pass; the caller's BYE B_BYE and the INVITE B_INVITE, never
+             * B_UBYE, the callee's BYE going up. The Call-ID the node's, so that a choice made
+             * from it is the same. */
             uint64_t branch = ev.kind == 'A'   ? 502 + 4 * (uint64_t)ev.call
-                              : ev.kind == 'B' ? 300 + (uint64_t)ev.call
-                                               : 100 + (uint64_t)ev.call;
+                              : ev.kind == 'B' ? 301 + 4 * (uint64_t)ev.call
+                                               : 100 + 4 * (uint64_t)ev.call;
             struct osn_sip_msg m = ref_req(ev.call, method, branch);
             m.call_id = call_key(ev.call);
             assert_int_equal(osn__net_probe_request(p, ev.call, &m), 0);

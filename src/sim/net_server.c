@@ -35,8 +35,8 @@ static inline __attribute__((always_inline)) struct ntxn *match(const struct nms
         w = nm->m.status ? c->cx->ctx[nm->hop] : c->cx->stx[nm->hop];
     else if (k == 0)
         w = nm->m.status ? c->cx->gone_ctx[nm->hop] : c->cx->gone_stx[nm->hop];
-    else
-        return NULL;
+    else /* the callee's BYE */
+        w = nm->m.status ? c->cx->ubye_ctx[nm->hop] : c->cx->ubye_stx[nm->hop];
     return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
@@ -46,7 +46,14 @@ static int classify(const struct nmsg *nm)
     return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) && match(nm));
 }
 
-/* The bit of nm's request kind and hop in its call's record of requests kept at a server. */
+/* The bit of nm's hop in its call's record of requests kept at a server (kept_bits): bits 0 to
+ * 3, or for the callee's BYE, kept at the upstream end of its hop, 4 to 7. */
+static inline uint8_t kept_bit(const struct nmsg *nm)
+{
+    return (uint8_t)(1u << (nm->hop + (up_bye(&nm->m) ? 4 : 0)));
+}
+
+/* nm's request kind's record, in its call, of the requests kept at a server. */
 static uint8_t *kept_bits(const struct nmsg *nm)
 {
     struct call *c = nm->call;
@@ -64,7 +71,7 @@ static uint8_t *kept_bits(const struct nmsg *nm)
 static int classify_arrival(const struct nmsg *nm)
 {
     return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) &&
-                                         (match(nm) || (*kept_bits(nm) & (1u << nm->hop))));
+                                         (match(nm) || (*kept_bits(nm) & kept_bit(nm))));
 }
 
 /* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
@@ -91,7 +98,7 @@ static inline __attribute__((always_inline)) void mark_kept(const struct element
                                                             const struct nmsg *nm)
 {
     if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
-        *kept_bits(nm) |= (uint8_t)(1u << nm->hop);
+        *kept_bits(nm) |= kept_bit(nm);
     else if (el->srv && nm->m.status)
         nm->call->rsp_in[nm->hop] |= rsp_bit(&nm->m);
 }
@@ -119,7 +126,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_ENOMEM;
         return;
     }
-    if (nm->m.method == OSN_SIP_CANCEL && !osn__net_cancels(s, nm->call)) {
+    if ((nm->m.method == OSN_SIP_CANCEL || up_bye(&nm->m)) && !osn__net_cancels(s, nm->call)) {
         osn__net_txn_free(s, w);
         s->err = OSN_ENOMEM;
         return;
@@ -129,7 +136,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_EINVAL;
         return;
     }
-    *txn_slot(nm->call, nm->hop, nm->m.method, true) = w;
+    *txn_slot(nm->call, nm->hop, &nm->m, true) = w;
     osn__net_stxn_started(s, w, &nm->item, o);
 }
 
@@ -141,9 +148,11 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
         count_processed(s, el, nm->item.kind);
     if (s->trace)
         osn__net_trace_processed(s, el, nm->item.kind);
-    if (el->cli && nm->m.status) /* responses reach it from the core only */
+    /* Responses from the core; not those to the callee's BYE, from upstream (no client half
+     * of ours asked that server, OSN_ELEM_HOP_NONE). */
+    if (el->cli && nm->m.status && !up_bye(&nm->m))
         osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
-    else if (el->hops && nm->m.status) /* a fanout edge: from its branch's core */
+    else if (el->hops && nm->m.status && !up_bye(&nm->m)) /* a fanout edge: its branch's core */
         osn_elem_hops_on_feedback(el->hops, branch_core(nm->call, nm->m.branch), s->q.now,
                                   &nm->m.oc);
     struct ntxn *w = match(nm);
@@ -227,7 +236,7 @@ static bool in_dialog(const struct nmsg *nm)
  * indices stay those of the path, so the UAS and the UAC match it as if it had been relayed. */
 static void pass_by(struct net *s, struct nmsg *nm)
 {
-    bool down = nm->m.status == 0;
+    bool down = toward_uas(&nm->m);
     int hop = down ? nm->hop + 1 : nm->hop - 1;
     /* A fan-out edge off the path still stands where the cores part: the ACK of a 2xx goes to
      * the core the element says (the call's, when the cores Record-Route; else its choice, as
@@ -267,7 +276,8 @@ static __attribute__((noinline)) bool diverted(struct net *s, struct element *el
 void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
 {
     if (el->role == R_SRC) { /* never off the path, never cut off */
-        nm->item.kind = OSN_ELEM_K_RESP;
+        /* a response, or the callee's BYE (a new one or a copy) */
+        nm->item.kind = (uint8_t)(nm->m.status ? OSN_ELEM_K_RESP : classify(nm));
         process(s, el, nm);
         return;
     }

@@ -69,7 +69,7 @@ int osn__net_fix_class(struct net *s, double d)
 static inline __attribute__((always_inline)) void transmit(struct net *s, int from, struct call *c,
                                                            int hop, const struct osn_sip_msg *m)
 {
-    bool down = m->status == 0;
+    bool down = toward_uas(m);
 
     if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
         return;
@@ -79,9 +79,10 @@ static inline __attribute__((always_inline)) void transmit(struct net *s, int fr
         return;
     }
     nm->m = *m;
-    /* RFC 7339 5.2: a core's feedback in every response, current state. Its server half is
-     * asked only then: GCC read the sender's element for every message. */
-    if (!down && is_core(s, from)) {
+    /* RFC 7339 5.2: a core's feedback in every response, current state (going up: the
+     * callee's BYE, a request, carries none). Its server half is asked only then: GCC read the
+     * sender's element for every message. */
+    if (!down && is_core(s, from) && m->status) {
         struct osn_ctl_feedback fb;
         osn_ctl_server_feedback(s->elems[from].srv, s->q.now, &fb);
         osn_elem_fb_to_oc(&fb, &nm->m.oc);
@@ -108,7 +109,9 @@ static __attribute__((noinline, cold)) bool retrans_sent(struct net *s, struct n
                                                          const struct osn_sip_send *sd)
 {
     const struct element *el = &s->elems[txn_elem(w)];
-    if (!osn_proxy_retrans_allowed(elem_cli(el, w->call, w->t.req.branch), s->q.now, sd->msg))
+    /* the callee's BYE goes to no server of a client half (OSN_ELEM_HOP_NONE) */
+    struct osn_ctl *cli = up_bye(sd->msg) ? NULL : elem_cli(el, w->call, w->t.req.branch);
+    if (!osn_proxy_retrans_allowed(cli, s->q.now, sd->msg))
         return false;
     s->tr.retrans += 1;
     return true;
@@ -152,11 +155,12 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
                            struct osn_sip_msg *req)
 {
     struct element *el = &s->elems[from];
-    if (req->method == OSN_SIP_CANCEL && !osn__net_cancels(s, c)) {
+    bool up = up_bye(req);
+    if ((req->method == OSN_SIP_CANCEL || up) && !osn__net_cancels(s, c)) {
         s->err = OSN_ENOMEM;
         return;
     }
-    struct ntxn **slot = txn_slot(c, hop, req->method, false);
+    struct ntxn **slot = txn_slot(c, hop, req, false);
     if (*slot) /* its branch is taken (what a table would refuse): not started again */
         return;
     struct ntxn *w = osn__net_txn_new(s, c, from, hop);
@@ -166,7 +170,7 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
         return;
     }
     req->sent_by = (uint64_t)from + 1;
-    if (el->offer_oc)
+    if (el->offer_oc && !up) /* upstream, no client half of ours is for it (RFC 7339 5.10) */
         osn_elem_oc_offer(&req->oc);
     if (osn_sip_ctxn_start(&el->sip, &w->t, req, s->q.now, &o) != 0) {
         osn__net_txn_free(s, w);
