@@ -244,6 +244,24 @@ static const struct script scripts[] = {
          * to the caller: no server of the two is offered it or counted as sent it. */
         {"fan-out: the callee's BYE goes up, no server of the two counts it", OSN_ELEM_PROXY,
          "I@0 200@0.1 A@0.2 b@1 200u@1.01 T@40", NULL, false, "  1.000 u:BYE", 0, 0, "d1:BYE", 2},
+        /* The callee's BYE at the core (issue 33: both drivers carry it out): it comes from the
+         * UAS, pays the core's BYE cost (0.1 s) like the caller's and goes up to the edge; the
+         * edge's 200 comes back down through the core to the UAS. */
+        {"the callee's BYE through the core: its BYE cost, then up to the edge", OSN_ELEM_PROXY,
+         "I@0 100@1.01 180@1.02 200@1.03 A@1.05 b@2 200u@2.2 T@40", "local", true, "  2.100 u:BYE",
+         0, 0, "d:BYE"},
+        /* A BYE crossing the caller's (RFC 3261 15.1.2: each end answers the other's 200): at the
+         * edge the caller's goes down and the callee's up, each its own transaction, and each
+         * 200 goes back the way its BYE came. */
+        {"BYEs crossing at the edge: the caller's down, the callee's up, both answered",
+         OSN_ELEM_PROXY,
+         "I@0 100@0.01 180@0.02 200@0.03 A@0.05 B@1 b@1.005 200b@1.01 200u@1.02 T@40", NULL, false,
+         "  1.005 u:BYE"},
+        /* The same at the core: the caller's BYE is served first (0.1 s), the callee's queued
+         * behind it (another 0.1 s). */
+        {"BYEs crossing at the core: served in turn, each on its way", OSN_ELEM_PROXY,
+         "I@0 100@1.01 180@1.02 200@1.03 A@1.05 B@2 b@2.01 200b@2.3 200u@2.3 T@40", "local", true,
+         "  2.200 u:BYE"},
         {"caller's BYE under a shedding client half toward the core: 503", OSN_ELEM_PROXY,
          "I@0 100@0.01 180@0.02 200o@0.03 A@0.05 B@1 T@40", "loss", false, "  1.000 u:503", 0, 0,
          "d:BYE"},
@@ -772,6 +790,11 @@ static int ref_kind(struct ref *f, const struct event *e, bool arrival)
         return OSN_ELEM_K_RESP;
     if (e->kind == 'A' || e->kind == 'Z' || e->kind == 'K')
         return OSN_ELEM_K_ACK;
+    if (e->kind == 'b') { /* the callee's BYE: a BYE to the server, in a slot of its own */
+        struct rtx *y = &f->s[e->call][2];
+        struct osn_sip_msg m = ref_req(e->call, OSN_SIP_BYE, 900 + (uint64_t)e->call);
+        return y->live && osn_sip_txn_matches(&y->t, &m) ? OSN_ELEM_K_RETX : OSN_ELEM_K_BYE;
+    }
     int k = e->kind == 'B';
     struct rtx *x = &f->s[e->call][k];
     struct osn_sip_msg m = ref_req(e->call, k ? OSN_SIP_BYE : OSN_SIP_INVITE,

@@ -214,6 +214,9 @@ struct call {
     uint8_t rsp_in[MAXHOP];
     bool admitted;
     uint8_t cancel_in; /* as inv_in, for CANCEL */
+    /* as bye_in and bfwd, for the callee's BYE (source.callee_hangs_up), which is kept and taken
+     * at the upstream end of its hop: a byte each of the call's padding before `cx` */
+    uint8_t ubye_in, ubfwd;
     /* bit h: a proxy keeps a CANCEL for the INVITE client transaction on hop h, which had no
      * provisional response when the CANCEL came (osn_elem_on_cancel_later) */
     uint8_t cancel_later;
@@ -428,16 +431,14 @@ static inline bool toward_uas(const struct osn_sip_msg *m)
     return (m->status == 0) != up_bye(m);
 }
 
-/* The place of call c's transaction for request m on hop h, server or client: NULL for a
- * CANCEL or a callee's BYE of a call that has had none (osn__net_cancels makes its block). */
-static inline struct ntxn **txn_slot(struct call *c, int h, const struct osn_sip_msg *m,
-                                     bool server)
+/* The place of call c's transaction for a request of `method` on hop h, server or client: NULL
+ * for a CANCEL of a call that has had none (osn__net_cancels makes its block). The callee's
+ * BYE's are in that block too (ubye_stx, ubye_ctx), asked for apart. */
+static inline struct ntxn **txn_slot(struct call *c, int h, int method, bool server)
 {
-    if (m->method == OSN_SIP_CANCEL)
+    if (method == OSN_SIP_CANCEL)
         return c->cx ? (server ? &c->cx->stx[h] : &c->cx->ctx[h]) : NULL;
-    if (up_bye(m))
-        return c->cx ? (server ? &c->cx->ubye_stx[h] : &c->cx->ubye_ctx[h]) : NULL;
-    return server ? &c->stx[h][req_slot(m->method)] : &c->ctx[h][req_slot(m->method)];
+    return server ? &c->stx[h][req_slot(method)] : &c->ctx[h][req_slot(method)];
 }
 
 /* The server transaction of call c on hop h that the TU took the request of (RFC 3261 16: the
@@ -503,6 +504,10 @@ void osn__net_stxn_started(struct net *s, struct ntxn *w, const struct osn_elem_
                            struct osn_sip_out *o);
 /* Starts a client transaction for req (branch set by the caller) on hop `hop` from `el`. */
 void osn__net_start_client(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
+/* The same for the callee's BYE going up (branch kind B_UBYE): its client transaction on hop
+ * `hop` at element `el` (path[hop + 1]), no oc offered (it goes to no server of a client
+ * half, RFC 7339 5.10). */
+void osn__net_start_up_bye(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
 /* Element `el` sends the CANCEL of call c's INVITE client transaction on hop `hop` (RFC 3261
  * 9.1: the INVITE's Request-URI, Call-ID, From, To, CSeq number and top Via, method CANCEL), as a
  * client transaction of its own; nothing when that INVITE transaction is gone. */

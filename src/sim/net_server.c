@@ -46,19 +46,13 @@ static int classify(const struct nmsg *nm)
     return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) && match(nm));
 }
 
-/* The bit of nm's hop in its call's record of requests kept at a server (kept_bits): bits 0 to
- * 3, or for the callee's BYE, kept at the upstream end of its hop, 4 to 7. */
-static inline uint8_t kept_bit(const struct nmsg *nm)
-{
-    return (uint8_t)(1u << (nm->hop + (up_bye(&nm->m) ? 4 : 0)));
-}
-
-/* nm's request kind's record, in its call, of the requests kept at a server. */
+/* The bit of nm's request kind and hop in its call's record of requests kept at a server. */
 static uint8_t *kept_bits(const struct nmsg *nm)
 {
     struct call *c = nm->call;
     return nm->m.method == OSN_SIP_INVITE   ? &c->inv_in
            : nm->m.method == OSN_SIP_CANCEL ? &c->cancel_in
+           : up_bye(&nm->m)                 ? &c->ubye_in
                                             : &c->bye_in;
 }
 
@@ -71,7 +65,7 @@ static uint8_t *kept_bits(const struct nmsg *nm)
 static int classify_arrival(const struct nmsg *nm)
 {
     return osn_elem_kind(&nm->m, osn_elem_may_be_copy(&nm->m) &&
-                                         (match(nm) || (*kept_bits(nm) & kept_bit(nm))));
+                                         (match(nm) || (*kept_bits(nm) & (1u << nm->hop))));
 }
 
 /* The bit of response nm in its call's rsp_in[hop]: by request kind and status (100, other
@@ -98,7 +92,7 @@ static inline __attribute__((always_inline)) void mark_kept(const struct element
                                                             const struct nmsg *nm)
 {
     if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK)
-        *kept_bits(nm) |= kept_bit(nm);
+        *kept_bits(nm) |= (uint8_t)(1u << nm->hop);
     else if (el->srv && nm->m.status)
         nm->call->rsp_in[nm->hop] |= rsp_bit(&nm->m);
 }
@@ -116,6 +110,18 @@ static void count_processed(struct net *s, struct element *el, int kind)
     }
 }
 
+/* The place of the server transaction of new request nm, not an INVITE: a CANCEL's and the
+ * callee's BYE's are in the call's block (struct cancels, made here); NULL when out of memory.
+ * Out of line: two new requests in three are INVITEs. */
+static __attribute__((noinline)) struct ntxn **other_slot(struct net *s, const struct nmsg *nm)
+{
+    struct call *c = nm->call;
+    bool up = up_bye(&nm->m);
+    if ((nm->m.method == OSN_SIP_CANCEL || up) && !osn__net_cancels(s, c))
+        return NULL;
+    return up ? &c->cx->ubye_stx[nm->hop] : txn_slot(c, nm->hop, nm->m.method, true);
+}
+
 /* A new request without a transaction: its server transaction starts (a request the server
  * half shed is answered as the element says, osn_elem_stxn_started). */
 static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
@@ -126,7 +132,9 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_ENOMEM;
         return;
     }
-    if ((nm->m.method == OSN_SIP_CANCEL || up_bye(&nm->m)) && !osn__net_cancels(s, nm->call)) {
+    struct ntxn **slot =
+            nm->m.method == OSN_SIP_INVITE ? &nm->call->stx[nm->hop][0] : other_slot(s, nm);
+    if (!slot) {
         osn__net_txn_free(s, w);
         s->err = OSN_ENOMEM;
         return;
@@ -136,7 +144,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_EINVAL;
         return;
     }
-    *txn_slot(nm->call, nm->hop, &nm->m, true) = w;
+    *slot = w;
     osn__net_stxn_started(s, w, &nm->item, o);
 }
 
@@ -148,11 +156,12 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
         count_processed(s, el, nm->item.kind);
     if (s->trace)
         osn__net_trace_processed(s, el, nm->item.kind);
-    /* Responses from the core; not those to the callee's BYE, from upstream (no client half
-     * of ours asked that server, OSN_ELEM_HOP_NONE). */
-    if (el->cli && nm->m.status && !up_bye(&nm->m))
+    /* Responses from the core. A response to the callee's BYE comes from upstream instead, and
+     * carries no feedback (only a core's responses are given one, transmit()), so reading it
+     * changes nothing (osn_elem_oc_to_fb): no client half of ours learns from that server. */
+    if (el->cli && nm->m.status)
         osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
-    else if (el->hops && nm->m.status && !up_bye(&nm->m)) /* a fanout edge: its branch's core */
+    else if (el->hops && nm->m.status) /* a fanout edge: from its branch's core */
         osn_elem_hops_on_feedback(el->hops, branch_core(nm->call, nm->m.branch), s->q.now,
                                   &nm->m.oc);
     struct ntxn *w = match(nm);
@@ -276,8 +285,8 @@ static __attribute__((noinline)) bool diverted(struct net *s, struct element *el
 void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
 {
     if (el->role == R_SRC) { /* never off the path, never cut off */
-        /* a response, or the callee's BYE (a new one or a copy) */
-        nm->item.kind = (uint8_t)(nm->m.status ? OSN_ELEM_K_RESP : classify(nm));
+        /* a response, or the callee's BYE (its server costs nothing: a copy is counted as one) */
+        nm->item.kind = nm->m.status ? OSN_ELEM_K_RESP : OSN_ELEM_K_BYE;
         process(s, el, nm);
         return;
     }

@@ -73,9 +73,9 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
         case OSN_ELEM_A_FORWARD: {
             bool inv = w->t.req.method == OSN_SIP_INVITE;
             struct osn_sip_msg req;
-            if (up_bye(&w->t.req)) { /* the callee's BYE: on up the dialog's path */
+            if (!inv && up_bye(&w->t.req)) { /* the callee's BYE: on up the dialog's path */
                 osn_proxy_forward_request(&w->t.req, branch(c, hop - 1, B_UBYE), &req);
-                osn__net_start_client(s, id, c, hop - 1, &req);
+                osn__net_start_up_bye(s, id, c, hop - 1, &req);
                 break;
             }
             uint64_t b = branch(c, hop + 1, inv ? B_INVITE : B_BYE);
@@ -211,8 +211,8 @@ static double ring_draw(const struct net *s, const struct call *c)
  * (osn_uas_callee_hangs_up, of the Call-ID as the caller asks it: osn_uac_call_keyed), its hold
  * starts now, drawn by the UAS (the caller arms none): the draw the caller would have made,
  * from the run's hold key and the call's origin, so a call holds as long whoever ends it. */
-static void uas_answered(struct net *s, struct call *c, const struct ntxn *w,
-                         const struct osn_elem_actions *a)
+static __attribute__((noinline)) void
+uas_answered(struct net *s, struct call *c, const struct ntxn *w, const struct osn_elem_actions *a)
 {
     bool ok = false;
     for (int i = 0; i < a->n; i++)
@@ -252,7 +252,7 @@ void osn__net_hangup_timer(struct net *s, struct call *c)
                                   .from_tag = c->uid + 1,
                                   .to_tag = c->uid,
                                   .branch = branch(c, s->nhop - 1, B_UBYE)};
-        osn__net_start_client(s, s->uas, c, s->nhop - 1, &req);
+        osn__net_start_up_bye(s, s->uas, c, s->nhop - 1, &req);
         break;
     }
     case OSN_UAS_HANGUP_NONE:
@@ -261,16 +261,29 @@ void osn__net_hangup_timer(struct net *s, struct call *c)
     osn__net_call_unref(s, c); /* the reference the timer had */
 }
 
-/* The callee's BYE reached the caller (the source's server transaction w): the UAC's machine
- * answers it (osn_uac_call_on_bye_request: 200, or 481 for a call it no longer has) and ends
- * the call. */
-static void uac_bye_request(struct net *s, struct ntxn *w)
+/* The callee's BYE reached the TU of element id on server transaction w. At the caller (a
+ * source) the UAC's machine answers it (osn_uac_call_on_bye_request: 200, or 481 for a call it
+ * no longer has) and ends the call. At a proxy it goes upstream, to no next hop of the element:
+ * no client half is asked (osn_elem_on_request_hop, OSN_ELEM_HOP_NONE), as at the node. Out of
+ * line: the TU's handler of every request would grow past what GCC inlines. */
+static __attribute__((noinline)) void up_bye_request(struct net *s, struct ntxn *w)
 {
-    struct osn_uac_acts a;
-    int status = osn_uac_call_on_bye_request(&w->call->uac, &a);
     struct call *c = w->call;
-    osn__net_respond(s, w, status, -1);
-    osn__net_uac_act(s, c, &a, NULL, NULL);
+    struct element *el = &s->elems[txn_elem(w)];
+    uint8_t bit = (uint8_t)(1u << txn_hop(w));
+    bool handled = (c->ubfwd & bit) != 0;
+    c->ubfwd |= bit;
+    if (el->role == R_SRC) {
+        struct osn_uac_acts ua;
+        int status = osn_uac_call_on_bye_request(&c->uac, &ua);
+        osn__net_respond(s, w, status, -1);
+        osn__net_uac_act(s, c, &ua, NULL, NULL);
+        return;
+    }
+    struct osn_elem_actions a;
+    osn_elem_on_request_hop(&el->tu, OSN_ELEM_HOP_NONE, s->q.now, OSN_SIP_BYE, -1, handled, false,
+                            &a);
+    act(s, txn_elem(w), c, txn_hop(w), w, &a);
 }
 
 static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
@@ -280,10 +293,11 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
 
     if (o->tu == OSN_SIP_TU_REQUEST && w->t.req.method == OSN_SIP_CANCEL) {
         on_cancel(s, w);
+    } else if (o->tu == OSN_SIP_TU_REQUEST && w->t.req.method == OSN_SIP_BYE && up_bye(&w->t.req)) {
+        up_bye_request(s, w);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         uint8_t *fw = w->t.req.method == OSN_SIP_INVITE ? &c->fwd : &c->bfwd;
-        /* the callee's BYE: bits 4 to 7 (it is taken at the upstream end of its hop) */
-        uint8_t bit = (uint8_t)(1u << (txn_hop(w) + (up_bye(&w->t.req) ? 4 : 0)));
+        uint8_t bit = (uint8_t)(1u << txn_hop(w));
         /* The call's record of the requests handled at each hop outlives their transactions;
          * the simulator's messages carry no Max-Forwards (-1: never checked). Its UAC sends a
          * BYE only for a call the UAS answered and its routes never loop, so the UAS always
@@ -296,15 +310,6 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
             osn_elem_on_uas_request(&el->tu, s->q.now, &q, (*fw & bit) != 0, &c->uas, &a);
             if (s->uac.callee_hangs_up > 0)
                 uas_answered(s, c, w, &a);
-        } else if (el->role == R_SRC) { /* the callee's BYE, at the caller */
-            *fw |= bit;
-            uac_bye_request(s, w);
-            return;
-        } else if (up_bye(&w->t.req)) {
-            /* The callee's BYE goes upstream, to no next hop of the element: no client half is
-             * asked (osn_elem_on_request_hop, OSN_ELEM_HOP_NONE), as at the node. */
-            osn_elem_on_request_hop(&el->tu, OSN_ELEM_HOP_NONE, s->q.now, OSN_SIP_BYE, -1,
-                                    (*fw & bit) != 0, false, &a);
         } else if (el->hops &&
                    w->t.req.method != OSN_SIP_INVITE) { /* a fanout edge: the call's core */
             /* A request going down toward the UAS: its server is the call's core (the callee's
@@ -382,6 +387,25 @@ static void failover(struct net *s, struct ntxn *w)
     c->failovers++;
 }
 
+/* The callee's BYE went upstream, to no server of a client half: the element decides for
+ * OSN_ELEM_HOP_NONE, on the server transaction downstream (the other end of the hop it came
+ * on). Out of line, as up_bye_request. */
+static __attribute__((noinline)) void up_bye_client_event(struct net *s, struct ntxn *w,
+                                                          const struct osn_sip_out *o)
+{
+    struct osn_elem_actions a;
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+    if (s->elems[txn_elem(w)].role == R_UAS) /* its answer: the call is over, nothing to do */
+        return;
+    struct ntxn *dn = w->call->cx ? w->call->cx->ubye_stx[txn_hop(w) + 1] : NULL;
+    osn_elem_on_client_event_routed(&s->elems[txn_elem(w)].tu, OSN_ELEM_HOP_NONE, s->q.now, w->t0,
+                                    o->tu, resp ? o->msg->status : 0,
+                                    resp ? o->msg->retry_after : -1, OSN_SIP_BYE,
+                                    dn ? dn->t.state : OSN_SIP_NOSTATE, &a);
+    if (a.n)
+        act(s, txn_elem(w), w->call, txn_hop(w) + 1, dn, &a);
+}
+
 /* A proxy's client transaction: what the element decides, on the server transaction upstream. */
 static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
@@ -389,19 +413,11 @@ static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_s
     bool inv = w->t.req.method == OSN_SIP_INVITE;
     if (w->t.req.method == OSN_SIP_CANCEL) /* its responses end here (RFC 3261 9.1, 16.10) */
         return;
-    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-    if (up_bye(&w->t.req)) {
-        /* The callee's BYE went upstream, to no server of a client half: the element decides
-         * for OSN_ELEM_HOP_NONE, on the server transaction downstream (the hop's other end). */
-        struct ntxn *dn = w->call->cx ? w->call->cx->ubye_stx[txn_hop(w) + 1] : NULL;
-        osn_elem_on_client_event_routed(&s->elems[txn_elem(w)].tu, OSN_ELEM_HOP_NONE, s->q.now,
-                                        w->t0, o->tu, resp ? o->msg->status : 0,
-                                        resp ? o->msg->retry_after : -1, OSN_SIP_BYE,
-                                        dn ? dn->t.state : OSN_SIP_NOSTATE, &a);
-        if (a.n)
-            act(s, txn_elem(w), w->call, txn_hop(w) + 1, dn, &a);
+    if (!inv && up_bye(&w->t.req)) {
+        up_bye_client_event(s, w, o);
         return;
     }
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
     struct ntxn *up = forwarded(w->call, txn_hop(w) - 1, inv);
 
     const struct element *el = &s->elems[txn_elem(w)];
@@ -436,10 +452,8 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     if (w->t.role == OSN_SIP_SERVER)
         on_server_tu(s, w, o);
-    else if (s->elems[txn_elem(w)].role == R_PROXY)
+    else if (s->elems[txn_elem(w)].role != R_SRC) /* a proxy's, or the UAS's BYE's */
         proxy_client_event(s, w, o);
-    else if (s->elems[txn_elem(w)].role == R_UAS) /* its BYE's answer: the call is over */
-        return;
     else if (w->t.req.method == OSN_SIP_INVITE)
         uac_invite_event(s, w, o);
     else if (w->t.req.method == OSN_SIP_BYE) /* a CANCEL's end asks nothing of the UAC */

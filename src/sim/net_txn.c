@@ -66,10 +66,16 @@ int osn__net_fix_class(struct net *s, double d)
 /* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). Always
  * inline into the transaction output loop, as sched() is, about one send a message: out of
  * line it cost 5.7 instructions a message on fanin.ini. */
+static void transmit_up_bye(struct net *s, struct call *c, int hop, const struct osn_sip_msg *m);
+
 static inline __attribute__((always_inline)) void transmit(struct net *s, int from, struct call *c,
                                                            int hop, const struct osn_sip_msg *m)
 {
-    bool down = toward_uas(m);
+    bool down = m->status == 0;
+    if (__builtin_expect(up_bye(m), 0)) {
+        transmit_up_bye(s, c, hop, m);
+        return;
+    }
 
     if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
         return;
@@ -79,10 +85,9 @@ static inline __attribute__((always_inline)) void transmit(struct net *s, int fr
         return;
     }
     nm->m = *m;
-    /* RFC 7339 5.2: a core's feedback in every response, current state (going up: the
-     * callee's BYE, a request, carries none). Its server half is asked only then: GCC read the
-     * sender's element for every message. */
-    if (!down && is_core(s, from) && m->status) {
+    /* RFC 7339 5.2: a core's feedback in every response, current state. Its server half is
+     * asked only then: GCC read the sender's element for every message. */
+    if (!down && is_core(s, from)) {
         struct osn_ctl_feedback fb;
         osn_ctl_server_feedback(s->elems[from].srv, s->q.now, &fb);
         osn_elem_fb_to_oc(&fb, &nm->m.oc);
@@ -99,6 +104,29 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
                        const struct osn_sip_msg *m)
 {
     transmit(s, from, c, hop, m);
+}
+
+/* transmit() for the callee's BYE, whose requests go up (toward the source) and responses down,
+ * none of them with a core's feedback (its responses answer a request from upstream). Out of
+ * line, and asked by one test of the branch: every message passes transmit(). */
+static __attribute__((noinline, cold)) void transmit_up_bye(struct net *s, struct call *c, int hop,
+                                                            const struct osn_sip_msg *m)
+{
+    bool down = toward_uas(m);
+    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
+        return;
+    struct nmsg *nm = osn__net_msg_new(s);
+    if (!nm) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    nm->m = *m;
+    nm->call = c;
+    nm->hop = (uint8_t)hop;
+    nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop, m->branch);
+    c->refs++;
+    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
+        s->err = OSN_ENOMEM;
 }
 
 /* Whether w's retransmission sd is sent: a client half (pi) may hold a copy back, and the
@@ -155,12 +183,11 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
                            struct osn_sip_msg *req)
 {
     struct element *el = &s->elems[from];
-    bool up = up_bye(req);
-    if ((req->method == OSN_SIP_CANCEL || up) && !osn__net_cancels(s, c)) {
+    if (req->method == OSN_SIP_CANCEL && !osn__net_cancels(s, c)) {
         s->err = OSN_ENOMEM;
         return;
     }
-    struct ntxn **slot = txn_slot(c, hop, req, false);
+    struct ntxn **slot = txn_slot(c, hop, req->method, false);
     if (*slot) /* its branch is taken (what a table would refuse): not started again */
         return;
     struct ntxn *w = osn__net_txn_new(s, c, from, hop);
@@ -170,7 +197,7 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
         return;
     }
     req->sent_by = (uint64_t)from + 1;
-    if (el->offer_oc && !up) /* upstream, no client half of ours is for it (RFC 7339 5.10) */
+    if (el->offer_oc)
         osn_elem_oc_offer(&req->oc);
     if (osn_sip_ctxn_start(&el->sip, &w->t, req, s->q.now, &o) != 0) {
         osn__net_txn_free(s, w);
@@ -178,6 +205,34 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
         return;
     }
     *slot = w;
+    osn__net_apply(s, w, &o);
+}
+
+/* osn__net_start_client's work for the callee's BYE, apart so that the common one stays as it
+ * was (a message in three starts a client transaction). */
+void osn__net_start_up_bye(struct net *s, int from, struct call *c, int hop,
+                           struct osn_sip_msg *req)
+{
+    struct cancels *x = osn__net_cancels(s, c);
+    struct osn_sip_out o;
+    if (!x) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    if (x->ubye_ctx[hop]) /* its branch is taken: not started again */
+        return;
+    struct ntxn *w = osn__net_txn_new(s, c, from, hop);
+    if (!w) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    req->sent_by = (uint64_t)from + 1; /* no oc offered (RFC 7339 5.10) */
+    if (osn_sip_ctxn_start(&s->elems[from].sip, &w->t, req, s->q.now, &o) != 0) {
+        osn__net_txn_free(s, w);
+        s->err = OSN_EINVAL;
+        return;
+    }
+    x->ubye_ctx[hop] = w;
     osn__net_apply(s, w, &o);
 }
 
