@@ -1465,6 +1465,9 @@ static void test_scripts(void **state)
     assert_true(both >= 28); /* with the two fan-out scripts (fail33) */
     assert_true(both >= 32); /* with the Route set at edge and core, the fan-out's ACKs (route33) */
     assert_true(both >= 33); /* with the caller's BYE under a shedding client half (bye33) */
+    /* with the callee's BYE, which the simulator now carries out: the three scripts at the
+     * edge, through the core, and crossing the caller's at the edge and at the core (simbye33) */
+    assert_true(both >= 41);
 }
 
 /* ---- the UAC's call machine through both drivers (src/elem/uac_call.c) ---- */
