@@ -181,6 +181,7 @@ struct cancels {
     struct ntxn *ubye_stx[MAXHOP], *ubye_ctx[MAXHOP];
     struct osn_des_ev hangup;
     double t2xx;
+    bool hangup_armed; /* once a call: its 2xx's copies arm nothing */
     struct call *call;
     struct cancels *next_free; /* in the pool: the free list */
 };

@@ -219,7 +219,7 @@ uas_answered(struct net *s, struct call *c, const struct ntxn *w, const struct o
         ok |= a->a[i].kind == OSN_ELEM_A_RESPOND && a->a[i].status >= 200 && a->a[i].status < 300;
     if (!ok || !w || w->t.req.method != OSN_SIP_INVITE ||
         !osn_uas_callee_hangs_up(s->cfg->src.callee_hangs_up, w->t.req.call_id) ||
-        (c->cx && c->cx->t2xx > 0))
+        (c->cx && c->cx->hangup_armed))
         return;
     struct cancels *x = osn__net_cancels(s, c);
     if (!x) {
@@ -227,6 +227,7 @@ uas_answered(struct net *s, struct call *c, const struct ntxn *w, const struct o
         return;
     }
     x->t2xx = s->q.now;
+    x->hangup_armed = true;
     c->refs++; /* the timer's */
     osn__net_at(s, &x->hangup,
                 s->q.now + osn_uac_hold_draw(s->cfg->src.hold, s->hold_key, c->origin));
