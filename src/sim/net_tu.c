@@ -16,7 +16,11 @@
  * INVITE on; its own responses end where it was sent. A proxy's CANCEL kept for a branch with
  * no provisional response yet is a bit of the call by hop (cancel_later). The UAS answers an
  * INVITE at once unless [server uas] ring_delay lets it ring (the call's rtx event, EV_RING,
- * before the 2xx timer needs it): a CANCEL while it rings gets the INVITE its 487.
+ * before the 2xx timer needs it): a CANCEL while it rings gets the INVITE its 487. The callee's
+ * BYE (source.callee_hangs_up): the UAS arms the hold's end when it sends the 2xx of a call the
+ * element says the callee ends (EV_HANGUP, in the call's struct cancels), and its BYE (branch
+ * kind B_UBYE) goes up the path hop by hop, each proxy deciding for OSN_ELEM_HOP_NONE, to the
+ * source, whose UAC machine answers it.
  */
 #include <math.h>
 
