@@ -22,9 +22,10 @@ struct osn__net_probe {
     double *tot;
     int id, in_hop, out_hop;             /* the element, the hop it hears requests on, the next */
     struct call *call[OSN__PROBE_CALLS]; /* held by the probe from the first message on */
-    /* the requests it forwarded, by fwd_slot: INVITE, BYE, CANCEL */
-    struct osn_sip_msg fwd[OSN__PROBE_CALLS][3];
-    bool have_fwd[OSN__PROBE_CALLS][3];
+    /* the requests it forwarded, by fwd_slot: INVITE, BYE, CANCEL; then the callee's BYE it
+     * sent up (UP_SLOT) */
+    struct osn_sip_msg fwd[OSN__PROBE_CALLS][4];
+    bool have_fwd[OSN__PROBE_CALLS][4];
 };
 
 int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *pc)
@@ -121,6 +122,8 @@ static struct call *probe_call(struct osn__net_probe *p, int i)
     return p->call[i];
 }
 
+#define UP_SLOT 3
+
 static int fwd_slot(int method)
 {
     return method == OSN_SIP_CANCEL ? 2 : req_slot(method);
@@ -140,10 +143,11 @@ static void sent(struct osn__net_probe *p, struct nmsg *nm)
         nm->call->refs++;
         memset(p->have_fwd[i], 0, sizeof p->have_fwd[i]);
     }
-    bool down = nm->m.status == 0;
-    if (down && nm->m.method != OSN_SIP_ACK) {
-        p->fwd[i][fwd_slot(nm->m.method)] = nm->m;
-        p->have_fwd[i][fwd_slot(nm->m.method)] = true;
+    bool down = toward_uas(&nm->m);
+    if (nm->m.status == 0 && nm->m.method != OSN_SIP_ACK) {
+        int k = up_bye(&nm->m) ? UP_SLOT : fwd_slot(nm->m.method);
+        p->fwd[i][k] = nm->m;
+        p->have_fwd[i][k] = true;
     }
     int hop = down && p->s.elems[p->id].hops ? nm->to - p->s.core : -1;
     p->pc.send(p->pc.arg, p->s.q.now, down, &nm->m, i, hop);
@@ -207,6 +211,34 @@ int osn__net_probe_response(struct osn__net_probe *p, int call, int method, int 
     return arrive(p, call, p->out_hop, &m);
 }
 
+int osn__net_probe_callee_bye(struct osn__net_probe *p, int call)
+{
+    struct call *c = call >= 0 && call < OSN__PROBE_CALLS ? probe_call(p, call) : NULL;
+    if (!c)
+        return OSN_EINVAL;
+    struct osn_sip_msg m = {.method = OSN_SIP_BYE,
+                            .cseq = 1,
+                            .retry_after = -1,
+                            .call_id = c->uid,
+                            .from_tag = c->uid + 1,
+                            .to_tag = c->uid,
+                            .branch = branch(c, p->out_hop, B_UBYE)};
+    return arrive(p, call, p->out_hop, &m);
+}
+
+int osn__net_probe_up_response(struct osn__net_probe *p, int call, int status)
+{
+    if (call < 0 || call >= OSN__PROBE_CALLS)
+        return OSN_EINVAL;
+    if (!p->have_fwd[call][UP_SLOT])
+        return 1;
+    struct osn_sip_msg m = p->fwd[call][UP_SLOT];
+    m.status = (uint16_t)status;
+    m.retry_after = -1;
+    m.oc = (struct osn_sip_oc){0};
+    return arrive(p, call, p->in_hop, &m);
+}
+
 const struct osn_elem_hops *osn__net_probe_hops(const struct osn__net_probe *p)
 {
     return p->s.elems[p->id].hops;
@@ -258,8 +290,9 @@ long osn__net_probe_live(const struct osn__net_probe *p)
                 struct ntxn *sw = k < 2 ? p->call[i]->stx[h][k] : x ? x->stx[h] : NULL;
                 struct ntxn *cw = k < 2 ? p->call[i]->ctx[h][k] : x ? x->ctx[h] : NULL;
                 n += (sw != NULL) + (cw != NULL);
-                if (k == 0 && x) /* an attempt that failed over */
-                    n += (x->gone_stx[h] != NULL) + (x->gone_ctx[h] != NULL);
+                if (k == 0 && x) /* an attempt that failed over; the callee's BYE */
+                    n += (x->gone_stx[h] != NULL) + (x->gone_ctx[h] != NULL) +
+                         (x->ubye_stx[h] != NULL) + (x->ubye_ctx[h] != NULL);
             }
     return n;
 }

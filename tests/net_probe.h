@@ -88,6 +88,14 @@ int osn__net_probe_request(struct osn__net_probe *p, int call, const struct osn_
 int osn__net_probe_response(struct osn__net_probe *p, int call, int method, int status,
                             const struct osn_sip_oc *oc, int retry_after);
 
+/* The callee's BYE of `call` (source.callee_hangs_up) arrives now from downstream: the request
+ * the simulator's UAS sends up the dialog's path (src/sim/net_tu.c), From the callee's tag. */
+int osn__net_probe_callee_bye(struct osn__net_probe *p, int call);
+
+/* The upstream hop's response `status` to the callee's BYE the element sent up last for `call`
+ * arrives now. Returns 1 when the element sent no such request (nothing arrives). */
+int osn__net_probe_up_response(struct osn__net_probe *p, int call, int status);
+
 /* EDGE of a fanout: the element's state of its cores (counts, down marks). */
 const struct osn_elem_hops *osn__net_probe_hops(const struct osn__net_probe *p);
 

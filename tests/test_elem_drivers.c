@@ -244,6 +244,24 @@ static const struct script scripts[] = {
          * to the caller: no server of the two is offered it or counted as sent it. */
         {"fan-out: the callee's BYE goes up, no server of the two counts it", OSN_ELEM_PROXY,
          "I@0 200@0.1 A@0.2 b@1 200u@1.01 T@40", NULL, false, "  1.000 u:BYE", 0, 0, "d1:BYE", 2},
+        /* The callee's BYE at the core (issue 33: both drivers carry it out): it comes from the
+         * UAS, pays the core's BYE cost (0.1 s) like the caller's and goes up to the edge; the
+         * edge's 200 comes back down through the core to the UAS. */
+        {"the callee's BYE through the core: its BYE cost, then up to the edge", OSN_ELEM_PROXY,
+         "I@0 100@1.01 180@1.02 200@1.03 A@1.05 b@2 200u@2.2 T@40", "local", true, "  2.100 u:BYE",
+         0, 0, "d:BYE"},
+        /* A BYE crossing the caller's (RFC 3261 15.1.2: each end answers the other's 200): at the
+         * edge the caller's goes down and the callee's up, each its own transaction, and each
+         * 200 goes back the way its BYE came. */
+        {"BYEs crossing at the edge: the caller's down, the callee's up, both answered",
+         OSN_ELEM_PROXY,
+         "I@0 100@0.01 180@0.02 200@0.03 A@0.05 B@1 b@1.005 200b@1.01 200u@1.02 T@40", NULL, false,
+         "  1.005 u:BYE"},
+        /* The same at the core: the caller's BYE is served first (0.1 s), the callee's queued
+         * behind it (another 0.1 s). */
+        {"BYEs crossing at the core: served in turn, each on its way", OSN_ELEM_PROXY,
+         "I@0 100@1.01 180@1.02 200@1.03 A@1.05 B@2 b@2.01 200b@2.3 200u@2.3 T@40", "local", true,
+         "  2.200 u:BYE"},
         {"caller's BYE under a shedding client half toward the core: 503", OSN_ELEM_PROXY,
          "I@0 100@0.01 180@0.02 200o@0.03 A@0.05 B@1 T@40", "loss", false, "  1.000 u:503", 0, 0,
          "d:BYE"},
@@ -772,6 +790,11 @@ static int ref_kind(struct ref *f, const struct event *e, bool arrival)
         return OSN_ELEM_K_RESP;
     if (e->kind == 'A' || e->kind == 'Z' || e->kind == 'K')
         return OSN_ELEM_K_ACK;
+    if (e->kind == 'b') { /* the callee's BYE: a BYE to the server, in a slot of its own */
+        struct rtx *y = &f->s[e->call][2];
+        struct osn_sip_msg m = ref_req(e->call, OSN_SIP_BYE, 900 + (uint64_t)e->call);
+        return y->live && osn_sip_txn_matches(&y->t, &m) ? OSN_ELEM_K_RETX : OSN_ELEM_K_BYE;
+    }
     int k = e->kind == 'B';
     struct rtx *x = &f->s[e->call][k];
     struct osn_sip_msg m = ref_req(e->call, k ? OSN_SIP_BYE : OSN_SIP_INVITE,
@@ -1263,7 +1286,6 @@ static const char *sim_cannot(const struct script *sc)
             {'Z', "its messages carry no Max-Forwards"},
             {'X', "its messages have no size"},
             {'L', "its messages have no Vias to loop"},
-            {'b', "its UAS sends no request (the callee's BYE)"},
     };
     bool invited[NCALL] = {false};
     struct event ev;
@@ -1307,7 +1329,13 @@ static void sim_run(const struct script *sc, struct result *r)
     assert_int_equal(osn__net_probe_new(&p, &pc), 0);
     for (const char *q = sc->events; (q = next_event(q, &ev));) {
         assert_int_equal(osn__net_probe_run_to(p, ev.t), 0);
-        if (ev.kind == 'R') {
+        if (ev.kind == 'R' && ev.to_up) {
+            int e = osn__net_probe_up_response(p, ev.call, ev.status);
+            assert_true(e >= 0);
+            r->count[OSN_ELEM_C_STRAY] += e == 1;
+        } else if (ev.kind == 'b') {
+            assert_int_equal(osn__net_probe_callee_bye(p, ev.call), 0);
+        } else if (ev.kind == 'R') {
             struct osn_sip_oc oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE |
                                              OSN_SIP_OC_ALGO | OSN_SIP_OC_VALIDITY | OSN_SIP_OC_SEQ,
                                     .algo = OSN_SIP_ALGO_LOSS,
@@ -1325,12 +1353,14 @@ static void sim_run(const struct script *sc, struct result *r)
                          : ev.kind == 'B' ? OSN_SIP_BYE
                          : ev.kind == 'C' ? OSN_SIP_CANCEL
                                           : OSN_SIP_INVITE;
-            /* The ACK of a 2xx with a branch the simulator's in-dialog ACKs have (B_ACK, 2 modulo
-             * 4: net_server.c's in_dialog), so that a proxy off the dialog's path lets it pass;
-             * the Call-ID the node's, so that a choice made from it is the same. */
+            /* Branches of the kinds the simulator's have (their two low bits, net_int.h's enum
+             * bkind): the ACK of a 2xx B_ACK (net_server.c's in_dialog), so that a proxy off the
+             * dialog's path lets it pass; the caller's BYE B_BYE and the INVITE B_INVITE, never
+             * B_UBYE, the callee's BYE going up. The Call-ID the node's, so that a choice made
+             * from it is the same. */
             uint64_t branch = ev.kind == 'A'   ? 502 + 4 * (uint64_t)ev.call
-                              : ev.kind == 'B' ? 300 + (uint64_t)ev.call
-                                               : 100 + (uint64_t)ev.call;
+                              : ev.kind == 'B' ? 301 + 4 * (uint64_t)ev.call
+                                               : 100 + 4 * (uint64_t)ev.call;
             struct osn_sip_msg m = ref_req(ev.call, method, branch);
             m.call_id = call_key(ev.call);
             assert_int_equal(osn__net_probe_request(p, ev.call, &m), 0);
@@ -1435,6 +1465,9 @@ static void test_scripts(void **state)
     assert_true(both >= 28); /* with the two fan-out scripts (fail33) */
     assert_true(both >= 32); /* with the Route set at edge and core, the fan-out's ACKs (route33) */
     assert_true(both >= 33); /* with the caller's BYE under a shedding client half (bye33) */
+    /* with the callee's BYE, which the simulator now carries out: the three scripts at the
+     * edge, through the core, and crossing the caller's at the edge and at the core (simbye33) */
+    assert_true(both >= 41);
 }
 
 /* ---- the UAC's call machine through both drivers (src/elem/uac_call.c) ---- */

@@ -23,7 +23,11 @@
  *   and passed on exactly where RFC 3261 9.1 and 16.10 say, and every 2xx that crossed it is
  *   ACKed and hung up; the patience draws shift no other stream;
  * - a fanin's unequal sources (source.shares): each offers its share, the sources' own measures
- *   add up to the network's, loss admits each the same fraction and rate each the same rate.
+ *   add up to the network's, loss admits each the same fraction and rate each the same rate;
+ * - the callee's hang-up (source.callee_hangs_up = f): the share of the calls the callee ends is
+ *   f within a binomial bound, each proxy processes one BYE per ended call whichever way it
+ *   goes, the UAS only the caller's and the UAC only the callee's (its direction), and f = 0
+ *   sends no callee's BYE.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -753,6 +757,59 @@ static void test_ring_cancel_487(void **state)
     assert_true(fabs(val(r, OSN_NET_GOODPUT) - off) < tol);
 }
 
+/* The callee's hang-up on a network of elements that cost nothing (instant_cfg, no patience), a
+ * hold of 2 s: calls are set up and ended well inside the window. Of the answered calls the
+ * callee ends a fraction f (a hash of the Call-ID: independent Bernoulli(f) trials, as far as
+ * the hash is a good one), the caller the rest. Every BYE crosses both proxies (edge, core),
+ * downstream or upstream; the UAS processes the caller's BYEs and the 200s to its own, the UAC
+ * the callee's BYEs. A BYE still on its way at either edge of a replication's window is counted
+ * on one side only: `lag` allows two per edge. The callee's hold runs from its 2xx, and one that
+ * ends before the ACK (40 ms later here: 2% of the holds) waits for the 2xx's 64*T1
+ * (osn_uas_hangup_fire), which shifts 1% of the callee's share out of the window at f = 0.5, well
+ * inside the bound. The calls' setups are the same whatever f (their streams are). */
+static void test_callee_hangs_up(void **state)
+{
+    (void)state;
+    const double fractions[] = {0.5, 0, 1};
+    int uac = 0, edge = 1, core = 2, uas = 3;
+    double good = 0;
+    for (int i = 0; i < 3; i++) {
+        struct osn_net_cfg c;
+        instant_cfg(&c, 0, OSN_NET_PATIENCE_NONE);
+        c.src.hold = 2;
+        c.src.callee_hangs_up = fractions[i];
+        struct osn_net_result *r = run(&c);
+        double bin = val(r, OSN_NET_BYES_IN), bok = val(r, OSN_NET_BYES_OK);
+        double ended = bin + bok, n = ended * c.time * c.replications;
+        double f = fractions[i], share = bin / ended, tol = 4 * sqrt(f * (1 - f) / n);
+        double lag = 4 / c.time;
+        double bye[4];
+        for (int e = 0; e < 4; e++)
+            bye[e] = r->elem[e][OSN_NET_E_PROC + OSN_NET_K_BYE].value;
+        fprintf(stderr,
+                "callee_hangs_up %.1f: %.0f calls ended, by the callee %.4f (+- %.4f); BYEs/s "
+                "uac %.3f edge %.3f core %.3f uas %.3f, ended %.3f, goodput %.3f\n",
+                f, n, share, tol, bye[uac], bye[edge], bye[core], bye[uas], ended,
+                val(r, OSN_NET_GOODPUT));
+        assert_true(n > 2000);
+        assert_true(fabs(share - f) <= tol);
+        assert_true(fabs(bye[edge] - ended) <= lag);
+        assert_true(fabs(bye[core] - ended) <= lag);
+        assert_true(fabs(bye[uas] - bok) <= lag);
+        assert_true(fabs(bye[uac] - bin) <= lag);
+        /* the UAS processes a 200 for each BYE of its own, the caller's none goes through it */
+        assert_true(fabs(r->elem[uas][OSN_NET_E_PROC + OSN_NET_K_RESP].value - bin) <= lag);
+        if (f == 0)
+            assert_true(bin == 0 && bye[uac] == 0);
+        if (f == 1)
+            assert_true(bok == 0 && bye[uas] == 0);
+        if (i == 0)
+            good = val(r, OSN_NET_GOODPUT);
+        assert_true(val(r, OSN_NET_GOODPUT) == good);
+        assert_true(val(r, OSN_NET_FAILED) == 0 && val(r, OSN_NET_RETRANS_RATIO) == 0);
+    }
+}
+
 static void test_ring_closed_form(void **state)
 {
     (void)state;
@@ -1073,6 +1130,7 @@ int main(void)
             cmocka_unit_test(test_patience_streams_apart),
             cmocka_unit_test(test_ring_cancel_487),
             cmocka_unit_test(test_ring_closed_form),
+            cmocka_unit_test(test_callee_hangs_up),
             cmocka_unit_test(test_fanin_200_edges),
             cmocka_unit_test(test_fanin_shares_per_source),
     };

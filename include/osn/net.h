@@ -303,6 +303,9 @@ enum osn_net_measure {
     /* Callers who give up (source.patience): */
     OSN_NET_ABANDONED, /* calls/s whose caller gave up before a final answer (never retried) */
     OSN_NET_CANCELS,   /* CANCEL requests/s the callers sent */
+    /* How answered calls ended (source.callee_hangs_up): */
+    OSN_NET_BYES_OK, /* calls/s the caller ended: its BYE answered 2xx */
+    OSN_NET_BYES_IN, /* calls/s the callee ended: its BYE answered 200 by the caller */
     OSN_NET_NMEASURES
 };
 

@@ -415,8 +415,9 @@ static const struct osn_key_spec net_keys[] = {
                  "(det); rate / bulk_size batches/s either way"},
         {"source", "callee_hangs_up", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.callee_hangs_up),
          .help = "fraction in [0, 1] of answered calls the callee ends: the uas sends the BYE at "
-                 "the end of the hold (by the dialog's Route set) and the caller answers 200; "
-                 "which calls is a function of the Call-ID, so both sides agree"},
+                 "the end of the hold (by the dialog's Route set: in osn sim up the path through "
+                 "the proxies that Record-Route) and the caller answers 200; which calls is a "
+                 "function of the Call-ID, so both sides agree"},
         SERVER_KEYS("server edge", edge),
         SERVER_KEYS("server core", core),
         SERVER_KEYS("server uas", uas),

@@ -177,6 +177,8 @@ static const struct {
         {"good_after_3", "1/s", "good calls whose good attempt was the 3rd retry or later"},
         {"abandoned", "1/s", "calls whose caller gave up before a final answer (not in failed)"},
         {"cancels", "1/s", "CANCEL requests the callers sent"},
+        {"byes_ok", "1/s", "calls the caller ended: its BYE answered 2xx"},
+        {"byes_in", "1/s", "calls the callee ended: its BYE answered 200 by the caller"},
 };
 
 const char *osn_net_measure_key(enum osn_net_measure i)
@@ -279,6 +281,10 @@ static double measure(int i, const double *t, double cap)
         return ratio(t[OSN__NT_ABANDONED], T);
     case OSN_NET_CANCELS:
         return ratio(t[OSN__NT_CANCELS], T);
+    case OSN_NET_BYES_OK:
+        return ratio(t[OSN__NT_BYES_OK], T);
+    case OSN_NET_BYES_IN:
+        return ratio(t[OSN__NT_BYES_IN], T);
     }
     return NAN;
 }

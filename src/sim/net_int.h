@@ -67,6 +67,11 @@ enum osn__net_tot {
     /* Callers who give up (source.patience): calls abandoned, CANCELs the UACs sent. */
     OSN__NT_ABANDONED,
     OSN__NT_CANCELS,
+    /* How answered calls ended (issue 33, source.callee_hangs_up): the caller's BYE answered
+     * 2xx, the callee's BYE answered 200 by the caller (the node's generator's byes_ok and
+     * byes_in). */
+    OSN__NT_BYES_OK,
+    OSN__NT_BYES_IN,
     OSN__NT_HIST,                                     /* OSN__NET_HB setup-delay bins follow */
     OSN__NT_TRYING_HIST = OSN__NT_HIST + OSN__NET_HB, /* then as many 100 Trying bins */
     OSN__NT_ELEM = OSN__NT_TRYING_HIST + OSN__NET_HB, /* then per element blocks */
@@ -120,10 +125,14 @@ enum ev_type {
     EV_2XX,
     EV_RETRY,    /* a failed attempt's caller tries again (the call's `hold` event, reused) */
     EV_PATIENCE, /* an attempt's caller runs out of patience (the `hold` event, not yet needed) */
-    EV_RING      /* the UAS's ring delay is over (the `rtx` event, before any 2xx needs it) */
+    EV_RING,     /* the UAS's ring delay is over (the `rtx` event, before any 2xx needs it) */
+    EV_HANGUP    /* the callee's hold is over (struct cancels' `hangup`, source.callee_hangs_up) */
 };
 enum role { R_SRC, R_PROXY, R_UAS };
-enum bkind { B_INVITE, B_BYE, B_ACK };
+/* A branch's kind, its two low bits (branch()): B_UBYE is the callee's BYE, which goes upstream
+ * (source.callee_hangs_up): its requests travel toward the source, its responses toward the
+ * UAS, the other way round from every other message (toward_uas). */
+enum bkind { B_INVITE, B_BYE, B_ACK, B_UBYE };
 
 /* A message on a link or in a server. */
 struct nmsg {
@@ -165,6 +174,15 @@ _Static_assert(OSN_NET_MAX_ELEMS <= UINT16_MAX && MAXHOP <= UINT16_MAX,
 struct cancels {
     struct ntxn *stx[MAXHOP], *ctx[MAXHOP];
     struct ntxn *gone_stx[MAXHOP], *gone_ctx[MAXHOP];
+    /* The callee's BYE (source.callee_hangs_up), few calls again: its transactions by hop,
+     * server (at path[h], upstream end of the hop) and client (at path[h+1]); the UAS's timer
+     * of the hold's end (EV_HANGUP, holding a call reference while armed), when the 2xx went
+     * (osn_uas_hangup_fire waits for its ACK or its end), the call this block is of. */
+    struct ntxn *ubye_stx[MAXHOP], *ubye_ctx[MAXHOP];
+    struct osn_des_ev hangup;
+    double t2xx;
+    bool hangup_armed; /* once a call: its 2xx's copies arm nothing */
+    struct call *call;
     struct cancels *next_free; /* in the pool: the free list */
 };
 
@@ -197,6 +215,9 @@ struct call {
     uint8_t rsp_in[MAXHOP];
     bool admitted;
     uint8_t cancel_in; /* as inv_in, for CANCEL */
+    /* as bye_in and bfwd, for the callee's BYE (source.callee_hangs_up), which is kept and taken
+     * at the upstream end of its hop: a byte each of the call's padding before `cx` */
+    uint8_t ubye_in, ubfwd;
     /* bit h: a proxy keeps a CANCEL for the INVITE client transaction on hop h, which had no
      * provisional response when the CANCEL came (osn_elem_on_cancel_later) */
     uint8_t cancel_later;
@@ -399,8 +420,21 @@ static inline int req_slot(int method)
     return method == OSN_SIP_BYE;
 }
 
+/* Whether m (a request or a response) is of the callee's BYE, which goes upstream. */
+static inline bool up_bye(const struct osn_sip_msg *m)
+{
+    return (m->branch & 3) == B_UBYE;
+}
+
+/* Whether m travels toward the UAS: a request, or a response to the callee's BYE. */
+static inline bool toward_uas(const struct osn_sip_msg *m)
+{
+    return (m->status == 0) != up_bye(m);
+}
+
 /* The place of call c's transaction for a request of `method` on hop h, server or client: NULL
- * for a CANCEL of a call that has had none (osn__net_cancels makes its block). */
+ * for a CANCEL of a call that has had none (osn__net_cancels makes its block). The callee's
+ * BYE's are in that block too (ubye_stx, ubye_ctx), asked for apart. */
 static inline struct ntxn **txn_slot(struct call *c, int h, int method, bool server)
 {
     if (method == OSN_SIP_CANCEL)
@@ -471,6 +505,10 @@ void osn__net_stxn_started(struct net *s, struct ntxn *w, const struct osn_elem_
                            struct osn_sip_out *o);
 /* Starts a client transaction for req (branch set by the caller) on hop `hop` from `el`. */
 void osn__net_start_client(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
+/* The same for the callee's BYE going up (branch kind B_UBYE): its client transaction on hop
+ * `hop` at element `el` (path[hop + 1]), no oc offered (it goes to no server of a client
+ * half, RFC 7339 5.10). */
+void osn__net_start_up_bye(struct net *s, int el, struct call *c, int hop, struct osn_sip_msg *req);
 /* Element `el` sends the CANCEL of call c's INVITE client transaction on hop `hop` (RFC 3261
  * 9.1: the INVITE's Request-URI, Call-ID, From, To, CSeq number and top Via, method CANCEL), as a
  * client transaction of its own; nothing when that INVITE transaction is gone. */
@@ -482,6 +520,9 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 void osn__net_2xx_timer(struct net *s, struct call *c);
 /* The UAS's ring timer of call c fired: the called user answers, unless a CANCEL came first. */
 void osn__net_ring_timer(struct net *s, struct call *c);
+/* The UAS's hang-up timer of call c fired (the end of the callee's hold): osn_uas_hangup_fire
+ * says wait for the ACK, send the BYE upstream, or nothing (the caller's BYE came first). */
+void osn__net_hangup_timer(struct net *s, struct call *c);
 /* The UAC's account of an outcome decided now. */
 void osn__net_outcome(struct net *s, struct call *c, int outcome);
 

@@ -142,6 +142,10 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
             c->cx->gone_stx[h] = NULL;
         if (c->cx->gone_ctx[h] == w)
             c->cx->gone_ctx[h] = NULL;
+        if (c->cx->ubye_stx[h] == w)
+            c->cx->ubye_stx[h] = NULL;
+        if (c->cx->ubye_ctx[h] == w)
+            c->cx->ubye_ctx[h] = NULL;
     }
     w->next = s->txn_free;
     s->txn_free = w;
@@ -177,7 +181,8 @@ struct cancels *osn__net_cancels(struct net *s, struct call *c)
         s->cx_free = x->next_free;
     else if (!(x = fresh((void ***)&s->cxc, &s->ncxc, &s->cx_fresh, &s->cx_end, sizeof *x)))
         return NULL;
-    *x = (struct cancels){0};
+    *x = (struct cancels){.call = c};
+    osn_des_ev_init(&x->hangup, EV_HANGUP);
     c->cx = x;
     return x;
 }

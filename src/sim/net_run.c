@@ -203,14 +203,6 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
 {
     int err, nelem = osn__net_nelem(cfg);
 
-    /* The callee's hang-up is carried out by the node only (src/node/hangup.c): the simulator's
-     * in-dialog requests go downstream only, so it says so rather than ignore the key. */
-    if (cfg->src.callee_hangs_up > 0) {
-        snprintf(msg, msgsize,
-                 "source.callee_hangs_up: the simulator does not carry out the "
-                 "callee's hang-up yet (osn node does); set it to 0");
-        return OSN_ECONFIG;
-    }
     s->cfg = cfg;
     s->elems = calloc((size_t)nelem, sizeof *s->elems);
     if (!s->elems)
@@ -237,7 +229,8 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
                                             .max_retries = cfg->src.max_retries,
                                             .honour_retry_after = cfg->src.honour_retry_after},
                                   .retry_until = INFINITY,
-                                  .patience = cfg->src.patience != OSN_NET_PATIENCE_NONE};
+                                  .patience = cfg->src.patience != OSN_NET_PATIENCE_NONE,
+                                  .callee_hangs_up = cfg->src.callee_hangs_up};
     err = osn_des_init(&s->q, 1024);
     if (err)
         return err;
@@ -376,6 +369,9 @@ static inline __attribute__((always_inline)) void step(struct net *s, struct osn
         break;
     case EV_RING:
         osn__net_ring_timer(s, OSN_CONTAINER_OF(ev, struct call, rtx));
+        break;
+    case EV_HANGUP:
+        osn__net_hangup_timer(s, OSN_CONTAINER_OF(ev, struct cancels, hangup)->call);
         break;
     case EV_TRACE:
         osn__net_trace_row(s);

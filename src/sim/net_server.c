@@ -35,8 +35,8 @@ static inline __attribute__((always_inline)) struct ntxn *match(const struct nms
         w = nm->m.status ? c->cx->ctx[nm->hop] : c->cx->stx[nm->hop];
     else if (k == 0)
         w = nm->m.status ? c->cx->gone_ctx[nm->hop] : c->cx->gone_stx[nm->hop];
-    else
-        return NULL;
+    else /* the callee's BYE */
+        w = nm->m.status ? c->cx->ubye_ctx[nm->hop] : c->cx->ubye_stx[nm->hop];
     return w && osn_sip_txn_matches(&w->t, &nm->m) ? w : NULL;
 }
 
@@ -52,6 +52,7 @@ static uint8_t *kept_bits(const struct nmsg *nm)
     struct call *c = nm->call;
     return nm->m.method == OSN_SIP_INVITE   ? &c->inv_in
            : nm->m.method == OSN_SIP_CANCEL ? &c->cancel_in
+           : up_bye(&nm->m)                 ? &c->ubye_in
                                             : &c->bye_in;
 }
 
@@ -109,6 +110,18 @@ static void count_processed(struct net *s, struct element *el, int kind)
     }
 }
 
+/* The place of the server transaction of new request nm, not an INVITE: a CANCEL's and the
+ * callee's BYE's are in the call's block (struct cancels, made here); NULL when out of memory.
+ * Out of line: two new requests in three are INVITEs. */
+static __attribute__((noinline)) struct ntxn **other_slot(struct net *s, const struct nmsg *nm)
+{
+    struct call *c = nm->call;
+    bool up = up_bye(&nm->m);
+    if ((nm->m.method == OSN_SIP_CANCEL || up) && !osn__net_cancels(s, c))
+        return NULL;
+    return up ? &c->cx->ubye_stx[nm->hop] : txn_slot(c, nm->hop, nm->m.method, true);
+}
+
 /* A new request without a transaction: its server transaction starts (a request the server
  * half shed is answered as the element says, osn_elem_stxn_started). */
 static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
@@ -119,7 +132,9 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_ENOMEM;
         return;
     }
-    if (nm->m.method == OSN_SIP_CANCEL && !osn__net_cancels(s, nm->call)) {
+    struct ntxn **slot =
+            nm->m.method == OSN_SIP_INVITE ? &nm->call->stx[nm->hop][0] : other_slot(s, nm);
+    if (!slot) {
         osn__net_txn_free(s, w);
         s->err = OSN_ENOMEM;
         return;
@@ -129,7 +144,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         s->err = OSN_EINVAL;
         return;
     }
-    *txn_slot(nm->call, nm->hop, nm->m.method, true) = w;
+    *slot = w;
     osn__net_stxn_started(s, w, &nm->item, o);
 }
 
@@ -141,7 +156,10 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
         count_processed(s, el, nm->item.kind);
     if (s->trace)
         osn__net_trace_processed(s, el, nm->item.kind);
-    if (el->cli && nm->m.status) /* responses reach it from the core only */
+    /* Responses from the core. A response to the callee's BYE comes from upstream instead, and
+     * carries no feedback (only a core's responses are given one, transmit()), so reading it
+     * changes nothing (osn_elem_oc_to_fb): no client half of ours learns from that server. */
+    if (el->cli && nm->m.status)
         osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
     else if (el->hops && nm->m.status) /* a fanout edge: from its branch's core */
         osn_elem_hops_on_feedback(el->hops, branch_core(nm->call, nm->m.branch), s->q.now,
@@ -227,7 +245,7 @@ static bool in_dialog(const struct nmsg *nm)
  * indices stay those of the path, so the UAS and the UAC match it as if it had been relayed. */
 static void pass_by(struct net *s, struct nmsg *nm)
 {
-    bool down = nm->m.status == 0;
+    bool down = toward_uas(&nm->m);
     int hop = down ? nm->hop + 1 : nm->hop - 1;
     /* A fan-out edge off the path still stands where the cores part: the ACK of a 2xx goes to
      * the core the element says (the call's, when the cores Record-Route; else its choice, as
@@ -267,7 +285,8 @@ static __attribute__((noinline)) bool diverted(struct net *s, struct element *el
 void osn__net_arrive(struct net *s, struct element *el, struct nmsg *nm)
 {
     if (el->role == R_SRC) { /* never off the path, never cut off */
-        nm->item.kind = OSN_ELEM_K_RESP;
+        /* a response, or the callee's BYE (its server costs nothing: a copy is counted as one) */
+        nm->item.kind = nm->m.status ? OSN_ELEM_K_RESP : OSN_ELEM_K_BYE;
         process(s, el, nm);
         return;
     }

@@ -96,6 +96,9 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
     }
     unsigned retries = prev ? prev->uac.retries + 1u : 0;
     osn_uac_call_start(&c->uac, s->q.now, retries, patience_draw(s, c->origin, retries), &a);
+    /* whether its callee ends it: the UAS asks the same of the same Call-ID (its uid) */
+    if (s->uac.callee_hangs_up > 0)
+        osn_uac_call_keyed(&c->uac, &s->uac, c->uid);
     if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_INVITE) && !s->uac_count)
         send_invite(s, c); /* no patience: the INVITE alone, without the action loop */
     else
@@ -215,6 +218,19 @@ static void count_did(struct net *s, uint32_t b)
     (OSN_UAC_BIT(OSN_UAC_DO_DIALOG) | OSN_UAC_BIT(OSN_UAC_DO_BYE_OK) | \
      OSN_UAC_BIT(OSN_UAC_DO_END) | OSN_UAC_BIT(OSN_UAC_DO_DRAW))
 
+/* The callee's BYE was answered 200 (OSN_UAC_DO_HUNG_UP): a hold armed is put away, and the
+ * call counted as the callee's. Out of line: the action loop is inlined into the UAC's event
+ * handlers, which every call passes through. */
+static __attribute__((noinline)) void hung_up(struct net *s, struct call *c)
+{
+    if (c->hold.type == EV_HOLD && osn_des_pending(&c->hold)) {
+        osn_des_cancel(&s->q, &c->hold);
+        osn__net_call_unref(s, c); /* never the last: the BYE's transaction holds c */
+    }
+    if (obs(s))
+        s->tot[OSN__NT_BYES_IN] += 1;
+}
+
 /* osn__net_uac_act after the count: each action in the bits' order. */
 static void act_loop(struct net *s, struct call *c, const struct osn_uac_acts *a,
                      const struct osn_sip_msg *invite, const struct osn_sip_msg *resp)
@@ -263,6 +279,9 @@ static void act_loop(struct net *s, struct call *c, const struct osn_uac_acts *a
             break;
         case OSN_UAC_DO_ATTEMPT:
             start_attempt(s, c->src, c);
+            break;
+        case OSN_UAC_DO_HUNG_UP:
+            hung_up(s, c);
             break;
         default: /* NOTHING_TO_DO */
             break;

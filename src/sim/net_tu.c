@@ -16,7 +16,11 @@
  * INVITE on; its own responses end where it was sent. A proxy's CANCEL kept for a branch with
  * no provisional response yet is a bit of the call by hop (cancel_later). The UAS answers an
  * INVITE at once unless [server uas] ring_delay lets it ring (the call's rtx event, EV_RING,
- * before the 2xx timer needs it): a CANCEL while it rings gets the INVITE its 487.
+ * before the 2xx timer needs it): a CANCEL while it rings gets the INVITE its 487. The callee's
+ * BYE (source.callee_hangs_up): the UAS arms the hold's end when it sends the 2xx of a call the
+ * element says the callee ends (EV_HANGUP, in the call's struct cancels), and its BYE (branch
+ * kind B_UBYE) goes up the path hop by hop, each proxy deciding for OSN_ELEM_HOP_NONE, to the
+ * source, whose UAC machine answers it.
  */
 #include <math.h>
 
@@ -73,6 +77,11 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
         case OSN_ELEM_A_FORWARD: {
             bool inv = w->t.req.method == OSN_SIP_INVITE;
             struct osn_sip_msg req;
+            if (!inv && up_bye(&w->t.req)) { /* the callee's BYE: on up the dialog's path */
+                osn_proxy_forward_request(&w->t.req, branch(c, hop - 1, B_UBYE), &req);
+                osn__net_start_up_bye(s, id, c, hop - 1, &req);
+                break;
+            }
             uint64_t b = branch(c, hop + 1, inv ? B_INVITE : B_BYE);
             if (inv && el->core) { /* the core's admissions: a measurement */
                 c->admitted = true;
@@ -202,6 +211,86 @@ static double ring_draw(const struct net *s, const struct call *c)
     return osn_uas_ring_delay(u->ring, u->ring_mean, v);
 }
 
+/* The UAS's actions `a` on call c sent the 2xx of a new INVITE: when the callee ends the call
+ * (osn_uas_callee_hangs_up, of the Call-ID as the caller asks it: osn_uac_call_keyed), its hold
+ * starts now, drawn by the UAS (the caller arms none): the draw the caller would have made,
+ * from the run's hold key and the call's origin, so a call holds as long whoever ends it. */
+static __attribute__((noinline)) void
+uas_answered(struct net *s, struct call *c, const struct ntxn *w, const struct osn_elem_actions *a)
+{
+    bool ok = false;
+    for (int i = 0; i < a->n; i++)
+        ok |= a->a[i].kind == OSN_ELEM_A_RESPOND && a->a[i].status >= 200 && a->a[i].status < 300;
+    if (!ok || !w || w->t.req.method != OSN_SIP_INVITE ||
+        !osn_uas_callee_hangs_up(s->cfg->src.callee_hangs_up, w->t.req.call_id) ||
+        (c->cx && c->cx->hangup_armed))
+        return;
+    struct cancels *x = osn__net_cancels(s, c);
+    if (!x) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    x->t2xx = s->q.now;
+    x->hangup_armed = true;
+    c->refs++; /* the timer's */
+    osn__net_at(s, &x->hangup,
+                s->q.now + osn_uac_hold_draw(s->cfg->src.hold, s->hold_key, c->origin));
+}
+
+void osn__net_hangup_timer(struct net *s, struct call *c)
+{
+    double at;
+    /* the call is known to the UAS until the caller's BYE reached its TU */
+    bool known = !((c->bfwd >> (s->nhop - 1)) & 1u);
+    switch (osn_uas_hangup_fire(known, c->uas.acked, c->cx->t2xx, s->q.now, &s->cfg->sip, &at)) {
+    case OSN_UAS_HANGUP_WAIT:
+        c->refs++;
+        osn__net_at(s, &c->cx->hangup, at);
+        break;
+    case OSN_UAS_HANGUP_BYE: {
+        /* RFC 3261 12.2.1.1: the callee's BYE, From its tag, To the caller's, by the route set
+         * (the call's path) */
+        struct osn_sip_msg req = {.method = OSN_SIP_BYE,
+                                  .cseq = 1,
+                                  .retry_after = -1,
+                                  .call_id = c->uid,
+                                  .from_tag = c->uid + 1,
+                                  .to_tag = c->uid,
+                                  .branch = branch(c, s->nhop - 1, B_UBYE)};
+        osn__net_start_up_bye(s, s->uas, c, s->nhop - 1, &req);
+        break;
+    }
+    case OSN_UAS_HANGUP_NONE:
+        break;
+    }
+    osn__net_call_unref(s, c); /* the reference the timer had */
+}
+
+/* The callee's BYE reached the TU of element id on server transaction w. At the caller (a
+ * source) the UAC's machine answers it (osn_uac_call_on_bye_request: 200, or 481 for a call it
+ * no longer has) and ends the call. At a proxy it goes upstream, to no next hop of the element:
+ * no client half is asked (osn_elem_on_request_hop, OSN_ELEM_HOP_NONE), as at the node. Out of
+ * line: the TU's handler of every request would grow past what GCC inlines. */
+static __attribute__((noinline)) void up_bye_request(struct net *s, struct ntxn *w)
+{
+    struct call *c = w->call;
+    struct element *el = &s->elems[txn_elem(w)];
+    uint8_t bit = (uint8_t)(1u << txn_hop(w));
+    bool handled = (c->ubfwd & bit) != 0;
+    c->ubfwd |= bit;
+    if (el->role == R_SRC) {
+        struct osn_uac_acts ua;
+        int status = osn_uac_call_on_bye_request(&c->uac, &ua);
+        osn__net_respond(s, w, status, -1);
+        osn__net_uac_act(s, c, &ua, NULL, NULL);
+        return;
+    }
+    struct osn_elem_actions a;
+    osn_elem_on_request_hop(&el->tu, OSN_ELEM_HOP_NONE, s->q.now, OSN_SIP_BYE, -1, handled, false,
+                            &a);
+    act(s, txn_elem(w), c, txn_hop(w), w, &a);
+}
+
 static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     struct call *c = w->call;
@@ -209,6 +298,8 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
 
     if (o->tu == OSN_SIP_TU_REQUEST && w->t.req.method == OSN_SIP_CANCEL) {
         on_cancel(s, w);
+    } else if (o->tu == OSN_SIP_TU_REQUEST && w->t.req.method == OSN_SIP_BYE && up_bye(&w->t.req)) {
+        up_bye_request(s, w);
     } else if (o->tu == OSN_SIP_TU_REQUEST) {
         uint8_t *fw = w->t.req.method == OSN_SIP_INVITE ? &c->fwd : &c->bfwd;
         uint8_t bit = (uint8_t)(1u << txn_hop(w));
@@ -222,10 +313,12 @@ static void on_server_tu(struct net *s, struct ntxn *w, const struct osn_sip_out
             if (q.method == OSN_SIP_INVITE && s->cfg->uas.ring != OSN_UAS_RING_NONE)
                 q.ring = ring_draw(s, c);
             osn_elem_on_uas_request(&el->tu, s->q.now, &q, (*fw & bit) != 0, &c->uas, &a);
+            if (s->uac.callee_hangs_up > 0)
+                uas_answered(s, c, w, &a);
         } else if (el->hops &&
                    w->t.req.method != OSN_SIP_INVITE) { /* a fanout edge: the call's core */
-            /* Every request here goes down toward the UAS (its UAS sends none), so its server
-             * is the call's core, never OSN_ELEM_HOP_NONE as the node's callee's BYE is. */
+            /* A request going down toward the UAS: its server is the call's core (the callee's
+             * BYE, OSN_ELEM_HOP_NONE, was taken above). */
             osn_elem_on_request_hop(&el->tu, c->core, s->q.now, w->t.req.method, -1,
                                     (*fw & bit) != 0, false, &a);
         } else {
@@ -262,6 +355,8 @@ static void uac_bye_event(struct net *s, struct ntxn *w, const struct osn_sip_ou
     struct osn_uac_acts a;
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
     osn_uac_call_on_bye(&w->call->uac, o->tu, resp ? o->msg->status : 0, &a);
+    if ((a.bits & OSN_UAC_BIT(OSN_UAC_DO_BYE_OK)) && obs(s)) /* the caller ended the call */
+        s->tot[OSN__NT_BYES_OK] += 1;
     osn__net_uac_act(s, w->call, &a, NULL, NULL);
 }
 
@@ -297,6 +392,25 @@ static void failover(struct net *s, struct ntxn *w)
     c->failovers++;
 }
 
+/* The callee's BYE went upstream, to no server of a client half: the element decides for
+ * OSN_ELEM_HOP_NONE, on the server transaction downstream (the other end of the hop it came
+ * on). Out of line, as up_bye_request. */
+static __attribute__((noinline)) void up_bye_client_event(struct net *s, struct ntxn *w,
+                                                          const struct osn_sip_out *o)
+{
+    struct osn_elem_actions a;
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+    if (s->elems[txn_elem(w)].role == R_UAS) /* its answer: the call is over, nothing to do */
+        return;
+    struct ntxn *dn = w->call->cx ? w->call->cx->ubye_stx[txn_hop(w) + 1] : NULL;
+    osn_elem_on_client_event_routed(&s->elems[txn_elem(w)].tu, OSN_ELEM_HOP_NONE, s->q.now, w->t0,
+                                    o->tu, resp ? o->msg->status : 0,
+                                    resp ? o->msg->retry_after : -1, OSN_SIP_BYE,
+                                    dn ? dn->t.state : OSN_SIP_NOSTATE, &a);
+    if (a.n)
+        act(s, txn_elem(w), w->call, txn_hop(w) + 1, dn, &a);
+}
+
 /* A proxy's client transaction: what the element decides, on the server transaction upstream. */
 static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
@@ -304,8 +418,12 @@ static void proxy_client_event(struct net *s, struct ntxn *w, const struct osn_s
     bool inv = w->t.req.method == OSN_SIP_INVITE;
     if (w->t.req.method == OSN_SIP_CANCEL) /* its responses end here (RFC 3261 9.1, 16.10) */
         return;
-    struct ntxn *up = forwarded(w->call, txn_hop(w) - 1, inv);
+    if (!inv && up_bye(&w->t.req)) {
+        up_bye_client_event(s, w, o);
+        return;
+    }
     bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+    struct ntxn *up = forwarded(w->call, txn_hop(w) - 1, inv);
 
     const struct element *el = &s->elems[txn_elem(w)];
     if (el->hops) { /* a fanout edge: the event is its branch's core's, which may fail over */
@@ -339,7 +457,7 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 {
     if (w->t.role == OSN_SIP_SERVER)
         on_server_tu(s, w, o);
-    else if (s->elems[txn_elem(w)].role != R_SRC)
+    else if (s->elems[txn_elem(w)].role != R_SRC) /* a proxy's, or the UAS's BYE's */
         proxy_client_event(s, w, o);
     else if (w->t.req.method == OSN_SIP_INVITE)
         uac_invite_event(s, w, o);
@@ -357,6 +475,8 @@ void osn__net_ring_timer(struct net *s, struct call *c)
                            &c->uas, &a);
     if (a.n)
         act(s, s->uas, c, s->nhop - 1, w, &a);
+    if (s->uac.callee_hangs_up > 0)
+        uas_answered(s, c, w, &a);
     osn__net_call_unref(s, c); /* the reference the ring timer had */
 }
 

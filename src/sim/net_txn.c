@@ -66,10 +66,16 @@ int osn__net_fix_class(struct net *s, double d)
 /* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). Always
  * inline into the transaction output loop, as sched() is, about one send a message: out of
  * line it cost 5.7 instructions a message on fanin.ini. */
+static void transmit_up_bye(struct net *s, struct call *c, int hop, const struct osn_sip_msg *m);
+
 static inline __attribute__((always_inline)) void transmit(struct net *s, int from, struct call *c,
                                                            int hop, const struct osn_sip_msg *m)
 {
     bool down = m->status == 0;
+    if (__builtin_expect(up_bye(m), 0)) {
+        transmit_up_bye(s, c, hop, m);
+        return;
+    }
 
     if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
         return;
@@ -100,6 +106,29 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
     transmit(s, from, c, hop, m);
 }
 
+/* transmit() for the callee's BYE, whose requests go up (toward the source) and responses down,
+ * none of them with a core's feedback (its responses answer a request from upstream). Out of
+ * line, and asked by one test of the branch: every message passes transmit(). */
+static __attribute__((noinline, cold)) void transmit_up_bye(struct net *s, struct call *c, int hop,
+                                                            const struct osn_sip_msg *m)
+{
+    bool down = toward_uas(m);
+    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
+        return;
+    struct nmsg *nm = osn__net_msg_new(s);
+    if (!nm) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    nm->m = *m;
+    nm->call = c;
+    nm->hop = (uint8_t)hop;
+    nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop, m->branch);
+    c->refs++;
+    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
+        s->err = OSN_ENOMEM;
+}
+
 /* Whether w's retransmission sd is sent: a client half (pi) may hold a copy back, and the
  * transaction goes on. Out of line: inlined into osn__net_apply, GCC found w's client half for
  * every output before its loop (9 instructions a message on fanin.ini, which retransmits
@@ -108,7 +137,9 @@ static __attribute__((noinline, cold)) bool retrans_sent(struct net *s, struct n
                                                          const struct osn_sip_send *sd)
 {
     const struct element *el = &s->elems[txn_elem(w)];
-    if (!osn_proxy_retrans_allowed(elem_cli(el, w->call, w->t.req.branch), s->q.now, sd->msg))
+    /* the callee's BYE goes to no server of a client half (OSN_ELEM_HOP_NONE) */
+    struct osn_ctl *cli = up_bye(sd->msg) ? NULL : elem_cli(el, w->call, w->t.req.branch);
+    if (!osn_proxy_retrans_allowed(cli, s->q.now, sd->msg))
         return false;
     s->tr.retrans += 1;
     return true;
@@ -174,6 +205,34 @@ void osn__net_start_client(struct net *s, int from, struct call *c, int hop,
         return;
     }
     *slot = w;
+    osn__net_apply(s, w, &o);
+}
+
+/* osn__net_start_client's work for the callee's BYE, apart so that the common one stays as it
+ * was (a message in three starts a client transaction). */
+void osn__net_start_up_bye(struct net *s, int from, struct call *c, int hop,
+                           struct osn_sip_msg *req)
+{
+    struct cancels *x = osn__net_cancels(s, c);
+    struct osn_sip_out o;
+    if (!x) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    if (x->ubye_ctx[hop]) /* its branch is taken: not started again */
+        return;
+    struct ntxn *w = osn__net_txn_new(s, c, from, hop);
+    if (!w) {
+        s->err = OSN_ENOMEM;
+        return;
+    }
+    req->sent_by = (uint64_t)from + 1; /* no oc offered (RFC 7339 5.10) */
+    if (osn_sip_ctxn_start(&s->elems[from].sip, &w->t, req, s->q.now, &o) != 0) {
+        osn__net_txn_free(s, w);
+        s->err = OSN_EINVAL;
+        return;
+    }
+    x->ubye_ctx[hop] = w;
     osn__net_apply(s, w, &o);
 }
 
