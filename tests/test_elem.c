@@ -336,7 +336,9 @@ static void test_callee_hangs_up(void **state)
     assert_int_equal(osn_uas_hangup_fire(false, true, 1, 5, &sc, &at), OSN_UAS_HANGUP_NONE);
     assert_int_equal(osn_uas_hangup_fire(true, true, 1, 5, &sc, &at), OSN_UAS_HANGUP_BYE);
     assert_int_equal(osn_uas_hangup_fire(true, false, 1, 5, &sc, &at), OSN_UAS_HANGUP_WAIT);
-    assert_true(at == 33); /* 1 + 64 * 0.5 */
+    assert_true(at == 5.5); /* asks again T1 later */
+    assert_int_equal(osn_uas_hangup_fire(true, false, 1, 32.8, &sc, &at), OSN_UAS_HANGUP_WAIT);
+    assert_true(at == 33); /* at most until 1 + 64 * 0.5, the server transaction's end */
     assert_int_equal(osn_uas_hangup_fire(true, false, 1, 33, &sc, &at), OSN_UAS_HANGUP_BYE);
 
     struct osn_uac_cfg cfg = {.timer_b = 32, .retry_until = INFINITY, .callee_hangs_up = 1};

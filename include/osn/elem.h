@@ -395,7 +395,7 @@ double osn_uas_hold(double mean, double u);
 
 enum osn_uas_hangup {
     OSN_UAS_HANGUP_NONE, /* the call is over already (the caller's BYE came first): nothing */
-    OSN_UAS_HANGUP_WAIT, /* no ACK yet: wait until *at, then ask again */
+    OSN_UAS_HANGUP_WAIT, /* no ACK yet: wait until *at (T1 later), then ask again */
     OSN_UAS_HANGUP_BYE,  /* send the BYE now */
 };
 

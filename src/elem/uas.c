@@ -118,10 +118,12 @@ enum osn_uas_hangup osn_uas_hangup_fire(bool known, bool acked, double t2xx, dou
 {
     if (!known)
         return OSN_UAS_HANGUP_NONE;
-    /* RFC 3261 15: not before the ACK, or before the 2xx's server transaction has ended */
+    /* RFC 3261 15: not before the ACK, or before the 2xx's server transaction has ended. A
+     * hold shorter than the ACK's way asks again every T1 (the 2xx's own first interval), so
+     * that the BYE follows the ACK soon, not at 64*T1 (32 s at T1 = 0.5 s). */
     double end = t2xx + 64 * cfg->t1;
     if (!acked && now < end) {
-        *at = end;
+        *at = now + cfg->t1 < end ? now + cfg->t1 : end;
         return OSN_UAS_HANGUP_WAIT;
     }
     return OSN_UAS_HANGUP_BYE;
