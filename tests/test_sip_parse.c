@@ -1161,6 +1161,9 @@ static void pack_one(const char *dir, const char *file, size_t *size)
     assert_int_equal(osn_sip_wire_key_of(c, &kg), 0);
     assert_true(osn_sip_wire_key_eq(&kw, &kg));
     assert_true(osn_span_eq(kg.call_id, kw.call_id) || !kw.call_id.p);
+    /* Every span of the copy points into its bytes, an empty body at their very end too. */
+    assert_true(!c->body.p || (c->body.p >= c->buf.p && c->body.p + c->body.n <= c->buf.p + len));
+    assert_true(c->head.p >= c->buf.p && c->head.p + c->head.n <= c->buf.p + len);
     free(block);
     free(ref);
 }
