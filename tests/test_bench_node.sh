@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The pieces of the node benchmarks (bench/node_cpu.sh, bench/node_maxrate.sh) that can be
+# The pieces of the node benchmarks (bench/node_cpu.sh, bench/node_maxrate.sh,
+# bench/node_callgrind.sh) that can be
 # checked without a load test:
 #   - bench/udp_limit.c counts what the kernel counts: run in a network namespace of its own
 #     (unshare -n, where /proc/net/snmp counts that namespace's UDP alone), its warm-up plus its
@@ -134,6 +135,10 @@ script=node_cpu.sh
 chk "PAIRS='0'" PAIRS=0
 chk "RATE='1e3'" RATE=1e3
 chk "BENCH_WORKERS='0'" BENCH_WORKERS=0
+script=node_callgrind.sh
+chk "RATE='0'" RATE=0
+chk "DURATION='5s'" DURATION=5s
+chk "/nonexistent is not an executable"
 
 if [ "$skip" -gt 0 ]; then
     echo "$pass passed, $fail failed, $skip skipped"

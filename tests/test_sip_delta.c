@@ -56,8 +56,34 @@ static void test_round_trip(void **state)
     free(out);
 }
 
+/* The longest common prefix the coder finds, checked at every place a line can first differ:
+ * a one-line message against a one-line reference that differs from it at byte j alone is coded
+ * as a copy of j bytes (4 bytes of code) and a literal of the rest (1 + len - j), after the
+ * 14-byte head, and prints back byte for byte. */
+static void test_prefix(void **state)
+{
+    (void)state;
+    static const char line[] = "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK776asdhds;rport\r\n";
+    size_t len = strlen(line);
+    char msg[sizeof line], out[sizeof line + 16];
+    for (size_t j = 6; j < len - 2; j++) {
+        memcpy(msg, line, sizeof line);
+        msg[j] = msg[j] == '#' ? '%' : '#';
+        size_t size = 0;
+        uint8_t *blob = osn_sip_wire_delta(msg, len, line, len, &size);
+        assert_non_null(blob);
+        if (size != 14 + 4 + 1 + (len - j))
+            fail_msg("differing at byte %zu: %zu bytes of code, expected %zu", j, size,
+                     14 + 4 + 1 + (len - j));
+        assert_int_equal(osn_sip_wire_undelta(out, blob, line, len), (int)len);
+        assert_memory_equal(out, msg, len);
+        free(blob);
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_round_trip)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_round_trip),
+                                       cmocka_unit_test(test_prefix)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

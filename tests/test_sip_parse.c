@@ -1006,6 +1006,18 @@ static void test_print_replies(void **state)
     assert_span(M2.via[0].branch, "z9hG4bK2d4790.1");
     assert_span(M2.via[0].oc_algo, "loss");
     assert_non_null(strstr(OUT, ";x=1"));
+    /* The numbers as text, against literals: the oc-seq fraction in five digits with its leading
+     * zeros (RFC 7339 4.4 orders ".00042" below ".1"), zero as "0", the Retry-After. */
+    assert_non_null(strstr(OUT, ";oc=20;oc-validity=500;oc-seq=1282321615.78200;oc-algo=\"loss\""));
+    assert_non_null(strstr(OUT, "\r\nRetry-After: 5\r\n"));
+    r503.oc.value = 0;
+    r503.oc.seq_int = 0;
+    r503.oc.seq_frac = 42;
+    r503.retry_after = 4294967295;
+    n = osn_sip_wire_print_reply(OUT, sizeof OUT, &M, &r503);
+    assert_true(n > 0);
+    assert_non_null(strstr(OUT, ";oc=0;oc-validity=500;oc-seq=0.00042;"));
+    assert_non_null(strstr(OUT, "\r\nRetry-After: 4294967295\r\n"));
     /* A malformed but answerable request gets its 400 (4475 3.3.1: even without From/To). */
     for (size_t i = 0; i < N4475; i++) {
         if (RFC4475[i].verdict != OSN_SIP_WIRE_ANSWER)
@@ -1149,6 +1161,9 @@ static void pack_one(const char *dir, const char *file, size_t *size)
     assert_int_equal(osn_sip_wire_key_of(c, &kg), 0);
     assert_true(osn_sip_wire_key_eq(&kw, &kg));
     assert_true(osn_span_eq(kg.call_id, kw.call_id) || !kw.call_id.p);
+    /* Every span of the copy points into its bytes, an empty body at their very end too. */
+    assert_true(!c->body.p || (c->body.p >= c->buf.p && c->body.p + c->body.n <= c->buf.p + len));
+    assert_true(c->head.p >= c->buf.p && c->head.p + c->head.n <= c->buf.p + len);
     free(block);
     free(ref);
 }

@@ -136,7 +136,29 @@ int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
 
 int route_record_uri(const struct node *n, bool tcp, char *out, size_t cap)
 {
-    int k = snprintf(out, cap, "sip:%s:%u%s;lr", n->host, (unsigned)n->port,
-                     tcp ? ";transport=tcp" : "");
-    return k > 0 && (size_t)k < cap ? k : OSN_ETOOBIG;
+    /* "sip:HOST:PORT[;transport=tcp];lr", put together by hand: snprintf's format machinery
+     * cost about 850 instructions a call of the proxy (bench/node_callgrind.sh). */
+    char port[8];
+    size_t np = sizeof port;
+    unsigned v = n->port;
+    do {
+        port[--np] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    const char *tp = tcp ? ";transport=tcp" : "";
+    size_t nh = strlen(n->host), nt = strlen(tp), k = 4 + nh + 1 + (sizeof port - np) + nt + 3;
+    if (k >= cap)
+        return OSN_ETOOBIG;
+    char *w = out;
+    memcpy(w, "sip:", 4);
+    w += 4;
+    memcpy(w, n->host, nh);
+    w += nh;
+    *w++ = ':';
+    memcpy(w, port + np, sizeof port - np);
+    w += sizeof port - np;
+    memcpy(w, tp, nt);
+    w += nt;
+    memcpy(w, ";lr", 4); /* with its NUL, as snprintf left it */
+    return (int)k;
 }

@@ -14,6 +14,7 @@
  * prints the same message; what is printed is checked against the first message's length and
  * keyed hash, so a reference that differs prints nothing rather than something else.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,30 @@ static void copy(struct coder *c, unsigned line, size_t off, size_t len)
     c->ncopy = len;
 }
 
+/* The length of the common prefix of a[0..most) and b[0..most). Eight bytes a step (the first
+ * byte that differs is the lowest of the XOR's on a little-endian machine, the highest on a
+ * big-endian one): a kept response's lines are mostly copies of its request's, 50 to 100 bytes
+ * each, and byte by byte this loop was a quarter of the coding. */
+static size_t common(const char *a, const char *b, size_t most)
+{
+    size_t k = 0;
+    for (; k + 8 <= most; k += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + k, 8);
+        memcpy(&y, b + k, 8);
+        if (x != y) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            return k + (size_t)__builtin_clzll(x ^ y) / 8;
+#else
+            return k + (size_t)__builtin_ctzll(x ^ y) / 8;
+#endif
+        }
+    }
+    while (k < most && a[k] == b[k])
+        k++;
+    return k;
+}
+
 #define MAX_REF_LINES 256
 
 /* The start of each line of ref[0..rlen) into start[] (MAX_REF_LINES at most); their count. */
@@ -124,12 +149,11 @@ uint8_t *osn_sip_wire_delta(const char *msg, size_t len, const char *ref, size_t
         const char *e = memchr(msg + i, '\n', len - i);
         size_t end = e ? (size_t)(e - msg) + 1 : len, best = 0, at = 0, line = 0;
         for (size_t l = 0; l < nl; l++) {
-            size_t r0 = start[l], rn = (l + 1 < nl ? start[l + 1] : rlen) - r0, k = 0;
+            size_t r0 = start[l], rn = (l + 1 < nl ? start[l + 1] : rlen) - r0;
             size_t most = rn < end - i ? rn : end - i;
             if (most < MIN_COPY || memcmp(ref + r0, msg + i, 4) != 0)
                 continue; /* another header's line: most lines are ruled out here */
-            while (k < most && ref[r0 + k] == msg[i + k])
-                k++;
+            size_t k = common(ref + r0, msg + i, most);
             if (k > best) {
                 best = k;
                 at = r0;

@@ -8,6 +8,7 @@
  */
 #include <stdalign.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sip_wire_int.h"
@@ -48,8 +49,12 @@ size_t osn_sip_wire_packed_size(const struct osn_sip_wire *m)
  * it (absent, or a constant) stays. */
 static void move(struct osn_span *s, const char *from, size_t n, const char *to)
 {
-    if (s->p && s->p >= from && s->p <= from + n)
-        s->p = to + (s->p - from);
+    /* One unsigned comparison for "absent, before or after": NULL or a pointer below `from`
+     * wraps to an offset above n. A pack moves about 80 spans, three packs a proxied call, and
+     * the three comparisons were 5% of a proxy's instructions (bench/node_callgrind.sh). */
+    uintptr_t d = (uintptr_t)s->p - (uintptr_t)from;
+    if (d <= n)
+        s->p = to + d;
 }
 
 static void move_addr(struct osn_sip_addr *a, const char *from, size_t n, const char *to)

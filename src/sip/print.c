@@ -8,7 +8,6 @@
  * Every write goes through a bounded writer; running out of room sets a flag and the printer
  * returns OSN_ETOOBIG, so a caller buffer of any size is safe.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "osn/err.h"
@@ -48,11 +47,10 @@ static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
         putu(w, oc->validity_ms);
     }
     if (oc->flags & OSN_SIP_OC_SEQ) {
-        char b[16];
         puts_(w, ";oc-seq=");
         putu(w, oc->seq_int);
-        snprintf(b, sizeof b, ".%05u", (unsigned)(oc->seq_frac % 100000));
-        puts_(w, b);
+        puts_(w, ".");
+        putu_w(w, oc->seq_frac % 100000, 5);
     }
     if (oc->flags & OSN_SIP_OC_ALGO) {
         puts_(w, ";oc-algo=\"");
