@@ -21,7 +21,7 @@ timeout -k 5 200 valgrind --tool=callgrind --trace-children=no --callgrind-out-f
     --set "source.rate=$RATE" --set source.hold=0.001 --set net.seed=1 \
     --json "$NL_TMP/gen.json" -q >"$NL_TMP/gen.out" 2>"$NL_TMP/gen.err" {NL_LOCK_FD}>&-
 nl_check $? "generator under callgrind: $(tail -3 "$NL_TMP/gen.err")"
-# node_setup (inclusive) is a one-off cost (its rng streams' jumps, about 253 M Ir), not a call's.
+# node_setup (inclusive) is a one-off cost (sockets, tables, rng streams), not a call's.
 setup=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null | awk '/:node_setup/ {
     gsub(",", "", $1); if ($1 + 0 > s) s = $1 + 0 } END { print s + 0 }')
 "$NL_PY" - "$NL_TMP/gen.json" "$out" "$setup" <<'PY'

@@ -294,7 +294,8 @@ else
     echo "run.sh: osn node against Kamailio skipped (needs $build/osn, sipp and kamailio)"
 fi
 
-# ---- osn node as a proxy: instructions and system calls per call (issue 34) ----
+# ---- osn node as a proxy and as the generator: instructions (and the proxy's system calls) per
+# call (issues 34 and 30) ----
 # The counts a busy machine does not move: the edge under callgrind, then under strace -c,
 # between OSN's generator (300 calls/s for 5 s) and an osn uas (bench/node_callgrind.sh;
 # skipped without valgrind, or with OSN_BENCH_NO_NODE=1).
@@ -303,6 +304,8 @@ if [[ -n "${OSN_BENCH_NO_NODE:-}" ]]; then
     echo "run.sh: osn node callgrind skipped (OSN_BENCH_NO_NODE)"
 elif [[ -x "$build/osn" ]] && command -v valgrind >/dev/null && command -v sipp >/dev/null; then
     bash "$(dirname "${BASH_SOURCE[0]}")/node_callgrind.sh" "$build/osn" || echo "run.sh: node_callgrind.sh failed"
+    # The generator's own instructions per call (issue 30), the same way.
+    bash "$(dirname "${BASH_SOURCE[0]}")/gen_callgrind.sh" "$build/osn" || echo "run.sh: gen_callgrind.sh failed"
 else
     echo "run.sh: osn node callgrind skipped (needs $build/osn, valgrind and sipp)"
 fi
