@@ -151,7 +151,10 @@ set_tests_properties(node_link_delay PROPERTIES TIMEOUT 120 LABELS node)
 
 # A real softphone (issue 33): baresip calls through edge -> core -> uas, the call is
 # established and baresip hangs up; and a UAC calls baresip through edge -> core, which answers
-# by itself, then again and baresip hangs up: its BYE goes up by the Record-Route set. Skipped (77) when baresip is not installed (scripts/deps.sh test installs it).
+# by itself, then again and baresip hangs up: its BYE goes up by the Record-Route set; and
+# baresip calls a uas that hangs up itself (source.callee_hangs_up = 1): the uas's BYE reaches
+# baresip through core and edge by the route set. Skipped (77) when baresip is not installed
+# (scripts/deps.sh test installs it).
 add_test(NAME node_baresip
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/baresip.py $<TARGET_FILE:osn>)
 set_tests_properties(node_baresip PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS node)

@@ -4,8 +4,14 @@
   caller: baresip dials sip:bob@EDGE; edge -> core -> uas. The call is established (baresip says
           CALL_ESTABLISHED; the uas counts a good call and resends no 2xx: the ACK reached it),
           then baresip hangs up: its BYE gets 200 from the uas (bye_ok) and baresip says
-          CALL_CLOSED. The uas cannot hang up itself (it sends no requests), so no BYE from the
-          callee side is tried.
+          CALL_CLOSED.
+  caller, callee hangs up: baresip dials a third edge -> core -> uas whose uas ends every call
+          itself (source.callee_hangs_up = 1, hold 0.5 s): the call is established, and at the
+          hold's end the uas's BYE goes by the route set (the Record-Route of core and edge) up
+          to baresip's Contact, which answers 200 back down. baresip says CALL_CLOSED with the
+          reason of a BYE received ("Connection reset by peer") and sends no BYE of its own;
+          edge and core each count the BYE in and the 2xx relayed, the uas counts one BYE sent
+          and answered 2xx, and no hop counts a 503, 408, 481 or stray message.
   callee: a small UAC here sends an INVITE with an SDP offer to a second edge -> core whose next
           hop is baresip, which answers by itself (answermode=auto): 200 with baresip's Contact
           and an SDP answer reach the UAC through both proxies; it ACKs and sends the BYE to that
@@ -267,6 +273,49 @@ def callee_hangs_up(check, bs, edge, core):
         s.close()
 
 
+def caller_callee_hangs_up(check, bs, uas, core, edge):
+    """baresip dials through edge -> core to a uas that ends the call itself (callee_hangs_up =
+    1): its BYE reaches baresip by the route set through core and edge, and baresip answers
+    200."""
+    n = sum(e.get("type") == "CALL_CLOSED" for e in bs.events)
+    bs.command("dial", f"sip:bob@127.0.0.1:{edge.sip}")
+    up = bs.wait_event("CALL_ESTABLISHED", 10, n + 1)
+    m = uas.scrape()
+    check("caller, callee hangs up: baresip establishes the call through edge and core to the uas",
+          up and m.get("osn_node_calls_ok_total") == 1,
+          f"events {[e.get('type') for e in bs.events]}, uas calls_ok "
+          f"{m.get('osn_node_calls_ok_total')}")
+    # The uas hangs up at the hold's end (0.5 s after its 2xx); nobody tells baresip to.
+    down = bs.wait_event("CALL_CLOSED", 10, n + 1)
+    closed = [e for e in bs.events if e.get("type") == "CALL_CLOSED"][n:]
+    why = closed[0].get("param", "") if closed else ""
+    # baresip logs this line for a session the peer ended (a BYE received), not for its own.
+    said = f"sip:bob@127.0.0.1:{edge.sip}: session closed: Connection reset by peer"
+    logged = said in open(bs.log).read()
+    check("caller, callee hangs up: baresip says the remote side closed the call",
+          down and why == "Connection reset by peer" and logged,
+          f"CALL_CLOSED {closed}, log line {said!r} {'found' if logged else 'missing'}")
+    # baresip's 200 goes down through edge and core to the uas a moment after it closes.
+    for _ in range(30):
+        m = {x.name: x.scrape() for x in (uas, core, edge)}
+        if m[uas.name].get("osn_node_bye_sent_ok_total", 0) >= 1:
+            break
+        time.sleep(0.1)
+
+    def total(name, key):  # a counter summed over its series (labels, if any)
+        return sum(v for k, v in m[name].items() if k.split("{")[0] == f"osn_node_{key}_total")
+
+    zero = ("rejected_503", "timeouts_408", "no_dialog_481", "stray")
+    got = {k: total(uas.name, k) for k in ("bye_sent", "bye_sent_ok", "bye_in") + zero}
+    check("caller, callee hangs up: the uas sent one BYE, answered 2xx, and got none",
+          got == dict(bye_sent=1, bye_sent_ok=1, bye_in=0, **{k: 0 for k in zero}), str(got))
+    for x in (core, edge):
+        got = {k: total(x.name, k) for k in ("bye_in", "bye_ok") + zero}
+        check(f"caller, callee hangs up: {x.name} took the uas's BYE in and relayed baresip's "
+              "200, nothing refused or stray",
+              got == dict(bye_in=1, bye_ok=1, **{k: 0 for k in zero}), str(got))
+
+
 def main():
     osn = sys.argv[1]
     if not shutil.which("baresip"):
@@ -291,7 +340,14 @@ def main():
                      "--set", f"node.next_hop=127.0.0.1:{bs.sip}", *RFC_TIMERS)
         edge2 = Node(osn, tmp, "edge2", "--set", "node.element=edge",
                      "--set", f"node.next_hop=127.0.0.1:{core2.sip}", *RFC_TIMERS)
-        nodes += [uas, core, edge, core2, edge2]
+        uas3 = Node(osn, tmp, "uas3", "--set", "node.element=uas",
+                    "--set", "source.callee_hangs_up=1", "--set", "source.hold=0.5",
+                    *RFC_TIMERS)
+        core3 = Node(osn, tmp, "core3", "--set", "node.element=core",
+                     "--set", f"node.next_hop=127.0.0.1:{uas3.sip}", *RFC_TIMERS)
+        edge3 = Node(osn, tmp, "edge3", "--set", "node.element=edge",
+                     "--set", f"node.next_hop=127.0.0.1:{core3.sip}", *RFC_TIMERS)
+        nodes += [uas, core, edge, core2, edge2, uas3, core3, edge3]
 
         # baresip calls the uas.
         bs.command("dial", f"sip:bob@127.0.0.1:{edge.sip}")
@@ -332,6 +388,9 @@ def main():
         check("callee hangs up: baresip answered and closed the call",
               bs.wait_event("CALL_ESTABLISHED", 5, 3) and bs.wait_event("CALL_CLOSED", 5, 3),
               str([e.get("type") for e in bs.events]))
+
+        # baresip calls a uas that hangs up.
+        caller_callee_hangs_up(check, bs, uas3, core3, edge3)
 
         for name, live in wait_ended(nodes, 30).items():
             check(f"{name} ends with no transaction", live == 0, f"{live:.0f} live")
