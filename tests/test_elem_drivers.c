@@ -44,6 +44,11 @@
  * simulator's fanout edge): the wire says which one a request went to (d0:, d1:), and the
  * per-server counts (offered, sent, timeouts, down marks, failovers, ...) must agree too.
  *
+ * What no script here can show: the simulator's record of the BYEs a proxy took is kept by
+ * direction (the caller's, the callee's), and the two could only meet on one hop of a whole
+ * network (each element takes the caller's BYE on its upstream hop and the callee's on its
+ * downstream one, and a probe has one element act): tests/test_net.c's test_byes_cross does.
+ *
  * The node's driver is compiled into this test from its sources, except the socket (udp.c),
  * the loop (run.c) and the metrics endpoint: udp_send_to() below is the seam, and records what
  * the node would send.
