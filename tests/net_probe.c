@@ -76,6 +76,7 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
         sc->max_retries = pc->max_retries;
         sc->honour_retry_after = pc->honour_retry_after;
         sc->hold = pc->hold;
+        sc->callee_hangs_up = pc->callee_hangs_up;
     }
     c->uas.ring = pc->ring;
     c->uas.ring_mean = pc->ring_mean;
@@ -273,6 +274,11 @@ void osn__net_probe_uac(const struct osn__net_probe *p, uint64_t did[OSN_UAC_NDO
         did[d] = p->s.uac_did[d];
     for (int o = 0; o < OSN_UAC_NOUTCOMES; o++)
         outcome[o] = (uint64_t)p->s.tr.outcome[o];
+}
+
+uint64_t osn__net_probe_byes_in(const struct osn__net_probe *p)
+{
+    return (uint64_t)p->tot[OSN__NT_BYES_IN];
 }
 
 const uint64_t *osn__net_probe_counts(const struct osn__net_probe *p)

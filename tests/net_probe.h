@@ -63,6 +63,7 @@ struct osn__probe_cfg {
     bool honour_retry_after;
     double hold;
     uint64_t hold_key;
+    double callee_hangs_up; /* UAC: the fraction of calls the callee ends (no hold armed) */
 };
 
 struct osn__net_probe;
@@ -89,7 +90,9 @@ int osn__net_probe_response(struct osn__net_probe *p, int call, int method, int 
                             const struct osn_sip_oc *oc, int retry_after);
 
 /* The callee's BYE of `call` (source.callee_hangs_up) arrives now from downstream: the request
- * the simulator's UAS sends up the dialog's path (src/sim/net_tu.c), From the callee's tag. */
+ * the simulator's UAS sends up the dialog's path (src/sim/net_tu.c), From the callee's tag. At
+ * the UAC it reaches the source's call `call` (a call number it never started: a call of its
+ * own, made here, that the source's UAC machine has not set up). */
 int osn__net_probe_callee_bye(struct osn__net_probe *p, int call);
 
 /* The upstream hop's response `status` to the callee's BYE the element sent up last for `call`
@@ -111,6 +114,9 @@ int osn__net_probe_uac_response(struct osn__net_probe *p, int call, int method, 
  * outcomes by enum osn_uac_outcome. */
 void osn__net_probe_uac(const struct osn__net_probe *p, uint64_t did[OSN_UAC_NDO],
                         uint64_t outcome[OSN_UAC_NOUTCOMES]);
+
+/* UAC: the calls the callee ended (its BYE answered 200: the run's byes_in). */
+uint64_t osn__net_probe_byes_in(const struct osn__net_probe *p);
 
 /* What the element's TU counted so far, by enum osn_elem_count. */
 const uint64_t *osn__net_probe_counts(const struct osn__net_probe *p);

@@ -44,6 +44,11 @@
  * simulator's fanout edge): the wire says which one a request went to (d0:, d1:), and the
  * per-server counts (offered, sent, timeouts, down marks, failovers, ...) must agree too.
  *
+ * What no script here can show: the simulator's record of the BYEs a proxy took is kept by
+ * direction (the caller's, the callee's), and the two could only meet on one hop of a whole
+ * network (each element takes the caller's BYE on its upstream hop and the callee's on its
+ * downstream one, and a probe has one element act): tests/test_net.c's test_byes_cross does.
+ *
  * The node's driver is compiled into this test from its sources, except the socket (udp.c),
  * the loop (run.c) and the metrics endpoint: udp_send_to() below is the seam, and records what
  * the node would send.
@@ -1478,6 +1483,9 @@ static void test_scripts(void **state)
  *   T    nothing: time runs to TIME (the timers due fire)
  *   STATUS[FLAGS][CALL]  the next hop answers the call's last INVITE with STATUS; FLAGS `b`:
  *        its BYE instead, `c`: its CANCEL instead, `rN`: with Retry-After N (s)
+ *   b    the callee's BYE (source.callee_hangs_up), from the next hop: the dialog's tags the
+ *        other way round, the caller's Call-ID (for a call never started, one of the caller's
+ *        form that names no call of its); the caller's answer goes back down (d:200, d:481)
  * The simulator's driver is its probe of the source (net_probe.h: its UAC, with the source's
  * patience, retry and hold settings); the node's is its load generator (gen.c) fed SIP text
  * with its timer heap. Both must send the same messages at the same times, and have done the
@@ -1496,6 +1504,10 @@ struct uac_script {
     const char *expect[3];
     const char *absent;
     int outcome; /* the one call's outcome (enum osn_uac_outcome) */
+    /* The fraction of calls the callee ends (source.callee_hangs_up): such a call arms no hold
+     * and waits for the callee's BYE (event b) */
+    double callee;
+    int byes_in; /* the calls the callee ended, its BYE answered 200 (both drivers' byes_in) */
 };
 
 #define UAC_HOLD 1.0 /* s, mean */
@@ -1582,6 +1594,50 @@ static const struct uac_script uac_scripts[] = {
          {"  1.100 d:INVITE"},
          "  4.100 d:INVITE",
          OSN_UAC_REJECTED},
+        /* The callee's BYE at the caller (issue 33, osn_uac_call_on_bye_request): RFC 3261
+         * 15.1.2, the caller answers 200 and the call is over, the callee's (byes_in); it sends
+         * no BYE of its own. The callee ends every call here: the caller arms no hold. */
+        {"the callee hangs up a call that is up: 200, counted in byes_in, no BYE of the caller's",
+         "N@0 100@0.01 180@0.02 200@0.03 b@2 T@40",
+         0,
+         0,
+         0,
+         0,
+         false,
+         {"  0.030 d:ACK", "  2.000 d:200"},
+         "d:BYE",
+         OSN_UAC_GOOD,
+         1,
+         1},
+        /* The callee's BYE crosses the caller's own (its hold of 1.595 s over: 15.1.2, each end
+         * answers the other's): 200 all the same, not counted, and the answer to the caller's
+         * BYE ends the call. */
+        {"the callee's BYE crosses the caller's: 200, not counted in byes_in",
+         "N@0 100@0.01 180@0.02 200@0.03 b@1.8 200b@1.9 T@40",
+         0,
+         0,
+         0,
+         0,
+         false,
+         {"  1.625 d:BYE", "  1.800 d:200"},
+         "d:481",
+         OSN_UAC_GOOD,
+         0,
+         0},
+        /* A BYE whose Call-ID names no call of the caller's (12.2.2): 481, and the caller's own
+         * call (0) goes on to its hold's BYE. */
+        {"a callee's BYE for no call: 481, the caller's call unmoved",
+         "N@0 100@0.01 180@0.02 200@0.03 b1@0.2 200b@1.7 T@40",
+         0,
+         0,
+         0,
+         0,
+         false,
+         {"  0.200 d:481", "  1.625 d:BYE"},
+         "d:200",
+         OSN_UAC_GOOD,
+         0,
+         0},
 };
 
 struct uac_event {
@@ -1623,6 +1679,7 @@ static const char *uac_next_event(const char *p, struct uac_event *ev)
 struct uac_result {
     struct result r;
     uint64_t did[OSN_UAC_NDO], outcome[OSN_UAC_NOUTCOMES];
+    uint64_t byes_in; /* the calls the callee ended (the node's and the simulator's byes_in) */
 };
 
 /* The generator's hold key for seed UAC_SEED, as gen_setup derives it (the third draw of the
@@ -1659,6 +1716,36 @@ static void uac_node_response(struct node *n, const char *req, int status, int r
     node_datagram(n, out, strlen(out), &n->hops[0].addr);
 }
 
+/* The callee's BYE of the generator's call `call` from the next hop (RFC 3261 12.2.1.1): the
+ * caller's Contact as Request-URI, From the callee's tag, To the caller's From, the call's
+ * Call-ID. For a call never started, call 0's Call-ID with the slot `call` (the caller's form,
+ * which names no call of its), or one of no form at all when none started. */
+static void uac_node_callee_bye(struct node *n, int call)
+{
+    char text[2048], from[256] = "<sip:osn@127.0.0.1:5060>;tag=0", cid[256] = "none@test";
+    const char *inv = *g_ufwd[call][0] ? g_ufwd[call][0] : g_ufwd[0][0];
+    const char *f = strstr(inv, "\r\nFrom: "), *c = strstr(inv, "\r\nCall-ID: ");
+    if (*inv && f && c) {
+        f += 8;
+        c += 11;
+        snprintf(from, sizeof from, "%.*s", (int)(strstr(f, "\r\n") - f), f);
+        snprintf(cid, sizeof cid, "%.*s", (int)(strstr(c, "\r\n") - c), c);
+        if (!*g_ufwd[call][0])
+            cid[0] = (char)('0' + call);
+    }
+    snprintf(text, sizeof text,
+             "BYE sip:osn@127.0.0.1:5060 SIP/2.0\r\n"
+             "Via: SIP/2.0/UDP 127.0.0.1:5080;branch=z9hG4bKcbye%d\r\n"
+             "Max-Forwards: 70\r\n"
+             "From: <sip:service@127.0.0.1:5080>;tag=ds\r\n"
+             "To: %s\r\n"
+             "Call-ID: %s\r\n"
+             "CSeq: 1 BYE\r\n"
+             "Content-Length: 0\r\n\r\n",
+             call, from, cid);
+    node_datagram(n, text, strlen(text), &n->hops[0].addr);
+}
+
 static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
 {
     struct osn_node_cfg cfg;
@@ -1680,6 +1767,7 @@ static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
                                        .retry_delay_law = OSN_NODE_RETRY_DET,
                                        .honour_retry_after = sc->honour,
                                        .max_retries = sc->max_retries,
+                                       .callee_hangs_up = sc->callee,
                                        .seed = UAC_SEED};
     if (sc->patience > 0)
         cfg.src.patience = (struct osn_uac_patience){OSN_UAC_PATIENCE_DET, sc->patience, 0};
@@ -1705,6 +1793,8 @@ static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
         node_run_to(n, ev.t);
         if (ev.kind == 'N') {
             gen_call(n);
+        } else if (ev.kind == 'b') {
+            uac_node_callee_bye(n, ev.call);
         } else if (ev.kind == 'R') {
             int k = ev.method == OSN_SIP_INVITE ? 0 : ev.method == OSN_SIP_BYE ? 1 : 2;
             if (*g_ufwd[ev.call][k])
@@ -1716,6 +1806,7 @@ static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
     assert_int_equal(n->live, 0); /* and every transaction */
     node_release(n);
     memcpy(u->outcome, n->st.uac.outcome, sizeof u->outcome);
+    u->byes_in = n->st.uac.byes_in;
     free(n);
 }
 
@@ -1732,7 +1823,8 @@ static void uac_sim_run(const struct uac_script *sc, struct uac_result *u)
                                 .max_retries = sc->max_retries,
                                 .honour_retry_after = sc->honour,
                                 .hold = UAC_HOLD,
-                                .hold_key = uac_hold_key()};
+                                .hold_key = uac_hold_key(),
+                                .callee_hangs_up = sc->callee};
     struct osn__net_probe *p;
     struct uac_event ev;
     sip_cfg(&pc.sip, OSN_ELEM_UAS);
@@ -1742,11 +1834,14 @@ static void uac_sim_run(const struct uac_script *sc, struct uac_result *u)
         assert_int_equal(osn__net_probe_run_to(p, ev.t), 0);
         if (ev.kind == 'N')
             assert_int_equal(osn__net_probe_call(p), 0);
+        else if (ev.kind == 'b')
+            assert_int_equal(osn__net_probe_callee_bye(p, ev.call), 0);
         else if (ev.kind == 'R')
             assert_true(osn__net_probe_uac_response(p, ev.call, ev.method, ev.status,
                                                     ev.retry_after) >= 0);
     }
     osn__net_probe_uac(p, u->did, u->outcome);
+    u->byes_in = osn__net_probe_byes_in(p);
     osn__net_probe_free(p);
 }
 
@@ -1762,6 +1857,9 @@ static void uac_show(const char *what, const char *name, const struct uac_result
         if (a->outcome[o] || b->outcome[o])
             printf("   outcome %d: simulator %llu, node %llu\n", o,
                    (unsigned long long)a->outcome[o], (unsigned long long)b->outcome[o]);
+    if (a->byes_in || b->byes_in)
+        printf("   byes_in: simulator %llu, node %llu\n", (unsigned long long)a->byes_in,
+               (unsigned long long)b->byes_in);
 }
 
 static void test_uac_scripts(void **state)
@@ -1781,11 +1879,15 @@ static void test_uac_scripts(void **state)
             ok = ok && strstr(node.r.wire, sc->expect[k]);
         ok = ok && (!sc->absent || !strstr(node.r.wire, sc->absent));
         ok = ok && node.outcome[sc->outcome] == 1; /* the script's one call, so ended */
+        ok = ok && sim.byes_in == (uint64_t)sc->byes_in && node.byes_in == (uint64_t)sc->byes_in;
         if (!ok || getenv("OSN_TEST_VERBOSE"))
             uac_show(ok ? "ok" : "DIFFERS", sc->name, &sim, &node);
         failed += !ok;
     }
     assert_int_equal(failed, 0);
+    /* the floor of UAC scripts through both drivers: the eight of the caller's own machine, and
+     * the callee's BYE at the caller, up, crossing the caller's BYE, for no call (drv33) */
+    assert_true(sizeof uac_scripts / sizeof uac_scripts[0] >= 11);
 }
 
 int main(void)

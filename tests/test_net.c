@@ -27,7 +27,10 @@
  * - the callee's hang-up (source.callee_hangs_up = f): the share of the calls the callee ends is
  *   f within a binomial bound, each proxy processes one BYE per ended call whichever way it
  *   goes, the UAS only the caller's and the UAC only the callee's (its direction), and f = 0
- *   sends no callee's BYE.
+ *   sends no callee's BYE;
+ * - BYEs crossing on the trunk (the caller hangs up at once, a 2xx crossed its CANCEL; the callee
+ *   after a short hold): each proxy takes both directions' BYEs as new requests, every callee's
+ *   BYE reaches the caller, nothing is resent (the proxies' records kept by direction).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -810,6 +813,52 @@ static void test_callee_hangs_up(void **state)
     }
 }
 
+/* BYEs crossing in the network (RFC 3261 15.1.2): a caller whose deterministic patience of 15 ms
+ * ends before any 1xx keeps its CANCEL for the 180 (9.1), which comes with the 2xx (no ring, 20
+ * ms), so the 2xx crosses the CANCEL and the caller hangs up at once (15): its ACK and BYE leave
+ * together. The callee ends every call (callee_hangs_up = 1), its hold of mean 50 ms drawn from
+ * its 2xx; the proxies cost 5 ms a BYE and nothing else, so the ACK reaches the UAS 10 ms before
+ * the caller's BYE, and a hold that ends between them sends the callee's BYE up while the
+ * caller's comes down: both directions pass the trunk, the core taking the caller's on it and the
+ * edge the callee's. Each is a new request to each proxy: the callee's must reach the caller
+ * (answered 200 there, not counted in byes_in, its own BYE being out), never be taken for a copy
+ * of the caller's. The proxies' records of the BYEs they took are kept by direction (net_int.h:
+ * bfwd, ubfwd); with one record for both the edge drops the callee's BYE as a late copy: the
+ * UAC processes 0.006 BYEs/s instead of 2.62, 0.39 of the UAS's BYEs/s are answered instead of
+ * 2.63 (the rest end at Timer F) and the core absorbs retransmissions (retrans_ratio 0.43). */
+static void test_byes_cross(void **state)
+{
+    (void)state;
+    int uac = 0, edge = 1, core = 2, uas = 3;
+    struct osn_net_cfg c;
+    instant_cfg(&c, 0.015, OSN_NET_PATIENCE_DET);
+    c.access.delay = c.uas_link.delay = 0;
+    c.src.hold = 0.05;
+    c.src.callee_hangs_up = 1;
+    c.edge.cost[OSN_NET_K_BYE] = c.core.cost[OSN_NET_K_BYE] = 0.005;
+    struct osn_net_result *r = run(&c);
+    double bye[4], lag = 4 / c.time;
+    for (int e = 0; e < 4; e++)
+        bye[e] = r->elem[e][OSN_NET_E_PROC + OSN_NET_K_BYE].value;
+    double callee = r->elem[uas][OSN_NET_E_PROC + OSN_NET_K_RESP].value; /* 200s to its BYEs */
+    double bok = val(r, OSN_NET_BYES_OK);
+    fprintf(stderr,
+            "BYEs crossing: abandoned %.3f, byes_ok %.3f, byes_in %.3f; BYEs/s uac %.3f edge %.3f "
+            "core %.3f uas %.3f, the UAS's BYEs answered %.3f, retrans_ratio %g\n",
+            val(r, OSN_NET_ABANDONED), bok, val(r, OSN_NET_BYES_IN), bye[uac], bye[edge], bye[core],
+            bye[uas], callee, val(r, OSN_NET_RETRANS_RATIO));
+    assert_true(val(r, OSN_NET_GOODPUT) == 0 && val(r, OSN_NET_FAILED) == 0);
+    assert_true(fabs(bok - val(r, OSN_NET_ABANDONED)) <= lag); /* every caller hangs up */
+    assert_true(val(r, OSN_NET_BYES_IN) == 0);                 /* every callee's BYE crossed */
+    assert_true(callee > 1);                                   /* crossings happen */
+    /* every callee's BYE reaches the caller once, and each proxy takes both directions' */
+    assert_true(fabs(bye[uac] - callee) <= lag);
+    assert_true(fabs(bye[edge] - (bok + callee)) <= lag);
+    assert_true(fabs(bye[core] - (bok + callee)) <= lag);
+    assert_true(fabs(bye[uas] - bok) <= lag);
+    assert_true(val(r, OSN_NET_RETRANS_RATIO) == 0); /* nothing resent: none was dropped */
+}
+
 static void test_ring_closed_form(void **state)
 {
     (void)state;
@@ -1131,6 +1180,7 @@ int main(void)
             cmocka_unit_test(test_ring_cancel_487),
             cmocka_unit_test(test_ring_closed_form),
             cmocka_unit_test(test_callee_hangs_up),
+            cmocka_unit_test(test_byes_cross),
             cmocka_unit_test(test_fanin_200_edges),
             cmocka_unit_test(test_fanin_shares_per_source),
     };
