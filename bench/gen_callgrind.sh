@@ -10,9 +10,7 @@ OSN=$1 RATE=${2:-1000} DURATION=${3:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/tests/node/lib.sh"
 nl_init gencallgrind 300
-zero=()
-for k in invite retrans response ack bye reject; do zero+=(--set "server uas.cost_$k=0"); done
-nl_up "uas did not start" nl_node_start uas uas 0 0 "" "${zero[@]}" --set control.kind=none
+nl_up "uas did not start" nl_uas_free uas
 nl_require_up
 out=$NL_TMP/cg.out
 timeout -k 5 200 valgrind --tool=callgrind --trace-children=no --callgrind-out-file="$out" \

@@ -44,9 +44,7 @@ command -v valgrind >/dev/null || {
 }
 . "$ROOT/tests/node/lib.sh"
 nl_init nodecallgrind 400
-zero=()
-for k in invite retrans response ack bye reject; do zero+=(--set "server uas.cost_$k=0"); done
-nl_up "uas did not start" nl_node_start uas uas 0 0 "" "${zero[@]}" --set control.kind=none
+nl_up "uas did not start" nl_uas_free uas
 nl_require_up
 edge_args=()
 for k in invite retrans response ack bye reject; do edge_args+=(--set "server edge.cost_$k=0"); done

@@ -201,13 +201,10 @@ uas_start() {
         NL_UAS_TIME=$((STEP_MAX + 20)) nl_sipp_uas "$1" 0 "${SIPP_BUF[@]}"
         return
     fi
-    local zero=() k
-    for k in invite retrans response ack bye reject; do zero+=(--set "server uas.cost_$k=0"); done
     # The callee is no contestant: its table is made roomy enough for 60 s at 32,000 calls/s
     # (RFC 6026 keeps an INVITE's and a BYE's transactions 32 s each: 2 x 32 x 32,000 = 2 M;
     # the default 1,048,576 refused calls at 24,000 calls/s, 2026-12-07, for either generator).
-    NL_NODE_TIME=$((STEP_MAX + 20)) nl_node_start "$1" uas 0 "" "" "${zero[@]}" \
-        --set control.kind=none --set "node.workers=${NL_NODE_WORKERS:-1}" \
+    NL_NODE_TIME=$((STEP_MAX + 20)) nl_uas_free "$1" --set "node.workers=${NL_NODE_WORKERS:-1}" \
         --set node.max_transactions=4000000
 }
 

@@ -484,6 +484,17 @@ nl_edge_fast() {
         --set "node.workers=${NL_NODE_WORKERS:-1}"
 }
 
+# nl_uas_free NAME [osn node args..]: an osn uas on port 0 whose messages all cost 0, with no
+# control: a callee that is no contestant in a bench (the args add to or override these).
+nl_uas_free() {
+    local name=$1 zero=() k
+    shift
+    for k in invite retrans response ack bye reject; do
+        zero+=(--set "server uas.cost_$k=0")
+    done
+    nl_node_start "$name" uas 0 "" "" "${zero[@]}" --set control.kind=none "$@"
+}
+
 # nl_stop NAME [SECONDS]: SIGTERM, wait, SIGKILL; returns the exit status.
 nl_stop() {
     local name=$1 t=${2:-10} p=${NL_PID[$1]} i=0 rc
