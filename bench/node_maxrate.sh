@@ -201,11 +201,12 @@ uas_start() {
         NL_UAS_TIME=$((STEP_MAX + 20)) nl_sipp_uas "$1" 0 "${SIPP_BUF[@]}"
         return
     fi
-    # The callee is no contestant: its table is made roomy enough for 60 s at 32,000 calls/s
-    # (RFC 6026 keeps an INVITE's and a BYE's transactions 32 s each: 2 x 32 x 32,000 = 2 M;
-    # the default 1,048,576 refused calls at 24,000 calls/s, 2026-12-07, for either generator).
-    NL_NODE_TIME=$((STEP_MAX + 20)) nl_uas_free "$1" --set "node.workers=${NL_NODE_WORKERS:-1}" \
-        --set node.max_transactions=4000000
+    # The callee is no contestant: its memory budget is sized for the rate (nl_uas_sized: RFC
+    # 6026 keeps an INVITE's and a BYE's transactions 32 s each, and max_memory counts them).
+    # A fixed budget refused calls: max_transactions 1,048,576 at 24,000 calls/s, then the
+    # default max_memory of 1 GiB at 32,000 (222,662 calls, 2026-12-07), for either generator.
+    NL_NODE_TIME=$((STEP_MAX + 20)) nl_uas_sized "$1" "$rate" \
+        --set "node.workers=${NL_NODE_WORKERS:-1}"
 }
 
 # gen_bg NAME DEST_PORT RATE: OSN's generator in the background, GEN_PROCS processes NAME.1 ..

@@ -309,6 +309,15 @@ add_test(NAME node_genwindow
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(node_genwindow PROPERTIES TIMEOUT 150 LABELS node)
 
+# The callee's memory budget sized for a rate (issue 30, tests/node/lib.sh nl_uas_sized): a
+# scaled-down generators' race (T1 = 20 ms, 1,500 calls/s for 5 s) refuses no call at the sized
+# uas, and a uas with 1 MiB refuses some (what refused 222,662 calls at 32,000 calls/s). About
+# 15 s.
+add_test(NAME node_uassized
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_uassized.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_uassized PROPERTIES TIMEOUT 120 LABELS node)
+
 # The generator with several next hops (issue 30): two uas with weights 3, 1 (shares within
 # binomial limits, every call and BYE on its server) and failover after a 503 with Retry-After
 # (osn_elem_on_client_event_hop, the proxy's). About 25 s.

@@ -28,6 +28,8 @@
 #                                    failed before; a failure counts as nl_bad MSG
 #   nl_require_up                    after the starts of a chain: when one failed, print the
 #                                    summary and exit 1 (no traffic toward a missing element)
+#   nl_uas_sized NAME RATE [ARGS..] the same, its node.max_memory sized for RATE calls/s (the
+#                                    transactions RFC 6026 keeps 64*T1 after each call)
 #   nl_edge_fast NAME PORT NEXT_PORT `osn node` as an edge at its real speed: every cost 0,
 #                                    control none (the CPU benchmarks' proxy)
 #   nl_stop NAME [S]                 SIGTERM, wait up to S s (default 10), then SIGKILL;
@@ -493,6 +495,23 @@ nl_uas_free() {
         zero+=(--set "server uas.cost_$k=0")
     done
     nl_node_start "$name" uas 0 "" "" "${zero[@]}" --set control.kind=none "$@"
+}
+
+# nl_uas_sized NAME RATE [osn node args..]: nl_uas_free whose memory budget holds RATE calls/s:
+# node.max_memory = RATE x 64*T1 x 2 x OSN_NODE_TXN_BYTES (2,048), at least 1 MiB (its minimum).
+# Why: RFC 6026 and RFC 3261 17.2.2 keep a uas's INVITE and BYE transactions 64*T1 (32 s) after
+# the call, and every byte they keep, kept records included, counts against node.max_memory
+# (max_transactions counts only the live ones, and is derived from max_memory: RATE x 64*T1 x 2
+# of them). A call's two costs about 1.3 KB (kept_bytes_peak and the live ones, 2026-12-07), so
+# the default 1 GiB refused calls at 503 from about 25,000 calls/s: the 222,662 refused at
+# 32,000 calls/s in the generators' race were the uas's, at max_memory. NL_UAS_T1 (default 0.5)
+# is the T1 of the run, when the args change sip.t1.
+nl_uas_sized() {
+    local name=$1 rate=$2 mem
+    shift 2
+    mem=$(awk -v r="$rate" -v t1="${NL_UAS_T1:-0.5}" \
+        'BEGIN { m = r * 64 * t1 * 2 * 2048; if (m < 1048576) m = 1048576; printf "%.0f", m }')
+    nl_uas_free "$name" --set "node.max_memory=$mem" "$@"
 }
 
 # nl_stop NAME [SECONDS]: SIGTERM, wait, SIGKILL; returns the exit status.
