@@ -304,7 +304,8 @@ if [[ -n "${OSN_BENCH_NO_NODE:-}" ]]; then
     echo "run.sh: osn node callgrind skipped (OSN_BENCH_NO_NODE)"
 elif [[ -x "$build/osn" ]] && command -v valgrind >/dev/null && command -v sipp >/dev/null; then
     bash "$(dirname "${BASH_SOURCE[0]}")/node_callgrind.sh" "$build/osn" || echo "run.sh: node_callgrind.sh failed"
-    # The generator's own instructions per call (issue 30), the same way.
+    # The generator's own instructions per call (issue 30), the same way, then SIPp's built-in
+    # uac's at the same rate and calls, and the ratio SIPp/osn.
     bash "$(dirname "${BASH_SOURCE[0]}")/gen_callgrind.sh" "$build/osn" || echo "run.sh: gen_callgrind.sh failed"
 else
     echo "run.sh: osn node callgrind skipped (needs $build/osn, valgrind and sipp)"
