@@ -28,8 +28,9 @@
 #                                    failed before; a failure counts as nl_bad MSG
 #   nl_require_up                    after the starts of a chain: when one failed, print the
 #                                    summary and exit 1 (no traffic toward a missing element)
-#   nl_uas_sized NAME RATE [ARGS..] the same, its node.max_memory sized for RATE calls/s (the
-#                                    transactions RFC 6026 keeps 64*T1 after each call)
+#   nl_uas_sized NAME RATE [ARGS..] nl_uas_free (a zero-cost osn uas, below) whose
+#                                    node.max_memory holds RATE calls/s (the transactions
+#                                    RFC 6026 keeps 64*T1 after each call)
 #   nl_edge_fast NAME PORT NEXT_PORT `osn node` as an edge at its real speed: every cost 0,
 #                                    control none (the CPU benchmarks' proxy)
 #   nl_stop NAME [S]                 SIGTERM, wait up to S s (default 10), then SIGKILL;
