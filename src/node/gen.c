@@ -33,6 +33,7 @@
  * their requests are the node's (txn.c), one block per transaction.
  */
 #define _GNU_SOURCE /* PR_SET_TIMERSLACK */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,13 +299,38 @@ static unsigned hex_digits(uint32_t v)
 /* The parse of the INVITE just printed in n->obuf[0..len) for ids `id` to next hop `hop`: the
  * kept one when its layout is the same (see struct gen, inv), else a new parse kept; NULL when
  * it does not parse. */
+#ifndef NDEBUG
+/* Debug builds (the sanitizer stage of make check) check that layout argument on every reuse: the
+ * kept parse and a fresh parse of the same bytes pack, at one address, to the same bytes. */
+static void check_reuse(struct node *n, const struct osn_sip_wire *kept, int len)
+{
+    struct osn_sip_wire *fresh = &n->gen->parse;
+    int verdict = osn_sip_wire_parse(fresh, n->obuf, (size_t)len);
+    size_t k = osn_sip_wire_packed_size(kept);
+    assert(verdict == OSN_SIP_WIRE_ACCEPT && k == osn_sip_wire_packed_size(fresh));
+    unsigned char *at = malloc(k), *was = malloc(k);
+    assert(at && was && osn_sip_wire_pack(at, kept));
+    memcpy(was, at, k);
+    assert(osn_sip_wire_pack(at, fresh) && memcmp(was, at, k) == 0);
+    free(at);
+    free(was);
+}
+#else
+static void check_reuse(struct node *n, const struct osn_sip_wire *kept, int len)
+{
+    (void)n, (void)kept, (void)len;
+}
+#endif
+
 static const struct osn_sip_wire *invite_parse(struct node *n, const struct gen_ids *id, int hop,
                                                int len)
 {
     struct gen *g = n->gen;
     uint32_t widths = hex_digits(id->slot) << 8 | hex_digits(id->gen);
-    if (g->inv_hop == hop && g->inv_widths == widths && g->inv.buf.n == (size_t)len)
+    if (g->inv_hop == hop && g->inv_widths == widths && g->inv.buf.n == (size_t)len) {
+        check_reuse(n, &g->inv, len);
         return &g->inv;
+    }
     g->inv_hop = -1;
     if (osn_sip_wire_parse(&g->inv, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
         return NULL;
