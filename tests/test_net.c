@@ -35,7 +35,8 @@
  *   3x its capacity, loss at the edge and the sources' client halves hold goodput near the
  *   edge's capacity, the sources shedding calls themselves, where the core's control
  *   (at = core) leaves the edge to collapse; the paired difference (same seed, same calls) has
- *   its 95% interval well above half the edge's capacity.
+ *   its 95% interval well above half the edge's capacity; at = edge on a fanout leaves the
+ *   edges' choice of the cores as it was.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -1178,6 +1179,37 @@ static void test_source_client_half(void **state)
     assert_true(m - half > 0.5 * cap);
 }
 
+/* control.at = edge on a fanout (two edges, three cores) at a light load: the edges still choose
+ * among the cores (their choice is made whatever the control), every call is good, none shed,
+ * and the run is the one at = core gives, bit for bit (nothing is overloaded, and the halves
+ * draw from streams of their own). */
+static void test_fanout_at_edge_routes(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    double good[2], inv[2][3];
+    for (int k = 0; k < 2; k++) {
+        short_cfg(&c, 2);
+        c.topology = OSN_NET_FANOUT;
+        c.edges = 2;
+        c.cores = 3;
+        c.src.rate = 150;
+        c.ctl_kind = OSN_CTL_KIND_LOSS;
+        c.ctl_at = k ? OSN_NET_CTL_AT_EDGE : OSN_NET_CTL_AT_CORE;
+        struct osn_net_result *r = run(&c);
+        good[k] = val(r, OSN_NET_GOODPUT);
+        assert_true(good[k] > 0.97 * val(r, OSN_NET_OFFERED));
+        assert_true(val(r, OSN_NET_SHED_LOCAL) == 0 && val(r, OSN_NET_FAILED) == 0);
+        /* sources 0, 1, edges 2, 3, cores 4, 5, 6: each core takes a third of the calls */
+        for (int j = 0; j < 3; j++) {
+            inv[k][j] = r->elem[4 + j][OSN_NET_E_PROC + OSN_NET_K_INVITE].value;
+            assert_true(inv[k][j] > 0.25 * val(r, OSN_NET_OFFERED));
+        }
+    }
+    assert_true(good[1] == good[0]);
+    assert_memory_equal(inv[1], inv[0], sizeof inv[0]);
+}
+
 struct progress_seen {
     int calls;
     double last;
@@ -1246,6 +1278,7 @@ int main(void)
             cmocka_unit_test(test_fanin_200_edges),
             cmocka_unit_test(test_fanin_shares_per_source),
             cmocka_unit_test(test_source_client_half),
+            cmocka_unit_test(test_fanout_at_edge_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,10 +122,12 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
             return err;
         }
     }
-    bool gate = cfg->ctl_at != OSN_NET_CTL_AT_EDGE &&
-                ((s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E));
-    /* A source whose edge has a server half: its UAC is the client (RFC 7339 5.3). */
-    bool src_gate = cfg->ctl_at != OSN_NET_CTL_AT_CORE && i < s->E;
+    /* The core's upstream neighbour (a fanout's edge chooses among the cores whatever the
+     * control), and whether it is the core's client (the core has a server half); a source
+     * whose edge has a server half: its UAC is the client (RFC 7339 5.3). */
+    bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
+    bool core_cli = gate && cfg->ctl_at != OSN_NET_CTL_AT_EDGE;
+    bool src_cli = cfg->ctl_at != OSN_NET_CTL_AT_CORE && i < s->E;
     if (gate && cfg->topology == OSN_NET_FANOUT) {
         /* RFC 7339 5.10: a client half per core, fed by that core's responses (hops.c). An
          * INVITE a core fails (a timeout, a 503 with Retry-After) goes to another, as at the
@@ -141,11 +143,11 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
             el->hops->h[k].weight = cfg->core_weight[k];
             struct osn_ctl_cfg ck = cfg->ctl;
             ck.seed = osn_rng_next(&s->ctl_rng);
-            if (cfg->ctl_kind != OSN_CTL_KIND_NONE &&
+            if (core_cli && cfg->ctl_kind != OSN_CTL_KIND_NONE &&
                 (err = osn_ctl_new_kind(&el->hops->h[k].cli, cfg->ctl_kind, &ck)) != 0)
                 return err;
         }
-    } else if ((gate || src_gate) && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
+    } else if ((core_cli || src_cli) && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
         err = osn_ctl_new_kind(&el->cli, cfg->ctl_kind, &cc);
         if (err)
             return err;
@@ -166,7 +168,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->outage = el->role != R_SRC && el->sc->outage_end > el->sc->outage_start;
     el->divert = el->off_path || el->outage;
     el->slow = el->role != R_SRC && el->sc->slowdown_end > el->sc->slowdown_start;
-    el->offer_oc = el->cli || (el->hops && cfg->ctl_kind != OSN_CTL_KIND_NONE);
+    el->offer_oc = el->cli || (el->hops && el->hops->h[0].cli);
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 
