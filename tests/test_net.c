@@ -1177,6 +1177,12 @@ static void test_source_client_half(void **state)
             "of the edge's %.1f; paired difference %.1f +- %.1f\n",
             val(r[0], OSN_NET_GOODPUT), g, shed, cap, m, half);
     assert_true(m - half > 0.5 * cap);
+    /* at = both: the core keeps its server half (and the edge its client half toward it), the
+     * sources are the edge's clients all the same */
+    edge_bottleneck_cfg(&c, OSN_NET_CTL_AT_BOTH, NULL);
+    struct osn_net_result *b = run(&c);
+    assert_true(val(b, OSN_NET_GOODPUT) >= 0.9 * cap && val(b, OSN_NET_SHED_LOCAL) > 0);
+    assert_true(val(b, OSN_NET_CORE_P0) >= 0); /* the core's detector ran: it has its half */
 }
 
 /* control.at = edge on a fanout (two edges, three cores) at a light load: the edges still choose
