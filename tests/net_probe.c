@@ -57,6 +57,7 @@ int osn__net_probe_new(struct osn__net_probe **pp, const struct osn__probe_cfg *
     c->access = c->trunk = c->uas_link = (struct osn_net_link_cfg){0};
     c->ctl_kind = pc->ctl_kind;
     c->ctl = pc->ctl;
+    c->ctl_at = pc->ctl_at;
     c->sip = pc->sip;
     struct osn_net_server_cfg *sv[] = {&c->edge, &c->core, &c->uas};
     for (int i = 0; i < 3; i++)
@@ -252,7 +253,7 @@ int osn__net_probe_call(struct osn__net_probe *p)
 }
 
 int osn__net_probe_uac_response(struct osn__net_probe *p, int call, int method, int status,
-                                int retry_after)
+                                int retry_after, const struct osn_sip_oc *oc)
 {
     int k = fwd_slot(method);
     if (call < 0 || call >= OSN__PROBE_CALLS)
@@ -263,8 +264,13 @@ int osn__net_probe_uac_response(struct osn__net_probe *p, int call, int method, 
     m.status = (uint16_t)status;
     m.to_tag = status > 100 ? 99 : 0;
     m.retry_after = retry_after;
-    m.oc = (struct osn_sip_oc){0};
+    m.oc = oc ? *oc : (struct osn_sip_oc){0};
     return arrive(p, call, p->out_hop, &m);
+}
+
+uint64_t osn__net_probe_shed_local(const struct osn__net_probe *p)
+{
+    return (uint64_t)p->tot[OSN__NT_SHED_LOCAL];
 }
 
 void osn__net_probe_uac(const struct osn__net_probe *p, uint64_t did[OSN_UAC_NDO],

@@ -20,6 +20,7 @@
 
 #include "osn/ctl.h"
 #include "osn/elem.h"
+#include "osn/net.h"
 #include "osn/sip.h"
 
 /* Calls a probe tells apart, numbered 0 to OSN__PROBE_CALLS - 1. */
@@ -41,6 +42,8 @@ struct osn__probe_cfg {
     enum osn__probe_elem elem;
     enum osn_ctl_kind ctl_kind; /* the edge's client half and the core's server half */
     struct osn_ctl_cfg ctl;
+    /* [control] at (0: core); edge or both give the source (UAC) a client half of ctl_kind */
+    enum osn_net_ctl_at ctl_at;
     const double *cost; /* the element's CPU seconds by enum osn_elem_kind; NULL: all 0 */
     long buffer;        /* its server's buffer (messages) */
     struct osn_sip_cfg sip;
@@ -105,10 +108,14 @@ const struct osn_elem_hops *osn__net_probe_hops(const struct osn__net_probe *p);
 /* UAC: a new call starts now (numbered 0, 1, ... in order). */
 int osn__net_probe_call(struct osn__net_probe *p);
 
-/* UAC: the next hop answers `status` (Retry-After `retry_after` s, -1 none) to the request of
- * `method` (INVITE, BYE, CANCEL) its call `call` sent last. Returns 1 when it sent none. */
+/* UAC: the next hop answers `status` (Retry-After `retry_after` s, -1 none; RFC 7339 feedback
+ * `oc`, NULL none) to the request of `method` (INVITE, BYE, CANCEL) its call `call` sent last.
+ * Returns 1 when it sent none. */
 int osn__net_probe_uac_response(struct osn__net_probe *p, int call, int method, int status,
-                                int retry_after);
+                                int retry_after, const struct osn_sip_oc *oc);
+
+/* UAC: the attempts its client half shed (the run's shed_local). */
+uint64_t osn__net_probe_shed_local(const struct osn__net_probe *p);
 
 /* UAC: what the sources' UAC machine had the driver do, by enum osn_uac_do, and the calls'
  * outcomes by enum osn_uac_outcome. */

@@ -550,6 +550,55 @@ static void test_shed_retry_after(void **state)
     osn_ctl_free(cli);
 }
 
+/* The caller's client half (issue 30, osn_uac_call_admit, RFC 7339 5.3): none, or one without
+ * feedback, admits the attempt (its acts unchanged); after oc = 100 (loss) the attempt is shed:
+ * SHED, OUTCOME (rejected) and END, no INVITE, no patience armed; with retries left, SHED and
+ * DRAW, and the retry comes as after a 503 without Retry-After. */
+static void test_uac_client_half(void **state)
+{
+    (void)state;
+    struct osn_ctl_cfg cc;
+    struct osn_ctl *cli = NULL;
+    osn_ctl_cfg_default(&cc);
+    assert_int_equal(osn_ctl_new_kind(&cli, OSN_CTL_KIND_LOSS, &cc), 0);
+    struct osn_uac_cfg cfg = {.timer_b = 32, .retry_until = INFINITY, .patience = true};
+    struct osn_uac_call c;
+    struct osn_uac_acts a;
+    const uint32_t start = OSN_UAC_BIT(OSN_UAC_DO_INVITE) | OSN_UAC_BIT(OSN_UAC_DO_ARM);
+    osn_uac_call_start(&c, 0, 0, 5, &a);
+    assert_false(osn_uac_call_admit(&c, &cfg, NULL, 0, &a));
+    assert_int_equal(a.bits, start);
+    assert_false(osn_uac_call_admit(&c, &cfg, cli, 0, &a)); /* no feedback yet */
+    assert_int_equal(a.bits, start);
+
+    struct osn_ctl_feedback fb = {.algo = OSN_CTL_ALGO_LOSS, .oc = 100, .validity = 60, .seq = 1};
+    struct osn_sip_oc oc;
+    osn_elem_fb_to_oc(&fb, &oc);
+    osn_uac_on_feedback(cli, 0, &oc);
+    osn_uac_call_start(&c, 1, 0, 5, &a);
+    assert_true(osn_uac_call_admit(&c, &cfg, cli, 1, &a));
+    assert_int_equal(a.bits, OSN_UAC_BIT(OSN_UAC_DO_SHED) | OSN_UAC_BIT(OSN_UAC_DO_OUTCOME) |
+                                     OSN_UAC_BIT(OSN_UAC_DO_END));
+    assert_int_equal(a.outcome, OSN_UAC_REJECTED);
+    assert_int_equal(c.state, OSN_UAC_S_DONE);
+
+    cfg.retry = (struct osn_uac_retry_cfg){.prob = 1, .max_retries = 2, .honour_retry_after = 1};
+    osn_uac_call_start(&c, 2, 0, 5, &a);
+    assert_true(osn_uac_call_admit(&c, &cfg, cli, 2, &a));
+    assert_int_equal(a.bits, OSN_UAC_BIT(OSN_UAC_DO_SHED) | OSN_UAC_BIT(OSN_UAC_DO_DRAW));
+    assert_int_equal(a.retry_after, -1);
+    osn_uac_call_retry(&c, &cfg, 2, 0.5, 1.5, &a);
+    assert_int_equal(a.bits, OSN_UAC_BIT(OSN_UAC_DO_SHED) | OSN_UAC_BIT(OSN_UAC_DO_RETRY) |
+                                     OSN_UAC_BIT(OSN_UAC_DO_ARM));
+    assert_true(a.at == 3.5);
+    /* the last retry shed is the call's: rejected */
+    osn_uac_call_start(&c, 3.5, 2, 5, &a);
+    assert_true(osn_uac_call_admit(&c, &cfg, cli, 3.5, &a));
+    assert_int_equal(a.bits, OSN_UAC_BIT(OSN_UAC_DO_SHED) | OSN_UAC_BIT(OSN_UAC_DO_OUTCOME) |
+                                     OSN_UAC_BIT(OSN_UAC_DO_END));
+    osn_ctl_free(cli);
+}
+
 /* pi's cap at a proxy (osn_proxy_retrans_allowed): with a cap of 0 an INVITE copy is held back;
  * a BYE copy only with cap_noninvite (the papers' cap on the retransmission message rate); a
  * response copy never. */
@@ -1449,6 +1498,7 @@ int main(void)
             cmocka_unit_test(test_hops_retry_after),
             cmocka_unit_test(test_request_routed_upstream),
             cmocka_unit_test(test_server_shed_retry_after),
+            cmocka_unit_test(test_uac_client_half),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1482,7 +1482,9 @@ static void test_scripts(void **state)
  *   N    a new call (numbered 0, 1, ... in order)
  *   T    nothing: time runs to TIME (the timers due fire)
  *   STATUS[FLAGS][CALL]  the next hop answers the call's last INVITE with STATUS; FLAGS `b`:
- *        its BYE instead, `c`: its CANCEL instead, `rN`: with Retry-After N (s)
+ *        its BYE instead, `c`: its CANCEL instead, `rN`: with Retry-After N (s), `o`: with
+ *        RFC 7339 feedback oc=100, loss, in its top Via (the caller's client half, if any, sheds
+ *        every new call for its validity, 10 s)
  *   b    the callee's BYE (source.callee_hangs_up), from the next hop: the dialog's tags the
  *        other way round, the caller's Call-ID (for a call never started, one of the caller's
  *        form that names no call of its); the caller's answer goes back down (d:200, d:481)
@@ -1508,6 +1510,10 @@ struct uac_script {
      * and waits for the callee's BYE (event b) */
     double callee;
     int byes_in; /* the calls the callee ended, its BYE answered 200 (both drivers' byes_in) */
+    /* The caller has a client half of loss toward its next hop ([control] at = edge: issue 30),
+     * and sheds this many attempts itself (both drivers' shed_local) */
+    bool client;
+    int shed;
 };
 
 #define UAC_HOLD 1.0 /* s, mean */
@@ -1638,11 +1644,46 @@ static const struct uac_script uac_scripts[] = {
          OSN_UAC_GOOD,
          0,
          0},
+        /* The caller as overload-control client (issue 30, RFC 7339 5.3, osn_uac_call_admit):
+         * the 2xx of call 0 says oc=100 (loss), so call 1 at 1 s is shed before its INVITE
+         * leaves, failed as rejected (as if a 503 had come) and counted as shed; call 0 goes
+         * on to its hold's BYE, which the client half does not hold back. */
+        {"oc=100 in a response: the next new call is shed by the caller, counted, no INVITE",
+         "N@0 100@0.01 180@0.02 200o@0.03 N@1 200b@1.7 T@40",
+         0,
+         0,
+         0,
+         0,
+         false,
+         {"  0.000 d:INVITE", "  1.625 d:BYE"},
+         "  1.000 d:INVITE",
+         OSN_UAC_REJECTED,
+         0,
+         0,
+         true,
+         1},
+        /* The same without oc: call 1's INVITE leaves at 1 s (left unanswered, Timer B ends
+         * it; the script's responses answer call 0's requests). */
+        {"no oc in the responses: the caller's client half admits the next call",
+         "N@0 100@0.01 180@0.02 200@0.03 N@1 200b@1.7 T@40",
+         0,
+         0,
+         0,
+         0,
+         false,
+         {"  1.000 d:INVITE", "  1.625 d:BYE"},
+         NULL,
+         OSN_UAC_GOOD,
+         0,
+         0,
+         true,
+         0},
 };
 
 struct uac_event {
     char kind; /* N, T, or R for a response */
     int call, status, retry_after, method;
+    bool oc; /* the response carries oc=100, loss */
     double t;
 };
 
@@ -1663,6 +1704,8 @@ static const char *uac_next_event(const char *p, struct uac_event *ev)
                 ev->method = OSN_SIP_CANCEL, p++;
             else if (*p == 'r')
                 ev->retry_after = (int)strtol(p + 1, (char **)&p, 10);
+            else if (*p == 'o')
+                ev->oc = true, p++;
             else
                 break;
         }
@@ -1680,6 +1723,7 @@ struct uac_result {
     struct result r;
     uint64_t did[OSN_UAC_NDO], outcome[OSN_UAC_NOUTCOMES];
     uint64_t byes_in; /* the calls the callee ended (the node's and the simulator's byes_in) */
+    uint64_t shed;    /* the attempts the caller's client half shed (both drivers' shed_local) */
 };
 
 /* The generator's hold key for seed UAC_SEED, as gen_setup derives it (the third draw of the
@@ -1695,13 +1739,22 @@ static uint64_t uac_hold_key(void)
 
 /* The next hop's answer to the generator's request `req` (SIP text): its headers as a UAS
  * copies them (RFC 3261 8.2.6.2), a To tag beyond 100, a Contact, and Retry-After. */
-static void uac_node_response(struct node *n, const char *req, int status, int retry_after)
+static void uac_node_response(struct node *n, const char *req, int status, int retry_after, bool oc)
 {
     char out[4096], line[1024];
     const char *p = strstr(req, "\r\n") + 2;
     size_t k = (size_t)snprintf(out, sizeof out, "SIP/2.0 %d Reason\r\n", status);
     for (const char *e; (e = strstr(p, "\r\n")) && e != p; p = e + 2) {
         snprintf(line, sizeof line, "%.*s", (int)(e - p), p);
+        if (oc && !strncmp(line, "Via:", 4)) { /* the caller's offer answered: the feedback */
+            char *offer = strstr(line, ";oc");
+            if (offer)
+                *offer = '\0';
+            k += (size_t)snprintf(out + k, sizeof out - k,
+                                  "%s;oc=100;oc-algo=\"loss\";oc-validity=10000;oc-seq=1.0\r\n",
+                                  line);
+            continue;
+        }
         if (!strncmp(line, "Max-Forwards", 12) || !strncmp(line, "Content-", 8) ||
             !strncmp(line, "Contact", 7))
             continue;
@@ -1771,6 +1824,10 @@ static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
                                        .seed = UAC_SEED};
     if (sc->patience > 0)
         cfg.src.patience = (struct osn_uac_patience){OSN_UAC_PATIENCE_DET, sc->patience, 0};
+    if (sc->client) { /* as config.c wires a generator of control.at = edge */
+        cfg.ctl_kind = OSN_CTL_KIND_LOSS;
+        cfg.ctl_at = OSN_NODE_CTL_AT_EDGE;
+    }
     n->cfg = &cfg;
     static struct next_hop hop = {.addr.v4 = {.sin_family = AF_INET, .sin_port = 5080},
                                   .fd = -1,
@@ -1787,6 +1844,8 @@ static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
     assert_int_equal(osn_sip_layer_init(&n->sip, &cfg.sip, 64), 0);
     assert_int_equal(osn_sip_wire_key_init(), 0);
     osn_ctl_cfg_default(&cfg.ctl);
+    if (sc->client)
+        assert_int_equal(osn_ctl_new_kind(&n->cli, cfg.ctl_kind, &cfg.ctl), 0);
     osn_elem_server_init(&n->server, cfg.cost, cfg.buffer, NULL, 0);
     assert_int_equal(gen_setup(n, msg, sizeof msg), 0);
     for (const char *p = sc->events; (p = uac_next_event(p, &ev));) {
@@ -1798,7 +1857,7 @@ static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
         } else if (ev.kind == 'R') {
             int k = ev.method == OSN_SIP_INVITE ? 0 : ev.method == OSN_SIP_BYE ? 1 : 2;
             if (*g_ufwd[ev.call][k])
-                uac_node_response(n, g_ufwd[ev.call][k], ev.status, ev.retry_after);
+                uac_node_response(n, g_ufwd[ev.call][k], ev.status, ev.retry_after, ev.oc);
         }
     }
     memcpy(u->did, gen_did(n), sizeof u->did);
@@ -1807,6 +1866,7 @@ static void uac_node_run(const struct uac_script *sc, struct uac_result *u)
     node_release(n);
     memcpy(u->outcome, n->st.uac.outcome, sizeof u->outcome);
     u->byes_in = n->st.uac.byes_in;
+    u->shed = n->st.uac.shed_local;
     free(n);
 }
 
@@ -1825,8 +1885,20 @@ static void uac_sim_run(const struct uac_script *sc, struct uac_result *u)
                                 .hold = UAC_HOLD,
                                 .hold_key = uac_hold_key(),
                                 .callee_hangs_up = sc->callee};
+    if (sc->client) {
+        pc.ctl_kind = OSN_CTL_KIND_LOSS;
+        pc.ctl_at = OSN_NET_CTL_AT_EDGE;
+    }
     struct osn__net_probe *p;
     struct uac_event ev;
+    /* oc=100, loss, valid 10 s, as the node's text says it */
+    const struct osn_sip_oc oc100 = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_VALUE |
+                                              OSN_SIP_OC_ALGO | OSN_SIP_OC_VALIDITY |
+                                              OSN_SIP_OC_SEQ,
+                                     .value = 100,
+                                     .algo = OSN_SIP_ALGO_LOSS,
+                                     .validity_ms = 10000,
+                                     .seq_int = 1};
     sip_cfg(&pc.sip, OSN_ELEM_UAS);
     osn_ctl_cfg_default(&pc.ctl);
     assert_int_equal(osn__net_probe_new(&p, &pc), 0);
@@ -1838,10 +1910,11 @@ static void uac_sim_run(const struct uac_script *sc, struct uac_result *u)
             assert_int_equal(osn__net_probe_callee_bye(p, ev.call), 0);
         else if (ev.kind == 'R')
             assert_true(osn__net_probe_uac_response(p, ev.call, ev.method, ev.status,
-                                                    ev.retry_after) >= 0);
+                                                    ev.retry_after, ev.oc ? &oc100 : NULL) >= 0);
     }
     osn__net_probe_uac(p, u->did, u->outcome);
     u->byes_in = osn__net_probe_byes_in(p);
+    u->shed = osn__net_probe_shed_local(p);
     osn__net_probe_free(p);
 }
 
@@ -1860,6 +1933,9 @@ static void uac_show(const char *what, const char *name, const struct uac_result
     if (a->byes_in || b->byes_in)
         printf("   byes_in: simulator %llu, node %llu\n", (unsigned long long)a->byes_in,
                (unsigned long long)b->byes_in);
+    if (a->shed || b->shed)
+        printf("   shed_local: simulator %llu, node %llu\n", (unsigned long long)a->shed,
+               (unsigned long long)b->shed);
 }
 
 static void test_uac_scripts(void **state)
@@ -1880,6 +1956,7 @@ static void test_uac_scripts(void **state)
         ok = ok && (!sc->absent || !strstr(node.r.wire, sc->absent));
         ok = ok && node.outcome[sc->outcome] == 1; /* the script's one call, so ended */
         ok = ok && sim.byes_in == (uint64_t)sc->byes_in && node.byes_in == (uint64_t)sc->byes_in;
+        ok = ok && sim.shed == (uint64_t)sc->shed && node.shed == (uint64_t)sc->shed;
         if (!ok || getenv("OSN_TEST_VERBOSE"))
             uac_show(ok ? "ok" : "DIFFERS", sc->name, &sim, &node);
         failed += !ok;
@@ -1888,6 +1965,8 @@ static void test_uac_scripts(void **state)
     /* the floor of UAC scripts through both drivers: the eight of the caller's own machine, and
      * the callee's BYE at the caller, up, crossing the caller's BYE, for no call (drv33) */
     assert_true(sizeof uac_scripts / sizeof uac_scripts[0] >= 11);
+    /* and the caller as overload-control client, shedding and admitting (srcctl30) */
+    assert_true(sizeof uac_scripts / sizeof uac_scripts[0] >= 13);
 }
 
 int main(void)

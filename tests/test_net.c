@@ -30,7 +30,13 @@
  *   sends no callee's BYE;
  * - BYEs crossing on the trunk (the caller hangs up at once, a 2xx crossed its CANCEL; the callee
  *   after a short hold): each proxy takes both directions' BYEs as new requests, every callee's
- *   BYE reaches the caller, nothing is resent (the proxies' records kept by direction).
+ *   BYE reaches the caller, nothing is resent (the proxies' records kept by direction);
+ * - the source's client half ([control] at = edge, issue 30): with the edge the bottleneck at
+ *   3x its capacity, loss at the edge and the sources' client halves hold goodput near the
+ *   edge's capacity, the sources shedding calls themselves, where the core's control
+ *   (at = core) leaves the edge to collapse; the paired difference (same seed, same calls) has
+ *   its 95% interval well above half the edge's capacity; at = edge on a fanout leaves the
+ *   edges' choice of the cores as it was.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -1116,6 +1122,100 @@ static void test_common_random_numbers(void **state)
     assert_true(val(run(&c), OSN_NET_OFFERED) == off[1][0]);
 }
 
+/* A collapse whose edge is the bottleneck: the default core's costs at the edge (capacity 333
+ * calls/s, four responses a call pass it), the default edge's at the core, 3x the edge's capacity
+ * offered, control loss. */
+static void edge_bottleneck_cfg(struct osn_net_cfg *c, enum osn_net_ctl_at at, double *rep)
+{
+    collapse_cfg(c, "loss", 1);
+    struct osn_net_server_cfg edge = c->core, core = c->edge;
+    edge.buffer = 50000;
+    core.buffer = 2000;
+    c->edge = edge;
+    c->core = core;
+    c->replications = 4;
+    c->ctl_at = at;
+    c->src.rate = 3 * osn_net_capacity(&c->edge, 4);
+    c->rep_measures = rep;
+}
+
+static void test_source_client_half(void **state)
+{
+    (void)state;
+    enum { R = 4 };
+    static double rep[2][R * OSN_NET_NMEASURES];
+    struct osn_net_cfg c;
+    struct osn_net_result *r[2];
+    for (int k = 0; k < 2; k++) {
+        edge_bottleneck_cfg(&c, k ? OSN_NET_CTL_AT_EDGE : OSN_NET_CTL_AT_CORE, rep[k]);
+        r[k] = run(&c);
+    }
+    double cap = r[1]->elem[1][OSN_NET_E_CAPACITY].value;
+    assert_float_equal(cap, 1 / 3.0e-3, 1e-6); /* INVITE 1 + ACK 0.3 + BYE 0.5 + 4 x 0.3 ms */
+    /* the same calls offered in both (common random numbers) */
+    assert_true(val(r[0], OSN_NET_OFFERED) == val(r[1], OSN_NET_OFFERED));
+    /* at = core: no server half at the edge, no client half at the sources: it collapses */
+    assert_true(val(r[0], OSN_NET_SHED_LOCAL) == 0);
+    assert_true(val(r[0], OSN_NET_GOODPUT) < 0.5 * cap);
+    /* at = edge: the sources shed themselves (counted as rejected too); goodput near capacity */
+    double g = val(r[1], OSN_NET_GOODPUT), shed = val(r[1], OSN_NET_SHED_LOCAL);
+    assert_true(g >= 0.9 * cap && g <= 1.02 * cap);
+    assert_true(shed > 0.5 * val(r[1], OSN_NET_OFFERED));
+    assert_true(shed <= val(r[1], OSN_NET_FAILED_REJECTED));
+    /* the paired difference of goodput, replication by replication, and its 95% interval */
+    double d[R], m = 0, v = 0;
+    for (int i = 0; i < R; i++) {
+        d[i] = rep[1][i * OSN_NET_NMEASURES + OSN_NET_GOODPUT] -
+               rep[0][i * OSN_NET_NMEASURES + OSN_NET_GOODPUT];
+        m += d[i] / R;
+    }
+    for (int i = 0; i < R; i++)
+        v += (d[i] - m) * (d[i] - m) / (R - 1);
+    double half = 3.182 * sqrt(v / R); /* Student t, 3 degrees of freedom, 95% */
+    fprintf(stderr,
+            "edge bottleneck 3x: goodput at=core %.1f, at=edge %.1f (shed locally %.1f/s) "
+            "of the edge's %.1f; paired difference %.1f +- %.1f\n",
+            val(r[0], OSN_NET_GOODPUT), g, shed, cap, m, half);
+    assert_true(m - half > 0.5 * cap);
+    /* at = both: the core keeps its server half (and the edge its client half toward it), the
+     * sources are the edge's clients all the same */
+    edge_bottleneck_cfg(&c, OSN_NET_CTL_AT_BOTH, NULL);
+    struct osn_net_result *b = run(&c);
+    assert_true(val(b, OSN_NET_GOODPUT) >= 0.9 * cap && val(b, OSN_NET_SHED_LOCAL) > 0);
+    assert_true(val(b, OSN_NET_CORE_P0) >= 0); /* the core's detector ran: it has its half */
+}
+
+/* control.at = edge on a fanout (two edges, three cores) at a light load: the edges still choose
+ * among the cores (their choice is made whatever the control), every call is good, none shed,
+ * and the run is the one at = core gives, bit for bit (nothing is overloaded, and the halves
+ * draw from streams of their own). */
+static void test_fanout_at_edge_routes(void **state)
+{
+    (void)state;
+    struct osn_net_cfg c;
+    double good[2], inv[2][3];
+    for (int k = 0; k < 2; k++) {
+        short_cfg(&c, 2);
+        c.topology = OSN_NET_FANOUT;
+        c.edges = 2;
+        c.cores = 3;
+        c.src.rate = 150;
+        c.ctl_kind = OSN_CTL_KIND_LOSS;
+        c.ctl_at = k ? OSN_NET_CTL_AT_EDGE : OSN_NET_CTL_AT_CORE;
+        struct osn_net_result *r = run(&c);
+        good[k] = val(r, OSN_NET_GOODPUT);
+        assert_true(good[k] > 0.97 * val(r, OSN_NET_OFFERED));
+        assert_true(val(r, OSN_NET_SHED_LOCAL) == 0 && val(r, OSN_NET_FAILED) == 0);
+        /* sources 0, 1, edges 2, 3, cores 4, 5, 6: each core takes a third of the calls */
+        for (int j = 0; j < 3; j++) {
+            inv[k][j] = r->elem[4 + j][OSN_NET_E_PROC + OSN_NET_K_INVITE].value;
+            assert_true(inv[k][j] > 0.25 * val(r, OSN_NET_OFFERED));
+        }
+    }
+    assert_true(good[1] == good[0]);
+    assert_memory_equal(inv[1], inv[0], sizeof inv[0]);
+}
+
 struct progress_seen {
     int calls;
     double last;
@@ -1183,6 +1283,8 @@ int main(void)
             cmocka_unit_test(test_byes_cross),
             cmocka_unit_test(test_fanin_200_edges),
             cmocka_unit_test(test_fanin_shares_per_source),
+            cmocka_unit_test(test_source_client_half),
+            cmocka_unit_test(test_fanout_at_edge_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -962,6 +962,8 @@ enum osn_uac_do {
     OSN_UAC_DO_DRAW,    /* the attempt failed and may be retried: draw (u, delay) of the
                            scenario's laws and call osn_uac_call_retry, which replaces this bit */
     OSN_UAC_DO_RETRY,   /* the caller tries again: count the failed attempt as retried */
+    OSN_UAC_DO_SHED,    /* the UAC's client half shed the attempt (osn_uac_call_admit): count it
+                           as shed locally; its outcome is a 503's (REJECTED), no INVITE left */
     OSN_UAC_DO_OUTCOME, /* count `outcome` as the call's (once per call) */
     OSN_UAC_DO_ARM,     /* arm the call's timer at `at` (s) */
     OSN_UAC_DO_HOLD,    /* arm it after a hold the driver draws (osn_uac_hold_draw) */
@@ -1001,6 +1003,28 @@ struct osn_uac_cfg {
  * ever). Resets c. Acts: INVITE, and ARM the patience. */
 void osn_uac_call_start(struct osn_uac_call *c, double now, unsigned retries, double patience,
                         struct osn_uac_acts *a);
+
+/*
+ * RFC 7339 5.3, RFC 7415 4.3: the UAC's client half `cli` (NULL: none, nothing changes) toward
+ * its next hop admits the attempt osn_uac_call_start began at `now` or sheds it. Call it right
+ * after osn_uac_call_start with its acts. Shed, the attempt ends as if the next hop had answered
+ * 503 without Retry-After: *a's bits become SHED with OUTCOME and END (REJECTED), or SHED with
+ * DRAW when the scenario may retry it; nothing is sent and no timer armed. Returns whether it
+ * was shed.
+ */
+bool osn_uac_call_admit(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, struct osn_ctl *cli,
+                        double now, struct osn_uac_acts *a);
+
+/* The attempt osn_uac_call_start began is shed before its INVITE leaves, as osn_uac_call_admit
+ * sheds it: for a caller with several next hops, whose choice asked each server's client half
+ * and found none that admits it (osn_elem_hops_choose returned -1). */
+void osn_uac_call_shed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg,
+                       struct osn_uac_acts *a);
+
+/* RFC 7339 5.2: the UAC's client half `cli` (NULL: none) reads the oc parameters of the top Via
+ * of each response from its next hop, every response and every kind, as a proxy's client half
+ * does (osn_proxy_on_feedback, which this is: one reading for every client half). */
+void osn_uac_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip_oc *oc);
 
 /* An event `tu` of the attempt's INVITE client transaction, response `status` (0 none) with
  * Retry-After `retry_after` (-1 none). */

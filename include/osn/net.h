@@ -48,6 +48,15 @@
 
 enum osn_net_topology { OSN_NET_COLLAPSE, OSN_NET_TANDEM, OSN_NET_FANIN, OSN_NET_FANOUT };
 
+/* [control] at: the elements that have the controller's server half. Each server half's upstream
+ * neighbours have the client halves toward it: the core's are the edges, an edge's are its
+ * sources (the UACs: RFC 7339 5.3 at the caller). */
+enum osn_net_ctl_at {
+    OSN_NET_CTL_AT_CORE, /* the core(s) only: edges are clients (the default, as before) */
+    OSN_NET_CTL_AT_EDGE, /* the edges only: sources are clients, the core runs no control */
+    OSN_NET_CTL_AT_BOTH, /* the cores and the edges: edges are both, sources are clients */
+};
+
 /* Message kinds, for processing costs and counters: the elements' (osn/elem.h). */
 enum osn_net_kind {
     OSN_NET_K_INVITE = OSN_ELEM_K_INVITE, /* new INVITE */
@@ -244,6 +253,8 @@ struct osn_net_cfg {
     /* The homes of the [element NAME], [source NAME] and [link A-B] keys while one section is
      * read (as `core` is [server coreN]'s); their values here are the keys' defaults. */
     struct osn_net_topo_keys topo;
+    /* [control] at: where the server halves are (enum osn_net_ctl_at; default core). */
+    enum osn_net_ctl_at ctl_at;
 };
 
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,
@@ -306,6 +317,8 @@ enum osn_net_measure {
     /* How answered calls ended (source.callee_hangs_up): */
     OSN_NET_BYES_OK, /* calls/s the caller ended: its BYE answered 2xx */
     OSN_NET_BYES_IN, /* calls/s the callee ended: its BYE answered 200 by the caller */
+    /* A source as overload-control client ([control] at = edge or both): */
+    OSN_NET_SHED_LOCAL, /* attempts/s its client half shed before sending (also failed_rejected) */
     OSN_NET_NMEASURES
 };
 

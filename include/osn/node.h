@@ -94,7 +94,9 @@ struct osn_node_uac_stats {
     uint64_t acks_2xx;           /* ACKs of a 2xx sent (each 2xx copy gets one) */
     uint64_t byes_sent, byes_ok; /* BYEs started; of which answered 2xx */
     uint64_t byes_in;            /* the callee's BYEs answered 200: calls the callee ended */
-    uint64_t cancels;            /* CANCELs sent by callers who gave up (RFC 3261 9.1) */
+    uint64_t shed_local; /* attempts the generator's own client half shed (control.at edge or
+                            both, RFC 7339 5.3): never sent, each failed as rejected */
+    uint64_t cancels;    /* CANCELs sent by callers who gave up (RFC 3261 9.1) */
     uint64_t failovers;  /* INVITEs sent again to another next hop after a timeout or a 503 with
                             Retry-After from the one they went to (several next hops) */
     uint64_t no_trying;  /* calls ended without a 100 Trying */
@@ -163,6 +165,15 @@ struct osn_node_cfg {
     long buffer;
     enum osn_ctl_kind ctl_kind;
     struct osn_ctl_cfg ctl;
+    /* [control] at: where the server halves are (the scenario's enum osn_net_ctl_at, in the
+     * same order). edge, both: an edge has the server half toward its upstream (the
+     * generator), the generator a client half per next hop (RFC 7339 5.3 at the caller);
+     * edge: the core none */
+    enum osn_node_ctl_at {
+        OSN_NODE_CTL_AT_CORE,
+        OSN_NODE_CTL_AT_EDGE,
+        OSN_NODE_CTL_AT_BOTH
+    } ctl_at;
     struct osn_sip_cfg sip;
     FILE *stats; /* borrowed; NULL: no per-interval CSV */
     /* borrowed; NULL: no progress. Each stats interval a line "osn node ELEMENT: ..." with the

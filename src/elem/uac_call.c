@@ -30,6 +30,15 @@
  * retried; a 2xx that crossed its CANCEL is ACKed and the call hung up at once (RFC 3261 15),
  * as a hold of 0. The random draws (patience, retry, hold) are the driver's, of the laws here and
  * in uac.c, so that each world keeps its own streams.
+ *
+ * The caller as an overload-control client (when the scenario gives the source a client half,
+ * [control] at = edge or both): RFC 7339 5.1 and 5.3 (loss) and RFC 7415 4 (rate) let the
+ * originator of a request throttle it as a proxy's client half does. Before its INVITE leaves, an
+ * attempt asks the client half toward its next hop (osn_uac_call_admit); one shed never goes out
+ * and ends at once "as if" the next hop had answered 503 (RFC 7339 5.3), counted as shed
+ * locally (SHED) and failed as rejected, retried as a 503 would be. The client half learns from
+ * the oc, oc-validity, oc-seq and oc-algo of every response's top Via (RFC 7339 5.2,
+ * osn_uac_on_feedback); the driver offers oc in the Via of each request (RFC 7339 5.1).
  */
 #include <math.h>
 
@@ -55,6 +64,37 @@ static bool may_retry(const struct osn_uac_cfg *cfg, const struct osn_uac_call *
 {
     return cfg->retry.prob > 0 && (outcome == OSN_UAC_REJECTED || outcome == OSN_UAC_TIMEOUT) &&
            !c->connected && c->retries < cfg->retry.max_retries;
+}
+
+bool osn_uac_call_admit(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, struct osn_ctl *cli,
+                        double now, struct osn_uac_acts *a)
+{
+    if (!cli || c->state != OSN_UAC_S_INVITING || !(a->bits & BIT(INVITE)) ||
+        osn_ctl_client_admit(cli, now, OSN_CTL_MSG_INVITE) != OSN_CTL_SHED_503)
+        return false;
+    osn_uac_call_shed(c, cfg, a);
+    return true;
+}
+
+void osn_uac_call_shed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg,
+                       struct osn_uac_acts *a)
+{
+    /* RFC 7339 5.3: rejected locally as if the server had answered 503 (no Retry-After). The
+     * attempt has just started: no answer came before, its caller has not given up. */
+    c->outcome = OSN_UAC_REJECTED;
+    a->outcome = OSN_UAC_REJECTED;
+    a->retry_after = -1;
+    if (may_retry(cfg, c, OSN_UAC_REJECTED)) {
+        a->bits = BIT(SHED) | BIT(DRAW);
+    } else {
+        c->state = OSN_UAC_S_DONE;
+        a->bits = BIT(SHED) | BIT(OUTCOME) | BIT(END);
+    }
+}
+
+void osn_uac_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip_oc *oc)
+{
+    osn_proxy_on_feedback(cli, now, oc);
 }
 
 uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, double *delay)

@@ -33,6 +33,8 @@ static const char *const ring_laws[] = {"none", "det", "exp", NULL};
 static const char *const client_modes[] = {"rfc", "sipp", NULL};
 static const char *const pi_measures[] = {"rrrc", "rtd", NULL};
 static const char *const roles[] = {"proxy", "uas", NULL};
+/* As enum osn_net_ctl_at. */
+static const char *const ctl_ats[] = {"core", "edge", "both", NULL};
 
 /* ---- the keys stored in more than one place, or in a derived form ---- */
 
@@ -484,7 +486,18 @@ static const struct osn_key_spec net_keys[] = {
         LINK_KEYS("link uas", uas_link),
         {"control", "kind", OSN_KEY_CHOICE, .choices = osn_ctl_kind_names, OSN_KEY_AT(C, ctl_kind),
          .help = "the overload control: server half at the core, client half at its upstream "
-                 "neighbours (RFC 7339 oc parameters in the top Via)"},
+                 "neighbours (RFC 7339 oc parameters in the top Via); control.at moves the "
+                 "server halves"},
+        {"control", "at", OSN_KEY_CHOICE, .choices = ctl_ats, OSN_KEY_AT(C, ctl_at),
+         .help = "where the server halves of control.kind are; each one's upstream neighbours "
+                 "hold the client halves toward it. core: at the core(s), the edges are the "
+                 "clients (as before this key). edge: at each edge, its sources (the UACs) are "
+                 "the clients: they offer oc in the Via of their requests, read the edge's "
+                 "feedback and shed new calls themselves, each counted as rejected and as "
+                 "shed_local (RFC 7339 5.3); the core runs no control. both: at the edges and "
+                 "the core(s), an edge being its sources' server and the core's client. With "
+                 "kind none there are no halves anywhere; both is refused in a tandem (not "
+                 "carried out there)"},
         {"control", "detector", OSN_KEY_CHOICE, .choices = osn_ctl_det_kind_names,
          OSN_KEY_AT(C, ctl.det.kind),
          .help = "what l1 h1 l2 h2 measure: messages in the system (hysteretic), the busy "

@@ -174,6 +174,9 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     c->buffer = sv->buffer;
     c->ctl_kind = net->ctl_kind;
     c->ctl = net->ctl;
+    c->ctl_at = net->ctl_at == OSN_NET_CTL_AT_EDGE   ? OSN_NODE_CTL_AT_EDGE
+                : net->ctl_at == OSN_NET_CTL_AT_BOTH ? OSN_NODE_CTL_AT_BOTH
+                                                     : OSN_NODE_CTL_AT_CORE;
     c->sip = net->sip;
     c->ring = c->element == OSN_NODE_UAS ? net->uas.ring : OSN_UAS_RING_NONE;
     c->ring_mean = net->uas.ring_mean;
@@ -182,10 +185,12 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     c->src.hold = net->src.hold;
     c->src.callee_hangs_up = net->src.callee_hangs_up;
     if (c->element == OSN_NODE_UAC) {
-        /* The generator is the caller, not a server: no virtual CPU, no controller (a client
-         * half at the source is not built yet). Its run length defaults to the scenario's. */
+        /* The generator is the caller, not a server: no virtual CPU, no server half; a client
+         * half per next hop when the edge has the server half (control.at edge or both). Its
+         * run length defaults to the scenario's. */
         memset(c->cost, 0, sizeof c->cost);
-        c->ctl_kind = OSN_CTL_KIND_NONE;
+        if (net->ctl_at == OSN_NET_CTL_AT_CORE)
+            c->ctl_kind = OSN_CTL_KIND_NONE;
         source_from_net(net, &c->src);
         if (!(c->duration > 0))
             c->duration = net->time;

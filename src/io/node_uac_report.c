@@ -116,6 +116,7 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
             {"byes_sent", u->byes_sent},
             {"byes_ok", u->byes_ok},
             {"byes_in", u->byes_in},
+            {"shed_local", u->shed_local},
             {"setup_samples", u->setup_n},
             {"failovers", u->failovers},
     };
@@ -154,6 +155,10 @@ void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
             (unsigned long long)u->byes_sent, (unsigned long long)u->byes_ok);
     fprintf(f, "  %-18s %12llu  calls the callee ended: its BYE answered 200\n", "byes_in",
             (unsigned long long)u->byes_in);
+    if (u->shed_local)
+        fprintf(f,
+                "  %-18s %12llu  attempts our client half shed, never sent (in failed_rejected)\n",
+                "shed_local", (unsigned long long)u->shed_local);
     fprintf(f, "  %-18s %12.4f  s, INVITE -> 180: p50 %.4f, p95 %.4f, p99 %.4f\n",
             "setup_delay_mean", u->setup_n ? u->setup_sum / (double)u->setup_n : NAN,
             osn_node_hist_quantile(u->setup_hist, 0.50),

@@ -221,15 +221,22 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
     osn_rng_stream(&n->link.rng, cfg->src.seed, LINK_STREAM + (unsigned long)n->worker);
     osn_rng_stream(&n->hold_rng, cfg->src.seed, HOLD_STREAM + (unsigned long)n->worker);
     /* The server half at the core, the client half at the edge (toward the core): the
-     * simulator's wiring of a collapse chain. */
-    if (cfg->element == OSN_NODE_CORE) {
+     * simulator's wiring of a collapse chain. [control] at = edge moves the server half to the
+     * edge and the client halves to the generator; both keeps the core's too (the edge is then
+     * its sources' server and the core's client). */
+    bool srv = (cfg->element == OSN_NODE_CORE && cfg->ctl_at != OSN_NODE_CTL_AT_EDGE) ||
+               (cfg->element == OSN_NODE_EDGE && cfg->ctl_at != OSN_NODE_CTL_AT_CORE);
+    bool cli = (cfg->element == OSN_NODE_EDGE && cfg->ctl_at != OSN_NODE_CTL_AT_EDGE) ||
+               (cfg->element == OSN_NODE_UAC && cfg->ctl_at != OSN_NODE_CTL_AT_CORE);
+    if (srv) {
         err = osn_ctl_new_kind(&n->srv, cfg->ctl_kind, &cfg->ctl);
         if (err) {
             snprintf(msg, msgsize, "control.kind '%s' rejected its configuration",
                      osn_ctl_kind_name(cfg->ctl_kind));
             return err;
         }
-    } else if (cfg->element == OSN_NODE_EDGE && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
+    }
+    if (cli && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
         /* RFC 7339 5.10: one client half per next hop, each fed by its own server's responses
          * (with one, n->cli as always; with several, fan.h[i].cli and n->cli none). */
         for (size_t i = 0; i < (n->nhops > 1 ? n->nhops : 1); i++) {

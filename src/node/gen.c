@@ -62,6 +62,7 @@ struct gcall {
     bool live;               /* the slot holds a call */
     uint16_t bye_len;
     uint8_t hop;        /* the next hop (index of n->hops) of this attempt's INVITE: its dialog's */
+    bool chosen;        /* hop is this attempt's, chosen when its client halves admitted it */
     struct ntx *invite; /* INVITING: the attempt's INVITE transaction (its CANCEL's source) */
     struct gcall *next_free;
     char bye[BYE_MAX];
@@ -101,6 +102,7 @@ struct gen {
     struct osn_sip_wire inv;
     int inv_hop;         /* -1: none yet */
     uint32_t inv_widths; /* hex digits of the slot << 8 | of the attempt */
+    bool clients; /* a client half toward the next hop(s) (control.at edge or both) */
 };
 
 static double clock_now(const struct node *n)
@@ -144,6 +146,7 @@ int gen_setup(struct node *n, char *msg, size_t msgsize)
     if (cfg->warmup > 0) /* the window of the rates, the delays' (in_window) */
         g->st.win = (struct osn_node_uac_window){.t0 = cfg->warmup, .t1 = cfg->duration};
     n->gen = g;
+    g->clients = hops_cli(n, 0) != NULL;
     /* The schedule's precision: the kernel may wake a sleeping thread up to its timer slack
      * late (50 us by default), which would bend the shortest gaps of the arrival process. */
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -165,7 +168,8 @@ static struct gen_ids ids_of(struct node *n, const struct gcall *c)
                             .port = n->port,
                             .peer = n->hops[c->hop].text, /* "[...]:PORT" for IPv6 */
                             .branch = next_branch(n),
-                            .tcp = n->hops[c->hop].tcp};
+                            .tcp = n->hops[c->hop].tcp,
+                            .oc = hops_cli(n, c->hop) != NULL};
 }
 
 /* A free call slot (the pool grows by a chunk when it has none); NULL without memory. */
@@ -367,8 +371,9 @@ static bool send_invite(struct node *n, struct gcall *c)
     c->attempt++;
     /* Several next hops: the server is the element's choice (src/elem/hops.c), as a proxy's
      * for a new request: smooth weighted round-robin over the servers that are up. */
-    if (n->nhops > 1)
+    if (n->nhops > 1 && !c->chosen)
         c->hop = (uint8_t)osn_elem_hops_choose(&n->fan, n->now, OSN_SIP_INVITE, -1, &back);
+    c->chosen = false;
     return invite_to(n, c);
 }
 
@@ -456,6 +461,7 @@ static void send_ack(struct node *n, struct gcall *c, const struct osn_sip_wire 
 {
     struct gcall none = {0};
     struct gen_ids id = ids_of(n, c ? c : &none);
+    id.oc = false; /* an ACK offers none (osn_uac_ack) */
     int len = gen_print_ack(n->obuf, sizeof n->obuf, &id, resp);
     if (len > 0) {
         node_send(n, &n->hops[hop].addr, n->hops[hop].tcp, n->obuf, (size_t)len);
@@ -565,6 +571,33 @@ static void act(struct node *n, struct gcall *c, const struct osn_uac_acts *a,
     }
 }
 
+/* [control] at = edge or both: the client half toward the attempt's next hop admits its INVITE
+ * or sheds it, the UAC's machine says (osn_uac_call_admit, RFC 7339 5.3); with several next
+ * hops the choice asks each server's (osn_elem_hops_choose, as an edge's), made here for the
+ * INVITE. A shed attempt ends as a 503 would, retried as one, counted in shed_local. */
+static void admit(struct node *n, struct gcall *c, struct osn_uac_acts *a)
+{
+    struct gen *g = n->gen;
+    bool shed;
+    if (n->nhops > 1) {
+        unsigned back;
+        int hop = osn_elem_hops_choose(&n->fan, n->now, OSN_SIP_INVITE, -1, &back);
+        c->chosen = hop >= 0;
+        c->hop = (uint8_t)(hop >= 0 ? hop : c->hop);
+        if ((shed = hop < 0))
+            osn_uac_call_shed(&c->uac, &g->ucfg, a);
+    } else {
+        shed = osn_uac_call_admit(&c->uac, &g->ucfg, n->cli, n->now, a);
+    }
+    if (!shed)
+        return;
+    g->st.shed_local++;
+    if (a->bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW)) {
+        double u = osn_rng_u01(&g->rng), delay = gen_retry_delay(g->src, &g->rng);
+        osn_uac_call_retry(&c->uac, &g->ucfg, n->now, u, delay, a);
+    }
+}
+
 /* Attempt `retries` of call c starts now: its caller's patience drawn (the simulator's draw,
  * osn_uac_patience_draw: INFINITY for none), the machine asked. */
 static void start_attempt(struct node *n, struct gcall *c, unsigned retries)
@@ -573,6 +606,8 @@ static void start_attempt(struct node *n, struct gcall *c, unsigned retries)
     struct osn_uac_acts a;
     double patience = osn_uac_patience_draw(&g->src->patience, g->patience_key, c->origin, retries);
     osn_uac_call_start(&c->uac, n->now, retries, patience, &a);
+    if (g->clients)
+        admit(n, c, &a);
     act(n, c, &a, NULL, 0);
 }
 

@@ -95,6 +95,8 @@ static void via(struct pbuf *b, const struct gen_ids *id)
     putu(b, id->port);
     PUTL(b, ";branch=z9hG4bK");
     puthex(b, id->branch, 16);
+    if (id->oc) /* RFC 7339 5.1, as a proxy's client half offers it (osn_elem_oc_offer) */
+        PUTL(b, ";oc;oc-algo=\"loss,rate\"");
     PUTL(b, "\r\nMax-Forwards: 70\r\n");
 }
 

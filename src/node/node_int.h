@@ -857,6 +857,7 @@ struct gen_ids {
     const char *peer; /* the next hop, "HOST:PORT" (the Request-URI's host) */
     uint64_t branch;
     bool tcp; /* the next hop is over TCP: our Via says so (RFC 3261 18.1.1) */
+    bool oc;  /* our Via offers overload control (RFC 7339 5.1): a client half is for the hop */
 };
 int gen_print_invite(char *out, size_t cap, const struct gen_ids *id);
 /* The ACK of 2xx `resp` (RFC 3261 13.2.2.4): its dialog's identities, the route set of its

@@ -179,6 +179,8 @@ static const struct {
         {"cancels", "1/s", "CANCEL requests the callers sent"},
         {"byes_ok", "1/s", "calls the caller ended: its BYE answered 2xx"},
         {"byes_in", "1/s", "calls the callee ended: its BYE answered 200 by the caller"},
+        {"shed_local", "1/s",
+         "attempts the sources' client halves shed (control.at edge or both), as rejected"},
 };
 
 const char *osn_net_measure_key(enum osn_net_measure i)
@@ -285,6 +287,8 @@ static double measure(int i, const double *t, double cap)
         return ratio(t[OSN__NT_BYES_OK], T);
     case OSN_NET_BYES_IN:
         return ratio(t[OSN__NT_BYES_IN], T);
+    case OSN_NET_SHED_LOCAL:
+        return ratio(t[OSN__NT_SHED_LOCAL], T);
     }
     return NAN;
 }
@@ -371,6 +375,12 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         key = "server edge.down_time", why = "must be a finite number of seconds >= 0";
     else if (!(c->level > 0 && c->level < 1))
         key = "net.level", why = "the confidence level must be in (0, 1)";
+    else if (c->ctl_at == OSN_NET_CTL_AT_BOTH && c->topology == OSN_NET_TANDEM)
+        key = "control.at", why = "both is not carried out in a tandem: its mid proxy sits "
+                                  "between the edge's server half and the core's (use core or "
+                                  "edge)";
+    else if ((unsigned)c->ctl_at > OSN_NET_CTL_AT_BOTH)
+        key = "control.at", why = "must be core, edge or both";
     else if (!(c->src.rate >= 0 && isfinite(c->src.rate)))
         key = "source.rate", why = "the call rate must be >= 0";
     else if (c->src.process != OSN_NET_MMPP && !(c->src.rate > 0))

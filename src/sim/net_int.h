@@ -72,6 +72,9 @@ enum osn__net_tot {
      * byes_in). */
     OSN__NT_BYES_OK,
     OSN__NT_BYES_IN,
+    /* Attempts the sources' own client halves shed ([control] at = edge or both; RFC 7339 5.3),
+     * each also failed as rejected: the node's generator's shed_local. */
+    OSN__NT_SHED_LOCAL,
     OSN__NT_HIST,                                     /* OSN__NET_HB setup-delay bins follow */
     OSN__NT_TRYING_HIST = OSN__NT_HIST + OSN__NET_HB, /* then as many 100 Trying bins */
     OSN__NT_ELEM = OSN__NT_TRYING_HIST + OSN__NET_HB, /* then per element blocks */
@@ -304,7 +307,11 @@ struct net {
     bool uac_count;        /* uac_did is counted: only the element probe reads it (tests/) */
     struct element *elems; /* nelem, allocated for the scenario (osn__net_setup) */
     int nelem, E, core, uas, nhop;
-    int ncores;           /* cores from `core` on (fanout; 1 otherwise) */
+    int ncores; /* cores from `core` on (fanout; 1 otherwise) */
+    /* The elements with a server half ([control] at), srv_lo .. srv_hi - 1: the cores, the
+     * edges, or both (contiguous: edges E .. 2E - 1 sit right before the core but in a tandem,
+     * where `both` is refused). Their responses carry feedback (net_txn.c, transmit). */
+    int srv_lo, srv_hi;
     int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
     int link_class[MAXHOP];
     double link_loss[MAXHOP];
@@ -404,6 +411,13 @@ static inline int path(const struct net *s, const struct call *c, int h, uint64_
 static inline bool is_core(const struct net *s, int id)
 {
     return id >= s->core && id < s->core + s->ncores;
+}
+
+/* Whether element id has a server half of [control] kind (at a core, at an edge or both, as
+ * [control] at says): its responses upstream carry its feedback. */
+static inline bool has_srv(const struct net *s, int id)
+{
+    return id >= s->srv_lo && id < s->srv_hi;
 }
 
 /* The client half of element el toward call c's next hop for branch b: a fanout edge's for the

@@ -87,7 +87,8 @@ static int setup_source(struct net *s, struct element *el, char *msg, size_t msg
 }
 
 /* Element i: its role, transaction layer, controller halves (the server half at the core, the
- * client half at each of the core's upstream neighbours), server and, for a source, arrivals. */
+ * edges or both, [control] at; the client half at each server half's upstream neighbours: the
+ * edges for a core, the sources for an edge), server and, for a source, arrivals. */
 static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cfg[3], char *msg,
                          size_t msgsize)
 {
@@ -109,15 +110,24 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
         return err;
     struct osn_ctl_cfg cc = cfg->ctl;
     cc.seed = osn_rng_next(&s->ctl_rng);
-    if (is_core(s, i)) {
-        err = osn_ctl_new_kind(&el->srv, cfg->ctl_kind, &cc);
+    if (has_srv(s, i)) {
+        /* An edge that is a client as well (at = both) seeds its server half apart. */
+        struct osn_ctl_cfg cs = cc;
+        if (!is_core(s, i))
+            cs.seed ^= 0x9e3779b97f4a7c15u;
+        err = osn_ctl_new_kind(&el->srv, cfg->ctl_kind, &cs);
         if (err) {
             snprintf(msg, msgsize, "controller '%s' rejected its configuration",
                      osn_ctl_kind_name(cfg->ctl_kind));
             return err;
         }
     }
+    /* The core's upstream neighbour (a fanout's edge chooses among the cores whatever the
+     * control), and whether it is the core's client (the core has a server half); a source
+     * whose edge has a server half: its UAC is the client (RFC 7339 5.3). */
     bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
+    bool core_cli = gate && cfg->ctl_at != OSN_NET_CTL_AT_EDGE;
+    bool src_cli = cfg->ctl_at != OSN_NET_CTL_AT_CORE && i < s->E;
     if (gate && cfg->topology == OSN_NET_FANOUT) {
         /* RFC 7339 5.10: a client half per core, fed by that core's responses (hops.c). An
          * INVITE a core fails (a timeout, a 503 with Retry-After) goes to another, as at the
@@ -133,11 +143,11 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
             el->hops->h[k].weight = cfg->core_weight[k];
             struct osn_ctl_cfg ck = cfg->ctl;
             ck.seed = osn_rng_next(&s->ctl_rng);
-            if (cfg->ctl_kind != OSN_CTL_KIND_NONE &&
+            if (core_cli && cfg->ctl_kind != OSN_CTL_KIND_NONE &&
                 (err = osn_ctl_new_kind(&el->hops->h[k].cli, cfg->ctl_kind, &ck)) != 0)
                 return err;
         }
-    } else if (gate && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
+    } else if ((core_cli || src_cli) && cfg->ctl_kind != OSN_CTL_KIND_NONE) {
         err = osn_ctl_new_kind(&el->cli, cfg->ctl_kind, &cc);
         if (err)
             return err;
@@ -158,7 +168,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->outage = el->role != R_SRC && el->sc->outage_end > el->sc->outage_start;
     el->divert = el->off_path || el->outage;
     el->slow = el->role != R_SRC && el->sc->slowdown_end > el->sc->slowdown_start;
-    el->offer_oc = el->cli || (el->hops && cfg->ctl_kind != OSN_CTL_KIND_NONE);
+    el->offer_oc = el->cli || (el->hops && el->hops->h[0].cli);
     return el->role == R_SRC ? setup_source(s, el, msg, msgsize) : 0;
 }
 
@@ -217,6 +227,8 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->uas = s->nelem - 1;
     s->core = s->nelem - 1 - s->ncores;
     s->nhop = cfg->topology == OSN_NET_TANDEM ? 4 : 3;
+    s->srv_lo = cfg->ctl_at == OSN_NET_CTL_AT_CORE ? s->core : s->E;
+    s->srv_hi = cfg->ctl_at == OSN_NET_CTL_AT_EDGE ? 2 * s->E : s->core + s->ncores;
     for (int h = 2; h <= s->nhop; h++)
         s->tail[h] = s->core - (s->nhop - 1 - h);
     if (fan)

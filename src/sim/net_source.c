@@ -67,6 +67,21 @@ static double patience_draw(const struct net *s, uint64_t origin, unsigned retri
 
 static void send_invite(struct net *s, struct call *c);
 
+/* A new attempt of a source with a client half ([control] at = edge or both): the UAC's machine
+ * admits its INVITE or sheds it (osn_uac_call_admit, RFC 7339 5.3), which ends it as a 503
+ * would, counted as shed locally. Out of line: the default (no client half) never comes here. */
+static __attribute__((noinline)) void shed_or_send(struct net *s, struct call *c,
+                                                   struct osn_uac_acts *a)
+{
+    if (osn_uac_call_admit(&c->uac, &s->uac, s->elems[c->src].cli, s->q.now, a)) {
+        if (obs(s))
+            s->tot[OSN__NT_SHED_LOCAL] += 1;
+        if (a->bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW))
+            osn__net_retry_draw(s, c, a);
+    }
+    osn__net_uac_act(s, c, a, NULL, NULL);
+}
+
 /* An attempt of a call from source `src`: a new call object with a new Call-ID (uid); `prev`
  * is the call's previous attempt, NULL for a first one. */
 static void start_attempt(struct net *s, int src, const struct call *prev)
@@ -99,7 +114,10 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
     /* whether its callee ends it: the UAS asks the same of the same Call-ID (its uid) */
     if (s->uac.callee_hangs_up > 0)
         osn_uac_call_keyed(&c->uac, &s->uac, c->uid);
-    if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_INVITE) && !s->uac_count)
+    /* [control] at = edge or both: the source's client half admits the INVITE or sheds it */
+    if (s->elems[src].cli)
+        shed_or_send(s, c, &a);
+    else if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_INVITE) && !s->uac_count)
         send_invite(s, c); /* no patience: the INVITE alone, without the action loop */
     else
         osn__net_uac_act(s, c, &a, NULL, NULL);

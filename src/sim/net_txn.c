@@ -85,9 +85,10 @@ static inline __attribute__((always_inline)) void transmit(struct net *s, int fr
         return;
     }
     nm->m = *m;
-    /* RFC 7339 5.2: a core's feedback in every response, current state. Its server half is
-     * asked only then: GCC read the sender's element for every message. */
-    if (!down && is_core(s, from)) {
+    /* RFC 7339 5.2: the feedback of a server half (a core's, an edge's: [control] at) in every
+     * response, current state. Its server half is asked only then: GCC read the sender's
+     * element for every message. */
+    if (!down && has_srv(s, from)) {
         struct osn_ctl_feedback fb;
         osn_ctl_server_feedback(s->elems[from].srv, s->q.now, &fb);
         osn_elem_fb_to_oc(&fb, &nm->m.oc);

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The load generator as an overload-control client (issue 30, control.at = edge), on 127.0.0.1
+# with ports the processes chose themselves: generator -> osn node edge -> osn node uas, the edge
+# the bottleneck (its virtual CPU costs 8.1 ms a call: INVITE 3 + ACK 0.9 + BYE 1.5 + three
+# responses of the uas, which sends no 100 Trying, 0.9 each: capacity 123.5 calls/s), offered
+# 300 calls/s for 10 s (node.warmup 3), control loss.
+#   - control.at = edge: the edge's server half puts its feedback in its responses and the
+#     generator's client half sheds calls before sending them (RFC 7339 5.3): the summary's
+#     uac.shed_local > 0 (each also in failed_rejected), and the window's goodput within 15 % of
+#     the edge's capacity;
+#   - without the key (at = core: the edge is the core's client, the uas has no server half):
+#     no call is shed by the generator (shed_local 0).
+# The edge's buffer of 2000 messages (about 5 s of its work) bounds the drain of the run without
+# control (Timer B 32 s).
+# About 50 s.   Usage: test_node_srcctl.sh OSN ROOT
+set -u
+OSN=$1
+ROOT=$(cd "$2" && pwd)
+. "$ROOT/tests/node/lib.sh"
+nl_init srcctl 180
+export OSN
+SCEN=$NL_TMP/edge_bottleneck.ini
+cat >"$SCEN" <<'INI'
+[net]
+topology = collapse
+seed = 1
+[source]
+rate = 300
+hold = 0.2
+[server edge]
+cost_invite = 0.003
+cost_retrans = 0.0015
+cost_response = 0.0009
+cost_ack = 0.0009
+cost_bye = 0.0015
+cost_reject = 0.0009
+buffer = 2000
+[server uas]
+cost_invite = 0
+cost_retrans = 0
+cost_response = 0
+cost_ack = 0
+cost_bye = 0
+cost_reject = 0
+[control]
+kind = loss
+[sip]
+t1 = 0.5
+INI
+CAP=$("$NL_PY" -c 'print(1 / (0.003 + 0.0009 + 0.0015 + 3 * 0.0009))')
+
+# run NAME [osn node args..]: an edge of the scenario (with the args) before the uas, and the
+# generator toward it in the foreground (the same args); the edge stopped after it.
+run() {
+    local name=$1 dir=$NL_TMP/$1
+    shift
+    mkdir -p "$dir"
+    nl_up "$name: edge did not start" nl_node_start "$name-edge" edge 0 "${NL_PORT[uas]}" \
+        "$SCEN" "$@" || return 1
+    NL_DIR[$name]=$dir
+    timeout -k 5 90 "$OSN" node "$SCEN" --set node.element=uac --set node.listen=127.0.0.1:0 \
+        --set "node.next_hop=127.0.0.1:${NL_PORT[$name-edge]}" --set node.duration=10 \
+        --set node.warmup=3 "$@" --json "$dir/summary.json" -q >"$dir/node.out" \
+        2>"$dir/node.err" {NL_LOCK_FD}>&-
+    local rc=$?
+    nl_check $rc "$name: generator exit status $rc: $(tail -2 "$dir/node.err")"
+    nl_stop "$name-edge" >/dev/null
+}
+
+nl_up "uas did not start" nl_node_start uas uas 0 0 "$SCEN"
+nl_require_up
+
+run at_edge --set control.at=edge
+"$NL_PY" - "$NL_TMP/at_edge/summary.json" "$CAP" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cap = float(sys.argv[2])
+u = d["uac"]
+bad = []
+if not u["shed_local"] > 0:
+    bad.append("no call shed by the generator")
+if u["shed_local"] > u["failed_rejected"]:
+    bad.append(f"shed_local {u['shed_local']} > failed_rejected {u['failed_rejected']}")
+if abs(d["goodput"] - cap) > 0.15 * cap:
+    bad.append(f"goodput {d['goodput']:.1f} not within 15 % of the edge's capacity {cap:.1f}")
+for b in bad:
+    print("FAIL:", b)
+print(f"control.at = edge: offered {d['offered']:.1f}, goodput {d['goodput']:.1f} calls/s "
+      f"(capacity {cap:.1f}); shed by the generator {u['shed_local']} of "
+      f"{u['calls_started']} calls, rejected {u['failed_rejected']}")
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "control.at = edge: the generator sheds, goodput near the edge's capacity"
+
+run at_core
+read -r shed started < <(nl_json at_core uac | "$NL_PY" -c '
+import ast, sys
+u = ast.literal_eval(sys.stdin.read())
+print(u["shed_local"], u["calls_started"])')
+echo "without control.at: shed by the generator ${shed:-?} of ${started:-?} calls"
+[ "${shed:-x}" = 0 ] && [ "${started:-0}" -gt 0 ]
+nl_check $? "without control.at the generator sheds nothing (shed_local ${shed:-?})"
+
+nl_stop uas >/dev/null
+nl_summary
