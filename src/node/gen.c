@@ -102,7 +102,7 @@ struct gen {
     struct osn_sip_wire inv;
     int inv_hop;         /* -1: none yet */
     uint32_t inv_widths; /* hex digits of the slot << 8 | of the attempt */
-    bool clients; /* a client half toward the next hop(s) (control.at edge or both) */
+    bool clients;        /* a client half toward the next hop(s) (control.at edge or both) */
 };
 
 static double clock_now(const struct node *n)
