@@ -609,18 +609,27 @@ def hostile(osn, tmp):
     rss2 = uas.rss_kb()
     check(rss2 - rss1 < 16 << 10,
           f"1,050 open connections: RSS {rss1} -> {rss2} kB (+{rss2 - rss1}, < 16 MiB)")
-    # The idle timeout (3 s) closes them all.
-    time.sleep(4.5)
-    gone = 0
-    for s in idle + more:
+    # The idle timeout (3 s, looked for every second) closes them all. A loaded machine delays
+    # the node's accepts and sweeps (a loop of 2026-12-07 found 1,099 closed after a fixed 4.5 s
+    # at load 10), so the count is polled for up to 12 s.
+    conns = idle + more
+    for s in conns:
         s.setblocking(False)
-        try:
-            gone += s.recv(16) == b""
-        except BlockingIOError:
-            pass
-        except ConnectionError:
-            gone += 1
+    open_ = set(range(len(conns)))
+    end = time.monotonic() + 12
+    while open_ and time.monotonic() < end:
+        time.sleep(0.25)
+        for i in list(open_):
+            try:
+                if conns[i].recv(16) == b"":
+                    open_.discard(i)
+            except BlockingIOError:
+                pass
+            except ConnectionError:
+                open_.discard(i)
+    for s in conns:
         s.close()
+    gone = len(conns) - len(open_)
     check(gone == 1100, f"after tcp_idle_timeout, {gone} of 1,100 connections closed by the node")
     d = uas.stop()
     want = {"tcp_closed_overflow": lambda v: v >= 1, "tcp_paused": lambda v: v >= 1,
