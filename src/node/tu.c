@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../base/text.h"
 #include "node_int.h"
 #include "osn/err.h"
 
@@ -30,13 +31,12 @@
 #define BRANCH_LEN     (7 + 16)
 #define FWD_BRANCH_LEN (BRANCH_LEN + 16)
 
-/* v as 16 lower-case hex digits and a NUL, as "%016" PRIx64 writes it. By hand: snprintf cost
- * about 850 instructions a number and the proxy writes five a call (bench/node_callgrind.sh). */
+/* v as 16 lower-case hex digits and a NUL, as "%016" PRIx64 writes it. */
 static void hex16(char out[17], uint64_t v)
 {
-    for (int i = 15; i >= 0; i--, v >>= 4)
-        out[i] = "0123456789abcdef"[v & 15];
-    out[16] = '\0';
+    struct osn_text w = osn_text_at(out, 17);
+    osn_text_hex(&w, v, 16);
+    *w.p = '\0';
 }
 
 static void branch_text(char out[BRANCH_LEN + 1], uint64_t v)
@@ -57,25 +57,17 @@ static uint64_t mix(uint64_t h, struct osn_span s)
 static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m)
 {
     /* "CSEQ METHOD" in decimal (as "%u %d" would write it; the method is a small enum) */
-    char cs[16];
-    int k = (int)sizeof cs;
-    uint32_t v = (uint32_t)m->cseq_method;
-    do {
-        cs[--k] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    cs[--k] = ' ';
-    v = m->cseq;
-    do {
-        cs[--k] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    char cs[24];
+    struct osn_text w = osn_text_at(cs, sizeof cs);
+    osn_text_dec(&w, m->cseq, 1);
+    osn_text_put(&w, " ", 1);
+    osn_text_dec(&w, m->cseq_method, 1);
     uint64_t h = n->branch_salt;
     h = mix(h, m->uri);
     h = mix(h, m->from.tag);
     h = mix(h, m->to.tag);
     h = mix(h, m->call_id);
-    return mix(h, (struct osn_span){cs + k, sizeof cs - (size_t)k});
+    return mix(h, (struct osn_span){cs, (size_t)(w.p - cs)});
 }
 
 /* Whether a Via's sent-by is ours: our host, and our Via port or (several workers) another

@@ -15,7 +15,7 @@
 #include "writer.h"
 
 /* The header section's end and the body, as received (Content-Length is unchanged). */
-static void tail(struct wr *w, const struct osn_sip_wire *m)
+static void tail(struct osn_text *w, const struct osn_sip_wire *m)
 {
     puts_(w, "\r\n");
     putsp(w, m->body);
@@ -23,7 +23,7 @@ static void tail(struct wr *w, const struct osn_sip_wire *m)
 
 /* The text of header i's value from `from` (a position inside it) to its end, as a new line
  * "Name: ...": what remains of a list header once its first value is removed. */
-static void rest_of(struct wr *w, const struct osn_sip_wire *m, int i, const char *from)
+static void rest_of(struct osn_text *w, const struct osn_sip_wire *m, int i, const char *from)
 {
     const struct osn_sip_hdr *h = &m->hdr[i];
     puts_(w, osn_sip_hdr_name(h->id));
@@ -33,7 +33,7 @@ static void rest_of(struct wr *w, const struct osn_sip_wire *m, int i, const cha
 }
 
 /* RFC 7339 parameters (oc, oc-validity, oc-seq, oc-algo) as flags say. */
-static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
+static void put_oc(struct osn_text *w, const struct osn_sip_oc *oc)
 {
     if (oc->flags & OSN_SIP_OC_PRESENT) {
         puts_(w, ";oc");
@@ -67,8 +67,8 @@ static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
 
 /* Text [p, end) of Via v, with "=rport" after a valueless rport parameter in it (RFC 3581 4;
  * rport 0: none). */
-static void put_via_text(struct wr *w, const struct osn_sip_via *v, const char *p, const char *end,
-                         uint16_t rport)
+static void put_via_text(struct osn_text *w, const struct osn_sip_via *v, const char *p,
+                         const char *end, uint16_t rport)
 {
     const char *at = v->rport_value.p;
     if (rport && v->rport && at && !v->rport_value.n && at > p && at <= end) {
@@ -95,7 +95,7 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
     if (!out || !req || !f || !req->is_request || req->err.verdict != OSN_SIP_WIRE_ACCEPT ||
         req->max_forwards == 0 || !f->host.n || !f->branch.n || !f->transport.n)
         return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     putsp(&w, req->start_line);
     puts_(&w, "\r\nVia: SIP/2.0/");
     putsp(&w, f->transport);
@@ -160,7 +160,7 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
 
 /* Via value k without its oc parameters, then `received` (";received=ADDR", or empty) and the
  * new oc ones, as a line of its own; a valueless rport gets the value rport (0: none). */
-static void put_via_oc(struct wr *w, const struct osn_sip_wire *m, int k,
+static void put_via_oc(struct osn_text *w, const struct osn_sip_wire *m, int k,
                        const struct osn_sip_oc *oc, struct osn_span received, uint16_t rport)
 {
     const struct osn_sip_via *v = &m->via[k];
@@ -196,7 +196,7 @@ static int print_response_fwd(char *out, size_t cap, const struct osn_sip_wire *
     if (!out || !resp || resp->is_request || resp->err.verdict != OSN_SIP_WIRE_ACCEPT ||
         resp->nvia < 2)
         return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     putsp(&w, resp->start_line);
     puts_(&w, "\r\n");
     for (int i = 0; i < resp->nhdr; i++) {
@@ -229,7 +229,7 @@ int osn_sip_wire_print_response_fwd_oc(char *out, size_t cap, const struct osn_s
 
 /* "Via: SIP/2.0/TRANSPORT host[:port][;branch=...]" from a top Via whose line holds a syntax
  * error after its sent-by: enough to route the answer, and nothing of the broken part. */
-static void top_via_parsed(struct wr *w, const struct osn_sip_via *v)
+static void top_via_parsed(struct osn_text *w, const struct osn_sip_via *v)
 {
     puts_(w, "Via: SIP/2.0/");
     putsp(w, v->transport.n ? v->transport : (struct osn_span){"UDP", 3});
@@ -247,7 +247,7 @@ static void top_via_parsed(struct wr *w, const struct osn_sip_via *v)
 }
 
 /* The lines a UA adds to its response (Contact, Allow, Accept, Supported), as r asks. */
-static void ua_headers(struct wr *w, const struct osn_sip_reply *r)
+static void ua_headers(struct osn_text *w, const struct osn_sip_reply *r)
 {
     static const char *const names[OSN_SIP_NMETHODS] = {
             [OSN_SIP_INVITE] = "INVITE",   [OSN_SIP_ACK] = "ACK",
@@ -296,7 +296,7 @@ int osn_sip_wire_print_reply(char *out, size_t cap, const struct osn_sip_wire *r
      * (the Vias route the answer back, and one that could answer has a top Via that parsed):
      * what the sender broke, or crafted, is not sent back. */
     const char *err_at = ok ? NULL : req->buf.p + req->err.offset;
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     const char *reason = r->reason ? r->reason : osn_sip_reason_phrase(r->status);
     puts_(&w, "SIP/2.0 ");
     putu(&w, r->status);
@@ -378,7 +378,7 @@ int osn_sip_wire_print_reply(char *out, size_t cap, const struct osn_sip_wire *r
 static int print_hop_request(char *out, size_t cap, const char *method,
                              const struct osn_sip_wire *req, struct osn_span to_line)
 {
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     puts_(&w, method);
     puts_(&w, " ");
     putsp(&w, req->uri);
