@@ -166,19 +166,31 @@ void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int 
 static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 const struct rmsg *in);
 
-/* The client transaction y's request: the forward just printed in n->obuf[0..len), parsed.
- * This is the node's one parse of its own output: the transaction keeps the text of its key
- * (branch, sent-by, Call-ID) in the bytes it resends, and the ACK of a non-2xx is printed from
- * this parse (17.1.1.3); the printer knows where it put each line, but only a parse says so in
- * a struct osn_sip_wire. 0, or an error. */
-static int keep_forward(struct node *n, struct ntx *y, int len, struct osn_sip_msg *m)
+/* Keeps request pm (accepted, its bytes in n->obuf) as client transaction y's, with its
+ * numbers in *m: the transaction keeps the text of its key (branch, sent-by, Call-ID) in the
+ * bytes it resends, and the ACK of a non-2xx is printed from this parse (17.1.1.3). `orig`, when
+ * not NULL, holds the numbers of the request pm forwards (its Call-ID and tags: not hashed
+ * again). 0, or an error. */
+static int keep_request(struct node *n, struct ntx *y, const struct osn_sip_wire *pm,
+                        const struct osn_sip_msg *orig, struct osn_sip_msg *m)
 {
-    struct osn_sip_wire pm;
-    struct rmsg r = {.pm = &pm};
-    if (osn_sip_wire_parse(&pm, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
+    struct rmsg r = {.pm = pm};
+    if (pm->err.verdict != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
     int err = ntx_set_req(n, y, &r);
-    return err ? err : osn_sip_wire_to_txn(y->req, m);
+    if (err)
+        return err;
+    return orig ? osn_sip_wire_to_txn_fwd(y->req, orig, m) : osn_sip_wire_to_txn(y->req, m);
+}
+
+/* The client transaction y's request: the CANCEL just printed in n->obuf[0..len), parsed (a
+ * CANCEL is rare; a forward's parse comes from its printer instead). 0, or an error. */
+static int keep_cancel(struct node *n, struct ntx *y, int len, struct osn_sip_msg *m)
+{
+    struct osn_sip_wire pm;
+    if (osn_sip_wire_parse(&pm, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
+        return OSN_EINVAL;
+    return keep_request(n, y, &pm, NULL, m);
 }
 
 /* Forwards the request of server transaction x (its parse kept in x->req) on a new client
@@ -231,7 +243,10 @@ static bool forward(struct node *n, struct ntx *x, int hop)
             *at[i] = (struct osn_span){rr[i], k > 0 ? (size_t)k : 0};
         }
     }
-    int len = routed ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
+    /* The forward and its parse at once: the parse of a copied line is x->req's, moved. */
+    struct osn_sip_wire pm;
+    int len = routed ? osn_sip_wire_print_forward_parsed(n->obuf, sizeof n->obuf, x->req, &f, &pm)
+                     : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || (!tcp && len > NODE_UDP_MAX);
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
     if (y) {
@@ -241,7 +256,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
     }
     struct osn_sip_msg m;
     struct osn_sip_out o;
-    if (!y || keep_forward(n, y, len, &m) != 0 ||
+    if (!y || keep_request(n, y, &pm, &x->t.req, &m) != 0 ||
         osn_sip_ctxn_start_over(&n->sip, &y->t, &m, tcp, n->now, &o) != 0) {
         struct osn_elem_actions a;
         ntx_free(n, y);
@@ -514,7 +529,7 @@ static bool cancel_branch(struct node *n, struct ntx *y)
         c->hop = y->hop;
         c->routed = true; /* a CANCEL goes where its INVITE went, or nowhere */
     }
-    if (!c || keep_forward(n, c, len, &m) != 0 ||
+    if (!c || keep_cancel(n, c, len, &m) != 0 ||
         osn_sip_ctxn_start_over(&n->sip, &c->t, &m, y->t.reliable, n->now, &o) != 0) {
         ntx_free(n, c);
         return false;

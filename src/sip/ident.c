@@ -218,6 +218,30 @@ int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
     return 0;
 }
 
+int osn_sip_wire_to_txn_fwd(const struct osn_sip_wire *m, const struct osn_sip_msg *orig,
+                            struct osn_sip_msg *out)
+{
+    if (!m || !orig || !out || m->err.verdict != OSN_SIP_WIRE_ACCEPT || m->nvia == 0)
+        return OSN_EINVAL;
+    if (m->rfc2543)
+        return osn_sip_wire_to_txn(m, out);
+    const struct osn_sip_via *v = &m->via[0];
+    memset(out, 0, sizeof *out);
+    out->method = m->is_request ? m->method : m->cseq_method;
+    out->status = m->status;
+    out->cseq = m->cseq;
+    out->retry_after = !m->retry_after.present              ? -1
+                       : m->retry_after.seconds > INT32_MAX ? INT32_MAX
+                                                            : (int32_t)m->retry_after.seconds;
+    out->call_id = orig->call_id;
+    out->sent_by = nz(sent_by(v));
+    out->branch = nz(osn_sip_wire_hash(v->branch.p, v->branch.n));
+    out->from_tag = orig->from_tag;
+    out->to_tag = orig->to_tag;
+    out->oc = v->oc;
+    return 0;
+}
+
 static int put(char **w, char *end, struct osn_span *s)
 {
     if (!s->p)
