@@ -53,8 +53,10 @@ static uint64_t mix(uint64_t h, struct osn_span s)
 /* The loop half of the branch we give request m when we forward it (RFC 3261 16.6 step 8): a
  * function of what forwarding does not change, its Request-URI, From and To tags, Call-ID and
  * CSeq, not of its Vias or Max-Forwards. The same request back with our Via on it is a loop; a
- * changed one (a new Request-URI) a spiral. */
-static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m)
+ * changed one (a new Request-URI) a spiral. The Call-ID and tags enter as the keyed hashes its
+ * transaction already holds (num, osn_sip_wire_to_txn of m): not hashed a second time. */
+static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m,
+                          const struct osn_sip_msg *num)
 {
     /* "CSEQ METHOD" in decimal (as "%u %d" would write it; the method is a small enum) */
     char cs[24];
@@ -64,9 +66,9 @@ static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m)
     osn_text_dec(&w, m->cseq_method, 1);
     uint64_t h = n->branch_salt;
     h = mix(h, m->uri);
-    h = mix(h, m->from.tag);
-    h = mix(h, m->to.tag);
-    h = mix(h, m->call_id);
+    h = (h ^ num->from_tag) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ num->to_tag) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ num->call_id) * 0x9e3779b97f4a7c15ULL;
     return mix(h, (struct osn_span){cs, (size_t)(w.p - cs)});
 }
 
@@ -81,8 +83,9 @@ static bool our_sent_by(const struct node *n, const struct osn_sip_via *v, size_
 }
 
 /* Whether request m carries a Via of ours (our sent-by, host and port) whose branch ends in the
- * loop hash it would get now (RFC 3261 16.3 step 4): a loop. */
-static bool looped(const struct node *n, const struct osn_sip_wire *m)
+ * loop hash it would get now (RFC 3261 16.3 step 4): a loop. num: its numbers. */
+static bool looped(const struct node *n, const struct osn_sip_wire *m,
+                   const struct osn_sip_msg *num)
 {
     char want[17];
     size_t hn = strlen(n->host);
@@ -93,7 +96,7 @@ static bool looped(const struct node *n, const struct osn_sip_wire *m)
     }
     if (!mine)
         return false;
-    hex16(want, loop_hash(n, m));
+    hex16(want, loop_hash(n, m, num));
     for (int i = 0; i < m->nvia; i++) {
         const struct osn_sip_via *v = &m->via[i];
         if (v->branch.n == FWD_BRANCH_LEN && our_sent_by(n, v, hn) &&
@@ -206,7 +209,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
     union node_addr to;
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
     if (x->req) /* else let go in a final state: nothing to forward */
-        hex16(branch + BRANCH_LEN, loop_hash(n, x->req));
+        hex16(branch + BRANCH_LEN, loop_hash(n, x->req, &x->t.req));
     f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
     char rb[ADDR_RECEIVED_MAX];
     if (x->req)
@@ -684,7 +687,7 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
         }
         if (is_proxy(n)) {
             osn_elem_on_request_hop(&e, routed_hop(n, req), n->now, x->t.req.method,
-                                    req->max_forwards, false, looped(n, req), &a);
+                                    req->max_forwards, false, looped(n, req, &x->t.req), &a);
         } else {
             struct osn_uas_request q = uas_request_of(n, req, x->t.req.call_id);
             if (q.method == OSN_SIP_INVITE && !q.in_dialog && n->cfg->ring != OSN_UAS_RING_NONE)
