@@ -106,10 +106,12 @@ static bool looped(const struct node *n, const struct osn_sip_wire *m,
     return false;
 }
 
-/* A To tag of ours for the call of request x: the same for every response of the call. */
+/* A To tag of ours for the call of request x: the same for every response of the call. From
+ * the keyed hash of its Call-ID its transaction holds (nz(h) | 1 == h | 1: the tag is the one
+ * the text's hash gives), not hashed again. */
 static void to_tag_text(char out[17], const struct ntx *x)
 {
-    hex16(out, osn_sip_wire_hash(x->key.call_id.p, x->key.call_id.n) | 1);
+    hex16(out, x->t.req.call_id | 1);
 }
 
 /* The server half's current feedback, for the top Via of a response we send (RFC 7339 5.2). */
@@ -376,7 +378,9 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = node_via_port(n)};
     if (tcp)
         f.transport = (struct osn_span){"TCP", 3};
-    branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
+    /* from its branch's keyed hash, which an RFC 3261 ACK's numbers hold already */
+    uint64_t bh = ack->pm->rfc2543 ? osn_sip_wire_hash(v->branch.p, v->branch.n) : ack->m.branch;
+    branch_text(branch, bh ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
     f.pop_route = ro.pop;
     char rb[ADDR_RECEIVED_MAX];
