@@ -71,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/base/text.h"
 #include "osn/err.h"
 #include "osn/sip.h"
 #include "osn/sip_wire.h"
@@ -1114,6 +1115,36 @@ static void test_forward_parsed(void **state)
     assert_int_equal(M3.err.offset, M2.err.offset);
 }
 
+/* src/base/text.h, the writer under the printer: decimal and hex as snprintf writes them, and
+ * nothing past the end of a buffer that is too small. */
+static void test_text_writer(void **state)
+{
+    (void)state;
+    const uint64_t xs[] = {0, 1, 9, 10, 99, 100, 65535, 4294967295u, 1234567890123ull, UINT64_MAX};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
+        for (int width = 1; width <= 22; width += 3) {
+            char want[48], got[48];
+            int k = snprintf(want, sizeof want, "%0*llu|%016llx", width, (unsigned long long)xs[i],
+                             (unsigned long long)xs[i]);
+            for (size_t cap = 0; cap <= (size_t)k + 1; cap++) {
+                memset(got, '#', sizeof got);
+                struct osn_text w = osn_text_at(got, cap);
+                osn_text_dec(&w, xs[i], width);
+                osn_text_put(&w, "|", 1);
+                osn_text_hex(&w, xs[i], 16);
+                int n = osn_text_len(&w, got);
+                if (cap < (size_t)k) {
+                    assert_int_equal(n, -1);
+                } else {
+                    assert_int_equal(n, k);
+                    assert_memory_equal(got, want, (size_t)k);
+                }
+                for (size_t j = cap; j < sizeof got; j++) /* nothing past the end */
+                    assert_int_equal(got[j], '#');
+            }
+        }
+}
+
 static void test_print_response_fwd(void **state)
 {
     (void)state;
@@ -1481,6 +1512,7 @@ int main(void)
             cmocka_unit_test(test_rfc2543),
             cmocka_unit_test(test_print_forward),
             cmocka_unit_test(test_forward_parsed),
+            cmocka_unit_test(test_text_writer),
             cmocka_unit_test(test_print_response_fwd),
             cmocka_unit_test(test_print_response_fwd_oc),
             cmocka_unit_test(test_print_replies),
