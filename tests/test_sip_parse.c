@@ -71,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/base/text.h"
 #include "osn/err.h"
 #include "osn/sip.h"
 #include "osn/sip_wire.h"
@@ -759,8 +760,178 @@ static const struct osn_sip_fwd FWD = {
         .oc = {.flags = OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO, .algo = OSN_SIP_ALGO_LOSS},
 };
 
-/* Parses OUT[0..n) into M2 and checks what forwarding `M` must keep. */
-static void check_forwarded(int n)
+/* Span a of message ma and span b of message mb: the same place in their buffers (or both
+ * absent; a valueless parameter, p set and n 0, counts as present). */
+static void same_span(struct osn_span a, const struct osn_sip_wire *ma, struct osn_span b,
+                      const struct osn_sip_wire *mb)
+{
+    assert_int_equal(a.p == NULL, b.p == NULL);
+    assert_int_equal(a.n, b.n);
+    if (a.p)
+        assert_int_equal(a.p - ma->buf.p, b.p - mb->buf.p);
+}
+
+static void same_addr(const struct osn_sip_addr *a, const struct osn_sip_wire *ma,
+                      const struct osn_sip_addr *b, const struct osn_sip_wire *mb)
+{
+    same_span(a->value, ma, b->value, mb);
+    same_span(a->display, ma, b->display, mb);
+    same_span(a->uri, ma, b->uri, mb);
+    same_span(a->params, ma, b->params, mb);
+    same_span(a->tag, ma, b->tag, mb);
+    assert_int_equal(a->angle, b->angle);
+    assert_int_equal(a->lr, b->lr);
+    assert_int_equal(a->hdr, b->hdr);
+}
+
+/* Two parses of the same bytes (at a->buf.p and b->buf.p) agree field by field: every number,
+ * every span's place, every list entry. */
+static void same_parse(const struct osn_sip_wire *a, const struct osn_sip_wire *b)
+{
+    assert_int_equal(a->buf.n, b->buf.n);
+    assert_memory_equal(a->buf.p, b->buf.p, a->buf.n);
+    assert_int_equal(a->err.verdict, b->err.verdict);
+    assert_int_equal(a->err.reason, b->err.reason);
+    assert_int_equal(a->is_request, b->is_request);
+    assert_int_equal(a->method, b->method);
+    assert_int_equal(a->status, b->status);
+    assert_int_equal(a->rfc2543, b->rfc2543);
+    const struct osn_span *sa[] = {&a->msg,
+                                   &a->method_name,
+                                   &a->uri,
+                                   &a->version,
+                                   &a->reason_phrase,
+                                   &a->start_line,
+                                   &a->head,
+                                   &a->body,
+                                   &a->call_id,
+                                   &a->content_type,
+                                   &a->cseq_method_name,
+                                   &a->retry_after.comment};
+    const struct osn_span *sb[] = {&b->msg,
+                                   &b->method_name,
+                                   &b->uri,
+                                   &b->version,
+                                   &b->reason_phrase,
+                                   &b->start_line,
+                                   &b->head,
+                                   &b->body,
+                                   &b->call_id,
+                                   &b->content_type,
+                                   &b->cseq_method_name,
+                                   &b->retry_after.comment};
+    for (size_t i = 0; i < sizeof sa / sizeof sa[0]; i++)
+        same_span(*sa[i], a, *sb[i], b);
+    const int ia[] = {a->call_id_hdr,
+                      a->from_hdr,
+                      a->to_hdr,
+                      a->cseq_hdr,
+                      a->max_forwards_hdr,
+                      a->content_length_hdr,
+                      a->content_type_hdr,
+                      a->retry_after_hdr,
+                      a->nhdr,
+                      a->nvia,
+                      a->nroute,
+                      a->nrecord_route,
+                      a->ncontact,
+                      a->nrequire,
+                      a->nproxy_require,
+                      a->contact_star,
+                      a->max_forwards,
+                      a->content_length,
+                      (int)a->cseq,
+                      a->cseq_method,
+                      a->retry_after.present,
+                      (int)a->retry_after.seconds,
+                      (int)a->retry_after.duration};
+    const int ib[] = {b->call_id_hdr,
+                      b->from_hdr,
+                      b->to_hdr,
+                      b->cseq_hdr,
+                      b->max_forwards_hdr,
+                      b->content_length_hdr,
+                      b->content_type_hdr,
+                      b->retry_after_hdr,
+                      b->nhdr,
+                      b->nvia,
+                      b->nroute,
+                      b->nrecord_route,
+                      b->ncontact,
+                      b->nrequire,
+                      b->nproxy_require,
+                      b->contact_star,
+                      b->max_forwards,
+                      b->content_length,
+                      (int)b->cseq,
+                      b->cseq_method,
+                      b->retry_after.present,
+                      (int)b->retry_after.seconds,
+                      (int)b->retry_after.duration};
+    for (size_t i = 0; i < sizeof ia / sizeof ia[0]; i++)
+        assert_int_equal(ia[i], ib[i]);
+    same_addr(&a->from, a, &b->from, b);
+    same_addr(&a->to, a, &b->to, b);
+    for (int i = 0; i < a->nhdr; i++) {
+        same_span(a->hdr[i].name, a, b->hdr[i].name, b);
+        same_span(a->hdr[i].value, a, b->hdr[i].value, b);
+        same_span(a->hdr[i].line, a, b->hdr[i].line, b);
+        assert_int_equal(a->hdr[i].id, b->hdr[i].id);
+    }
+    for (int i = 0; i < a->nvia; i++) {
+        const struct osn_sip_via *u = &a->via[i], *v = &b->via[i];
+        same_span(u->value, a, v->value, b);
+        same_span(u->protocol, a, v->protocol, b);
+        same_span(u->version, a, v->version, b);
+        same_span(u->transport, a, v->transport, b);
+        same_span(u->host, a, v->host, b);
+        same_span(u->branch, a, v->branch, b);
+        same_span(u->received, a, v->received, b);
+        same_span(u->rport_value, a, v->rport_value, b);
+        same_span(u->maddr, a, v->maddr, b);
+        same_span(u->params, a, v->params, b);
+        same_span(u->oc_algo, a, v->oc_algo, b);
+        assert_int_equal(u->port, v->port);
+        assert_int_equal(u->ttl, v->ttl);
+        assert_int_equal(u->hdr, v->hdr);
+        assert_int_equal(u->rport, v->rport);
+        assert_memory_equal(&u->oc, &v->oc, sizeof u->oc);
+        for (int k = 0; k < 4; k++) {
+            assert_int_equal(u->oc_len[k], v->oc_len[k]);
+            if (u->oc_len[k])
+                assert_int_equal(u->oc_at[k], v->oc_at[k]);
+        }
+    }
+    for (int i = 0; i < a->nroute; i++)
+        same_addr(&a->route[i], a, &b->route[i], b);
+    for (int i = 0; i < a->nrecord_route; i++)
+        same_addr(&a->record_route[i], a, &b->record_route[i], b);
+    for (int i = 0; i < a->ncontact; i++)
+        same_addr(&a->contact[i], a, &b->contact[i], b);
+    for (int i = 0; i < a->nrequire; i++)
+        same_span(a->require[i], a, b->require[i], b);
+    for (int i = 0; i < a->nproxy_require; i++)
+        same_span(a->proxy_require[i], a, b->proxy_require[i], b);
+}
+
+/* The forward of M by f printed with its parse (osn_sip_wire_print_forward_parsed, into OUT4
+ * and M3) is the plain print OUT[0..n) and its parse M2 (made by check_forwarded): field by
+ * field; and the client transaction's numbers made from the request's (to_txn_fwd) are those
+ * of the parse. */
+static char OUT4[MAXMSG];
+static void check_parsed_forward(int n, const struct osn_sip_fwd *f)
+{
+    assert_int_equal(osn_sip_wire_print_forward_parsed(OUT4, sizeof OUT4, &M, f, &M3), n);
+    same_parse(&M2, &M3);
+    struct osn_sip_msg orig, plain, fwd;
+    assert_int_equal(osn_sip_wire_to_txn(&M, &orig), 0);
+    assert_int_equal(osn_sip_wire_to_txn(&M2, &plain), 0);
+    assert_int_equal(osn_sip_wire_to_txn_fwd(&M3, &orig, &fwd), 0);
+    assert_memory_equal(&plain, &fwd, sizeof plain);
+}
+
+/* Parses OUT[0..n) into M2 and checks what forwarding `M` by f must keep. */
+static void check_forwarded_by(int n, const struct osn_sip_fwd *f)
 {
     assert_true(n > 0);
     assert_int_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), OSN_SIP_WIRE_ACCEPT);
@@ -770,7 +941,8 @@ static void check_forwarded(int n)
     assert_int_equal(M2.via[0].port, 5062);
     assert_int_equal(M2.via[0].oc.flags, OSN_SIP_OC_PRESENT | OSN_SIP_OC_ALGO);
     assert_int_equal(M2.via[0].oc.algo, OSN_SIP_ALGO_LOSS);
-    for (int i = 0; i < M.nvia; i++)
+    /* (what our transport adds to the top Via, received and rport, changes that one) */
+    for (int i = f->via_received.n || f->via_rport ? 1 : 0; i < M.nvia; i++)
         assert_true(osn_span_eq(M2.via[i + 1].value, M.via[i].value));
     assert_int_equal(M2.max_forwards, M.max_forwards < 0 ? 70 : M.max_forwards - 1);
     assert_true(osn_span_eq(M2.call_id, M.call_id));
@@ -780,6 +952,7 @@ static void check_forwarded(int n)
     assert_true(osn_span_eq(M2.body, M.body));
     assert_true(osn_span_eq(M2.uri, M.uri));
     assert_int_equal(M2.method, M.method);
+    check_parsed_forward(n, f);
 }
 
 static void test_print_forward(void **state)
@@ -793,7 +966,7 @@ static void test_print_forward(void **state)
             M.nvia >= OSN_SIP_WIRE_MAX_VIAS)
             continue;
         int n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &FWD);
-        check_forwarded(n);
+        check_forwarded_by(n, &FWD);
         /* Every buffer too small is refused, never overrun. */
         for (int cap = 0; cap < n; cap += 7)
             assert_int_equal(osn_sip_wire_print_forward(OUT2, (size_t)cap, &M, &FWD), OSN_ETOOBIG);
@@ -803,13 +976,13 @@ static void test_print_forward(void **state)
     struct osn_sip_fwd f = FWD;
     f.pop_route = true;
     int n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f);
-    check_forwarded(n);
+    check_forwarded_by(n, &f);
     assert_int_equal(M2.nroute, 0);
     /* Two values on one line: the second stays. */
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>, <sip:next;lr>\r\n"
                        "Route: <sip:last;lr>\r\n\r\n");
     n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f);
-    check_forwarded(n);
+    check_forwarded_by(n, &f);
     assert_int_equal(M2.nroute, 2);
     assert_span(M2.route[0].uri, "sip:next;lr");
     assert_span(M2.route[1].uri, "sip:last;lr");
@@ -819,19 +992,19 @@ static void test_print_forward(void **state)
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>, <sip:us;transport=tcp;lr>, "
                        "<sip:next;lr>\r\nRoute: <sip:last;lr>\r\n\r\n");
     n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f2);
-    check_forwarded(n);
+    check_forwarded_by(n, &f2);
     assert_int_equal(M2.nroute, 2);
     assert_span(M2.route[0].uri, "sip:next;lr");
     assert_span(M2.route[1].uri, "sip:last;lr");
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>\r\nRoute: <sip:us;transport=tcp;lr>"
                        "\r\nRoute: <sip:last;lr>\r\n\r\n");
     n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f2);
-    check_forwarded(n);
+    check_forwarded_by(n, &f2);
     assert_int_equal(M2.nroute, 1);
     assert_span(M2.route[0].uri, "sip:last;lr");
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRoute: <sip:us;lr>, <sip:us;transport=tcp;lr>\r\n\r\n");
     n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &f2);
-    check_forwarded(n);
+    check_forwarded_by(n, &f2);
     assert_int_equal(M2.nroute, 0);
     /* Record-Route (16.6 step 4): ours above the ones there, which keep their order; with
      * none, after the last header. The route set read back is ours first. */
@@ -839,7 +1012,7 @@ static void test_print_forward(void **state)
     g.record_route = (struct osn_span){"sip:10.0.0.1:5070;lr", 20};
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRecord-Route: <sip:a;lr>, <sip:b;lr>\r\n\r\n");
     n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &g);
-    check_forwarded(n);
+    check_forwarded_by(n, &g);
     assert_int_equal(M2.nrecord_route, 3);
     assert_span(M2.record_route[0].uri, "sip:10.0.0.1:5070;lr");
     assert_true(M2.record_route[0].lr);
@@ -848,7 +1021,7 @@ static void test_print_forward(void **state)
     assert_int_equal(M2.nvia, M.nvia + 1);
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\n\r\n");
     n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &g);
-    check_forwarded(n);
+    check_forwarded_by(n, &g);
     assert_int_equal(M2.nrecord_route, 1);
     assert_span(M2.record_route[0].uri, "sip:10.0.0.1:5070;lr");
     assert_int_equal(M2.record_route[0].hdr, M2.nhdr - 1);
@@ -857,7 +1030,7 @@ static void test_print_forward(void **state)
     g.record_route2 = (struct osn_span){"sip:10.0.0.1:5070;lr", 20};
     parse_str(REQ_HEAD "CSeq: 1 OPTIONS\r\nRecord-Route: <sip:a;lr>\r\n\r\n");
     n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &g);
-    check_forwarded(n);
+    check_forwarded_by(n, &g);
     assert_int_equal(M2.nrecord_route, 3);
     assert_span(M2.record_route[0].uri, "sip:10.0.0.1:5070;transport=tcp;lr");
     assert_span(M2.record_route[1].uri, "sip:10.0.0.1:5070;lr");
@@ -865,6 +1038,111 @@ static void test_print_forward(void **state)
     /* Max-Forwards 0 is the caller's 483, not a forward. */
     assert_int_equal(parse_file("rfc4475", "zeromf.dat", &M, BUF), 0);
     assert_int_equal(osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &FWD), OSN_EINVAL);
+}
+
+/* The client transaction a proxy builds from its forward's printer, without parsing it, is the
+ * one a parse of the bytes gives (check_parsed_forward), for the requests of a call and more. */
+static void test_forward_parsed(void **state)
+{
+    (void)state;
+    static char many[8192];
+    struct osn_sip_fwd rr = FWD, pop = FWD, recv = FWD;
+    rr.record_route = (struct osn_span){"sip:10.0.0.1:5070;transport=tcp;lr", 34};
+    rr.record_route2 = (struct osn_span){"sip:10.0.0.1:5070;lr", 20};
+    pop.pop_route = 1;
+    recv.via_received = (struct osn_span){";received=10.0.0.9", 18};
+    recv.via_rport = 5099;
+    const char *reqs[] = {
+            /* INVITE with Record-Route, Contact, Require, a body, compact forms */
+            "INVITE sip:bob@10.0.0.2 SIP/2.0\r\n"
+            "v: SIP/2.0/UDP 10.0.0.3:5060;branch=z9hG4bKa1;rport\r\n"
+            "Max-Forwards: 69\r\nRecord-Route: <sip:p1.example.com;lr>, <sip:p2;lr>\r\n"
+            "f: \"Al\" <sip:al@a.example.com>;tag=t1\r\nt: <sip:bob@b.example.com>\r\n"
+            "i: inv1@10.0.0.3\r\nCSeq: 7 INVITE\r\nm: <sip:al@10.0.0.3:5060>\r\n"
+            "Require: 100rel, timer\r\nProxy-Require: foo\r\nSupported: x\r\n"
+            "c: application/sdp\r\nl: 4\r\n\r\nv=0\r",
+            /* BYE with Route values on two lines, the first one ours */
+            "BYE sip:al@10.0.0.3:5060 SIP/2.0\r\n"
+            "Via: SIP/2.0/UDP 10.0.0.2:5070;branch=z9hG4bKb1\r\n"
+            "Route: <sip:10.0.0.1:5070;lr>, <sip:p2;lr>\r\nRoute: <sip:p3;lr>\r\n"
+            "From: <sip:bob@b.example.com>;tag=t2\r\nTo: <sip:al@a.example.com>;tag=t1\r\n"
+            "Call-ID: inv1@10.0.0.3\r\nCSeq: 1 BYE\r\nMax-Forwards: 70\r\n"
+            "Content-Length: 0\r\n\r\n",
+            /* CANCEL without Max-Forwards, an oc offer in its Via */
+            "CANCEL sip:bob@10.0.0.2 SIP/2.0\r\n"
+            "Via: SIP/2.0/UDP 10.0.0.3:5060;branch=z9hG4bKa1;oc;oc-algo=\"loss\"\r\n"
+            "From: <sip:al@a.example.com>;tag=t1\r\nTo: <sip:bob@b.example.com>\r\n"
+            "Call-ID: inv1@10.0.0.3\r\nCSeq: 7 CANCEL\r\nContent-Length: 0\r\n\r\n",
+    };
+    const struct osn_sip_fwd *fs[] = {&FWD, &rr, &pop, &recv};
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0] + 1; i++) {
+        const char *r = reqs[i < 3 ? i : 0];
+        if (i == 3) { /* many Vias, some on one line, with oc and received parameters */
+            size_t k = (size_t)snprintf(many, sizeof many, "OPTIONS sip:x@10.0.0.2 SIP/2.0\r\n");
+            for (int v = 0; v < 40; v++)
+                k += (size_t)snprintf(many + k, sizeof many - k,
+                                      v % 3 ? "Via: SIP/2.0/UDP h%d.example.com;branch=z9hG4bKv%d;"
+                                              "oc=20;oc-seq=1.5;received=10.1.1.%d\r\n"
+                                            : "v: SIP/2.0/TCP [::%d]:5061;branch=z9hG4bKw%d, "
+                                              "SIP/2.0/UDP 10.9.9.%d;branch=z9hG4bKz\r\n",
+                                      v, v, v);
+            snprintf(many + k, sizeof many - k,
+                     "From: <sip:a@x>;tag=f\r\nTo: <sip:x@y>\r\nCall-ID: many\r\n"
+                     "CSeq: 2 OPTIONS\r\nMax-Forwards: 9\r\n\r\n");
+            r = many;
+        }
+        size_t len = strlen(r);
+        memcpy(BUF, r, len);
+        assert_int_equal(osn_sip_wire_parse(&M, BUF, len), OSN_SIP_WIRE_ACCEPT);
+        for (size_t j = 0; j < sizeof fs / sizeof fs[0]; j++) {
+            int n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, fs[j]);
+            check_forwarded_by(n, fs[j]);
+        }
+    }
+    /* A forward with more lines than a parse takes is refused by both ways alike. */
+    size_t k = (size_t)snprintf(many, sizeof many, "%s", REQ_HEAD "CSeq: 1 OPTIONS\r\n");
+    for (int h = 0; k + 8 < sizeof many && h < OSN_SIP_WIRE_MAX_HDRS - 5; h++)
+        k += (size_t)snprintf(many + k, sizeof many - k, "X: %d\r\n", h);
+    snprintf(many + k, sizeof many - k, "\r\n");
+    assert_int_equal(osn_sip_wire_parse(&M, many, strlen(many)), OSN_SIP_WIRE_ACCEPT);
+    int n = osn_sip_wire_print_forward(OUT, sizeof OUT, &M, &rr);
+    assert_true(n > 0);
+    assert_int_not_equal(osn_sip_wire_parse(&M2, OUT, (size_t)n), OSN_SIP_WIRE_ACCEPT);
+    assert_int_equal(M2.err.reason, OSN_SIP_WIRE_ECAP);
+    assert_int_equal(osn_sip_wire_print_forward_parsed(OUT4, sizeof OUT4, &M, &rr, &M3), n);
+    assert_int_equal(M3.err.verdict, M2.err.verdict);
+    assert_int_equal(M3.err.reason, OSN_SIP_WIRE_ECAP);
+    assert_int_equal(M3.err.offset, M2.err.offset);
+}
+
+/* src/base/text.h, the writer under the printer: decimal and hex as snprintf writes them, and
+ * nothing past the end of a buffer that is too small. */
+static void test_text_writer(void **state)
+{
+    (void)state;
+    const uint64_t xs[] = {0, 1, 9, 10, 99, 100, 65535, 4294967295u, 1234567890123ull, UINT64_MAX};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
+        for (int width = 1; width <= 22; width += 3) {
+            char want[48], got[48];
+            int k = snprintf(want, sizeof want, "%0*llu|%016llx", width, (unsigned long long)xs[i],
+                             (unsigned long long)xs[i]);
+            for (size_t cap = 0; cap <= (size_t)k + 1; cap++) {
+                memset(got, '#', sizeof got);
+                struct osn_text w = osn_text_at(got, cap);
+                osn_text_dec(&w, xs[i], width);
+                osn_text_put(&w, "|", 1);
+                osn_text_hex(&w, xs[i], 16);
+                int n = osn_text_len(&w, got);
+                if (cap < (size_t)k) {
+                    assert_int_equal(n, -1);
+                } else {
+                    assert_int_equal(n, k);
+                    assert_memory_equal(got, want, (size_t)k);
+                }
+                for (size_t j = cap; j < sizeof got; j++) /* nothing past the end */
+                    assert_int_equal(got[j], '#');
+            }
+        }
 }
 
 static void test_print_response_fwd(void **state)
@@ -1233,6 +1511,8 @@ int main(void)
             cmocka_unit_test(test_keys_and_table),
             cmocka_unit_test(test_rfc2543),
             cmocka_unit_test(test_print_forward),
+            cmocka_unit_test(test_forward_parsed),
+            cmocka_unit_test(test_text_writer),
             cmocka_unit_test(test_print_response_fwd),
             cmocka_unit_test(test_print_response_fwd_oc),
             cmocka_unit_test(test_print_replies),

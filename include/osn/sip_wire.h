@@ -300,6 +300,12 @@ uint64_t osn_sip_wire_hash(const void *p, size_t n);
  * (the method is in the table key), and two different RFC 2543 requests never share a key
  * unless those fields agree. Returns 0, or OSN_EINVAL when m was not accepted. */
 int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out);
+/* The same for a request m forwarded from one whose numbers are `orig` (osn_sip_wire_to_txn of
+ * it): forwarding keeps the Call-ID and the From and To tags, so their hashes are orig's; only
+ * the new top Via's branch and sent-by are hashed. An RFC 2543 m (not a forward of ours) is
+ * hashed in full. Returns 0, or OSN_EINVAL as osn_sip_wire_to_txn. */
+int osn_sip_wire_to_txn_fwd(const struct osn_sip_wire *m, const struct osn_sip_msg *orig,
+                            struct osn_sip_msg *out);
 
 /* The text behind a transaction's numeric key, for the exact check after a hash match. For an
  * RFC 3261 message: branch, sent-by host and port, and the CSeq method (matching 17.1.3 and
@@ -417,6 +423,17 @@ struct osn_sip_fwd {
  * removed when asked (at most as many as it has), everything else copied. */
 int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
                                const struct osn_sip_fwd *f);
+
+/* The same, and into *fm (caller memory) the parse of what it printed, the view of out that
+ * osn_sip_wire_parse(fm, out, length) would give, without parsing it again: the lines copied
+ * from req keep req's parse, moved to where the copy lies; only the lines the printer wrote
+ * (our Via, the top Via with what our transport added, Max-Forwards, Record-Route, what remains
+ * of a line a value was taken from) go through the header decoders. So a proxy keeps its
+ * client transaction's request without a second parse of its own output. Returns what
+ * osn_sip_wire_print_forward returns; when that is a length, fm->err.verdict is the parse's
+ * (ACCEPT unless the copy has more lines than OSN_SIP_WIRE_MAX_HDRS allows, ECAP). */
+int osn_sip_wire_print_forward_parsed(char *out, size_t cap, const struct osn_sip_wire *req,
+                                      const struct osn_sip_fwd *f, struct osn_sip_wire *fm);
 
 /* The response `resp` forwarded upstream (16.7 step 3): its top Via value removed. */
 int osn_sip_wire_print_response_fwd(char *out, size_t cap, const struct osn_sip_wire *resp);

@@ -23,12 +23,10 @@
  * the uas when the timer fires: nothing is sent. UDP only: the BYE goes over UDP to the first
  * hop (a route set naming TCP is not followed; counted as a send error).
  */
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/text.h"
 #include "node_int.h"
 #include "osn/err.h"
 
@@ -77,43 +75,44 @@ static void hangup_free(struct node *n, struct hangup *h)
     n->hangups.free = h;
 }
 
-struct pbuf {
-    char *p;
-    size_t cap, n;
-    bool full;
-};
-
-static void put(struct pbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct pbuf *b, const char *fmt, ...)
+static void put_span(struct osn_text *w, struct osn_span s)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = b->full ? -1 : vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= b->cap - b->n)
-        b->full = true;
-    else
-        b->n += (size_t)k;
+    osn_text_put(w, s.p, s.n);
 }
 
 /* The callee's BYE of the dialog INVITE inv made, our To tag `tag` (see the head). */
 static int print_bye(const struct node *n, const struct osn_sip_wire *inv, const char *tag,
                      uint64_t branch, char *out, size_t cap)
 {
-    struct pbuf b = {out, cap, 0, false};
+    struct osn_text w = osn_text_at(out, cap);
     struct osn_span target = inv->ncontact > 0 ? inv->contact[0].uri : inv->from.uri;
     if (inv->from_hdr < 0 || inv->to_hdr < 0 || !target.n)
         return OSN_EINVAL;
-    put(&b, "BYE %.*s SIP/2.0\r\n", (int)target.n, target.p);
-    put(&b, "Via: SIP/2.0/UDP %s:%u;branch=z9hG4bK%016" PRIx64 "\r\nMax-Forwards: 70\r\n", n->host,
-        (unsigned)node_via_port(n), branch);
-    for (int i = 0; i < inv->nrecord_route; i++) /* 12.1.1: the route set, in order */
-        put(&b, "Route: %.*s\r\n", (int)inv->record_route[i].value.n, inv->record_route[i].value.p);
-    put(&b, "From: %.*s;tag=%s\r\nTo: %.*s\r\nCall-ID: %.*s\r\nCSeq: 1 BYE\r\n",
-        (int)inv->to.value.n, inv->to.value.p, tag, (int)inv->from.value.n, inv->from.value.p,
-        (int)inv->call_id.n, inv->call_id.p);
-    put(&b, "Content-Length: 0\r\n\r\n");
-    return b.full ? OSN_ETOOBIG : (int)b.n;
+    osn_text_puts(&w, "BYE ");
+    put_span(&w, target);
+    osn_text_puts(&w, " SIP/2.0\r\nVia: SIP/2.0/UDP ");
+    osn_text_puts(&w, n->host);
+    osn_text_puts(&w, ":");
+    osn_text_dec(&w, node_via_port(n), 1);
+    osn_text_puts(&w, ";branch=z9hG4bK");
+    osn_text_hex(&w, branch, 16);
+    osn_text_puts(&w, "\r\nMax-Forwards: 70\r\n");
+    for (int i = 0; i < inv->nrecord_route; i++) { /* 12.1.1: the route set, in order */
+        osn_text_puts(&w, "Route: ");
+        put_span(&w, inv->record_route[i].value);
+        osn_text_puts(&w, "\r\n");
+    }
+    osn_text_puts(&w, "From: ");
+    put_span(&w, inv->to.value);
+    osn_text_puts(&w, ";tag=");
+    osn_text_puts(&w, tag);
+    osn_text_puts(&w, "\r\nTo: ");
+    put_span(&w, inv->from.value);
+    osn_text_puts(&w, "\r\nCall-ID: ");
+    put_span(&w, inv->call_id);
+    osn_text_puts(&w, "\r\nCSeq: 1 BYE\r\nContent-Length: 0\r\n\r\n");
+    int k = osn_text_len(&w, out);
+    return k < 0 ? OSN_ETOOBIG : k;
 }
 
 void hangup_start(struct node *n, const struct ntx *x, const char *tag)

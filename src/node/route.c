@@ -7,10 +7,10 @@
  * it cannot resolve is a forward that fails.
  */
 #include <arpa/inet.h>
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "../base/text.h"
 #include "node_int.h"
 #include "osn/err.h"
 
@@ -136,29 +136,15 @@ int route_plan(const struct node *n, const struct osn_sip_wire *req, int hop,
 
 int route_record_uri(const struct node *n, bool tcp, char *out, size_t cap)
 {
-    /* "sip:HOST:PORT[;transport=tcp];lr", put together by hand: snprintf's format machinery
-     * cost about 850 instructions a call of the proxy (bench/node_callgrind.sh). */
-    char port[8];
-    size_t np = sizeof port;
-    unsigned v = n->port;
-    do {
-        port[--np] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    const char *tp = tcp ? ";transport=tcp" : "";
-    size_t nh = strlen(n->host), nt = strlen(tp), k = 4 + nh + 1 + (sizeof port - np) + nt + 3;
-    if (k >= cap)
-        return OSN_ETOOBIG;
-    char *w = out;
-    memcpy(w, "sip:", 4);
-    w += 4;
-    memcpy(w, n->host, nh);
-    w += nh;
-    *w++ = ':';
-    memcpy(w, port + np, sizeof port - np);
-    w += sizeof port - np;
-    memcpy(w, tp, nt);
-    w += nt;
-    memcpy(w, ";lr", 4); /* with its NUL, as snprintf left it */
-    return (int)k;
+    /* "sip:HOST:PORT[;transport=tcp];lr" and a NUL */
+    struct osn_text w = osn_text_at(out, cap);
+    osn_text_put(&w, "sip:", 4);
+    osn_text_puts(&w, n->host);
+    osn_text_put(&w, ":", 1);
+    osn_text_dec(&w, n->port, 1);
+    if (tcp)
+        osn_text_puts(&w, ";transport=tcp");
+    osn_text_put(&w, ";lr", 4); /* with its NUL */
+    int k = osn_text_len(&w, out);
+    return k < 0 ? OSN_ETOOBIG : k - 1;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../base/text.h"
 #include "node_int.h"
 #include "osn/err.h"
 
@@ -30,13 +31,12 @@
 #define BRANCH_LEN     (7 + 16)
 #define FWD_BRANCH_LEN (BRANCH_LEN + 16)
 
-/* v as 16 lower-case hex digits and a NUL, as "%016" PRIx64 writes it. By hand: snprintf cost
- * about 850 instructions a number and the proxy writes five a call (bench/node_callgrind.sh). */
+/* v as 16 lower-case hex digits and a NUL, as "%016" PRIx64 writes it. */
 static void hex16(char out[17], uint64_t v)
 {
-    for (int i = 15; i >= 0; i--, v >>= 4)
-        out[i] = "0123456789abcdef"[v & 15];
-    out[16] = '\0';
+    struct osn_text w = osn_text_at(out, 17);
+    osn_text_hex(&w, v, 16);
+    *w.p = '\0';
 }
 
 static void branch_text(char out[BRANCH_LEN + 1], uint64_t v)
@@ -53,29 +53,23 @@ static uint64_t mix(uint64_t h, struct osn_span s)
 /* The loop half of the branch we give request m when we forward it (RFC 3261 16.6 step 8): a
  * function of what forwarding does not change, its Request-URI, From and To tags, Call-ID and
  * CSeq, not of its Vias or Max-Forwards. The same request back with our Via on it is a loop; a
- * changed one (a new Request-URI) a spiral. */
-static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m)
+ * changed one (a new Request-URI) a spiral. The Call-ID and tags enter as the keyed hashes its
+ * transaction already holds (num, osn_sip_wire_to_txn of m): not hashed a second time. */
+static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m,
+                          const struct osn_sip_msg *num)
 {
     /* "CSEQ METHOD" in decimal (as "%u %d" would write it; the method is a small enum) */
-    char cs[16];
-    int k = (int)sizeof cs;
-    uint32_t v = (uint32_t)m->cseq_method;
-    do {
-        cs[--k] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    cs[--k] = ' ';
-    v = m->cseq;
-    do {
-        cs[--k] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    char cs[24];
+    struct osn_text w = osn_text_at(cs, sizeof cs);
+    osn_text_dec(&w, m->cseq, 1);
+    osn_text_put(&w, " ", 1);
+    osn_text_dec(&w, m->cseq_method, 1);
     uint64_t h = n->branch_salt;
     h = mix(h, m->uri);
-    h = mix(h, m->from.tag);
-    h = mix(h, m->to.tag);
-    h = mix(h, m->call_id);
-    return mix(h, (struct osn_span){cs + k, sizeof cs - (size_t)k});
+    h = (h ^ num->from_tag) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ num->to_tag) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ num->call_id) * 0x9e3779b97f4a7c15ULL;
+    return mix(h, (struct osn_span){cs, (size_t)(w.p - cs)});
 }
 
 /* Whether a Via's sent-by is ours: our host, and our Via port or (several workers) another
@@ -89,8 +83,9 @@ static bool our_sent_by(const struct node *n, const struct osn_sip_via *v, size_
 }
 
 /* Whether request m carries a Via of ours (our sent-by, host and port) whose branch ends in the
- * loop hash it would get now (RFC 3261 16.3 step 4): a loop. */
-static bool looped(const struct node *n, const struct osn_sip_wire *m)
+ * loop hash it would get now (RFC 3261 16.3 step 4): a loop. num: its numbers. */
+static bool looped(const struct node *n, const struct osn_sip_wire *m,
+                   const struct osn_sip_msg *num)
 {
     char want[17];
     size_t hn = strlen(n->host);
@@ -101,7 +96,7 @@ static bool looped(const struct node *n, const struct osn_sip_wire *m)
     }
     if (!mine)
         return false;
-    hex16(want, loop_hash(n, m));
+    hex16(want, loop_hash(n, m, num));
     for (int i = 0; i < m->nvia; i++) {
         const struct osn_sip_via *v = &m->via[i];
         if (v->branch.n == FWD_BRANCH_LEN && our_sent_by(n, v, hn) &&
@@ -111,10 +106,12 @@ static bool looped(const struct node *n, const struct osn_sip_wire *m)
     return false;
 }
 
-/* A To tag of ours for the call of request x: the same for every response of the call. */
+/* A To tag of ours for the call of request x: the same for every response of the call. From
+ * the keyed hash of its Call-ID its transaction holds (nz(h) | 1 == h | 1: the tag is the one
+ * the text's hash gives), not hashed again. */
 static void to_tag_text(char out[17], const struct ntx *x)
 {
-    hex16(out, osn_sip_wire_hash(x->key.call_id.p, x->key.call_id.n) | 1);
+    hex16(out, x->t.req.call_id | 1);
 }
 
 /* The server half's current feedback, for the top Via of a response we send (RFC 7339 5.2). */
@@ -174,19 +171,31 @@ void tu_respond(struct node *n, struct ntx *x, int status, int retry_after, int 
 static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 const struct rmsg *in);
 
-/* The client transaction y's request: the forward just printed in n->obuf[0..len), parsed.
- * This is the node's one parse of its own output: the transaction keeps the text of its key
- * (branch, sent-by, Call-ID) in the bytes it resends, and the ACK of a non-2xx is printed from
- * this parse (17.1.1.3); the printer knows where it put each line, but only a parse says so in
- * a struct osn_sip_wire. 0, or an error. */
-static int keep_forward(struct node *n, struct ntx *y, int len, struct osn_sip_msg *m)
+/* Keeps request pm (accepted, its bytes in n->obuf) as client transaction y's, with its
+ * numbers in *m: the transaction keeps the text of its key (branch, sent-by, Call-ID) in the
+ * bytes it resends, and the ACK of a non-2xx is printed from this parse (17.1.1.3). `orig`, when
+ * not NULL, holds the numbers of the request pm forwards (its Call-ID and tags: not hashed
+ * again). 0, or an error. */
+static int keep_request(struct node *n, struct ntx *y, const struct osn_sip_wire *pm,
+                        const struct osn_sip_msg *orig, struct osn_sip_msg *m)
 {
-    struct osn_sip_wire pm;
-    struct rmsg r = {.pm = &pm};
-    if (osn_sip_wire_parse(&pm, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
+    struct rmsg r = {.pm = pm};
+    if (pm->err.verdict != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
     int err = ntx_set_req(n, y, &r);
-    return err ? err : osn_sip_wire_to_txn(y->req, m);
+    if (err)
+        return err;
+    return orig ? osn_sip_wire_to_txn_fwd(y->req, orig, m) : osn_sip_wire_to_txn(y->req, m);
+}
+
+/* The client transaction y's request: the CANCEL just printed in n->obuf[0..len), parsed (a
+ * CANCEL is rare; a forward's parse comes from its printer instead). 0, or an error. */
+static int keep_cancel(struct node *n, struct ntx *y, int len, struct osn_sip_msg *m)
+{
+    struct osn_sip_wire pm;
+    if (osn_sip_wire_parse(&pm, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
+        return OSN_EINVAL;
+    return keep_request(n, y, &pm, NULL, m);
 }
 
 /* Forwards the request of server transaction x (its parse kept in x->req) on a new client
@@ -202,7 +211,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
     union node_addr to;
     branch_text(branch, n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL));
     if (x->req) /* else let go in a final state: nothing to forward */
-        hex16(branch + BRANCH_LEN, loop_hash(n, x->req));
+        hex16(branch + BRANCH_LEN, loop_hash(n, x->req, &x->t.req));
     f.branch = (struct osn_span){branch, FWD_BRANCH_LEN};
     char rb[ADDR_RECEIVED_MAX];
     if (x->req)
@@ -239,7 +248,10 @@ static bool forward(struct node *n, struct ntx *x, int hop)
             *at[i] = (struct osn_span){rr[i], k > 0 ? (size_t)k : 0};
         }
     }
-    int len = routed ? osn_sip_wire_print_forward(n->obuf, sizeof n->obuf, x->req, &f) : OSN_EINVAL;
+    /* The forward and its parse at once: the parse of a copied line is x->req's, moved. */
+    struct osn_sip_wire pm;
+    int len = routed ? osn_sip_wire_print_forward_parsed(n->obuf, sizeof n->obuf, x->req, &f, &pm)
+                     : OSN_EINVAL;
     bool too_large = len == OSN_ETOOBIG || (!tcp && len > NODE_UDP_MAX);
     struct ntx *y = len > 0 && !too_large ? ntx_new(n) : NULL;
     if (y) {
@@ -249,7 +261,7 @@ static bool forward(struct node *n, struct ntx *x, int hop)
     }
     struct osn_sip_msg m;
     struct osn_sip_out o;
-    if (!y || keep_forward(n, y, len, &m) != 0 ||
+    if (!y || keep_request(n, y, &pm, &x->t.req, &m) != 0 ||
         osn_sip_ctxn_start_over(&n->sip, &y->t, &m, tcp, n->now, &o) != 0) {
         struct osn_elem_actions a;
         ntx_free(n, y);
@@ -366,7 +378,9 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
             .transport = {"UDP", 3}, .host = {n->host, strlen(n->host)}, .port = node_via_port(n)};
     if (tcp)
         f.transport = (struct osn_span){"TCP", 3};
-    branch_text(branch, osn_sip_wire_hash(v->branch.p, v->branch.n) ^ n->branch_salt);
+    /* from its branch's keyed hash, which an RFC 3261 ACK's numbers hold already */
+    uint64_t bh = ack->pm->rfc2543 ? osn_sip_wire_hash(v->branch.p, v->branch.n) : ack->m.branch;
+    branch_text(branch, bh ^ n->branch_salt);
     f.branch = (struct osn_span){branch, BRANCH_LEN};
     f.pop_route = ro.pop;
     char rb[ADDR_RECEIVED_MAX];
@@ -522,7 +536,7 @@ static bool cancel_branch(struct node *n, struct ntx *y)
         c->hop = y->hop;
         c->routed = true; /* a CANCEL goes where its INVITE went, or nowhere */
     }
-    if (!c || keep_forward(n, c, len, &m) != 0 ||
+    if (!c || keep_cancel(n, c, len, &m) != 0 ||
         osn_sip_ctxn_start_over(&n->sip, &c->t, &m, y->t.reliable, n->now, &o) != 0) {
         ntx_free(n, c);
         return false;
@@ -677,7 +691,7 @@ void tu_event(struct node *n, struct ntx *x, const struct osn_sip_out *o, const 
         }
         if (is_proxy(n)) {
             osn_elem_on_request_hop(&e, routed_hop(n, req), n->now, x->t.req.method,
-                                    req->max_forwards, false, looped(n, req), &a);
+                                    req->max_forwards, false, looped(n, req, &x->t.req), &a);
         } else {
             struct osn_uas_request q = uas_request_of(n, req, x->t.req.call_id);
             if (q.method == OSN_SIP_INVITE && !q.in_dialog && n->cfg->ring != OSN_UAS_RING_NONE)

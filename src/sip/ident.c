@@ -179,11 +179,9 @@ int osn_sip_wire_key_of(const struct osn_sip_wire *m, struct osn_sip_wire_key *k
     return 0;
 }
 
-int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
+/* The numbers of m that are not hashes: method, status, CSeq, Retry-After; the rest 0. */
+static void numbers(const struct osn_sip_wire *m, struct osn_sip_msg *out)
 {
-    if (!m || !out || m->err.verdict != OSN_SIP_WIRE_ACCEPT || m->nvia == 0)
-        return OSN_EINVAL;
-    const struct osn_sip_via *v = &m->via[0];
     memset(out, 0, sizeof *out);
     out->method = m->is_request ? m->method : m->cseq_method;
     out->status = m->status;
@@ -191,6 +189,14 @@ int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
     out->retry_after = !m->retry_after.present              ? -1
                        : m->retry_after.seconds > INT32_MAX ? INT32_MAX
                                                             : (int32_t)m->retry_after.seconds;
+}
+
+int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
+{
+    if (!m || !out || m->err.verdict != OSN_SIP_WIRE_ACCEPT || m->nvia == 0)
+        return OSN_EINVAL;
+    const struct osn_sip_via *v = &m->via[0];
+    numbers(m, out);
     out->call_id = nz(osn_sip_wire_hash(m->call_id.p, m->call_id.n));
     out->sent_by = nz(sent_by(v));
     if (!m->rfc2543) {
@@ -214,6 +220,24 @@ int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
                             ? nz(osn_sip_wire_hash(m->from.tag.p, m->from.tag.n))
                             : 0;
     out->to_tag = m->to.tag.p && m->to.tag.n ? nz(osn_sip_wire_hash(m->to.tag.p, m->to.tag.n)) : 0;
+    out->oc = v->oc;
+    return 0;
+}
+
+int osn_sip_wire_to_txn_fwd(const struct osn_sip_wire *m, const struct osn_sip_msg *orig,
+                            struct osn_sip_msg *out)
+{
+    if (!m || !orig || !out || m->err.verdict != OSN_SIP_WIRE_ACCEPT || m->nvia == 0)
+        return OSN_EINVAL;
+    if (m->rfc2543)
+        return osn_sip_wire_to_txn(m, out);
+    const struct osn_sip_via *v = &m->via[0];
+    numbers(m, out);
+    out->call_id = orig->call_id;
+    out->sent_by = nz(sent_by(v));
+    out->branch = nz(osn_sip_wire_hash(v->branch.p, v->branch.n));
+    out->from_tag = orig->from_tag;
+    out->to_tag = orig->to_tag;
     out->oc = v->oc;
     return 0;
 }

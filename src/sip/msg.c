@@ -329,6 +329,76 @@ static int verdict(struct osn_sip_wire *m)
     return OSN_SIP_WIRE_DROP;
 }
 
+/* Header line [ls, next) of m, its text ending at vend: a new entry of m->hdr, decoded. An
+ * error is soft (recorded, parsing goes on); OSN_SIP_WIRE_ECAP when the line does not fit. */
+static int header_line(struct osn_sip_wire *m, const char *ls, const char *vend, const char *next)
+{
+    /* header-name HCOLON: token, then SP/HTAB, then ':' (RFC 3261 25.1, 7.3.1). */
+    const char *p = ls, *q = skip_token(p, vend);
+    const char *c = q;
+    while (c < vend && (*c == ' ' || *c == '\t'))
+        c++;
+    if (q == p || c >= vend || *c != ':') {
+        fail(m, OSN_SIP_WIRE_EHDRNAME, q); /* soft: the line is skipped */
+        return 0;
+    }
+    if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS) {
+        fail(m, OSN_SIP_WIRE_ECAP, ls);
+        return OSN_SIP_WIRE_ECAP;
+    }
+    const char *vs = skip_ws(c + 1, vend), *ve = vend;
+    while (ve > vs && is_cc(ve[-1], CC_WS))
+        ve--;
+    int i = m->nhdr++;
+    struct osn_sip_hdr *h = &m->hdr[i];
+    h->name = span(p, q);
+    h->value = span(vs, ve);
+    h->line = span(ls, next);
+    h->id = (uint8_t)osn_sip_hdr_id(p, (size_t)(q - p));
+    if (h->id != OSN_SIP_HDR_OTHER)
+        decode(m, i);
+    return 0;
+}
+
+/* What follows the header section, p just after its empty line: the checks of the message as a
+ * whole, the body, the verdict. */
+static int finish(struct osn_sip_wire *m, const char *p)
+{
+    const char *buf = m->buf.p, *end = m->buf.p + m->buf.n;
+    m->head.n = (size_t)(p - m->head.p);
+
+    /* RFC 3261 8.1.1: To, From, CSeq, Call-ID, Via are mandatory (Max-Forwards too, but RFC
+     * 2543 elements do not send it and 4475 3.4.1 is valid without it). */
+    if (m->nvia == 0 || m->from_hdr < 0 || m->to_hdr < 0 || m->call_id_hdr < 0 || m->cseq_hdr < 0)
+        fail(m, OSN_SIP_WIRE_EMISSING, m->head.p);
+    if (m->cseq_hdr >= 0) {
+        if (!m->is_request)
+            m->method = m->cseq_method;
+        else if (m->method_name.n && m->cseq_method_name.n &&
+                 !osn_span_eq(m->method_name, m->cseq_method_name))
+            /* RFC 3261 8.1.1.5 (and 4475 3.1.2.17-18): same method as the request line. */
+            fail(m, OSN_SIP_WIRE_ECSEQMETHOD, m->hdr[m->cseq_hdr].value.p);
+    }
+    if (m->nvia > 0) {
+        struct osn_span b = m->via[0].branch;
+        m->rfc2543 = !(b.n >= 7 && memcmp(b.p, "z9hG4bK", 7) == 0);
+    }
+
+    /* Body (RFC 3261 18.3): Content-Length octets, the rest of the datagram ignored; without
+     * Content-Length, the rest of the datagram. */
+    size_t avail = (size_t)(end - p);
+    if (m->content_length >= 0) {
+        if ((size_t)m->content_length > avail) {
+            fail(m, OSN_SIP_WIRE_ETRUNCATED, end);
+            m->body = span(p, end);
+        } else
+            m->body = (struct osn_span){p, (size_t)m->content_length};
+    } else
+        m->body = span(p, end);
+    m->msg = span(buf, m->body.p + m->body.n);
+    return verdict(m);
+}
+
 int osn_sip_wire_parse(struct osn_sip_wire *m, const char *buf, size_t len)
 {
     if (!m || !buf)
@@ -378,65 +448,232 @@ int osn_sip_wire_parse(struct osn_sip_wire *m, const char *buf, size_t len)
             fail(m, vend ? OSN_SIP_WIRE_ECHAR : OSN_SIP_WIRE_ENOEND, vend ? vend : end);
             return verdict(m);
         }
-        /* header-name HCOLON: token, then SP/HTAB, then ':' (RFC 3261 25.1, 7.3.1). */
-        const char *q = skip_token(p, vend);
-        const char *c = q;
-        while (c < vend && (*c == ' ' || *c == '\t'))
-            c++;
-        if (q == p || c >= vend || *c != ':') {
-            fail(m, OSN_SIP_WIRE_EHDRNAME, q); /* soft: the line is skipped */
-            p = next;
-            continue;
-        }
-        if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS) {
-            fail(m, OSN_SIP_WIRE_ECAP, ls);
-            return verdict(m);
-        }
-        const char *vs = skip_ws(c + 1, vend), *ve = vend;
-        while (ve > vs && is_cc(ve[-1], CC_WS))
-            ve--;
-        int i = m->nhdr++;
-        struct osn_sip_hdr *h = &m->hdr[i];
-        h->name = span(p, q);
-        h->value = span(vs, ve);
-        h->line = span(ls, next);
-        h->id = (uint8_t)osn_sip_hdr_id(p, (size_t)(q - p));
-        if (h->id != OSN_SIP_HDR_OTHER)
-            decode(m, i);
-        if (m->err.reason == OSN_SIP_WIRE_ECAP)
+        if (header_line(m, ls, vend, next) == OSN_SIP_WIRE_ECAP ||
+            m->err.reason == OSN_SIP_WIRE_ECAP)
             return verdict(m);
         p = next;
     }
-    m->head.n = (size_t)(p - m->head.p);
+    return finish(m, p);
+}
 
-    /* RFC 3261 8.1.1: To, From, CSeq, Call-ID, Via are mandatory (Max-Forwards too, but RFC
-     * 2543 elements do not send it and 4475 3.4.1 is valid without it). */
-    if (m->nvia == 0 || m->from_hdr < 0 || m->to_hdr < 0 || m->call_id_hdr < 0 || m->cseq_hdr < 0)
-        fail(m, OSN_SIP_WIRE_EMISSING, m->head.p);
-    if (m->cseq_hdr >= 0) {
-        if (!m->is_request)
-            m->method = m->cseq_method;
-        else if (m->method_name.n && m->cseq_method_name.n &&
-                 !osn_span_eq(m->method_name, m->cseq_method_name))
-            /* RFC 3261 8.1.1.5 (and 4475 3.1.2.17-18): same method as the request line. */
-            fail(m, OSN_SIP_WIRE_ECSEQMETHOD, m->hdr[m->cseq_hdr].value.p);
-    }
-    if (m->nvia > 0) {
-        struct osn_span b = m->via[0].branch;
-        m->rfc2543 = !(b.n >= 7 && memcmp(b.p, "z9hG4bK", 7) == 0);
-    }
+/* ---- the parse of a message printed from a parsed one (osn__sip_wire_derive) ---- */
 
-    /* Body (RFC 3261 18.3): Content-Length octets, the rest of the datagram ignored; without
-     * Content-Length, the rest of the datagram. */
-    size_t avail = (size_t)(end - p);
-    if (m->content_length >= 0) {
-        if ((size_t)m->content_length > avail) {
-            fail(m, OSN_SIP_WIRE_ETRUNCATED, end);
-            m->body = span(p, end);
-        } else
-            m->body = (struct osn_span){p, (size_t)m->content_length};
-    } else
-        m->body = span(p, end);
-    m->msg = span(buf, m->body.p + m->body.n);
-    return verdict(m);
+/* Span s of a source line that starts at `from`, moved to the copy of that line at `to`. */
+static struct osn_span moved(struct osn_span s, const char *from, const char *to)
+{
+    return s.p ? (struct osn_span){to + (s.p - from), s.n} : s;
+}
+
+static struct osn_sip_addr moved_addr(const struct osn_sip_addr *a, const char *from,
+                                      const char *to, int i)
+{
+    struct osn_sip_addr b = *a;
+    b.value = moved(a->value, from, to);
+    b.display = moved(a->display, from, to);
+    b.uri = moved(a->uri, from, to);
+    b.params = moved(a->params, from, to);
+    b.tag = moved(a->tag, from, to);
+    b.hdr = (uint16_t)i;
+    return b;
+}
+
+/* The Via values of src line j (from *k on, in order), as values of m's line i at `to`. */
+static int copy_vias(struct osn_sip_wire *m, const struct osn_sip_wire *src, int *k, int j, int i,
+                     const char *to)
+{
+    const char *from = src->hdr[j].line.p;
+    /* oc_at are offsets in the buffer: the line's own offset changes by this much */
+    long d = (long)(to - m->buf.p) - (long)(from - src->buf.p);
+    for (; *k < src->nvia && src->via[*k].hdr < j; ++*k)
+        ;
+    for (; *k < src->nvia && src->via[*k].hdr == j; ++*k) {
+        if (m->nvia >= OSN_SIP_WIRE_MAX_VIAS)
+            return OSN_SIP_WIRE_ECAP;
+        const struct osn_sip_via *a = &src->via[*k];
+        struct osn_sip_via *v = &m->via[m->nvia++];
+        *v = *a;
+        v->value = moved(a->value, from, to);
+        v->protocol = moved(a->protocol, from, to);
+        v->version = moved(a->version, from, to);
+        v->transport = moved(a->transport, from, to);
+        v->host = moved(a->host, from, to);
+        v->branch = moved(a->branch, from, to);
+        v->received = moved(a->received, from, to);
+        v->rport_value = moved(a->rport_value, from, to);
+        v->maddr = moved(a->maddr, from, to);
+        v->params = moved(a->params, from, to);
+        v->oc_algo = moved(a->oc_algo, from, to);
+        for (int o = 0; o < 4; o++)
+            if (a->oc_len[o])
+                v->oc_at[o] = (uint16_t)(a->oc_at[o] + d);
+        v->hdr = (uint16_t)i;
+    }
+    return 0;
+}
+
+/* The name-addr values of src's list `sl` (ns entries) from line j, appended to m's list. */
+static int copy_addrs(struct osn_sip_addr *dl, int *nd, int cap, const struct osn_sip_addr *sl,
+                      int ns, int *k, int j, int i, const char *from, const char *to)
+{
+    for (; *k < ns && sl[*k].hdr < j; ++*k)
+        ;
+    for (; *k < ns && sl[*k].hdr == j; ++*k) {
+        if (*nd >= cap)
+            return OSN_SIP_WIRE_ECAP;
+        dl[(*nd)++] = moved_addr(&sl[*k], from, to, i);
+    }
+    return 0;
+}
+
+/* The option tags of src's list `sl` that lie in the line [from, from + n). */
+static int copy_options(struct osn_span *dl, int *nd, const struct osn_span *sl, int ns, int *k,
+                        const char *from, size_t n, const char *to)
+{
+    for (; *k < ns && sl[*k].p < from; ++*k)
+        ;
+    for (; *k < ns && sl[*k].p < from + n; ++*k) {
+        if (*nd >= OSN_SIP_WIRE_MAX_OPTIONS)
+            return OSN_SIP_WIRE_ECAP;
+        dl[(*nd)++] = moved(sl[*k], from, to);
+    }
+    return 0;
+}
+
+/* Cursors into src's lists, each at the first value not yet copied. */
+struct cursors {
+    int via, route, rr, contact, require, preq;
+};
+
+/* Copies src's header line j, and what src decoded from it, as m's line i at `to`. */
+static int copy_line(struct osn_sip_wire *m, const struct osn_sip_wire *src, int j, const char *to,
+                     struct cursors *c)
+{
+    const struct osn_sip_hdr *sh = &src->hdr[j];
+    const char *from = sh->line.p;
+    if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS)
+        return OSN_SIP_WIRE_ECAP;
+    int i = m->nhdr++;
+    struct osn_sip_hdr *h = &m->hdr[i];
+    h->name = moved(sh->name, from, to);
+    h->value = moved(sh->value, from, to);
+    h->line = moved(sh->line, from, to);
+    h->id = sh->id;
+    int rc = 0;
+    switch (sh->id) {
+    case OSN_SIP_HDR_VIA:
+        rc = copy_vias(m, src, &c->via, j, i, to);
+        break;
+    case OSN_SIP_HDR_FROM:
+    case OSN_SIP_HDR_TO:
+        if (j == src->from_hdr) {
+            m->from_hdr = i;
+            m->from = moved_addr(&src->from, from, to, i);
+        } else if (j == src->to_hdr) {
+            m->to_hdr = i;
+            m->to = moved_addr(&src->to, from, to, i);
+        }
+        break;
+    case OSN_SIP_HDR_CALL_ID:
+        if (j == src->call_id_hdr) {
+            m->call_id_hdr = i;
+            m->call_id = moved(src->call_id, from, to);
+        }
+        break;
+    case OSN_SIP_HDR_CSEQ:
+        if (j == src->cseq_hdr) {
+            m->cseq_hdr = i;
+            m->cseq = src->cseq;
+            m->cseq_method = src->cseq_method;
+            m->cseq_method_name = moved(src->cseq_method_name, from, to);
+        }
+        break;
+    case OSN_SIP_HDR_MAX_FORWARDS:
+        if (j == src->max_forwards_hdr) {
+            m->max_forwards_hdr = i;
+            m->max_forwards = src->max_forwards;
+        }
+        break;
+    case OSN_SIP_HDR_CONTENT_LENGTH:
+        if (j == src->content_length_hdr) {
+            m->content_length_hdr = i;
+            m->content_length = src->content_length;
+        }
+        break;
+    case OSN_SIP_HDR_CONTENT_TYPE:
+        if (j == src->content_type_hdr) {
+            m->content_type_hdr = i;
+            m->content_type = moved(src->content_type, from, to);
+        }
+        break;
+    case OSN_SIP_HDR_RETRY_AFTER:
+        if (j == src->retry_after_hdr) {
+            m->retry_after_hdr = i;
+            m->retry_after = src->retry_after;
+            m->retry_after.comment = moved(src->retry_after.comment, from, to);
+        }
+        break;
+    case OSN_SIP_HDR_ROUTE:
+        rc = copy_addrs(m->route, &m->nroute, OSN_SIP_WIRE_MAX_ROUTES, src->route, src->nroute,
+                        &c->route, j, i, from, to);
+        break;
+    case OSN_SIP_HDR_RECORD_ROUTE:
+        rc = copy_addrs(m->record_route, &m->nrecord_route, OSN_SIP_WIRE_MAX_ROUTES,
+                        src->record_route, src->nrecord_route, &c->rr, j, i, from, to);
+        break;
+    case OSN_SIP_HDR_CONTACT:
+        m->contact_star = m->contact_star || src->contact_star;
+        rc = copy_addrs(m->contact, &m->ncontact, OSN_SIP_WIRE_MAX_CONTACT, src->contact,
+                        src->ncontact, &c->contact, j, i, from, to);
+        break;
+    case OSN_SIP_HDR_REQUIRE:
+        rc = copy_options(m->require, &m->nrequire, src->require, src->nrequire, &c->require, from,
+                          sh->line.n, to);
+        break;
+    case OSN_SIP_HDR_PROXY_REQUIRE:
+        rc = copy_options(m->proxy_require, &m->nproxy_require, src->proxy_require,
+                          src->nproxy_require, &c->preq, from, sh->line.n, to);
+        break;
+    default:
+        break;
+    }
+    return rc;
+}
+
+int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
+                         const struct osn_sip_wire *src, const struct osn__sip_lines *lines)
+{
+    if (!m || !buf || !src || !lines || !src->is_request || src->err.verdict != OSN_SIP_WIRE_ACCEPT)
+        return OSN_EINVAL;
+    reset(m, buf, len);
+    size_t head_end = lines->at[lines->n]; /* with `over`, the first line too many */
+    if (len > OSN_SIP_WIRE_MAX_LEN || head_end + 2 > len ||
+        src->start_line.n > (lines->n ? lines->at[0] : head_end)) {
+        fail(m, OSN_SIP_WIRE_ENOEND, buf);
+        return verdict(m);
+    }
+    /* the start line, a copy at offset 0 */
+    const char *from = src->start_line.p;
+    m->is_request = true;
+    m->method = src->method;
+    m->start_line = moved(src->start_line, from, buf);
+    m->method_name = moved(src->method_name, from, buf);
+    m->uri = moved(src->uri, from, buf);
+    m->version = moved(src->version, from, buf);
+    m->head.p = buf + (lines->n ? lines->at[0] : head_end);
+    struct cursors c = {0};
+    for (int i = 0; i < lines->n; i++) {
+        const char *ls = buf + lines->at[i], *next = buf + lines->at[i + 1];
+        int rc = lines->src[i] >= 0 ? copy_line(m, src, lines->src[i], ls, &c)
+                                    : header_line(m, ls, next - 2, next); /* text, CR LF */
+        if (rc == OSN_SIP_WIRE_ECAP || m->err.reason == OSN_SIP_WIRE_ECAP) {
+            if (m->err.reason != OSN_SIP_WIRE_ECAP)
+                fail(m, OSN_SIP_WIRE_ECAP, ls);
+            return verdict(m);
+        }
+    }
+    if (lines->over) { /* as a parse stops at the first line too many */
+        fail(m, OSN_SIP_WIRE_ECAP, buf + head_end);
+        return verdict(m);
+    }
+    return finish(m, buf + head_end + 2);
 }

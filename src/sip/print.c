@@ -15,7 +15,7 @@
 #include "writer.h"
 
 /* The header section's end and the body, as received (Content-Length is unchanged). */
-static void tail(struct wr *w, const struct osn_sip_wire *m)
+static void tail(struct osn_text *w, const struct osn_sip_wire *m)
 {
     puts_(w, "\r\n");
     putsp(w, m->body);
@@ -23,7 +23,7 @@ static void tail(struct wr *w, const struct osn_sip_wire *m)
 
 /* The text of header i's value from `from` (a position inside it) to its end, as a new line
  * "Name: ...": what remains of a list header once its first value is removed. */
-static void rest_of(struct wr *w, const struct osn_sip_wire *m, int i, const char *from)
+static void rest_of(struct osn_text *w, const struct osn_sip_wire *m, int i, const char *from)
 {
     const struct osn_sip_hdr *h = &m->hdr[i];
     puts_(w, osn_sip_hdr_name(h->id));
@@ -33,7 +33,7 @@ static void rest_of(struct wr *w, const struct osn_sip_wire *m, int i, const cha
 }
 
 /* RFC 7339 parameters (oc, oc-validity, oc-seq, oc-algo) as flags say. */
-static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
+static void put_oc(struct osn_text *w, const struct osn_sip_oc *oc)
 {
     if (oc->flags & OSN_SIP_OC_PRESENT) {
         puts_(w, ";oc");
@@ -67,8 +67,8 @@ static void put_oc(struct wr *w, const struct osn_sip_oc *oc)
 
 /* Text [p, end) of Via v, with "=rport" after a valueless rport parameter in it (RFC 3581 4;
  * rport 0: none). */
-static void put_via_text(struct wr *w, const struct osn_sip_via *v, const char *p, const char *end,
-                         uint16_t rport)
+static void put_via_text(struct osn_text *w, const struct osn_sip_via *v, const char *p,
+                         const char *end, uint16_t rport)
 {
     const char *at = v->rport_value.p;
     if (rport && v->rport && at && !v->rport_value.n && at > p && at <= end) {
@@ -89,15 +89,32 @@ static bool route_line(const struct osn_sip_wire *m, int i, int pop)
     return false;
 }
 
-int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
-                               const struct osn_sip_fwd *f)
+/* With ln, notes that header line `src` of the request (-1: new text) starts here. */
+static void mark(struct osn__sip_lines *ln, const struct osn_text *w, const char *out, int src)
+{
+    if (!ln || ln->over)
+        return;
+    if (ln->n >= OSN_SIP_WIRE_MAX_HDRS) { /* the first line too many: a parse stops here */
+        ln->at[ln->n] = (uint32_t)(w->p - out);
+        ln->over = true;
+        return;
+    }
+    ln->at[ln->n] = (uint32_t)(w->p - out);
+    ln->src[ln->n++] = (int16_t)src;
+}
+
+/* osn_sip_wire_print_forward; with ln, where each header line came from. */
+static int print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
+                         const struct osn_sip_fwd *f, struct osn__sip_lines *ln)
 {
     if (!out || !req || !f || !req->is_request || req->err.verdict != OSN_SIP_WIRE_ACCEPT ||
         req->max_forwards == 0 || !f->host.n || !f->branch.n || !f->transport.n)
         return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     putsp(&w, req->start_line);
-    puts_(&w, "\r\nVia: SIP/2.0/");
+    puts_(&w, "\r\n");
+    mark(ln, &w, out, -1);
+    puts_(&w, "Via: SIP/2.0/");
     putsp(&w, f->transport);
     puts_(&w, " ");
     putsp(&w, f->host);
@@ -109,8 +126,10 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
     putsp(&w, f->branch);
     put_oc(&w, &f->oc);
     puts_(&w, "\r\n");
-    if (req->max_forwards < 0)
+    if (req->max_forwards < 0) {
+        mark(ln, &w, out, -1);
         puts_(&w, "Max-Forwards: 70\r\n"); /* RFC 3261 16.6 step 3 */
+    }
     int pop = f->pop_route < req->nroute ? f->pop_route : req->nroute;
     /* 16.6 step 4: ours goes above the values already there (the order of a field's values
      * is kept, 7.3.1), so the UAS's route set lists the proxies nearest it first: just before
@@ -120,10 +139,12 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
             f->record_route.n ? (req->nrecord_route ? req->record_route[0].hdr : req->nhdr) : -1;
     for (int i = 0; i <= req->nhdr; i++) {
         if (i == rr_at) {
+            mark(ln, &w, out, -1);
             puts_(&w, "Record-Route: <");
             putsp(&w, f->record_route);
             puts_(&w, ">\r\n");
             if (f->record_route2.n) { /* RFC 5658 4: the incoming leg's, below */
+                mark(ln, &w, out, -1);
                 puts_(&w, "Record-Route: <");
                 putsp(&w, f->record_route2);
                 puts_(&w, ">\r\n");
@@ -133,6 +154,7 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
             break;
         const struct osn_sip_hdr *h = &req->hdr[i];
         if (h->id == OSN_SIP_HDR_MAX_FORWARDS) {
+            mark(ln, &w, out, -1);
             puts_(&w, "Max-Forwards: ");
             putu(&w, (uint64_t)(req->max_forwards - 1));
             puts_(&w, "\r\n");
@@ -140,27 +162,54 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
             /* RFC 3261 16.6 step 8: the received top Via goes on with what our transport
              * added to it (18.2.1 received, RFC 3581 rport). */
             const struct osn_sip_via *v = &req->via[0];
+            mark(ln, &w, out, -1);
             puts_(&w, "Via: ");
             put_via_text(&w, v, v->value.p, v->value.p + v->value.n, f->via_rport);
             putsp(&w, f->via_received);
             puts_(&w, "\r\n");
-            if (req->nvia > 1 && req->via[1].hdr == i)
+            if (req->nvia > 1 && req->via[1].hdr == i) {
+                mark(ln, &w, out, -1);
                 rest_of(&w, req, i, req->via[1].value.p);
+            }
         } else if (pop && route_line(req, i, pop)) {
             /* 16.4: the top Route values name us (RFC 5658 5: both of a double Record-Route);
              * the rest of a line that held one stays. */
-            if (pop < req->nroute && req->route[pop].hdr == i)
+            if (pop < req->nroute && req->route[pop].hdr == i) {
+                mark(ln, &w, out, -1);
                 rest_of(&w, req, i, req->route[pop].value.p);
-        } else
+            }
+        } else {
+            mark(ln, &w, out, i);
             putsp(&w, h->line);
+        }
     }
+    if (ln && !ln->over)
+        ln->at[ln->n] = (uint32_t)(w.p - out);
     tail(&w, req);
     return done(&w, out);
 }
 
+int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
+                               const struct osn_sip_fwd *f)
+{
+    return print_forward(out, cap, req, f, NULL);
+}
+
+int osn_sip_wire_print_forward_parsed(char *out, size_t cap, const struct osn_sip_wire *req,
+                                      const struct osn_sip_fwd *f, struct osn_sip_wire *fm)
+{
+    struct osn__sip_lines ln;
+    ln.n = 0;
+    ln.over = false;
+    int len = fm ? print_forward(out, cap, req, f, &ln) : OSN_EINVAL;
+    if (len > 0)
+        osn__sip_wire_derive(fm, out, (size_t)len, req, &ln);
+    return len;
+}
+
 /* Via value k without its oc parameters, then `received` (";received=ADDR", or empty) and the
  * new oc ones, as a line of its own; a valueless rport gets the value rport (0: none). */
-static void put_via_oc(struct wr *w, const struct osn_sip_wire *m, int k,
+static void put_via_oc(struct osn_text *w, const struct osn_sip_wire *m, int k,
                        const struct osn_sip_oc *oc, struct osn_span received, uint16_t rport)
 {
     const struct osn_sip_via *v = &m->via[k];
@@ -196,7 +245,7 @@ static int print_response_fwd(char *out, size_t cap, const struct osn_sip_wire *
     if (!out || !resp || resp->is_request || resp->err.verdict != OSN_SIP_WIRE_ACCEPT ||
         resp->nvia < 2)
         return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     putsp(&w, resp->start_line);
     puts_(&w, "\r\n");
     for (int i = 0; i < resp->nhdr; i++) {
@@ -229,7 +278,7 @@ int osn_sip_wire_print_response_fwd_oc(char *out, size_t cap, const struct osn_s
 
 /* "Via: SIP/2.0/TRANSPORT host[:port][;branch=...]" from a top Via whose line holds a syntax
  * error after its sent-by: enough to route the answer, and nothing of the broken part. */
-static void top_via_parsed(struct wr *w, const struct osn_sip_via *v)
+static void top_via_parsed(struct osn_text *w, const struct osn_sip_via *v)
 {
     puts_(w, "Via: SIP/2.0/");
     putsp(w, v->transport.n ? v->transport : (struct osn_span){"UDP", 3});
@@ -247,7 +296,7 @@ static void top_via_parsed(struct wr *w, const struct osn_sip_via *v)
 }
 
 /* The lines a UA adds to its response (Contact, Allow, Accept, Supported), as r asks. */
-static void ua_headers(struct wr *w, const struct osn_sip_reply *r)
+static void ua_headers(struct osn_text *w, const struct osn_sip_reply *r)
 {
     static const char *const names[OSN_SIP_NMETHODS] = {
             [OSN_SIP_INVITE] = "INVITE",   [OSN_SIP_ACK] = "ACK",
@@ -296,7 +345,7 @@ int osn_sip_wire_print_reply(char *out, size_t cap, const struct osn_sip_wire *r
      * (the Vias route the answer back, and one that could answer has a top Via that parsed):
      * what the sender broke, or crafted, is not sent back. */
     const char *err_at = ok ? NULL : req->buf.p + req->err.offset;
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     const char *reason = r->reason ? r->reason : osn_sip_reason_phrase(r->status);
     puts_(&w, "SIP/2.0 ");
     putu(&w, r->status);
@@ -378,7 +427,7 @@ int osn_sip_wire_print_reply(char *out, size_t cap, const struct osn_sip_wire *r
 static int print_hop_request(char *out, size_t cap, const char *method,
                              const struct osn_sip_wire *req, struct osn_span to_line)
 {
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     puts_(&w, method);
     puts_(&w, " ");
     putsp(&w, req->uri);

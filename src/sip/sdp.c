@@ -188,7 +188,7 @@ int osn_sdp_offer_check(struct osn_span content_type, struct osn_span body)
     return parse_offer(body, o) ? OSN_SDP_OFFER : OSN_SDP_MALFORMED;
 }
 
-static void putf(struct wr *w, const char *fmt, unsigned long long a, unsigned long long b)
+static void putf(struct osn_text *w, const char *fmt, unsigned long long a, unsigned long long b)
 {
     char buf[64];
     int k = snprintf(buf, sizeof buf, fmt, a, b);
@@ -196,7 +196,7 @@ static void putf(struct wr *w, const char *fmt, unsigned long long a, unsigned l
 }
 
 /* The offer's "a=rtpmap:<fmt> ..." and "a=fmtp:<fmt> ..." lines of media m, as they came. */
-static void format_lines(struct wr *w, const struct media *m)
+static void format_lines(struct osn_text *w, const struct media *m)
 {
     static const char *const attrs[] = {"a=rtpmap:", "a=fmtp:"};
     for (int k = 0; k < 2; k++) {
@@ -214,7 +214,7 @@ static void format_lines(struct wr *w, const struct media *m)
 }
 
 /* "IN IP4 <addr>" and the line end (o= puts a space before it). */
-static void put_addr(struct wr *w, const struct osn_sdp_local *l)
+static void put_addr(struct osn_text *w, const struct osn_sdp_local *l)
 {
     put(w, l->ip6 ? "IN IP6 " : "IN IP4 ", 7);
     putsp(w, l->addr);
@@ -234,7 +234,7 @@ int osn_sdp_print_answer(char *out, size_t cap, struct osn_span offer,
         o->m[0] = (struct media){.media = {"audio", 5}, .proto = {"RTP/AVP", 7}, .fmt = {"0", 1}};
     } else if (!parse_offer(offer, o))
         return OSN_EINVAL;
-    struct wr w = {out, out + cap, false};
+    struct osn_text w = osn_text_at(out, cap);
     put(&w, "v=0\r\n", 5);
     putf(&w, "o=osn %llu %llu ", l->session_id, l->session_id);
     put_addr(&w, l);

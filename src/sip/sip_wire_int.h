@@ -98,4 +98,22 @@ int osn__sip_retry_after_parse(struct osn_sip_wire *m, struct osn_span v, const 
 int osn__sip_options_parse(struct osn_sip_wire *m, int id, struct osn_span v, const char **at);
 bool osn__sip_uri_ok(struct osn_span u, bool request_uri);
 
+/* Where the header lines of a message printed from a parsed one came from: line i starts at
+ * offset at[i] of the printed bytes and is a byte-for-byte copy of the source's header line
+ * src[i], or new text (-1); at[n] is where the empty line starts. The printer fills it
+ * (print.c), osn__sip_wire_derive reads it. */
+struct osn__sip_lines {
+    int n;
+    bool over; /* more lines than OSN_SIP_WIRE_MAX_HDRS */
+    uint32_t at[OSN_SIP_WIRE_MAX_HDRS + 1];
+    int16_t src[OSN_SIP_WIRE_MAX_HDRS];
+};
+
+/* The parse of buf[0..len), printed from accepted message src as `lines` says, with the start
+ * line copied from src's at offset 0 and the body after the empty line: what
+ * osn_sip_wire_parse(m, buf, len) gives, but a copied line's facts are src's moved to where the
+ * copy lies, and only the new lines go through the header decoders. The verdict. */
+int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
+                         const struct osn_sip_wire *src, const struct osn__sip_lines *lines);
+
 #endif
