@@ -268,6 +268,12 @@ size_t osn_sip_wire_packed_size(const struct osn_sip_wire *m);
  * not accepted. The block is freed as a whole; the copy is read-only (never parse into it). */
 struct osn_sip_wire *osn_sip_wire_pack(void *mem, const struct osn_sip_wire *m);
 
+/* Whether accepted parses a and b of the same bytes hold the same fields and list entries (each
+ * packed at one address, the header list's padding zeroed first, then compared byte for byte).
+ * For the debug checks of a parse derived without the parser (osn_sip_wire_print_forward_parsed,
+ * the generator's kept INVITE parse): it allocates, and is no hot-path function. */
+bool osn_sip_wire_same(const struct osn_sip_wire *a, const struct osn_sip_wire *b);
+
 /* A static English name for a reason ("Via malformed"), "?" when out of range. */
 const char *osn_sip_wire_reason_name(int reason);
 
