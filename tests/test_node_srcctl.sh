@@ -13,9 +13,13 @@
 #     sheds are not in it);
 #   - without the key (at = core: the edge is the core's client, the uas has no server half):
 #     no call is shed by the generator (shed_local 0).
+#   - two next hops (node.next_hop = A, B, weights 1, 1), control.at = edge: edge A the
+#     bottleneck above, edge B with no CPU cost, 300 calls/s for 6 s: A's client half refuses
+#     calls (next_hops[A].shed > 0), which go to B (RFC 7339 5.10), B's refuses none (shed 0)
+#     and B carries more INVITEs than A.
 # The edge's buffer of 2000 messages (about 5 s of its work) bounds the drain of the run without
 # control (Timer B 32 s).
-# About 50 s.   Usage: test_node_srcctl.sh OSN ROOT
+# About 60 s.   Usage: test_node_srcctl.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
@@ -124,6 +128,48 @@ print(u["shed_local"], u["calls_started"])')
 echo "without control.at: shed by the generator ${shed:-?} of ${started:-?} calls"
 [ "${shed:-x}" = 0 ] && [ "${started:-0}" -gt 0 ]
 nl_check $? "without control.at the generator sheds nothing (shed_local ${shed:-?})"
+
+# Two next hops, A overloaded, B not.
+FAST=(--set "server edge.cost_invite=0" --set "server edge.cost_retrans=0"
+    --set "server edge.cost_response=0" --set "server edge.cost_ack=0"
+    --set "server edge.cost_bye=0" --set "server edge.cost_reject=0")
+nl_up "hops: edge A did not start" nl_node_start hops-a edge 0 "${NL_PORT[uas]}" "$SCEN" \
+    --set control.at=edge
+nl_up "hops: edge B did not start" nl_node_start hops-b edge 0 "${NL_PORT[uas]}" "$SCEN" \
+    --set control.at=edge "${FAST[@]}"
+mkdir -p "$NL_TMP/hops"
+timeout -k 5 90 "$OSN" node "$SCEN" --set node.element=uac --set node.listen=127.0.0.1:0 \
+    --set "node.next_hop=127.0.0.1:${NL_PORT[hops-a]}, 127.0.0.1:${NL_PORT[hops-b]}" \
+    --set "node.next_hop_weights=1, 1" --set node.duration=6 --set node.warmup=2 \
+    --set control.at=edge --json "$NL_TMP/hops/summary.json" -q >"$NL_TMP/hops/node.out" \
+    2>"$NL_TMP/hops/node.err" {NL_LOCK_FD}>&-
+rc=$?
+nl_check $rc "hops: generator exit status $rc: $(tail -2 "$NL_TMP/hops/node.err")"
+nl_stop hops-a >/dev/null
+nl_stop hops-b >/dev/null
+"$NL_PY" - "$NL_TMP/hops/summary.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d.get("next_hops", [])
+bad = []
+if len(h) != 2:
+    bad.append(f"{len(h)} next hops in the summary")
+else:
+    a, b = h
+    if not a["shed"] > 0:
+        bad.append(f"the overloaded edge A: no call refused by its client half (shed {a['shed']})")
+    if b["shed"] != 0:
+        bad.append(f"edge B (no cost): {b['shed']} calls refused by its client half")
+    if not b["invites"] > a["invites"]:
+        bad.append(f"B's INVITEs {b['invites']} not above A's {a['invites']}")
+    print(f"two next hops: A offered {a['offered']}, refused {a['shed']}, INVITEs {a['invites']}; "
+          f"B offered {b['offered']}, refused {b['shed']}, INVITEs {b['invites']}; "
+          f"shed_local {d['uac']['shed_local']}, goodput {d['goodput']:.1f} calls/s")
+for x in bad:
+    print("FAIL:", x)
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "two next hops: A's client half refuses calls, B's none"
 
 nl_stop uas >/dev/null
 nl_summary
