@@ -80,6 +80,23 @@ printf '[net]\ntopology = tandem\n[control]\nkind = loss\nat = both\n' >"$TMP/at
 run 2 "control.at both in a tandem" -- sim "$TMP/at.ini"
 expect_err "control.at both in a tandem" "$TMP/at.ini:5" "control.at" "tandem"
 
+# control.kind = pi with control.at = edge or both (issue 30: a source feeds pi's client half no
+# samples, it would do nothing) is refused naming file:line and both keys, by osn sim and osn node.
+printf '[net]\nseed = 1\n[control]\nkind = pi\nat = edge\n' >"$TMP/atpi.ini"
+run 2 "control.kind pi at the edge" -- sim "$TMP/atpi.ini"
+expect_err "control.kind pi at the edge" "$TMP/atpi.ini:5" "control.at" "control.kind = pi"
+run 2 "control.kind pi at both" -- sim "$TMP/atpi.ini" --set control.at=both
+expect_err "control.kind pi at both" "control.at" "control.at = both" "control.kind = pi"
+timeout 20 "$OSN" node "$TMP/atpi.ini" --set node.element=uac --set node.listen=127.0.0.1:0 \
+    --set node.duration=1 >"$TMP/out" 2>"$TMP/err" </dev/null
+[ $? -eq 2 ] && grep -qF "$TMP/atpi.ini:5" "$TMP/err" && grep -qF "control.kind = pi" "$TMP/err" &&
+    ok || bad "osn node ran pi with control.at = edge: $(head -c 300 "$TMP/err")"
+timeout 20 "$OSN" node "$TMP/atpi.ini" --set node.element=edge --set control.at=both \
+    --set node.listen=127.0.0.1:0 --set node.duration=1 >"$TMP/out" 2>"$TMP/err" </dev/null
+[ $? -eq 2 ] && grep -qF "control.at" "$TMP/err" && grep -qF "control.kind = pi" "$TMP/err" &&
+    ok || bad "osn node edge ran pi with control.at = both: $(head -c 300 "$TMP/err")"
+run 0 "control.kind pi at the core" -- sim "$TMP/atpi.ini" --set control.at=core --set net.time=1 -q
+
 # JSON: solve keys with _ci, run figures; the same with 1 and 2 threads.
 run 0 "json 1 thread" -- sim "$EX" --set sim.time=2e4 --replications 4 --json "$TMP/a.json" -q
 run 0 "json 2 threads" -- sim "$EX" --set sim.time=2e4 --replications 4 --threads 2 --json "$TMP/b.json" -q

@@ -73,13 +73,14 @@ struct osn_node_source {
 #define OSN_NODE_HB OSN_UAC_DELAY_BINS
 
 /* The generator's counts of the events that came in a window [t0, t1] of its clock (a call
- * started, an attempt after a call's first, a call's outcome, a CANCEL sent), as the simulator
+ * started, an attempt after a call's first, a call's outcome, a CANCEL sent, an attempt its
+ * client half shed), as the simulator
  * counts what comes after its warm-up: the rates of the summary when t1 > t0 (node.warmup > 0:
  * [warmup, duration]). */
 struct osn_node_uac_window {
     double t0, t1; /* s since the start; t1 <= t0: no window (the rates cover the whole run) */
     uint64_t started, retries, outcome[OSN_UAC_NOUTCOMES], good_after[4], ended_attempts;
-    uint64_t cancels, no_trying;
+    uint64_t cancels, no_trying, shed_local;
 };
 
 /* What the generator measured (element uac), counts over the whole run and its drain (the

@@ -497,7 +497,8 @@ static const struct osn_key_spec net_keys[] = {
                  "shed_local (RFC 7339 5.3); the core runs no control. both: at the edges and "
                  "the core(s), an edge being its sources' server and the core's client. With "
                  "kind none there are no halves anywhere; both is refused in a tandem (not "
-                 "carried out there)"},
+                 "carried out there); kind pi with edge or both is refused (a source feeds "
+                 "pi's client half no samples)"},
         {"control", "detector", OSN_KEY_CHOICE, .choices = osn_ctl_det_kind_names,
          OSN_KEY_AT(C, ctl.det.kind),
          .help = "what l1 h1 l2 h2 measure: messages in the system (hysteretic), the busy "
@@ -755,6 +756,32 @@ static int load_cores(const struct osn_ini *ini, struct osn_net_cfg *c, char *er
     return 0;
 }
 
+/*
+ * control.kind = pi with its server halves at the edges (control.at edge or both) is refused:
+ * pi's client half acts on retransmissions (a cap) and learns from 100 Trying delays and the
+ * server's feedback, and only a proxy's client transactions feed it those (src/elem/proxy.c,
+ * osn_proxy_on_client_event and osn_proxy_retrans_allowed). A source's client half is asked
+ * about new calls alone (osn_uac_call_admit), which pi always sends: the run would go as with
+ * no control at the edge, a setting that silently does nothing. The other kinds are fine there:
+ * loss, rate and rate_dyn shed new calls at the source; none, local and prsm have no client
+ * half (their edge acts on its own). Here, in the loader both osn sim and osn node use.
+ */
+static int source_client_fed(const struct osn_ini *ini, const struct osn_net_cfg *c, char *err,
+                             size_t errsize)
+{
+    const struct osn_key_origin *o;
+
+    if (c->ctl_kind != OSN_CTL_KIND_PI || c->ctl_at == OSN_NET_CTL_AT_CORE)
+        return 0;
+    if (!(o = osn_ini_get(ini, "control.at")) && !(o = osn_ini_get(ini, "control.kind")))
+        return 0;
+    return osn_ini_bad(o, err, errsize,
+                       "control.kind = pi with control.at = %s: a source's pi client half gets "
+                       "no samples and caps nothing (only a proxy's does); use control.at = "
+                       "core or another kind",
+                       c->ctl_at == OSN_NET_CTL_AT_BOTH ? "both" : "edge");
+}
+
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize)
 {
@@ -769,6 +796,8 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
 
     if (!rc)
         rc = detector_thresholds(ini, c, err, errsize);
+    if (!rc)
+        rc = source_client_fed(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT)
         c->ctl.rate.n_clients = (unsigned)c->edges;
     c->ctl.prsm.t1 = c->sip.t1;

@@ -52,7 +52,8 @@ static double rate_counts(const struct osn_node_uac_stats *u, struct osn_node_ua
                                       .retries = u->retries,
                                       .ended_attempts = u->ended_attempts,
                                       .cancels = u->cancels,
-                                      .no_trying = u->no_trying};
+                                      .no_trying = u->no_trying,
+                                      .shed_local = u->shed_local};
     memcpy(w->outcome, u->outcome, sizeof w->outcome);
     memcpy(w->good_after, u->good_after, sizeof w->good_after);
     return u->duration;
@@ -70,6 +71,9 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
     json_object_set_new(o, "failed_rejected", json_real(per_s(out[OSN_UAC_REJECTED], t)));
     json_object_set_new(o, "failed_other", json_real(per_s(out[OSN_UAC_OTHER], t)));
     json_object_set_new(o, "abandoned", json_real(per_s(out[OSN_UAC_ABANDONED], t)));
+    /* The attempts the client half shed (control.at edge or both), in failed_rejected too: the
+     * simulator's shed_local, per second of the window. */
+    json_object_set_new(o, "shed_local", json_real(per_s(w.shed_local, t)));
     json_object_set_new(o, "cancels", json_real(per_s(w.cancels, t)));
     json_object_set_new(o, "setup_delay_mean",
                         num(u->setup_n ? u->setup_sum / (double)u->setup_n : NAN));

@@ -585,6 +585,8 @@ static void admit(struct node *n, struct gcall *c, struct osn_uac_acts *a)
     if (!shed)
         return;
     g->st.shed_local++;
+    if (win(g, n->now))
+        g->st.win.shed_local++;
     if (a->bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW)) {
         double u = osn_rng_u01(&g->rng), delay = gen_retry_delay(g->src, &g->rng);
         osn_uac_call_retry(&c->uac, &g->ucfg, n->now, u, delay, a);
@@ -758,7 +760,7 @@ bool gen_done(const struct node *n)
 void gen_stats_header(FILE *f)
 {
     fprintf(f, "t,started,retries,answered,failed,failed_timeout,failed_rejected,failed_other,"
-               "live,lag_max_ms,abandoned\n");
+               "live,lag_max_ms,abandoned,shed_local\n");
 }
 
 void gen_stats_row(struct node *n, FILE *f)
@@ -771,16 +773,18 @@ void gen_stats_row(struct node *n, FILE *f)
         if (k != OSN_UAC_GOOD && k != OSN_UAC_ABANDONED)
             failed += fail[k];
     }
-    fprintf(f, "%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%zu,%.3f,%llu\n", n->now,
+    fprintf(f, "%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%zu,%.3f,%llu,%llu\n", n->now,
             (unsigned long long)(a->started - b->started),
             (unsigned long long)(a->retries - b->retries), (unsigned long long)fail[OSN_UAC_GOOD],
             (unsigned long long)failed, (unsigned long long)fail[OSN_UAC_TIMEOUT],
             (unsigned long long)fail[OSN_UAC_REJECTED], (unsigned long long)fail[OSN_UAC_OTHER],
-            g->live, g->row_lag * 1e3, (unsigned long long)fail[OSN_UAC_ABANDONED]);
+            g->live, g->row_lag * 1e3, (unsigned long long)fail[OSN_UAC_ABANDONED],
+            (unsigned long long)(a->shed_local - b->shed_local));
     fflush(f);
     memcpy(g->row.outcome, a->outcome, sizeof a->outcome);
     g->row.started = a->started;
     g->row.retries = a->retries;
+    g->row.shed_local = a->shed_local;
     g->row_lag = 0;
 }
 
@@ -794,11 +798,12 @@ void gen_console_row(struct node *n, FILE *f)
             failed += a->outcome[k];
     fprintf(f,
             "%sosn node uac: %7.1f s  started %llu  answered %llu  failed %llu  abandoned %llu  "
-            "retries %llu  live %zu  lag max %.1f ms%s",
+            "retries %llu  shed %llu  live %zu  lag max %.1f ms%s",
             n->cfg->console_lines ? "" : "\r", n->now, (unsigned long long)a->started,
             (unsigned long long)a->outcome[OSN_UAC_GOOD], (unsigned long long)failed,
             (unsigned long long)a->outcome[OSN_UAC_ABANDONED], (unsigned long long)a->retries,
-            g->live, a->lag_max * 1e3, n->cfg->console_lines ? "\n" : " ");
+            (unsigned long long)a->shed_local, g->live, a->lag_max * 1e3,
+            n->cfg->console_lines ? "\n" : " ");
     fflush(f);
 }
 
