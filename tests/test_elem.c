@@ -574,7 +574,7 @@ static void test_uac_client_half(void **state)
     struct osn_ctl_feedback fb = {.algo = OSN_CTL_ALGO_LOSS, .oc = 100, .validity = 60, .seq = 1};
     struct osn_sip_oc oc;
     osn_elem_fb_to_oc(&fb, &oc);
-    osn_uac_on_feedback(cli, 0, &oc);
+    osn_proxy_on_feedback(cli, 0, &oc);
     osn_uac_call_start(&c, 1, 0, 5, &a);
     assert_true(osn_uac_call_admit(&c, &cfg, cli, 1, &a));
     assert_int_equal(a.bits, OSN_UAC_BIT(OSN_UAC_DO_SHED) | OSN_UAC_BIT(OSN_UAC_DO_OUTCOME) |

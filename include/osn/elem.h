@@ -1021,11 +1021,6 @@ bool osn_uac_call_admit(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, s
 void osn_uac_call_shed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg,
                        struct osn_uac_acts *a);
 
-/* RFC 7339 5.2: the UAC's client half `cli` (NULL: none) reads the oc parameters of the top Via
- * of each response from its next hop, every response and every kind, as a proxy's client half
- * does (osn_proxy_on_feedback, which this is: one reading for every client half). */
-void osn_uac_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip_oc *oc);
-
 /* An event `tu` of the attempt's INVITE client transaction, response `status` (0 none) with
  * Retry-After `retry_after` (-1 none). */
 void osn_uac_call_on_invite(struct osn_uac_call *c, const struct osn_uac_cfg *cfg, double now,

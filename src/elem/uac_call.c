@@ -37,8 +37,9 @@
  * attempt asks the client half toward its next hop (osn_uac_call_admit); one shed never goes out
  * and ends at once "as if" the next hop had answered 503 (RFC 7339 5.3), counted as shed
  * locally (SHED) and failed as rejected, retried as a 503 would be. The client half learns from
- * the oc, oc-validity, oc-seq and oc-algo of every response's top Via (RFC 7339 5.2,
- * osn_uac_on_feedback); the driver offers oc in the Via of each request (RFC 7339 5.1).
+ * the oc, oc-validity, oc-seq and oc-algo of every response's top Via (RFC 7339 5.2), read by
+ * osn_proxy_on_feedback, the one reading for every client half, a proxy's or a caller's; the
+ * driver offers oc in the Via of each request (RFC 7339 5.1).
  */
 #include <math.h>
 
@@ -90,11 +91,6 @@ void osn_uac_call_shed(struct osn_uac_call *c, const struct osn_uac_cfg *cfg,
         c->state = OSN_UAC_S_DONE;
         a->bits = BIT(SHED) | BIT(OUTCOME) | BIT(END);
     }
-}
-
-void osn_uac_on_feedback(struct osn_ctl *cli, double now, const struct osn_sip_oc *oc)
-{
-    osn_proxy_on_feedback(cli, now, oc);
 }
 
 uint32_t osn_uac_call_on_1xx(struct osn_uac_call *c, double now, int status, double *delay)

@@ -157,11 +157,11 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
     if (s->trace)
         osn__net_trace_processed(s, el, nm->item.kind);
     /* Responses from a server half's element (the core, or an edge to its sources: [control]
-     * at). A source's client half reads them as a proxy's does (osn_uac_on_feedback is
-     * osn_proxy_on_feedback), so both take this one test. A response to the callee's BYE comes
-     * from upstream instead, and carries no feedback (only a server half's responses going up
-     * are given one, transmit()), so reading it changes nothing (osn_elem_oc_to_fb): no client
-     * half of ours learns from that server. */
+     * at). A source's client half reads them as a proxy's does (osn_proxy_on_feedback,
+     * the one reading for every client half), so both take this one test. A response to the
+     * callee's BYE comes from upstream instead, and carries no feedback (only a server half's
+     * responses going up are given one, transmit()), so reading it changes nothing
+     * (osn_elem_oc_to_fb): no client half of ours learns from that server. */
     if (el->cli && nm->m.status)
         osn_proxy_on_feedback(el->cli, s->q.now, &nm->m.oc);
     else if (el->hops && nm->m.status) /* a fanout edge: from its branch's core */
