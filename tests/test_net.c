@@ -1124,10 +1124,11 @@ static void test_common_random_numbers(void **state)
 
 /* A collapse whose edge is the bottleneck: the default core's costs at the edge (capacity 333
  * calls/s, four responses a call pass it), the default edge's at the core, 3x the edge's capacity
- * offered, control loss. */
-static void edge_bottleneck_cfg(struct osn_net_cfg *c, enum osn_net_ctl_at at, double *rep)
+ * offered, under the control kind given. */
+static void edge_bottleneck_cfg(struct osn_net_cfg *c, const char *kind, enum osn_net_ctl_at at,
+                                double *rep)
 {
-    collapse_cfg(c, "loss", 1);
+    collapse_cfg(c, kind, 1);
     struct osn_net_server_cfg edge = c->core, core = c->edge;
     edge.buffer = 50000;
     core.buffer = 2000;
@@ -1139,15 +1140,18 @@ static void edge_bottleneck_cfg(struct osn_net_cfg *c, enum osn_net_ctl_at at, d
     c->rep_measures = rep;
 }
 
-static void test_source_client_half(void **state)
+/* The edge is the bottleneck at 3x its capacity. With the server halves at the core (at = core)
+ * nothing protects the edge and it collapses; at the edge (at = edge) its sources become its
+ * client halves and shed what it cannot carry. Each kind with a client half: loss (RFC 7339),
+ * rate (RFC 7415) and rate_dyn (whose client half is rate's). */
+static void source_client_half(const char *kind)
 {
-    (void)state;
     enum { R = 4 };
     static double rep[2][R * OSN_NET_NMEASURES];
     struct osn_net_cfg c;
     struct osn_net_result *r[2];
     for (int k = 0; k < 2; k++) {
-        edge_bottleneck_cfg(&c, k ? OSN_NET_CTL_AT_EDGE : OSN_NET_CTL_AT_CORE, rep[k]);
+        edge_bottleneck_cfg(&c, kind, k ? OSN_NET_CTL_AT_EDGE : OSN_NET_CTL_AT_CORE, rep[k]);
         r[k] = run(&c);
     }
     double cap = r[1]->elem[1][OSN_NET_E_CAPACITY].value;
@@ -1173,14 +1177,24 @@ static void test_source_client_half(void **state)
         v += (d[i] - m) * (d[i] - m) / (R - 1);
     double half = 3.182 * sqrt(v / R); /* Student t, 3 degrees of freedom, 95% */
     fprintf(stderr,
-            "edge bottleneck 3x: goodput at=core %.1f, at=edge %.1f (shed locally %.1f/s) "
+            "edge bottleneck 3x, %s: goodput at=core %.1f, at=edge %.1f (shed locally %.1f/s) "
             "of the edge's %.1f; paired difference %.1f +- %.1f\n",
-            val(r[0], OSN_NET_GOODPUT), g, shed, cap, m, half);
+            kind, val(r[0], OSN_NET_GOODPUT), g, shed, cap, m, half);
     assert_true(m - half > 0.5 * cap);
+}
+
+static void test_source_client_half(void **state)
+{
+    (void)state;
+    source_client_half("loss");
+    source_client_half("rate");
+    source_client_half("rate_dyn");
     /* at = both: the core keeps its server half (and the edge its client half toward it), the
      * sources are the edge's clients all the same */
-    edge_bottleneck_cfg(&c, OSN_NET_CTL_AT_BOTH, NULL);
+    struct osn_net_cfg c;
+    edge_bottleneck_cfg(&c, "loss", OSN_NET_CTL_AT_BOTH, NULL);
     struct osn_net_result *b = run(&c);
+    double cap = b->elem[1][OSN_NET_E_CAPACITY].value;
     assert_true(val(b, OSN_NET_GOODPUT) >= 0.9 * cap && val(b, OSN_NET_SHED_LOCAL) > 0);
     assert_true(val(b, OSN_NET_CORE_P0) >= 0); /* the core's detector ran: it has its half */
 }
