@@ -11,6 +11,8 @@
 #     more than the run's count, and the JSON's shed_local is the window's rate (the rows in
 #     [3, 10] s over 7 s, within 10 %), below the whole run's count over 7 s (the warm-up's
 #     sheds are not in it);
+#   - the same with control.kind = rate (RFC 7415: the client half paces to the rate the
+#     server half gives): shed_local > 0 and goodput within 15 % of the capacity;
 #   - without the key (at = core: the edge is the core's client, the uas has no server half):
 #     no call is shed by the generator (shed_local 0).
 #   - two next hops (node.next_hop = A, B, weights 1, 1), control.at = edge: edge A the
@@ -19,7 +21,7 @@
 #     and B carries more INVITEs than A.
 # The edge's buffer of 2000 messages (about 5 s of its work) bounds the drain of the run without
 # control (Timer B 32 s).
-# About 60 s.   Usage: test_node_srcctl.sh OSN ROOT
+# About 70 s.   Usage: test_node_srcctl.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
@@ -128,6 +130,20 @@ print(u["shed_local"], u["calls_started"])')
 echo "without control.at: shed by the generator ${shed:-?} of ${started:-?} calls"
 [ "${shed:-x}" = 0 ] && [ "${started:-0}" -gt 0 ]
 nl_check $? "without control.at the generator sheds nothing (shed_local ${shed:-?})"
+
+# The same edge under RFC 7415's rate control: the generator's client half paces the INVITEs
+# to the rate the edge's server half gives (oc-algo="rate").
+run at_edge_rate --set control.at=edge --set control.kind=rate
+"$NL_PY" - "$NL_TMP/at_edge_rate/summary.json" "$CAP" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cap = float(sys.argv[2])
+shed, good = d["uac"]["shed_local"], d["goodput"]
+print(f"control.at = edge, kind = rate: shed by the generator {shed} of "
+      f"{d['uac']['calls_started']} calls, goodput {good:.1f} calls/s (capacity {cap:.1f})")
+sys.exit(0 if shed > 0 and abs(good - cap) <= 0.15 * cap else 1)
+PY
+nl_check $? "control.at = edge, kind = rate: the generator sheds, goodput near the edge's capacity"
 
 # Two next hops, A overloaded, B not.
 FAST=(--set "server edge.cost_invite=0" --set "server edge.cost_retrans=0"
