@@ -77,10 +77,11 @@ int osn_des_init(struct osn_des *q, size_t cap)
         q->ht[k] = INFINITY;
         q->hs[k] = UINT64_MAX;
     }
-    for (int i = 0; i < OSN_DES_MAX_FIFOS; i++) {
+    for (int i = 0; i <= OSN_DES_MAX_FIFOS; i++) {
         q->ft[i] = INFINITY;
         q->fs[i] = UINT64_MAX;
     }
+    q->ford[0] = OSN__DES_NOFIFO;
     if (heap_init(&q->heap[0], cap < 16 ? 16 : cap) != 0 || heap_init(&q->heap[1], 16) != 0) {
         osn_des_release(q);
         return OSN_ENOMEM;
@@ -317,6 +318,7 @@ static inline bool head_less(const struct osn_des *q, int a, int b)
 void osn__des_fifo_enter(struct osn_des *q, int id)
 {
     int p = q->nford++;
+    q->ford[q->nford] = OSN__DES_NOFIFO;
     for (; p > 0 && head_less(q, id, q->ford[p - 1]); p--)
         q->ford[p] = q->ford[p - 1];
     q->ford[p] = (int8_t)id;
@@ -335,14 +337,14 @@ static void fifo_settle(struct osn_des *q, int id)
     if (f->head == f->tail) {
         q->ft[id] = INFINITY;
         q->fs[id] = UINT64_MAX;
-        for (q->nford--; p < q->nford; p++)
+        for (q->nford--; p <= q->nford; p++) /* the sentinel moves up too */
             q->ford[p] = q->ford[p + 1];
         return;
     }
     const struct osn__des_slot *h = &f->ring[f->head & f->mask];
     q->ft[id] = h->t;
     q->fs[id] = h->seq;
-    for (; p + 1 < q->nford && head_less(q, q->ford[p + 1], id); p++)
+    for (; head_less(q, q->ford[p + 1], id); p++) /* the sentinel stops it */
         q->ford[p] = q->ford[p + 1];
     q->ford[p] = (int8_t)id;
     /* The events a few places behind the head fire soon and sit in cold memory: ask for them
@@ -417,9 +419,9 @@ void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev)
  * heap tops and the leading FIFO's head. */
 static int next_source(const struct osn_des *q)
 {
-    int best = q->nford ? q->ford[0] : SRC_NONE;
-    double bt = best >= 0 ? q->ft[best] : INFINITY;
-    uint64_t bs = best >= 0 ? q->fs[best] : UINT64_MAX;
+    int best = q->ford[0]; /* the sentinel when no FIFO has an event */
+    double bt = q->ft[best];
+    uint64_t bs = q->fs[best];
     for (int k = 0; k < 2; k++) { /* an empty heap's (INFINITY, UINT64_MAX) never wins */
         if (q->ht[k] < bt || (q->ht[k] == bt && q->hs[k] < bs)) {
             bt = q->ht[k];
@@ -427,7 +429,7 @@ static int next_source(const struct osn_des *q)
             best = k ? SRC_FAR : SRC_NEAR;
         }
     }
-    return best;
+    return best == OSN__DES_NOFIFO ? SRC_NONE : best;
 }
 
 double osn_des_peek(const struct osn_des *q)
@@ -458,7 +460,7 @@ static inline __attribute__((always_inline)) struct osn_des_ev *fifo_pop(struct 
         q->ft[src] = INFINITY;
         q->fs[src] = UINT64_MAX;
         q->nford--;
-        for (int p = 0; p < q->nford; p++)
+        for (int p = 0; p <= q->nford; p++) /* the sentinel moves up too */
             q->ford[p] = q->ford[p + 1];
         return ev;
     }
@@ -468,7 +470,7 @@ static inline __attribute__((always_inline)) struct osn_des_ev *fifo_pop(struct 
     q->ft[src] = t;
     q->fs[src] = seq;
     int p = 0;
-    for (int n = q->nford; p + 1 < n; p++) {
+    for (;; p++) { /* the sentinel stops it */
         int b = q->ford[p + 1];
         if (!(q->ft[b] < t || (q->ft[b] == t && q->fs[b] < seq)))
             break;
@@ -500,8 +502,16 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q)
         struct osn__des_heap *h = &q->heap[src == SRC_FAR];
         q->popped = -1;
         if (h->sorted) {
-            ev = h->s[--h->n].ev;
-            q->now = h->s[h->n].t;
+            /* top_cache's work, with the heap known sorted */
+            const struct osn__des_slot *sl = &h->s[--h->n];
+            int k = src == SRC_FAR;
+            ev = sl->ev;
+            q->now = sl->t;
+            q->ht[k] = h->n ? sl[-1].t : INFINITY;
+            q->hs[k] = h->n ? sl[-1].seq : UINT64_MAX;
+            ev->fifo = 0;
+            ev->pos = OSN_DES_IDLE;
+            return ev;
         } else {
             ev = h->s[0].ev;
             q->now = h->s[0].t;
