@@ -478,8 +478,9 @@ static inline __attribute__((always_inline)) struct osn_des_ev *fifo_pop(struct 
     }
     if (p > 0)
         q->ford[p] = (int8_t)src;
-    /* As fifo_settle: the event a few places behind the head, asked for now. */
-    if (tail - head > AHEAD && f->before + f->after > 0) {
+    /* As fifo_settle: the event a few places behind the head, asked for now (a FIFO that asks
+     * for nothing, the most popped, tested first). */
+    if (f->before + f->after > 0 && tail - head > AHEAD) {
         const struct osn_des_ev *a = ring[(head + AHEAD) & mask].ev;
         if (a) {
             uintptr_t line = ((uintptr_t)a - (uintptr_t)f->before) & ~(uintptr_t)63;
