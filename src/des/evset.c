@@ -442,8 +442,7 @@ double osn_des_peek(const struct osn_des *q)
  * its place known (0), the ring's fields read once, and the leader's place in q->ford kept
  * unless a later FIFO's head now comes first. Always inline: a pop of a FIFO is most pops, and
  * out of line (fifo_settle) it saved and restored six registers of the loop around it. */
-static inline __attribute__((always_inline)) struct osn_des_ev *fifo_pop(struct osn_des *q,
-                                                                         int src)
+static inline __attribute__((always_inline)) struct osn_des_ev *fifo_pop(struct osn_des *q, int src)
 {
     struct osn__des_fifo *f = &q->fifo[src];
     struct osn__des_slot *ring = f->ring;
