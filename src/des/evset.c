@@ -34,8 +34,9 @@
  * half as many (often cold) events, and the four children of a slot share a cache line or two. */
 #define ARITY 4
 
-/* Where the next event is: a FIFO id >= 0, or one of these. */
-enum { SRC_NEAR = -1, SRC_FAR = -2, SRC_NONE = -3 };
+/* Where the next event is: a FIFO id >= 0, or one of these. SRC_NONE is the FIFO order's
+ * sentinel, which leads it when no FIFO has an event (its head key never beats a heap's). */
+enum { SRC_NEAR = -1, SRC_FAR = -2, SRC_NONE = OSN__DES_NOFIFO };
 
 /* A ring of cap slots. A ring of a megabyte or more (the 64*T1 timers of the SIP network reach
  * 6 MB) takes huge-page blocks (osn/mem.h): fewer page faults and TLB misses. */
@@ -429,13 +430,13 @@ static int next_source(const struct osn_des *q)
             best = k ? SRC_FAR : SRC_NEAR;
         }
     }
-    return best == OSN__DES_NOFIFO ? SRC_NONE : best;
+    return best; /* the sentinel's id is SRC_NONE */
 }
 
 double osn_des_peek(const struct osn_des *q)
 {
     int src = next_source(q);
-    return src == SRC_NONE ? INFINITY : src < 0 ? q->ht[src == SRC_FAR] : q->ft[src];
+    return src < 0 ? q->ht[src == SRC_FAR] : q->ft[src]; /* SRC_NONE's ft: INFINITY */
 }
 
 /* The pop of FIFO src's head, src leading q->ford (next_source chose it): fifo_settle's work with
@@ -494,9 +495,9 @@ struct osn_des_ev *osn_des_pop(struct osn_des *q)
 {
     int src = next_source(q);
     struct osn_des_ev *ev;
-    if (src == SRC_NONE)
-        return NULL;
     if (src >= 0) {
+        if (src == SRC_NONE)
+            return NULL;
         ev = fifo_pop(q, src);
     } else {
         struct osn__des_heap *h = &q->heap[src == SRC_FAR];
