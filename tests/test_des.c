@@ -1,6 +1,6 @@
 /*
- * The event engine: 10^5 random schedule / cancel / pop steps on the two heaps and two timer FIFOs
- * against a plain array searched for its (time, seq) minimum; service laws against their
+ * The event engine: 10^5 random schedule / cancel / pop steps on the two heaps and four timer
+ * FIFOs against a plain array searched for its (time, seq) minimum; service laws against their
  * means, variances and (exponential) distribution function; arrival processes against their
  * rates.
  */
@@ -47,14 +47,17 @@ static void ref_remove(struct ref *r, int i)
 
 /* The steps, with heap events due beyond `horizon` in the second heap. Phases of 4000 steps
  * alternately fill the set (to hundreds of events) and drain it, so that each heap turns from
- * a sorted array into a heap and back, several times. */
+ * a sorted array into a heap and back, several times. Four FIFO classes, two of them due at
+ * whole-number offsets as half the heap events are (ties), so that the order of the FIFOs'
+ * heads (q->ford) holds several, and FIFOs empty and come back as the set drains and fills. */
 static void random_steps(double horizon)
 {
     static struct osn_des_ev ev[NEV];
     static struct ref ref;
     struct osn_des q;
     struct osn_rng r;
-    int fifo[2];
+    static const double dur[4] = {2.0, 0.5, 1.0, 0.75};
+    int fifo[4];
     uint64_t seq = 0;
     int turned[2] = {0, 0}; /* near heap: into a heap, back into a sorted array */
     bool was_sorted = true;
@@ -62,8 +65,8 @@ static void random_steps(double horizon)
     ref.n = 0;
     assert_int_equal(osn_des_init(&q, 4), 0); /* small: the heap must grow */
     osn_des_set_horizon(&q, horizon);
-    assert_int_equal(osn_des_timer_class(&q, 2.0, &fifo[0]), 0);
-    assert_int_equal(osn_des_timer_class(&q, 0.5, &fifo[1]), 0);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(osn_des_timer_class(&q, dur[k], &fifo[k]), 0);
     for (int i = 0; i < NEV; i++)
         osn_des_ev_init(&ev[i], i);
     osn_rng_seed(&r, 2024);
@@ -77,8 +80,8 @@ static void random_steps(double horizon)
             /* Whole-number offsets half of the time, so that many events tie. */
             double dt =
                     osn_rng_u01(&r) < 0.5 ? (double)(osn_rng_next(&r) % 4) : 3 * osn_rng_u01(&r);
-            int how = (int)(osn_rng_next(&r) % 3);
-            if (how == 2)
+            int how = (int)(osn_rng_next(&r) % 6); /* 4, 5: a heap event */
+            if (how >= 4)
                 assert_int_equal(osn_des_at(&q, &ev[i], q.now + dt), 0);
             else
                 assert_int_equal(osn_des_timer(&q, &ev[i], fifo[how]), 0);
@@ -86,7 +89,7 @@ static void random_steps(double horizon)
             uint64_t sq;
             assert_true(osn_des_key(&q, &ev[i], &t, &sq));
             assert_true(sq == seq);
-            assert_true(how == 2 ? t == q.now + dt : t == q.now + (how ? 0.5 : 2.0));
+            assert_true(how >= 4 ? t == q.now + dt : t == q.now + dur[how]);
             ref.id[ref.n] = i;
             ref.t[ref.n] = t;
             ref.seq[ref.n++] = seq++;
@@ -167,6 +170,42 @@ static void test_timer_reserve(void **state)
     assert_int_equal(osn_des_timer_reserve(&q, f + 1, 10), OSN_EINVAL);
     assert_int_equal(osn_des_timer_reserve(&q, -1, 10), OSN_EINVAL);
     assert_int_equal(osn_des_timer_reserve(NULL, f, 10), OSN_EINVAL);
+    osn_des_release(&q);
+}
+
+/* The FIFOs' order after a FIFO empties by the cancel of its head (not by a pop): the FIFO
+ * behind it moves back past the last one and stays in the order. Three classes, one event each
+ * (due 1, 2, 2.5); the first is cancelled; at 0.75 a second event goes on the 2 s class (due
+ * 2.75, after the 2.5 s class's head), so the pop at 2 moves that class back to the end. */
+static void test_fifo_order_after_head_cancel(void **state)
+{
+    (void)state;
+    struct osn_des q;
+    struct osn_des_ev ev[5];
+    int f[3];
+    static const double dur[3] = {1.0, 2.0, 2.5};
+
+    assert_int_equal(osn_des_init(&q, 16), 0);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(osn_des_timer_class(&q, dur[k], &f[k]), 0);
+    for (int i = 0; i < 5; i++)
+        osn_des_ev_init(&ev[i], i);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(osn_des_timer(&q, &ev[k], f[k]), 0);
+    osn_des_cancel(&q, &ev[0]); /* the 1 s class's head, and its only event */
+    assert_int_equal(osn_des_at(&q, &ev[3], 0.75), 0);
+    assert_ptr_equal(osn_des_pop(&q), &ev[3]);
+    assert_int_equal(osn_des_timer(&q, &ev[4], f[1]), 0); /* due 2.75 */
+    static const int want[] = {1, 2, 4};
+    static const double at[] = {2.0, 2.5, 2.75};
+    for (int k = 0; k < 3; k++) {
+        struct osn_des_ev *e = osn_des_pop(&q);
+        assert_non_null(e);
+        assert_int_equal(e->type, want[k]);
+        assert_true(q.now == at[k]);
+    }
+    assert_null(osn_des_pop(&q));
+    assert_int_equal((int)osn_des_count(&q), 0);
     osn_des_release(&q);
 }
 
@@ -393,6 +432,7 @@ int main(void)
             cmocka_unit_test(test_ties_fire_in_schedule_order),
             cmocka_unit_test(test_timer_reserve),
             cmocka_unit_test(test_fifo_read_ahead),
+            cmocka_unit_test(test_fifo_order_after_head_cancel),
             cmocka_unit_test(test_laws),
             cmocka_unit_test(test_exponential_distribution),
             cmocka_unit_test(test_arrivals),

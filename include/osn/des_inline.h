@@ -44,21 +44,26 @@ struct osn_des {
     struct osn__des_heap heap[2];
     double horizon;
     /* Head keys of the FIFOs side by side (INFINITY when empty), so that ordering the FIFOs
-     * reads a few words. */
-    double ft[OSN_DES_MAX_FIFOS];
-    uint64_t fs[OSN_DES_MAX_FIFOS];
+     * reads a few words; entry OSN__DES_NOFIFO is a sentinel, (INFINITY, UINT64_MAX) always. */
+    double ft[OSN_DES_MAX_FIFOS + 1];
+    uint64_t fs[OSN_DES_MAX_FIFOS + 1];
     /* The top keys of heap[0] and heap[1] likewise (INFINITY, UINT64_MAX when empty). */
     double ht[2];
     uint64_t hs[2];
     /* The non-empty FIFOs by head key, least first: a pop moves its FIFO back a place or two
-     * instead of comparing every head. */
-    int8_t ford[OSN_DES_MAX_FIFOS];
+     * instead of comparing every head. ford[nford] is the sentinel OSN__DES_NOFIFO, whose key
+     * no head comes after: the leader is ford[0] without a test, and a FIFO moving back stops
+     * at the end without one. */
+    int8_t ford[OSN_DES_MAX_FIFOS + 1];
     int nford;
     struct osn__des_fifo fifo[OSN_DES_MAX_FIFOS];
     int nfifo;
     size_t nfifo_events;
     int popped; /* where the last osn_des_pop took its event: a FIFO id, or -1 (a heap) */
 };
+
+/* The sentinel of struct osn_des's ford, ft and fs. */
+#define OSN__DES_NOFIFO OSN_DES_MAX_FIFOS
 
 static inline void osn_des_ev_init(struct osn_des_ev *ev, int type)
 {

@@ -34,8 +34,9 @@
  * half as many (often cold) events, and the four children of a slot share a cache line or two. */
 #define ARITY 4
 
-/* Where the next event is: a FIFO id >= 0, or one of these. */
-enum { SRC_NEAR = -1, SRC_FAR = -2, SRC_NONE = -3 };
+/* Where the next event is: a FIFO id >= 0, or one of these. SRC_NONE is the FIFO order's
+ * sentinel, which leads it when no FIFO has an event (its head key never beats a heap's). */
+enum { SRC_NEAR = -1, SRC_FAR = -2, SRC_NONE = OSN__DES_NOFIFO };
 
 /* A ring of cap slots. A ring of a megabyte or more (the 64*T1 timers of the SIP network reach
  * 6 MB) takes huge-page blocks (osn/mem.h): fewer page faults and TLB misses. */
@@ -77,10 +78,11 @@ int osn_des_init(struct osn_des *q, size_t cap)
         q->ht[k] = INFINITY;
         q->hs[k] = UINT64_MAX;
     }
-    for (int i = 0; i < OSN_DES_MAX_FIFOS; i++) {
+    for (int i = 0; i <= OSN_DES_MAX_FIFOS; i++) {
         q->ft[i] = INFINITY;
         q->fs[i] = UINT64_MAX;
     }
+    q->ford[0] = OSN__DES_NOFIFO;
     if (heap_init(&q->heap[0], cap < 16 ? 16 : cap) != 0 || heap_init(&q->heap[1], 16) != 0) {
         osn_des_release(q);
         return OSN_ENOMEM;
@@ -317,6 +319,7 @@ static inline bool head_less(const struct osn_des *q, int a, int b)
 void osn__des_fifo_enter(struct osn_des *q, int id)
 {
     int p = q->nford++;
+    q->ford[q->nford] = OSN__DES_NOFIFO;
     for (; p > 0 && head_less(q, id, q->ford[p - 1]); p--)
         q->ford[p] = q->ford[p - 1];
     q->ford[p] = (int8_t)id;
@@ -335,14 +338,14 @@ static void fifo_settle(struct osn_des *q, int id)
     if (f->head == f->tail) {
         q->ft[id] = INFINITY;
         q->fs[id] = UINT64_MAX;
-        for (q->nford--; p < q->nford; p++)
+        for (q->nford--; p <= q->nford; p++) /* the sentinel moves up too */
             q->ford[p] = q->ford[p + 1];
         return;
     }
     const struct osn__des_slot *h = &f->ring[f->head & f->mask];
     q->ft[id] = h->t;
     q->fs[id] = h->seq;
-    for (; p + 1 < q->nford && head_less(q, q->ford[p + 1], id); p++)
+    for (; head_less(q, q->ford[p + 1], id); p++) /* the sentinel stops it */
         q->ford[p] = q->ford[p + 1];
     q->ford[p] = (int8_t)id;
     /* The events a few places behind the head fire soon and sit in cold memory: ask for them
@@ -417,9 +420,9 @@ void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev)
  * heap tops and the leading FIFO's head. */
 static int next_source(const struct osn_des *q)
 {
-    int best = q->nford ? q->ford[0] : SRC_NONE;
-    double bt = best >= 0 ? q->ft[best] : INFINITY;
-    uint64_t bs = best >= 0 ? q->fs[best] : UINT64_MAX;
+    int best = q->ford[0]; /* the sentinel when no FIFO has an event */
+    double bt = q->ft[best];
+    uint64_t bs = q->fs[best];
     for (int k = 0; k < 2; k++) { /* an empty heap's (INFINITY, UINT64_MAX) never wins */
         if (q->ht[k] < bt || (q->ht[k] == bt && q->hs[k] < bs)) {
             bt = q->ht[k];
@@ -427,36 +430,89 @@ static int next_source(const struct osn_des *q)
             best = k ? SRC_FAR : SRC_NEAR;
         }
     }
-    return best;
+    return best; /* the sentinel's id is SRC_NONE */
 }
 
 double osn_des_peek(const struct osn_des *q)
 {
     int src = next_source(q);
-    return src == SRC_NONE ? INFINITY : src < 0 ? q->ht[src == SRC_FAR] : q->ft[src];
+    return src < 0 ? q->ht[src == SRC_FAR] : q->ft[src]; /* SRC_NONE's ft: INFINITY */
+}
+
+/* The pop of FIFO src's head, src leading q->ford (next_source chose it): fifo_settle's work with
+ * its place known (0), the ring's fields read once, and the leader's place in q->ford kept
+ * unless a later FIFO's head now comes first. Always inline: a pop of a FIFO is most pops, and
+ * out of line (fifo_settle) it saved and restored six registers of the loop around it. */
+static inline __attribute__((always_inline)) struct osn_des_ev *fifo_pop(struct osn_des *q, int src)
+{
+    struct osn__des_fifo *f = &q->fifo[src];
+    struct osn__des_slot *ring = f->ring;
+    uint64_t head = f->head, tail = f->tail;
+    size_t mask = f->mask;
+    struct osn_des_ev *ev = ring[head++ & mask].ev; /* the head is live */
+    q->now = q->ft[src];
+    q->popped = src;
+    q->nfifo_events--;
+    while (head != tail && !ring[head & mask].ev)
+        head++;
+    f->head = head;
+    if (head == tail) {
+        q->ft[src] = INFINITY;
+        q->fs[src] = UINT64_MAX;
+        q->nford--;
+        for (int p = 0; p <= q->nford; p++) /* the sentinel moves up too */
+            q->ford[p] = q->ford[p + 1];
+        return ev;
+    }
+    const struct osn__des_slot *h = &ring[head & mask];
+    double t = h->t;
+    uint64_t seq = h->seq;
+    q->ft[src] = t;
+    q->fs[src] = seq;
+    int p = 0;
+    for (;; p++) { /* the sentinel stops it */
+        int b = q->ford[p + 1];
+        if (!(q->ft[b] < t || (q->ft[b] == t && q->fs[b] < seq)))
+            break;
+        q->ford[p] = (int8_t)b;
+    }
+    if (p > 0)
+        q->ford[p] = (int8_t)src;
+    /* As fifo_settle: the event a few places behind the head, asked for now (a FIFO that asks
+     * for nothing, the most popped, tested first). */
+    if (f->before + f->after > 0 && tail - head > AHEAD) {
+        const struct osn_des_ev *a = ring[(head + AHEAD) & mask].ev;
+        if (a) {
+            uintptr_t line = ((uintptr_t)a - (uintptr_t)f->before) & ~(uintptr_t)63;
+            for (; line < (uintptr_t)a + (uintptr_t)f->after; line += 64)
+                __builtin_prefetch((const void *)line, 1, 2);
+        }
+    }
+    return ev;
 }
 
 struct osn_des_ev *osn_des_pop(struct osn_des *q)
 {
     int src = next_source(q);
     struct osn_des_ev *ev;
-    if (src == SRC_NONE)
-        return NULL;
     if (src >= 0) {
-        /* fifo_unlink() would do, but it reaches the ring through the event's own (cold) fields:
-         * the head is known, so the ring moves on without waiting for the event's memory. */
-        struct osn__des_fifo *f = &q->fifo[src];
-        ev = f->ring[f->head++ & f->mask].ev; /* the head is live */
-        q->now = q->ft[src];
-        q->popped = src;
-        fifo_settle(q, src);
-        q->nfifo_events--;
+        if (src == SRC_NONE)
+            return NULL;
+        ev = fifo_pop(q, src);
     } else {
         struct osn__des_heap *h = &q->heap[src == SRC_FAR];
         q->popped = -1;
         if (h->sorted) {
-            ev = h->s[--h->n].ev;
-            q->now = h->s[h->n].t;
+            /* top_cache's work, with the heap known sorted */
+            const struct osn__des_slot *sl = &h->s[--h->n];
+            int k = src == SRC_FAR;
+            ev = sl->ev;
+            q->now = sl->t;
+            q->ht[k] = h->n ? sl[-1].t : INFINITY;
+            q->hs[k] = h->n ? sl[-1].seq : UINT64_MAX;
+            ev->fifo = 0;
+            ev->pos = OSN_DES_IDLE;
+            return ev;
         } else {
             ev = h->s[0].ev;
             q->now = h->s[0].t;

@@ -102,16 +102,19 @@ void osn__net_call_unref(struct net *s, struct call *c)
 struct ntxn *osn__net_txn_new(struct net *s, struct call *c, int el, int hop)
 {
     struct ntxn *w = s->txn_free;
-    if (w)
+    if (w) {
+        /* Its events are idle, of their types still: osn__net_txn_free cancelled them. */
         s->txn_free = w->next;
-    else if (!(w = fresh((void ***)&s->txnc, &s->ntxnc, &s->txn_fresh, &s->txn_end, sizeof *w)))
-        return NULL;
+    } else {
+        if (!(w = fresh((void ***)&s->txnc, &s->ntxnc, &s->txn_fresh, &s->txn_end, sizeof *w)))
+            return NULL;
+        osn_des_ev_init(&w->ev[0], EV_TXN0);
+        osn_des_ev_init(&w->ev[1], EV_TXN1);
+    }
     if (s->txn_free)
         prefetch_next(s->txn_free, sizeof *w);
     else if (s->txn_fresh != s->txn_end)
         prefetch_next(s->txn_fresh, sizeof *w);
-    osn_des_ev_init(&w->ev[0], EV_TXN0);
-    osn_des_ev_init(&w->ev[1], EV_TXN1);
     w->call = c;
     w->t.user[0] = (uint16_t)el;
     w->t.user[1] = (uint16_t)hop;
@@ -155,11 +158,15 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
 struct nmsg *osn__net_msg_new(struct net *s)
 {
     struct nmsg *m = s->msg_free;
-    if (m)
+    if (m) {
+        /* Its event is idle, an EV_LINK still: a message is freed off the event set (popped
+         * from its link, or never on one since: queued, dropped). */
         s->msg_free = m->next_free;
-    else if (!(m = fresh((void ***)&s->msgc, &s->nmsgc, &s->msg_fresh, &s->msg_end, sizeof *m)))
-        return NULL;
-    osn_des_ev_init(&m->ev, EV_LINK);
+    } else {
+        if (!(m = fresh((void ***)&s->msgc, &s->nmsgc, &s->msg_fresh, &s->msg_end, sizeof *m)))
+            return NULL;
+        osn_des_ev_init(&m->ev, EV_LINK);
+    }
     m->item.next = NULL;
     m->item.reject = false;
     return m;
