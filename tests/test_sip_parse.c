@@ -1120,18 +1120,25 @@ static void test_forward_parsed(void **state)
 static void test_text_writer(void **state)
 {
     (void)state;
-    const uint64_t xs[] = {0, 1, 9, 10, 99, 100, 65535, 4294967295u, 1234567890123ull, UINT64_MAX};
+    const uint64_t xs[] = {0,         1,     9,           10,         15,
+                           16,        99,    100,         255,        256,
+                           65535,     65536, 4294967295u, 1ull << 32, 1234567890123ull,
+                           UINT64_MAX};
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
         for (int width = 1; width <= 22; width += 3) {
-            char want[48], got[48];
-            int k = snprintf(want, sizeof want, "%0*llu|%016llx", width, (unsigned long long)xs[i],
-                             (unsigned long long)xs[i]);
+            char want[96], got[96];
+            unsigned long long x = xs[i];
+            int k = snprintf(want, sizeof want, "%0*llu|%016llx|%llx|%llu", width, x, x, x, x);
             for (size_t cap = 0; cap <= (size_t)k + 1; cap++) {
                 memset(got, '#', sizeof got);
                 struct osn_text w = osn_text_at(got, cap);
                 osn_text_dec(&w, xs[i], width);
                 osn_text_put(&w, "|", 1);
                 osn_text_hex(&w, xs[i], 16);
+                osn_text_put(&w, "|", 1);
+                osn_text_hex(&w, xs[i], 0); /* as few digits as it needs */
+                osn_text_put(&w, "|", 1);
+                osn_text_dec(&w, xs[i], 0);
                 int n = osn_text_len(&w, got);
                 if (cap < (size_t)k) {
                     assert_int_equal(n, -1);

@@ -44,6 +44,9 @@ static inline void osn_text_puts(struct osn_text *w, const char *s)
     osn_text_put(w, s, strlen(s));
 }
 
+/* A string literal, its length known when compiled. */
+#define OSN_TEXT_LIT(w, lit) osn_text_put((w), (lit), sizeof(lit) - 1)
+
 /* x in decimal, at least `width` digits (zeros in front). Written in place, right to left
  * once its length is known: no copy through a scratch buffer. */
 static inline void osn_text_dec(struct osn_text *w, uint64_t x, int width)
@@ -63,9 +66,13 @@ static inline void osn_text_dec(struct osn_text *w, uint64_t x, int width)
 }
 
 /* The low 4 * digits bits of x as exactly `digits` lower-case hex digits (digits <= 16), as
- * "%0*" PRIx64 writes a number that fits. */
+ * "%0*" PRIx64 writes a number that fits; digits 0: as few as x needs, as "%" PRIx64. */
 static inline void osn_text_hex(struct osn_text *w, uint64_t x, int digits)
 {
+    if (digits == 0)
+        for (uint64_t t = x, n = 1; !digits; t >>= 4, n++)
+            if (t < 16)
+                digits = (int)n;
     if (w->over || w->end - w->p < digits) {
         w->over = true;
         return;

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "../base/text.h"
 #include "node_int.h"
 #include "osn/err.h"
 
@@ -22,63 +23,21 @@
 #define SDP_C    "\r\ns=-\r\nc=IN IP4 "
 #define SDP_TAIL "\r\nt=0 0\r\nm=audio 6000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
 
-/* A bounded writer of strings and numbers without vfprintf: the generator prints three
- * requests a call, and formatting them with printf cost about a tenth of its instructions
- * (callgrind, bench/gen_callgrind.sh). Running out of room sets `full`; done() then says so. */
-struct pbuf {
-    char *p;
-    size_t cap, n;
-    bool full;
-};
+/* Printed with the tree's bounded writer (src/base/text.h), not printf: the generator prints
+ * three requests a call, and formatting them with printf cost about a tenth of its instructions
+ * (callgrind, bench/gen_callgrind.sh). */
+#define PUTL(b, lit) OSN_TEXT_LIT(b, lit)
 
-static void put(struct pbuf *b, const char *s, size_t k)
+static void putsp(struct osn_text *b, struct osn_span s)
 {
-    if (b->full || b->cap - b->n < k) {
-        b->full = true;
-        return;
-    }
-    memcpy(b->p + b->n, s, k);
-    b->n += k;
+    osn_text_put(b, s.p, s.n);
 }
 
-#define PUTL(b, lit) put((b), (lit), sizeof(lit) - 1)
-
-static void puts_(struct pbuf *b, const char *s)
+/* The request's length, or OSN_ETOOBIG when it did not fit. */
+static int done(const struct osn_text *b, const char *out)
 {
-    put(b, s, strlen(s));
-}
-
-static void putsp(struct pbuf *b, struct osn_span s)
-{
-    put(b, s.p, s.n);
-}
-
-/* x in lower-case hex: `width` digits with leading zeros, or as few as it needs when 0. */
-static void puthex(struct pbuf *b, uint64_t x, int width)
-{
-    char d[16];
-    int i = 16;
-    do {
-        d[--i] = "0123456789abcdef"[x & 15];
-        x >>= 4;
-    } while ((x || 16 - i < width) && i > 0);
-    put(b, d + i, (size_t)(16 - i));
-}
-
-static void putu(struct pbuf *b, uint64_t x)
-{
-    char d[20];
-    int i = 20;
-    do {
-        d[--i] = (char)('0' + x % 10);
-        x /= 10;
-    } while (x);
-    put(b, d + i, (size_t)(20 - i));
-}
-
-static int done(const struct pbuf *b)
-{
-    return b->full ? OSN_ETOOBIG : (int)b->n;
+    int n = osn_text_len(b, out);
+    return n < 0 ? OSN_ETOOBIG : n;
 }
 
 static uint64_t from_tag(const struct gen_ids *id)
@@ -86,72 +45,72 @@ static uint64_t from_tag(const struct gen_ids *id)
     return (id->salt ^ ((uint64_t)id->slot << 32 | id->gen)) * 0x9e3779b97f4a7c15ULL;
 }
 
-static void via(struct pbuf *b, const struct gen_ids *id)
+static void via(struct osn_text *b, const struct gen_ids *id)
 {
     PUTL(b, "Via: SIP/2.0/");
-    puts_(b, id->tcp ? "TCP " : "UDP ");
-    puts_(b, id->host);
+    osn_text_puts(b, id->tcp ? "TCP " : "UDP ");
+    osn_text_puts(b, id->host);
     PUTL(b, ":");
-    putu(b, id->port);
+    osn_text_dec(b, id->port, 0);
     PUTL(b, ";branch=z9hG4bK");
-    puthex(b, id->branch, 16);
+    osn_text_hex(b, id->branch, 16);
     if (id->oc) /* RFC 7339 5.1, as a proxy's client half offers it (osn_elem_oc_offer) */
         PUTL(b, ";oc;oc-algo=\"loss,rate\"");
     PUTL(b, "\r\nMax-Forwards: 70\r\n");
 }
 
 /* host:port of our Contact and From. */
-static void us(struct pbuf *b, const struct gen_ids *id)
+static void us(struct osn_text *b, const struct gen_ids *id)
 {
-    puts_(b, id->host);
+    osn_text_puts(b, id->host);
     PUTL(b, ":");
-    putu(b, id->port);
+    osn_text_dec(b, id->port, 0);
 }
 
 int gen_print_invite(char *out, size_t cap, const struct gen_ids *id)
 {
-    struct pbuf b = {out, cap, 0, false};
+    struct osn_text b = osn_text_at(out, cap);
     size_t host_n = strlen(id->host);
     size_t sdp_n = sizeof SDP_O - 1 + host_n + sizeof SDP_C - 1 + host_n + sizeof SDP_TAIL - 1;
     PUTL(&b, "INVITE sip:service@");
-    puts_(&b, id->peer);
+    osn_text_puts(&b, id->peer);
     PUTL(&b, " SIP/2.0\r\n");
     via(&b, id);
     PUTL(&b, "From: <sip:osn@");
     us(&b, id);
     PUTL(&b, ">;tag=");
-    puthex(&b, from_tag(id), 16);
+    osn_text_hex(&b, from_tag(id), 16);
     PUTL(&b, "\r\nTo: <sip:service@");
-    puts_(&b, id->peer);
+    osn_text_puts(&b, id->peer);
     PUTL(&b, ">\r\nCall-ID: ");
-    puthex(&b, id->slot, 0);
+    osn_text_hex(&b, id->slot, 0);
     PUTL(&b, ".");
-    puthex(&b, id->gen, 0);
+    osn_text_hex(&b, id->gen, 0);
     PUTL(&b, ".");
-    puthex(&b, id->salt, 16);
+    osn_text_hex(&b, id->salt, 16);
     PUTL(&b, "@");
-    puts_(&b, id->host);
+    osn_text_puts(&b, id->host);
     PUTL(&b, "\r\nCSeq: 1 INVITE\r\nContact: <sip:osn@");
     us(&b, id);
     PUTL(&b, ">\r\nContent-Type: application/sdp\r\nContent-Length: ");
-    putu(&b, sdp_n);
+    osn_text_dec(&b, sdp_n, 0);
     PUTL(&b, "\r\n\r\n" SDP_O);
-    put(&b, id->host, host_n);
+    osn_text_put(&b, id->host, host_n);
     PUTL(&b, SDP_C);
-    put(&b, id->host, host_n);
+    osn_text_put(&b, id->host, host_n);
     PUTL(&b, SDP_TAIL);
-    return done(&b);
+    return done(&b, out);
 }
 
 /* An in-dialog request of the 2xx resp's dialog with CSeq `cseq` (RFC 3261 12.2.1.1). */
 static int in_dialog(char *out, size_t cap, const struct gen_ids *id,
                      const struct osn_sip_wire *resp, const char *method, uint32_t cseq)
 {
-    struct pbuf b = {out, cap, 0, false};
+    struct osn_text b = osn_text_at(out, cap);
     struct osn_span target = resp->ncontact > 0 ? resp->contact[0].uri : resp->to.uri;
     if (resp->from_hdr < 0 || resp->to_hdr < 0 || !target.n)
         return OSN_EINVAL;
-    puts_(&b, method);
+    osn_text_puts(&b, method);
     PUTL(&b, " ");
     putsp(&b, target);
     PUTL(&b, " SIP/2.0\r\n");
@@ -168,11 +127,11 @@ static int in_dialog(char *out, size_t cap, const struct gen_ids *id,
     PUTL(&b, "\r\nCall-ID: ");
     putsp(&b, resp->call_id);
     PUTL(&b, "\r\nCSeq: ");
-    putu(&b, cseq);
+    osn_text_dec(&b, cseq, 0);
     PUTL(&b, " ");
-    puts_(&b, method);
+    osn_text_puts(&b, method);
     PUTL(&b, "\r\nContent-Length: 0\r\n\r\n");
-    return done(&b);
+    return done(&b, out);
 }
 
 int gen_print_ack(char *out, size_t cap, const struct gen_ids *id, const struct osn_sip_wire *resp)
