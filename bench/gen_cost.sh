@@ -43,12 +43,13 @@ RES=$NL_TMP/results
 # sleeps syscalls waits" to $RES.
 run() {
     local gen=$1 rate=$2 k=$3 mode=$4 dir=$NL_TMP/$1.$2.$3.$4 calls wrap cpu sys waits
+    local uas=uas.$1.$2.$3.$4 # a name, a directory and a port of its own for each run
     mkdir -p "$dir"
-    nl_up "uas did not start" nl_uas_sized "uas_$k$mode" "$rate"
+    nl_up "uas did not start" nl_uas_sized "$uas" "$rate"
     nl_require_up
-    local dest=${NL_PORT[uas_$k$mode]} bin=$OSN
+    local dest=${NL_PORT[$uas]} bin=$OSN
     [ "$gen" = base ] && bin=$OSN_BASE
-    [ "$NICE" != 0 ] && renice -n "$NICE" -p "$(nl_real_pid "uas_$k$mode")" >/dev/null
+    [ "$NICE" != 0 ] && renice -n "$NICE" -p "$(nl_real_pid "$uas")" >/dev/null
     if [ "$mode" = time ]; then
         wrap=(nice -n "$NICE" /usr/bin/time -f '%U %S %w' -o "$dir/cpu")
     else
@@ -65,6 +66,8 @@ run() {
 print(u["good"], u["calls_started"], "%.2f" % (1e3 * j["lag_max"]), j["late_sends"])' \
             "$dir/summary.json" 2>/dev/null)
         read -r calls started lagmax late <<<"$calls"
+        [ -n "$calls" ] && [ "$calls" = "$started" ]
+        nl_check $? "$gen generator at $rate/s: $calls good of $started calls started"
         echo "  $gen $rate/s pair $k ($mode): $started started, $calls good, lag max" \
             "$lagmax ms, $late late > 1 ms" >&2
     else
@@ -76,10 +79,12 @@ print(u["good"], u["calls_started"], "%.2f" % (1e3 * j["lag_max"]), j["late_send
         nl_check $? "SIPp at $rate/s: $(tail -2 "$dir/sipp.log")"
         NL_DIR[sipp$k]=$dir
         calls=$(nl_stat "sipp$k" 'SuccessfulCall(C)')
+        [ "$calls" = $((rate * DURATION)) ]
+        nl_check $? "SIPp at $rate/s: $calls successful of $((rate * DURATION))"
         echo "  sipp $rate/s pair $k ($mode): $calls successful of $((rate * DURATION))," \
             "$(nl_stat "sipp$k" 'Retransmissions(C)') retransmissions" >&2
     fi
-    nl_stop "uas_$k$mode" >/dev/null
+    nl_stop "$uas" >/dev/null
     cpu=- sleeps=- sys=- waits=-
     if [ "$mode" = time ]; then
         read -r cpu sleeps < <(awk '{ print $1 + $2, $3 }' "$dir/cpu" 2>/dev/null)
