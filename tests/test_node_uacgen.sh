@@ -19,8 +19,12 @@
 #      up is the machine's business (a timed assertion fails by chance on a loaded machine: p99
 #      32 ms at load average 30): what is checked is that it says how far it fell behind, the
 #      summary's lag_max and late_sends equal to those of the trace (send time - schedule), and
-#      a lag over 10 ms said on standard error;
-#   5. MMPP-2 (rates 200 and 1,800/s, leaving each phase at 500/s) for 10 s: the index of
+#      a lag over 10 ms said on standard error; and that no INVITE left before its scheduled
+#      time, with the summary's wake_slack 0 (src/node/gen.c: no slack up to 1,000 calls/s);
+#   5. MMPP-2 (rates 200 and 1,800/s, leaving each phase at 500/s) for 10 s: the summary's
+#      wake_slack is the documented 0.5 ms x (1,800 - 1,000) / (8,000 - 1,000) (the peak rate's
+#      slack), and no INVITE left before its scheduled time (the slack lets the loop send late,
+#      never early) nor later than the summary's lag_max; the index of
 #      dispersion of the counts in 5 ms windows of the schedule is the closed form of
 #      Heffes and Lucantoni (1986) within 10%:
 #        IDC(T) = 1 + 2 (l0 - l1)^2 r0 r1 / ((r0 + r1)^3 l) (1 - (1 - exp(-rT)) / (rT)),
@@ -169,13 +173,22 @@ print(f"summary: lag_max {1e3 * u['lag_max']:.3f} ms, late_sends {u['late_sends'
 if abs(u["lag_max"] - max(lags_all)) > 2e-9 or not late_lo <= u["late_sends"] <= late_hi:
     print("FAIL: the summary's lag_max / late_sends are not the trace's")
     ok = False
+# No INVITE before its time (the trace's times are printed to 1 ns), and no slack at 1,000/s.
+if min(lags_all) < -2e-9:
+    print(f"FAIL: an INVITE left {-1e6 * min(lags_all):.1f} us before its scheduled time")
+    ok = False
+print(f"summary: wake_slack {1e6 * u['wake_slack']:.1f} us; the earliest send "
+      f"{1e6 * min(lags_all):.1f} us after its schedule")
+if u["wake_slack"] != 0:
+    print("FAIL: wake_slack is not 0 at 1,000 calls/s")
+    ok = False
 said = "behind schedule by" in open(sys.argv[4]).read()
 if (max(lags_all) > 0.010) != said:
     print(f"FAIL: largest lag {1e3 * max(lags_all):.3f} ms, said on stderr: {said}")
     ok = False
 sys.exit(0 if ok else 1)
 PY
-    nl_check $? "the INVITEs' schedule is not exponential at 1% (KS), or the generator's account of its lag is not the trace's"
+    nl_check $? "the INVITEs' schedule is not exponential at 1% (KS), or the generator's account of its lag is not the trace's, or an INVITE left early"
 fi
 
 # ---- 4. retrials after a 503 with Retry-After: 2
@@ -264,9 +277,17 @@ if [ -n "${NL_PORT[uas5]:-}" ]; then
         --set source.mmpp_switch=500,500 --set source.hold=0.05
     nl_check $? "generator (MMPP-2): exit status: $(cat "$NL_TMP/g5/node.err")"
     nl_stop uas5
-    "$NL_PY" - "$NL_TMP/g5/trace.csv" <<'PY'
-import math, sys
+    "$NL_PY" - "$NL_TMP/g5/trace.csv" "$NL_TMP/g5/summary.json" <<'PY'
+import json, math, sys
 l0, l1, r0, r1, T, L = 200.0, 1800.0, 500.0, 500.0, 0.005, 10.0
+u = json.load(open(sys.argv[2]))
+lags = [float(f[3]) - float(f[2]) for f in (line.split(",") for line in open(sys.argv[1]))]
+slack = 0.5e-3 * (l1 - 1000) / (8000 - 1000)
+print(f"MMPP-2: wake_slack {1e6 * u['wake_slack']:.3f} us (documented {1e6 * slack:.3f}); "
+      f"lags {1e6 * min(lags):.1f} us to {1e3 * max(lags):.3f} ms, lag_max {1e3 * u['lag_max']:.3f} ms")
+if abs(u["wake_slack"] - slack) > 1e-12 or min(lags) < -2e-9 or max(lags) > u["lag_max"] + 2e-9:
+    print("FAIL: wake_slack not the peak rate's, or an INVITE left early, or later than lag_max")
+    sys.exit(1)
 sched = [float(line.split(",")[2]) for line in open(sys.argv[1]) if line.startswith("0,")]
 r = r0 + r1
 lam = (l0 * r1 + l1 * r0) / r
@@ -284,6 +305,6 @@ print(f"MMPP-2: {len(sched)} calls ({len(sched) / L:.0f}/s, theory {lam:.0f}/s),
       f"{T * 1e3:.0f} ms windows {idc:.3f}, closed form {theory:.3f} ({idc / theory - 1:+.1%})")
 sys.exit(0 if abs(idc / theory - 1) < 0.10 and abs(len(sched) / L / lam - 1) < 0.05 else 1)
 PY
-    nl_check $? "MMPP-2: the index of dispersion is not the closed form's within 10%"
+    nl_check $? "MMPP-2: the wake slack is not the peak rate's, an INVITE left early, or the index of dispersion is not the closed form's within 10%"
 fi
 nl_summary

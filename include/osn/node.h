@@ -103,6 +103,7 @@ struct osn_node_uac_stats {
     uint64_t no_trying;  /* calls ended without a 100 Trying */
     uint64_t late_sends; /* INVITEs sent more than 1 ms after their scheduled time */
     double lag_max;      /* the largest delay of an INVITE after its schedule (s) */
+    double wake_slack;   /* how long the loop may sleep past a due call (s; src/node/gen.c) */
     double duration;     /* the traffic's length (s): no call starts after it */
     uint64_t setup_n, trying_n;
     double setup_sum, trying_sum;

@@ -100,6 +100,8 @@ void osn__node_uac_json(json_t *o, const struct osn_node_uac_stats *u)
     /* The schedule: how late the latest INVITE left (s), how many left more than 1 ms late. */
     json_object_set_new(o, "lag_max", json_real(u->lag_max));
     json_object_set_new(o, "late_sends", json_integer((json_int_t)u->late_sends));
+    /* How late the loop may wake, by design, for a call that is due (s): part of every lag. */
+    json_object_set_new(o, "wake_slack", json_real(u->wake_slack));
     /* The counts: the whole run's, drain included (every call started has its outcome). */
     /* One row a key: a json_pack format string had to grow a pair with every key, and a merge
      * that added a key without its pair silently dropped the last one (setup_samples). */
@@ -168,6 +170,8 @@ void osn__node_uac_table(FILE *f, const struct osn_node_uac_stats *u)
             osn_node_hist_quantile(u->setup_hist, 0.50),
             osn_node_hist_quantile(u->setup_hist, 0.95),
             osn_node_hist_quantile(u->setup_hist, 0.99));
-    fprintf(f, "  %-18s %12.4f  s, the latest INVITE after its schedule; %llu over 1 ms\n",
-            "lag_max", u->lag_max, (unsigned long long)u->late_sends);
+    fprintf(f,
+            "  %-18s %12.4f  s, the latest INVITE after its schedule; %llu over 1 ms (wake "
+            "slack %.4f s)\n",
+            "lag_max", u->lag_max, (unsigned long long)u->late_sends, u->wake_slack);
 }

@@ -65,6 +65,22 @@ double gen_next_arrival(const struct osn_node_source *sc, struct gen_arrivals *a
     return INFINITY;
 }
 
+double gen_peak_rate(const struct osn_node_source *sc)
+{
+    switch (sc->process) {
+    case OSN_NODE_MMPP:
+        return fmax(sc->mmpp_rate[0], sc->mmpp_rate[1]);
+    case OSN_NODE_PROFILE: {
+        double r = sc->rate;
+        for (int i = 0; i < sc->nsteps; i++)
+            r = fmax(r, sc->step_rate[i]);
+        return sc->burst_len > 0 && sc->burst_factor > 1 ? r * sc->burst_factor : r;
+    }
+    default:
+        return sc->rate;
+    }
+}
+
 double gen_retry_delay(const struct osn_node_source *sc, struct osn_rng *r)
 {
     double m = sc->retry_delay, cv = sc->retry_delay_cv;

@@ -419,6 +419,9 @@ struct node {
     uint32_t service_gen;
     double t_start; /* the monotonic clock at start (s) */
     double now;     /* seconds since t_start */
+    /* How long (s) the loop may sleep past its earliest deadline, so that the deadlines of a
+     * short span are carried out in one turn: 0, but the load generator's (gen_wake_slack). */
+    double wake_slack;
     struct ntx *free_ntx, *all_ntx;
     size_t live, allocated;
     struct kept_table kept;
@@ -877,6 +880,11 @@ struct gen_arrivals {
 double gen_exp1(struct osn_rng *r);
 /* The next call arrival of source sc after a->t (INFINITY: none). */
 double gen_next_arrival(const struct osn_node_source *sc, struct gen_arrivals *a);
+/* The highest rate (calls/s) source sc offers at any time: Poisson's rate, MMPP-2's faster
+ * phase, a profile's highest step times its burst factor (when above 1). */
+double gen_peak_rate(const struct osn_node_source *sc);
+/* The loop's wake slack (s) for a source of peak rate `peak` (gen.c says why and how much). */
+double gen_wake_slack(double peak);
 /* A draw of the retry delay law (s). */
 double gen_retry_delay(const struct osn_node_source *sc, struct osn_rng *r);
 void gen_hist_add(uint32_t hist[OSN_NODE_HB], double d);

@@ -241,8 +241,10 @@ int node_loop(struct node *n, struct metrics *met)
         tcp_flush(n);
         double until = next_row;
         const struct tm_entry *top = timers_top(&n->timers);
-        if (top && top->at < until)
-            until = top->at;
+        /* The earliest deadline, plus the generator's wake slack (gen.c, gen_wake_slack): the
+         * deadlines due by then are fired together in the next turn, none before its time. */
+        if (top && top->at + n->wake_slack < until)
+            until = top->at + n->wake_slack;
         if (cfg->duration > 0 && cfg->duration < until && !draining)
             until = cfg->duration;
         if (n->tcp && tcp_deadline(n) < until)
