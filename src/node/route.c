@@ -66,7 +66,7 @@ int route_uri_addr(struct osn_span uri, union node_addr *to)
     }
     to->v4.sin_family = AF_INET;
     to->v4.sin_port = htons((uint16_t)port);
-    return inet_pton(AF_INET, host, &to->v4.sin_addr) == 1 ? 0 : OSN_EINVAL;
+    return addr_ipv4(hs, (size_t)(hend - hs), &to->v4.sin_addr) ? 0 : OSN_EINVAL;
 }
 
 /* Whether SIP URI `uri` says ";transport=tcp" among its uri-parameters (RFC 3261 19.1.1: after
