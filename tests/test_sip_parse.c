@@ -558,6 +558,82 @@ static void test_bounds(void **state)
                      OSN_SIP_WIRE_DROP);
 }
 
+/* The scans that take several bytes a step (has_ws's sixteen, skip_cc's four) against the
+ * grammar byte by byte: for every length up to 40 and every position, one bad byte in a Call-ID
+ * (RFC 3261 25.1 callid: no LWS, no non-ASCII), in a branch (a token: '@' ends it, and the rest
+ * is junk) and in a sent-by host ('!' is no host character) must be found exactly there. */
+static void test_scan_positions(void **state)
+{
+    (void)state;
+    static const char bad_id[] = {' ', '\t', (char)0xc3};
+    char msg[1024], word[48];
+    for (int len = 1; len <= 40; len++) {
+        for (int j = 0; j <= len; j++) {
+            for (int b = 0; b < 3; b++) {
+                for (int i = 0; i < len; i++)
+                    word[i] = (char)('a' + (i * 7 + len) % 26);
+                if (j < len)
+                    word[j] = bad_id[b];
+                /* The value as the grammar reads it: LWS around it is not part of it. */
+                int lo = 0, hi = len;
+                while (lo < hi && (word[lo] == ' ' || word[lo] == '\t'))
+                    lo++;
+                while (hi > lo && (word[hi - 1] == ' ' || word[hi - 1] == '\t'))
+                    hi--;
+                bool bad = lo == hi;
+                for (int i = lo; i < hi; i++)
+                    bad |= (unsigned char)word[i] <= 0x20 || (unsigned char)word[i] >= 0x7f;
+                int n = snprintf(msg, sizeof msg,
+                                 "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                                 "Via: SIP/2.0/UDP h.example.com;branch=z9hG4bKx\r\n"
+                                 "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                                 "Call-ID: %.*s\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                                 len, word);
+                osn_sip_wire_parse(&M, msg, (size_t)n);
+                if ((M.err.reason == OSN_SIP_WIRE_ECALLID) != bad)
+                    fail_msg("Call-ID of %d bytes, byte %d = %#x: reason %s", len, j,
+                             (unsigned char)bad_id[b], osn_sip_wire_reason_name(M.err.reason));
+            }
+            for (int i = 0; i < len; i++)
+                word[i] = "0123456789abcdef"[(i * 5 + len) % 16];
+            if (j < len)
+                word[j] = '@';
+            int n = snprintf(msg, sizeof msg,
+                             "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                             "Via: SIP/2.0/UDP h.example.com;branch=%.*s\r\n"
+                             "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                             "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                             len, word);
+            osn_sip_wire_parse(&M, msg, (size_t)n);
+            if (j < len) {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_EVIA);
+            } else {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_OK);
+                assert_int_equal(M.via[0].branch.n, (size_t)len);
+            }
+            for (int i = 0; i < len; i++)
+                word[i] = "ab-c.d9"[(i + len) % 7];
+            if (j < len)
+                word[j] = '!';
+            n = snprintf(msg, sizeof msg,
+                         "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                         "Via: SIP/2.0/UDP %.*s:5060;branch=z9hG4bKx\r\n"
+                         "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                         "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                         len, word);
+            osn_sip_wire_parse(&M, msg, (size_t)n);
+            if (j < len) {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_EVIA);
+                assert_int_equal(M.via[0].host.n, (size_t)j);
+            } else {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_OK);
+                assert_int_equal(M.via[0].host.n, (size_t)len);
+                assert_int_equal(M.via[0].port, 5060);
+            }
+        }
+    }
+}
+
 static void test_caps(void **state)
 {
     (void)state;
@@ -1505,6 +1581,7 @@ int main(void)
             cmocka_unit_test(test_via_and_friends),
             cmocka_unit_test(test_prefixes),
             cmocka_unit_test(test_bounds),
+            cmocka_unit_test(test_scan_positions),
             cmocka_unit_test(test_caps),
             cmocka_unit_test(test_siphash_vector),
             cmocka_unit_test(test_identities),

@@ -263,8 +263,12 @@ const char *osn__sip_gen_value(const char *p, const char *end, bool host)
     if (p < end && *p == '"')
         return osn__sip_skip_quoted(p, end);
     const char *s = p;
-    while (p < end && (is_cc(*p, CC_TOKEN) || (host && (*p == ':' || *p == '[' || *p == ']'))))
+    for (;;) { /* token runs, joined by the IPv6 characters a host value may have */
+        p = skip_token(p, end);
+        if (!host || p >= end || (*p != ':' && *p != '[' && *p != ']'))
+            break;
         p++;
+    }
     return p == s ? NULL : p;
 }
 
