@@ -61,6 +61,7 @@
  * the unreferenced test.dat). Of the 19 reject verdicts, 4 are strict where the RFC allows a
  * liberal reading (lwsstart, trws, escruri, badaspec) and 1 lenient reading is taken (baddate).
  */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -731,6 +732,56 @@ static void test_identities(void **state)
 
 /* A server transaction found by the numbers is confirmed by the text, and a collision (same
  * numbers, different text) is refused. */
+/* The sent-by hash of a Via with host h and port: the lower-cased host, ':', the port's two
+ * bytes, hashed (what ident.c's sent_by_hash documents), computed here without the memo. */
+static uint64_t sent_by_ref(const char *h, unsigned port)
+{
+    char b[300];
+    size_t n = strlen(h);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (char)tolower((unsigned char)h[i]);
+    b[n++] = ':';
+    b[n++] = (char)(port >> 8);
+    b[n++] = (char)(port & 0xff);
+    uint64_t x = osn_sip_wire_hash(b, n);
+    return x ? x : 1;
+}
+
+/* The two-entry sent-by memo (ident.c) gives what a fresh hash gives: sent-bys that share a
+ * host but not a port, or a port but not a host, in an order that evicts entries, with case
+ * changes, and across a change of key. */
+static void test_sent_by_memo(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *host;
+        unsigned port;
+    } seq[] = {{"127.0.0.1", 5060},     {"127.0.0.1", 5061}, {"127.0.0.1", 5060},
+               {"127.0.0.2", 5060},     {"127.0.0.1", 5060}, {"H.example.COM", 5060},
+               {"h.example.com", 5060}, {"127.0.0.1", 5061}, {"127.0.0.1", 5060},
+               {"[::1]", 5060},         {"[::1]", 5060}};
+    uint8_t key[16] = {0};
+    for (int round = 0; round < 3; round++) {
+        key[0] = (uint8_t)round;
+        osn_sip_wire_key_set(key);
+        for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+            char msg[512];
+            int n = snprintf(msg, sizeof msg,
+                             "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                             "Via: SIP/2.0/UDP %s:%u;branch=z9hG4bKx\r\n"
+                             "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                             "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                             seq[i].host, seq[i].port);
+            struct osn_sip_msg m;
+            assert_int_equal(osn_sip_wire_parse(&M, msg, (size_t)n), OSN_SIP_WIRE_ACCEPT);
+            assert_int_equal(osn_sip_wire_to_txn(&M, &m), 0);
+            if (m.sent_by != sent_by_ref(seq[i].host, seq[i].port))
+                fail_msg("key %d, sent-by %zu (%s:%u): not the fresh hash", round, i, seq[i].host,
+                         seq[i].port);
+        }
+    }
+}
+
 static void test_keys_and_table(void **state)
 {
     (void)state;
@@ -1585,6 +1636,7 @@ int main(void)
             cmocka_unit_test(test_caps),
             cmocka_unit_test(test_siphash_vector),
             cmocka_unit_test(test_identities),
+            cmocka_unit_test(test_sent_by_memo),
             cmocka_unit_test(test_keys_and_table),
             cmocka_unit_test(test_rfc2543),
             cmocka_unit_test(test_print_forward),
