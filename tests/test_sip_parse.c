@@ -71,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../src/base/text.h"
 #include "osn/err.h"
@@ -1613,6 +1614,30 @@ static void test_names(void **state)
     for (int id = 1; id < OSN_SIP_NHDRS; id++) {
         const char *name = osn_sip_hdr_name(id);
         assert_int_equal(osn_sip_hdr_id(name, strlen(name)), id);
+    }
+    /* Every long name with one byte changed to each token character or its case flipped,
+     * against a plain case-insensitive search of the names (the lookup reads words, not bytes). */
+    static const char tok[] = "-.!%*_+`'~azAZ09kK";
+    for (int id = 1; id < OSN_SIP_NHDRS; id++) {
+        const char *name = osn_sip_hdr_name(id);
+        size_t n = strlen(name);
+        char v[32];
+        for (size_t i = 0; i < n; i++) {
+            for (size_t t = 0; t <= sizeof tok - 1; t++) {
+                memcpy(v, name, n);
+                if (t == sizeof tok - 1 && !isalpha((unsigned char)name[i]))
+                    continue; /* a case flip of '-' is CR, no token character */
+                v[i] = t < sizeof tok - 1 ? tok[t] : (char)(name[i] ^ 0x20);
+                int want = OSN_SIP_HDR_OTHER;
+                for (int j = 1; j < OSN_SIP_NHDRS; j++)
+                    if (strlen(osn_sip_hdr_name(j)) == n && !strncasecmp(osn_sip_hdr_name(j), v, n))
+                        want = j;
+                if (n == 1)
+                    continue; /* compact forms: above */
+                if (osn_sip_hdr_id(v, n) != want)
+                    fail_msg("'%.*s': id %d, not %d", (int)n, v, osn_sip_hdr_id(v, n), want);
+            }
+        }
     }
     assert_int_equal(osn_sip_hdr_id("mAX-fORWARDS", 12), OSN_SIP_HDR_MAX_FORWARDS);
     assert_int_equal(osn_sip_hdr_id("Max-Forward", 11), OSN_SIP_HDR_OTHER);
