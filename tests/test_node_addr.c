@@ -4,7 +4,9 @@
  * (leading zeros, 256, five parts, empty parts, signs, spaces) and 200,000 random strings over
  * digits and dots (plus a few other bytes), each of 0 to 17 bytes. Both must accept the same
  * strings and give the same address; addr_ipv4 reads exactly n bytes, so each string is also
- * given with a digit after its end that must not be read.
+ * given with a digit after its end that must not be read. Then the SIP URIs route_uri_addr
+ * (src/node/route.c) reads into addresses, against addresses written out by hand: scheme case,
+ * userinfo, default port, parameters and headers, IPv6 references, and refusals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,11 +96,77 @@ static void test_random(void **state)
     }
 }
 
+/* route.c's route_plan asks tcp.c; these tests never reach it. */
+bool tcp_is_hop(const struct node *n, const union node_addr *to)
+{
+    (void)n;
+    (void)to;
+    return false;
+}
+
+static void test_route_uri(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *uri;
+        int ok;
+        const char *addr; /* what inet_pton reads, when ok */
+        unsigned port;
+    } cases[] = {
+            {"sip:127.0.0.1:38170;lr", 1, "127.0.0.1", 38170},
+            {"SIP:10.1.2.3", 1, "10.1.2.3", 5060},
+            {"sIp:service@127.0.0.1:5070", 1, "127.0.0.1", 5070},
+            {"sip:a@10.0.0.1:7;transport=tcp?h=v", 1, "10.0.0.1", 7},
+            {"sip:a;b@10.0.0.1", 0, NULL, 0}, /* the host ends at the first ";" */
+            {"sip:10.0.0.1?x=1;y", 1, "10.0.0.1", 5060},
+            {"sip:u@10.0.0.1;maddr=1.2.3.4", 1, "10.0.0.1", 5060},
+            {"sip:[::1]:5062;lr", 1, "::1", 5062},
+            {"sip:[2001:db8::7]", 1, "2001:db8::7", 5060},
+            {"sips:10.0.0.1", 0, NULL, 0},
+            {"tel:10.0.0.1", 0, NULL, 0},
+            {"sip;10.0.0.1", 0, NULL, 0},
+            {"sip:", 0, NULL, 0},
+            {"sip", 0, NULL, 0},
+            {"sip:10.0.0.1:", 0, NULL, 0},
+            {"sip:10.0.0.1:0", 0, NULL, 0},
+            {"sip:10.0.0.1:65536", 0, NULL, 0},
+            {"sip:10.0.0.1:5x", 0, NULL, 0},
+            {"sip:host.example.com", 0, NULL, 0},
+            {"sip:010.0.0.1", 0, NULL, 0},
+            {"sip:[::1", 0, NULL, 0},
+            {"sip:[::1]x:5060", 0, NULL, 0},
+            {"sip:u@:5060", 0, NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        union node_addr a;
+        const char *u = cases[i].uri;
+        int rc = route_uri_addr((struct osn_span){u, strlen(u)}, &a);
+        if ((rc == 0) != cases[i].ok)
+            fail_msg("'%s': %s", u, rc ? "refused" : "read");
+        if (!cases[i].ok)
+            continue;
+        bool v6 = strchr(cases[i].addr, ':') != NULL;
+        union node_addr want = {0};
+        if (v6) {
+            want.v6.sin6_family = AF_INET6;
+            want.v6.sin6_port = htons((uint16_t)cases[i].port);
+            assert_int_equal(inet_pton(AF_INET6, cases[i].addr, &want.v6.sin6_addr), 1);
+        } else {
+            want.v4.sin_family = AF_INET;
+            want.v4.sin_port = htons((uint16_t)cases[i].port);
+            assert_int_equal(inet_pton(AF_INET, cases[i].addr, &want.v4.sin_addr), 1);
+        }
+        if (!addr_eq(&a, &want))
+            fail_msg("'%s': not %s port %u", u, cases[i].addr, cases[i].port);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_cases),
             cmocka_unit_test(test_random),
+            cmocka_unit_test(test_route_uri),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
