@@ -61,6 +61,7 @@
  * the unreferenced test.dat). Of the 19 reject verdicts, 4 are strict where the RFC allows a
  * liberal reading (lwsstart, trws, escruri, badaspec) and 1 lenient reading is taken (baddate).
  */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../src/base/text.h"
 #include "osn/err.h"
@@ -558,6 +560,82 @@ static void test_bounds(void **state)
                      OSN_SIP_WIRE_DROP);
 }
 
+/* The scans that take several bytes a step (has_ws's sixteen, skip_cc's four) against the
+ * grammar byte by byte: for every length up to 40 and every position, one bad byte in a Call-ID
+ * (RFC 3261 25.1 callid: no LWS, no non-ASCII), in a branch (a token: '@' ends it, and the rest
+ * is junk) and in a sent-by host ('!' is no host character) must be found exactly there. */
+static void test_scan_positions(void **state)
+{
+    (void)state;
+    static const char bad_id[] = {' ', '\t', (char)0xc3};
+    char msg[1024], word[48];
+    for (int len = 1; len <= 40; len++) {
+        for (int j = 0; j <= len; j++) {
+            for (int b = 0; b < 3; b++) {
+                for (int i = 0; i < len; i++)
+                    word[i] = (char)('a' + (i * 7 + len) % 26);
+                if (j < len)
+                    word[j] = bad_id[b];
+                /* The value as the grammar reads it: LWS around it is not part of it. */
+                int lo = 0, hi = len;
+                while (lo < hi && (word[lo] == ' ' || word[lo] == '\t'))
+                    lo++;
+                while (hi > lo && (word[hi - 1] == ' ' || word[hi - 1] == '\t'))
+                    hi--;
+                bool bad = lo == hi;
+                for (int i = lo; i < hi; i++)
+                    bad |= (unsigned char)word[i] <= 0x20 || (unsigned char)word[i] >= 0x7f;
+                int n = snprintf(msg, sizeof msg,
+                                 "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                                 "Via: SIP/2.0/UDP h.example.com;branch=z9hG4bKx\r\n"
+                                 "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                                 "Call-ID: %.*s\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                                 len, word);
+                osn_sip_wire_parse(&M, msg, (size_t)n);
+                if ((M.err.reason == OSN_SIP_WIRE_ECALLID) != bad)
+                    fail_msg("Call-ID of %d bytes, byte %d = %#x: reason %s", len, j,
+                             (unsigned char)bad_id[b], osn_sip_wire_reason_name(M.err.reason));
+            }
+            for (int i = 0; i < len; i++)
+                word[i] = "0123456789abcdef"[(i * 5 + len) % 16];
+            if (j < len)
+                word[j] = '@';
+            int n = snprintf(msg, sizeof msg,
+                             "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                             "Via: SIP/2.0/UDP h.example.com;branch=%.*s\r\n"
+                             "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                             "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                             len, word);
+            osn_sip_wire_parse(&M, msg, (size_t)n);
+            if (j < len) {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_EVIA);
+            } else {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_OK);
+                assert_int_equal(M.via[0].branch.n, (size_t)len);
+            }
+            for (int i = 0; i < len; i++)
+                word[i] = "ab-c.d9"[(i + len) % 7];
+            if (j < len)
+                word[j] = '!';
+            n = snprintf(msg, sizeof msg,
+                         "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                         "Via: SIP/2.0/UDP %.*s:5060;branch=z9hG4bKx\r\n"
+                         "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                         "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                         len, word);
+            osn_sip_wire_parse(&M, msg, (size_t)n);
+            if (j < len) {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_EVIA);
+                assert_int_equal(M.via[0].host.n, (size_t)j);
+            } else {
+                assert_int_equal(M.err.reason, OSN_SIP_WIRE_OK);
+                assert_int_equal(M.via[0].host.n, (size_t)len);
+                assert_int_equal(M.via[0].port, 5060);
+            }
+        }
+    }
+}
+
 static void test_caps(void **state)
 {
     (void)state;
@@ -655,6 +733,56 @@ static void test_identities(void **state)
 
 /* A server transaction found by the numbers is confirmed by the text, and a collision (same
  * numbers, different text) is refused. */
+/* The sent-by hash of a Via with host h and port: the lower-cased host, ':', the port's two
+ * bytes, hashed (what ident.c's sent_by_hash documents), computed here without the memo. */
+static uint64_t sent_by_ref(const char *h, unsigned port)
+{
+    char b[300];
+    size_t n = strlen(h);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (char)tolower((unsigned char)h[i]);
+    b[n++] = ':';
+    b[n++] = (char)(port >> 8);
+    b[n++] = (char)(port & 0xff);
+    uint64_t x = osn_sip_wire_hash(b, n);
+    return x ? x : 1;
+}
+
+/* The two-entry sent-by memo (ident.c) gives what a fresh hash gives: sent-bys that share a
+ * host but not a port, or a port but not a host, in an order that evicts entries, with case
+ * changes, and across a change of key. */
+static void test_sent_by_memo(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *host;
+        unsigned port;
+    } seq[] = {{"127.0.0.1", 5060},     {"127.0.0.1", 5061}, {"127.0.0.1", 5060},
+               {"127.0.0.2", 5060},     {"127.0.0.1", 5060}, {"H.example.COM", 5060},
+               {"h.example.com", 5060}, {"127.0.0.1", 5061}, {"127.0.0.1", 5060},
+               {"[::1]", 5060},         {"[::1]", 5060}};
+    uint8_t key[16] = {0};
+    for (int round = 0; round < 3; round++) {
+        key[0] = (uint8_t)round;
+        osn_sip_wire_key_set(key);
+        for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+            char msg[512];
+            int n = snprintf(msg, sizeof msg,
+                             "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                             "Via: SIP/2.0/UDP %s:%u;branch=z9hG4bKx\r\n"
+                             "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>\r\n"
+                             "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                             seq[i].host, seq[i].port);
+            struct osn_sip_msg m;
+            assert_int_equal(osn_sip_wire_parse(&M, msg, (size_t)n), OSN_SIP_WIRE_ACCEPT);
+            assert_int_equal(osn_sip_wire_to_txn(&M, &m), 0);
+            if (m.sent_by != sent_by_ref(seq[i].host, seq[i].port))
+                fail_msg("key %d, sent-by %zu (%s:%u): not the fresh hash", round, i, seq[i].host,
+                         seq[i].port);
+        }
+    }
+}
+
 static void test_keys_and_table(void **state)
 {
     (void)state;
@@ -1494,6 +1622,30 @@ static void test_names(void **state)
         const char *name = osn_sip_hdr_name(id);
         assert_int_equal(osn_sip_hdr_id(name, strlen(name)), id);
     }
+    /* Every long name with one byte changed to each token character or its case flipped,
+     * against a plain case-insensitive search of the names (the lookup reads words, not bytes). */
+    static const char tok[] = "-.!%*_+`'~azAZ09kK";
+    for (int id = 1; id < OSN_SIP_NHDRS; id++) {
+        const char *name = osn_sip_hdr_name(id);
+        size_t n = strlen(name);
+        char v[32];
+        for (size_t i = 0; i < n; i++) {
+            for (size_t t = 0; t <= sizeof tok - 1; t++) {
+                memcpy(v, name, n);
+                if (t == sizeof tok - 1 && !isalpha((unsigned char)name[i]))
+                    continue; /* a case flip of '-' is CR, no token character */
+                v[i] = t < sizeof tok - 1 ? tok[t] : (char)(name[i] ^ 0x20);
+                int want = OSN_SIP_HDR_OTHER;
+                for (int j = 1; j < OSN_SIP_NHDRS; j++)
+                    if (strlen(osn_sip_hdr_name(j)) == n && !strncasecmp(osn_sip_hdr_name(j), v, n))
+                        want = j;
+                if (n == 1)
+                    continue; /* compact forms: above */
+                if (osn_sip_hdr_id(v, n) != want)
+                    fail_msg("'%.*s': id %d, not %d", (int)n, v, osn_sip_hdr_id(v, n), want);
+            }
+        }
+    }
     assert_int_equal(osn_sip_hdr_id("mAX-fORWARDS", 12), OSN_SIP_HDR_MAX_FORWARDS);
     assert_int_equal(osn_sip_hdr_id("Max-Forward", 11), OSN_SIP_HDR_OTHER);
     assert_int_equal(osn_sip_hdr_id("C%6Fntact", 9), OSN_SIP_HDR_OTHER);
@@ -1512,9 +1664,11 @@ int main(void)
             cmocka_unit_test(test_via_and_friends),
             cmocka_unit_test(test_prefixes),
             cmocka_unit_test(test_bounds),
+            cmocka_unit_test(test_scan_positions),
             cmocka_unit_test(test_caps),
             cmocka_unit_test(test_siphash_vector),
             cmocka_unit_test(test_identities),
+            cmocka_unit_test(test_sent_by_memo),
             cmocka_unit_test(test_keys_and_table),
             cmocka_unit_test(test_rfc2543),
             cmocka_unit_test(test_print_forward),

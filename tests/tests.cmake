@@ -222,6 +222,13 @@ target_include_directories(test_node_tcp_frame PRIVATE ${CMAKE_SOURCE_DIR}/src/n
 target_link_libraries(test_node_tcp_frame PRIVATE osn_elem PkgConfig::CMOCKA)
 add_test(NAME test_node_tcp_frame COMMAND test_node_tcp_frame)
 set_tests_properties(test_node_tcp_frame PROPERTIES TIMEOUT 30)
+# The node's IPv4 literal reader (src/node/addr.c) against inet_pton, and the SIP URIs it reads
+# into addresses (src/node/route.c).
+add_executable(test_node_addr tests/test_node_addr.c src/node/addr.c src/node/route.c)
+target_include_directories(test_node_addr PRIVATE ${CMAKE_SOURCE_DIR}/src/node)
+target_link_libraries(test_node_addr PRIVATE osn_elem PkgConfig::CMOCKA)
+add_test(NAME test_node_addr COMMAND test_node_addr)
+set_tests_properties(test_node_addr PROPERTIES TIMEOUT 60)
 add_executable(test_node_map tests/test_node_map.c src/node/map.c)
 target_include_directories(test_node_map PRIVATE ${CMAKE_SOURCE_DIR}/src/node)
 target_link_libraries(test_node_map PRIVATE osn_elem PkgConfig::CMOCKA)

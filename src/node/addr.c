@@ -20,6 +20,31 @@
 #include "node_int.h"
 #include "osn/err.h"
 
+bool addr_ipv4(const char *p, size_t n, struct in_addr *out)
+{
+    /* glibc's inet_pton4 reads a byte at a time through a table of digits and writes the result
+     * through a temporary; one pass over at most 15 bytes does here. */
+    if (n < 7 || n > 15)
+        return false;
+    uint32_t a = 0;
+    const char *end = p + n;
+    for (int part = 0; part < 4; part++) {
+        if (part && (p >= end || *p++ != '.'))
+            return false;
+        const char *s = p;
+        unsigned v = 0;
+        while (p < end && *p >= '0' && *p <= '9' && p - s < 3)
+            v = v * 10 + (unsigned)(*p++ - '0');
+        if (p == s || v > 255 || (*s == '0' && p - s > 1))
+            return false;
+        a = a << 8 | v;
+    }
+    if (p != end)
+        return false;
+    out->s_addr = htonl(a);
+    return true;
+}
+
 int addr_parse(const char *text, union node_addr *a, char *why, size_t whysize)
 {
     char h[64];
@@ -166,7 +191,7 @@ struct osn_span addr_via_received(const union node_addr *from, const struct osn_
         h[host.n] = '\0';
         same = v6 ? inet_pton(AF_INET6, h, &sent.v6.sin6_addr) == 1 &&
                                !memcmp(&sent.v6.sin6_addr, &from->v6.sin6_addr, 16)
-                  : inet_pton(AF_INET, h, &sent.v4.sin_addr) == 1 &&
+                  : addr_ipv4(h, host.n, &sent.v4.sin_addr) &&
                                sent.v4.sin_addr.s_addr == from->v4.sin_addr.s_addr;
     }
     /* RFC 3261 18.2.1: when the sent-by is a name or another address; RFC 3581 4: always

@@ -27,8 +27,7 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
     const char *p = u.p, *end = u.p + u.n;
     if (p >= end || !is_cc(*p, CC_ALPHA))
         return false;
-    while (p < end && is_cc(*p, CC_SCHEME))
-        p++;
+    p = skip_cc(p, end, CC_SCHEME);
     if (p >= end || *p != ':' || p + 1 >= end)
         return false;
     struct osn_span scheme = span(u.p, p);
@@ -49,8 +48,7 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
         q += 16;
     }
 #endif
-    while (q < end && is_cc(*q, CC_URI))
-        q++;
+    q = skip_cc(q, end, CC_URI);
     if (q != end)
         return false;
     if (request_uri && (SPAN_IS(scheme, "sip") || SPAN_IS(scheme, "sips"))) {
@@ -64,11 +62,14 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
 /* Whether URI u has the lr parameter (RFC 3261 19.1.1, 16.4). */
 static bool has_lr(struct osn_span u)
 {
-    for (size_t i = 0; i + 3 <= u.n; i++) {
-        if (u.p[i] == '?')
-            return false;
-        if (u.p[i] == ';' && lower(u.p[i + 1]) == 'l' && lower(u.p[i + 2]) == 'r' &&
-            (i + 3 == u.n || u.p[i + 3] == ';' || u.p[i + 3] == '=' || u.p[i + 3] == '?'))
+    /* From ';' to ';' before any '?' (memchr, not a byte loop: every Route and Record-Route
+     * value comes here). A ';' too near the end to be followed by "lr" ends the search. */
+    const char *end = u.p + u.n, *q = memchr(u.p, '?', u.n);
+    const char *stop = q ? q : end;
+    for (const char *c = memchr(u.p, ';', (size_t)(stop - u.p)); c && end - c >= 3;
+         c = memchr(c + 1, ';', (size_t)(stop - c - 1))) {
+        if (lower(c[1]) == 'l' && lower(c[2]) == 'r' &&
+            (c + 3 == end || c[3] == ';' || c[3] == '=' || c[3] == '?'))
             return true;
     }
     return false;

@@ -143,7 +143,7 @@ static uint64_t chain(uint64_t h, struct osn_span s)
 }
 
 /* sent-by: host lower-cased (RFC 3261 19.1.4: hosts compare case-insensitively), then port. */
-static uint64_t sent_by(const struct osn_sip_via *v)
+static uint64_t sent_by_hash(const struct osn_sip_via *v)
 {
     char buf[280];
     size_t n = v->host.n < 256 ? v->host.n : 256;
@@ -156,6 +156,41 @@ static uint64_t sent_by(const struct osn_sip_via *v)
     uint64_t tail =
             v->host.n > 256 ? chain(0, (struct osn_span){v->host.p + 256, v->host.n - 256}) : 0;
     return siphash(buf, n, tail);
+}
+
+/* sent_by_hash, remembered for the last two sent-bys of this thread: a proxy's own sent-by is
+ * the top Via of every request it forwards and of every response it receives, and a caller's
+ * is on each of its requests, so most sent-bys a node hashes are one of two constants. Keyed by
+ * the exact bytes and port, so a hit is the hash a fresh call would give; thread-local because
+ * each worker thread of a node parses on its own; an entry holds the key it was made under, so
+ * that osn_sip_wire_key_set (tests, a new process key) never meets a stale hash. */
+#define SENT_BY_MEMO_HOST 48 /* an IPv6reference "[...]" is at most 47 bytes */
+static _Thread_local struct {
+    uint64_t hash, k0, k1;
+    uint16_t port;
+    uint8_t n; /* 0: empty */
+    char host[SENT_BY_MEMO_HOST];
+} sent_by_memo[2];
+static _Thread_local unsigned sent_by_next;
+
+static uint64_t sent_by(const struct osn_sip_via *v)
+{
+    size_t n = v->host.n;
+    if (n == 0 || n > SENT_BY_MEMO_HOST)
+        return sent_by_hash(v);
+    for (int i = 0; i < 2; i++)
+        if (sent_by_memo[i].n == n && sent_by_memo[i].port == v->port && sent_by_memo[i].k0 == k0 &&
+            sent_by_memo[i].k1 == k1 && !memcmp(sent_by_memo[i].host, v->host.p, n))
+            return sent_by_memo[i].hash;
+    unsigned i = sent_by_next++ & 1; /* the older of the two goes */
+    uint64_t h = sent_by_hash(v);
+    sent_by_memo[i].hash = h;
+    sent_by_memo[i].k0 = k0; /* after the hash: it may have made the key */
+    sent_by_memo[i].k1 = k1;
+    sent_by_memo[i].port = v->port;
+    sent_by_memo[i].n = (uint8_t)n;
+    memcpy(sent_by_memo[i].host, v->host.p, n);
+    return h;
 }
 
 int osn_sip_wire_key_of(const struct osn_sip_wire *m, struct osn_sip_wire_key *k)

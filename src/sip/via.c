@@ -151,8 +151,7 @@ static const char *host(const char *p, const char *end)
             ;
         return p < end && *p == ']' && p > s + 1 ? p + 1 : NULL;
     }
-    while (p < end && is_cc(*p, CC_HOST))
-        p++;
+    p = skip_cc(p, end, CC_HOST);
     return p == s ? NULL : p;
 }
 
