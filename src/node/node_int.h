@@ -452,8 +452,9 @@ struct node {
     int err;
 };
 
-/* Bytes of messages the live transactions may keep: with max_transactions, what bounds the
- * node's memory against large datagrams (a 64 KB INVITE per transaction would otherwise let
+/* Bytes of messages the live transactions may keep when no max_memory bounds them (a C caller's
+ * cfg with max_memory 0; the scenario key's least is 1 MiB): with max_transactions, what bounds
+ * the node's memory against large datagrams (a 64 KB INVITE per transaction would otherwise let
  * 100,000 transactions hold gigabytes). Beyond it a new request is refused as at the cap. */
 #define NODE_HELD_MAX ((size_t)512 << 20)
 
@@ -502,6 +503,20 @@ void kept_release(struct node *n);
 static inline size_t node_charged(const struct node *n)
 {
     return n->held + n->live * sizeof(struct ntx) + kept_bytes(n);
+}
+
+/* Whether a new transaction holding a message of `bytes` fits the caps: max_transactions live
+ * ones, and the bytes charged (node_charged) within max_memory, or with no max_memory the held
+ * messages within NODE_HELD_MAX. Not both: a fixed cap under max_memory refused calls at
+ * 512 MiB held whatever max_memory said (about 34,000 calls/s to a uas, 2026-12-07). */
+static inline bool node_room(const struct osn_node_cfg *cfg, size_t live, size_t held,
+                             size_t charged, size_t bytes)
+{
+    if (live >= osn_node_max_transactions(cfg))
+        return false;
+    if (cfg->max_memory)
+        return charged + bytes + sizeof(struct ntx) <= cfg->max_memory;
+    return held + bytes <= NODE_HELD_MAX;
 }
 
 /* txn.c */

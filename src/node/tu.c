@@ -323,11 +323,8 @@ void tu_new_request(struct node *n, struct rmsg *r, const struct osn_elem_item *
     const struct osn_sip_msg *m = &r->m;
     bool inv = m->method == OSN_SIP_INVITE;
     /* The cap: max_transactions live ones, and the memory the transactions hold, kept ones
-     * included, within max_memory (the held messages within NODE_HELD_MAX as well). */
-    bool room = n->live < osn_node_max_transactions(n->cfg) &&
-                n->held + r->pm->buf.n <= NODE_HELD_MAX &&
-                (!n->cfg->max_memory ||
-                 node_charged(n) + r->pm->buf.n + sizeof(struct ntx) <= n->cfg->max_memory);
+     * included, within max_memory. */
+    bool room = node_room(n->cfg, n->live, n->held, node_charged(n), r->pm->buf.n);
     struct ntx *x = room ? ntx_new(n) : NULL;
     if (!x) {
         /* The cap: a 503 printed statelessly from the request. With no transaction to absorb
