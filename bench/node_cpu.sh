@@ -6,7 +6,7 @@
 #
 # with PROXY Kamailio's stateful proxy and `osn node` as an edge with every cost 0 and control
 # none (its real speed); the pairs alternate their order (osn first, then Kamailio first, ...)
-# so that a drift of the machine's speed falls on both. How Kamailio runs (TLSF, -m 2048, -b 4194304,
+# so that a drift of the machine's speed falls on both. How Kamailio runs (TLSF, -m 8192, -b 4194304,
 # workers = the node's loops, its port) is said in bench/node_lib.sh and printed above the
 # table.
 #

@@ -267,7 +267,7 @@ fi
 # ---- osn node against Kamailio: CPU per call (user and kernel), the machine's UDP limit, and
 # the highest call rate each holds for 60 s ----
 # SIPp uac -> proxy -> SIPp uas on 127.0.0.1 (needs sip-tester and kamailio, which
-# scripts/deps.sh installs). Kamailio runs with TLSF, -m 2048, a 4 MB receive buffer and as many workers as the node
+# scripts/deps.sh installs). Kamailio runs with TLSF, -m 8192, a 4 MB receive buffer and as many workers as the node
 # (bench/node_lib.sh). bench/node_cpu.sh: 5 interleaved pairs at 1,000 calls/s for 20 s, every
 # ratio from all the pairs (median and range), the node's datagrams per CPU-second beside
 # bench/udp_limit.c's (built as $build/udp_limit); bench/node_maxrate.sh: rising rates, 60 s

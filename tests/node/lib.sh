@@ -31,7 +31,7 @@
 #   nl_uas_sized NAME RATE [ARGS..] nl_uas_free (a zero-cost osn uas, below) whose
 #                                    node.max_memory holds RATE calls/s (the transactions
 #                                    RFC 6026 keeps 64*T1 after each call)
-#   nl_edge_fast NAME PORT NEXT_PORT `osn node` as an edge at its real speed: every cost 0,
+#   nl_edge_fast NAME PORT NEXT_PORT [ARGS..] `osn node` as an edge at its real speed: every cost 0,
 #                                    control none (the CPU benchmarks' proxy)
 #   nl_stop NAME [S]                 SIGTERM, wait up to S s (default 10), then SIGKILL;
 #                                    returns the process's exit status
@@ -75,7 +75,7 @@
 #   NL_NODE_WORKERS   nl_edge_fast's node.workers (default 1; the benchmarks' BENCH_WORKERS)
 #   NL_KAM_TCP        1: Kamailio listens on TCP too (same port) and reaches its next hop over TCP
 #   NL_KAM_MEM        Kamailio's memory options (default "-m 512": Debian's default manager,
-#                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 2048 -M 64 -b 4194304"
+#                     512 MB shared); the benchmarks give "-x tlsf -X tlsf -m 8192 -M 64 -b 4194304"
 #   NL_SIPP_SLACK     seconds an outer `timeout` gives SIPp beyond its own -timeout (default 10)
 #   NL_LOCK           the load-test lock file (default /tmp/osn-node-load.lock; none: no lock)
 #   NL_LOCK_WAIT      seconds to wait for it (default 1800; CTest passes its OSN_NODE_LOCK_WAIT
@@ -477,14 +477,16 @@ nl_require_up() {
     exit 1
 }
 
-# nl_edge_fast NAME PORT NEXT_PORT: an edge whose messages all cost 0, with no control.
+# nl_edge_fast NAME PORT NEXT_PORT [osn node args..]: an edge whose messages all cost 0, with
+# no control (the args add to or override these).
 nl_edge_fast() {
-    local zero=() k
+    local name=$1 port=$2 next=$3 zero=() k
+    shift 3
     for k in invite retrans response ack bye reject; do
         zero+=(--set "server edge.cost_$k=0")
     done
-    nl_node_start "$1" edge "$2" "$3" "" "${zero[@]}" --set control.kind=none \
-        --set "node.workers=${NL_NODE_WORKERS:-1}"
+    nl_node_start "$name" edge "$port" "$next" "" "${zero[@]}" --set control.kind=none \
+        --set "node.workers=${NL_NODE_WORKERS:-1}" "$@"
 }
 
 # nl_uas_free NAME [osn node args..]: an osn uas on port 0 whose messages all cost 0, with no
