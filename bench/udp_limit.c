@@ -19,12 +19,19 @@
  * process hardly runs). A datagram that does not come back within 0.2 s (a full buffer) is
  * counted as lost, never waited for again. It measures; it never fails on time.
  *
- *     udp_limit [-c] [SECONDS [BATCH [BYTES]]]     (defaults: 2 s, 32, 200 bytes)
+ * -p puts B in a second process (forked), which waits in recvmmsg(2) for what A sends and echoes
+ * it: each side then sleeps until the other's datagrams wake it, as a node and its peer do, and
+ * the figure is per CPU-second of both processes. One thread that never sleeps is the kernel's
+ * ceiling; -p with a batch of 1 is a ping that pays a wake-up on each side for every datagram,
+ * which is what a node pays at a low rate (it reads one or two datagrams a wake-up).
+ *
+ *     udp_limit [-c] [-p] [SECONDS [BATCH [BYTES]]]     (defaults: 2 s, 32, 200 bytes)
  *
  * Prints one line of key=value pairs:
- *     udp_limit bytes=200 batch=32 connected=0 warmup=M datagrams=N lost=L cpu_s=C user_s=U
- *               sys_s=S wall_s=W datagrams_per_cpu_s=D
- * where M datagrams of a first 100 rounds (warming caches and buffers) are not counted.
+ *     udp_limit bytes=200 batch=32 connected=0 processes=1 warmup=M datagrams=N lost=L cpu_s=C
+ *               user_s=U sys_s=S wall_s=W datagrams_per_cpu_s=D
+ * where M datagrams of a first 100 rounds (warming caches and buffers) are not counted. With -p,
+ * SECONDS is wall time (the processes take turns) and cpu_s is both processes' CPU time.
  */
 #define _GNU_SOURCE /* sendmmsg, recvmmsg */
 #include <errno.h>
@@ -35,6 +42,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,22 +144,53 @@ static int recv_batch(int s, int n)
     return got;
 }
 
+/* -p's second process: echoes to `to` (NULL: connected) every batch s reads, until a datagram of
+ * one byte (the end) comes or the parent is gone. */
+static void echo_until_end(int s, const struct sockaddr_in *to, size_t size)
+{
+    for (;;) {
+        struct mmsghdr m[BATCH_MAX];
+        struct iovec iov[BATCH_MAX];
+        for (int i = 0; i < BATCH_MAX; i++) {
+            iov[i] = (struct iovec){buf[i], sizeof buf[i]};
+            m[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+        }
+        int r = recvmmsg(s, m, BATCH_MAX, MSG_WAITFORONE, NULL);
+        if (r <= 0) {
+            if (getppid() == 1)
+                return; /* the parent died: nobody will send the end */
+            continue;   /* EINTR, or 0.2 s with nothing */
+        }
+        for (int i = 0; i < r; i++)
+            if (m[i].msg_len == 1)
+                return;
+        send_batch(s, to, r, size);
+    }
+}
+
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: udp_limit [-c] [SECONDS [BATCH [BYTES]]]\n"
-            "  SECONDS > 0 of CPU time (default 2), BATCH 1..%d (default 32),\n"
-            "  BYTES 1..2048 (default 200); -c: connected sockets\n",
+            "usage: udp_limit [-c] [-p] [SECONDS [BATCH [BYTES]]]\n"
+            "  SECONDS > 0 of CPU time (default 2; with -p, of wall time), BATCH 1..%d\n"
+            "  (default 32), BYTES 2..2048 (default 200); -c: connected sockets;\n"
+            "  -p: the echoing socket in a second process, both sleeping in recvmmsg\n",
             BATCH_MAX);
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    int connected = 0, ai = 1;
-    if (ai < argc && strcmp(argv[ai], "-c") == 0) {
-        connected = 1;
-        ai++;
+    int connected = 0, processes = 1, ai = 1;
+    for (; ai < argc && argv[ai][0] == '-' && argv[ai][1] && !argv[ai][2]; ai++) {
+        if (argv[ai][1] == 'c')
+            connected = 1;
+        else if (argv[ai][1] == 'p')
+            processes = 2;
+        else {
+            fprintf(stderr, "udp_limit: unknown option '%s'\n", argv[ai]);
+            return usage();
+        }
     }
     double seconds = 2;
     long batch = 32, bytes = 200;
@@ -173,8 +212,9 @@ int main(int argc, char **argv)
     }
     if (ai < argc) {
         bytes = strtol(argv[ai++], &end, 10);
-        if (*end || bytes < 1 || bytes > (long)sizeof buf[0]) {
-            fprintf(stderr, "udp_limit: BYTES '%s' is not an integer in 1..%zu\n", argv[ai - 1],
+        /* a datagram of one byte is -p's end */
+        if (*end || bytes < 2 || bytes > (long)sizeof buf[0]) {
+            fprintf(stderr, "udp_limit: BYTES '%s' is not an integer in 2..%zu\n", argv[ai - 1],
                     sizeof buf[0]);
             return usage();
         }
@@ -199,11 +239,36 @@ int main(int argc, char **argv)
     }
     memset(buf, 'x', sizeof buf);
 
-    /* A short warm-up (caches, the sockets' first buffers), not counted. */
+    pid_t echo = -1;
+    if (processes == 2) {
+        fflush(NULL);
+        echo = fork();
+        if (echo < 0) {
+            perror("udp_limit: fork");
+            return 1;
+        }
+        if (echo == 0) {
+            close(a);
+            echo_until_end(b, to_a, (size_t)bytes);
+            _exit(0);
+        }
+        close(b);
+        b = -1;
+    }
+    /* One round: A sends a batch to B and reads back what B sent; returns the datagrams that
+     * arrived at B (*k) and back at A. In one process B's part is done here; with -p the echo
+     * process does it, and every datagram back at A went both ways. */
+    int k;
+#define ROUND()                                                                           \
+    (processes == 1 ? (k = recv_batch(b, send_batch(a, to_b, (int)batch, (size_t)bytes)), \
+                       recv_batch(a, send_batch(b, to_a, k, (size_t)bytes)))              \
+                    : (k = recv_batch(a, send_batch(a, to_b, (int)batch, (size_t)bytes))))
+
+    /* A short warm-up (caches, the sockets' first buffers), not counted (with -p the echo
+     * process's CPU time includes it: 100 rounds, well under 1% of a run). */
     unsigned long long warm = 0;
     for (int i = 0; i < 100; i++) {
-        int k = recv_batch(b, send_batch(a, to_b, (int)batch, (size_t)bytes));
-        int back = recv_batch(a, send_batch(b, to_a, k, (size_t)bytes));
+        int back = ROUND();
         warm += (unsigned long long)(k + back);
         if (k + back < 2 * batch)
             break; /* a batch too large for the socket buffers: each loss costs a wait */
@@ -213,21 +278,32 @@ int main(int argc, char **argv)
     cpu(&u0, &s0);
     unsigned long long moved = 0, lost = 0;
     for (;;) {
-        int k = recv_batch(b, send_batch(a, to_b, (int)batch, (size_t)bytes));
-        int back = recv_batch(a, send_batch(b, to_a, k, (size_t)bytes));
+        int back = ROUND();
         moved += (unsigned long long)(k + back);
         lost += (unsigned long long)(2 * batch - k - back);
         cpu(&u1, &s1);
         w1 = wall();
-        if (u1 + s1 - u0 - s0 >= seconds || w1 - w0 >= 3 * seconds)
+        if (processes == 2 ? w1 - w0 >= seconds
+                           : u1 + s1 - u0 - s0 >= seconds || w1 - w0 >= 3 * seconds)
             break;
     }
+#undef ROUND
+    if (echo > 0) { /* the end, and the echo process's CPU time */
+        send_batch(a, to_b, 1, 1);
+        int st;
+        waitpid(echo, &st, 0);
+        struct rusage ru;
+        getrusage(RUSAGE_CHILDREN, &ru);
+        u1 += tv(ru.ru_utime);
+        s1 += tv(ru.ru_stime);
+    }
     double c = u1 + s1 - u0 - s0;
-    printf("udp_limit bytes=%ld batch=%ld connected=%d warmup=%llu datagrams=%llu lost=%llu "
-           "cpu_s=%.3f user_s=%.3f sys_s=%.3f wall_s=%.3f datagrams_per_cpu_s=%.0f\n",
-           bytes, batch, connected, warm, moved, lost, c, u1 - u0, s1 - s0, w1 - w0,
+    printf("udp_limit bytes=%ld batch=%ld connected=%d processes=%d warmup=%llu datagrams=%llu "
+           "lost=%llu cpu_s=%.3f user_s=%.3f sys_s=%.3f wall_s=%.3f datagrams_per_cpu_s=%.0f\n",
+           bytes, batch, connected, processes, warm, moved, lost, c, u1 - u0, s1 - s0, w1 - w0,
            c > 0 ? (double)moved / c : 0.0);
     close(a);
-    close(b);
+    if (b >= 0)
+        close(b);
     return 0;
 }

@@ -5,7 +5,8 @@
 #   - bench/udp_limit.c counts what the kernel counts: run in a network namespace of its own
 #     (unshare -n, where /proc/net/snmp counts that namespace's UDP alone), its warm-up plus its
 #     datagrams equal the kernel's InDatagrams and OutDatagrams exactly, with nothing lost, and
-#     its rate is datagrams / cpu_s; skipped, said so, where no namespace can be made;
+#     its rate is datagrams / cpu_s; so does -p (the echoing socket in a second process), whose
+#     end is one datagram more each way; skipped, said so, where no namespace can be made;
 #   - udp_limit refuses a bad argument with exit 2, naming it;
 #   - bench/node_pairs.py takes every ratio pair by pair over all the pairs and prints median
 #     and range, checked against values worked out by hand below (the last pair alone, the
@@ -64,9 +65,45 @@ else
     skip=$((skip + 1))
     echo "skip: udp_limit against /proc/net/snmp: no network namespace here ($(head -1 "$T/err"))"
 fi
+# -p: the same counts with B in a process of its own, plus the end (one datagram each way: the
+# parent's send, the echo process's receive); cpu_s is both processes' time, over 0.5 s of wall
+# shellcheck disable=SC2016
+if out=$(unshare -n sh -c 'ip link set lo up || exit 77
+    grep "^Udp: [0-9]" /proc/net/snmp
+    "$1" -p 0.5 4 200
+    grep "^Udp: [0-9]" /proc/net/snmp
+    times' sh "$UDP" 2>"$T/err"); then
+    read -r _ in0 _ _ out0 _ <<<"$(sed -n 1p <<<"$out")"
+    line=$(sed -n 2p <<<"$out")
+    read -r _ in1 _ _ out1 _ <<<"$(sed -n 3p <<<"$out")"
+    w=$(kv "$line" warmup)
+    d=$(kv "$line" datagrams)
+    if [ -n "$d" ] && [ "$((in1 - in0))" = "$((w + d + 1))" ] &&
+        [ "$((out1 - out0))" = "$((w + d + 1))" ] && [ "$(kv "$line" processes)" = 2 ] &&
+        [ "$(kv "$line" lost)" = 0 ] && [ "$w" = 800 ] && [ "$d" -gt 0 ]; then
+        ok
+    else
+        bad "udp_limit -p counts: '$line' against the kernel's InDatagrams $((in1 - in0)), OutDatagrams $((out1 - out0)) (warm-up 800, and the end: 1 each way)"
+    fi
+    # cpu_s counts the echo process too: it is most of what the shell's `times` gives for its
+    # children (udp_limit, its echo process, ip and grep; in ticks of 0.01 s), where the parent
+    # alone would be about half; and the rate is datagrams / cpu_s over at least 0.5 s of wall
+    kids=$(sed -n 5p <<<"$out" | awk '{ for (i = 1; i <= NF; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } } END { print t }')
+    if "$PY" -c 'import sys
+d, c, r, w, k = (float(x) for x in sys.argv[1:])
+sys.exit(0 if w >= 0.5 and abs(r - d / c) <= 0.01 * r and c >= 0.8 * k - 0.02 else 1)' "$d" \
+        "$(kv "$line" cpu_s)" "$(kv "$line" datagrams_per_cpu_s)" "$(kv "$line" wall_s)" "$kids"; then
+        ok
+    else
+        bad "udp_limit -p: datagrams_per_cpu_s is not datagrams / cpu_s, it stopped early, or cpu_s misses the echo process (children's CPU ${kids:-?} s): '$line'"
+    fi
+else
+    skip=$((skip + 1))
+    echo "skip: udp_limit -p against /proc/net/snmp: no network namespace here ($(head -1 "$T/err"))"
+fi
 
 # ---- udp_limit's arguments ----
-for args in "0" "-1" "abc" "1 0" "1 2000" "1 32 0" "1 32 4000" "1 32 200 extra"; do
+for args in "0" "-1" "abc" "1 0" "1 2000" "1 32 0" "1 32 1" "1 32 4000" "1 32 200 extra" "-x 1" "-p -q"; do
     # shellcheck disable=SC2086
     "$UDP" $args >"$T/o" 2>"$T/e"
     rc=$?
