@@ -314,8 +314,27 @@ step() {
         wd="$(nl_stat "uac_$n" 'WatchdogMajor(C)')/$(nl_stat "uac_$n" 'WatchdogMinor(C)')"
         retr=$(nl_stat "uac_$n" 'Retransmissions(C)')
     fi
-    [ "$px" != direct ] && nl_stop "px_$n"
-    nl_stop "uas_$n"
+    # A callee or proxy that ended before the generator did (a crash, the kernel's OOM killer,
+    # its timeout) is named, on a line above the step's row, with its exit status and the end
+    # of its stderr: its calls failed, and the row alone would blame the generator (2026-12-07,
+    # 56,000 calls/s: "uas cpu 0%").
+    local gone=() who_p rc
+    for who_p in "uas_$n:$uas_pid" "px_$n:$ppid"; do
+        [ -n "${who_p#*:}" ] && ! kill -0 "${who_p#*:}" 2>/dev/null && gone+=("${who_p%%:*}")
+    done
+    local -A ended=()
+    if [ "$px" != direct ]; then
+        rc=0
+        nl_stop "px_$n" || rc=$?
+        ended[px_$n]=$rc
+    fi
+    rc=0
+    nl_stop "uas_$n" || rc=$?
+    ended[uas_$n]=$rc
+    for who_p in "${gone[@]}"; do
+        echo "    $who_p ended before the generator did (exit status ${ended[$who_p]}; $(cat \
+            "${NL_DIR[$who_p]}"/*.err 2>/dev/null | tail -2 | tr '\n' ' '))"
+    done
     case $px in
     osn) read -r din dout cap rss <<<"$(nl_json "px_$n" datagrams_in datagrams_out \
         refused_at_cap rss_peak_kb)" ;;
