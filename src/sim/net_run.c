@@ -184,10 +184,14 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
  * sees the same numbers. */
 #define EARLY_ELEMS (2 * 64 + 3)
 
+/* The hops whose loss streams come first: MAXHOP was 4 when the keys after them were added. The
+ * streams of hops past them come last, so that a path of 4 hops at most draws what it drew. */
+#define EARLY_HOPS 4
+
 static void split_streams(struct net *s, struct osn_rng *rng)
 {
     s->hold_key = osn_rng_next(rng);
-    for (int h = 0; h < MAXHOP; h++)
+    for (int h = 0; h < EARLY_HOPS; h++)
         osn_rng_seed(&s->loss_rng[h], osn_rng_next(rng));
     osn_rng_seed(&s->ctl_rng, osn_rng_next(rng));
     for (int i = 0; i < EARLY_ELEMS; i++) {
@@ -206,6 +210,8 @@ static void split_streams(struct net *s, struct osn_rng *rng)
         osn_rng_seed(&s->elems[i].arr_rng, osn_rng_next(rng));
         osn_rng_seed(&s->elems[i].svc_rng, osn_rng_next(rng));
     }
+    for (int h = EARLY_HOPS; h < MAXHOP; h++)
+        osn_rng_seed(&s->loss_rng[h], osn_rng_next(rng));
 }
 
 int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
@@ -229,10 +235,17 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->nhop = cfg->topology == OSN_NET_TANDEM ? 4 : 3;
     s->srv_lo = cfg->ctl_at == OSN_NET_CTL_AT_CORE ? s->core : s->E;
     s->srv_hi = cfg->ctl_at == OSN_NET_CTL_AT_EDGE ? 2 * s->E : s->core + s->ncores;
+    /* Source 0's path: it, its proxy, the proxies after it (a tandem's mid) up to the core (a
+     * fan-out's first: the edge's choice overwrites it), the UAS. */
+    s->path0[0] = 0;
+    s->path0[1] = (uint16_t)s->E;
     for (int h = 2; h <= s->nhop; h++)
-        s->tail[h] = s->core - (s->nhop - 1 - h);
+        s->path0[h] = (uint16_t)(s->core - (s->nhop - 1 - h));
     if (fan)
-        s->tail[3] = s->uas; /* hop 2 is the call's core: tail[2] + c->core */
+        s->path0[3] = (uint16_t)s->uas;
+    s->call_size = call_bytes(s->nhop);
+    s->calls_per_block = (uint32_t)(OSN_MEM_BLOCK / s->call_size);
+    s->call_fresh = s->calls_per_block; /* no block yet: the first call makes one */
     s->t_obs = cfg->warmup;
     s->t_end = cfg->warmup + cfg->time;
     s->tb = 64 * cfg->sip.t1;
@@ -333,8 +346,7 @@ static inline __attribute__((always_inline)) void prefetch_call_ahead(const stru
     const struct ntxn *w = txn_of_timer(a);
     const struct call *c = w->call;
     int h = txn_hop(w);
-    __builtin_prefetch(&c->stx[h][0], 1, 2);
-    __builtin_prefetch(&c->ctx[h][0], 1, 2);
+    __builtin_prefetch(&STX(c, h, 0), 1, 2);
     __builtin_prefetch(&c->refs, 1, 2);
 }
 
