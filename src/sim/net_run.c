@@ -101,8 +101,9 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->sc = i == s->uas     ? &cfg->uas
              : i == s->core  ? &cfg->core
              : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
-             : i == 2 && cfg->topology == OSN_NET_TANDEM && cfg->mid_own ? &cfg->mid
-                                                                         : &cfg->edge;
+             : cfg->topology == OSN_NET_TANDEM && cfg->mid_own && i >= 2 && i < s->core
+                     ? &cfg->mid[i - 2] /* a tandem's mids, from element 2 on */
+                     : &cfg->edge;
     osn_des_ev_init(&el->svc, EV_SERVICE);
     osn_des_ev_init(&el->arr, EV_ARRIVAL);
     err = osn_sip_layer_init_unindexed(&el->sip, &layer_cfg[el->role]);
@@ -125,7 +126,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     /* The core's upstream neighbour (a fanout's edge chooses among the cores whatever the
      * control), and whether it is the core's client (the core has a server half); a source
      * whose edge has a server half: its UAC is the client (RFC 7339 5.3). */
-    bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
+    bool gate = (s->nhop >= 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
     bool core_cli = gate && cfg->ctl_at != OSN_NET_CTL_AT_EDGE;
     bool src_cli = cfg->ctl_at != OSN_NET_CTL_AT_CORE && i < s->E;
     if (gate && cfg->topology == OSN_NET_FANOUT) {
@@ -232,7 +233,7 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->ncores = fan ? cfg->cores : 1;
     s->uas = s->nelem - 1;
     s->core = s->nelem - 1 - s->ncores;
-    s->nhop = cfg->topology == OSN_NET_TANDEM ? 4 : 3;
+    s->nhop = cfg->topology == OSN_NET_TANDEM ? 3 + cfg->mids : 3;
     s->srv_lo = cfg->ctl_at == OSN_NET_CTL_AT_CORE ? s->core : s->E;
     s->srv_hi = cfg->ctl_at == OSN_NET_CTL_AT_EDGE ? 2 * s->E : s->core + s->ncores;
     /* Source 0's path: it, its proxy, the proxies after it (a tandem's mid) up to the core (a
