@@ -296,11 +296,11 @@ long osn__net_probe_live(const struct osn__net_probe *p)
 {
     long n = 0;
     for (int i = 0; i < OSN__PROBE_CALLS; i++)
-        for (int h = 0; p->call[i] && h < MAXHOP; h++)
+        for (int h = 0; p->call[i] && h < p->call[i]->nhop; h++)
             for (int k = 0; k < 3; k++) {
                 const struct cancels *x = p->call[i]->cx;
-                struct ntxn *sw = k < 2 ? p->call[i]->stx[h][k] : x ? x->stx[h] : NULL;
-                struct ntxn *cw = k < 2 ? p->call[i]->ctx[h][k] : x ? x->ctx[h] : NULL;
+                struct ntxn *sw = k < 2 ? STX(p->call[i], h, k) : x ? x->stx[h] : NULL;
+                struct ntxn *cw = k < 2 ? CTX(p->call[i], h, k) : x ? x->ctx[h] : NULL;
                 n += (sw != NULL) + (cw != NULL);
                 if (k == 0 && x) /* an attempt that failed over; the callee's BYE */
                     n += (x->gone_stx[h] != NULL) + (x->gone_ctx[h] != NULL) +

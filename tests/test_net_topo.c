@@ -5,12 +5,16 @@
  * - examples/fanin_topology.ini, examples/fanin.ini written out by hand, gives the run of
  *   `topology = fanin` bit for bit: every estimate, half-width and count of the network and of
  *   every element (only the rows' names differ), under two controls.
- * - examples/ims_chain.ini (P-CSCF, S-CSCF, AS with costs of their own) at low load: each
- *   element's CPU utilisation is the closed form offered x (invite + ack + bye + n x response),
- *   n = 4 at a proxy before a proxy, 3 at the AS, 0 at the UAS.
+ * - examples/ims_chain.ini (six proxies, P-CSCF to the callee's P-CSCF, with costs of their
+ *   own) at low load: each element's CPU utilisation is the closed form offered x (invite + ack
+ *   + bye + n x response), n = 4 at a proxy before a proxy, 3 at the last, 0 at the UAS.
+ * - chains of 3 to 7 identical proxies at low load: each proxy more adds its INVITE's and a
+ *   response's cost and its link's delay twice to the mean setup delay.
+ * - the built-in tandem written out as three proxies gives its run bit for bit.
  * - Bad descriptions are refused with the file:line and the key: an unknown next hop, a cycle,
  *   a proxy without next hop, a source without `to`, net.topology beside the elements, a link
- *   the graph has not, a server section that does not exist, a shape the hop path does not carry.
+ *   the graph has not, a server section that does not exist, a shape the hop path does not carry
+ *   (a fan-out past the first proxy, a chain longer than a path's 8 hops).
  */
 #include <setjmp.h> /* cmocka needs these before its header */
 #include <stdarg.h>
@@ -112,23 +116,28 @@ static void test_ims_chain_utilisation(void **state)
         fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
     assert_int_equal(s->cfg.topology, OSN_NET_TANDEM);
-    /* [link pcscf-scscf] and [link scscf-as] are the trunk; the rest keep their 5 ms. */
+    assert_int_equal(s->cfg.mids, 4);
+    /* The [link A-B] between proxies are the trunk; the rest keep their 5 ms. */
     assert_true(s->cfg.trunk.delay == 0.002);
     assert_true(s->cfg.access.delay == 0.005 && s->cfg.uas_link.delay == 0.005);
     struct osn_net_result r;
     run(&s->cfg, &r);
-    static const char *const names[] = {"callers", "pcscf", "scscf", "as", "callee"};
-    assert_int_equal(r.nelem, 5);
-    for (int i = 0; i < 5; i++)
+    static const char *const names[] = {"callers", "pcscf",   "scscf",   "as",
+                                        "icscf",   "scscf_t", "pcscf_t", "callee"};
+    assert_int_equal(r.nelem, 8);
+    for (int i = 0; i < 8; i++)
         assert_string_equal(r.elem_name[i], names[i]);
     /* The costs as the file writes them (an independent copy of its numbers, not the cfg's). */
     static const struct {
         int elem, nresp;
         double invite, resp, ack, bye;
     } want[] = {
-            {1, 4, 0.0002, 0.00005, 0.0001, 0.0001},
-            {2, 4, 0.0008, 0.0002, 0.0003, 0.0004},
-            {3, 3, 0.0005, 0.0001, 0.0002, 0.0002},
+            {1, 4, 0.0002, 0.00005, 0.0001, 0.0001},   /* pcscf */
+            {2, 4, 0.0008, 0.0002, 0.0003, 0.0004},    /* scscf */
+            {3, 4, 0.0005, 0.0001, 0.0002, 0.0002},    /* as */
+            {4, 4, 0.0003, 0.00005, 0.00005, 0.00005}, /* icscf */
+            {5, 4, 0.0008, 0.0002, 0.0003, 0.0004},    /* scscf_t: [server scscf] */
+            {6, 3, 0.0002, 0.00005, 0.0001, 0.0001},   /* pcscf_t: [server pcscf], the core */
     };
     double offered = r.est[OSN_NET_OFFERED].value;
     assert_true(fabs(offered - 100) < 10);
@@ -136,20 +145,25 @@ static void test_ims_chain_utilisation(void **state)
         double cost = want[k].invite + want[k].ack + want[k].bye + want[k].nresp * want[k].resp;
         double util = r.elem[want[k].elem][OSN_NET_E_UTIL].value;
         /* The offered calls, each one's work: 2 % (the window's calls against its BYEs). */
+        if (!(fabs(util / (offered * cost) - 1) < 0.02))
+            fprintf(stderr, "%s: util %g, closed form %g\n", names[want[k].elem], util,
+                    offered * cost);
         assert_true(fabs(util / (offered * cost) - 1) < 0.02);
     }
     /* The UAS's costs are [server uas]'s defaults: its closed form from the configuration. */
-    double uas = r.elem[4][OSN_NET_E_UTIL].value;
+    double uas = r.elem[7][OSN_NET_E_UTIL].value;
     assert_true(fabs(uas / (offered * per_call(&s->cfg.uas, 0)) - 1) < 0.02);
-    /* The S-CSCF is the mid proxy with its own costs: its capacity is its own. */
+    /* The S-CSCFs are mid proxies with their own costs: their capacity is their own. */
     assert_true(fabs(r.elem[2][OSN_NET_E_CAPACITY].value -
                      1 / (0.0008 + 0.0003 + 0.0004 + 4 * 0.0002)) < 1e-9);
+    assert_true(fabs(r.elem[4][OSN_NET_E_CAPACITY].value -
+                     1 / (0.0003 + 0.00005 + 0.00005 + 4 * 0.00005)) < 1e-9);
     osn_net_result_release(&r);
     free(s);
 }
 
-/* A scenario written to a temporary file, loaded: the error and its message. */
-static int load_text(const char *text, char *err, size_t errsize, char *path, size_t pathsize)
+/* Writes a scenario to a temporary file; its path into path. */
+static void write_text(const char *text, char *path, size_t pathsize)
 {
     snprintf(path, pathsize, "/tmp/osn_test_topo_XXXXXX");
     int fd = mkstemp(path);
@@ -158,6 +172,118 @@ static int load_text(const char *text, char *err, size_t errsize, char *path, si
     assert_non_null(f);
     assert_true(fputs(text, f) >= 0);
     assert_int_equal(fclose(f), 0);
+}
+
+/* A chain of n proxies p1 .. pn of [server px], links of `delay` between them, into the UAS:
+ * its run at `rate` calls/s. */
+static void run_chain(int n, double rate, double delay, const char *const *sets, int nsets,
+                      struct osn_net_result *r)
+{
+    char text[4096], path[64], err[512] = "";
+    size_t used = (size_t)snprintf(text, sizeof text,
+                                   "[source]\nrate = %g\nhold = 1\n[source a]\nto = p1\n"
+                                   "[server px]\ncost_invite = 0.0004\ncost_response = 0.0001\n"
+                                   "cost_ack = 0.0001\ncost_bye = 0.0001\n",
+                                   rate);
+    for (int i = 1; i <= n; i++) {
+        char next[8];
+        snprintf(next, sizeof next, i < n ? "p%d" : "u", i + 1);
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "[element p%d]\nrole = proxy\nserver = px\nnext_hop = %s\n", i,
+                                 next);
+        if (i < n)
+            used += (size_t)snprintf(text + used, sizeof text - used,
+                                     "[link p%d-p%d]\ndelay = %g\n", i, i + 1, delay);
+    }
+    snprintf(text + used, sizeof text - used, "[element u]\nrole = uas\n");
+    write_text(text, path, sizeof path);
+    int rc;
+    struct osn_net_scenario *s = load(path, sets, nsets, err, sizeof err, &rc);
+    unlink(path);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(s->cfg.topology, n == 2 ? OSN_NET_COLLAPSE : OSN_NET_TANDEM);
+    run(&s->cfg, r);
+    assert_int_equal(r->nelem, n + 2);
+    free(s);
+}
+
+/*
+ * Chains of 3 to 7 identical proxies at low load (2 calls/s, each proxy busy 0.2 % of the
+ * time): a call's INVITE crosses each proxy and the link after it, and its 180 comes back the
+ * same way, so each proxy more adds its INVITE's cost, a 180's cost and the link's delay twice
+ * to the setup delay (INVITE -> 180 at the UAC): 0.4 + 0.1 + 2 x 3 ms = 6.5 ms. The source, the
+ * UAS and their links are the same in every chain, so the differences of the mean setup delays
+ * are that, times the proxies added, up to the little queueing the other calls' messages make.
+ */
+static void test_chain_setup_delay_per_hop(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.time=100", "net.warmup=5", "net.replications=2"};
+    const double per_hop = 0.0004 + 0.0001 + 2 * 0.003;
+    struct osn_net_result r3;
+    run_chain(3, 2, 0.003, sets, 3, &r3);
+    double d3 = r3.est[OSN_NET_SETUP_MEAN].value;
+    for (int n = 4; n <= 7; n++) {
+        struct osn_net_result r;
+        run_chain(n, 2, 0.003, sets, 3, &r);
+        double grew = r.est[OSN_NET_SETUP_MEAN].value - d3;
+        if (!(fabs(grew - (n - 3) * per_hop) < 1e-5))
+            fprintf(stderr, "%d proxies: setup delay %g s, %g more than 3 proxies' (want %g)\n", n,
+                    r.est[OSN_NET_SETUP_MEAN].value, grew, (n - 3) * per_hop);
+        assert_true(fabs(grew - (n - 3) * per_hop) < 1e-5);
+        /* every call good; each proxy but the last sees 4 responses a call, the last 3 */
+        assert_true(r.est[OSN_NET_FAILED].value == 0);
+        for (int i = 1; i <= n; i++) {
+            double resp = r.elem[i][OSN_NET_E_PROC + OSN_NET_K_RESP].value;
+            double inv = r.elem[i][OSN_NET_E_PROC + OSN_NET_K_INVITE].value;
+            assert_true(fabs(resp / inv - (i < n ? 4 : 3)) < 0.05);
+        }
+        osn_net_result_release(&r);
+    }
+    osn_net_result_release(&r3);
+}
+
+/* The built-in tandem (edge, mid, core) written out as a chain of three proxies is the same run
+ * bit for bit, under rate control. */
+static void test_tandem_written_is_tandem(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.time=3", "net.warmup=2", "net.replications=2", "control.kind=rate",
+                          "source.rate=500"};
+    const char *text = "[source a]\nto = e\n"
+                       "[element e]\nrole = proxy\nserver = edge\nnext_hop = m\n"
+                       "[element m]\nrole = proxy\nserver = edge\nnext_hop = c\n"
+                       "[element c]\nrole = proxy\nserver = core\nnext_hop = u\n"
+                       "[element u]\nrole = uas\n";
+    char path[64], err[512] = "";
+    int rc;
+    write_text(text, path, sizeof path);
+    struct osn_net_scenario *w = load(path, sets, 5, err, sizeof err, &rc);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    assert_int_equal(w->cfg.topology, OSN_NET_TANDEM);
+    assert_int_equal(w->cfg.mids, 1);
+    write_text("[net]\ntopology = tandem\n", path, sizeof path);
+    struct osn_net_scenario *b = load(path, sets, 5, err, sizeof err, &rc);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    struct osn_net_result rb, rw;
+    run(&b->cfg, &rb);
+    run(&w->cfg, &rw);
+    assert_same(&rb, &rw);
+    assert_true(rb.est[OSN_NET_CORE_UTIL].value > 0.5); /* a load that exercises the control */
+    osn_net_result_release(&rb);
+    osn_net_result_release(&rw);
+    free(b);
+    free(w);
+}
+
+/* A scenario written to a temporary file, loaded: the error and its message. */
+static int load_text(const char *text, char *err, size_t errsize, char *path, size_t pathsize)
+{
+    write_text(text, path, pathsize);
     int rc;
     struct osn_net_scenario *s = load(path, NULL, 0, err, errsize, &rc);
     free(s);
@@ -204,10 +330,21 @@ static void test_errors(void **state)
                    "not a link of the graph");
     assert_refused(SRC "[element e]\nrole = proxy\nserver = mine\nnext_hop = c\n" CORE UAS, "5",
                    "element e.server", "no [server mine] section");
+    /* A fan-out past the first proxy: the last proxy of a chain forwards to two. */
     assert_refused(SRC CHAIN "[element c]\nrole = proxy\nserver = core\nnext_hop = d\n"
-                             "[element d]\nrole = proxy\nserver = core\nnext_hop = f\n"
+                             "[element d]\nrole = proxy\nserver = core\nnext_hop = u, f\n"
                              "[element f]\nrole = proxy\nserver = core\nnext_hop = u\n" UAS,
                    "14", "element d.next_hop", "a core must forward to the UAS alone");
+    /* A chain of 8 proxies (e, p2 .. p8): the path has 8 hops at most. */
+    assert_refused(SRC "[element e]\nrole = proxy\nserver = edge\nnext_hop = p2\n"
+                       "[element p2]\nrole = proxy\nserver = edge\nnext_hop = p3\n"
+                       "[element p3]\nrole = proxy\nserver = edge\nnext_hop = p4\n"
+                       "[element p4]\nrole = proxy\nserver = edge\nnext_hop = p5\n"
+                       "[element p5]\nrole = proxy\nserver = edge\nnext_hop = p6\n"
+                       "[element p6]\nrole = proxy\nserver = edge\nnext_hop = p7\n"
+                       "[element p7]\nrole = proxy\nserver = edge\nnext_hop = p8\n"
+                       "[element p8]\nrole = proxy\nserver = core\nnext_hop = u\n" UAS,
+                   "30", "element p7.next_hop", "a chain of more than 7 proxies");
     assert_refused(SRC CHAIN CORE UAS "[element v]\nrole = uas\n", "14", "element v.role",
                    "no call of this shape reaches");
     /* Two sources into proxies of their own (a fanin), their access links of two delays: the
@@ -231,6 +368,8 @@ int main(void)
             cmocka_unit_test(test_errors),
             cmocka_unit_test(test_fanin_written_is_fanin),
             cmocka_unit_test(test_ims_chain_utilisation),
+            cmocka_unit_test(test_chain_setup_delay_per_hop),
+            cmocka_unit_test(test_tandem_written_is_tandem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

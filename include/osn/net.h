@@ -13,7 +13,8 @@
  *
  * Topologies (all calls end at one UAS):
  *   collapse  source -> edge -> core -> UAS
- *   tandem    source -> edge -> mid -> core -> UAS   (mid uses the edge's costs)
+ *   tandem    source -> edge -> mid -> core -> UAS   (mid uses the edge's costs; a chain the
+ *             user writes has up to OSN_NET_MAX_MIDS mids, each with costs of its own)
  *   fanin     N x (source -> edge) -> core -> UAS    (each source offers rate / N)
  *   fanout    N x (source -> edge) -> M cores -> UAS  (every edge forwards to every core: one
  *             edge is a fan-out, two a mesh; the cores' costs are [server core], [server
@@ -177,6 +178,10 @@ struct osn_net_link_cfg {
     double loss;  /* probability a message is lost, [0, 1) */
 };
 
+/* Mid proxies of a tandem at most (a chain: source, edge, the mids, core, UAS): a call's path
+ * is 8 hops at most (src/sim/net_int.h, MAXHOP), so 7 proxies. */
+#define OSN_NET_MAX_MIDS 5
+
 /* Elements a topology the user writes may have, sources included (a scenario holds at most
  * OSN_INI_MAX_KEYS keys, and each element takes one at least). */
 #define OSN_NET_TOPO_MAX  128
@@ -241,9 +246,12 @@ struct osn_net_cfg {
     void (*progress)(double done_fraction, double elapsed_s, void *arg);
     void *progress_arg;
     /* Last, out of the way of the fields a run reads per message: */
-    /* A tandem's mid proxy: its own costs when mid_own (a topology the user wrote), else the
-     * edge's, as the built-in tandem has always had. */
-    struct osn_net_server_cfg mid;
+    /* A tandem's mid proxies, between the edge and the core: `mids` of them (1 in the built-in
+     * tandem; a chain the user wrote has up to OSN_NET_MAX_MIDS), each with its own costs
+     * mid[i] when mid_own (a topology the user wrote), else the edge's, as the built-in tandem
+     * has always had. */
+    int mids;
+    struct osn_net_server_cfg mid[OSN_NET_MAX_MIDS];
     bool mid_own;
     /* A topology the user wrote ([element NAME] sections, src/io/net_topo.c): named > 0 gives
      * the elements' names in the simulator's order (the sources, the edges, a tandem's mid, the

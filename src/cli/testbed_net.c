@@ -56,6 +56,11 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
+    if (c->topology == OSN_NET_TANDEM && c->mids > 1)
+        return osn_cli_die("testbed",
+                           "a chain of %d proxies: osn testbed runs a tandem of one mid proxy "
+                           "(osn sim runs the chain)",
+                           c->mids + 2);
     if (E < 1 || E > TB_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d (one process each)", E,
                            TB_MAX_EDGES);

@@ -2,14 +2,16 @@
  * The topology the user writes (issue 32): [element NAME] sections (role, server, next_hop,
  * next_hop_weights), [source NAME] sections (to, rate) and [link A-B] sections (delay, loss),
  * read into a graph, checked, and then carried by the simulator as the built-in shape the graph
- * has: collapse, tandem, fanin or fanout (docs/scale.md says why only these: the hop path of a
- * call is still the built-in shapes' arithmetic). A graph of any other shape is refused, naming
- * the key where it leaves them; so is every name that names nothing, a cycle, a proxy without a
- * next hop and a link the graph does not have. Each message names FILE:LINE and the key.
+ * has: collapse, a tandem of 1 to OSN_NET_MAX_MIDS mids (a chain of up to 7 proxies: a call's
+ * stored path has 8 hops at most), fanin or fanout (docs/scale.md says why only these: links
+ * and controller halves are still placed by hop index). A graph of any other shape is refused,
+ * naming the key where it leaves them; so is every name that names nothing, a cycle, a proxy
+ * without a next hop and a link the graph does not have. Each message names FILE:LINE and the
+ * key.
  *
  * A built-in shape written out by hand gives the run `net.topology` gives, bit for bit: the
  * elements take the built-in order (the sources in file order, each source's proxy, a tandem's
- * mid, the cores in next_hop order, the UAS) and only their names differ.
+ * mids, the cores in next_hop order, the UAS) and only their names differ.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,13 +256,14 @@ static int not_carried(struct graph *g, const struct named *x, const char *key, 
 {
     return osn_ini_bad(key_of(g, x, key), g->err, g->errsize,
                        "%s: the simulator carries a written topology of a built-in shape only "
-                       "(sources each into a proxy of their own, then one core, or a tandem's "
-                       "mid and core, or a fan-out to cores, then the UAS; docs/scale.md)",
+                       "(sources each into a proxy of their own, then one core, or one source "
+                       "into a chain of up to 7 proxies, or a fan-out to cores, then the UAS; "
+                       "docs/scale.md)",
                        why);
 }
 
 /* The element order of the built-in shape the graph has, into c; order[] receives it. */
-static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder, int *mid)
+static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder, int *nmid)
 {
     int src[OSN_NET_TOPO_MAX], E = 0, n = 0;
     for (int i = 0; i < g->n; i++)
@@ -277,7 +280,7 @@ static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder
         order[n++] = g->v[src[i]].hop[0];
     }
     const struct named *e0 = &g->v[order[E]];
-    *mid = -1;
+    *nmid = 0;
     for (int i = 1; i < E; i++) {
         const struct named *e = &g->v[order[E + i]];
         if (e->nhop != e0->nhop || memcmp(e->hop, e0->hop, sizeof e->hop[0] * (size_t)e->nhop) ||
@@ -293,25 +296,28 @@ static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder
         for (int i = 0; i < e0->nhop; i++)
             order[n++] = e0->hop[i];
     } else {
-        const struct named *x = &g->v[e0->hop[0]];
-        if (x->k.role == 1)
+        int at = e0->hop[0];
+        if (g->v[at].k.role == 1)
             return not_carried(g, e0, "next_hop", "a proxy forwards straight to the UAS");
-        const struct named *y = &g->v[x->hop[0]];
-        if (x->nhop == 1 && y->k.role == 0 && E == 1) { /* a tandem: edge, mid, core */
-            *mid = n;
-            order[n++] = e0->hop[0];
-            c->topology = OSN_NET_TANDEM;
-            order[n++] = x->hop[0];
-        } else {
-            c->topology = E > 1 ? OSN_NET_FANIN : OSN_NET_COLLAPSE;
-            order[n++] = e0->hop[0];
+        /* One source: a chain, each proxy with one next hop a proxy a mid, up to the core (the
+         * last proxy, or one that fans out: refused below). */
+        while (E == 1 && g->v[at].nhop == 1 && g->v[g->v[at].hop[0]].k.role == 0) {
+            if (*nmid == OSN_NET_MAX_MIDS)
+                return osn_ini_bad(key_of(g, &g->v[at], "next_hop"), g->err, g->errsize,
+                                   "a chain of more than %d proxies: a call's path has %d hops "
+                                   "at most (docs/scale.md)",
+                                   OSN_NET_MAX_MIDS + 2, OSN_NET_MAX_MIDS + 3);
+            order[n++] = at;
+            ++*nmid;
+            at = g->v[at].hop[0];
         }
+        order[n++] = at;
+        c->topology = *nmid ? OSN_NET_TANDEM : E > 1 ? OSN_NET_FANIN : OSN_NET_COLLAPSE;
+        c->mids = *nmid ? *nmid : 1;
     }
     int uas = -1;
-    for (int i = core0; i < n; i++) {
+    for (int i = core0 + *nmid; i < n; i++) {
         const struct named *x = &g->v[order[i]];
-        if (i == *mid)
-            continue;
         if (x->nhop != 1 || g->v[x->hop[0]].k.role != 1)
             return not_carried(g, x, "next_hop",
                                "a core must forward to the UAS alone (a longer path, or a "
@@ -334,8 +340,9 @@ static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder
     return 0;
 }
 
-/* Element i's hop depth in order[] (0 a source, 1 its proxy, ...), for its links. */
-static int depth(const int *order, int n, int E, int mid, int i)
+/* Element i's hop depth in order[] (0 a source, 1 its proxy, 2 the next: a chain's first mid
+ * or the core, ...), for its links. */
+static int depth(const int *order, int n, int E, int nmid, int i)
 {
     int at = 0;
     while (at < n && order[at] != i)
@@ -345,24 +352,24 @@ static int depth(const int *order, int n, int E, int mid, int i)
     if (at < 2 * E)
         return 1;
     if (at == n - 1)
-        return mid >= 0 ? 4 : 3;
-    return at == mid ? 2 : mid >= 0 ? 3 : 2;
+        return 3 + nmid;
+    return at < 2 * E + nmid ? 2 + at - 2 * E : 2 + nmid;
 }
 
 /* The links: [link A-B] of an edge of the graph. The hop path keeps one link per place (access:
  * from the sources, trunk: between proxies, uas: into the UAS), so all links of one place must
  * be alike, those not written having the place's [link access|trunk|uas]. */
-static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n, int mid,
+static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n, int nmid,
                  struct osn_net_cfg *tmp)
 {
-    int last = mid >= 0 ? 3 : 2; /* the hop depth of the link into the UAS */
+    int last = 2 + nmid; /* the hop depth of the link into the UAS */
     struct osn_net_link_cfg *at[3] = {&c->access, &c->trunk, &c->uas_link};
     const struct named *seen[3] = {NULL};
     struct osn_net_link_cfg defaults[3] = {c->access, c->trunk, c->uas_link};
     int links_at[3] = {0}, written[3] = {0};
 
     for (int i = 0; i < n - 1; i++) {
-        int d = depth(order, n, c->edges, mid, order[i]);
+        int d = depth(order, n, c->edges, nmid, order[i]);
         links_at[d == 0 ? 0 : d == last ? 2 : 1] += g->v[order[i]].nhop;
     }
     for (int i = 0; i < g->n; i++) {
@@ -384,7 +391,7 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
                                "[link %s] is not a link of the graph: name it A-B, A a source "
                                "or element that sends to element B",
                                x->name);
-        int d = depth(order, n, c->edges, mid, a), slot = d == 0 ? 0 : d == last ? 2 : 1;
+        int d = depth(order, n, c->edges, nmid, a), slot = d == 0 ? 0 : d == last ? 2 : 1;
         struct osn_net_topo_keys kdef = c->topo;
         kdef.link = defaults[slot];
         int rc = read_section(g, x, tmp, &kdef, &c->core);
@@ -427,7 +434,7 @@ static int no_builtin(struct graph *g)
 
 static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
 {
-    int rc = collect(g), order[OSN_NET_TOPO_MAX], n = 0, mid = -1;
+    int rc = collect(g), order[OSN_NET_TOPO_MAX], n = 0, nmid = 0;
     bool any = false;
 
     for (int i = 0; i < g->n; i++)
@@ -446,9 +453,9 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         if (g->v[i].kind == K_ELEMENT && g->v[i].mark == 0)
             rc = no_cycle(g, i);
     if (!rc)
-        rc = shape(g, c, order, &n, &mid);
+        rc = shape(g, c, order, &n, &nmid);
     if (!rc)
-        rc = links(g, c, order, n, mid, tmp);
+        rc = links(g, c, order, n, nmid, tmp);
     if (rc)
         return rc;
 
@@ -466,12 +473,12 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
             if (strcmp(x->k.server, e0->k.server) != 0)
                 return not_carried(g, x, "server", "the first proxies have different servers");
             c->edge = sv;
-        } else if (i == mid) {
-            c->mid = sv, c->mid_own = true;
+        } else if (i < 2 * E + nmid) {
+            c->mid[i - 2 * E] = sv, c->mid_own = true;
         } else if (i == n - 1) {
             c->uas = sv;
         } else {
-            int core = i - 2 * E - (mid >= 0);
+            int core = i - 2 * E - nmid;
             if (core == 0)
                 c->core = sv;
             else

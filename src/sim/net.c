@@ -71,7 +71,9 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
         cfg->core_weight[i] = 1;
     cfg->down_time = 30;
     cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
-    cfg->mid = cfg->edge;
+    cfg->mids = 1;
+    for (int i = 0; i < OSN_NET_MAX_MIDS; i++)
+        cfg->mid[i] = cfg->edge;
     /* The topology keys' defaults (src/io/net_topo.c): a link as [link trunk]'s. */
     cfg->topo.link = cfg->trunk;
     cfg->ctl_kind = OSN_CTL_KIND_NONE;
@@ -106,7 +108,7 @@ int osn__net_nelem(const struct osn_net_cfg *cfg)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
     int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
-    return 2 * E + (cfg->topology == OSN_NET_TANDEM) + (fan ? cfg->cores : 1) + 1;
+    return 2 * E + (cfg->topology == OSN_NET_TANDEM ? cfg->mids : 0) + (fan ? cfg->cores : 1) + 1;
 }
 
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN], double *capacity)
@@ -122,9 +124,9 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN]
         snprintf(names[n], L, E == 1 ? "edge" : "edge%d", i);
         capacity[n++] = osn_net_capacity(&cfg->edge, 4);
     }
-    if (cfg->topology == OSN_NET_TANDEM) {
-        snprintf(names[n], L, "mid");
-        capacity[n++] = osn_net_capacity(cfg->mid_own ? &cfg->mid : &cfg->edge, 4);
+    for (int i = 0; cfg->topology == OSN_NET_TANDEM && i < cfg->mids; i++) {
+        snprintf(names[n], L, cfg->mids == 1 ? "mid" : "mid%d", i + 1);
+        capacity[n++] = osn_net_capacity(cfg->mid_own ? &cfg->mid[i] : &cfg->edge, 4);
     }
     snprintf(names[n], L, "core");
     capacity[n++] = osn_net_capacity(&cfg->core, 3);
@@ -356,6 +358,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         key = "split", why = "the processes' share of the replications is malformed";
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. " STR(OSN_NET_MAX_EDGES);
+    else if (c->topology == OSN_NET_TANDEM && (c->mids < 1 || c->mids > OSN_NET_MAX_MIDS))
+        key = "net.topology", why = "a tandem has 1 .. " STR(OSN_NET_MAX_MIDS) " mid proxies";
     else if (c->topology == OSN_NET_FANOUT && (c->cores < 2 || c->cores > OSN_NET_MAX_CORES))
         key = "net.cores", why = "a fanout has 2 .. " STR(OSN_NET_MAX_CORES) " cores";
     else if (c->keep && !(c->keep->n >= 0 && c->keep->n <= c->replications))

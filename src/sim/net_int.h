@@ -19,6 +19,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -115,7 +116,12 @@ static inline size_t osn__net_rep_size(int ntot)
     return sizeof(struct osn__net_rep) + (size_t)ntot * sizeof(double);
 }
 
-#define MAXHOP 4
+/* Hops of a call's path at most: a path of MAXHOP + 1 elements, the source, up to MAXHOP - 1
+ * proxies and the UAS. Eight fit the per-hop bit masks of struct call (a byte each), the hop in
+ * a branch (branch(): hop * 4 + kind < 32) and an IMS call's proxies (P-CSCF, S-CSCF, AS,
+ * I-CSCF, S-CSCF, P-CSCF). The call's transaction slots are sized for its network's path, not
+ * for MAXHOP (struct call, `slot`). */
+#define MAXHOP 8
 
 enum ev_type {
     EV_ARRIVAL = 1,
@@ -197,11 +203,6 @@ struct call {
      * (EV_2XX, osn_uas_2xx) */
     struct osn_des_ev rtx;
     struct osn_uas_2xx uas;
-    /* The live transactions of the call by hop and request kind (0: INVITE, 1: BYE), server
-     * (at path[h+1]) and client (at path[h]). This is how the simulator matches a message: its
-     * layers keep no table (osn_sip_layer_init_unindexed), and a candidate found here is
-     * checked with osn_sip_txn_matches, so the answer is the table's. */
-    struct ntxn *stx[MAXHOP][2], *ctx[MAXHOP][2];
     struct osn_uac_call uac;
     uint64_t uid;
     /* The uid of the call's first attempt: a retry is a new INVITE with a uid of its own (a new
@@ -209,6 +210,11 @@ struct call {
     uint64_t origin;
     uint32_t refs, next_free, idx;
     uint16_t src;
+    /* The elements of the call's path: path[0] the source, path[nhop] the UAS; hop h is the
+     * link from path[h] to path[h + 1]. Written when the call starts (the source, its proxy,
+     * the rest of the network's path), and at a fan-out where the edge chooses (path[2]). */
+    uint16_t path[MAXHOP + 1];
+    uint8_t nhop;
     uint8_t fwd;  /* bit h: the INVITE arriving on hop h was taken by the TU */
     uint8_t bfwd; /* same for BYE */
     /* bit h: an INVITE (BYE) reached hop h's server and was kept (queued or handled), so a later
@@ -219,15 +225,39 @@ struct call {
     bool admitted;
     uint8_t cancel_in; /* as inv_in, for CANCEL */
     /* as bye_in and bfwd, for the callee's BYE (source.callee_hangs_up), which is kept and taken
-     * at the upstream end of its hop: a byte each of the call's padding before `cx` */
+     * at the upstream end of its hop */
     uint8_t ubye_in, ubfwd;
     /* bit h: a proxy keeps a CANCEL for the INVITE client transaction on hop h, which had no
      * provisional response when the CANCEL came (osn_elem_on_cancel_later) */
     uint8_t cancel_later;
-    uint8_t core;       /* fanout: the core its INVITE went to (path hop 2 is core + this) */
+    uint8_t core;       /* fanout: the core its INVITE went to (path[2] is that core) */
     uint8_t failovers;  /* fanout: times its INVITE went to another core (branch_core) */
     struct cancels *cx; /* NULL until the call's first CANCEL */
+    /* The live transactions of the call by hop and request kind (0: INVITE, 1: BYE), server
+     * (at path[h+1]) and client (at path[h]), four a hop: STX(c, h, k), CTX(c, h, k). This is
+     * how the simulator matches a message: its layers keep no table
+     * (osn_sip_layer_init_unindexed), and a candidate found here is checked with
+     * osn_sip_txn_matches, so the answer is the table's. A call has the slots of its network's
+     * path (net.call_size), not MAXHOP's: a 3-hop call (collapse, fanin, fanout) is 256 bytes,
+     * 8,192 to a pool block as before the path was stored, where MAXHOP's slots would make every
+     * call 416 bytes. A hop's four slots are 32 bytes aligned: one cache line holds them. */
+    struct ntxn *slot[] __attribute__((aligned(32)));
 };
+
+_Static_assert(sizeof(void *) != 8 || offsetof(struct call, slot) + 3 * 4 * sizeof(void *) <= 256,
+               "a call of a 3-hop path in 256 bytes: 8,192 to a pool block, as before");
+
+/* Hop h's server and client transaction slots of call c for request kind k (req_slot). */
+#define STX(c, h, k) ((c)->slot[4 * (h) + (k)])
+#define CTX(c, h, k) ((c)->slot[4 * (h) + 2 + (k)])
+
+/* The bytes of a call whose network's paths have nhop hops at most, whole cache lines, so that
+ * every call in a pool block starts a line. */
+static inline size_t call_bytes(int nhop)
+{
+    size_t n = offsetof(struct call, slot) + (size_t)nhop * 4 * sizeof(struct ntxn *);
+    return (n + 63) & ~(size_t)63;
+}
 
 /* The counts of the current trace interval (net_trace.c), over the whole run, warm-up too. */
 struct osn__net_trace {
@@ -312,7 +342,14 @@ struct net {
      * edges, or both (contiguous: edges E .. 2E - 1 sit right before the core but in a tandem,
      * where `both` is refused). Their responses carry feedback (net_txn.c, transmit). */
     int srv_lo, srv_hi;
-    int tail[MAXHOP + 1]; /* path[h] for h >= 2 */
+    /* The path of the network's calls as source 0's (a fan-out's path[2] is its first core,
+     * which the edge's choice overwrites), copied into each call as it starts (net_pool.c). */
+    uint16_t path0[MAXHOP + 1];
+    /* The calls' pool: call_size bytes a call (call_bytes of the longest path),
+     * calls_per_block of them to a block; a call's index is its block << CALL_SLOT_BITS and its
+     * place in the block. */
+    size_t call_size;
+    uint32_t calls_per_block;
     int link_class[MAXHOP];
     double link_loss[MAXHOP];
     double fixd[OSN_DES_MAX_FIFOS];
@@ -345,12 +382,11 @@ struct net {
 
 /* ---- inline helpers ---- */
 
-/* Calls per pool block (one huge page each, osn/mem.h). A call's place in the pool is its index
- * (the free list links indices); a power of two per block splits it by a shift. */
-#define CALLS_PER_BLOCK ((size_t)8192)
-_Static_assert(CALLS_PER_BLOCK * sizeof(struct call) <= OSN_MEM_BLOCK &&
-                       2 * CALLS_PER_BLOCK * sizeof(struct call) > OSN_MEM_BLOCK,
-               "CALLS_PER_BLOCK: the largest power of two of calls in a block");
+/* A call's index in the pool (the free list links indices): its block above CALL_SLOT_BITS, its
+ * place in the block below, so that the index splits by a shift whatever a call's size. */
+#define CALL_SLOT_BITS 16
+_Static_assert(OSN_MEM_BLOCK / sizeof(struct call) <= (1u << CALL_SLOT_BITS),
+               "a block's calls numbered in CALL_SLOT_BITS");
 
 static inline int txn_elem(const struct ntxn *w)
 {
@@ -364,7 +400,8 @@ static inline int txn_hop(const struct ntxn *w)
 
 static inline struct call *call_at(struct net *s, uint32_t i)
 {
-    return &s->callc[i / CALLS_PER_BLOCK][i % CALLS_PER_BLOCK];
+    char *b = (char *)s->callc[i >> CALL_SLOT_BITS];
+    return (struct call *)(b + (i & ((1u << CALL_SLOT_BITS) - 1)) * s->call_size);
 }
 
 static inline bool obs(const struct net *s)
@@ -401,10 +438,12 @@ static inline int branch_core(const struct call *c, uint64_t b)
     return k ? (int)k - 1 : c->core;
 }
 
-/* Element path[h] of call c for a message of branch b. */
+/* Element path[h] of call c for a message of branch b: the call's, but for a fan-out branch
+ * that names its core (hop 2), which may be a core the call left (failover). */
 static inline int path(const struct net *s, const struct call *c, int h, uint64_t b)
 {
-    return h == 0 ? c->src : h == 1 ? s->E + c->src : s->tail[h] + (h == 2 ? branch_core(c, b) : 0);
+    unsigned k = (unsigned)(b >> CORE_SHIFT) & CORE_MASK;
+    return __builtin_expect(k != 0, 0) && h == 2 ? s->core + (int)k - 1 : c->path[h];
 }
 
 /* Whether element id is a core (the server half's place). */
@@ -453,7 +492,7 @@ static inline struct ntxn **txn_slot(struct call *c, int h, int method, bool ser
 {
     if (method == OSN_SIP_CANCEL)
         return c->cx ? (server ? &c->cx->stx[h] : &c->cx->ctx[h]) : NULL;
-    return server ? &c->stx[h][req_slot(method)] : &c->ctx[h][req_slot(method)];
+    return server ? &STX(c, h, req_slot(method)) : &CTX(c, h, req_slot(method));
 }
 
 /* The server transaction of call c on hop h that the TU took the request of (RFC 3261 16: the
@@ -461,7 +500,7 @@ static inline struct ntxn **txn_slot(struct call *c, int h, int method, bool ser
  * more, or the core answered 503 without the TU). */
 static inline struct ntxn *forwarded(const struct call *c, int h, bool inv)
 {
-    return ((inv ? c->fwd : c->bfwd) >> h) & 1u ? c->stx[h][inv ? 0 : 1] : NULL;
+    return ((inv ? c->fwd : c->bfwd) >> h) & 1u ? STX(c, h, inv ? 0 : 1) : NULL;
 }
 
 static inline uint64_t branch(const struct call *c, int hop, int kind)
@@ -472,7 +511,8 @@ static inline uint64_t branch(const struct call *c, int hop, int kind)
 /* ---- shared between the files of the network simulator ---- */
 
 /* net_pool.c: objects from pools, nothing allocated per event once they have grown. */
-/* A zeroed call from the pool (its idx set), NULL when out of memory. */
+/* A zeroed call from the pool (its idx, nhop and source 0's path set), NULL when out of
+ * memory. */
 struct call *osn__net_call_new(struct net *s);
 void osn__net_call_unref(struct net *s, struct call *c);
 /* A transaction wrapper of call c at element `el` on hop `hop`; takes a call reference. */

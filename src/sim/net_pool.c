@@ -65,20 +65,28 @@ struct call *osn__net_call_new(struct net *s)
 {
     uint32_t idx = s->call_free;
     struct call *c;
+    uint32_t mask = (1u << CALL_SLOT_BITS) - 1;
     if (idx != UINT32_MAX) {
         c = call_at(s, idx);
         s->call_free = c->next_free;
     } else {
-        if (s->call_fresh == s->ncallc * CALLS_PER_BLOCK && !grow((void ***)&s->callc, &s->ncallc))
-            return NULL;
+        /* call_fresh's place is calls_per_block when its block is used up (or there is none) */
+        if ((s->call_fresh & mask) == s->calls_per_block) {
+            if (s->ncallc >> (32 - CALL_SLOT_BITS) || !grow((void ***)&s->callc, &s->ncallc))
+                return NULL;
+            s->call_fresh = (uint32_t)(s->ncallc - 1) << CALL_SLOT_BITS;
+        }
         idx = s->call_fresh++;
         c = call_at(s, idx);
     }
     if (s->call_free != UINT32_MAX)
-        prefetch_next(call_at(s, s->call_free), sizeof *c);
-    else if (s->call_fresh < s->ncallc * CALLS_PER_BLOCK)
-        prefetch_next(call_at(s, s->call_fresh), sizeof *c);
-    *c = (struct call){0};
+        prefetch_next(call_at(s, s->call_free), s->call_size);
+    else if ((s->call_fresh & mask) < s->calls_per_block)
+        prefetch_next(call_at(s, s->call_fresh), s->call_size);
+    memset(c, 0, s->call_size);
+    /* the network's path, from source 0 (a source writes its own: net_source.c) */
+    memcpy(c->path, s->path0, sizeof c->path);
+    c->nhop = (uint8_t)s->nhop;
     osn_des_ev_init(&c->hold, EV_HOLD);
     osn_des_ev_init(&c->rtx, EV_2XX);
     c->idx = idx;
@@ -131,10 +139,10 @@ void osn__net_txn_free(struct net *s, struct ntxn *w)
     osn_des_cancel(&s->q, &w->ev[1]);
     int h = txn_hop(w);
     for (int k = 0; k < 2; k++) {
-        if (c->stx[h][k] == w)
-            c->stx[h][k] = NULL;
-        if (c->ctx[h][k] == w)
-            c->ctx[h][k] = NULL;
+        if (STX(c, h, k) == w)
+            STX(c, h, k) = NULL;
+        if (CTX(c, h, k) == w)
+            CTX(c, h, k) = NULL;
     }
     if (c->cx) {
         if (c->cx->stx[h] == w)

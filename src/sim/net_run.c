@@ -101,8 +101,9 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     el->sc = i == s->uas     ? &cfg->uas
              : i == s->core  ? &cfg->core
              : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
-             : i == 2 && cfg->topology == OSN_NET_TANDEM && cfg->mid_own ? &cfg->mid
-                                                                         : &cfg->edge;
+             : cfg->topology == OSN_NET_TANDEM && cfg->mid_own && i >= 2 && i < s->core
+                     ? &cfg->mid[i - 2] /* a tandem's mids, from element 2 on */
+                     : &cfg->edge;
     osn_des_ev_init(&el->svc, EV_SERVICE);
     osn_des_ev_init(&el->arr, EV_ARRIVAL);
     err = osn_sip_layer_init_unindexed(&el->sip, &layer_cfg[el->role]);
@@ -125,7 +126,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     /* The core's upstream neighbour (a fanout's edge chooses among the cores whatever the
      * control), and whether it is the core's client (the core has a server half); a source
      * whose edge has a server half: its UAC is the client (RFC 7339 5.3). */
-    bool gate = (s->nhop == 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
+    bool gate = (s->nhop >= 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
     bool core_cli = gate && cfg->ctl_at != OSN_NET_CTL_AT_EDGE;
     bool src_cli = cfg->ctl_at != OSN_NET_CTL_AT_CORE && i < s->E;
     if (gate && cfg->topology == OSN_NET_FANOUT) {
@@ -184,10 +185,14 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
  * sees the same numbers. */
 #define EARLY_ELEMS (2 * 64 + 3)
 
+/* The hops whose loss streams come first: MAXHOP was 4 when the keys after them were added. The
+ * streams of hops past them come last, so that a path of 4 hops at most draws what it drew. */
+#define EARLY_HOPS 4
+
 static void split_streams(struct net *s, struct osn_rng *rng)
 {
     s->hold_key = osn_rng_next(rng);
-    for (int h = 0; h < MAXHOP; h++)
+    for (int h = 0; h < EARLY_HOPS; h++)
         osn_rng_seed(&s->loss_rng[h], osn_rng_next(rng));
     osn_rng_seed(&s->ctl_rng, osn_rng_next(rng));
     for (int i = 0; i < EARLY_ELEMS; i++) {
@@ -206,6 +211,8 @@ static void split_streams(struct net *s, struct osn_rng *rng)
         osn_rng_seed(&s->elems[i].arr_rng, osn_rng_next(rng));
         osn_rng_seed(&s->elems[i].svc_rng, osn_rng_next(rng));
     }
+    for (int h = EARLY_HOPS; h < MAXHOP; h++)
+        osn_rng_seed(&s->loss_rng[h], osn_rng_next(rng));
 }
 
 int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng *rng, double *tot,
@@ -226,13 +233,20 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->ncores = fan ? cfg->cores : 1;
     s->uas = s->nelem - 1;
     s->core = s->nelem - 1 - s->ncores;
-    s->nhop = cfg->topology == OSN_NET_TANDEM ? 4 : 3;
+    s->nhop = cfg->topology == OSN_NET_TANDEM ? 3 + cfg->mids : 3;
     s->srv_lo = cfg->ctl_at == OSN_NET_CTL_AT_CORE ? s->core : s->E;
     s->srv_hi = cfg->ctl_at == OSN_NET_CTL_AT_EDGE ? 2 * s->E : s->core + s->ncores;
+    /* Source 0's path: it, its proxy, the proxies after it (a tandem's mid) up to the core (a
+     * fan-out's first: the edge's choice overwrites it), the UAS. */
+    s->path0[0] = 0;
+    s->path0[1] = (uint16_t)s->E;
     for (int h = 2; h <= s->nhop; h++)
-        s->tail[h] = s->core - (s->nhop - 1 - h);
+        s->path0[h] = (uint16_t)(s->core - (s->nhop - 1 - h));
     if (fan)
-        s->tail[3] = s->uas; /* hop 2 is the call's core: tail[2] + c->core */
+        s->path0[3] = (uint16_t)s->uas;
+    s->call_size = call_bytes(s->nhop);
+    s->calls_per_block = (uint32_t)(OSN_MEM_BLOCK / s->call_size);
+    s->call_fresh = s->calls_per_block; /* no block yet: the first call makes one */
     s->t_obs = cfg->warmup;
     s->t_end = cfg->warmup + cfg->time;
     s->tb = 64 * cfg->sip.t1;
@@ -333,8 +347,7 @@ static inline __attribute__((always_inline)) void prefetch_call_ahead(const stru
     const struct ntxn *w = txn_of_timer(a);
     const struct call *c = w->call;
     int h = txn_hop(w);
-    __builtin_prefetch(&c->stx[h][0], 1, 2);
-    __builtin_prefetch(&c->ctx[h][0], 1, 2);
+    __builtin_prefetch(&STX(c, h, 0), 1, 2);
     __builtin_prefetch(&c->refs, 1, 2);
 }
 

@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) struct ntxn *match(const struct nms
 {
     const struct call *c = nm->call;
     int k = req_slot(nm->m.method);
-    struct ntxn *w = nm->m.status ? c->ctx[nm->hop][k] : c->stx[nm->hop][k];
+    struct ntxn *w = nm->m.status ? CTX(c, nm->hop, k) : STX(c, nm->hop, k);
     if (w && osn_sip_txn_matches(&w->t, &nm->m))
         return w;
     /* A CANCEL's (or its response's) are elsewhere, and so are an INVITE's of an attempt that
@@ -133,7 +133,7 @@ static void new_server_txn(struct net *s, struct element *el, struct nmsg *nm)
         return;
     }
     struct ntxn **slot =
-            nm->m.method == OSN_SIP_INVITE ? &nm->call->stx[nm->hop][0] : other_slot(s, nm);
+            nm->m.method == OSN_SIP_INVITE ? &STX(nm->call, nm->hop, 0) : other_slot(s, nm);
     if (!slot) {
         osn__net_txn_free(s, w);
         s->err = OSN_ENOMEM;

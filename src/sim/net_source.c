@@ -98,8 +98,9 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
     } else {
         c->uid = c->origin = ++s->next_uid;
     }
-    c->src = (uint16_t)src;
-    c->refs = 1; /* held while the INVITE is being started */
+    c->src = c->path[0] = (uint16_t)src;
+    c->path[1] = (uint16_t)(s->E + src); /* its proxy */
+    c->refs = 1;                         /* held while the INVITE is being started */
     if (!prev) {
         s->tr_start += 1;
         if (obs(s)) {

@@ -92,6 +92,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             }
             if (inv && el->hops) { /* the core the element chose: the call's path */
                 c->core = x->hop;
+                c->path[hop + 2] = (uint16_t)(s->core + x->hop); /* past this element */
                 b |= core_bits(x->hop, c->failovers);
             } else { /* a core passes its INVITE's on (none elsewhere) */
                 b |= w->t.req.branch & BRANCH_CORE_BITS;
@@ -127,8 +128,8 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
         case OSN_ELEM_A_RESPOND_INVITE: /* on the cancelled INVITE's server transaction */
             if (obs(s))
                 el->tot[OSN__NE_487] += 1;
-            if (c->stx[hop][0])
-                osn__net_respond(s, c->stx[hop][0], x->status, x->retry_after);
+            if (STX(c, hop, 0))
+                osn__net_respond(s, STX(c, hop, 0), x->status, x->retry_after);
             break;
         case OSN_ELEM_A_COUNT:
             break;
@@ -143,7 +144,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
 uint64_t osn__net_ack_core_bits(const struct net *s, const struct element *el, const struct call *c,
                                 uint64_t key)
 {
-    bool named = !s->elems[s->tail[2] + c->core].off_path;
+    bool named = !s->elems[s->core + c->core].off_path;
     int k = osn_elem_hops_ack(el->hops, s->q.now, named ? c->core : -1, key);
     return k == c->core ? 0 : core_bits(k, c->failovers);
 }
@@ -183,13 +184,13 @@ static void on_cancel(struct net *s, struct ntxn *w)
 {
     struct call *c = w->call;
     int id = txn_elem(w), h = txn_hop(w);
-    struct ntxn *inv = c->stx[h][0], *br = NULL;
+    struct ntxn *inv = STX(c, h, 0), *br = NULL;
     struct osn_elem_actions a;
 
     if (inv && inv->t.req.branch != w->t.req.branch)
         inv = NULL;
-    if (s->elems[id].role == R_PROXY && h + 1 < MAXHOP)
-        br = c->ctx[h + 1][0];
+    if (s->elems[id].role == R_PROXY && h + 1 < c->nhop)
+        br = CTX(c, h + 1, 0);
     osn_elem_on_cancel_hop(&s->elems[id].tu, c->core, s->q.now,
                            inv ? inv->t.state : OSN_SIP_NOSTATE, br ? br->t.state : OSN_SIP_NOSTATE,
                            &a);
@@ -241,7 +242,7 @@ void osn__net_hangup_timer(struct net *s, struct call *c)
 {
     double at;
     /* the call is known to the UAS until the caller's BYE reached its TU */
-    bool known = !((c->bfwd >> (s->nhop - 1)) & 1u);
+    bool known = !((c->bfwd >> (c->nhop - 1)) & 1u);
     switch (osn_uas_hangup_fire(known, c->uas.acked, c->cx->t2xx, s->q.now, &s->cfg->sip, &at)) {
     case OSN_UAS_HANGUP_WAIT:
         c->refs++;
@@ -256,8 +257,8 @@ void osn__net_hangup_timer(struct net *s, struct call *c)
                                   .call_id = c->uid,
                                   .from_tag = c->uid + 1,
                                   .to_tag = c->uid,
-                                  .branch = branch(c, s->nhop - 1, B_UBYE)};
-        osn__net_start_up_bye(s, s->uas, c, s->nhop - 1, &req);
+                                  .branch = branch(c, c->nhop - 1, B_UBYE)};
+        osn__net_start_up_bye(s, s->uas, c, c->nhop - 1, &req);
         break;
     }
     case OSN_UAS_HANGUP_NONE:
@@ -379,10 +380,10 @@ static void failover(struct net *s, struct ntxn *w)
         s->err = OSN_ENOMEM;
         return;
     }
-    for (int h = h0; h < MAXHOP; h++) {
-        x->gone_ctx[h] = c->ctx[h][0];
-        x->gone_stx[h] = c->stx[h][0];
-        c->ctx[h][0] = c->stx[h][0] = NULL;
+    for (int h = h0; h < c->nhop; h++) {
+        x->gone_ctx[h] = CTX(c, h, 0);
+        x->gone_stx[h] = STX(c, h, 0);
+        CTX(c, h, 0) = STX(c, h, 0) = NULL;
         c->rsp_in[h] &= 0xf0; /* rsp_bit: the INVITE's responses are the low four bits */
     }
     uint8_t below = (uint8_t)((1u << h0) - 1);
@@ -467,14 +468,14 @@ void osn__net_on_tu(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
 
 void osn__net_ring_timer(struct net *s, struct call *c)
 {
-    struct ntxn *w = forwarded(c, s->nhop - 1, true);
+    struct ntxn *w = forwarded(c, c->nhop - 1, true);
     struct osn_elem_actions a;
 
     osn_des_ev_init(&c->rtx, EV_2XX); /* the event is the 2xx timer's from now on */
     osn_elem_on_ring_timer(&s->elems[s->uas].tu, s->q.now, w ? w->t.state : OSN_SIP_NOSTATE,
                            &c->uas, &a);
     if (a.n)
-        act(s, s->uas, c, s->nhop - 1, w, &a);
+        act(s, s->uas, c, c->nhop - 1, w, &a);
     if (s->uac.callee_hangs_up > 0)
         uas_answered(s, c, w, &a);
     osn__net_call_unref(s, c); /* the reference the ring timer had */
@@ -482,11 +483,11 @@ void osn__net_ring_timer(struct net *s, struct call *c)
 
 void osn__net_2xx_timer(struct net *s, struct call *c)
 {
-    struct ntxn *w = forwarded(c, s->nhop - 1, true);
+    struct ntxn *w = forwarded(c, c->nhop - 1, true);
     struct osn_elem_actions a;
 
     osn_elem_on_2xx_timer(&s->elems[s->uas].tu, s->q.now, &c->uas, w != NULL, &a);
     if (a.n)
-        act(s, s->uas, c, s->nhop - 1, w, &a);
+        act(s, s->uas, c, c->nhop - 1, w, &a);
     osn__net_call_unref(s, c); /* the reference the timer had (ARM_2XX took a new one) */
 }

@@ -239,7 +239,7 @@ void osn__net_start_up_bye(struct net *s, int from, struct call *c, int hop,
 
 void osn__net_send_cancel(struct net *s, int from, struct call *c, int hop)
 {
-    struct ntxn *inv = c->ctx[hop][0];
+    struct ntxn *inv = CTX(c, hop, 0);
     if (!inv)
         return;
     struct osn_sip_msg req = inv->t.req;
