@@ -74,7 +74,8 @@ set_tests_properties(node_txn_end PROPERTIES TIMEOUT 120 LABELS node)
 
 # Transactions in their final wait, kept compact (issue 34): a copy reaching one gets byte for
 # byte what the live transaction sent (uas 200 and 481, an edge's ACK of a 486 again, a 200
-# relayed again, a BYE's 200 again), INVITE copies in Confirmed and Accepted are absorbed; the
+# relayed again, a BYE's 200 again), INVITE copies in Confirmed and Accepted are absorbed; a
+# uas's INVITE kept once its 2xx is acked, and INVITE and ACK copies after that absorbed; the
 # cap derived from max_memory. No load, about 5 s.
 add_test(NAME node_kept
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/kept.py $<TARGET_FILE:osn>)

@@ -21,9 +21,13 @@
  *   client  other    Completed  a response: absorbed (17.1.2.2)                   -
  *
  * An INVITE server in Completed (Timer G resends its final until the ACK) stays live: it
- * lasts until the ACK, one round trip. So does a uas's INVITE in Accepted (its TU resends the
- * 2xx until the ACK, RFC 3261 13.3.1.4, from the transaction) and every transaction of the load
- * generator (its calls hold them).
+ * lasts until the ACK, one round trip. So does a uas's INVITE in Accepted until the ACK of its
+ * 2xx (its TU resends the 2xx until then, RFC 3261 13.3.1.4, from the transaction); after the
+ * ACK it is kept for the rest of Timer L, and its record absorbs INVITE copies as the live one
+ * would (RFC 6026 7.1: nothing sent). The ACK of a 2xx has a branch of its own (RFC 3261
+ * 17.1.1.3) and never matches the record: an ACK copy reaches the TU, which finds the call known
+ * (tu_stray_ack) and absorbs it. Every transaction of the load generator stays live (its calls
+ * hold them).
  *
  * What a record may send is coded against the message that makes it send (osn_sip_wire_delta,
  * src/sip/delta.c: a final response against the request it answers, an ACK against the final
@@ -74,10 +78,15 @@ bool kept_wants(const struct node *n, const struct ntx *x, int timer_id)
      * sends by node_send, so a 2xx copy relayed from a kept INVITE client goes upstream on the
      * connection of the request (RFC 3261 18.2.2). Over TCP only RFC 6026's Accepted states
      * wait (Timers L and M, 64*T1); D, I, J and K are zero and end the transaction at once. */
-    if (is_uac(n) || x->in_dialogs || x->cancel_later || list_of(timer_id) < 0)
+    if (is_uac(n) || x->cancel_later || list_of(timer_id) < 0)
         return false;
-    /* A uas keeps its INVITE live in Accepted (its 2xx timer); it has no client side. */
-    return timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n);
+    if (timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n))
+        return !x->in_dialogs;
+    /* A uas has no client side. Its INVITE in Accepted stays live until the ACK: its TU resends
+     * the 2xx from it (RFC 3261 13.3.1.4) and the dialog map finds it for the ACK. Once acked
+     * there is nothing left to send (RFC 6026 7.1: INVITE copies absorbed, the 2xx resent only
+     * by the TU, which has stopped), so it waits out Timer L here (ntx_keep in txn.c). */
+    return timer_id == OSN_SIP_TIMER_L && x->uas.acked;
 }
 
 /* ---- the table's two arrays, mapped by hand ---- */

@@ -540,6 +540,10 @@ struct ntx *ntx_find(struct node *n, int role, const struct osn_sip_wire *pm,
  * client transaction answers 408 on the server one), and an output shared between them would
  * lose the first one's "terminated" (the leak of a client transaction per 408, issue 28). */
 void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in);
+/* Moves live x to the kept table when the outermost ntx_apply (or unhold) returns, if its
+ * final wait's lifetime timer is armed and kept_wants it now (a uas's INVITE in Accepted once
+ * acked); else nothing changes. */
+void ntx_keep(struct node *n, struct ntx *x);
 /* Around the handling of one message or timer: the transactions that reach their final wait
  * meanwhile move to the kept table when the outermost unhold returns, not while code that
  * holds them may still run. */

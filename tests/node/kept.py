@@ -8,6 +8,9 @@ and, behind an edge, the next hop:
   1. uas, OPTIONS answered 200 and a BYE of no call answered 481 (RFC 3261 17.2.2: the
      non-INVITE server in Completed resends its final to a copy): the copy's answer equals the
      first answer byte for byte, and the uas holds them kept (osn_node_transactions_kept);
+  1b. uas, INVITE answered 200: live until its ACK (its TU resends the 2xx from it), kept
+     after (RFC 6026 Accepted, Timer L); an INVITE copy then is absorbed, nothing sent (7.1),
+     and an ACK copy too, not counted stray;
   2. edge, INVITE answered 486 by the next hop: the edge ACKs it (RFC 3261 17.1.1.3); a copy of
      the 486 gets the same ACK again (17.1.1.2, INVITE client in Completed, kept), and the
      caller's INVITE copy after its ACK is absorbed, nothing sent (17.2.1, Confirmed);
@@ -121,6 +124,41 @@ def main():
             check(first is not None and kept and again == first,
                   f"uas {method} {status}: kept ({kept}), the copy's answer is the first's, "
                   f"byte for byte ({len(first or b'')} bytes)")
+
+        # ---- 1b. uas, INVITE answered 200, then its ACK
+        before = uas.gauge("transactions_kept")
+        stray = uas.gauge("stray_total")
+        inv = request("INVITE", uas.sip, c.port, "u200", "u200", 1)
+        c.send(inv, uas.sip)
+        ok200 = c.recv("SIP/2.0 200")
+        live = uas.live() - uas.gauge("transactions_kept")
+        check(ok200 is not None and live == 1 and uas.gauge("transactions_kept") == before,
+              f"uas, INVITE answered 200 and not acked: live ({live} live), its TU resends "
+              "the 2xx from it (RFC 3261 13.3.1.4)")
+        to_tag = re.search(rb"To: [^\r]*?(;tag=[^\r;]+)", ok200 or b"")
+        ack = request("ACK", uas.sip, c.port, "u200", "u200ack", 1,
+                      to_tag=to_tag.group(1).decode() if to_tag else "")
+        c.send(ack, uas.sip)
+        kept = uas.wait_kept(before + 1)
+        live = uas.live() - uas.gauge("transactions_kept")
+        check(kept and live == 0,
+              f"uas, its ACK come: the INVITE kept for the rest of Timer L ({live} live, "
+              f"kept {uas.gauge('transactions_kept'):.0f})")
+        while c.recv("SIP/2.0", 0.2):  # a 2xx copy sent before the ACK came
+            pass
+        absorbed = uas.gauge("retrans_absorbed_total")
+        c.send(inv, uas.sip)
+        got = c.recv("SIP/2.0", 0.7)
+        check(got is None and uas.gauge("retrans_absorbed_total") == absorbed + 1,
+              "uas, an INVITE copy after the ACK (kept, Accepted): absorbed, nothing sent "
+              "(RFC 6026 7.1)")
+        c.send(ack, uas.sip)
+        # an OPTIONS behind it: its 200 says the ACK copy was handled before
+        c.send(request("OPTIONS", uas.sip, c.port, "o2", "o2", 1), uas.sip)
+        got = c.recv("SIP/2.0")
+        check(got is not None and b"CSeq: 1 OPTIONS" in got and uas.gauge("stray_total") == stray,
+              f"uas, an ACK copy after the move: absorbed, nothing sent, not stray "
+              f"(stray {uas.gauge('stray_total'):.0f}, was {stray:.0f})")
 
         # ---- 2..5. edge in front of this script as its next hop
         down = Sock()
