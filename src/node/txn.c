@@ -17,9 +17,9 @@
  * calls/s about 100,000 transactions wait at any time. The move happens when the outermost
  * ntx_apply returns (the TU, run from inside, may still use the object), and the lifetime
  * timer of the final wait is then the table's, never armed here. A transaction the table does
- * not take (a uas's INVITE in Accepted until its ACK, the load generator's, one without memory)
- * stays live and lets go of the bytes its state no longer sends (ntx_trim); a uas's INVITE
- * moves once its ACK has come (ntx_keep), for what is left of Timer L.
+ * not take (a uas's INVITE in Accepted until its ACK, the generator's INVITE a call still
+ * waits on, one without memory) stays live and lets go of the bytes its state no longer sends
+ * (ntx_trim); a uas's INVITE moves once its ACK has come (ntx_keep), for what is left of Timer L.
  */
 #include <stdlib.h>
 #include <string.h>

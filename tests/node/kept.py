@@ -23,7 +23,12 @@ and, behind an edge, the next hop:
      not answered from a reprint that would differ: counted in kept_unsent;
   6. max_memory: 2 MiB gives max_transactions 1024 (2 MiB / 2048, the rule of docs/node.md)
      in the resolved scenario of the JSON summary; 1000 bytes is refused with exit 2 naming
-     node.max_memory.
+     node.max_memory;
+  7. the load generator (this script its callee; run before 6): once a call is acked its
+     INVITE client in Accepted is kept (the call holds the BYE's text, not the transaction),
+     so while the BYEs wait only they are live; a 200 copy reaching a kept INVITE is ACKed
+     again, the first ACK but for its branch (RFC 3261 13.2.2.4, 6026 7.2); every call ends
+     good.
 
 Usage: kept.py OSN      prints what it checked; exit 0 when all passed.
 """
@@ -230,6 +235,48 @@ def main():
             time.sleep(0.05)
         check(got is None and edge.gauge("kept_unsent_total") == 1,
               "edge, a copy unlike the request first answered: no answer, kept_unsent 1")
+
+        # ---- 7. the load generator, this script its callee
+        callee = Sock()
+        gen = Node(osn, tmp, "gen", "--set", "node.element=uac", "--set", "source.rate=5",
+                   "--set", "node.duration=2", "--set", "source.hold=100", "--set", "net.seed=1",
+                   "--set", f"node.next_hop=127.0.0.1:{callee.port}", summary=True)
+        nodes.append(gen)
+        oks, acks, byes = {}, {}, []
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not (oks and len(byes) == len(oks) == len(acks)):
+            got = callee.recv("", 0.5)
+            if not got:
+                continue
+            cid = re.search(rb"Call-ID: *([^\r]+)", got).group(1)
+            if got.startswith(b"INVITE"):
+                oks.setdefault(cid, answer(got, 200, "OK", contact=True))
+                callee.send(oks[cid], gen.sip)
+            elif got.startswith(b"ACK"):
+                acks.setdefault(cid, got)
+            elif got.startswith(b"BYE"):
+                byes.append(got)
+        n = len(oks)
+        kept, live = gen.gauge("transactions_kept"), gen.live() - gen.gauge("transactions_kept")
+        check(n > 0 and len(acks) == len(byes) == n and kept >= n and live == n,
+              f"generator, {n} calls acked and hung up: their INVITEs kept in Accepted (kept "
+              f"{kept:.0f}), only the BYEs live ({live:.0f})")
+        cid = next(iter(oks), None)
+        if cid:
+            callee.send(oks[cid], gen.sip)
+        again = callee.recv("ACK", 2)
+
+        def unbranched(ack):  # each ACK the generator prints has a branch of its own
+            return re.sub(rb";branch=[^;\r]+", b"", ack or b"")
+        check(cid is not None and again and unbranched(again) == unbranched(acks.get(cid)),
+              f"generator, a 200 copy at its kept INVITE client is ACKed again (RFC 3261 "
+              f"13.2.2.4), the first ACK but for its branch ({len(again or b'')} bytes)")
+        for bye in byes:
+            callee.send(answer(bye, 200, "OK"), gen.sip)
+        rc = gen.p.wait(timeout=60)
+        uac = json.load(open(gen.json))["uac"] if rc == 0 else {}
+        check(rc == 0 and uac.get("good") == uac.get("calls_started") == n,
+              f"generator, exit {rc}: {uac.get('good')} good of {uac.get('calls_started')}")
 
         # ---- 6. max_memory sizes max_transactions
         js = os.path.join(tmp, "mem.json")
