@@ -74,7 +74,8 @@ set_tests_properties(node_txn_end PROPERTIES TIMEOUT 120 LABELS node)
 
 # Transactions in their final wait, kept compact (issue 34): a copy reaching one gets byte for
 # byte what the live transaction sent (uas 200 and 481, an edge's ACK of a 486 again, a 200
-# relayed again, a BYE's 200 again), INVITE copies in Confirmed and Accepted are absorbed; the
+# relayed again, a BYE's 200 again), INVITE copies in Confirmed and Accepted are absorbed; a
+# uas's INVITE kept once its 2xx is acked, and INVITE and ACK copies after that absorbed; the
 # cap derived from max_memory. No load, about 5 s.
 add_test(NAME node_kept
          COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/node/kept.py $<TARGET_FILE:osn>)
@@ -311,8 +312,8 @@ set_tests_properties(node_genwindow PROPERTIES TIMEOUT 150 LABELS node)
 
 # The callee's memory budget sized for a rate (issue 30, tests/node/lib.sh nl_uas_sized): a
 # scaled-down generators' race (T1 = 20 ms, 1,500 calls/s for 5 s) refuses no call at the sized
-# uas, and a uas with 1 MiB refuses some (what refused 222,662 calls at 32,000 calls/s). About
-# 15 s.
+# uas, and a uas with 1 MiB and waits longer than the run (T1 = 0.1 s) refuses some (what
+# refused 222,662 calls at 32,000 calls/s). About 15 s.
 add_test(NAME node_uassized
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_uassized.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})

@@ -244,13 +244,18 @@ static void call_end(struct gen *g, struct gcall *c)
 
 /* The call of the generator's transaction x, from the Call-ID it keeps; NULL for an attempt
  * that is not its slot's current one (a late event of a call that ended, or retried). */
-static struct gcall *call_of(struct gen *g, const struct ntx *x)
+static struct gcall *call_of_id(struct gen *g, struct osn_span call_id)
 {
     uint32_t idx, attempt;
-    if (!gen_call_id_parse(x->key.call_id, g->salt, &idx, &attempt) || idx / CHUNK >= g->nchunk)
+    if (!gen_call_id_parse(call_id, g->salt, &idx, &attempt) || idx / CHUNK >= g->nchunk)
         return NULL;
     struct gcall *c = &g->chunk[idx / CHUNK][idx % CHUNK];
     return c->live && c->attempt == attempt ? c : NULL;
+}
+
+static struct gcall *call_of(struct gen *g, const struct ntx *x)
+{
+    return call_of_id(g, x->key.call_id);
 }
 
 /* The window's counts when `now` is in it (node.warmup > 0), else NULL: an event counts in
@@ -685,16 +690,31 @@ void gen_call_timer(struct node *n, void *obj, uint32_t tgen)
  * 21.5.4, RFC 3263 4.3) and, while the caller still waits, the attempt's INVITE goes to another
  * server that is up and admits it (a failover: a new transaction, the same Call-ID) instead of
  * the failure reaching the caller. True when it did. */
-static bool failover(struct node *n, struct gcall *c, struct ntx *x, const struct osn_sip_out *o)
+/* What an INVITE transaction of the generator reports: from next hop `hop`, started at t0, its
+ * TU event tu with the response's status and Retry-After (0 and -1 for none). */
+struct inv_ev {
+    int hop, tu, status, retry_after;
+    double t0;
+};
+
+static struct inv_ev inv_ev_of(const struct ntx *x, const struct osn_sip_out *o)
+{
+    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
+    return (struct inv_ev){.hop = x->hop,
+                           .tu = o->tu,
+                           .status = resp ? o->msg->status : 0,
+                           .retry_after = resp ? o->msg->retry_after : -1,
+                           .t0 = x->t0};
+}
+
+static bool failover(struct node *n, struct gcall *c, bool waits, const struct inv_ev *v)
 {
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
-    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
-    bool waits = c && c->invite == x && c->uac.state == OSN_UAC_S_INVITING;
+    waits = waits && c && c->uac.state == OSN_UAC_S_INVITING;
     e.role = OSN_ELEM_PROXY; /* the caller is the upstream transaction that waits */
-    osn_elem_on_client_event_hop(&e, x->hop, n->now, x->t0, o->tu, resp ? o->msg->status : 0,
-                                 resp ? o->msg->retry_after : -1, OSN_SIP_INVITE,
-                                 waits ? OSN_SIP_PROCEEDING : OSN_SIP_NOSTATE, &a);
+    osn_elem_on_client_event_hop(&e, v->hop, n->now, v->t0, v->tu, v->status, v->retry_after,
+                                 OSN_SIP_INVITE, waits ? OSN_SIP_PROCEEDING : OSN_SIP_NOSTATE, &a);
     if (!waits || a.n != 1 || a.a[0].kind != OSN_ELEM_A_FORWARD)
         return false;
     c->hop = a.a[0].hop;
@@ -704,20 +724,19 @@ static bool failover(struct node *n, struct gcall *c, struct ntx *x, const struc
     return true;
 }
 
-static void invite_event(struct node *n, struct gcall *c, struct ntx *x,
-                         const struct osn_sip_out *o, const struct rmsg *in)
+static void invite_event(struct node *n, struct gcall *c, const struct inv_ev *v,
+                         const struct rmsg *in)
 {
     struct gen *g = n->gen;
-    bool resp = o->tu == OSN_SIP_TU_RESPONSE;
     struct osn_uac_call gone = {.state = OSN_UAC_S_DONE};
     struct osn_uac_acts a;
-    osn_uac_call_on_invite(c ? &c->uac : &gone, &g->ucfg, n->now, o->tu, resp ? o->msg->status : 0,
-                           resp ? o->msg->retry_after : -1, &a);
+    osn_uac_call_on_invite(c ? &c->uac : &gone, &g->ucfg, n->now, v->tu, v->status, v->retry_after,
+                           &a);
     if (a.bits & OSN_UAC_BIT(OSN_UAC_DO_DRAW)) {
         double u = osn_rng_u01(&g->rng), delay = gen_retry_delay(g->src, &g->rng);
         osn_uac_call_retry(&c->uac, &g->ucfg, n->now, u, delay, &a);
     }
-    act(n, c, &a, in, x->hop);
+    act(n, c, &a, in, v->hop);
     if (c && c->uac.state != OSN_UAC_S_INVITING)
         c->invite = NULL;
 }
@@ -749,15 +768,41 @@ void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o
     if (x->t.req.method == OSN_SIP_INVITE) {
         if (c && c->invite && c->invite != x)
             return; /* a branch the call left for another server (failover): stale */
-        if (failover(n, c, x, o))
+        struct inv_ev v = inv_ev_of(x, o);
+        if (failover(n, c, c && c->invite == x, &v))
             return;
-        invite_event(n, c, x, o, in);
+        invite_event(n, c, &v, in);
     } else if (x->t.req.method == OSN_SIP_BYE && c) { /* its answer, or Timer F, ends it */
         struct osn_uac_acts a;
         bool resp = o->tu == OSN_SIP_TU_RESPONSE;
         osn_uac_call_on_bye(&c->uac, o->tu, resp ? o->msg->status : 0, &a);
         act(n, c, &a, NULL, 0);
     }
+}
+
+bool gen_lets_go(const struct node *n, const struct ntx *x)
+{
+    const struct gcall *c = n->gen ? call_of(n->gen, x) : NULL;
+    return !c || c->invite != x;
+}
+
+void gen_kept_2xx(struct node *n, int hop, double t0, const struct rmsg *r)
+{
+    struct gen *g = n->gen;
+    if (!g)
+        return;
+    struct gcall *c = call_of_id(g, r->pm->call_id);
+    /* As gen_client_event: a call that waits on an INVITE (a live one: a kept record is never
+     * the one a call waits on, gen_lets_go) has left this branch, whose 2xx is stale. */
+    if (c && c->invite)
+        return;
+    struct inv_ev v = {.hop = hop,
+                       .tu = OSN_SIP_TU_RESPONSE,
+                       .status = r->m.status,
+                       .retry_after = r->m.retry_after,
+                       .t0 = t0};
+    if (!failover(n, c, false, &v)) /* never: no call waits on it; its feedback all the same */
+        invite_event(n, c, &v, r);
 }
 
 void gen_drain(struct node *n)

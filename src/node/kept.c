@@ -21,9 +21,15 @@
  *   client  other    Completed  a response: absorbed (17.1.2.2)                   -
  *
  * An INVITE server in Completed (Timer G resends its final until the ACK) stays live: it
- * lasts until the ACK, one round trip. So does a uas's INVITE in Accepted (its TU resends the
- * 2xx until the ACK, RFC 3261 13.3.1.4, from the transaction) and every transaction of the load
- * generator (its calls hold them).
+ * lasts until the ACK, one round trip. So does a uas's INVITE in Accepted until the ACK of its
+ * 2xx (its TU resends the 2xx until then, RFC 3261 13.3.1.4, from the transaction); after the
+ * ACK it is kept for the rest of Timer L, and its record absorbs INVITE copies as the live one
+ * would (RFC 6026 7.1: nothing sent). The ACK of a 2xx has a branch of its own (RFC 3261
+ * 17.1.1.3) and never matches the record: an ACK copy reaches the TU, which finds the call known
+ * (tu_stray_ack) and absorbs it. The load generator's transactions are kept alike once no call
+ * waits on them (its calls hold the dialog's identifiers, the BYE printed from the 2xx, in their
+ * slots): a 2xx copy reaching its kept INVITE client goes to the call's machine, which ACKs it
+ * again (gen_kept_2xx).
  *
  * What a record may send is coded against the message that makes it send (osn_sip_wire_delta,
  * src/sip/delta.c: a final response against the request it answers, an ACK against the final
@@ -74,10 +80,20 @@ bool kept_wants(const struct node *n, const struct ntx *x, int timer_id)
      * sends by node_send, so a 2xx copy relayed from a kept INVITE client goes upstream on the
      * connection of the request (RFC 3261 18.2.2). Over TCP only RFC 6026's Accepted states
      * wait (Timers L and M, 64*T1); D, I, J and K are zero and end the transaction at once. */
-    if (is_uac(n) || x->in_dialogs || x->cancel_later || list_of(timer_id) < 0)
+    if (x->cancel_later || list_of(timer_id) < 0)
         return false;
-    /* A uas keeps its INVITE live in Accepted (its 2xx timer); it has no client side. */
-    return timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n);
+    /* The load generator's calls keep what they still need (the BYE's text, printed from the
+     * 2xx, in the call's slot, gen.c): a transaction no call waits on may go, which kept_take
+     * asks when it moves it (after its TU has run: gen_lets_go). */
+    if (is_uac(n))
+        return true;
+    if (timer_id == OSN_SIP_TIMER_I || timer_id == OSN_SIP_TIMER_J || is_proxy(n))
+        return !x->in_dialogs;
+    /* A uas has no client side. Its INVITE in Accepted stays live until the ACK: its TU resends
+     * the 2xx from it (RFC 3261 13.3.1.4) and the dialog map finds it for the ACK. Once acked
+     * there is nothing left to send (RFC 6026 7.1: INVITE copies absorbed, the 2xx resent only
+     * by the TU, which has stopped), so it waits out Timer L here (ntx_keep in txn.c). */
+    return timer_id == OSN_SIP_TIMER_L && x->uas.acked;
 }
 
 /* ---- the table's two arrays, mapped by hand ---- */
@@ -279,7 +295,8 @@ bool kept_take(struct node *n, struct ntx *x, int timer_id, double end)
     uint64_t fp;
     uint8_t *blob = NULL;
     size_t size = 0;
-    if (list < 0 || !x->live || !x->t.in_table || !osn_sip_wire_key_hash(&x->key, &fp))
+    if (list < 0 || !x->live || !x->t.in_table || !osn_sip_wire_key_hash(&x->key, &fp) ||
+        (is_uac(n) && !gen_lets_go(n, x)))
         return false;
     if (!t->rec) {
         for (int i = 0; i < KEPT_LISTS; i++)
@@ -410,8 +427,11 @@ void kept_recv(struct node *n, uint32_t i, const struct rmsg *r)
         return;
     }
     if (inv && k->state == OSN_SIP_ACCEPTED) {
-        /* RFC 6026 7.2: every 2xx to the TU, which relays it upstream */
-        if (m->status >= 200 && m->status < 300) {
+        /* RFC 6026 7.2: every 2xx to the TU, which relays it upstream (the generator's: ACKs it
+         * again, RFC 3261 13.2.2.4) */
+        if (m->status >= 200 && m->status < 300 && is_uac(n)) {
+            gen_kept_2xx(n, k->hop, k->t0, r);
+        } else if (m->status >= 200 && m->status < 300) {
             const struct kept *up = k->up != KEPT_NONE && n->kept.rec[k->up].life == k->up_life
                                             ? &n->kept.rec[k->up]
                                             : NULL;

@@ -540,6 +540,10 @@ struct ntx *ntx_find(struct node *n, int role, const struct osn_sip_wire *pm,
  * client transaction answers 408 on the server one), and an output shared between them would
  * lose the first one's "terminated" (the leak of a client transaction per 408, issue 28). */
 void ntx_apply(struct node *n, struct ntx *x, const struct osn_sip_out *o, const struct rmsg *in);
+/* Moves live x to the kept table when the outermost ntx_apply (or unhold) returns, if its
+ * final wait's lifetime timer is armed and kept_wants it now (a uas's INVITE in Accepted once
+ * acked); else nothing changes. */
+void ntx_keep(struct node *n, struct ntx *x);
 /* Around the handling of one message or timer: the transactions that reach their final wait
  * meanwhile move to the kept table when the outermost unhold returns, not while code that
  * holds them may still run. */
@@ -858,6 +862,13 @@ void gen_call_timer(struct node *n, void *call, uint32_t gen);
 /* An event of one of the generator's client transactions (tu_event passes them all here). */
 void gen_client_event(struct node *n, struct ntx *x, const struct osn_sip_out *o,
                       const struct rmsg *in);
+/* Whether no call of the generator holds its transaction x (a call waiting on its INVITE holds
+ * it, c->invite): only then may x move to the kept table. */
+bool gen_lets_go(const struct node *n, const struct ntx *x);
+/* A 2xx copy r reaching a kept INVITE client of the generator (Accepted, RFC 6026 7.2) to next
+ * hop `hop` started at t0: to the call's machine as the live transaction passes it (its ACK
+ * again, RFC 3261 13.2.2.4). */
+void gen_kept_2xx(struct node *n, int hop, double t0, const struct rmsg *r);
 /* The traffic's end: no call starts any more, calls that are up hang up now, retries due
  * later than 64*T1 from now end their calls with the attempt that failed. */
 void gen_drain(struct node *n);

@@ -473,6 +473,9 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 x->uas.acked = true;
             if (x && callee_hangs_up(n)) /* the BYE of a call the callee ends may go now */
                 hangup_acked(n, x->t.req.call_id);
+            /* Its 2xx timer has nothing left to do: the rest of Timer L in the kept table. */
+            if (x && !is_proxy(n))
+                ntx_keep(n, x);
             break;
         case OSN_ELEM_A_RESEND_2XX: {
             /* The stored 2xx goes out again: the transaction sends x->resp (its request may be
@@ -642,7 +645,11 @@ void tu_stray_ack(struct node *n, const struct rmsg *r)
     struct osn_elem e = node_elem(n);
     struct osn_elem_actions a;
     struct ntx *x = NULL;
-    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, r->m.call_id, r->pm->call_id, r->m.cseq))) {
+    /* A uas finds the INVITE an ACK acknowledges by its dialog (dialogs.c) while it waits for
+     * the ACK; once acked it is kept (kept.c), and a copy of the ACK (one per copy of the 2xx
+     * the caller had) is of a call the uas knows: absorbed as the live INVITE absorbed it. */
+    if (!is_proxy(n) && !(x = dialogs_get(&n->dialogs, r->m.call_id, r->pm->call_id, r->m.cseq)) &&
+        !calls_has(&n->calls, r->m.call_id)) {
         n->st.stray++; /* no dialog of ours: the node forgot it, or it never was */
         return;
     }

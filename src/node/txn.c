@@ -17,8 +17,9 @@
  * calls/s about 100,000 transactions wait at any time. The move happens when the outermost
  * ntx_apply returns (the TU, run from inside, may still use the object), and the lifetime
  * timer of the final wait is then the table's, never armed here. A transaction the table does
- * not take (a uas's INVITE in Accepted, the load generator's, one without memory) stays live
- * and lets go of the bytes its state no longer sends (ntx_trim).
+ * not take (a uas's INVITE in Accepted until its ACK, the generator's INVITE a call still
+ * waits on, one without memory) stays live and lets go of the bytes its state no longer sends
+ * (ntx_trim); a uas's INVITE moves once its ACK has come (ntx_keep), for what is left of Timer L.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,18 @@ static bool keep_later(struct node *n, struct ntx *x, const struct osn_sip_timer
     n->pending_keep[n->npending_keep] = x;
     n->pending_life[n->npending_keep++] = x->life;
     return true;
+}
+
+void ntx_keep(struct node *n, struct ntx *x)
+{
+    if (!x || !x->live || x->kept_timer)
+        return;
+    for (int slot = 0; slot < 2; slot++) {
+        struct osn_sip_timer tm = {
+                .id = x->t.tid[slot], .slot = (uint8_t)slot, .set = true, .at = x->t.at[slot]};
+        if (tm.id != OSN_SIP_TIMER_NONE && keep_later(n, x, &tm))
+            return;
+    }
 }
 
 /* Moves the transactions keep_later remembered to the kept table, servers first (an INVITE

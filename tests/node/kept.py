@@ -8,6 +8,9 @@ and, behind an edge, the next hop:
   1. uas, OPTIONS answered 200 and a BYE of no call answered 481 (RFC 3261 17.2.2: the
      non-INVITE server in Completed resends its final to a copy): the copy's answer equals the
      first answer byte for byte, and the uas holds them kept (osn_node_transactions_kept);
+  1b. uas, INVITE answered 200: live until its ACK (its TU resends the 2xx from it), kept
+     after (RFC 6026 Accepted, Timer L); an INVITE copy then is absorbed, nothing sent (7.1),
+     and an ACK copy too, not counted stray;
   2. edge, INVITE answered 486 by the next hop: the edge ACKs it (RFC 3261 17.1.1.3); a copy of
      the 486 gets the same ACK again (17.1.1.2, INVITE client in Completed, kept), and the
      caller's INVITE copy after its ACK is absorbed, nothing sent (17.2.1, Confirmed);
@@ -20,7 +23,12 @@ and, behind an edge, the next hop:
      not answered from a reprint that would differ: counted in kept_unsent;
   6. max_memory: 2 MiB gives max_transactions 1024 (2 MiB / 2048, the rule of docs/node.md)
      in the resolved scenario of the JSON summary; 1000 bytes is refused with exit 2 naming
-     node.max_memory.
+     node.max_memory;
+  7. the load generator (this script its callee; run before 6): once a call is acked its
+     INVITE client in Accepted is kept (the call holds the BYE's text, not the transaction),
+     so while the BYEs wait only they are live; a 200 copy reaching a kept INVITE is ACKed
+     again, the first ACK but for its branch (RFC 3261 13.2.2.4, 6026 7.2); every call ends
+     good.
 
 Usage: kept.py OSN      prints what it checked; exit 0 when all passed.
 """
@@ -122,6 +130,41 @@ def main():
                   f"uas {method} {status}: kept ({kept}), the copy's answer is the first's, "
                   f"byte for byte ({len(first or b'')} bytes)")
 
+        # ---- 1b. uas, INVITE answered 200, then its ACK
+        before = uas.gauge("transactions_kept")
+        stray = uas.gauge("stray_total")
+        inv = request("INVITE", uas.sip, c.port, "u200", "u200", 1)
+        c.send(inv, uas.sip)
+        ok200 = c.recv("SIP/2.0 200")
+        live = uas.live() - uas.gauge("transactions_kept")
+        check(ok200 is not None and live == 1 and uas.gauge("transactions_kept") == before,
+              f"uas, INVITE answered 200 and not acked: live ({live} live), its TU resends "
+              "the 2xx from it (RFC 3261 13.3.1.4)")
+        to_tag = re.search(rb"To: [^\r]*?(;tag=[^\r;]+)", ok200 or b"")
+        ack = request("ACK", uas.sip, c.port, "u200", "u200ack", 1,
+                      to_tag=to_tag.group(1).decode() if to_tag else "")
+        c.send(ack, uas.sip)
+        kept = uas.wait_kept(before + 1)
+        live = uas.live() - uas.gauge("transactions_kept")
+        check(kept and live == 0,
+              f"uas, its ACK come: the INVITE kept for the rest of Timer L ({live} live, "
+              f"kept {uas.gauge('transactions_kept'):.0f})")
+        while c.recv("SIP/2.0", 0.2):  # a 2xx copy sent before the ACK came
+            pass
+        absorbed = uas.gauge("retrans_absorbed_total")
+        c.send(inv, uas.sip)
+        got = c.recv("SIP/2.0", 0.7)
+        check(got is None and uas.gauge("retrans_absorbed_total") == absorbed + 1,
+              "uas, an INVITE copy after the ACK (kept, Accepted): absorbed, nothing sent "
+              "(RFC 6026 7.1)")
+        c.send(ack, uas.sip)
+        # an OPTIONS behind it: its 200 says the ACK copy was handled before
+        c.send(request("OPTIONS", uas.sip, c.port, "o2", "o2", 1), uas.sip)
+        got = c.recv("SIP/2.0")
+        check(got is not None and b"CSeq: 1 OPTIONS" in got and uas.gauge("stray_total") == stray,
+              f"uas, an ACK copy after the move: absorbed, nothing sent, not stray "
+              f"(stray {uas.gauge('stray_total'):.0f}, was {stray:.0f})")
+
         # ---- 2..5. edge in front of this script as its next hop
         down = Sock()
         edge = Node(osn, tmp, "edge", "--set", "node.element=edge", "--set", "sip.t4=30",
@@ -192,6 +235,48 @@ def main():
             time.sleep(0.05)
         check(got is None and edge.gauge("kept_unsent_total") == 1,
               "edge, a copy unlike the request first answered: no answer, kept_unsent 1")
+
+        # ---- 7. the load generator, this script its callee
+        callee = Sock()
+        gen = Node(osn, tmp, "gen", "--set", "node.element=uac", "--set", "source.rate=5",
+                   "--set", "node.duration=2", "--set", "source.hold=100", "--set", "net.seed=1",
+                   "--set", f"node.next_hop=127.0.0.1:{callee.port}", summary=True)
+        nodes.append(gen)
+        oks, acks, byes = {}, {}, []
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not (oks and len(byes) == len(oks) == len(acks)):
+            got = callee.recv("", 0.5)
+            if not got:
+                continue
+            cid = re.search(rb"Call-ID: *([^\r]+)", got).group(1)
+            if got.startswith(b"INVITE"):
+                oks.setdefault(cid, answer(got, 200, "OK", contact=True))
+                callee.send(oks[cid], gen.sip)
+            elif got.startswith(b"ACK"):
+                acks.setdefault(cid, got)
+            elif got.startswith(b"BYE"):
+                byes.append(got)
+        n = len(oks)
+        kept, live = gen.gauge("transactions_kept"), gen.live() - gen.gauge("transactions_kept")
+        check(n > 0 and len(acks) == len(byes) == n and kept >= n and live == n,
+              f"generator, {n} calls acked and hung up: their INVITEs kept in Accepted (kept "
+              f"{kept:.0f}), only the BYEs live ({live:.0f})")
+        cid = next(iter(oks), None)
+        if cid:
+            callee.send(oks[cid], gen.sip)
+        again = callee.recv("ACK", 2)
+
+        def unbranched(ack):  # each ACK the generator prints has a branch of its own
+            return re.sub(rb";branch=[^;\r]+", b"", ack or b"")
+        check(cid is not None and again and unbranched(again) == unbranched(acks.get(cid)),
+              f"generator, a 200 copy at its kept INVITE client is ACKed again (RFC 3261 "
+              f"13.2.2.4), the first ACK but for its branch ({len(again or b'')} bytes)")
+        for bye in byes:
+            callee.send(answer(bye, 200, "OK"), gen.sip)
+        rc = gen.p.wait(timeout=60)
+        uac = json.load(open(gen.json))["uac"] if rc == 0 else {}
+        check(rc == 0 and uac.get("good") == uac.get("calls_started") == n,
+              f"generator, exit {rc}: {uac.get('good')} good of {uac.get('calls_started')}")
 
         # ---- 6. max_memory sizes max_transactions
         js = os.path.join(tmp, "mem.json")

@@ -501,19 +501,23 @@ nl_uas_free() {
 }
 
 # nl_uas_sized NAME RATE [osn node args..]: nl_uas_free whose memory budget holds RATE calls/s:
-# node.max_memory = RATE x 64*T1 x 2 x OSN_NODE_TXN_BYTES (2,048), at least 1 MiB (its minimum).
+# node.max_memory = RATE x 64*T1 x 1,024 bytes, at least 1 MiB (its minimum).
 # Why: RFC 6026 and RFC 3261 17.2.2 keep a uas's INVITE and BYE transactions 64*T1 (32 s) after
-# the call, and every byte they keep, kept records included, counts against node.max_memory
-# (max_transactions counts only the live ones, and is derived from max_memory: RATE x 64*T1 x 2
-# of them). A call's two costs about 1.3 KB (kept_bytes_peak and the live ones, 2026-12-07), so
-# the default 1 GiB refused calls at 503 from about 25,000 calls/s: the 222,662 refused at
-# 32,000 calls/s in the generators' race were the uas's, at max_memory. NL_UAS_T1 (default 0.5)
-# is the T1 of the run, when the args change sip.t1.
+# the call, and every byte they keep, kept records included, counts against node.max_memory.
+# Both wait in the kept table (the INVITE once its 2xx is acked): about 290 bytes a call
+# (kept_bytes_peak over RATE x 64*T1; bench/uas_memory.sh, 2026-12-07: 281 bytes at 5,000
+# calls/s for 40 s, 291 at 1,500 with T1 = 20 ms), and the live transactions are only the calls
+# not yet acked (68 at the peak of that run). 1,024 bytes a call leaves more than three times
+# that. Before the INVITE was kept a call cost about 1.3 KB (its live INVITE about 1.1 KB of it)
+# and the rule was 2 x 2,048 bytes; the default 1 GiB refused calls at 503 from about 25,000
+# calls/s (the 222,662 refused at 32,000 calls/s in the generators' race were the uas's, at
+# max_memory). max_transactions, when not set, is max_memory / 2,048: it bounds the live ones
+# only. NL_UAS_T1 (default 0.5) is the T1 of the run, when the args change sip.t1.
 nl_uas_sized() {
     local name=$1 rate=$2 mem
     shift 2
     mem=$(awk -v r="$rate" -v t1="${NL_UAS_T1:-0.5}" \
-        'BEGIN { m = r * 64 * t1 * 2 * 2048; if (m < 1048576) m = 1048576; printf "%.0f", m }')
+        'BEGIN { m = r * 64 * t1 * 1024; if (m < 1048576) m = 1048576; printf "%.0f", m }')
     nl_uas_free "$name" --set "node.max_memory=$mem" "$@"
 }
 
