@@ -704,10 +704,11 @@ static void test_identities(void **state)
     assert_true(a.branch && a.call_id && a.sent_by && a.from_tag);
     assert_true(a.to_tag == 0);
     assert_true(a.branch == osn_sip_wire_hash("z9hG4bK-11044-1-0", 17));
-    /* The 180 answers it: same branch, Call-ID, From tag; a To tag now. */
+    /* The 180 answers it: same branch; a To tag now; its Call-ID and From tag, the INVITE's,
+     * are not hashed (0). */
     assert_int_equal(parse_file("sipp", "sipp_uas_180.sip", &M2, OUT2), 0);
     assert_int_equal(osn_sip_wire_to_txn(&M2, &b), 0);
-    assert_true(a.branch == b.branch && a.call_id == b.call_id && a.from_tag == b.from_tag);
+    assert_true(a.branch == b.branch && b.call_id == 0 && b.from_tag == 0);
     assert_int_equal(b.status, 180);
     assert_int_equal(b.method, OSN_SIP_INVITE);
     assert_true(b.to_tag != 0);

@@ -299,7 +299,8 @@ uint64_t osn_sip_wire_hash(const void *p, size_t n);
 /* Fills the numeric message of the transaction layer from an accepted parse: method, status,
  * CSeq, Retry-After (seconds, clamped to INT32_MAX), and the keyed hashes of the top Via branch,
  * sent-by (lower-cased host and port), Call-ID and the From and To tags (0 when no tag; a tag
- * never hashes to 0), plus the top Via's oc parameters. RFC 2543 requests and responses (no
+ * never hashes to 0), plus the top Via's oc parameters. A response's Call-ID and From tag are
+ * 0: they are its request's, which its transaction holds. RFC 2543 requests and responses (no
  * "z9hG4bK" branch, m->rfc2543) get as branch the hash of RFC 3261 17.2.3's fallback fields
  * minus the To tag: Request-URI (requests only), From tag, Call-ID, CSeq number and the top Via
  * value; so a retransmission, the ACK of a non-2xx and a CANCEL find the INVITE's transaction

@@ -232,7 +232,11 @@ int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
         return OSN_EINVAL;
     const struct osn_sip_via *v = &m->via[0];
     numbers(m, out);
-    out->call_id = nz(osn_sip_wire_hash(m->call_id.p, m->call_id.n));
+    /* A response's Call-ID and From tag are its request's, and what reads a response's numbers
+     * (the client transaction it matches by branch, sent-by and method; the element relaying
+     * it) never looks at them: they stay 0 rather than cost two SipHashes a response. */
+    if (m->is_request)
+        out->call_id = nz(osn_sip_wire_hash(m->call_id.p, m->call_id.n));
     out->sent_by = nz(sent_by(v));
     if (!m->rfc2543) {
         out->branch = nz(osn_sip_wire_hash(v->branch.p, v->branch.n));
@@ -251,7 +255,7 @@ int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out)
         h = chain(h, v->value);
         out->branch = nz(h);
     }
-    out->from_tag = m->from.tag.p && m->from.tag.n
+    out->from_tag = m->is_request && m->from.tag.p && m->from.tag.n
                             ? nz(osn_sip_wire_hash(m->from.tag.p, m->from.tag.n))
                             : 0;
     out->to_tag = m->to.tag.p && m->to.tag.n ? nz(osn_sip_wire_hash(m->to.tag.p, m->to.tag.n)) : 0;
