@@ -28,7 +28,7 @@
  * garbage) is dropped silently.
  *
  * Identities. The transaction layer (osn/sip.h) keys transactions by 64-bit numbers. Here they
- * are SipHash-2-4 values of the text under a per-process random key (getrandom), so that nobody
+ * are SipHash-1-3 values of the text under a per-process random key (getrandom), so that nobody
  * outside can aim many branches at one table bucket. A 64-bit hash can still collide, so a node
  * keeps the text of each transaction's key (osn_sip_wire_key_of, osn_sip_wire_key_copy) and, when
  * the table returns a transaction, confirms it with osn_sip_wire_key_eq: a hash match with unequal
@@ -293,7 +293,7 @@ int osn_sip_wire_key_init(void);
 /* Sets the key (16 bytes, copied): tests and reproducible runs. Not thread-safe. */
 void osn_sip_wire_key_set(const uint8_t key[16]);
 
-/* SipHash-2-4 of n bytes under the process key. */
+/* SipHash-1-3 of n bytes under the process key. */
 uint64_t osn_sip_wire_hash(const void *p, size_t n);
 
 /* Fills the numeric message of the transaction layer from an accepted parse: method, status,
