@@ -344,10 +344,14 @@ bool osn_sip_wire_key_hash(const struct osn_sip_wire_key *k, uint64_t *fp)
     for (int i = 0; i < nparts; i++) {
         if (n + part[i].n + 1 > sizeof b)
             return false;
-        for (size_t j = 0; j < part[i].n; j++) {
-            char c = part[i].p[j];
-            b[n++] = i == 1 && c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-        }
+        /* Only the host (part 1) is folded; the rest is copied whole, not a byte at a time
+         * through the fold's test (four keys a proxied call, each a branch of 40 bytes). */
+        if (i == 1)
+            for (size_t j = 0; j < part[i].n; j++)
+                b[n + j] = lower(part[i].p[j]);
+        else if (part[i].n)
+            memcpy(b + n, part[i].p, part[i].n);
+        n += part[i].n;
         b[n++] = '\0'; /* a NUL is never inside a parsed field: no two keys join alike */
     }
     *fp = osn_sip_wire_hash(b, n);
