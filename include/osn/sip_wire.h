@@ -28,7 +28,7 @@
  * garbage) is dropped silently.
  *
  * Identities. The transaction layer (osn/sip.h) keys transactions by 64-bit numbers. Here they
- * are SipHash-2-4 values of the text under a per-process random key (getrandom), so that nobody
+ * are SipHash-1-3 values of the text under a per-process random key (getrandom), so that nobody
  * outside can aim many branches at one table bucket. A 64-bit hash can still collide, so a node
  * keeps the text of each transaction's key (osn_sip_wire_key_of, osn_sip_wire_key_copy) and, when
  * the table returns a transaction, confirms it with osn_sip_wire_key_eq: a hash match with unequal
@@ -293,13 +293,14 @@ int osn_sip_wire_key_init(void);
 /* Sets the key (16 bytes, copied): tests and reproducible runs. Not thread-safe. */
 void osn_sip_wire_key_set(const uint8_t key[16]);
 
-/* SipHash-2-4 of n bytes under the process key. */
+/* SipHash-1-3 of n bytes under the process key. */
 uint64_t osn_sip_wire_hash(const void *p, size_t n);
 
 /* Fills the numeric message of the transaction layer from an accepted parse: method, status,
  * CSeq, Retry-After (seconds, clamped to INT32_MAX), and the keyed hashes of the top Via branch,
  * sent-by (lower-cased host and port), Call-ID and the From and To tags (0 when no tag; a tag
- * never hashes to 0), plus the top Via's oc parameters. RFC 2543 requests and responses (no
+ * never hashes to 0), plus the top Via's oc parameters. A response's Call-ID and From tag are
+ * 0: they are its request's, which its transaction holds. RFC 2543 requests and responses (no
  * "z9hG4bK" branch, m->rfc2543) get as branch the hash of RFC 3261 17.2.3's fallback fields
  * minus the To tag: Request-URI (requests only), From tag, Call-ID, CSeq number and the top Via
  * value; so a retransmission, the ACK of a non-2xx and a CANCEL find the INVITE's transaction

@@ -20,10 +20,18 @@
 #include "node_int.h"
 #include "osn/err.h"
 
+/* The digit at p as 0..9, or a number above 9 (not a digit, or p at the end). */
+static inline unsigned digit_at(const char *p, const char *end)
+{
+    return p < end ? (unsigned)(unsigned char)*p - '0' : 10u;
+}
+
 bool addr_ipv4(const char *p, size_t n, struct in_addr *out)
 {
     /* glibc's inet_pton4 reads a byte at a time through a table of digits and writes the result
-     * through a temporary; one pass over at most 15 bytes does here. */
+     * through a temporary; one pass over at most 15 bytes does here, each part's one to three
+     * digits unrolled (ten literals a proxied call, and the loop over a part's digits with its
+     * four tests a byte was 2 % of a proxy's instructions). */
     if (n < 7 || n > 15)
         return false;
     uint32_t a = 0;
@@ -31,11 +39,21 @@ bool addr_ipv4(const char *p, size_t n, struct in_addr *out)
     for (int part = 0; part < 4; part++) {
         if (part && (p >= end || *p++ != '.'))
             return false;
-        const char *s = p;
-        unsigned v = 0;
-        while (p < end && *p >= '0' && *p <= '9' && p - s < 3)
-            v = v * 10 + (unsigned)(*p++ - '0');
-        if (p == s || v > 255 || (*s == '0' && p - s > 1))
+        unsigned v = digit_at(p, end), d;
+        if (v > 9)
+            return false;
+        p++;
+        if ((d = digit_at(p, end)) <= 9) {
+            if (v == 0)
+                return false; /* a leading zero ("01") */
+            v = v * 10 + d;
+            p++;
+            if ((d = digit_at(p, end)) <= 9) {
+                v = v * 10 + d;
+                p++;
+            }
+        }
+        if (v > 255)
             return false;
         a = a << 8 | v;
     }

@@ -58,18 +58,14 @@ static uint64_t mix(uint64_t h, struct osn_span s)
 static uint64_t loop_hash(const struct node *n, const struct osn_sip_wire *m,
                           const struct osn_sip_msg *num)
 {
-    /* "CSEQ METHOD" in decimal (as "%u %d" would write it; the method is a small enum) */
-    char cs[24];
-    struct osn_text w = osn_text_at(cs, sizeof cs);
-    osn_text_dec(&w, m->cseq, 1);
-    osn_text_put(&w, " ", 1);
-    osn_text_dec(&w, m->cseq_method, 1);
     uint64_t h = n->branch_salt;
     h = mix(h, m->uri);
     h = (h ^ num->from_tag) * 0x9e3779b97f4a7c15ULL;
     h = (h ^ num->to_tag) * 0x9e3779b97f4a7c15ULL;
     h = (h ^ num->call_id) * 0x9e3779b97f4a7c15ULL;
-    return mix(h, (struct osn_span){cs, (size_t)(w.p - cs)});
+    /* The CSeq number and method as one number (the method is a small enum), mixed as the
+     * hashes above are: not printed in decimal and hashed again (two a proxied call). */
+    return (h ^ ((uint64_t)m->cseq << 8 | m->cseq_method)) * 0x9e3779b97f4a7c15ULL;
 }
 
 /* Whether a Via's sent-by is ours: our host, and our Via port or (several workers) another

@@ -159,6 +159,11 @@ uint8_t *osn_sip_wire_delta(const char *msg, size_t len, const char *ref, size_t
                 at = r0;
                 line = l;
             }
+            /* The rest of the line matched: no later line can match more (and the first line
+             * that matched as much is this one), so the search ends; most lines of a response
+             * are whole copies of its request's, and the later ones were compared for nothing. */
+            if (best == end - i)
+                break;
         }
         if (best > COPY_MAX)
             best = COPY_MAX; /* the rest of so long a line goes as a literal */
