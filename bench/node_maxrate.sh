@@ -404,7 +404,8 @@ if [ -x "$UDP_LIMIT" ]; then
     line=$(timeout 30 "$UDP_LIMIT" 2 32 200) && echo "udp limit at the start: $line"
     ULIM=$(sed -n 's/.*datagrams_per_cpu_s=\([0-9]*\).*/\1/p' <<<"${line:-}")
     # the other yardstick (docs/performance.md): a ping of one datagram between two processes,
-    # a wake-up on each side for every datagram; printed, not used for the fraction
+    # a wake-up on each side for every datagram; printed, not used for the fraction, since it
+    # moves fivefold with how idle the machine is
     ping=$(timeout 30 "$UDP_LIMIT" -p 2 1 200) && echo "udp ping at the start: $ping"
 else
     echo "udp limit: skipped, $UDP_LIMIT not built (ninja udp_limit)"

@@ -23,7 +23,10 @@
  * it: each side then sleeps until the other's datagrams wake it, as a node and its peer do, and
  * the figure is per CPU-second of both processes. One thread that never sleeps is the kernel's
  * ceiling; -p with a batch of 1 is a ping that pays a wake-up on each side for every datagram,
- * which is what a node pays at a low rate (it reads one or two datagrams a wake-up).
+ * which is what a node pays at a low rate (it reads one or two datagrams a wake-up). That
+ * figure is the machine's state more than its limit: on an idle virtual machine each wake-up is
+ * a costly cross-core interrupt, and the ping moved 0.05-0.07 M datagrams per CPU-second quiet
+ * against 0.32-0.34 M at a load of 11 (docs/performance.md).
  *
  *     udp_limit [-c] [-p] [SECONDS [BATCH [BYTES]]]     (defaults: 2 s, 32, 200 bytes)
  *
