@@ -251,6 +251,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(send_errors, "datagrams the socket refused, or the next hop refused (ICMP)")                 \
     X(no_dialog_481,                                                                               \
       "481 sent (a CANCEL for no INVITE; uas: a request in no dialog, a BYE of no call)")          \
+    X(calls_forgotten,                                                                             \
+      "calls the uas forgot before their BYE: an hour after their 2xx, or the oldest at 2^20")     \
     X(loops_482, "482 sent (a request looped back: our Via, our branch)")                          \
     X(too_large_513, "513 sent (the forwarded request too large for UDP)")                         \
     X(over_budget, "requests over their source's per_source_rate: one stateless 503 or nothing")   \

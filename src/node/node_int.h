@@ -360,8 +360,8 @@ struct next_hop {
 /* ---- the node ---- */
 
 /* The calls a UAS knows (dialogs.c): the Call-ID hash of each INVITE it answered 2xx, until
- * the BYE's 2xx, for a BYE or CANCEL to find (else 481). Bounded: CALLS_MAX entries, and one
- * forgotten CALLS_AGE s after its 2xx (a BYE after that gets 481). */
+ * the BYE's 2xx, for a BYE or CANCEL to find (else 481). Bounded: one is forgotten CALLS_AGE s
+ * after its 2xx, and at CALLS_MAX the oldest are (calls_forgotten; a BYE after that gets 481). */
 #define CALLS_MAX ((size_t)1 << 20)
 #define CALLS_AGE 3600.0
 
@@ -829,7 +829,9 @@ int dialogs_put(struct map *d, struct ntx *x);
 struct ntx *dialogs_get(const struct map *d, uint64_t call_id, struct osn_span text, uint32_t cseq);
 void dialogs_del(struct map *d, struct ntx *x);
 
-int calls_put(struct map *c, uint64_t key, double now);
+/* Remembers call `key` answered 2xx at `now`; the calls it forgets to make room (CALLS_AGE,
+ * CALLS_MAX) are added to *forgotten. 0, or OSN_ENOMEM. */
+int calls_put(struct map *c, uint64_t key, double now, uint64_t *forgotten);
 bool calls_has(const struct map *c, uint64_t key);
 void calls_del(struct map *c, uint64_t key);
 

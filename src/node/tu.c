@@ -442,7 +442,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
              * the BYE's. */
             if (!is_proxy(n) && y->status >= 200 && y->status < 300) {
                 if (x->t.req.method == OSN_SIP_INVITE &&
-                    calls_put(&n->calls, x->t.req.call_id, n->now) != 0)
+                    calls_put(&n->calls, x->t.req.call_id, n->now, &n->st.calls_forgotten) != 0)
                     n->err = OSN_ENOMEM;
                 else if (x->t.req.method == OSN_SIP_BYE)
                     calls_del(&n->calls, x->t.req.call_id);
