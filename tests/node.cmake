@@ -266,6 +266,15 @@ add_test(NAME testbed_window
                  ${CMAKE_SOURCE_DIR})
 osn_load_test(testbed_window 260)
 
+# osn testbed on a chain the user wrote (examples/ims_chain.ini: six proxies, four of them the
+# chain's mids, node.mid): every element a node named as in the file, every call through every
+# proxy, real goodput within 15% of the simulator's, each mid's own costs (its utilisation less
+# another mid's, against the simulator's, within 0.05); node.mid's bad values exit 2. About 30 s.
+add_test(NAME testbed_chain
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_chain.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+osn_load_test(testbed_chain 260)
+
 # osn testbed under mpirun -n 3 (element i on rank i mod 3, addresses exchanged through MPI,
 # results gathered at rank 0) beside the same run in one process: every summary, the proxies'
 # ends from ranks 1 and 2, the same simulation, real goodput within 10% of each other and of

@@ -154,6 +154,10 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         fan_args(&a, cfg->net, e->nnext);
     if (strcmp(e->element, "core") == 0 && e->core > 0)
         core_args(&a, &cfg->net->more_cores[e->core - 1]);
+    if (e->mid > 0) { /* the node takes that mid's costs and buffer from the scenario */
+        arg(&a, "--set");
+        arg(&a, "node.mid=%d", e->mid);
+    }
     /* The scenario's [link] delays and losses, each node holding what it sends for its link's
      * delay and losing it with its link's loss, so that each direction of a link is delayed and
      * lost once, as in the simulator (src/node/link.c). */

@@ -109,9 +109,15 @@ static const struct osn_key_spec node_keys[] = {
          .help = "bytes the delay line holds at most (per loop); a datagram that does not fit is "
                  "lost and counted in link_dropped, as at a full link queue"},
         {"node", "rank", OSN_KEY_STRING, OSN_KEY_AT(C, rank), .unit = "NAME:RANK, ...",
-         .help = "osn testbed under mpirun or srun: run element NAME (uas, core, core2, mid, edge, "
-                 "edge0, uac, uac0, ...) on MPI rank RANK; elements not named go round-robin "
+         .help = "osn testbed under mpirun or srun: run element NAME (uas, core, core2, mid, mid2, "
+                 "edge, edge0, uac, uac0, ..., or an [element NAME]'s) on MPI rank RANK; elements "
+                 "not named go round-robin "
                  "(element i on rank i mod K). The node itself does not read it (docs/testbed.md)"},
+        {"node", "mid", OSN_KEY_LONG, 0, OSN_NET_MAX_MIDS, OSN_KEY_AT(C, mid),
+         .help = "element edge as the K-th mid proxy of a chain (a tandem, or [element]s written "
+                 "as a chain: the proxies between the first and the last): its costs and buffer "
+                 "are that mid's (the built-in tandem's one mid has the edge's). osn testbed sets "
+                 "it; 0: the edge's own"},
         {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
          .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "
                  "(RFC 3261 16.6), so the dialog's ACK, BYE and re-INVITE from either side "
@@ -170,6 +176,8 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
     const struct osn_net_server_cfg *sv = c->element == OSN_NODE_EDGE   ? &net->edge
                                           : c->element == OSN_NODE_CORE ? &net->core
                                                                         : &net->uas;
+    if (c->element == OSN_NODE_EDGE && c->mid > 0 && net->mid_own) /* checked by mid_check */
+        sv = &net->mid[c->mid - 1];
     memcpy(c->cost, sv->cost, sizeof c->cost);
     c->buffer = sv->buffer;
     c->ctl_kind = net->ctl_kind;
@@ -195,6 +203,24 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
         if (!(c->duration > 0))
             c->duration = net->time;
     }
+}
+
+/* node.mid names a mid the scenario has, and the node is a proxy that can be one. */
+static int mid_check(const struct osn_ini *ini, const struct osn_net_cfg *net,
+                     const struct osn_node_cfg *c, char *err, size_t errsize)
+{
+    const struct osn_key_origin *o = osn_ini_get(ini, "node.mid");
+    int mids = net->topology == OSN_NET_TANDEM ? net->mids : 0;
+    if (!o || c->mid == 0)
+        return 0;
+    if (c->element != OSN_NODE_EDGE)
+        return osn_ini_bad(o, err, errsize, "a mid proxy is an edge: node.element = %s",
+                           osn_node_element_name(c->element));
+    if (c->mid > mids)
+        return osn_ini_bad(o, err, errsize, "the scenario's %s has %d mid prox%s",
+                           net->topology == OSN_NET_TANDEM ? "chain" : "topology", mids,
+                           mids == 1 ? "y" : "ies");
+    return 0;
 }
 
 /* The simulator's scripted experiments that the node does not carry out: bulk arrivals and a
@@ -243,7 +269,8 @@ int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const 
         rc = osn_ini_load(&tmp->ini, &osn_node_schema, &tmp->cfg, err, errsize);
     if (rc)
         goto out;
-    if ((rc = sim_only(&tmp->ini, net, err, errsize)))
+    if ((rc = sim_only(&tmp->ini, net, err, errsize)) ||
+        (rc = mid_check(&tmp->ini, net, &tmp->cfg, err, errsize)))
         goto out;
     from_net(net, &tmp->cfg);
     if (osn_node_check(&tmp->cfg, &bad, why, sizeof why) != 0) {

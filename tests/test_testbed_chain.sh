@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `osn testbed` on a chain the user wrote (issue 32): examples/ims_chain.ini, six proxies with
+# costs of their own (P-CSCF, S-CSCF, AS, I-CSCF, S-CSCF, P-CSCF) between the callers and the
+# callee, each element its own `osn node`, named as in the file; the four between the first and
+# the last run as the chain's mids (node.mid = K: mid K's costs and buffer).
+#   1. bad input: node.mid beyond the scenario's mids, on a core, or on a collapse exits 2
+#      naming node.mid;
+#   2. --loads 0.1 (182 calls/s, every element below half busy), 2 s + 4 s:
+#      - a process and a summary for each of the file's elements, by its name;
+#      - every call offered passed every proxy (each one's calls_in is the callee's);
+#      - real goodput within 15% of the simulator's (its interval is wide: 2 replications);
+#      - each mid played its own costs: the difference of two mids' utilisations is the
+#        simulator's within 0.05 (the node's own CPU adds about the same to each), 0.26 for
+#        S-CSCF - I-CSCF; with every mid at the first proxy's costs (node.mid ignored) it is 0.
+# About 30 s.   Usage: test_testbed_chain.sh OSN ROOT
+set -u
+OSN=$1
+ROOT=$(cd "$2" && pwd)
+. "$ROOT/tests/node/lib.sh"
+nl_init testbed_chain 240 --load
+SCEN=$ROOT/examples/ims_chain.ini
+T=$NL_TMP
+
+# ---- 1. bad input
+bad_mid() { # WHAT SCENARIO SET...: exit 2 naming node.mid
+    local what=$1 scen=$2
+    shift 2
+    "$OSN" node "$scen" --set node.listen=127.0.0.1:0 --set node.next_hop=127.0.0.1:9 \
+        --set node.duration=1 -q "$@" >/dev/null 2>"$T/bad.err" {NL_LOCK_FD}>&-
+    local rc=$?
+    [ $rc = 2 ] && grep -q "node.mid" "$T/bad.err"
+    nl_check $? "$what: exit $rc, '$(cat "$T/bad.err")'"
+}
+bad_mid "node.mid = 5 of a chain of 4 mids" "$SCEN" --set node.element=edge --set node.mid=5
+bad_mid "node.mid on a core" "$SCEN" --set node.element=core --set node.mid=1
+bad_mid "node.mid on a collapse" "$ROOT/examples/node_collapse.ini" --set node.element=edge \
+    --set node.mid=1
+
+# ---- 2. the chain on the wire
+nl_log "osn testbed examples/ims_chain.ini, loads 0.1, none, 2 s + 4 s"
+timeout -k 5 150 "$OSN" testbed "$SCEN" --loads 0.1 --controls none --warmup 2 --duration 4 \
+    --json "$T/chain.json" --keep "$T/chain" >"$T/chain.out" 2>"$T/chain.err" {NL_LOCK_FD}>&-
+rc=$?
+cat "$T/chain.out"
+nl_check $rc "osn testbed (chain) exited $rc: $(tail -3 "$T/chain.err")"
+"$NL_PY" - "$T/chain.json" "$T/chain/none_0.1x" <<'PY'
+import json, os, sys
+r = json.load(open(sys.argv[1]))[0]
+run = sys.argv[2]
+bad = []
+names = ["callers", "pcscf", "scscf", "as", "icscf", "scscf_t", "pcscf_t", "callee"]
+node = {}
+for n in names:
+    path = os.path.join(run, n + ".json")
+    if not os.path.exists(path):
+        bad.append(f"no summary {n}.json (files: {sorted(os.listdir(run))})")
+    else:
+        node[n] = json.load(open(path))
+sim = {e["name"]: e for e in json.load(open(os.path.join(run, "sim.json")))["elements"]}
+if not bad:
+    calls = node["callee"]["calls_in"]
+    for n in names[1:-1]:
+        if node[n]["calls_in"] != calls:
+            bad.append(f"{n} saw {node[n]['calls_in']} calls, the callee {calls}")
+    if not abs(r["real_goodput"] / r["sim_goodput"] - 1) <= 0.15:
+        bad.append(f"real goodput {r['real_goodput']:.1f}, sim {r['sim_goodput']:.1f}")
+    for a, b in (("scscf", "icscf"), ("as", "icscf"), ("scscf_t", "pcscf")):
+        real = node[a]["util"] - node[b]["util"]
+        model = sim[a]["util"] - sim[b]["util"]
+        ok = abs(real - model) <= 0.05
+        print(f"util {a} - {b}: node {real:.3f}, sim {model:.3f}: {'ok' if ok else 'FAIL'}")
+        if not ok:
+            bad.append(f"util {a} - {b}: node {real:.3f}, sim {model:.3f}")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "the chain: every element by its name, every call through every proxy, each mid its own costs"
+
+nl_summary
