@@ -4,8 +4,14 @@
 # callee, each element its own `osn node`, named as in the file; the four between the first and
 # the last run as the chain's mids (node.mid = K: mid K's costs and buffer).
 #   1. bad input: node.mid beyond the scenario's mids, on a core, or on a collapse exits 2
-#      naming node.mid;
-#   2. --loads 0.1 (182 calls/s, every element below half busy), 2 s + 4 s:
+#      naming node.mid; node.name naming nothing (the names listed), on a scenario with no
+#      topology, or against node.element exits 2 naming the key;
+#   2. node.name by hand: `as` of the chain is an edge, mid 2, with [server as]'s costs
+#      (0.0005 s an INVITE, not the first proxy's 0.0002); `region1` of
+#      examples/fanin_topology.ini (8 sources of 125 calls/s) is a generator of its share,
+#      125 calls/s: its calls started in 2 s within 4 sigma of Poisson 250 (at the whole
+#      1,000 it would start about 2,000);
+#   3. --loads 0.1 (182 calls/s, each node given node.name, every element below half busy), 2 s + 4 s:
 #      - a process and a summary for each of the file's elements, by its name;
 #      - every call offered passed every proxy (each one's calls_in is the callee's);
 #      - real goodput within 15% of the simulator's (its interval is wide: 2 replications);
@@ -36,7 +42,56 @@ bad_mid "node.mid on a core" "$SCEN" --set node.element=core --set node.mid=1
 bad_mid "node.mid on a collapse" "$ROOT/examples/node_collapse.ini" --set node.element=edge \
     --set node.mid=1
 
-# ---- 2. the chain on the wire
+bad_name() { # WHAT SCENARIO KEY SET...: exit 2 naming KEY
+    local what=$1 scen=$2 key=$3
+    shift 3
+    "$OSN" node "$scen" --set node.listen=127.0.0.1:0 --set node.next_hop=127.0.0.1:9 \
+        --set node.duration=1 -q "$@" >/dev/null 2>"$T/bad.err" {NL_LOCK_FD}>&-
+    local rc=$?
+    [ $rc = 2 ] && grep -q "$key" "$T/bad.err"
+    nl_check $? "$what: exit $rc, '$(cat "$T/bad.err")'"
+}
+bad_name "node.name of no element" "$SCEN" "node.name.*callers, pcscf" --set node.name=nosuch
+bad_name "node.name without a topology" "$ROOT/examples/node_collapse.ini" node.name \
+    --set node.name=edge
+bad_name "node.name against node.element" "$SCEN" node.element --set node.name=as \
+    --set node.element=core
+
+# ---- 2. node.name by hand
+"$OSN" node "$SCEN" --set node.name=as --set node.listen=127.0.0.1:0 \
+    --set node.next_hop=127.0.0.1:9 --set node.duration=0.2 -q --json "$T/as.json" \
+    >/dev/null 2>"$T/as.err" {NL_LOCK_FD}>&-
+nl_check $? "osn node --set node.name=as: $(tail -2 "$T/as.err")"
+FANIN=$ROOT/examples/fanin_topology.ini
+nl_node_start callee uas 0 "" "$FANIN" --set node.name=callee
+nl_check $? "the fan-in's callee by name"
+timeout -k 5 60 "$OSN" node "$FANIN" --set node.name=region1 --set node.listen=127.0.0.1:0 \
+    --set "node.next_hop=127.0.0.1:${NL_PORT[callee]}" --set node.duration=2 -q \
+    --json "$T/region1.json" >/dev/null 2>"$T/region1.err" {NL_LOCK_FD}>&-
+nl_check $? "osn node --set node.name=region1: $(tail -2 "$T/region1.err")"
+nl_stop callee
+"$NL_PY" - "$T/as.json" "$T/region1.json" <<'PY'
+import json, math, sys
+a, g = (json.load(open(p)) for p in sys.argv[1:3])
+bad = []
+node = a["scenario_resolved"]["node"]
+cost = a["scenario_resolved"]["server edge"]["cost_invite"]
+if (a["name"], node["element"], node["mid"], cost) != ("as", "edge", 2, 0.0005):
+    bad.append(f"as: name {a['name']}, element {node['element']}, mid {node['mid']}, "
+               f"cost_invite {cost}")
+n, want = g["uac"]["calls_started"], 125 * 2
+if g["scenario_resolved"]["node"]["element"] != "uac" or abs(n - want) > 4 * math.sqrt(want):
+    bad.append(f"region1: {n} calls in 2 s, Poisson {want} (element "
+               f"{g['scenario_resolved']['node']['element']})")
+print(f"as: {node['element']}, mid {node['mid']}, cost_invite {cost}; region1: {n} calls in 2 s "
+      f"(Poisson {want})")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "node.name: the element, mid, costs and a source's share"
+
+# ---- 3. the chain on the wire
 nl_log "osn testbed examples/ims_chain.ini, loads 0.1, none, 2 s + 4 s"
 timeout -k 5 150 "$OSN" testbed "$SCEN" --loads 0.1 --controls none --warmup 2 --duration 4 \
     --json "$T/chain.json" --keep "$T/chain" >"$T/chain.out" 2>"$T/chain.err" {NL_LOCK_FD}>&-

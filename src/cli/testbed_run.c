@@ -139,9 +139,16 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
     struct args a;
     char hops[1024];
 
+    /* A topology the user wrote: the node plays its element by name (node.name: its element,
+     * mid, costs, and for a source its share and seed, found as this list found them). */
+    bool by_name = cfg->net->named > 0;
     common_args(&a, cfg, "node", control);
     arg(&a, "--set");
     arg(&a, "node.element=%s", e->element);
+    if (by_name) {
+        arg(&a, "--set");
+        arg(&a, "node.name=%s", e->name);
+    }
     arg(&a, "--set");
     /* Port 0: the node binds a port of its own choosing and reports it (never a guess). */
     arg(&a, strchr(cfg->bind, ':') ? "node.listen=[%s]:0" : "node.listen=%s:0", cfg->bind);
@@ -154,7 +161,7 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         fan_args(&a, cfg->net, e->nnext);
     if (strcmp(e->element, "core") == 0 && e->core > 0)
         core_args(&a, &cfg->net->more_cores[e->core - 1]);
-    if (e->mid > 0) { /* the node takes that mid's costs and buffer from the scenario */
+    if (e->mid > 0 && !by_name) { /* the node takes that mid's costs and buffer */
         arg(&a, "--set");
         arg(&a, "node.mid=%d", e->mid);
     }
@@ -179,9 +186,10 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         arg(&a, "node.duration=%.17g", cfg->warmup + cfg->duration);
         arg(&a, "--set");
         arg(&a, "node.warmup=%.17g", cfg->warmup);
-        source_args(&a, cfg, factor * e->share);
+        source_args(&a, cfg, by_name ? factor : factor * e->share);
         arg(&a, "--set");
-        arg(&a, "net.seed=%llu", (unsigned long long)(cfg->seed + (uint64_t)e->stream));
+        arg(&a, "net.seed=%llu",
+            (unsigned long long)(cfg->seed + (by_name ? 0 : (uint64_t)e->stream)));
         arg(&a, "--set");
         arg(&a, "node.stats_interval=%.17g", cfg->stats_interval);
         arg(&a, "--stats");
