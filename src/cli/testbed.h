@@ -90,6 +90,7 @@ struct tb_cfg {
     int rank, ranks;               /* this process's MPI rank and their number (0, 1: no MPI) */
     char bind[64];                 /* the address this rank's nodes listen on (port 0) */
     bool link_delay;               /* the nodes carry out the scenario's [link] delays */
+    int source_rates; /* a written topology's [source NAME] sections give their own rates */
 };
 
 /* One row of the table: one control at one load, sim beside real. */

@@ -121,11 +121,25 @@ static void core_args(struct args *a, const struct osn_net_server_cfg *sv)
     arg(a, "server core.buffer=%ld", sv->buffer);
 }
 
-/* The source's keys for `factor` times the scenario's traffic (testbed_load.c). */
+/* The source's keys for `factor` times the scenario's traffic (testbed_load.c). Sources of a
+ * written topology that give their own rates (Poisson: checked at the start) each get theirs
+ * times the factor, which keeps their shares; source.rate, their sum, is not a key of such a
+ * file. */
 static void source_args(struct args *a, const struct tb_cfg *cfg, double factor)
 {
     char sets[TB_SOURCE_SETS][TB_SET_MAX];
-    int n = tb_source_sets(&cfg->net->src, factor, sets);
+    const struct osn_net_cfg *c = cfg->net;
+    if (cfg->source_rates) {
+        bool fan = c->topology == OSN_NET_FANOUT;
+        int E = c->topology == OSN_NET_FANIN || fan ? c->edges : 1;
+        for (int i = 0; i < E && i < c->named; i++) {
+            arg(a, "--set");
+            arg(a, "source %s.rate=%.17g", c->elem_names[i],
+                c->src.rate * osn_net_source_share(c, i, E) * factor);
+        }
+        return;
+    }
+    int n = tb_source_sets(&c->src, factor, sets);
     for (int i = 0; i < n; i++) {
         arg(a, "--set");
         arg(a, "%s", sets[i]);

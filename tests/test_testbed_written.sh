@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `osn testbed` on a chain the user wrote (issue 32): examples/ims_chain.ini, six proxies with
+# `osn testbed` and `osn node` on topologies the user wrote (issue 32). A chain:
+# examples/ims_chain.ini, six proxies with
 # costs of their own (P-CSCF, S-CSCF, AS, I-CSCF, S-CSCF, P-CSCF) between the callers and the
 # callee, each element its own `osn node`, named as in the file; the four between the first and
 # the last run as the chain's mids (node.mid = K: mid K's costs and buffer).
@@ -17,13 +18,17 @@
 #      - real goodput within 15% of the simulator's (its interval is wide: 2 replications);
 #      - each mid played its own costs: the difference of two mids' utilisations is the
 #        simulator's within 0.05 (the node's own CPU adds about the same to each), 0.26 for
-#        S-CSCF - I-CSCF; with every mid at the first proxy's costs (node.mid ignored) it is 0.
-# About 30 s.   Usage: test_testbed_chain.sh OSN ROOT
+#        S-CSCF - I-CSCF; with every mid at the first proxy's costs (node.mid ignored) it is 0;
+#   4. examples/fanin_topology.ini, 8 sources of their own rates (125 calls/s each) into 8
+#      proxies into one core, --loads 0.5 (185 calls/s), 2 s + 4 s: each source's generator
+#      (by name) started its share, 185.2 / 8 calls/s over its 6 s, within 4 sigma of Poisson;
+#      real goodput within 15% of the simulator's.
+# About 45 s.   Usage: test_testbed_written.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
 . "$ROOT/tests/node/lib.sh"
-nl_init testbed_chain 240 --load
+nl_init testbed_written 300 --load
 SCEN=$ROOT/examples/ims_chain.ini
 T=$NL_TMP
 
@@ -131,5 +136,36 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 nl_check $? "the chain: every element by its name, every call through every proxy, each mid its own costs"
+
+# ---- 4. a written fan-in whose sources give their own rates
+nl_log "osn testbed examples/fanin_topology.ini, loads 0.5, none, 2 s + 4 s"
+timeout -k 5 150 "$OSN" testbed "$FANIN" --loads 0.5 --controls none --warmup 2 --duration 4 \
+    --json "$T/fan.json" --keep "$T/fan" >"$T/fan.out" 2>"$T/fan.err" {NL_LOCK_FD}>&-
+rc=$?
+cat "$T/fan.out"
+nl_check $rc "osn testbed (written fan-in) exited $rc: $(tail -3 "$T/fan.err")"
+"$NL_PY" - "$T/fan.json" "$T/fan/none_0.5x" <<'PY'
+import json, math, os, sys
+r = json.load(open(sys.argv[1]))[0]
+run = sys.argv[2]
+bad = []
+want = r["rate"] / 8 * 6  # each source's share over warm-up + window
+for i in range(8):
+    path = os.path.join(run, f"region{i}.json")
+    if not os.path.exists(path):
+        bad.append(f"no summary region{i}.json")
+        continue
+    n = json.load(open(path))["uac"]["calls_started"]
+    if abs(n - want) > 4 * math.sqrt(want):
+        bad.append(f"region{i} started {n} calls, its share {want:.1f} (Poisson)")
+if not abs(r["real_goodput"] / r["sim_goodput"] - 1) <= 0.15:
+    bad.append(f"real goodput {r['real_goodput']:.1f}, sim {r['sim_goodput']:.1f}")
+print(f"written fan-in: {r['rate']:.1f} calls/s asked, real {r['real_goodput']:.1f}, "
+      f"sim {r['sim_goodput']:.1f}; each source's share {want:.1f} calls in 6 s")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "the written fan-in: every source its own share, real beside sim"
 
 nl_summary
