@@ -96,13 +96,21 @@ sys.exit(1 if bad else 0)
 PY
 nl_check $? "node.name: the element, mid, costs and a source's share"
 
+# testbed NAME SCENARIO LOAD: osn testbed, no control, 2 s + 4 s, into $T/NAME.json and
+# $T/NAME/none_LOADx/
+testbed() {
+    local name=$1 scen=$2 load=$3
+    nl_log "osn testbed $scen, loads $load, none, 2 s + 4 s"
+    timeout -k 5 150 "$OSN" testbed "$scen" --loads "$load" --controls none --warmup 2 \
+        --duration 4 --json "$T/$name.json" --keep "$T/$name" >"$T/$name.out" \
+        2>"$T/$name.err" {NL_LOCK_FD}>&-
+    local rc=$?
+    cat "$T/$name.out"
+    nl_check $rc "osn testbed ($name) exited $rc: $(tail -3 "$T/$name.err")"
+}
+
 # ---- 3. the chain on the wire
-nl_log "osn testbed examples/ims_chain.ini, loads 0.1, none, 2 s + 4 s"
-timeout -k 5 150 "$OSN" testbed "$SCEN" --loads 0.1 --controls none --warmup 2 --duration 4 \
-    --json "$T/chain.json" --keep "$T/chain" >"$T/chain.out" 2>"$T/chain.err" {NL_LOCK_FD}>&-
-rc=$?
-cat "$T/chain.out"
-nl_check $rc "osn testbed (chain) exited $rc: $(tail -3 "$T/chain.err")"
+testbed chain "$SCEN" 0.1
 "$NL_PY" - "$T/chain.json" "$T/chain/none_0.1x" <<'PY'
 import json, os, sys
 r = json.load(open(sys.argv[1]))[0]
@@ -138,12 +146,7 @@ PY
 nl_check $? "the chain: every element by its name, every call through every proxy, each mid its own costs"
 
 # ---- 4. a written fan-in whose sources give their own rates
-nl_log "osn testbed examples/fanin_topology.ini, loads 0.5, none, 2 s + 4 s"
-timeout -k 5 150 "$OSN" testbed "$FANIN" --loads 0.5 --controls none --warmup 2 --duration 4 \
-    --json "$T/fan.json" --keep "$T/fan" >"$T/fan.out" 2>"$T/fan.err" {NL_LOCK_FD}>&-
-rc=$?
-cat "$T/fan.out"
-nl_check $rc "osn testbed (written fan-in) exited $rc: $(tail -3 "$T/fan.err")"
+testbed fan "$FANIN" 0.5
 "$NL_PY" - "$T/fan.json" "$T/fan/none_0.5x" <<'PY'
 import json, math, os, sys
 r = json.load(open(sys.argv[1]))[0]
