@@ -269,7 +269,7 @@ osn_load_test(testbed_window 260)
 # osn testbed and osn node on topologies the user wrote: a chain (examples/ims_chain.ini: six
 # proxies, four of them mids) with every element a node named as in the file (node.name),
 # every call through every proxy, real goodput within 15% of the simulator's, each mid's own
-# costs (its utilisation less another mid's, against the simulator's, within 0.05); a fan-in
+# costs (the CPU a call costs it less another mid, against the closed form, within 35%); a fan-in
 # whose sources give their own rates (each generator its share); node.name and node.mid by
 # hand and their bad values (exit 2). About 45 s.
 add_test(NAME testbed_written
