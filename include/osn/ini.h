@@ -25,7 +25,8 @@ struct osn_key_origin {
 /*
  * Keys a scenario holds at most: 2^17 = 131,072. The records grow at run time (doubling), so a
  * small file costs little; this bound is what a hostile file can make the reader allocate
- * (131,072 records of 640 bytes, 80 MiB, plus a 1 MiB index), and a file that needs more is
+ * (131,072 records of 640 bytes, 80 MiB, plus a 1 MiB index; 40 MiB more while the last
+ * doubling copies), and a file that needs more is
  * refused naming FILE:LINE. It is eight keys for each of the 16,384 edges the network simulator
  * carries (net.edges' bound): a fan-in written out by hand takes five.
  */
