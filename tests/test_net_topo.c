@@ -12,7 +12,8 @@
  *   response's cost and its link's delay twice to the mean setup delay.
  * - the built-in tandem written out as three proxies gives its run bit for bit.
  * - a fan-in of 1,000 edges written out (5,004 keys, 2,002 elements) gives the run of
- *   `topology = fanin`, `edges = 1000` bit for bit.
+ *   `topology = fanin`, `edges = 1000` bit for bit; more sources than net.edges allows
+ *   (16,385) are refused at the first one too many.
  * - Bad descriptions are refused with the file:line and the key: an unknown next hop, a cycle,
  *   a proxy without next hop, a source without `to`, net.topology beside the elements, a link
  *   the graph has not, a server section that does not exist, a shape the hop path does not carry
@@ -325,6 +326,34 @@ static void test_fanin_1000_written(void **state)
     unload(w);
 }
 
+/* More sources than net.edges allows (16,384): refused at the first one too many, naming its key
+ * and line, before the graph is searched. */
+static void test_too_many_sources(void **state)
+{
+    (void)state;
+    char path[64], err[512] = "", want[96];
+    int rc;
+
+    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    for (int i = 0; i <= OSN_NET_MAX_EDGES; i++)
+        fprintf(f, "[source s%d]\nto = e\n", i);
+    fputs("[element e]\nrole = proxy\nserver = edge\nnext_hop = u\n[element u]\nrole = uas\n", f);
+    assert_int_equal(fclose(f), 0);
+    struct osn_net_scenario *s = load(path, NULL, 0, err, sizeof err, &rc);
+    unload(s);
+    assert_int_equal(rc, OSN_ECONFIG);
+    snprintf(want, sizeof want, "%s:%d: key 'source s16384.to' = 'e': more than 16384 sources",
+             path, 2 * OSN_NET_MAX_EDGES + 2);
+    if (!strstr(err, want))
+        fprintf(stderr, "want '%s' in: %s\n", want, err);
+    assert_non_null(strstr(err, want));
+    unlink(path);
+}
+
 /* The built-in tandem (edge, mid, core) written out as a chain of three proxies is the same run
  * bit for bit, under rate control. */
 static void test_tandem_written_is_tandem(void **state)
@@ -451,6 +480,7 @@ int main(void)
             cmocka_unit_test(test_chain_setup_delay_per_hop),
             cmocka_unit_test(test_tandem_written_is_tandem),
             cmocka_unit_test(test_fanin_1000_written),
+            cmocka_unit_test(test_too_many_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,7 @@ static int more_named(struct graph *g)
 /* The named sections of the file, in the order of their first keys. */
 static int collect(struct graph *g)
 {
+    int sources = 0;
     for (int i = 0; i < g->ini->nkeys; i++) {
         const struct osn_key_origin *o = &g->ini->keys[i];
         const struct osn_key_spec *k = osn_ini_key_find(&osn_net_schema, o->key);
@@ -108,6 +109,12 @@ static int collect(struct graph *g)
             kind++;
         if (find(g, kind, name, strlen(name)) >= 0)
             continue;
+        /* Refused here, before the graph is searched: each source is an edge of the shape. */
+        if (kind == K_SOURCE && ++sources > OSN_NET_MAX_EDGES)
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "more than %d sources: the simulator carries %d edges at most "
+                               "(net.edges' bound)",
+                               OSN_NET_MAX_EDGES, OSN_NET_MAX_EDGES);
         if (more_named(g))
             return OSN_ENOMEM;
         struct named *x = &g->v[g->n++];
@@ -285,14 +292,8 @@ static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder
 {
     int E = 0, n = 0;
     for (int i = 0; i < g->n; i++)
-        if (g->v[i].kind == K_SOURCE) {
-            if (E == OSN_NET_MAX_EDGES)
-                return osn_ini_bad(g->v[i].first, g->err, g->errsize,
-                                   "more than %d sources: the simulator carries %d edges at most "
-                                   "(net.edges' bound)",
-                                   OSN_NET_MAX_EDGES, OSN_NET_MAX_EDGES);
-            order[E++] = i; /* the sources first, in file order */
-        }
+        if (g->v[i].kind == K_SOURCE)
+            order[E++] = i; /* the sources first, in file order (collect() bounds them) */
     if (!E)
         return not_carried(g, &g->v[0], "role", "no [source NAME] sends calls into the network");
     n = E;
