@@ -164,6 +164,7 @@ static int load(struct osn_net_scenario *s, const char *path, const char **sets,
     char err[768], ctl[64];
     snprintf(ctl, sizeof ctl, "control.kind=%s", control ? control : "none");
     sets[nsets] = ctl;
+    osn_net_scenario_release(s); /* the load before's */
     int rc = osn_net_scenario_load(s, path, sets, nsets + (control ? 1 : 0), err, sizeof err);
     if (!rc)
         rc = osn_net_scenario_check(s, err, sizeof err);
@@ -399,6 +400,7 @@ out:
         json_decref(rows[i].elems);
     if (made_dir)
         remove_tree(cfg.dir, 1);
+    osn_net_scenario_release(sc);
     free(sc);
     free(a.sets);
     tb_mpi_finish(&cfg, status);

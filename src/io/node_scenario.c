@@ -372,9 +372,19 @@ int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const 
         }
         goto out;
     }
-    *s = *tmp;
+    *s = *tmp; /* the keys move to *s */
 out:
+    if (rc && tmp)
+        osn_ini_free(&tmp->ini);
+    if (net)
+        osn_net_cfg_names_free(net);
     free(tmp);
     free(net);
     return rc;
+}
+
+void osn_node_scenario_release(struct osn_node_scenario *s)
+{
+    if (s)
+        osn_ini_free(&s->ini);
 }
