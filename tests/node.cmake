@@ -325,6 +325,14 @@ set_tests_properties(node_genwindow PROPERTIES TIMEOUT 150 LABELS node)
 # scaled-down generators' race (T1 = 20 ms, 1,500 calls/s for 5 s) refuses no call at the sized
 # uas, and a uas with 1 MiB and waits longer than the run (T1 = 0.1 s) refuses some (what
 # refused 222,662 calls at 32,000 calls/s). About 15 s.
+# The node's virtual CPU in nominal time: a uas's busy time equals the costs of the messages
+# it served within 1% (each service ends at its nominal end, not when the loop handled it).
+# About 15 s.
+add_test(NAME node_busy
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_busy.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(node_busy PROPERTIES TIMEOUT 120 LABELS node)
+
 add_test(NAME node_uassized
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_node_uassized.sh $<TARGET_FILE:osn>
                  ${CMAKE_SOURCE_DIR})

@@ -129,7 +129,13 @@ static void start_service(struct node *n)
 
 void node_service_done(struct node *n)
 {
-    struct osn_elem_item *it = osn_elem_server_depart(&n->server, n->now);
+    /* The service ends at its nominal end, n->cpu_t, not when the loop got round to it: the
+     * busy time, the queue's area and the controller's view of waits and departures are then
+     * the virtual CPU's, as in the simulator. Not before an event the server has already seen
+     * (an arrival the loop handled late), so that its time and the controller's never go
+     * back. */
+    double end = n->cpu_t > n->server.t_last ? n->cpu_t : n->server.t_last;
+    struct osn_elem_item *it = osn_elem_server_depart(&n->server, end < n->now ? end : n->now);
     struct qmsg *q = OSN_CONTAINER_OF(it, struct qmsg, item);
     serve(n, &q->rx, it->reject ? it : NULL);
     qmsg_free(n, q);

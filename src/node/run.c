@@ -101,6 +101,10 @@ static void read_all(struct node *n, int fd, struct recv_batch *b)
         if (k <= 0)
             return;
         n->now = node_clock() - n->t_start;
+        /* What fell due before these datagrams were read comes first, as in the simulator's
+         * order of time: a service that ended while the loop was away (descheduled, or busy)
+         * ends at its time, before the arrivals it finds (recv.c, node_service_done). */
+        node_fire_due(n);
         for (int i = 0; i < k && !n->err; i++) {
             if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) { /* over 65,535 bytes: not SIP on UDP */
                 n->st.datagrams_in++;
