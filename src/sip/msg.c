@@ -417,6 +417,36 @@ static bool our_via(struct osn_sip_wire *m, const char *ls, const char *next,
     return true;
 }
 
+/* Line [ls, next) that print_forward wrote as "Max-Forwards: " 1*3DIGIT CRLF
+ * (OSN__SIP_LINE_MAXFWD): the number is read here, where the line's place is known, instead of
+ * by the header name lookup and decoder; false, nothing written, when the line is not of that
+ * form or the header is already there (header_line then records it as a parse does). */
+static bool our_max_forwards(struct osn_sip_wire *m, const char *ls, const char *next)
+{
+    const ptrdiff_t head = sizeof "Max-Forwards: " - 1;
+    const char *v = ls + head, *ve = next - 2;
+    if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS || m->max_forwards_hdr >= 0 || ve - v < 1 || ve - v > 3 ||
+        memcmp(ls, "Max-Forwards: ", (size_t)head) != 0)
+        return false;
+    int x = 0;
+    for (const char *p = v; p < ve; p++) {
+        if (!is_cc(*p, CC_DIGIT))
+            return false;
+        x = x * 10 + (*p - '0');
+    }
+    if (x > 255)
+        return false;
+    int i = m->nhdr++;
+    struct osn_sip_hdr *h = &m->hdr[i];
+    h->name = (struct osn_span){ls, 12};
+    h->value = span(v, ve);
+    h->line = span(ls, next);
+    h->id = OSN_SIP_HDR_MAX_FORWARDS;
+    m->max_forwards_hdr = i;
+    m->max_forwards = (int16_t)x;
+    return true;
+}
+
 /* What follows the header section, p just after its empty line: the checks of the message as a
  * whole, the body, the verdict. */
 static int finish(struct osn_sip_wire *m, const char *p)
@@ -723,7 +753,8 @@ int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
         int rc = 0;
         if (lines->src[i] >= 0)
             rc = copy_line(m, src, lines->src[i], ls, &c);
-        else if (lines->src[i] != OSN__SIP_LINE_VIA || !our_via(m, ls, next, lines->fwd))
+        else if (!(lines->src[i] == OSN__SIP_LINE_VIA && our_via(m, ls, next, lines->fwd)) &&
+                 !(lines->src[i] == OSN__SIP_LINE_MAXFWD && our_max_forwards(m, ls, next)))
             rc = header_line(m, ls, next - 2, next); /* text, CR LF */
         if (rc == OSN_SIP_WIRE_ECAP || m->err.reason == OSN_SIP_WIRE_ECAP) {
             if (m->err.reason != OSN_SIP_WIRE_ECAP)

@@ -129,7 +129,7 @@ static int print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
     put_oc(&w, &f->oc);
     puts_(&w, "\r\n");
     if (req->max_forwards < 0) {
-        mark(ln, &w, out, -1);
+        mark(ln, &w, out, OSN__SIP_LINE_MAXFWD);
         puts_(&w, "Max-Forwards: 70\r\n"); /* RFC 3261 16.6 step 3 */
     }
     int pop = f->pop_route < req->nroute ? f->pop_route : req->nroute;
@@ -156,7 +156,7 @@ static int print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
             break;
         const struct osn_sip_hdr *h = &req->hdr[i];
         if (h->id == OSN_SIP_HDR_MAX_FORWARDS) {
-            mark(ln, &w, out, -1);
+            mark(ln, &w, out, OSN__SIP_LINE_MAXFWD);
             puts_(&w, "Max-Forwards: ");
             putu(&w, (uint64_t)(req->max_forwards - 1));
             puts_(&w, "\r\n");
