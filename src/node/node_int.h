@@ -222,6 +222,12 @@ struct kept_table {
     size_t blob_bytes;
 };
 
+/* The free lists of packed parses (txn.c): classes of 256 bytes up to 4 KiB, at most 64 blocks
+ * each (1 MiB at most in all). */
+#define NODE_BLOCK_STEP    256u
+#define NODE_BLOCK_CLASSES 16
+#define NODE_BLOCK_KEEP    64
+
 /* ---- a message received (recv.c) ---- */
 
 /* A datagram parsed once, on arrival (node_datagram), and everything the node learns of it
@@ -427,6 +433,10 @@ struct node {
      * short span are carried out in one turn: 0, but the load generator's (gen_wake_slack). */
     double wake_slack;
     struct ntx *free_ntx, *all_ntx;
+    /* Packed parses let go, for the next message kept (txn.c's blocks): a list per size class
+     * of NODE_BLOCK_STEP bytes, each block's first word the next */
+    void *block_free[NODE_BLOCK_CLASSES];
+    uint16_t block_nfree[NODE_BLOCK_CLASSES];
     size_t live, allocated;
     struct kept_table kept;
     /* ntx_apply's nesting, and the transactions it will move to the kept table when the
@@ -522,6 +532,13 @@ static inline bool node_room(const struct osn_node_cfg *cfg, size_t live, size_t
 /* txn.c */
 struct ntx *ntx_new(struct node *n);
 void ntx_free(struct node *n, struct ntx *x);
+/* A block for a packed parse of `size` bytes (osn_sip_wire_packed_size), to be kept by a
+ * transaction (ntx_set_req, ntx_set_final) or freed with free(); NULL without memory. Its room is
+ * at least `size` rounded up to NODE_BLOCK_STEP, so that a transaction may hand it to the next
+ * message of its class when it lets go. */
+void *ntx_block(struct node *n, size_t size);
+/* Frees the blocks the free lists keep (node release). */
+void ntx_blocks_release(struct node *n);
 /* Keeps message r and its parse as x's request (its key pointing into them): takes r->kept
  * when r has one, else packs a copy. 0, OSN_EINVAL (no key) or OSN_ENOMEM. */
 int ntx_set_req(struct node *n, struct ntx *x, struct rmsg *r);

@@ -218,11 +218,11 @@ static bool within_budget(struct node *n, const struct rmsg *r)
 
 /* Queues message r for the server's virtual CPU, its parse packed with its bytes; NULL without
  * memory. */
-static struct qmsg *queued(const struct rmsg *r)
+static struct qmsg *queued(struct node *n, const struct rmsg *r)
 {
     struct qmsg *q = malloc(sizeof *q);
     size_t size = osn_sip_wire_packed_size(r->pm);
-    void *mem = q ? malloc(size) : NULL;
+    void *mem = q ? ntx_block(n, size) : NULL; /* a transaction may take it (ntx_set_req) */
     if (!mem) {
         free(q);
         return NULL;
@@ -271,7 +271,7 @@ void node_message(struct node *n, const char *buf, size_t len, const union node_
         serve(n, &r, NULL);
         return;
     }
-    struct qmsg *q = queued(&r);
+    struct qmsg *q = queued(n, &r);
     if (!q) {
         n->st.dropped++;
         return;

@@ -81,6 +81,7 @@ void node_release(struct node *n)
         free(x);
     }
     n->all_ntx = n->free_ntx = NULL;
+    ntx_blocks_release(n);
     for (struct osn_elem_item *it; (it = osn_elem_server_next(&n->server, n->now, &(int){0}));)
         qmsg_free(n, OSN_CONTAINER_OF(it, struct qmsg, item));
     if (n->server.cur)

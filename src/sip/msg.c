@@ -370,6 +370,83 @@ static int header_line(struct osn_sip_wire *m, const char *ls, const char *vend,
     return 0;
 }
 
+/* Line [ls, next) that print_forward wrote as "Via: SIP/2.0/" transport SP host [":" port]
+ * ";branch=" branch CRLF from f (OSN__SIP_LINE_VIA): its facts without the Via decoder, which was
+ * a tenth of a forward's instructions. The result is what header_line gives, provided host is a
+ * hostname or IPv4 address and transport and branch are tokens, which is checked (skip_cc, the
+ * decoder's own scans); false, nothing written, when it is not so or f has oc parameters. */
+static bool our_via(struct osn_sip_wire *m, const char *ls, const char *next,
+                    const struct osn_sip_fwd *f)
+{
+    const ptrdiff_t head = sizeof "Via: SIP/2.0/" - 1;
+    if (!f || f->oc.flags || m->nhdr >= OSN_SIP_WIRE_MAX_HDRS || m->nvia >= OSN_SIP_WIRE_MAX_VIAS ||
+        !f->transport.n || !f->host.n || !f->branch.n ||
+        next - ls < head + (ptrdiff_t)(f->transport.n + 1 + f->host.n))
+        return false;
+    const char *v = ls + 5, *t = ls + head, *te = t + f->transport.n;
+    const char *h = te + 1, *he = h + f->host.n;
+    if (skip_token(t, te) != te || skip_cc(h, he, CC_HOST) != he)
+        return false;
+    const char *b = he; /* then ":" port, ";branch=" */
+    if (f->port) {
+        b++;
+        while (b < next && is_cc(*b, CC_DIGIT))
+            b++;
+    }
+    const char *be = b + 8 + f->branch.n;
+    if (be + 2 != next || skip_token(b + 8, be) != be)
+        return false;
+    int i = m->nhdr++;
+    struct osn_sip_hdr *hd = &m->hdr[i];
+    hd->name = (struct osn_span){ls, 3};
+    hd->value = span(v, be);
+    hd->line = span(ls, next);
+    hd->id = OSN_SIP_HDR_VIA;
+    struct osn_sip_via *via = &m->via[m->nvia++];
+    memset(via, 0, sizeof *via);
+    via->ttl = -1;
+    via->hdr = (uint16_t)i;
+    via->value = span(v, be);
+    via->protocol = (struct osn_span){v, 3};
+    via->version = (struct osn_span){v + 4, 3};
+    via->transport = span(t, te);
+    via->host = span(h, he);
+    via->port = f->port;
+    via->params = span(b, be);
+    via->branch = span(b + 8, be);
+    return true;
+}
+
+/* Line [ls, next) that print_forward wrote as "Max-Forwards: " 1*3DIGIT CRLF
+ * (OSN__SIP_LINE_MAXFWD): the number is read here, where the line's place is known, instead of
+ * by the header name lookup and decoder; false, nothing written, when the line is not of that
+ * form or the header is already there (header_line then records it as a parse does). */
+static bool our_max_forwards(struct osn_sip_wire *m, const char *ls, const char *next)
+{
+    const ptrdiff_t head = sizeof "Max-Forwards: " - 1;
+    const char *v = ls + head, *ve = next - 2;
+    if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS || m->max_forwards_hdr >= 0 || ve - v < 1 || ve - v > 3 ||
+        memcmp(ls, "Max-Forwards: ", (size_t)head) != 0)
+        return false;
+    int x = 0;
+    for (const char *p = v; p < ve; p++) {
+        if (!is_cc(*p, CC_DIGIT))
+            return false;
+        x = x * 10 + (*p - '0');
+    }
+    if (x > 255)
+        return false;
+    int i = m->nhdr++;
+    struct osn_sip_hdr *h = &m->hdr[i];
+    h->name = (struct osn_span){ls, 12};
+    h->value = span(v, ve);
+    h->line = span(ls, next);
+    h->id = OSN_SIP_HDR_MAX_FORWARDS;
+    m->max_forwards_hdr = i;
+    m->max_forwards = (int16_t)x;
+    return true;
+}
+
 /* What follows the header section, p just after its empty line: the checks of the message as a
  * whole, the body, the verdict. */
 static int finish(struct osn_sip_wire *m, const char *p)
@@ -673,8 +750,12 @@ int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
     struct cursors c = {0};
     for (int i = 0; i < lines->n; i++) {
         const char *ls = buf + lines->at[i], *next = buf + lines->at[i + 1];
-        int rc = lines->src[i] >= 0 ? copy_line(m, src, lines->src[i], ls, &c)
-                                    : header_line(m, ls, next - 2, next); /* text, CR LF */
+        int rc = 0;
+        if (lines->src[i] >= 0)
+            rc = copy_line(m, src, lines->src[i], ls, &c);
+        else if (!(lines->src[i] == OSN__SIP_LINE_VIA && our_via(m, ls, next, lines->fwd)) &&
+                 !(lines->src[i] == OSN__SIP_LINE_MAXFWD && our_max_forwards(m, ls, next)))
+            rc = header_line(m, ls, next - 2, next); /* text, CR LF */
         if (rc == OSN_SIP_WIRE_ECAP || m->err.reason == OSN_SIP_WIRE_ECAP) {
             if (m->err.reason != OSN_SIP_WIRE_ECAP)
                 fail(m, OSN_SIP_WIRE_ECAP, ls);

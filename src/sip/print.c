@@ -115,7 +115,7 @@ static int print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
     struct osn_text w = osn_text_at(out, cap);
     putsp(&w, req->start_line);
     puts_(&w, "\r\n");
-    mark(ln, &w, out, -1);
+    mark(ln, &w, out, OSN__SIP_LINE_VIA);
     puts_(&w, "Via: SIP/2.0/");
     putsp(&w, f->transport);
     puts_(&w, " ");
@@ -129,7 +129,7 @@ static int print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
     put_oc(&w, &f->oc);
     puts_(&w, "\r\n");
     if (req->max_forwards < 0) {
-        mark(ln, &w, out, -1);
+        mark(ln, &w, out, OSN__SIP_LINE_MAXFWD);
         puts_(&w, "Max-Forwards: 70\r\n"); /* RFC 3261 16.6 step 3 */
     }
     int pop = f->pop_route < req->nroute ? f->pop_route : req->nroute;
@@ -156,7 +156,7 @@ static int print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
             break;
         const struct osn_sip_hdr *h = &req->hdr[i];
         if (h->id == OSN_SIP_HDR_MAX_FORWARDS) {
-            mark(ln, &w, out, -1);
+            mark(ln, &w, out, OSN__SIP_LINE_MAXFWD);
             puts_(&w, "Max-Forwards: ");
             putu(&w, (uint64_t)(req->max_forwards - 1));
             puts_(&w, "\r\n");
@@ -218,6 +218,7 @@ int osn_sip_wire_print_forward_parsed(char *out, size_t cap, const struct osn_si
     struct osn__sip_lines ln;
     ln.n = 0;
     ln.over = false;
+    ln.fwd = f;
     int len = fm ? print_forward(out, cap, req, f, &ln) : OSN_EINVAL;
     if (len > 0) {
         osn__sip_wire_derive(fm, out, (size_t)len, req, &ln);

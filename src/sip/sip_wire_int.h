@@ -119,14 +119,21 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri);
 
 /* Where the header lines of a message printed from a parsed one came from: line i starts at
  * offset at[i] of the printed bytes and is a byte-for-byte copy of the source's header line
- * src[i], or new text (-1); at[n] is where the empty line starts. The printer fills it
+ * src[i], or new text (OSN__SIP_LINE_NEW; OSN__SIP_LINE_VIA and OSN__SIP_LINE_MAXFWD for a
+ * forward's own Via and Max-Forwards); at[n] is where the empty line starts. The printer fills it
  * (print.c), osn__sip_wire_derive reads it. */
 struct osn__sip_lines {
     int n;
     bool over; /* more lines than OSN_SIP_WIRE_MAX_HDRS */
     uint32_t at[OSN_SIP_WIRE_MAX_HDRS + 1];
     int16_t src[OSN_SIP_WIRE_MAX_HDRS];
+    /* The forward's own Via, new text marked OSN__SIP_LINE_VIA: the derivation takes its facts
+     * from fwd rather than decoding it (msg.c's our_via). */
+    const struct osn_sip_fwd *fwd;
 };
+#define OSN__SIP_LINE_NEW    (-1)
+#define OSN__SIP_LINE_VIA    (-2)
+#define OSN__SIP_LINE_MAXFWD (-3) /* a forward's Max-Forwards */
 
 /* The parse of buf[0..len), printed from accepted message src as `lines` says, with the start
  * line copied from src's at offset 0 and the body after the empty line: what
