@@ -347,19 +347,110 @@ static void test_errors(void **state)
                    "30", "element p7.next_hop", "a chain of more than 7 proxies");
     assert_refused(SRC CHAIN CORE UAS "[element v]\nrole = uas\n", "14", "element v.role",
                    "no call of this shape reaches");
-    /* Two sources into proxies of their own (a fanin), their access links of two delays: the
-     * hop path has one access link. */
-    assert_refused("[source a]\nto = e\n[source b]\nto = f\n"
-                   "[element e]\nrole = proxy\nserver = edge\nnext_hop = c\n"
-                   "[element f]\nrole = proxy\nserver = edge\nnext_hop = c\n" CORE UAS
-                   "[link a-e]\ndelay = 0.01\n[link b-f]\ndelay = 0.02\n",
-                   "22", "link b-f.delay", "differs from [link a-e]");
-    /* ... and one written, the other not (the default 5 ms). */
-    assert_refused("[source a]\nto = e\n[source b]\nto = f\n"
-                   "[element e]\nrole = proxy\nserver = edge\nnext_hop = c\n"
-                   "[element f]\nrole = proxy\nserver = edge\nnext_hop = c\n" CORE UAS
-                   "[link a-e]\ndelay = 0.01\n",
-                   "20", "link a-e.delay", "that no [link A-B] describes");
+    /* A link named otherwise than A-B: the message says the form. */
+    assert_refused(SRC CHAIN CORE UAS "[link e_c]\ndelay = 0.01\n", "14", "link e_c.delay",
+                   "a link is named [link A-B]");
+}
+
+/* A fanin written by hand: n sources s0.. each into a proxy e0.. of its own ([server edge]),
+ * into one core c ([server core]) and the UAS, at `rate` calls/s each; source i's access link
+ * has access[i] s more than the default 5 ms, edge i's link into the core trunk[i] more (a
+ * [link A-B] written only where that is not 0). Its run into r. */
+static void run_fanin(int n, double rate, const double *access, const double *trunk,
+                      struct osn_net_result *r)
+{
+    const char *sets[] = {"net.time=200", "net.warmup=5", "net.replications=4"};
+    char text[8192], path[64], err[512] = "";
+    size_t used = (size_t)snprintf(text, sizeof text, "[source]\nhold = 1\n");
+    for (int i = 0; i < n; i++) {
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "[source s%d]\nto = e%d\nrate = %g\n"
+                                 "[element e%d]\nrole = proxy\nserver = edge\nnext_hop = c\n",
+                                 i, i, rate, i);
+        if (access[i] != 0)
+            used += (size_t)snprintf(text + used, sizeof text - used,
+                                     "[link s%d-e%d]\ndelay = %.17g\n", i, i, 0.005 + access[i]);
+        if (trunk[i] != 0)
+            used += (size_t)snprintf(text + used, sizeof text - used,
+                                     "[link e%d-c]\ndelay = %.17g\n", i, 0.005 + trunk[i]);
+    }
+    snprintf(text + used, sizeof text - used, CORE UAS);
+    write_text(text, path, sizeof path);
+    int rc;
+    struct osn_net_scenario *s = load(path, sets, 3, err, sizeof err, &rc);
+    unlink(path);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(s->cfg.topology, OSN_NET_FANIN);
+    run(&s->cfg, r);
+    assert_int_equal(r->nelem, 2 * n + 2);
+    free(s);
+}
+
+/* Source i's mean setup delay in run a less in run b, within tol: tol is 3 times the two
+ * half-widths (at 2 calls/s the servers are busy well under 1 % of the time, so a setup delay
+ * is its links' delays and its messages' costs up to the rare wait behind another call's
+ * message: the half-widths are that wait's spread), and at least 1 us. */
+static void assert_setup_grew(const struct osn_net_result *a, const struct osn_net_result *b, int i,
+                              double want)
+{
+    const struct osn_net_est *x = &a->elem[i][OSN_NET_E_SRC_SETUP];
+    const struct osn_net_est *y = &b->elem[i][OSN_NET_E_SRC_SETUP];
+    double tol = fmax(3 * (x->hw + y->hw), 1e-6);
+    if (!(fabs(x->value - y->value - want) < tol))
+        fprintf(stderr, "source %d: setup %g +- %g against %g +- %g: grew %g, want %g +- %g\n", i,
+                x->value, x->hw, y->value, y->hw, x->value - y->value, want, tol);
+    assert_true(x->value > 0 && y->value > 0);
+    assert_true(fabs(x->value - y->value - want) < tol);
+}
+
+/*
+ * Links per (from, to): a fanin of 3 written by hand where edge 2's link into the core is 5 ms
+ * longer than the others'. Source 2's calls cross it twice before their 180 (the INVITE down,
+ * the 180 back), so their mean setup delay is 2 x 5 ms more than in the same fanin with every
+ * link alike, and sources 0 and 1's are unchanged.
+ */
+static void test_link_own_delay(void **state)
+{
+    (void)state;
+    const double none[3] = {0, 0, 0}, trunk[3] = {0, 0, 0.005};
+    struct osn_net_result same, own;
+    run_fanin(3, 2, none, none, &same);
+    run_fanin(3, 2, none, trunk, &own);
+    assert_setup_grew(&own, &same, 0, 0);
+    assert_setup_grew(&own, &same, 1, 0);
+    assert_setup_grew(&own, &same, 2, 2 * 0.005);
+    /* the sources' setup delays are the network's over their calls */
+    double sum = 0, n = 0;
+    for (int i = 0; i < 3; i++) {
+        double calls = own.elem[i][OSN_NET_E_SRC_GOODPUT].value;
+        sum += calls * own.elem[i][OSN_NET_E_SRC_SETUP].value, n += calls;
+    }
+    assert_true(fabs(sum / n / own.est[OSN_NET_SETUP_MEAN].value - 1) < 0.01);
+    osn_net_result_release(&same);
+    osn_net_result_release(&own);
+}
+
+/*
+ * Links past the FIFO timer classes: 8 sources whose access links are each 1 ms longer than
+ * the one before. The SIP timers and the three places' links take 13 of the 16 FIFO classes,
+ * so 4 of the 7 new delays go to the event heap (docs/scale.md, rule 3); each source's mean
+ * setup delay is 2 x its extra delay more than with every link alike, FIFO or heap.
+ */
+static void test_link_own_heap(void **state)
+{
+    (void)state;
+    double none[8] = {0}, access[8];
+    for (int i = 0; i < 8; i++)
+        access[i] = 0.001 * i;
+    struct osn_net_result same, own;
+    run_fanin(8, 2, none, none, &same);
+    run_fanin(8, 2, access, none, &own);
+    for (int i = 0; i < 8; i++)
+        assert_setup_grew(&own, &same, i, 2 * access[i]);
+    osn_net_result_release(&same);
+    osn_net_result_release(&own);
 }
 
 int main(void)
@@ -370,6 +461,8 @@ int main(void)
             cmocka_unit_test(test_ims_chain_utilisation),
             cmocka_unit_test(test_chain_setup_delay_per_hop),
             cmocka_unit_test(test_tandem_written_is_tandem),
+            cmocka_unit_test(test_link_own_delay),
+            cmocka_unit_test(test_link_own_heap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -356,9 +356,22 @@ static int depth(const int *order, int n, int E, int nmid, int i)
     return at < 2 * E + nmid ? 2 + at - 2 * E : 2 + nmid;
 }
 
-/* The links: [link A-B] of an edge of the graph. The hop path keeps one link per place (access:
- * from the sources, trunk: between proxies, uas: into the UAS), so all links of one place must
- * be alike, those not written having the place's [link access|trunk|uas]. */
+/* Element i's place in order[] (the simulator's index). */
+static int index_of(const int *order, int n, int i)
+{
+    int at = 0;
+    while (at < n && order[at] != i)
+        at++;
+    return at;
+}
+
+/* The links: [link A-B] of an edge of the graph, each at its place (access: from the sources,
+ * trunk: between proxies, uas: into the UAS). The links of a place that are all alike (those
+ * not written having the place's [link access|trunk|uas]) give the place its delay and loss, as
+ * a built-in shape has them; a link that differs from its place's is one of its own
+ * (c->link, between its ends' indices in the simulator's order), which the simulator finds per
+ * message crossing it (src/sim/net_run.c, setup_links). A K_LINK's hop[0] and hop[1] receive
+ * its ends' indices, its `sources` its place. */
 static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n, int nmid,
                  struct osn_net_cfg *tmp)
 {
@@ -367,6 +380,7 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
     const struct named *seen[3] = {NULL};
     struct osn_net_link_cfg defaults[3] = {c->access, c->trunk, c->uas_link};
     int links_at[3] = {0}, written[3] = {0};
+    bool alike[3] = {true, true, true};
 
     for (int i = 0; i < n - 1; i++) {
         int d = depth(order, n, c->edges, nmid, order[i]);
@@ -388,8 +402,8 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
             edge |= g->v[a].hop[j] == b;
         if (!edge)
             return osn_ini_bad(x->first, g->err, g->errsize,
-                               "[link %s] is not a link of the graph: name it A-B, A a source "
-                               "or element that sends to element B",
+                               "[link %s] is not a link of the graph: a link is named [link A-B], "
+                               "A a source or element that sends to element B",
                                x->name);
         int d = depth(order, n, c->edges, nmid, a), slot = d == 0 ? 0 : d == last ? 2 : 1;
         struct osn_net_topo_keys kdef = c->topo;
@@ -398,23 +412,30 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
         if (rc)
             return rc;
         if (seen[slot] && memcmp(&seen[slot]->k.link, &x->k.link, sizeof x->k.link) != 0)
-            return osn_ini_bad(x->first, g->err, g->errsize,
-                               "[link %s] differs from [link %s]: the simulator's path carries "
-                               "one delay and loss per place today (docs/scale.md)",
-                               x->name, seen[slot]->name);
+            alike[slot] = false;
         seen[slot] = x;
         written[slot]++;
-        *at[slot] = x->k.link;
+        x->hop[0] = index_of(order, n, a), x->hop[1] = index_of(order, n, b);
+        x->sources = slot;
     }
-    /* A link not written keeps its place's default: then none may differ from it. */
+    /* A place whose written links are alike, and either all its links or like its default,
+     * has their delay and loss. */
     for (int k = 0; k < 3; k++)
-        if (seen[k] && written[k] < links_at[k] &&
-            memcmp(&seen[k]->k.link, &defaults[k], sizeof defaults[k]) != 0)
-            return osn_ini_bad(seen[k]->first, g->err, g->errsize,
-                               "[link %s] differs from the links of its place that no [link "
-                               "A-B] describes: the simulator's path carries one delay and loss "
-                               "per place today (docs/scale.md)",
-                               seen[k]->name);
+        if (seen[k] && alike[k] &&
+            (written[k] == links_at[k] ||
+             memcmp(&seen[k]->k.link, &defaults[k], sizeof defaults[k]) == 0))
+            *at[k] = seen[k]->k.link;
+    c->nlinks = 0;
+    for (int i = 0; i < g->n; i++) {
+        const struct named *x = &g->v[i];
+        if (x->kind != K_LINK || memcmp(&x->k.link, at[x->sources], sizeof x->k.link) == 0)
+            continue;
+        if (c->nlinks == OSN_NET_MAX_LINKS)
+            return osn_ini_bad(x->first, g->err, g->errsize, "more than %d links of their own",
+                               OSN_NET_MAX_LINKS);
+        c->link[c->nlinks++] = (struct osn_net_link_own){
+                .from = (uint16_t)x->hop[0], .to = (uint16_t)x->hop[1], .link = x->k.link};
+    }
     return 0;
 }
 

@@ -202,9 +202,9 @@ const char *osn_net_elem_measure_key(int i)
 {
     static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response", "ack",
                                                      "bye",    "reject",  "cancel"};
-    static const char *const rest[] = {"dropped",      "util",       "queue_mean", "invites_in",
-                                       "capacity",     "cancel_fwd", "sent_487",   "src_offered",
-                                       "src_admitted", "src_goodput"};
+    static const char *const rest[] = {
+            "dropped",  "util",        "queue_mean",   "invites_in",  "capacity",      "cancel_fwd",
+            "sent_487", "src_offered", "src_admitted", "src_goodput", "src_setup_mean"};
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }
 
@@ -323,8 +323,35 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
         return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_ADMIT], T) : NAN;
     case OSN_NET_E_SRC_GOODPUT:
         return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_GOOD], T) : NAN;
+    case OSN_NET_E_SRC_SETUP:
+        return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_SETUP_SUM], b[OSN__NE_SRC_SETUP_N]) : NAN;
     }
     return NAN;
+}
+
+int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext)
+{
+    bool fan = cfg->topology == OSN_NET_FANOUT;
+    int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
+    int nelem = osn__net_nelem(cfg), uas = nelem - 1, ncores = fan ? cfg->cores : 1;
+    int core = uas - ncores, nhop = cfg->topology == OSN_NET_TANDEM ? 3 + cfg->mids : 3;
+    int first, n = 1, hop;
+
+    if (from < 0 || from >= uas)
+        return -1;
+    if (from < E) /* a source into its edge */
+        first = E + from, hop = 0;
+    else if (from < 2 * E) /* an edge into the first mid, the core or a fanout's cores */
+        first = 2 * E, n = fan ? ncores : 1, hop = 1;
+    else if (from < core) /* a tandem's mid into the next */
+        first = from + 1, hop = from;
+    else
+        first = uas, hop = nhop - 1;
+    if (next0)
+        *next0 = first;
+    if (nnext)
+        *nnext = n;
+    return to >= first && to < first + n ? hop : -1;
 }
 
 static bool shares_ok(const struct osn_net_cfg *c)
@@ -473,6 +500,17 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
                 key = lnames[i][0], why = "links need delay >= 0 and loss in [0, 1)";
             else if (!(lk[i]->loss >= 0 && lk[i]->loss < 1))
                 key = lnames[i][1], why = "links need delay >= 0 and loss in [0, 1)";
+        /* A written topology's links of their own (src/io/net_topo.c names them [link A-B]). */
+        if (!key && (c->nlinks < 0 || c->nlinks > OSN_NET_MAX_LINKS))
+            key = "link", why = "more links of their own than a configuration holds";
+        for (int i = 0; i < c->nlinks && !key; i++) {
+            const struct osn_net_link_own *l = &c->link[i];
+            if (osn__net_link_hop(c, l->from, l->to, NULL, NULL) < 0)
+                key = "link", why = "a link of its own joins elements the network does not join";
+            else if (!(l->link.delay >= 0 && isfinite(l->link.delay)) ||
+                     !(l->link.loss >= 0 && l->link.loss < 1))
+                key = "link", why = "links need delay >= 0 and loss in [0, 1)";
+        }
     }
     if (!key)
         return 0;
