@@ -453,6 +453,49 @@ static void test_link_own_heap(void **state)
     osn_net_result_release(&own);
 }
 
+/*
+ * Sources of different rates: a fanin of 3 written by hand, its sources offering 20, 40 and 80
+ * calls/s ([source NAME] rate). Each source offers its own rate, and each first proxy is busy
+ * its rate x its per-call cost of the time (INVITE, ACK, BYE and 4 responses at [server edge]'s
+ * costs, the closed form of test_ims_chain_utilisation), within 2 %: over 4 x 400 s the
+ * smallest source starts 32,000 calls, whose count's relative spread is 0.6 %.
+ */
+static void test_source_rates(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.time=400", "net.warmup=5", "net.replications=4"};
+    const double rate[3] = {20, 40, 80};
+    char text[2048], path[64], err[512] = "";
+    size_t used = (size_t)snprintf(text, sizeof text, "[source]\nhold = 1\n");
+    for (int i = 0; i < 3; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "[source s%d]\nto = e%d\nrate = %g\n"
+                                 "[element e%d]\nrole = proxy\nserver = edge\nnext_hop = c\n",
+                                 i, i, rate[i], i);
+    snprintf(text + used, sizeof text - used, CORE UAS);
+    write_text(text, path, sizeof path);
+    int rc;
+    struct osn_net_scenario *s = load(path, sets, 3, err, sizeof err, &rc);
+    unlink(path);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    struct osn_net_result r;
+    run(&s->cfg, &r);
+    for (int i = 0; i < 3; i++) {
+        double offered = r.elem[i][OSN_NET_E_SRC_OFFERED].value;
+        double util = r.elem[3 + i][OSN_NET_E_UTIL].value;
+        double want = rate[i] * per_call(&s->cfg.edge, 4);
+        if (!(fabs(offered / rate[i] - 1) < 0.02 && fabs(util / want - 1) < 0.02))
+            fprintf(stderr, "source %d: offered %g (rate %g), its proxy busy %g (want %g)\n", i,
+                    offered, rate[i], util, want);
+        assert_true(fabs(offered / rate[i] - 1) < 0.02);
+        assert_true(fabs(util / want - 1) < 0.02);
+    }
+    osn_net_result_release(&r);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +506,7 @@ int main(void)
             cmocka_unit_test(test_tandem_written_is_tandem),
             cmocka_unit_test(test_link_own_delay),
             cmocka_unit_test(test_link_own_heap),
+            cmocka_unit_test(test_source_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

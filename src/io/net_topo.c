@@ -514,19 +514,17 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         c->core_weights_given = e0->k.nweights;
     }
 
-    /* The rates: source.rate shared, or each source's own (alike, today: one share each). */
+    /* The rates: source.rate shared, or each source's own: alike, an equal share each (the
+     * built-in fanin's bits); different, each its share of their sum (source.shares). */
     int given = 0;
+    bool differ = false;
     double total = 0;
     const struct named *rated = NULL;
     for (int i = 0; i < E; i++) {
         const struct named *x = &g->v[order[i]];
         if (!get(g, x, "rate"))
             continue;
-        if (rated && x->k.rate != rated->k.rate)
-            return osn_ini_bad(get(g, x, "rate"), g->err, g->errsize,
-                               "sources of different rates are not carried yet (%s offers %g "
-                               "calls/s): each source offers the same share",
-                               rated->name, rated->k.rate);
+        differ |= rated && x->k.rate != rated->k.rate;
         rated = x, given++, total += x->k.rate;
     }
     if (given && given < E)
@@ -538,7 +536,19 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         if (o)
             return osn_ini_bad(o, g->err, g->errsize,
                                "the [source NAME] sections give their rates: leave it out");
+        if ((o = osn_ini_get(g->ini, "source.shares")))
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "the [source NAME] sections give their rates: leave it out");
         c->src.rate = total;
+    }
+    if (differ && E > OSN_NET_MAX_SHARES)
+        return osn_ini_bad(get(g, rated, "rate"), g->err, g->errsize,
+                           "sources of different rates: %d at most (source.shares), here %d",
+                           OSN_NET_MAX_SHARES, E);
+    if (differ) {
+        c->src.nshares = E;
+        for (int i = 0; i < E; i++)
+            c->src.share[i] = g->v[order[i]].k.rate;
     }
     c->named = n;
     for (int i = 0; i < n; i++)
