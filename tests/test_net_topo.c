@@ -434,21 +434,23 @@ static void test_link_own_delay(void **state)
 
 /*
  * Links past the FIFO timer classes: 8 sources whose access links are each 1 ms longer than
- * the one before. The SIP timers and the three places' links take 13 of the 16 FIFO classes,
- * so 4 of the 7 new delays go to the event heap (docs/scale.md, rule 3); each source's mean
- * setup delay is 2 x its extra delay more than with every link alike, FIFO or heap.
+ * the one before, and whose edges' links into the core are each 0.3 ms longer. The SIP timers
+ * take 8 of the 16 FIFO classes (T1 .. 64 T1 and T4: T2 is 8 T1, Timer D 64 T1) and the
+ * links' 5 ms one, so 7 of the 14 new delays go to the event heap (docs/scale.md, rule 3).
+ * Each source's mean setup delay is 2 x its two links' extra more than with every link alike,
+ * FIFO or heap.
  */
 static void test_link_own_heap(void **state)
 {
     (void)state;
-    double none[8] = {0}, access[8];
+    double none[8] = {0}, access[8], trunk[8];
     for (int i = 0; i < 8; i++)
-        access[i] = 0.001 * i;
+        access[i] = 0.001 * i, trunk[i] = 0.0003 * i;
     struct osn_net_result same, own;
     run_fanin(8, 2, none, none, &same);
-    run_fanin(8, 2, access, none, &own);
+    run_fanin(8, 2, access, trunk, &own);
     for (int i = 0; i < 8; i++)
-        assert_setup_grew(&own, &same, i, 2 * access[i]);
+        assert_setup_grew(&own, &same, i, 2 * (access[i] + trunk[i]));
     osn_net_result_release(&same);
     osn_net_result_release(&own);
 }
