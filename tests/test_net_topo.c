@@ -498,6 +498,31 @@ static void test_source_rates(void **state)
     free(s);
 }
 
+/* osn_net_check checks a written chain's mids, which have costs of their own (the file's
+ * schema checks them as it reads them; a configuration made in C is checked here): a mid with
+ * no buffer is blamed on its element's `server` key. */
+static void test_check_mids(void **state)
+{
+    (void)state;
+    const char *text = "[source a]\nto = e\n"
+                       "[element e]\nrole = proxy\nserver = edge\nnext_hop = m\n"
+                       "[element m]\nrole = proxy\nserver = edge\nnext_hop = c\n" CORE UAS;
+    char path[64], err[512] = "";
+    int rc;
+    write_text(text, path, sizeof path);
+    struct osn_net_scenario *s = load(path, NULL, 0, err, sizeof err, &rc);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    assert_true(s->cfg.mid_own && s->cfg.mids == 1);
+    const char *key = NULL;
+    assert_int_equal(osn_net_check(&s->cfg, &key, err, sizeof err), 0);
+    s->cfg.mid[0].buffer = 0;
+    assert_int_equal(osn_net_check(&s->cfg, &key, err, sizeof err), OSN_EINVAL);
+    assert_string_equal(key, "element m.server");
+    assert_non_null(strstr(err, "buffer"));
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +534,7 @@ int main(void)
             cmocka_unit_test(test_link_own_delay),
             cmocka_unit_test(test_link_own_heap),
             cmocka_unit_test(test_source_rates),
+            cmocka_unit_test(test_check_mids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

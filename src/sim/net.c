@@ -458,14 +458,19 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
             key = "source.steps", why = "step times must increase";
     if (!key) {
-        /* The servers' sections: edge, core, uas, then a fanout's core2, core3, ... */
+        /* The servers' sections: edge, core, uas, then a fanout's core2, core3, ..., or the
+         * mids of a written chain (their own costs: mid_own), each blamed on its element's
+         * `server` key, the [server NAME] it names being the file's. */
         static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
-        int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : 0);
+        int nmid = c->topology == OSN_NET_TANDEM && c->mid_own ? c->mids : 0;
+        int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid);
         for (int i = 0; i < nsv && !key; i++) {
             static const char *const secs[] = {"edge", "core", "uas"};
+            bool mid = i >= 3 && nmid;
             const struct osn_net_server_cfg *sv = i == 0   ? &c->edge
                                                   : i == 1 ? &c->core
                                                   : i == 2 ? &c->uas
+                                                  : mid    ? &c->mid[i - 3]
                                                            : &c->more_cores[i - 3];
             char sec[16];
             if (i < 3)
@@ -476,6 +481,10 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
             snprintf(buf[1], sizeof buf[1], "server %s.outage_start", sec);
             snprintf(buf[2], sizeof buf[2], "server %s.slowdown_%s", sec,
                      !(sv->slowdown_factor > 0 && sv->slowdown_factor <= 1) ? "factor" : "start");
+            if (mid) /* element i - 3 + 2 of the simulator's order (source, edge, the mids) */
+                for (int b = 0; b < 3; b++)
+                    snprintf(buf[b], sizeof buf[b], "element %.*s.server", OSN_NET_NAME_LEN,
+                             c->named > i - 1 ? c->elem_names[i - 1] : "mid");
             if (sv->buffer < 1)
                 key = buf[0], why = "the buffer must hold at least 1 message";
             else if (!(sv->outage_start >= 0 && isfinite(sv->outage_start)) ||
