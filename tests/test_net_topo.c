@@ -11,10 +11,15 @@
  * - chains of 3 to 7 identical proxies at low load: each proxy more adds its INVITE's and a
  *   response's cost and its link's delay twice to the mean setup delay.
  * - the built-in tandem written out as three proxies gives its run bit for bit.
+ * - links per (from, to) on fan-ins written by hand at low load: a link 5 ms longer adds 2 x
+ *   5 ms to its source's calls' mean setup delay and nothing to the others'; 14 distinct new
+ *   delays (7 past the FIFO classes, on the heap) each add twice theirs.
+ * - sources of different rates: each offers its own, its first proxy busy rate x per-call cost.
+ * - osn_net_check checks a written chain's mids.
  * - Bad descriptions are refused with the file:line and the key: an unknown next hop, a cycle,
  *   a proxy without next hop, a source without `to`, net.topology beside the elements, a link
- *   the graph has not, a server section that does not exist, a shape the hop path does not carry
- *   (a fan-out past the first proxy, a chain longer than a path's 8 hops).
+ *   the graph has not (or not named A-B), a server section that does not exist, a shape the hop
+ *   path does not carry (a fan-out past the first proxy, a chain longer than a path's 8 hops).
  */
 #include <setjmp.h> /* cmocka needs these before its header */
 #include <stdarg.h>

@@ -3,11 +3,12 @@
  * next_hop_weights), [source NAME] sections (to, rate) and [link A-B] sections (delay, loss),
  * read into a graph, checked, and then carried by the simulator as the built-in shape the graph
  * has: collapse, a tandem of 1 to OSN_NET_MAX_MIDS mids (a chain of up to 7 proxies: a call's
- * stored path has 8 hops at most), fanin or fanout (docs/scale.md says why only these: links
- * and controller halves are still placed by hop index). A graph of any other shape is refused,
- * naming the key where it leaves them; so is every name that names nothing, a cycle, a proxy
- * without a next hop and a link the graph does not have. Each message names FILE:LINE and the
- * key.
+ * stored path has 8 hops at most), fanin or fanout (docs/scale.md says why only these:
+ * controller halves are still placed by hop index). The links of one place may differ (links
+ * of their own, found per (from, to)) and the sources' rates too (their shares). A graph of any
+ * other shape is refused, naming the key where it leaves them; so is every name that names nothing,
+ * a cycle, a proxy without a next hop and a link the graph does not have. Each message names
+ * FILE:LINE and the key.
  *
  * A built-in shape written out by hand gives the run `net.topology` gives, bit for bit: the
  * elements take the built-in order (the sources in file order, each source's proxy, a tandem's
