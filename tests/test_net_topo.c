@@ -503,6 +503,48 @@ static void test_source_rates(void **state)
     free(s);
 }
 
+/*
+ * First proxies of different costs: a fanin of 3 written by hand, each source at 40 calls/s
+ * into a proxy of its own [server NAME] (INVITE 0.2, 0.4, 0.8 ms; the other kinds a quarter of
+ * that): each proxy is busy 40 x (invite + ack + bye + 4 responses) of its own costs, within
+ * 2 % (16,000 calls a source over 4 x 100 s: 0.8 % spread), and its capacity is its own.
+ */
+static void test_edge_costs(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.time=100", "net.warmup=5", "net.replications=4"};
+    const double inv[3] = {0.0002, 0.0004, 0.0008};
+    char text[4096], path[64], err[512] = "";
+    size_t used = (size_t)snprintf(text, sizeof text, "[source]\nhold = 1\n");
+    for (int i = 0; i < 3; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "[source s%d]\nto = e%d\nrate = 40\n"
+                                 "[element e%d]\nrole = proxy\nserver = x%d\nnext_hop = c\n"
+                                 "[server x%d]\ncost_invite = %g\ncost_response = %g\n"
+                                 "cost_ack = %g\ncost_bye = %g\n",
+                                 i, i, i, i, i, inv[i], inv[i] / 4, inv[i] / 4, inv[i] / 4);
+    snprintf(text + used, sizeof text - used, CORE UAS);
+    write_text(text, path, sizeof path);
+    int rc;
+    struct osn_net_scenario *s = load(path, sets, 3, err, sizeof err, &rc);
+    unlink(path);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    struct osn_net_result r;
+    run(&s->cfg, &r);
+    for (int i = 0; i < 3; i++) {
+        double per = inv[i] + 2 * inv[i] / 4 + 4 * inv[i] / 4; /* invite, ack, bye, 4 responses */
+        double util = r.elem[3 + i][OSN_NET_E_UTIL].value;
+        if (!(fabs(util / (40 * per) - 1) < 0.02))
+            fprintf(stderr, "proxy %d: busy %g, want %g\n", i, util, 40 * per);
+        assert_true(fabs(util / (40 * per) - 1) < 0.02);
+        assert_true(fabs(r.elem[3 + i][OSN_NET_E_CAPACITY].value * per - 1) < 1e-9);
+    }
+    osn_net_result_release(&r);
+    free(s);
+}
+
 /* osn_net_check checks a written chain's mids, which have costs of their own (the file's
  * schema checks them as it reads them; a configuration made in C is checked here): a mid with
  * no buffer is blamed on its element's `server` key. */
@@ -540,6 +582,7 @@ int main(void)
             cmocka_unit_test(test_link_own_heap),
             cmocka_unit_test(test_source_rates),
             cmocka_unit_test(test_check_mids),
+            cmocka_unit_test(test_edge_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

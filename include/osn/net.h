@@ -191,6 +191,9 @@ struct osn_net_link_cfg {
 /* Links of their own a configuration carries at most (struct osn_net_cfg, link): each is a
  * [link A-B] section, and a scenario sets 128 keys at most (OSN_INI_MAX_KEYS). */
 #define OSN_NET_MAX_LINKS 128
+/* First proxies of costs of their own a configuration carries at most (edge_own), as many as
+ * sources of shares of their own. */
+#define OSN_NET_MAX_OWN_EDGES OSN_NET_MAX_SHARES
 
 /* One [element NAME], [source NAME] or [link A-B] section's keys as read (src/io/net_topo.c). */
 struct osn_net_topo_keys {
@@ -277,6 +280,10 @@ struct osn_net_cfg {
         uint16_t from, to;
         struct osn_net_link_cfg link;
     } link[OSN_NET_MAX_LINKS];
+    /* A written fanin's or fanout's first proxies of different [server NAME]s: edges_own > 0
+     * (then the network's edges) gives edge i the costs edge_own[i]; 0: every edge `edge`'s. */
+    int edges_own;
+    struct osn_net_server_cfg edge_own[OSN_NET_MAX_OWN_EDGES];
 };
 
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,

@@ -492,9 +492,18 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         if (rc)
             break;
         if (i < 2 * E) {
-            if (strcmp(x->k.server, e0->k.server) != 0)
-                return not_carried(g, x, "server", "the first proxies have different servers");
-            c->edge = sv;
+            /* First proxies of different servers: each its own costs (edge_own). */
+            if (strcmp(x->k.server, e0->k.server) != 0 && !c->edges_own) {
+                if (E > OSN_NET_MAX_OWN_EDGES)
+                    return osn_ini_bad(key_of(g, x, "server"), g->err, g->errsize,
+                                       "first proxies of different servers: %d at most, here %d",
+                                       OSN_NET_MAX_OWN_EDGES, E);
+                c->edges_own = E;
+            }
+            if (i == E)
+                c->edge = sv;
+            if (E <= OSN_NET_MAX_OWN_EDGES)
+                c->edge_own[i - E] = sv;
         } else if (i < 2 * E + nmid) {
             c->mid[i - 2 * E] = sv, c->mid_own = true;
         } else if (i == n - 1) {

@@ -122,7 +122,7 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN]
     }
     for (int i = 0; i < E; i++) {
         snprintf(names[n], L, E == 1 ? "edge" : "edge%d", i);
-        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
+        capacity[n++] = osn_net_capacity(cfg->edges_own ? &cfg->edge_own[i] : &cfg->edge, 4);
     }
     for (int i = 0; cfg->topology == OSN_NET_TANDEM && i < cfg->mids; i++) {
         snprintf(names[n], L, cfg->mids == 1 ? "mid" : "mid%d", i + 1);
@@ -463,11 +463,16 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
          * `server` key, the [server NAME] it names being the file's. */
         static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
         int nmid = c->topology == OSN_NET_TANDEM && c->mid_own ? c->mids : 0;
-        int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid);
+        int nedge = c->edges_own == c->edges ? c->edges_own : 0;
+        if (c->edges_own && !nedge)
+            key = "server edge.buffer", why = "edges of their own costs: one per edge";
+        int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid) + nedge;
         for (int i = 0; i < nsv && !key; i++) {
             static const char *const secs[] = {"edge", "core", "uas"};
-            bool mid = i >= 3 && nmid;
-            const struct osn_net_server_cfg *sv = i == 0   ? &c->edge
+            int own = i - (nsv - nedge); /* the edges of their own come last */
+            bool mid = i >= 3 && nmid && own < 0;
+            const struct osn_net_server_cfg *sv = own >= 0 ? &c->edge_own[own]
+                                                  : i == 0 ? &c->edge
                                                   : i == 1 ? &c->core
                                                   : i == 2 ? &c->uas
                                                   : mid    ? &c->mid[i - 3]
@@ -485,6 +490,10 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
                 for (int b = 0; b < 3; b++)
                     snprintf(buf[b], sizeof buf[b], "element %.*s.server", OSN_NET_NAME_LEN,
                              c->named > i - 1 ? c->elem_names[i - 1] : "mid");
+            if (own >= 0) /* element E + own (the sources, then the edges) */
+                for (int b = 0; b < 3; b++)
+                    snprintf(buf[b], sizeof buf[b], "element %.*s.server", OSN_NET_NAME_LEN,
+                             c->named > c->edges + own ? c->elem_names[c->edges + own] : "edge");
             if (sv->buffer < 1)
                 key = buf[0], why = "the buffer must hold at least 1 message";
             else if (!(sv->outage_start >= 0 && isfinite(sv->outage_start)) ||

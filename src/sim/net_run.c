@@ -152,7 +152,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
              : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
              : cfg->topology == OSN_NET_TANDEM && cfg->mid_own && i >= 2 && i < s->core
                      ? &cfg->mid[i - 2] /* a tandem's mids, from element 2 on */
-                     : &cfg->edge;
+             : cfg->edges_own && i >= s->E ? &cfg->edge_own[i - s->E] /* an edge of its own */
+                                           : &cfg->edge;
     osn_des_ev_init(&el->svc, EV_SERVICE);
     osn_des_ev_init(&el->arr, EV_ARRIVAL);
     err = osn_sip_layer_init_unindexed(&el->sip, &layer_cfg[el->role]);
