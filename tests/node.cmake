@@ -266,6 +266,17 @@ add_test(NAME testbed_window
                  ${CMAKE_SOURCE_DIR})
 osn_load_test(testbed_window 260)
 
+# osn testbed and osn node on topologies the user wrote: a chain (examples/ims_chain.ini: six
+# proxies, four of them mids) with every element a node named as in the file (node.name),
+# every call through every proxy, real goodput within 15% of the simulator's, each mid's own
+# costs (the CPU a call costs it less another mid, against the closed form, within 35%); a fan-in
+# whose sources give their own rates (each generator its share); node.name and node.mid by
+# hand and their bad values (exit 2). About 45 s.
+add_test(NAME testbed_written
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_testbed_written.sh $<TARGET_FILE:osn>
+                 ${CMAKE_SOURCE_DIR})
+osn_load_test(testbed_written 320)
+
 # osn testbed under mpirun -n 3 (element i on rank i mod 3, addresses exchanged through MPI,
 # results gathered at rank 0) beside the same run in one process: every summary, the proxies'
 # ends from ranks 1 and 2, the same simulation, real goodput within 10% of each other and of

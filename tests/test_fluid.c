@@ -471,16 +471,18 @@ static void test_mmpp(void **state)
 
 static void test_scenario(void **state)
 {
-    struct osn_fluid_scenario sc;
+    struct osn_fluid_scenario sc = {0};
     char err[512];
     (void)state;
 
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", NULL,
                                              0, err, sizeof err),
                      0);
     assert_int_equal(sc.cfg.profile.shape, OSN_FLUID_BURST);
     assert_true(sc.cfg.profile.burst_duration == 0.5 && isinf(sc.cfg.server[0].buffer));
     const char *sets[] = {"profile.burst_duration=2", "control.kind=rtd"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", sets,
                                              2, err, sizeof err),
                      0);
@@ -490,6 +492,7 @@ static void test_scenario(void **state)
      * that names where it was set; both names at once must agree. */
     struct osn_fluid_cfg by_kind = sc.cfg;
     const char *old[] = {"profile.burst_duration=2", "control.algorithm=rtd"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", old,
                                              2, err, sizeof err),
                      0);
@@ -497,6 +500,7 @@ static void test_scenario(void **state)
     assert_non_null(strstr(sc.warning, "--set control.algorithm=rtd"));
     assert_non_null(strstr(sc.warning, "control.kind"));
     const char *both[] = {"profile.burst_duration=2", "control.kind=rtd", "control.algorithm=RTD"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", both,
                                              3, err, sizeof err),
                      0);
@@ -507,6 +511,7 @@ static void test_scenario(void **state)
     const char *differ[][3] = {{"control.kind=rtd", "control.algorithm=none", "control.kp=3"},
                                {"control.algorithm=none", "control.kind=rtd", "control.kp=3"}};
     for (int i = 0; i < 2; i++) {
+        osn_fluid_scenario_release(&sc); /* the load before's */
         assert_int_equal(osn_fluid_scenario_load(&sc, NULL, differ[i], 3, err, sizeof err),
                          OSN_ECONFIG);
         assert_non_null(strstr(err, "--set control.algorithm=none: key 'control.algorithm'"));
@@ -514,43 +519,54 @@ static void test_scenario(void **state)
     }
 
     const char *bad1[] = {"profile.step_rate=3"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, OSN_SOURCE_DIR "/examples/fluid-burst.ini", bad1,
                                              1, err, sizeof err),
                      OSN_ECONFIG);
     assert_non_null(strstr(err, "--set profile.step_rate=3"));
     assert_non_null(strstr(err, "acts only with profile.shape = step (it is burst here)"));
     const char *bad2[] = {"server p1.rate=3"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, bad2, 1, err, sizeof err), OSN_ECONFIG);
     assert_non_null(strstr(err, "tandem"));
     const char *bad3[] = {"fluid.retransmissions=7"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, bad3, 1, err, sizeof err), OSN_ECONFIG);
     assert_non_null(strstr(err, "fluid.retransmissions"));
     const char *tandem[] = {"fluid.topology=tandem", "server p2.buffer=inf"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, tandem, 2, err, sizeof err), 0);
     assert_true(sc.cfg.server[0].rate == 200 && sc.cfg.server[1].rate == 100);
 
     const char *prsm_tandem[] = {"fluid.topology=tandem", "control.kind=prsm"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, prsm_tandem, 2, err, sizeof err),
                      OSN_ECONFIG);
     assert_non_null(strstr(err, "control.kind"));
     const char *prsm_key[] = {"control.kind=prsm", "control.kp=3"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, prsm_key, 2, err, sizeof err), OSN_ECONFIG);
     assert_non_null(strstr(err, "control.kp"));
     const char *mmpp_one[] = {"profile.shape=mmpp", "profile.mmpp_rates=50"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_one, 2, err, sizeof err), OSN_ECONFIG);
     assert_non_null(strstr(err, "profile.mmpp_rates"));
     const char *mmpp_base[] = {"profile.shape=mmpp", "profile.base_rate=5"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_base, 2, err, sizeof err),
                      OSN_ECONFIG);
     const char *seed_burst[] = {"profile.seed=5"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, seed_burst, 1, err, sizeof err),
                      OSN_ECONFIG);
     assert_non_null(strstr(err, "profile.seed"));
     const char *mmpp_ok[] = {"profile.shape=mmpp", "profile.mmpp_rates=10, 20",
                              "profile.mmpp_switch=1, 2", "profile.seed=7", "control.kind=prsm"};
+    osn_fluid_scenario_release(&sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(&sc, NULL, mmpp_ok, 5, err, sizeof err), 0);
     assert_true(sc.cfg.profile.mmpp_rate[1] == 20 && sc.cfg.profile.mmpp_switch[1] == 2 &&
                 sc.cfg.profile.seed == 7 && sc.cfg.control.kind == OSN_FLUID_CTL_PRSM);
+    osn_fluid_scenario_release(&sc);
 }
 
 /* Writes text to a new temporary file; returns its path in path (PATH_MAX). */
@@ -573,7 +589,7 @@ static void temp_ini(char *path, size_t size, const char *text)
  */
 static void test_scenario_table(void **state)
 {
-    struct osn_fluid_scenario *sc = malloc(sizeof *sc);
+    struct osn_fluid_scenario *sc = calloc(1, sizeof *sc);
     char err[1024], path[512], text[256], want[600], *doc = NULL, *help = NULL;
     size_t doc_len = 0, help_len = 0;
     (void)state;
@@ -601,6 +617,7 @@ static void test_scenario_table(void **state)
         /* Line 3 of the file holds the bad value; "x" is no number, list or name. */
         snprintf(text, sizeof text, "; one bad key\n[%s]\n%s = x\n", k->section, k->name);
         temp_ini(path, sizeof path, text);
+        osn_fluid_scenario_release(sc); /* the load before's */
         assert_int_equal(osn_fluid_scenario_load(sc, path, NULL, 0, err, sizeof err), OSN_ECONFIG);
         snprintf(want, sizeof want, "%s:3: key '%s.%s' = 'x': ", path, k->section, k->name);
         if (!strstr(err, want))
@@ -612,6 +629,7 @@ static void test_scenario_table(void **state)
 
     /* A rule between two keys names the one that was given: T1 below the default slot. */
     temp_ini(path, sizeof path, "[fluid]\nt1 = 0.01\n");
+    osn_fluid_scenario_release(sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(sc, path, NULL, 0, err, sizeof err), OSN_ECONFIG);
     snprintf(want, sizeof want, "%s:2: key 'fluid.t1' = '0.01': the slot (0.05 s)", path);
     assert_non_null(strstr(err, want));
@@ -629,7 +647,7 @@ static void test_scenario_table(void **state)
  */
 static void test_scenario_gains(void **state)
 {
-    struct osn_fluid_scenario *sc = malloc(sizeof *sc);
+    struct osn_fluid_scenario *sc = calloc(1, sizeof *sc);
     char err[512];
     (void)state;
 
@@ -637,6 +655,7 @@ static void test_scenario_gains(void **state)
     const char *rtd[] = {"control.kind=rtd",        "server.rate=120",      "server.delay_up=0.05",
                          "server.delay_down=0.02",  "control.interval=0.2", "control.crossover=0.5",
                          "control.phase_margin=60", "control.target=0.3"};
+    osn_fluid_scenario_release(sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(sc, NULL, rtd, 8, err, sizeof err), 0);
     const double pi = 3.14159265358979323846, mu = 120, w = 0.5;
     double phi = 60 * pi / 180 + w * (0.05 + 0.02 + 0.2 / 2);
@@ -645,6 +664,7 @@ static void test_scenario_gains(void **state)
     assert_true(sc->cfg.control.max_rate == 120 && sc->cfg.control.target == 0.3);
     /* The defaults: w = 1 rad/s, 45 degrees, interval 0.1 s, no link delay; the target 0.25 s. */
     const char *rtd_def[] = {"control.kind=rtd", "control.kp=7"};
+    osn_fluid_scenario_release(sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(sc, NULL, rtd_def, 2, err, sizeof err), 0);
     phi = 45 * pi / 180 + 1 * 0.05;
     assert_true(sc->cfg.control.kp == 7);
@@ -652,10 +672,12 @@ static void test_scenario_gains(void **state)
     assert_true(sc->cfg.control.target == 0.25 && sc->cfg.control.interval == 0.1);
     /* rrrc: 0.2 mu and 1 mu on the last hop's server (P2 in a tandem), target 0.1. */
     const char *rrrc[] = {"control.kind=rrrc", "fluid.topology=tandem", "server p2.rate=80"};
+    osn_fluid_scenario_release(sc); /* the load before's */
     assert_int_equal(osn_fluid_scenario_load(sc, NULL, rrrc, 3, err, sizeof err), 0);
     assert_true(sc->cfg.control.kp == 0.2 * 80 && sc->cfg.control.ki == 80);
     assert_true(sc->cfg.control.max_rate == 80 && sc->cfg.control.target == 0.1);
     assert_true(sc->cfg.server[0].rate == 200);
+    osn_fluid_scenario_release(sc);
     free(sc);
 }
 

@@ -236,4 +236,11 @@ expect_err "solve --json - --csv -" "cannot both write to standard output"
 run 2 "node --frobnicate (exit 2, no leak)" -- node --frobnicate
 run 2 "node --json without a value" -- node --json
 
+# ==== Keys grown at run time (issue 32): one key more than a scenario holds (OSN_INI_MAX_KEYS,
+# 131,072) is refused at its line, after at most 80 MiB of records, not read on ====
+awk 'BEGIN { for (i = 0; i <= 131072; i++) printf "[element e%d]\nrole = proxy\n", i }' \
+    >"$TMP/keys.ini"
+run 2 "131,073 keys" -- sim "$TMP/keys.ini"
+expect_err "131,073 keys" "$TMP/keys.ini:262146: more than 131072 keys"
+
 summary

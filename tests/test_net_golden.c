@@ -65,7 +65,7 @@ static void print_est(FILE *f, const char *key, const struct osn_net_est *e)
 /* One line per case: the case, then every number of the result. */
 static int run_case(FILE *f, const char *dir, const struct golden_case *c)
 {
-    struct osn_net_scenario sc;
+    struct osn_net_scenario sc = {0};
     struct osn_net_result *res = calloc(1, sizeof *res);
     char path[4096], err[512];
     int nsets = 0;
@@ -78,6 +78,7 @@ static int run_case(FILE *f, const char *dir, const struct golden_case *c)
     if (osn_net_scenario_load(&sc, path, c->sets, nsets, err, sizeof err) != 0 ||
         (sc.cfg.threads = 1, osn_net_run(&sc.cfg, res, err, sizeof err)) != 0) {
         fprintf(stderr, "test_net_golden: %s: %s\n", c->example, err);
+        osn_net_scenario_release(&sc);
         free(res);
         return 1;
     }
@@ -97,6 +98,7 @@ static int run_case(FILE *f, const char *dir, const struct golden_case *c)
             print_est(f, key, &res->elem[e][i]);
         }
     fputc('\n', f);
+    osn_net_scenario_release(&sc);
     osn_net_result_release(res);
     free(res);
     return 0;

@@ -16,6 +16,9 @@
  *   delays (7 past the FIFO classes, on the heap) each add twice theirs.
  * - sources of different rates: each offers its own, its first proxy busy rate x per-call cost.
  * - osn_net_check checks a written chain's mids.
+ * - a fan-in of 1,000 edges written out (5,004 keys, 2,002 elements) gives the run of
+ *   `topology = fanin`, `edges = 1000` bit for bit; more sources than net.edges allows
+ *   (16,385) are refused at the first one too many.
  * - Bad descriptions are refused with the file:line and the key: an unknown next hop, a cycle,
  *   a proxy without next hop, a source without `to`, net.topology beside the elements, a link
  *   the graph has not (or not named A-B), a server section that does not exist, a shape the hop
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "osn/err.h"
@@ -47,6 +51,13 @@ static struct osn_net_scenario *load(const char *path, const char *const *sets, 
     assert_non_null(s);
     *rc = osn_net_scenario_load(s, path, sets, nsets, err, errsize);
     return s;
+}
+
+/* Frees a scenario load() returned. */
+static void unload(struct osn_net_scenario *s)
+{
+    osn_net_scenario_release(s);
+    free(s);
 }
 
 static void run(const struct osn_net_cfg *cfg, struct osn_net_result *r)
@@ -98,8 +109,8 @@ static void test_fanin_written_is_fanin(void **state)
         assert_string_equal(rb.elem_name[16], "core");
         osn_net_result_release(&rb);
         osn_net_result_release(&rw);
-        free(b);
-        free(w);
+        unload(b);
+        unload(w);
     }
 }
 
@@ -164,7 +175,7 @@ static void test_ims_chain_utilisation(void **state)
     assert_true(fabs(r.elem[4][OSN_NET_E_CAPACITY].value -
                      1 / (0.0003 + 0.00005 + 0.00005 + 4 * 0.00005)) < 1e-9);
     osn_net_result_release(&r);
-    free(s);
+    unload(s);
 }
 
 /* Writes a scenario to a temporary file; its path into path. */
@@ -211,7 +222,7 @@ static void run_chain(int n, double rate, double delay, const char *const *sets,
     assert_int_equal(s->cfg.topology, n == 2 ? OSN_NET_COLLAPSE : OSN_NET_TANDEM);
     run(&s->cfg, r);
     assert_int_equal(r->nelem, n + 2);
-    free(s);
+    unload(s);
 }
 
 /*
@@ -250,6 +261,104 @@ static void test_chain_setup_delay_per_hop(void **state)
     osn_net_result_release(&r3);
 }
 
+/*
+ * A fan-in of 1,000 edges written out by hand, as a script writes it: [source sI] (to = eI),
+ * [link sI-eI] (delay), [element eI] (proxy, server edge, next hop c) for I = 0 .. 999, then
+ * [element c] (the core) and [element u] (the UAS): 5,004 keys (scripts/fanin_written.sh writes
+ * the same file). Its run is the run of
+ * `topology = fanin`, `edges = 1000` with the same access delay, bit for bit: every estimate,
+ * half-width and count of the network and of each of the 2,002 elements, whose rows carry the
+ * file's names. Loading it must take less than 10 s (0.05 s of CPU in osn sim; docs/scale.md).
+ * With 128 named sections at most, as before, the load is refused.
+ */
+static void test_fanin_1000_written(void **state)
+{
+    (void)state;
+    enum { E = 1000 };
+    const char *sets[] = {"net.time=0.5", "net.warmup=0.5", "net.replications=2",
+                          "control.kind=rate", "source.rate=1000"};
+    char path[64], err[512] = "";
+    int rc;
+
+    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    for (int i = 0; i < E; i++)
+        fprintf(f, "[source s%d]\nto = e%d\n[link s%d-e%d]\ndelay = 0.007\n", i, i, i, i);
+    for (int i = 0; i < E; i++)
+        fprintf(f, "[element e%d]\nrole = proxy\nserver = edge\nnext_hop = c\n", i);
+    fputs("[element c]\nrole = proxy\nserver = core\nnext_hop = u\n[element u]\nrole = uas\n", f);
+    assert_int_equal(fclose(f), 0);
+    time_t t0 = time(NULL);
+    struct osn_net_scenario *w = load(path, sets, 5, err, sizeof err, &rc);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_true(difftime(time(NULL), t0) < 10);
+    assert_int_equal(w->ini.nkeys, 5 * E + 4 + 5); /* the file's and the overrides */
+    assert_int_equal(w->cfg.topology, OSN_NET_FANIN);
+    assert_int_equal(w->cfg.edges, E);
+    assert_int_equal(w->cfg.named, 2 * E + 2);
+    assert_true(w->cfg.access.delay == 0.007);
+
+    unlink(path);
+    write_text("[net]\ntopology = fanin\nedges = 1000\n[link access]\ndelay = 0.007\n", path,
+               sizeof path);
+    struct osn_net_scenario *b = load(path, sets, 5, err, sizeof err, &rc);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    struct osn_net_result rb, rw;
+    run(&b->cfg, &rb);
+    run(&w->cfg, &rw);
+    assert_same(&rb, &rw);
+    assert_int_equal(rw.nelem, 2 * E + 2);
+    assert_true(rb.est[OSN_NET_GOODPUT].value > 0 && rb.messages > 0);
+    char want[16];
+    for (int i = 0; i < E; i++) {
+        snprintf(want, sizeof want, "s%d", i);
+        assert_string_equal(rw.elem_name[i], want);
+        snprintf(want, sizeof want, "e%d", i);
+        assert_string_equal(rw.elem_name[E + i], want);
+    }
+    assert_string_equal(rw.elem_name[2 * E], "c");
+    assert_string_equal(rw.elem_name[2 * E + 1], "u");
+    assert_string_equal(rb.elem_name[2 * E], "core");
+    osn_net_result_release(&rb);
+    osn_net_result_release(&rw);
+    unload(b);
+    unload(w);
+}
+
+/* More sources than net.edges allows (16,384): refused at the first one too many, naming its key
+ * and line, before the graph is searched. */
+static void test_too_many_sources(void **state)
+{
+    (void)state;
+    char path[64], err[512] = "", want[96];
+    int rc;
+
+    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    for (int i = 0; i <= OSN_NET_MAX_EDGES; i++)
+        fprintf(f, "[source s%d]\nto = e\n", i);
+    fputs("[element e]\nrole = proxy\nserver = edge\nnext_hop = u\n[element u]\nrole = uas\n", f);
+    assert_int_equal(fclose(f), 0);
+    struct osn_net_scenario *s = load(path, NULL, 0, err, sizeof err, &rc);
+    unload(s);
+    assert_int_equal(rc, OSN_ECONFIG);
+    snprintf(want, sizeof want, "%s:%d: key 'source s16384.to' = 'e': more than 16384 sources",
+             path, 2 * OSN_NET_MAX_EDGES + 2);
+    if (!strstr(err, want))
+        fprintf(stderr, "want '%s' in: %s\n", want, err);
+    assert_non_null(strstr(err, want));
+    unlink(path);
+}
+
 /* The built-in tandem (edge, mid, core) written out as a chain of three proxies is the same run
  * bit for bit, under rate control. */
 static void test_tandem_written_is_tandem(void **state)
@@ -281,8 +390,8 @@ static void test_tandem_written_is_tandem(void **state)
     assert_true(rb.est[OSN_NET_CORE_UTIL].value > 0.5); /* a load that exercises the control */
     osn_net_result_release(&rb);
     osn_net_result_release(&rw);
-    free(b);
-    free(w);
+    unload(b);
+    unload(w);
 }
 
 /* A scenario written to a temporary file, loaded: the error and its message. */
@@ -291,7 +400,7 @@ static int load_text(const char *text, char *err, size_t errsize, char *path, si
     write_text(text, path, pathsize);
     int rc;
     struct osn_net_scenario *s = load(path, NULL, 0, err, errsize, &rc);
-    free(s);
+    unload(s);
     unlink(path);
     return rc;
 }
@@ -583,6 +692,8 @@ int main(void)
             cmocka_unit_test(test_source_rates),
             cmocka_unit_test(test_check_mids),
             cmocka_unit_test(test_edge_costs),
+            cmocka_unit_test(test_fanin_1000_written),
+            cmocka_unit_test(test_too_many_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,6 +98,7 @@ static void load_ok(struct osn_scenario *sc, const char *text, const char *const
     int rc;
 
     write_scenario(&t, text);
+    osn_scenario_release(sc); /* the load before's (sc is zeroed or loaded) */
     rc = osn_scenario_load(sc, t.path, sets, nsets, NULL, err, sizeof err);
     if (rc)
         fail_msg("load failed: %s (%s)", err, osn_err_name(rc));
@@ -108,7 +109,7 @@ static void load_ok(struct osn_scenario *sc, const char *text, const char *const
 
 static void test_defaults(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     char err[256];
     (void)state;
 
@@ -129,11 +130,12 @@ static void test_defaults(void **state)
     assert_true(sc.model.mu == 1.0);
     assert_int_equal(sc.ini.nkeys, 0);
     assert_string_equal(sc.ini.path, "");
+    osn_scenario_release(&sc);
 }
 
 static void test_file_values_and_origins(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     (void)state;
 
     load_ok(&sc,
@@ -168,11 +170,12 @@ static void test_file_values_and_origins(void **state)
     assert_non_null(strstr(sc.ini.keys[3].where, ":9"));
     assert_string_equal(sc.ini.keys[8].key, "service.rate");
     assert_non_null(strstr(sc.ini.keys[8].where, ":16"));
+    osn_scenario_release(&sc);
 }
 
 static void test_overrides_win(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     const char *sets[] = {"arrivals.rate=2", "thresholds.H = 12", "service.rate=3"};
     (void)state;
 
@@ -188,21 +191,23 @@ static void test_overrides_win(void **state)
     assert_string_equal(sc.ini.keys[0].where, "--set arrivals.rate=2");
     assert_string_equal(sc.ini.keys[2].value, "12");
     assert_string_equal(sc.ini.keys[3].key, "service.rate");
+    osn_scenario_release(&sc);
 }
 
 static void test_override_replaces_bad_file_value(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     const char *sets[] = {"arrivals.rate=1.5"};
     (void)state;
 
     load_ok(&sc, "[arrivals]\nrate = oops\n", sets, 1);
     assert_true(sc.model.rate == 1.5);
+    osn_scenario_release(&sc);
 }
 
 static void test_overload_accept(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     const char *sets[] = {"arrivals.rate=2"};
     (void)state;
 
@@ -229,11 +234,12 @@ static void test_overload_accept(void **state)
     const char *b[] = {"thresholds.B=30"};
     load_ok(&sc, "[model]\nkind = single-loop\n[thresholds]\nR = 10\n", b, 1);
     assert_int_equal(sc.model.R, 30);
+    osn_scenario_release(&sc);
 }
 
 static void test_single_loop_and_b(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     (void)state;
 
     load_ok(&sc, "[model]\nkind = single-loop\n[thresholds]\nL = 3\nH = 8\nB = 12\n", NULL, 0);
@@ -243,11 +249,12 @@ static void test_single_loop_and_b(void **state)
     assert_int_equal(sc.model.H2, 12);
     load_ok(&sc, "[model]\nkind = single-loop\n[thresholds]\nR = 13\n", NULL, 0);
     assert_int_equal(sc.model.R, 13);
+    osn_scenario_release(&sc);
 }
 
 static void test_bi_level_and_two_flows(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     (void)state;
 
     load_ok(&sc,
@@ -263,6 +270,7 @@ static void test_bi_level_and_two_flows(void **state)
     assert_int_equal(sc.model.flows, 2);
     assert_true(sc.model.rate1 == 0.7);
     assert_true(sc.model.rate2 == 0.0);
+    osn_scenario_release(&sc);
 }
 
 static void test_failure_leaves_scenario_alone(void **state)
@@ -332,9 +340,10 @@ static void test_err_rates_out_of_range(void **state)
     expect_error("[arrivals]\noverload_accept = 0\n", NULL, 0, OSN_ECONFIG, 2,
                  "arrivals.overload_accept", NULL);
     /* overload_rate = 0 is allowed (all traffic refused in overload). */
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     load_ok(&sc, "[arrivals]\noverload_rate = 0\n", NULL, 0);
     assert_true(sc.model.overload_rate == 0.0);
+    osn_scenario_release(&sc);
 }
 
 static void test_err_thresholds_order(void **state)
@@ -356,7 +365,7 @@ static void test_err_thresholds_order(void **state)
 
 static void test_err_default_blamed(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     const char *sets[] = {"thresholds.L=12"};
     char err[512];
     (void)state;
@@ -366,6 +375,7 @@ static void test_err_default_blamed(void **state)
     assert_int_equal(osn_scenario_load(&sc, NULL, sets, 1, NULL, err, sizeof err), OSN_ECONFIG);
     assert_contains(err, "(default)");
     assert_contains(err, "thresholds.H");
+    osn_scenario_release(&sc);
 }
 
 static void test_err_too_big(void **state)
@@ -377,7 +387,7 @@ static void test_err_too_big(void **state)
 
 static void test_err_missing_and_unreadable(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     char err[512], dir[] = "/tmp/osn_test_dir_XXXXXX";
     (void)state;
 
@@ -391,6 +401,7 @@ static void test_err_missing_and_unreadable(void **state)
     assert_int_equal(osn_scenario_load(&sc, dir, NULL, 0, NULL, err, sizeof err), OSN_EIO);
     assert_contains(err, dir);
     rmdir(dir);
+    osn_scenario_release(&sc);
 }
 
 static void test_err_malformed_line(void **state)
@@ -494,7 +505,7 @@ static void test_key_tables(void **state)
 /* One policy enum: "2" and "II" are policy II in the model, as in ctl (osn/policy.h). */
 static void test_policy_words(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     (void)state;
 
     assert_int_equal(OSN_POLICY_I, 0);
@@ -503,6 +514,7 @@ static void test_policy_words(void **state)
     load_ok(&sc, "[model]\npolicy = i\n", NULL, 0);
     assert_int_equal(sc.model.policy, OSN_POLICY_I);
     expect_error("[model]\npolicy = 0\n", NULL, 0, OSN_ECONFIG, 2, "model.policy", "I, II");
+    osn_scenario_release(&sc);
 }
 
 /* One list of policy words: a network's [control] policy takes the model's, "2" for II too. */
@@ -517,22 +529,26 @@ static void test_policy_words_net(void **state)
 
     assert_non_null(ns);
     write_scenario(&t, "[net]\ntopology = collapse\n");
+    osn_net_scenario_release(ns);
     assert_int_equal(osn_net_scenario_load(ns, t.path, two, 1, err, sizeof err), 0);
     assert_int_equal(ns->cfg.ctl.det.policy, OSN_POLICY_II);
+    osn_net_scenario_release(ns);
     assert_int_equal(osn_net_scenario_load(ns, t.path, one, 1, err, sizeof err), 0);
     assert_int_equal(ns->cfg.ctl.det.policy, OSN_POLICY_I);
+    osn_net_scenario_release(ns);
     assert_int_equal(osn_net_scenario_load(ns, t.path, ii, 1, err, sizeof err), 0);
     assert_int_equal(ns->cfg.ctl.det.policy, OSN_POLICY_II);
     assert_int_equal(osn_net_scenario_load(ns, t.path, bad, 1, err, sizeof err), OSN_ECONFIG);
     assert_contains(err, "control.policy");
     assert_contains(err, "I, II, 1, 2");
     drop(&t);
+    osn_net_scenario_release(ns);
     free(ns);
 }
 
 static void test_err_set_flags(void **state)
 {
-    struct osn_scenario sc;
+    struct osn_scenario sc = {0};
     char err[512];
     (void)state;
 
@@ -561,6 +577,7 @@ static void test_err_set_flags(void **state)
     const char *order[] = {"thresholds.H=30"};
     expect_error("[thresholds]\nL = 5\nH = 10\nR = 20\n", order, 1, OSN_ECONFIG, 0,
                  "--set thresholds.H=30", "thresholds.H");
+    osn_scenario_release(&sc);
 }
 
 /* ---- atomic files ---- */

@@ -35,10 +35,13 @@ struct osn_fluid_scenario {
 /*
  * Reads `path` (NULL: defaults and overrides only) and the `nsets` overrides, and fills sc.
  * Returns 0, or OSN_ECONFIG / OSN_EIO / OSN_EINVAL with one line in err; *sc is written only
- * on success.
+ * on success, and then owns its keys: osn_fluid_scenario_release() frees them.
  */
 int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
                             const char *const *sets, int nsets, char *err, size_t errsize);
+
+/* Frees the keys a loaded scenario holds. NULL, or a scenario zeroed or released: nothing. */
+void osn_fluid_scenario_release(struct osn_fluid_scenario *sc);
 
 /* The summary as a table (key, value, unit, meaning). Errors stay in the stream's flag. */
 void osn_fluid_report_table(FILE *f, const struct osn_fluid_scenario *sc,

@@ -22,7 +22,15 @@ struct osn_key_origin {
     char where[320]; /* "FILE:LINE" or "--set section.key=value" */
 };
 
-#define OSN_INI_MAX_KEYS 128
+/*
+ * Keys a scenario holds at most: 2^17 = 131,072. The records grow at run time (doubling), so a
+ * small file costs little; this bound is what a hostile file can make the reader allocate
+ * (131,072 records of 640 bytes, 80 MiB, plus a 1 MiB index; 40 MiB more while the last
+ * doubling copies), and a file that needs more is
+ * refused naming FILE:LINE. It is eight keys for each of the 16,384 edges the network simulator
+ * carries (net.edges' bound): a fan-in written out by hand takes five.
+ */
+#define OSN_INI_MAX_KEYS 131072
 
 /* The value types of a key (OSN_KEY_NONE: a key its module still reads by hand). */
 enum osn_key_type {
@@ -115,21 +123,34 @@ struct osn_ini_schema {
     const struct osn_ini_schema *next;
 };
 
-/* The assignments of a scenario file plus overrides, each with its origin. */
+/*
+ * The assignments of a scenario file plus overrides, each with its origin. keys[0..nkeys) is
+ * allocated (it owns its records: release it with osn_ini_free(); a struct copy shares them, so
+ * only one copy is freed). index is a hash table of nindex slots (a power of two, at least twice
+ * cap) that holds key i as i + 1 and 0 in an empty slot, so that osn_ini_get() costs the same
+ * with 10 keys as with 10^5.
+ */
 struct osn_ini {
     char path[256]; /* the scenario file, "" when none */
-    int nkeys;
-    struct osn_key_origin keys[OSN_INI_MAX_KEYS]; /* every key set, in order */
+    int nkeys, cap;
+    struct osn_key_origin *keys; /* every key set, in order */
+    int *index;
+    int nindex;
 };
 
 /*
  * Reads `path` (may be NULL) and then the `nsets` overrides "section.key=value" into *ini,
  * accepting only the keys of `schema`. A key given twice in the file is an error; an override
  * replaces a file value. Returns 0, or OSN_ECONFIG / OSN_EIO / OSN_EINVAL with one line in err
- * naming FILE:LINE (or the --set flag) and the key. *ini is only written on success.
+ * naming FILE:LINE (or the --set flag) and the key; OSN_ENOMEM when the records cannot be had.
+ * *ini is only written on success, and then owns allocated records: osn_ini_free() them.
  */
 int osn_ini_collect(struct osn_ini *ini, const char *path, const char *const *sets, int nsets,
                     const struct osn_ini_schema *schema, char *err, size_t errsize);
+
+/* Frees the key records of an ini osn_ini_collect() filled and leaves it empty (path kept). NULL,
+ * or an ini already freed or zeroed: nothing. */
+void osn_ini_free(struct osn_ini *ini);
 
 /* The record of "section.key" (canonical spelling, as in the schema), or NULL when not set. */
 const struct osn_key_origin *osn_ini_get(const struct osn_ini *ini, const char *key);

@@ -182,14 +182,17 @@ struct osn_net_link_cfg {
  * is 8 hops at most (src/sim/net_int.h, MAXHOP), so 7 proxies. */
 #define OSN_NET_MAX_MIDS 5
 
-/* Elements a topology the user writes may have, sources included (a scenario holds at most
- * OSN_INI_MAX_KEYS keys, and each element takes one at least). */
-#define OSN_NET_TOPO_MAX  128
+/* A topology the user writes has no bound of its own: its elements are those of the built-in
+ * shape it has (OSN_NET_MAX_ELEMS at most, net.edges' bound), the arrays that read it are
+ * allocated for the file, and a scenario holds OSN_INI_MAX_KEYS keys at most. */
 #define OSN_NET_NAME_LEN  16 /* an element's name with its NUL ("edge16383") */
 #define OSN_NET_TOPO_HOPS 8  /* next hops of one element at most */
 
-/* Links of their own a configuration carries at most (struct osn_net_cfg, link): each is a
- * [link A-B] section, and a scenario sets 128 keys at most (OSN_INI_MAX_KEYS). */
+/* Links of their own a configuration carries at most (struct osn_net_cfg, link: kept by value,
+ * 24 bytes each, so that the configuration stays a plain value): more [link A-B] sections that
+ * differ from their place's are refused naming the one too many (src/io/net_topo.c). Sized
+ * when a scenario held 128 keys; with the keys sized at run time (keys32), the next step is an
+ * array allocated for the file, as elem_names is. */
 #define OSN_NET_MAX_LINKS 128
 /* First proxies of costs of their own a configuration carries at most (edge_own), as many as
  * sources of shares of their own. */
@@ -262,9 +265,11 @@ struct osn_net_cfg {
     bool mid_own;
     /* A topology the user wrote ([element NAME] sections, src/io/net_topo.c): named > 0 gives
      * the elements' names in the simulator's order (the sources, the edges, a tandem's mid, the
-     * cores, the UAS), for the result's rows; 0: the built-in names. */
+     * cores, the UAS), for the result's rows, in elem_names[0..named); 0: the built-in names.
+     * elem_names is allocated by the scenario reader and owned by the scenario
+     * (osn_net_scenario_release); a copy of the configuration borrows it. */
     int named;
-    char elem_names[OSN_NET_TOPO_MAX][OSN_NET_NAME_LEN];
+    char (*elem_names)[OSN_NET_NAME_LEN];
     /* The homes of the [element NAME], [source NAME] and [link A-B] keys while one section is
      * read (as `core` is [server coreN]'s); their values here are the keys' defaults. */
     struct osn_net_topo_keys topo;

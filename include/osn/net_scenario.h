@@ -27,10 +27,19 @@ struct osn_net_scenario {
 /* True when the file at `path` has a [net] or [source] section (a network scenario). */
 bool osn_net_scenario_sniff(const char *path);
 
-/* Loads a network scenario. Returns 0, or OSN_ECONFIG / OSN_EIO with one line in err; *s is
- * written only on success. */
+/* Loads a network scenario. Returns 0, or OSN_ECONFIG / OSN_EIO / OSN_ENOMEM with one line in
+ * err; *s is written only on success, and then owns allocations: osn_net_scenario_release(). */
 int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const char *const *sets,
                           int nsets, char *err, size_t errsize);
+
+/* Frees what a scenario osn_net_scenario_load() filled owns (its keys, a written topology's
+ * element names) and clears it; a copy of s or of s->cfg made before shares them and must not be
+ * used after. NULL, or a scenario zeroed or already released: nothing. */
+void osn_net_scenario_release(struct osn_net_scenario *s);
+
+/* Frees the element names (cfg.elem_names) osn_net_scenario_parse() allocated for a written
+ * topology, and clears them (named 0). NULL, or none: nothing. */
+void osn_net_cfg_names_free(struct osn_net_cfg *c);
 
 /* The keys of s that a network simulation does not read (the [node] section, which only `osn
  * node` reads), as "node.element (FILE:LINE), ..." in buf (truncated to size). Returns how many
@@ -39,7 +48,8 @@ int osn_net_scenario_unread(const struct osn_net_scenario *s, char *buf, size_t 
 
 /* The values of collected keys over the defaults already in *c (osn_net_cfg_default): for
  * loaders that read a network scenario's sections among their own (`osn node`). Returns 0 or
- * OSN_ECONFIG with the key and where it was set in err. */
+ * OSN_ECONFIG with the key and where it was set in err. A written topology's element names are
+ * allocated into c->elem_names, also on failure: free them with osn_net_cfg_names_free(). */
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize);
 

@@ -132,6 +132,10 @@ struct osn_node_cfg {
     char metrics[64];           /* "HOST:PORT" of the Prometheus endpoint (port 0 as listen), "" */
     double per_source_rate;     /* requests/s (not ACKs) per source (IPv4, IPv6 /64), burst ~1 s */
     bool record_route;          /* proxies: Record-Route dialog-creating INVITEs (default yes) */
+    int mid;       /* an edge as a chain's mid proxy K (1..OSN_NET_MAX_MIDS): that mid's costs and
+                      buffer from the scenario (osn testbed sets it); 0: the edge's own */
+    char name[32]; /* an [element NAME] or [source NAME] of a topology written in the scenario:
+                      the node plays it (its element, mid, costs; a source's share of the rate) */
     /* Event loops (threads), each with its own listening socket on `listen` (SO_REUSEPORT) and,
      * for a proxy, its own port toward the next hops; 1..OSN_NODE_MAX_WORKERS, or 0: the CPUs
      * online (at most OSN_NODE_MAX_WORKERS). Default 1. src/node/workers.c says how. */

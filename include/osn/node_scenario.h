@@ -23,9 +23,13 @@ struct osn_node_scenario {
 };
 
 /* Loads a node scenario (path may be NULL: defaults and overrides). Returns 0, or OSN_ECONFIG /
- * OSN_EIO with one line in err naming FILE:LINE or the --set flag and the key. */
+ * OSN_EIO with one line in err naming FILE:LINE or the --set flag and the key. On success s owns
+ * its keys: osn_node_scenario_release() frees them. */
 int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const char *const *sets,
                            int nsets, char *err, size_t errsize);
+
+/* Frees the keys a loaded scenario holds. NULL, or a scenario zeroed or released: nothing. */
+void osn_node_scenario_release(struct osn_node_scenario *s);
 
 /* The summary of a run as one JSON object: the element, the counters, rates over the elapsed
  * time with the simulator's keys where they mean the same thing (offered, goodput, admitted,

@@ -161,7 +161,7 @@ int osn_cmd_fluid(int argc, char **argv)
         status = 0;
         goto out;
     }
-    sc = malloc(sizeof *sc); /* the collected keys are large: keep them off the stack */
+    sc = calloc(1, sizeof *sc); /* zeroed: released below whether or not it loads */
     if (!sc) {
         die("out of memory");
         goto out;
@@ -196,6 +196,7 @@ int osn_cmd_fluid(int argc, char **argv)
 out:
     osn_cli_outputs_abort(outs, 2);
     osn_fluid_result_free(res);
+    osn_fluid_scenario_release(sc);
     free(sc);
     free(o.sets);
     return status;

@@ -183,6 +183,7 @@ int osn_cmd_node(int argc, char **argv)
     status = 0;
 out:
     osn_cli_outputs_abort(outs, 3);
+    osn_node_scenario_release(sc);
     free(sc);
     free(a.sets);
     return status;

@@ -206,6 +206,7 @@ static int load(struct cmp_opts *o, struct cmp *c, int v, struct run_state *st)
         c->level = k->level;
         return 0;
     }
+    osn_net_scenario_release(st->net); /* the value before's */
     rc = osn_net_scenario_load(st->net, o->scenario, o->sets, o->nsets + 1, err, sizeof err);
     if (rc)
         return die("--compare %s: %s", set, err[0] ? err : osn_strerror(rc));
@@ -490,6 +491,7 @@ out:
     if (st.node_loaded)
         osn_sim_scenario_release(st.node);
     free(st.node);
+    osn_net_scenario_release(st.net);
     free(st.net);
     osn_net_result_release(st.net_res);
     free(st.net_res);

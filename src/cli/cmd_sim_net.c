@@ -417,6 +417,7 @@ int osn_cmd_sim_net(int argc, char **argv)
 out:
     osn_cli_outputs_abort(outs, NOUTS);
     for (int i = 0; i < sw.n; i++) {
+        osn_net_scenario_release(sc ? sc[i] : NULL);
         free(sc ? sc[i] : NULL);
         osn_net_result_release(res ? res[i] : NULL);
         free(res ? res[i] : NULL);

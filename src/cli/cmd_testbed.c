@@ -137,12 +137,34 @@ static int parse_seconds(const char *flag, const char *s, double lo_excl, double
 
 /* Loads the scenario with the user's --set and control.kind = control; 0 or OSN_EXIT_ERROR
  * (told, naming --controls when the control is what the scenario refuses). */
+/* Whether the [source NAME] sections of a written topology give their own rates (1), which the
+ * testbed then scales one by one (testbed_run.c), or not (0); -1 after the error for a
+ * process other than Poisson, whose other rates (mmpp_rates, steps) are [source]'s alone. */
+static int source_rates(const struct osn_ini *ini, const struct osn_net_cfg *c, const char *path)
+{
+    for (int i = 0; i < ini->nkeys; i++) {
+        const char *k = ini->keys[i].key, *dot = strrchr(k, '.');
+        if (strncmp(k, "source ", 7) != 0 || !dot || strcmp(dot, ".rate") != 0)
+            continue;
+        if (c->src.process != OSN_NET_POISSON) {
+            osn_cli_die("testbed",
+                        "%s: %s: sources of their own rates are scaled for a Poisson process "
+                        "only (source.process = poisson)",
+                        path, ini->keys[i].where);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 static int load(struct osn_net_scenario *s, const char *path, const char **sets, int nsets,
                 const char *control)
 {
     char err[768], ctl[64];
     snprintf(ctl, sizeof ctl, "control.kind=%s", control ? control : "none");
     sets[nsets] = ctl;
+    osn_net_scenario_release(s); /* the load before's */
     int rc = osn_net_scenario_load(s, path, sets, nsets + (control ? 1 : 0), err, sizeof err);
     if (!rc)
         rc = osn_net_scenario_check(s, err, sizeof err);
@@ -262,6 +284,9 @@ int osn_cmd_testbed(int argc, char **argv)
     }
     if (tb_source_check(c, cfg.warmup, cfg.warmup + cfg.duration) != 0)
         goto out;
+    cfg.source_rates = source_rates(&sc->ini, c, a.scenario);
+    if (cfg.source_rates < 0)
+        goto out;
     if (tb_net_build(&net, c) != 0 || tb_place(&cfg, &net, osn_ini_get(&sc->ini, "node.rank")) != 0)
         goto out;
     if (tb_bind(s_bind, cfg.rank, cfg.ranks, cfg.bind, sizeof cfg.bind) != 0)
@@ -375,6 +400,7 @@ out:
         json_decref(rows[i].elems);
     if (made_dir)
         remove_tree(cfg.dir, 1);
+    osn_net_scenario_release(sc);
     free(sc);
     free(a.sets);
     tb_mpi_finish(&cfg, status);

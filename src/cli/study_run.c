@@ -84,6 +84,7 @@ static int run_net(const struct osn_study_run *r, json_t **out, char *err, size_
     rc = osn_net_report_json_write(b.f, &scs, &rs, 1, NULL, err, errsize);
     rc = json_buf_take(&b, rc, out, err, errsize);
 out:
+    osn_net_scenario_release(sc);
     free(sc);
     osn_net_result_release(res);
     free(res);
@@ -180,7 +181,7 @@ out:
 
 static int run_fluid(const struct osn_study_run *r, json_t **out, char *err, size_t errsize)
 {
-    struct osn_fluid_scenario *sc = malloc(sizeof *sc);
+    struct osn_fluid_scenario *sc = calloc(1, sizeof *sc);
     struct osn_fluid_result *res = NULL;
     struct json_buf b;
     int rc = OSN_ENOMEM;
@@ -200,6 +201,7 @@ static int run_fluid(const struct osn_study_run *r, json_t **out, char *err, siz
     rc = json_buf_take(&b, rc, out, err, errsize);
 out:
     osn_fluid_result_free(res);
+    osn_fluid_scenario_release(sc);
     free(sc);
     return rc;
 }

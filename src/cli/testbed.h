@@ -33,7 +33,7 @@
 
 /* Elements of one network at most: the sources and edges, a mid (tandem) or the cores (fanout),
  * and the UAS. */
-#define TB_MAX_ELEMS (2 * TB_MAX_EDGES + TB_MAX_CORES + 2)
+#define TB_MAX_ELEMS (2 * TB_MAX_EDGES + TB_MAX_CORES + OSN_NET_MAX_MIDS + 2)
 
 /* One child process that the testbed started and must stop. */
 struct tb_proc {
@@ -49,14 +49,16 @@ struct tb_proc {
 
 /* One element of the network: what it runs as and where it sends. */
 struct tb_elem {
-    char name[16];          /* "uas", "core", "core2", "mid", "edge", "edge3", "uac", "uac3" */
-    const char *element;    /* its node.element: uas, core, edge or uac */
-    int next[TB_MAX_CORES]; /* its downstream elements (several: a fanout's edge)... */
-    int nnext;              /* ...how many; 0 for the UAS */
-    int core;               /* a core: 0 for [server core], i for [server core(i+1)] */
-    int stage;              /* 0 for the UAS, then 1 + its downstream elements' stage */
-    double share;           /* uac: its fraction of the offered rate (fan-in: 1 / edges) */
-    int stream;             /* uac: added to net.seed, so that fan-in sources are independent */
+    char name[OSN_NET_NAME_LEN]; /* "uas", "core", "core2", "mid", "mid2", "edge", "edge3", "uac",
+                                    "uac3", or its [element NAME] */
+    const char *element;         /* its node.element: uas, core, edge or uac */
+    int next[TB_MAX_CORES];      /* its downstream elements (several: a fanout's edge)... */
+    int nnext;                   /* ...how many; 0 for the UAS */
+    int core;                    /* a core: 0 for [server core], i for [server core(i+1)] */
+    int mid;                     /* a chain's mid proxy k (1..), its node.mid; 0 otherwise */
+    int stage;                   /* 0 for the UAS, then 1 + its downstream elements' stage */
+    double share;                /* uac: its fraction of the offered rate (fan-in: 1 / edges) */
+    int stream; /* uac: added to net.seed, so that fan-in sources are independent */
     /* The one-way delays of its links in the scenario (s): toward its next hops, and upstream
      * (node.link_delay_down, link_delay_up), and their losses (node.link_loss_down, _up) */
     double delay_down, delay_up, loss_down, loss_up;
@@ -88,6 +90,7 @@ struct tb_cfg {
     int rank, ranks;               /* this process's MPI rank and their number (0, 1: no MPI) */
     char bind[64];                 /* the address this rank's nodes listen on (port 0) */
     bool link_delay;               /* the nodes carry out the scenario's [link] delays */
+    int source_rates; /* a written topology's [source NAME] sections give their own rates */
 };
 
 /* One row of the table: one control at one load, sim beside real. */

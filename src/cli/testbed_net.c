@@ -4,11 +4,13 @@
  *
  *     collapse   uac -> edge -> core -> uas
  *     tandem     uac -> edge -> mid -> core -> uas      (mid: an edge proxy with edge costs)
+ *                or a chain of K mids, mid1 .. midK, each playing its own costs (node.mid = k)
  *     fanin      uacI -> edgeI -> core -> uas, I = 0 .. edges-1, each source rate / edges
  *                (or its share of source.shares)
  *     fanout     uacI -> edgeI -> {core, core2, ...} -> uas   (one edge: a fan-out; two or
  *                more: a mesh, every edge forwarding to every core)
  *
+ * A topology the user wrote ([element NAME] sections) gives each process its element's name.
  * The list is in start order, the callee first: a proxy's next hop is the port its downstream
  * element reported, so the downstream element must be up before it. A fan-in's sources draw
  * from independent streams (net.seed + I), as the simulator's sources do. A fanout's edge gets
@@ -40,6 +42,23 @@ static int add(struct tb_net *net, const char *name, const char *element, int ne
     return net->n++;
 }
 
+/* A topology the user wrote: each element takes its name, found by its index in the
+ * simulator's order (the sources, the edges, the mids, the cores, the UAS: osn/net.h's
+ * elem_names), from its place in the start order built above. */
+static void name_elems(struct tb_net *net, const struct osn_net_cfg *c, int E, int mids, int C)
+{
+    for (int i = 0; i < net->n; i++) {
+        struct tb_elem *e = &net->e[i];
+        int sim = i == 0              ? 2 * E + mids + C      /* the UAS */
+                  : i <= C            ? 2 * E + mids + i - 1  /* the cores */
+                  : i <= C + mids     ? 2 * E + e->mid - 1    /* the mids, from the last one */
+                  : i <= C + mids + E ? E + i - 1 - C - mids  /* the edges */
+                                      : i - 1 - C - mids - E; /* the sources */
+        if (sim >= 0 && sim < c->named)
+            snprintf(e->name, sizeof e->name, "%s", c->elem_names[sim]);
+    }
+}
+
 double tb_net_capacity(const struct osn_net_cfg *c)
 {
     double cap = osn_net_core_capacity(c);
@@ -56,11 +75,6 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
-    if (c->topology == OSN_NET_TANDEM && c->mids > 1)
-        return osn_cli_die("testbed",
-                           "a chain of %d proxies: osn testbed runs a tandem of one mid proxy "
-                           "(osn sim runs the chain)",
-                           c->mids + 2);
     if (E < 1 || E > TB_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d (one process each)", E,
                            TB_MAX_EDGES);
@@ -74,9 +88,14 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         snprintf(name, sizeof name, i == 0 ? "core" : "core%d", i + 1);
         net->e[add(net, name, "core", uas)].core = i;
     }
-    int first_hop = core;
-    if (c->topology == OSN_NET_TANDEM)
-        first_hop = add(net, "mid", "edge", core);
+    /* A chain's mids from the core back: mid K's next hop is mid K + 1, the last one's the
+     * core. One mid keeps the built-in tandem's name. */
+    int first_hop = core, mids = c->topology == OSN_NET_TANDEM ? c->mids : 0;
+    for (int k = mids; k >= 1; k--) {
+        snprintf(name, sizeof name, mids == 1 ? "mid" : "mid%d", k);
+        first_hop = add(net, name, "edge", first_hop);
+        net->e[first_hop].mid = k;
+    }
     int edge0 = net->n;
     for (int i = 0; i < E; i++) {
         snprintf(name, sizeof name, E == 1 ? "edge" : "edge%d", i);
@@ -101,7 +120,7 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         struct tb_elem *e = &net->e[i];
         bool is_uac = strcmp(e->element, "uac") == 0, is_uas = strcmp(e->element, "uas") == 0;
         bool is_core = strcmp(e->element, "core") == 0;
-        bool is_edge = strcmp(e->element, "edge") == 0 && strcmp(e->name, "mid") != 0;
+        bool is_edge = strcmp(e->element, "edge") == 0 && e->mid == 0;
         const struct osn_net_link_cfg *down = is_uas    ? &none
                                               : is_uac  ? &c->access
                                               : is_core ? &c->uas_link
@@ -115,5 +134,7 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         e->delay_up = up->delay;
         e->loss_up = up->loss;
     }
+    if (c->named)
+        name_elems(net, c, E, mids, C);
     return 0;
 }

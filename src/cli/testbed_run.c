@@ -121,11 +121,25 @@ static void core_args(struct args *a, const struct osn_net_server_cfg *sv)
     arg(a, "server core.buffer=%ld", sv->buffer);
 }
 
-/* The source's keys for `factor` times the scenario's traffic (testbed_load.c). */
+/* The source's keys for `factor` times the scenario's traffic (testbed_load.c). Sources of a
+ * written topology that give their own rates (Poisson: checked at the start) each get theirs
+ * times the factor, which keeps their shares; source.rate, their sum, is not a key of such a
+ * file. */
 static void source_args(struct args *a, const struct tb_cfg *cfg, double factor)
 {
     char sets[TB_SOURCE_SETS][TB_SET_MAX];
-    int n = tb_source_sets(&cfg->net->src, factor, sets);
+    const struct osn_net_cfg *c = cfg->net;
+    if (cfg->source_rates) {
+        bool fan = c->topology == OSN_NET_FANOUT;
+        int E = c->topology == OSN_NET_FANIN || fan ? c->edges : 1;
+        for (int i = 0; i < E && i < c->named; i++) {
+            arg(a, "--set");
+            arg(a, "source %s.rate=%.17g", c->elem_names[i],
+                c->src.rate * osn_net_source_share(c, i, E) * factor);
+        }
+        return;
+    }
+    int n = tb_source_sets(&c->src, factor, sets);
     for (int i = 0; i < n; i++) {
         arg(a, "--set");
         arg(a, "%s", sets[i]);
@@ -139,9 +153,16 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
     struct args a;
     char hops[1024];
 
+    /* A topology the user wrote: the node plays its element by name (node.name: its element,
+     * mid, costs, and for a source its share and seed, found as this list found them). */
+    bool by_name = cfg->net->named > 0;
     common_args(&a, cfg, "node", control);
     arg(&a, "--set");
     arg(&a, "node.element=%s", e->element);
+    if (by_name) {
+        arg(&a, "--set");
+        arg(&a, "node.name=%s", e->name);
+    }
     arg(&a, "--set");
     /* Port 0: the node binds a port of its own choosing and reports it (never a guess). */
     arg(&a, strchr(cfg->bind, ':') ? "node.listen=[%s]:0" : "node.listen=%s:0", cfg->bind);
@@ -154,6 +175,10 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         fan_args(&a, cfg->net, e->nnext);
     if (strcmp(e->element, "core") == 0 && e->core > 0)
         core_args(&a, &cfg->net->more_cores[e->core - 1]);
+    if (e->mid > 0 && !by_name) { /* the node takes that mid's costs and buffer */
+        arg(&a, "--set");
+        arg(&a, "node.mid=%d", e->mid);
+    }
     /* The scenario's [link] delays and losses, each node holding what it sends for its link's
      * delay and losing it with its link's loss, so that each direction of a link is delayed and
      * lost once, as in the simulator (src/node/link.c). */
@@ -175,9 +200,10 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
         arg(&a, "node.duration=%.17g", cfg->warmup + cfg->duration);
         arg(&a, "--set");
         arg(&a, "node.warmup=%.17g", cfg->warmup);
-        source_args(&a, cfg, factor * e->share);
+        source_args(&a, cfg, by_name ? factor : factor * e->share);
         arg(&a, "--set");
-        arg(&a, "net.seed=%llu", (unsigned long long)(cfg->seed + (uint64_t)e->stream));
+        arg(&a, "net.seed=%llu",
+            (unsigned long long)(cfg->seed + (by_name ? 0 : (uint64_t)e->stream)));
         arg(&a, "--set");
         arg(&a, "node.stats_interval=%.17g", cfg->stats_interval);
         arg(&a, "--stats");

@@ -148,12 +148,71 @@ static void known_names(const struct osn_ini_schema *schema, const char *section
         }
 }
 
+/* FNV-1a of a key: the index's hash (keys are short; any spread will do). */
+static unsigned key_hash(const char *key)
+{
+    unsigned h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
+/* The index slot of `key`: where it is, or the empty slot where it would go. */
+static int *slot_of(const struct osn_ini *ini, const char *key)
+{
+    unsigned mask = (unsigned)ini->nindex - 1;
+    for (unsigned i = key_hash(key) & mask;; i = (i + 1) & mask)
+        if (!ini->index[i] || strcmp(ini->keys[ini->index[i] - 1].key, key) == 0)
+            return &ini->index[i];
+}
+
 const struct osn_key_origin *osn_ini_get(const struct osn_ini *ini, const char *key)
 {
+    if (!ini->nindex)
+        return NULL;
+    int at = *slot_of(ini, key);
+    return at ? &ini->keys[at - 1] : NULL;
+}
+
+void osn_ini_free(struct osn_ini *ini)
+{
+    if (!ini)
+        return;
+    free(ini->keys);
+    free(ini->index);
+    ini->keys = NULL;
+    ini->index = NULL;
+    ini->nkeys = ini->cap = ini->nindex = 0;
+}
+
+/*
+ * Room for one more key: the records double (16 first, OSN_INI_MAX_KEYS at most) and the index is
+ * rebuilt at twice their number, so it is never more than half full. Returns 0, OSN_ECONFIG at
+ * the bound or OSN_ENOMEM; ini is unchanged on failure.
+ */
+static int make_room(struct osn_ini *ini)
+{
+    if (ini->nkeys < ini->cap)
+        return 0;
+    if (ini->cap >= OSN_INI_MAX_KEYS)
+        return OSN_ECONFIG;
+    int cap = ini->cap ? 2 * ini->cap : 16;
+    if (cap > OSN_INI_MAX_KEYS)
+        cap = OSN_INI_MAX_KEYS;
+    struct osn_key_origin *keys = realloc(ini->keys, (size_t)cap * sizeof *keys);
+    if (!keys)
+        return OSN_ENOMEM;
+    ini->keys = keys;
+    int *index = calloc((size_t)cap * 2, sizeof *index);
+    if (!index)
+        return OSN_ENOMEM; /* the larger records are kept; cap is not raised */
+    free(ini->index);
+    ini->index = index;
+    ini->nindex = cap * 2;
+    ini->cap = cap;
     for (int i = 0; i < ini->nkeys; i++)
-        if (strcmp(ini->keys[i].key, key) == 0)
-            return &ini->keys[i];
-    return NULL;
+        *slot_of(ini, ini->keys[i].key) = i + 1;
+    return 0;
 }
 
 /*
@@ -198,9 +257,16 @@ static int assign(struct loader *ld, const char *section, const char *name, cons
         return fail(ld, OSN_ECONFIG, line, "%s: key '%s' given twice (first at %s)", where, key,
                     o->where);
     if (!o) {
-        if (ini->nkeys >= OSN_INI_MAX_KEYS)
-            return fail(ld, OSN_ECONFIG, line, "%s: more than %d keys", where, OSN_INI_MAX_KEYS);
-        o = &ini->keys[ini->nkeys++];
+        int rc = make_room(ini);
+        if (rc == OSN_ECONFIG)
+            return fail(ld, rc, line,
+                        "%s: more than %d keys, a scenario's bound (what a file can make the "
+                        "reader allocate)",
+                        where, OSN_INI_MAX_KEYS);
+        if (rc)
+            return fail(ld, rc, line, "%s: out of memory for %d keys", where, 2 * ini->cap);
+        o = &ini->keys[ini->nkeys];
+        *slot_of(ini, key) = ++ini->nkeys;
     }
     snprintf(o->key, sizeof o->key, "%s", key);
     snprintf(o->value, sizeof o->value, "%s", value);
@@ -438,7 +504,9 @@ int osn_ini_collect(struct osn_ini *ini, const char *path, const char *const *se
             load_set(&ld, sets[i]);
     }
     if (!ld.err)
-        *ini = *tmp;
+        *ini = *tmp; /* the records move to *ini */
+    else
+        osn_ini_free(tmp);
     free(tmp);
     return ld.err;
 }

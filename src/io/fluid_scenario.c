@@ -493,8 +493,16 @@ int osn_fluid_scenario_load(struct osn_fluid_scenario *sc, const char *path,
         rc = OSN_ECONFIG;
         goto out;
     }
-    *sc = *tmp;
+    *sc = *tmp; /* the keys move to *sc */
 out:
+    if (rc)
+        osn_ini_free(&tmp->ini);
     free(tmp);
     return rc;
+}
+
+void osn_fluid_scenario_release(struct osn_fluid_scenario *sc)
+{
+    if (sc)
+        osn_ini_free(&sc->ini);
 }

@@ -718,6 +718,7 @@ void osn_scenario_release(struct osn_scenario *sc)
     sc->model.service.samples = NULL;
     sc->model.trace = NULL;
     sc->model.service.nsamples = sc->model.ntrace = 0;
+    osn_ini_free(&sc->ini);
 }
 
 int osn_scenario_load(struct osn_scenario *sc, const char *path, const char *const *sets, int nsets,

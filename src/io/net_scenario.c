@@ -964,10 +964,29 @@ int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const ch
     if (!rc)
         rc = osn_net_scenario_check(tmp, err, errsize);
     if (!rc)
-        *s = *tmp;
+        *s = *tmp; /* what tmp owns moves to *s */
+    else
+        osn_net_scenario_release(tmp);
 out:
     free(tmp);
     return rc;
+}
+
+void osn_net_scenario_release(struct osn_net_scenario *s)
+{
+    if (!s)
+        return;
+    osn_ini_free(&s->ini);
+    osn_net_cfg_names_free(&s->cfg);
+}
+
+void osn_net_cfg_names_free(struct osn_net_cfg *c)
+{
+    if (!c)
+        return;
+    free(c->elem_names);
+    c->elem_names = NULL;
+    c->named = 0;
 }
 
 int osn_net_scenario_unread(const struct osn_net_scenario *s, char *buf, size_t size)

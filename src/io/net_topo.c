@@ -40,8 +40,9 @@ struct named {
 
 struct graph {
     const struct osn_ini *ini;
-    struct named *v;
-    int n;
+    struct named *v; /* v[0..n) of cap allocated: as many as the file has sections */
+    int n, cap;
+    int *order; /* the elements in the built-in order (load()) */
     char *err;
     size_t errsize;
 };
@@ -74,9 +75,28 @@ static int find(const struct graph *g, enum kind kind, const char *name, size_t 
     return -1;
 }
 
+/* Room for one more named section in g->v (doubling); 0 or OSN_ENOMEM. */
+static int more_named(struct graph *g)
+{
+    if (g->n < g->cap)
+        return 0;
+    int cap = g->cap ? 2 * g->cap : 16;
+    struct named *v = realloc(g->v, (size_t)cap * sizeof *v);
+    if (!v) {
+        if (g->err && g->errsize)
+            snprintf(g->err, g->errsize, "%s: out of memory for %d sections", g->ini->path, cap);
+        return OSN_ENOMEM;
+    }
+    memset(v + g->cap, 0, (size_t)(cap - g->cap) * sizeof *v);
+    g->v = v;
+    g->cap = cap;
+    return 0;
+}
+
 /* The named sections of the file, in the order of their first keys. */
 static int collect(struct graph *g)
 {
+    int sources = 0;
     for (int i = 0; i < g->ini->nkeys; i++) {
         const struct osn_key_origin *o = &g->ini->keys[i];
         const struct osn_key_spec *k = osn_ini_key_find(&osn_net_schema, o->key);
@@ -90,9 +110,14 @@ static int collect(struct graph *g)
             kind++;
         if (find(g, kind, name, strlen(name)) >= 0)
             continue;
-        if (g->n == OSN_NET_TOPO_MAX)
-            return osn_ini_bad(o, g->err, g->errsize, "more than %d named sections",
-                               OSN_NET_TOPO_MAX);
+        /* Refused here, before the graph is searched: each source is an edge of the shape. */
+        if (kind == K_SOURCE && ++sources > OSN_NET_MAX_EDGES)
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "more than %d sources: the simulator carries %d edges at most "
+                               "(net.edges' bound)",
+                               OSN_NET_MAX_EDGES, OSN_NET_MAX_EDGES);
+        if (more_named(g))
+            return OSN_ENOMEM;
         struct named *x = &g->v[g->n++];
         x->kind = kind;
         snprintf(x->name, sizeof x->name, "%s", name);
@@ -266,19 +291,18 @@ static int not_carried(struct graph *g, const struct named *x, const char *key, 
 /* The element order of the built-in shape the graph has, into c; order[] receives it. */
 static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder, int *nmid)
 {
-    int src[OSN_NET_TOPO_MAX], E = 0, n = 0;
+    int E = 0, n = 0;
     for (int i = 0; i < g->n; i++)
         if (g->v[i].kind == K_SOURCE)
-            src[E++] = i;
+            order[E++] = i; /* the sources first, in file order (collect() bounds them) */
     if (!E)
         return not_carried(g, &g->v[0], "role", "no [source NAME] sends calls into the network");
-    for (int i = 0; i < E; i++)
-        order[n++] = src[i];
+    n = E;
     for (int i = 0; i < E; i++) {
-        struct named *e = &g->v[g->v[src[i]].hop[0]];
+        struct named *e = &g->v[g->v[order[i]].hop[0]];
         if (e->sources > 1)
-            return not_carried(g, &g->v[src[i]], "to", "two sources send to one proxy");
-        order[n++] = g->v[src[i]].hop[0];
+            return not_carried(g, &g->v[order[i]], "to", "two sources send to one proxy");
+        order[n++] = g->v[order[i]].hop[0];
     }
     const struct named *e0 = &g->v[order[E]];
     *nmid = 0;
@@ -456,7 +480,7 @@ static int no_builtin(struct graph *g)
 
 static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
 {
-    int rc = collect(g), order[OSN_NET_TOPO_MAX], n = 0, nmid = 0;
+    int rc = collect(g), *order, n = 0, nmid = 0;
     bool any = false;
 
     for (int i = 0; i < g->n; i++)
@@ -465,6 +489,12 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         return rc;
     if ((rc = no_builtin(g)))
         return rc;
+    /* The built-in order takes each element once at most (shape() refuses one left over). */
+    if (!(order = g->order = malloc((size_t)g->n * sizeof *order))) {
+        if (g->err && g->errsize)
+            snprintf(g->err, g->errsize, "out of memory");
+        return OSN_ENOMEM;
+    }
     struct osn_net_server_cfg core_def = tmp->core; /* tmp holds the defaults still */
     for (int i = 0; i < g->n && !rc; i++)
         if (g->v[i].kind != K_LINK)
@@ -560,6 +590,12 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         for (int i = 0; i < E; i++)
             c->src.share[i] = g->v[order[i]].k.rate;
     }
+    osn_net_cfg_names_free(c);
+    if (!(c->elem_names = calloc((size_t)n, sizeof *c->elem_names))) {
+        if (g->err && g->errsize)
+            snprintf(g->err, g->errsize, "out of memory");
+        return OSN_ENOMEM;
+    }
     c->named = n;
     for (int i = 0; i < n; i++)
         /* collect() refused a name longer than a row's */
@@ -573,18 +609,15 @@ int osn__net_topo_load(const struct osn_ini *ini, struct osn_net_cfg *c, char *e
     struct graph g = {.ini = ini, .err = err, .errsize = errsize};
     struct osn_net_cfg *tmp = malloc(sizeof *tmp);
 
-    if (tmp)
-        osn_net_cfg_default(tmp);
-    g.v = calloc(OSN_NET_TOPO_MAX, sizeof *g.v);
-    if (!tmp || !g.v) {
-        free(tmp);
-        free(g.v);
+    if (!tmp) {
         if (err && errsize)
             snprintf(err, errsize, "out of memory");
         return OSN_ENOMEM;
     }
+    osn_net_cfg_default(tmp);
     int rc = load(&g, c, tmp);
     free(tmp);
     free(g.v);
+    free(g.order);
     return rc;
 }

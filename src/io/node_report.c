@@ -78,6 +78,9 @@ static json_t *resolved_json(const struct osn_node_cfg *c)
                       (json_int_t)c->max_memory, "metrics",
                       c->metrics[0] ? json_string(c->metrics) : json_null()));
     json_object_set_new(json_object_get(r, "node"), "workers", json_integer(c->workers));
+    json_object_set_new(json_object_get(r, "node"), "mid", json_integer(c->mid));
+    json_object_set_new(json_object_get(r, "node"), "name",
+                        c->name[0] ? json_string(c->name) : json_null());
     json_object_set_new(json_object_get(r, "node"), "warmup", num(c->warmup));
     for (int k = 0; k < OSN_ELEM_NKINDS; k++)
         json_object_set_new(sv, kinds[k], num(c->cost[k]));
@@ -132,6 +135,8 @@ int osn_node_report_json_write(FILE *f, const struct osn_node_scenario *s,
         return OSN_ENOMEM;
     }
     json_object_set_new(o, "element", json_string(osn_node_element_name(c->element)));
+    /* node.name: the element of the scenario's topology it played, null when none */
+    json_object_set_new(o, "name", c->name[0] ? json_string(c->name) : json_null());
     json_object_set_new(o, "control", json_string(osn_ctl_kind_name(c->ctl_kind)));
     /* The addresses bound (the ports chosen when the scenario said 0); scenario_resolved keeps
      * what was asked. */

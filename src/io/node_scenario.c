@@ -109,9 +109,21 @@ static const struct osn_key_spec node_keys[] = {
          .help = "bytes the delay line holds at most (per loop); a datagram that does not fit is "
                  "lost and counted in link_dropped, as at a full link queue"},
         {"node", "rank", OSN_KEY_STRING, OSN_KEY_AT(C, rank), .unit = "NAME:RANK, ...",
-         .help = "osn testbed under mpirun or srun: run element NAME (uas, core, core2, mid, edge, "
-                 "edge0, uac, uac0, ...) on MPI rank RANK; elements not named go round-robin "
+         .help = "osn testbed under mpirun or srun: run element NAME (uas, core, core2, mid, mid2, "
+                 "edge, edge0, uac, uac0, ..., or an [element NAME]'s) on MPI rank RANK; elements "
+                 "not named go round-robin "
                  "(element i on rank i mod K). The node itself does not read it (docs/testbed.md)"},
+        {"node", "mid", OSN_KEY_LONG, 0, OSN_NET_MAX_MIDS, OSN_KEY_AT(C, mid),
+         .help = "element edge as the K-th mid proxy of a chain (a tandem, or [element]s written "
+                 "as a chain: the proxies between the first and the last): its costs and buffer "
+                 "are that mid's (the built-in tandem's one mid has the edge's). osn testbed sets "
+                 "it; 0: the edge's own"},
+        {"node", "name", OSN_KEY_STRING, OSN_KEY_AT(C, name),
+         .help = "an [element NAME] or [source NAME] of a topology written in the scenario: the "
+                 "node plays it, a proxy with its [server NAME] (the first an edge, the last the "
+                 "core, those between the mids), the uas, or a source's generator with its share "
+                 "of the rate and net.seed + its index; node.element (and node.mid) follow from "
+                 "it. osn testbed sets it for such a scenario"},
         {"node", "record_route", OSN_KEY_BOOL, OSN_KEY_AT(C, record_route),
          .help = "proxies: insert Record-Route: <sip:ADDR;lr> into a dialog-creating INVITE "
                  "(RFC 3261 16.6), so the dialog's ACK, BYE and re-INVITE from either side "
@@ -164,12 +176,17 @@ static void source_from_net(const struct osn_net_cfg *net, struct osn_node_sourc
     }
 }
 
-/* The network scenario's element `el` as this node: its server, the control, the timers. */
-static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
+/* The network scenario's element as this node: its server (a fanout's core `core`, 0 the
+ * first), the control, the timers. */
+static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c, int core)
 {
     const struct osn_net_server_cfg *sv = c->element == OSN_NODE_EDGE   ? &net->edge
                                           : c->element == OSN_NODE_CORE ? &net->core
                                                                         : &net->uas;
+    if (c->element == OSN_NODE_CORE && core > 0)
+        sv = &net->more_cores[core - 1];
+    if (c->element == OSN_NODE_EDGE && c->mid > 0 && net->mid_own) /* checked by mid_check */
+        sv = &net->mid[c->mid - 1];
     memcpy(c->cost, sv->cost, sizeof c->cost);
     c->buffer = sv->buffer;
     c->ctl_kind = net->ctl_kind;
@@ -195,6 +212,99 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c)
         if (!(c->duration > 0))
             c->duration = net->time;
     }
+}
+
+/* node.name: the element (or source) of a written topology this node plays. The simulator's
+ * order (osn/net.h, elem_names) says what it is: the sources, the edges, a chain's mids, the
+ * cores, the UAS. Sets the element, the mid or core it is, and a source's share and seed. */
+static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
+                      struct osn_node_cfg *c, int *core, int *source, char *err, size_t errsize)
+{
+    const struct osn_key_origin *o = osn_ini_get(ini, "node.name");
+    bool fan = net->topology == OSN_NET_FANOUT;
+    int E = net->topology == OSN_NET_FANIN || fan ? net->edges : 1;
+    int M = net->topology == OSN_NET_TANDEM ? net->mids : 0, ncores = fan ? net->cores : 1;
+    int i = 0, element, mid = 0;
+
+    *core = 0;
+    *source = -1;
+    if (!o)
+        return 0;
+    if (net->named == 0)
+        return osn_ini_bad(o, err, errsize,
+                           "the scenario writes no topology ([element NAME] sections) to find "
+                           "it in; give node.element");
+    while (i < net->named && strcmp(net->elem_names[i], c->name) != 0)
+        i++;
+    if (i == net->named) {
+        char names[256];
+        size_t len = 0;
+        for (int k = 0; k < net->named && len < sizeof names; k++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "",
+                                    net->elem_names[k]);
+        return osn_ini_bad(o, err, errsize,
+                           "no element or source of that name (the scenario's: %s)", names);
+    }
+    if (i < E) {
+        element = OSN_NODE_UAC;
+    } else if (i < 2 * E) {
+        element = OSN_NODE_EDGE;
+    } else if (i < 2 * E + M) {
+        element = OSN_NODE_EDGE;
+        mid = i - 2 * E + 1;
+    } else if (i < 2 * E + M + ncores) {
+        element = OSN_NODE_CORE;
+        *core = i - 2 * E - M;
+    } else {
+        element = OSN_NODE_UAS;
+    }
+    const struct osn_key_origin *oe = osn_ini_get(ini, "node.element");
+    const struct osn_key_origin *om = osn_ini_get(ini, "node.mid");
+    if (oe && c->element != element)
+        return osn_ini_bad(oe, err, errsize, "node.name = %s is %s %s", c->name,
+                           element == OSN_NODE_UAC ? "a source, element" : "element",
+                           osn_node_element_name(element));
+    if (om && c->mid != mid)
+        return osn_ini_bad(om, err, errsize, "node.name = %s is %s", c->name,
+                           mid ? "another mid" : "no mid");
+    c->element = element;
+    c->mid = mid;
+    *source = element == OSN_NODE_UAC ? i : -1;
+    return 0;
+}
+
+/* A source played by name: its share of the scenario's rate (every rate of the process, as
+ * osn testbed scales a fan-in's generators) and streams of its own, net.seed + its index (after
+ * from_net, which copies the [source] keys). */
+static void name_source(const struct osn_net_cfg *net, struct osn_node_cfg *c, int i)
+{
+    bool fan = net->topology == OSN_NET_FANOUT;
+    int E = net->topology == OSN_NET_FANIN || fan ? net->edges : 1;
+    double share = osn_net_source_share(net, i, E);
+    c->src.rate *= share;
+    for (int k = 0; k < 2; k++)
+        c->src.mmpp_rate[k] *= share;
+    for (int k = 0; k < c->src.nsteps; k++)
+        c->src.step_rate[k] *= share;
+    c->src.seed = net->seed + (uint64_t)i;
+}
+
+/* node.mid names a mid the scenario has, and the node is a proxy that can be one. */
+static int mid_check(const struct osn_ini *ini, const struct osn_net_cfg *net,
+                     const struct osn_node_cfg *c, char *err, size_t errsize)
+{
+    const struct osn_key_origin *o = osn_ini_get(ini, "node.mid");
+    int mids = net->topology == OSN_NET_TANDEM ? net->mids : 0;
+    if (!o || c->mid == 0)
+        return 0;
+    if (c->element != OSN_NODE_EDGE)
+        return osn_ini_bad(o, err, errsize, "a mid proxy is an edge: node.element = %s",
+                           osn_node_element_name(c->element));
+    if (c->mid > mids)
+        return osn_ini_bad(o, err, errsize, "the scenario's %s has %d mid prox%s",
+                           net->topology == OSN_NET_TANDEM ? "chain" : "topology", mids,
+                           mids == 1 ? "y" : "ies");
+    return 0;
 }
 
 /* The simulator's scripted experiments that the node does not carry out: bulk arrivals and a
@@ -243,9 +353,14 @@ int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const 
         rc = osn_ini_load(&tmp->ini, &osn_node_schema, &tmp->cfg, err, errsize);
     if (rc)
         goto out;
-    if ((rc = sim_only(&tmp->ini, net, err, errsize)))
+    int core, source;
+    if ((rc = sim_only(&tmp->ini, net, err, errsize)) ||
+        (rc = name_apply(&tmp->ini, net, &tmp->cfg, &core, &source, err, errsize)) ||
+        (rc = mid_check(&tmp->ini, net, &tmp->cfg, err, errsize)))
         goto out;
-    from_net(net, &tmp->cfg);
+    from_net(net, &tmp->cfg, core);
+    if (source >= 0)
+        name_source(net, &tmp->cfg, source);
     if (osn_node_check(&tmp->cfg, &bad, why, sizeof why) != 0) {
         const struct osn_key_origin *o = bad ? osn_ini_get(&tmp->ini, bad) : NULL;
         if (o)
@@ -257,9 +372,19 @@ int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const 
         }
         goto out;
     }
-    *s = *tmp;
+    *s = *tmp; /* the keys move to *s */
 out:
+    if (rc && tmp)
+        osn_ini_free(&tmp->ini);
+    if (net)
+        osn_net_cfg_names_free(net);
     free(tmp);
     free(net);
     return rc;
+}
+
+void osn_node_scenario_release(struct osn_node_scenario *s)
+{
+    if (s)
+        osn_ini_free(&s->ini);
 }

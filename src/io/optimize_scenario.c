@@ -183,6 +183,7 @@ int osn_optimize_scenario_load(struct osn_scenario *sc, struct osn_opt_cfg *cfg,
     }
     rc = check_cost(sc, cfg, every_pair, hours, err, errsize);
 out:
+    osn_ini_free(ini);
     free(ini);
     free(all);
     return rc;
