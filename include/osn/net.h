@@ -188,6 +188,16 @@ struct osn_net_link_cfg {
 #define OSN_NET_NAME_LEN  16 /* an element's name with its NUL ("edge16383") */
 #define OSN_NET_TOPO_HOPS 8  /* next hops of one element at most */
 
+/* Links of their own a configuration carries at most (struct osn_net_cfg, link: kept by value,
+ * 24 bytes each, so that the configuration stays a plain value): more [link A-B] sections that
+ * differ from their place's are refused naming the one too many (src/io/net_topo.c). Sized
+ * when a scenario held 128 keys; with the keys sized at run time (keys32), the next step is an
+ * array allocated for the file, as elem_names is. */
+#define OSN_NET_MAX_LINKS 128
+/* First proxies of costs of their own a configuration carries at most (edge_own), as many as
+ * sources of shares of their own. */
+#define OSN_NET_MAX_OWN_EDGES OSN_NET_MAX_SHARES
+
 /* One [element NAME], [source NAME] or [link A-B] section's keys as read (src/io/net_topo.c). */
 struct osn_net_topo_keys {
     int role;           /* element: 0 proxy, 1 uas */
@@ -265,6 +275,20 @@ struct osn_net_cfg {
     struct osn_net_topo_keys topo;
     /* [control] at: where the server halves are (enum osn_net_ctl_at; default core). */
     enum osn_net_ctl_at ctl_at;
+    /* The links of a written topology whose delay or loss is not their place's (access, trunk,
+     * uas_link above): nlinks of them, link[i] between elements from and to of the simulator's
+     * order (from sends to to: a source to its edge, an edge to the next proxy or to one of a
+     * fanout's cores, a mid to the next, a core to the UAS). A link not listed has its place's.
+     * A link still draws its losses from its hop's stream, as every link of a built-in shape. */
+    int nlinks;
+    struct osn_net_link_own {
+        uint16_t from, to;
+        struct osn_net_link_cfg link;
+    } link[OSN_NET_MAX_LINKS];
+    /* A written fanin's or fanout's first proxies of different [server NAME]s: edges_own > 0
+     * (then the network's edges) gives edge i the costs edge_own[i]; 0: every edge `edge`'s. */
+    int edges_own;
+    struct osn_net_server_cfg edge_own[OSN_NET_MAX_OWN_EDGES];
 };
 
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,
@@ -354,6 +378,9 @@ enum osn_net_elem_measure {
     OSN_NET_E_SRC_OFFERED,
     OSN_NET_E_SRC_ADMITTED,
     OSN_NET_E_SRC_GOODPUT,
+    /* A source's calls' mean setup delay (INVITE -> 180 at its UAC, s; the network's
+     * setup_mean over its calls alone): a link of its own shows in its calls only. */
+    OSN_NET_E_SRC_SETUP,
     OSN_NET_E_NMEASURES
 };
 

@@ -24,10 +24,18 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
     const struct osn_net_cfg *c = &s->cfg;
     char val[64], hw[64];
 
-    fprintf(f, "SIP network %s (%d edge%s), control %s, detector %s\n", topo_name[c->topology],
-            c->topology >= OSN_NET_FANIN ? c->edges : 1,
-            c->topology >= OSN_NET_FANIN && c->edges > 1 ? "s" : "", osn_ctl_kind_name(c->ctl_kind),
-            osn_ctl_det_kind_name(c->ctl.det.kind));
+    /* What sizes the shape: a tandem's mid proxies (1 to OSN_NET_MAX_MIDS), the others' edges
+     * (and a fanout's cores). */
+    char size[48];
+    int E = c->topology >= OSN_NET_FANIN ? c->edges : 1;
+    if (c->topology == OSN_NET_TANDEM)
+        snprintf(size, sizeof size, "%d mid%s", c->mids, c->mids > 1 ? "s" : "");
+    else if (c->topology == OSN_NET_FANOUT)
+        snprintf(size, sizeof size, "%d edge%s, %d cores", E, E > 1 ? "s" : "", c->cores);
+    else
+        snprintf(size, sizeof size, "%d edge%s", E, E > 1 ? "s" : "");
+    fprintf(f, "SIP network %s (%s), control %s, detector %s\n", topo_name[c->topology], size,
+            osn_ctl_kind_name(c->ctl_kind), osn_ctl_det_kind_name(c->ctl.det.kind));
     if (s->ini.path[0])
         fprintf(f, "scenario: %s\n", s->ini.path);
     fprintf(f,

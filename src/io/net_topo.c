@@ -3,11 +3,12 @@
  * next_hop_weights), [source NAME] sections (to, rate) and [link A-B] sections (delay, loss),
  * read into a graph, checked, and then carried by the simulator as the built-in shape the graph
  * has: collapse, a tandem of 1 to OSN_NET_MAX_MIDS mids (a chain of up to 7 proxies: a call's
- * stored path has 8 hops at most), fanin or fanout (docs/scale.md says why only these: links
- * and controller halves are still placed by hop index). A graph of any other shape is refused,
- * naming the key where it leaves them; so is every name that names nothing, a cycle, a proxy
- * without a next hop and a link the graph does not have. Each message names FILE:LINE and the
- * key.
+ * stored path has 8 hops at most), fanin or fanout (docs/scale.md says why only these:
+ * controller halves are still placed by hop index). The links of one place may differ (links
+ * of their own, found per (from, to)) and the sources' rates too (their shares). A graph of any
+ * other shape is refused, naming the key where it leaves them; so is every name that names nothing,
+ * a cycle, a proxy without a next hop and a link the graph does not have. Each message names
+ * FILE:LINE and the key.
  *
  * A built-in shape written out by hand gives the run `net.topology` gives, bit for bit: the
  * elements take the built-in order (the sources in file order, each source's proxy, a tandem's
@@ -380,9 +381,22 @@ static int depth(const int *order, int n, int E, int nmid, int i)
     return at < 2 * E + nmid ? 2 + at - 2 * E : 2 + nmid;
 }
 
-/* The links: [link A-B] of an edge of the graph. The hop path keeps one link per place (access:
- * from the sources, trunk: between proxies, uas: into the UAS), so all links of one place must
- * be alike, those not written having the place's [link access|trunk|uas]. */
+/* Element i's place in order[] (the simulator's index). */
+static int index_of(const int *order, int n, int i)
+{
+    int at = 0;
+    while (at < n && order[at] != i)
+        at++;
+    return at;
+}
+
+/* The links: [link A-B] of an edge of the graph, each at its place (access: from the sources,
+ * trunk: between proxies, uas: into the UAS). The links of a place that are all alike (those
+ * not written having the place's [link access|trunk|uas]) give the place its delay and loss, as
+ * a built-in shape has them; a link that differs from its place's is one of its own
+ * (c->link, between its ends' indices in the simulator's order), which the simulator finds per
+ * message crossing it (src/sim/net_run.c, setup_links). A K_LINK's hop[0] and hop[1] receive
+ * its ends' indices, its `sources` its place. */
 static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n, int nmid,
                  struct osn_net_cfg *tmp)
 {
@@ -391,6 +405,7 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
     const struct named *seen[3] = {NULL};
     struct osn_net_link_cfg defaults[3] = {c->access, c->trunk, c->uas_link};
     int links_at[3] = {0}, written[3] = {0};
+    bool alike[3] = {true, true, true};
 
     for (int i = 0; i < n - 1; i++) {
         int d = depth(order, n, c->edges, nmid, order[i]);
@@ -412,8 +427,8 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
             edge |= g->v[a].hop[j] == b;
         if (!edge)
             return osn_ini_bad(x->first, g->err, g->errsize,
-                               "[link %s] is not a link of the graph: name it A-B, A a source "
-                               "or element that sends to element B",
+                               "[link %s] is not a link of the graph: a link is named [link A-B], "
+                               "A a source or element that sends to element B",
                                x->name);
         int d = depth(order, n, c->edges, nmid, a), slot = d == 0 ? 0 : d == last ? 2 : 1;
         struct osn_net_topo_keys kdef = c->topo;
@@ -422,23 +437,30 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
         if (rc)
             return rc;
         if (seen[slot] && memcmp(&seen[slot]->k.link, &x->k.link, sizeof x->k.link) != 0)
-            return osn_ini_bad(x->first, g->err, g->errsize,
-                               "[link %s] differs from [link %s]: the simulator's path carries "
-                               "one delay and loss per place today (docs/scale.md)",
-                               x->name, seen[slot]->name);
+            alike[slot] = false;
         seen[slot] = x;
         written[slot]++;
-        *at[slot] = x->k.link;
+        x->hop[0] = index_of(order, n, a), x->hop[1] = index_of(order, n, b);
+        x->sources = slot;
     }
-    /* A link not written keeps its place's default: then none may differ from it. */
+    /* A place whose written links are alike, and either all its links or like its default,
+     * has their delay and loss. */
     for (int k = 0; k < 3; k++)
-        if (seen[k] && written[k] < links_at[k] &&
-            memcmp(&seen[k]->k.link, &defaults[k], sizeof defaults[k]) != 0)
-            return osn_ini_bad(seen[k]->first, g->err, g->errsize,
-                               "[link %s] differs from the links of its place that no [link "
-                               "A-B] describes: the simulator's path carries one delay and loss "
-                               "per place today (docs/scale.md)",
-                               seen[k]->name);
+        if (seen[k] && alike[k] &&
+            (written[k] == links_at[k] ||
+             memcmp(&seen[k]->k.link, &defaults[k], sizeof defaults[k]) == 0))
+            *at[k] = seen[k]->k.link;
+    c->nlinks = 0;
+    for (int i = 0; i < g->n; i++) {
+        const struct named *x = &g->v[i];
+        if (x->kind != K_LINK || memcmp(&x->k.link, at[x->sources], sizeof x->k.link) == 0)
+            continue;
+        if (c->nlinks == OSN_NET_MAX_LINKS)
+            return osn_ini_bad(x->first, g->err, g->errsize, "more than %d links of their own",
+                               OSN_NET_MAX_LINKS);
+        c->link[c->nlinks++] = (struct osn_net_link_own){
+                .from = (uint16_t)x->hop[0], .to = (uint16_t)x->hop[1], .link = x->k.link};
+    }
     return 0;
 }
 
@@ -500,9 +522,18 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         if (rc)
             break;
         if (i < 2 * E) {
-            if (strcmp(x->k.server, e0->k.server) != 0)
-                return not_carried(g, x, "server", "the first proxies have different servers");
-            c->edge = sv;
+            /* First proxies of different servers: each its own costs (edge_own). */
+            if (strcmp(x->k.server, e0->k.server) != 0 && !c->edges_own) {
+                if (E > OSN_NET_MAX_OWN_EDGES)
+                    return osn_ini_bad(key_of(g, x, "server"), g->err, g->errsize,
+                                       "first proxies of different servers: %d at most, here %d",
+                                       OSN_NET_MAX_OWN_EDGES, E);
+                c->edges_own = E;
+            }
+            if (i == E)
+                c->edge = sv;
+            if (E <= OSN_NET_MAX_OWN_EDGES)
+                c->edge_own[i - E] = sv;
         } else if (i < 2 * E + nmid) {
             c->mid[i - 2 * E] = sv, c->mid_own = true;
         } else if (i == n - 1) {
@@ -523,19 +554,17 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         c->core_weights_given = e0->k.nweights;
     }
 
-    /* The rates: source.rate shared, or each source's own (alike, today: one share each). */
+    /* The rates: source.rate shared, or each source's own: alike, an equal share each (the
+     * built-in fanin's bits); different, each its share of their sum (source.shares). */
     int given = 0;
+    bool differ = false;
     double total = 0;
     const struct named *rated = NULL;
     for (int i = 0; i < E; i++) {
         const struct named *x = &g->v[order[i]];
         if (!get(g, x, "rate"))
             continue;
-        if (rated && x->k.rate != rated->k.rate)
-            return osn_ini_bad(get(g, x, "rate"), g->err, g->errsize,
-                               "sources of different rates are not carried yet (%s offers %g "
-                               "calls/s): each source offers the same share",
-                               rated->name, rated->k.rate);
+        differ |= rated && x->k.rate != rated->k.rate;
         rated = x, given++, total += x->k.rate;
     }
     if (given && given < E)
@@ -547,7 +576,19 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         if (o)
             return osn_ini_bad(o, g->err, g->errsize,
                                "the [source NAME] sections give their rates: leave it out");
+        if ((o = osn_ini_get(g->ini, "source.shares")))
+            return osn_ini_bad(o, g->err, g->errsize,
+                               "the [source NAME] sections give their rates: leave it out");
         c->src.rate = total;
+    }
+    if (differ && E > OSN_NET_MAX_SHARES)
+        return osn_ini_bad(get(g, rated, "rate"), g->err, g->errsize,
+                           "sources of different rates: %d at most (source.shares), here %d",
+                           OSN_NET_MAX_SHARES, E);
+    if (differ) {
+        c->src.nshares = E;
+        for (int i = 0; i < E; i++)
+            c->src.share[i] = g->v[order[i]].k.rate;
     }
     osn_net_cfg_names_free(c);
     if (!(c->elem_names = calloc((size_t)n, sizeof *c->elem_names))) {

@@ -122,7 +122,7 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN]
     }
     for (int i = 0; i < E; i++) {
         snprintf(names[n], L, E == 1 ? "edge" : "edge%d", i);
-        capacity[n++] = osn_net_capacity(&cfg->edge, 4);
+        capacity[n++] = osn_net_capacity(cfg->edges_own ? &cfg->edge_own[i] : &cfg->edge, 4);
     }
     for (int i = 0; cfg->topology == OSN_NET_TANDEM && i < cfg->mids; i++) {
         snprintf(names[n], L, cfg->mids == 1 ? "mid" : "mid%d", i + 1);
@@ -202,9 +202,9 @@ const char *osn_net_elem_measure_key(int i)
 {
     static const char *const proc[OSN_NET_NKINDS] = {"invite", "retrans", "response", "ack",
                                                      "bye",    "reject",  "cancel"};
-    static const char *const rest[] = {"dropped",      "util",       "queue_mean", "invites_in",
-                                       "capacity",     "cancel_fwd", "sent_487",   "src_offered",
-                                       "src_admitted", "src_goodput"};
+    static const char *const rest[] = {
+            "dropped",  "util",        "queue_mean",   "invites_in",  "capacity",      "cancel_fwd",
+            "sent_487", "src_offered", "src_admitted", "src_goodput", "src_setup_mean"};
     return i < OSN_NET_E_DROPPED ? proc[i] : rest[i - OSN_NET_E_DROPPED];
 }
 
@@ -323,8 +323,35 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
         return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_ADMIT], T) : NAN;
     case OSN_NET_E_SRC_GOODPUT:
         return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_GOOD], T) : NAN;
+    case OSN_NET_E_SRC_SETUP:
+        return isinf(cap[e]) ? ratio(b[OSN__NE_SRC_SETUP_SUM], b[OSN__NE_SRC_SETUP_N]) : NAN;
     }
     return NAN;
+}
+
+int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext)
+{
+    bool fan = cfg->topology == OSN_NET_FANOUT;
+    int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
+    int nelem = osn__net_nelem(cfg), uas = nelem - 1, ncores = fan ? cfg->cores : 1;
+    int core = uas - ncores, nhop = cfg->topology == OSN_NET_TANDEM ? 3 + cfg->mids : 3;
+    int first, n = 1, hop;
+
+    if (from < 0 || from >= uas)
+        return -1;
+    if (from < E) /* a source into its edge */
+        first = E + from, hop = 0;
+    else if (from < 2 * E) /* an edge into the first mid, the core or a fanout's cores */
+        first = 2 * E, n = fan ? ncores : 1, hop = 1;
+    else if (from < core) /* a tandem's mid into the next */
+        first = from + 1, hop = from;
+    else
+        first = uas, hop = nhop - 1;
+    if (next0)
+        *next0 = first;
+    if (nnext)
+        *nnext = n;
+    return to >= first && to < first + n ? hop : -1;
 }
 
 static bool shares_ok(const struct osn_net_cfg *c)
@@ -431,14 +458,24 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         if (!(c->src.step_t[i] > c->src.step_t[i - 1]))
             key = "source.steps", why = "step times must increase";
     if (!key) {
-        /* The servers' sections: edge, core, uas, then a fanout's core2, core3, ... */
+        /* The servers' sections: edge, core, uas, then a fanout's core2, core3, ..., or the
+         * mids of a written chain (their own costs: mid_own), each blamed on its element's
+         * `server` key, the [server NAME] it names being the file's. */
         static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
-        int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : 0);
+        int nmid = c->topology == OSN_NET_TANDEM && c->mid_own ? c->mids : 0;
+        int nedge = c->edges_own == c->edges ? c->edges_own : 0;
+        if (c->edges_own && !nedge)
+            key = "server edge.buffer", why = "edges of their own costs: one per edge";
+        int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid) + nedge;
         for (int i = 0; i < nsv && !key; i++) {
             static const char *const secs[] = {"edge", "core", "uas"};
-            const struct osn_net_server_cfg *sv = i == 0   ? &c->edge
+            int own = i - (nsv - nedge); /* the edges of their own come last */
+            bool mid = i >= 3 && nmid && own < 0;
+            const struct osn_net_server_cfg *sv = own >= 0 ? &c->edge_own[own]
+                                                  : i == 0 ? &c->edge
                                                   : i == 1 ? &c->core
                                                   : i == 2 ? &c->uas
+                                                  : mid    ? &c->mid[i - 3]
                                                            : &c->more_cores[i - 3];
             char sec[16];
             if (i < 3)
@@ -449,6 +486,14 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
             snprintf(buf[1], sizeof buf[1], "server %s.outage_start", sec);
             snprintf(buf[2], sizeof buf[2], "server %s.slowdown_%s", sec,
                      !(sv->slowdown_factor > 0 && sv->slowdown_factor <= 1) ? "factor" : "start");
+            if (mid) /* element i - 3 + 2 of the simulator's order (source, edge, the mids) */
+                for (int b = 0; b < 3; b++)
+                    snprintf(buf[b], sizeof buf[b], "element %.*s.server", OSN_NET_NAME_LEN,
+                             c->named > i - 1 ? c->elem_names[i - 1] : "mid");
+            if (own >= 0) /* element E + own (the sources, then the edges) */
+                for (int b = 0; b < 3; b++)
+                    snprintf(buf[b], sizeof buf[b], "element %.*s.server", OSN_NET_NAME_LEN,
+                             c->named > c->edges + own ? c->elem_names[c->edges + own] : "edge");
             if (sv->buffer < 1)
                 key = buf[0], why = "the buffer must hold at least 1 message";
             else if (!(sv->outage_start >= 0 && isfinite(sv->outage_start)) ||
@@ -473,6 +518,17 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
                 key = lnames[i][0], why = "links need delay >= 0 and loss in [0, 1)";
             else if (!(lk[i]->loss >= 0 && lk[i]->loss < 1))
                 key = lnames[i][1], why = "links need delay >= 0 and loss in [0, 1)";
+        /* A written topology's links of their own (src/io/net_topo.c names them [link A-B]). */
+        if (!key && (c->nlinks < 0 || c->nlinks > OSN_NET_MAX_LINKS))
+            key = "link", why = "more links of their own than a configuration holds";
+        for (int i = 0; i < c->nlinks && !key; i++) {
+            const struct osn_net_link_own *l = &c->link[i];
+            if (osn__net_link_hop(c, l->from, l->to, NULL, NULL) < 0)
+                key = "link", why = "a link of its own joins elements the network does not join";
+            else if (!(l->link.delay >= 0 && isfinite(l->link.delay)) ||
+                     !(l->link.loss >= 0 && l->link.loss < 1))
+                key = "link", why = "links need delay >= 0 and loss in [0, 1)";
+        }
     }
     if (!key)
         return 0;

@@ -95,6 +95,8 @@ enum osn__net_etot {
     OSN__NE_SRC_STARTED,
     OSN__NE_SRC_ADMIT,
     OSN__NE_SRC_GOOD,
+    OSN__NE_SRC_SETUP_N, /* a source's: its calls' setup delays, count and sum (s) */
+    OSN__NE_SRC_SETUP_SUM,
     OSN__NE_N
 };
 
@@ -313,6 +315,17 @@ struct element {
     struct osn_rng arr_rng, svc_rng;
 };
 
+/* A link of its own (cfg->link): its delay's FIFO class (-1: no class left, the event heap),
+ * delay (s) and loss. */
+struct net_link {
+    int cls;
+    double delay, loss;
+};
+
+/* link_loss[h] of a hop whose links differ: > 0, so that the loss test takes it, and > 1, which
+ * no loss is. */
+#define LINK_OWN 2.0
+
 struct net {
     const struct osn_net_cfg *cfg;
     struct osn_des q;
@@ -350,8 +363,17 @@ struct net {
      * place in the block. */
     size_t call_size;
     uint32_t calls_per_block;
+    /* The links by hop: the FIFO class of the hop's delay and its loss. A hop whose links differ
+     * (a written topology's links of their own, cfg->link) has link_loss[h] = LINK_OWN, which
+     * the send's loss test (> 0) already branches on: a message crossing it finds its link in
+     * lk (link_own()), so that a network without such links pays nothing per message. */
     int link_class[MAXHOP];
     double link_loss[MAXHOP];
+    /* The links of every element to its next hops when a hop has LINK_OWN, else NULL: the link
+     * from element f to element t is lk[lk_off[f] + t] (a fanout edge's links to its cores,
+     * which are consecutive elements, follow one another; every other element has one). */
+    struct net_link *lk;
+    int *lk_off;
     double fixd[OSN_DES_MAX_FIFOS];
     int nfix;
     int8_t fix_hint[OSN_SIP_NTIMERS]; /* by SIP timer id: the class it used last, -1 none */
@@ -444,6 +466,15 @@ static inline int path(const struct net *s, const struct call *c, int h, uint64_
 {
     unsigned k = (unsigned)(b >> CORE_SHIFT) & CORE_MASK;
     return __builtin_expect(k != 0, 0) && h == 2 ? s->core + (int)k - 1 : c->path[h];
+}
+
+/* The link hop h of call c crosses for a message of branch b, on a hop of LINK_OWN (s->lk): from
+ * path[h] to path[h + 1], whichever way the message goes. */
+static inline const struct net_link *link_own(const struct net *s, const struct call *c, int h,
+                                              uint64_t b)
+{
+    int from = path(s, c, h, b), to = path(s, c, h + 1, b);
+    return &s->lk[s->lk_off[from] + to];
 }
 
 /* Whether element id is a core (the server half's place). */
@@ -541,6 +572,13 @@ int osn__net_fix_class(struct net *s, double d);
 /* Puts a copy of m on hop `hop` of call c (requests down, responses up), link loss drawn. */
 void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
                        const struct osn_sip_msg *m);
+/* The link hop `hop` of call c has for a message of branch b: its delay's FIFO class (-1: the
+ * heap), its delay (s; read when the class is -1) and its loss; the hop's own unless it is
+ * LINK_OWN. */
+void osn__net_link_at(struct net *s, int hop, const struct call *c, uint64_t b, int *cls,
+                      double *delay, double *loss);
+/* Puts ev on a link of class cls, or on the heap `delay` from now when cls is -1. */
+void osn__net_on_link(struct net *s, struct osn_des_ev *ev, int cls, double delay);
 /* Carries out one transaction output: timers, sends, the TU event, the end. */
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* The server transaction w answers `status` (Retry-After seconds, -1 for none). */
@@ -627,6 +665,11 @@ void osn__net_trace_setup(struct net *s, double d);
 void osn__net_trace_processed(struct net *s, const struct element *el, int kind);
 void osn__net_trace_release(struct net *s);
 
+/* The hop of the link from element `from` to element `to` of configuration cfg's network (0
+ * from a source, 1 from an edge, ..., the last into the UAS), -1 when the network has no such
+ * link; *next0 and *nnext (may be NULL) receive from's first next hop and how many it has
+ * (a fanout edge: the cores). */
+int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext);
 /* The number of elements of a configuration. */
 int osn__net_nelem(const struct osn_net_cfg *cfg);
 /* The element layout of a configuration: count, and into names and capacity (osn__net_nelem

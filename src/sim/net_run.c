@@ -18,6 +18,52 @@
 
 /* ---- setup ---- */
 
+/* The links of every element to its next hops, for the hops where links of their own
+ * (cfg->link) differ from the hop's: those hops become LINK_OWN and their messages find their
+ * link in s->lk. A delay with no FIFO class left goes to the heap (class -1). link_class[id]
+ * marks the classes the links use. */
+static int setup_links(struct net *s, bool *link_class)
+{
+    const struct osn_net_cfg *cfg = s->cfg;
+    int n = 0, next0, nnext;
+    bool own[MAXHOP] = {false};
+
+    s->lk_off = calloc((size_t)s->nelem, sizeof *s->lk_off);
+    if (!s->lk_off)
+        return OSN_ENOMEM;
+    for (int f = 0; f < s->uas; f++) {
+        (void)osn__net_link_hop(cfg, f, -1, &next0, &nnext);
+        s->lk_off[f] = n - next0;
+        n += nnext;
+    }
+    s->lk = calloc((size_t)n, sizeof *s->lk);
+    if (!s->lk)
+        return OSN_ENOMEM;
+    for (int f = 0; f < s->uas; f++) {
+        (void)osn__net_link_hop(cfg, f, -1, &next0, &nnext);
+        int h = osn__net_link_hop(cfg, f, next0, NULL, NULL);
+        for (int t = next0; t < next0 + nnext; t++)
+            s->lk[s->lk_off[f] + t] = (struct net_link){.cls = s->link_class[h],
+                                                        .delay = s->fixd[s->link_class[h]],
+                                                        .loss = s->link_loss[h]};
+    }
+    for (int i = 0; i < cfg->nlinks; i++) {
+        const struct osn_net_link_own *o = &cfg->link[i];
+        int h = osn__net_link_hop(cfg, o->from, o->to, NULL, NULL);
+        struct net_link *l = &s->lk[s->lk_off[o->from] + o->to];
+        l->delay = o->link.delay;
+        l->loss = o->link.loss;
+        l->cls = osn__net_fix_class(s, l->delay);
+        if (l->cls >= 0)
+            link_class[l->cls] = true;
+        own[h] |= l->cls != s->link_class[h] || l->loss != s->link_loss[h];
+    }
+    for (int h = 0; h < s->nhop; h++)
+        if (own[h])
+            s->link_loss[h] = LINK_OWN;
+    return 0;
+}
+
 /* The FIFO timer classes: the SIP timers' fixed durations, then the links'. */
 static int setup_timer_classes(struct net *s, char *msg, size_t msgsize)
 {
@@ -49,6 +95,9 @@ static int setup_timer_classes(struct net *s, char *msg, size_t msgsize)
         }
         link_class[s->link_class[h]] = true;
     }
+    int err = cfg->nlinks ? setup_links(s, link_class) : 0;
+    if (err)
+        return err;
     /* What each FIFO prefetches ahead of its head: for a SIP timer its whole transaction, as
      * the handler reads the request (line 0), the state (1) and the events and the call
      * pointer (2). A link's message was sent a few milliseconds before (still in cache):
@@ -103,7 +152,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
              : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
              : cfg->topology == OSN_NET_TANDEM && cfg->mid_own && i >= 2 && i < s->core
                      ? &cfg->mid[i - 2] /* a tandem's mids, from element 2 on */
-                     : &cfg->edge;
+             : cfg->edges_own && i >= s->E ? &cfg->edge_own[i - s->E] /* an edge of its own */
+                                           : &cfg->edge;
     osn_des_ev_init(&el->svc, EV_SERVICE);
     osn_des_ev_init(&el->arr, EV_ARRIVAL);
     err = osn_sip_layer_init_unindexed(&el->sip, &layer_cfg[el->role]);
@@ -304,6 +354,10 @@ void osn__net_teardown(struct net *s)
     }
     free(s->elems);
     s->elems = NULL;
+    free(s->lk);
+    free(s->lk_off);
+    s->lk = NULL;
+    s->lk_off = NULL;
     s->nelem = 0;
     for (size_t i = 0; i < s->ncallc; i++)
         osn_mem_block_free(s->callc[i], OSN_MEM_BLOCK);

@@ -256,14 +256,16 @@ static void pass_by(struct net *s, struct nmsg *nm)
     const struct element *el = &s->elems[nm->to];
     if (el->hops && nm->m.method == OSN_SIP_ACK && down)
         nm->m.branch |= osn__net_ack_core_bits(s, el, nm->call, nm->m.call_id);
-    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop]) {
+    int cls;
+    double delay, loss;
+    osn__net_link_at(s, hop, nm->call, nm->m.branch, &cls, &delay, &loss);
+    if (loss > 0 && osn_rng_u01(&s->loss_rng[hop]) < loss) {
         osn__net_msg_free(s, nm);
         return;
     }
     nm->hop = (uint8_t)hop;
     nm->to = (uint16_t)path(s, nm->call, down ? hop + 1 : hop, nm->m.branch);
-    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
-        s->err = OSN_ENOMEM;
+    osn__net_on_link(s, &nm->ev, cls, delay);
 }
 
 /* What an element off the dialogs' path or with an outage does with nm before its server sees

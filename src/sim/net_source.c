@@ -201,7 +201,7 @@ static void hist_add(struct net *s, int hist, double d)
     s->tot[hist + osn_uac_delay_bin(d)] += 1;
 }
 
-static void setup_sample(struct net *s, double d)
+static void setup_sample(struct net *s, const struct call *c, double d)
 {
     if (s->trace)
         osn__net_trace_setup(s, d);
@@ -209,6 +209,9 @@ static void setup_sample(struct net *s, double d)
         return;
     s->tot[OSN__NT_SETUP_N] += 1;
     s->tot[OSN__NT_SETUP_SUM] += d;
+    double *src = s->elems[c->src].tot;
+    src[OSN__NE_SRC_SETUP_N] += 1;
+    src[OSN__NE_SRC_SETUP_SUM] += d;
     hist_add(s, OSN__NT_HIST, d);
 }
 
@@ -272,7 +275,7 @@ static void act_loop(struct net *s, struct call *c, const struct osn_uac_acts *a
             trying_sample(s, a->delay);
             break;
         case OSN_UAC_DO_SETUP:
-            setup_sample(s, a->delay);
+            setup_sample(s, c, a->delay);
             break;
         case OSN_UAC_DO_ACK: {
             struct osn_sip_msg ack;
@@ -326,7 +329,7 @@ void osn__net_uac_1xx(struct net *s, struct call *c, int status)
     if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_TRYING))
         trying_sample(s, a.delay);
     else if (a.bits == OSN_UAC_BIT(OSN_UAC_DO_SETUP))
-        setup_sample(s, a.delay);
+        setup_sample(s, c, a.delay);
     else if (a.bits)
         act_loop(s, c, &a, NULL, NULL); /* a CANCEL with it */
 }

@@ -66,19 +66,29 @@ int osn__net_fix_class(struct net *s, double d)
 /* Puts a copy of m on hop `hop` of call c, downwards (requests) or upwards (responses). Always
  * inline into the transaction output loop, as sched() is, about one send a message: out of
  * line it cost 5.7 instructions a message on fanin.ini. */
-static void transmit_up_bye(struct net *s, struct call *c, int hop, const struct osn_sip_msg *m);
+static void transmit_slow(struct net *s, int from, struct call *c, int hop,
+                          const struct osn_sip_msg *m);
 
 static inline __attribute__((always_inline)) void transmit(struct net *s, int from, struct call *c,
                                                            int hop, const struct osn_sip_msg *m)
 {
     bool down = m->status == 0;
     if (__builtin_expect(up_bye(m), 0)) {
-        transmit_up_bye(s, c, hop, m);
+        transmit_slow(s, from, c, hop, m);
         return;
     }
 
-    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
-        return;
+    /* A hop whose links differ is a loss > 1 (LINK_OWN): asked only of a hop with a loss, so a
+     * network without links of their own, lossless, pays nothing for them. */
+    double loss = s->link_loss[hop];
+    if (loss > 0) {
+        if (__builtin_expect(loss == LINK_OWN, 0)) {
+            transmit_slow(s, from, c, hop, m);
+            return;
+        }
+        if (osn_rng_u01(&s->loss_rng[hop]) < loss)
+            return;
+    }
     struct nmsg *nm = osn__net_msg_new(s);
     if (!nm) {
         s->err = OSN_ENOMEM;
@@ -107,14 +117,34 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
     transmit(s, from, c, hop, m);
 }
 
+void osn__net_link_at(struct net *s, int hop, const struct call *c, uint64_t b, int *cls,
+                      double *delay, double *loss)
+{
+    *cls = s->link_class[hop], *loss = s->link_loss[hop], *delay = 0;
+    if (*loss == LINK_OWN) {
+        const struct net_link *l = link_own(s, c, hop, b);
+        *cls = l->cls, *delay = l->delay, *loss = l->loss;
+    }
+}
+
+void osn__net_on_link(struct net *s, struct osn_des_ev *ev, int cls, double delay)
+{
+    if ((cls >= 0 ? osn_des_timer(&s->q, ev, cls) : osn_des_at(&s->q, ev, s->q.now + delay)) != 0)
+        s->err = OSN_ENOMEM;
+}
+
 /* transmit() for the callee's BYE, whose requests go up (toward the source) and responses down,
- * none of them with a core's feedback (its responses answer a request from upstream). Out of
- * line, and asked by one test of the branch: every message passes transmit(). */
-static __attribute__((noinline, cold)) void transmit_up_bye(struct net *s, struct call *c, int hop,
-                                                            const struct osn_sip_msg *m)
+ * none of them with a core's feedback (its responses answer a request from upstream), and for
+ * every message on a hop whose links differ (LINK_OWN). Out of line, and asked by one test of
+ * the branch and one of the hop's loss: every message passes transmit(). */
+static __attribute__((noinline, cold)) void transmit_slow(struct net *s, int from, struct call *c,
+                                                          int hop, const struct osn_sip_msg *m)
 {
     bool down = toward_uas(m);
-    if (s->link_loss[hop] > 0 && osn_rng_u01(&s->loss_rng[hop]) < s->link_loss[hop])
+    int cls;
+    double delay, loss;
+    osn__net_link_at(s, hop, c, m->branch, &cls, &delay, &loss);
+    if (loss > 0 && osn_rng_u01(&s->loss_rng[hop]) < loss)
         return;
     struct nmsg *nm = osn__net_msg_new(s);
     if (!nm) {
@@ -122,12 +152,16 @@ static __attribute__((noinline, cold)) void transmit_up_bye(struct net *s, struc
         return;
     }
     nm->m = *m;
+    if (!down && !up_bye(m) && has_srv(s, from)) { /* as in transmit() */
+        struct osn_ctl_feedback fb;
+        osn_ctl_server_feedback(s->elems[from].srv, s->q.now, &fb);
+        osn_elem_fb_to_oc(&fb, &nm->m.oc);
+    }
     nm->call = c;
     nm->hop = (uint8_t)hop;
     nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop, m->branch);
     c->refs++;
-    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
-        s->err = OSN_ENOMEM;
+    osn__net_on_link(s, &nm->ev, cls, delay);
 }
 
 /* Whether w's retransmission sd is sent: a client half (pi) may hold a copy back, and the
