@@ -177,14 +177,16 @@ static void source_from_net(const struct osn_net_cfg *net, struct osn_node_sourc
 }
 
 /* The network scenario's element as this node: its server (a fanout's core `core`, 0 the
- * first), the control, the timers. */
-static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c, int core)
+ * first; a written first proxy `edge`, -1 none), the control, the timers. */
+static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c, int core, int edge)
 {
     const struct osn_net_server_cfg *sv = c->element == OSN_NODE_EDGE   ? &net->edge
                                           : c->element == OSN_NODE_CORE ? &net->core
                                                                         : &net->uas;
     if (c->element == OSN_NODE_CORE && core > 0)
         sv = &net->more_cores[core - 1];
+    if (c->element == OSN_NODE_EDGE && c->mid == 0 && edge >= 0 && edge < net->edges_own)
+        sv = &net->edge_own[edge]; /* a written first proxy of a [server NAME] of its own */
     if (c->element == OSN_NODE_EDGE && c->mid > 0 && net->mid_own) /* checked by mid_check */
         sv = &net->mid[c->mid - 1];
     memcpy(c->cost, sv->cost, sizeof c->cost);
@@ -218,7 +220,8 @@ static void from_net(const struct osn_net_cfg *net, struct osn_node_cfg *c, int 
  * order (osn/net.h, elem_names) says what it is: the sources, the edges, a chain's mids, the
  * cores, the UAS. Sets the element, the mid or core it is, and a source's share and seed. */
 static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
-                      struct osn_node_cfg *c, int *core, int *source, char *err, size_t errsize)
+                      struct osn_node_cfg *c, int *core, int *edge, int *source, char *err,
+                      size_t errsize)
 {
     const struct osn_key_origin *o = osn_ini_get(ini, "node.name");
     bool fan = net->topology == OSN_NET_FANOUT;
@@ -227,7 +230,7 @@ static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
     int i = 0, element, mid = 0;
 
     *core = 0;
-    *source = -1;
+    *edge = *source = -1;
     if (!o)
         return 0;
     if (net->named == 0)
@@ -249,6 +252,7 @@ static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
         element = OSN_NODE_UAC;
     } else if (i < 2 * E) {
         element = OSN_NODE_EDGE;
+        *edge = i - E;
     } else if (i < 2 * E + M) {
         element = OSN_NODE_EDGE;
         mid = i - 2 * E + 1;
@@ -353,12 +357,12 @@ int osn_node_scenario_load(struct osn_node_scenario *s, const char *path, const 
         rc = osn_ini_load(&tmp->ini, &osn_node_schema, &tmp->cfg, err, errsize);
     if (rc)
         goto out;
-    int core, source;
+    int core, edge, source;
     if ((rc = sim_only(&tmp->ini, net, err, errsize)) ||
-        (rc = name_apply(&tmp->ini, net, &tmp->cfg, &core, &source, err, errsize)) ||
+        (rc = name_apply(&tmp->ini, net, &tmp->cfg, &core, &edge, &source, err, errsize)) ||
         (rc = mid_check(&tmp->ini, net, &tmp->cfg, err, errsize)))
         goto out;
-    from_net(net, &tmp->cfg, core);
+    from_net(net, &tmp->cfg, core, edge);
     if (source >= 0)
         name_source(net, &tmp->cfg, source);
     if (osn_node_check(&tmp->cfg, &bad, why, sizeof why) != 0) {
