@@ -499,7 +499,7 @@ static void run_fanin(int n, double rate, const double *access, const double *tr
     assert_int_equal(s->cfg.topology, OSN_NET_FANIN);
     run(&s->cfg, r);
     assert_int_equal(r->nelem, 2 * n + 2);
-    free(s);
+    unload(s);
 }
 
 /* Source i's mean setup delay in run a less in run b, within tol: tol is 3 times the two
@@ -609,7 +609,7 @@ static void test_source_rates(void **state)
         assert_true(fabs(util / want - 1) < 0.02);
     }
     osn_net_result_release(&r);
-    free(s);
+    unload(s);
 }
 
 /*
@@ -651,7 +651,7 @@ static void test_edge_costs(void **state)
         assert_true(fabs(r.elem[3 + i][OSN_NET_E_CAPACITY].value * per - 1) < 1e-9);
     }
     osn_net_result_release(&r);
-    free(s);
+    unload(s);
 }
 
 /* osn_net_check checks a written chain's mids, which have costs of their own (the file's
@@ -676,7 +676,7 @@ static void test_check_mids(void **state)
     assert_int_equal(osn_net_check(&s->cfg, &key, err, sizeof err), OSN_EINVAL);
     assert_string_equal(key, "element m.server");
     assert_non_null(strstr(err, "buffer"));
-    free(s);
+    unload(s);
 }
 
 int main(void)
