@@ -40,9 +40,16 @@ static void test_uas_2xx_schedule(void **state)
     assert_int_equal(n, 4 + 6);
     assert_true(sent[0] == 10.5 && sent[1] == 11.5 && sent[2] == 13.5 && sent[3] == 17.5);
     assert_true(sent[9] == 41.5);
+    /* The last deadline is 64*T1 itself (not +35.5): there, unacknowledged, the session ends
+     * (13.3.1.4); once over, the timer decides nothing again. */
+    assert_true(now == 42);
+    assert_true(u.over && osn_uas_2xx_unacked(&u, now, &cfg) && !osn_uas_2xx_pending(&u));
+    u.acked = true;
+    assert_false(osn_uas_2xx_unacked(&u, now, &cfg));
     /* An ACK stops it; so does the transaction's end. */
     struct osn_uas_2xx v = {0};
     assert_true(osn_uas_2xx_start(&v, 0, &cfg, &at));
+    assert_true(osn_uas_2xx_pending(&v) && !osn_uas_2xx_unacked(&v, 31.9, &cfg));
     v.acked = true;
     assert_false(osn_uas_2xx_fire(&v, at, &cfg, true, &at));
     struct osn_uas_2xx w = {0};

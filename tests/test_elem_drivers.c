@@ -159,7 +159,16 @@ static const struct script scripts[] = {
         {"two calls interleaved", OSN_ELEM_PROXY,
          "I0@0 I1@0.01 200[1]@0.02 200@0.03 A1@0.04 A@0.05 T@40"},
         {"UAS answers, ACK stops the 2xx", OSN_ELEM_UAS, "I@0 T@1.6 A@2 T@40"},
-        {"UAS 2xx never ACKed", OSN_ELEM_UAS, "I@0 T@70"},
+        /* RFC 3261 13.3.1.4: 64*T1 without the ACK, the UAS ends the session with a BYE (up to
+         * the caller; unanswered here, so Timer E resends it until Timer F) */
+        {"UAS 2xx never ACKed: its BYE at 64*T1", OSN_ELEM_UAS, "I@0 T@70", NULL, false,
+         " 32.000 u:BYE"},
+        /* ... and the caller's 200 to that BYE ends it */
+        {"UAS 2xx never ACKed: its BYE answered", OSN_ELEM_UAS, "I@0 T@32.2 200u@32.3 T@70", NULL,
+         false, " 32.000 u:BYE"},
+        /* the caller's BYE came first: the call is over, no BYE of the UAS's */
+        {"UAS 2xx never ACKed, the caller's BYE first: no BYE of its own", OSN_ELEM_UAS,
+         "I@0 B@5 T@70", NULL, false, "  5.000 u:200"},
         {"UAS copies of the INVITE", OSN_ELEM_UAS, "I@0 I@0.2 A@0.3 I@0.4 T@40"},
         {"UAS BYE", OSN_ELEM_UAS, "I@0 A@0.1 B@1 B@1.5 T@40"},
         {"UAS BYE for no call: 481", OSN_ELEM_UAS, "B@0 B@0.5 T@40", NULL, false, "  0.000 u:481"},
@@ -523,6 +532,19 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
                 ref_apply(f, c, call, &o);
             break;
         }
+        case OSN_ELEM_A_BYE_UNACKED: { /* the UAS's BYE, up to the caller (13.3.1.4) */
+            struct rtx *c = &f->c[call][3];
+            struct osn_sip_msg m = {.method = OSN_SIP_BYE,
+                                    .cseq = 1,
+                                    .retry_after = -1,
+                                    .call_id = call_key(call),
+                                    .branch = 2003 + (uint64_t)call * 10};
+            *c = (struct rtx){
+                    .at = {INFINITY, INFINITY}, .live = true, .t0 = f->now, .hop = -1, .up = true};
+            if (osn_sip_ctxn_start(&f->sip, &c->t, &m, f->now, &o) == 0)
+                ref_apply(f, c, call, &o);
+            break;
+        }
         case OSN_ELEM_A_DROP:
             osn_sip_txn_abort(&f->sip, &x->t);
             x->live = false;
@@ -580,6 +602,13 @@ static void ref_act(struct ref *f, struct rtx *x, int call, const struct osn_ele
 static void ref_tu(struct ref *f, struct rtx *x, int call, const struct osn_sip_out *o)
 {
     struct osn_elem_actions a;
+    if (x->t.role == OSN_SIP_CLIENT && f->e.role == OSN_ELEM_UAS) {
+        /* The UAS's own BYE (a 2xx never acknowledged): its answer or Timer F ends the call, as
+         * the node's hangup_event. */
+        if (o->tu != OSN_SIP_TU_RESPONSE || o->msg->status >= 200)
+            f->known[call] = false;
+        return;
+    }
     if (x->t.role == OSN_SIP_CLIENT) {
         /* A CANCEL the element sent has no server transaction upstream: it ends here. */
         struct rtx *up = x->t.req.method == OSN_SIP_CANCEL ? NULL
@@ -699,7 +728,7 @@ static void ref_run_to(struct ref *f, double until)
             struct osn_elem_actions a;
             f->t2xx[bcall] = INFINITY;
             osn_elem_on_2xx_timer(&f->e, f->now, &f->uas[bcall],
-                                  x->live && x->t.state == OSN_SIP_ACCEPTED, &a);
+                                  x->live && x->t.state == OSN_SIP_ACCEPTED, f->known[bcall], &a);
             ref_act(f, x, bcall, &a, NULL);
             continue;
         }
@@ -1260,6 +1289,7 @@ static void node_run(const struct script *sc, struct result *r)
     r->count[OSN_ELEM_C_513] = st->too_large_513;
     r->count[OSN_ELEM_C_CANCEL_FWD] = st->cancel_forwarded;
     r->count[OSN_ELEM_C_487] = st->cancelled_487;
+    r->count[OSN_ELEM_C_BYE_UNACKED] = st->bye_unacked;
     /* every transaction ended with the script's last wait, kept ones too */
     assert_int_equal(n->live + n->kept.n, 0);
     node_release(n);

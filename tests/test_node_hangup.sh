@@ -20,6 +20,9 @@
 # deviations. Had each process its own answer (a hash keyed per process), the callee would end
 # 3/8 of them, 8 standard deviations below at 900 calls (it ended 0.29-0.38 before the fix).
 #
+# Last, a caller that never ACKs the 2xx: the uas ends the session with a BYE at 64*T1 (RFC 3261
+# 13.3.1.4), which SIPp answers.
+#
 # Usage: test_node_hangup.sh OSN ROOT [CALLS]   (default 10 calls at 10 calls/s)
 set -u
 OSN=$1
@@ -130,4 +133,29 @@ else
     nl_bad "uas2 or edge2 did not start"
 fi
 for n in edge2 uas2; do [ -n "${NL_PID[$n]:-}" ] && ! nl_dead "$n" && nl_stop "$n"; done
+
+# 3. A caller that never acknowledges the 2xx (RFC 3261 13.3.1.4; tests/node/sipp/
+# uac_no_ack.xml) straight to the uas, T1 = 0.05 s and T2 = 0.4 s: the uas resends each 200 at
+# +0.05, 0.15, 0.35, 0.75, then every 0.4 s to +3.15 (10 copies, all before 64*T1 = 3.2 s),
+# then ends the session with a BYE to the caller's Contact, which SIPp answers 200: SIPp counts
+# 10 copies a call and one BYE; the uas bye_unacked = bye_sent_ok = NOACK_CALLS, and no BYE of
+# the callee's (bye_sent 0). Before the uas did this, SIPp waited for a BYE that never came.
+NOACK_CALLS=3
+if nl_node_start uas3 uas 0 "" "" --set sip.t1=0.05 --set sip.t2=0.4; then
+    NL_UAC_TIME=20 nl_sipp_uac noack "${NL_PORT[uas3]}" 5 "$NOACK_CALLS" \
+        -sf "$SIPP_DIR/uac_no_ack.xml"
+    rc=$?
+    [ "$rc" -eq 0 ]
+    nl_check $? "SIPp uac (no ACK) exit status $rc (0 = every call as scripted)"
+    v="$(nl_counts noack '^3_200_Recv$') $(nl_counts noack '^3_200_Retrans$') $(nl_counts noack '^4_BYE_Recv$')"
+    [ "$v" = "$NOACK_CALLS $((10 * NOACK_CALLS)) $NOACK_CALLS" ]
+    nl_check $? "uac (no ACK): 200 received, copies, BYEs = '$v', expected '$NOACK_CALLS $((10 * NOACK_CALLS)) $NOACK_CALLS'"
+    nl_stop uas3
+    v="$(nl_json uas3 bye_unacked) $(nl_json uas3 bye_sent_ok) $(nl_json uas3 bye_sent) $(nl_json uas3 send_errors)"
+    [ "$v" = "$NOACK_CALLS $NOACK_CALLS 0 0" ]
+    nl_check $? "uas: bye_unacked, bye_sent_ok, bye_sent, send_errors = '$v', expected '$NOACK_CALLS $NOACK_CALLS 0 0'"
+else
+    nl_bad "uas3 did not start"
+fi
+[ -n "${NL_PID[uas3]:-}" ] && ! nl_dead uas3 && nl_stop uas3
 nl_summary

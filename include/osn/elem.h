@@ -349,11 +349,13 @@ double osn_uas_ring_delay(int law, double mean, double u);
 struct osn_sip_msg osn_elem_response(const struct osn_sip_msg *req, int status, int retry_after);
 
 /* The UAS core's 2xx retransmission (RFC 3261 13.3.1.4): from T1, doubling up to T2, until the
- * ACK comes or 64*T1 has passed since the first 2xx. */
+ * ACK comes or 64*T1 has passed since the first 2xx; the last deadline is 64*T1 itself, when a
+ * 2xx still not acknowledged ends its session (osn_uas_2xx_unacked). */
 struct osn_uas_2xx {
     double t200; /* the first 2xx (s) */
     double ival; /* the current interval (s) */
     bool acked;
+    bool over; /* the retransmission has ended (a timer that fires later decides nothing) */
 };
 
 /* The first 2xx went out at `now`. Returns true and the first deadline in *at when
@@ -362,9 +364,22 @@ bool osn_uas_2xx_start(struct osn_uas_2xx *u, double now, const struct osn_sip_c
                        double *at);
 
 /* The timer fired. Returns true when the 2xx goes out again (the server transaction still
- * being there, `have_txn`), with the next deadline in *at; false when retransmission is over. */
+ * being there, `have_txn`), with the next deadline in *at (64*T1 after the first 2xx at the
+ * latest); false when retransmission is over (u->over from then on). */
 bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg,
                       bool have_txn, double *at);
+
+/* Whether the 2xx's retransmission ended at `now` because 64*T1 passed without its ACK: RFC 3261
+ * 13.3.1.4, the dialog is confirmed but the session SHOULD be ended with a BYE (a caller whose
+ * ACKs were all lost, or that gave the call up before the 2xx came, would otherwise leave the
+ * callee in a call nobody ends). */
+bool osn_uas_2xx_unacked(const struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg);
+
+/* Whether the 2xx's retransmission started and neither its ACK nor its end has come. */
+static inline bool osn_uas_2xx_pending(const struct osn_uas_2xx *u)
+{
+    return u->ival > 0 && !u->acked && !u->over;
+}
 
 /*
  * The callee's hang-up (issue 33: calls ended from either side). A fraction `fraction` of the
@@ -447,6 +462,9 @@ enum osn_elem_act {
     OSN_ELEM_A_CANCEL_LATER,   /* proxy, CANCEL: the branch has had no provisional response, so
                                   no CANCEL may go yet (RFC 3261 9.1): mark the INVITE's client
                                   transaction; its next event goes to osn_elem_on_cancel_later */
+    OSN_ELEM_A_BYE_UNACKED,    /* UAS: the 2xx had no ACK in 64*T1 (RFC 3261 13.3.1.4): send the
+                                  callee's BYE in the dialog the 2xx made, as a callee who hangs
+                                  up does (osn_uas_hangup_fire's BYE) */
 };
 
 /* What the element counts (the node's stats; the simulator keeps the ones it reports). */
@@ -467,6 +485,7 @@ enum osn_elem_count {
     OSN_ELEM_C_CANCEL_FWD, /* proxy: a CANCEL sent to the branch of a pending INVITE */
     OSN_ELEM_C_487,        /* UAS: an INVITE answered 487 Request Terminated after a CANCEL */
     OSN_ELEM_C_500, /* proxy: the next hop's transport failed (RFC 3261 16.9): 500 upstream */
+    OSN_ELEM_C_BYE_UNACKED, /* UAS: a BYE for a 2xx never acknowledged (RFC 3261 13.3.1.4) */
     OSN_ELEM_NCOUNTS
 };
 
@@ -689,11 +708,15 @@ void osn_elem_on_ring_timer(const struct osn_elem *e, double now, int invite_sta
  */
 bool osn_elem_on_cancel_later(int tu, int status, struct osn_elem_actions *a);
 
-/* The UAS's 2xx timer fired; `have_txn` says the server transaction is still there, in
- * Accepted. RESEND_2XX and ARM_2XX while the ACK has not come and 64*T1 has not passed since the
- * first 2xx (uas.c), else nothing: the timer is over. */
+/* The UAS's 2xx timer fired, or its server transaction ended (a driver whose timer needs the
+ * transaction asks then too: the last deadline and Timer L are both 64*T1 after the 2xx);
+ * `have_txn` says the server transaction is still there, in Accepted. RESEND_2XX and ARM_2XX
+ * while the ACK has not come and 64*T1 has not passed since the first 2xx (uas.c); at 64*T1
+ * without the ACK, BYE_UNACKED when `dialog_up` (the call still up at the UAS: no BYE of the
+ * caller's has come, and none of the callee's is due, source.callee_hangs_up); else nothing, the
+ * timer is over. Asked again once over, nothing. */
 void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,
-                           bool have_txn, struct osn_elem_actions *a);
+                           bool have_txn, bool dialog_up, struct osn_elem_actions *a);
 
 /* The ACK of a 2xx reached the TU (TU_ACK, or an ACK that matched no transaction). */
 void osn_elem_on_ack(const struct osn_elem *e, int max_forwards, struct osn_elem_actions *a);

@@ -244,7 +244,8 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
     X(bye_in, "new BYE requests")                                                                  \
     X(bye_ok, "2xx to BYE sent upstream")                                                          \
     X(bye_sent, "BYEs the uas sent: calls its callee ended (source.callee_hangs_up)")              \
-    X(bye_sent_ok, "2xx received to the BYEs the uas sent")                                        \
+    X(bye_sent_ok, "2xx received to the BYEs the uas sent (bye_sent and bye_unacked)")             \
+    X(bye_unacked, "BYEs the uas sent for a 2xx never acknowledged (RFC 3261 13.3.1.4)")           \
     X(cancel_in, "new CANCEL requests")                                                            \
     X(cancel_forwarded, "CANCELs sent to the branch of a pending INVITE (proxy)")                  \
     X(cancelled_487, "INVITEs answered 487 after a CANCEL (uas)")                                  \

@@ -235,11 +235,15 @@ void osn_elem_on_relay_failed(int status, struct osn_elem_actions *a)
 }
 
 void osn_elem_on_2xx_timer(const struct osn_elem *e, double now, struct osn_uas_2xx *u,
-                           bool have_txn, struct osn_elem_actions *a)
+                           bool have_txn, bool dialog_up, struct osn_elem_actions *a)
 {
     a->n = 0;
-    if (!osn_uas_2xx_fire(u, now, e->sip, have_txn, &a->at))
+    bool was_over = u->over;
+    if (!osn_uas_2xx_fire(u, now, e->sip, have_txn, &a->at)) {
+        if (!was_over && dialog_up && osn_uas_2xx_unacked(u, now, e->sip))
+            push(a, OSN_ELEM_A_BYE_UNACKED, OSN_ELEM_C_BYE_UNACKED, 0, -1);
         return;
+    }
     push(a, OSN_ELEM_A_RESEND_2XX, OSN_ELEM_C_NONE, 200, -1);
     push(a, OSN_ELEM_A_ARM_2XX, OSN_ELEM_C_NONE, 0, -1);
 }

@@ -73,6 +73,7 @@ bool osn_uas_2xx_start(struct osn_uas_2xx *u, double now, const struct osn_sip_c
         return false;
     u->t200 = now;
     u->ival = cfg->t1;
+    u->over = false;
     *at = now + u->ival;
     return true;
 }
@@ -80,11 +81,20 @@ bool osn_uas_2xx_start(struct osn_uas_2xx *u, double now, const struct osn_sip_c
 bool osn_uas_2xx_fire(struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg,
                       bool have_txn, double *at)
 {
-    if (u->acked || !have_txn || now - u->t200 >= 64 * cfg->t1)
+    double end = u->t200 + 64 * cfg->t1;
+    if (u->over || u->acked || !have_txn || now >= end) {
+        u->over = true;
         return false;
+    }
     u->ival = 2 * u->ival < cfg->t2 ? 2 * u->ival : cfg->t2;
-    *at = now + u->ival;
+    /* the last deadline is the end itself, where an unacknowledged 2xx ends its session */
+    *at = now + u->ival < end ? now + u->ival : end;
     return true;
+}
+
+bool osn_uas_2xx_unacked(const struct osn_uas_2xx *u, double now, const struct osn_sip_cfg *cfg)
+{
+    return !u->acked && now >= u->t200 + 64 * cfg->t1;
 }
 
 /* A salt of this purpose alone, so that who hangs up is independent of what else a driver

@@ -17,6 +17,13 @@
  *     reach the uas from the caller: a caller of ours (the generator) asks the same question of
  *     the Call-ID and arms no hold for the calls the callee ends (osn_uac_call_keyed), a
  *     foreign caller (SIPp, baresip) simply waits for the BYE.
+ * The same object, without a timer, is the watch of a 2xx not yet acknowledged (RFC 3261
+ * 13.3.1.4; with RFC 6026's 2xx timer, which the element runs): every other call the uas answers
+ * has its BYE printed at the 2xx too, since the INVITE may be let go before the 2xx timer ends.
+ * Its ACK frees it (usually within a round trip, so the watches alive are the calls between
+ * their 2xx and their ACK); when the timer ends without the ACK, the element's BYE_UNACKED sends
+ * its BYE, else it goes (hangup_unacked). Its bytes are allocated to their length, since every
+ * answered call has one for a moment.
  * A hang-up is an object of a pool that stays until the node ends (the heap's lazy entries may
  * point at it: its generation tells a stale one); the calls it waits on are found by Call-ID
  * hash for their ACK. A call the caller hung up first (its BYE answered) is no longer known to
@@ -39,10 +46,11 @@ struct hangup {
     uint32_t gen;     /* the timer's generation: a fired or stale entry differs */
     bool acked;       /* the 2xx had its ACK */
     bool live;
+    bool watch;         /* no hold: a 2xx's watch, not a callee's hang-up */
     union node_addr to; /* where the BYE goes: its first Route, or the caller's Contact */
     struct hangup *next_free, *next_all;
     uint16_t len;
-    char bye[HANGUP_BYE_MAX];
+    char *bye; /* len bytes */
 };
 
 static struct hangup *hangup_new(struct node *n)
@@ -59,6 +67,8 @@ static struct hangup *hangup_new(struct node *n)
     }
     h->live = true;
     h->acked = false;
+    h->len = 0;
+    n->hangups.bytes += sizeof *h;
     return h;
 }
 
@@ -70,6 +80,10 @@ static void hangup_free(struct node *n, struct hangup *h)
             break;
         }
     h->live = false;
+    n->hangups.bytes -= sizeof *h + h->len;
+    free(h->bye);
+    h->bye = NULL;
+    h->len = 0;
     h->gen++; /* its heap entry, if any, is stale from now on */
     h->next_free = n->hangups.free;
     n->hangups.free = h;
@@ -120,38 +134,76 @@ void hangup_start(struct node *n, const struct ntx *x, const char *tag)
     const struct osn_sip_wire *inv = x->req;
     const struct osn_node_source *src = &n->cfg->src;
     /* a re-INVITE (To tag) changes nothing: its call was asked when it was set up */
-    if (!inv || inv->to.tag.n ||
-        !osn_uas_callee_hangs_up(src->callee_hangs_up,
-                                 osn_uas_call_key(inv->call_id.p, inv->call_id.n)))
+    if (!inv || inv->to.tag.n)
         return;
-    struct hangup *h = hangup_new(n);
-    if (!h) {
-        n->err = OSN_ENOMEM;
+    bool ends = osn_uas_callee_hangs_up(src->callee_hangs_up,
+                                        osn_uas_call_key(inv->call_id.p, inv->call_id.n));
+    if (!ends && !n->cfg->sip.rfc6026) /* no 2xx timer: no end of it to watch for */
         return;
-    }
-    h->call_id = x->t.req.call_id;
-    h->t2xx = n->now;
+    char bye[HANGUP_BYE_MAX];
     uint64_t branch = n->branch_salt ^ (++n->branch_seq * 0x9e3779b97f4a7c15ULL);
-    int len = print_bye(n, inv, tag, branch, h->bye, sizeof h->bye);
+    int len = print_bye(n, inv, tag, branch, bye, sizeof bye);
     struct osn_span first = inv->nrecord_route > 0 ? inv->record_route[0].uri
                             : inv->ncontact > 0    ? inv->contact[0].uri
                                                    : inv->from.uri;
-    if (len <= 0 || route_uri_addr(first, &h->to) != 0) {
-        n->st.send_errors++; /* a dialog we cannot hang up: the caller's BYE ends it */
-        hangup_free(n, h);
+    union node_addr to;
+    if (len <= 0 || route_uri_addr(first, &to) != 0) {
+        /* a dialog we cannot end: the caller's BYE ends it. Counted when a BYE is due: now for
+         * a callee's, at the 2xx timer's end for a watch (hangup_unacked), not at every call */
+        if (ends)
+            n->st.send_errors++;
         return;
     }
-    h->len = (uint16_t)len;
-    double hold = osn_uas_hold(src->hold, osn_rng_u01_open(&n->hold_rng));
-    if (map_add(&n->hangups.by_call, h->call_id, (uint64_t)(uintptr_t)h) != 0 ||
-        timers_push(&n->timers, n->now + hold, TM_HANGUP, h, h->gen) != 0)
+    struct hangup *h = hangup_new(n);
+    if (!h || !(h->bye = malloc((size_t)len))) {
+        if (h)
+            hangup_free(n, h);
         n->err = OSN_ENOMEM;
+        return;
+    }
+    memcpy(h->bye, bye, (size_t)len);
+    h->len = (uint16_t)len;
+    n->hangups.bytes += h->len;
+    h->to = to;
+    h->call_id = x->t.req.call_id;
+    h->t2xx = n->now;
+    h->watch = !ends;
+    if (map_add(&n->hangups.by_call, h->call_id, (uint64_t)(uintptr_t)h) != 0) {
+        n->err = OSN_ENOMEM;
+        return;
+    }
+    if (ends) {
+        double hold = osn_uas_hold(src->hold, osn_rng_u01_open(&n->hold_rng));
+        if (timers_push(&n->timers, n->now + hold, TM_HANGUP, h, h->gen) != 0)
+            n->err = OSN_ENOMEM;
+    }
+}
+
+/* Call call_id's watch, or NULL. */
+static struct hangup *watch_of(const struct node *n, uint64_t call_id)
+{
+    for (struct map_slot *e = NULL; (e = map_find(&n->hangups.by_call, call_id, e));) {
+        struct hangup *h = (struct hangup *)(uintptr_t)e->val;
+        if (h->watch)
+            return h;
+    }
+    return NULL;
 }
 
 void hangup_acked(struct node *n, uint64_t call_id)
 {
     for (struct map_slot *e = NULL; (e = map_find(&n->hangups.by_call, call_id, e));)
         ((struct hangup *)(uintptr_t)e->val)->acked = true;
+    for (struct hangup *h; (h = watch_of(n, call_id));)
+        hangup_free(n, h); /* acknowledged: nothing left to watch */
+}
+
+bool hangup_due(const struct node *n, uint64_t call_id)
+{
+    for (struct map_slot *e = NULL; (e = map_find(&n->hangups.by_call, call_id, e));)
+        if (!((struct hangup *)(uintptr_t)e->val)->watch)
+            return true;
+    return false;
 }
 
 /* Sends h's BYE on a client transaction of its own; false when it could not. */
@@ -212,6 +264,22 @@ void hangup_timer(struct node *n, void *obj, uint32_t gen)
     hangup_free(n, h);
 }
 
+bool hangup_unacked(struct node *n, uint64_t call_id, bool bye)
+{
+    struct hangup *h = watch_of(n, call_id);
+    if (!h) {
+        if (bye) /* its BYE could not be printed or routed at the 2xx (hangup_start) */
+            n->st.send_errors++;
+        return false;
+    }
+    /* the call stays known until the BYE's answer (hangup_event), as a callee's BYE */
+    bool sent = bye && send_bye(n, h);
+    if (bye && !sent)
+        n->st.send_errors++;
+    hangup_free(n, h);
+    return sent;
+}
+
 void hangup_event(struct node *n, struct ntx *x, const struct osn_sip_out *o)
 {
     /* the BYE's final answer, or Timer F: the call is over for the uas either way */
@@ -226,6 +294,7 @@ void hangup_release(struct node *n)
 {
     for (struct hangup *h = n->hangups.all, *next; h; h = next) {
         next = h->next_all;
+        free(h->bye);
         free(h);
     }
     map_release(&n->hangups.by_call);

@@ -284,6 +284,7 @@ struct hangup;
 struct hangups {
     struct map by_call;        /* Call-ID hash -> struct hangup *, the calls waiting */
     struct hangup *free, *all; /* the pool: its free list, every object it made */
+    size_t bytes;              /* of the live ones and their BYEs: charged as transactions are */
 };
 
 /* ---- new requests waiting in the server (pending.c) ---- */
@@ -482,6 +483,14 @@ static inline bool callee_hangs_up(const struct node *n)
     return n->cfg->element == OSN_NODE_UAS && n->cfg->src.callee_hangs_up > 0;
 }
 
+/* A uas that may send BYEs and so takes their responses: those of the calls its callee ends, and
+ * with RFC 6026's 2xx timer those of a 2xx never acknowledged (RFC 3261 13.3.1.4, hangup.c). */
+static inline bool uas_sends_bye(const struct node *n)
+{
+    return n->cfg->element == OSN_NODE_UAS &&
+           (n->cfg->src.callee_hangs_up > 0 || n->cfg->sip.rfc6026);
+}
+
 static inline bool is_uac(const struct node *n)
 {
     return n->cfg->element == OSN_NODE_UAC;
@@ -512,7 +521,7 @@ void kept_release(struct node *n);
  * (their objects and messages) and the kept table's. */
 static inline size_t node_charged(const struct node *n)
 {
-    return n->held + n->live * sizeof(struct ntx) + kept_bytes(n);
+    return n->held + n->live * sizeof(struct ntx) + kept_bytes(n) + n->hangups.bytes;
 }
 
 /* Whether a new transaction holding a message of `bytes` fits the caps: max_transactions live
@@ -756,6 +765,9 @@ bool tu_reply(struct node *n, const struct osn_sip_wire *req, const union node_a
 /* An ACK r that matched no transaction (the ACK of a 2xx). */
 void tu_stray_ack(struct node *n, const struct rmsg *r);
 void tu_2xx_timer(struct node *n, struct ntx *x);
+/* The uas's INVITE x goes while its 2xx timer is pending (Timer L, which the timer's last
+ * deadline meets at 64*T1, may come first): the element decides as at that deadline. */
+void tu_2xx_end(struct node *n, struct ntx *x);
 /* A 2xx r again at a proxy's kept INVITE client (hop, routed, t0 its record's): the element's
  * decision, a relay to `up` (the kept server transaction upstream's address, NULL when gone;
  * up_tcp: its request came over TCP) in state up_state. */
@@ -852,12 +864,19 @@ int calls_put(struct map *c, uint64_t key, double now, uint64_t *forgotten);
 bool calls_has(const struct map *c, uint64_t key);
 void calls_del(struct map *c, uint64_t key);
 
-/* hangup.c: the uas's hang-up of the calls the callee ends (source.callee_hangs_up) */
-/* The uas sends the 2xx of new INVITE x (its parse kept), its To tag `tag`: when the callee
- * ends this call, its BYE is printed now and its timer armed at the end of a hold. */
+/* hangup.c: the uas's BYEs, of the calls the callee ends (source.callee_hangs_up) and of the 2xx
+ * never acknowledged (RFC 3261 13.3.1.4) */
+/* The uas sends the 2xx of new INVITE x (its parse kept), its To tag `tag`: the call's BYE is
+ * printed now; when the callee ends this call, its timer is armed at the end of a hold, else it
+ * waits for the ACK (a watch, hangup_unacked). */
 void hangup_start(struct node *n, const struct ntx *x, const char *tag);
-/* The ACK of the 2xx of call `call_id` came: its BYE may go (RFC 3261 15). */
+/* The ACK of the 2xx of call `call_id` came: its BYE may go (RFC 3261 15), its watch goes. */
 void hangup_acked(struct node *n, uint64_t call_id);
+/* Whether a BYE of the callee's is due for call `call_id` (its hang-up timer sends it). */
+bool hangup_due(const struct node *n, uint64_t call_id);
+/* The 2xx timer of call `call_id` is over: its watch goes, its BYE sent first when `bye` (the
+ * element's BYE_UNACKED). True when that BYE went. */
+bool hangup_unacked(struct node *n, uint64_t call_id, bool bye);
 /* The TM_HANGUP timer of hang-up obj, armed with generation gen, fired. */
 void hangup_timer(struct node *n, void *obj, uint32_t gen);
 /* An event of the uas's BYE client transaction x: its answer (or Timer F) ends the call. */

@@ -252,9 +252,9 @@ void node_message(struct node *n, const char *buf, size_t len, const union node_
         return;
     }
     if (osn_sip_wire_to_txn(&pm, &r.m) != 0 ||
-        (m->status && !is_proxy(n) && !(m->method == OSN_SIP_BYE && callee_hangs_up(n))) ||
+        (m->status && !is_proxy(n) && !(m->method == OSN_SIP_BYE && uas_sends_bye(n))) ||
         (!m->status && is_uac(n) && m->method != OSN_SIP_BYE)) {
-        /* A UAS sends no requests but the BYE of a call its callee ends (hangup.c): no other
+        /* A UAS sends no requests but a BYE (hangup.c): no other
          * response is for it. The load generator's calls take no requests from the other side
          * but the callee's BYE (gen.c): the others are dropped, counted. */
         n->st.stray++;

@@ -293,6 +293,22 @@ static void relay(struct node *n, struct ntx *up, const struct osn_elem_action *
     respond_bytes(n, up, len, &r);
 }
 
+/* The element's decision at the uas's 2xx deadline for INVITE x, its server transaction there
+ * in Accepted (`have_txn`) or not. */
+static void uas_2xx(struct node *n, struct ntx *x, bool have_txn)
+{
+    struct osn_elem e = node_elem(n);
+    struct osn_elem_actions a;
+    uint64_t call = x->t.req.call_id;
+    /* the call still up at the uas (no BYE of the caller's answered) and no BYE of its callee's
+     * due (hangup.c's timer sends that one) */
+    bool up = calls_has(&n->calls, call) && !hangup_due(n, call);
+    osn_elem_on_2xx_timer(&e, n->now, &x->uas, have_txn, up, &a);
+    act(n, x, &a, NULL);
+    if (x->uas.over)
+        hangup_unacked(n, call, false); /* its watch, if the BYE did not take it */
+}
+
 void tu_2xx_timer(struct node *n, struct ntx *x)
 {
     struct osn_elem e = node_elem(n);
@@ -303,8 +319,12 @@ void tu_2xx_timer(struct node *n, struct ntx *x)
         act(n, x, &a, NULL);
         return;
     }
-    osn_elem_on_2xx_timer(&e, n->now, &x->uas, x->live && x->t.state == OSN_SIP_ACCEPTED, &a);
-    act(n, x, &a, NULL);
+    uas_2xx(n, x, x->live && x->t.state == OSN_SIP_ACCEPTED);
+}
+
+void tu_2xx_end(struct node *n, struct ntx *x)
+{
+    uas_2xx(n, x, false); /* going: nothing is resent from it, no timer armed on it */
 }
 
 /* The uas's ring delay for a new INVITE: the scenario's law, drawn from the node's own stream. */
@@ -385,8 +405,8 @@ static bool forward_ack(struct node *n, const struct rmsg *ack)
     return true;
 }
 
-/* The uas answered new INVITE x 2xx: a call its callee may end (hangup.c), in the dialog of our
- * To tag. */
+/* The uas answered new INVITE x 2xx: a call its callee may end, or its 2xx never be acknowledged
+ * (hangup.c), in the dialog of our To tag. */
 static void callee_call(struct node *n, struct ntx *x)
 {
     char tag[17];
@@ -412,7 +432,8 @@ static void count(struct node *n, int c)
                                       [OSN_ELEM_C_513] = &st->too_large_513,
                                       [OSN_ELEM_C_CANCEL_FWD] = &st->cancel_forwarded,
                                       [OSN_ELEM_C_487] = &st->cancelled_487,
-                                      [OSN_ELEM_C_500] = &st->transport_500};
+                                      [OSN_ELEM_C_500] = &st->transport_500,
+                                      [OSN_ELEM_C_BYE_UNACKED] = &st->bye_unacked};
     if (at[c])
         (*at[c])++;
 }
@@ -434,7 +455,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         case OSN_ELEM_A_RESPOND:
             /* before the 2xx: its transaction may let the INVITE go (ntx_trim), and the BYE
              * of a call the callee ends is printed from it */
-            if (callee_hangs_up(n) && y->status >= 200 && y->status < 300 &&
+            if (uas_sends_bye(n) && y->status >= 200 && y->status < 300 &&
                 x->t.req.method == OSN_SIP_INVITE)
                 callee_call(n, x);
             tu_respond(n, x, y->status, y->retry_after, y->with);
@@ -467,7 +488,7 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
         case OSN_ELEM_A_ACKED:
             if (x)
                 x->uas.acked = true;
-            if (x && callee_hangs_up(n)) /* the BYE of a call the callee ends may go now */
+            if (x && uas_sends_bye(n)) /* a callee's BYE may go now; a watch goes */
                 hangup_acked(n, x->t.req.call_id);
             /* Its 2xx timer has nothing left to do: the rest of Timer L in the kept table. */
             if (x && !is_proxy(n))
@@ -492,6 +513,10 @@ static void act(struct node *n, struct ntx *x, const struct osn_elem_actions *a,
                 x->ringing = true;
                 ntx_arm_2xx(n, x, a->at);
             }
+            break;
+        case OSN_ELEM_A_BYE_UNACKED: /* printed at the 2xx (hangup.c), from the INVITE */
+            if (!hangup_unacked(n, x->t.req.call_id, true))
+                c = OSN_ELEM_C_NONE;
             break;
         case OSN_ELEM_A_COUNT:
         case OSN_ELEM_A_CANCEL_BRANCH:  /* only in cancel_request() and cancel_later(), */

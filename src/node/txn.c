@@ -119,6 +119,8 @@ void ntx_free(struct node *n, struct ntx *x)
 {
     if (!x || !x->live)
         return;
+    if (x->t.role == OSN_SIP_SERVER && osn_uas_2xx_pending(&x->uas))
+        tu_2xx_end(n, x);
     if (x->t.in_table)
         osn_sip_txn_abort(&n->sip, &x->t);
     for (int i = 0; i < 3; i++)

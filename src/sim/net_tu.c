@@ -53,6 +53,20 @@ void osn__net_outcome(struct net *s, struct call *c, int outcome)
         s->tot[OSN__NT_ADMIT_FAIL] += 1;
 }
 
+/* The UAS's BYE of call c (RFC 3261 12.2.1.1): From its tag, To the caller's, by the route set
+ * (the call's path), up hop by hop to the source. Its callee hung up, or its 2xx had no ACK. */
+static void uas_bye(struct net *s, struct call *c)
+{
+    struct osn_sip_msg req = {.method = OSN_SIP_BYE,
+                              .cseq = 1,
+                              .retry_after = -1,
+                              .call_id = c->uid,
+                              .from_tag = c->uid + 1,
+                              .to_tag = c->uid,
+                              .branch = branch(c, c->nhop - 1, B_UBYE)};
+    osn__net_start_up_bye(s, s->uas, c, c->nhop - 1, &req);
+}
+
 /* Carries out the element's actions at element `id` for call c on hop `hop`, on server
  * transaction w: the request's, or for a client event the one upstream of it (an ACK's two
  * actions are carried out by osn__net_on_ack, which has the ACK). Each action's count goes to the
@@ -124,6 +138,9 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             break;
         case OSN_ELEM_A_CANCEL_LATER: /* w is the CANCEL's; the INVITE's branch is hop + 1 */
             c->cancel_later |= (uint8_t)(1u << (hop + 1));
+            break;
+        case OSN_ELEM_A_BYE_UNACKED: /* w may be gone: the BYE is the call's */
+            uas_bye(s, c);
             break;
         case OSN_ELEM_A_RESPOND_INVITE: /* on the cancelled INVITE's server transaction */
             if (obs(s))
@@ -248,19 +265,9 @@ void osn__net_hangup_timer(struct net *s, struct call *c)
         c->refs++;
         osn__net_at(s, &c->cx->hangup, at);
         break;
-    case OSN_UAS_HANGUP_BYE: {
-        /* RFC 3261 12.2.1.1: the callee's BYE, From its tag, To the caller's, by the route set
-         * (the call's path) */
-        struct osn_sip_msg req = {.method = OSN_SIP_BYE,
-                                  .cseq = 1,
-                                  .retry_after = -1,
-                                  .call_id = c->uid,
-                                  .from_tag = c->uid + 1,
-                                  .to_tag = c->uid,
-                                  .branch = branch(c, c->nhop - 1, B_UBYE)};
-        osn__net_start_up_bye(s, s->uas, c, c->nhop - 1, &req);
+    case OSN_UAS_HANGUP_BYE:
+        uas_bye(s, c);
         break;
-    }
     case OSN_UAS_HANGUP_NONE:
         break;
     }
@@ -486,7 +493,10 @@ void osn__net_2xx_timer(struct net *s, struct call *c)
     struct ntxn *w = forwarded(c, c->nhop - 1, true);
     struct osn_elem_actions a;
 
-    osn_elem_on_2xx_timer(&s->elems[s->uas].tu, s->q.now, &c->uas, w != NULL, &a);
+    /* the call still up at the UAS (the caller's BYE has not reached its TU) and no BYE of its
+     * callee's due (the hang-up timer sends that one) */
+    bool up = !((c->bfwd >> (c->nhop - 1)) & 1u) && !(c->cx && c->cx->hangup_armed);
+    osn_elem_on_2xx_timer(&s->elems[s->uas].tu, s->q.now, &c->uas, w != NULL, up, &a);
     if (a.n)
         act(s, s->uas, c, c->nhop - 1, w, &a);
     osn__net_call_unref(s, c); /* the reference the timer had (ARM_2XX took a new one) */
