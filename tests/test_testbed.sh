@@ -64,8 +64,8 @@ nl_check $? "a node that cannot start: exit $rc, '$(cat "$T/noup.err")'"
 
 # ---- 1. one load, one control
 nl_log "osn testbed: loss at 1x, 3 s + 10 s"
-tb_run tb 120 "$OSN" testbed "$SCEN" --loads 1 --controls loss --duration 10 --warmup 3 \
-    --json "$T/tb.json" --csv "$T/tb.csv" --keep "$T/keep"
+tb_run_steady tb 120 "$T/tb.json" "$OSN" testbed "$SCEN" --loads 1 --controls loss --duration 10 \
+    --warmup 3 --json "$T/tb.json" --csv "$T/tb.csv" --keep "$T/keep"
 "$NL_PY" - "$T/tb.json" "$T/tb.csv" "$TB_PIDS" "$T/keep" <<'PY'
 import csv, json, math, sys
 rows = json.load(open(sys.argv[1]))

@@ -55,11 +55,12 @@ rc=$?
 nl_check $? "node.rank naming no element: exit $rc, '$(cat "$T/bad.err")'"
 
 nl_log "osn testbed, one process: loss at 1x, 3 s + 8 s"
-tb_run plain 120 "$OSN" testbed "$SCEN" "${ARGS[@]}" --json "$T/plain.json"
+tb_run_steady plain 120 "$T/plain.json" "$OSN" testbed "$SCEN" "${ARGS[@]}" \
+    --json "$T/plain.json"
 
 nl_log "mpirun -n 3 osn testbed: loss at 1x, 3 s + 8 s"
-tb_run mpi 150 "${MPI[@]}" "$OSN" testbed "$SCEN" "${ARGS[@]}" --json "$T/mpi.json" \
-    --keep "$T/keep"
+tb_run_steady mpi 150 "$T/mpi.json" "${MPI[@]}" "$OSN" testbed "$SCEN" "${ARGS[@]}" \
+    --json "$T/mpi.json" --keep "$T/keep"
 
 "$NL_PY" - "$T/plain.json" "$T/mpi.json" "$T/keep/loss_1x" <<'PY'
 import json, os, sys
@@ -101,8 +102,9 @@ PY
 nl_check $? "MPI beside one process"
 
 nl_log "mpirun -n 3 osn testbed, node.rank = core:2, edge:1: loss at 1x, 2 s + 4 s"
-tb_run placed 150 "${MPI[@]}" "$OSN" testbed "$SCEN" --loads 1 --controls loss --warmup 2 \
-    --duration 4 --set "node.rank=core:2, edge:1" --json "$T/placed.json" --keep "$T/placed"
+tb_run_steady placed 150 "$T/placed.json" "${MPI[@]}" "$OSN" testbed "$SCEN" --loads 1 \
+    --controls loss --warmup 2 --duration 4 --set "node.rank=core:2, edge:1" --json "$T/placed.json" \
+    --keep "$T/placed"
 grep -q "3 MPI ranks: uas on 0, core on 2, edge on 1, uac on 0" "$T/placed.err"
 nl_check $? "the placement said: $(head -1 "$T/placed.err")"
 "$NL_PY" - "$T/placed.json" "$T/placed/loss_1x" <<'PY'
