@@ -381,7 +381,7 @@ out:
     if (rc && tmp)
         osn_ini_free(&tmp->ini);
     if (net)
-        osn_net_cfg_names_free(net);
+        osn_net_cfg_arrays_free(net);
     free(tmp);
     free(net);
     return rc;

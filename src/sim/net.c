@@ -356,7 +356,7 @@ int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next
 
 static bool shares_ok(const struct osn_net_cfg *c)
 {
-    if (c->src.nshares < 0 || c->src.nshares > OSN_NET_MAX_SHARES)
+    if (c->src.nshares < 0 || c->src.nshares > OSN_NET_MAX_EDGES || !c->src.share)
         return false;
     for (int i = 0; i < c->src.nshares; i++)
         if (!(c->src.share[i] > 0 && isfinite(c->src.share[i])))
@@ -464,7 +464,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
         int nmid = c->topology == OSN_NET_TANDEM && c->mid_own ? c->mids : 0;
         int nedge = c->edges_own == c->edges ? c->edges_own : 0;
-        if (c->edges_own && !nedge)
+        if ((c->edges_own && !nedge) || (nedge && !c->edge_own))
             key = "server edge.buffer", why = "edges of their own costs: one per edge";
         int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid) + nedge;
         for (int i = 0; i < nsv && !key; i++) {
@@ -519,8 +519,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
             else if (!(lk[i]->loss >= 0 && lk[i]->loss < 1))
                 key = lnames[i][1], why = "links need delay >= 0 and loss in [0, 1)";
         /* A written topology's links of their own (src/io/net_topo.c names them [link A-B]). */
-        if (!key && (c->nlinks < 0 || c->nlinks > OSN_NET_MAX_LINKS))
-            key = "link", why = "more links of their own than a configuration holds";
+        if (!key && (c->nlinks < 0 || (c->nlinks && !c->link)))
+            key = "link", why = "links of their own that the configuration does not hold";
         for (int i = 0; i < c->nlinks && !key; i++) {
             const struct osn_net_link_own *l = &c->link[i];
             if (osn__net_link_hop(c, l->from, l->to, NULL, NULL) < 0)
