@@ -294,6 +294,35 @@ struct osn_net_cfg {
      * (osn_net_cfg_arrays_free); a copy of the configuration borrows them. */
 };
 
+/* The roles of a network's elements. The simulator's order of the elements (its element
+ * indices, the rows of a result, a written topology's elem_names) is by role, in this order:
+ * the sources, the edges (source i's first proxy is edge i), a tandem's mids, the cores (a
+ * fanout's several; one otherwise), the UAS. */
+enum osn_net_role {
+    OSN_NET_ROLE_SOURCE,
+    OSN_NET_ROLE_EDGE,
+    OSN_NET_ROLE_MID,
+    OSN_NET_ROLE_CORE,
+    OSN_NET_ROLE_UAS,
+    OSN_NET_NROLES
+};
+
+/* How many elements of that role cfg's network has (0 for a role out of range): the sources
+ * and the edges net.edges for a fanin or fanout (else 1), the mids a tandem's `mids` (else 0),
+ * the cores net.cores for a fanout (else 1), one UAS. */
+int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role);
+
+/* Element i of cfg's network, in the simulator's order: returns its role, and puts its index
+ * within the role in *k (may be NULL): source or edge 0 .. edges - 1, mid 0 .. mids - 1 (node.mid
+ * k + 1), core 0 .. cores - 1 (core 0 is [server core], k > 0 [server core(k+1)]), the UAS 0.
+ * Returns -1 (and leaves *k) for an i the network has not. This is the one decoder of the
+ * order: the simulator's rows, `osn node`'s node.name and `osn testbed`'s names use it. */
+int osn_net_elem_role(const struct osn_net_cfg *cfg, int i, int *k);
+
+/* The inverse: the index in the simulator's order of the k-th element of that role, or -1 when
+ * the network has none. */
+int osn_net_elem_index(const struct osn_net_cfg *cfg, enum osn_net_role role, int k);
+
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,
  * hold 5 s, core costs about 2.7 ms of CPU per call (capacity about 370 calls/s), edge and UAS
  * 20x cheaper, buffers 500, links 5 ms, control none, RFC 3261 timers. */
