@@ -679,6 +679,118 @@ static void test_check_mids(void **state)
     unload(s);
 }
 
+/*
+ * A written fan-in past the bounds the configuration once had by value: 130 sources, each over
+ * a link of its own (delay 6, 7, 8 or 9 ms, none the place's 5 ms: 130 links of their own, more
+ * than the 128 once kept), of a rate of its own (0.5 or 1 call/s: 130 shares, more than 64)
+ * into a first proxy of costs of its own (every third [server pa], the others [server pb]: 130,
+ * more than 64). Its run is, bit for bit, the built-in `topology = fanin`, `edges = 130` given
+ * the same by hand: each source's share, each edge's costs ([server core]'s defaults under the
+ * section's keys, a CANCEL costing a BYE), each link between source i and edge i (the
+ * simulator's order: sources, then edges). And the figures are what the costs say: each class
+ * of first proxies is busy its sources' calls x its per-call cost, within 3 % (about 4,000
+ * calls a class).
+ */
+static void test_fanin_past_bounds(void **state)
+{
+    (void)state;
+    enum { E = 130 };
+    const char *sets[] = {"net.time=20", "net.warmup=3", "net.replications=2", "control.kind=rate"};
+    const double inv[2] = {0.0004, 0.0008}; /* [server pa], [server pb]: INVITE; the rest / 4 */
+    char path[64], err[512] = "";
+    double rate[E], total = 0;
+    int rc;
+
+    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("[source]\nhold = 1\n", f);
+    for (int k = 0; k < 2; k++)
+        fprintf(f,
+                "[server p%c]\ncost_invite = %g\ncost_response = %g\ncost_ack = %g\n"
+                "cost_bye = %g\n",
+                "ab"[k], inv[k], inv[k] / 4, inv[k] / 4, inv[k] / 4);
+    for (int i = 0; i < E; i++) {
+        rate[i] = i % 2 ? 1.0 : 0.5;
+        total += rate[i];
+        fprintf(f, "[source s%d]\nto = e%d\nrate = %g\n[link s%d-e%d]\ndelay = %g\n", i, i, rate[i],
+                i, i, 0.006 + 0.001 * (i % 4));
+        fprintf(f, "[element e%d]\nrole = proxy\nserver = p%c\nnext_hop = c\n", i,
+                i % 3 ? 'b' : 'a');
+    }
+    fputs(CORE UAS, f);
+    assert_int_equal(fclose(f), 0);
+    struct osn_net_scenario *w = load(path, sets, 4, err, sizeof err, &rc);
+    unlink(path);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(w->cfg.topology, OSN_NET_FANIN);
+    assert_int_equal(w->cfg.edges, E);
+    assert_int_equal(w->cfg.nlinks, E);
+    assert_int_equal(w->cfg.src.nshares, E);
+    assert_int_equal(w->cfg.edges_own, E);
+
+    /* The same network given by hand over the built-in fanin. */
+    write_text("[net]\ntopology = fanin\nedges = 130\n[source]\nhold = 1\n", path, sizeof path);
+    struct osn_net_scenario *b = load(path, sets, 4, err, sizeof err, &rc);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    struct osn_net_cfg defaults;
+    osn_net_cfg_default(&defaults);
+    struct osn_net_server_cfg sv[2], own[E];
+    struct osn_net_link_own link[E];
+    for (int k = 0; k < 2; k++) {
+        sv[k] = defaults.core;
+        sv[k].cost[OSN_NET_K_INVITE] = inv[k];
+        sv[k].cost[OSN_NET_K_RESP] = sv[k].cost[OSN_NET_K_ACK] = sv[k].cost[OSN_NET_K_BYE] =
+                sv[k].cost[OSN_NET_K_CANCEL] = inv[k] / 4;
+    }
+    for (int i = 0; i < E; i++) {
+        own[i] = sv[i % 3 ? 1 : 0];
+        link[i] = (struct osn_net_link_own){.from = (uint16_t)i,
+                                            .to = (uint16_t)(E + i),
+                                            .link = {.delay = 0.006 + 0.001 * (i % 4)}};
+    }
+    struct osn_net_cfg c = b->cfg; /* borrows b's arrays (none) and ours */
+    c.src.rate = total;
+    c.src.nshares = E;
+    c.src.share = rate;
+    c.edges_own = E;
+    c.edge_own = own;
+    c.edge = own[0]; /* `edge` is the first proxy's, as a written topology's */
+    c.nlinks = E;
+    c.link = link;
+    char msg[256];
+    assert_int_equal(osn_net_check(&c, NULL, msg, sizeof msg), 0);
+    struct osn_net_result rb, rw;
+    run(&c, &rb);
+    run(&w->cfg, &rw);
+    assert_same(&rb, &rw);
+    assert_string_equal(rw.elem_name[E - 1], "s129");
+    assert_string_equal(rw.elem_name[2 * E - 1], "e129");
+
+    /* Each class of first proxies busy its calls x its own per-call cost. */
+    double busy[2] = {0}, want[2] = {0};
+    for (int i = 0; i < E; i++) {
+        int k = i % 3 ? 1 : 0;
+        busy[k] += rw.elem[E + i][OSN_NET_E_UTIL].value;
+        want[k] += rw.elem[i][OSN_NET_E_SRC_OFFERED].value * per_call(&sv[k], 4);
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!(fabs(busy[k] / want[k] - 1) < 0.03))
+            fprintf(stderr, "class %d: busy %g, want %g\n", k, busy[k], want[k]);
+        assert_true(fabs(busy[k] / want[k] - 1) < 0.03);
+    }
+    assert_true(rw.est[OSN_NET_GOODPUT].value > 0.98 * rw.est[OSN_NET_OFFERED].value);
+    osn_net_result_release(&rb);
+    osn_net_result_release(&rw);
+    unload(b);
+    unload(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -694,6 +806,7 @@ int main(void)
             cmocka_unit_test(test_edge_costs),
             cmocka_unit_test(test_fanin_1000_written),
             cmocka_unit_test(test_too_many_sources),
+            cmocka_unit_test(test_fanin_past_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
