@@ -993,7 +993,9 @@ static void test_fanin_shares_per_source(void **state)
     c.edges = 4;
     c.src.nshares = 4;
     const double w[4] = {1, 1, 2, 4};
-    memcpy(c.src.share, w, sizeof w);
+    double share[4]; /* the configuration borrows its shares */
+    memcpy(share, w, sizeof w);
+    c.src.share = share;
     c.src.rate = 100;
     c.time = 20;
     c.warmup = 2;

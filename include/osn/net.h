@@ -96,9 +96,10 @@ enum osn_net_patience_law {
 };
 
 #define OSN_NET_MAX_STEPS 32
-/* Sources of a fanin or fanout that can be given a share of the rate each (source.shares): the
- * shares are kept by value, so that the configuration stays a plain struct the callers copy;
- * networks of more edges share the rate equally. */
+/* Values the key source.shares takes at most (a list key's bound, src/ini/keys.c): a built-in
+ * fanin or fanout of more edges shares the rate equally. The shares themselves are allocated
+ * for the scenario (osn_net_source_cfg.share), so a written topology's sources of rates of
+ * their own ([source NAME] rate) are bounded by net.edges' OSN_NET_MAX_EDGES, not by this. */
 #define OSN_NET_MAX_SHARES 64
 /* Edges of a fanin or fanout at most (net.edges). No array is sized by it: the elements, their
  * totals in each replication and their results are allocated for the scenario, so what bounds a
@@ -143,9 +144,12 @@ struct osn_net_source_cfg {
     long bulk_size;
     bool bulk_det;
     /* fanin, fanout: source i offers rate * share[i] / (the shares' sum); nshares = 0: every
-     * source rate / edges; else one share per edge (net.edges), each > 0 */
+     * source rate / edges; else one share per edge (net.edges), each > 0. share holds nshares
+     * doubles allocated by the scenario reader (source.shares, or a written topology's rates)
+     * and owned by the scenario (osn_net_cfg_arrays_free); a copy of the configuration borrows
+     * it, and a configuration made by hand points it at an array of its own. */
     int nshares;
-    double share[OSN_NET_MAX_SHARES];
+    double *share;
     /* The fraction of answered calls the callee ends (osn_uas_callee_hangs_up): the UAS sends
      * the BYE at the end of the hold, the caller answers it; 0: the caller ends every call. */
     double callee_hangs_up;
@@ -188,15 +192,12 @@ struct osn_net_link_cfg {
 #define OSN_NET_NAME_LEN  16 /* an element's name with its NUL ("edge16383") */
 #define OSN_NET_TOPO_HOPS 8  /* next hops of one element at most */
 
-/* Links of their own a configuration carries at most (struct osn_net_cfg, link: kept by value,
- * 24 bytes each, so that the configuration stays a plain value): more [link A-B] sections that
- * differ from their place's are refused naming the one too many (src/io/net_topo.c). Sized
- * when a scenario held 128 keys; with the keys sized at run time (keys32), the next step is an
- * array allocated for the file, as elem_names is. */
-#define OSN_NET_MAX_LINKS 128
-/* First proxies of costs of their own a configuration carries at most (edge_own), as many as
- * sources of shares of their own. */
-#define OSN_NET_MAX_OWN_EDGES OSN_NET_MAX_SHARES
+/* A link of a written topology whose delay or loss is not its place's (osn_net_cfg.link):
+ * between elements from and to of the simulator's order (from sends to to). */
+struct osn_net_link_own {
+    uint16_t from, to;
+    struct osn_net_link_cfg link;
+};
 
 /* One [element NAME], [source NAME] or [link A-B] section's keys as read (src/io/net_topo.c). */
 struct osn_net_topo_keys {
@@ -267,7 +268,8 @@ struct osn_net_cfg {
      * the elements' names in the simulator's order (the sources, the edges, a tandem's mid, the
      * cores, the UAS), for the result's rows, in elem_names[0..named); 0: the built-in names.
      * elem_names is allocated by the scenario reader and owned by the scenario
-     * (osn_net_scenario_release); a copy of the configuration borrows it. */
+     * (osn_net_cfg_arrays_free, osn_net_scenario_release); a copy of the configuration borrows
+     * it. */
     int named;
     char (*elem_names)[OSN_NET_NAME_LEN];
     /* The homes of the [element NAME], [source NAME] and [link A-B] keys while one section is
@@ -279,17 +281,47 @@ struct osn_net_cfg {
      * uas_link above): nlinks of them, link[i] between elements from and to of the simulator's
      * order (from sends to to: a source to its edge, an edge to the next proxy or to one of a
      * fanout's cores, a mid to the next, a core to the UAS). A link not listed has its place's.
-     * A link still draws its losses from its hop's stream, as every link of a built-in shape. */
+     * A link still draws its losses from its hop's stream, as every link of a built-in shape.
+     * There are as many as the network has links at most (the elements': net.edges' bound). */
     int nlinks;
-    struct osn_net_link_own {
-        uint16_t from, to;
-        struct osn_net_link_cfg link;
-    } link[OSN_NET_MAX_LINKS];
+    struct osn_net_link_own *link;
     /* A written fanin's or fanout's first proxies of different [server NAME]s: edges_own > 0
      * (then the network's edges) gives edge i the costs edge_own[i]; 0: every edge `edge`'s. */
     int edges_own;
-    struct osn_net_server_cfg edge_own[OSN_NET_MAX_OWN_EDGES];
+    struct osn_net_server_cfg *edge_own;
+    /* link (nlinks records) and edge_own (edges_own), like elem_names and src.share, are
+     * allocated by the scenario reader for the file and owned by the scenario
+     * (osn_net_cfg_arrays_free); a copy of the configuration borrows them. */
 };
+
+/* The roles of a network's elements. The simulator's order of the elements (its element
+ * indices, the rows of a result, a written topology's elem_names) is by role, in this order:
+ * the sources, the edges (source i's first proxy is edge i), a tandem's mids, the cores (a
+ * fanout's several; one otherwise), the UAS. */
+enum osn_net_role {
+    OSN_NET_ROLE_SOURCE,
+    OSN_NET_ROLE_EDGE,
+    OSN_NET_ROLE_MID,
+    OSN_NET_ROLE_CORE,
+    OSN_NET_ROLE_UAS,
+    OSN_NET_NROLES
+};
+
+/* How many elements of that role cfg's network has (0 for a role out of range): the sources
+ * and the edges net.edges for a fanin or fanout (else 1), the mids a tandem's `mids` (else 0),
+ * the cores net.cores for a fanout (else 1), one UAS. */
+int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role);
+
+/* Element i of cfg's network, in the simulator's order: returns its role, and puts its index
+ * within the role in *k (may be NULL): source or edge 0 .. edges - 1, mid 0 .. mids - 1 (node.mid
+ * k + 1), core 0 .. cores - 1 (core 0 is [server core], k > 0 [server core(k+1)]), the UAS 0.
+ * Returns -1 (and leaves *k) for an i the network has not. This is the one decoder of the
+ * order: the simulator's rows, `osn node`'s node.name and `osn testbed`'s names use it. */
+int osn_net_elem_role(const struct osn_net_cfg *cfg, int i, int *k);
+
+/* The inverse: the index in the simulator's order of the k-th element of that role, or -1 when
+ * the network has none. */
+int osn_net_elem_index(const struct osn_net_cfg *cfg, enum osn_net_role role, int k);
 
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,
  * hold 5 s, core costs about 2.7 ms of CPU per call (capacity about 370 calls/s), edge and UAS

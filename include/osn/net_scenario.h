@@ -37,9 +37,10 @@ int osn_net_scenario_load(struct osn_net_scenario *s, const char *path, const ch
  * used after. NULL, or a scenario zeroed or already released: nothing. */
 void osn_net_scenario_release(struct osn_net_scenario *s);
 
-/* Frees the element names (cfg.elem_names) osn_net_scenario_parse() allocated for a written
- * topology, and clears them (named 0). NULL, or none: nothing. */
-void osn_net_cfg_names_free(struct osn_net_cfg *c);
+/* Frees the arrays osn_net_scenario_parse() allocated for the file (cfg.elem_names, link,
+ * edge_own and src.share) and clears them with their counts (named, nlinks, edges_own and
+ * src.nshares 0). NULL, or none: nothing. */
+void osn_net_cfg_arrays_free(struct osn_net_cfg *c);
 
 /* The keys of s that a network simulation does not read (the [node] section, which only `osn
  * node` reads), as "node.element (FILE:LINE), ..." in buf (truncated to size). Returns how many
@@ -48,8 +49,9 @@ int osn_net_scenario_unread(const struct osn_net_scenario *s, char *buf, size_t 
 
 /* The values of collected keys over the defaults already in *c (osn_net_cfg_default): for
  * loaders that read a network scenario's sections among their own (`osn node`). Returns 0 or
- * OSN_ECONFIG with the key and where it was set in err. A written topology's element names are
- * allocated into c->elem_names, also on failure: free them with osn_net_cfg_names_free(). */
+ * OSN_ECONFIG with the key and where it was set in err. The arrays of the file (a written
+ * topology's element names, links and first proxies of their own, the sources' shares) are
+ * allocated into c, also on failure: free them with osn_net_cfg_arrays_free(). */
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize);
 

@@ -42,20 +42,27 @@ static int add(struct tb_net *net, const char *name, const char *element, int ne
     return net->n++;
 }
 
-/* A topology the user wrote: each element takes its name, found by its index in the
- * simulator's order (the sources, the edges, the mids, the cores, the UAS: osn/net.h's
- * elem_names), from its place in the start order built above. */
-static void name_elems(struct tb_net *net, const struct osn_net_cfg *c, int E, int mids, int C)
+/* A topology the user wrote: each element takes its name, found by its role and its index
+ * within the role (osn_net_elem_index, the simulator's order of osn/net.h's elem_names): the
+ * UAS, core `core`, mid `mid`, and source `stream` with its first proxy, edge `stream`. */
+static void name_elems(struct tb_net *net, const struct osn_net_cfg *c)
 {
     for (int i = 0; i < net->n; i++) {
         struct tb_elem *e = &net->e[i];
-        int sim = i == 0              ? 2 * E + mids + C      /* the UAS */
-                  : i <= C            ? 2 * E + mids + i - 1  /* the cores */
-                  : i <= C + mids     ? 2 * E + e->mid - 1    /* the mids, from the last one */
-                  : i <= C + mids + E ? E + i - 1 - C - mids  /* the edges */
-                                      : i - 1 - C - mids - E; /* the sources */
+        int sim = -1, edge = -1;
+        if (strcmp(e->element, "uas") == 0)
+            sim = osn_net_elem_index(c, OSN_NET_ROLE_UAS, 0);
+        else if (strcmp(e->element, "core") == 0)
+            sim = osn_net_elem_index(c, OSN_NET_ROLE_CORE, e->core);
+        else if (strcmp(e->element, "uac") == 0) {
+            sim = osn_net_elem_index(c, OSN_NET_ROLE_SOURCE, e->stream);
+            edge = osn_net_elem_index(c, OSN_NET_ROLE_EDGE, e->stream);
+        } else if (e->mid > 0)
+            sim = osn_net_elem_index(c, OSN_NET_ROLE_MID, e->mid - 1);
         if (sim >= 0 && sim < c->named)
             snprintf(e->name, sizeof e->name, "%s", c->elem_names[sim]);
+        if (edge >= 0 && edge < c->named) /* a source's next hop is its edge */
+            snprintf(net->e[e->next[0]].name, sizeof e->name, "%s", c->elem_names[edge]);
     }
 }
 
@@ -135,6 +142,6 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         e->loss_up = up->loss;
     }
     if (c->named)
-        name_elems(net, c, E, mids, C);
+        name_elems(net, c);
     return 0;
 }

@@ -20,11 +20,16 @@ static json_t *num(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+enum {
+    LIST_ROOM =
+            2 * OSN_NET_MAX_STEPS > OSN_NET_MAX_EDGES ? 2 * OSN_NET_MAX_STEPS : OSN_NET_MAX_EDGES
+};
+
 /* The value of key k in cfg as JSON: a number (an integer when its home is whole), a name, a
  * boolean, text, a list (of pairs). */
 static json_t *key_json(const struct osn_key_spec *k, const void *cfg)
 {
-    double v[2 * OSN_NET_MAX_STEPS];
+    double v[1], *list;
     int n;
     json_t *a;
 
@@ -36,11 +41,16 @@ static json_t *key_json(const struct osn_key_spec *k, const void *cfg)
     case OSN_KEY_STRING:
         return json_string((const char *)cfg + k->off);
     case OSN_KEY_LIST:
-        n = osn_ini_key_numbers(k, cfg, v, 2 * OSN_NET_MAX_STEPS);
+        /* the longest list: a profile's steps, or a share for each of net.edges' sources (a
+         * written topology's rates of their own) */
+        if (!(list = malloc(LIST_ROOM * sizeof *list)))
+            return json_null();
+        n = osn_ini_key_numbers(k, cfg, list, LIST_ROOM);
         a = json_array();
         for (int i = 0; i < n; i += k->pairs ? 2 : 1)
-            json_array_append_new(a, k->pairs ? json_pack("[oo]", num(v[i]), num(v[i + 1]))
-                                              : num(v[i]));
+            json_array_append_new(a, k->pairs ? json_pack("[oo]", num(list[i]), num(list[i + 1]))
+                                              : num(list[i]));
+        free(list);
         return a;
     default:
         n = osn_ini_key_numbers(k, cfg, v, 1);

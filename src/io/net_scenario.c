@@ -118,7 +118,8 @@ static int get_steps(const void *cfg, double *v, int max)
 }
 
 /* source.shares: each source's share of the rate (checked against net.edges by osn_net_check,
- * which names the key). */
+ * which names the key), into an array allocated for the scenario (the configuration being read
+ * owns it: osn_net_cfg_arrays_free). */
 static int set_shares(void *cfg, const struct osn_key_origin *o, const double *v, int n, char *err,
                       size_t errsize)
 {
@@ -126,7 +127,12 @@ static int set_shares(void *cfg, const struct osn_key_origin *o, const double *v
     for (int i = 0; i < n; i++)
         if (!(v[i] > 0 && isfinite(v[i])))
             return osn_ini_bad(o, err, errsize, "'%g' is not a share (a number > 0)", v[i]);
-    memcpy(c->src.share, v, (size_t)n * sizeof *v);
+    double *share = malloc((size_t)(n ? n : 1) * sizeof *share);
+    if (!share)
+        return osn_ini_bad(o, err, errsize, "out of memory for %d shares", n);
+    memcpy(share, v, (size_t)n * sizeof *v);
+    free(c->src.share);
+    c->src.share = share;
     c->src.nshares = n;
     return 0;
 }
@@ -977,16 +983,22 @@ void osn_net_scenario_release(struct osn_net_scenario *s)
     if (!s)
         return;
     osn_ini_free(&s->ini);
-    osn_net_cfg_names_free(&s->cfg);
+    osn_net_cfg_arrays_free(&s->cfg);
 }
 
-void osn_net_cfg_names_free(struct osn_net_cfg *c)
+void osn_net_cfg_arrays_free(struct osn_net_cfg *c)
 {
     if (!c)
         return;
     free(c->elem_names);
+    free(c->link);
+    free(c->edge_own);
+    free(c->src.share);
     c->elem_names = NULL;
-    c->named = 0;
+    c->link = NULL;
+    c->edge_own = NULL;
+    c->src.share = NULL;
+    c->named = c->nlinks = c->edges_own = c->src.nshares = 0;
 }
 
 int osn_net_scenario_unread(const struct osn_net_scenario *s, char *buf, size_t size)

@@ -14,6 +14,7 @@
  * elements take the built-in order (the sources in file order, each source's proxy, a tandem's
  * mids, the cores in next_hop order, the UAS) and only their names differ.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,20 @@ struct named {
     int mark;                         /* the cycle search's colour: 0 new, 1 on the path, 2 done */
 };
 
+/*
+ * The graph of the file. Every look-up by name goes through an index, so that reading a file
+ * costs about its length (a 16,384-edge fan-in of 81,924 keys took 31.7 s when each name was
+ * found by a scan of every section; docs/scale.md): slot[] is a hash of the sections by (kind,
+ * name), open addressing, each slot 1 + an index into v (0: empty), nslot a power of two at least
+ * twice cap; pos[] gives each section its place in the built-in order (-1 none).
+ */
 struct graph {
     const struct osn_ini *ini;
     struct named *v; /* v[0..n) of cap allocated: as many as the file has sections */
     int n, cap;
-    int *order; /* the elements in the built-in order (load()) */
+    int *slot, nslot; /* the name index */
+    int *order;       /* the elements in the built-in order (load()) */
+    int *pos;         /* pos[i]: section i's place in order[], -1 none (shape()) */
     char *err;
     size_t errsize;
 };
@@ -66,30 +76,60 @@ static const struct osn_key_origin *key_of(const struct graph *g, const struct n
     return o ? o : x->first;
 }
 
-static int find(const struct graph *g, enum kind kind, const char *name, size_t len)
+/* FNV-1a of the kind and the len characters of name. */
+static uint32_t name_hash(enum kind kind, const char *name, size_t len)
 {
-    for (int i = 0; i < g->n; i++)
-        if (g->v[i].kind == kind && strlen(g->v[i].name) == len &&
-            strncmp(g->v[i].name, name, len) == 0)
-            return i;
-    return -1;
+    uint32_t h = (2166136261u ^ (uint32_t)kind) * 16777619u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    return h;
 }
 
-/* Room for one more named section in g->v (doubling); 0 or OSN_ENOMEM. */
+/* The index slot of (kind, the len characters of name): the one that holds it, or the empty
+ * one where it goes. The index is never more than half full, so the probe ends. */
+static int *slot_of(const struct graph *g, enum kind kind, const char *name, size_t len)
+{
+    size_t mask = (size_t)g->nslot - 1;
+    for (size_t at = name_hash(kind, name, len) & mask;; at = (at + 1) & mask) {
+        int *slot = &g->slot[at];
+        if (!*slot)
+            return slot;
+        const struct named *x = &g->v[*slot - 1];
+        /* equal up to len characters: x->name has them, so x->name[len] is within it */
+        if (x->kind == kind && strncmp(x->name, name, len) == 0 && x->name[len] == '\0')
+            return slot;
+    }
+}
+
+/* The section of that kind and name (its first len characters), or -1. */
+static int find(const struct graph *g, enum kind kind, const char *name, size_t len)
+{
+    return g->nslot ? *slot_of(g, kind, name, len) - 1 : -1;
+}
+
+/* Room for one more named section in g->v (doubling), and an index of twice that many slots
+ * (rebuilt); 0 or OSN_ENOMEM. */
 static int more_named(struct graph *g)
 {
     if (g->n < g->cap)
         return 0;
     int cap = g->cap ? 2 * g->cap : 16;
     struct named *v = realloc(g->v, (size_t)cap * sizeof *v);
-    if (!v) {
+    int *slot = v ? calloc((size_t)cap * 2, sizeof *slot) : NULL;
+    if (v)
+        g->v = v; /* kept, larger, when the index cannot be made: cap is not raised */
+    if (!slot) {
         if (g->err && g->errsize)
             snprintf(g->err, g->errsize, "%s: out of memory for %d sections", g->ini->path, cap);
         return OSN_ENOMEM;
     }
     memset(v + g->cap, 0, (size_t)(cap - g->cap) * sizeof *v);
-    g->v = v;
     g->cap = cap;
+    free(g->slot);
+    g->slot = slot;
+    g->nslot = 2 * cap;
+    for (int i = 0; i < g->n; i++)
+        *slot_of(g, g->v[i].kind, g->v[i].name, strlen(g->v[i].name)) = i + 1;
     return 0;
 }
 
@@ -122,6 +162,7 @@ static int collect(struct graph *g)
         x->kind = kind;
         snprintf(x->name, sizeof x->name, "%s", name);
         x->first = o;
+        *slot_of(g, kind, x->name, strlen(x->name)) = g->n;
         if ((kind == K_ELEMENT || kind == K_SOURCE) && strlen(name) >= OSN_NET_NAME_LEN)
             return osn_ini_bad(o, g->err, g->errsize,
                                "the name '%s' is longer than the %d characters a result row has",
@@ -353,25 +394,26 @@ static int shape(struct graph *g, struct osn_net_cfg *c, int *order, int *norder
     }
     order[n++] = uas;
     c->edges = E;
-    /* Every element and source is on the shape: one left over is one it does not carry. */
-    for (int i = 0; i < g->n; i++) {
-        bool in = g->v[i].kind != K_ELEMENT && g->v[i].kind != K_SOURCE;
-        for (int j = 0; j < n && !in; j++)
-            in = order[j] == i;
-        if (!in)
-            return not_carried(g, &g->v[i], "role", "an element no call of this shape reaches");
+    /* Each element's place; an element at two places is one the shape does not carry (the
+     * checks above leave none: a proxy both first and core would forward to itself). */
+    for (int j = 0; j < n; j++) {
+        if (g->pos[order[j]] >= 0)
+            return not_carried(g, &g->v[order[j]], "next_hop", "an element at two places");
+        g->pos[order[j]] = j;
     }
+    /* Every element and source is on the shape: one left over is one it does not carry. */
+    for (int i = 0; i < g->n; i++)
+        if ((g->v[i].kind == K_ELEMENT || g->v[i].kind == K_SOURCE) && g->pos[i] < 0)
+            return not_carried(g, &g->v[i], "role", "an element no call of this shape reaches");
     *norder = n;
     return 0;
 }
 
-/* Element i's hop depth in order[] (0 a source, 1 its proxy, 2 the next: a chain's first mid
- * or the core, ...), for its links. */
-static int depth(const int *order, int n, int E, int nmid, int i)
+/* Element i's hop depth in the built-in order (0 a source, 1 its proxy, 2 the next: a chain's
+ * first mid or the core, ...), for its links. */
+static int depth(const struct graph *g, int n, int E, int nmid, int i)
 {
-    int at = 0;
-    while (at < n && order[at] != i)
-        at++;
+    int at = g->pos[i];
     if (at < E)
         return 0;
     if (at < 2 * E)
@@ -379,15 +421,6 @@ static int depth(const int *order, int n, int E, int nmid, int i)
     if (at == n - 1)
         return 3 + nmid;
     return at < 2 * E + nmid ? 2 + at - 2 * E : 2 + nmid;
-}
-
-/* Element i's place in order[] (the simulator's index). */
-static int index_of(const int *order, int n, int i)
-{
-    int at = 0;
-    while (at < n && order[at] != i)
-        at++;
-    return at;
 }
 
 /* The links: [link A-B] of an edge of the graph, each at its place (access: from the sources,
@@ -408,7 +441,7 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
     bool alike[3] = {true, true, true};
 
     for (int i = 0; i < n - 1; i++) {
-        int d = depth(order, n, c->edges, nmid, order[i]);
+        int d = depth(g, n, c->edges, nmid, order[i]);
         links_at[d == 0 ? 0 : d == last ? 2 : 1] += g->v[order[i]].nhop;
     }
     for (int i = 0; i < g->n; i++) {
@@ -430,7 +463,7 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
                                "[link %s] is not a link of the graph: a link is named [link A-B], "
                                "A a source or element that sends to element B",
                                x->name);
-        int d = depth(order, n, c->edges, nmid, a), slot = d == 0 ? 0 : d == last ? 2 : 1;
+        int d = depth(g, n, c->edges, nmid, a), slot = d == 0 ? 0 : d == last ? 2 : 1;
         struct osn_net_topo_keys kdef = c->topo;
         kdef.link = defaults[slot];
         int rc = read_section(g, x, tmp, &kdef, &c->core);
@@ -440,7 +473,7 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
             alike[slot] = false;
         seen[slot] = x;
         written[slot]++;
-        x->hop[0] = index_of(order, n, a), x->hop[1] = index_of(order, n, b);
+        x->hop[0] = g->pos[a], x->hop[1] = g->pos[b];
         x->sources = slot;
     }
     /* A place whose written links are alike, and either all its links or like its default,
@@ -450,14 +483,20 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
             (written[k] == links_at[k] ||
              memcmp(&seen[k]->k.link, &defaults[k], sizeof defaults[k]) == 0))
             *at[k] = seen[k]->k.link;
+    /* The links of their own, into an array allocated for them (the scenario owns it). */
+    int own = 0;
+    for (int i = 0; i < g->n; i++)
+        own += g->v[i].kind == K_LINK &&
+               memcmp(&g->v[i].k.link, at[g->v[i].sources], sizeof g->v[i].k.link) != 0;
+    free(c->link);
+    c->link = NULL;
     c->nlinks = 0;
+    if (own && !(c->link = malloc((size_t)own * sizeof *c->link)))
+        return osn_ini_bad(g->v[0].first, g->err, g->errsize, "out of memory for %d links", own);
     for (int i = 0; i < g->n; i++) {
         const struct named *x = &g->v[i];
         if (x->kind != K_LINK || memcmp(&x->k.link, at[x->sources], sizeof x->k.link) == 0)
             continue;
-        if (c->nlinks == OSN_NET_MAX_LINKS)
-            return osn_ini_bad(x->first, g->err, g->errsize, "more than %d links of their own",
-                               OSN_NET_MAX_LINKS);
         c->link[c->nlinks++] = (struct osn_net_link_own){
                 .from = (uint16_t)x->hop[0], .to = (uint16_t)x->hop[1], .link = x->k.link};
     }
@@ -490,11 +529,15 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
     if ((rc = no_builtin(g)))
         return rc;
     /* The built-in order takes each element once at most (shape() refuses one left over). */
-    if (!(order = g->order = malloc((size_t)g->n * sizeof *order))) {
+    order = g->order = malloc((size_t)g->n * sizeof *order);
+    g->pos = malloc((size_t)g->n * sizeof *g->pos);
+    if (!order || !g->pos) {
         if (g->err && g->errsize)
             snprintf(g->err, g->errsize, "out of memory");
         return OSN_ENOMEM;
     }
+    for (int i = 0; i < g->n; i++)
+        g->pos[i] = -1;
     struct osn_net_server_cfg core_def = tmp->core; /* tmp holds the defaults still */
     for (int i = 0; i < g->n && !rc; i++)
         if (g->v[i].kind != K_LINK)
@@ -515,6 +558,18 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
     const struct osn_net_cfg builtin = *c;
     int E = c->edges;
     const struct named *e0 = &g->v[order[E]];
+    /* First proxies of different servers: each its own costs (edge_own, allocated for them). */
+    bool own = false;
+    for (int i = E; i < 2 * E; i++)
+        own |= strcmp(g->v[order[i]].k.server, e0->k.server) != 0;
+    free(c->edge_own);
+    c->edge_own = NULL;
+    c->edges_own = 0;
+    if (own && !(c->edge_own = malloc((size_t)E * sizeof *c->edge_own)))
+        return osn_ini_bad(key_of(g, e0, "server"), g->err, g->errsize,
+                           "out of memory for %d first proxies", E);
+    if (own)
+        c->edges_own = E;
     for (int i = E; i < n && !rc; i++) {
         const struct named *x = &g->v[order[i]];
         struct osn_net_server_cfg sv;
@@ -522,17 +577,9 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
         if (rc)
             break;
         if (i < 2 * E) {
-            /* First proxies of different servers: each its own costs (edge_own). */
-            if (strcmp(x->k.server, e0->k.server) != 0 && !c->edges_own) {
-                if (E > OSN_NET_MAX_OWN_EDGES)
-                    return osn_ini_bad(key_of(g, x, "server"), g->err, g->errsize,
-                                       "first proxies of different servers: %d at most, here %d",
-                                       OSN_NET_MAX_OWN_EDGES, E);
-                c->edges_own = E;
-            }
             if (i == E)
                 c->edge = sv;
-            if (E <= OSN_NET_MAX_OWN_EDGES)
+            if (own)
                 c->edge_own[i - E] = sv;
         } else if (i < 2 * E + nmid) {
             c->mid[i - 2 * E] = sv, c->mid_own = true;
@@ -581,16 +628,19 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
                                "the [source NAME] sections give their rates: leave it out");
         c->src.rate = total;
     }
-    if (differ && E > OSN_NET_MAX_SHARES)
-        return osn_ini_bad(get(g, rated, "rate"), g->err, g->errsize,
-                           "sources of different rates: %d at most (source.shares), here %d",
-                           OSN_NET_MAX_SHARES, E);
     if (differ) {
+        /* each source's share (source.shares), allocated for them: the scenario owns it */
+        free(c->src.share);
+        c->src.nshares = 0;
+        if (!(c->src.share = malloc((size_t)E * sizeof *c->src.share)))
+            return osn_ini_bad(get(g, rated, "rate"), g->err, g->errsize,
+                               "out of memory for %d sources' rates", E);
         c->src.nshares = E;
         for (int i = 0; i < E; i++)
             c->src.share[i] = g->v[order[i]].k.rate;
     }
-    osn_net_cfg_names_free(c);
+    free(c->elem_names);
+    c->named = 0;
     if (!(c->elem_names = calloc((size_t)n, sizeof *c->elem_names))) {
         if (g->err && g->errsize)
             snprintf(g->err, g->errsize, "out of memory");
@@ -618,6 +668,8 @@ int osn__net_topo_load(const struct osn_ini *ini, struct osn_net_cfg *c, char *e
     int rc = load(&g, c, tmp);
     free(tmp);
     free(g.v);
+    free(g.slot);
     free(g.order);
+    free(g.pos);
     return rc;
 }

@@ -224,10 +224,7 @@ static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
                       size_t errsize)
 {
     const struct osn_key_origin *o = osn_ini_get(ini, "node.name");
-    bool fan = net->topology == OSN_NET_FANOUT;
-    int E = net->topology == OSN_NET_FANIN || fan ? net->edges : 1;
-    int M = net->topology == OSN_NET_TANDEM ? net->mids : 0, ncores = fan ? net->cores : 1;
-    int i = 0, element, mid = 0;
+    int i = 0, at = 0, element, mid = 0; /* at: its index within its role */
 
     *core = 0;
     *edge = *source = -1;
@@ -248,19 +245,25 @@ static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
         return osn_ini_bad(o, err, errsize,
                            "no element or source of that name (the scenario's: %s)", names);
     }
-    if (i < E) {
+    switch (osn_net_elem_role(net, i, &at)) {
+    case OSN_NET_ROLE_SOURCE:
         element = OSN_NODE_UAC;
-    } else if (i < 2 * E) {
+        break;
+    case OSN_NET_ROLE_EDGE:
         element = OSN_NODE_EDGE;
-        *edge = i - E;
-    } else if (i < 2 * E + M) {
+        *edge = at;
+        break;
+    case OSN_NET_ROLE_MID:
         element = OSN_NODE_EDGE;
-        mid = i - 2 * E + 1;
-    } else if (i < 2 * E + M + ncores) {
+        mid = at + 1;
+        break;
+    case OSN_NET_ROLE_CORE:
         element = OSN_NODE_CORE;
-        *core = i - 2 * E - M;
-    } else {
+        *core = at;
+        break;
+    default: /* the UAS */
         element = OSN_NODE_UAS;
+        break;
     }
     const struct osn_key_origin *oe = osn_ini_get(ini, "node.element");
     const struct osn_key_origin *om = osn_ini_get(ini, "node.mid");
@@ -273,7 +276,7 @@ static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
                            mid ? "another mid" : "no mid");
     c->element = element;
     c->mid = mid;
-    *source = element == OSN_NODE_UAC ? i : -1;
+    *source = element == OSN_NODE_UAC ? at : -1;
     return 0;
 }
 
@@ -282,9 +285,7 @@ static int name_apply(const struct osn_ini *ini, const struct osn_net_cfg *net,
  * from_net, which copies the [source] keys). */
 static void name_source(const struct osn_net_cfg *net, struct osn_node_cfg *c, int i)
 {
-    bool fan = net->topology == OSN_NET_FANOUT;
-    int E = net->topology == OSN_NET_FANIN || fan ? net->edges : 1;
-    double share = osn_net_source_share(net, i, E);
+    double share = osn_net_source_share(net, i, osn_net_role_count(net, OSN_NET_ROLE_SOURCE));
     c->src.rate *= share;
     for (int k = 0; k < 2; k++)
         c->src.mmpp_rate[k] *= share;
@@ -381,7 +382,7 @@ out:
     if (rc && tmp)
         osn_ini_free(&tmp->ini);
     if (net)
-        osn_net_cfg_names_free(net);
+        osn_net_cfg_arrays_free(net);
     free(tmp);
     free(net);
     return rc;

@@ -104,38 +104,82 @@ double osn_net_source_share(const struct osn_net_cfg *cfg, int i, int sources)
     return sc->share[i] / sum;
 }
 
-int osn__net_nelem(const struct osn_net_cfg *cfg)
+int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
-    int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
-    return 2 * E + (cfg->topology == OSN_NET_TANDEM ? cfg->mids : 0) + (fan ? cfg->cores : 1) + 1;
+    switch (role) {
+    case OSN_NET_ROLE_SOURCE:
+    case OSN_NET_ROLE_EDGE:
+        return cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
+    case OSN_NET_ROLE_MID:
+        return cfg->topology == OSN_NET_TANDEM ? cfg->mids : 0;
+    case OSN_NET_ROLE_CORE:
+        return fan ? cfg->cores : 1;
+    case OSN_NET_ROLE_UAS:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int osn_net_elem_role(const struct osn_net_cfg *cfg, int i, int *k)
+{
+    if (i < 0)
+        return -1;
+    for (int role = 0; role < OSN_NET_NROLES; role++) {
+        int n = osn_net_role_count(cfg, (enum osn_net_role)role);
+        if (i < n) {
+            if (k)
+                *k = i;
+            return role;
+        }
+        i -= n;
+    }
+    return -1;
+}
+
+int osn_net_elem_index(const struct osn_net_cfg *cfg, enum osn_net_role role, int k)
+{
+    if ((int)role < 0 || role >= OSN_NET_NROLES || k < 0 || k >= osn_net_role_count(cfg, role))
+        return -1;
+    for (int r = 0; r < (int)role; r++)
+        k += osn_net_role_count(cfg, (enum osn_net_role)r);
+    return k;
+}
+
+int osn__net_nelem(const struct osn_net_cfg *cfg)
+{
+    return osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0) + 1;
 }
 
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN], double *capacity)
 {
     enum { L = OSN_NET_NAME_LEN };
-    bool fan = cfg->topology == OSN_NET_FANOUT;
-    int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1, n = 0;
-    for (int i = 0; i < E; i++) {
-        snprintf(names[n], L, E == 1 ? "uac" : "uac%d", i);
-        capacity[n++] = INFINITY;
+    int n = osn__net_nelem(cfg), E = osn_net_role_count(cfg, OSN_NET_ROLE_SOURCE);
+    for (int i = 0, k = 0; i < n; i++) {
+        switch (osn_net_elem_role(cfg, i, &k)) {
+        case OSN_NET_ROLE_SOURCE:
+            snprintf(names[i], L, E == 1 ? "uac" : "uac%d", k);
+            capacity[i] = INFINITY;
+            break;
+        case OSN_NET_ROLE_EDGE:
+            snprintf(names[i], L, E == 1 ? "edge" : "edge%d", k);
+            capacity[i] = osn_net_capacity(cfg->edges_own ? &cfg->edge_own[k] : &cfg->edge, 4);
+            break;
+        case OSN_NET_ROLE_MID:
+            snprintf(names[i], L, cfg->mids == 1 ? "mid" : "mid%d", k + 1);
+            capacity[i] = osn_net_capacity(cfg->mid_own ? &cfg->mid[k] : &cfg->edge, 4);
+            break;
+        case OSN_NET_ROLE_CORE:
+            snprintf(names[i], L, k == 0 ? "core" : "core%d", k + 1);
+            capacity[i] = osn_net_capacity(k == 0 ? &cfg->core : &cfg->more_cores[k - 1], 3);
+            break;
+        default: /* the UAS */
+            snprintf(names[i], L, "uas");
+            capacity[i] = osn_net_capacity(&cfg->uas, 0);
+            break;
+        }
     }
-    for (int i = 0; i < E; i++) {
-        snprintf(names[n], L, E == 1 ? "edge" : "edge%d", i);
-        capacity[n++] = osn_net_capacity(cfg->edges_own ? &cfg->edge_own[i] : &cfg->edge, 4);
-    }
-    for (int i = 0; cfg->topology == OSN_NET_TANDEM && i < cfg->mids; i++) {
-        snprintf(names[n], L, cfg->mids == 1 ? "mid" : "mid%d", i + 1);
-        capacity[n++] = osn_net_capacity(cfg->mid_own ? &cfg->mid[i] : &cfg->edge, 4);
-    }
-    snprintf(names[n], L, "core");
-    capacity[n++] = osn_net_capacity(&cfg->core, 3);
-    for (int i = 1; fan && i < cfg->cores; i++) {
-        snprintf(names[n], L, "core%d", i + 1);
-        capacity[n++] = osn_net_capacity(&cfg->more_cores[i - 1], 3);
-    }
-    snprintf(names[n], L, "uas");
-    capacity[n++] = osn_net_capacity(&cfg->uas, 0);
     /* A topology the user wrote names its elements itself, in this order. */
     for (int i = 0; i < n && i < cfg->named; i++)
         memcpy(names[i], cfg->elem_names[i], L);
@@ -356,7 +400,7 @@ int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next
 
 static bool shares_ok(const struct osn_net_cfg *c)
 {
-    if (c->src.nshares < 0 || c->src.nshares > OSN_NET_MAX_SHARES)
+    if (c->src.nshares < 0 || c->src.nshares > OSN_NET_MAX_EDGES || !c->src.share)
         return false;
     for (int i = 0; i < c->src.nshares; i++)
         if (!(c->src.share[i] > 0 && isfinite(c->src.share[i])))
@@ -464,7 +508,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
         static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
         int nmid = c->topology == OSN_NET_TANDEM && c->mid_own ? c->mids : 0;
         int nedge = c->edges_own == c->edges ? c->edges_own : 0;
-        if (c->edges_own && !nedge)
+        if ((c->edges_own && !nedge) || (nedge && !c->edge_own))
             key = "server edge.buffer", why = "edges of their own costs: one per edge";
         int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid) + nedge;
         for (int i = 0; i < nsv && !key; i++) {
@@ -486,14 +530,16 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
             snprintf(buf[1], sizeof buf[1], "server %s.outage_start", sec);
             snprintf(buf[2], sizeof buf[2], "server %s.slowdown_%s", sec,
                      !(sv->slowdown_factor > 0 && sv->slowdown_factor <= 1) ? "factor" : "start");
-            if (mid) /* element i - 3 + 2 of the simulator's order (source, edge, the mids) */
+            /* a mid's or an edge's of its own: its element's name (the simulator's order) */
+            int at = mid        ? osn_net_elem_index(c, OSN_NET_ROLE_MID, i - 3)
+                     : own >= 0 ? osn_net_elem_index(c, OSN_NET_ROLE_EDGE, own)
+                                : -1;
+            if (mid || own >= 0)
                 for (int b = 0; b < 3; b++)
                     snprintf(buf[b], sizeof buf[b], "element %.*s.server", OSN_NET_NAME_LEN,
-                             c->named > i - 1 ? c->elem_names[i - 1] : "mid");
-            if (own >= 0) /* element E + own (the sources, then the edges) */
-                for (int b = 0; b < 3; b++)
-                    snprintf(buf[b], sizeof buf[b], "element %.*s.server", OSN_NET_NAME_LEN,
-                             c->named > c->edges + own ? c->elem_names[c->edges + own] : "edge");
+                             at >= 0 && c->named > at ? c->elem_names[at]
+                             : mid                    ? "mid"
+                                                      : "edge");
             if (sv->buffer < 1)
                 key = buf[0], why = "the buffer must hold at least 1 message";
             else if (!(sv->outage_start >= 0 && isfinite(sv->outage_start)) ||
@@ -519,8 +565,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
             else if (!(lk[i]->loss >= 0 && lk[i]->loss < 1))
                 key = lnames[i][1], why = "links need delay >= 0 and loss in [0, 1)";
         /* A written topology's links of their own (src/io/net_topo.c names them [link A-B]). */
-        if (!key && (c->nlinks < 0 || c->nlinks > OSN_NET_MAX_LINKS))
-            key = "link", why = "more links of their own than a configuration holds";
+        if (!key && (c->nlinks < 0 || (c->nlinks && !c->link)))
+            key = "link", why = "links of their own that the configuration does not hold";
         for (int i = 0; i < c->nlinks && !key; i++) {
             const struct osn_net_link_own *l = &c->link[i];
             if (osn__net_link_hop(c, l->from, l->to, NULL, NULL) < 0)
