@@ -740,6 +740,38 @@ static void test_identities(void **state)
     assert_true(a.sent_by != b.sent_by);
 }
 
+/* A URI's check (sixteen bytes a step from 16 bytes on, the last step overlapping) against the
+ * grammar written out here: in the To URI "<sip:...>" of 15, 16, 17, 31, 32, 33 and 40 bytes,
+ * every byte value at every position after "sip:" leaves the message accepted exactly when it
+ * is visible ASCII other than '<', '>' and '"' (RFC 3261 19.1.1 and 25.1 as this parser reads a
+ * URI: no LWS, no angle brackets or quotes, no controls, no UTF-8). */
+static void test_uri_scan(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {15, 16, 17, 31, 32, 33, 40};
+    static const char fill[] = "sip:service@127.0.0.1:5060;lr;x=0123456789abcdef";
+    char msg[512];
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (size_t pos = 4; pos < lens[li]; pos++)
+            for (int c = 1; c < 256; c++) {
+                char uri[64];
+                memcpy(uri, fill, lens[li]);
+                uri[pos] = (char)c;
+                bool ok = c >= 0x21 && c <= 0x7e && c != '<' && c != '>' && c != '"';
+                int n = snprintf(msg, sizeof msg,
+                                 "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                                 "Via: SIP/2.0/UDP h.example.com;branch=z9hG4bKx\r\n"
+                                 "From: <sip:b@example.com>;tag=1\r\nTo: <%.*s>\r\n"
+                                 "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                                 (int)lens[li], uri);
+                memcpy(BUF, msg, (size_t)n);
+                bool got = osn_sip_wire_parse(&M, BUF, (size_t)n) == OSN_SIP_WIRE_ACCEPT;
+                if (got != ok)
+                    fail_msg("byte 0x%02x at %zu of a URI of %zu: %s, want %s", c, pos, lens[li],
+                             got ? "accepted" : "refused", ok ? "accepted" : "refused");
+            }
+}
+
 /* The numbers of message text `s` (parsed into M), `fwd`: as a request we printed
  * (osn_sip_wire_to_txn_fwd, orig's tags and Call-ID), else osn_sip_wire_to_txn. */
 static struct osn_sip_msg numbers_of(const char *s, bool fwd)
@@ -1806,6 +1838,7 @@ int main(void)
             cmocka_unit_test(test_siphash_vector),
             cmocka_unit_test(test_identities),
             cmocka_unit_test(test_own_branch),
+            cmocka_unit_test(test_uri_scan),
             cmocka_unit_test(test_sent_by_memo),
             cmocka_unit_test(test_keys_and_table),
             cmocka_unit_test(test_rfc2543),
