@@ -740,6 +740,130 @@ static void test_identities(void **state)
     assert_true(a.sent_by != b.sent_by);
 }
 
+/* A URI's check (sixteen bytes a step from 16 bytes on, the last step overlapping) against the
+ * grammar written out here: in the To URI "<sip:...>" of 15, 16, 17, 31, 32, 33 and 40 bytes,
+ * every byte value at every position after "sip:" leaves the message accepted exactly when it
+ * is visible ASCII other than '<', '>' and '"' (RFC 3261 19.1.1 and 25.1 as this parser reads a
+ * URI: no LWS, no angle brackets or quotes, no controls, no UTF-8). */
+static void test_uri_scan(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {15, 16, 17, 31, 32, 33, 40};
+    static const char fill[] = "sip:service@127.0.0.1:5060;lr;x=0123456789abcdef";
+    char msg[512];
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (size_t pos = 4; pos < lens[li]; pos++)
+            for (int c = 1; c < 256; c++) {
+                char uri[64];
+                memcpy(uri, fill, lens[li]);
+                uri[pos] = (char)c;
+                bool ok = c >= 0x21 && c <= 0x7e && c != '<' && c != '>' && c != '"';
+                int n = snprintf(msg, sizeof msg,
+                                 "OPTIONS sip:a@example.com SIP/2.0\r\n"
+                                 "Via: SIP/2.0/UDP h.example.com;branch=z9hG4bKx\r\n"
+                                 "From: <sip:b@example.com>;tag=1\r\nTo: <%.*s>\r\n"
+                                 "Call-ID: c1\r\nCSeq: 1 OPTIONS\r\n\r\n",
+                                 (int)lens[li], uri);
+                memcpy(BUF, msg, (size_t)n);
+                bool got = osn_sip_wire_parse(&M, BUF, (size_t)n) == OSN_SIP_WIRE_ACCEPT;
+                if (got != ok)
+                    fail_msg("byte 0x%02x at %zu of a URI of %zu: %s, want %s", c, pos, lens[li],
+                             got ? "accepted" : "refused", ok ? "accepted" : "refused");
+            }
+}
+
+/* The numbers of message text `s` (parsed into M), `fwd`: as a request we printed
+ * (osn_sip_wire_to_txn_fwd, orig's tags and Call-ID), else osn_sip_wire_to_txn. */
+static struct osn_sip_msg numbers_of(const char *s, bool fwd)
+{
+    struct osn_sip_msg orig = {.call_id = 7, .from_tag = 8}, m;
+    assert_int_equal(parse_str(s), OSN_SIP_WIRE_ACCEPT);
+    if (fwd)
+        assert_int_equal(osn_sip_wire_to_txn_fwd(&M, &orig, &m), 0);
+    else
+        assert_int_equal(osn_sip_wire_to_txn(&M, &m), 0);
+    return m;
+}
+
+/* A branch of our form (OSN_SIP_WIRE_OWN_BRANCH_LEN: "z9hG4bK", 16 hex digits, 16 more) gets
+ * as number its first 16 digits' value, checked against strtoull of them, in a response and in
+ * a request we print (the forward and the CANCEL, osn_sip_wire_to_txn_fwd); a request from
+ * outside with the same branch gets the keyed hash, since its sender chose it; a branch a byte
+ * longer or shorter, with an upper-case or non-hex digit, gets the hash everywhere. */
+static void test_own_branch(void **state)
+{
+    (void)state;
+    static const char *const digits[] = {"0123456789abcdef", "fedcba9876543210", "8000000000000001",
+                                         "0000000000000000"};
+    static const char *const bad[] = {
+            "z9hG4bK0123456789abcdef0123456789abcdef0", /* 40 */
+            "z9hG4bK0123456789abcdef0123456789abcde",   /* 38 */
+            "z9hG4bK0123456789ABCDEF0123456789abcdef",  "z9hG4bK0123456789abcdeg0123456789abcdef",
+            "z9hG4bK01234567.9abcdef0123456789abcdef",  "z9hG4bK0123456789abcde~0123456789abcdef",
+            "z9hG4bK`123456789abcdef0123456789abcdef"};
+    char req[512], resp[512], branch[64];
+    for (size_t k = 0; k < sizeof digits / sizeof digits[0] + sizeof bad / sizeof bad[0]; k++) {
+        bool own = k < sizeof digits / sizeof digits[0];
+        if (own)
+            snprintf(branch, sizeof branch, "z9hG4bK%s0123456789abcdef", digits[k]);
+        else
+            snprintf(branch, sizeof branch, "%s", bad[k - sizeof digits / sizeof digits[0]]);
+        snprintf(req, sizeof req,
+                 "BYE sip:a@example.com SIP/2.0\r\nVia: SIP/2.0/UDP 10.0.0.1:5060;branch=%s\r\n"
+                 "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>;tag=2\r\n"
+                 "Call-ID: c1\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n",
+                 branch);
+        snprintf(resp, sizeof resp,
+                 "SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 10.0.0.1:5060;branch=%s\r\n"
+                 "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>;tag=2\r\n"
+                 "Call-ID: c1\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n",
+                 branch);
+        uint64_t hash = osn_sip_wire_hash(branch, strlen(branch));
+        hash = hash ? hash : 1;
+        uint64_t want = hash;
+        if (own) {
+            want = strtoull(digits[k], NULL, 16);
+            want = want ? want : 1;
+        }
+        struct osn_sip_msg in = numbers_of(req, false), fwd = numbers_of(req, true),
+                           r = numbers_of(resp, false);
+        if (in.branch != hash || fwd.branch != want || r.branch != want)
+            fail_msg("branch %s: request %016llx (want the hash %016llx), printed %016llx and "
+                     "response %016llx (want %016llx)",
+                     branch, (unsigned long long)in.branch, (unsigned long long)hash,
+                     (unsigned long long)fwd.branch, (unsigned long long)r.branch,
+                     (unsigned long long)want);
+        /* The printed request keeps orig's Call-ID and tags; its response matches its key. */
+        assert_true(fwd.call_id == 7 && fwd.from_tag == 8);
+        struct osn_sip_wire_key kr, kf;
+        char kept[256];
+        assert_int_equal(osn_sip_wire_key_of(&M, &kr), 0);
+        assert_true(osn_sip_wire_key_copy(&kr, kept, sizeof kept, &kr) > 0);
+        assert_int_equal(parse_str(req), OSN_SIP_WIRE_ACCEPT);
+        assert_int_equal(osn_sip_wire_key_of(&M, &kf), 0);
+        assert_true(osn_sip_wire_key_eq(&kr, &kf));
+    }
+    /* A forged response with the number of one of ours but another loop half: the same number,
+     * so the table offers the transaction, and the text check refuses it. */
+    const char *a = "SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 10.0.0.1:5060;"
+                    "branch=z9hG4bK0123456789abcdef0123456789abcdef\r\n"
+                    "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>;tag=2\r\n"
+                    "Call-ID: c1\r\nCSeq: 2 BYE\r\n\r\n";
+    const char *b = "SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 10.0.0.1:5060;"
+                    "branch=z9hG4bK0123456789abcdefffffffffffffffff\r\n"
+                    "From: <sip:b@example.com>;tag=1\r\nTo: <sip:a@example.com>;tag=2\r\n"
+                    "Call-ID: c1\r\nCSeq: 2 BYE\r\n\r\n";
+    struct osn_sip_msg na = numbers_of(a, false);
+    struct osn_sip_wire_key ka, kb;
+    assert_int_equal(osn_sip_wire_key_of(&M, &ka), 0);
+    char keep[256];
+    assert_true(osn_sip_wire_key_copy(&ka, keep, sizeof keep, &ka) > 0);
+    struct osn_sip_msg nb = numbers_of(b, false);
+    assert_int_equal(osn_sip_wire_key_of(&M, &kb), 0);
+    assert_true(na.branch == nb.branch);
+    assert_false(osn_sip_wire_key_eq(&ka, &kb));
+}
+
 /* A server transaction found by the numbers is confirmed by the text, and a collision (same
  * numbers, different text) is refused. */
 /* The sent-by hash of a Via with host h and port: the lower-cased host, ':', the port's two
@@ -1713,6 +1837,8 @@ int main(void)
             cmocka_unit_test(test_caps),
             cmocka_unit_test(test_siphash_vector),
             cmocka_unit_test(test_identities),
+            cmocka_unit_test(test_own_branch),
+            cmocka_unit_test(test_uri_scan),
             cmocka_unit_test(test_sent_by_memo),
             cmocka_unit_test(test_keys_and_table),
             cmocka_unit_test(test_rfc2543),

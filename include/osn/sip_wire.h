@@ -296,10 +296,18 @@ void osn_sip_wire_key_set(const uint8_t key[16]);
 /* SipHash-1-3 of n bytes under the process key. */
 uint64_t osn_sip_wire_hash(const void *p, size_t n);
 
+/* The branch a proxy of this toolkit gives a request it forwards: "z9hG4bK", 16 lower-case hex
+ * digits of a number unique among the node's client transactions, 16 more (its loop hash). The
+ * branch number of a response, or of a request printed with osn_sip_wire_to_txn_fwd, with a
+ * branch of this form is those first 16 digits' value (0 read as 1), not a hash: such a number
+ * is ours, never chosen by a sender, which is what the keyed hash guards against (ident.c). */
+#define OSN_SIP_WIRE_OWN_BRANCH_LEN (7 + 16 + 16)
+
 /* Fills the numeric message of the transaction layer from an accepted parse: method, status,
  * CSeq, Retry-After (seconds, clamped to INT32_MAX), and the keyed hashes of the top Via branch,
  * sent-by (lower-cased host and port), Call-ID and the From and To tags (0 when no tag; a tag
- * never hashes to 0), plus the top Via's oc parameters. A response's Call-ID and From tag are
+ * never hashes to 0), plus the top Via's oc parameters; a response's branch of our form
+ * (OSN_SIP_WIRE_OWN_BRANCH_LEN) is read, not hashed. A response's Call-ID and From tag are
  * 0: they are its request's, which its transaction holds. RFC 2543 requests and responses (no
  * "z9hG4bK" branch, m->rfc2543) get as branch the hash of RFC 3261 17.2.3's fallback fields
  * minus the To tag: Request-URI (requests only), From tag, Call-ID, CSeq number and the top Via
@@ -307,10 +315,11 @@ uint64_t osn_sip_wire_hash(const void *p, size_t n);
  * (the method is in the table key), and two different RFC 2543 requests never share a key
  * unless those fields agree. Returns 0, or OSN_EINVAL when m was not accepted. */
 int osn_sip_wire_to_txn(const struct osn_sip_wire *m, struct osn_sip_msg *out);
-/* The same for a request m forwarded from one whose numbers are `orig` (osn_sip_wire_to_txn of
- * it): forwarding keeps the Call-ID and the From and To tags, so their hashes are orig's; only
- * the new top Via's branch and sent-by are hashed. An RFC 2543 m (not a forward of ours) is
- * hashed in full. Returns 0, or OSN_EINVAL as osn_sip_wire_to_txn. */
+/* The same for a request m we print from one whose numbers are `orig` (osn_sip_wire_to_txn of
+ * it): a forward, or a CANCEL of a forwarded INVITE, keeps the Call-ID and the From and To tags,
+ * so their hashes are orig's; only the new top Via's sent-by is hashed, and its branch, unless
+ * it has our form (OSN_SIP_WIRE_OWN_BRANCH_LEN: then its number is read from it). An RFC 2543 m
+ * (not a forward of ours) is hashed in full. Returns 0, or OSN_EINVAL as osn_sip_wire_to_txn. */
 int osn_sip_wire_to_txn_fwd(const struct osn_sip_wire *m, const struct osn_sip_msg *orig,
                             struct osn_sip_msg *out);
 

@@ -30,6 +30,8 @@
  * forwarded request's branch adds 16 more, its loop hash (loop_hash). */
 #define BRANCH_LEN     (7 + 16)
 #define FWD_BRANCH_LEN (BRANCH_LEN + 16)
+/* The responses to what we forward get their branch number from its first 16 digits (ident.c). */
+_Static_assert(FWD_BRANCH_LEN == OSN_SIP_WIRE_OWN_BRANCH_LEN, "the form osn/sip_wire.h reads");
 
 /* v as 16 lower-case hex digits and a NUL, as "%016" PRIx64 writes it. */
 static void hex16(char out[17], uint64_t v)
@@ -184,14 +186,17 @@ static int keep_request(struct node *n, struct ntx *y, const struct osn_sip_wire
     return orig ? osn_sip_wire_to_txn_fwd(y->req, orig, m) : osn_sip_wire_to_txn(y->req, m);
 }
 
-/* The client transaction y's request: the CANCEL just printed in n->obuf[0..len), parsed (a
- * CANCEL is rare; a forward's parse comes from its printer instead). 0, or an error. */
-static int keep_cancel(struct node *n, struct ntx *y, int len, struct osn_sip_msg *m)
+/* The client transaction y's request: the CANCEL just printed in n->obuf[0..len) from the
+ * INVITE whose numbers are inv, parsed (a CANCEL is rare; a forward's parse comes from its
+ * printer instead). Its numbers as a forward's: its branch is the INVITE's, of our form, and
+ * must get the number its 200 will (osn_sip_wire_to_txn_fwd). 0, or an error. */
+static int keep_cancel(struct node *n, struct ntx *y, int len, const struct osn_sip_msg *inv,
+                       struct osn_sip_msg *m)
 {
     struct osn_sip_wire pm;
     if (osn_sip_wire_parse(&pm, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
-    return keep_request(n, y, &pm, NULL, m);
+    return keep_request(n, y, &pm, inv, m);
 }
 
 /* Forwards the request of server transaction x (its parse kept in x->req) on a new client
@@ -557,7 +562,7 @@ static bool cancel_branch(struct node *n, struct ntx *y)
         c->hop = y->hop;
         c->routed = true; /* a CANCEL goes where its INVITE went, or nowhere */
     }
-    if (!c || keep_cancel(n, c, len, &m) != 0 ||
+    if (!c || keep_cancel(n, c, len, &y->t.req, &m) != 0 ||
         osn_sip_ctxn_start_over(&n->sip, &c->t, &m, y->t.reliable, n->now, &o) != 0) {
         ntx_free(n, c);
         return false;
