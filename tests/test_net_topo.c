@@ -181,14 +181,22 @@ static void test_ims_chain_utilisation(void **state)
     unload(s);
 }
 
-/* Writes a scenario to a temporary file; its path into path. */
-static void write_text(const char *text, char *path, size_t pathsize)
+/* A new temporary file open for writing, its name in path. */
+static FILE *temp_file(char path[64])
 {
-    snprintf(path, pathsize, "/tmp/osn_test_topo_XXXXXX");
+    snprintf(path, 64, "/tmp/osn_test_topo_XXXXXX");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     FILE *f = fdopen(fd, "w");
     assert_non_null(f);
+    return f;
+}
+
+/* Writes a scenario to a temporary file; its path into path. */
+static void write_text(const char *text, char *path, size_t pathsize)
+{
+    assert_true(pathsize >= 64);
+    FILE *f = temp_file(path);
     assert_true(fputs(text, f) >= 0);
     assert_int_equal(fclose(f), 0);
 }
@@ -264,6 +272,19 @@ static void test_chain_setup_delay_per_hop(void **state)
     osn_net_result_release(&r3);
 }
 
+/* Writes a written fan-in of e sources, each to a first proxy of its own over a link of `delay`
+ * s, into the core c and the UAS u, to a new temporary file whose name goes to path. */
+static void write_fanin(char path[64], int e, double delay)
+{
+    FILE *f = temp_file(path);
+    for (int i = 0; i < e; i++)
+        fprintf(f, "[source s%d]\nto = e%d\n[link s%d-e%d]\ndelay = %g\n", i, i, i, i, delay);
+    for (int i = 0; i < e; i++)
+        fprintf(f, "[element e%d]\nrole = proxy\nserver = edge\nnext_hop = c\n", i);
+    fputs("[element c]\nrole = proxy\nserver = core\nnext_hop = u\n[element u]\nrole = uas\n", f);
+    assert_int_equal(fclose(f), 0);
+}
+
 /*
  * A fan-in of 1,000 edges written out by hand, as a script writes it: [source sI] (to = eI),
  * [link sI-eI] (delay), [element eI] (proxy, server edge, next hop c) for I = 0 .. 999, then
@@ -283,17 +304,7 @@ static void test_fanin_1000_written(void **state)
     char path[64], err[512] = "";
     int rc;
 
-    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    for (int i = 0; i < E; i++)
-        fprintf(f, "[source s%d]\nto = e%d\n[link s%d-e%d]\ndelay = 0.007\n", i, i, i, i);
-    for (int i = 0; i < E; i++)
-        fprintf(f, "[element e%d]\nrole = proxy\nserver = edge\nnext_hop = c\n", i);
-    fputs("[element c]\nrole = proxy\nserver = core\nnext_hop = u\n[element u]\nrole = uas\n", f);
-    assert_int_equal(fclose(f), 0);
+    write_fanin(path, E, 0.007);
     time_t t0 = time(NULL);
     struct osn_net_scenario *w = load(path, sets, 5, err, sizeof err, &rc);
     if (rc)
@@ -342,11 +353,7 @@ static void test_too_many_sources(void **state)
     char path[64], err[512] = "", want[96];
     int rc;
 
-    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
+    FILE *f = temp_file(path);
     for (int i = 0; i <= OSN_NET_MAX_EDGES; i++)
         fprintf(f, "[source s%d]\nto = e\n", i);
     fputs("[element e]\nrole = proxy\nserver = edge\nnext_hop = u\n[element u]\nrole = uas\n", f);
@@ -704,11 +711,7 @@ static void test_fanin_past_bounds(void **state)
     double rate[E], total = 0;
     int rc;
 
-    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
+    FILE *f = temp_file(path);
     fputs("[source]\nhold = 1\n", f);
     for (int k = 0; k < 2; k++)
         fprintf(f,
@@ -808,17 +811,7 @@ static void test_fanin_16384_loads(void **state)
     char path[64], err[512] = "";
     int rc;
 
-    snprintf(path, sizeof path, "/tmp/osn_test_topo_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    for (int i = 0; i < E; i++)
-        fprintf(f, "[source s%d]\nto = e%d\n[link s%d-e%d]\ndelay = 0.005\n", i, i, i, i);
-    for (int i = 0; i < E; i++)
-        fprintf(f, "[element e%d]\nrole = proxy\nserver = edge\nnext_hop = c\n", i);
-    fputs(CORE UAS, f);
-    assert_int_equal(fclose(f), 0);
+    write_fanin(path, E, 0.005);
     clock_t t0 = clock();
     struct osn_net_scenario *w = load(path, sets, 3, err, sizeof err, &rc);
     double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
