@@ -146,7 +146,7 @@ enum osn_elem_admit osn_elem_server_arrive(struct osn_elem_server *s, double now
 
 struct osn_elem_item *osn_elem_server_next(struct osn_elem_server *s, double now, int *fifo)
 {
-    if (s->cur || s->nq[0] + s->nq[1] == 0)
+    if (!osn_elem_server_ready(s))
         return NULL;
     int q = 0;
     if (s->ctl &&
