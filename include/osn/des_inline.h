@@ -56,6 +56,9 @@ struct osn_des {
      * at the end without one. */
     int8_t ford[OSN_DES_MAX_FIFOS + 1];
     int nford;
+    /* Whether FIFO i asks for a prefetch ahead of its head (its before + after > 0), beside the
+     * head keys: a pop reads one byte here instead of its FIFO's two ints (evset.c, fifo_pop). */
+    bool fpre[OSN_DES_MAX_FIFOS];
     struct osn__des_fifo fifo[OSN_DES_MAX_FIFOS];
     int nfifo;
     size_t nfifo_events;
