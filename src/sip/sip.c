@@ -159,9 +159,12 @@ static bool is_live(const struct osn_sip_txn *t)
     return t->state != OSN_SIP_NOSTATE && t->state != OSN_SIP_TERMINATED;
 }
 
-/* Common part of the two start calls: a fresh transaction in the table. */
-static int start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *req,
-                 int role, bool reliable, double now, struct osn_sip_out *o)
+/* Common part of the two start calls: a fresh transaction in the table. Always inline into
+ * each: GCC kept it out of line behind both (0.57 calls a message in the network simulator,
+ * 12.4 instructions a message on fanin.ini), each start call then being one call, not two. */
+static inline __attribute__((always_inline)) int
+start(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *req, int role,
+      bool reliable, double now, struct osn_sip_out *o)
 {
     int err = 0;
 
