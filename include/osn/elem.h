@@ -144,8 +144,16 @@ enum osn_elem_admit osn_elem_server_arrive(struct osn_elem_server *s, double now
                                            bool shed_able, bool oc_capable,
                                            struct osn_elem_item **evicted);
 
+/* Whether osn_elem_server_next has a message to give: the CPU is idle and one waits. Inline, so
+ * that a driver asks it before the call (in the network simulator two service completions in
+ * three find nothing waiting). */
+static inline bool osn_elem_server_ready(const struct osn_elem_server *s)
+{
+    return !s->cur && s->nq[0] + s->nq[1] != 0;
+}
+
 /* The next message to serve, unlinked from its FIFO (the controller picks the FIFO); *fifo gets
- * 0 or 1. NULL when the CPU is busy or nothing waits. */
+ * 0 or 1. NULL when the CPU is busy or nothing waits (!osn_elem_server_ready). */
 struct osn_elem_item *osn_elem_server_next(struct osn_elem_server *s, double now, int *fifo);
 
 /* Whether a copy taken from the second FIFO is discarded rather than served (PRSM's stale

@@ -152,6 +152,7 @@ int osn_des_timer_class(struct osn_des *q, double duration, int *id)
         return OSN_ENOMEM;
     q->ft[q->nfifo] = INFINITY;
     q->fs[q->nfifo] = UINT64_MAX;
+    q->fpre[q->nfifo] = true; /* before + after > 0 */
     *id = q->nfifo++;
     return 0;
 }
@@ -162,6 +163,7 @@ int osn_des_timer_prefetch(struct osn_des *q, int id, int before, int after)
         return OSN_EINVAL;
     q->fifo[id].before = before;
     q->fifo[id].after = after;
+    q->fpre[id] = before + after > 0;
     return 0;
 }
 
@@ -350,7 +352,7 @@ static void fifo_settle(struct osn_des *q, int id)
     q->ford[p] = (int8_t)id;
     /* The events a few places behind the head fire soon and sit in cold memory: ask for them
      * now, so that their owners' fields are in cache when they fire. */
-    if (f->before + f->after > 0 && f->tail - f->head > AHEAD) {
+    if (q->fpre[id] && f->tail - f->head > AHEAD) {
         const struct osn_des_ev *a = f->ring[(f->head + AHEAD) & f->mask].ev;
         if (a) {
             uintptr_t line = ((uintptr_t)a - (uintptr_t)f->before) & ~(uintptr_t)63;
@@ -480,7 +482,7 @@ static inline __attribute__((always_inline)) struct osn_des_ev *fifo_pop(struct 
         q->ford[p] = (int8_t)src;
     /* As fifo_settle: the event a few places behind the head, asked for now (a FIFO that asks
      * for nothing, the most popped, tested first). */
-    if (f->before + f->after > 0 && tail - head > AHEAD) {
+    if (q->fpre[src] && tail - head > AHEAD) {
         const struct osn_des_ev *a = ring[(head + AHEAD) & mask].ev;
         if (a) {
             uintptr_t line = ((uintptr_t)a - (uintptr_t)f->before) & ~(uintptr_t)63;

@@ -182,12 +182,16 @@ static void process(struct net *s, struct element *el, struct nmsg *nm)
     osn__net_msg_free(s, nm);
 }
 
-/* Serves the next message, if the CPU is idle and one waits. */
+/* Serves the next message, if the CPU is idle and one waits. Asked first, before anything else
+ * is set up: most completions leave nothing waiting (an edge is busy 1% of the time), and GCC
+ * saved five registers before the loop's own test (12 instructions a message on fanin.ini). */
 static void start_service(struct net *s, struct element *el)
 {
     struct osn_elem_item *it;
     int fifo;
 
+    if (!osn_elem_server_ready(&el->server))
+        return;
     while ((it = osn_elem_server_next(&el->server, s->q.now, &fifo))) {
         struct nmsg *nm = item_msg(it);
         if (fifo == 1 && it->ckind != OSN_CTL_MSG_RESPONSE_RETX) {

@@ -61,13 +61,15 @@
 #include "sip_int.h"
 
 /* Keeps and sends response `r` (an original from the TU or the layer's own 100), as it is:
- * the output's own copy, since r is the caller's. A server's output sends one message. */
+ * the output's own copy, since r is the caller's (unless r is that copy already, as the TU's
+ * responses are: osn__sip_stxn_respond). A server's output sends one message. */
 static void send_resp(struct osn_sip_layer *l, struct osn_sip_txn *t, const struct osn_sip_msg *r,
                       struct osn_sip_out *o)
 {
     t->resp = osn__sip_resp_of(r);
     t->has_resp = true;
-    o->built = *r;
+    if (r != &o->built)
+        o->built = *r;
     osn__sip_send(o, &o->built, false);
     l->stats.resp_sent++;
 }
@@ -204,7 +206,8 @@ static void ist_respond(struct osn_sip_layer *l, struct osn_sip_txn *t, const st
         if (st >= 200 && st < 300) {
             bool again = t->has_resp && t->resp.to_tag == r->to_tag;
             if (again) {
-                o->built = *r; /* r is this call's own copy */
+                if (r != &o->built)
+                    o->built = *r;
                 osn__sip_send(o, &o->built, true);
                 t->nretrans++;
                 l->stats.resp_retrans++;
@@ -261,18 +264,21 @@ void osn__sip_stxn_respond(struct osn_sip_layer *l, struct osn_sip_txn *t,
                            const struct osn_sip_msg *resp, double now, struct osn_sip_out *o)
 {
     /* RFC 3261 8.2.6.2: the response copies Call-ID, From, CSeq and the Via of the request;
-     * the TU supplies the status, To tag, Retry-After and overload-control parameters. */
-    struct osn_sip_msg r = *resp;
-    r.method = t->req.method;
-    r.cseq = t->req.cseq;
-    r.call_id = t->req.call_id;
-    r.branch = t->req.branch;
-    r.sent_by = t->req.sent_by;
-    r.from_tag = t->req.from_tag;
+     * the TU supplies the status, To tag, Retry-After and overload-control parameters. Made in
+     * the output's own message, which sends it: one copy of it a response, not two (a response
+     * the state discards leaves it there unsent, as o->nsend says). */
+    struct osn_sip_msg *r = &o->built;
+    *r = *resp;
+    r->method = t->req.method;
+    r->cseq = t->req.cseq;
+    r->call_id = t->req.call_id;
+    r->branch = t->req.branch;
+    r->sent_by = t->req.sent_by;
+    r->from_tag = t->req.from_tag;
     if (osn__sip_is_invite(t))
-        ist_respond(l, t, &r, now, o);
+        ist_respond(l, t, r, now, o);
     else
-        nist_respond(l, t, &r, now, o);
+        nist_respond(l, t, r, now, o);
 }
 
 void osn__sip_stxn_timer(struct osn_sip_layer *l, struct osn_sip_txn *t, int id, double now,
