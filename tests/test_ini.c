@@ -208,7 +208,7 @@ static void write_many(const char *path, int n, bool dup)
 static void test_many_keys(void **state)
 {
     (void)state;
-    char path[] = "/tmp/osn_test_ini_many_XXXXXX", err[512], key[64], want[64];
+    char path[] = "/tmp/osn_test_ini_many_XXXXXX", err[512], key[64], want[192];
     int fd = mkstemp(path);
     const int n = OSN_INI_MAX_KEYS - 1; /* and run.time: the bound exactly */
     assert_true(fd >= 0);

@@ -350,7 +350,7 @@ static void test_fanin_1000_written(void **state)
 static void test_too_many_sources(void **state)
 {
     (void)state;
-    char path[64], err[512] = "", want[96];
+    char path[64], err[512] = "", want[192];
     int rc;
 
     FILE *f = temp_file(path);

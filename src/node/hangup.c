@@ -192,10 +192,20 @@ static struct hangup *watch_of(const struct node *n, uint64_t call_id)
 
 void hangup_acked(struct node *n, uint64_t call_id)
 {
-    for (struct map_slot *e = NULL; (e = map_find(&n->hangups.by_call, call_id, e));)
-        ((struct hangup *)(uintptr_t)e->val)->acked = true;
-    for (struct hangup *h; (h = watch_of(n, call_id));)
-        hangup_free(n, h); /* acknowledged: nothing left to watch */
+    /* one pass marks the call's hang-ups acknowledged and finds its watch, which has nothing
+     * left to watch; another pass only if a second watch shares the Call-ID's hash */
+    struct hangup *watch;
+    do {
+        watch = NULL;
+        for (struct map_slot *e = NULL; (e = map_find(&n->hangups.by_call, call_id, e));) {
+            struct hangup *h = (struct hangup *)(uintptr_t)e->val;
+            h->acked = true;
+            if (h->watch)
+                watch = h;
+        }
+        if (watch)
+            hangup_free(n, watch);
+    } while (watch);
 }
 
 bool hangup_due(const struct node *n, uint64_t call_id)
