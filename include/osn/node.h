@@ -158,6 +158,13 @@ struct osn_node_cfg {
      * hop) or upstream is lost with that probability, before any delay, and counted (link_lost).
      * The draws are the node's own stream of the scenario's seed. UDP only. */
     double link_loss_down, link_loss_up;
+    /* Links of their own to the next hops (a written topology's [link A-B] that differ): one
+     * one-way delay (s) and one loss (a probability in [0, 1)) per next hop, in order,
+     * comma-separated ("": none). The node carries the link both ways: what it sends to next hop
+     * k and what it receives from it (by source address) are each held delay k and lost with
+     * loss k, so the next hop holds nothing for it. Not beside link_delay_down or
+     * link_loss_down, which act on every next hop's sends. UDP only. */
+    char next_hop_delays[256], next_hop_losses[256];
     /* osn testbed under MPI: "NAME:RANK, ..." places element NAME (uas, core, core2, mid,
      * edge, edge0, uac, uac0, ...) on rank RANK; the others go round-robin. Not read by the
      * node itself. */

@@ -104,6 +104,17 @@ static const struct osn_key_spec node_keys[] = {
          .unit = "probability",
          .help = "the loss of the link upstream: each datagram the node sends elsewhere than a "
                  "next hop is lost with this probability, in [0, 1)"},
+        {"node", "next_hop_delays", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop_delays),
+         .unit = "s, ...",
+         .help = "a link of its own to each next_hop, in order: its one-way delay, carried out "
+                 "both ways by this node (what it sends to that next hop and what it receives "
+                 "from it are each held this long; the next hop holds nothing for it). osn "
+                 "testbed sets it for a topology's [link A-B] of their own; not beside "
+                 "link_delay_down; UDP only"},
+        {"node", "next_hop_losses", OSN_KEY_STRING, OSN_KEY_AT(C, next_hop_losses),
+         .unit = "probability, ...",
+         .help = "a link of its own to each next_hop, in order: its loss in [0, 1), both ways, "
+                 "as next_hop_delays (counted in link_lost); not beside link_loss_down"},
         {"node", "link_buffer", OSN_KEY_LONG, 65535, 1073741824, OSN_KEY_AT(C, link_buffer),
          .unit = "bytes",
          .help = "bytes the delay line holds at most (per loop); a datagram that does not fit is "

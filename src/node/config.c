@@ -49,16 +49,21 @@ void osn_node_cfg_default(struct osn_node_cfg *cfg)
 int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *msg, size_t msgsize)
 {
     union node_addr la, sa, hop[OSN_ELEM_MAX_HOPS];
-    int weight[OSN_ELEM_MAX_HOPS], nhops = 0, other = -1, tcp_hop = -1;
+    int weight[OSN_ELEM_MAX_HOPS], nhops = 0, other = -1, tcp_hop = -1, own_tcp = -1;
+    double delay[OSN_ELEM_MAX_HOPS], loss[OSN_ELEM_MAX_HOPS];
     char why[128], hmsg[160];
     const char *key = NULL, *hkey = NULL;
     bool proxy = cfg->element != OSN_NODE_UAS, listen_tcp, hop_tcp[OSN_ELEM_MAX_HOPS];
     bool listen_bad = addr_parse_tp(cfg->listen, &la, &listen_tcp, why, sizeof why) != 0;
-    bool hops_bad =
-            proxy && hops_parse(cfg, hop, hop_tcp, weight, &nhops, &hkey, hmsg, sizeof hmsg) != 0;
+    bool hops_bad = proxy && hops_parse(cfg, hop, hop_tcp, weight, delay, loss, &nhops, &hkey, hmsg,
+                                        sizeof hmsg) != 0;
     for (int i = 0; !hops_bad && i < nhops && tcp_hop < 0; i++)
         if (hop_tcp[i])
             tcp_hop = i;
+    for (int i = 0; !hops_bad && i < nhops && own_tcp < 0; i++)
+        if (hop_tcp[i] && (delay[i] > 0 || loss[i] > 0))
+            own_tcp = i;
+    bool own_links = cfg->next_hop_delays[0] || cfg->next_hop_losses[0];
     for (int i = 0; !listen_bad && !hops_bad && i < nhops && other < 0; i++)
         if (hop[i].sa.sa_family != la.sa.sa_family)
             other = i;
@@ -115,6 +120,21 @@ int osn_node_check(const struct osn_node_cfg *cfg, const char **bad_key, char *m
                                         : "node.link_loss_up";
         snprintf(msg, msgsize,
                  "link delays and losses are carried out over UDP only, not ;transport=tcp");
+    } else if (own_links && !proxy) {
+        key = cfg->next_hop_delays[0] ? "node.next_hop_delays" : "node.next_hop_losses";
+        snprintf(msg, msgsize, "a uas has no next hops to have links to");
+    } else if (own_links && (cfg->link_delay_down > 0 || cfg->link_loss_down > 0)) {
+        /* Two delays for one datagram to a next hop: say which one rules rather than add them. */
+        key = cfg->next_hop_delays[0] ? "node.next_hop_delays" : "node.next_hop_losses";
+        snprintf(msg, msgsize,
+                 "not beside node.link_delay_down or link_loss_down (those act on every next "
+                 "hop's sends): give each next hop its link here, 0 where it has none");
+    } else if (own_tcp >= 0) {
+        key = cfg->next_hop_delays[0] ? "node.next_hop_delays" : "node.next_hop_losses";
+        snprintf(msg, msgsize,
+                 "next hop %d is ;transport=tcp: link delays and losses are carried out over "
+                 "UDP only",
+                 own_tcp + 1);
     }
     if (bad_key)
         *bad_key = key;
@@ -171,8 +191,10 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
         /* Each next hop gets its own connected socket (struct next_hop says why). */
         union node_addr addr[OSN_ELEM_MAX_HOPS];
         int weight[OSN_ELEM_MAX_HOPS], count = 0;
+        double delay[OSN_ELEM_MAX_HOPS], loss[OSN_ELEM_MAX_HOPS];
         const char *key;
-        hops_parse(cfg, addr, hop_tcp, weight, &count, &key, msg, msgsize); /* checked above */
+        hops_parse(cfg, addr, hop_tcp, weight, delay, loss, &count, &key, msg,
+                   msgsize); /* checked above */
         n->hops = calloc((size_t)count, sizeof *n->hops);
         if (!n->hops)
             return OSN_ENOMEM;
@@ -183,6 +205,9 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
             h->said = -INFINITY;
             h->addr = addr[i];
             h->tcp = hop_tcp[i];
+            h->delay = delay[i];
+            h->loss = loss[i];
+            n->link.own |= delay[i] > 0 || loss[i] > 0;
             any_tcp |= h->tcp;
             addr_text(&h->addr, h->text, sizeof h->text);
             n->fan.h[i].weight = weight[i];
@@ -193,6 +218,7 @@ int node_setup(struct node *n, const struct osn_node_cfg *cfg, char *msg, size_t
                 return OSN_EIO;
             }
         }
+        n->link.on |= n->link.own;
     }
     /* TCP beside UDP, on the same port: a listening socket when listen says tcp, connections to
      * the next hops that say so. */

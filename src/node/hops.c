@@ -2,12 +2,15 @@
  * A proxy's several next hops, from its configuration: `next_hop = A, B, C` (each HOST:PORT as
  * the listening address writes it, IPv4 or an [IPv6] reference, ";transport=tcp" after it for a
  * next hop over TCP) and `next_hop_weights = 2, 1, 1`
- * (whole numbers 1..1000, as many as next hops; absent: all 1). Which server a request goes to
+ * (whole numbers 1..1000, as many as next hops; absent: all 1), and links of their own to
+ * them, `next_hop_delays = 0.002, 0.007` and `next_hop_losses = 0, 0.01` (link.c carries them
+ * out). Which server a request goes to
  * is the element's decision (src/elem/hops.c); this file reads the lists, tells which next hop
  * an address is, and copies the element's per-server counts into the node's stats.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +67,38 @@ static int parse_weights(const char *text, int *weight, int n, char *msg, size_t
     return 0;
 }
 
+/* The values of a next_hop_delays or next_hop_losses list into value[0..n): one a next hop, each
+ * in [0, hi) (hi INFINITY: finite). */
+static int parse_values(const char *text, double *value, int n, double hi, const char *what,
+                        char *msg, size_t msgsize)
+{
+    char item[64];
+    bool too_long;
+    int k = 0;
+    while (next_item(&text, item, sizeof item, &too_long)) {
+        char *end;
+        errno = 0;
+        double v = strtod(item, &end);
+        if (k == n) {
+            snprintf(msg, msgsize, "more values than the %d next hop%s: one each", n,
+                     n > 1 ? "s" : "");
+            return OSN_EINVAL;
+        }
+        if (too_long || errno || end == item || *end || !(v >= 0 && v < hi)) {
+            snprintf(msg, msgsize, "'%s' is not %s", item, what);
+            return OSN_EINVAL;
+        }
+        value[k++] = v;
+    }
+    if (k != n) {
+        snprintf(msg, msgsize, "%d value%s for %d next hops: one each", k, k == 1 ? "" : "s", n);
+        return OSN_EINVAL;
+    }
+    return 0;
+}
+
 int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, bool *tcp, int *weight,
-               int *count, const char **key, char *msg, size_t msgsize)
+               double *delay, double *loss, int *count, const char **key, char *msg, size_t msgsize)
 {
     char item[64], why[128];
     bool too_long;
@@ -91,7 +124,9 @@ int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, bool *tcp,
                 snprintf(msg, msgsize, "'%s' is listed twice", item);
                 return OSN_EINVAL;
             }
-        weight[n++] = 1;
+        weight[n] = 1;
+        delay[n] = loss[n] = 0;
+        n++;
     }
     if (n == 0) {
         snprintf(msg, msgsize, "needs HOST:PORT[, HOST:PORT ...], not '%s'", cfg->next_hop);
@@ -101,6 +136,18 @@ int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, bool *tcp,
     if (cfg->next_hop_weights[0]) {
         *key = "node.next_hop_weights";
         if (parse_weights(cfg->next_hop_weights, weight, n, msg, msgsize) != 0)
+            return OSN_EINVAL;
+    }
+    if (cfg->next_hop_delays[0]) {
+        *key = "node.next_hop_delays";
+        if (parse_values(cfg->next_hop_delays, delay, n, INFINITY, "a delay (s, >= 0)", msg,
+                         msgsize) != 0)
+            return OSN_EINVAL;
+    }
+    if (cfg->next_hop_losses[0]) {
+        *key = "node.next_hop_losses";
+        if (parse_values(cfg->next_hop_losses, loss, n, 1, "a probability in [0, 1)", msg,
+                         msgsize) != 0)
             return OSN_EINVAL;
     }
     *key = NULL;

@@ -8,11 +8,20 @@
  * elsewhere) the link upstream; the node at the other end holds what it sends back, so each
  * direction of a link is delayed once.
  *
+ * Links of their own (node.next_hop_delays, next_hop_losses: a written topology's [link A-B]
+ * that differ from one another) are carried both ways by their upstream end, the node whose
+ * next hop is the other end: the downstream node cannot tell its upstream peers apart (their
+ * ports are chosen when they start, after it), but a node knows its next hops' addresses, and
+ * what a next hop sends it comes from that address (its responses from the port our Via names
+ * it, udp.c). So what goes to next hop k is held on a line of its own, and what comes from it
+ * (link_arrive, before the parse) on another, then handed in when due (node_datagram): each
+ * direction delayed once, by this node. Each such next hop has its two lines, FIFOs as the rest.
+ *
  * This is a driver matter, below every decision of the element: udp_send_to asks link_hold
  * first, and a datagram held here goes to udp_send_to again when it is due (link_due, from the
  * node's timers), which then sends it. Each direction is a FIFO: its delay is fixed and the
  * node's clock only moves forward, so datagrams leave in the order they came, and only the head
- * of each line needs an entry in the timer heap (at most two entries, whatever the rate).
+ * of each line needs an entry in the timer heap (at most one entry a line, whatever the rate).
  *
  * Memory is bounded: the lines hold at most node.link_buffer bytes (records included); a
  * datagram that does not fit is lost and counted in link_dropped, as a full queue of a real link
@@ -26,27 +35,27 @@
 #include "node_int.h"
 #include "osn/err.h"
 
-static void arm(struct node *n, int dir)
+static void arm(struct node *n, int line)
 {
-    struct link_dgram *g = n->link.line[dir].head;
-    if (!g || n->link.line[dir].armed)
+    struct link_dgram *g = n->link.line[line].head;
+    if (!g || n->link.line[line].armed)
         return;
-    if (timers_push(&n->timers, g->due, TM_LINK, NULL, (uint32_t)dir) != 0) {
+    if (timers_push(&n->timers, g->due, TM_LINK, NULL, (uint32_t)line) != 0) {
         n->err = OSN_ENOMEM;
         return;
     }
-    n->link.line[dir].armed = true;
+    n->link.line[line].armed = true;
 }
 
-bool link_hold(struct node *n, const union node_addr *to, const char *p, size_t len)
+/* Datagram p[0..len) (to or from `peer`) on line `line` of delay d and loss `loss`: lost, held
+ * (true), or neither (false: no delay, it goes or is handled now). */
+static bool hold(struct node *n, int line, const union node_addr *peer, const char *p, size_t len,
+                 double d, double loss)
 {
-    int dir = hops_index(n, to) != NTX_NO_HOP ? LINK_DOWN : LINK_UP;
-    double loss = dir == LINK_DOWN ? n->cfg->link_loss_down : n->cfg->link_loss_up;
     if (loss > 0 && osn_rng_u01_open(&n->link.rng) < loss) {
         n->st.link_lost++; /* lost on the way, as the simulator loses a message on a link */
         return true;
     }
-    double d = dir == LINK_DOWN ? n->cfg->link_delay_down : n->cfg->link_delay_up;
     if (!(d > 0))
         return false;
     size_t size = sizeof(struct link_dgram) + len;
@@ -59,43 +68,71 @@ bool link_hold(struct node *n, const union node_addr *to, const char *p, size_t 
     }
     g->next = NULL;
     g->due = n->now + d;
-    g->to = *to;
+    g->to = *peer;
     g->len = len;
     memcpy(g->bytes, p, len);
-    if (n->link.line[dir].tail)
-        n->link.line[dir].tail->next = g;
+    if (n->link.line[line].tail)
+        n->link.line[line].tail->next = g;
     else
-        n->link.line[dir].head = g;
-    n->link.line[dir].tail = g;
+        n->link.line[line].head = g;
+    n->link.line[line].tail = g;
     n->link.held += size;
-    arm(n, dir);
+    arm(n, line);
     return true;
 }
 
-void link_due(struct node *n, int dir)
+/* Whether next hop k has a link of its own (next_hop_delays, next_hop_losses). */
+static bool own(const struct node *n, int k)
 {
-    n->link.line[dir].armed = false;
-    n->link.leaving = true;
+    return k != NTX_NO_HOP && (n->hops[k].delay > 0 || n->hops[k].loss > 0);
+}
+
+bool link_hold(struct node *n, const union node_addr *to, const char *p, size_t len)
+{
+    int k = hops_index(n, to);
+    if (own(n, k))
+        return hold(n, LINK_OWN + 2 * k, to, p, len, n->hops[k].delay, n->hops[k].loss);
+    if (k != NTX_NO_HOP)
+        return hold(n, LINK_DOWN, to, p, len, n->cfg->link_delay_down, n->cfg->link_loss_down);
+    return hold(n, LINK_UP, to, p, len, n->cfg->link_delay_up, n->cfg->link_loss_up);
+}
+
+bool link_arrive(struct node *n, const union node_addr *from, const char *p, size_t len)
+{
+    int k = hops_index(n, from);
+    return own(n, k) &&
+           hold(n, LINK_OWN + 2 * k + 1, from, p, len, n->hops[k].delay, n->hops[k].loss);
+}
+
+void link_due(struct node *n, int line)
+{
+    /* an arrival's line (LINK_OWN + 2 k + 1) hands its datagrams in; the others send them */
+    bool in = line >= LINK_OWN && (line - LINK_OWN) % 2 == 1;
+    n->link.line[line].armed = false;
+    n->link.leaving = !in;
     struct link_dgram *g;
-    while ((g = n->link.line[dir].head) && g->due <= n->now) {
-        n->link.line[dir].head = g->next;
+    while ((g = n->link.line[line].head) && g->due <= n->now && !n->err) {
+        n->link.line[line].head = g->next;
         if (!g->next)
-            n->link.line[dir].tail = NULL;
+            n->link.line[line].tail = NULL;
         n->link.held -= sizeof *g + g->len;
-        udp_send_to(n, &g->to, g->bytes, g->len);
+        if (in)
+            node_datagram(n, g->bytes, g->len, &g->to);
+        else
+            udp_send_to(n, &g->to, g->bytes, g->len);
         free(g);
     }
     n->link.leaving = false;
-    arm(n, dir);
+    arm(n, line);
 }
 
 void link_release(struct node *n)
 {
-    for (int dir = 0; dir < 2; dir++) {
-        for (struct link_dgram *g = n->link.line[dir].head, *next; g; g = next) {
+    for (int line = 0; line < LINK_LINES; line++) {
+        for (struct link_dgram *g = n->link.line[line].head, *next; g; g = next) {
             next = g->next;
             free(g);
         }
     }
-    n->link = (struct link){.on = n->link.on, .rng = n->link.rng};
+    n->link = (struct link){.on = n->link.on, .own = n->link.own, .rng = n->link.rng};
 }

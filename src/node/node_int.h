@@ -325,17 +325,20 @@ struct link_dgram {
     char bytes[];
 };
 
-enum { LINK_DOWN, LINK_UP }; /* to a next hop; to anyone else */
+/* The delay lines: to a next hop; to anyone else; then two for each next hop with a link of
+ * its own (next_hop_delays): what goes to it (LINK_OWN + 2 k) and what comes from it (+ 1). */
+enum { LINK_DOWN, LINK_UP, LINK_OWN, LINK_LINES = LINK_OWN + 2 * OSN_ELEM_MAX_HOPS };
 
-/* Two delay lines, one per direction. A line's delay is fixed, so the order datagrams enter it
- * is the order they leave it: a FIFO, whose head alone has an entry in the timer heap. */
+/* A line's delay is fixed, so the order datagrams enter it is the order they leave it: a FIFO,
+ * whose head alone has an entry in the timer heap. */
 struct link {
     struct {
         struct link_dgram *head, *tail;
         bool armed; /* a TM_LINK entry for the head is in the heap */
-    } line[2];
+    } line[LINK_LINES];
     size_t held;  /* bytes the lines hold (datagrams and their records): link_buffer at most */
     bool on;      /* some delay or loss is set */
+    bool own;     /* some next hop has a link of its own: arrivals are looked at (link_arrive) */
     bool leaving; /* link_due is sending: udp_send_to sends at once */
     struct osn_rng rng; /* the losses' draws */
 };
@@ -358,10 +361,11 @@ struct link {
  * reads like the listening one. */
 struct next_hop {
     union node_addr addr;
-    int fd;        /* -1 when not open (the stateful fuzzer, the driver tests) */
-    char text[64]; /* "HOST:PORT", for stderr and the ready line */
-    double said;   /* when its unreachability was last said on stderr (s) */
-    bool tcp;      /* ";transport=tcp": requests go over a TCP connection (tcp.c), not fd */
+    int fd;             /* -1 when not open (the stateful fuzzer, the driver tests) */
+    char text[64];      /* "HOST:PORT", for stderr and the ready line */
+    double said;        /* when its unreachability was last said on stderr (s) */
+    bool tcp;           /* ";transport=tcp": requests go over a TCP connection (tcp.c), not fd */
+    double delay, loss; /* its link of its own, both ways (next_hop_delays, link.c); 0: none */
 };
 
 /* ---- the node ---- */
@@ -625,6 +629,10 @@ void udp_flush(struct node *n);
  * direction): then it is held, or lost and counted in link_dropped when the line is full, and
  * udp_send_to sends nothing now. false: it goes now. */
 bool link_hold(struct node *n, const union node_addr *to, const char *p, size_t len);
+/* Whether datagram p[0..len) that came from `from` is n's to hold: it came from a next hop with
+ * a link of its own (next_hop_delays, next_hop_losses); then it is held, to be handled when due
+ * (node_datagram), or lost and counted. */
+bool link_arrive(struct node *n, const union node_addr *from, const char *p, size_t len);
 /* A TM_LINK deadline of line `dir`: its due datagrams go out, by udp_send_to. */
 void link_due(struct node *n, int dir);
 void link_release(struct node *n);
@@ -686,10 +694,12 @@ int tcp_frame(const char *p, size_t n, size_t max, struct tcp_frame *f);
 
 /* hops.c: several next hops (the choice is the element's, src/elem/hops.c) */
 /* The next hops of cfg->next_hop into addr[] (OSN_ELEM_MAX_HOPS), whether each is over TCP into
- * tcp[], and their weights into weight[], *count of them. 0, or OSN_EINVAL with the key at fault in
- * *key and why in msg. */
+ * tcp[], their weights into weight[], their links' delays and losses (next_hop_delays,
+ * next_hop_losses; 0 when not given) into delay[] and loss[], *count of them. 0, or OSN_EINVAL with
+ * the key at fault in *key and why in msg. */
 int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, bool *tcp, int *weight,
-               int *count, const char **key, char *msg, size_t msgsize);
+               double *delay, double *loss, int *count, const char **key, char *msg,
+               size_t msgsize);
 /* The index of the next hop whose address is a, NTX_NO_HOP when none is. */
 int hops_index(const struct node *n, const union node_addr *a);
 /* The client half toward next hop `hop` (NULL: none, or not a next hop). */

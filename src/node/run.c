@@ -111,7 +111,9 @@ static void read_all(struct node *n, int fd, struct recv_batch *b)
                 n->st.bad_dropped++;
                 continue;
             }
-            node_datagram(n, b->bufs[i], msgs[i].msg_len, &b->from[i]);
+            /* a next hop's link of its own holds what comes from it first (link.c) */
+            if (!(n->link.own && link_arrive(n, &b->from[i], b->bufs[i], msgs[i].msg_len)))
+                node_datagram(n, b->bufs[i], msgs[i].msg_len, &b->from[i]);
         }
         for (int i = 0; i < k; i++)
             msgs[i].msg_hdr.msg_namelen = sizeof b->from[i];

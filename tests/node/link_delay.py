@@ -15,7 +15,14 @@
     link with probability 0.3; what the caller gets plus what the uas counts lost (link_lost) is
     every answer, and the lost share is 0.3 within 3.3 binomial standard deviations (99.9%);
     the same seed loses the same answers again; without loss, link_lost is 0;
-  - bad values exit 2 naming the key: a negative delay, a delay over TCP, a loss of 1.
+  - links of their own (node.next_hop_delays, issue 32): an edge with two next hops, uas's at
+    links of 50 and 100 ms that the edge carries both ways (it holds what it sends to each and
+    what comes back from each; the uas's hold nothing): each 180 comes one round trip of its
+    link later, so the calls fall in two groups, at 100 ms and at 200 ms, each group's median
+    at most 40 ms above the baseline's plus its round trip, none sooner; the 100 Trying (the
+    edge's own, upstream, no link) comes without delay;
+  - bad values exit 2 naming the key: a negative delay, a delay over TCP, a loss of 1; for
+    next_hop_delays a count that is not one a next hop, beside link_delay_down, on a uas.
 Without link delays the 180 comes in about a millisecond. Usage: link_delay.py OSN
 """
 import os
@@ -135,7 +142,19 @@ def main():
                           ("node.link_loss_up", ["node.listen=127.0.0.1:0",
                                                  "node.link_loss_up=1"]),
                           ("node.link_loss_down", ["node.listen=127.0.0.1:0;transport=tcp",
-                                                   "node.link_loss_down=0.1"])):
+                                                   "node.link_loss_down=0.1"]),
+                          ("node.next_hop_delays", ["node.element=edge", "node.listen=127.0.0.1:0",
+                                                    "node.next_hop=127.0.0.1:9, 127.0.0.1:10",
+                                                    "node.next_hop_delays=0.05"]),
+                          ("node.next_hop_delays", ["node.element=edge", "node.listen=127.0.0.1:0",
+                                                    "node.next_hop=127.0.0.1:9",
+                                                    "node.link_delay_down=0.01",
+                                                    "node.next_hop_delays=0.05"]),
+                          ("node.next_hop_delays", ["node.element=uas", "node.listen=127.0.0.1:0",
+                                                    "node.next_hop_delays=0.05"]),
+                          ("node.next_hop_losses", ["node.element=edge", "node.listen=127.0.0.1:0",
+                                                    "node.next_hop=127.0.0.1:9",
+                                                    "node.next_hop_losses=1"])):
             args = [osn, "node"]
             for v in sets:
                 args += ["--set", v]
@@ -166,7 +185,31 @@ def main():
                   statistics.median(d100) <= statistics.median(b100) + D + 0.04)
             check("median 180 within 40 ms of baseline + 150 ms",
                   statistics.median(d180) <= statistics.median(b180) + 3 * D + 0.04)
-        for n in (uas0, edge0, uas1, edge1):
+        # Links of their own: the edge carries both, both ways.
+        uas3 = node(osn, tmp, "uas3", "--set", "node.element=uas")
+        uas4 = node(osn, tmp, "uas4", "--set", "node.element=uas")
+        edge3 = node(osn, tmp, "edge3", "--set", "node.element=edge",
+                     "--set", f"node.next_hop=127.0.0.1:{uas3.port}, 127.0.0.1:{uas4.port}",
+                     "--set", f"node.next_hop_delays={D}, {2 * D}")
+        o100, o180 = delays(edge3.port, 20, "own")
+        near = [t for t in o180 if t < 4 * D]
+        far = [t for t in o180 if t >= 4 * D]
+        check("links of their own: every call answered 100 and 180", len(o180) == 20,
+              f"{len(o180)} of 20")
+        if o180 and b180:
+            print(f"     own links, INVITE->180: {len(near)} calls median "
+                  f"{1e3 * statistics.median(near or [0]):.1f} ms, {len(far)} median "
+                  f"{1e3 * statistics.median(far or [0]):.1f} ms; INVITE->100 median "
+                  f"{1e3 * statistics.median(o100):.1f} ms")
+            check("both next hops took calls", near and far, f"{len(near)}, {len(far)}")
+            check("no 180 before its link's round trip (100 ms)", min(o180) >= 2 * D)
+            check("the 50 ms link: median 180 within 40 ms of baseline + 100 ms",
+                  bool(near) and statistics.median(near) <= statistics.median(b180) + 2 * D + 0.04)
+            check("the 100 ms link: median 180 within 40 ms of baseline + 200 ms",
+                  bool(far) and statistics.median(far) <= statistics.median(b180) + 4 * D + 0.04)
+            check("the edge's 100 Trying is not held (median within 40 ms of baseline)",
+                  statistics.median(o100) <= statistics.median(b100) + 0.04)
+        for n in (uas0, edge0, uas1, edge1, uas3, uas4, edge3):
             st = summary(n)
             check(f"{os.path.basename(n.json)}: nothing lost on the link",
                   st.get("link_dropped") == 0, str(st.get("link_dropped")))
