@@ -27,8 +27,9 @@
 #   5. a fan-in written here, sources of 20 and 60 calls/s into first proxies of costs of
 #      their own (0.6 and 2.4 ms a call), --loads 0.3: each source started its share (1/4,
 #      3/4) within 4 sigma, each first proxy spent its own closed form a call within 1%; with
-#      a [link A-B] of a delay of its own, which the nodes cannot carry, the testbed exits 2
-#      naming it (and --no-link-delay).
+#      a [link pb-core] of 20 ms (the trunk's is 5 ms), which pb carries both ways
+#      (node.next_hop_delays), source b's mean setup delay is behind a's by the simulator's
+#      difference (about 31 ms) within 3 ms on the wire.
 # A testbed run whose generator lagged more than 10 ms behind its schedule (a machine too busy to
 # offer the load) is run again, 3 tries at most (tb_run_steady, tests/testbed_lib.sh).
 # About 60 s.   Usage: test_testbed_written.sh OSN ROOT
@@ -258,10 +259,24 @@ sys.exit(1 if bad else 0)
 PY
 nl_check $? "sources of their own rates into first proxies of their own costs"
 printf '[link pb-core]\ndelay = 0.02\n' >>"$T/uneven.ini"
-"$OSN" testbed "$T/uneven.ini" --loads 0.3 --controls none >/dev/null 2>"$T/link.err" \
-    {NL_LOCK_FD}>&-
-rc=$?
-[ $rc = 2 ] && grep -q "link A-B" "$T/link.err" && grep -q -- "--no-link-delay" "$T/link.err"
-nl_check $? "a link of its own on the wire: exit $rc, '$(cat "$T/link.err")'"
+testbed linked "$T/uneven.ini" 0.3
+"$NL_PY" - "$T/linked/none_0.3x" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+real = {n: json.load(open(os.path.join(run, n + ".json")))["setup_delay_mean"] for n in "ab"}
+sim = {e["name"]: e for e in json.load(open(os.path.join(run, "sim.json")))["elements"]}
+sd = {n: sim[n]["src_setup_mean"] for n in "ab"}
+print(f"a link of its own: setup delay a {real['a'] * 1e3:.2f} ms, b {real['b'] * 1e3:.2f} ms on the "
+      f"wire; a {sd['a'] * 1e3:.2f}, b {sd['b'] * 1e3:.2f} ms in the simulator")
+bad = []
+if not sd["b"] - sd["a"] > 0.025:
+    bad.append("the simulator's b is not 2 x 15 ms behind a: the link does not act")
+if not abs((real["b"] - real["a"]) - (sd["b"] - sd["a"])) <= 0.003:
+    bad.append("b - a on the wire is not the simulator's within 3 ms")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "a link of its own on the wire, carried both ways by its upstream end (pb)"
 
 nl_summary

@@ -284,15 +284,6 @@ int osn_cmd_testbed(int argc, char **argv)
     }
     if (tb_source_check(c, cfg.warmup, cfg.warmup + cfg.duration) != 0)
         goto out;
-    if (c->nlinks > 0 && !no_link_delay) {
-        /* a node carries one delay and loss toward its next hops and one back (node.link_*) */
-        osn_cli_die("testbed",
-                    "%s: %d [link A-B] of delay or loss of their own, which the nodes cannot "
-                    "carry (one delay down and one up each); --no-link-delay runs the nodes "
-                    "without delays (osn sim keeps the scenario's)",
-                    a.scenario, c->nlinks);
-        goto out;
-    }
     cfg.source_rates = source_rates(&sc->ini, c, a.scenario);
     if (cfg.source_rates < 0)
         goto out;

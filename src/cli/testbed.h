@@ -62,6 +62,10 @@ struct tb_elem {
     /* The one-way delays of its links in the scenario (s): toward its next hops, and upstream
      * (node.link_delay_down, link_delay_up), and their losses (node.link_loss_down, _up) */
     double delay_down, delay_up, loss_down, loss_up;
+    /* A network with links of their own (tb_net.own_links): the link to each next hop, which
+     * this element carries both ways (node.next_hop_delays, next_hop_losses), the four above 0 */
+    double hop_delay[TB_MAX_CORES], hop_loss[TB_MAX_CORES];
+    int sim;          /* its index in the simulator's order of elements (osn_net_elem_index) */
     int rank;         /* the MPI rank that runs it (node.rank, else round-robin) */
     struct tb_proc p; /* this run's process */
 };
@@ -69,6 +73,10 @@ struct tb_elem {
 struct tb_net {
     struct tb_elem e[TB_MAX_ELEMS]; /* in start order: the UAS first, the sources last */
     int n;
+    /* The scenario has [link A-B] of their own (osn_net_cfg.nlinks): each link is carried by
+     * its upstream end, both ways (tb_elem.hop_delay), since a node cannot tell its upstream
+     * peers apart; else each end carries one direction (delay_down, delay_up). */
+    bool own_links;
 };
 
 /* What every run shares: the options, the scenario's figures, the binary. */

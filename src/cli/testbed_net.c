@@ -19,7 +19,8 @@
  * only, so the core of [server coreK] is given that section's costs and buffer as [server core]
  * (testbed_run.c). Each element also carries the one-way delays of its links, downstream and
  * upstream, for the node to carry out (node.link_delay_down, link_delay_up), and their losses
- * (node.link_loss_down, link_loss_up).
+ * (node.link_loss_down, link_loss_up); or, in a network whose links differ ([link A-B] of their
+ * own), the links to its next hops both ways, each its own (node.next_hop_delays, _losses).
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,28 +43,14 @@ static int add(struct tb_net *net, const char *name, const char *element, int ne
     return net->n++;
 }
 
-/* A topology the user wrote: each element takes its name, found by its role and its index
- * within the role (osn_net_elem_index, the simulator's order of osn/net.h's elem_names): the
- * UAS, core `core`, mid `mid`, and source `stream` with its first proxy, edge `stream`. */
-static void name_elems(struct tb_net *net, const struct osn_net_cfg *c)
+/* The link from simulator element `from` to `to`: its own (osn_net_cfg.link), else its place's. */
+static const struct osn_net_link_cfg *link_of(const struct osn_net_cfg *c, int from, int to,
+                                              const struct osn_net_link_cfg *place)
 {
-    for (int i = 0; i < net->n; i++) {
-        struct tb_elem *e = &net->e[i];
-        int sim = -1, edge = -1;
-        if (strcmp(e->element, "uas") == 0)
-            sim = osn_net_elem_index(c, OSN_NET_ROLE_UAS, 0);
-        else if (strcmp(e->element, "core") == 0)
-            sim = osn_net_elem_index(c, OSN_NET_ROLE_CORE, e->core);
-        else if (strcmp(e->element, "uac") == 0) {
-            sim = osn_net_elem_index(c, OSN_NET_ROLE_SOURCE, e->stream);
-            edge = osn_net_elem_index(c, OSN_NET_ROLE_EDGE, e->stream);
-        } else if (e->mid > 0)
-            sim = osn_net_elem_index(c, OSN_NET_ROLE_MID, e->mid - 1);
-        if (sim >= 0 && sim < c->named)
-            snprintf(e->name, sizeof e->name, "%s", c->elem_names[sim]);
-        if (edge >= 0 && edge < c->named) /* a source's next hop is its edge */
-            snprintf(net->e[e->next[0]].name, sizeof e->name, "%s", c->elem_names[edge]);
-    }
+    for (int i = 0; i < c->nlinks; i++)
+        if (c->link[i].from == from && c->link[i].to == to)
+            return &c->link[i].link;
+    return place;
 }
 
 double tb_net_capacity(const struct osn_net_cfg *c)
@@ -90,10 +77,13 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
                            C, TB_MAX_CORES);
     net->n = 0;
     int uas = add(net, "uas", "uas", -1);
+    net->e[uas].sim = osn_net_elem_index(c, OSN_NET_ROLE_UAS, 0);
     int core = net->n;
     for (int i = 0; i < C; i++) {
         snprintf(name, sizeof name, i == 0 ? "core" : "core%d", i + 1);
-        net->e[add(net, name, "core", uas)].core = i;
+        struct tb_elem *e = &net->e[add(net, name, "core", uas)];
+        e->core = i;
+        e->sim = osn_net_elem_index(c, OSN_NET_ROLE_CORE, i);
     }
     /* A chain's mids from the core back: mid K's next hop is mid K + 1, the last one's the
      * core. One mid keeps the built-in tandem's name. */
@@ -102,11 +92,13 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         snprintf(name, sizeof name, mids == 1 ? "mid" : "mid%d", k);
         first_hop = add(net, name, "edge", first_hop);
         net->e[first_hop].mid = k;
+        net->e[first_hop].sim = osn_net_elem_index(c, OSN_NET_ROLE_MID, k - 1);
     }
     int edge0 = net->n;
     for (int i = 0; i < E; i++) {
         snprintf(name, sizeof name, E == 1 ? "edge" : "edge%d", i);
         struct tb_elem *e = &net->e[add(net, name, "edge", first_hop)];
+        e->sim = osn_net_elem_index(c, OSN_NET_ROLE_EDGE, i);
         if (fan) { /* every core, in the scenario's order (its weights') */
             for (int k = 0; k < C; k++)
                 e->next[k] = core + k;
@@ -118,6 +110,7 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         int k = add(net, name, "uac", edge0 + i);
         net->e[k].share = osn_net_source_share(c, i, E);
         net->e[k].stream = i;
+        net->e[k].sim = osn_net_elem_index(c, OSN_NET_ROLE_SOURCE, i);
     }
     /* The links as the simulator takes them (src/sim/net_run.c): access from a source to its
      * edge, the uas link from a core to the UAS, trunk between the proxies (edge -> mid ->
@@ -140,8 +133,18 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         e->loss_down = down->loss;
         e->delay_up = up->delay;
         e->loss_up = up->loss;
+        for (int k = 0; k < e->nnext; k++) {
+            const struct osn_net_link_cfg *l = link_of(c, e->sim, net->e[e->next[k]].sim, down);
+            e->hop_delay[k] = l->delay;
+            e->hop_loss[k] = l->loss;
+        }
     }
-    if (c->named)
-        name_elems(net, c);
+    net->own_links = c->nlinks > 0;
+    for (int i = 0; net->own_links && i < net->n; i++)
+        net->e[i].delay_down = net->e[i].delay_up = net->e[i].loss_down = net->e[i].loss_up = 0;
+    /* A topology the user wrote: each element takes its name, the simulator's of its index */
+    for (int i = 0; i < net->n; i++)
+        if (net->e[i].sim >= 0 && net->e[i].sim < c->named)
+            snprintf(net->e[i].name, sizeof net->e[i].name, "%s", c->elem_names[net->e[i].sim]);
     return 0;
 }

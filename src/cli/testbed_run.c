@@ -146,6 +146,27 @@ static void source_args(struct args *a, const struct tb_cfg *cfg, double factor)
     }
 }
 
+/* node.next_hop_delays and next_hop_losses of element e, each only when one of its links has
+ * some. */
+static void own_link_args(struct args *a, const struct tb_elem *e)
+{
+    const double *value[] = {e->hop_delay, e->hop_loss};
+    const char *key[] = {"node.next_hop_delays", "node.next_hop_losses"};
+    for (int v = 0; v < 2; v++) {
+        char list[TB_MAX_CORES * 32] = "";
+        bool any = false;
+        for (int k = 0; k < e->nnext; k++) {
+            size_t at = strlen(list);
+            snprintf(list + at, sizeof list - at, "%s%.17g", k ? ", " : "", value[v][k]);
+            any |= value[v][k] > 0;
+        }
+        if (any) {
+            arg(a, "--set");
+            arg(a, "%s=%s", key[v], list);
+        }
+    }
+}
+
 static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const char *control,
                       double factor, const char *dir)
 {
@@ -195,6 +216,9 @@ static int start_elem(const struct tb_cfg *cfg, struct tb_net *net, int i, const
             arg(&a, "%s=%.17g", link[k].key, link[k].value);
         }
     }
+    /* Links of their own: each carried by its upstream end, both ways (tb_net.own_links) */
+    if (cfg->link_delay && net->own_links && e->nnext > 0)
+        own_link_args(&a, e);
     arg(&a, "--set");
     if (strcmp(e->element, "uac") == 0) {
         arg(&a, "node.duration=%.17g", cfg->warmup + cfg->duration);
