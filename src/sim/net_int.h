@@ -499,6 +499,13 @@ static inline struct osn_ctl *elem_cli(const struct element *el, const struct ca
 
 /* The index slot of a request kind: 1 for BYE, 0 for INVITE (and ACK, which RFC 3261 17.2.3
  * matches to the INVITE). A CANCEL's transactions are in the call's struct cancels instead. */
+/* Whether the UAS still knows call c: the caller's BYE has not reached its TU (the UAS's hop
+ * has not passed it on). */
+static inline bool uas_knows(const struct call *c)
+{
+    return !((c->bfwd >> (c->nhop - 1)) & 1u);
+}
+
 static inline int req_slot(int method)
 {
     return method == OSN_SIP_BYE;

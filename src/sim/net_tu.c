@@ -258,9 +258,8 @@ uas_answered(struct net *s, struct call *c, const struct ntxn *w, const struct o
 void osn__net_hangup_timer(struct net *s, struct call *c)
 {
     double at;
-    /* the call is known to the UAS until the caller's BYE reached its TU */
-    bool known = !((c->bfwd >> (c->nhop - 1)) & 1u);
-    switch (osn_uas_hangup_fire(known, c->uas.acked, c->cx->t2xx, s->q.now, &s->cfg->sip, &at)) {
+    switch (osn_uas_hangup_fire(uas_knows(c), c->uas.acked, c->cx->t2xx, s->q.now, &s->cfg->sip,
+                                &at)) {
     case OSN_UAS_HANGUP_WAIT:
         c->refs++;
         osn__net_at(s, &c->cx->hangup, at);
@@ -493,9 +492,8 @@ void osn__net_2xx_timer(struct net *s, struct call *c)
     struct ntxn *w = forwarded(c, c->nhop - 1, true);
     struct osn_elem_actions a;
 
-    /* the call still up at the UAS (the caller's BYE has not reached its TU) and no BYE of its
-     * callee's due (the hang-up timer sends that one) */
-    bool up = !((c->bfwd >> (c->nhop - 1)) & 1u) && !(c->cx && c->cx->hangup_armed);
+    /* the call still up at the UAS and no BYE of its callee's due (the hang-up timer sends it) */
+    bool up = uas_knows(c) && !(c->cx && c->cx->hangup_armed);
     osn_elem_on_2xx_timer(&s->elems[s->uas].tu, s->q.now, &c->uas, w != NULL, up, &a);
     if (a.n)
         act(s, s->uas, c, c->nhop - 1, w, &a);
