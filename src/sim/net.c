@@ -595,7 +595,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
          * `server` key, the [server NAME] it names being the file's. */
         static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
         int nmid = c->topology == OSN_NET_TANDEM && c->mid_own ? c->mids : 0;
-        int nedge = c->edges_own == c->edges ? c->edges_own : 0;
+        int nedge = c->edges_own == osn_net_role_count(c, OSN_NET_ROLE_EDGE) ? c->edges_own : 0;
         if ((c->edges_own && !nedge) || (nedge && !c->edge_own))
             key = "server edge.buffer", why = "edges of their own costs: one per edge";
         int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid) + nedge;
