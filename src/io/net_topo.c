@@ -321,12 +321,13 @@ static int server_of(struct graph *g, const struct named *x, const struct osn_ne
 /* Refuses a shape the hop path does not carry yet, naming where the graph leaves it. */
 static int not_carried(struct graph *g, const struct named *x, const char *key, const char *why)
 {
-    return osn_ini_bad(key_of(g, x, key), g->err, g->errsize,
-                       "%s: the simulator carries a written topology of a built-in shape only "
-                       "(sources each into a proxy of their own, then one core, or one source "
-                       "into a chain of up to 7 proxies, or a fan-out to cores, then the UAS; "
-                       "docs/scale.md)",
-                       why);
+    return osn_ini_bad(
+            key_of(g, x, key), g->err, g->errsize,
+            "%s: the simulator carries a written topology of a built-in shape or a tree only "
+            "(sources each into a proxy of their own, then one core, or one source "
+            "into a chain of up to 7 proxies, or a fan-out to cores, then the UAS, "
+            "or a tree: each proxy one next hop, up to one core; docs/scale.md)",
+            why);
 }
 
 /* The element order of the built-in shape the graph has, into c; order[] receives it. */
@@ -535,20 +536,19 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
     n = E;
     for (int i = 0; i < E; i++) {
         const struct named *src = &g->v[order[i]];
-        int hops = 1;
         if (src->hop[0] == core)
             return osn_ini_bad(key_of(g, src, "to"), g->err, g->errsize,
                                "source %s sends to the core %s: in a tree the core's upstream "
                                "proxies are its control's clients, so a source enters at a proxy "
                                "below it (docs/scale.md)",
                                src->name, g->v[core].name);
-        for (int at = src->hop[0]; at != uas; at = g->v[at].hop[0])
-            hops++;
-        if (hops > OSN_NET_MAX_MIDS + 3)
-            return osn_ini_bad(key_of(g, src, "to"), g->err, g->errsize,
-                               "the path from source %s to the UAS has %d hops: a call's path "
-                               "has %d at most (docs/scale.md)",
-                               src->name, hops, OSN_NET_MAX_MIDS + 3);
+        /* `at` is `hops` hops from the source; a next hop not the UAS makes 2 more at least */
+        for (int at = src->hop[0], hops = 1; g->v[at].hop[0] != uas; at = g->v[at].hop[0], hops++)
+            if (hops + 2 > OSN_NET_MAX_MIDS + 3)
+                return osn_ini_bad(key_of(g, &g->v[at], "next_hop"), g->err, g->errsize,
+                                   "a chain of more than %d proxies from source %s: a call's "
+                                   "path has %d hops at most (docs/scale.md)",
+                                   OSN_NET_MAX_MIDS + 2, src->name, OSN_NET_MAX_MIDS + 3);
     }
     /* level by level: the sources' first proxies, then the next hops of the level before */
     for (int lo = 0, hi = E; lo < hi; lo = hi, hi = n)
@@ -563,7 +563,10 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
         g->pos[order[j]] = j;
     for (int i = 0; i < g->n; i++)
         if ((g->v[i].kind == K_ELEMENT || g->v[i].kind == K_SOURCE) && g->pos[i] < 0)
-            return not_carried(g, &g->v[i], "role", "an element no call reaches");
+            return osn_ini_bad(key_of(g, &g->v[i], "role"), g->err, g->errsize,
+                               "no call of this shape reaches %s (a tree's elements are each "
+                               "on a source's path to the UAS)",
+                               g->v[i].name);
     free(c->up);
     if (!(c->up = malloc((size_t)(n - 2) * sizeof *c->up)))
         return osn_ini_bad(g->v[0].first, g->err, g->errsize, "out of memory for %d elements", n);
