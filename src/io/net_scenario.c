@@ -382,7 +382,7 @@ static const struct osn_key_spec net_keys[] = {
         {"source", "rate", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.rate), .unit = "calls/s",
          .help = "calls offered in total (profile: before its first step)"},
         {"source", "shares", OSN_KEY_LIST, 0, OSN_NET_MAX_SHARES, .hook = set_shares,
-         .get = get_shares, .when_key = "net.topology", .when_is = "fanin|fanout",
+         .get = get_shares, .when_key = "net.topology", .when_is = "fanin|fanout|tree",
          .help = "one share per edge: source i offers rate x share i / the shares' sum (at most "
                  "64 edges; none: rate / edges each), for unequal clients of the core"},
         {"source", "hold", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, src.hold), .unit = "s",

@@ -6,7 +6,9 @@
  * stored path has 8 hops at most), fanin or fanout (docs/scale.md says why only these:
  * controller halves are still placed by hop index). The links of one place may differ (links
  * of their own, found per (from, to)) and the sources' rates too (their shares). A graph of any
- * other shape is refused, naming the key where it leaves them; so is every name that names nothing,
+ * other shape is refused, naming the key where it leaves them, unless it is a tree (each proxy
+ * one next hop, up to one core, sources at any proxy below it: tree(), run as OSN_NET_TREE with
+ * each source's own path); so is every name that names nothing,
  * a cycle, a proxy without a next hop and a link the graph does not have. Each message names
  * FILE:LINE and the key.
  *
