@@ -242,7 +242,7 @@ static void test_levels3(void **state)
     struct osn_net_result r;
     run(&s->cfg, &r);
     assert_int_equal(r.nelem, 9 + 9 + 3 + 2);
-    const struct osn_net_cfg *c = &s->cfg;
+    const struct osn_net_cfg cfg = s->cfg, *c = &cfg; /* its costs, read after the unload */
     double edge4 = c->edge.cost[OSN_NET_K_INVITE] + c->edge.cost[OSN_NET_K_ACK] +
                    c->edge.cost[OSN_NET_K_BYE] + 4 * c->edge.cost[OSN_NET_K_RESP];
     double core3 = c->core.cost[OSN_NET_K_INVITE] + c->core.cost[OSN_NET_K_ACK] +
