@@ -47,7 +47,15 @@
 #include "osn/sip.h"
 #include "osn/split.h"
 
-enum osn_net_topology { OSN_NET_COLLAPSE, OSN_NET_TANDEM, OSN_NET_FANIN, OSN_NET_FANOUT };
+/* OSN_NET_TREE: proxies each with one next hop, into one core, into the UAS; sources enter at
+ * any proxy but the core (osn_net_cfg.up, or the generated tree of net.levels and net.fanout). */
+enum osn_net_topology {
+    OSN_NET_COLLAPSE,
+    OSN_NET_TANDEM,
+    OSN_NET_FANIN,
+    OSN_NET_FANOUT,
+    OSN_NET_TREE
+};
 
 /* [control] at: the elements that have the controller's server half. Each server half's upstream
  * neighbours have the client halves toward it: the core's are the edges, an edge's are its
@@ -289,7 +297,15 @@ struct osn_net_cfg {
      * (then the network's edges) gives edge i the costs edge_own[i]; 0: every edge `edge`'s. */
     int edges_own;
     struct osn_net_server_cfg *edge_own;
-    /* link (nlinks records) and edge_own (edges_own), like elem_names and src.share, are
+    /* A tree (OSN_NET_TREE): `edges` sources, `proxies` proxies below the core, the core, the
+     * UAS, in this order. up[i] (proxies + edges entries, NULL: the generated tree) is element
+     * i's next hop; the generated tree (net.levels proxy levels, net.fanout children a proxy)
+     * puts source j into leaf proxy j, the leaves first, each level's proxies after the level
+     * below, proxy k of a level into proxy k / fanout of the next. A tree's proxies are the
+     * role EDGE (edge_own: proxies entries when they have costs of their own), its core CORE. */
+    int levels, fanout, proxies;
+    uint16_t *up;
+    /* link (nlinks records), edge_own (edges_own) and up, like elem_names and src.share, are
      * allocated by the scenario reader for the file and owned by the scenario
      * (osn_net_cfg_arrays_free); a copy of the configuration borrows them. */
 };

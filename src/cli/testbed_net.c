@@ -69,6 +69,10 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
+    if (c->topology == OSN_NET_TREE)
+        return osn_cli_die("testbed", "a tree (net.topology = tree, or a written tree of no "
+                                      "built-in shape) is not carried by the testbed yet: its "
+                                      "processes are the built-in shapes' (docs/scale.md)");
     if (E < 1 || E > TB_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d (one process each)", E,
                            TB_MAX_EDGES);

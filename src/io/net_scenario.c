@@ -22,7 +22,7 @@
 
 typedef struct osn_net_cfg C;
 
-static const char *const topologies[] = {"collapse", "tandem", "fanin", "fanout", NULL};
+static const char *const topologies[] = {"collapse", "tandem", "fanin", "fanout", "tree", NULL};
 static const char *const processes[] = {"poisson", "mmpp", "profile", "bulk", NULL};
 static const char *const bulk_gaps[] = {"exp", "det", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
@@ -337,12 +337,17 @@ static int share_full(void *cfg, const struct osn_key_origin *o, const double *v
         "control", k, OSN_KEY_DOUBLE, 0, 0, excl, OSN_KEY_AT(C, ctl.m), .unit = u, .help = h \
     }
 
+/* Proxy levels of a tree at most: a call crosses levels + 1 hops, 8 at most (src/sim/net_int.h,
+ * MAXHOP). */
+#define MAXLEVELS 7
+
 static const struct osn_key_spec net_keys[] = {
         {"net", "topology", OSN_KEY_CHOICE, .choices = topologies, OSN_KEY_AT(C, topology),
          .help = "collapse: UAC, edge, core, UAS; tandem: a mid proxy (edge costs) before the "
                  "core; fanin: `edges` edge proxies, each with its own source, into one core; "
                  "fanout: `edges` edges, each forwarding to every one of `cores` cores (one "
-                 "edge: a fan-out, two: a mesh)"},
+                 "edge: a fan-out, two: a mesh); tree: `levels` levels of proxies, each with "
+                 "`fanout` children, a source at each leaf"},
         {"net", "edges", OSN_KEY_LONG, 1, OSN_NET_MAX_EDGES, OSN_KEY_AT(C, edges),
          .help = "edge proxies of a fanin or fanout (each source offers rate / edges, or its "
                  "source.shares)"},
@@ -350,6 +355,14 @@ static const struct osn_key_spec net_keys[] = {
          .when_key = "net.topology", .when_is = "fanout",
          .help = "cores of a fanout: [server core] gives the first's costs, [server core2] .. "
                  "[server coreN] each of the others' (one section per core, no more, no less)"},
+        {"net", "levels", OSN_KEY_LONG, 2, MAXLEVELS, OSN_KEY_AT(C, levels),
+         .when_key = "net.topology", .when_is = "tree",
+         .help = "proxy levels of a tree, the core one of them (2: a fanin of `fanout` edges); "
+                 "a call crosses levels + 1 hops, 8 at most"},
+        {"net", "fanout", OSN_KEY_LONG, 1, OSN_NET_MAX_EDGES, OSN_KEY_AT(C, fanout),
+         .when_key = "net.topology", .when_is = "tree",
+         .help = "children of each proxy of a tree above the leaves: fanout^(levels - 1) leaf "
+                 "proxies, each with a source of its own (rate / leaves each, or source.shares)"},
         {"net", "time", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, time), .unit = "s",
          .help = "observation window, after the warm-up"},
         {"net", "warmup", OSN_KEY_DOUBLE, OSN_KEY_AT(C, warmup), .unit = "s",
@@ -369,7 +382,7 @@ static const struct osn_key_spec net_keys[] = {
         {"source", "rate", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.rate), .unit = "calls/s",
          .help = "calls offered in total (profile: before its first step)"},
         {"source", "shares", OSN_KEY_LIST, 0, OSN_NET_MAX_SHARES, .hook = set_shares,
-         .get = get_shares, .when_key = "net.topology", .when_is = "fanin|fanout",
+         .get = get_shares, .when_key = "net.topology", .when_is = "fanin|fanout|tree",
          .help = "one share per edge: source i offers rate x share i / the shares' sum (at most "
                  "64 edges; none: rate / edges each), for unequal clients of the core"},
         {"source", "hold", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, src.hold), .unit = "s",
@@ -788,6 +801,20 @@ static int source_client_fed(const struct osn_ini *ini, const struct osn_net_cfg
                        c->ctl_at == OSN_NET_CTL_AT_BOTH ? "both" : "edge");
 }
 
+/* topology = tree: its sources are its leaves (one each), not net.edges. */
+static int tree_edges(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, size_t errsize)
+{
+    const struct osn_key_origin *o = osn_ini_get(ini, "net.edges");
+    if (o)
+        return osn_ini_bad(o, err, errsize,
+                           "a tree has a source at each leaf, fanout^(levels - 1) of them: "
+                           "leave net.edges out");
+    int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE);
+    if (E >= 1 && E <= OSN_NET_MAX_EDGES)
+        c->edges = E; /* else osn_net_check refuses net.fanout */
+    return 0;
+}
+
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize)
 {
@@ -804,8 +831,18 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = detector_thresholds(ini, c, err, errsize);
     if (!rc)
         rc = source_client_fed(ini, c, err, errsize);
+    if (!rc && c->topology == OSN_NET_TREE && !c->up)
+        rc = tree_edges(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT)
         c->ctl.rate.n_clients = (unsigned)c->edges;
+    if (c->topology == OSN_NET_TREE) { /* the core's clients: the proxies that send to it */
+        int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE);
+        int P = osn_net_role_count(c, OSN_NET_ROLE_EDGE);
+        unsigned n = 0;
+        for (int i = E; c->up && i < E + P; i++)
+            n += c->up[i] == E + P;
+        c->ctl.rate.n_clients = c->up ? n : (unsigned)c->fanout;
+    }
     c->ctl.prsm.t1 = c->sip.t1;
     return rc;
 }
@@ -994,6 +1031,8 @@ void osn_net_cfg_arrays_free(struct osn_net_cfg *c)
     free(c->link);
     free(c->edge_own);
     free(c->src.share);
+    free(c->up);
+    c->up = NULL;
     c->elem_names = NULL;
     c->link = NULL;
     c->edge_own = NULL;

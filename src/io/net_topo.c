@@ -6,7 +6,9 @@
  * stored path has 8 hops at most), fanin or fanout (docs/scale.md says why only these:
  * controller halves are still placed by hop index). The links of one place may differ (links
  * of their own, found per (from, to)) and the sources' rates too (their shares). A graph of any
- * other shape is refused, naming the key where it leaves them; so is every name that names nothing,
+ * other shape is refused, naming the key where it leaves them, unless it is a tree (each proxy
+ * one next hop, up to one core, sources at any proxy below it: tree(), run as OSN_NET_TREE with
+ * each source's own path); so is every name that names nothing,
  * a cycle, a proxy without a next hop and a link the graph does not have. Each message names
  * FILE:LINE and the key.
  *
@@ -321,12 +323,13 @@ static int server_of(struct graph *g, const struct named *x, const struct osn_ne
 /* Refuses a shape the hop path does not carry yet, naming where the graph leaves it. */
 static int not_carried(struct graph *g, const struct named *x, const char *key, const char *why)
 {
-    return osn_ini_bad(key_of(g, x, key), g->err, g->errsize,
-                       "%s: the simulator carries a written topology of a built-in shape only "
-                       "(sources each into a proxy of their own, then one core, or one source "
-                       "into a chain of up to 7 proxies, or a fan-out to cores, then the UAS; "
-                       "docs/scale.md)",
-                       why);
+    return osn_ini_bad(
+            key_of(g, x, key), g->err, g->errsize,
+            "%s: the simulator carries a written topology of a built-in shape or a tree only "
+            "(sources each into a proxy of their own, then one core, or one source "
+            "into a chain of up to 7 proxies, or a fan-out to cores, then the UAS, "
+            "or a tree: each proxy one next hop, up to one core; docs/scale.md)",
+            why);
 }
 
 /* The element order of the built-in shape the graph has, into c; order[] receives it. */
@@ -503,6 +506,163 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
     return 0;
 }
 
+/* Whether the graph is a tree rooted at the UAS: every proxy has one next hop, and one proxy
+ * (the core) forwards to the UAS. */
+static bool is_tree(const struct graph *g)
+{
+    int cores = 0;
+    for (int i = 0; i < g->n; i++) {
+        const struct named *x = &g->v[i];
+        if (x->kind == K_ELEMENT && x->k.role == 0 && x->nhop != 1)
+            return false;
+        cores += x->kind == K_ELEMENT && x->k.role == 0 && g->v[x->hop[0]].k.role == 1;
+    }
+    return cores == 1;
+}
+
+/* A tree (is_tree) the built-in shapes do not have: sources into proxies at any level, every
+ * path up to the one core, then the UAS. The order: the sources in file order, the proxies
+ * level by level from the sources' first proxies up (each where it is first met: a regular
+ * tree takes the order of `topology = tree`), the core, the UAS; c->up the next hops. */
+static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
+{
+    int E = 0, n = 0, core = -1, uas = -1;
+    for (int i = 0; i < g->n; i++) {
+        const struct named *x = &g->v[i];
+        g->pos[i] = -1;
+        if (x->kind == K_SOURCE)
+            order[E++] = i;
+        if (x->kind == K_ELEMENT && x->k.role == 0 && g->v[x->hop[0]].k.role == 1)
+            core = i, uas = x->hop[0];
+    }
+    n = E;
+    for (int i = 0; i < E; i++) {
+        const struct named *src = &g->v[order[i]];
+        if (src->hop[0] == core)
+            return osn_ini_bad(key_of(g, src, "to"), g->err, g->errsize,
+                               "source %s sends to the core %s: in a tree the core's upstream "
+                               "proxies are its control's clients, so a source enters at a proxy "
+                               "below it (docs/scale.md)",
+                               src->name, g->v[core].name);
+        /* `at` is `hops` hops from the source; a next hop not the UAS makes 2 more at least */
+        for (int at = src->hop[0], hops = 1; g->v[at].hop[0] != uas; at = g->v[at].hop[0], hops++)
+            if (hops + 2 > OSN_NET_MAX_MIDS + 3)
+                return osn_ini_bad(key_of(g, &g->v[at], "next_hop"), g->err, g->errsize,
+                                   "a chain of more than %d proxies from source %s: a call's "
+                                   "path has %d hops at most (docs/scale.md)",
+                                   OSN_NET_MAX_MIDS + 2, src->name, OSN_NET_MAX_MIDS + 3);
+    }
+    /* level by level: the sources' first proxies, then the next hops of the level before */
+    for (int lo = 0, hi = E; lo < hi; lo = hi, hi = n)
+        for (int j = lo; j < hi; j++) {
+            int next = g->v[order[j]].hop[0];
+            if (next != core && g->pos[next] < 0)
+                g->pos[next] = n, order[n++] = next;
+        }
+    order[n++] = core;
+    order[n++] = uas;
+    for (int j = 0; j < n; j++)
+        g->pos[order[j]] = j;
+    for (int i = 0; i < g->n; i++)
+        if ((g->v[i].kind == K_ELEMENT || g->v[i].kind == K_SOURCE) && g->pos[i] < 0)
+            return osn_ini_bad(key_of(g, &g->v[i], "role"), g->err, g->errsize,
+                               "no call of this shape reaches %s (a tree's elements are each "
+                               "on a source's path to the UAS)",
+                               g->v[i].name);
+    free(c->up);
+    if (!(c->up = malloc((size_t)(n - 2) * sizeof *c->up)))
+        return osn_ini_bad(g->v[0].first, g->err, g->errsize, "out of memory for %d elements", n);
+    for (int j = 0; j < n - 2; j++)
+        c->up[j] = (uint16_t)g->pos[g->v[order[j]].hop[0]];
+    c->topology = OSN_NET_TREE;
+    c->edges = E;
+    c->proxies = n - E - 2;
+    c->cores = c->mids = 1;
+    *norder = n;
+    return 0;
+}
+
+/* A tree's links: each [link A-B] that differs from its place's (from a source: access, into
+ * the UAS: uas, else trunk) is a link of its own. */
+static int tree_links(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
+{
+    int own = 0;
+    free(c->link);
+    c->link = NULL;
+    c->nlinks = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < g->n; i++) {
+            struct named *x = &g->v[i];
+            if (x->kind != K_LINK)
+                continue;
+            int a = -1, b = -1;
+            for (const char *p = x->name; b < 0 && (p = strchr(p, '-')); p++) {
+                a = find(g, K_ELEMENT, x->name, (size_t)(p - x->name));
+                if (a < 0)
+                    a = find(g, K_SOURCE, x->name, (size_t)(p - x->name));
+                b = a < 0 ? -1 : find(g, K_ELEMENT, p + 1, strlen(p + 1));
+            }
+            if (b < 0 || g->v[a].hop[0] != b)
+                return osn_ini_bad(x->first, g->err, g->errsize,
+                                   "[link %s] is not a link of the graph: a link is named [link "
+                                   "A-B], A a source or element that sends to element B",
+                                   x->name);
+            const struct osn_net_link_cfg *place = g->v[a].kind == K_SOURCE ? &c->access
+                                                   : g->v[b].k.role == 1    ? &c->uas_link
+                                                                            : &c->trunk;
+            struct osn_net_topo_keys kdef = c->topo;
+            kdef.link = *place;
+            int rc = pass ? 0 : read_section(g, x, tmp, &kdef, &c->core);
+            if (rc)
+                return rc;
+            if (memcmp(&x->k.link, place, sizeof *place) == 0)
+                continue;
+            if (!pass)
+                own++;
+            else
+                c->link[c->nlinks++] = (struct osn_net_link_own){
+                        .from = (uint16_t)g->pos[a], .to = (uint16_t)g->pos[b], .link = x->k.link};
+        }
+        if (!pass && own && !(c->link = malloc((size_t)own * sizeof *c->link)))
+            return osn_ini_bad(g->v[0].first, g->err, g->errsize, "out of memory for %d links",
+                               own);
+    }
+    return 0;
+}
+
+/* A tree's servers: the proxies below the core each its own (edge_own) where they differ, the
+ * core's, the UAS's. */
+static int tree_servers(struct graph *g, struct osn_net_cfg *c, const int *order, int n)
+{
+    const struct osn_net_cfg builtin = *c;
+    int E = c->edges, P = c->proxies;
+    bool own = false;
+    for (int i = E; i < E + P; i++)
+        own |= strcmp(g->v[order[i]].k.server, g->v[order[E]].k.server) != 0;
+    free(c->edge_own);
+    c->edge_own = NULL;
+    c->edges_own = 0;
+    if (own && !(c->edge_own = malloc((size_t)P * sizeof *c->edge_own)))
+        return osn_ini_bad(g->v[0].first, g->err, g->errsize, "out of memory for %d proxies", P);
+    if (own)
+        c->edges_own = P;
+    for (int i = E; i < n; i++) {
+        struct osn_net_server_cfg sv;
+        int rc = server_of(g, &g->v[order[i]], &builtin, &sv);
+        if (rc)
+            return rc;
+        if (i == E)
+            c->edge = sv;
+        if (own && i < E + P)
+            c->edge_own[i - E] = sv;
+        else if (i == n - 2)
+            c->core = sv;
+        else if (i == n - 1)
+            c->uas = sv;
+    }
+    return 0;
+}
+
 /* The network keys a written topology sets itself. */
 static int no_builtin(struct graph *g)
 {
@@ -516,6 +676,8 @@ static int no_builtin(struct graph *g)
     }
     return 0;
 }
+
+static int rates_names(struct graph *g, struct osn_net_cfg *c, const int *order, int n);
 
 static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
 {
@@ -547,8 +709,20 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
     for (int i = 0; i < g->n && !rc; i++)
         if (g->v[i].kind == K_ELEMENT && g->v[i].mark == 0)
             rc = no_cycle(g, i);
-    if (!rc)
+    if (!rc) {
+        /* a graph of no built-in shape may be a tree; else shape()'s message stands */
         rc = shape(g, c, order, &n, &nmid);
+        if (rc && is_tree(g)) {
+            rc = tree(g, c, order, &n);
+            if (!rc)
+                rc = tree_links(g, c, tmp);
+            if (!rc)
+                rc = tree_servers(g, c, order, n);
+            if (!rc)
+                rc = rates_names(g, c, order, n);
+            return rc;
+        }
+    }
     if (!rc)
         rc = links(g, c, order, n, nmid, tmp);
     if (rc)
@@ -600,6 +774,14 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
             c->core_weight[i] = i < e0->k.nweights ? (int)e0->k.weight[i] : 1;
         c->core_weights_given = e0->k.nweights;
     }
+    return rates_names(g, c, order, n);
+}
+
+/* The sources' rates and the elements' names, order[0..n) the simulator's order, the sources
+ * first (c->edges of them). */
+static int rates_names(struct graph *g, struct osn_net_cfg *c, const int *order, int n)
+{
+    int E = c->edges;
 
     /* The rates: source.rate shared, or each source's own: alike, an equal share each (the
      * built-in fanin's bits); different, each its share of their sum (source.shares). */

@@ -72,6 +72,8 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->down_time = 30;
     cfg->access.delay = cfg->trunk.delay = cfg->uas_link.delay = 0.005;
     cfg->mids = 1;
+    cfg->levels = 2;
+    cfg->fanout = 2;
     for (int i = 0; i < OSN_NET_MAX_MIDS; i++)
         cfg->mid[i] = cfg->edge;
     /* The topology keys' defaults (src/io/net_topo.c): a link as [link trunk]'s. */
@@ -104,9 +106,51 @@ double osn_net_source_share(const struct osn_net_cfg *cfg, int i, int sources)
     return sc->share[i] / sum;
 }
 
+/* A generated tree's sources (the leaves: fanout^(levels - 1)) or its proxies below the core
+ * (fanout + fanout^2 + .. the leaves), or a written tree's (edges, proxies); past
+ * OSN_NET_MAX_ELEMS, OSN_NET_MAX_ELEMS + 1 (osn_net_check refuses it). */
+static long tree_count(const struct osn_net_cfg *c, bool proxies)
+{
+    if (c->up)
+        return proxies ? c->proxies : c->edges;
+    if (c->levels < 2 || c->fanout < 1)
+        return 0;
+    long level = 1, sum = 0;
+    for (int l = 2; l <= c->levels; l++) {
+        level *= c->fanout;
+        sum += level;
+        if (sum > OSN_NET_MAX_ELEMS)
+            return OSN_NET_MAX_ELEMS + 1;
+    }
+    return proxies ? sum : level;
+}
+
+int osn__net_up(const struct osn_net_cfg *c, int i)
+{
+    int E = (int)tree_count(c, false), P = (int)tree_count(c, true), core = E + P;
+    if (i < 0 || i > core)
+        return -1;
+    if (i == core)
+        return core + 1;
+    if (c->up)
+        return c->up[i];
+    if (i < E)
+        return E + i; /* source j into leaf j */
+    /* the levels from the leaves up: level l's proxy k into level l - 1's proxy k / fanout */
+    for (int start = E, n = E; n >= 1; start += n, n /= c->fanout)
+        if (i < start + n)
+            return start + n + (i - start) / c->fanout;
+    return -1;
+}
+
 int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
+    if (cfg->topology == OSN_NET_TREE)
+        return role == OSN_NET_ROLE_SOURCE                             ? (int)tree_count(cfg, false)
+               : role == OSN_NET_ROLE_EDGE                             ? (int)tree_count(cfg, true)
+               : role == OSN_NET_ROLE_CORE || role == OSN_NET_ROLE_UAS ? 1
+                                                                       : 0;
     switch (role) {
     case OSN_NET_ROLE_SOURCE:
     case OSN_NET_ROLE_EDGE:
@@ -375,6 +419,14 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
 
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext)
 {
+    if (cfg->topology == OSN_NET_TREE) { /* one next hop each; a link's hop is the call's */
+        int up = from < osn__net_nelem(cfg) - 1 ? osn__net_up(cfg, from) : -1;
+        if (next0)
+            *next0 = up;
+        if (nnext)
+            *nnext = up >= 0;
+        return up >= 0 && to == up ? 0 : -1;
+    }
     bool fan = cfg->topology == OSN_NET_FANOUT;
     int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
     int nelem = osn__net_nelem(cfg), uas = nelem - 1, ncores = fan ? cfg->cores : 1;
@@ -396,6 +448,40 @@ int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next
     if (nnext)
         *nnext = n;
     return to >= first && to < first + n ? hop : -1;
+}
+
+/* The key at fault in a tree's shape, or NULL: its size, each source's path (MAXHOP hops at
+ * most, into a proxy below the core), the control (a server half at the core only). */
+static const char *tree_bad(const struct osn_net_cfg *c, const char **why)
+{
+    const char *key = c->up ? "element" : "net.levels";
+    long E = tree_count(c, false), P = tree_count(c, true);
+    if (!c->up && !(c->levels >= 2 && c->levels <= MAXHOP - 1))
+        *why = "a tree has 2 .. 7 proxy levels (a call's path has 8 hops at most)";
+    else if (!c->up && c->fanout < 1)
+        key = "net.fanout", *why = "a tree's proxies have 1 or more children";
+    else if (E < 1 || E > OSN_NET_MAX_EDGES)
+        key = c->up ? key : "net.fanout",
+        *why = "a tree has 1 .. " STR(OSN_NET_MAX_EDGES) " sources (net.edges' bound)";
+    else if (P < 1 || E + P + 2 > OSN_NET_MAX_ELEMS)
+        key = c->up ? key : "net.fanout",
+        *why = "a tree has at most " STR(OSN_NET_MAX_ELEMS) " elements";
+    else if (c->ctl_at != OSN_NET_CTL_AT_CORE)
+        key = "control.at", *why = "a tree carries control at the core only (docs/scale.md)";
+    else
+        key = NULL;
+    for (int i = 0; !key && i < E; i++) {
+        int at = osn__net_up(c, i), hops = 1;
+        if (at < E || at >= E + P)
+            key = "element", *why = "a tree's source sends to a proxy below the core";
+        for (; !key && at >= E && at < E + P && hops <= MAXHOP; hops++)
+            at = osn__net_up(c, at);
+        if (!key && (at != E + P || hops + 1 > MAXHOP))
+            key = "element", *why = at == E + P
+                                            ? "a call's path in a tree has 8 hops at most (MAXHOP)"
+                                            : "a tree's proxies lead to its core";
+    }
+    return key;
 }
 
 static bool shares_ok(const struct osn_net_cfg *c)
@@ -427,6 +513,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->split && !(c->split->parts >= 1 && c->split->part >= 0 &&
                            c->split->part < c->split->parts && c->split->exchange))
         key = "split", why = "the processes' share of the replications is malformed";
+    else if (c->topology == OSN_NET_TREE && (key = tree_bad(c, &why)))
+        ;
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. " STR(OSN_NET_MAX_EDGES);
     else if (c->topology == OSN_NET_TANDEM && (c->mids < 1 || c->mids > OSN_NET_MAX_MIDS))
@@ -441,8 +529,8 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->topology == OSN_NET_FANOUT && c->core_weights_given &&
              c->core_weights_given != c->cores)
         key = "server edge.next_hop_weights", why = "one weight per core (net.cores)";
-    else if (c->src.nshares && (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT) &&
-             c->src.nshares != c->edges)
+    else if (c->src.nshares && c->topology != OSN_NET_COLLAPSE && c->topology != OSN_NET_TANDEM &&
+             c->src.nshares != osn_net_role_count(c, OSN_NET_ROLE_SOURCE))
         key = "source.shares", why = "one share per edge (net.edges)";
     else if (c->src.nshares && !shares_ok(c))
         key = "source.shares", why = "each share must be a finite number > 0";
@@ -507,7 +595,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
          * `server` key, the [server NAME] it names being the file's. */
         static _Thread_local char buf[3][48]; /* *bad_key outlives the call: the key names */
         int nmid = c->topology == OSN_NET_TANDEM && c->mid_own ? c->mids : 0;
-        int nedge = c->edges_own == c->edges ? c->edges_own : 0;
+        int nedge = c->edges_own == osn_net_role_count(c, OSN_NET_ROLE_EDGE) ? c->edges_own : 0;
         if ((c->edges_own && !nedge) || (nedge && !c->edge_own))
             key = "server edge.buffer", why = "edges of their own costs: one per edge";
         int nsv = 3 + (c->topology == OSN_NET_FANOUT ? c->cores - 1 : nmid) + nedge;

@@ -358,6 +358,12 @@ struct net {
     /* The path of the network's calls as source 0's (a fan-out's path[2] is its first core,
      * which the edge's choice overwrites), copied into each call as it starts (net_pool.c). */
     uint16_t path0[MAXHOP + 1];
+    /* A tree (OSN_NET_TREE): each source's whole path to the UAS and its hops, which the
+     * source copies into its call as it starts (net_source.c); NULL for the other shapes. */
+    struct tree_path {
+        uint16_t path[MAXHOP + 1];
+        uint8_t nhop;
+    } * src_path;
     /* The calls' pool: call_size bytes a call (call_bytes of the longest path),
      * calls_per_block of them to a block; a call's index is its block << CALL_SLOT_BITS and its
      * place in the block. */
@@ -675,8 +681,10 @@ void osn__net_trace_release(struct net *s);
 /* The hop of the link from element `from` to element `to` of configuration cfg's network (0
  * from a source, 1 from an edge, ..., the last into the UAS), -1 when the network has no such
  * link; *next0 and *nnext (may be NULL) receive from's first next hop and how many it has
- * (a fanout edge: the cores). */
+ * (a fanout edge: the cores). A tree's links are on hops that differ by call: 0 for each. */
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext);
+/* A tree's (OSN_NET_TREE) element i's next hop (the core's: the UAS), -1 for none. */
+int osn__net_up(const struct osn_net_cfg *cfg, int i);
 /* The number of elements of a configuration. */
 int osn__net_nelem(const struct osn_net_cfg *cfg);
 /* The element layout of a configuration: count, and into names and capacity (osn__net_nelem

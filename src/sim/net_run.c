@@ -64,6 +64,70 @@ static int setup_links(struct net *s, bool *link_class)
     return 0;
 }
 
+/* A tree's links: one from each element to its next hop (lk[f], lk_off[f] = f - its next hop),
+ * each with its place's delay and loss (from a source: access; into the UAS: uas_link; else
+ * trunk) or its own (cfg->link). A hop index is a different link for calls of different
+ * sources (a source nearer the core reaches the UAS in fewer hops): a hop where any call's link
+ * differs from the hop's (link_class, link_loss) becomes LINK_OWN. */
+static int setup_tree_links(struct net *s, bool *link_class)
+{
+    const struct osn_net_cfg *cfg = s->cfg;
+    bool own[MAXHOP] = {false};
+
+    s->lk_off = calloc((size_t)s->nelem, sizeof *s->lk_off);
+    s->lk = calloc((size_t)s->nelem, sizeof *s->lk);
+    if (!s->lk_off || !s->lk)
+        return OSN_ENOMEM;
+    for (int f = 0; f < s->uas; f++) {
+        int t = osn__net_up(cfg, f);
+        const struct osn_net_link_cfg *l = f < s->E      ? &cfg->access
+                                           : t == s->uas ? &cfg->uas_link
+                                                         : &cfg->trunk;
+        s->lk_off[f] = f - t;
+        s->lk[f] = (struct net_link){
+                .cls = osn__net_fix_class(s, l->delay), .delay = l->delay, .loss = l->loss};
+    }
+    for (int i = 0; i < cfg->nlinks; i++) { /* osn_net_check: `to` is `from`'s next hop */
+        struct net_link *l = &s->lk[cfg->link[i].from];
+        l->delay = cfg->link[i].link.delay;
+        l->loss = cfg->link[i].link.loss;
+        l->cls = osn__net_fix_class(s, l->delay);
+    }
+    for (int f = 0; f < s->uas; f++)
+        if (s->lk[f].cls >= 0)
+            link_class[s->lk[f].cls] = true;
+    for (int i = 0; i < s->E; i++)
+        for (int h = 0; h < s->src_path[i].nhop; h++) {
+            const struct net_link *l = &s->lk[s->src_path[i].path[h]];
+            own[h] |= l->cls != s->link_class[h] || l->loss != s->link_loss[h];
+        }
+    for (int h = 0; h < s->nhop; h++)
+        if (own[h])
+            s->link_loss[h] = LINK_OWN;
+    return 0;
+}
+
+/* A tree's paths: each source's, up its next hops to the UAS (osn_net_check bounded them to
+ * MAXHOP hops); s->nhop the longest. */
+static int setup_tree_paths(struct net *s)
+{
+    s->src_path = calloc((size_t)s->E, sizeof *s->src_path);
+    if (!s->src_path)
+        return OSN_ENOMEM;
+    s->nhop = 0;
+    for (int i = 0; i < s->E; i++) {
+        struct tree_path *p = &s->src_path[i];
+        int h = 0;
+        p->path[0] = (uint16_t)i;
+        for (int at = i; at != s->uas && h < MAXHOP;)
+            p->path[++h] = (uint16_t)(at = osn__net_up(s->cfg, at));
+        p->nhop = (uint8_t)h;
+        s->nhop = h > s->nhop ? h : s->nhop;
+    }
+    memcpy(s->path0, s->src_path[0].path, sizeof s->path0);
+    return 0;
+}
+
 /* The FIFO timer classes: the SIP timers' fixed durations, then the links'. */
 static int setup_timer_classes(struct net *s, char *msg, size_t msgsize)
 {
@@ -95,7 +159,9 @@ static int setup_timer_classes(struct net *s, char *msg, size_t msgsize)
         }
         link_class[s->link_class[h]] = true;
     }
-    int err = cfg->nlinks ? setup_links(s, link_class) : 0;
+    int err = s->src_path   ? setup_tree_links(s, link_class)
+              : cfg->nlinks ? setup_links(s, link_class)
+                            : 0;
     if (err)
         return err;
     /* What each FIFO prefetches ahead of its head: for a SIP timer its whole transaction, as
@@ -176,7 +242,9 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     /* The core's upstream neighbour (a fanout's edge chooses among the cores whatever the
      * control), and whether it is the core's client (the core has a server half); a source
      * whose edge has a server half: its UAC is the client (RFC 7339 5.3). */
-    bool gate = (s->nhop >= 4 && i == s->core - 1) || (s->nhop == 3 && i >= s->E && i < 2 * s->E);
+    bool gate = s->src_path ? i >= s->E && i < s->core && osn__net_up(cfg, i) == s->core
+                            : (s->nhop >= 4 && i == s->core - 1) ||
+                                      (s->nhop == 3 && i >= s->E && i < 2 * s->E);
     bool core_cli = gate && cfg->ctl_at != OSN_NET_CTL_AT_EDGE;
     bool src_cli = cfg->ctl_at != OSN_NET_CTL_AT_CORE && i < s->E;
     if (gate && cfg->topology == OSN_NET_FANOUT) {
@@ -279,7 +347,7 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->tot = tot;
     s->call_free = UINT32_MAX;
     bool fan = cfg->topology == OSN_NET_FANOUT;
-    s->E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
+    s->E = osn_net_role_count(cfg, OSN_NET_ROLE_SOURCE);
     s->ncores = fan ? cfg->cores : 1;
     s->uas = s->nelem - 1;
     s->core = s->nelem - 1 - s->ncores;
@@ -294,6 +362,8 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
         s->path0[h] = (uint16_t)(s->core - (s->nhop - 1 - h));
     if (fan)
         s->path0[3] = (uint16_t)s->uas;
+    if (cfg->topology == OSN_NET_TREE && (err = setup_tree_paths(s)) != 0)
+        return err;
     s->call_size = call_bytes(s->nhop);
     s->calls_per_block = (uint32_t)(OSN_MEM_BLOCK / s->call_size);
     s->call_fresh = s->calls_per_block; /* no block yet: the first call makes one */
@@ -356,6 +426,8 @@ void osn__net_teardown(struct net *s)
     s->elems = NULL;
     free(s->lk);
     free(s->lk_off);
+    free(s->src_path);
+    s->src_path = NULL;
     s->lk = NULL;
     s->lk_off = NULL;
     s->nelem = 0;

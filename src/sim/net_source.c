@@ -10,6 +10,7 @@
  * that event.
  */
 #include <math.h>
+#include <string.h>
 
 #include "net_int.h"
 #include "osn/des.h"
@@ -99,8 +100,12 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
         c->uid = c->origin = ++s->next_uid;
     }
     c->src = c->path[0] = (uint16_t)src;
-    c->path[1] = (uint16_t)(s->E + src); /* its proxy */
-    c->refs = 1;                         /* held while the INVITE is being started */
+    c->path[1] = (uint16_t)(s->E + src);            /* its proxy */
+    if (__builtin_expect(s->src_path != NULL, 0)) { /* a tree: the source's own path */
+        memcpy(c->path, s->src_path[src].path, sizeof c->path);
+        c->nhop = s->src_path[src].nhop;
+    }
+    c->refs = 1; /* held while the INVITE is being started */
     if (!prev) {
         s->tr_start += 1;
         if (obs(s)) {
