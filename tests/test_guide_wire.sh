@@ -8,15 +8,28 @@
 #   - the core's control acted (core rejected_503 > 0) and its buffer (400 > R) dropped at most
 #     0.5% of the messages (none with SIPp's paced calls; a few with Poisson and a busy machine);
 #   - every element's summary was collected.
-# About 25 s.   Usage: test_guide_wire.sh OSN ROOT
+# About 25 s (a run again when its generator lagged more than 10 ms, 3 tries at most).
+# Usage: test_guide_wire.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-timeout -k 5 150 "$OSN" testbed "$ROOT/examples/guide/kamailio-wire.ini" --loads 1.2 \
-    --controls local --warmup 5 --duration 15 --json "$OUT/testbed.json" ||
-    { echo "FAIL: osn testbed failed"; exit 1; }
+# A run whose generator lagged more than 10 ms behind its schedule (a machine too busy to offer
+# the load: osn testbed marks it as one not to trust; at load average 6 here it lagged 417 ms
+# and the starved core dropped 1% of its messages) is run again, 3 tries at most, as the
+# testbed tests do (tb_run_steady, tests/testbed_lib.sh).
+for try in 1 2 3; do
+    rm -f "$OUT/testbed.json"
+    timeout -k 5 150 "$OSN" testbed "$ROOT/examples/guide/kamailio-wire.ini" --loads 1.2 \
+        --controls local --warmup 5 --duration 15 --json "$OUT/testbed.json" ||
+        { echo "FAIL: osn testbed failed"; exit 1; }
+    lag=$(python3 -c 'import json, sys
+print(max((r.get("lag_max_s") or 0) for r in json.load(open(sys.argv[1]))))' "$OUT/testbed.json") ||
+        break
+    awk -v l="$lag" 'BEGIN { exit !(l > 0.010) }' && [ "$try" != 3 ] || break
+    echo "the generator lagged $lag s behind its schedule: again, try $((try + 1)) of 3"
+done
 python3 - "$OUT/testbed.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
