@@ -154,7 +154,9 @@ static inline const char *skip_plain(const char *p, const char *end)
 /* The end of the logical line starting at p (after its LF, folds included), with *vend the
  * end of its text (before the CRLF or LF). NULL on a control character (*vend: where) or when
  * the datagram ends first (*vend = NULL). One pass, 16 bytes at a time over ordinary text. */
-static const char *line_end(const char *p, const char *end, const char **vend)
+/* Inlined into its two callers: the call was about a tenth of the function's cost. */
+static inline __attribute__((always_inline)) const char *line_end(const char *p, const char *end,
+                                                                  const char **vend)
 {
     const char *start = p;
     for (;;) {
