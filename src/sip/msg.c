@@ -346,8 +346,7 @@ static int verdict(struct osn_sip_wire *m)
 static int header_line(struct osn_sip_wire *m, const char *ls, const char *vend, const char *next)
 {
     /* header-name HCOLON: token, then SP/HTAB, then ':' (RFC 3261 25.1, 7.3.1). */
-    const char *p = ls, *e = vend;
-    int id = -1;
+    const char *p = ls, *e = NULL;
 #if defined(__SSE2__)
     if (vend - p >= 16) {
         /* The name's end by one vector compare, then its id: a known name is a token (its
@@ -358,17 +357,17 @@ static int header_line(struct osn_sip_wire *m, const char *ls, const char *vend,
                                    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
                                                 _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
         unsigned mask = (unsigned)_mm_movemask_epi8(hit);
-        if (mask) {
+        if (mask)
             e = p + __builtin_ctz(mask);
-            id = osn_sip_hdr_id(p, (size_t)(e - p));
-        }
     }
 #endif
-    /* No token byte is ':', SP or HTAB, so the token ends at e or before it, as a scan to vend
-     * would find. */
-    const char *q = id > OSN_SIP_HDR_OTHER ? e : skip_token(p, e);
-    if (id < 0)
-        id = osn_sip_hdr_id(p, (size_t)(q - p));
+    const char *q = e ? e : skip_token(p, vend);
+    /* One call site, so that LTO inlines it. */
+    int id = osn_sip_hdr_id(p, (size_t)(q - p));
+    /* No token byte is ':', SP or HTAB, so an unknown name's token ends at e or before it, as a
+     * scan to vend would find. */
+    if (e && id == OSN_SIP_HDR_OTHER)
+        q = skip_token(p, e);
     const char *c = q;
     while (c < vend && (*c == ' ' || *c == '\t'))
         c++;
