@@ -460,6 +460,49 @@ static void test_via_and_friends(void **state)
 
 /* Every prefix of every message: some verdict, no read past the prefix (ASan), and a prefix
  * that ends inside the head is never accepted. */
+/* Keywords in any case (RFC 3261 7.3.1, 25: header names, parameter names and the version are
+ * case-insensitive), header names short and long (under and over 16 bytes a line, the two ways
+ * msg.c finds a name's end), and a name with a non-token byte where a known one would be. */
+static void test_keyword_case(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_str("INVITE sip:u@example.com sIp/2.0\r\n"
+                               "VIA: sip/2.0/udp h1;BRANCH=z9hG4bKA;MADDR=239.1.1.1;TTL=3;RPORT;"
+                               "Received=192.0.2.9\r\n"
+                               "fROM: <sip:a@example.com>;TAG=f1\r\n"
+                               "t: <sip:u@example.com>;Tag=t1\r\n"
+                               "cALL-id \t: c1@example.com\r\n"
+                               "CSEQ: 1 INVITE\r\nmAX-fORWARDS:70\r\nX-Zed: 1\r\n"
+                               "CONTENT-length: 0\r\n\r\n"),
+                     OSN_SIP_WIRE_ACCEPT);
+    assert_int_equal(M.nvia, 1);
+    assert_span(M.via[0].branch, "z9hG4bKA");
+    assert_span(M.via[0].maddr, "239.1.1.1");
+    assert_int_equal(M.via[0].ttl, 3);
+    assert_true(M.via[0].rport);
+    assert_span(M.via[0].received, "192.0.2.9");
+    assert_false(M.rfc2543);
+    assert_span(M.from.tag, "f1");
+    assert_span(M.to.tag, "t1");
+    assert_span(M.call_id, "c1@example.com");
+    assert_int_equal(M.hdr[M.call_id_hdr].id, OSN_SIP_HDR_CALL_ID);
+    assert_span(M.hdr[M.call_id_hdr].name, "cALL-id");
+    assert_int_equal(M.max_forwards, 70);
+    assert_int_equal(M.content_length, 0);
+    assert_int_equal(M.hdr[6].id, OSN_SIP_HDR_OTHER);
+    assert_span(M.hdr[6].name, "X-Zed");
+
+    /* "Call-I@" is no name: the error is at the '@', the line is skipped. */
+    const char *bad = "INVITE sip:u@example.com SIP/2.0\r\nVia: SIP/2.0/UDP h1;branch=z9hG4bKA\r\n"
+                      "From: <sip:a@example.com>;tag=f1\r\nTo: <sip:u@example.com>\r\n"
+                      "Call-I@: c1@example.com\r\nCall-ID: c1@example.com\r\nCSeq: 1 INVITE\r\n"
+                      "Content-Length: 0\r\n\r\n";
+    assert_int_equal(parse_str(bad), OSN_SIP_WIRE_ANSWER);
+    assert_int_equal(M.err.reason, OSN_SIP_WIRE_EHDRNAME);
+    assert_int_equal(M.err.offset, (uint32_t)(strstr(bad, "@:") - bad));
+    assert_int_equal(M.nhdr, 6);
+}
+
 static void test_prefixes(void **state)
 {
     (void)state;
@@ -1831,6 +1874,7 @@ int main(void)
             cmocka_unit_test(test_rfc4475_valid_fields),
             cmocka_unit_test(test_sipp_messages),
             cmocka_unit_test(test_via_and_friends),
+            cmocka_unit_test(test_keyword_case),
             cmocka_unit_test(test_prefixes),
             cmocka_unit_test(test_bounds),
             cmocka_unit_test(test_scan_positions),
