@@ -39,38 +39,10 @@ static bool next_item(const char **p, char *item, size_t size, bool *too_long)
     return true;
 }
 
-/* The weights of next_hop_weights into weight[0..n). */
-static int parse_weights(const char *text, int *weight, int n, char *msg, size_t msgsize)
-{
-    char item[64];
-    bool too_long;
-    int k = 0;
-    while (next_item(&text, item, sizeof item, &too_long)) {
-        char *end;
-        errno = 0;
-        long w = strtol(item, &end, 10);
-        if (k == n) {
-            snprintf(msg, msgsize, "more weights than the %d next hop%s: one each", n,
-                     n > 1 ? "s" : "");
-            return OSN_EINVAL;
-        }
-        if (too_long || errno || end == item || *end || w < 1 || w > 1000) {
-            snprintf(msg, msgsize, "'%s' is not a weight (a whole number 1..1000)", item);
-            return OSN_EINVAL;
-        }
-        weight[k++] = (int)w;
-    }
-    if (k != n) {
-        snprintf(msg, msgsize, "%d weight%s for %d next hops: one each", k, k == 1 ? "" : "s", n);
-        return OSN_EINVAL;
-    }
-    return 0;
-}
-
-/* The values of a next_hop_delays or next_hop_losses list into value[0..n): one a next hop, each
- * in [0, hi) (hi INFINITY: finite). */
-static int parse_values(const char *text, double *value, int n, double hi, const char *what,
-                        char *msg, size_t msgsize)
+/* One number a next hop from list `text` into value[0..n), each in [lo, hi) and, when `whole`,
+ * a whole number; `what` says what one is ("a weight (a whole number 1..1000)"). */
+static int parse_list(const char *text, double *value, int n, double lo, double hi, bool whole,
+                      const char *what, char *msg, size_t msgsize)
 {
     char item[64];
     bool too_long;
@@ -84,7 +56,8 @@ static int parse_values(const char *text, double *value, int n, double hi, const
                      n > 1 ? "s" : "");
             return OSN_EINVAL;
         }
-        if (too_long || errno || end == item || *end || !(v >= 0 && v < hi)) {
+        if (too_long || errno || end == item || *end || !(v >= lo && v < hi) ||
+            (whole && v != floor(v))) {
             snprintf(msg, msgsize, "'%s' is not %s", item, what);
             return OSN_EINVAL;
         }
@@ -135,19 +108,23 @@ int hops_parse(const struct osn_node_cfg *cfg, union node_addr *addr, bool *tcp,
     *count = n;
     if (cfg->next_hop_weights[0]) {
         *key = "node.next_hop_weights";
-        if (parse_weights(cfg->next_hop_weights, weight, n, msg, msgsize) != 0)
+        double w[OSN_ELEM_MAX_HOPS];
+        if (parse_list(cfg->next_hop_weights, w, n, 1, 1001, true,
+                       "a weight (a whole number 1..1000)", msg, msgsize) != 0)
             return OSN_EINVAL;
+        for (int i = 0; i < n; i++)
+            weight[i] = (int)w[i];
     }
     if (cfg->next_hop_delays[0]) {
         *key = "node.next_hop_delays";
-        if (parse_values(cfg->next_hop_delays, delay, n, INFINITY, "a delay (s, >= 0)", msg,
-                         msgsize) != 0)
+        if (parse_list(cfg->next_hop_delays, delay, n, 0, INFINITY, false, "a delay (s, >= 0)", msg,
+                       msgsize) != 0)
             return OSN_EINVAL;
     }
     if (cfg->next_hop_losses[0]) {
         *key = "node.next_hop_losses";
-        if (parse_values(cfg->next_hop_losses, loss, n, 1, "a probability in [0, 1)", msg,
-                         msgsize) != 0)
+        if (parse_list(cfg->next_hop_losses, loss, n, 0, 1, false, "a probability in [0, 1)", msg,
+                       msgsize) != 0)
             return OSN_EINVAL;
     }
     *key = NULL;
