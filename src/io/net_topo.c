@@ -426,6 +426,19 @@ static int depth(const struct graph *g, int n, int E, int nmid, int i)
     return at < 2 * E + nmid ? 2 + at - 2 * E : 2 + nmid;
 }
 
+/* The ends of [link A-B] x: *a the element or source A, *b the element B (a name may hold
+ * '-': each split is tried until both halves name something); *b -1 when none does. */
+static void link_ends(const struct graph *g, const struct named *x, int *a, int *b)
+{
+    *a = *b = -1;
+    for (const char *p = x->name; *b < 0 && (p = strchr(p, '-')); p++) {
+        *a = find(g, K_ELEMENT, x->name, (size_t)(p - x->name));
+        if (*a < 0)
+            *a = find(g, K_SOURCE, x->name, (size_t)(p - x->name));
+        *b = *a < 0 ? -1 : find(g, K_ELEMENT, p + 1, strlen(p + 1));
+    }
+}
+
 /* The links: [link A-B] of an edge of the graph, each at its place (access: from the sources,
  * trunk: between proxies, uas: into the UAS). The links of a place that are all alike (those
  * not written having the place's [link access|trunk|uas]) give the place its delay and loss, as
@@ -451,13 +464,8 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
         struct named *x = &g->v[i];
         if (x->kind != K_LINK)
             continue;
-        int a = -1, b = -1;
-        for (const char *p = x->name; b < 0 && (p = strchr(p, '-')); p++) {
-            a = find(g, K_ELEMENT, x->name, (size_t)(p - x->name));
-            if (a < 0)
-                a = find(g, K_SOURCE, x->name, (size_t)(p - x->name));
-            b = a < 0 ? -1 : find(g, K_ELEMENT, p + 1, strlen(p + 1));
-        }
+        int a, b;
+        link_ends(g, x, &a, &b);
         bool edge = false;
         for (int j = 0; b >= 0 && j < g->v[a].nhop; j++)
             edge |= g->v[a].hop[j] == b;
@@ -595,13 +603,8 @@ static int tree_links(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg
             struct named *x = &g->v[i];
             if (x->kind != K_LINK)
                 continue;
-            int a = -1, b = -1;
-            for (const char *p = x->name; b < 0 && (p = strchr(p, '-')); p++) {
-                a = find(g, K_ELEMENT, x->name, (size_t)(p - x->name));
-                if (a < 0)
-                    a = find(g, K_SOURCE, x->name, (size_t)(p - x->name));
-                b = a < 0 ? -1 : find(g, K_ELEMENT, p + 1, strlen(p + 1));
-            }
+            int a, b;
+            link_ends(g, x, &a, &b);
             if (b < 0 || g->v[a].hop[0] != b)
                 return osn_ini_bad(x->first, g->err, g->errsize,
                                    "[link %s] is not a link of the graph: a link is named [link "
