@@ -568,8 +568,10 @@ def hostile(osn, tmp):
             break
     check(k > 0 and uas.rss_kb() - rss0 < 64 << 10,
           f"a peer that does not read: {k} INVITEs sent, RSS +{(uas.rss_kb() - rss0) // 1024} MiB")
-    a.close()
-    b.close()
+    # a and b stay open on our side until the end: their ports must not be reused by the idle
+    # connections below, which would then be sent b's late 2xx retransmissions (RFC 3261
+    # 18.2.2: a response goes to a connection from its request's source address) and be
+    # closed for overflow, not idleness (a run under ASan: tcp_closed_idle 1,049).
     time.sleep(4.5)  # the idle timeout closes b's connection (its output stuck) if not yet
     rss1 = uas.rss_kb()
     idle = [socket.create_connection(("127.0.0.1", uas.port), timeout=5) for _ in range(1000)]
@@ -627,7 +629,7 @@ def hostile(osn, tmp):
                 pass
             except ConnectionError:
                 open_.discard(i)
-    for s in conns:
+    for s in conns + [a, b]:
         s.close()
     gone = len(conns) - len(open_)
     check(gone == 1100, f"after tcp_idle_timeout, {gone} of 1,100 connections closed by the node")
@@ -637,7 +639,12 @@ def hostile(osn, tmp):
             "tcp_accepted": lambda v: v >= 1053}
     for key, ok in want.items():
         check(key in d and ok(d[key]), f"JSON {key} = {d.get(key)}")
-    check(d.get("rss_peak_kb", 0) < 128 << 10, f"JSON rss_peak_kb {d.get('rss_peak_kb')} < 128 MiB")
+    # Under ASan (OSN_SANITIZED, set by tests/node.cmake) freed memory waits in its quarantine,
+    # 256 MiB by default, before it is reused: the bound grows by that much (peaks of 199 and
+    # 233 MiB were measured there, 92 to 100 MiB without it).
+    bound = (128 + (256 if os.environ.get("OSN_SANITIZED") == "1" else 0)) << 10
+    check(d.get("rss_peak_kb", 0) < bound,
+          f"JSON rss_peak_kb {d.get('rss_peak_kb')} < {bound >> 10} MiB")
 
 
 def main():
