@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net_run_util.h"
 #include "osn/err.h"
 #include "osn/net.h"
 #include "osn/net_scenario.h"
@@ -57,31 +58,6 @@ static struct osn_net_scenario *load(const char *path, const char *const *sets, 
 }
 
 /* Frees a scenario load() returned. */
-static void unload(struct osn_net_scenario *s)
-{
-    osn_net_scenario_release(s);
-    free(s);
-}
-
-static void run(const struct osn_net_cfg *cfg, struct osn_net_result *r)
-{
-    char msg[256] = "";
-    memset(r, 0, sizeof *r);
-    int rc = osn_net_run(cfg, r, msg, sizeof msg);
-    if (rc)
-        fprintf(stderr, "run: %s\n", msg);
-    assert_int_equal(rc, 0);
-}
-
-/* Both runs' figures, bit for bit (NaN half-widths compare as bits too). */
-static void assert_same(const struct osn_net_result *a, const struct osn_net_result *b)
-{
-    assert_int_equal(a->nelem, b->nelem);
-    assert_memory_equal(a->est, b->est, sizeof a->est);
-    assert_memory_equal(a->elem, b->elem, (size_t)a->nelem * sizeof *a->elem);
-    assert_true(a->messages == b->messages);
-    assert_true(a->events == b->events);
-}
 
 static void test_fanin_written_is_fanin(void **state)
 {

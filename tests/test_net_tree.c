@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "net_run_util.h"
 #include "osn/err.h"
 #include "osn/net.h"
 #include "osn/net_scenario.h"
@@ -51,12 +52,6 @@ static struct osn_net_scenario *load_text(const char *text, const char *const *s
     return s;
 }
 
-static void unload(struct osn_net_scenario *s)
-{
-    osn_net_scenario_release(s);
-    free(s);
-}
-
 static struct osn_net_scenario *must_load(const char *text, const char *const *sets, int nsets)
 {
     char err[512] = "";
@@ -66,25 +61,6 @@ static struct osn_net_scenario *must_load(const char *text, const char *const *s
         fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
     return s;
-}
-
-static void run(const struct osn_net_cfg *cfg, struct osn_net_result *r)
-{
-    char msg[256] = "";
-    memset(r, 0, sizeof *r);
-    int rc = osn_net_run(cfg, r, msg, sizeof msg);
-    if (rc)
-        fprintf(stderr, "run: %s\n", msg);
-    assert_int_equal(rc, 0);
-}
-
-static void assert_same(const struct osn_net_result *a, const struct osn_net_result *b)
-{
-    assert_int_equal(a->nelem, b->nelem);
-    assert_memory_equal(a->est, b->est, sizeof a->est);
-    assert_memory_equal(a->elem, b->elem, (size_t)a->nelem * sizeof *a->elem);
-    assert_true(a->messages == b->messages);
-    assert_true(a->events == b->events);
 }
 
 /* The overload of examples/fanin.ini: 1,000 calls/s into a core of about 370. */
