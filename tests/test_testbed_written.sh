@@ -17,16 +17,19 @@
 #      - every call offered passed every proxy (each one's calls_in is the callee's);
 #      - real goodput within 15% of the simulator's (its interval is wide: 2 replications);
 #      - each proxy was given its own [server NAME]'s costs (its scenario_resolved), and spent
-#        them: the CPU seconds a call cost it (busy time over calls) is the closed form
-#        (invite + ack + bye + 4 responses, 3 at the last) within 1%, 2.3 ms at an S-CSCF;
-#        with every mid at the first proxy's costs (node.mid ignored) each is 0.6 ms;
+#        them: its busy time is the closed form of the messages it counted at those costs
+#        within 1% (tests/node/cpu_spent.py), a call's invite + ack + bye + 4 responses (3 at
+#        the last) where nothing was retransmitted, 2.3 ms at an S-CSCF; with every mid at the
+#        first proxy's costs (node.mid ignored) each would be 0.6 ms. On a machine too slow
+#        to answer within T1 (ASan on a CI runner: 0.81 ms a call at the P-CSCF) the requests
+#        retransmitted and the responses resent are counted in the form, at their own costs;
 #   4. examples/fanin_topology.ini, 8 sources of their own rates (125 calls/s each) into 8
 #      proxies into one core, --loads 0.5 (185 calls/s), 2 s + 4 s: each source's generator
 #      (by name) started its share, 185.2 / 8 calls/s over its 6 s, within 4 sigma of Poisson;
 #      real goodput within 15% of the simulator's;
 #   5. a fan-in written here, sources of 20 and 60 calls/s into first proxies of costs of
 #      their own (0.6 and 2.4 ms a call), --loads 0.3: each source started its share (1/4,
-#      3/4) within 4 sigma, each first proxy spent its own closed form a call within 1%; with
+#      3/4) within 4 sigma, each first proxy spent its own messages' closed form within 1%; with
 #      a [link pb-core] of 20 ms (the trunk's is 5 ms), which pb carries both ways
 #      (node.next_hop_delays), source b's mean setup delay is behind a's by the simulator's
 #      difference (about 31 ms) within 3 ms on the wire.
@@ -117,8 +120,10 @@ testbed() {
 
 # ---- 3. the chain on the wire
 testbed chain "$SCEN" 0.1
-"$NL_PY" - "$T/chain.json" "$T/chain/none_0.1x" <<'PY'
+"$NL_PY" - "$T/chain.json" "$T/chain/none_0.1x" "$SCEN" "$ROOT/tests/node" <<'PY'
 import json, os, sys
+sys.path.insert(0, sys.argv[4])
+import cpu_spent
 r = json.load(open(sys.argv[1]))[0]
 run = sys.argv[2]
 bad = []
@@ -139,26 +144,25 @@ if not bad:
     if not abs(r["real_goodput"] / r["sim_goodput"] - 1) <= 0.15:
         bad.append(f"real goodput {r['real_goodput']:.1f}, sim {r['sim_goodput']:.1f}")
     # each proxy was given its own [server NAME]'s costs...
-    invite = {"pcscf": 0.0002, "scscf": 0.0008, "as": 0.0005, "icscf": 0.0003,
-              "scscf_t": 0.0008, "pcscf_t": 0.0002}
-    for n, want in invite.items():
-        res = node[n]["scenario_resolved"]
-        got = [v["cost_invite"] for k, v in res.items() if k.startswith("server ")]
-        if got != [want]:
-            bad.append(f"{n}: cost_invite {got}, its [server] says {want}")
-    # ...and spent them: the CPU seconds a call cost each proxy (its virtual CPU's busy time
-    # over its calls, nominal: node_busy) is the closed form, invite + ack + bye + 4 responses
-    # (100, 180, 200, the BYE's 200; 3 at the last proxy, whose uas sends no 100), within 1%
+    server = {"pcscf": "pcscf", "scscf": "scscf", "as": "as", "icscf": "icscf",
+              "scscf_t": "scscf", "pcscf_t": "pcscf"}
+    written = {n: cpu_spent.file_costs(sys.argv[3], s) for n, s in server.items()}
+    for n, costs in written.items():
+        res = [v for k, v in node[n]["scenario_resolved"].items() if k.startswith("server ")]
+        got = {k: res[0]["cost_" + k] for k in costs} if len(res) == 1 else res
+        if got != costs:
+            bad.append(f"{n}: costs {got}, its [server {server[n]}] says {costs}")
+    # ...and spent them: its virtual CPU's busy time is the closed form of the messages it
+    # served at those costs, within 1% (tests/node/cpu_spent.py). At this load a call is invite
+    # + ack + bye + 4 responses (100, 180, 200, the BYE's 200; 3 at the last proxy, whose uas
+    # sends no 100), printed beside; a machine too slow to answer within T1 adds retransmissions.
     call = {"pcscf": 0.0006, "scscf": 0.0023, "as": 0.0013, "icscf": 0.0006,
             "scscf_t": 0.0023, "pcscf_t": 0.00055}
-    for n, model in call.items():
-        real = node[n]["util"] * node[n]["elapsed_s"] / node[n]["calls_in"]
-        ok = abs(real / model - 1) <= 0.01
-        print(f"CPU a call, {n}: node {real * 1e3:.4f} ms, closed form {model * 1e3:.4f} ms: "
-              f"{'ok' if ok else 'FAIL'}")
+    for n, per_call in call.items():
+        line, ok = cpu_spent.check(n, node[n], written[n], per_call)
+        print(line)
         if not ok:
-            bad.append(f"CPU a call, {n}: node {real * 1e3:.4f} ms, closed form "
-                       f"{model * 1e3:.4f} ms")
+            bad.append(line)
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
@@ -235,8 +239,10 @@ next_hop = callee
 role = uas
 INI
 testbed uneven "$T/uneven.ini" 0.3
-"$NL_PY" - "$T/uneven.json" "$T/uneven/none_0.3x" <<'PY'
+"$NL_PY" - "$T/uneven.json" "$T/uneven/none_0.3x" "$T/uneven.ini" "$ROOT/tests/node" <<'PY'
 import json, math, os, sys
+sys.path.insert(0, sys.argv[4])
+import cpu_spent
 r = json.load(open(sys.argv[1]))[0]
 run = sys.argv[2]
 bad = []
@@ -245,14 +251,13 @@ for n, share in (("a", 0.25), ("b", 0.75)):
     got, want = node[n]["uac"]["calls_started"], r["rate"] * share * 6
     if abs(got - want) > 4 * math.sqrt(want):
         bad.append(f"source {n} started {got} calls, its share {want:.1f}")
-for n, model in (("pa", 0.0006), ("pb", 0.0024)):
-    real = node[n]["util"] * node[n]["elapsed_s"] / node[n]["calls_in"]
-    if not abs(real / model - 1) <= 0.01:
-        bad.append(f"{n}: {real * 1e3:.4f} ms a call, its closed form {model * 1e3:.4f}")
+for n, server, per_call in (("pa", "small", 0.0006), ("pb", "big", 0.0024)):
+    line, ok = cpu_spent.check(n, node[n], cpu_spent.file_costs(sys.argv[3], server), per_call)
+    print(line)
+    if not ok:
+        bad.append(line)
 print(f"uneven fan-in: a {node['a']['uac']['calls_started']}, b "
-      f"{node['b']['uac']['calls_started']} calls; pa "
-      f"{node['pa']['util'] * node['pa']['elapsed_s'] / node['pa']['calls_in'] * 1e3:.4f} ms, pb "
-      f"{node['pb']['util'] * node['pb']['elapsed_s'] / node['pb']['calls_in'] * 1e3:.4f} ms a call")
+      f"{node['b']['uac']['calls_started']} calls")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
