@@ -35,6 +35,8 @@
 #include "node_int.h"
 #include "osn/err.h"
 
+_Static_assert(LINK_LINES <= 32, "link.due_in is a mask of 32 lines");
+
 static void arm(struct node *n, int line)
 {
     struct link_dgram *g = n->link.line[line].head;
@@ -104,26 +106,65 @@ bool link_arrive(struct node *n, const union node_addr *from, const char *p, siz
            hold(n, LINK_OWN + 2 * k + 1, from, p, len, n->hops[k].delay, n->hops[k].loss);
 }
 
+/* Takes the head of line `line` off it. */
+static struct link_dgram *unlink_head(struct node *n, int line)
+{
+    struct link_dgram *g = n->link.line[line].head;
+    n->link.line[line].head = g->next;
+    if (!g->next)
+        n->link.line[line].tail = NULL;
+    n->link.held -= sizeof *g + g->len;
+    return g;
+}
+
 void link_due(struct node *n, int line)
 {
-    /* an arrival's line (LINK_OWN + 2 k + 1) hands its datagrams in; the others send them */
-    bool in = line >= LINK_OWN && (line - LINK_OWN) % 2 == 1;
     n->link.line[line].armed = false;
-    n->link.leaving = !in;
+    /* An arrival's line (LINK_OWN + 2 k + 1) waits for link_hand_in: a datagram handed in is
+     * read now, as the loop reads one from the socket after every timer due now has fired
+     * (run.c), so that a service that ended before now ends first at its own time; handed in
+     * here, before a later-due service end in the heap, it would stretch that service to now
+     * (node_service_done) and the server's busy time with it. */
+    if (line >= LINK_OWN && (line - LINK_OWN) % 2 == 1) {
+        n->link.due_in |= 1u << line;
+        return;
+    }
+    n->link.leaving = true;
     struct link_dgram *g;
     while ((g = n->link.line[line].head) && g->due <= n->now && !n->err) {
-        n->link.line[line].head = g->next;
-        if (!g->next)
-            n->link.line[line].tail = NULL;
-        n->link.held -= sizeof *g + g->len;
-        if (in)
-            node_datagram(n, g->bytes, g->len, &g->to);
-        else
-            udp_send_to(n, &g->to, g->bytes, g->len);
+        g = unlink_head(n, line);
+        udp_send_to(n, &g->to, g->bytes, g->len);
         free(g);
     }
     n->link.leaving = false;
     arm(n, line);
+}
+
+bool link_hand_in(struct node *n)
+{
+    uint32_t lines = n->link.due_in;
+    bool any = false;
+    n->link.due_in = 0;
+    while (lines && !n->err) {
+        int first = -1; /* the line whose head is due first */
+        for (uint32_t l = lines; l; l &= l - 1) {
+            int line = __builtin_ctz(l);
+            const struct link_dgram *g = n->link.line[line].head;
+            if (!g || g->due > n->now)
+                lines &= ~(1u << line);
+            else if (first < 0 || g->due < n->link.line[first].head->due)
+                first = line;
+        }
+        if (first < 0)
+            break;
+        struct link_dgram *g = unlink_head(n, first);
+        node_datagram(n, g->bytes, g->len, &g->to);
+        free(g);
+        any = true;
+    }
+    for (int line = LINK_OWN + 1; line < LINK_LINES; line += 2)
+        arm(n, line);
+    return any;
 }
 
 void link_release(struct node *n)

@@ -336,10 +336,11 @@ struct link {
         struct link_dgram *head, *tail;
         bool armed; /* a TM_LINK entry for the head is in the heap */
     } line[LINK_LINES];
-    size_t held;  /* bytes the lines hold (datagrams and their records): link_buffer at most */
-    bool on;      /* some delay or loss is set */
-    bool own;     /* some next hop has a link of its own: arrivals are looked at (link_arrive) */
-    bool leaving; /* link_due is sending: udp_send_to sends at once */
+    size_t held;     /* bytes the lines hold (datagrams and their records): link_buffer at most */
+    bool on;         /* some delay or loss is set */
+    bool own;        /* some next hop has a link of its own: arrivals are looked at (link_arrive) */
+    bool leaving;    /* link_due is sending: udp_send_to sends at once */
+    uint32_t due_in; /* the arrival lines whose head fell due, to hand in (link_hand_in) */
     struct osn_rng rng; /* the losses' draws */
 };
 /* The first stream of the scenario's seed the link losses draw from (worker w takes this + w):
@@ -633,8 +634,12 @@ bool link_hold(struct node *n, const union node_addr *to, const char *p, size_t 
  * a link of its own (next_hop_delays, next_hop_losses); then it is held, to be handled when due
  * (node_datagram), or lost and counted. */
 bool link_arrive(struct node *n, const union node_addr *from, const char *p, size_t len);
-/* A TM_LINK deadline of line `dir`: its due datagrams go out, by udp_send_to. */
+/* A TM_LINK deadline of line `dir`: its due datagrams go out, by udp_send_to; an arrival
+ * line's are handed in by link_hand_in, once every timer due now has fired. */
 void link_due(struct node *n, int dir);
+/* Hands in the datagrams of the arrival lines that fell due (node_datagram), the earliest due
+ * first; whether it handed any in. */
+bool link_hand_in(struct node *n);
 void link_release(struct node *n);
 
 /* tcp.c: the TCP transport. The loop polls tcp_fd (an epoll set of every TCP socket), runs

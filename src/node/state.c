@@ -48,11 +48,13 @@ void node_fire(struct node *n, const struct tm_entry *e)
 void node_fire_due(struct node *n)
 {
     const struct tm_entry *top;
-    while (!n->err && (top = timers_top(&n->timers)) && top->at <= n->now) {
-        struct tm_entry e = *top;
-        timers_pop(&n->timers);
-        node_fire(n, &e);
-    }
+    do {
+        while (!n->err && (top = timers_top(&n->timers)) && top->at <= n->now) {
+            struct tm_entry e = *top;
+            timers_pop(&n->timers);
+            node_fire(n, &e);
+        }
+    } while (!n->err && n->link.due_in && link_hand_in(n));
 }
 
 void node_release(struct node *n)

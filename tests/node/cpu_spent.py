@@ -48,12 +48,18 @@ def closed_form(s, written):
     return sum(n[k] * written.get(k, res["cost_" + k]) for k in KINDS)
 
 
+# The virtual CPU spends each cost exactly; what is left is a message still in service when the
+# node stops (0.02% at most seen, in loaded ASan runs). A service stretched to a late arrival
+# (datagrams a link held, handed in before the timers due with them) is 0.6 to 1.4% over.
+TOLERANCE = 0.0025
+
+
 def check(name, s, written, per_call):
     """Compares node NAME's spent CPU (summary S) with the closed form of its messages at the
-    costs WRITTEN, within 1%; returns (a line to print, whether it held). PER_CALL, the closed
-    form of a call without retransmissions, is printed beside."""
+    costs WRITTEN, within TOLERANCE; returns (a line to print, whether it held). PER_CALL, the
+    closed form of a call without retransmissions, is printed beside."""
     real, model = spent(s), closed_form(s, written)
-    ok = model > 0 and abs(real / model - 1) <= 0.01
+    ok = model > 0 and abs(real / model - 1) <= TOLERANCE
     line = (f"CPU {name}: {real:.4f} s spent, {model:.4f} s its messages' costs; "
             f"{real / s['calls_in'] * 1e3:.4f} ms a call ({per_call * 1e3:.4f} without "
             f"retransmissions, {s['retrans_absorbed']} absorbed): {'ok' if ok else 'FAIL'}")
