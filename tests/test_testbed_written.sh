@@ -34,10 +34,15 @@
 #      (node.next_hop_delays), source b's mean setup delay is behind a's by the simulator's
 #      difference (about 31 ms) within 3 ms on the wire, and pa and pb still spend their
 #      messages' closed form within 0.25% (handed in as the link held them, a datagram stretched
-#      the service before it to its own arrival: 0.6 to 1.4% over).
+#      the service before it to its own arrival: 0.6 to 1.4% over);
+#   6. a tree of no built-in shape, --loads 0.3: sources a, b into proxies p1, p2, both into
+#      p3, into which source c sends too, p1 -> p3 a link of 20 ms: each source started its
+#      share (1/4, 1/2, 1/4) within 4 sigma; each proxy saw exactly the calls of the sources
+#      behind it (p3 and the core all); each proxy spent its messages' closed form within 0.25%;
+#      a and b are behind c by the simulator's differences (about 40 and 10 ms) within 3 ms.
 # A testbed run whose generator lagged more than 10 ms behind its schedule (a machine too busy to
 # offer the load) is run again, 3 tries at most (tb_run_steady, tests/testbed_lib.sh).
-# About 60 s.   Usage: test_testbed_written.sh OSN ROOT
+# About 75 s.   Usage: test_testbed_written.sh OSN ROOT
 set -u
 OSN=$1
 ROOT=$(cd "$2" && pwd)
@@ -295,5 +300,105 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 nl_check $? "a link of its own on the wire, carried both ways by its upstream end (pb)"
+
+# ---- 6. a tree: sources at two levels, proxies into a proxy, a link of its own
+cat >"$T/tree.ini" <<'INI'
+[net]
+replications = 2
+[source]
+hold = 0.5
+[server core]
+cost_invite = 0.001
+cost_response = 0.0002
+cost_ack = 0.0003
+cost_bye = 0.0003
+buffer = 20000
+[server small]
+cost_invite = 0.0002
+cost_response = 0.00005
+cost_ack = 0.0001
+cost_bye = 0.0001
+[server big]
+cost_invite = 0.0008
+cost_response = 0.0002
+cost_ack = 0.0004
+cost_bye = 0.0004
+[source a]
+to = p1
+rate = 20
+[source b]
+to = p2
+rate = 40
+[source c]
+to = p3
+rate = 20
+[element p1]
+role = proxy
+server = small
+next_hop = p3
+[element p2]
+role = proxy
+server = small
+next_hop = p3
+[element p3]
+role = proxy
+server = big
+next_hop = core
+[element core]
+role = proxy
+server = core
+next_hop = callee
+[element callee]
+role = uas
+[link p1-p3]
+delay = 0.02
+INI
+testbed tree "$T/tree.ini" 0.3
+"$NL_PY" - "$T/tree.json" "$T/tree/none_0.3x" "$T/tree.ini" "$ROOT/tests/node" <<'PY'
+import json, math, os, sys
+sys.path.insert(0, sys.argv[4])
+import cpu_spent
+r = json.load(open(sys.argv[1]))[0]
+run = sys.argv[2]
+bad = []
+node = {n: json.load(open(os.path.join(run, n + ".json")))
+        for n in ("a", "b", "c", "p1", "p2", "p3", "core", "callee")}
+sim = {e["name"]: e for e in json.load(open(os.path.join(run, "sim.json")))["elements"]}
+started = {n: node[n]["uac"]["calls_started"] for n in "abc"}
+for n, share in (("a", 0.25), ("b", 0.5), ("c", 0.25)):
+    want = r["rate"] * share * 6
+    if abs(started[n] - want) > 4 * math.sqrt(want):
+        bad.append(f"source {n} started {started[n]} calls, its share {want:.1f}")
+# each call took its source's path: p1 a's, p2 b's, p3 and the core everyone's
+route = {"p1": started["a"], "p2": started["b"], "p3": sum(started.values()),
+         "core": sum(started.values())}
+for n, want in route.items():
+    if node[n]["calls_in"] != want:
+        bad.append(f"{n} saw {node[n]['calls_in']} calls, its sources started {want}")
+for n, server, per_call in (("p1", "small", 0.0006), ("p2", "small", 0.0006),
+                            ("p3", "big", 0.0024)):
+    line, ok = cpu_spent.check(n, node[n], cpu_spent.file_costs(sys.argv[3], server), per_call)
+    print(line)
+    if not ok:
+        bad.append(line)
+# a's path is c's with p1 and the 20 ms link, b's with p2 and a 5 ms trunk, each both ways
+real = {n: node[n]["setup_delay_mean"] for n in "abc"}
+sd = {n: sim[n]["src_setup_mean"] for n in "abc"}
+for n in "ab":
+    w, s = real[n] - real["c"], sd[n] - sd["c"]
+    print(f"tree: {n} behind c by {w * 1e3:.2f} ms on the wire, {s * 1e3:.2f} ms in the simulator")
+    if not abs(w - s) <= 0.003:
+        bad.append(f"{n} - c: {w * 1e3:.2f} ms on the wire, {s * 1e3:.2f} ms in the simulator")
+if not sd["a"] - sd["c"] > 0.035:
+    bad.append("the simulator's a is not 2 x (20 + 5) ms behind c: the link does not act")
+if not abs(r["real_goodput"] / r["sim_goodput"] - 1) <= 0.15:
+    bad.append(f"real goodput {r['real_goodput']:.1f}, sim {r['sim_goodput']:.1f}")
+print(f"tree: started a {started['a']}, b {started['b']}, c {started['c']}; p3 saw "
+      f"{node['p3']['calls_in']}")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+nl_check $? "a tree on the wire: sources at two levels, each call on its path, each proxy its costs"
 
 nl_summary

@@ -339,6 +339,10 @@ int osn_net_elem_role(const struct osn_net_cfg *cfg, int i, int *k);
  * the network has none. */
 int osn_net_elem_index(const struct osn_net_cfg *cfg, enum osn_net_role role, int k);
 
+/* A tree's (OSN_NET_TREE) element i's one next hop, in the simulator's order (a source's
+ * proxy, a proxy's proxy or the core, the core's UAS); -1 for the UAS or an i it has not. */
+int osn_net_tree_next_hop(const struct osn_net_cfg *cfg, int i);
+
 /* Defaults: collapse, 1 edge, time 20, warmup 10, 4 replications, seed 1, rate 300 calls/s,
  * hold 5 s, core costs about 2.7 ms of CPU per call (capacity about 370 calls/s), edge and UAS
  * 20x cheaper, buffers 500, links 5 ms, control none, RFC 3261 timers. */

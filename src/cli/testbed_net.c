@@ -9,6 +9,8 @@
  *                (or its share of source.shares)
  *     fanout     uacI -> edgeI -> {core, core2, ...} -> uas   (one edge: a fan-out; two or
  *                more: a mesh, every edge forwarding to every core)
+ *     tree       uacI -> a proxy -> ... -> core -> uas   (the proxies edge0.., each with one
+ *                next hop; sources at any proxy below the core: tree_build)
  *
  * A topology the user wrote ([element NAME] sections) gives each process its element's name.
  * The list is in start order, the callee first: a proxy's next hop is the port its downstream
@@ -62,6 +64,80 @@ double tb_net_capacity(const struct osn_net_cfg *c)
     return cap;
 }
 
+/* The link element `from` sends on to `to`, its own or its place's (from a source: access, from
+ * the core: uas, else trunk), as the simulator takes a tree's (src/io/net_topo.c, tree_links). */
+static void tree_link(struct tb_elem *e, const struct osn_net_cfg *c, int to_sim)
+{
+    const struct osn_net_link_cfg *place = strcmp(e->element, "uac") == 0    ? &c->access
+                                           : strcmp(e->element, "core") == 0 ? &c->uas_link
+                                                                             : &c->trunk;
+    const struct osn_net_link_cfg *l = link_of(c, e->sim, to_sim, place);
+    e->hop_delay[0] = l->delay;
+    e->hop_loss[0] = l->loss;
+}
+
+/* A topology the user wrote: each element takes its name, the simulator's of its index. */
+static void name_elems(struct tb_net *net, const struct osn_net_cfg *c)
+{
+    for (int i = 0; i < net->n; i++)
+        if (net->e[i].sim >= 0 && net->e[i].sim < c->named)
+            snprintf(net->e[i].name, sizeof net->e[i].name, "%s", c->elem_names[net->e[i].sim]);
+}
+
+/* A tree (OSN_NET_TREE): the UAS, the core, the proxies each after its next hop, the sources.
+ * Its proxies are edges (each with its [server NAME] when the file gives one: node.name); the
+ * core's upstream neighbours hear its feedback, the others forward, as in the simulator. A proxy
+ * may hear from sources and proxies over links of different delays, which its own end cannot
+ * tell apart: every link is carried by its upstream end, both ways (tb_net.own_links). */
+static int tree_build(struct tb_net *net, const struct osn_net_cfg *c)
+{
+    int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE),
+        P = osn_net_role_count(c, OSN_NET_ROLE_EDGE);
+    int core_sim = E + P, at[TB_MAX_ELEMS];
+    char name[16];
+
+    if (E + P + 2 > TB_MAX_ELEMS)
+        return osn_cli_die("testbed",
+                           "a tree of %d sources and %d proxies: the testbed starts "
+                           "at most %d processes (net.levels, net.fanout)",
+                           E, P, TB_MAX_ELEMS);
+    for (int i = 0; i < E + P + 2; i++)
+        at[i] = -1;
+    net->n = 0;
+    at[core_sim + 1] = add(net, "uas", "uas", -1);
+    net->e[at[core_sim + 1]].sim = core_sim + 1;
+    at[core_sim] = add(net, "core", "core", at[core_sim + 1]);
+    net->e[at[core_sim]].sim = core_sim;
+    /* each proxy once its next hop is up: a pass adds at least the proxies next to those added */
+    for (int added = 1; added;) {
+        added = 0;
+        for (int i = E; i < core_sim; i++) {
+            int next = osn_net_tree_next_hop(c, i);
+            if (at[i] >= 0 || next < 0 || at[next] < 0)
+                continue;
+            snprintf(name, sizeof name, "edge%d", i - E);
+            at[i] = add(net, name, "edge", at[next]);
+            net->e[at[i]].sim = i;
+            added = 1;
+        }
+    }
+    for (int i = 0; i < E; i++) {
+        int next = osn_net_tree_next_hop(c, i);
+        if (next < 0 || at[next] < 0)
+            return osn_cli_die("testbed", "source %d of the tree reaches no proxy", i);
+        snprintf(name, sizeof name, E == 1 ? "uac" : "uac%d", i);
+        int k = at[i] = add(net, name, "uac", at[next]);
+        net->e[k].share = osn_net_source_share(c, i, E);
+        net->e[k].stream = i;
+        net->e[k].sim = i;
+    }
+    for (int i = 0; i < net->n; i++)
+        if (net->e[i].nnext > 0)
+            tree_link(&net->e[i], c, net->e[net->e[i].next[0]].sim);
+    net->own_links = true;
+    return 0;
+}
+
 int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
 {
     bool fan = c->topology == OSN_NET_FANOUT;
@@ -69,10 +145,13 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
-    if (c->topology == OSN_NET_TREE)
-        return osn_cli_die("testbed", "a tree (net.topology = tree, or a written tree of no "
-                                      "built-in shape) is not carried by the testbed yet: its "
-                                      "processes are the built-in shapes' (docs/scale.md)");
+    if (c->topology == OSN_NET_TREE) {
+        int rc = tree_build(net, c);
+        if (rc)
+            return rc;
+        name_elems(net, c);
+        return 0;
+    }
     if (E < 1 || E > TB_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d (one process each)", E,
                            TB_MAX_EDGES);
@@ -146,9 +225,6 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     net->own_links = c->nlinks > 0;
     for (int i = 0; net->own_links && i < net->n; i++)
         net->e[i].delay_down = net->e[i].delay_up = net->e[i].loss_down = net->e[i].loss_up = 0;
-    /* A topology the user wrote: each element takes its name, the simulator's of its index */
-    for (int i = 0; i < net->n; i++)
-        if (net->e[i].sim >= 0 && net->e[i].sim < c->named)
-            snprintf(net->e[i].name, sizeof net->e[i].name, "%s", c->elem_names[net->e[i].sim]);
+    name_elems(net, c);
     return 0;
 }

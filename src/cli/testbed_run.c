@@ -130,8 +130,7 @@ static void source_args(struct args *a, const struct tb_cfg *cfg, double factor)
     char sets[TB_SOURCE_SETS][TB_SET_MAX];
     const struct osn_net_cfg *c = cfg->net;
     if (cfg->source_rates) {
-        bool fan = c->topology == OSN_NET_FANOUT;
-        int E = c->topology == OSN_NET_FANIN || fan ? c->edges : 1;
+        int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE);
         for (int i = 0; i < E && i < c->named; i++) {
             arg(a, "--set");
             arg(a, "source %s.rate=%.17g", c->elem_names[i],

@@ -143,6 +143,11 @@ int osn__net_up(const struct osn_net_cfg *c, int i)
     return -1;
 }
 
+int osn_net_tree_next_hop(const struct osn_net_cfg *cfg, int i)
+{
+    return cfg->topology == OSN_NET_TREE && i < osn__net_nelem(cfg) - 1 ? osn__net_up(cfg, i) : -1;
+}
+
 int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
