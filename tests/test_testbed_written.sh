@@ -203,7 +203,8 @@ PY
 nl_check $? "the written fan-in: every source its own share, real beside sim"
 
 # ---- 5. sources of different rates into first proxies of their own costs
-cat >"$T/uneven.ini" <<'INI'
+# (servers.ini: the run, the core's costs and two first proxies', for 5 and 6)
+cat >"$T/servers.ini" <<'INI'
 [net]
 replications = 2
 [source]
@@ -224,6 +225,8 @@ cost_invite = 0.0008
 cost_response = 0.0002
 cost_ack = 0.0004
 cost_bye = 0.0004
+INI
+cat "$T/servers.ini" - >"$T/uneven.ini" <<'INI'
 [source a]
 to = pa
 rate = 20
@@ -302,27 +305,7 @@ PY
 nl_check $? "a link of its own on the wire, carried both ways by its upstream end (pb)"
 
 # ---- 6. a tree: sources at two levels, proxies into a proxy, a link of its own
-cat >"$T/tree.ini" <<'INI'
-[net]
-replications = 2
-[source]
-hold = 0.5
-[server core]
-cost_invite = 0.001
-cost_response = 0.0002
-cost_ack = 0.0003
-cost_bye = 0.0003
-buffer = 20000
-[server small]
-cost_invite = 0.0002
-cost_response = 0.00005
-cost_ack = 0.0001
-cost_bye = 0.0001
-[server big]
-cost_invite = 0.0008
-cost_response = 0.0002
-cost_ack = 0.0004
-cost_bye = 0.0004
+cat "$T/servers.ini" - >"$T/tree.ini" <<'INI'
 [source a]
 to = p1
 rate = 20
