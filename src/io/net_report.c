@@ -32,7 +32,8 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
         snprintf(size, sizeof size, "%d mid%s", c->mids, c->mids > 1 ? "s" : "");
     else if (c->topology == OSN_NET_TREE)
         snprintf(size, sizeof size, "%d sources, %d proxies", E,
-                 osn_net_role_count(c, OSN_NET_ROLE_EDGE) + 1);
+                 osn_net_role_count(c, OSN_NET_ROLE_EDGE) +
+                         osn_net_role_count(c, OSN_NET_ROLE_CORE));
     else if (c->topology == OSN_NET_FANOUT)
         snprintf(size, sizeof size, "%d edge%s, %d cores", E, E > 1 ? "s" : "", c->cores);
     else

@@ -835,13 +835,20 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = tree_edges(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT)
         c->ctl.rate.n_clients = (unsigned)c->edges;
-    if (c->topology == OSN_NET_TREE) { /* the core's clients: the proxies that send to it */
+    if (!rc && c->topology == OSN_NET_TREE) {
+        /* a core's clients: the proxies that send to it (the most any core has) */
         int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE);
         int P = osn_net_role_count(c, OSN_NET_ROLE_EDGE);
-        unsigned n = 0;
-        for (int i = E; c->up && i < E + P; i++)
-            n += c->up[i] == E + P;
-        c->ctl.rate.n_clients = c->up ? n : (unsigned)c->fanout;
+        int ncores = osn_net_role_count(c, OSN_NET_ROLE_CORE);
+        unsigned most = 0;
+        for (int k = 0; c->up && k < ncores; k++) {
+            unsigned n = 0;
+            for (int i = E; i < E + P; i++)
+                n += c->core_w ? c->core_w[(size_t)(i - E) * (size_t)ncores + (size_t)k] > 0
+                               : c->up[i] == E + P + k;
+            most = n > most ? n : most;
+        }
+        c->ctl.rate.n_clients = c->up ? most : (unsigned)c->fanout;
     }
     c->ctl.prsm.t1 = c->sip.t1;
     return rc;
@@ -1032,7 +1039,9 @@ void osn_net_cfg_arrays_free(struct osn_net_cfg *c)
     free(c->edge_own);
     free(c->src.share);
     free(c->up);
+    free(c->core_w);
     c->up = NULL;
+    c->core_w = NULL;
     c->elem_names = NULL;
     c->link = NULL;
     c->edge_own = NULL;

@@ -125,13 +125,20 @@ static long tree_count(const struct osn_net_cfg *c, bool proxies)
     return proxies ? sum : level;
 }
 
+/* A tree's cores: one, or tree_cores. */
+static int tree_ncores(const struct osn_net_cfg *c)
+{
+    return c->tree_cores > 1 ? c->tree_cores : 1;
+}
+
 int osn__net_up(const struct osn_net_cfg *c, int i)
 {
     int E = (int)tree_count(c, false), P = (int)tree_count(c, true), core = E + P;
-    if (i < 0 || i > core)
+    int C = tree_ncores(c);
+    if (i < 0 || i >= core + C)
         return -1;
-    if (i == core)
-        return core + 1;
+    if (i >= core)
+        return core + C; /* a core into the UAS */
     if (c->up)
         return c->up[i];
     if (i < E)
@@ -143,14 +150,24 @@ int osn__net_up(const struct osn_net_cfg *c, int i)
     return -1;
 }
 
+int osn__net_core_w(const struct osn_net_cfg *c, int i, int to)
+{
+    int E = (int)tree_count(c, false), P = (int)tree_count(c, true), C = tree_ncores(c);
+    if (c->topology != OSN_NET_TREE || !c->core_w || i < E || i >= E + P || to < E + P ||
+        to >= E + P + C)
+        return 0;
+    return c->core_w[(size_t)(i - E) * (size_t)C + (size_t)(to - E - P)];
+}
+
 int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
     if (cfg->topology == OSN_NET_TREE)
-        return role == OSN_NET_ROLE_SOURCE                             ? (int)tree_count(cfg, false)
-               : role == OSN_NET_ROLE_EDGE                             ? (int)tree_count(cfg, true)
-               : role == OSN_NET_ROLE_CORE || role == OSN_NET_ROLE_UAS ? 1
-                                                                       : 0;
+        return role == OSN_NET_ROLE_SOURCE ? (int)tree_count(cfg, false)
+               : role == OSN_NET_ROLE_EDGE ? (int)tree_count(cfg, true)
+               : role == OSN_NET_ROLE_CORE ? tree_ncores(cfg)
+               : role == OSN_NET_ROLE_UAS  ? 1
+                                           : 0;
     switch (role) {
     case OSN_NET_ROLE_SOURCE:
     case OSN_NET_ROLE_EDGE:
@@ -425,7 +442,7 @@ int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next
             *next0 = up;
         if (nnext)
             *nnext = up >= 0;
-        return up >= 0 && to == up ? 0 : -1;
+        return up >= 0 && (to == up || osn__net_core_w(cfg, from, to) > 0) ? 0 : -1;
     }
     bool fan = cfg->topology == OSN_NET_FANOUT;
     int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
@@ -463,7 +480,9 @@ static const char *tree_bad(const struct osn_net_cfg *c, const char **why)
     else if (E < 1 || E > OSN_NET_MAX_EDGES)
         key = c->up ? key : "net.fanout",
         *why = "a tree has 1 .. " STR(OSN_NET_MAX_EDGES) " sources (net.edges' bound)";
-    else if (P < 1 || E + P + 2 > OSN_NET_MAX_ELEMS)
+    else if (c->tree_cores > OSN_NET_MAX_CORES)
+        *why = "a tree has 1 .. " STR(OSN_NET_MAX_CORES) " cores";
+    else if (P < 1 || E + P + tree_ncores(c) + 1 > OSN_NET_MAX_ELEMS)
         key = c->up ? key : "net.fanout",
         *why = "a tree has at most " STR(OSN_NET_MAX_ELEMS) " elements";
     else if (c->ctl_at != OSN_NET_CTL_AT_CORE)
@@ -476,10 +495,10 @@ static const char *tree_bad(const struct osn_net_cfg *c, const char **why)
             key = "element", *why = "a tree's source sends to a proxy below the core";
         for (; !key && at >= E && at < E + P && hops <= MAXHOP; hops++)
             at = osn__net_up(c, at);
-        if (!key && (at != E + P || hops + 1 > MAXHOP))
-            key = "element", *why = at == E + P
-                                            ? "a call's path in a tree has 8 hops at most (MAXHOP)"
-                                            : "a tree's proxies lead to its core";
+        bool core = at >= E + P && at < E + P + tree_ncores(c);
+        if (!key && (!core || hops + 1 > MAXHOP))
+            key = "element", *why = core ? "a call's path in a tree has 8 hops at most (MAXHOP)"
+                                         : "a tree's proxies lead to its core";
     }
     return key;
 }

@@ -466,12 +466,13 @@ static inline int branch_core(const struct call *c, uint64_t b)
     return k ? (int)k - 1 : c->core;
 }
 
-/* Element path[h] of call c for a message of branch b: the call's, but for a fan-out branch
- * that names its core (hop 2), which may be a core the call left (failover). */
+/* Element path[h] of call c for a message of branch b: the call's, but for a branch that names
+ * its core (the element before the UAS: a fanout's hop 2, a tree's proxy that chose among cores),
+ * which may be a core the call left (failover). */
 static inline int path(const struct net *s, const struct call *c, int h, uint64_t b)
 {
     unsigned k = (unsigned)(b >> CORE_SHIFT) & CORE_MASK;
-    return __builtin_expect(k != 0, 0) && h == 2 ? s->core + (int)k - 1 : c->path[h];
+    return __builtin_expect(k != 0, 0) && h == c->nhop - 1 ? s->core + (int)k - 1 : c->path[h];
 }
 
 /* The link hop h of call c crosses for a message of branch b, on a hop of LINK_OWN (s->lk): from
@@ -685,6 +686,9 @@ void osn__net_trace_release(struct net *s);
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext);
 /* A tree's (OSN_NET_TREE) element i's next hop (the core's: the UAS), -1 for none. */
 int osn__net_up(const struct osn_net_cfg *cfg, int i);
+/* A tree's proxy i's weight of element `to` among its next hops (cfg->core_w): > 0 when `to` is
+ * a core it may choose, 0 otherwise (and for every element of a tree without core_w). */
+int osn__net_core_w(const struct osn_net_cfg *cfg, int i, int to);
 /* The number of elements of a configuration. */
 int osn__net_nelem(const struct osn_net_cfg *cfg);
 /* The element layout of a configuration: count, and into names and capacity (osn__net_nelem

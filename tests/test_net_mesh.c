@@ -1,0 +1,186 @@
+/*
+ * Proxies that choose among several cores past the first proxies (issue 32's fan32 branch). Against
+ * independent references:
+ *
+ * - a graph written by hand: four sources (20, 20, 40, 40 calls/s) each into an edge, two edges
+ *   into each of two regional proxies, r0 choosing between cores c0 and c1 by weights 3 and 1,
+ *   r1 by 1 and 1, each core into the UAS, every proxy [server px], at low load: each proxy busy
+ *   the rate routed through it (the weights' shares of the rates into the regional proxies) x
+ *   its per-call cost (INVITE, ACK, BYE and its responses) within 2 %, and each core's share of
+ *   the INVITEs the weights' within three binomial standard deviations;
+ * - refused, naming the key: a choice among proxies that are not cores, cores into two UASs.
+ */
+#include <setjmp.h> /* cmocka needs these before its header */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "net_run_util.h"
+#include "osn/err.h"
+#include "osn/net.h"
+#include "osn/net_scenario.h"
+
+/* The scenario `text` (a temporary file) with the --set values `sets`; *rc its load's code. */
+static struct osn_net_scenario *load_text(const char *text, const char *const *sets, int nsets,
+                                          char *err, size_t errsize, int *rc)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/osn_test_mesh_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    struct osn_net_scenario *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    *rc = osn_net_scenario_load(s, path, sets, nsets, err, errsize);
+    unlink(path);
+    return s;
+}
+
+static struct osn_net_scenario *must_load(const char *text, const char *const *sets, int nsets)
+{
+    char err[512] = "";
+    int rc;
+    struct osn_net_scenario *s = load_text(text, sets, nsets, err, sizeof err, &rc);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    return s;
+}
+
+/* [server px]'s costs: INVITE 0.4 ms, each other message 0.1 ms. */
+#define PX_INVITE 0.0004
+#define PX_OTHER  0.0001
+#define PX                                                                                      \
+    "[server px]\ncost_invite = 0.0004\ncost_response = 0.0001\ncost_ack = 0.0001\ncost_bye = " \
+    "0.0001\n"
+
+/* A call's CPU at a px proxy with n responses: INVITE, ACK, BYE and the responses. */
+static double px_call(int n)
+{
+    return PX_INVITE + (2 + n) * PX_OTHER;
+}
+
+static void assert_util(const struct osn_net_result *r, int e, double want)
+{
+    double util = r->elem[e][OSN_NET_E_UTIL].value;
+    if (!(fabs(util / want - 1) < 0.02))
+        fprintf(stderr, "%s: util %g, closed form %g\n", r->elem_name[e], util, want);
+    assert_true(fabs(util / want - 1) < 0.02);
+}
+
+/* Core a's share of the INVITEs the cores a and b processed is p, within three binomial
+ * standard deviations of n calls. */
+static void assert_share(const struct osn_net_result *r, int a, int b, double p, double n)
+{
+    double ia = r->elem[a][OSN_NET_E_PROC + OSN_NET_K_INVITE].value;
+    double ib = r->elem[b][OSN_NET_E_PROC + OSN_NET_K_INVITE].value;
+    double share = ia / (ia + ib), tol = 3 * sqrt(p * (1 - p) / n);
+    if (!(fabs(share - p) < tol))
+        fprintf(stderr, "%s: share %g of the INVITEs, the weights' %g +- %g\n", r->elem_name[a],
+                share, p, tol);
+    assert_true(fabs(share - p) < tol);
+}
+
+/* Sources s0..s3 (20, 20, 40, 40 calls/s) into edges e0..e3, e0 and e1 into r0, e2 and e3
+ * into r1; r0 chooses c0 or c1 by 3 and 1, r1 by 1 and 1; c0 and c1 into the UAS u. */
+static const char written[] =
+        "[source]\nhold = 1\n" PX "[source s0]\nto = e0\nrate = 20\n[source s1]\nto = e1\n"
+        "rate = 20\n[source s2]\nto = e2\nrate = 40\n[source s3]\nto = e3\nrate = 40\n"
+        "[element e0]\nrole = proxy\nserver = px\nnext_hop = r0\n"
+        "[element e1]\nrole = proxy\nserver = px\nnext_hop = r0\n"
+        "[element e2]\nrole = proxy\nserver = px\nnext_hop = r1\n"
+        "[element e3]\nrole = proxy\nserver = px\nnext_hop = r1\n"
+        "[element r0]\nrole = proxy\nserver = px\nnext_hop = c0, c1\nnext_hop_weights = 3, 1\n"
+        "[element r1]\nrole = proxy\nserver = px\nnext_hop = c0, c1\n"
+        "[element c0]\nrole = proxy\nserver = px\nnext_hop = u\n"
+        "[element c1]\nrole = proxy\nserver = px\nnext_hop = u\n"
+        "[element u]\nrole = uas\n";
+
+static void test_written_choice(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.time=100", "net.warmup=5", "net.replications=4"};
+    struct osn_net_scenario *s = must_load(written, sets, 3);
+    assert_int_equal(s->cfg.topology, OSN_NET_TREE);
+    assert_int_equal(s->cfg.tree_cores, 2);
+    struct osn_net_result r;
+    run(&s->cfg, &r);
+    /* Rows: s0..s3, e0..e3, r0, r1, c0, c1, u. */
+    assert_int_equal(r.nelem, 13);
+    assert_string_equal(r.elem_name[8], "r0");
+    assert_string_equal(r.elem_name[11], "c1");
+    assert_true(r.est[OSN_NET_FAILED].value == 0);
+    double off[4], a, b;
+    for (int i = 0; i < 4; i++) {
+        off[i] = r.elem[i][OSN_NET_E_SRC_OFFERED].value;
+        assert_util(&r, 4 + i, off[i] * px_call(4)); /* edge i: its source's calls */
+    }
+    a = off[0] + off[1], b = off[2] + off[3];
+    assert_true(fabs(a - 40) < 2 && fabs(b - 80) < 3);
+    assert_util(&r, 8, a * px_call(4));
+    assert_util(&r, 9, b * px_call(4));
+    /* the cores: r0's 3/4 and r1's 1/2 to c0, the rest to c1; the UAS sends no 100 */
+    assert_share(&r, 10, 11, (0.75 * a + 0.5 * b) / (a + b), (a + b) * 100 * 4);
+    assert_util(&r, 10, (0.75 * a + 0.5 * b) * px_call(3));
+    assert_util(&r, 11, (0.25 * a + 0.5 * b) * px_call(3));
+    osn_net_result_release(&r);
+    unload(s);
+}
+
+static void assert_refused(const char *text, const char *set, const char *key, const char *why)
+{
+    char err[1024] = "";
+    int rc;
+    const char *sets[] = {set};
+    struct osn_net_scenario *s = load_text(text, sets, set ? 1 : 0, err, sizeof err, &rc);
+    if (rc == 0 || !strstr(err, key) || !strstr(err, why))
+        fprintf(stderr, "want %s, %s in: %s\n", key, why, err);
+    assert_int_equal(rc, OSN_ECONFIG);
+    assert_non_null(strstr(err, key));
+    assert_non_null(strstr(err, why));
+    unload(s);
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    /* e chooses between r0 and r1, regional proxies, each into a core of its own */
+    assert_refused("[source a]\nto = e\n[source b]\nto = f\n"
+                   "[element e]\nrole = proxy\nserver = edge\nnext_hop = r0, r1\n"
+                   "[element f]\nrole = proxy\nserver = edge\nnext_hop = r0\n"
+                   "[element r0]\nrole = proxy\nserver = edge\nnext_hop = c0\n"
+                   "[element r1]\nrole = proxy\nserver = edge\nnext_hop = c1\n"
+                   "[element c0]\nrole = proxy\nserver = core\nnext_hop = u\n"
+                   "[element c1]\nrole = proxy\nserver = core\nnext_hop = u\n"
+                   "[element u]\nrole = uas\n",
+                   NULL, "element e.next_hop", "r0 is not a core");
+    /* two regions, each core into a UAS of its own */
+    assert_refused("[source a]\nto = e\n[source b]\nto = f\n"
+                   "[element e]\nrole = proxy\nserver = edge\nnext_hop = r\n"
+                   "[element f]\nrole = proxy\nserver = edge\nnext_hop = c1\n"
+                   "[element r]\nrole = proxy\nserver = edge\nnext_hop = c0, c1\n"
+                   "[element c0]\nrole = proxy\nserver = core\nnext_hop = u0\n"
+                   "[element c1]\nrole = proxy\nserver = core\nnext_hop = u1\n"
+                   "[element u0]\nrole = uas\n[element u1]\nrole = uas\n",
+                   NULL, "element c1.next_hop", "several UASs");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_refused),
+            cmocka_unit_test(test_written_choice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
