@@ -1,6 +1,6 @@
 /*
- * Proxies that choose among several cores past the first proxies (issue 32's fan32 branch). Against
- * independent references:
+ * Proxies that choose among several cores past the first proxies, and `topology = mesh`
+ * (issue 32's fan32 branch). Against independent references:
  *
  * - a graph written by hand: four sources (20, 20, 40, 40 calls/s) each into an edge, two edges
  *   into each of two regional proxies, r0 choosing between cores c0 and c1 by weights 3 and 1,
@@ -8,7 +8,14 @@
  *   the rate routed through it (the weights' shares of the rates into the regional proxies) x
  *   its per-call cost (INVITE, ACK, BYE and its responses) within 2 %, and each core's share of
  *   the INVITEs the weights' within three binomial standard deviations;
- * - refused, naming the key: a choice among proxies that are not cores, cores into two UASs.
+ * - `topology = mesh` of one region is `topology = fanin` of as many edges bit for bit (every
+ *   estimate, half-width and count), in overload under rate and loss control;
+ * - `topology = mesh` of two regions of two edges, local_share 0.75, region 0 offering three
+ *   times region 1's calls, at low load: each core busy its share (3/4 of its region's calls
+ *   and 1/4 of the other's) x its per-call cost within 2 %, each edge its source's, and the
+ *   first core's share of the INVITEs the weights' within three binomial standard deviations;
+ * - refused, naming the key: a choice among proxies that are not cores, cores into two UASs,
+ *   a share outside 0 .. 1, control at the edges of a mesh, more sources than net.edges allows.
  */
 #include <setjmp.h> /* cmocka needs these before its header */
 #include <stdarg.h>
@@ -138,6 +145,74 @@ static void test_written_choice(void **state)
     unload(s);
 }
 
+/* The overload of examples/fanin.ini: 1,000 calls/s into a core of about 370. */
+#define LOADED                                                                                 \
+    "[source]\nrate = 1000\nhold = 5\n[server core]\nbuffer = 50000\n[server edge]\nbuffer = " \
+    "2000\n"
+
+static void test_one_region_is_fanin(void **state)
+{
+    (void)state;
+    static const char *const controls[] = {"control.kind=rate", "control.kind=loss"};
+    for (size_t c = 0; c < 2; c++) {
+        const char *sets[] = {"net.time=3", "net.warmup=2", "net.replications=2", controls[c]};
+        struct osn_net_scenario *f =
+                must_load("[net]\ntopology = fanin\nedges = 4\n" LOADED, sets, 4);
+        struct osn_net_scenario *m =
+                must_load("[net]\ntopology = mesh\nregions = 1\nedges = 4\n" LOADED, sets, 4);
+        assert_int_equal(m->cfg.topology, OSN_NET_TREE);
+        assert_true(m->cfg.mesh);
+        assert_int_equal(m->cfg.edges, 4);
+        struct osn_net_result rf, rm;
+        run(&f->cfg, &rf);
+        run(&m->cfg, &rm);
+        assert_true(rf.est[OSN_NET_FAILED].value > 0); /* in overload: the control acts */
+        assert_same(&rf, &rm);
+        osn_net_result_release(&rf);
+        osn_net_result_release(&rm);
+        unload(f);
+        unload(m);
+    }
+}
+
+/* Two regions of two edges, 80 calls/s in all (30, 30, 10 and 10: region 0 offers three times
+ * region 1's), local_share 0.75. */
+static void test_two_regions(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.time=100", "net.warmup=5", "net.replications=4"};
+    struct osn_net_scenario *s =
+            must_load("[net]\ntopology = mesh\nregions = 2\nedges = 2\nlocal_share = 0.75\n"
+                      "[source]\nrate = 80\nhold = 1\nshares = 3, 3, 1, 1\n",
+                      sets, 3);
+    assert_int_equal(s->cfg.edges, 4);
+    assert_int_equal(s->cfg.tree_cores, 2);
+    struct osn_net_result r;
+    run(&s->cfg, &r);
+    /* Rows: uac0..uac3, edge0..edge3, core, core2, uas. */
+    assert_int_equal(r.nelem, 11);
+    assert_string_equal(r.elem_name[9], "core2");
+    const struct osn_net_cfg cfg = s->cfg, *c = &cfg; /* its costs, read after the unload */
+    double edge4 = c->edge.cost[OSN_NET_K_INVITE] + c->edge.cost[OSN_NET_K_ACK] +
+                   c->edge.cost[OSN_NET_K_BYE] + 4 * c->edge.cost[OSN_NET_K_RESP];
+    double core3 = c->core.cost[OSN_NET_K_INVITE] + c->core.cost[OSN_NET_K_ACK] +
+                   c->core.cost[OSN_NET_K_BYE] + 3 * c->core.cost[OSN_NET_K_RESP];
+    double region[2] = {0};
+    for (int j = 0; j < 4; j++) {
+        double off = r.elem[j][OSN_NET_E_SRC_OFFERED].value;
+        assert_util(&r, 4 + j, off * edge4);
+        region[j / 2] += off;
+    }
+    assert_true(r.est[OSN_NET_FAILED].value == 0);
+    assert_true(fabs(region[0] - 60) < 3 && fabs(region[1] - 20) < 1.5);
+    assert_util(&r, 8, (0.75 * region[0] + 0.25 * region[1]) * core3);
+    assert_util(&r, 9, (0.25 * region[0] + 0.75 * region[1]) * core3);
+    double all = region[0] + region[1];
+    assert_share(&r, 8, 9, (0.75 * region[0] + 0.25 * region[1]) / all, all * 100 * 4);
+    osn_net_result_release(&r);
+    unload(s);
+}
+
 static void assert_refused(const char *text, const char *set, const char *key, const char *why)
 {
     char err[1024] = "";
@@ -174,13 +249,21 @@ static void test_refused(void **state)
                    "[element c1]\nrole = proxy\nserver = core\nnext_hop = u1\n"
                    "[element u0]\nrole = uas\n[element u1]\nrole = uas\n",
                    NULL, "element c1.next_hop", "several UASs");
+    assert_refused("[net]\ntopology = mesh\n", "net.local_share=1.5", "net.local_share",
+                   "a share is in 0 .. 1");
+    assert_refused("[net]\ntopology = mesh\n[control]\nkind = rate\nat = edge\n", NULL,
+                   "control.at", "control at the core only");
+    assert_refused("[net]\ntopology = mesh\nregions = 3\nedges = 6000\n", NULL, "net.edges",
+                   "16384 at most");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_refused),
+            cmocka_unit_test(test_one_region_is_fanin),
             cmocka_unit_test(test_written_choice),
+            cmocka_unit_test(test_two_regions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

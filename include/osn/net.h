@@ -50,13 +50,17 @@
 /* OSN_NET_TREE: proxies each with one next hop, into one core, into the UAS; sources enter at
  * any proxy but the core (osn_net_cfg.up, or the generated tree of net.levels and net.fanout).
  * Its proxies into the cores may each choose among several (osn_net_cfg.core_w: a graph written
- * so). */
+ * so, or `topology = mesh`, which the scenario reader turns into such a tree). */
 enum osn_net_topology {
     OSN_NET_COLLAPSE,
     OSN_NET_TANDEM,
     OSN_NET_FANIN,
     OSN_NET_FANOUT,
-    OSN_NET_TREE
+    OSN_NET_TREE,
+    /* `topology = mesh`: net.regions regions of net.edges edges, each region's core; every
+     * edge chooses among the cores (its own by net.local_share). Only the scenario's key: the
+     * reader generates the tree it is (osn_net_cfg.core_w), so no run sees this value. */
+    OSN_NET_MESH
 };
 
 /* [control] at: the elements that have the controller's server half. Each server half's upstream
@@ -316,6 +320,12 @@ struct osn_net_cfg {
      * first. */
     int tree_cores;
     int *core_w;
+    /* `topology = mesh`'s keys (net.regions, net.local_share: the share of an edge's calls its
+     * own region's core takes), and whether this tree is the one the reader generated from
+     * them (for the report's line). */
+    int regions;
+    double local_share;
+    bool mesh;
     /* link (nlinks records), edge_own (edges_own), up and core_w, like elem_names and src.share,
      * are allocated by the scenario reader for the file and owned by the scenario
      * (osn_net_cfg_arrays_free); a copy of the configuration borrows them. */

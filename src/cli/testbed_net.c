@@ -69,6 +69,11 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
+    if (c->topology == OSN_NET_TREE && c->mesh)
+        return osn_cli_die("testbed", "net.topology = mesh is not carried by the testbed yet: "
+                                      "its processes are the built-in shapes', and an osn node "
+                                      "edge of a mesh would choose among cores of several "
+                                      "regions (docs/scale.md)");
     if (c->topology == OSN_NET_TREE)
         return osn_cli_die("testbed", "a tree (net.topology = tree, or a written tree of no "
                                       "built-in shape) is not carried by the testbed yet: its "

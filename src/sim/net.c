@@ -74,6 +74,8 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->mids = 1;
     cfg->levels = 2;
     cfg->fanout = 2;
+    cfg->regions = 2;
+    cfg->local_share = 0.8;
     for (int i = 0; i < OSN_NET_MAX_MIDS; i++)
         cfg->mid[i] = cfg->edge;
     /* The topology keys' defaults (src/io/net_topo.c): a link as [link trunk]'s. */
@@ -481,6 +483,7 @@ static const char *tree_bad(const struct osn_net_cfg *c, const char **why)
         key = c->up ? key : "net.fanout",
         *why = "a tree has 1 .. " STR(OSN_NET_MAX_EDGES) " sources (net.edges' bound)";
     else if (c->tree_cores > OSN_NET_MAX_CORES)
+        key = c->regions ? "net.regions" : key,
         *why = "a tree has 1 .. " STR(OSN_NET_MAX_CORES) " cores";
     else if (P < 1 || E + P + tree_ncores(c) + 1 > OSN_NET_MAX_ELEMS)
         key = c->up ? key : "net.fanout",
