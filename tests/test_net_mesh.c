@@ -7,7 +7,8 @@
  *   r1 by 1 and 1, each core into the UAS, every proxy [server px], at low load: each proxy busy
  *   the rate routed through it (the weights' shares of the rates into the regional proxies) x
  *   its per-call cost (INVITE, ACK, BYE and its responses) within 2 %, and each core's share of
- *   the INVITEs the weights' within three binomial standard deviations;
+ *   the INVITEs the weights' within three binomial standard deviations; the network's core
+ *   measures are c0's (the first core's, as a fanout's);
  * - `topology = mesh` of one region is `topology = fanin` of as many edges bit for bit (every
  *   estimate, half-width and count), in overload under rate and loss control;
  * - `topology = mesh` of two regions of two edges, local_share 0.75, region 0 offering three
@@ -141,6 +142,8 @@ static void test_written_choice(void **state)
     assert_share(&r, 10, 11, (0.75 * a + 0.5 * b) / (a + b), (a + b) * 100 * 4);
     assert_util(&r, 10, (0.75 * a + 0.5 * b) * px_call(3));
     assert_util(&r, 11, (0.25 * a + 0.5 * b) * px_call(3));
+    /* the network's core measures are the first core's, as a fanout's */
+    assert_true(r.est[OSN_NET_CORE_UTIL].value == r.elem[10][OSN_NET_E_UTIL].value);
     osn_net_result_release(&r);
     unload(s);
 }
@@ -160,9 +163,8 @@ static void test_one_region_is_fanin(void **state)
                 must_load("[net]\ntopology = fanin\nedges = 4\n" LOADED, sets, 4);
         struct osn_net_scenario *m =
                 must_load("[net]\ntopology = mesh\nregions = 1\nedges = 4\n" LOADED, sets, 4);
-        assert_int_equal(m->cfg.topology, OSN_NET_TREE);
-        assert_true(m->cfg.mesh);
-        assert_int_equal(m->cfg.edges, 4);
+        assert_int_equal(m->cfg.topology, OSN_NET_MESH);
+        assert_int_equal(osn_net_role_count(&m->cfg, OSN_NET_ROLE_SOURCE), 4);
         struct osn_net_result rf, rm;
         run(&f->cfg, &rf);
         run(&m->cfg, &rm);
@@ -185,7 +187,8 @@ static void test_two_regions(void **state)
             must_load("[net]\ntopology = mesh\nregions = 2\nedges = 2\nlocal_share = 0.75\n"
                       "[source]\nrate = 80\nhold = 1\nshares = 3, 3, 1, 1\n",
                       sets, 3);
-    assert_int_equal(s->cfg.edges, 4);
+    assert_int_equal(s->cfg.edges, 2); /* a region's */
+    assert_int_equal(osn_net_role_count(&s->cfg, OSN_NET_ROLE_SOURCE), 4);
     assert_int_equal(s->cfg.tree_cores, 2);
     struct osn_net_result r;
     run(&s->cfg, &r);

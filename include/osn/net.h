@@ -58,8 +58,9 @@ enum osn_net_topology {
     OSN_NET_FANOUT,
     OSN_NET_TREE,
     /* `topology = mesh`: net.regions regions of net.edges edges, each region's core; every
-     * edge chooses among the cores (its own by net.local_share). Only the scenario's key: the
-     * reader generates the tree it is (osn_net_cfg.core_w), so no run sees this value. */
+     * edge chooses among the cores (its own by net.local_share). The reader generates the tree
+     * it is (osn_net_cfg.up, core_w, proxies, tree_cores), which the simulator runs as every
+     * OSN_NET_TREE; `edges` stays the edges of a region (the sources are regions x edges). */
     OSN_NET_MESH
 };
 
@@ -320,12 +321,10 @@ struct osn_net_cfg {
      * first. */
     int tree_cores;
     int *core_w;
-    /* `topology = mesh`'s keys (net.regions, net.local_share: the share of an edge's calls its
-     * own region's core takes), and whether this tree is the one the reader generated from
-     * them (for the report's line). */
+    /* `topology = mesh`'s keys: net.regions, net.local_share (the share of an edge's calls its
+     * own region's core takes). */
     int regions;
     double local_share;
-    bool mesh;
     /* link (nlinks records), edge_own (edges_own), up and core_w, like elem_names and src.share,
      * are allocated by the scenario reader for the file and owned by the scenario
      * (osn_net_cfg_arrays_free); a copy of the configuration borrows them. */

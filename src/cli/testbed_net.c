@@ -69,7 +69,7 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
-    if (c->topology == OSN_NET_TREE && c->mesh)
+    if (c->topology == OSN_NET_MESH)
         return osn_cli_die("testbed", "net.topology = mesh is not carried by the testbed yet: "
                                       "its processes are the built-in shapes', and an osn node "
                                       "edge of a mesh would choose among cores of several "

@@ -16,7 +16,7 @@
 #include "osn/err.h"
 #include "osn/version.h"
 
-static const char *const topo_name[] = {"collapse", "tandem", "fanin", "fanout", "tree"};
+static const char *const topo_name[] = {"collapse", "tandem", "fanin", "fanout", "tree", "mesh"};
 
 void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
                           const struct osn_net_result *res)
@@ -30,8 +30,8 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
     int E = c->topology >= OSN_NET_FANIN ? c->edges : 1;
     if (c->topology == OSN_NET_TANDEM)
         snprintf(size, sizeof size, "%d mid%s", c->mids, c->mids > 1 ? "s" : "");
-    else if (c->topology == OSN_NET_TREE && c->mesh)
-        snprintf(size, sizeof size, "%d regions of %d edges", c->regions, E / c->regions);
+    else if (c->topology == OSN_NET_MESH)
+        snprintf(size, sizeof size, "%d regions of %d edges", c->regions, c->edges);
     else if (c->topology == OSN_NET_TREE)
         snprintf(size, sizeof size, "%d sources, %d proxies", E,
                  osn_net_role_count(c, OSN_NET_ROLE_EDGE) +
@@ -40,9 +40,8 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
         snprintf(size, sizeof size, "%d edge%s, %d cores", E, E > 1 ? "s" : "", c->cores);
     else
         snprintf(size, sizeof size, "%d edge%s", E, E > 1 ? "s" : "");
-    fprintf(f, "SIP network %s (%s), control %s, detector %s\n",
-            c->mesh ? "mesh" : topo_name[c->topology], size, osn_ctl_kind_name(c->ctl_kind),
-            osn_ctl_det_kind_name(c->ctl.det.kind));
+    fprintf(f, "SIP network %s (%s), control %s, detector %s\n", topo_name[c->topology], size,
+            osn_ctl_kind_name(c->ctl_kind), osn_ctl_det_kind_name(c->ctl.det.kind));
     if (s->ini.path[0])
         fprintf(f, "scenario: %s\n", s->ini.path);
     fprintf(f,
@@ -109,8 +108,7 @@ static json_t *result_json(const struct osn_net_scenario *s, const struct osn_ne
         json_array_append_new(els, el);
     }
     json_object_set_new(o, "elements", els);
-    json_object_set_new(o, "topology",
-                        json_string(s->cfg.mesh ? "mesh" : topo_name[s->cfg.topology]));
+    json_object_set_new(o, "topology", json_string(topo_name[s->cfg.topology]));
     json_object_set_new(o, "control", json_string(osn_ctl_kind_name(s->cfg.ctl_kind)));
     json_object_set_new(o, "replications", json_integer(r->replications));
     json_object_set_new(o, "time", json_real(s->cfg.time));

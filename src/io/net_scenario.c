@@ -884,10 +884,8 @@ static int mesh(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, siz
     }
     for (int k = 0; k < R - 1; k++)
         c->more_cores[k] = c->core;
-    c->topology = OSN_NET_TREE;
-    c->edges = c->proxies = n;
+    c->proxies = n; /* the sources too (osn_net_role_count); `edges` stays a region's */
     c->tree_cores = R;
-    c->mesh = true;
     return 0;
 }
 
@@ -913,7 +911,7 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = mesh(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT)
         c->ctl.rate.n_clients = (unsigned)c->edges;
-    if (!rc && c->topology == OSN_NET_TREE) {
+    if (!rc && (c->topology == OSN_NET_TREE || c->topology == OSN_NET_MESH)) {
         /* a core's clients: the proxies that send to it (the most any core has) */
         int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE);
         int P = osn_net_role_count(c, OSN_NET_ROLE_EDGE);

@@ -113,8 +113,8 @@ double osn_net_source_share(const struct osn_net_cfg *cfg, int i, int sources)
  * OSN_NET_MAX_ELEMS, OSN_NET_MAX_ELEMS + 1 (osn_net_check refuses it). */
 static long tree_count(const struct osn_net_cfg *c, bool proxies)
 {
-    if (c->up)
-        return proxies ? c->proxies : c->edges;
+    if (c->up) /* a mesh's sources are its proxies, regions x edges */
+        return proxies || c->topology == OSN_NET_MESH ? c->proxies : c->edges;
     if (c->levels < 2 || c->fanout < 1)
         return 0;
     long level = 1, sum = 0;
@@ -155,8 +155,7 @@ int osn__net_up(const struct osn_net_cfg *c, int i)
 int osn__net_core_w(const struct osn_net_cfg *c, int i, int to)
 {
     int E = (int)tree_count(c, false), P = (int)tree_count(c, true), C = tree_ncores(c);
-    if (c->topology != OSN_NET_TREE || !c->core_w || i < E || i >= E + P || to < E + P ||
-        to >= E + P + C)
+    if (!tree_like(c) || !c->core_w || i < E || i >= E + P || to < E + P || to >= E + P + C)
         return 0;
     return c->core_w[(size_t)(i - E) * (size_t)C + (size_t)(to - E - P)];
 }
@@ -164,7 +163,7 @@ int osn__net_core_w(const struct osn_net_cfg *c, int i, int to)
 int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
-    if (cfg->topology == OSN_NET_TREE)
+    if (tree_like(cfg))
         return role == OSN_NET_ROLE_SOURCE ? (int)tree_count(cfg, false)
                : role == OSN_NET_ROLE_EDGE ? (int)tree_count(cfg, true)
                : role == OSN_NET_ROLE_CORE ? tree_ncores(cfg)
@@ -438,7 +437,7 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
 
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext)
 {
-    if (cfg->topology == OSN_NET_TREE) { /* one next hop each; a link's hop is the call's */
+    if (tree_like(cfg)) { /* one next hop each (or a choice of cores); a link's hop: the call's */
         int up = from < osn__net_nelem(cfg) - 1 ? osn__net_up(cfg, from) : -1;
         if (next0)
             *next0 = up;
@@ -535,7 +534,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->split && !(c->split->parts >= 1 && c->split->part >= 0 &&
                            c->split->part < c->split->parts && c->split->exchange))
         key = "split", why = "the processes' share of the replications is malformed";
-    else if (c->topology == OSN_NET_TREE && (key = tree_bad(c, &why)))
+    else if (tree_like(c) && (key = tree_bad(c, &why)))
         ;
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. " STR(OSN_NET_MAX_EDGES);
@@ -917,7 +916,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     }
     pool(out, &j.reps, cfg->replications, pooled);
     estimate_all(out, &j.reps, cfg->replications, cfg->level, pooled, part, loo, cap,
-                 cfg->topology == OSN_NET_FANOUT ? cfg->cores : 1);
+                 osn_net_role_count(cfg, OSN_NET_ROLE_CORE));
     for (int i = 0; cfg->rep_measures && i < cfg->replications; i++)
         for (int k = 0; k < OSN_NET_NMEASURES; k++)
             cfg->rep_measures[(size_t)i * OSN_NET_NMEASURES + (size_t)k] =

@@ -684,6 +684,12 @@ void osn__net_trace_release(struct net *s);
  * link; *next0 and *nnext (may be NULL) receive from's first next hop and how many it has
  * (a fanout edge: the cores). A tree's links are on hops that differ by call: 0 for each. */
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext);
+/* Whether cfg's network runs as a tree: OSN_NET_TREE, or the tree OSN_NET_MESH generated. */
+static inline bool tree_like(const struct osn_net_cfg *c)
+{
+    return c->topology == OSN_NET_TREE || c->topology == OSN_NET_MESH;
+}
+
 /* A tree's (OSN_NET_TREE) element i's next hop (the core's: the UAS), -1 for none. */
 int osn__net_up(const struct osn_net_cfg *cfg, int i);
 /* A tree's proxy i's weight of element `to` among its next hops (cfg->core_w): > 0 when `to` is

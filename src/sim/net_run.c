@@ -395,7 +395,7 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
         s->path0[h] = (uint16_t)(s->core - (s->nhop - 1 - h));
     if (fan)
         s->path0[3] = (uint16_t)s->uas;
-    if (cfg->topology == OSN_NET_TREE && (err = setup_tree_paths(s)) != 0)
+    if (tree_like(cfg) && (err = setup_tree_paths(s)) != 0)
         return err;
     s->call_size = call_bytes(s->nhop);
     s->calls_per_block = (uint32_t)(OSN_MEM_BLOCK / s->call_size);
