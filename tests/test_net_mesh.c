@@ -15,7 +15,10 @@
  *   times region 1's calls, at low load: each core busy its share (3/4 of its region's calls
  *   and 1/4 of the other's) x its per-call cost within 2 %, each edge its source's, and the
  *   first core's share of the INVITEs the weights' within three binomial standard deviations;
- * - refused, naming the key: a choice among proxies that are not cores, cores into two UASs,
+ * - each core into a UAS of its own (a regional proxy choosing between them, another proxy into
+ *   the second alone), at low load: each UAS busy its core's calls x its INVITE, ACK and BYE,
+ *   each core its calls x its per-call cost, within 2 %;
+ * - refused, naming the key: a choice among proxies that are not cores, UASs of different costs,
  *   a share outside 0 .. 1, control at the edges of a mesh, more sources than net.edges allows.
  */
 #include <setjmp.h> /* cmocka needs these before its header */
@@ -216,6 +219,42 @@ static void test_two_regions(void **state)
     unload(s);
 }
 
+/* Source a (20 calls/s) into e, then r, which chooses c0 or c1 alike; source b (40 calls/s)
+ * into f, then c1; c0 into the UAS u0, c1 into u1; every element [server px]. */
+#define TWO_UAS                                                                          \
+    "[source]\nhold = 1\n[source a]\nto = e\nrate = 20\n[source b]\nto = f\nrate = 40\n" \
+    "[element e]\nrole = proxy\nserver = px\nnext_hop = r\n"                             \
+    "[element f]\nrole = proxy\nserver = px\nnext_hop = c1\n"                            \
+    "[element r]\nrole = proxy\nserver = px\nnext_hop = c0, c1\n"                        \
+    "[element c0]\nrole = proxy\nserver = px\nnext_hop = u0\n"                           \
+    "[element c1]\nrole = proxy\nserver = px\nnext_hop = u1\n"                           \
+    "[element u0]\nrole = uas\nserver = px\n[element u1]\nrole = uas\nserver = px\n"
+
+/* Each core's UAS: u0 busy c0's calls (half of a's) and u1 c1's (half of a's and b's) x the
+ * INVITE, ACK and BYE it processes, within 2 %; c1 its calls x its per-call cost. */
+static void test_two_uas(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.time=100", "net.warmup=5", "net.replications=4"};
+    struct osn_net_scenario *s = must_load(PX TWO_UAS, sets, 3);
+    assert_int_equal(s->cfg.tree_uas, 2);
+    struct osn_net_result r;
+    run(&s->cfg, &r);
+    /* Rows: a, b, e, f, r, c0, c1, u0, u1. */
+    assert_int_equal(r.nelem, 9);
+    assert_string_equal(r.elem_name[4], "r");
+    assert_string_equal(r.elem_name[8], "u1");
+    assert_true(r.est[OSN_NET_FAILED].value == 0);
+    double a = r.elem[0][OSN_NET_E_SRC_OFFERED].value, b = r.elem[1][OSN_NET_E_SRC_OFFERED].value;
+    assert_true(fabs(a - 20) < 1 && fabs(b - 40) < 1.5);
+    assert_util(&r, 5, 0.5 * a * px_call(3));
+    assert_util(&r, 6, (0.5 * a + b) * px_call(3));
+    assert_util(&r, 7, 0.5 * a * px_call(0));
+    assert_util(&r, 8, (0.5 * a + b) * px_call(0));
+    osn_net_result_release(&r);
+    unload(s);
+}
+
 static void assert_refused(const char *text, const char *set, const char *key, const char *why)
 {
     char err[1024] = "";
@@ -243,15 +282,9 @@ static void test_refused(void **state)
                    "[element c1]\nrole = proxy\nserver = core\nnext_hop = u\n"
                    "[element u]\nrole = uas\n",
                    NULL, "element e.next_hop", "r0 is not a core");
-    /* two regions, each core into a UAS of its own */
-    assert_refused("[source a]\nto = e\n[source b]\nto = f\n"
-                   "[element e]\nrole = proxy\nserver = edge\nnext_hop = r\n"
-                   "[element f]\nrole = proxy\nserver = edge\nnext_hop = c1\n"
-                   "[element r]\nrole = proxy\nserver = edge\nnext_hop = c0, c1\n"
-                   "[element c0]\nrole = proxy\nserver = core\nnext_hop = u0\n"
-                   "[element c1]\nrole = proxy\nserver = core\nnext_hop = u1\n"
-                   "[element u0]\nrole = uas\n[element u1]\nrole = uas\n",
-                   NULL, "element c1.next_hop", "several UASs");
+    /* each core into a UAS of its own, of different costs */
+    assert_refused(PX TWO_UAS, "element u1.server=edge", "element u1.server",
+                   "several UASs share one [server NAME]");
     assert_refused("[net]\ntopology = mesh\n", "net.local_share=1.5", "net.local_share",
                    "a share is in 0 .. 1");
     assert_refused("[net]\ntopology = mesh\n[control]\nkind = rate\nat = edge\n", NULL,
@@ -263,10 +296,9 @@ static void test_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_refused),
-            cmocka_unit_test(test_one_region_is_fanin),
-            cmocka_unit_test(test_written_choice),
-            cmocka_unit_test(test_two_regions),
+            cmocka_unit_test(test_refused),        cmocka_unit_test(test_one_region_is_fanin),
+            cmocka_unit_test(test_written_choice), cmocka_unit_test(test_two_regions),
+            cmocka_unit_test(test_two_uas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

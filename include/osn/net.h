@@ -321,6 +321,10 @@ struct osn_net_cfg {
      * first. */
     int tree_cores;
     int *core_w;
+    /* A tree's UASs (0 or 1: one, after the cores): tree_uas > 1 puts them after the cores, and
+     * up[] then has edges + proxies + tree_cores entries, up[i] of a core its UAS. Every UAS has
+     * [server uas]'s costs. */
+    int tree_uas;
     /* `topology = mesh`'s keys: net.regions, net.local_share (the share of an edge's calls its
      * own region's core takes). */
     int regions;

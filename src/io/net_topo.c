@@ -7,7 +7,7 @@
  * controller halves are still placed by hop index). The links of one place may differ (links
  * of their own, found per (from, to)) and the sources' rates too (their shares). A graph of any
  * other shape is refused, naming the key where it leaves them, unless it is a tree (each proxy
- * one next hop or a choice among cores, one or more cores into one UAS, sources at any proxy
+ * one next hop or a choice among cores, one or more cores each into a UAS, sources at any proxy
  * below them: tree(), run as OSN_NET_TREE with each source's own path and each chooser's
  * weights); so is every name that names nothing,
  * a cycle, a proxy without a next hop and a link the graph does not have. Each message names
@@ -521,11 +521,11 @@ static bool is_core(const struct graph *g, const struct named *x)
     return x->kind == K_ELEMENT && x->k.role == 0 && x->nhop == 1 && g->v[x->hop[0]].k.role == 1;
 }
 
-/* Whether the graph is a tree rooted at the UAS: every proxy has one next hop, or several that
- * are all cores (it chooses among them, as a fanout's edge does), and one or more cores forward
- * to the UAS. 1 when it is, 0 when it is not (shape()'s message stands), or the code of a
- * refusal of what is not carried yet, naming its key: a choice among proxies that are not all
- * cores, cores into two UASs. */
+/* Whether the graph is a tree rooted at its UASs: every proxy has one next hop, or several that
+ * are all cores (it chooses among them, as a fanout's edge does), and one or more cores each
+ * forward to a UAS (one, or each its own). 1 when it is, 0 when it is not (shape()'s message
+ * stands), or the code of a refusal of what is not carried yet, naming its key: a choice among
+ * proxies that are not all cores, UASs of different servers. */
 static int tree_kind(struct graph *g)
 {
     int cores = 0, uas = -1;
@@ -546,11 +546,11 @@ static int tree_kind(struct graph *g)
                                    x->name, g->v[x->hop[j]].name);
         if (!is_core(g, x))
             continue;
-        if (uas >= 0 && x->hop[0] != uas)
-            return osn_ini_bad(key_of(g, x, "next_hop"), g->err, g->errsize,
-                               "%s forwards to the UAS %s, another core to %s: several UASs "
-                               "are not carried yet (docs/scale.md)",
-                               x->name, g->v[x->hop[0]].name, g->v[uas].name);
+        if (uas >= 0 && x->hop[0] != uas && strcmp(g->v[x->hop[0]].k.server, g->v[uas].k.server))
+            return osn_ini_bad(key_of(g, &g->v[x->hop[0]], "server"), g->err, g->errsize,
+                               "the UASs %s and %s have different servers: several UASs share "
+                               "one [server NAME] (docs/scale.md)",
+                               g->v[x->hop[0]].name, g->v[uas].name);
         uas = x->hop[0];
         cores++;
     }
@@ -568,14 +568,12 @@ static int tree_kind(struct graph *g)
  * weights of the cores. */
 static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
 {
-    int E = 0, n = 0, C = 0, uas = -1;
+    int E = 0, n = 0, C = 0, U = 0;
     for (int i = 0; i < g->n; i++) {
         const struct named *x = &g->v[i];
         g->pos[i] = -1;
         if (x->kind == K_SOURCE)
             order[E++] = i;
-        if (is_core(g, x))
-            uas = x->hop[0];
     }
     n = E;
     bool choose = false;
@@ -587,8 +585,9 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
                                "proxies are its control's clients, so a source enters at a proxy "
                                "below it (docs/scale.md)",
                                src->name, g->v[src->hop[0]].name);
-        /* `at` is `hops` hops from the source; a next hop not the UAS makes 2 more at least */
-        for (int at = src->hop[0], hops = 1; g->v[at].hop[0] != uas; at = g->v[at].hop[0], hops++)
+        /* `at` is `hops` hops from the source; a next hop not a UAS makes 2 more at least */
+        for (int at = src->hop[0], hops = 1; g->v[g->v[at].hop[0]].k.role != 1;
+             at = g->v[at].hop[0], hops++)
             if (hops + 2 > OSN_NET_MAX_MIDS + 3)
                 return osn_ini_bad(key_of(g, &g->v[at], "next_hop"), g->err, g->errsize,
                                    "a chain of more than %d proxies from source %s: a call's "
@@ -602,11 +601,16 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
             if (!is_core(g, &g->v[next]) && g->pos[next] < 0)
                 g->pos[next] = n, order[n++] = next;
         }
-    /* the cores in file order (one: the tree of one core), then the UAS */
+    /* the cores in file order (one: the tree of one core), then the UASs, each where its first
+     * core is (one: the tree of one UAS) */
     for (int i = 0; i < g->n; i++)
         if (is_core(g, &g->v[i]))
             g->pos[i] = n, order[n++] = i, C++;
-    order[n++] = uas;
+    for (int j = n - C, end = n; j < end; j++) {
+        int u = g->v[order[j]].hop[0];
+        if (g->pos[u] < 0)
+            g->pos[u] = n, order[n++] = u, U++;
+    }
     for (int j = 0; j < n; j++)
         g->pos[order[j]] = j;
     for (int i = 0; i < g->n; i++)
@@ -615,16 +619,16 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
                                "no call of this shape reaches %s (a tree's elements are each "
                                "on a source's path to the UAS)",
                                g->v[i].name);
-    int P = n - E - C - 1;
+    int P = n - E - C - U, nup = E + P + (U > 1 ? C : 0); /* several UASs: the cores' too */
     for (int j = E; j < E + P; j++)
         choose |= g->v[order[j]].nhop > 1;
     free(c->up);
     free(c->core_w);
     c->core_w = NULL;
-    if (!(c->up = malloc((size_t)(E + P) * sizeof *c->up)) ||
+    if (!(c->up = malloc((size_t)nup * sizeof *c->up)) ||
         (choose && !(c->core_w = calloc((size_t)P * (size_t)C, sizeof *c->core_w))))
         return osn_ini_bad(g->v[0].first, g->err, g->errsize, "out of memory for %d elements", n);
-    for (int j = 0; j < E + P; j++)
+    for (int j = 0; j < nup; j++)
         c->up[j] = (uint16_t)g->pos[g->v[order[j]].hop[0]];
     /* the proxies into the cores: each one's weight of each (1 each when none are given) */
     for (int j = E; choose && j < E + P; j++) {
@@ -639,6 +643,7 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
     c->edges = E;
     c->proxies = P;
     c->tree_cores = C;
+    c->tree_uas = U;
     c->cores = c->mids = 1;
     *norder = n;
     return 0;
@@ -695,7 +700,7 @@ static int tree_links(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg
 static int tree_servers(struct graph *g, struct osn_net_cfg *c, const int *order, int n)
 {
     const struct osn_net_cfg builtin = *c;
-    int E = c->edges, P = c->proxies;
+    int E = c->edges, P = c->proxies, C = c->tree_cores > 1 ? c->tree_cores : 1;
     bool own = false;
     for (int i = E; i < E + P; i++)
         own |= strcmp(g->v[order[i]].k.server, g->v[order[E]].k.server) != 0;
@@ -717,9 +722,9 @@ static int tree_servers(struct graph *g, struct osn_net_cfg *c, const int *order
             c->edge_own[i - E] = sv;
         else if (i == E + P)
             c->core = sv;
-        else if (i > E + P && i < n - 1) /* a tree's cores past the first */
+        else if (i > E + P && i < E + P + C) /* a tree's cores past the first */
             c->more_cores[i - E - P - 1] = sv;
-        else if (i == n - 1)
+        else if (i >= E + P + C) /* the UASs: one server (tree_kind) */
             c->uas = sv;
     }
     return 0;

@@ -127,10 +127,15 @@ static long tree_count(const struct osn_net_cfg *c, bool proxies)
     return proxies ? sum : level;
 }
 
-/* A tree's cores: one, or tree_cores. */
+/* A tree's cores: one, or tree_cores; its UASs: one, or tree_uas. */
 static int tree_ncores(const struct osn_net_cfg *c)
 {
     return c->tree_cores > 1 ? c->tree_cores : 1;
+}
+
+static int tree_nuas(const struct osn_net_cfg *c)
+{
+    return c->tree_uas > 1 && c->up ? c->tree_uas : 1;
 }
 
 int osn__net_up(const struct osn_net_cfg *c, int i)
@@ -139,8 +144,8 @@ int osn__net_up(const struct osn_net_cfg *c, int i)
     int C = tree_ncores(c);
     if (i < 0 || i >= core + C)
         return -1;
-    if (i >= core)
-        return core + C; /* a core into the UAS */
+    if (i >= core) /* a core into the UAS, or its own of several */
+        return tree_nuas(c) > 1 ? c->up[i] : core + C;
     if (c->up)
         return c->up[i];
     if (i < E)
@@ -167,7 +172,7 @@ int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role)
         return role == OSN_NET_ROLE_SOURCE ? (int)tree_count(cfg, false)
                : role == OSN_NET_ROLE_EDGE ? (int)tree_count(cfg, true)
                : role == OSN_NET_ROLE_CORE ? tree_ncores(cfg)
-               : role == OSN_NET_ROLE_UAS  ? 1
+               : role == OSN_NET_ROLE_UAS  ? tree_nuas(cfg)
                                            : 0;
     switch (role) {
     case OSN_NET_ROLE_SOURCE:
@@ -211,7 +216,7 @@ int osn_net_elem_index(const struct osn_net_cfg *cfg, enum osn_net_role role, in
 
 int osn__net_nelem(const struct osn_net_cfg *cfg)
 {
-    return osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0) + 1;
+    return osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0) + osn_net_role_count(cfg, OSN_NET_ROLE_UAS);
 }
 
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN], double *capacity)
@@ -237,7 +242,7 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN]
             capacity[i] = osn_net_capacity(k == 0 ? &cfg->core : &cfg->more_cores[k - 1], 3);
             break;
         default: /* the UAS */
-            snprintf(names[i], L, "uas");
+            snprintf(names[i], L, k == 0 ? "uas" : "uas%d", k + 1);
             capacity[i] = osn_net_capacity(&cfg->uas, 0);
             break;
         }
@@ -438,7 +443,8 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext)
 {
     if (tree_like(cfg)) { /* one next hop each (or a choice of cores); a link's hop: the call's */
-        int up = from < osn__net_nelem(cfg) - 1 ? osn__net_up(cfg, from) : -1;
+        int first_uas = osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0);
+        int up = from < first_uas ? osn__net_up(cfg, from) : -1;
         if (next0)
             *next0 = up;
         if (nnext)
@@ -484,7 +490,7 @@ static const char *tree_bad(const struct osn_net_cfg *c, const char **why)
     else if (c->tree_cores > OSN_NET_MAX_CORES)
         key = c->regions ? "net.regions" : key,
         *why = "a tree has 1 .. " STR(OSN_NET_MAX_CORES) " cores";
-    else if (P < 1 || E + P + tree_ncores(c) + 1 > OSN_NET_MAX_ELEMS)
+    else if (P < 1 || E + P + tree_ncores(c) + tree_nuas(c) > OSN_NET_MAX_ELEMS)
         key = c->up ? key : "net.fanout",
         *why = "a tree has at most " STR(OSN_NET_MAX_ELEMS) " elements";
     else if (c->ctl_at != OSN_NET_CTL_AT_CORE)
@@ -767,11 +773,10 @@ static void estimate(struct osn_net_est *est, int k0, int n, int core, int nrep,
  * times the replications. */
 static void estimate_all(struct osn_net_result *out, const struct reps *reps, int nrep,
                          double level, const double *pooled, double *part, double *loo,
-                         const double *cap, int cores)
+                         const double *cap, int core)
 {
-    /* A fanout's first core: the network's core measures are its own (found by position, as
-     * the user may name it). */
-    int core = out->nelem - 1 - cores;
+    /* A fanout's first core (core): the network's core measures are its own (found by
+     * position, as the user may name it). */
     const size_t cb = OSN__NT_ELEM + (size_t)OSN__NE_N * (size_t)core;
     for (int i = 0; nrep >= 2 && i < nrep; i++) {
         const double *t = rep_at(reps, i)->tot;
@@ -916,7 +921,7 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     }
     pool(out, &j.reps, cfg->replications, pooled);
     estimate_all(out, &j.reps, cfg->replications, cfg->level, pooled, part, loo, cap,
-                 osn_net_role_count(cfg, OSN_NET_ROLE_CORE));
+                 osn_net_elem_index(cfg, OSN_NET_ROLE_CORE, 0));
     for (int i = 0; cfg->rep_measures && i < cfg->replications; i++)
         for (int k = 0; k < OSN_NET_NMEASURES; k++)
             cfg->rep_measures[(size_t)i * OSN_NET_NMEASURES + (size_t)k] =

@@ -351,6 +351,10 @@ struct net {
     struct element *elems; /* nelem, allocated for the scenario (osn__net_setup) */
     int nelem, E, core, uas, nhop;
     int ncores; /* cores from `core` on (fanout; 1 otherwise) */
+    /* UASs from `uas` on (a tree's several, each core's own: core_uas[k] core k's; 1 otherwise,
+     * the last element) */
+    int nuas;
+    uint16_t core_uas[OSN_NET_MAX_CORES];
     /* The elements with a server half ([control] at), srv_lo .. srv_hi - 1: the cores, the
      * edges, or both (contiguous: edges E .. 2E - 1 sit right before the core but in a tandem,
      * where `both` is refused). Their responses carry feedback (net_txn.c, transmit). */
@@ -472,7 +476,11 @@ static inline int branch_core(const struct call *c, uint64_t b)
 static inline int path(const struct net *s, const struct call *c, int h, uint64_t b)
 {
     unsigned k = (unsigned)(b >> CORE_SHIFT) & CORE_MASK;
-    return __builtin_expect(k != 0, 0) && h == c->nhop - 1 ? s->core + (int)k - 1 : c->path[h];
+    if (__builtin_expect(k != 0, 0) && h >= c->nhop - 1) /* the branch's core, and its UAS */
+        return h == c->nhop - 1 ? s->core + (int)k - 1
+               : s->nuas > 1    ? s->core_uas[k - 1]
+                                : c->path[h];
+    return c->path[h];
 }
 
 /* The link hop h of call c crosses for a message of branch b, on a hop of LINK_OWN (s->lk): from

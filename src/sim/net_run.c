@@ -96,7 +96,7 @@ static int setup_tree_links(struct net *s, bool *link_class)
     for (int f = 0; f < s->uas; f++) {
         int t = osn__net_up(cfg, f);
         const struct osn_net_link_cfg *l = f < s->E      ? &cfg->access
-                                           : t == s->uas ? &cfg->uas_link
+                                           : t >= s->uas ? &cfg->uas_link
                                                          : &cfg->trunk;
         struct net_link one = {
                 .cls = osn__net_fix_class(s, l->delay), .delay = l->delay, .loss = l->loss};
@@ -115,7 +115,7 @@ static int setup_tree_links(struct net *s, bool *link_class)
         l->cls = osn__net_fix_class(s, l->delay);
     }
     for (int f = 0; f < n; f++)
-        if (f != s->uas && s->lk[f].cls >= 0)
+        if ((f < s->uas || f >= s->nelem) && s->lk[f].cls >= 0)
             link_class[s->lk[f].cls] = true;
     for (int i = 0; i < s->E; i++)
         for (int h = 0; h < s->src_path[i].nhop; h++) {
@@ -125,7 +125,7 @@ static int setup_tree_links(struct net *s, bool *link_class)
             for (int k = 0; osn__net_core_w(cfg, f, t) > 0 && k < s->ncores; k++)
                 if (osn__net_core_w(cfg, f, s->core + k) > 0) {
                     own[h] |= tree_link_differs(s, f, s->core + k, h);
-                    own[h + 1] |= tree_link_differs(s, s->core + k, s->uas, h + 1);
+                    own[h + 1] |= tree_link_differs(s, s->core + k, s->core_uas[k], h + 1);
                 }
         }
     for (int h = 0; h < s->nhop; h++)
@@ -146,7 +146,7 @@ static int setup_tree_paths(struct net *s)
         struct tree_path *p = &s->src_path[i];
         int h = 0;
         p->path[0] = (uint16_t)i;
-        for (int at = i; at != s->uas && h < MAXHOP;)
+        for (int at = i; at < s->uas && h < MAXHOP;)
             p->path[++h] = (uint16_t)(at = osn__net_up(s->cfg, at));
         p->nhop = (uint8_t)h;
         s->nhop = h > s->nhop ? h : s->nhop;
@@ -239,8 +239,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     int err;
 
     el->tot = s->tot + OSN__NT_ELEM + OSN__NE_N * i;
-    el->role = i < s->E ? R_SRC : i == s->uas ? R_UAS : R_PROXY;
-    el->sc = i == s->uas     ? &cfg->uas
+    el->role = i < s->E ? R_SRC : i >= s->uas ? R_UAS : R_PROXY;
+    el->sc = i >= s->uas     ? &cfg->uas
              : i == s->core  ? &cfg->core
              : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
              : cfg->topology == OSN_NET_TANDEM && cfg->mid_own && i >= 2 && i < s->core
@@ -382,8 +382,11 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     bool fan = cfg->topology == OSN_NET_FANOUT;
     s->E = osn_net_role_count(cfg, OSN_NET_ROLE_SOURCE);
     s->ncores = osn_net_role_count(cfg, OSN_NET_ROLE_CORE); /* a fanout's or a tree's several */
-    s->uas = s->nelem - 1;
-    s->core = s->nelem - 1 - s->ncores;
+    s->nuas = osn_net_role_count(cfg, OSN_NET_ROLE_UAS);
+    s->uas = s->nelem - s->nuas;
+    s->core = s->uas - s->ncores;
+    for (int k = 0; k < s->ncores; k++)
+        s->core_uas[k] = (uint16_t)(s->nuas > 1 ? osn__net_up(cfg, s->core + k) : s->uas);
     s->nhop = cfg->topology == OSN_NET_TANDEM ? 3 + cfg->mids : 3;
     s->srv_lo = cfg->ctl_at == OSN_NET_CTL_AT_CORE ? s->core : s->E;
     s->srv_hi = cfg->ctl_at == OSN_NET_CTL_AT_EDGE ? 2 * s->E : s->core + s->ncores;
