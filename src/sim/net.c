@@ -925,7 +925,8 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     for (int i = 0; cfg->rep_measures && i < cfg->replications; i++)
         for (int k = 0; k < OSN_NET_NMEASURES; k++)
             cfg->rep_measures[(size_t)i * OSN_NET_NMEASURES + (size_t)k] =
-                    f_at(k, out->nelem - 2, rep_at(&j.reps, i)->tot, cap);
+                    f_at(k, osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0) - 1,
+                         rep_at(&j.reps, i)->tot, cap); /* the last core, not a UAS */
     out->replications = cfg->replications;
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;
