@@ -30,6 +30,8 @@ osn_unit_test(test_net_topo)
 target_link_libraries(test_net_topo PRIVATE osn_sim)
 osn_unit_test(test_net_tree)
 target_link_libraries(test_net_tree PRIVATE osn_sim)
+osn_unit_test(test_net_mesh)
+target_link_libraries(test_net_mesh PRIVATE osn_sim)
 target_link_libraries(test_sim PRIVATE osn_sim)
 # The replication runner of src/study that both simulators call, linked with osn_study alone:
 # the build fails if the runner ever calls into a simulator (the arrow sim -> study).

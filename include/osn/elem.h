@@ -561,7 +561,7 @@ enum osn_elem_role { OSN_ELEM_PROXY, OSN_ELEM_UAS };
 
 struct osn_elem_hop {
     struct osn_ctl *cli; /* its client half, NULL for none (borrowed) */
-    int weight;          /* >= 1 */
+    int weight;          /* >= 1; 0: listed, not a next hop (never offered or chosen) */
     int credit;          /* smooth weighted round-robin of INVITEs */
     int credit_other;    /* and of the other requests, apart */
     double down_until;   /* s: not chosen before this */

@@ -48,13 +48,20 @@
 #include "osn/split.h"
 
 /* OSN_NET_TREE: proxies each with one next hop, into one core, into the UAS; sources enter at
- * any proxy but the core (osn_net_cfg.up, or the generated tree of net.levels and net.fanout). */
+ * any proxy but the core (osn_net_cfg.up, or the generated tree of net.levels and net.fanout).
+ * Its proxies into the cores may each choose among several (osn_net_cfg.core_w: a graph written
+ * so, or `topology = mesh`, which the scenario reader turns into such a tree). */
 enum osn_net_topology {
     OSN_NET_COLLAPSE,
     OSN_NET_TANDEM,
     OSN_NET_FANIN,
     OSN_NET_FANOUT,
-    OSN_NET_TREE
+    OSN_NET_TREE,
+    /* `topology = mesh`: net.regions regions of net.edges edges, each region's core; every
+     * edge chooses among the cores (its own by net.local_share). The reader generates the tree
+     * it is (osn_net_cfg.up, core_w, proxies, tree_cores), which the simulator runs as every
+     * OSN_NET_TREE; `edges` stays the edges of a region (the sources are regions x edges). */
+    OSN_NET_MESH
 };
 
 /* [control] at: the elements that have the controller's server half. Each server half's upstream
@@ -305,8 +312,25 @@ struct osn_net_cfg {
      * role EDGE (edge_own: proxies entries when they have costs of their own), its core CORE. */
     int levels, fanout, proxies;
     uint16_t *up;
-    /* link (nlinks records), edge_own (edges_own) and up, like elem_names and src.share, are
-     * allocated by the scenario reader for the file and owned by the scenario
+    /* A tree of several cores (issue 32's fan32 branch): `tree_cores` of them (0 or 1: one),
+     * the elements edges + proxies .. + tree_cores - 1, each into the UAS; core k > 0 has the
+     * costs more_cores[k - 1]. core_w (NULL: every proxy its one next hop, up[]) holds
+     * proxies x tree_cores weights, proxy p's weight of core k at [p * tree_cores + k], 0 for a
+     * core that is not its next hop: a proxy with two or more chooses among them (smooth
+     * weighted round-robin, src/elem/hops.c), the fanout edge's choice, and up[] names its
+     * first. */
+    int tree_cores;
+    int *core_w;
+    /* A tree's UASs (0 or 1: one, after the cores): tree_uas > 1 puts them after the cores, and
+     * up[] then has edges + proxies + tree_cores entries, up[i] of a core its UAS. Every UAS has
+     * [server uas]'s costs. */
+    int tree_uas;
+    /* `topology = mesh`'s keys: net.regions, net.local_share (the share of an edge's calls its
+     * own region's core takes). */
+    int regions;
+    double local_share;
+    /* link (nlinks records), edge_own (edges_own), up and core_w, like elem_names and src.share,
+     * are allocated by the scenario reader for the file and owned by the scenario
      * (osn_net_cfg_arrays_free); a copy of the configuration borrows them. */
 };
 

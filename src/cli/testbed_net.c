@@ -96,6 +96,11 @@ static int tree_build(struct tb_net *net, const struct osn_net_cfg *c)
     int core_sim = E + P, at[TB_MAX_ELEMS];
     char name[16];
 
+    if (osn_net_role_count(c, OSN_NET_ROLE_CORE) != 1 ||
+        osn_net_role_count(c, OSN_NET_ROLE_UAS) != 1)
+        return osn_cli_die("testbed", "a tree of several cores or UASs (a proxy choosing among "
+                                      "cores) is not carried by the testbed yet: its proxies "
+                                      "each take one next hop here (docs/scale.md)");
     if (E + P + 2 > TB_MAX_ELEMS)
         return osn_cli_die("testbed",
                            "a tree of %d sources and %d proxies: the testbed starts "
@@ -145,6 +150,11 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
     int C = fan ? c->cores : 1;
     char name[16];
 
+    if (c->topology == OSN_NET_MESH)
+        return osn_cli_die("testbed", "net.topology = mesh is not carried by the testbed yet: "
+                                      "its processes are the built-in shapes', and an osn node "
+                                      "edge of a mesh would choose among cores of several "
+                                      "regions (docs/scale.md)");
     if (c->topology == OSN_NET_TREE) {
         int rc = tree_build(net, c);
         if (rc)

@@ -25,6 +25,14 @@ static int *credit(struct osn_elem_hop *s, int method)
     return method == OSN_SIP_INVITE ? &s->credit : &s->credit_other;
 }
 
+/* Whether server i may be offered a request at `now`: one of the proxy's next hops (a weight
+ * of 0 marks a server the driver lists but the proxy does not send to: a simulated tree's proxy
+ * that chooses among some of its network's cores) and up. */
+static bool usable(const struct osn_elem_hops *h, int i, double now)
+{
+    return h->h[i].weight > 0 && osn_elem_hop_up(h, i, now);
+}
+
 static bool admits(struct osn_elem_hop *s, double now, int method)
 {
     return !s->cli || osn_ctl_client_admit(s->cli, now, ctl_kind(method)) != OSN_CTL_SHED_503;
@@ -39,11 +47,11 @@ int osn_elem_hops_choose(struct osn_elem_hops *h, double now, int method, int ex
      * can take them; it never refuses them by itself (one next hop behaves as without marks). */
     bool any = except >= 0; /* a failover goes to a server that is up, or nowhere */
     for (int i = 0; i < h->n; i++)
-        any |= i != except && osn_elem_hop_up(h, i, now);
+        any |= i != except && usable(h, i, now);
     *retry_after = 0;
     for (int i = 0; i < h->n; i++) {
         struct osn_elem_hop *s = &h->h[i];
-        if (i == except || (any && !osn_elem_hop_up(h, i, now)))
+        if (i == except || s->weight == 0 || (any && !osn_elem_hop_up(h, i, now)))
             continue;
         *credit(s, method) += s->weight;
         total += s->weight;
@@ -66,7 +74,8 @@ int osn_elem_hops_choose(struct osn_elem_hops *h, double now, int method, int ex
         tried |= (uint64_t)1 << next;
         next = -1;
         for (int i = 0; i < h->n; i++)
-            if (i != except && !(tried >> i & 1) && (!any || osn_elem_hop_up(h, i, now)) &&
+            if (i != except && !(tried >> i & 1) && h->h[i].weight > 0 &&
+                (!any || osn_elem_hop_up(h, i, now)) &&
                 (next < 0 || *credit(&h->h[i], method) > *credit(&h->h[next], method)))
                 next = i;
     }
@@ -78,13 +87,13 @@ int osn_elem_hops_stateless(const struct osn_elem_hops *h, double now, uint64_t 
     int total = 0;
     bool any = false;
     for (int i = 0; i < h->n; i++)
-        any |= osn_elem_hop_up(h, i, now);
+        any |= usable(h, i, now);
     for (int i = 0; i < h->n; i++)
         if (!any || osn_elem_hop_up(h, i, now))
             total += h->h[i].weight;
     long r = total > 0 ? (long)(key % (uint64_t)total) : 0;
     for (int i = 0; i < h->n; i++) {
-        if (any && !osn_elem_hop_up(h, i, now))
+        if (h->h[i].weight == 0 || (any && !osn_elem_hop_up(h, i, now)))
             continue;
         r -= h->h[i].weight;
         if (r < 0)

@@ -16,7 +16,7 @@
 #include "osn/err.h"
 #include "osn/version.h"
 
-static const char *const topo_name[] = {"collapse", "tandem", "fanin", "fanout", "tree"};
+static const char *const topo_name[] = {"collapse", "tandem", "fanin", "fanout", "tree", "mesh"};
 
 void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
                           const struct osn_net_result *res)
@@ -30,9 +30,12 @@ void osn_net_report_table(FILE *f, const struct osn_net_scenario *s,
     int E = c->topology >= OSN_NET_FANIN ? c->edges : 1;
     if (c->topology == OSN_NET_TANDEM)
         snprintf(size, sizeof size, "%d mid%s", c->mids, c->mids > 1 ? "s" : "");
+    else if (c->topology == OSN_NET_MESH)
+        snprintf(size, sizeof size, "%d regions of %d edges", c->regions, c->edges);
     else if (c->topology == OSN_NET_TREE)
         snprintf(size, sizeof size, "%d sources, %d proxies", E,
-                 osn_net_role_count(c, OSN_NET_ROLE_EDGE) + 1);
+                 osn_net_role_count(c, OSN_NET_ROLE_EDGE) +
+                         osn_net_role_count(c, OSN_NET_ROLE_CORE));
     else if (c->topology == OSN_NET_FANOUT)
         snprintf(size, sizeof size, "%d edge%s, %d cores", E, E > 1 ? "s" : "", c->cores);
     else

@@ -22,7 +22,8 @@
 
 typedef struct osn_net_cfg C;
 
-static const char *const topologies[] = {"collapse", "tandem", "fanin", "fanout", "tree", NULL};
+static const char *const topologies[] = {"collapse", "tandem", "fanin", "fanout",
+                                         "tree",     "mesh",   NULL};
 static const char *const processes[] = {"poisson", "mmpp", "profile", "bulk", NULL};
 static const char *const bulk_gaps[] = {"exp", "det", NULL};
 static const char *const cost_laws[] = {"det", "exp", NULL};
@@ -347,10 +348,11 @@ static const struct osn_key_spec net_keys[] = {
                  "core; fanin: `edges` edge proxies, each with its own source, into one core; "
                  "fanout: `edges` edges, each forwarding to every one of `cores` cores (one "
                  "edge: a fan-out, two: a mesh); tree: `levels` levels of proxies, each with "
-                 "`fanout` children, a source at each leaf"},
+                 "`fanout` children, a source at each leaf; mesh: `regions` regions of `edges` "
+                 "edges and a core each, every edge choosing among all the cores"},
         {"net", "edges", OSN_KEY_LONG, 1, OSN_NET_MAX_EDGES, OSN_KEY_AT(C, edges),
-         .help = "edge proxies of a fanin or fanout (each source offers rate / edges, or its "
-                 "source.shares)"},
+         .help = "edge proxies of a fanin or fanout, or of each region of a mesh (each source "
+                 "offers rate / edges, or its source.shares)"},
         {"net", "cores", OSN_KEY_LONG, 2, OSN_NET_MAX_CORES, OSN_KEY_AT(C, cores),
          .when_key = "net.topology", .when_is = "fanout",
          .help = "cores of a fanout: [server core] gives the first's costs, [server core2] .. "
@@ -363,6 +365,15 @@ static const struct osn_key_spec net_keys[] = {
          .when_key = "net.topology", .when_is = "tree",
          .help = "children of each proxy of a tree above the leaves: fanout^(levels - 1) leaf "
                  "proxies, each with a source of its own (rate / leaves each, or source.shares)"},
+        {"net", "regions", OSN_KEY_LONG, 1, OSN_NET_MAX_CORES, OSN_KEY_AT(C, regions),
+         .when_key = "net.topology", .when_is = "mesh",
+         .help = "regions of a mesh, each with `edges` edges (a source each) and a core of its "
+                 "own ([server core]'s costs); 1: the fanin of `edges` edges"},
+        {"net", "local_share", OSN_KEY_DOUBLE, OSN_KEY_AT(C, local_share),
+         .when_key = "net.topology", .when_is = "mesh",
+         .help = "share of a mesh edge's calls offered to its own region's core (0 .. 1, "
+                 "weights of smooth round-robin in thousandths); the other cores share the "
+                 "rest equally"},
         {"net", "time", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, time), .unit = "s",
          .help = "observation window, after the warm-up"},
         {"net", "warmup", OSN_KEY_DOUBLE, OSN_KEY_AT(C, warmup), .unit = "s",
@@ -382,7 +393,7 @@ static const struct osn_key_spec net_keys[] = {
         {"source", "rate", OSN_KEY_DOUBLE, OSN_KEY_AT(C, src.rate), .unit = "calls/s",
          .help = "calls offered in total (profile: before its first step)"},
         {"source", "shares", OSN_KEY_LIST, 0, OSN_NET_MAX_SHARES, .hook = set_shares,
-         .get = get_shares, .when_key = "net.topology", .when_is = "fanin|fanout|tree",
+         .get = get_shares, .when_key = "net.topology", .when_is = "fanin|fanout|tree|mesh",
          .help = "one share per edge: source i offers rate x share i / the shares' sum (at most "
                  "64 edges; none: rate / edges each), for unequal clients of the core"},
         {"source", "hold", OSN_KEY_DOUBLE, 0, 0, true, OSN_KEY_AT(C, src.hold), .unit = "s",
@@ -815,6 +826,69 @@ static int tree_edges(const struct osn_ini *ini, struct osn_net_cfg *c, char *er
     return 0;
 }
 
+static long gcd(long a, long b)
+{
+    while (b) {
+        long r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/*
+ * topology = mesh: the tree it is. net.regions regions, each of net.edges sources each into an
+ * edge of its own, and a core; every edge chooses among the cores, its own region's weighted
+ * local_share and each other's (1 - local_share) / (regions - 1), in thousandths reduced by
+ * their greatest common divisor (a weight of 0 is no next hop). The order: the sources region by
+ * region, the edges alike, the cores, the UAS; every core has [server core]'s costs. One region
+ * is a tree of one core whose edges each have one next hop: the fanin of net.edges edges, bit
+ * for bit (the order, paths and client halves are the fanin's).
+ */
+static int mesh(const struct osn_ini *ini, struct osn_net_cfg *c, char *err, size_t errsize)
+{
+    int R = c->regions, E = c->edges, n = R * E;
+    const struct osn_key_origin *o;
+
+    if (!(c->local_share >= 0 && c->local_share <= 1) && (o = osn_ini_get(ini, "net.local_share")))
+        return osn_ini_bad(o, err, errsize, "a share is in 0 .. 1 (%g)", c->local_share);
+    if ((long)R * E > OSN_NET_MAX_EDGES) {
+        if (!(o = osn_ini_get(ini, "net.edges")))
+            o = osn_ini_get(ini, "net.regions");
+        return osn_ini_bad(o, err, errsize,
+                           "a mesh of %d regions of %d edges has %ld sources: %d at most", R, E,
+                           (long)R * E, OSN_NET_MAX_EDGES);
+    }
+    long wl = lround(1000 * c->local_share);
+    long wo = R > 1 ? lround(1000 * (1 - c->local_share) / (R - 1)) : 0;
+    long g = gcd(wl, wo);
+    if (R > 1 && wo == 0 && wl == 0)
+        wl = wo = 1; /* no local share at all, and too many regions to share the rest */
+    else if (g > 1)
+        wl /= g, wo /= g;
+    free(c->up);
+    free(c->core_w);
+    c->core_w = NULL;
+    if (!(c->up = malloc((size_t)2 * (size_t)n * sizeof *c->up)) ||
+        (R > 1 && !(c->core_w = malloc((size_t)n * (size_t)R * sizeof *c->core_w)))) {
+        snprintf(err, errsize, "out of memory for a mesh of %d edges", n);
+        return OSN_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        int r = i / E;
+        c->up[i] = (uint16_t)(n + i); /* source i into edge i */
+        /* edge i into its own core, or (no local share) the next region's */
+        c->up[n + i] = (uint16_t)(2 * n + (R > 1 && wl == 0 ? (r + 1) % R : r));
+        for (int k = 0; R > 1 && k < R; k++)
+            c->core_w[(size_t)i * (size_t)R + (size_t)k] = (int)(k == r ? wl : wo);
+    }
+    for (int k = 0; k < R - 1; k++)
+        c->more_cores[k] = c->core;
+    c->proxies = n; /* the sources too (osn_net_role_count); `edges` stays a region's */
+    c->tree_cores = R;
+    return 0;
+}
+
 int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, char *err,
                            size_t errsize)
 {
@@ -833,15 +907,24 @@ int osn_net_scenario_parse(const struct osn_ini *ini, struct osn_net_cfg *c, cha
         rc = source_client_fed(ini, c, err, errsize);
     if (!rc && c->topology == OSN_NET_TREE && !c->up)
         rc = tree_edges(ini, c, err, errsize);
+    if (!rc && c->topology == OSN_NET_MESH)
+        rc = mesh(ini, c, err, errsize);
     if (c->topology == OSN_NET_FANIN || c->topology == OSN_NET_FANOUT)
         c->ctl.rate.n_clients = (unsigned)c->edges;
-    if (c->topology == OSN_NET_TREE) { /* the core's clients: the proxies that send to it */
+    if (!rc && (c->topology == OSN_NET_TREE || c->topology == OSN_NET_MESH)) {
+        /* a core's clients: the proxies that send to it (the most any core has) */
         int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE);
         int P = osn_net_role_count(c, OSN_NET_ROLE_EDGE);
-        unsigned n = 0;
-        for (int i = E; c->up && i < E + P; i++)
-            n += c->up[i] == E + P;
-        c->ctl.rate.n_clients = c->up ? n : (unsigned)c->fanout;
+        int ncores = osn_net_role_count(c, OSN_NET_ROLE_CORE);
+        unsigned most = 0;
+        for (int k = 0; c->up && k < ncores; k++) {
+            unsigned n = 0;
+            for (int i = E; i < E + P; i++)
+                n += c->core_w ? c->core_w[(size_t)(i - E) * (size_t)ncores + (size_t)k] > 0
+                               : c->up[i] == E + P + k;
+            most = n > most ? n : most;
+        }
+        c->ctl.rate.n_clients = c->up ? most : (unsigned)c->fanout;
     }
     c->ctl.prsm.t1 = c->sip.t1;
     return rc;
@@ -1032,7 +1115,9 @@ void osn_net_cfg_arrays_free(struct osn_net_cfg *c)
     free(c->edge_own);
     free(c->src.share);
     free(c->up);
+    free(c->core_w);
     c->up = NULL;
+    c->core_w = NULL;
     c->elem_names = NULL;
     c->link = NULL;
     c->edge_own = NULL;

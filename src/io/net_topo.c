@@ -7,8 +7,9 @@
  * controller halves are still placed by hop index). The links of one place may differ (links
  * of their own, found per (from, to)) and the sources' rates too (their shares). A graph of any
  * other shape is refused, naming the key where it leaves them, unless it is a tree (each proxy
- * one next hop, up to one core, sources at any proxy below it: tree(), run as OSN_NET_TREE with
- * each source's own path); so is every name that names nothing,
+ * one next hop or a choice among cores, one or more cores each into a UAS, sources at any proxy
+ * below them: tree(), run as OSN_NET_TREE with each source's own path and each chooser's
+ * weights); so is every name that names nothing,
  * a cycle, a proxy without a next hop and a link the graph does not have. Each message names
  * FILE:LINE and the key.
  *
@@ -514,46 +515,79 @@ static int links(struct graph *g, struct osn_net_cfg *c, const int *order, int n
     return 0;
 }
 
-/* Whether the graph is a tree rooted at the UAS: every proxy has one next hop, and one proxy
- * (the core) forwards to the UAS. */
-static bool is_tree(const struct graph *g)
+/* Whether proxy x is a core: it forwards to the UAS. */
+static bool is_core(const struct graph *g, const struct named *x)
 {
-    int cores = 0;
-    for (int i = 0; i < g->n; i++) {
-        const struct named *x = &g->v[i];
-        if (x->kind == K_ELEMENT && x->k.role == 0 && x->nhop != 1)
-            return false;
-        cores += x->kind == K_ELEMENT && x->k.role == 0 && g->v[x->hop[0]].k.role == 1;
-    }
-    return cores == 1;
+    return x->kind == K_ELEMENT && x->k.role == 0 && x->nhop == 1 && g->v[x->hop[0]].k.role == 1;
 }
 
-/* A tree (is_tree) the built-in shapes do not have: sources into proxies at any level, every
- * path up to the one core, then the UAS. The order: the sources in file order, the proxies
- * level by level from the sources' first proxies up (each where it is first met: a regular
- * tree takes the order of `topology = tree`), the core, the UAS; c->up the next hops. */
+/* Whether the graph is a tree rooted at its UASs: every proxy has one next hop, or several that
+ * are all cores (it chooses among them, as a fanout's edge does), and one or more cores each
+ * forward to a UAS (one, or each its own). 1 when it is, 0 when it is not (shape()'s message
+ * stands), or the code of a refusal of what is not carried yet, naming its key: a choice among
+ * proxies that are not all cores, UASs of different servers. */
+static int tree_kind(struct graph *g)
+{
+    int cores = 0, uas = -1;
+    for (int i = 0; i < g->n; i++) {
+        const struct named *x = &g->v[i];
+        if (x->kind != K_ELEMENT || x->k.role != 0)
+            continue;
+        for (int j = 0; x->nhop > 1 && j < x->nhop; j++)
+            if (g->v[x->hop[j]].k.role == 1)
+                return 0; /* a core forwarding to the UAS and elsewhere: shape() says */
+        for (int j = 0; x->nhop > 1 && j < x->nhop; j++)
+            if (!is_core(g, &g->v[x->hop[j]]))
+                return osn_ini_bad(key_of(g, x, "next_hop"), g->err, g->errsize,
+                                   "%s chooses among next hops and %s is not a core (a proxy "
+                                   "into the UAS): the simulator carries a choice among cores "
+                                   "only, not yet one among proxies further from the UAS "
+                                   "(docs/scale.md)",
+                                   x->name, g->v[x->hop[j]].name);
+        if (!is_core(g, x))
+            continue;
+        if (uas >= 0 && x->hop[0] != uas && strcmp(g->v[x->hop[0]].k.server, g->v[uas].k.server))
+            return osn_ini_bad(key_of(g, &g->v[x->hop[0]], "server"), g->err, g->errsize,
+                               "the UASs %s and %s have different servers: several UASs share "
+                               "one [server NAME] (docs/scale.md)",
+                               g->v[x->hop[0]].name, g->v[uas].name);
+        uas = x->hop[0];
+        cores++;
+    }
+    if (cores > OSN_NET_MAX_CORES)
+        return osn_ini_bad(g->v[0].first, g->err, g->errsize,
+                           "%d cores (proxies into the UAS): %d at most", cores, OSN_NET_MAX_CORES);
+    return cores >= 1;
+}
+
+/* A tree (tree_kind) the built-in shapes do not have: sources into proxies at any level, every
+ * path up to a core (one, or several among which proxies choose), then the UAS. The order: the
+ * sources in file order, the proxies level by level from the sources' first proxies up (each
+ * where it is first met: a regular tree takes the order of `topology = tree`), the cores in
+ * file order, the UAS; c->up the next hops (a chooser's first), c->core_w the choosers'
+ * weights of the cores. */
 static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
 {
-    int E = 0, n = 0, core = -1, uas = -1;
+    int E = 0, n = 0, C = 0, U = 0;
     for (int i = 0; i < g->n; i++) {
         const struct named *x = &g->v[i];
         g->pos[i] = -1;
         if (x->kind == K_SOURCE)
             order[E++] = i;
-        if (x->kind == K_ELEMENT && x->k.role == 0 && g->v[x->hop[0]].k.role == 1)
-            core = i, uas = x->hop[0];
     }
     n = E;
+    bool choose = false;
     for (int i = 0; i < E; i++) {
         const struct named *src = &g->v[order[i]];
-        if (src->hop[0] == core)
+        if (is_core(g, &g->v[src->hop[0]]))
             return osn_ini_bad(key_of(g, src, "to"), g->err, g->errsize,
                                "source %s sends to the core %s: in a tree the core's upstream "
                                "proxies are its control's clients, so a source enters at a proxy "
                                "below it (docs/scale.md)",
-                               src->name, g->v[core].name);
-        /* `at` is `hops` hops from the source; a next hop not the UAS makes 2 more at least */
-        for (int at = src->hop[0], hops = 1; g->v[at].hop[0] != uas; at = g->v[at].hop[0], hops++)
+                               src->name, g->v[src->hop[0]].name);
+        /* `at` is `hops` hops from the source; a next hop not a UAS makes 2 more at least */
+        for (int at = src->hop[0], hops = 1; g->v[g->v[at].hop[0]].k.role != 1;
+             at = g->v[at].hop[0], hops++)
             if (hops + 2 > OSN_NET_MAX_MIDS + 3)
                 return osn_ini_bad(key_of(g, &g->v[at], "next_hop"), g->err, g->errsize,
                                    "a chain of more than %d proxies from source %s: a call's "
@@ -564,11 +598,19 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
     for (int lo = 0, hi = E; lo < hi; lo = hi, hi = n)
         for (int j = lo; j < hi; j++) {
             int next = g->v[order[j]].hop[0];
-            if (next != core && g->pos[next] < 0)
+            if (!is_core(g, &g->v[next]) && g->pos[next] < 0)
                 g->pos[next] = n, order[n++] = next;
         }
-    order[n++] = core;
-    order[n++] = uas;
+    /* the cores in file order (one: the tree of one core), then the UASs, each where its first
+     * core is (one: the tree of one UAS) */
+    for (int i = 0; i < g->n; i++)
+        if (is_core(g, &g->v[i]))
+            g->pos[i] = n, order[n++] = i, C++;
+    for (int j = n - C, end = n; j < end; j++) {
+        int u = g->v[order[j]].hop[0];
+        if (g->pos[u] < 0)
+            g->pos[u] = n, order[n++] = u, U++;
+    }
     for (int j = 0; j < n; j++)
         g->pos[order[j]] = j;
     for (int i = 0; i < g->n; i++)
@@ -577,14 +619,31 @@ static int tree(struct graph *g, struct osn_net_cfg *c, int *order, int *norder)
                                "no call of this shape reaches %s (a tree's elements are each "
                                "on a source's path to the UAS)",
                                g->v[i].name);
+    int P = n - E - C - U, nup = E + P + (U > 1 ? C : 0); /* several UASs: the cores' too */
+    for (int j = E; j < E + P; j++)
+        choose |= g->v[order[j]].nhop > 1;
     free(c->up);
-    if (!(c->up = malloc((size_t)(n - 2) * sizeof *c->up)))
+    free(c->core_w);
+    c->core_w = NULL;
+    if (!(c->up = malloc((size_t)nup * sizeof *c->up)) ||
+        (choose && !(c->core_w = calloc((size_t)P * (size_t)C, sizeof *c->core_w))))
         return osn_ini_bad(g->v[0].first, g->err, g->errsize, "out of memory for %d elements", n);
-    for (int j = 0; j < n - 2; j++)
+    for (int j = 0; j < nup; j++)
         c->up[j] = (uint16_t)g->pos[g->v[order[j]].hop[0]];
+    /* the proxies into the cores: each one's weight of each (1 each when none are given) */
+    for (int j = E; choose && j < E + P; j++) {
+        const struct named *x = &g->v[order[j]];
+        for (int h = 0; is_core(g, &g->v[x->hop[0]]) && h < x->nhop; h++) {
+            /* the key's reader took whole numbers 1 .. 1000 only */
+            int w = x->k.nweights ? (int)x->k.weight[h] : 1;
+            c->core_w[(size_t)(j - E) * (size_t)C + (size_t)(g->pos[x->hop[h]] - E - P)] = w;
+        }
+    }
     c->topology = OSN_NET_TREE;
     c->edges = E;
-    c->proxies = n - E - 2;
+    c->proxies = P;
+    c->tree_cores = C;
+    c->tree_uas = U;
     c->cores = c->mids = 1;
     *norder = n;
     return 0;
@@ -605,7 +664,10 @@ static int tree_links(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg
                 continue;
             int a, b;
             link_ends(g, x, &a, &b);
-            if (b < 0 || g->v[a].hop[0] != b)
+            bool edge = false;
+            for (int j = 0; b >= 0 && j < g->v[a].nhop; j++)
+                edge |= g->v[a].hop[j] == b;
+            if (!edge)
                 return osn_ini_bad(x->first, g->err, g->errsize,
                                    "[link %s] is not a link of the graph: a link is named [link "
                                    "A-B], A a source or element that sends to element B",
@@ -638,7 +700,7 @@ static int tree_links(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg
 static int tree_servers(struct graph *g, struct osn_net_cfg *c, const int *order, int n)
 {
     const struct osn_net_cfg builtin = *c;
-    int E = c->edges, P = c->proxies;
+    int E = c->edges, P = c->proxies, C = c->tree_cores > 1 ? c->tree_cores : 1;
     bool own = false;
     for (int i = E; i < E + P; i++)
         own |= strcmp(g->v[order[i]].k.server, g->v[order[E]].k.server) != 0;
@@ -658,9 +720,11 @@ static int tree_servers(struct graph *g, struct osn_net_cfg *c, const int *order
             c->edge = sv;
         if (own && i < E + P)
             c->edge_own[i - E] = sv;
-        else if (i == n - 2)
+        else if (i == E + P)
             c->core = sv;
-        else if (i == n - 1)
+        else if (i > E + P && i < E + P + C) /* a tree's cores past the first */
+            c->more_cores[i - E - P - 1] = sv;
+        else if (i >= E + P + C) /* the UASs: one server (tree_kind) */
             c->uas = sv;
     }
     return 0;
@@ -715,7 +779,10 @@ static int load(struct graph *g, struct osn_net_cfg *c, struct osn_net_cfg *tmp)
     if (!rc) {
         /* a graph of no built-in shape may be a tree; else shape()'s message stands */
         rc = shape(g, c, order, &n, &nmid);
-        if (rc && is_tree(g)) {
+        int kind = rc ? tree_kind(g) : 0;
+        if (kind != 0 && kind != 1)
+            return kind; /* a refusal of tree_kind's */
+        if (kind == 1) {
             rc = tree(g, c, order, &n);
             if (!rc)
                 rc = tree_links(g, c, tmp);

@@ -74,6 +74,8 @@ void osn_net_cfg_default(struct osn_net_cfg *cfg)
     cfg->mids = 1;
     cfg->levels = 2;
     cfg->fanout = 2;
+    cfg->regions = 2;
+    cfg->local_share = 0.8;
     for (int i = 0; i < OSN_NET_MAX_MIDS; i++)
         cfg->mid[i] = cfg->edge;
     /* The topology keys' defaults (src/io/net_topo.c): a link as [link trunk]'s. */
@@ -111,8 +113,8 @@ double osn_net_source_share(const struct osn_net_cfg *cfg, int i, int sources)
  * OSN_NET_MAX_ELEMS, OSN_NET_MAX_ELEMS + 1 (osn_net_check refuses it). */
 static long tree_count(const struct osn_net_cfg *c, bool proxies)
 {
-    if (c->up)
-        return proxies ? c->proxies : c->edges;
+    if (c->up) /* a mesh's sources are its proxies, regions x edges */
+        return proxies || c->topology == OSN_NET_MESH ? c->proxies : c->edges;
     if (c->levels < 2 || c->fanout < 1)
         return 0;
     long level = 1, sum = 0;
@@ -125,13 +127,25 @@ static long tree_count(const struct osn_net_cfg *c, bool proxies)
     return proxies ? sum : level;
 }
 
+/* A tree's cores: one, or tree_cores; its UASs: one, or tree_uas. */
+static int tree_ncores(const struct osn_net_cfg *c)
+{
+    return c->tree_cores > 1 ? c->tree_cores : 1;
+}
+
+static int tree_nuas(const struct osn_net_cfg *c)
+{
+    return c->tree_uas > 1 && c->up ? c->tree_uas : 1;
+}
+
 int osn__net_up(const struct osn_net_cfg *c, int i)
 {
     int E = (int)tree_count(c, false), P = (int)tree_count(c, true), core = E + P;
-    if (i < 0 || i > core)
+    int C = tree_ncores(c);
+    if (i < 0 || i >= core + C)
         return -1;
-    if (i == core)
-        return core + 1;
+    if (i >= core) /* a core into the UAS, or its own of several */
+        return tree_nuas(c) > 1 ? c->up[i] : core + C;
     if (c->up)
         return c->up[i];
     if (i < E)
@@ -145,17 +159,26 @@ int osn__net_up(const struct osn_net_cfg *c, int i)
 
 int osn_net_tree_next_hop(const struct osn_net_cfg *cfg, int i)
 {
-    return cfg->topology == OSN_NET_TREE && i < osn__net_nelem(cfg) - 1 ? osn__net_up(cfg, i) : -1;
+    return cfg->topology == OSN_NET_TREE ? osn__net_up(cfg, i) : -1;
+}
+
+int osn__net_core_w(const struct osn_net_cfg *c, int i, int to)
+{
+    int E = (int)tree_count(c, false), P = (int)tree_count(c, true), C = tree_ncores(c);
+    if (!tree_like(c) || !c->core_w || i < E || i >= E + P || to < E + P || to >= E + P + C)
+        return 0;
+    return c->core_w[(size_t)(i - E) * (size_t)C + (size_t)(to - E - P)];
 }
 
 int osn_net_role_count(const struct osn_net_cfg *cfg, enum osn_net_role role)
 {
     bool fan = cfg->topology == OSN_NET_FANOUT;
-    if (cfg->topology == OSN_NET_TREE)
-        return role == OSN_NET_ROLE_SOURCE                             ? (int)tree_count(cfg, false)
-               : role == OSN_NET_ROLE_EDGE                             ? (int)tree_count(cfg, true)
-               : role == OSN_NET_ROLE_CORE || role == OSN_NET_ROLE_UAS ? 1
-                                                                       : 0;
+    if (tree_like(cfg))
+        return role == OSN_NET_ROLE_SOURCE ? (int)tree_count(cfg, false)
+               : role == OSN_NET_ROLE_EDGE ? (int)tree_count(cfg, true)
+               : role == OSN_NET_ROLE_CORE ? tree_ncores(cfg)
+               : role == OSN_NET_ROLE_UAS  ? tree_nuas(cfg)
+                                           : 0;
     switch (role) {
     case OSN_NET_ROLE_SOURCE:
     case OSN_NET_ROLE_EDGE:
@@ -198,7 +221,7 @@ int osn_net_elem_index(const struct osn_net_cfg *cfg, enum osn_net_role role, in
 
 int osn__net_nelem(const struct osn_net_cfg *cfg)
 {
-    return osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0) + 1;
+    return osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0) + osn_net_role_count(cfg, OSN_NET_ROLE_UAS);
 }
 
 int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN], double *capacity)
@@ -224,7 +247,7 @@ int osn__net_elems(const struct osn_net_cfg *cfg, char names[][OSN_NET_NAME_LEN]
             capacity[i] = osn_net_capacity(k == 0 ? &cfg->core : &cfg->more_cores[k - 1], 3);
             break;
         default: /* the UAS */
-            snprintf(names[i], L, "uas");
+            snprintf(names[i], L, k == 0 ? "uas" : "uas%d", k + 1);
             capacity[i] = osn_net_capacity(&cfg->uas, 0);
             break;
         }
@@ -424,13 +447,14 @@ static double elem_measure(int e, int i, const double *t, const double *cap)
 
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext)
 {
-    if (cfg->topology == OSN_NET_TREE) { /* one next hop each; a link's hop is the call's */
-        int up = from < osn__net_nelem(cfg) - 1 ? osn__net_up(cfg, from) : -1;
+    if (tree_like(cfg)) { /* one next hop each (or a choice of cores); a link's hop: the call's */
+        int first_uas = osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0);
+        int up = from < first_uas ? osn__net_up(cfg, from) : -1;
         if (next0)
             *next0 = up;
         if (nnext)
             *nnext = up >= 0;
-        return up >= 0 && to == up ? 0 : -1;
+        return up >= 0 && (to == up || osn__net_core_w(cfg, from, to) > 0) ? 0 : -1;
     }
     bool fan = cfg->topology == OSN_NET_FANOUT;
     int E = cfg->topology == OSN_NET_FANIN || fan ? cfg->edges : 1;
@@ -468,7 +492,10 @@ static const char *tree_bad(const struct osn_net_cfg *c, const char **why)
     else if (E < 1 || E > OSN_NET_MAX_EDGES)
         key = c->up ? key : "net.fanout",
         *why = "a tree has 1 .. " STR(OSN_NET_MAX_EDGES) " sources (net.edges' bound)";
-    else if (P < 1 || E + P + 2 > OSN_NET_MAX_ELEMS)
+    else if (c->tree_cores > OSN_NET_MAX_CORES)
+        key = c->regions ? "net.regions" : key,
+        *why = "a tree has 1 .. " STR(OSN_NET_MAX_CORES) " cores";
+    else if (P < 1 || E + P + tree_ncores(c) + tree_nuas(c) > OSN_NET_MAX_ELEMS)
         key = c->up ? key : "net.fanout",
         *why = "a tree has at most " STR(OSN_NET_MAX_ELEMS) " elements";
     else if (c->ctl_at != OSN_NET_CTL_AT_CORE)
@@ -481,10 +508,10 @@ static const char *tree_bad(const struct osn_net_cfg *c, const char **why)
             key = "element", *why = "a tree's source sends to a proxy below the core";
         for (; !key && at >= E && at < E + P && hops <= MAXHOP; hops++)
             at = osn__net_up(c, at);
-        if (!key && (at != E + P || hops + 1 > MAXHOP))
-            key = "element", *why = at == E + P
-                                            ? "a call's path in a tree has 8 hops at most (MAXHOP)"
-                                            : "a tree's proxies lead to its core";
+        bool core = at >= E + P && at < E + P + tree_ncores(c);
+        if (!key && (!core || hops + 1 > MAXHOP))
+            key = "element", *why = core ? "a call's path in a tree has 8 hops at most (MAXHOP)"
+                                         : "a tree's proxies lead to its core";
     }
     return key;
 }
@@ -518,7 +545,7 @@ int osn_net_check(const struct osn_net_cfg *c, const char **bad_key, char *msg, 
     else if (c->split && !(c->split->parts >= 1 && c->split->part >= 0 &&
                            c->split->part < c->split->parts && c->split->exchange))
         key = "split", why = "the processes' share of the replications is malformed";
-    else if (c->topology == OSN_NET_TREE && (key = tree_bad(c, &why)))
+    else if (tree_like(c) && (key = tree_bad(c, &why)))
         ;
     else if (c->edges < 1 || c->edges > OSN_NET_MAX_EDGES)
         key = "net.edges", why = "edges must be in 1 .. " STR(OSN_NET_MAX_EDGES);
@@ -751,11 +778,10 @@ static void estimate(struct osn_net_est *est, int k0, int n, int core, int nrep,
  * times the replications. */
 static void estimate_all(struct osn_net_result *out, const struct reps *reps, int nrep,
                          double level, const double *pooled, double *part, double *loo,
-                         const double *cap, int cores)
+                         const double *cap, int core)
 {
-    /* A fanout's first core: the network's core measures are its own (found by position, as
-     * the user may name it). */
-    int core = out->nelem - 1 - cores;
+    /* A fanout's first core (core): the network's core measures are its own (found by
+     * position, as the user may name it). */
     const size_t cb = OSN__NT_ELEM + (size_t)OSN__NE_N * (size_t)core;
     for (int i = 0; nrep >= 2 && i < nrep; i++) {
         const double *t = rep_at(reps, i)->tot;
@@ -900,11 +926,12 @@ int osn_net_run(const struct osn_net_cfg *cfg, struct osn_net_result *out, char 
     }
     pool(out, &j.reps, cfg->replications, pooled);
     estimate_all(out, &j.reps, cfg->replications, cfg->level, pooled, part, loo, cap,
-                 cfg->topology == OSN_NET_FANOUT ? cfg->cores : 1);
+                 osn_net_elem_index(cfg, OSN_NET_ROLE_CORE, 0));
     for (int i = 0; cfg->rep_measures && i < cfg->replications; i++)
         for (int k = 0; k < OSN_NET_NMEASURES; k++)
             cfg->rep_measures[(size_t)i * OSN_NET_NMEASURES + (size_t)k] =
-                    f_at(k, out->nelem - 2, rep_at(&j.reps, i)->tot, cap);
+                    f_at(k, osn_net_elem_index(cfg, OSN_NET_ROLE_UAS, 0) - 1,
+                         rep_at(&j.reps, i)->tot, cap); /* the last core, not a UAS */
     out->replications = cfg->replications;
     out->level = cfg->level;
     out->wall_s = osn_wall_s() - t0;

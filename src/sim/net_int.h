@@ -351,6 +351,10 @@ struct net {
     struct element *elems; /* nelem, allocated for the scenario (osn__net_setup) */
     int nelem, E, core, uas, nhop;
     int ncores; /* cores from `core` on (fanout; 1 otherwise) */
+    /* UASs from `uas` on (a tree's several, each core's own: core_uas[k] core k's; 1 otherwise,
+     * the last element) */
+    int nuas;
+    uint16_t core_uas[OSN_NET_MAX_CORES];
     /* The elements with a server half ([control] at), srv_lo .. srv_hi - 1: the cores, the
      * edges, or both (contiguous: edges E .. 2E - 1 sit right before the core but in a tandem,
      * where `both` is refused). Their responses carry feedback (net_txn.c, transmit). */
@@ -466,12 +470,17 @@ static inline int branch_core(const struct call *c, uint64_t b)
     return k ? (int)k - 1 : c->core;
 }
 
-/* Element path[h] of call c for a message of branch b: the call's, but for a fan-out branch
- * that names its core (hop 2), which may be a core the call left (failover). */
+/* Element path[h] of call c for a message of branch b: the call's, but for a branch that names
+ * its core (the element before the UAS: a fanout's hop 2, a tree's proxy that chose among cores),
+ * which may be a core the call left (failover). */
 static inline int path(const struct net *s, const struct call *c, int h, uint64_t b)
 {
     unsigned k = (unsigned)(b >> CORE_SHIFT) & CORE_MASK;
-    return __builtin_expect(k != 0, 0) && h == 2 ? s->core + (int)k - 1 : c->path[h];
+    if (__builtin_expect(k != 0, 0) && h >= c->nhop - 1) /* the branch's core, and its UAS */
+        return h == c->nhop - 1 ? s->core + (int)k - 1
+               : s->nuas > 1    ? s->core_uas[k - 1]
+                                : c->path[h];
+    return c->path[h];
 }
 
 /* The link hop h of call c crosses for a message of branch b, on a hop of LINK_OWN (s->lk): from
@@ -683,8 +692,17 @@ void osn__net_trace_release(struct net *s);
  * link; *next0 and *nnext (may be NULL) receive from's first next hop and how many it has
  * (a fanout edge: the cores). A tree's links are on hops that differ by call: 0 for each. */
 int osn__net_link_hop(const struct osn_net_cfg *cfg, int from, int to, int *next0, int *nnext);
+/* Whether cfg's network runs as a tree: OSN_NET_TREE, or the tree OSN_NET_MESH generated. */
+static inline bool tree_like(const struct osn_net_cfg *c)
+{
+    return c->topology == OSN_NET_TREE || c->topology == OSN_NET_MESH;
+}
+
 /* A tree's (OSN_NET_TREE) element i's next hop (the core's: the UAS), -1 for none. */
 int osn__net_up(const struct osn_net_cfg *cfg, int i);
+/* A tree's proxy i's weight of element `to` among its next hops (cfg->core_w): > 0 when `to` is
+ * a core it may choose, 0 otherwise (and for every element of a tree without core_w). */
+int osn__net_core_w(const struct osn_net_cfg *cfg, int i, int to);
 /* The number of elements of a configuration. */
 int osn__net_nelem(const struct osn_net_cfg *cfg);
 /* The element layout of a configuration: count, and into names and capacity (osn__net_nelem

@@ -64,42 +64,69 @@ static int setup_links(struct net *s, bool *link_class)
     return 0;
 }
 
-/* A tree's links: one from each element to its next hop (lk[f], lk_off[f] = f - its next hop),
- * each with its place's delay and loss (from a source: access; into the UAS: uas_link; else
- * trunk) or its own (cfg->link). A hop index is a different link for calls of different
- * sources (a source nearer the core reaches the UAS in fewer hops): a hop where any call's link
- * differs from the hop's (link_class, link_loss) becomes LINK_OWN. */
+/* Whether a tree's link from f to t differs from hop h's class and loss. */
+static bool tree_link_differs(const struct net *s, int f, int t, int h)
+{
+    const struct net_link *l = &s->lk[s->lk_off[f] + t];
+    return l->cls != s->link_class[h] || l->loss != s->link_loss[h];
+}
+
+/* A tree's links: one from each element to its next hop (lk[f], lk_off[f] = f - its next hop;
+ * a proxy into the cores of a tree with core_w, one to each core), each with its place's delay
+ * and loss (from a source: access; into the UAS: uas_link; else trunk) or its own (cfg->link).
+ * A hop index is a different link for calls of different sources (a source nearer the core
+ * reaches the UAS in fewer hops) or choices: a hop where any call's link differs from the hop's
+ * (link_class, link_loss) becomes LINK_OWN. */
+
 static int setup_tree_links(struct net *s, bool *link_class)
 {
     const struct osn_net_cfg *cfg = s->cfg;
     bool own[MAXHOP] = {false};
+    int n = s->nelem;
 
+    /* A proxy that chooses among the cores has a link to each: ncores more, lk_off[f] + core k
+     * the one to core k (those it does not send to unused). */
+    for (int f = s->E; cfg->core_w && f < s->core; f++)
+        n += osn__net_core_w(cfg, f, osn__net_up(cfg, f)) > 0 ? s->ncores : 0;
     s->lk_off = calloc((size_t)s->nelem, sizeof *s->lk_off);
-    s->lk = calloc((size_t)s->nelem, sizeof *s->lk);
+    s->lk = calloc((size_t)n, sizeof *s->lk);
     if (!s->lk_off || !s->lk)
         return OSN_ENOMEM;
+    n = s->nelem;
     for (int f = 0; f < s->uas; f++) {
         int t = osn__net_up(cfg, f);
         const struct osn_net_link_cfg *l = f < s->E      ? &cfg->access
-                                           : t == s->uas ? &cfg->uas_link
+                                           : t >= s->uas ? &cfg->uas_link
                                                          : &cfg->trunk;
-        s->lk_off[f] = f - t;
-        s->lk[f] = (struct net_link){
+        struct net_link one = {
                 .cls = osn__net_fix_class(s, l->delay), .delay = l->delay, .loss = l->loss};
+        s->lk_off[f] = f - t;
+        s->lk[f] = one;
+        if (osn__net_core_w(cfg, f, t) > 0) { /* its links to the cores, from lk[n] on */
+            s->lk_off[f] = n - s->core;
+            for (int k = 0; k < s->ncores; k++)
+                s->lk[n++] = one;
+        }
     }
     for (int i = 0; i < cfg->nlinks; i++) { /* osn_net_check: `to` is `from`'s next hop */
-        struct net_link *l = &s->lk[cfg->link[i].from];
+        struct net_link *l = &s->lk[s->lk_off[cfg->link[i].from] + cfg->link[i].to];
         l->delay = cfg->link[i].link.delay;
         l->loss = cfg->link[i].link.loss;
         l->cls = osn__net_fix_class(s, l->delay);
     }
-    for (int f = 0; f < s->uas; f++)
-        if (s->lk[f].cls >= 0)
+    for (int f = 0; f < n; f++)
+        if ((f < s->uas || f >= s->nelem) && s->lk[f].cls >= 0)
             link_class[s->lk[f].cls] = true;
     for (int i = 0; i < s->E; i++)
         for (int h = 0; h < s->src_path[i].nhop; h++) {
-            const struct net_link *l = &s->lk[s->src_path[i].path[h]];
-            own[h] |= l->cls != s->link_class[h] || l->loss != s->link_loss[h];
+            int f = s->src_path[i].path[h], t = s->src_path[i].path[h + 1];
+            own[h] |= tree_link_differs(s, f, t, h);
+            /* a proxy that chooses: its links to each of its cores, and theirs to the UAS */
+            for (int k = 0; osn__net_core_w(cfg, f, t) > 0 && k < s->ncores; k++)
+                if (osn__net_core_w(cfg, f, s->core + k) > 0) {
+                    own[h] |= tree_link_differs(s, f, s->core + k, h);
+                    own[h + 1] |= tree_link_differs(s, s->core + k, s->core_uas[k], h + 1);
+                }
         }
     for (int h = 0; h < s->nhop; h++)
         if (own[h])
@@ -119,7 +146,7 @@ static int setup_tree_paths(struct net *s)
         struct tree_path *p = &s->src_path[i];
         int h = 0;
         p->path[0] = (uint16_t)i;
-        for (int at = i; at != s->uas && h < MAXHOP;)
+        for (int at = i; at < s->uas && h < MAXHOP;)
             p->path[++h] = (uint16_t)(at = osn__net_up(s->cfg, at));
         p->nhop = (uint8_t)h;
         s->nhop = h > s->nhop ? h : s->nhop;
@@ -212,8 +239,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     int err;
 
     el->tot = s->tot + OSN__NT_ELEM + OSN__NE_N * i;
-    el->role = i < s->E ? R_SRC : i == s->uas ? R_UAS : R_PROXY;
-    el->sc = i == s->uas     ? &cfg->uas
+    el->role = i < s->E ? R_SRC : i >= s->uas ? R_UAS : R_PROXY;
+    el->sc = i >= s->uas     ? &cfg->uas
              : i == s->core  ? &cfg->core
              : is_core(s, i) ? &cfg->more_cores[i - s->core - 1]
              : cfg->topology == OSN_NET_TANDEM && cfg->mid_own && i >= 2 && i < s->core
@@ -242,12 +269,17 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     /* The core's upstream neighbour (a fanout's edge chooses among the cores whatever the
      * control), and whether it is the core's client (the core has a server half); a source
      * whose edge has a server half: its UAC is the client (RFC 7339 5.3). */
-    bool gate = s->src_path ? i >= s->E && i < s->core && osn__net_up(cfg, i) == s->core
+    bool gate = s->src_path ? i >= s->E && i < s->core && is_core(s, osn__net_up(cfg, i))
                             : (s->nhop >= 4 && i == s->core - 1) ||
                                       (s->nhop == 3 && i >= s->E && i < 2 * s->E);
     bool core_cli = gate && cfg->ctl_at != OSN_NET_CTL_AT_EDGE;
     bool src_cli = cfg->ctl_at != OSN_NET_CTL_AT_CORE && i < s->E;
-    if (gate && cfg->topology == OSN_NET_FANOUT) {
+    /* A tree's proxy with several cores among its next hops chooses as a fanout's edge does
+     * (the cores it does not send to have weight 0: never offered, never asked). */
+    int choices = 0;
+    for (int k = 0; gate && cfg->core_w && k < s->ncores; k++)
+        choices += osn__net_core_w(cfg, i, s->core + k) > 0;
+    if (gate && (cfg->topology == OSN_NET_FANOUT || choices > 1)) {
         /* RFC 7339 5.10: a client half per core, fed by that core's responses (hops.c). An
          * INVITE a core fails (a timeout, a 503 with Retry-After) goes to another, as at the
          * node (net_tu.c, failover). */
@@ -259,7 +291,8 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
                                            .down_time = cfg->down_time,
                                            .h = (struct osn_elem_hop *)(el->hops + 1)};
         for (int k = 0; k < s->ncores; k++) {
-            el->hops->h[k].weight = cfg->core_weight[k];
+            el->hops->h[k].weight =
+                    choices ? osn__net_core_w(cfg, i, s->core + k) : cfg->core_weight[k];
             struct osn_ctl_cfg ck = cfg->ctl;
             ck.seed = osn_rng_next(&s->ctl_rng);
             if (core_cli && cfg->ctl_kind != OSN_CTL_KIND_NONE &&
@@ -348,9 +381,12 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->call_free = UINT32_MAX;
     bool fan = cfg->topology == OSN_NET_FANOUT;
     s->E = osn_net_role_count(cfg, OSN_NET_ROLE_SOURCE);
-    s->ncores = fan ? cfg->cores : 1;
-    s->uas = s->nelem - 1;
-    s->core = s->nelem - 1 - s->ncores;
+    s->ncores = osn_net_role_count(cfg, OSN_NET_ROLE_CORE); /* a fanout's or a tree's several */
+    s->nuas = osn_net_role_count(cfg, OSN_NET_ROLE_UAS);
+    s->uas = s->nelem - s->nuas;
+    s->core = s->uas - s->ncores;
+    for (int k = 0; k < s->ncores; k++)
+        s->core_uas[k] = (uint16_t)(s->nuas > 1 ? osn__net_up(cfg, s->core + k) : s->uas);
     s->nhop = cfg->topology == OSN_NET_TANDEM ? 3 + cfg->mids : 3;
     s->srv_lo = cfg->ctl_at == OSN_NET_CTL_AT_CORE ? s->core : s->E;
     s->srv_hi = cfg->ctl_at == OSN_NET_CTL_AT_EDGE ? 2 * s->E : s->core + s->ncores;
@@ -362,7 +398,7 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
         s->path0[h] = (uint16_t)(s->core - (s->nhop - 1 - h));
     if (fan)
         s->path0[3] = (uint16_t)s->uas;
-    if (cfg->topology == OSN_NET_TREE && (err = setup_tree_paths(s)) != 0)
+    if (tree_like(cfg) && (err = setup_tree_paths(s)) != 0)
         return err;
     s->call_size = call_bytes(s->nhop);
     s->calls_per_block = (uint32_t)(OSN_MEM_BLOCK / s->call_size);

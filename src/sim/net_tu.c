@@ -64,7 +64,7 @@ static void uas_bye(struct net *s, struct call *c)
                               .from_tag = c->uid + 1,
                               .to_tag = c->uid,
                               .branch = branch(c, c->nhop - 1, B_UBYE)};
-    osn__net_start_up_bye(s, s->uas, c, c->nhop - 1, &req);
+    osn__net_start_up_bye(s, c->path[c->nhop], c, c->nhop - 1, &req);
 }
 
 /* Carries out the element's actions at element `id` for call c on hop `hop`, on server
@@ -107,6 +107,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             if (inv && el->hops) { /* the core the element chose: the call's path */
                 c->core = x->hop;
                 c->path[hop + 2] = (uint16_t)(s->core + x->hop); /* past this element */
+                c->path[hop + 3] = s->core_uas[x->hop];          /* and its UAS */
                 b |= core_bits(x->hop, c->failovers);
             } else { /* a core passes its INVITE's on (none elsewhere) */
                 b |= w->t.req.branch & BRANCH_CORE_BITS;
@@ -478,10 +479,11 @@ void osn__net_ring_timer(struct net *s, struct call *c)
     struct osn_elem_actions a;
 
     osn_des_ev_init(&c->rtx, EV_2XX); /* the event is the 2xx timer's from now on */
-    osn_elem_on_ring_timer(&s->elems[s->uas].tu, s->q.now, w ? w->t.state : OSN_SIP_NOSTATE,
-                           &c->uas, &a);
+    int uas = c->path[c->nhop];
+    osn_elem_on_ring_timer(&s->elems[uas].tu, s->q.now, w ? w->t.state : OSN_SIP_NOSTATE, &c->uas,
+                           &a);
     if (a.n)
-        act(s, s->uas, c, c->nhop - 1, w, &a);
+        act(s, uas, c, c->nhop - 1, w, &a);
     if (s->uac.callee_hangs_up > 0)
         uas_answered(s, c, w, &a);
     osn__net_call_unref(s, c); /* the reference the ring timer had */
@@ -494,8 +496,9 @@ void osn__net_2xx_timer(struct net *s, struct call *c)
 
     /* the call still up at the UAS and no BYE of its callee's due (the hang-up timer sends it) */
     bool up = uas_knows(c) && !(c->cx && c->cx->hangup_armed);
-    osn_elem_on_2xx_timer(&s->elems[s->uas].tu, s->q.now, &c->uas, w != NULL, up, &a);
+    int uas = c->path[c->nhop];
+    osn_elem_on_2xx_timer(&s->elems[uas].tu, s->q.now, &c->uas, w != NULL, up, &a);
     if (a.n)
-        act(s, s->uas, c, c->nhop - 1, w, &a);
+        act(s, uas, c, c->nhop - 1, w, &a);
     osn__net_call_unref(s, c); /* the reference the timer had (ARM_2XX took a new one) */
 }
