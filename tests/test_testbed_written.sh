@@ -4,9 +4,10 @@
 # costs of their own (P-CSCF, S-CSCF, AS, I-CSCF, S-CSCF, P-CSCF) between the callers and the
 # callee, each element its own `osn node`, named as in the file; the four between the first and
 # the last run as the chain's mids (node.mid = K: mid K's costs and buffer).
-#   1. bad input: node.mid beyond the scenario's mids, on a core, or on a collapse exits 2
-#      naming node.mid; node.name naming nothing (the names listed), on a scenario with no
-#      topology, or against node.element exits 2 naming the key;
+#   1. bad input: osn testbed on a mesh or a tree of two cores exits 2 naming it; node.mid
+#      beyond the scenario's mids, on a core, or on a collapse exits 2 naming node.mid;
+#      node.name naming nothing (the names listed), on a scenario with no topology, or
+#      against node.element exits 2 naming the key;
 #   2. node.name by hand: `as` of the chain is an edge, mid 2, with [server as]'s costs
 #      (0.0005 s an INVITE, not the first proxy's 0.0002); `region1` of
 #      examples/fanin_topology.ini (8 sources of 125 calls/s) is a generator of its share,
@@ -81,6 +82,22 @@ bad_name "node.name without a topology" "$ROOT/examples/node_collapse.ini" node.
     --set node.name=edge
 bad_name "node.name against node.element" "$SCEN" node.element --set node.name=as \
     --set node.element=core
+# osn testbed starts a tree's proxies each with one next hop: a mesh, and a tree whose proxy
+# past the first chooses among two cores (a first proxy's choice is a fanout), are refused naming what it does not carry, before any process starts
+bad_testbed() { # WHAT SCENARIO PATTERN: exit 2, the message matching PATTERN
+    "$OSN" testbed "$2" --loads 0.1 --controls none --warmup 1 --duration 1 >/dev/null \
+        2>"$T/bad.err" {NL_LOCK_FD}>&-
+    local rc=$?
+    [ $rc = 2 ] && grep -q "$3" "$T/bad.err"
+    nl_check $? "$1: exit $rc, '$(cat "$T/bad.err")'"
+}
+bad_testbed "osn testbed on a mesh" "$ROOT/examples/mesh_regions.ini" "topology = mesh"
+printf '%s\n' '[server px]' 'cost_invite = 0.0004' '[source a]' 'to = e' '[element e]' \
+    'role = proxy' 'server = px' 'next_hop = r' '[element r]' 'role = proxy' 'server = px' \
+    'next_hop = c0, c1' '[element c0]' 'role = proxy' 'server = px' 'next_hop = u' \
+    '[element c1]' 'role = proxy' 'server = px' 'next_hop = u' '[element u]' 'role = uas' \
+    >"$T/two_cores.ini"
+bad_testbed "osn testbed on a tree of two cores" "$T/two_cores.ini" "several cores"
 
 # ---- 2. node.name by hand
 "$OSN" node "$SCEN" --set node.name=as --set node.listen=127.0.0.1:0 \
