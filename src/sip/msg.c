@@ -238,7 +238,8 @@ static void decode(struct osn_sip_wire *m, int i)
         if (once(m, from ? &m->from_hdr : &m->to_hdr, i, h->line.p))
             return;
         struct osn_sip_addr *a = from ? &m->from : &m->to;
-        rc = osn__sip_addr_parse(a, v.p, end, false, &at);
+        rc = m->role == OSN_SIP_WIRE_ROLE_PROXY ? osn__sip_addr_tag(a, v.p, end, &at)
+                                                : osn__sip_addr_parse(a, v.p, end, false, &at);
         a->hdr = (uint16_t)i;
         break;
     }
@@ -301,6 +302,22 @@ static void decode(struct osn_sip_wire *m, int i)
     }
     if (rc)
         fail(m, rc, at);
+}
+
+/* The ids of the headers a proxy does not decode (OSN_SIP_WIRE_ROLE_PROXY, osn/sip_wire.h), in
+ * a request and in a response: their lines are recorded, never read. */
+#define BIT(id) (UINT64_C(1) << (id))
+#define PROXY_SKIP \
+    (BIT(OSN_SIP_HDR_CONTACT) | BIT(OSN_SIP_HDR_CONTENT_TYPE) | BIT(OSN_SIP_HDR_REQUIRE))
+static const uint64_t proxy_skip[2] = {PROXY_SKIP | BIT(OSN_SIP_HDR_RECORD_ROUTE),
+                                       PROXY_SKIP | BIT(OSN_SIP_HDR_RETRY_AFTER)};
+_Static_assert(OSN_SIP_NHDRS <= 64, "header ids fit a 64-bit mask");
+
+/* Whether header id goes through decode() in m's role. */
+static inline bool decoded(const struct osn_sip_wire *m, int id)
+{
+    return id != OSN_SIP_HDR_OTHER &&
+           !(m->role == OSN_SIP_WIRE_ROLE_PROXY && (proxy_skip[m->is_request] >> id & 1));
 }
 
 static void reset(struct osn_sip_wire *m, const char *buf, size_t len)
@@ -388,7 +405,7 @@ static int header_line(struct osn_sip_wire *m, const char *ls, const char *vend,
     h->value = span(vs, ve);
     h->line = span(ls, next);
     h->id = (uint8_t)id;
-    if (h->id != OSN_SIP_HDR_OTHER)
+    if (decoded(m, id))
         decode(m, i);
     return 0;
 }
@@ -511,9 +528,15 @@ static int finish(struct osn_sip_wire *m, const char *p)
 
 int osn_sip_wire_parse(struct osn_sip_wire *m, const char *buf, size_t len)
 {
-    if (!m || !buf)
+    return osn_sip_wire_parse_as(m, buf, len, OSN_SIP_WIRE_ROLE_FULL);
+}
+
+int osn_sip_wire_parse_as(struct osn_sip_wire *m, const char *buf, size_t len, int role)
+{
+    if (!m || !buf || (role != OSN_SIP_WIRE_ROLE_FULL && role != OSN_SIP_WIRE_ROLE_PROXY))
         return OSN_EINVAL;
     reset(m, buf, len);
+    m->role = (uint8_t)role;
     const char *p = buf, *end = buf + len, *vend;
     if (len == 0 || len > OSN_SIP_WIRE_MAX_LEN) {
         fail(m, OSN_SIP_WIRE_ETOOLONG, p);
@@ -755,6 +778,7 @@ int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
     if (!m || !buf || !src || !lines || !src->is_request || src->err.verdict != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
     reset(m, buf, len);
+    m->role = src->role; /* the new lines decoded as a parse of src's role decodes them */
     size_t head_end = lines->at[lines->n]; /* with `over`, the first line too many */
     if (len > OSN_SIP_WIRE_MAX_LEN || head_end + 2 > len ||
         src->start_line.n > (lines->n ? lines->at[0] : head_end)) {

@@ -133,6 +133,11 @@ int osn__sip_via_parse(struct osn_sip_wire *m, struct osn_span v, int hdr, const
  * anything after it is an error. */
 int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, bool list,
                         const char **at);
+/* A From or To value in [p, end) read as osn__sip_addr_parse reads it, but only its tag kept
+ * (a->tag; the rest of *a zeroed) and neither display name nor URI checked: what a proxy uses
+ * (OSN_SIP_WIRE_ROLE_PROXY). Every value osn__sip_addr_parse accepts is accepted, with the same
+ * tag. */
+int osn__sip_addr_tag(struct osn_sip_addr *a, const char *p, const char *end, const char **at);
 int osn__sip_addr_list(struct osn_sip_wire *m, int id, struct osn_span v, int hdr, const char **at);
 int osn__sip_cseq_parse(struct osn_sip_wire *m, struct osn_span v, const char **at);
 int osn__sip_retry_after_parse(struct osn_sip_wire *m, struct osn_span v, const char **at);
