@@ -74,6 +74,7 @@
 #include <strings.h>
 
 #include "../src/base/text.h"
+#include "../src/sip/sip_wire_int.h"
 #include "osn/err.h"
 #include "osn/sip.h"
 #include "osn/sip_wire.h"
@@ -572,6 +573,14 @@ static void test_bounds(void **state)
             C("CSeq: 1 OPTIONS\r\nX\0Y: z\r\n", OSN_SIP_WIRE_ECHAR),
             C("CSeq: 1 OPTIONS\r\nNoColon\r\n", OSN_SIP_WIRE_EHDRNAME),
             C("CSeq: 1 OPTIONS\r\nX: a\rb\r\n", OSN_SIP_WIRE_ECHAR),
+            /* a quoted-pair escapes a control character (4475 3.1.1.2), never a bare CR */
+            C("CSeq: 1 OPTIONS\r\nX: \"a\\\x01"
+              "b\\\x7f\"\r\n",
+              0),
+            C("CSeq: 1 OPTIONS\r\nX: \"a\\\rb\"\r\n", OSN_SIP_WIRE_ECHAR),
+            C("CSeq: 1 OPTIONS\r\nX: a\x01"
+              "b\r\n",
+              OSN_SIP_WIRE_ECHAR),
             C("CSeq: 1 OPTIONS\r\nCall-ID: c2\r\n", OSN_SIP_WIRE_EDUP),
             C("CSeq: 1 INVITE\r\n", OSN_SIP_WIRE_ECSEQMETHOD),
 #undef C
@@ -680,6 +689,58 @@ static void test_scan_positions(void **state)
                 assert_int_equal(M.err.reason, OSN_SIP_WIRE_OK);
                 assert_int_equal(M.via[0].host.n, (size_t)len);
                 assert_int_equal(M.via[0].port, 5060);
+            }
+        }
+    }
+}
+
+/* The parser's scanners of long runs against the grammar's own sets, every byte at every place
+ * of runs up to 40 bytes, the run ending anywhere before the buffer's end: skip_token_long
+ * (RFC 3261 25.1 token: alphanum and "-.!%*_+`'~") stops where a byte loop over that set stops;
+ * the line scan (msg.c's skip_plain, sixteen bytes a step) finds every control character but
+ * HTAB in a header value (the message is malformed there) and passes every other byte. */
+static void test_long_scans(void **state)
+{
+    (void)state;
+    const char *marks = "-.!%*_+`'~";
+    char buf[64], msg[256];
+    for (int b = 0; b < 256; b++) {
+        for (int at = 0; at < 40 && b != '\r' && b != '\n'; at++) {
+            size_t hl = strlen(REQ_HEAD "CSeq: 1 OPTIONS\r\nX: ");
+            memcpy(msg, REQ_HEAD "CSeq: 1 OPTIONS\r\nX: ", hl);
+            memset(msg + hl, 'v', 40);
+            msg[hl + (size_t)at] = (char)b;
+            memcpy(msg + hl + 40, "\r\n\r\n", 4);
+            int v = osn_sip_wire_parse(&M, msg, hl + 44);
+            bool ctl = (b < 0x20 && b != '\t') || b == 0x7f;
+            if (ctl ? M.err.reason != OSN_SIP_WIRE_ECHAR || M.err.offset != hl + (size_t)at
+                    : v != OSN_SIP_WIRE_ACCEPT)
+                fail_msg("byte %#x at %d of a header value: %s at %u", b, at,
+                         osn_sip_wire_reason_name(M.err.reason), M.err.offset);
+        }
+        bool token = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') ||
+                     (b && strchr(marks, b));
+        for (int len = 1; len <= 2 * 40; len++) {
+            for (int at = 0; at < len % 41; at++) {
+                /* letters, digits and every mark; then only the bytes taken 16 at a time */
+                for (int i = 0; i < len % 41; i++)
+                    buf[i] = len <= 40 ? "a0Z9-._!%*+`'~"[(i * 5 + len) % 14]
+                                       : "a0Z9-._xQ"[(i * 5 + len) % 9];
+                buf[at] = (char)b;
+                for (int tail = 0; tail < 2; tail++) {
+                    int run = len % 41;
+                    int n = tail ? run : (int)sizeof buf; /* the run ends the span, or ';' does */
+                    if (!tail)
+                        memset(buf + run, ';', sizeof buf - (size_t)run);
+                    /* the first byte that is not a token byte: `at` unless b is one, else the
+                     * run's end (the span's, or the ';' after it) */
+                    const char *want = buf + (token ? run : at);
+                    const char *got = skip_token_long(buf, buf + n);
+                    if (got != want)
+                        fail_msg("byte %#x at %d of %d (%s): stopped at %d, not %d", b, at,
+                                 len % 41, tail ? "span end" : "';' after", (int)(got - buf),
+                                 (int)(want - buf));
+                }
             }
         }
     }
@@ -2169,6 +2230,7 @@ int main(void)
             cmocka_unit_test(test_prefixes),
             cmocka_unit_test(test_bounds),
             cmocka_unit_test(test_scan_positions),
+            cmocka_unit_test(test_long_scans),
             cmocka_unit_test(test_caps),
             cmocka_unit_test(test_siphash_vector),
             cmocka_unit_test(test_identities),

@@ -174,7 +174,7 @@ int osn__sip_addr_tag(struct osn_sip_addr *a, const char *p, const char *end, co
      * name's tokens or the URI (a proxy uses neither): where the URI ends is found as it finds
      * it, so the header parameters, and the tag among them, are the ones it reads. */
     const char *q;
-    memset(a, 0, sizeof *a);
+    a->tag = (struct osn_span){NULL, 0}; /* the rest as the parser's reset left it: zero */
     p = skip_ws(p, end);
     *at = p;
     if (p >= end)
@@ -204,7 +204,7 @@ int osn__sip_addr_tag(struct osn_sip_addr *a, const char *p, const char *end, co
     }
     p = skip_ws(p, end);
     /* Most values end in ";tag=" token: read at once, as the loop below would read it. */
-    if (end - p > 5 && lower8(p, 5) == lower8(";tag=", 5) && skip_token(p + 5, end) == end) {
+    if (end - p > 5 && lower8(p, 5) == lower8(";tag=", 5) && skip_token_long(p + 5, end) == end) {
         a->tag = span(p + 5, end);
         return 0;
     }

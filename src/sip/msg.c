@@ -125,11 +125,12 @@ static int request_line(struct osn_sip_wire *m, const char *p, const char *end)
 static inline const char *skip_plain(const char *p, const char *end)
 {
 #if defined(__SSE2__)
-    const __m128i ctl = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+    const __m128i one = _mm_set1_epi8(1), sp1 = _mm_set1_epi8(0x21);
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        /* Signed: bytes >= 0x80 are negative, so they are flagged too. */
-        __m128i hit = _mm_or_si128(_mm_cmplt_epi8(v, ctl), _mm_cmpeq_epi8(v, del));
+        /* One signed compare of byte + 1 (wrapping) with 0x21 flags all of them: 0x00-0x1f
+         * become 0x01-0x20, DEL and 0x80-0xfe become negative, 0xff becomes 0. */
+        __m128i hit = _mm_cmplt_epi8(_mm_add_epi8(v, one), sp1);
         unsigned mask = (unsigned)_mm_movemask_epi8(hit);
         if (mask)
             return p + __builtin_ctz(mask);
@@ -165,22 +166,22 @@ static inline __attribute__((always_inline)) const char *line_end(const char *p,
             *vend = NULL;
             return NULL;
         }
-        if ((unsigned char)*p >= 0x80 || *p == '\t') {
+        /* CR LF first: it ends nearly every stop of skip_plain. */
+        const char *lf;
+        if (*p == '\r' && p + 1 < end && p[1] == '\n') {
+            lf = p + 1;
+        } else if (*p == '\n') {
+            lf = p;
+        } else if ((unsigned char)*p >= 0x80 || *p == '\t') {
             p++; /* UTF-8 (checked, where it matters, by the decoders) or HTAB */
             continue;
-        }
-        /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\\" %x00-09 / %x0B-0C
-         * / %x0E-7F), as in RFC 4475 3.1.1.2; the decoders check the quotes around it. */
-        if (*p != '\r' && *p != '\n' && p > start && p[-1] == '\\') {
+        } else if (*p != '\r' && p > start && p[-1] == '\\') {
+            /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\\" %x00-09 /
+             * %x0B-0C / %x0E-7F), as in RFC 4475 3.1.1.2; the decoders check the quotes around
+             * it. Not CR (LF was taken above). */
             p++;
             continue;
-        }
-        const char *lf;
-        if (*p == '\n')
-            lf = p;
-        else if (*p == '\r' && p + 1 < end && p[1] == '\n')
-            lf = p + 1;
-        else {
+        } else {
             *vend = p; /* NUL, bare CR, other controls */
             return NULL;
         }
@@ -434,7 +435,7 @@ static bool our_via(struct osn_sip_wire *m, const char *ls, const char *next,
             b++;
     }
     const char *be = b + 8 + f->branch.n;
-    if (be + 2 != next || skip_token(b + 8, be) != be)
+    if (be + 2 != next || skip_token_long(b + 8, be) != be)
         return false;
     int i = m->nhdr++;
     struct osn_sip_hdr *hd = &m->hdr[i];
