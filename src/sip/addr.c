@@ -73,8 +73,7 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
     return true;
 }
 
-/* Whether URI u has the lr parameter (RFC 3261 19.1.1, 16.4). */
-static bool has_lr(struct osn_span u)
+bool osn__sip_has_lr(struct osn_span u)
 {
     /* From ';' to ';' before any '?' (memchr, not a byte loop: every Route and Record-Route
      * value comes here). A ';' too near the end to be followed by "lr" ends the search. */
@@ -254,7 +253,7 @@ int osn__sip_addr_list(struct osn_sip_wire *m, int id, struct osn_span v, int hd
         if (id != OSN_SIP_HDR_CONTACT) {
             if (!a->angle)
                 return (*at = a->value.p, OSN_SIP_WIRE_EADDR);
-            a->lr = has_lr(a->uri);
+            a->lr = osn__sip_has_lr(a->uri);
         }
         a->hdr = (uint16_t)hdr;
         (*n)++;

@@ -488,6 +488,37 @@ static bool our_max_forwards(struct osn_sip_wire *m, const char *ls, const char 
     return true;
 }
 
+/* Line [ls, next) that print_forward wrote as "Record-Route: <" uri ">" CRLF (OSN__SIP_LINE_RR,
+ * OSN__SIP_LINE_RR2, uri our f->record_route or record_route2): the value decoded here, where its
+ * parts are known, rather than by the list decoder, which cost an initial INVITE's forward 400
+ * instructions. The result is what header_line gives, provided the URI passes the check the
+ * decoder makes (osn__sip_uri_ok, which also refuses a '>' in it); false, nothing written,
+ * otherwise or when a list is full (header_line then records it as a parse does). */
+static bool our_record_route(struct osn_sip_wire *m, const char *ls, const char *next,
+                             struct osn_span uri)
+{
+    const ptrdiff_t head = sizeof "Record-Route: <" - 1;
+    const char *u = ls + head, *ue = u + uri.n;
+    if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS || m->nrecord_route >= OSN_SIP_WIRE_MAX_ROUTES || !uri.n ||
+        next - ls != head + (ptrdiff_t)uri.n + 3 || ue[0] != '>' ||
+        !osn__sip_uri_ok(span(u, ue), false))
+        return false;
+    int i = m->nhdr++;
+    struct osn_sip_hdr *h = &m->hdr[i];
+    h->name = (struct osn_span){ls, 12};
+    h->value = span(u - 1, ue + 1);
+    h->line = span(ls, next);
+    h->id = OSN_SIP_HDR_RECORD_ROUTE;
+    struct osn_sip_addr *a = &m->record_route[m->nrecord_route++];
+    memset(a, 0, sizeof *a);
+    a->value = h->value;
+    a->uri = span(u, ue);
+    a->angle = true;
+    a->lr = osn__sip_has_lr(a->uri);
+    a->hdr = (uint16_t)i;
+    return true;
+}
+
 /* What follows the header section, p just after its empty line: the checks of the message as a
  * whole, the body, the verdict. */
 static int finish(struct osn_sip_wire *m, const char *p)
@@ -802,7 +833,11 @@ int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
         if (lines->src[i] >= 0)
             rc = copy_line(m, src, lines->src[i], ls, &c);
         else if (!(lines->src[i] == OSN__SIP_LINE_VIA && our_via(m, ls, next, lines->fwd)) &&
-                 !(lines->src[i] == OSN__SIP_LINE_MAXFWD && our_max_forwards(m, ls, next)))
+                 !(lines->src[i] == OSN__SIP_LINE_MAXFWD && our_max_forwards(m, ls, next)) &&
+                 !(lines->src[i] == OSN__SIP_LINE_RR && lines->fwd &&
+                   our_record_route(m, ls, next, lines->fwd->record_route)) &&
+                 !(lines->src[i] == OSN__SIP_LINE_RR2 && lines->fwd &&
+                   our_record_route(m, ls, next, lines->fwd->record_route2)))
             rc = header_line(m, ls, next - 2, next); /* text, CR LF */
         if (rc == OSN_SIP_WIRE_ECAP || m->err.reason == OSN_SIP_WIRE_ECAP) {
             if (m->err.reason != OSN_SIP_WIRE_ECAP)

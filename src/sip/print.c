@@ -141,12 +141,12 @@ static int print_forward(char *out, size_t cap, const struct osn_sip_wire *req,
             f->record_route.n ? (req->nrecord_route ? req->record_route[0].hdr : req->nhdr) : -1;
     for (int i = 0; i <= req->nhdr; i++) {
         if (i == rr_at) {
-            mark(ln, &w, out, -1);
+            mark(ln, &w, out, OSN__SIP_LINE_RR);
             puts_(&w, "Record-Route: <");
             putsp(&w, f->record_route);
             puts_(&w, ">\r\n");
             if (f->record_route2.n) { /* RFC 5658 4: the incoming leg's, below */
-                mark(ln, &w, out, -1);
+                mark(ln, &w, out, OSN__SIP_LINE_RR2);
                 puts_(&w, "Record-Route: <");
                 putsp(&w, f->record_route2);
                 puts_(&w, ">\r\n");

@@ -176,12 +176,14 @@ int osn__sip_cseq_parse(struct osn_sip_wire *m, struct osn_span v, const char **
 int osn__sip_retry_after_parse(struct osn_sip_wire *m, struct osn_span v, const char **at);
 int osn__sip_options_parse(struct osn_sip_wire *m, int id, struct osn_span v, const char **at);
 bool osn__sip_uri_ok(struct osn_span u, bool request_uri);
+/* Whether URI u has the lr parameter (RFC 3261 19.1.1, 16.4). */
+bool osn__sip_has_lr(struct osn_span u);
 
 /* Where the header lines of a message printed from a parsed one came from: line i starts at
  * offset at[i] of the printed bytes and is a byte-for-byte copy of the source's header line
- * src[i], or new text (OSN__SIP_LINE_NEW; OSN__SIP_LINE_VIA and OSN__SIP_LINE_MAXFWD for a
- * forward's own Via and Max-Forwards); at[n] is where the empty line starts. The printer fills it
- * (print.c), osn__sip_wire_derive reads it. */
+ * src[i], or new text (OSN__SIP_LINE_NEW; OSN__SIP_LINE_VIA, OSN__SIP_LINE_MAXFWD and
+ * OSN__SIP_LINE_RR/RR2 for a forward's own Via, Max-Forwards and Record-Route lines); at[n] is
+ * where the empty line starts. The printer fills it (print.c), osn__sip_wire_derive reads it. */
 struct osn__sip_lines {
     int n;
     bool over; /* more lines than OSN_SIP_WIRE_MAX_HDRS */
@@ -194,6 +196,8 @@ struct osn__sip_lines {
 #define OSN__SIP_LINE_NEW    (-1)
 #define OSN__SIP_LINE_VIA    (-2)
 #define OSN__SIP_LINE_MAXFWD (-3) /* a forward's Max-Forwards */
+#define OSN__SIP_LINE_RR     (-4) /* a forward's Record-Route: <fwd->record_route> */
+#define OSN__SIP_LINE_RR2    (-5) /* and its second, <fwd->record_route2> */
 
 /* The parse of buf[0..len), printed from accepted message src as `lines` says, with the start
  * line copied from src's at offset 0 and the body after the empty line: what
