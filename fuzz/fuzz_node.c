@@ -56,7 +56,8 @@ static void sent(struct node *n, const union node_addr *to, bool hop, const char
     for (int i = 0; i < NSRC; i++)
         known |= same_addr(to, &src[i]);
     if (!response) {
-        if (osn_sip_wire_parse(&check_msg, p, len) != OSN_SIP_WIRE_ACCEPT)
+        /* (in its own role: a proxy forwards faults in what it does not read, RFC 3261 16.3) */
+        if (osn_sip_wire_parse_as(&check_msg, p, len, parse_role(n)) != OSN_SIP_WIRE_ACCEPT)
             abort(); /* the node printed a request it would itself refuse */
         /* A request goes to the next hop, or where it says (loose routing, RFC 3261 16.12:
          * its first Route value once the node's own is removed, else its Request-URI). */

@@ -12,7 +12,10 @@
  *   - a 200 (with To tag) and a 503 (Retry-After, oc state in the top Via) to it parse back with
  *     the request's Vias, Call-ID, CSeq and From tag, and the oc numbers we put in;
  *   - an accepted response with two Vias or more forwarded upstream parses back without its top
- *     Via value.
+ *     Via value;
+ *   - a proxy's parse (OSN_SIP_WIRE_ROLE_PROXY) accepts what the full parse accepts, with the
+ *     same value in every field it fills, and of a request it forwards derives the parse a
+ *     proxy's parse of the printed bytes gives (the debug check in print.c, on in this build).
  *
  * A broken invariant calls abort(), which libFuzzer reports as a crash with the input saved.
  */
@@ -23,7 +26,7 @@
 
 #include "osn/sip_wire.h"
 
-static struct osn_sip_wire m, m2;
+static struct osn_sip_wire m, m2, pm, fm;
 static char out[2 * OSN_SIP_WIRE_MAX_LEN + 4096];
 
 #define CHECK(x)                                                                    \
@@ -124,6 +127,51 @@ static void check_response_fwd(void)
     CHECK(osn_span_eq(m2.body, m.body));
 }
 
+/* The proxy's parse pm of the datagram the full parse m accepted: the fields a proxy reads. */
+static void check_proxy_agrees(void)
+{
+    CHECK(pm.err.verdict == OSN_SIP_WIRE_ACCEPT && pm.role == OSN_SIP_WIRE_ROLE_PROXY);
+    CHECK(pm.nhdr == m.nhdr && pm.nvia == m.nvia && pm.nroute == m.nroute);
+    CHECK(pm.is_request == m.is_request && pm.method == m.method && pm.status == m.status);
+    for (int i = 0; i < m.nhdr; i++)
+        CHECK(pm.hdr[i].id == m.hdr[i].id && pm.hdr[i].line.p == m.hdr[i].line.p &&
+              pm.hdr[i].line.n == m.hdr[i].line.n && pm.hdr[i].value.p == m.hdr[i].value.p);
+    for (int i = 0; i < m.nvia; i++)
+        CHECK(!memcmp(&pm.via[i], &m.via[i], sizeof m.via[i]));
+    for (int i = 0; i < m.nroute; i++)
+        CHECK(!memcmp(&pm.route[i], &m.route[i], sizeof m.route[i]));
+    CHECK(osn_span_eq(pm.call_id, m.call_id) && pm.cseq == m.cseq &&
+          pm.cseq_method == m.cseq_method && pm.max_forwards == m.max_forwards &&
+          pm.content_length == m.content_length && osn_span_eq(pm.body, m.body));
+    CHECK(pm.from.tag.p == m.from.tag.p && pm.from.tag.n == m.from.tag.n);
+    CHECK(pm.to.tag.p == m.to.tag.p && pm.to.tag.n == m.to.tag.n);
+    CHECK(pm.ncontact == 0 && pm.nrequire == 0 && !pm.content_type.p);
+    if (m.is_request) {
+        CHECK(pm.nrecord_route == m.nrecord_route && !pm.retry_after.present);
+        for (int i = 0; i < m.nrecord_route; i++)
+            CHECK(!memcmp(&pm.record_route[i], &m.record_route[i], sizeof m.record_route[i]));
+    } else {
+        CHECK(pm.nrecord_route == 0 &&
+              !memcmp(&pm.retry_after, &m.retry_after, sizeof m.retry_after));
+    }
+}
+
+/* What a proxy does with an accepted request of its own parse pm: the forward, its parse derived
+ * (checked against a proxy's parse of the bytes by the printer's debug check). */
+static void check_proxy_forward(void)
+{
+    struct osn_sip_fwd f = {.transport = {"UDP", 3},
+                            .host = {"fuzz.example.net", 16},
+                            .branch = {"z9hG4bKfuzz", 11},
+                            .pop_route = pm.nroute > 0,
+                            .record_route = {"sip:fuzz.example.net;lr", 23}};
+    int n = osn_sip_wire_print_forward_parsed(out, sizeof out, &pm, &f, &fm);
+    CHECK(pm.max_forwards == 0 ? n < 0 : n > 0);
+    if (n > 0 && n <= OSN_SIP_WIRE_MAX_LEN && pm.nhdr + 3 < OSN_SIP_WIRE_MAX_HDRS &&
+        pm.nvia + 1 < OSN_SIP_WIRE_MAX_VIAS)
+        CHECK(fm.err.verdict == OSN_SIP_WIRE_ACCEPT && fm.role == OSN_SIP_WIRE_ROLE_PROXY);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -134,8 +182,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         osn_sip_wire_key_set(key); /* reproducible runs */
         keyed = true;
     }
+    int vp = osn_sip_wire_parse_as(&pm, (const char *)data, size, OSN_SIP_WIRE_ROLE_PROXY);
+    CHECK(vp >= OSN_SIP_WIRE_ACCEPT && vp <= OSN_SIP_WIRE_DROP);
+    if (vp == OSN_SIP_WIRE_ACCEPT && pm.is_request)
+        check_proxy_forward();
     int v = osn_sip_wire_parse(&m, (const char *)data, size);
     CHECK(v >= OSN_SIP_WIRE_ACCEPT && v <= OSN_SIP_WIRE_DROP);
+    if (v == OSN_SIP_WIRE_ACCEPT)
+        check_proxy_agrees();
     CHECK((v == OSN_SIP_WIRE_ACCEPT) == (m.err.reason == OSN_SIP_WIRE_OK));
     CHECK(m.err.offset <= size);
     if (v == OSN_SIP_WIRE_ANSWER) {

@@ -11,6 +11,11 @@
 #              ltgtruri lwsruri mismatch01 mismatch02): bad_answered + bad_dropped = 1, i.e. a
 #              400 or nothing
 #   bad responses (scalarlg bigcode): never answered (bad_answered = 0)
+#   proxy_fwd (badaspec regbadct): malformed only in a header a proxy does not use (To's URI,
+#              Contact), so the edge forwards them (bad_answered = bad_dropped = 0: RFC 3261
+#              16.3 step 1, "Any other components, well-formed or not, SHOULD be ignored and
+#              remain unchanged when the message is forwarded") while the uas, which reads
+#              them, answers 400 (bad_answered + bad_dropped = 1)
 #   the others (liberal handling allowed, or valid syntax with an application-level answer:
 #              405/416/420/483/505...): only reported
 # and in every case the node was still running when stopped and exited 0.
@@ -50,6 +55,9 @@ FILES=("$DATA"/*.dat)
 VALID=" wsinv intmeth esc01 escnull esc02 lwsdisp longreq dblreq semiuri transports mpart01 unreason noreason "
 INVALID=" badinv01 clerr ncl scalar02 ltgtruri lwsruri mismatch01 mismatch02 "
 BADRESP=" scalarlg bigcode "
+# RFC 4475 3.1.2.14 (LWS inside To's <>) and 3.1.2.13 (a '?' outside <> in Contact): a proxy
+# reads only To's tag and no Contact (osn/sip_wire.h, OSN_SIP_WIRE_ROLE_PROXY).
+PROXY_FWD=" badaspec regbadct "
 n_invalid=$(wc -w <<<"$INVALID")
 
 # Each element binds a port of its own choosing; NL_PORT gives it back (tests/node/lib.sh).
@@ -97,6 +105,7 @@ for role in uas edge; do
         case "$VALID" in *" $b "*) verdict=valid ;; esac
         case "$INVALID" in *" $b "*) verdict=invalid ;; esac
         case "$BADRESP" in *" $b "*) verdict=badresp ;; esac
+        case "$PROXY_FWD" in *" $b "*) verdict=proxy_fwd ;; esac
         printf '%-12s %-8s %3s %3s %3s  %s\n' "$b" "$verdict" "$ba" "$bd" "$ci" "$resp"
         case $verdict in
         valid)
@@ -116,6 +125,17 @@ for role in uas edge; do
         badresp)
             [ "${ba:-x}" = 0 ]
             nl_check $? "$role $b: a malformed response was answered (bad_answered '$ba')"
+            ;;
+        proxy_fwd)
+            if [ "$role" = edge ]; then
+                [ "${ba:-x}" = 0 ] && [ "${bd:-x}" = 0 ]
+                nl_check $? "edge $b: a fault in a header a proxy does not use counted as" \
+                    "malformed (bad_answered '$ba', bad_dropped '$bd'), not forwarded"
+            else
+                [ -n "$ba" ] && [ -n "$bd" ] && [ $((ba + bd)) -eq 1 ]
+                nl_check $? "$role $b: not answered 400 nor dropped as malformed" \
+                    "(bad_answered '$ba', bad_dropped '$bd')"
+            fi
             ;;
         esac
     done

@@ -209,6 +209,7 @@ struct osn_sip_wire {
     uint8_t method;  /* enum osn_sip_method of a request (or of the CSeq of a response) */
     uint16_t status; /* response status, 0 for a request */
     bool rfc2543;    /* the top Via branch does not start with "z9hG4bK" (RFC 3261 8.1.1.7) */
+    uint8_t role;    /* enum osn_sip_wire_role: what was decoded (osn_sip_wire_parse_as) */
     struct osn_span method_name, uri, version, reason_phrase;
     struct osn_span start_line; /* without its CRLF */
     struct osn_span head;       /* from the first header line to the end of the empty line */
@@ -253,6 +254,33 @@ struct osn_sip_wire {
  * Never reads outside buf[0..len), never allocates, never recurses: O(len). */
 int osn_sip_wire_parse(struct osn_sip_wire *m, const char *buf, size_t len);
 
+/* What a parse decodes. Every header line is found, checked for control characters and
+ * recorded in hdr[] with its id whatever the role; a role only says which values go through
+ * their decoders (and so which can make a message malformed). */
+enum osn_sip_wire_role {
+    /* Every header of the view decoded: a UAS, a UAC and its load generator, tests. */
+    OSN_SIP_WIRE_ROLE_FULL = 0,
+    /* What a proxy uses, and nothing else (RFC 3261 16.3 step 1: "Any other components,
+     * well-formed or not, SHOULD be ignored and remain unchanged when the message is
+     * forwarded"): Via, Call-ID, CSeq, Max-Forwards, Content-Length, Route, Proxy-Require
+     * (16.3 step 5), a request's Record-Route (16.6 step 4 puts ours above it), a response's
+     * Retry-After (a 503 from a next hop, 21.5.4), and of From and To only the tag (from.tag,
+     * to.tag and hdr are filled; value, display, uri and params stay absent, though a From or To
+     * whose tag cannot be found, such as an unclosed quote or '<' without '>', is still
+     * malformed). Contact, Content-Type, Require, a request's Retry-After and a response's
+     * Record-Route are recorded as lines only: ncontact, nrequire and nrecord_route of a response
+     * are 0, content_type and retry_after absent, and a second Content-Type or Retry-After is no
+     * error. A proxy copies those lines byte for byte (osn_sip_wire_print_forward,
+     * osn_sip_wire_print_response_fwd), so a fault in one of them is forwarded, not answered
+     * 400. */
+    OSN_SIP_WIRE_ROLE_PROXY = 1,
+};
+
+/* osn_sip_wire_parse, decoding what `role` (enum osn_sip_wire_role) uses; m->role records it. A
+ * message a FULL parse accepts a PROXY parse accepts too, with the same values in every field a
+ * PROXY parse fills. OSN_EINVAL also for an unknown role. */
+int osn_sip_wire_parse_as(struct osn_sip_wire *m, const char *buf, size_t len, int role);
+
 /* ---- keeping a parse (pack.c) ---- */
 
 /* The bytes osn_sip_wire_pack needs for message m: its fields, the list entries it fills (not the
@@ -270,6 +298,8 @@ struct osn_sip_wire *osn_sip_wire_pack(void *mem, const struct osn_sip_wire *m);
 
 /* Whether accepted parses a and b of the same bytes hold the same fields and list entries (each
  * packed at one address, the header list's padding zeroed first, then compared byte for byte).
+ * Their roles are fields too: a proxy's parse (OSN_SIP_WIRE_ROLE_PROXY) is the same only as
+ * another proxy's parse, with the same fields decoded and the same left absent.
  * For the debug checks of a parse derived without the parser (osn_sip_wire_print_forward_parsed,
  * the generator's kept INVITE parse): it allocates, and is no hot-path function. */
 bool osn_sip_wire_same(const struct osn_sip_wire *a, const struct osn_sip_wire *b);
@@ -441,11 +471,11 @@ int osn_sip_wire_print_forward(char *out, size_t cap, const struct osn_sip_wire 
                                const struct osn_sip_fwd *f);
 
 /* The same, and into *fm (caller memory) the parse of what it printed, the view of out that
- * osn_sip_wire_parse(fm, out, length) would give, without parsing it again: the lines copied
- * from req keep req's parse, moved to where the copy lies; only the lines the printer wrote
- * (our Via, the top Via with what our transport added, Max-Forwards, Record-Route, what remains
- * of a line a value was taken from) go through the header decoders. So a proxy keeps its
- * client transaction's request without a second parse of its own output. Returns what
+ * osn_sip_wire_parse_as(fm, out, length, req->role) would give, without parsing it again: the
+ * lines copied from req keep req's parse, moved to where the copy lies; only the lines the
+ * printer wrote (our Via, the top Via with what our transport added, Max-Forwards, Record-Route,
+ * what remains of a line a value was taken from) go through the header decoders. So a proxy keeps
+ * its client transaction's request without a second parse of its own output. Returns what
  * osn_sip_wire_print_forward returns; when that is a length, fm->err.verdict is the parse's
  * (ACCEPT unless the copy has more lines than OSN_SIP_WIRE_MAX_HDRS allows, ECAP). */
 int osn_sip_wire_print_forward_parsed(char *out, size_t cap, const struct osn_sip_wire *req,

@@ -501,6 +501,14 @@ static inline bool is_uac(const struct node *n)
     return n->cfg->element == OSN_NODE_UAC;
 }
 
+/* What this node's parse of a message decodes (enum osn_sip_wire_role): a proxy (edge, core,
+ * mid) only the fields it uses, RFC 3261 16.3 step 1; a uas and the load generator everything
+ * (they read Contact, Record-Route, From and To for the BYE, hangup.c and gen_print.c). */
+static inline int parse_role(const struct node *n)
+{
+    return is_proxy(n) && !is_uac(n) ? OSN_SIP_WIRE_ROLE_PROXY : OSN_SIP_WIRE_ROLE_FULL;
+}
+
 /* kept.c */
 /* Whether x, whose layer just armed lifetime timer `timer_id`, should wait it out in the kept
  * table. */

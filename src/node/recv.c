@@ -246,7 +246,7 @@ void node_message(struct node *n, const char *buf, size_t len, const union node_
     const struct osn_sip_msg *m = &r.m;
     if (!tcp) /* a message over TCP is counted by tcp.c (tcp_msgs_in) */
         n->st.datagrams_in++;
-    int v = osn_sip_wire_parse(&pm, buf, len);
+    int v = osn_sip_wire_parse_as(&pm, buf, len, parse_role(n));
     if (v != OSN_SIP_WIRE_ACCEPT) {
         malformed(n, &pm, v, from, tcp);
         return;

@@ -194,7 +194,7 @@ static int keep_cancel(struct node *n, struct ntx *y, int len, const struct osn_
                        struct osn_sip_msg *m)
 {
     struct osn_sip_wire pm;
-    if (osn_sip_wire_parse(&pm, n->obuf, (size_t)len) != OSN_SIP_WIRE_ACCEPT)
+    if (osn_sip_wire_parse_as(&pm, n->obuf, (size_t)len, parse_role(n)) != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
     return keep_request(n, y, &pm, inv, m);
 }

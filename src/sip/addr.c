@@ -73,8 +73,7 @@ bool osn__sip_uri_ok(struct osn_span u, bool request_uri)
     return true;
 }
 
-/* Whether URI u has the lr parameter (RFC 3261 19.1.1, 16.4). */
-static bool has_lr(struct osn_span u)
+bool osn__sip_has_lr(struct osn_span u)
 {
     /* From ';' to ';' before any '?' (memchr, not a byte loop: every Route and Record-Route
      * value comes here). A ';' too near the end to be followed by "lr" ends the search. */
@@ -168,6 +167,65 @@ int osn__sip_addr_parse(struct osn_sip_addr *a, const char *p, const char *end, 
     return 0;
 }
 
+int osn__sip_addr_tag(struct osn_sip_addr *a, const char *p, const char *end, const char **at)
+{
+    /* The same walk as osn__sip_addr_parse to the end of the URI, without checking the display
+     * name's tokens or the URI (a proxy uses neither): where the URI ends is found as it finds
+     * it, so the header parameters, and the tag among them, are the ones it reads. */
+    const char *q;
+    a->tag = (struct osn_span){NULL, 0}; /* the rest as the parser's reset left it: zero */
+    p = skip_ws(p, end);
+    *at = p;
+    if (p >= end)
+        return OSN_SIP_WIRE_EADDR;
+    if (*p == '"') {
+        q = osn__sip_skip_quoted(p, end);
+        if (!q)
+            return OSN_SIP_WIRE_EADDR;
+        p = skip_ws(q, end);
+        if (p >= end || *p != '<')
+            return (*at = p, OSN_SIP_WIRE_EADDR);
+    } else if (*p != '<') {
+        q = p;
+        while (q < end && (is_cc(*q, CC_TOKEN) || is_cc(*q, CC_WS)))
+            q++;
+        if (q < end && *q == '<')
+            p = q;
+    }
+    if (*p == '<') {
+        q = memchr(p, '>', (size_t)(end - p));
+        if (!q)
+            return (*at = p, OSN_SIP_WIRE_EADDR);
+        p = q + 1;
+    } else {
+        while (p < end && *p != ';' && !is_cc(*p, CC_WS))
+            p++;
+    }
+    p = skip_ws(p, end);
+    /* Most values end in ";tag=" token: read at once, as the loop below would read it. */
+    if (end - p > 5 && lower8(p, 5) == lower8(";tag=", 5) && skip_token_long(p + 5, end) == end) {
+        a->tag = span(p + 5, end);
+        return 0;
+    }
+    while (p < end) {
+        if (*p != ';')
+            return (*at = p, OSN_SIP_WIRE_EADDR);
+        struct osn_span name, val;
+        int has = osn__sip_param(&p, end, true, &name, &val);
+        if (has < 0)
+            return (*at = p, OSN_SIP_WIRE_EADDR);
+        if (SPAN_IS(name, "tag")) {
+            if (!has)
+                return (*at = p, OSN_SIP_WIRE_EADDR);
+            if (*val.p == '"')
+                return (*at = val.p, OSN_SIP_WIRE_EADDR); /* tag = token */
+            a->tag = val;
+        }
+        p = skip_ws(p, end);
+    }
+    return 0;
+}
+
 int osn__sip_addr_list(struct osn_sip_wire *m, int id, struct osn_span v, int hdr, const char **at)
 {
     const char *p = v.p, *end = v.p + v.n;
@@ -195,7 +253,7 @@ int osn__sip_addr_list(struct osn_sip_wire *m, int id, struct osn_span v, int hd
         if (id != OSN_SIP_HDR_CONTACT) {
             if (!a->angle)
                 return (*at = a->value.p, OSN_SIP_WIRE_EADDR);
-            a->lr = has_lr(a->uri);
+            a->lr = osn__sip_has_lr(a->uri);
         }
         a->hdr = (uint16_t)hdr;
         (*n)++;

@@ -293,7 +293,7 @@ const char *osn__sip_gen_value(const char *p, const char *end, bool host)
         return osn__sip_skip_quoted(p, end);
     const char *s = p;
     for (;;) { /* token runs, joined by the IPv6 characters a host value may have */
-        p = skip_token(p, end);
+        p = skip_token_long(p, end);
         if (!host || p >= end || (*p != ':' && *p != '[' && *p != ']'))
             break;
         p++;

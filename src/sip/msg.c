@@ -125,11 +125,12 @@ static int request_line(struct osn_sip_wire *m, const char *p, const char *end)
 static inline const char *skip_plain(const char *p, const char *end)
 {
 #if defined(__SSE2__)
-    const __m128i ctl = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+    const __m128i one = _mm_set1_epi8(1), sp1 = _mm_set1_epi8(0x21);
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        /* Signed: bytes >= 0x80 are negative, so they are flagged too. */
-        __m128i hit = _mm_or_si128(_mm_cmplt_epi8(v, ctl), _mm_cmpeq_epi8(v, del));
+        /* One signed compare of byte + 1 (wrapping) with 0x21 flags all of them: 0x00-0x1f
+         * become 0x01-0x20, DEL and 0x80-0xfe become negative, 0xff becomes 0. */
+        __m128i hit = _mm_cmplt_epi8(_mm_add_epi8(v, one), sp1);
         unsigned mask = (unsigned)_mm_movemask_epi8(hit);
         if (mask)
             return p + __builtin_ctz(mask);
@@ -165,22 +166,22 @@ static inline __attribute__((always_inline)) const char *line_end(const char *p,
             *vend = NULL;
             return NULL;
         }
-        if ((unsigned char)*p >= 0x80 || *p == '\t') {
+        /* CR LF first: it ends nearly every stop of skip_plain. */
+        const char *lf;
+        if (*p == '\r' && p + 1 < end && p[1] == '\n') {
+            lf = p + 1;
+        } else if (*p == '\n') {
+            lf = p;
+        } else if ((unsigned char)*p >= 0x80 || *p == '\t') {
             p++; /* UTF-8 (checked, where it matters, by the decoders) or HTAB */
             continue;
-        }
-        /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\\" %x00-09 / %x0B-0C
-         * / %x0E-7F), as in RFC 4475 3.1.1.2; the decoders check the quotes around it. */
-        if (*p != '\r' && *p != '\n' && p > start && p[-1] == '\\') {
+        } else if (*p != '\r' && p > start && p[-1] == '\\') {
+            /* A control character escaped as a quoted-pair (RFC 3261 25.1: "\\" %x00-09 /
+             * %x0B-0C / %x0E-7F), as in RFC 4475 3.1.1.2; the decoders check the quotes around
+             * it. Not CR (LF was taken above). */
             p++;
             continue;
-        }
-        const char *lf;
-        if (*p == '\n')
-            lf = p;
-        else if (*p == '\r' && p + 1 < end && p[1] == '\n')
-            lf = p + 1;
-        else {
+        } else {
             *vend = p; /* NUL, bare CR, other controls */
             return NULL;
         }
@@ -238,7 +239,8 @@ static void decode(struct osn_sip_wire *m, int i)
         if (once(m, from ? &m->from_hdr : &m->to_hdr, i, h->line.p))
             return;
         struct osn_sip_addr *a = from ? &m->from : &m->to;
-        rc = osn__sip_addr_parse(a, v.p, end, false, &at);
+        rc = m->role == OSN_SIP_WIRE_ROLE_PROXY ? osn__sip_addr_tag(a, v.p, end, &at)
+                                                : osn__sip_addr_parse(a, v.p, end, false, &at);
         a->hdr = (uint16_t)i;
         break;
     }
@@ -301,6 +303,22 @@ static void decode(struct osn_sip_wire *m, int i)
     }
     if (rc)
         fail(m, rc, at);
+}
+
+/* The ids of the headers a proxy does not decode (OSN_SIP_WIRE_ROLE_PROXY, osn/sip_wire.h), in
+ * a request and in a response: their lines are recorded, never read. */
+#define BIT(id) (UINT64_C(1) << (id))
+#define PROXY_SKIP \
+    (BIT(OSN_SIP_HDR_CONTACT) | BIT(OSN_SIP_HDR_CONTENT_TYPE) | BIT(OSN_SIP_HDR_REQUIRE))
+static const uint64_t proxy_skip[2] = {PROXY_SKIP | BIT(OSN_SIP_HDR_RECORD_ROUTE),
+                                       PROXY_SKIP | BIT(OSN_SIP_HDR_RETRY_AFTER)};
+_Static_assert(OSN_SIP_NHDRS <= 64, "header ids fit a 64-bit mask");
+
+/* Whether header id goes through decode() in m's role. */
+static inline bool decoded(const struct osn_sip_wire *m, int id)
+{
+    return id != OSN_SIP_HDR_OTHER &&
+           !(m->role == OSN_SIP_WIRE_ROLE_PROXY && (proxy_skip[m->is_request] >> id & 1));
 }
 
 static void reset(struct osn_sip_wire *m, const char *buf, size_t len)
@@ -388,7 +406,7 @@ static int header_line(struct osn_sip_wire *m, const char *ls, const char *vend,
     h->value = span(vs, ve);
     h->line = span(ls, next);
     h->id = (uint8_t)id;
-    if (h->id != OSN_SIP_HDR_OTHER)
+    if (decoded(m, id))
         decode(m, i);
     return 0;
 }
@@ -417,7 +435,7 @@ static bool our_via(struct osn_sip_wire *m, const char *ls, const char *next,
             b++;
     }
     const char *be = b + 8 + f->branch.n;
-    if (be + 2 != next || skip_token(b + 8, be) != be)
+    if (be + 2 != next || skip_token_long(b + 8, be) != be)
         return false;
     int i = m->nhdr++;
     struct osn_sip_hdr *hd = &m->hdr[i];
@@ -470,6 +488,37 @@ static bool our_max_forwards(struct osn_sip_wire *m, const char *ls, const char 
     return true;
 }
 
+/* Line [ls, next) that print_forward wrote as "Record-Route: <" uri ">" CRLF (OSN__SIP_LINE_RR,
+ * OSN__SIP_LINE_RR2, uri our f->record_route or record_route2): the value decoded here, where its
+ * parts are known, rather than by the list decoder, which cost an initial INVITE's forward 400
+ * instructions. The result is what header_line gives, provided the URI passes the check the
+ * decoder makes (osn__sip_uri_ok, which also refuses a '>' in it); false, nothing written,
+ * otherwise or when a list is full (header_line then records it as a parse does). */
+static bool our_record_route(struct osn_sip_wire *m, const char *ls, const char *next,
+                             struct osn_span uri)
+{
+    const ptrdiff_t head = sizeof "Record-Route: <" - 1;
+    const char *u = ls + head, *ue = u + uri.n;
+    if (m->nhdr >= OSN_SIP_WIRE_MAX_HDRS || m->nrecord_route >= OSN_SIP_WIRE_MAX_ROUTES || !uri.n ||
+        next - ls != head + (ptrdiff_t)uri.n + 3 || ue[0] != '>' ||
+        !osn__sip_uri_ok(span(u, ue), false))
+        return false;
+    int i = m->nhdr++;
+    struct osn_sip_hdr *h = &m->hdr[i];
+    h->name = (struct osn_span){ls, 12};
+    h->value = span(u - 1, ue + 1);
+    h->line = span(ls, next);
+    h->id = OSN_SIP_HDR_RECORD_ROUTE;
+    struct osn_sip_addr *a = &m->record_route[m->nrecord_route++];
+    memset(a, 0, sizeof *a);
+    a->value = h->value;
+    a->uri = span(u, ue);
+    a->angle = true;
+    a->lr = osn__sip_has_lr(a->uri);
+    a->hdr = (uint16_t)i;
+    return true;
+}
+
 /* What follows the header section, p just after its empty line: the checks of the message as a
  * whole, the body, the verdict. */
 static int finish(struct osn_sip_wire *m, const char *p)
@@ -511,9 +560,15 @@ static int finish(struct osn_sip_wire *m, const char *p)
 
 int osn_sip_wire_parse(struct osn_sip_wire *m, const char *buf, size_t len)
 {
-    if (!m || !buf)
+    return osn_sip_wire_parse_as(m, buf, len, OSN_SIP_WIRE_ROLE_FULL);
+}
+
+int osn_sip_wire_parse_as(struct osn_sip_wire *m, const char *buf, size_t len, int role)
+{
+    if (!m || !buf || (role != OSN_SIP_WIRE_ROLE_FULL && role != OSN_SIP_WIRE_ROLE_PROXY))
         return OSN_EINVAL;
     reset(m, buf, len);
+    m->role = (uint8_t)role;
     const char *p = buf, *end = buf + len, *vend;
     if (len == 0 || len > OSN_SIP_WIRE_MAX_LEN) {
         fail(m, OSN_SIP_WIRE_ETOOLONG, p);
@@ -755,6 +810,7 @@ int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
     if (!m || !buf || !src || !lines || !src->is_request || src->err.verdict != OSN_SIP_WIRE_ACCEPT)
         return OSN_EINVAL;
     reset(m, buf, len);
+    m->role = src->role; /* the new lines decoded as a parse of src's role decodes them */
     size_t head_end = lines->at[lines->n]; /* with `over`, the first line too many */
     if (len > OSN_SIP_WIRE_MAX_LEN || head_end + 2 > len ||
         src->start_line.n > (lines->n ? lines->at[0] : head_end)) {
@@ -777,7 +833,11 @@ int osn__sip_wire_derive(struct osn_sip_wire *m, const char *buf, size_t len,
         if (lines->src[i] >= 0)
             rc = copy_line(m, src, lines->src[i], ls, &c);
         else if (!(lines->src[i] == OSN__SIP_LINE_VIA && our_via(m, ls, next, lines->fwd)) &&
-                 !(lines->src[i] == OSN__SIP_LINE_MAXFWD && our_max_forwards(m, ls, next)))
+                 !(lines->src[i] == OSN__SIP_LINE_MAXFWD && our_max_forwards(m, ls, next)) &&
+                 !(lines->src[i] == OSN__SIP_LINE_RR && lines->fwd &&
+                   our_record_route(m, ls, next, lines->fwd->record_route)) &&
+                 !(lines->src[i] == OSN__SIP_LINE_RR2 && lines->fwd &&
+                   our_record_route(m, ls, next, lines->fwd->record_route2)))
             rc = header_line(m, ls, next - 2, next); /* text, CR LF */
         if (rc == OSN_SIP_WIRE_ECAP || m->err.reason == OSN_SIP_WIRE_ECAP) {
             if (m->err.reason != OSN_SIP_WIRE_ECAP)

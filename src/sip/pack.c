@@ -58,6 +58,14 @@ static void move(struct osn_span *s, const char *from, size_t n, const char *to)
         s->p = to + d;
 }
 
+/* Moves span s, which an accepted message always has and always inside its datagram, without
+ * move()'s check: half its instructions, on most of the spans a pack moves (the header lines',
+ * a Via's sent-protocol and sent-by), which were a tenth of a proxy's pack. */
+static inline void shift(struct osn_span *s, const char *from, const char *to)
+{
+    s->p = to + (s->p - from);
+}
+
 static void move_addr(struct osn_sip_addr *a, const char *from, size_t n, const char *to)
 {
     struct osn_span *sp[] = {&a->value, &a->display, &a->uri, &a->params, &a->tag};
@@ -67,9 +75,15 @@ static void move_addr(struct osn_sip_addr *a, const char *from, size_t n, const 
 
 static void move_via(struct osn_sip_via *v, const char *from, size_t n, const char *to)
 {
-    struct osn_span *sp[] = {&v->value, &v->protocol, &v->version,  &v->transport,
-                             &v->host,  &v->branch,   &v->received, &v->rport_value,
-                             &v->maddr, &v->params,   &v->oc_algo};
+    /* A Via of an accepted message has these (the decoder counts it once its sent-by is read,
+     * and a message is accepted only when every Via read to its end). */
+    shift(&v->value, from, to);
+    shift(&v->protocol, from, to);
+    shift(&v->version, from, to);
+    shift(&v->transport, from, to);
+    shift(&v->host, from, to);
+    struct osn_span *sp[] = {&v->branch, &v->received, &v->rport_value,
+                             &v->maddr,  &v->params,   &v->oc_algo};
     for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
         move(sp[i], from, n, to);
 }
@@ -121,10 +135,10 @@ struct osn_sip_wire *osn_sip_wire_pack(void *mem, const struct osn_sip_wire *m)
         move(sp[i], from, n, to);
     move_addr(&c->from, from, n, to);
     move_addr(&c->to, from, n, to);
-    for (int i = 0; i < c->nhdr; i++) {
-        move(&c->hdr[i].name, from, n, to);
-        move(&c->hdr[i].value, from, n, to);
-        move(&c->hdr[i].line, from, n, to);
+    for (int i = 0; i < c->nhdr; i++) { /* a header line is all inside the datagram */
+        shift(&c->hdr[i].name, from, to);
+        shift(&c->hdr[i].value, from, to);
+        shift(&c->hdr[i].line, from, to);
     }
     for (int i = 0; i < c->nvia; i++)
         move_via(&c->via[i], from, n, to);
