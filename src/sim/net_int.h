@@ -174,6 +174,10 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == NTXN_BYTES,
                "struct ntxn: keep it three cache lines");
 _Static_assert(OSN_NET_MAX_ELEMS <= UINT16_MAX && MAXHOP <= UINT16_MAX,
                "t.user, nmsg.to and call.src hold an element in 16 bits");
+/* The sender of the events that belong to no element (the trace's rows): OSN_DES_KEY's 16 bits
+ * hold every element below it. */
+#define NET_SENDER UINT16_MAX
+_Static_assert(OSN_NET_MAX_ELEMS < NET_SENDER, "an element's key is below the network's");
 
 /* A call's CANCEL transactions by hop, server (at path[h+1]) and client (at path[h]): RFC 3261 9
  * makes a CANCEL a transaction of its own, matched apart from the INVITE it cancels by its
@@ -300,6 +304,10 @@ struct element {
     bool divert;
     /* A scripted slowdown ([server X] slowdown_*): a flag, as every service start asks. */
     bool slow;
+    /* The tie-breaking key of the next event this element schedules, OSN_DES_KEY(its id, the
+     * events it scheduled before): events of one instant fire by sender and the sender's own
+     * order, not by the order the network happened to schedule them in (next_key). */
+    uint64_t key;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;
@@ -403,7 +411,8 @@ struct net {
     uint64_t messages;
     FILE *trace;
     struct osn_des_ev trace_ev;
-    double tr_start; /* calls started in the trace interval */
+    uint64_t trace_key; /* the trace row's next key: OSN_DES_KEY(NET_SENDER, rows scheduled) */
+    double tr_start;    /* calls started in the trace interval */
     struct osn__net_trace tr;
     int err;
 };
@@ -575,11 +584,18 @@ static inline struct nmsg *item_msg(struct osn_elem_item *it)
 }
 
 /* net_txn.c: carrying out what the transaction layer and the element code decided. */
-/* Schedules ev at absolute time `at`, on a FIFO class when one has its duration; hint (may be
- * NULL) is the class that matched last for this kind of timer. A failure sets s->err. */
-void osn__net_sched(struct net *s, struct osn_des_ev *ev, double at, int8_t *hint);
-/* Schedules ev at `at` on the heap; a failure sets s->err (the run then stops, reported). */
-void osn__net_at(struct net *s, struct osn_des_ev *ev, double at);
+/* The key of the next event element `id` schedules (struct element's key). */
+static inline uint64_t next_key(struct net *s, int id)
+{
+    return s->elems[id].key++;
+}
+/* Element `from` schedules ev at absolute time `at`, on a FIFO class when one has its duration;
+ * hint (may be NULL) is the class that matched last for this kind of timer. A failure sets
+ * s->err. */
+void osn__net_sched(struct net *s, int from, struct osn_des_ev *ev, double at, int8_t *hint);
+/* Element `from` schedules ev at `at` on the heap; a failure sets s->err (the run then stops,
+ * reported). */
+void osn__net_at(struct net *s, int from, struct osn_des_ev *ev, double at);
 /* The FIFO timer class of duration d (made on first use), -1 when there is no room. */
 int osn__net_fix_class(struct net *s, double d);
 /* Puts a copy of m on hop `hop` of call c (requests down, responses up), link loss drawn. */
@@ -590,8 +606,9 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
  * LINK_OWN. */
 void osn__net_link_at(struct net *s, int hop, const struct call *c, uint64_t b, int *cls,
                       double *delay, double *loss);
-/* Puts ev on a link of class cls, or on the heap `delay` from now when cls is -1. */
-void osn__net_on_link(struct net *s, struct osn_des_ev *ev, int cls, double delay);
+/* Element `from` puts ev on a link of class cls, or on the heap `delay` from now when cls is
+ * -1. */
+void osn__net_on_link(struct net *s, int from, struct osn_des_ev *ev, int cls, double delay);
 /* Carries out one transaction output: timers, sends, the TU event, the end. */
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* The server transaction w answers `status` (Retry-After seconds, -1 for none). */

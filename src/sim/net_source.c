@@ -173,7 +173,7 @@ static void arm(struct net *s, struct call *c, double at)
     c->refs++; /* the timer's */
     if (c->hold.type != type)
         osn_des_ev_init(&c->hold, type);
-    osn__net_at(s, &c->hold, at);
+    osn__net_at(s, c->src, &c->hold, at);
 }
 
 static void send_invite(struct net *s, struct call *c)
