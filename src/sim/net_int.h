@@ -174,6 +174,19 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == NTXN_BYTES,
                "struct ntxn: keep it three cache lines");
 _Static_assert(OSN_NET_MAX_ELEMS <= UINT16_MAX && MAXHOP <= UINT16_MAX,
                "t.user, nmsg.to and call.src hold an element in 16 bits");
+/* A call's uid is its source's count of calls (1, 2, ...) plus the source shifted by UID_SHIFT
+ * (net_source.c, start_attempt): numbered by its source alone, a call (its hold time, its retry,
+ * patience and ring draws, all keyed by its uid or its origin) is the same whatever the other
+ * sources offer, and a partitioned run (docs/scale.md) numbers it as the sequential run does.
+ * The source goes in the high bits, not in the low ones as the plan had it (count x 16,384 +
+ * source), so that source 0 numbers its calls 1, 2, ... as before and as the node's load
+ * generator does (src/node/gen.c): a network of one source keeps its numbers, and the element
+ * drivers' differential test its agreement. Every shape has OSN_NET_MAX_EDGES = 2^14 sources at
+ * most (net.edges' bound, a tree's, a written topology's), so a first attempt's uid stays below
+ * 2^48 (RETRY_UID) while its source starts fewer than 2^34 calls. */
+#define UID_SHIFT 34
+_Static_assert(OSN_NET_MAX_EDGES <= 1 << (48 - UID_SHIFT), "a source's uids stay below 2^48");
+
 /* The sender of the events that belong to no element (the trace's rows): OSN_DES_KEY's 16 bits
  * hold every element below it. */
 #define NET_SENDER UINT16_MAX
@@ -311,6 +324,10 @@ struct element {
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;
+    /* The calls and the retries it started: a call's uid counts its source's own calls
+     * (UID_SHIFT), so that a source's calls, and the hold, retry, patience and
+     * ring draws keyed by their uids, are the same whatever the other sources offer. */
+    uint64_t calls, retries;
     double rate_share;
     double *tot; /* this element's totals block */
     /* What the element's TU counted (enum osn_elem_count), over the whole run: the node's
@@ -345,7 +362,6 @@ struct net {
     /* The key of the retry draws: attempt k of call `origin` draws from a stream seeded by the
      * key, the origin and k, so a call's retries are the same whatever befell other calls. */
     uint64_t retry_key;
-    uint64_t next_retry_uid; /* retries are numbered apart from first attempts (RETRY_UID) */
     /* The key of the patience draws: attempt k of call `origin` waits a draw from a stream
      * seeded by the key, the origin and k, as for the retries. */
     uint64_t patience_key;
@@ -392,7 +408,6 @@ struct net {
     int nfix;
     int8_t fix_hint[OSN_SIP_NTIMERS]; /* by SIP timer id: the class it used last, -1 none */
     double t_obs, t_end, tb;          /* window start, end, 64 T1 */
-    uint64_t next_uid;
     /* pools */
     struct call **callc;
     size_t ncallc;
