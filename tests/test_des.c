@@ -1,6 +1,7 @@
 /*
  * The event engine: 10^5 random schedule / cancel / pop steps on the two heaps and four timer
- * FIFOs against a plain array searched for its (time, seq) minimum; service laws against their
+ * FIFOs against a plain array searched for its (time, seq) minimum, and keyed steps (the
+ * caller's tie-breaking keys, scheduled out of key order) likewise; service laws against their
  * means, variances and (exponential) distribution function; arrival processes against their
  * rates.
  */
@@ -277,6 +278,132 @@ static void test_ties_fire_in_schedule_order(void **state)
     osn_des_release(&q);
 }
 
+/* Events at one instant keyed by their senders (osn_des_at_key, osn_des_timer_key) fire by key,
+ * not in the order they were scheduled: sender 2 schedules first, sender 1 after, and sender
+ * 1's events fire first, each sender's in its own order, heap and FIFO mixed. A FIFO takes a
+ * lesser key behind entries of its time (past a cancelled one), and before its head, after which
+ * it must lead a FIFO whose head is due at the same instant. */
+static void test_ties_fire_by_sender_key(void **state)
+{
+    (void)state;
+    struct osn_des q;
+    struct osn_des_ev ev[9];
+    int f, g;
+    assert_int_equal(osn_des_init(&q, 0), 0);
+    assert_int_equal(osn_des_timer_class(&q, 1.0, &f), 0);
+    assert_int_equal(osn_des_timer_class(&q, 1.0, &g), 0); /* same duration: tied heads */
+    for (int i = 0; i < 9; i++)
+        osn_des_ev_init(&ev[i], i);
+    /* sender 2: counts 0..3, due 1.0 (two on FIFO f, one on the heap, one on FIFO g) */
+    assert_int_equal(osn_des_timer_key(&q, &ev[4], f, OSN_DES_KEY(2, 0)), 0);
+    assert_int_equal(osn_des_at_key(&q, &ev[5], 1.0, OSN_DES_KEY(2, 1)), 0);
+    assert_int_equal(osn_des_timer_key(&q, &ev[8], f, OSN_DES_KEY(2, 2)), 0); /* cancelled */
+    assert_int_equal(osn_des_timer_key(&q, &ev[6], f, OSN_DES_KEY(2, 3)), 0);
+    assert_int_equal(osn_des_timer_key(&q, &ev[7], g, OSN_DES_KEY(2, 4)), 0);
+    osn_des_cancel(&q, &ev[8]);
+    /* sender 1, after: counts 0..3, all before every event of sender 2 */
+    assert_int_equal(osn_des_timer_key(&q, &ev[0], f, OSN_DES_KEY(1, 0)), 0); /* f's new head */
+    assert_int_equal(osn_des_at_key(&q, &ev[1], 1.0, OSN_DES_KEY(1, 1)), 0);
+    assert_int_equal(osn_des_timer_key(&q, &ev[2], g, OSN_DES_KEY(1, 2)), 0); /* g's new head */
+    assert_int_equal(osn_des_timer_key(&q, &ev[3], f, OSN_DES_KEY(1, 3)), 0);
+    uint64_t key;
+    double t;
+    assert_true(osn_des_key(&q, &ev[3], &t, &key));
+    assert_true(t == 1.0 && key == OSN_DES_KEY(1, 3));
+    assert_true(osn_des_key(&q, &ev[6], &t, &key)); /* moved on, its key with it */
+    assert_true(t == 1.0 && key == OSN_DES_KEY(2, 3));
+    assert_int_equal((int)osn_des_count(&q), 8);
+    for (int i = 0; i < 8; i++) {
+        struct osn_des_ev *e = osn_des_pop(&q);
+        assert_non_null(e);
+        assert_int_equal(e->type, i);
+        assert_true(q.now == 1.0);
+    }
+    assert_null(osn_des_pop(&q));
+    /* A FIFO emptied by a cancel, then a lesser key of the cancelled one's time: it goes in as
+     * the FIFO's only event, and leads g, whose head is due at the same time with a greater key
+     * (pushed first). */
+    assert_int_equal(osn_des_timer_key(&q, &ev[1], g, OSN_DES_KEY(3, 0)), 0);
+    assert_int_equal(osn_des_timer_key(&q, &ev[8], f, OSN_DES_KEY(2, 5)), 0);
+    osn_des_cancel(&q, &ev[8]);
+    assert_int_equal(osn_des_timer_key(&q, &ev[0], f, OSN_DES_KEY(1, 4)), 0);
+    assert_ptr_equal(osn_des_pop(&q), &ev[0]);
+    assert_ptr_equal(osn_des_pop(&q), &ev[1]);
+    assert_true(q.now == 2.0);
+    assert_null(osn_des_pop(&q));
+    osn_des_release(&q);
+}
+
+/* 2 x 10^4 random keyed steps: events of four senders, each keyed by its sender's own count,
+ * due at few distinct times (whole quarters, FIFO durations of 0.25 and 0.5) so that most pops
+ * are of ties, against a plain array searched for its (time, key) minimum. Senders are drawn at
+ * random, so keys of one instant reach the FIFOs and the heap out of order. */
+static void test_keyed_steps_vs_array(void **state)
+{
+    (void)state;
+    static struct osn_des_ev ev[NEV];
+    static struct ref ref;
+    static const double dur[2] = {0.25, 0.5};
+    struct osn_des q;
+    struct osn_rng r;
+    int fifo[2];
+    uint64_t count[4] = {0};
+    long moved_back = 0;
+
+    ref.n = 0;
+    assert_int_equal(osn_des_init(&q, 4), 0);
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(osn_des_timer_class(&q, dur[k], &fifo[k]), 0);
+    for (int i = 0; i < NEV; i++)
+        osn_des_ev_init(&ev[i], i);
+    osn_rng_seed(&r, 7);
+    for (int step = 0; step < 20000; step++) {
+        double u = osn_rng_u01(&r);
+        int i = (int)(osn_rng_u01(&r) * NEV);
+        if (u < 0.55 && !osn_des_pending(&ev[i])) {
+            int sender = (int)(osn_rng_u01(&r) * 4);
+            uint64_t key = OSN_DES_KEY(sender, count[sender]++);
+            int how = (int)(osn_rng_u01(&r) * 3);
+            double t;
+            if (how == 2) {
+                t = q.now + 0.25 * (double)(int)(osn_rng_u01(&r) * 4);
+                assert_int_equal(osn_des_at_key(&q, &ev[i], t, key), 0);
+            } else {
+                t = q.now + dur[how];
+                assert_int_equal(osn_des_timer_key(&q, &ev[i], fifo[how], key), 0);
+            }
+            for (int k = 0; k < ref.n; k++)
+                moved_back += ref.t[k] == t && ref.seq[k] > key;
+            ref.id[ref.n] = i;
+            ref.t[ref.n] = t;
+            ref.seq[ref.n++] = key;
+        } else if (u < 0.65 && osn_des_pending(&ev[i])) {
+            osn_des_cancel(&q, &ev[i]);
+            for (int k = 0; k < ref.n; k++)
+                if (ref.id[k] == i) {
+                    ref_remove(&ref, k);
+                    break;
+                }
+        } else if (ref.n > 0) {
+            int k = ref_min(&ref);
+            struct osn_des_ev *e = osn_des_pop(&q);
+            assert_non_null(e);
+            assert_int_equal(e->type, ref.id[k]);
+            assert_true(q.now == ref.t[k]);
+            ref_remove(&ref, k);
+        }
+        assert_int_equal((int)osn_des_count(&q), ref.n);
+    }
+    while (ref.n > 0) {
+        int k = ref_min(&ref);
+        assert_int_equal(osn_des_pop(&q)->type, ref.id[k]);
+        ref_remove(&ref, k);
+    }
+    assert_null(osn_des_pop(&q));
+    assert_true(moved_back > 1000); /* the steps did schedule ties out of key order */
+    osn_des_release(&q);
+}
+
 static void check_law(const struct osn_law *law, double mean, double var, uint64_t seed)
 {
     struct osn_rng r;
@@ -430,6 +557,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_random_steps_vs_array),
             cmocka_unit_test(test_ties_fire_in_schedule_order),
+            cmocka_unit_test(test_ties_fire_by_sender_key),
+            cmocka_unit_test(test_keyed_steps_vs_array),
             cmocka_unit_test(test_timer_reserve),
             cmocka_unit_test(test_fifo_read_ahead),
             cmocka_unit_test(test_fifo_order_after_head_cancel),

@@ -263,3 +263,11 @@ endif()
 add_test(NAME bench_maxrate COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_bench_maxrate.sh
                                     ${CMAKE_SOURCE_DIR})
 set_tests_properties(bench_maxrate PROPERTIES TIMEOUT 60)
+
+# A source's calls (their uids, instants and hold times) are the same whatever the other
+# sources offer (docs/scale.md, slice 2), on the simulator's internal interface.
+add_executable(test_net_uid tests/test_net_uid.c)
+target_include_directories(test_net_uid PRIVATE ${CMAKE_SOURCE_DIR}/src/sim)
+target_link_libraries(test_net_uid PRIVATE osn_sim osn_elem PkgConfig::CMOCKA m)
+add_test(NAME test_net_uid COMMAND test_net_uid)
+set_tests_properties(test_net_uid PROPERTIES TIMEOUT 60)

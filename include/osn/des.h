@@ -11,9 +11,12 @@
  * ring of {time, seq, event} entries, so appending, popping and comparing heads read only the
  * ring (sequential memory), and cancelling clears the event's entry without touching any other
  * event: with 10^5 pending timers in cold memory that is what keeps the set fast. The next event
- * is the least of the heap top and the FIFO heads. Every schedule takes a sequence number from
- * one counter and the order is (time, seq), so simultaneous events fire in the order they were
- * scheduled and runs are reproducible.
+ * is the least of the heap top and the FIFO heads. The order is (time, key): osn_des_at and
+ * osn_des_timer take the key from one counter of the set, so simultaneous events fire in the
+ * order they were scheduled and runs are reproducible; osn_des_at_key and osn_des_timer_key take
+ * the caller's, so that simultaneous events fire in an order the caller defines (the SIP network
+ * keys an event by the element that scheduled it and that element's own count, OSN_DES_KEY, so
+ * the order no longer depends on the order elements scheduled in).
  *
  * Laws and arrivals use the vocabulary of include/osn/law.h (struct osn_law, struct osn_arrivals),
  * which the solver shares, so the simulator and the solver read the same scenarios; des never
@@ -80,18 +83,31 @@ static inline int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
  * two or three of these per message, and a call costs as much as the work. */
 static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id);
 
+/* The key of the `count`-th event scheduled by `sender` (below 2^16; count below 2^48): at equal
+ * times, a sender's events come in its own order and, across senders, by sender. */
+#define OSN_DES_KEY(sender, count) (((uint64_t)(sender) << 48) | (uint64_t)(count))
+
+/* osn_des_at and osn_des_timer with the caller's key for ties: among events due at one time,
+ * the least key fires first, whatever order they were scheduled in. A caller that keys its
+ * events so should key all of them (the set's own counter starts at 0, as sender 0's keys do).
+ * O(1) on a FIFO when the key is above those of the FIFO's last entries of equal time, else
+ * the entries of equal time with greater keys move a place each. */
+static inline int osn_des_at_key(struct osn_des *q, struct osn_des_ev *ev, double t, uint64_t key);
+static inline int osn_des_timer_key(struct osn_des *q, struct osn_des_ev *ev, int id, uint64_t key);
+
 /* Removes a pending event (no-op when idle). O(log n) in the heap, O(1) on a FIFO. Inline, as
  * most cancels in the SIP network find the event idle. */
 static inline void osn_des_cancel(struct osn_des *q, struct osn_des_ev *ev);
 
-/* The key of pending event ev: its firing time and sequence number (the order it was scheduled
- * in, which breaks ties). false, and nothing written, when ev is idle. */
+/* The key of pending event ev: its firing time and the key that breaks ties (the set's count
+ * at its scheduling, or the caller's: osn_des_at_key). false, and nothing written, when ev is idle.
+ */
 bool osn_des_key(const struct osn_des *q, const struct osn_des_ev *ev, double *t, uint64_t *seq);
 
 /* Time of the next event, INFINITY when none is pending. */
 double osn_des_peek(const struct osn_des *q);
 
-/* Removes and returns the next event in (time, seq) order and sets q->now to its time; NULL
+/* Removes and returns the next event in (time, key) order and sets q->now to its time; NULL
  * when none is pending. The event is idle on return and may be scheduled again. */
 struct osn_des_ev *osn_des_pop(struct osn_des *q);
 

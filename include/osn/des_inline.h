@@ -27,9 +27,13 @@ struct osn__des_fifo {
     /* What the prefetch ahead of the head asks for (osn_des_timer_prefetch): the cache lines
      * from `before` bytes before an event to `after` bytes after its start. */
     int before, after;
+    /* The time of the last entry pushed at the tail (the ring's slot tail - 1 keeps it, and its
+     * key), here so that a push compares one word it writes anyway: only a push of that time
+     * reads the ring's last slot. */
+    double last_t;
     /* To 64 bytes: q->fifo[id] is then id << 6, one instruction at every push and pop, where
      * 48 bytes took three (id * 3 << 4). */
-    uint64_t pad[2];
+    uint64_t pad;
 };
 _Static_assert(sizeof(void *) != 8 || sizeof(struct osn__des_fifo) == 64,
                "struct osn__des_fifo: keep it 64 bytes");
@@ -94,7 +98,7 @@ static inline size_t osn_des_count(const struct osn_des *q)
 /* Up to this many slots a heap is a sorted array (src/des/evset.c, "small sets"). */
 #define OSN__DES_SORTED_MAX 48
 
-int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t);
+int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t, uint64_t key);
 
 /* Inserts slot sl into sorted heap h, which has room, moving the slots due before it one place
  * on; returns its place (h->n - 1 when it is the new least). */
@@ -111,64 +115,92 @@ static inline size_t osn__des_sorted_insert(struct osn__des_heap *h, struct osn_
     return p;
 }
 
-static inline int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
+static inline int osn_des_at_key(struct osn_des *q, struct osn_des_ev *ev, double t, uint64_t key)
 {
     if (q && ev && ev->pos == OSN_DES_IDLE && t >= q->now && !(t - q->now > q->horizon)) {
         struct osn__des_heap *h = &q->heap[0];
         if (h->sorted && h->n < OSN__DES_SORTED_MAX && h->n < h->cap) {
-            struct osn__des_slot sl = {t, q->seq++, ev};
+            struct osn__des_slot sl = {t, key, ev};
             ev->fifo = 0;
             if (osn__des_sorted_insert(h, sl) == h->n - 1) { /* the new least: the cached top */
                 q->ht[0] = t;
-                q->hs[0] = sl.seq;
+                q->hs[0] = key;
             }
             return 0;
         }
     }
-    return osn__des_at_slow(q, ev, t);
+    return osn__des_at_slow(q, ev, t, key);
 }
 
-int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id);
+static inline int osn_des_at(struct osn_des *q, struct osn_des_ev *ev, double t)
+{
+    /* the set's count moves on only for an event scheduled */
+    int err = osn_des_at_key(q, ev, t, q ? q->seq : 0);
+    if (err == 0)
+        q->seq++;
+    return err;
+}
+
+int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id, uint64_t key);
 
 /* FIFO id, empty until now, takes its place in q->ford. */
 void osn__des_fifo_enter(struct osn_des *q, int id);
 
+/* Puts idle ev, due at t with key `key`, into FIFO id, whose ring has room and whose last push
+ * was due at t with a greater key: among the entries due at t, in key order (evset.c). */
+void osn__des_fifo_insert(struct osn_des *q, struct osn_des_ev *ev, int id, double t, uint64_t key);
+
 /* Ring slots the push prefetches ahead of the tail (three cache lines on). */
 #define OSN__DES_PUSH_AHEAD 8
 
-/* Appends idle ev to FIFO id, whose ring has room. Always inline: GCC drops the prefetch of a
- * static helper it keeps out of line (it takes the helper for side-effect free). */
-static inline __attribute__((always_inline)) void osn__des_fifo_push(struct osn_des *q,
-                                                                     struct osn_des_ev *ev, int id)
+/* Appends idle ev with key `key` to FIFO id, whose ring has room. Pushes come at a now that
+ * never decreases, so the ring stays in time order; among equal times (two senders pushing at
+ * one instant) a key below the tail's goes back among them, out of line. Always inline: GCC
+ * drops the prefetch of a static helper it keeps out of line (it takes the helper for side-effect
+ * free). */
+static inline __attribute__((always_inline)) void
+osn__des_fifo_push(struct osn_des *q, struct osn_des_ev *ev, int id, uint64_t key)
 {
     struct osn__des_fifo *f = &q->fifo[id];
     double t = q->now + f->d;
-    uint64_t seq = q->seq++;
+    if (__builtin_expect(t == f->last_t, 0) && key < f->ring[(f->tail - 1) & f->mask].seq) {
+        osn__des_fifo_insert(q, ev, id, t, key);
+        return;
+    }
+    f->last_t = t;
     ev->fifo = id + 1;
     ev->pos = (size_t)f->tail;
-    f->ring[f->tail & f->mask] = (struct osn__des_slot){t, seq, ev};
+    f->ring[f->tail & f->mask] = (struct osn__des_slot){t, key, ev};
     /* The ring of a long timer is written a slot after another into memory last met one
      * duration ago (cold): ask for the line a few slots on now, so that writing it waits for
      * nothing. */
     __builtin_prefetch(&f->ring[(f->tail + OSN__DES_PUSH_AHEAD) & f->mask], 1, 3);
     if (f->head == f->tail++) {
         q->ft[id] = t;
-        q->fs[id] = seq;
+        q->fs[id] = key;
         osn__des_fifo_enter(q, id);
     }
     q->nfifo_events++;
 }
 
-static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
+static inline int osn_des_timer_key(struct osn_des *q, struct osn_des_ev *ev, int id, uint64_t key)
 {
     if (q && ev && ev->pos == OSN_DES_IDLE && (unsigned)id < (unsigned)q->nfifo) {
         const struct osn__des_fifo *f = &q->fifo[id];
         if (f->tail - f->head <= f->mask) {
-            osn__des_fifo_push(q, ev, id);
+            osn__des_fifo_push(q, ev, id, key);
             return 0;
         }
     }
-    return osn__des_timer_slow(q, ev, id);
+    return osn__des_timer_slow(q, ev, id, key);
+}
+
+static inline int osn_des_timer(struct osn_des *q, struct osn_des_ev *ev, int id)
+{
+    int err = osn_des_timer_key(q, ev, id, q ? q->seq : 0);
+    if (err == 0)
+        q->seq++;
+    return err;
 }
 
 void osn__des_cancel_pending(struct osn_des *q, struct osn_des_ev *ev);

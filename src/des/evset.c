@@ -1,5 +1,5 @@
 /*
- * The event set of include/osn/des.h: two array 4-ary heaps ordered by (time, seq) with a slot
+ * The event set of include/osn/des.h: two array 4-ary heaps ordered by (time, key) with a slot
  * back-pointer in each event, plus one FIFO per fixed timer duration.
  *
  * A heap moves 24-byte slots {t, seq, ev} so that sifting compares keys without touching the
@@ -10,8 +10,9 @@
  * lengthen every sift of the short ones. A heap of few slots is kept as a sorted array
  * instead ("small sets" below).
  *
- * A FIFO holds events of one timer class in schedule order, which is also (time, seq) order
- * because q->now never decreases. It is a ring of slots indexed by a running count (ev->pos);
+ * A FIFO holds events of one timer class in (time, key) order: q->now never decreases, so a push
+ * goes at the tail, or a place or two before it when entries of its time have greater keys
+ * (osn__des_fifo_insert). It is a ring of slots indexed by a running count (ev->pos);
  * cancelling an entry clears its event pointer and the head skips cleared entries, so no
  * operation touches an event other than its own.
  *
@@ -118,6 +119,8 @@ static int ring_resize(struct osn__des_fifo *f, size_t cap)
         return OSN_ENOMEM;
     for (uint64_t i = f->head; i != f->tail; i++)
         r[i & (cap - 1)] = f->ring[i & f->mask];
+    if (f->head == f->tail) /* the last push's slot is not copied: no push compares with it */
+        f->last_t = -INFINITY;
     if (f->ring)
         ring_free(f->ring, f->mask + 1);
     f->ring = r;
@@ -147,7 +150,10 @@ int osn_des_timer_class(struct osn_des *q, double duration, int *id)
     if (!q || !id || !isfinite(duration) || duration < 0 || q->nfifo >= OSN_DES_MAX_FIFOS)
         return OSN_EINVAL;
     q->fifo[q->nfifo] = (struct osn__des_fifo){
-            .d = duration, .before = 128, .after = (int)sizeof(struct osn_des_ev) + 64};
+            .d = duration,
+            .before = 128,
+            .after = (int)sizeof(struct osn_des_ev) + 64,
+            .last_t = -INFINITY};           /* no push yet: the first compares with no slot */
     if (ring_grow(&q->fifo[q->nfifo]) != 0) /* every class has a ring: the push needs no check */
         return OSN_ENOMEM;
     q->ft[q->nfifo] = INFINITY;
@@ -283,8 +289,8 @@ static void heap_remove(struct osn__des_heap *h, struct osn_des_ev *ev)
         sift_down(h->s, h->n, i, last);
 }
 
-/* osn_des_at (osn/des.h) when its inline part does not apply. */
-int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t)
+/* osn_des_at_key (osn/des.h) when its inline part does not apply. */
+int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t, uint64_t key)
 {
     if (!q || !ev || osn_des_pending(ev) || !(t >= q->now))
         return OSN_EINVAL;
@@ -299,7 +305,7 @@ int osn__des_at_slow(struct osn_des *q, struct osn_des_ev *ev, double t)
         h->cap = cap;
     }
     ev->fifo = -far;
-    struct osn__des_slot sl = {t, q->seq++, ev};
+    struct osn__des_slot sl = {t, key, ev};
     if (h->sorted && h->n >= SORTED_MAX)
         to_heap(h);
     if (h->sorted)
@@ -362,16 +368,58 @@ static void fifo_settle(struct osn_des *q, int id)
     }
 }
 
-/* osn_des_timer (osn/des.h) when its inline part cannot go on: bad arguments, or a full ring. */
-int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id)
+/* osn_des_timer_key (osn/des.h) when its inline part cannot go on: bad arguments, or a full
+ * ring. */
+int osn__des_timer_slow(struct osn_des *q, struct osn_des_ev *ev, int id, uint64_t key)
 {
     if (!q || !ev || osn_des_pending(ev) || id < 0 || id >= q->nfifo)
         return OSN_EINVAL;
     struct osn__des_fifo *f = &q->fifo[id];
     if (f->tail - f->head > f->mask && ring_grow(f) != 0)
         return OSN_ENOMEM;
-    osn__des_fifo_push(q, ev, id);
+    osn__des_fifo_push(q, ev, id, key);
     return 0;
+}
+
+/* osn__des_fifo_push's out-of-line part: the last push was due at t with a key above `key`. The
+ * entries due at t with greater keys (live or cancelled) move one place on, each live one's
+ * pos with it, and ev takes the hole; the tail's key stays the greatest. Two
+ * elements pushing at one instant over one link delay make this, a place or two back; the ring
+ * stays in (time, key) order. When ev becomes the head (every entry was due at t with a greater
+ * key), the FIFO's head key falls, and the FIFO moves forward in q->ford; into it, when the
+ * FIFO was empty (its last push fired or was cancelled). */
+void osn__des_fifo_insert(struct osn_des *q, struct osn_des_ev *ev, int id, double t, uint64_t key)
+{
+    struct osn__des_fifo *f = &q->fifo[id];
+    bool empty = f->head == f->tail;
+    uint64_t i = f->tail++;
+    for (; i != f->head; i--) {
+        const struct osn__des_slot *prev = &f->ring[(i - 1) & f->mask];
+        if (!(prev->t == t && prev->seq > key))
+            break;
+        struct osn__des_slot *to = &f->ring[i & f->mask];
+        *to = *prev;
+        if (to->ev)
+            to->ev->pos = (size_t)i;
+    }
+    f->ring[i & f->mask] = (struct osn__des_slot){t, key, ev};
+    ev->fifo = id + 1;
+    ev->pos = (size_t)i;
+    q->nfifo_events++;
+    if (i != f->head)
+        return;
+    q->ft[id] = t;
+    q->fs[id] = key;
+    if (empty) {
+        osn__des_fifo_enter(q, id);
+        return;
+    }
+    int p = 0;
+    while (q->ford[p] != id)
+        p++;
+    for (; p > 0 && head_less(q, id, q->ford[p - 1]); p--)
+        q->ford[p] = q->ford[p - 1];
+    q->ford[p] = (int8_t)id;
 }
 
 /* Takes ev off its FIFO: clears its entry, and settles the head when it was the head. */

@@ -174,6 +174,23 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct ntxn) == NTXN_BYTES,
                "struct ntxn: keep it three cache lines");
 _Static_assert(OSN_NET_MAX_ELEMS <= UINT16_MAX && MAXHOP <= UINT16_MAX,
                "t.user, nmsg.to and call.src hold an element in 16 bits");
+/* A call's uid is its source's count of calls (1, 2, ...) plus the source shifted by UID_SHIFT
+ * (net_source.c, start_attempt): numbered by its source alone, a call (its hold time, its retry,
+ * patience and ring draws, all keyed by its uid or its origin) is the same whatever the other
+ * sources offer, and a partitioned run (docs/scale.md) numbers it as the sequential run does.
+ * The source goes in the high bits, not in the low ones as the plan had it (count x 16,384 +
+ * source), so that source 0 numbers its calls 1, 2, ... as before and as the node's load
+ * generator does (src/node/gen.c): a network of one source keeps its numbers, and the element
+ * drivers' differential test its agreement. Every shape has OSN_NET_MAX_EDGES = 2^14 sources at
+ * most (net.edges' bound, a tree's, a written topology's), so a first attempt's uid stays below
+ * 2^48 (RETRY_UID) while its source starts fewer than 2^34 calls. */
+#define UID_SHIFT 34
+_Static_assert(OSN_NET_MAX_EDGES <= 1 << (48 - UID_SHIFT), "a source's uids stay below 2^48");
+
+/* The sender of the events that belong to no element (the trace's rows): OSN_DES_KEY's 16 bits
+ * hold every element below it. */
+#define NET_SENDER UINT16_MAX
+_Static_assert(OSN_NET_MAX_ELEMS < NET_SENDER, "an element's key is below the network's");
 
 /* A call's CANCEL transactions by hop, server (at path[h+1]) and client (at path[h]): RFC 3261 9
  * makes a CANCEL a transaction of its own, matched apart from the INVITE it cancels by its
@@ -300,9 +317,17 @@ struct element {
     bool divert;
     /* A scripted slowdown ([server X] slowdown_*): a flag, as every service start asks. */
     bool slow;
+    /* The tie-breaking key of the next event this element schedules, OSN_DES_KEY(its id, the
+     * events it scheduled before): events of one instant fire by sender and the sender's own
+     * order, not by the order the network happened to schedule them in (next_key). */
+    uint64_t key;
     struct osn_des_ev svc, arr;
     /* source */
     struct osn_des_arr darr;
+    /* The calls and the retries it started: a call's uid counts its source's own calls
+     * (UID_SHIFT), so that a source's calls, and the hold, retry, patience and
+     * ring draws keyed by their uids, are the same whatever the other sources offer. */
+    uint64_t calls, retries;
     double rate_share;
     double *tot; /* this element's totals block */
     /* What the element's TU counted (enum osn_elem_count), over the whole run: the node's
@@ -337,7 +362,6 @@ struct net {
     /* The key of the retry draws: attempt k of call `origin` draws from a stream seeded by the
      * key, the origin and k, so a call's retries are the same whatever befell other calls. */
     uint64_t retry_key;
-    uint64_t next_retry_uid; /* retries are numbered apart from first attempts (RETRY_UID) */
     /* The key of the patience draws: attempt k of call `origin` waits a draw from a stream
      * seeded by the key, the origin and k, as for the retries. */
     uint64_t patience_key;
@@ -388,7 +412,6 @@ struct net {
     int nfix;
     int8_t fix_hint[OSN_SIP_NTIMERS]; /* by SIP timer id: the class it used last, -1 none */
     double t_obs, t_end, tb;          /* window start, end, 64 T1 */
-    uint64_t next_uid;
     /* pools */
     struct call **callc;
     size_t ncallc;
@@ -407,7 +430,8 @@ struct net {
     uint64_t messages;
     FILE *trace;
     struct osn_des_ev trace_ev;
-    double tr_start; /* calls started in the trace interval */
+    uint64_t trace_key; /* the trace row's next key: OSN_DES_KEY(NET_SENDER, rows scheduled) */
+    double tr_start;    /* calls started in the trace interval */
     struct osn__net_trace tr;
     int err;
 };
@@ -584,11 +608,18 @@ static inline struct nmsg *item_msg(struct osn_elem_item *it)
 }
 
 /* net_txn.c: carrying out what the transaction layer and the element code decided. */
-/* Schedules ev at absolute time `at`, on a FIFO class when one has its duration; hint (may be
- * NULL) is the class that matched last for this kind of timer. A failure sets s->err. */
-void osn__net_sched(struct net *s, struct osn_des_ev *ev, double at, int8_t *hint);
-/* Schedules ev at `at` on the heap; a failure sets s->err (the run then stops, reported). */
-void osn__net_at(struct net *s, struct osn_des_ev *ev, double at);
+/* The key of the next event element `id` schedules (struct element's key). */
+static inline uint64_t next_key(struct net *s, int id)
+{
+    return s->elems[id].key++;
+}
+/* Element `from` schedules ev at absolute time `at`, on a FIFO class when one has its duration;
+ * hint (may be NULL) is the class that matched last for this kind of timer. A failure sets
+ * s->err. */
+void osn__net_sched(struct net *s, int from, struct osn_des_ev *ev, double at, int8_t *hint);
+/* Element `from` schedules ev at `at` on the heap; a failure sets s->err (the run then stops,
+ * reported). */
+void osn__net_at(struct net *s, int from, struct osn_des_ev *ev, double at);
 /* The FIFO timer class of duration d (made on first use), -1 when there is no room. */
 int osn__net_fix_class(struct net *s, double d);
 /* Puts a copy of m on hop `hop` of call c (requests down, responses up), link loss drawn. */
@@ -599,8 +630,9 @@ void osn__net_transmit(struct net *s, int from, struct call *c, int hop,
  * LINK_OWN. */
 void osn__net_link_at(struct net *s, int hop, const struct call *c, uint64_t b, int *cls,
                       double *delay, double *loss);
-/* Puts ev on a link of class cls, or on the heap `delay` from now when cls is -1. */
-void osn__net_on_link(struct net *s, struct osn_des_ev *ev, int cls, double delay);
+/* Element `from` puts ev on a link of class cls, or on the heap `delay` from now when cls is
+ * -1. */
+void osn__net_on_link(struct net *s, int from, struct osn_des_ev *ev, int cls, double delay);
 /* Carries out one transaction output: timers, sends, the TU event, the end. */
 void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o);
 /* The server transaction w answers `status` (Retry-After seconds, -1 for none). */

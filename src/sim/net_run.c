@@ -224,7 +224,7 @@ static int setup_source(struct net *s, struct element *el, char *msg, size_t msg
         return OSN_EINVAL;
     double t = osn__net_next_arrival(s, el, 0);
     if (isfinite(t))
-        osn__net_at(s, &el->arr, t);
+        osn__net_at(s, (int)(el - s->elems), &el->arr, t);
     return 0;
 }
 
@@ -239,6 +239,7 @@ static int setup_element(struct net *s, int i, const struct osn_sip_cfg layer_cf
     int err;
 
     el->tot = s->tot + OSN__NT_ELEM + OSN__NE_N * i;
+    el->key = OSN_DES_KEY(i, 0);
     el->role = i < s->E ? R_SRC : i >= s->uas ? R_UAS : R_PROXY;
     el->sc = i >= s->uas     ? &cfg->uas
              : i == s->core  ? &cfg->core
@@ -442,7 +443,9 @@ int osn__net_setup(struct net *s, const struct osn_net_cfg *cfg, struct osn_rng 
     s->trace = cfg->trace_interval > 0 ? cfg->trace : NULL;
     if (s->trace) {
         osn_des_ev_init(&s->trace_ev, EV_TRACE);
-        osn__net_at(s, &s->trace_ev, cfg->trace_interval);
+        s->trace_key = OSN_DES_KEY(NET_SENDER, 0);
+        if (osn_des_at_key(&s->q, &s->trace_ev, cfg->trace_interval, s->trace_key++) != 0)
+            s->err = OSN_ENOMEM;
         osn__net_trace_header(s);
     }
     return s->err;
@@ -543,7 +546,7 @@ static inline __attribute__((always_inline)) void step(struct net *s, struct osn
             osn__net_new_call(s, (int)(el - s->elems));
         double t = osn__net_next_arrival(s, el, s->q.now);
         if (isfinite(t))
-            osn__net_at(s, &el->arr, t);
+            osn__net_at(s, (int)(el - s->elems), &el->arr, t);
         break;
     }
     case EV_HOLD:

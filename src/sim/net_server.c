@@ -214,7 +214,7 @@ static void start_service(struct net *s, struct element *el)
                                      el->sc->slowdown_factor);
         /* osn__net_at's work, here: the service completion is scheduled once a message, and
          * GCC kept osn__net_at out of line. */
-        if (osn_des_at(&s->q, &el->svc, end) != 0)
+        if (osn_des_at_key(&s->q, &el->svc, end, el->key++) != 0)
             s->err = OSN_ENOMEM;
     }
 }
@@ -257,7 +257,8 @@ static void pass_by(struct net *s, struct nmsg *nm)
     /* A fan-out edge off the path still stands where the cores part: the ACK of a 2xx goes to
      * the core the element says (the call's, when the cores Record-Route; else its choice, as
      * the node's for an ACK reaching it without a Route). */
-    const struct element *el = &s->elems[nm->to];
+    int here = nm->to; /* the element passing nm on: the next link's sender */
+    const struct element *el = &s->elems[here];
     if (el->hops && nm->m.method == OSN_SIP_ACK && down)
         nm->m.branch |= osn__net_ack_core_bits(s, el, nm->call, nm->m.call_id);
     int cls;
@@ -269,7 +270,7 @@ static void pass_by(struct net *s, struct nmsg *nm)
     }
     nm->hop = (uint8_t)hop;
     nm->to = (uint16_t)path(s, nm->call, down ? hop + 1 : hop, nm->m.branch);
-    osn__net_on_link(s, &nm->ev, cls, delay);
+    osn__net_on_link(s, here, &nm->ev, cls, delay);
 }
 
 /* What an element off the dialogs' path or with an outage does with nm before its server sees

@@ -45,9 +45,9 @@ double osn__net_next_arrival(struct net *s, struct element *el, double t)
     }
 }
 
-/* Retries take uids from 2^48 on, apart from the first attempts' 1, 2, ...: a first attempt's
- * uid (its hold time, its retry draws) is then the same whatever retries came before it, in
- * every run of the same seed. 2^48 * 32 (branch()) still fits in 64 bits. */
+/* Retries take uids from 2^48 on, counted per source apart from the first attempts (UID_SHIFT):
+ * a first attempt's uid is then the same whatever retries came before it. 2^49 * 32 (branch())
+ * still fits in 64 bits. */
 #define RETRY_UID ((uint64_t)1 << 48)
 
 /* The caller of call `origin`, attempt `retries`, waits this long (s) for a final answer: a draw
@@ -93,11 +93,12 @@ static void start_attempt(struct net *s, int src, const struct call *prev)
         s->err = OSN_ENOMEM;
         return;
     }
+    struct element *el = &s->elems[src];
     if (prev) {
-        c->uid = RETRY_UID + ++s->next_retry_uid;
+        c->uid = RETRY_UID + ((uint64_t)src << UID_SHIFT) + ++el->retries;
         c->origin = prev->origin;
     } else {
-        c->uid = c->origin = ++s->next_uid;
+        c->uid = c->origin = ((uint64_t)src << UID_SHIFT) + ++el->calls;
     }
     c->src = c->path[0] = (uint16_t)src;
     c->path[1] = (uint16_t)(s->E + src);            /* its proxy */
@@ -173,7 +174,7 @@ static void arm(struct net *s, struct call *c, double at)
     c->refs++; /* the timer's */
     if (c->hold.type != type)
         osn_des_ev_init(&c->hold, type);
-    osn__net_at(s, &c->hold, at);
+    osn__net_at(s, c->src, &c->hold, at);
 }
 
 static void send_invite(struct net *s, struct call *c)

@@ -144,7 +144,8 @@ void osn__net_trace_row(struct net *s)
     /* The next row at (k + 1) interval, not now + interval: the sum would drift, and a last row
      * due at the end of the run could fall just after it. */
     t->rows++;
-    osn__net_at(s, &s->trace_ev, (double)(t->rows + 1) * iv);
+    if (osn_des_at_key(&s->q, &s->trace_ev, (double)(t->rows + 1) * iv, s->trace_key++) != 0)
+        s->err = OSN_ENOMEM;
 }
 
 void osn__net_trace_release(struct net *s)

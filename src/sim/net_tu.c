@@ -125,7 +125,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
             break;
         case OSN_ELEM_A_ARM_2XX:
             c->refs++; /* the timer's */
-            osn__net_sched(s, &c->rtx, a->at, NULL);
+            osn__net_sched(s, id, &c->rtx, a->at, NULL);
             break;
         case OSN_ELEM_A_CANCEL_BRANCH: /* w is the CANCEL's; the INVITE's branch is hop + 1 */
             if (obs(s))
@@ -135,7 +135,7 @@ static void act(struct net *s, int id, struct call *c, int hop, struct ntxn *w,
         case OSN_ELEM_A_ARM_RING: /* the rtx event is free until the 200 */
             c->refs++;            /* the timer's */
             osn_des_ev_init(&c->rtx, EV_RING);
-            osn__net_at(s, &c->rtx, a->at);
+            osn__net_at(s, id, &c->rtx, a->at);
             break;
         case OSN_ELEM_A_CANCEL_LATER: /* w is the CANCEL's; the INVITE's branch is hop + 1 */
             c->cancel_later |= (uint8_t)(1u << (hop + 1));
@@ -252,7 +252,7 @@ uas_answered(struct net *s, struct call *c, const struct ntxn *w, const struct o
     x->t2xx = s->q.now;
     x->hangup_armed = true;
     c->refs++; /* the timer's */
-    osn__net_at(s, &x->hangup,
+    osn__net_at(s, s->uas, &x->hangup,
                 s->q.now + osn_uac_hold_draw(s->cfg->src.hold, s->hold_key, c->origin));
 }
 
@@ -263,7 +263,7 @@ void osn__net_hangup_timer(struct net *s, struct call *c)
                                 &at)) {
     case OSN_UAS_HANGUP_WAIT:
         c->refs++;
-        osn__net_at(s, &c->cx->hangup, at);
+        osn__net_at(s, s->uas, &c->cx->hangup, at);
         break;
     case OSN_UAS_HANGUP_BYE:
         uas_bye(s, c);

@@ -16,8 +16,8 @@
  * most timers (B, D, F, H, I, J, K, L, M) always have the same duration. Always inline into the
  * transaction output loop (osn__net_apply), 1.3 timers a message: GCC kept it out of line, and
  * the call cost 6 instructions a message on fanin.ini. */
-static inline __attribute__((always_inline)) void sched(struct net *s, struct osn_des_ev *ev,
-                                                        double at, int8_t *hint)
+static inline __attribute__((always_inline)) void
+sched(struct net *s, int from, struct osn_des_ev *ev, double at, int8_t *hint)
 {
     double now = s->q.now;
     int cls = -1;
@@ -30,21 +30,22 @@ static inline __attribute__((always_inline)) void sched(struct net *s, struct os
     if (cls >= 0) {
         if (hint)
             *hint = (int8_t)cls;
-        if (osn_des_timer(&s->q, ev, cls) != 0)
+        if (osn_des_timer_key(&s->q, ev, cls, next_key(s, from)) != 0)
             s->err = OSN_ENOMEM;
         return;
     }
-    osn__net_at(s, ev, at < now ? now : at);
+    if (osn_des_at_key(&s->q, ev, at < now ? now : at, next_key(s, from)) != 0)
+        s->err = OSN_ENOMEM;
 }
 
-void osn__net_sched(struct net *s, struct osn_des_ev *ev, double at, int8_t *hint)
+void osn__net_sched(struct net *s, int from, struct osn_des_ev *ev, double at, int8_t *hint)
 {
-    sched(s, ev, at, hint);
+    sched(s, from, ev, at, hint);
 }
 
-void osn__net_at(struct net *s, struct osn_des_ev *ev, double at)
+void osn__net_at(struct net *s, int from, struct osn_des_ev *ev, double at)
 {
-    if (osn_des_at(&s->q, ev, at) != 0)
+    if (osn_des_at_key(&s->q, ev, at, next_key(s, from)) != 0)
         s->err = OSN_ENOMEM;
 }
 
@@ -107,7 +108,7 @@ static inline __attribute__((always_inline)) void transmit(struct net *s, int fr
     nm->hop = (uint8_t)hop;
     nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop, m->branch);
     c->refs++;
-    if (osn_des_timer(&s->q, &nm->ev, s->link_class[hop]) != 0)
+    if (osn_des_timer_key(&s->q, &nm->ev, s->link_class[hop], next_key(s, from)) != 0)
         s->err = OSN_ENOMEM;
 }
 
@@ -127,9 +128,11 @@ void osn__net_link_at(struct net *s, int hop, const struct call *c, uint64_t b, 
     }
 }
 
-void osn__net_on_link(struct net *s, struct osn_des_ev *ev, int cls, double delay)
+void osn__net_on_link(struct net *s, int from, struct osn_des_ev *ev, int cls, double delay)
 {
-    if ((cls >= 0 ? osn_des_timer(&s->q, ev, cls) : osn_des_at(&s->q, ev, s->q.now + delay)) != 0)
+    uint64_t key = next_key(s, from);
+    if ((cls >= 0 ? osn_des_timer_key(&s->q, ev, cls, key)
+                  : osn_des_at_key(&s->q, ev, s->q.now + delay, key)) != 0)
         s->err = OSN_ENOMEM;
 }
 
@@ -161,7 +164,7 @@ static __attribute__((noinline, cold)) void transmit_slow(struct net *s, int fro
     nm->hop = (uint8_t)hop;
     nm->to = (uint16_t)path(s, c, down ? hop + 1 : hop, m->branch);
     c->refs++;
-    osn__net_on_link(s, &nm->ev, cls, delay);
+    osn__net_on_link(s, from, &nm->ev, cls, delay);
 }
 
 /* Whether w's retransmission sd is sent: a client half (pi) may hold a copy back, and the
@@ -189,7 +192,7 @@ void osn__net_apply(struct net *s, struct ntxn *w, const struct osn_sip_out *o)
     for (int i = 0; i < ntimer; i++) {
         const struct osn_sip_timer *tm = &o->timer[i];
         if (tm->set)
-            sched(s, &w->ev[tm->slot], tm->at, &s->fix_hint[tm->id]);
+            sched(s, txn_elem(w), &w->ev[tm->slot], tm->at, &s->fix_hint[tm->id]);
         else
             osn_des_cancel(&s->q, &w->ev[tm->slot]);
     }
