@@ -381,7 +381,7 @@ static void test_tandem_written_is_tandem(void **state)
 }
 
 /* A scenario written to a temporary file, loaded: the error and its message. */
-static int load_text(const char *text, char *err, size_t errsize, char *path, size_t pathsize)
+static int load_topo_text(const char *text, char *err, size_t errsize, char *path, size_t pathsize)
 {
     write_text(text, path, pathsize);
     int rc;
@@ -394,7 +394,7 @@ static int load_text(const char *text, char *err, size_t errsize, char *path, si
 static void assert_refused(const char *text, const char *where, const char *key, const char *why)
 {
     char err[1024] = "", path[64], at[96];
-    int rc = load_text(text, err, sizeof err, path, sizeof path);
+    int rc = load_topo_text(text, err, sizeof err, path, sizeof path);
     snprintf(at, sizeof at, "%s:%s", path, where);
     if (rc != OSN_ECONFIG || !strstr(err, at) || !strstr(err, key) || !strstr(err, why))
         fprintf(stderr, "want %s, %s, %s in: %s\n", at, key, why, err);
@@ -414,7 +414,7 @@ static void test_errors(void **state)
     (void)state;
     char err[1024], path[64];
     /* The well-formed one first: a collapse. */
-    assert_int_equal(load_text(SRC CHAIN CORE UAS, err, sizeof err, path, sizeof path), 0);
+    assert_int_equal(load_topo_text(SRC CHAIN CORE UAS, err, sizeof err, path, sizeof path), 0);
     assert_refused(SRC "[element e]\nrole = proxy\nserver = edge\nnext_hop = x\n" CORE UAS, "6",
                    "element e.next_hop", "next hop 'x' is not an [element NAME]");
     assert_refused(SRC CHAIN "[element c]\nrole = proxy\nserver = core\nnext_hop = e\n" UAS, "10",

@@ -33,63 +33,10 @@
 #include "osn/net.h"
 #include "osn/net_scenario.h"
 
-/* The scenario `text` (a temporary file) with the --set values `sets`; *rc its load's code. */
-static struct osn_net_scenario *load_text(const char *text, const char *const *sets, int nsets,
-                                          char *err, size_t errsize, int *rc)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/osn_test_tree_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    assert_non_null(f);
-    assert_true(fputs(text, f) >= 0);
-    assert_int_equal(fclose(f), 0);
-    struct osn_net_scenario *s = calloc(1, sizeof *s);
-    assert_non_null(s);
-    *rc = osn_net_scenario_load(s, path, sets, nsets, err, errsize);
-    unlink(path);
-    return s;
-}
-
-static struct osn_net_scenario *must_load(const char *text, const char *const *sets, int nsets)
-{
-    char err[512] = "";
-    int rc;
-    struct osn_net_scenario *s = load_text(text, sets, nsets, err, sizeof err, &rc);
-    if (rc)
-        fprintf(stderr, "%s\n", err);
-    assert_int_equal(rc, 0);
-    return s;
-}
-
-/* The overload of examples/fanin.ini: 1,000 calls/s into a core of about 370. */
-#define LOADED                                                                                 \
-    "[source]\nrate = 1000\nhold = 5\n[server core]\nbuffer = 50000\n[server edge]\nbuffer = " \
-    "2000\n"
-
 static void test_levels2_is_fanin(void **state)
 {
     (void)state;
-    static const char *const controls[] = {"control.kind=rate", "control.kind=loss"};
-    for (size_t c = 0; c < 2; c++) {
-        const char *sets[] = {"net.time=3", "net.warmup=2", "net.replications=2", controls[c]};
-        struct osn_net_scenario *f =
-                must_load("[net]\ntopology = fanin\nedges = 4\n" LOADED, sets, 4);
-        struct osn_net_scenario *t =
-                must_load("[net]\ntopology = tree\nlevels = 2\nfanout = 4\n" LOADED, sets, 4);
-        assert_int_equal(t->cfg.topology, OSN_NET_TREE);
-        assert_int_equal(t->cfg.edges, 4);
-        struct osn_net_result rf, rt;
-        run(&f->cfg, &rf);
-        run(&t->cfg, &rt);
-        assert_true(rf.est[OSN_NET_FAILED].value > 0); /* in overload: the control acts */
-        assert_same(&rf, &rt);
-        osn_net_result_release(&rf);
-        osn_net_result_release(&rt);
-        unload(f);
-        unload(t);
-    }
+    assert_loaded_fanin("[net]\ntopology = tree\nlevels = 2\nfanout = 4\n", OSN_NET_TREE);
 }
 
 /* A tree of 3 levels, fanout 2, written in the generator's order: sources s0..s3 into leaves
