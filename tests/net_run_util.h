@@ -13,11 +13,13 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "osn/err.h"
 #include "osn/net.h"
 #include "osn/net_scenario.h"
 
@@ -76,6 +78,45 @@ static void assert_same(const struct osn_net_result *a, const struct osn_net_res
     assert_memory_equal(a->elem, b->elem, (size_t)a->nelem * sizeof *a->elem);
     assert_true(a->messages == b->messages);
     assert_true(a->events == b->events);
+}
+
+/* [server px]'s costs: INVITE 0.4 ms, each other message 0.1 ms. */
+#define PX_INVITE 0.0004
+#define PX_OTHER  0.0001
+#define PX                                                                                      \
+    "[server px]\ncost_invite = 0.0004\ncost_response = 0.0001\ncost_ack = 0.0001\ncost_bye = " \
+    "0.0001\n"
+
+/* A call's CPU at a px proxy with n responses: INVITE, ACK, BYE and the responses. */
+static inline double px_call(int n)
+{
+    return PX_INVITE + (2 + n) * PX_OTHER;
+}
+
+/* Element e's utilisation is `want` (a closed form) within 2%. */
+static inline void assert_util(const struct osn_net_result *r, int e, double want)
+{
+    double util = r->elem[e][OSN_NET_E_UTIL].value;
+    if (!(fabs(util / want - 1) < 0.02))
+        fprintf(stderr, "%s: util %g, closed form %g\n", r->elem_name[e], util, want);
+    assert_true(fabs(util / want - 1) < 0.02);
+}
+
+/* The scenario `text` with --set `set` (or none) is refused: OSN_ECONFIG, its message naming
+ * `key` and saying `why`. */
+static inline void assert_refused(const char *text, const char *set, const char *key,
+                                  const char *why)
+{
+    char err[1024] = "";
+    int rc;
+    const char *sets[] = {set};
+    struct osn_net_scenario *s = load_text(text, sets, set ? 1 : 0, err, sizeof err, &rc);
+    if (rc == 0 || !strstr(err, key) || !strstr(err, why))
+        fprintf(stderr, "want %s, %s in: %s\n", key, why, err);
+    assert_int_equal(rc, OSN_ECONFIG);
+    assert_non_null(strstr(err, key));
+    assert_non_null(strstr(err, why));
+    unload(s);
 }
 
 /* The overload of examples/fanin.ini: 1,000 calls/s into a core of about 370. */

@@ -39,27 +39,6 @@
 #include "osn/net.h"
 #include "osn/net_scenario.h"
 
-/* [server px]'s costs: INVITE 0.4 ms, each other message 0.1 ms. */
-#define PX_INVITE 0.0004
-#define PX_OTHER  0.0001
-#define PX                                                                                      \
-    "[server px]\ncost_invite = 0.0004\ncost_response = 0.0001\ncost_ack = 0.0001\ncost_bye = " \
-    "0.0001\n"
-
-/* A call's CPU at a px proxy with n responses: INVITE, ACK, BYE and the responses. */
-static double px_call(int n)
-{
-    return PX_INVITE + (2 + n) * PX_OTHER;
-}
-
-static void assert_util(const struct osn_net_result *r, int e, double want)
-{
-    double util = r->elem[e][OSN_NET_E_UTIL].value;
-    if (!(fabs(util / want - 1) < 0.02))
-        fprintf(stderr, "%s: util %g, closed form %g\n", r->elem_name[e], util, want);
-    assert_true(fabs(util / want - 1) < 0.02);
-}
-
 /* Core a's share of the INVITEs the cores a and b processed is p, within three binomial
  * standard deviations of n calls. */
 static void assert_share(const struct osn_net_result *r, int a, int b, double p, double n)
@@ -199,20 +178,6 @@ static void test_two_uas(void **state)
     assert_util(&r, 7, 0.5 * a * px_call(0));
     assert_util(&r, 8, (0.5 * a + b) * px_call(0));
     osn_net_result_release(&r);
-    unload(s);
-}
-
-static void assert_refused(const char *text, const char *set, const char *key, const char *why)
-{
-    char err[1024] = "";
-    int rc;
-    const char *sets[] = {set};
-    struct osn_net_scenario *s = load_text(text, sets, set ? 1 : 0, err, sizeof err, &rc);
-    if (rc == 0 || !strstr(err, key) || !strstr(err, why))
-        fprintf(stderr, "want %s, %s in: %s\n", key, why, err);
-    assert_int_equal(rc, OSN_ECONFIG);
-    assert_non_null(strstr(err, key));
-    assert_non_null(strstr(err, why));
     unload(s);
 }
 

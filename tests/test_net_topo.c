@@ -391,7 +391,7 @@ static int load_topo_text(const char *text, char *err, size_t errsize, char *pat
     return rc;
 }
 
-static void assert_refused(const char *text, const char *where, const char *key, const char *why)
+static void assert_refused_at(const char *text, const char *where, const char *key, const char *why)
 {
     char err[1024] = "", path[64], at[96];
     int rc = load_topo_text(text, err, sizeof err, path, sizeof path);
@@ -415,41 +415,41 @@ static void test_errors(void **state)
     char err[1024], path[64];
     /* The well-formed one first: a collapse. */
     assert_int_equal(load_topo_text(SRC CHAIN CORE UAS, err, sizeof err, path, sizeof path), 0);
-    assert_refused(SRC "[element e]\nrole = proxy\nserver = edge\nnext_hop = x\n" CORE UAS, "6",
-                   "element e.next_hop", "next hop 'x' is not an [element NAME]");
-    assert_refused(SRC CHAIN "[element c]\nrole = proxy\nserver = core\nnext_hop = e\n" UAS, "10",
-                   "element c.next_hop", "a cycle");
-    assert_refused(SRC CHAIN "[element c]\nrole = proxy\nserver = core\n" UAS, "8",
-                   "element c.role", "has no next_hop");
-    assert_refused("[source a]\nrate = 5\n" CHAIN CORE UAS, "2", "source a.rate", "needs `to`");
-    assert_refused("[source a]\nto = nobody\n" CHAIN CORE UAS, "2", "source a.to",
-                   "'nobody' is not an [element NAME]");
-    assert_refused("[net]\ntopology = fanin\n" SRC CHAIN CORE UAS, "2", "net.topology",
-                   "leave net.topology out");
-    assert_refused(SRC CHAIN CORE UAS "[link a-c]\ndelay = 0.01\n", "14", "link a-c.delay",
-                   "not a link of the graph");
-    assert_refused(SRC "[element e]\nrole = proxy\nserver = mine\nnext_hop = c\n" CORE UAS, "5",
-                   "element e.server", "no [server mine] section");
+    assert_refused_at(SRC "[element e]\nrole = proxy\nserver = edge\nnext_hop = x\n" CORE UAS, "6",
+                      "element e.next_hop", "next hop 'x' is not an [element NAME]");
+    assert_refused_at(SRC CHAIN "[element c]\nrole = proxy\nserver = core\nnext_hop = e\n" UAS,
+                      "10", "element c.next_hop", "a cycle");
+    assert_refused_at(SRC CHAIN "[element c]\nrole = proxy\nserver = core\n" UAS, "8",
+                      "element c.role", "has no next_hop");
+    assert_refused_at("[source a]\nrate = 5\n" CHAIN CORE UAS, "2", "source a.rate", "needs `to`");
+    assert_refused_at("[source a]\nto = nobody\n" CHAIN CORE UAS, "2", "source a.to",
+                      "'nobody' is not an [element NAME]");
+    assert_refused_at("[net]\ntopology = fanin\n" SRC CHAIN CORE UAS, "2", "net.topology",
+                      "leave net.topology out");
+    assert_refused_at(SRC CHAIN CORE UAS "[link a-c]\ndelay = 0.01\n", "14", "link a-c.delay",
+                      "not a link of the graph");
+    assert_refused_at(SRC "[element e]\nrole = proxy\nserver = mine\nnext_hop = c\n" CORE UAS, "5",
+                      "element e.server", "no [server mine] section");
     /* A fan-out past the first proxy: the last proxy of a chain forwards to two. */
-    assert_refused(SRC CHAIN "[element c]\nrole = proxy\nserver = core\nnext_hop = d\n"
-                             "[element d]\nrole = proxy\nserver = core\nnext_hop = u, f\n"
-                             "[element f]\nrole = proxy\nserver = core\nnext_hop = u\n" UAS,
-                   "14", "element d.next_hop", "a core must forward to the UAS alone");
+    assert_refused_at(SRC CHAIN "[element c]\nrole = proxy\nserver = core\nnext_hop = d\n"
+                                "[element d]\nrole = proxy\nserver = core\nnext_hop = u, f\n"
+                                "[element f]\nrole = proxy\nserver = core\nnext_hop = u\n" UAS,
+                      "14", "element d.next_hop", "a core must forward to the UAS alone");
     /* A chain of 8 proxies (e, p2 .. p8): the path has 8 hops at most. */
-    assert_refused(SRC "[element e]\nrole = proxy\nserver = edge\nnext_hop = p2\n"
-                       "[element p2]\nrole = proxy\nserver = edge\nnext_hop = p3\n"
-                       "[element p3]\nrole = proxy\nserver = edge\nnext_hop = p4\n"
-                       "[element p4]\nrole = proxy\nserver = edge\nnext_hop = p5\n"
-                       "[element p5]\nrole = proxy\nserver = edge\nnext_hop = p6\n"
-                       "[element p6]\nrole = proxy\nserver = edge\nnext_hop = p7\n"
-                       "[element p7]\nrole = proxy\nserver = edge\nnext_hop = p8\n"
-                       "[element p8]\nrole = proxy\nserver = core\nnext_hop = u\n" UAS,
-                   "30", "element p7.next_hop", "a chain of more than 7 proxies");
-    assert_refused(SRC CHAIN CORE UAS "[element v]\nrole = uas\n", "14", "element v.role",
-                   "no call of this shape reaches");
+    assert_refused_at(SRC "[element e]\nrole = proxy\nserver = edge\nnext_hop = p2\n"
+                          "[element p2]\nrole = proxy\nserver = edge\nnext_hop = p3\n"
+                          "[element p3]\nrole = proxy\nserver = edge\nnext_hop = p4\n"
+                          "[element p4]\nrole = proxy\nserver = edge\nnext_hop = p5\n"
+                          "[element p5]\nrole = proxy\nserver = edge\nnext_hop = p6\n"
+                          "[element p6]\nrole = proxy\nserver = edge\nnext_hop = p7\n"
+                          "[element p7]\nrole = proxy\nserver = edge\nnext_hop = p8\n"
+                          "[element p8]\nrole = proxy\nserver = core\nnext_hop = u\n" UAS,
+                      "30", "element p7.next_hop", "a chain of more than 7 proxies");
+    assert_refused_at(SRC CHAIN CORE UAS "[element v]\nrole = uas\n", "14", "element v.role",
+                      "no call of this shape reaches");
     /* A link named otherwise than A-B: the message says the form. */
-    assert_refused(SRC CHAIN CORE UAS "[link e_c]\ndelay = 0.01\n", "14", "link e_c.delay",
-                   "a link is named [link A-B]");
+    assert_refused_at(SRC CHAIN CORE UAS "[link e_c]\ndelay = 0.01\n", "14", "link e_c.delay",
+                      "a link is named [link A-B]");
 }
 
 /* A fanin written by hand: n sources s0.. each into a proxy e0.. of its own ([server edge]),

@@ -74,19 +74,6 @@ static void test_written_is_generated(void **state)
     unload(g);
 }
 
-/* [server px]'s costs: INVITE 0.4 ms, each other message 0.1 ms. */
-#define PX_INVITE 0.0004
-#define PX_OTHER  0.0001
-#define PX                                                                                      \
-    "[server px]\ncost_invite = 0.0004\ncost_response = 0.0001\ncost_ack = 0.0001\ncost_bye = " \
-    "0.0001\n"
-
-/* A call's CPU at a px proxy with n responses: INVITE, ACK, BYE and the responses. */
-static double px_call(int n)
-{
-    return PX_INVITE + (2 + n) * PX_OTHER;
-}
-
 /* p1 -> p2 -> p3 (the core) -> u, every proxy [server px], links between proxies of 3 ms;
  * source a (rate ra) into p1, source b (rate rb) into p2. */
 static struct osn_net_scenario *chain(double ra, double rb, const char *const *sets, int nsets)
@@ -104,14 +91,6 @@ static struct osn_net_scenario *chain(double ra, double rb, const char *const *s
     struct osn_net_scenario *s = must_load(text, sets, nsets);
     assert_int_equal(s->cfg.topology, OSN_NET_TREE);
     return s;
-}
-
-static void assert_util(const struct osn_net_result *r, int e, double want)
-{
-    double util = r->elem[e][OSN_NET_E_UTIL].value;
-    if (!(fabs(util / want - 1) < 0.02))
-        fprintf(stderr, "%s: util %g, closed form %g\n", r->elem_name[e], util, want);
-    assert_true(fabs(util / want - 1) < 0.02);
 }
 
 static void test_chain_two_sources(void **state)
@@ -206,20 +185,6 @@ static void test_levels3(void **state)
     osn_net_result_release(&r2);
     unload(t3);
     unload(t2);
-}
-
-static void assert_refused(const char *text, const char *set, const char *key, const char *why)
-{
-    char err[1024] = "";
-    int rc;
-    const char *sets[] = {set};
-    struct osn_net_scenario *s = load_text(text, sets, set ? 1 : 0, err, sizeof err, &rc);
-    if (rc == 0 || !strstr(err, key) || !strstr(err, why))
-        fprintf(stderr, "want %s, %s in: %s\n", key, why, err);
-    assert_int_equal(rc, OSN_ECONFIG);
-    assert_non_null(strstr(err, key));
-    assert_non_null(strstr(err, why));
-    unload(s);
 }
 
 #define CHAIN                                                    \
