@@ -64,21 +64,39 @@ double tb_net_capacity(const struct osn_net_cfg *c)
     return cap;
 }
 
-/* The link element `from` sends on to `to`, its own or its place's (from a source: access, from
- * the core: uas, else trunk), as the simulator takes a tree's (src/io/net_topo.c, tree_links). */
-static void tree_link(struct tb_elem *e, const struct osn_net_cfg *c, int to_sim)
+/* The links as the simulator takes them (src/sim/net_run.c): access from a source to its edge,
+ * the uas link from a core to the UAS, trunk between the proxies (edge -> mid -> core, edge ->
+ * core, a tree's proxy -> proxy), each the same delay and loss both ways; a link of its own
+ * where the scenario gives one. With `own` every link is carried by its upstream end, both ways
+ * (tb_net.own_links). Then a topology the user wrote names each element, the simulator's name
+ * of its index. */
+static void links_and_names(struct tb_net *net, const struct osn_net_cfg *c, bool own)
 {
-    const struct osn_net_link_cfg *place = strcmp(e->element, "uac") == 0    ? &c->access
-                                           : strcmp(e->element, "core") == 0 ? &c->uas_link
-                                                                             : &c->trunk;
-    const struct osn_net_link_cfg *l = link_of(c, e->sim, to_sim, place);
-    e->hop_delay[0] = l->delay;
-    e->hop_loss[0] = l->loss;
-}
-
-/* A topology the user wrote: each element takes its name, the simulator's of its index. */
-static void name_elems(struct tb_net *net, const struct osn_net_cfg *c)
-{
+    static const struct osn_net_link_cfg none;
+    for (int i = 0; i < net->n; i++) {
+        struct tb_elem *e = &net->e[i];
+        bool is_uac = strcmp(e->element, "uac") == 0, is_uas = strcmp(e->element, "uas") == 0;
+        bool is_core = strcmp(e->element, "core") == 0;
+        bool is_edge = strcmp(e->element, "edge") == 0 && e->mid == 0;
+        const struct osn_net_link_cfg *down = is_uas    ? &none
+                                              : is_uac  ? &c->access
+                                              : is_core ? &c->uas_link
+                                                        : &c->trunk;
+        const struct osn_net_link_cfg *up = is_uac    ? &none
+                                            : is_uas  ? &c->uas_link
+                                            : is_edge ? &c->access
+                                                      : &c->trunk;
+        e->delay_down = own ? 0 : down->delay;
+        e->loss_down = own ? 0 : down->loss;
+        e->delay_up = own ? 0 : up->delay;
+        e->loss_up = own ? 0 : up->loss;
+        for (int k = 0; k < e->nnext; k++) {
+            const struct osn_net_link_cfg *l = link_of(c, e->sim, net->e[e->next[k]].sim, down);
+            e->hop_delay[k] = l->delay;
+            e->hop_loss[k] = l->loss;
+        }
+    }
+    net->own_links = own;
     for (int i = 0; i < net->n; i++)
         if (net->e[i].sim >= 0 && net->e[i].sim < c->named)
             snprintf(net->e[i].name, sizeof net->e[i].name, "%s", c->elem_names[net->e[i].sim]);
@@ -88,7 +106,7 @@ static void name_elems(struct tb_net *net, const struct osn_net_cfg *c)
  * Its proxies are edges (each with its [server NAME] when the file gives one: node.name); the
  * core's upstream neighbours hear its feedback, the others forward, as in the simulator. A proxy
  * may hear from sources and proxies over links of different delays, which its own end cannot
- * tell apart: every link is carried by its upstream end, both ways (tb_net.own_links). */
+ * tell apart: every link is carried by its upstream end, both ways (links_and_names). */
 static int tree_build(struct tb_net *net, const struct osn_net_cfg *c)
 {
     int E = osn_net_role_count(c, OSN_NET_ROLE_SOURCE),
@@ -136,10 +154,7 @@ static int tree_build(struct tb_net *net, const struct osn_net_cfg *c)
         net->e[k].stream = i;
         net->e[k].sim = i;
     }
-    for (int i = 0; i < net->n; i++)
-        if (net->e[i].nnext > 0)
-            tree_link(&net->e[i], c, net->e[net->e[i].next[0]].sim);
-    net->own_links = true;
+    links_and_names(net, c, true);
     return 0;
 }
 
@@ -155,13 +170,8 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
                                       "its processes are the built-in shapes', and an osn node "
                                       "edge of a mesh would choose among cores of several "
                                       "regions (docs/scale.md)");
-    if (c->topology == OSN_NET_TREE) {
-        int rc = tree_build(net, c);
-        if (rc)
-            return rc;
-        name_elems(net, c);
-        return 0;
-    }
+    if (c->topology == OSN_NET_TREE)
+        return tree_build(net, c);
     if (E < 1 || E > TB_MAX_EDGES)
         return osn_cli_die("testbed", "net.edges = %d: expected 1 .. %d (one process each)", E,
                            TB_MAX_EDGES);
@@ -205,36 +215,6 @@ int tb_net_build(struct tb_net *net, const struct osn_net_cfg *c)
         net->e[k].stream = i;
         net->e[k].sim = osn_net_elem_index(c, OSN_NET_ROLE_SOURCE, i);
     }
-    /* The links as the simulator takes them (src/sim/net_run.c): access from a source to its
-     * edge, the uas link from a core to the UAS, trunk between the proxies (edge -> mid ->
-     * core, edge -> core), each the same delay and loss both ways. */
-    static const struct osn_net_link_cfg none;
-    for (int i = 0; i < net->n; i++) {
-        struct tb_elem *e = &net->e[i];
-        bool is_uac = strcmp(e->element, "uac") == 0, is_uas = strcmp(e->element, "uas") == 0;
-        bool is_core = strcmp(e->element, "core") == 0;
-        bool is_edge = strcmp(e->element, "edge") == 0 && e->mid == 0;
-        const struct osn_net_link_cfg *down = is_uas    ? &none
-                                              : is_uac  ? &c->access
-                                              : is_core ? &c->uas_link
-                                                        : &c->trunk;
-        const struct osn_net_link_cfg *up = is_uac    ? &none
-                                            : is_uas  ? &c->uas_link
-                                            : is_edge ? &c->access
-                                                      : &c->trunk;
-        e->delay_down = down->delay;
-        e->loss_down = down->loss;
-        e->delay_up = up->delay;
-        e->loss_up = up->loss;
-        for (int k = 0; k < e->nnext; k++) {
-            const struct osn_net_link_cfg *l = link_of(c, e->sim, net->e[e->next[k]].sim, down);
-            e->hop_delay[k] = l->delay;
-            e->hop_loss[k] = l->loss;
-        }
-    }
-    net->own_links = c->nlinks > 0;
-    for (int i = 0; net->own_links && i < net->n; i++)
-        net->e[i].delay_down = net->e[i].delay_up = net->e[i].loss_down = net->e[i].loss_up = 0;
-    name_elems(net, c);
+    links_and_names(net, c, c->nlinks > 0);
     return 0;
 }
